@@ -1,0 +1,73 @@
+// Site-wide state: the status object (loaded from /api/status and mirrored in local storage), the
+// logged-in user, and the theme. Screens read it through useApp().
+import React, { createContext, useCallback, useContext, useEffect, useMemo, useState } from "react";
+import { Message } from "@arco-design/web-react";
+import { api } from "../api/index.ts";
+import { i18n } from "../i18n/index.ts";
+import { getStoredStatus, getStoredUser, setStoredUser, storeStatus, type SiteStatus, type StoredUser } from "./storage.ts";
+import { applyTheme, storedTheme, type ThemeMode } from "./theme.ts";
+import { ROLE } from "../../server/catalogue/index.ts";
+
+export interface AppState {
+  status: SiteStatus;
+  /** True once /api/status answered (or failed) in this page load. */
+  statusLoaded: boolean;
+  statusError: string | null;
+  refreshStatus: () => Promise<void>;
+  user: StoredUser | null;
+  setUser: (u: StoredUser | null) => void;
+  theme: ThemeMode;
+  setTheme: (m: ThemeMode) => void;
+}
+
+const Ctx = createContext<AppState | null>(null);
+
+export function AppStateProvider({ children, initialStatus }: { children: React.ReactNode; initialStatus?: SiteStatus }) {
+  const [status, setStatus] = useState<SiteStatus>(() => initialStatus ?? getStoredStatus());
+  const [statusLoaded, setLoaded] = useState(!!initialStatus);
+  const [statusError, setStatusError] = useState<string | null>(null);
+  const [user, setUserState] = useState<StoredUser | null>(() => getStoredUser());
+  const [theme, setThemeState] = useState<ThemeMode>(() => storedTheme());
+
+  const refreshStatus = useCallback(async () => {
+    const r = await api.get<SiteStatus>("/api/status");
+    if (r.success && r.data) {
+      storeStatus(r.data);
+      setStatus(r.data);
+      setStatusError(null);
+    } else {
+      setStatusError(r.message);
+      Message.error(`${i18n.t("error.statusFailed")}: ${r.message}`);
+    }
+    setLoaded(true);
+  }, []);
+
+  useEffect(() => {
+    if (!initialStatus) void refreshStatus();
+  }, [initialStatus, refreshStatus]);
+
+  useEffect(() => applyTheme(theme), [theme]);
+
+  useEffect(() => {
+    if (status.system_name) document.title = String(status.system_name);
+  }, [status.system_name]);
+
+  const setUser = useCallback((u: StoredUser | null) => {
+    setStoredUser(u);
+    setUserState(u);
+  }, []);
+
+  const value = useMemo<AppState>(() => ({
+    status, statusLoaded, statusError, refreshStatus, user, setUser, theme, setTheme: setThemeState,
+  }), [status, statusLoaded, statusError, refreshStatus, user, setUser, theme]);
+  return <Ctx.Provider value={value}>{children}</Ctx.Provider>;
+}
+
+export function useApp(): AppState {
+  const v = useContext(Ctx);
+  if (!v) throw new Error("useApp outside AppStateProvider");
+  return v;
+}
+
+export const isAdmin = (u: StoredUser | null) => !!u && u.role >= ROLE.admin;
+export const isRoot = (u: StoredUser | null) => !!u && u.role >= ROLE.root;

@@ -1,0 +1,54 @@
+// Number, quota and time formatting shared by every screen (spec 000 §1, §9).
+import { QUOTA_PER_UNIT } from "../../server/catalogue/index.ts";
+import { getStoredStatus } from "./storage.ts";
+
+/** Large numbers get k (from 10,000), M and B suffixes; smaller ones are shown as they are. */
+export function renderNumber(n: number): string {
+  if (!Number.isFinite(n)) return "0";
+  const abs = Math.abs(n);
+  const trim = (v: number) => String(Number(v.toFixed(1)));
+  if (abs >= 1e9) return trim(n / 1e9) + "B";
+  if (abs >= 1e6) return trim(n / 1e6) + "M";
+  if (abs >= 1e4) return trim(n / 1e3) + "k";
+  return String(n);
+}
+
+export function quotaPerUnit(): number {
+  const q = Number(getStoredStatus().quota_per_unit);
+  return Number.isFinite(q) && q > 0 ? q : QUOTA_PER_UNIT;
+}
+
+export function displayInCurrency(): boolean {
+  const v = getStoredStatus().display_in_currency;
+  return v === undefined ? true : !!v;
+}
+
+/** Quota as dollars when display_in_currency is on, else raw units with k/M/B. */
+export function renderQuota(quota: number, digits = 2, inCurrency = displayInCurrency()): string {
+  if (!inCurrency) return renderNumber(quota);
+  const dollars = quota / quotaPerUnit();
+  const fixed = dollars.toFixed(digits);
+  // Tiny non-zero amounts would otherwise read as $0.00.
+  if (quota !== 0 && Number(fixed) === 0) return "$" + dollars.toPrecision(2);
+  return "$" + fixed;
+}
+
+/** The inverse for inputs shown in dollars: dollars → integer quota. */
+export const dollarsToQuota = (dollars: number) => Math.round(dollars * quotaPerUnit());
+
+export function timestampToString(seconds: number): string {
+  if (!seconds) return "-";
+  const d = new Date(seconds * 1000);
+  const p = (n: number) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+}
+
+/** Ratio tag colour: over 5 red, over 3 orange, over 1 blue, else green. */
+export function ratioColor(ratio: number): "red" | "orange" | "blue" | "green" {
+  if (ratio > 5) return "red";
+  if (ratio > 3) return "orange";
+  if (ratio > 1) return "blue";
+  return "green";
+}
+
+export const isNewYearsDay = (d: Date = new Date()) => d.getMonth() === 0 && d.getDate() === 1;

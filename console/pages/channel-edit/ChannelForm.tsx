@@ -1,0 +1,261 @@
+// The channel create/edit form (spec 001 §4 Channel form, §5 Channel submit, §8 channel messages, §9 defaults).
+// Used by the /channel/add and /channel/edit/{id} pages and by the drawer on the channel list.
+import React, { useEffect, useState } from "react";
+import { Alert, Button, Input, InputNumber, Message, Modal, Select, Space, Spin, Switch, Tag, Typography } from "@arco-design/web-react";
+import { useTranslation } from "react-i18next";
+import { api } from "../../api/index.ts";
+import { CHANNEL_TYPES, DEFAULT_GROUP, channelType } from "../../../server/catalogue/index.ts";
+import { DEFAULT_CHANNEL_MODELS } from "../../../server/catalogue/models.ts";
+import { fieldsFor, isJsonObjectOrEmpty, splitNames } from "./fields.ts";
+
+export interface ChannelFormValues {
+  type: number; name: string; key: string; base_url: string; other: string; openai_organization: string;
+  models: string[]; groups: string[]; model_mapping: string; status_code_mapping: string; param_override: string; setting: string;
+  tag: string; priority: string; weight: string; auto_ban: boolean; test_model: string; batch: boolean; multi_to_single: boolean;
+}
+
+/** New channel defaults (spec 001 §9): type 1, auto_ban on, group default, priority 0, weight 0. */
+export function emptyChannel(): ChannelFormValues {
+  return {
+    type: 1, name: "", key: "", base_url: "", other: "", openai_organization: "", models: [], groups: [DEFAULT_GROUP],
+    model_mapping: "", status_code_mapping: "", param_override: "", setting: "", tag: "", priority: "0", weight: "0",
+    auto_ban: true, test_model: "", batch: false, multi_to_single: false,
+  };
+}
+
+const list = (v: unknown): string[] => (Array.isArray(v) ? v.map(String) : String(v ?? "").split(",").map((s) => s.trim()).filter(Boolean));
+
+export function fromChannel(c: Record<string, any>): ChannelFormValues {
+  return {
+    ...emptyChannel(), type: Number(c.type ?? 1), name: c.name ?? "", key: c.key ?? "", base_url: c.base_url ?? "", other: c.other ?? "",
+    openai_organization: c.openai_organization ?? "", models: list(c.models), groups: list(c.group), model_mapping: c.model_mapping ?? "",
+    status_code_mapping: c.status_code_mapping ?? "", param_override: c.param_override ?? "", setting: c.setting ?? "", tag: c.tag ?? "",
+    priority: String(c.priority ?? 0), weight: String(c.weight ?? 0), auto_ban: Number(c.auto_ban ?? 1) === 1, test_model: c.test_model ?? "",
+  };
+}
+
+/** Checks the form as spec 001 §5 says; returns the message to show or null. */
+export function validateChannel(v: ChannelFormValues, creating: boolean, t: (k: string) => string): string | null {
+  if (creating && (!v.name.trim() || !v.key.trim())) return t("ops.ch.nameKeyRequired");
+  if (v.models.length === 0) return t("ops.ch.modelRequired");
+  if (!isJsonObjectOrEmpty(v.model_mapping)) return t("ops.ch.mappingJson");
+  if (!isJsonObjectOrEmpty(v.status_code_mapping)) return t("ops.ch.statusMappingJson");
+  if (!isJsonObjectOrEmpty(v.param_override)) return t("ops.ch.paramOverrideJson");
+  if (!isJsonObjectOrEmpty(v.setting)) return t("ops.ch.settingJson");
+  if (v.priority.trim() && !/^-?\d+$/.test(v.priority.trim())) return t("ops.ch.priorityInt");
+  if (v.weight.trim() && !/^\d+$/.test(v.weight.trim())) return t("ops.ch.weightInt");
+  if (fieldsFor(v.type).baseUrl?.required && !v.base_url.trim()) return t("ops.ch.baseUrlRequired");
+  return null;
+}
+
+/** The wire body: lists as comma strings, trailing slash stripped, type 18's version defaulted. */
+export function toBody(v: ChannelFormValues, id?: number): Record<string, unknown> {
+  let other = v.other.trim();
+  if (v.type === 18 && !other) other = "v2.1";
+  const body: Record<string, unknown> = {
+    type: v.type, name: v.name.trim(), base_url: v.base_url.trim().replace(/\/+$/, ""), other,
+    openai_organization: v.openai_organization.trim(), models: v.models.join(","), group: v.groups.join(","),
+    model_mapping: v.model_mapping.trim(), status_code_mapping: v.status_code_mapping.trim(), param_override: v.param_override.trim(),
+    setting: v.setting.trim(), tag: v.tag.trim(), auto_ban: v.auto_ban ? 1 : 0, test_model: v.test_model.trim(),
+  };
+  if (v.priority.trim()) body.priority = Number(v.priority);
+  if (v.weight.trim()) body.weight = Number(v.weight);
+  if (id) {
+    body.id = id;
+    // An empty key on edit keeps the stored key.
+    if (v.key.trim()) body.key = v.key.trim();
+  } else {
+    body.key = v.key.trim();
+    body.mode = v.batch ? (v.multi_to_single ? "multi_to_single" : "batch") : "single";
+  }
+  return body;
+}
+
+export function ChannelForm({ id, onSaved, onCancel }: { id?: number; onSaved: () => void; onCancel: () => void }) {
+  const { t } = useTranslation();
+  const creating = !id;
+  const [v, setV] = useState<ChannelFormValues>(emptyChannel);
+  const [loading, setLoading] = useState(!!id);
+  const [saving, setSaving] = useState(false);
+  const [error, setError] = useState("");
+  const [allGroups, setAllGroups] = useState<string[]>([DEFAULT_GROUP]);
+  const [enabledModels, setEnabledModels] = useState<string[]>([]);
+  const [custom, setCustom] = useState("");
+  const [fetching, setFetching] = useState(false);
+
+  useEffect(() => {
+    void api.get<string[]>("/api/group/").then((r) => {
+      if (r.success && Array.isArray(r.data)) setAllGroups([...new Set([DEFAULT_GROUP, ...r.data])]);
+    });
+    void api.get<string[]>("/api/channel/models_enabled").then((r) => {
+      if (r.success && Array.isArray(r.data)) setEnabledModels(r.data);
+      else if (!r.success) Message.error(t("ops.ch.failedEnabledModels"));
+    });
+    if (!id) {
+      setV((cur) => ({ ...cur, models: [...(DEFAULT_CHANNEL_MODELS[cur.type] ?? [])] }));
+      return;
+    }
+    void api.get(`/api/channel/${id}`).then((r) => {
+      setLoading(false);
+      if (!r.success || !r.data) return setError(r.success ? t("ops.ch.notFound") : r.message || t("ops.ch.notFound"));
+      setV(fromChannel(r.data));
+    });
+  }, [id, t]);
+
+  const set = <K extends keyof ChannelFormValues>(k: K, value: ChannelFormValues[K]) => setV((cur) => ({ ...cur, [k]: value }));
+
+  // A type change fills the model list with that type's defaults when the list is empty (spec 001 §4).
+  const changeType = (type: number) => setV((cur) => {
+    const defaults = fieldsFor(type).other?.defaultValue;
+    return {
+      ...cur, type,
+      models: cur.models.length ? cur.models : [...(DEFAULT_CHANNEL_MODELS[type] ?? [])],
+      other: cur.other || defaults || "",
+    };
+  });
+
+  const fillDefaults = () => set("models", [...new Set([...v.models, ...(DEFAULT_CHANNEL_MODELS[v.type] ?? [])])]);
+
+  const addCustom = () => {
+    const names = splitNames(custom);
+    if (!names.length) return;
+    const existing = names.filter((n) => v.models.includes(n));
+    const fresh = names.filter((n) => !v.models.includes(n));
+    if (existing.length) Message.warning(`${t("ops.ch.modelsExist")}: ${existing.join(", ")}`);
+    if (fresh.length) set("models", [...v.models, ...fresh]);
+    setCustom("");
+  };
+
+  const fetchUpstream = async () => {
+    if (creating && !v.key.trim()) return Message.error(t("ops.ch.fillKey"));
+    setFetching(true);
+    const r = creating
+      ? await api.post<string[]>("/api/channel/fetch_models", { base_url: v.base_url.trim().replace(/\/+$/, ""), type: v.type, key: v.key.trim().split("\n")[0] })
+      : await api.get<string[]>(`/api/channel/fetch_models/${id}`);
+    setFetching(false);
+    if (!r.success || !Array.isArray(r.data)) return Message.error(r.message || t("ops.ch.failedModelList"));
+    set("models", [...new Set([...v.models, ...r.data.map(String)])]);
+    Message.success(t("ops.ch.fetchedModels", { count: r.data.length }));
+  };
+
+  const save = async () => {
+    const problem = validateChannel(v, creating, t);
+    if (problem) {
+      setError(problem);
+      return Message.error(problem);
+    }
+    setError("");
+    const base = v.base_url.trim().replace(/\/+$/, "");
+    if (base.endsWith("/v1") && v.type !== 8) {
+      const ok = await new Promise<boolean>((resolve) => Modal.confirm({
+        title: t("ops.ch.v1Title"), content: t("ops.ch.v1Warning"), onOk: () => resolve(true), onCancel: () => resolve(false),
+      }));
+      if (!ok) return;
+    }
+    setSaving(true);
+    const body = toBody(v, id);
+    const r = creating ? await api.post("/api/channel/", body) : await api.put("/api/channel/", body);
+    setSaving(false);
+    if (!r.success) return Message.error(r.message || t("ops.ch.submitFailed"));
+    Message.success(creating ? t("ops.ch.created") : t("ops.saved"));
+    onSaved();
+  };
+
+  if (loading) return <Spin />;
+  const fields = fieldsFor(v.type);
+  const typeInfo = channelType(v.type);
+  const modelOptions = [...new Set([...v.models, ...enabledModels])];
+
+  return (
+    <Space direction="vertical" size="medium" style={{ width: "100%" }} data-testid="channel-form">
+      {error && <Alert type="error" content={error} data-testid="form-error" />}
+      <Field label={t("ops.ch.type")}>
+        <Select value={v.type} onChange={changeType} showSearch filterOption={(input, option) => String((option as any)?.props?.children ?? "").toLowerCase().includes(input.toLowerCase())}
+          data-testid="channel-type">
+          {CHANNEL_TYPES.map((ct) => <Select.Option key={ct.id} value={ct.id}>{`${ct.id} · ${ct.name}`}</Select.Option>)}
+        </Select>
+      </Field>
+      <Field label={t("ops.name")}>
+        <Input value={v.name} onChange={(x) => set("name", x)} placeholder={t("ops.ch.namePlaceholder")} data-testid="channel-name" />
+      </Field>
+      <Field label={t(fields.baseUrl?.label ?? "ops.ch.baseUrl")}>
+        <Input value={v.base_url} onChange={(x) => set("base_url", x)} data-testid="channel-base-url"
+          placeholder={fields.baseUrl ? t(fields.baseUrl.placeholder) : typeInfo?.baseUrl || t("ops.ch.baseUrlHint")} />
+      </Field>
+      {fields.organization && (
+        <Field label={t("ops.ch.organization")}>
+          <Input value={v.openai_organization} onChange={(x) => set("openai_organization", x)} placeholder="org-..." />
+        </Field>
+      )}
+      {fields.other && (
+        <Field label={t(fields.other.label)}>
+          <Input value={v.other} onChange={(x) => set("other", x)} placeholder={t(fields.other.placeholder)} data-testid="channel-other" />
+        </Field>
+      )}
+      <Field label={t("ops.ch.key")}>
+        {creating && !fields.jsonKey && (
+          <Space style={{ marginBottom: 6 }}>
+            <Switch size="small" checked={v.batch} onChange={(x) => set("batch", x)} />
+            <span>{t("ops.ch.batch")}</span>
+            {v.batch && (<><Switch size="small" checked={v.multi_to_single} onChange={(x) => set("multi_to_single", x)} /><span>{t("ops.ch.multiToSingle")}</span></>)}
+          </Space>
+        )}
+        <Input.TextArea value={v.key} onChange={(x) => set("key", x)} autoSize={{ minRows: v.batch || fields.jsonKey ? 4 : 1, maxRows: 10 }}
+          data-testid="channel-key"
+          placeholder={fields.keyHint ? t(fields.keyHint) : v.batch ? t("ops.ch.keyBatchHint") : creating ? t("ops.ch.keyHint") : t("ops.ch.keyKeep")} />
+      </Field>
+      <Field label={t("ops.ch.groups")}>
+        <Select mode="multiple" allowCreate value={v.groups} onChange={(x) => set("groups", x)} options={allGroups.map((g) => ({ label: g, value: g }))} />
+      </Field>
+      <Field label={<>{t("ops.ch.models")} <Tag size="small">{v.models.length}</Tag></>}>
+        <Select mode="multiple" allowClear allowCreate value={v.models} onChange={(x) => set("models", x)} maxTagCount={30}
+          options={modelOptions.map((m) => ({ label: m, value: m }))} data-testid="channel-models" />
+        <Space wrap style={{ marginTop: 6 }}>
+          <Button size="small" onClick={fillDefaults}>{t("ops.ch.fillDefaults")}</Button>
+          <Button size="small" onClick={() => set("models", [...new Set([...v.models, ...enabledModels])])}>{t("ops.ch.fillEnabled")}</Button>
+          <Button size="small" loading={fetching} onClick={fetchUpstream}>{t("ops.ch.fetchModels")}</Button>
+          <Button size="small" status="warning" onClick={() => set("models", [])}>{t("ops.ch.clearModels")}</Button>
+        </Space>
+        <Space style={{ marginTop: 6, width: "100%" }}>
+          <Input value={custom} onChange={setCustom} placeholder={t("ops.ch.customModels")} onPressEnter={addCustom} style={{ width: 320 }} />
+          <Button size="small" onClick={addCustom}>{t("ops.ch.addCustom")}</Button>
+        </Space>
+      </Field>
+      <Field label={t("ops.ch.modelMapping")}>
+        <Input.TextArea value={v.model_mapping} onChange={(x) => set("model_mapping", x)} autoSize={{ minRows: 2 }} placeholder={'{"gpt-3.5-turbo": "gpt-4o-mini"}'} />
+      </Field>
+      <Field label={t("ops.ch.statusCodeMapping")}>
+        <Input.TextArea value={v.status_code_mapping} onChange={(x) => set("status_code_mapping", x)} autoSize={{ minRows: 1 }} placeholder={'{"400": "500"}'} />
+      </Field>
+      <Field label={t("ops.ch.paramOverride")}>
+        <Input.TextArea value={v.param_override} onChange={(x) => set("param_override", x)} autoSize={{ minRows: 1 }} placeholder={'{"temperature": 0}'} />
+      </Field>
+      <Field label={t("ops.ch.setting")}>
+        <Input.TextArea value={v.setting} onChange={(x) => set("setting", x)} autoSize={{ minRows: 1 }} placeholder={'{"force_format": true, "proxy": "http://..."}'} />
+      </Field>
+      <Space wrap>
+        <Field label={t("ops.ch.tag")}><Input value={v.tag} onChange={(x) => set("tag", x)} style={{ width: 160 }} /></Field>
+        <Field label={t("ops.ch.priority")}><Input value={v.priority} onChange={(x) => set("priority", x)} style={{ width: 100 }} /></Field>
+        <Field label={t("ops.ch.weight")}><Input value={v.weight} onChange={(x) => set("weight", x)} style={{ width: 100 }} /></Field>
+        <Field label={t("ops.ch.testModel")}><Input value={v.test_model} onChange={(x) => set("test_model", x)} style={{ width: 180 }} /></Field>
+      </Space>
+      <Space>
+        <Switch checked={v.auto_ban} onChange={(x) => set("auto_ban", x)} />
+        <span>{t("ops.ch.autoBan")}</span>
+      </Space>
+      <Space>
+        <Button onClick={onCancel}>{t("ops.cancel")}</Button>
+        <Button type="primary" loading={saving} onClick={save} data-testid="channel-submit">{t("ops.submit")}</Button>
+      </Space>
+    </Space>
+  );
+}
+
+function Field({ label, children }: { label: React.ReactNode; children: React.ReactNode }) {
+  return (
+    <div>
+      <Typography.Text style={{ display: "block", marginBottom: 4 }}>{label}</Typography.Text>
+      {children}
+    </div>
+  );
+}

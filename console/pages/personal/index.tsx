@@ -1,0 +1,223 @@
+// Personal settings (spec 000 §2.7, §7.3): summary, model chips, invite link and transfer, bindings,
+// access token, password change, account deletion, notification and price tabs.
+import React, { useEffect, useState } from "react";
+import {
+  Button, Card, Descriptions, Form, Grid, Input, InputNumber, Message, Radio, Space, Statistic, Switch, Tabs, Tag, Typography,
+} from "@arco-design/web-react";
+import { useTranslation } from "react-i18next";
+import { api } from "../../api/index.ts";
+import { useApp, isAdmin, isRoot } from "../../lib/app-state.tsx";
+import { renderNumber, renderQuota } from "../../lib/format.ts";
+import { copyWithFallback } from "../../components/copy.tsx";
+import { fieldError } from "../../components/AuthCard.tsx";
+import { startOAuth, TelegramWidget } from "../../components/OAuthButtons.tsx";
+import { Page } from "../../components/Page.tsx";
+import { DeleteAccountDialog, EmailBindDialog, PasswordDialog, TransferDialog, WeChatBindDialog } from "./dialogs.tsx";
+import { validateNotify, type NotifyForm } from "./validation.ts";
+import { QUOTA_WARNING_THRESHOLD_DEFAULT } from "../../../server/catalogue/index.ts";
+
+export const MODEL_CHIPS_COLLAPSED = 10;
+/** Threshold presets in quota units (spec 000 §9). */
+export const THRESHOLD_PRESETS = [100_000, 500_000, 1_000_000, 5_000_000];
+const FORM_DEFAULT_THRESHOLD = 100_000;
+
+function parseSetting(raw: unknown): Record<string, any> {
+  if (typeof raw !== "string" || !raw) return {};
+  try {
+    return JSON.parse(raw) ?? {};
+  } catch {
+    return {};
+  }
+}
+
+export default function PersonalPage() {
+  const { t } = useTranslation();
+  const { user, setUser, status } = useApp();
+  const [models, setModels] = useState<string[]>([]);
+  const [showAllModels, setShowAllModels] = useState(false);
+  const [affLink, setAffLink] = useState("");
+  const [dialog, setDialog] = useState<"" | "password" | "delete" | "transfer" | "email" | "wechat">("");
+  const setting = parseSetting(user?.setting);
+  const [notify, setNotify] = useState<NotifyForm>({
+    notify_type: setting.notify_type === "webhook" ? "webhook" : "email",
+    webhook_url: setting.webhook_url ?? "", webhook_secret: setting.webhook_secret ?? "",
+    notification_email: setting.notification_email ?? "",
+    quota_warning_threshold: Number(setting.quota_warning_threshold ?? FORM_DEFAULT_THRESHOLD),
+  });
+  const [acceptUnset, setAcceptUnset] = useState(!!setting.accept_unset_model_ratio_model);
+  const [notifyErrors, setNotifyErrors] = useState<ReturnType<typeof validateNotify>>({});
+
+  const refreshUser = async () => {
+    const r = await api.get("/api/user/self");
+    if (r.success && r.data) setUser(r.data);
+  };
+
+  useEffect(() => {
+    void refreshUser();
+    void api.get<string[]>("/api/user/models").then((r) => r.success && setModels(r.data ?? []));
+  }, []);
+
+  const loadAffLink = async () => {
+    const r = await api.get<string>("/api/user/aff");
+    if (!r.success || !r.data) {
+      Message.error(r.message);
+      return;
+    }
+    const link = `${location.origin}/register?aff=${r.data}`;
+    setAffLink(link);
+    await copyWithFallback(link);
+  };
+
+  const generateToken = async () => {
+    const r = await api.get<string>("/api/user/token");
+    if (!r.success || !r.data) {
+      Message.error(r.message);
+      return;
+    }
+    await copyWithFallback(r.data, t("personal.tokenCopied"));
+  };
+
+  const saveSetting = async (patch: Record<string, unknown> = {}) => {
+    const e = validateNotify(notify);
+    setNotifyErrors(e);
+    if (Object.keys(e).length) return;
+    const r = await api.put("/api/user/setting", { ...notify, accept_unset_model_ratio_model: acceptUnset, ...patch });
+    if (r.success) {
+      Message.success(t("personal.settingsSaved"));
+      void refreshUser();
+    } else Message.error(r.message || t("personal.notifyFailed"));
+  };
+
+  if (!user) return null;
+  const u = user as any;
+  const visibleModels = showAllModels ? models : models.slice(0, MODEL_CHIPS_COLLAPSED);
+  const bindings: Array<{ key: string; label: string; value: string; enabled: boolean; bind: () => void; widget?: React.ReactNode }> = [
+    { key: "email", label: t("personal.email"), value: u.email ?? "", enabled: true, bind: () => setDialog("email") },
+    { key: "wechat", label: "WeChat", value: u.wechat_id ?? "", enabled: !!status.wechat_login, bind: () => setDialog("wechat") },
+    { key: "github", label: "GitHub", value: u.github_id ?? "", enabled: !!status.github_oauth, bind: () => void startOAuth("github", status) },
+    { key: "oidc", label: "OIDC", value: u.oidc_id ?? "", enabled: !!status.oidc_enabled, bind: () => void startOAuth("oidc", status) },
+    // Telegram binds through its own login widget, which calls the bind route with the signed fields.
+    { key: "telegram", label: "Telegram", value: u.telegram_id ?? "", enabled: !!status.telegram_oauth, bind: () => {},
+      widget: <TelegramWidget bot={String(status.telegram_bot_name ?? "")} authUrl="/api/oauth/telegram/bind" /> },
+    { key: "linuxdo", label: "Linux DO", value: u.linux_do_id ?? "", enabled: !!status.linuxdo_oauth, bind: () => void startOAuth("linuxdo", status) },
+  ];
+
+  return (
+    <Space direction="vertical" size="medium" style={{ width: "100%" }}>
+      <Page title={t("personal.title")} extra={isRoot(user) ? <Tag color="orange">{t("role.root")}</Tag> : isAdmin(user) ? <Tag color="arcoblue">{t("role.admin")}</Tag> : <Tag>{t("role.common")}</Tag>}>
+        <Typography.Paragraph>{user.display_name || user.username} · {user.group ?? "default"}</Typography.Paragraph>
+        <Grid.Row gutter={16}>
+          <Grid.Col xs={24} sm={8}><Statistic title={t("personal.balance")} value={renderQuota(Number(u.quota ?? 0))} /></Grid.Col>
+          <Grid.Col xs={24} sm={8}><Statistic title={t("personal.used")} value={renderQuota(Number(u.used_quota ?? 0))} /></Grid.Col>
+          <Grid.Col xs={24} sm={8}><Statistic title={t("personal.requests")} value={renderNumber(Number(u.request_count ?? 0))} /></Grid.Col>
+        </Grid.Row>
+      </Page>
+
+      <Card title={t("personal.models")} bordered={false}>
+        {models.length === 0 ? <Typography.Text type="secondary">{t("personal.noModels")}</Typography.Text> : (
+          <Space wrap data-testid="model-chips">
+            {visibleModels.map((m) => <Tag key={m} style={{ cursor: "pointer" }} onClick={() => void copyWithFallback(m)}>{m}</Tag>)}
+            {models.length > MODEL_CHIPS_COLLAPSED && (
+              <Button size="mini" type="text" onClick={() => setShowAllModels(!showAllModels)}>
+                {showAllModels ? t("personal.collapse") : t("personal.showAll", { n: models.length })}
+              </Button>
+            )}
+          </Space>
+        )}
+      </Card>
+
+      <Card title={t("personal.invite")} bordered={false}>
+        <Descriptions column={{ xs: 1, sm: 3 }} data={[
+          { label: t("personal.affPending"), value: renderQuota(Number(u.aff_quota ?? 0)) },
+          { label: t("personal.affTotal"), value: renderQuota(Number(u.aff_history_quota ?? 0)) },
+          { label: t("personal.affCount"), value: String(u.aff_count ?? 0) },
+        ]} />
+        <Space wrap>
+          <Input readOnly style={{ width: 360 }} value={affLink} placeholder={t("personal.inviteLinkPlaceholder")} />
+          <Button onClick={() => void loadAffLink()}>{t("personal.copyInviteLink")}</Button>
+          <Button type="primary" disabled={!Number(u.aff_quota)} onClick={() => setDialog("transfer")}>{t("personal.transfer")}</Button>
+        </Space>
+      </Card>
+
+      <Card title={t("personal.bindings")} bordered={false}>
+        <Space direction="vertical" style={{ width: "100%" }}>
+          {bindings.filter((b) => b.enabled).map((b) => (
+            <Space key={b.key} style={{ justifyContent: "space-between", width: "100%" }}>
+              <span><b>{b.label}</b>: {b.value || <Typography.Text type="secondary">{t("personal.notBound")}</Typography.Text>}</span>
+              {b.widget && !b.value ? b.widget : (
+                <Button size="small" onClick={b.bind} disabled={b.key !== "email" && !!b.value}>{b.value ? t("personal.bound") : t("personal.bind")}</Button>
+              )}
+            </Space>
+          ))}
+        </Space>
+      </Card>
+
+      <Card title={t("personal.security")} bordered={false}>
+        <Space wrap>
+          <Button onClick={() => void generateToken()}>{t("personal.generateToken")}</Button>
+          <Button onClick={() => setDialog("password")}>{t("personal.changePassword")}</Button>
+          <Button status="danger" onClick={() => setDialog("delete")}>{t("personal.deleteAccount")}</Button>
+        </Space>
+      </Card>
+
+      <Card bordered={false}>
+        <Tabs defaultActiveTab="notify">
+          <Tabs.TabPane key="notify" title={t("personal.notifyTab")}>
+            <Form layout="vertical" style={{ maxWidth: 560 }}>
+              <Form.Item label={t("personal.notifyType")}>
+                <Radio.Group value={notify.notify_type} onChange={(v) => setNotify({ ...notify, notify_type: v })}>
+                  <Radio value="email">{t("personal.notifyEmail")}</Radio>
+                  <Radio value="webhook">{t("personal.notifyWebhook")}</Radio>
+                </Radio.Group>
+              </Form.Item>
+              {notify.notify_type === "webhook" ? (
+                <>
+                  <Form.Item label={t("personal.webhookUrl")} {...fieldError(notifyErrors.webhook_url ? t(notifyErrors.webhook_url) : null)}>
+                    <Input name="webhook_url" value={notify.webhook_url} placeholder="https://" onChange={(v) => setNotify({ ...notify, webhook_url: v })} />
+                  </Form.Item>
+                  <Form.Item label={t("personal.webhookSecret")} extra={t("personal.webhookSecretHint")}>
+                    <Input.Password name="webhook_secret" value={notify.webhook_secret} onChange={(v) => setNotify({ ...notify, webhook_secret: v })} />
+                  </Form.Item>
+                </>
+              ) : (
+                <Form.Item label={t("personal.notificationEmail")} extra={t("personal.notificationEmailHint")}
+                  {...fieldError(notifyErrors.notification_email ? t(notifyErrors.notification_email) : null)}>
+                  <Input name="notification_email" value={notify.notification_email} onChange={(v) => setNotify({ ...notify, notification_email: v })} />
+                </Form.Item>
+              )}
+              <Form.Item label={t("personal.threshold")} extra={renderQuota(notify.quota_warning_threshold)}
+                {...fieldError(notifyErrors.quota_warning_threshold ? t(notifyErrors.quota_warning_threshold) : null)}>
+                <Space wrap>
+                  <InputNumber data-testid="threshold" min={0} precision={0} value={notify.quota_warning_threshold}
+                    onChange={(v) => setNotify({ ...notify, quota_warning_threshold: Number(v ?? QUOTA_WARNING_THRESHOLD_DEFAULT) })} />
+                  {THRESHOLD_PRESETS.map((p) => (
+                    <Button key={p} size="mini" onClick={() => setNotify({ ...notify, quota_warning_threshold: p })}>{renderQuota(p)}</Button>
+                  ))}
+                </Space>
+              </Form.Item>
+              <Button type="primary" onClick={() => void saveSetting()}>{t("common.save")}</Button>
+            </Form>
+          </Tabs.TabPane>
+          <Tabs.TabPane key="price" title={t("personal.priceTab")}>
+            <Space direction="vertical">
+              <Space>
+                <Switch checked={acceptUnset} onChange={setAcceptUnset} data-testid="accept-unset" />
+                <span>{t("personal.acceptUnset")}</span>
+              </Space>
+              <Typography.Text type="secondary">{t("personal.acceptUnsetHint")}</Typography.Text>
+              <Button type="primary" onClick={() => void saveSetting({ accept_unset_model_ratio_model: acceptUnset })}>{t("common.save")}</Button>
+            </Space>
+          </Tabs.TabPane>
+        </Tabs>
+      </Card>
+
+      <PasswordDialog visible={dialog === "password"} onClose={() => setDialog("")} />
+      <DeleteAccountDialog visible={dialog === "delete"} onClose={() => setDialog("")} />
+      <TransferDialog visible={dialog === "transfer"} available={Number(u.aff_quota ?? 0)} onClose={() => setDialog("")}
+        onDone={() => { setDialog(""); void refreshUser(); }} />
+      <EmailBindDialog visible={dialog === "email"} onClose={() => setDialog("")} onDone={() => { setDialog(""); void refreshUser(); }} />
+      <WeChatBindDialog visible={dialog === "wechat"} qrcode={String(status.wechat_qrcode ?? "")} onClose={() => setDialog("")}
+        onDone={() => { setDialog(""); void refreshUser(); }} />
+    </Space>
+  );
+}

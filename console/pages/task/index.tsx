@@ -1,0 +1,96 @@
+// Creative task log (spec 001 §2 Creative task log, §4 creative task states, §9 duration colours).
+import React, { useEffect, useState } from "react";
+import { Modal, Progress, Table, Tag, Typography } from "@arco-design/web-react";
+import { useTranslation } from "react-i18next";
+import { Page } from "../../components/Page.tsx";
+import { copyWithFallback } from "../../components/copy.tsx";
+import { api, qs } from "../../api/index.ts";
+import { isAdmin, useApp } from "../../lib/app-state.tsx";
+import { timestampToString } from "../../lib/format.ts";
+import { formatDateTime, parseDateTime, startOfToday, toSeconds } from "../_shared/time.ts";
+import { taskDuration } from "../_shared/colors.ts";
+import { LongText } from "../_shared/LongText.tsx";
+import { TaskFilters, type TaskFilterValues } from "../_shared/TaskFilters.tsx";
+import { useGrowingList } from "../_shared/useGrowingList.ts";
+import { sizeOptions, usePageSize } from "../_shared/paging.ts";
+
+export interface TaskRow {
+  id: number; submit_time: number; finish_time: number; progress: string; channel_id: number; platform: string; action: string;
+  task_id: string; status: string; fail_reason: string; created_at?: number; [k: string]: unknown;
+}
+
+const STATUS_COLOR: Record<string, string> = {
+  SUCCESS: "green", NOT_START: "gray", SUBMITTED: "gold", IN_PROGRESS: "blue", FAILURE: "red", QUEUED: "orange", UNKNOWN: "gray",
+};
+
+export default function TaskPage() {
+  const { t } = useTranslation();
+  const { user } = useApp();
+  const admin = isAdmin(user);
+  const [size] = usePageSize("task");
+  const [filters, setFilters] = useState<TaskFilterValues>(() => ({ channel: "", id: "", start: formatDateTime(startOfToday()), end: "" }));
+  const [detail, setDetail] = useState<TaskRow | null>(null);
+  const [error, setError] = useState("");
+
+  const list = useGrowingList<TaskRow>(async (p, s) => {
+    const start = parseDateTime(filters.start);
+    const end = parseDateTime(filters.end);
+    const params = {
+      p, page_size: s, task_id: filters.id.trim(), channel_id: admin ? filters.channel.trim() : "",
+      start_timestamp: start ? toSeconds(start) : "", end_timestamp: end ? toSeconds(end) : "",
+    };
+    return api.get<TaskRow[]>(`${admin ? "/api/task/" : "/api/task/self"}${qs(params)}`);
+  }, size);
+
+  const search = () => {
+    if ((filters.start && !parseDateTime(filters.start)) || (filters.end && !parseDateTime(filters.end))) return setError(t("ops.log.badTime"));
+    setError("");
+    void list.reload();
+  };
+
+  useEffect(() => {
+    search();
+  }, []);
+
+  const columns = [
+    { title: t("ops.task.submitTime"), dataIndex: "submit_time", render: (v: number) => timestampToString(v) },
+    { title: t("ops.task.finishTime"), dataIndex: "finish_time", render: (v: number) => timestampToString(v) },
+    { title: t("ops.task.progress"), dataIndex: "progress", render: (v: string) => <Progress percent={Number.parseInt(v || "0", 10) || 0} size="small" style={{ width: 100 }} /> },
+    {
+      title: t("ops.task.duration"), key: "duration",
+      render: (_: unknown, r: TaskRow) => {
+        const d = taskDuration(r.submit_time, r.finish_time, "s");
+        return <Tag color={d.color} data-testid="duration">{d.text}</Tag>;
+      },
+    },
+    ...(admin ? [{
+      title: t("ops.log.channel"), dataIndex: "channel_id",
+      render: (v: number) => <Tag style={{ cursor: "pointer" }} onClick={() => copyWithFallback(String(v))}>{v}</Tag>,
+    }] : []),
+    { title: t("ops.task.platform"), dataIndex: "platform", render: (v: string) => <Tag color="purple">{v === "suno" ? "Suno" : v || t("ops.unknown")}</Tag> },
+    { title: t("ops.log.type"), dataIndex: "action", render: (v: string) => <Tag color="arcoblue">{v === "MUSIC" || v === "LYRICS" ? t(`ops.task.action.${v}`) : t("ops.unknown")}</Tag> },
+    {
+      title: t("ops.task.taskId"), dataIndex: "task_id",
+      render: (v: string, r: TaskRow) => <Typography.Text style={{ cursor: "pointer", color: "rgb(var(--arcoblue-6))" }} onClick={() => setDetail(r)}>{v}</Typography.Text>,
+    },
+    {
+      title: t("ops.task.status"), dataIndex: "status",
+      render: (v: string) => <Tag color={STATUS_COLOR[v] ?? "gray"}>{v ? t(`ops.task.status.${v in STATUS_COLOR ? v : "UNKNOWN"}`) : t("ops.task.submitting")}</Tag>,
+    },
+    { title: t("ops.task.failReason"), dataIndex: "fail_reason", render: (v: string) => <LongText text={v} title={t("ops.task.failReason")} /> },
+  ];
+
+  return (
+    <Page title={t("ops.task.title")}>
+      <TaskFilters admin={admin} values={filters} onChange={setFilters} onSearch={search} idLabel={t("ops.task.taskId")} />
+      {error && <Typography.Paragraph type="error">{error}</Typography.Paragraph>}
+      <Table rowKey="id" loading={list.loading} columns={columns} data={list.rows} scroll={{ x: 1200 }}
+        pagination={{ current: list.page, pageSize: size, total: list.total, sizeOptions, onChange: list.onPageChange }} />
+      <Modal title={t("ops.task.detail")} visible={!!detail} onCancel={() => setDetail(null)} footer={null} style={{ width: 720 }}>
+        <pre style={{ whiteSpace: "pre-wrap", wordBreak: "break-word", maxHeight: "60vh", overflow: "auto" }} data-testid="task-detail">
+          {detail ? JSON.stringify(detail, null, 2) : ""}
+        </pre>
+      </Modal>
+    </Page>
+  );
+}

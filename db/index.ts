@@ -1,0 +1,68 @@
+// openDatabase(config) → Kysely over bun:sqlite, PostgreSQL or MySQL, chosen by SQL_DSN.
+import { Database as SqliteDatabase } from "bun:sqlite";
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { Kysely, SqliteDialect, MysqlDialect } from "kysely";
+import { Migrator } from "kysely/migration";
+import { PostgresJSDialect } from "kysely-postgres-js";
+import postgres from "postgres";
+import { createPool } from "mysql2";
+import type { DB } from "./schema.ts";
+import { migrations } from "./migrations/index.ts";
+import { dialectOf, type Dialect } from "./dialect.ts";
+
+export type { DB } from "./schema.ts";
+export type Database = Kysely<DB>;
+export { dialectOf, type Dialect };
+
+export interface DatabaseOptions {
+  kind: Dialect;
+  /** postgres:// or mysql:// URL (ignored for SQLite) */
+  url: string;
+  /** file path or ":memory:" (SQLite only) */
+  sqlitePath: string;
+  poolSize?: number;
+}
+
+export function createKysely(opts: DatabaseOptions): Database {
+  if (opts.kind === "postgres") {
+    const client = postgres(opts.url, {
+      max: opts.poolSize ?? 10,
+      onnotice: () => {},
+      // int8 and numeric (count(*), sum()) as JS numbers: quota fits well inside 2^53.
+      types: {
+        bigint: { to: 20, from: [20, 1700], serialize: (x: number) => String(x), parse: (x: string) => Number(x) },
+      } as any,
+    });
+    return new Kysely<DB>({ dialect: new PostgresJSDialect({ postgres: client }) });
+  }
+  if (opts.kind === "mysql") {
+    const pool = createPool({ uri: opts.url, connectionLimit: opts.poolSize ?? 10, supportBigNumbers: true, decimalNumbers: true, timezone: "Z" });
+    return new Kysely<DB>({ dialect: new MysqlDialect({ pool: pool as any }) });
+  }
+  if (opts.sqlitePath !== ":memory:") mkdirSync(dirname(opts.sqlitePath), { recursive: true });
+  const raw = new SqliteDatabase(opts.sqlitePath, { create: true });
+  raw.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;");
+  return new Kysely<DB>({ dialect: new SqliteDialect({ database: raw as any }) });
+}
+
+export async function migrate(db: Database): Promise<void> {
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((r) => r.status === "Error");
+    throw new Error(`database migration ${failed?.migrationName ?? ""} failed: ${(error as Error).message ?? error}`);
+  }
+}
+
+export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
+  const db = createKysely(opts);
+  await migrate(db);
+  return db;
+}
+
+/** Unix seconds: every *_time / created_at column uses this. */
+export const nowSeconds = (): number => Math.floor(Date.now() / 1000);
+
+/** gorm-style datetime text for deleted_at, accepted by all three dialects. */
+export const nowDatetime = (): string => new Date().toISOString().slice(0, 19).replace("T", " ");

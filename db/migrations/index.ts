@@ -1,0 +1,7 @@
+// Numbered migrations, inlined so they are compiled into the binary (no folder scan at run time).
+import type { Migration } from "kysely/migration";
+import * as m0001 from "./0001_init.ts";
+
+export const migrations: Record<string, Migration> = {
+  "0001_init": m0001,
+};

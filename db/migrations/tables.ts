@@ -1,0 +1,134 @@
+// Table definitions as data, so the first migration can create a fresh database or complete an existing
+// one-api/new-api database by adding only the columns it lacks. Column names must match db/schema.ts.
+export type ColumnType = "id" | "int" | "bigint" | "bool" | "float" | "text" | "datetime" | `varchar(${number})`;
+
+export interface ColumnDef {
+  name: string;
+  type: ColumnType;
+  notNull?: boolean;
+  default?: string | number | boolean;
+  unique?: boolean;
+}
+
+export interface TableDef {
+  name: string;
+  columns: ColumnDef[];
+  /** Composite primary key, when the table has no "id" column. */
+  primaryKey?: string[];
+  indexes?: { name: string; columns: string[]; unique?: boolean }[];
+}
+
+const c = (name: string, type: ColumnType, extra: Omit<ColumnDef, "name" | "type"> = {}): ColumnDef => ({ name, type, ...extra });
+const id = c("id", "id");
+const s = (name: string, len = 255, def: string | undefined = "") => c(name, `varchar(${len})`, def === undefined ? {} : { default: def });
+const n = (name: string, def = 0) => c(name, "bigint", { notNull: true, default: def });
+const i = (name: string, def = 0) => c(name, "int", { notNull: true, default: def });
+const b = (name: string, def = false) => c(name, "bool", { default: def });
+const t = (name: string) => c(name, "text");
+
+export const TABLES: TableDef[] = [
+  {
+    name: "users",
+    columns: [
+      id, c("username", "varchar(64)", { notNull: true, unique: true }), c("password", "varchar(255)", { notNull: true }),
+      s("display_name", 64), i("role", 1), i("status", 1), s("email", 255), s("github_id", 64), s("oidc_id", 128),
+      s("wechat_id", 64), s("telegram_id", 64), s("linux_do_id", 64), c("access_token", "varchar(64)", { unique: true }),
+      n("quota"), n("used_quota"), i("request_count"), s("group", 64, "default"), c("aff_code", "varchar(32)", { unique: true }),
+      i("aff_count"), n("aff_quota"), n("aff_history"), i("inviter_id"), c("deleted_at", "datetime"), t("setting"), n("created_time"),
+    ],
+    indexes: [{ name: "idx_users_email", columns: ["email"] }, { name: "idx_users_deleted_at", columns: ["deleted_at"] }],
+  },
+  { name: "options", columns: [c("key", "varchar(128)", { notNull: true }), t("value")], primaryKey: ["key"] },
+  { name: "setups", columns: [id, s("version", 64), n("initialized_at")] },
+  {
+    name: "tokens",
+    columns: [
+      id, i("user_id"), c("key", "varchar(64)", { notNull: true, unique: true }), i("status", 1), s("name", 255), n("created_time"),
+      n("accessed_time"), n("expired_time", -1), n("remain_quota"), b("unlimited_quota"), b("model_limits_enabled"),
+      s("model_limits", 1024), t("allow_ips"), n("used_quota"), s("group", 64), c("deleted_at", "datetime"),
+    ],
+    indexes: [{ name: "idx_tokens_user_id", columns: ["user_id"] }, { name: "idx_tokens_name", columns: ["name"] }],
+  },
+  {
+    name: "channels",
+    columns: [
+      id, i("type", 1), c("key", "text", { notNull: true }), s("openai_organization", 255, undefined), s("test_model", 255, undefined),
+      i("status", 1), s("name", 255), n("weight"), n("created_time"), n("test_time"), n("response_time"), s("base_url", 512),
+      t("other"), c("balance", "float", { default: 0 }), n("balance_updated_time"), t("models"), s("group", 255, "default"),
+      n("used_quota"), t("model_mapping"), s("status_code_mapping", 1024), n("priority"), i("auto_ban", 1), t("other_info"),
+      s("tag", 255, undefined), t("setting"), t("param_override"), t("channel_info"), i("max_input_tokens"),
+    ],
+    indexes: [{ name: "idx_channels_name", columns: ["name"] }, { name: "idx_channels_tag", columns: ["tag"] }],
+  },
+  {
+    name: "abilities",
+    columns: [
+      c("group", "varchar(64)", { notNull: true }), c("model", "varchar(255)", { notNull: true }), c("channel_id", "int", { notNull: true }),
+      b("enabled", true), n("priority"), n("weight"), s("tag", 255, undefined),
+    ],
+    primaryKey: ["group", "model", "channel_id"],
+    indexes: [{ name: "idx_abilities_channel_id", columns: ["channel_id"] }, { name: "idx_abilities_tag", columns: ["tag"] }],
+  },
+  {
+    name: "redemptions",
+    columns: [
+      id, i("user_id"), c("key", "varchar(64)", { notNull: true, unique: true }), i("status", 1), s("name", 255), n("quota", 100),
+      n("created_time"), n("redeemed_time"), i("used_user_id"), c("deleted_at", "datetime"),
+    ],
+    indexes: [{ name: "idx_redemptions_name", columns: ["name"] }],
+  },
+  {
+    name: "logs",
+    columns: [
+      id, i("user_id"), n("created_at"), i("type"), t("content"), s("username", 64), s("token_name", 255), s("model_name", 255),
+      n("quota"), i("prompt_tokens"), i("completion_tokens"), i("use_time"), b("is_stream"), i("channel_id"), i("token_id"),
+      s("group", 64), s("ip", 64), t("other"),
+    ],
+    // Log pages filter by one of these columns and sort newest first by (created_at, id); stats sum over a
+    // time range. Each filter column leads a (column, created_at) index so a page is read backwards from
+    // the index and a ranged stat is one index range (scripts/bench/logs.ts measures both at 10M rows).
+    indexes: [
+      { name: "idx_logs_created_at", columns: ["created_at"] },
+      { name: "idx_logs_user_created", columns: ["user_id", "created_at"] },
+      { name: "idx_logs_type_created", columns: ["type", "created_at"] },
+      { name: "idx_logs_username_created", columns: ["username", "created_at"] },
+      { name: "idx_logs_token_name_created", columns: ["token_name", "created_at"] },
+      { name: "idx_logs_model_name_created", columns: ["model_name", "created_at"] },
+      { name: "idx_logs_channel_created", columns: ["channel_id", "created_at"] },
+    ],
+  },
+  {
+    name: "quota_data",
+    columns: [id, i("user_id"), s("username", 64), s("model_name", 255), n("created_at"), n("token_used"), i("count"), n("quota")],
+    indexes: [
+      { name: "idx_quota_data_created_at", columns: ["created_at"] },
+      { name: "idx_quota_data_user_created", columns: ["user_id", "created_at"] },
+    ],
+  },
+  {
+    name: "top_ups",
+    columns: [
+      id, i("user_id"), n("amount"), c("money", "float", { default: 0 }), c("trade_no", "varchar(255)", { notNull: true, unique: true }),
+      s("payment_method", 64), n("create_time"), n("complete_time"), s("status", 32, "pending"),
+    ],
+    indexes: [{ name: "idx_top_ups_user_id", columns: ["user_id"] }],
+  },
+  {
+    name: "midjourneys",
+    columns: [
+      id, i("code"), i("user_id"), s("action", 40), s("mj_id", 255), t("prompt"), t("prompt_en"), t("description"), t("state"),
+      n("submit_time"), n("start_time"), n("finish_time"), t("image_url"), s("status", 20), s("progress", 30), t("fail_reason"),
+      i("channel_id"), n("quota"), t("buttons"), t("properties"),
+    ],
+    indexes: [{ name: "idx_midjourneys_user_id", columns: ["user_id"] }, { name: "idx_midjourneys_mj_id", columns: ["mj_id"] }],
+  },
+  {
+    name: "tasks",
+    columns: [
+      id, n("created_at"), n("updated_at"), s("task_id", 191), s("platform", 30), i("user_id"), i("channel_id"), n("quota"),
+      s("action", 40), s("status", 20), t("fail_reason"), n("submit_time"), n("start_time"), n("finish_time"), s("progress", 20),
+      t("properties"), t("data"),
+    ],
+    indexes: [{ name: "idx_tasks_user_id", columns: ["user_id"] }, { name: "idx_tasks_task_id", columns: ["task_id"] }],
+  },
+];

@@ -1,0 +1,231 @@
+// Table types: the single source of truth for column names. Names follow one-api/new-api, so an
+// operator can point Switchyard at an existing database.
+//
+// Portability notes (read before writing a query):
+// - Times are unix seconds (integers) unless the column says otherwise; deleted_at is a datetime
+//   string ("YYYY-MM-DD HH:MM:SS") or null, as gorm writes it.
+// - Boolean columns come back as 0/1 from SQLite and MySQL and true/false from PostgreSQL: read them
+//   with Boolean(x); write JS booleans.
+import type { Generated, Insertable, Selectable, Updateable } from "kysely";
+
+export interface UsersTable {
+  id: Generated<number>;
+  username: string;
+  password: string;
+  display_name: Generated<string>;
+  role: Generated<number>;
+  status: Generated<number>;
+  email: Generated<string>;
+  github_id: Generated<string>;
+  oidc_id: Generated<string>;
+  wechat_id: Generated<string>;
+  telegram_id: Generated<string>;
+  linux_do_id: Generated<string>;
+  access_token: string | null;
+  quota: Generated<number>;
+  used_quota: Generated<number>;
+  request_count: Generated<number>;
+  group: Generated<string>;
+  aff_code: string | null;
+  aff_count: Generated<number>;
+  aff_quota: Generated<number>;
+  aff_history: Generated<number>;
+  inviter_id: Generated<number>;
+  deleted_at: string | null;
+  setting: Generated<string>;
+  created_time: Generated<number>;
+}
+
+export interface OptionsTable { key: string; value: string }
+
+export interface SetupsTable { id: Generated<number>; version: string; initialized_at: number }
+
+export interface TokensTable {
+  id: Generated<number>;
+  user_id: number;
+  key: string;
+  status: Generated<number>;
+  name: Generated<string>;
+  created_time: number;
+  accessed_time: Generated<number>;
+  expired_time: Generated<number>;
+  remain_quota: Generated<number>;
+  unlimited_quota: Generated<boolean | number>;
+  model_limits_enabled: Generated<boolean | number>;
+  model_limits: Generated<string>;
+  allow_ips: Generated<string>;
+  used_quota: Generated<number>;
+  group: Generated<string>;
+  deleted_at: string | null;
+}
+
+export interface ChannelsTable {
+  id: Generated<number>;
+  type: Generated<number>;
+  key: string;
+  openai_organization: string | null;
+  test_model: string | null;
+  status: Generated<number>;
+  name: Generated<string>;
+  weight: Generated<number>;
+  created_time: number;
+  test_time: Generated<number>;
+  response_time: Generated<number>;
+  base_url: Generated<string>;
+  other: Generated<string>;
+  balance: Generated<number>;
+  balance_updated_time: Generated<number>;
+  models: Generated<string>;
+  group: Generated<string>;
+  used_quota: Generated<number>;
+  model_mapping: string | null;
+  status_code_mapping: Generated<string>;
+  priority: Generated<number>;
+  auto_ban: Generated<number>;
+  other_info: Generated<string>;
+  tag: string | null;
+  setting: string | null;
+  param_override: string | null;
+  /** JSON: multi-key state {is_multi_key, multi_key_mode, multi_key_polling_index, ...} */
+  channel_info: Generated<string>;
+  max_input_tokens: Generated<number>;
+}
+
+export interface AbilitiesTable {
+  group: string;
+  model: string;
+  channel_id: number;
+  enabled: boolean | number;
+  priority: Generated<number>;
+  weight: Generated<number>;
+  tag: string | null;
+}
+
+export interface RedemptionsTable {
+  id: Generated<number>;
+  user_id: number;
+  key: string;
+  status: Generated<number>;
+  name: Generated<string>;
+  quota: Generated<number>;
+  created_time: number;
+  redeemed_time: Generated<number>;
+  used_user_id: Generated<number>;
+  deleted_at: string | null;
+}
+
+export interface LogsTable {
+  id: Generated<number>;
+  user_id: number;
+  created_at: number;
+  type: number;
+  content: Generated<string>;
+  username: Generated<string>;
+  token_name: Generated<string>;
+  model_name: Generated<string>;
+  quota: Generated<number>;
+  prompt_tokens: Generated<number>;
+  completion_tokens: Generated<number>;
+  use_time: Generated<number>;
+  is_stream: Generated<boolean | number>;
+  channel_id: Generated<number>;
+  token_id: Generated<number>;
+  group: Generated<string>;
+  ip: Generated<string>;
+  other: Generated<string>;
+}
+
+export interface QuotaDataTable {
+  id: Generated<number>;
+  user_id: number;
+  username: Generated<string>;
+  model_name: Generated<string>;
+  created_at: number;
+  token_used: Generated<number>;
+  count: Generated<number>;
+  quota: Generated<number>;
+}
+
+export interface TopUpsTable {
+  id: Generated<number>;
+  user_id: number;
+  amount: number;
+  money: number;
+  trade_no: string;
+  payment_method: Generated<string>;
+  create_time: number;
+  complete_time: Generated<number>;
+  status: string;
+}
+
+export interface MidjourneysTable {
+  id: Generated<number>;
+  code: Generated<number>;
+  user_id: number;
+  action: Generated<string>;
+  mj_id: Generated<string>;
+  prompt: Generated<string>;
+  prompt_en: Generated<string>;
+  description: Generated<string>;
+  state: Generated<string>;
+  submit_time: Generated<number>;
+  start_time: Generated<number>;
+  finish_time: Generated<number>;
+  image_url: Generated<string>;
+  status: Generated<string>;
+  progress: Generated<string>;
+  fail_reason: Generated<string>;
+  channel_id: Generated<number>;
+  quota: Generated<number>;
+  buttons: Generated<string>;
+  properties: Generated<string>;
+}
+
+export interface TasksTable {
+  id: Generated<number>;
+  created_at: Generated<number>;
+  updated_at: Generated<number>;
+  task_id: Generated<string>;
+  platform: Generated<string>;
+  user_id: number;
+  channel_id: Generated<number>;
+  quota: Generated<number>;
+  action: Generated<string>;
+  status: Generated<string>;
+  fail_reason: Generated<string>;
+  submit_time: Generated<number>;
+  start_time: Generated<number>;
+  finish_time: Generated<number>;
+  progress: Generated<string>;
+  properties: Generated<string>;
+  data: Generated<string>;
+}
+
+export interface DB {
+  users: UsersTable;
+  options: OptionsTable;
+  setups: SetupsTable;
+  tokens: TokensTable;
+  channels: ChannelsTable;
+  abilities: AbilitiesTable;
+  redemptions: RedemptionsTable;
+  logs: LogsTable;
+  quota_data: QuotaDataTable;
+  top_ups: TopUpsTable;
+  midjourneys: MidjourneysTable;
+  tasks: TasksTable;
+}
+
+export type User = Selectable<UsersTable>;
+export type NewUser = Insertable<UsersTable>;
+export type UserUpdate = Updateable<UsersTable>;
+export type Token = Selectable<TokensTable>;
+export type Channel = Selectable<ChannelsTable>;
+export type Ability = Selectable<AbilitiesTable>;
+export type Redemption = Selectable<RedemptionsTable>;
+export type Log = Selectable<LogsTable>;
+export type NewLog = Insertable<LogsTable>;
+export type QuotaData = Selectable<QuotaDataTable>;
+export type TopUp = Selectable<TopUpsTable>;
+export type Midjourney = Selectable<MidjourneysTable>;
+export type Task = Selectable<TasksTable>;

@@ -1,0 +1,207 @@
+// Relay benchmark: a mock upstream, a bare Bun pass-through proxy and the gateway (token auth, billing,
+// routing, logging all on, SQLite) measured against the same load in one run, each in its own process.
+//
+//   bun scripts/bench/relay.ts [--seconds 3] [--concurrency 1,16,64] [--soak 60]
+//
+// For each target (direct = the mock itself, proxy, gateway), concurrency level and mode (JSON, stream)
+// it prints throughput, p50/p99 latency, stream time-to-first-byte and the target's CPU time per
+// request (from /proc). --soak N additionally runs the gateway for N seconds at c=16 and prints RSS
+// before and after. Numbers are noisy on a shared 2-core machine: compare ratios within one run.
+import { spawn, type Subprocess } from "bun";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const role = process.argv[2];
+const MODEL = "bench-model";
+const REPLY = JSON.stringify({
+  id: "chatcmpl-bench", object: "chat.completion", created: 1700000000, model: MODEL,
+  choices: [{ index: 0, message: { role: "assistant", content: "Hello from the bench upstream." }, finish_reason: "stop" }],
+  usage: { prompt_tokens: 12, completion_tokens: 8, total_tokens: 20 },
+});
+const CHUNKS = ["Hello", " from", " the", " bench", " upstream."].map((t) =>
+  `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1700000000, model: MODEL, choices: [{ index: 0, delta: { content: t }, finish_reason: null }] })}\n\n`);
+const USAGE_CHUNK = `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1700000000, model: MODEL, choices: [], usage: { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 } })}\n\n`;
+
+function runMock() {
+  const server = Bun.serve({
+    port: 0,
+    async fetch(req) {
+      const body: any = await req.json();
+      if (!body.stream) return new Response(REPLY, { headers: { "content-type": "application/json" } });
+      const text = CHUNKS.join("") + (body.stream_options?.include_usage ? USAGE_CHUNK : "") + "data: [DONE]\n\n";
+      return new Response(text, { headers: { "content-type": "text/event-stream" } });
+    },
+  });
+  console.log(JSON.stringify({ port: server.port }));
+}
+
+function runProxy() {
+  const upstream = process.argv[3];
+  const server = Bun.serve({
+    port: 0,
+    fetch(req) {
+      const url = new URL(req.url);
+      return fetch(upstream + url.pathname, { method: req.method, headers: req.headers, body: req.body });
+    },
+  });
+  console.log(JSON.stringify({ port: server.port }));
+}
+
+async function runGateway(upstream: string) {
+  const { loadConfig } = await import("../../server/config.ts");
+  const { buildDeps, closeDeps } = await import("../../server/bootstrap.ts");
+  const { createApp } = await import("../../server/app.ts");
+  const { nowSeconds } = await import("../../db/index.ts");
+  const dir = mkdtempSync(join(tmpdir(), "sy-bench-"));
+  const config = loadConfig({ DATA_DIR: dir, SESSION_SECRET: "bench", PORT: "0", NODE_ENV: "production", SYNC_FREQUENCY: "60" });
+  const deps = await buildDeps(config);
+  const app = createApp(deps);
+  await app.handle(new Request("http://localhost/api/setup", {
+    method: "POST", headers: { "content-type": "application/json" },
+    body: JSON.stringify({ username: "root", password: "benchpass123", confirmPassword: "benchpass123" }),
+  }));
+  await deps.options.set("ModelRatio", JSON.stringify({ [MODEL]: 1 }));
+  const db = deps.db;
+  const user = await db.selectFrom("users").select("id").where("username", "=", "root").executeTakeFirstOrThrow();
+  await db.updateTable("users").set({ quota: 1e15 }).where("id", "=", user.id).execute();
+  const key = "benchbenchbenchbenchbenchbenchbenchbenchbenchbenc";
+  await db.insertInto("tokens").values({ user_id: user.id, key, name: "bench", created_time: nowSeconds(), expired_time: -1, remain_quota: 1e15, unlimited_quota: false }).execute();
+  const ch = await db.insertInto("channels").values({ type: 1, key: "sk-upstream", name: "bench", base_url: upstream, models: MODEL, group: "default", created_time: nowSeconds(), openai_organization: null, test_model: null, model_mapping: null, param_override: null }).executeTakeFirstOrThrow();
+  await db.insertInto("abilities").values({ group: "default", model: MODEL, channel_id: Number(ch.insertId), enabled: true, priority: 0, weight: 0, tag: null }).execute();
+  app.listen({ port: 0, hostname: "127.0.0.1" });
+  console.log(JSON.stringify({ port: app.server!.port, key: "sk-" + key }));
+  process.on("SIGTERM", async () => {
+    await app.stop(true);
+    await closeDeps(deps);
+    rmSync(dir, { recursive: true, force: true });
+    process.exit(0);
+  });
+}
+
+interface Target { name: string; url: string; proc: Subprocess; key?: string }
+
+let start = async (args: string[]): Promise<{ proc: Subprocess; info: any }> => {
+  const proc = spawn([process.execPath, import.meta.path, ...args], { stdout: "pipe", stderr: "inherit" });
+  const reader = proc.stdout.getReader();
+  let text = "";
+  while (!text.includes("\n")) text += new TextDecoder().decode((await reader.read()).value);
+  reader.releaseLock();
+  return { proc, info: JSON.parse(text.split("\n")[0]) };
+};
+
+const TICK = 100; // USER_HZ on Linux
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICK;
+}
+function rssMb(pid: number): number {
+  const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return m ? Number(m[1]) / 1024 : 0;
+}
+
+const pct = (sorted: number[], p: number) => sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] : NaN;
+
+async function load(t: Target, concurrency: number, seconds: number, stream: boolean) {
+  const body = JSON.stringify({ model: MODEL, stream, messages: [{ role: "user", content: "Say hello to the benchmark." }] });
+  const headers = { "content-type": "application/json", authorization: `Bearer ${t.key ?? "sk-direct"}` };
+  const lat: number[] = [];
+  const ttfb: number[] = [];
+  let errors = 0;
+  const until = performance.now() + seconds * 1000;
+  const cpu0 = cpuMs(t.proc.pid);
+  const worker = async () => {
+    while (performance.now() < until) {
+      const t0 = performance.now();
+      try {
+        const res = await fetch(t.url + "/v1/chat/completions", { method: "POST", headers, body });
+        const reader = res.body!.getReader();
+        const first = await reader.read();
+        const t1 = performance.now();
+        if (!first.done) while (!(await reader.read()).done);
+        if (res.status !== 200) errors++;
+        lat.push(performance.now() - t0);
+        if (stream) ttfb.push(t1 - t0);
+      } catch {
+        errors++;
+      }
+    }
+  };
+  const started = performance.now();
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const elapsed = (performance.now() - started) / 1000;
+  const cpu = cpuMs(t.proc.pid) - cpu0;
+  lat.sort((a, b) => a - b);
+  ttfb.sort((a, b) => a - b);
+  return { rps: lat.length / elapsed, p50: pct(lat, 0.5), p99: pct(lat, 0.99), ttfb: pct(ttfb, 0.5), cpuPerReq: cpu / Math.max(1, lat.length), errors, n: lat.length };
+}
+
+async function main() {
+  const arg = (name: string, def: string) => {
+    const i = process.argv.indexOf(`--${name}`);
+    return i >= 0 ? process.argv[i + 1] : def;
+  };
+  const seconds = Number(arg("seconds", "3"));
+  const levels = arg("concurrency", "1,16,64").split(",").map(Number);
+  const soak = Number(arg("soak", "0"));
+
+  const mock = await start(["mock"]);
+  const mockUrl = `http://127.0.0.1:${mock.info.port}`;
+  const proxy = await start(["proxy", mockUrl]);
+  const gateway = await start(["gateway", mockUrl]);
+  const targets: Target[] = [
+    { name: "direct", url: mockUrl, proc: mock.proc },
+    { name: "proxy", url: `http://127.0.0.1:${proxy.info.port}`, proc: proxy.proc },
+    { name: "gateway", url: `http://127.0.0.1:${gateway.info.port}`, proc: gateway.proc, key: gateway.info.key },
+  ];
+  // Warm-up: JIT, connection pools, the gateway's caches.
+  for (const t of targets) for (const s of [false, true]) await load(t, 8, 1, s);
+
+  console.log(`relay benchmark: ${seconds}s per cell, Bun ${Bun.version}, ${navigator.hardwareConcurrency} CPUs\n`);
+  console.log("mode    c   target    req/s    p50 ms   p99 ms  ttfb ms  cpu ms/req  errors");
+  const summary: string[] = [];
+  for (const stream of [false, true]) {
+    for (const c of levels) {
+      const r: Record<string, Awaited<ReturnType<typeof load>>> = {};
+      for (const t of targets) {
+        r[t.name] = await load(t, c, seconds, stream);
+        const x = r[t.name];
+        console.log(`${(stream ? "stream" : "json").padEnd(6)} ${String(c).padStart(3)}   ${t.name.padEnd(8)} ${x.rps.toFixed(0).padStart(6)} ${x.p50.toFixed(3).padStart(9)} ${x.p99.toFixed(3).padStart(8)} ${stream ? x.ttfb.toFixed(3).padStart(8) : "       -"} ${x.cpuPerReq.toFixed(3).padStart(11)} ${String(x.errors).padStart(7)}`);
+      }
+      const d = r.direct, p = r.proxy, g = r.gateway;
+      summary.push(`${stream ? "stream" : "json  "} c=${String(c).padEnd(3)} gateway/proxy throughput ${(g.rps / p.rps).toFixed(2)}x; added p50 vs direct: proxy ${(p.p50 - d.p50).toFixed(3)} ms, gateway ${(g.p50 - d.p50).toFixed(3)} ms` +
+        (stream ? `; added ttfb: proxy ${(p.ttfb - d.ttfb).toFixed(3)} ms, gateway ${(g.ttfb - d.ttfb).toFixed(3)} ms` : "") +
+        `; cpu/req gateway/proxy ${(g.cpuPerReq / p.cpuPerReq).toFixed(2)}x`);
+    }
+  }
+  console.log("\n" + summary.join("\n"));
+
+  if (soak > 0) {
+    const g = targets[2];
+    const before = rssMb(g.proc.pid);
+    const r = await load(g, 16, soak, false);
+    console.log(`\nsoak: gateway c=16 for ${soak}s: ${r.rps.toFixed(0)} req/s, RSS ${before.toFixed(1)} MB → ${rssMb(g.proc.pid).toFixed(1)} MB`);
+  }
+}
+
+// Children are stopped however main() ends, so a failed run leaves no servers behind.
+async function runBenchmark() {
+  const children: Subprocess[] = [];
+  const startChild = start;
+  start = async (args) => {
+    const c = await startChild(args);
+    children.push(c.proc);
+    return c;
+  };
+  try {
+    await main();
+  } finally {
+    for (const c of children) c.kill("SIGTERM");
+    await Promise.all(children.map((c) => c.exited));
+  }
+}
+
+if (role === "mock") runMock();
+else if (role === "proxy") runProxy();
+else if (role === "gateway") await runGateway(process.argv[3]);
+else await runBenchmark();

@@ -1,0 +1,128 @@
+// createApp(deps) composes the module plugins. Tests build it without listening and call app.handle().
+import { Elysia } from "elysia";
+import type { AppDeps } from "./deps.ts";
+import { AppError, errorBody, errorFormatFor } from "./http/errors.ts";
+import { clientIp, enforceLimit } from "./http/ratelimit.ts";
+import { metricsPlugin } from "./http/metrics.ts";
+import { consolePlugin } from "./http/console.ts";
+import { setupModule } from "./modules/setup/index.ts";
+import { authModule } from "./modules/auth/index.ts";
+import { userModule } from "./modules/user/index.ts";
+import { optionModule } from "./modules/option/index.ts";
+import { statusModule } from "./modules/status/index.ts";
+import { groupModule } from "./modules/group/index.ts";
+import { tokenModule } from "./modules/token/index.ts";
+import { channelModule } from "./modules/channel/index.ts";
+import { redemptionModule } from "./modules/redemption/index.ts";
+import { walletModule } from "./modules/wallet/index.ts";
+import { logModule } from "./modules/log/index.ts";
+import { dashboardModule } from "./modules/dashboard/index.ts";
+import { pricingModule } from "./modules/pricing/index.ts";
+import { taskModule } from "./modules/task/index.ts";
+import { relayModule } from "./relay/index.ts";
+import { nativeModule } from "./relay/native/index.ts";
+
+/** Management bodies are small; the relay accepts up to config.maxBodyBytes (images, audio). */
+export const API_MAX_BODY_BYTES = 2 * 1024 * 1024;
+
+const SETUP_EXEMPT = new Set(["/api/setup", "/api/status", "/api/notice", "/api/about", "/api/home_page_content"]);
+
+function validationMessage(error: any): string {
+  const first = error?.all?.[0];
+  if (!first) return "invalid parameter";
+  const path = String(first.path ?? "").replace(/^\//, "").replace(/\//g, ".");
+  const schema = first.schema ?? {};
+  if (typeof schema.error === "string") return schema.error;
+  if (/missing/i.test(first.summary ?? "")) return `invalid parameter ${path}: it is required`;
+  // Elysia models t.Integer/t.Numeric as a union; describe the first member instead of the union.
+  const member = schema.anyOf?.[0] ?? schema;
+  const bounds = [member.minimum !== undefined && `minimum ${member.minimum}`, member.maximum !== undefined && `maximum ${member.maximum}`,
+    member.minLength !== undefined && `at least ${member.minLength} characters`].filter(Boolean).join(", ");
+  const expected = member.type ? `expected ${member.type}${bounds ? ` (${bounds})` : ""}` : first.summary ?? first.message;
+  return path ? `invalid parameter ${path}: ${expected}` : `invalid parameter: ${expected}`;
+}
+
+export function createApp(deps: AppDeps) {
+  let setupDone: boolean | null = null;
+  const isSetupDone = async () => {
+    if (setupDone) return true;
+    const row = await deps.db.selectFrom("setups").select("id").limit(1).executeTakeFirst();
+    setupDone = !!row;
+    return setupDone;
+  };
+
+  return new Elysia({ serve: { idleTimeout: 255, maxRequestBodySize: deps.config.maxBodyBytes } })
+    .decorate("deps", deps)
+    .use(metricsPlugin(deps))
+    .onError({ as: "global" }, ({ code, error, request, set }) => {
+      const path = new URL(request.url).pathname;
+      const format = errorFormatFor(path);
+      let status = 500;
+      let message = "internal server error, please contact the administrator";
+      // Elysia wraps errors thrown while parsing in a ParseError; the AppError is its cause.
+      const appError = error instanceof AppError ? error : (error as any)?.cause instanceof AppError ? (error as any).cause as AppError : null;
+      if (appError) {
+        status = appError.status;
+        message = appError.message;
+      } else if (code === "VALIDATION") {
+        status = 400;
+        message = validationMessage(error);
+      } else if (code === "PARSE") {
+        status = 400;
+        message = "malformed request body: expected valid JSON";
+      } else if (code === "NOT_FOUND") {
+        status = 404;
+        message = format === "envelope" ? "not found" : `unknown route ${path}`;
+      } else if (code === "INVALID_COOKIE_SIGNATURE") {
+        status = 401;
+        message = "invalid session cookie";
+      } else {
+        console.error(`[${request.method} ${path}]`, error);
+      }
+      set.status = status;
+      return errorBody(format, status, message);
+    })
+    .onRequest(async ({ request, server }) => {
+      const path = new URL(request.url).pathname;
+      if (!path.startsWith("/api/")) return;
+      const len = Number(request.headers.get("content-length") ?? 0);
+      if (len > API_MAX_BODY_BYTES) throw new AppError(413, `request body too large (limit ${API_MAX_BODY_BYTES} bytes)`);
+      const ip = clientIp(request, server as any, deps.config.trustProxy);
+      await enforceLimit(deps, "api", ip);
+      if (!SETUP_EXEMPT.has(path) && !(await isSetupDone())) {
+        throw new AppError(403, "the system is not initialised yet: finish the setup wizard at /setup first");
+      }
+    })
+    .onParse({ as: "global" }, async ({ request, contentType }) => {
+      // Management bodies without a Content-Length (chunked) are measured here instead of in onRequest.
+      if (!contentType?.startsWith("application/json") || !request.url.includes("/api/")) return;
+      const text = await request.text();
+      if (text.length > API_MAX_BODY_BYTES) throw new AppError(413, `request body too large (limit ${API_MAX_BODY_BYTES} bytes)`);
+      if (text.trim() === "") return {};
+      try {
+        return JSON.parse(text);
+      } catch {
+        throw new AppError(400, "malformed request body: expected valid JSON");
+      }
+    })
+    .use(statusModule(deps))
+    .use(setupModule(deps, () => (setupDone = true)))
+    .use(authModule(deps))
+    .use(userModule(deps))
+    .use(optionModule(deps))
+    .use(groupModule(deps))
+    .use(tokenModule(deps))
+    .use(channelModule(deps))
+    .use(redemptionModule(deps))
+    .use(walletModule(deps))
+    .use(logModule(deps))
+    .use(dashboardModule(deps))
+    .use(pricingModule(deps))
+    .use(taskModule(deps))
+    .use(nativeModule(deps))
+    .use(relayModule(deps))
+    // Last: the console answers every GET no module claimed (SPA deep links), JSON 404 for API paths.
+    .use(consolePlugin(deps));
+}
+
+export type App = ReturnType<typeof createApp>;

@@ -1,0 +1,109 @@
+// The spec's constants, in one place. Imported by the server and by the console, so nothing here may
+// touch Node/Bun APIs.
+
+/** One dollar of balance, in quota units (spec 000 §1). Never changes. */
+export const QUOTA_PER_UNIT = 500_000;
+
+export const ROLE = { guest: 0, common: 1, admin: 10, root: 100 } as const;
+export type Role = (typeof ROLE)[keyof typeof ROLE];
+
+export const USER_STATUS = { enabled: 1, disabled: 2, unenablable: 3 } as const;
+export const TOKEN_STATUS = { enabled: 1, disabled: 2, expired: 3, exhausted: 4 } as const;
+export const CHANNEL_STATUS = { enabled: 1, manuallyDisabled: 2, autoDisabled: 3 } as const;
+export const REDEMPTION_STATUS = { unused: 1, disabled: 2, used: 3 } as const;
+export const LOG_TYPE = { unknown: 0, topup: 1, consume: 2, manage: 3, system: 4, error: 5 } as const;
+export const TOPUP_STATUS = { pending: "pending", success: "success", expired: "expired" } as const;
+
+/** Redemption codes (spec 001 §5): name 1–20 characters, 1–100 codes per batch, 32-character keys. */
+export const REDEMPTION_NAME_MAX_LENGTH = 20;
+export const REDEMPTION_MAX_BATCH = 100;
+export const REDEMPTION_KEY_LENGTH = 32;
+/** Online payment methods offered by the wallet (Epay names: zfb = Alipay, wx = WeChat Pay). */
+export const PAYMENT_METHODS = ["zfb", "wx"] as const;
+/** Request and token rates on the log page count the last 60 seconds (one-api's rpm/tpm). */
+export const LOG_RATE_WINDOW_SECONDS = 60;
+/** Dashboard buckets (DataExportDefaultTime) and the longest range a user may ask for about themself. */
+export const DASHBOARD_GRANULARITIES = ["hour", "day", "week"] as const;
+export type DashboardGranularity = (typeof DASHBOARD_GRANULARITIES)[number];
+export const DASHBOARD_SELF_MAX_SPAN_SECONDS = 31 * 24 * 3600;
+
+export const DEFAULT_GROUP = "default";
+export const DEFAULT_PAGE_SIZE = 10;
+export const PAGE_SIZE_OPTIONS = [10, 20, 50, 100] as const;
+export const MAX_PAGE_SIZE = 100;
+
+/** Token keys: "sk-" + 48 characters; stored without the prefix (one-api/new-api layout). */
+export const TOKEN_KEY_LENGTH = 48;
+export const TOKEN_KEY_PREFIX = "sk-";
+
+export const PASSWORD_MIN_LENGTH = 8;
+export const PASSWORD_MAX_LENGTH = 20;
+export const USERNAME_MAX_LENGTH = 12;
+export const DEFAULT_ROOT_USERNAME = "root";
+export const DEFAULT_ROOT_PASSWORD = "123456";
+
+export const QUOTA_PRESETS = [500_000, 5_000_000, 25_000_000, 50_000_000, 250_000_000, 500_000_000] as const;
+export const QUOTA_WARNING_THRESHOLD_DEFAULT = 500_000;
+export const QUOTA_WARNING_INTERVAL_SECONDS = 2 * 60 * 60;
+
+export const MOBILE_WIDTH = 600;
+export const SIDEBAR_WIDTH = { collapsed: 60, expanded: 200 } as const;
+
+export type ChannelKind =
+  | "openai" // speaks the OpenAI wire format (one shared adaptor)
+  | "azure" | "claude" | "gemini" | "aws" | "vertex"
+  | "midjourney" | "suno" | "other";
+
+export interface ChannelTypeInfo { id: number; name: string; kind: ChannelKind; baseUrl: string }
+
+/** Channel type catalogue (spec 000 §3.5). baseUrl is the default upstream when a channel leaves it empty. */
+export const CHANNEL_TYPES: readonly ChannelTypeInfo[] = [
+  { id: 1, name: "OpenAI", kind: "openai", baseUrl: "https://api.openai.com" },
+  { id: 2, name: "Midjourney Proxy", kind: "midjourney", baseUrl: "" },
+  { id: 3, name: "Azure OpenAI", kind: "azure", baseUrl: "" },
+  { id: 4, name: "Ollama", kind: "openai", baseUrl: "http://localhost:11434" },
+  { id: 5, name: "Midjourney Proxy Plus", kind: "midjourney", baseUrl: "" },
+  { id: 8, name: "Custom", kind: "openai", baseUrl: "" },
+  { id: 11, name: "PaLM2", kind: "other", baseUrl: "" },
+  { id: 14, name: "Anthropic Claude", kind: "claude", baseUrl: "https://api.anthropic.com" },
+  { id: 15, name: "Baidu Wenxin", kind: "other", baseUrl: "https://aip.baidubce.com" },
+  { id: 16, name: "Zhipu", kind: "other", baseUrl: "https://open.bigmodel.cn" },
+  { id: 17, name: "Alibaba Qwen", kind: "openai", baseUrl: "https://dashscope.aliyuncs.com/compatible-mode" },
+  { id: 18, name: "iFlytek Spark", kind: "other", baseUrl: "" },
+  { id: 19, name: "360", kind: "openai", baseUrl: "https://ai.360.cn" },
+  { id: 20, name: "OpenRouter", kind: "openai", baseUrl: "https://openrouter.ai/api" },
+  { id: 21, name: "AI Proxy Library", kind: "other", baseUrl: "https://api.aiproxy.io" },
+  { id: 22, name: "FastGPT", kind: "openai", baseUrl: "https://fastgpt.run/api/openapi" },
+  { id: 23, name: "Tencent Hunyuan", kind: "other", baseUrl: "https://hunyuan.tencentcloudapi.com" },
+  { id: 24, name: "Google Gemini", kind: "gemini", baseUrl: "https://generativelanguage.googleapis.com" },
+  { id: 25, name: "Moonshot", kind: "openai", baseUrl: "https://api.moonshot.cn" },
+  { id: 26, name: "Zhipu V4", kind: "openai", baseUrl: "https://open.bigmodel.cn/api/paas/v4" },
+  { id: 31, name: "01.AI", kind: "openai", baseUrl: "https://api.lingyiwanwu.com" },
+  { id: 33, name: "AWS Claude", kind: "aws", baseUrl: "" },
+  { id: 34, name: "Cohere", kind: "other", baseUrl: "https://api.cohere.ai" },
+  { id: 35, name: "MiniMax", kind: "openai", baseUrl: "https://api.minimax.chat" },
+  { id: 36, name: "Suno", kind: "suno", baseUrl: "" },
+  { id: 37, name: "Dify", kind: "other", baseUrl: "" },
+  { id: 38, name: "Jina", kind: "openai", baseUrl: "https://api.jina.ai" },
+  { id: 39, name: "Cloudflare", kind: "other", baseUrl: "https://api.cloudflare.com" },
+  { id: 40, name: "SiliconCloud", kind: "openai", baseUrl: "https://api.siliconflow.cn" },
+  { id: 41, name: "Vertex AI", kind: "vertex", baseUrl: "" },
+  { id: 42, name: "Mistral", kind: "openai", baseUrl: "https://api.mistral.ai" },
+  { id: 43, name: "DeepSeek", kind: "openai", baseUrl: "https://api.deepseek.com" },
+  { id: 44, name: "MokaAI M3E", kind: "openai", baseUrl: "" },
+  { id: 45, name: "Volcengine Doubao", kind: "openai", baseUrl: "https://ark.cn-beijing.volces.com/api/v3" },
+  { id: 46, name: "Baidu Wenxin V2", kind: "openai", baseUrl: "https://qianfan.baidubce.com/v2" },
+  { id: 47, name: "Xinference", kind: "openai", baseUrl: "" },
+  { id: 48, name: "xAI", kind: "openai", baseUrl: "https://api.x.ai" },
+];
+
+const byId = new Map(CHANNEL_TYPES.map((t) => [t.id, t]));
+export function channelType(id: number): ChannelTypeInfo | undefined {
+  return byId.get(id);
+}
+
+/** Formats quota for people: dollars when display_in_currency is on, raw units otherwise. */
+export function formatQuota(quota: number, inCurrency = true, digits = 2): string {
+  if (!inCurrency) return String(quota);
+  return "$" + (quota / QUOTA_PER_UNIT).toFixed(digits);
+}

@@ -1,0 +1,142 @@
+// Every environment variable and command-line flag, typed, with its default. Nothing else reads process.env.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join, resolve, dirname } from "node:path";
+import { randomBytes } from "node:crypto";
+import pkg from "../package.json" with { type: "json" };
+
+export const VERSION: string = pkg.version;
+
+export type DatabaseKind = "sqlite" | "postgres" | "mysql";
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  database: { kind: DatabaseKind; url: string; sqlitePath: string };
+  redisUrl: string | null;
+  sessionSecret: string;
+  /** true when SESSION_SECRET was generated and persisted by this process (single-instance only). */
+  sessionSecretGenerated: boolean;
+  syncFrequencySeconds: number;
+  /** Batch interval of the write-behind queue for logs and counters. */
+  batchUpdateIntervalMs: number;
+  channelTestFrequencyMinutes: number;
+  relayTimeoutMs: number;
+  consoleDir: string | null;
+  metricsEnabled: boolean;
+  tz: string;
+  nodeEnv: string;
+  maxBodyBytes: number;
+  shutdownGraceMs: number;
+  /** When false (tests), management rate limits are switched off unless a test turns them on. */
+  rateLimitEnabled: boolean;
+  /** Take the client address from X-Forwarded-For / X-Real-IP (behind a reverse proxy). */
+  trustProxy: boolean;
+  /** Test-only: lets quota-notification webhooks use http:// on 127.0.0.1/localhost (production is https only). */
+  allowLoopbackWebhooks: boolean;
+}
+
+export interface CliFlags { help: boolean; version: boolean; port?: number; dataDir?: string; consoleDir?: string }
+
+export const HELP = `Switchyard ${VERSION} - AI model API gateway
+
+Usage: switchyard [--port N] [--data-dir DIR] [--console-dir DIR] [--help] [--version]
+
+  --port N          listen on port N (env PORT, default 3000)
+  --data-dir DIR    folder for SQLite and the generated session secret (env DATA_DIR, default ./data)
+  --console-dir DIR serve the console from this folder instead of the embedded build (env CONSOLE_DIR)
+  --help            print this help and exit
+  --version         print the version and exit
+
+Environment: PORT, SQL_DSN, SQLITE_PATH, REDIS_CONN_STRING, SESSION_SECRET, SYNC_FREQUENCY,
+BATCH_UPDATE_INTERVAL, CHANNEL_TEST_FREQUENCY, RELAY_TIMEOUT, METRICS_ENABLED, TZ. See README.md.`;
+
+export function parseFlags(argv: string[]): CliFlags {
+  const flags: CliFlags = { help: false, version: false };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const [name, inline] = a.includes("=") ? [a.slice(0, a.indexOf("=")), a.slice(a.indexOf("=") + 1)] : [a, undefined];
+    const value = () => inline ?? argv[++i];
+    if (name === "--help" || name === "-h") flags.help = true;
+    else if (name === "--version" || name === "-v") flags.version = true;
+    else if (name === "--port") flags.port = Number(value());
+    else if (name === "--data-dir") flags.dataDir = value();
+    else if (name === "--console-dir") flags.consoleDir = value();
+  }
+  return flags;
+}
+
+/** one-api style MySQL DSN: user:pass@tcp(host:port)/db?params → mysql://user:pass@host:port/db */
+export function normaliseDsn(dsn: string): { kind: DatabaseKind; url: string } {
+  const d = dsn.trim();
+  if (d === "") return { kind: "sqlite", url: "" };
+  if (/^postgres(ql)?:\/\//i.test(d)) return { kind: "postgres", url: d };
+  if (/^mysql:\/\//i.test(d)) return { kind: "mysql", url: d };
+  const m = /^([^:@]*)(?::(.*))?@tcp\(([^)]+)\)\/([^?]*)(\?.*)?$/.exec(d);
+  if (m) {
+    const [, user, pass, hostPort, db, query] = m;
+    const auth = encodeURIComponent(user) + (pass ? ":" + encodeURIComponent(pass) : "");
+    // Go driver params such as parseTime/charset mean nothing to mysql2; drop them.
+    void query;
+    return { kind: "mysql", url: `mysql://${auth}@${hostPort}/${db}` };
+  }
+  if (/^(local|sqlite:)/i.test(d)) return { kind: "sqlite", url: "" };
+  throw new Error(`SQL_DSN not understood: use postgres://..., mysql://... or user:pass@tcp(host:port)/db`);
+}
+
+function int(v: string | undefined, def: number): number {
+  if (v === undefined || v.trim() === "") return def;
+  const n = Number(v);
+  return Number.isFinite(n) ? Math.trunc(n) : def;
+}
+
+function bool(v: string | undefined, def: boolean): boolean {
+  if (v === undefined || v === "") return def;
+  return v === "1" || v.toLowerCase() === "true";
+}
+
+/** Reads (or creates once) the persisted session secret, so restarts keep sessions valid. */
+function persistedSecret(dataDir: string): string {
+  const file = join(dataDir, ".session_secret");
+  if (existsSync(file)) return readFileSync(file, "utf8").trim();
+  mkdirSync(dataDir, { recursive: true });
+  const secret = randomBytes(32).toString("hex");
+  writeFileSync(file, secret, { mode: 0o600 });
+  return secret;
+}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env, flags: CliFlags = { help: false, version: false }): Config {
+  const dataDir = resolve(flags.dataDir ?? env.DATA_DIR ?? "./data");
+  const db = normaliseDsn(env.SQL_DSN ?? "");
+  const sqlitePath = env.SQLITE_PATH ? resolve(env.SQLITE_PATH) : join(dataDir, "switchyard.db");
+  let sessionSecret = env.SESSION_SECRET ?? "";
+  let generated = false;
+  if (!sessionSecret) {
+    mkdirSync(dirname(sqlitePath), { recursive: true });
+    sessionSecret = persistedSecret(dataDir);
+    generated = true;
+  }
+  if (env.TZ) process.env.TZ = env.TZ;
+  return {
+    port: flags.port ?? int(env.PORT, 3000),
+    host: env.HOST ?? "0.0.0.0",
+    dataDir,
+    database: { ...db, sqlitePath },
+    redisUrl: env.REDIS_CONN_STRING?.trim() || null,
+    sessionSecret,
+    sessionSecretGenerated: generated,
+    syncFrequencySeconds: int(env.SYNC_FREQUENCY, 60),
+    batchUpdateIntervalMs: int(env.BATCH_UPDATE_INTERVAL, 1000),
+    channelTestFrequencyMinutes: int(env.CHANNEL_TEST_FREQUENCY, 0),
+    relayTimeoutMs: int(env.RELAY_TIMEOUT, 300) * 1000,
+    consoleDir: flags.consoleDir ?? env.CONSOLE_DIR ?? null,
+    metricsEnabled: bool(env.METRICS_ENABLED, false),
+    tz: env.TZ ?? Intl.DateTimeFormat().resolvedOptions().timeZone,
+    nodeEnv: env.NODE_ENV ?? "production",
+    maxBodyBytes: int(env.MAX_BODY_BYTES, 32 * 1024 * 1024),
+    shutdownGraceMs: int(env.SHUTDOWN_GRACE_SECONDS, 30) * 1000,
+    rateLimitEnabled: bool(env.RATE_LIMIT_ENABLED, true),
+    trustProxy: bool(env.TRUST_PROXY, false),
+    allowLoopbackWebhooks: false,
+  };
+}

@@ -1,0 +1,49 @@
+// One error type for business failures, and the mapping of every error to the caller's format:
+// management calls get the {success,message} envelope; relay calls get OpenAI, Claude or Gemini bodies.
+export class AppError extends Error {
+  constructor(public status: number, message: string, public code?: string) {
+    super(message);
+  }
+}
+
+export const badRequest = (m: string) => new AppError(400, m);
+export const unauthorized = (m = "not logged in or login expired") => new AppError(401, m);
+export const forbidden = (m = "no permission to perform this operation") => new AppError(403, m);
+export const notFound = (m = "not found") => new AppError(404, m);
+
+export type ErrorFormat = "envelope" | "openai" | "claude" | "gemini";
+
+export function errorFormatFor(path: string): ErrorFormat {
+  if (path.startsWith("/v1beta/") || path.startsWith("/v1/models/") && path.includes(":")) return "gemini";
+  if (path === "/v1/messages" || path.startsWith("/v1/messages/")) return "claude";
+  if (path.startsWith("/v1/") || path === "/v1" || path.startsWith("/pg/") || path.startsWith("/mj/") || path.startsWith("/suno/")) return "openai";
+  return "envelope";
+}
+
+const GEMINI_STATUS: Record<number, string> = {
+  400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND", 413: "INVALID_ARGUMENT",
+  429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 501: "UNIMPLEMENTED", 503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED",
+};
+
+const CLAUDE_TYPE: Record<number, string> = {
+  400: "invalid_request_error", 401: "authentication_error", 403: "permission_error", 404: "not_found_error",
+  413: "request_too_large", 429: "rate_limit_error", 500: "api_error", 503: "overloaded_error", 529: "overloaded_error",
+};
+
+/** The error body for a status and message in the given wire format. */
+export function errorBody(format: ErrorFormat, status: number, message: string, code?: string): unknown {
+  switch (format) {
+    case "openai":
+      return { error: { message, type: status >= 500 ? "server_error" : "invalid_request_error", param: null, code: code ?? null } };
+    case "claude":
+      return { type: "error", error: { type: CLAUDE_TYPE[status] ?? (status >= 500 ? "api_error" : "invalid_request_error"), message } };
+    case "gemini":
+      return { error: { code: status, message, status: GEMINI_STATUS[status] ?? (status >= 500 ? "INTERNAL" : "INVALID_ARGUMENT") } };
+    default:
+      return { success: false, message };
+  }
+}
+
+export function errorResponse(path: string, status: number, message: string, code?: string): Response {
+  return Response.json(errorBody(errorFormatFor(path), status, message, code), { status });
+}

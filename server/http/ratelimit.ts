@@ -1,0 +1,28 @@
+// Per-IP fixed-window limits on management routes (counts live in the shared cache, so they hold across
+// instances when Redis is configured).
+import type { AppDeps } from "../deps.ts";
+import { AppError } from "./errors.ts";
+
+export const LIMITS = {
+  /** login, register, password reset, verification mail */
+  critical: { count: 20, windowSeconds: 20 * 60 },
+  /** every other /api call */
+  api: { count: 480, windowSeconds: 180 },
+} as const;
+
+export function clientIp(request: Request, server: { requestIP(r: Request): { address: string } | null } | null, trustProxy: boolean): string {
+  if (trustProxy) {
+    const fwd = request.headers.get("x-forwarded-for");
+    if (fwd) return fwd.split(",")[0].trim();
+    const real = request.headers.get("x-real-ip");
+    if (real) return real.trim();
+  }
+  return server?.requestIP(request)?.address ?? "local";
+}
+
+export async function enforceLimit(deps: AppDeps, bucket: keyof typeof LIMITS, ip: string): Promise<void> {
+  if (!deps.config.rateLimitEnabled) return;
+  const { count, windowSeconds } = LIMITS[bucket];
+  const n = await deps.cache.incr(`rl:${bucket}:${ip}`, windowSeconds);
+  if (n > count) throw new AppError(429, "too many requests, please try again later");
+}

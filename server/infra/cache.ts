@@ -1,0 +1,112 @@
+// Shared cache: in-process memory for one instance, Redis (REDIS_CONN_STRING) when several share state.
+import { RedisClient } from "bun";
+
+export interface Cache {
+  readonly kind: "memory" | "redis";
+  get(key: string): Promise<string | null>;
+  set(key: string, value: string, ttlSeconds?: number): Promise<void>;
+  /** Sets only when absent; true when this call set it (used for once-only work across instances). */
+  setNx(key: string, value: string, ttlSeconds: number): Promise<boolean>;
+  del(key: string): Promise<void>;
+  /** Increments a counter that expires ttlSeconds after its first increment; returns the new count. */
+  incr(key: string, ttlSeconds: number): Promise<number>;
+  close(): Promise<void>;
+}
+
+export class MemoryCache implements Cache {
+  readonly kind = "memory" as const;
+  private map = new Map<string, { v: string; exp: number }>();
+  private sweeper = setInterval(() => this.sweep(), 60_000);
+
+  constructor() {
+    this.sweeper.unref?.();
+  }
+
+  private live(key: string) {
+    const e = this.map.get(key);
+    if (!e) return undefined;
+    if (e.exp && e.exp <= Date.now()) {
+      this.map.delete(key);
+      return undefined;
+    }
+    return e;
+  }
+
+  private sweep() {
+    const now = Date.now();
+    for (const [k, e] of this.map) if (e.exp && e.exp <= now) this.map.delete(k);
+  }
+
+  async get(key: string) {
+    return this.live(key)?.v ?? null;
+  }
+  async set(key: string, value: string, ttlSeconds = 0) {
+    this.map.set(key, { v: value, exp: ttlSeconds > 0 ? Date.now() + ttlSeconds * 1000 : 0 });
+  }
+  async setNx(key: string, value: string, ttlSeconds: number) {
+    if (this.live(key)) return false;
+    await this.set(key, value, ttlSeconds);
+    return true;
+  }
+  async del(key: string) {
+    this.map.delete(key);
+  }
+  async incr(key: string, ttlSeconds: number) {
+    const e = this.live(key);
+    if (!e) {
+      this.map.set(key, { v: "1", exp: Date.now() + ttlSeconds * 1000 });
+      return 1;
+    }
+    e.v = String(Number(e.v) + 1);
+    return Number(e.v);
+  }
+  async close() {
+    clearInterval(this.sweeper);
+    this.map.clear();
+  }
+}
+
+export class RedisCache implements Cache {
+  readonly kind = "redis" as const;
+  private client: RedisClient;
+
+  constructor(url: string, private prefix = "switchyard:") {
+    this.client = new RedisClient(url, { connectionTimeout: 5000, maxRetries: 20 });
+  }
+
+  async connect() {
+    await this.client.connect();
+  }
+  async get(key: string) {
+    return (await this.client.get(this.prefix + key)) ?? null;
+  }
+  async set(key: string, value: string, ttlSeconds = 0) {
+    if (ttlSeconds > 0) await this.client.send("SET", [this.prefix + key, value, "EX", String(ttlSeconds)]);
+    else await this.client.set(this.prefix + key, value);
+  }
+  async setNx(key: string, value: string, ttlSeconds: number) {
+    const r = await this.client.send("SET", [this.prefix + key, value, "EX", String(ttlSeconds), "NX"]);
+    return r === "OK";
+  }
+  async del(key: string) {
+    await this.client.del(this.prefix + key);
+  }
+  async incr(key: string, ttlSeconds: number) {
+    // INCR then EXPIRE NX in one script, so a crash between the two cannot leave an immortal counter.
+    const n = await this.client.send("EVAL", [
+      "local n = redis.call('INCR', KEYS[1]) if n == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end return n",
+      "1", this.prefix + key, String(ttlSeconds),
+    ]);
+    return Number(n);
+  }
+  async close() {
+    this.client.close();
+  }
+}
+
+export async function openCache(redisUrl: string | null, prefix?: string): Promise<Cache> {
+  if (!redisUrl) return new MemoryCache();
+  const c = new RedisCache(redisUrl, prefix);
+  await c.connect();
+  return c;
+}

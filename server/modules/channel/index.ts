@@ -1,0 +1,67 @@
+import { Elysia } from "elysia";
+import type { AppDeps } from "../../deps.ts";
+import { authPlugin } from "../../http/auth.ts";
+import { ok, paging } from "../../http/envelope.ts";
+import { ROLE } from "../../catalogue/index.ts";
+import * as svc from "./service.ts";
+import * as m from "./model.ts";
+import { startTestAll, testAllProgress, testChannel } from "./testing.ts";
+import { updateAllBalances, updateBalance } from "./balance.ts";
+import { fetchChannelModels, fetchModelsFor } from "./upstream-models.ts";
+
+const flag = (v: string | undefined) => v === "true" || v === "1";
+const optInt = (v: string | undefined) => (v !== undefined && v !== "" && Number.isInteger(Number(v)) ? Number(v) : undefined);
+
+function listQuery(q: Record<string, string | undefined>): svc.ChannelListQuery {
+  return {
+    ...paging(q), idSort: flag(q.id_sort), tagMode: flag(q.tag_mode), keyword: q.keyword, group: q.group, model: q.model,
+    status: optInt(q.status), type: optInt(q.type),
+  };
+}
+
+/** new-api wraps the channel as {mode, channel: {...}}; one-api sends the channel itself. */
+function unwrap(body: Record<string, any>): svc.ChannelInput {
+  if (body.channel && typeof body.channel === "object") {
+    const { channel, ...rest } = body;
+    return { ...channel, ...rest };
+  }
+  return body;
+}
+
+export function channelModule(deps: AppDeps) {
+  const admin = { role: ROLE.admin };
+  return new Elysia({ prefix: "/api/channel" })
+    .use(authPlugin(deps))
+    .get("/", ({ query }) => svc.listChannels(deps, listQuery(query)).then(ok), { ...admin, query: m.listQuery })
+    .get("/search", ({ query }) => svc.listChannels(deps, listQuery(query)).then(ok), { ...admin, query: m.listQuery })
+    .get("/test", () => {
+      const run = startTestAll(deps);
+      return ok(run.progress, run.started ? "testing all channels started in the background" : "a test of all channels is already running");
+    }, admin)
+    .get("/test/progress", () => ok(testAllProgress(deps)), admin)
+    .get("/test/:id", async ({ params, query }) => {
+      const r = await testChannel(deps, params.id, { model: query.model });
+      return { success: r.success, message: r.message, time: r.time };
+    }, { ...admin, params: m.idParam, query: m.testQuery })
+    .get("/update_balance", async () => ok(await updateAllBalances(deps), "balances updated"), admin)
+    .get("/update_balance/:id", async ({ params }) => {
+      const balance = await updateBalance(deps, params.id);
+      return { success: true, message: "", balance, data: { balance } };
+    }, { ...admin, params: m.idParam })
+    .get("/fetch_models/:id", async ({ params }) => ok(await fetchChannelModels(deps, params.id)), { ...admin, params: m.idParam })
+    .post("/fetch_models", async ({ body }) => ok(await fetchModelsFor(body)), { ...admin, body: m.fetchModelsBody })
+    .delete("/disabled", async () => ok(await svc.deleteDisabled(deps)), admin)
+    .post("/batch", async ({ body }) => ok(await svc.batchDelete(deps, body.ids)), { ...admin, body: m.idsBody })
+    .post("/batch/tag", async ({ body }) => ok(await svc.batchSetTag(deps, body.ids, body.tag)), { ...admin, body: m.batchTagBody })
+    .post("/fix", async () => ok(await svc.fixAbilities(deps)), admin)
+    .put("/tag", async ({ body }) => ok(await svc.editTag(deps, body)), { ...admin, body: m.tagEditBody })
+    .post("/tag/enabled", async ({ body }) => ok(await svc.setTagStatus(deps, body.tag, 1)), { ...admin, body: m.tagBody })
+    .post("/tag/disabled", async ({ body }) => ok(await svc.setTagStatus(deps, body.tag, 2)), { ...admin, body: m.tagBody })
+    .get("/:id", async ({ params }) => ok(svc.channelView(await svc.getChannel(deps, params.id), true)), { ...admin, params: m.idParam })
+    .post("/", async ({ body }) => ok(await svc.createChannels(deps, unwrap(body)), "channel created"), { ...admin, body: m.channelBody })
+    .put("/", async ({ body }) => ok(await svc.updateChannel(deps, unwrap(body))), { ...admin, body: m.channelBody })
+    .delete("/:id", async ({ params }) => {
+      await svc.deleteChannel(deps, params.id);
+      return ok(undefined, "channel deleted");
+    }, { ...admin, params: m.idParam });
+}

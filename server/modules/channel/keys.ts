@@ -1,0 +1,99 @@
+// Multi-key channels: one channel whose `key` holds several upstream keys, one per line, rotated by the
+// relay. The rotation state lives in `channel_info` (JSON) so it survives restarts; the pure functions
+// here compute the next key and the next state, the caller decides where to keep that state.
+import type { Channel } from "../../../db/schema.ts";
+
+export type MultiKeyMode = "polling" | "random";
+
+export interface ChannelInfo {
+  is_multi_key: boolean;
+  multi_key_size: number;
+  multi_key_mode: MultiKeyMode;
+  /** Index of the key the next polling pick starts from. */
+  multi_key_polling_index: number;
+  /** Key index → unix seconds of its last upstream failure. */
+  multi_key_failed_at: Record<string, number>;
+}
+
+/** A key that failed within this many seconds is skipped while another key is available. */
+export const KEY_FAILURE_COOLDOWN_SECONDS = 60;
+
+/** Channel types whose key is one JSON document that may span lines (Vertex service accounts). */
+export const JSON_KEY_TYPES: ReadonlySet<number> = new Set([41]);
+
+export function splitKeys(text: string): string[] {
+  return text.split(/\r?\n/).map((k) => k.trim()).filter(Boolean);
+}
+
+export function parseChannelInfo(raw: string | ChannelInfo | null | undefined): ChannelInfo {
+  let v: any = raw;
+  if (typeof raw === "string") {
+    try {
+      v = raw ? JSON.parse(raw) : {};
+    } catch {
+      v = {};
+    }
+  }
+  v ??= {};
+  return {
+    is_multi_key: Boolean(v.is_multi_key),
+    multi_key_size: Number.isInteger(v.multi_key_size) ? v.multi_key_size : 0,
+    multi_key_mode: v.multi_key_mode === "random" ? "random" : "polling",
+    multi_key_polling_index: Number.isInteger(v.multi_key_polling_index) ? v.multi_key_polling_index : 0,
+    multi_key_failed_at: v.multi_key_failed_at && typeof v.multi_key_failed_at === "object" ? { ...v.multi_key_failed_at } : {},
+  };
+}
+
+export function multiKeyInfo(size: number, mode: MultiKeyMode): ChannelInfo {
+  return { is_multi_key: true, multi_key_size: size, multi_key_mode: mode, multi_key_polling_index: 0, multi_key_failed_at: {} };
+}
+
+export interface KeyPick {
+  key: string;
+  /** Index of the key in the channel's key list (0 for single-key channels). */
+  index: number;
+  /** The channel_info to keep for the next pick (unchanged for single-key channels). */
+  info: ChannelInfo;
+}
+
+/**
+ * Chooses the key for the next upstream call. Single-key channels return their key. Multi-key channels
+ * rotate (polling: round-robin from multi_key_polling_index; random: uniform), skipping keys that failed
+ * within KEY_FAILURE_COOLDOWN_SECONDS; when every key failed recently, the one that failed longest ago
+ * is used rather than refusing the call. `random` is injectable for tests.
+ */
+export function pickChannelKey(
+  channel: Pick<Channel, "key"> & { channel_info?: string | ChannelInfo | null },
+  now: number,
+  random: () => number = Math.random,
+): KeyPick {
+  const info = parseChannelInfo(channel.channel_info);
+  const keys = info.is_multi_key ? splitKeys(channel.key) : [];
+  if (!info.is_multi_key || keys.length <= 1) return { key: info.is_multi_key ? keys[0] ?? "" : channel.key.trim(), index: 0, info };
+  const healthy = (i: number) => now - (info.multi_key_failed_at[i] ?? 0) >= KEY_FAILURE_COOLDOWN_SECONDS;
+  let index = -1;
+  if (info.multi_key_mode === "random") {
+    const candidates = keys.map((_, i) => i).filter(healthy);
+    if (candidates.length) index = candidates[Math.floor(random() * candidates.length) % candidates.length];
+  } else {
+    const start = ((info.multi_key_polling_index % keys.length) + keys.length) % keys.length;
+    for (let step = 0; step < keys.length; step++) {
+      const i = (start + step) % keys.length;
+      if (healthy(i)) {
+        index = i;
+        break;
+      }
+    }
+  }
+  if (index === -1) {
+    index = 0;
+    for (let i = 1; i < keys.length; i++) if ((info.multi_key_failed_at[i] ?? 0) < (info.multi_key_failed_at[index] ?? 0)) index = i;
+  }
+  const next: ChannelInfo = { ...info, multi_key_size: keys.length, multi_key_polling_index: (index + 1) % keys.length };
+  return { key: keys[index], index, info: next };
+}
+
+/** The channel_info after key `index` failed at `now` (pure; the caller stores it). */
+export function markKeyFailed(info: ChannelInfo, index: number, now: number): ChannelInfo {
+  return { ...info, multi_key_failed_at: { ...info.multi_key_failed_at, [index]: now } };
+}

@@ -1,0 +1,181 @@
+// Channel tests: one real, minimal request through the channel's provider adaptor ("hi" with a few
+// output tokens, or an embedding of "hi" for embedding models). The outcome feeds the automation rules.
+import type { AppDeps } from "../../deps.ts";
+import type { Channel } from "../../../db/schema.ts";
+import { nowSeconds } from "../../../db/index.ts";
+import { CHANNEL_STATUS, channelType } from "../../catalogue/index.ts";
+import { adaptorFor, baseUrlOf } from "../../relay/providers/index.ts";
+import type { ProviderCall, RelayMode } from "../../relay/providers/types.ts";
+import { commaList } from "./abilities.ts";
+import { pickChannelKey } from "./keys.ts";
+import { getChannel } from "./service.ts";
+import { recordChannelResult, recordProbeFailure } from "./health.ts";
+
+export interface TestResult { success: boolean; message: string; /** seconds */ time: number }
+
+const EMBEDDING_RE = /embed|bge-|m3e|text-similarity/i;
+/** Reasoning models refuse max_tokens and want max_completion_tokens. */
+const REASONING_RE = /^(o\d|gpt-5)/i;
+export const TEST_TIMEOUT_MS = 60_000;
+
+export function testModelOf(channel: Pick<Channel, "test_model" | "models">, requested?: string): string {
+  return (requested ?? "").trim() || (channel.test_model ?? "").trim() || commaList(channel.models)[0] || "gpt-4o-mini";
+}
+
+function jsonObject(text: string | null | undefined): Record<string, any> {
+  try {
+    const v = text ? JSON.parse(text) : {};
+    return v && typeof v === "object" && !Array.isArray(v) ? v : {};
+  } catch {
+    return {};
+  }
+}
+
+/** The request body of a test, in OpenAI format. */
+export function testBody(mode: RelayMode, model: string): Record<string, unknown> {
+  if (mode === "embeddings") return { model, input: "hi" };
+  const body: Record<string, unknown> = { model, messages: [{ role: "user", content: "hi" }], stream: false };
+  if (REASONING_RE.test(model)) body.max_completion_tokens = 16;
+  else body.max_tokens = 16;
+  return body;
+}
+
+function scrub(text: string, key: string): string {
+  let out = text;
+  for (const k of key.split(/\r?\n/).map((s) => s.trim()).filter((s) => s.length >= 6)) out = out.split(k).join("***");
+  return out.length > 500 ? out.slice(0, 500) + "..." : out;
+}
+
+export interface TestOptions {
+  model?: string;
+  /** Part of a full test run: a response slower than ChannelDisableThreshold counts as a failure. */
+  full?: boolean;
+  /** Half-open probe of an auto-disabled channel: a failure lengthens the wait before the next probe. */
+  probe?: boolean;
+}
+
+export async function testChannel(deps: AppDeps, channelOrId: Channel | number, opts: TestOptions = {}): Promise<TestResult> {
+  const channel = typeof channelOrId === "number" ? await getChannel(deps, channelOrId) : channelOrId;
+  const adaptor = adaptorFor(channel.type);
+  const typeName = channelType(channel.type)?.name ?? `type ${channel.type}`;
+  if (!adaptor) return { success: false, message: `testing is not supported for channel type ${typeName}`, time: 0 };
+  const model = testModelOf(channel, opts.model);
+  const mode: RelayMode = EMBEDDING_RE.test(model) ? "embeddings" : "chat";
+  if (!adaptor.supports(mode)) return { success: false, message: `channel type ${typeName} does not support ${mode} tests`, time: 0 };
+  const mapping = jsonObject(channel.model_mapping);
+  const upstreamModel = typeof mapping[model] === "string" && mapping[model] ? mapping[model] : model;
+  const { key, index: keyIndex } = pickChannelKey(channel, nowSeconds());
+  const call: ProviderCall = {
+    mode, format: "openai", channel, key, baseUrl: baseUrlOf(channel), requestModel: model, upstreamModel, stream: false,
+    clientWantsUsage: false, path: mode === "embeddings" ? "/v1/embeddings" : "/v1/chat/completions", search: "",
+    options: { ...jsonObject(channel.other), ...jsonObject(channel.setting) }, site: deps.options,
+  };
+  const body = { ...testBody(mode, upstreamModel), ...jsonObject(channel.param_override) };
+  const started = performance.now();
+  let success = false;
+  let message = "";
+  let status: number | undefined;
+  let code: string | undefined;
+  try {
+    const req = await adaptor.buildRequest(call, body);
+    const res = await fetch(req.url, { method: req.method ?? "POST", headers: req.headers, body: req.body, signal: AbortSignal.timeout(TEST_TIMEOUT_MS) });
+    const text = await res.text();
+    status = res.status;
+    if (!res.ok) {
+      message = adaptor.errorMessage?.(res.status, text) ?? `upstream answered with status ${res.status}`;
+      try {
+        const j = JSON.parse(text);
+        code = j?.error?.code ?? j?.error?.type ?? j?.code ?? undefined;
+        if (code !== undefined) code = String(code);
+      } catch {}
+    } else {
+      let json: any;
+      try {
+        json = JSON.parse(text);
+      } catch {
+        throw new Error("the upstream answer is not JSON");
+      }
+      adaptor.parseResponse(call, json);
+      if (json?.error) message = typeof json.error === "string" ? json.error : json.error.message ?? "the upstream answered with an error";
+      else success = true;
+    }
+  } catch (e) {
+    const err = e as Error;
+    message = err.name === "TimeoutError" ? `no answer within ${TEST_TIMEOUT_MS / 1000} seconds` : err.message || "request failed";
+  }
+  // At least 1 ms when it worked: 0 means "not tested" to the console.
+  const ms = Math.max(success ? 1 : 0, Math.round(performance.now() - started));
+  message = scrub(message, channel.key);
+  // As one-api does: a failed test shows as "not tested" (0) instead of a misleading fast time.
+  await deps.db.updateTable("channels").set({ response_time: success ? ms : 0, test_time: nowSeconds() }).where("id", "=", channel.id).execute();
+  const thresholdMs = deps.options.number("ChannelDisableThreshold", 5) * 1000;
+  if (success && opts.full && thresholdMs > 0 && ms > thresholdMs) {
+    const slow = `response time ${(ms / 1000).toFixed(2)}s exceeds the threshold of ${thresholdMs / 1000}s`;
+    await recordChannelResult(deps, channel.id, { ok: false, source: "test", message: slow, slow: true });
+    return { success: false, message: slow, time: ms / 1000 };
+  }
+  if (success) await recordChannelResult(deps, channel.id, { ok: true, source: "test", elapsedMs: ms });
+  else {
+    await recordChannelResult(deps, channel.id, { ok: false, source: "test", status, message, code, keyIndex });
+    if (opts.probe) await recordProbeFailure(deps, channel.id);
+  }
+  return { success, message, time: ms / 1000 };
+}
+
+// ---- test all ----------------------------------------------------------------------------------------
+
+export interface TestAllProgress {
+  running: boolean;
+  total: number;
+  done: number;
+  succeeded: number;
+  failed: number;
+  started_at: number;
+  finished_at: number;
+}
+
+const runs = new WeakMap<AppDeps, { progress: TestAllProgress; promise: Promise<void> }>();
+const CONCURRENCY = 4;
+
+export function testAllProgress(deps: AppDeps): TestAllProgress | null {
+  const r = runs.get(deps);
+  return r ? { ...r.progress } : null;
+}
+
+/**
+ * Tests every channel that is enabled or auto-disabled (manually disabled ones stay untouched) in the
+ * background. Returns the progress and whether this call started the run.
+ */
+export function startTestAll(deps: AppDeps): { started: boolean; progress: TestAllProgress; done: Promise<void> } {
+  const existing = runs.get(deps);
+  if (existing?.progress.running) return { started: false, progress: { ...existing.progress }, done: existing.promise };
+  const progress: TestAllProgress = { running: true, total: 0, done: 0, succeeded: 0, failed: 0, started_at: nowSeconds(), finished_at: 0 };
+  const promise = (async () => {
+    try {
+      const channels = await deps.db.selectFrom("channels").selectAll()
+        .where("status", "in", [CHANNEL_STATUS.enabled, CHANNEL_STATUS.autoDisabled]).orderBy("id").execute();
+      progress.total = channels.length;
+      let next = 0;
+      const worker = async () => {
+        while (next < channels.length) {
+          const ch = channels[next++];
+          try {
+            const r = await testChannel(deps, ch, { full: true });
+            if (r.success) progress.succeeded++;
+            else progress.failed++;
+          } catch (e) {
+            progress.failed++;
+            console.error(`channel test of #${ch.id} failed:`, (e as Error).message);
+          }
+          progress.done++;
+        }
+      };
+      await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+    } finally {
+      progress.running = false;
+      progress.finished_at = nowSeconds();
+    }
+  })();
+  runs.set(deps, { progress, promise });
+  return { started: true, progress: { ...progress }, done: promise };
+}

@@ -1,0 +1,25 @@
+import { Elysia, t } from "elysia";
+import type { AppDeps } from "../../deps.ts";
+import { authPlugin } from "../../http/auth.ts";
+import { ok } from "../../http/envelope.ts";
+import { ROLE } from "../../catalogue/index.ts";
+import { optInt, optStr } from "../log/query.ts";
+import { quotaData, type DashboardQuery } from "./service.ts";
+
+const anyQuery = t.Record(t.String(), t.String());
+
+function parse(q: Record<string, string | undefined>): DashboardQuery {
+  return {
+    start: optInt(q, "start_timestamp"),
+    end: optInt(q, "end_timestamp"),
+    username: optStr(q, "username"),
+    granularity: optStr(q, "granularity") ?? optStr(q, "default_time"),
+  };
+}
+
+export function dashboardModule(deps: AppDeps) {
+  return new Elysia({ prefix: "/api/data" })
+    .use(authPlugin(deps))
+    .get("/", async ({ query }) => ok(await quotaData(deps, parse(query), null)), { role: ROLE.admin, query: anyQuery })
+    .get("/self", async ({ query, user }) => ok(await quotaData(deps, parse(query), { userId: user.id })), { role: ROLE.common, query: anyQuery });
+}

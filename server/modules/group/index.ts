@@ -1,0 +1,12 @@
+import { Elysia } from "elysia";
+import type { AppDeps } from "../../deps.ts";
+import { authPlugin } from "../../http/auth.ts";
+import { ok } from "../../http/envelope.ts";
+import { ROLE } from "../../catalogue/index.ts";
+import { groups } from "../user/service.ts";
+
+export function groupModule(deps: AppDeps) {
+  return new Elysia({ prefix: "/api" })
+    .use(authPlugin(deps))
+    .get("/group/", async () => ok(await groups(deps)), { role: ROLE.admin });
+}

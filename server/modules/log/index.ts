@@ -1,0 +1,45 @@
+import { Elysia, t } from "elysia";
+import type { AppDeps } from "../../deps.ts";
+import { authPlugin } from "../../http/auth.ts";
+import { ok, paging } from "../../http/envelope.ts";
+import { MAX_PAGE_SIZE, ROLE } from "../../catalogue/index.ts";
+import { listLogs, logStat, deleteLogsBefore, type LogFilter } from "./service.ts";
+import { optInt, optStr } from "./query.ts";
+
+type Q = Record<string, string | undefined>;
+const anyQuery = t.Record(t.String(), t.String());
+
+/** Filters as the console sends them; username and channel only count for admins. */
+function filterFrom(q: Q, admin: boolean): LogFilter {
+  const f: LogFilter = {
+    type: optInt(q, "type"),
+    tokenName: optStr(q, "token_name"),
+    modelName: optStr(q, "model_name"),
+    start: optInt(q, "start_timestamp"),
+    end: optInt(q, "end_timestamp"),
+    group: optStr(q, "group"),
+  };
+  if (admin) {
+    f.username = optStr(q, "username");
+    f.channel = optInt(q, "channel");
+  }
+  return f;
+}
+
+export function logModule(deps: AppDeps) {
+  return new Elysia({ prefix: "/api/log" })
+    .use(authPlugin(deps))
+    .get("/", async ({ query }) => ok(await listLogs(deps, filterFrom(query, true), paging(query, 10, MAX_PAGE_SIZE), true)), {
+      role: ROLE.admin, query: anyQuery,
+    })
+    .get("/self", async ({ query, user }) => ok(await listLogs(deps, { ...filterFrom(query, false), userId: user.id }, paging(query, 10, MAX_PAGE_SIZE), false)), {
+      role: ROLE.common, query: anyQuery,
+    })
+    .get("/stat", async ({ query }) => ok(await logStat(deps, filterFrom(query, true))), { role: ROLE.admin, query: anyQuery })
+    .get("/self/stat", async ({ query, user }) => ok(await logStat(deps, { ...filterFrom(query, false), userId: user.id })), {
+      role: ROLE.common, query: anyQuery,
+    })
+    .delete("/", async ({ query }) => ok(await deleteLogsBefore(deps, optInt(query, "target_timestamp")), "logs deleted"), {
+      role: ROLE.admin, query: anyQuery,
+    });
+}

@@ -1,0 +1,25 @@
+import { Elysia, t } from "elysia";
+import type { AppDeps } from "../../deps.ts";
+import { authPlugin } from "../../http/auth.ts";
+import { ok } from "../../http/envelope.ts";
+import { ROLE } from "../../catalogue/index.ts";
+import { listOptions, resetModelRatios, updateOption } from "./service.ts";
+
+const putBody = t.Object({
+  key: t.String({ minLength: 1, error: "key is required" }),
+  value: t.Union([t.String(), t.Number(), t.Boolean()], { error: "value must be a string" }),
+});
+
+export function optionModule(deps: AppDeps) {
+  return new Elysia({ prefix: "/api/option" })
+    .use(authPlugin(deps))
+    .get("/", () => ok(listOptions(deps)), { role: ROLE.root })
+    .put("/", async ({ body }) => {
+      await updateOption(deps, body.key, body.value);
+      return ok(undefined, "saved");
+    }, { role: ROLE.root, body: putBody })
+    .post("/rest_model_ratio", async () => {
+      await resetModelRatios(deps);
+      return ok(undefined, "model ratios reset to defaults");
+    }, { role: ROLE.root });
+}

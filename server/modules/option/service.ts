@@ -1,0 +1,120 @@
+// Site options: typed validation per key, secrets never read back (spec 000 §3.4, §5; 001 §3, §5).
+import type { AppDeps } from "../../deps.ts";
+import { badRequest } from "../../http/errors.ts";
+import { QUOTA_PER_UNIT } from "../../catalogue/index.ts";
+import { OPTION_DEFAULTS, SECRET_OPTIONS, NUMBER_OPTIONS, JSON_OPTIONS, URL_OPTIONS, isBooleanOption } from "./defaults.ts";
+
+export function listOptions(deps: AppDeps): { key: string; value: string }[] {
+  const out: { key: string; value: string }[] = [];
+  for (const [key, value] of deps.options.all()) if (!SECRET_OPTIONS.has(key)) out.push({ key, value });
+  return out;
+}
+
+const DOMAIN_RE = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/i;
+
+/** Switches that need settings filled first: key → [required option keys, message]. */
+const PREREQUISITES: Record<string, [string[], string]> = {
+  GitHubOAuthEnabled: [["GitHubClientId", "GitHubClientSecret"], "cannot enable GitHub OAuth: fill in the GitHub Client Id and Client Secret first"],
+  "oidc.enabled": [["oidc.client_id", "oidc.client_secret", "oidc.authorization_endpoint", "oidc.token_endpoint", "oidc.user_info_endpoint"],
+    "cannot enable OIDC: fill in the client id, client secret and endpoints first"],
+  LinuxDOOAuthEnabled: [["LinuxDOClientId", "LinuxDOClientSecret"], "cannot enable Linux DO OAuth: fill in the Client Id and Client Secret first"],
+  WeChatAuthEnabled: [["WeChatServerAddress", "WeChatServerToken"], "cannot enable WeChat login: fill in the WeChat server address and token first"],
+  TelegramOAuthEnabled: [["TelegramBotToken", "TelegramBotName"], "cannot enable Telegram login: fill in the bot token and bot name first"],
+  TurnstileCheckEnabled: [["TurnstileSiteKey", "TurnstileSecretKey"], "cannot enable Turnstile: fill in the site key and secret key first"],
+  EmailVerificationEnabled: [["SMTPServer", "SMTPAccount", "SMTPToken"], "cannot enable email verification: fill in the SMTP settings first"],
+  EmailDomainRestrictionEnabled: [["EmailDomainWhitelist"], "cannot enable the email domain whitelist: fill in the whitelist first"],
+};
+
+function numberMap(value: unknown, key: string, min = 0) {
+  if (!value || typeof value !== "object" || Array.isArray(value)) throw badRequest(`${key} must be a JSON object`);
+  for (const [k, v] of Object.entries(value)) {
+    if (typeof v !== "number" || !Number.isFinite(v) || v < min) throw badRequest(`${key}: the value of "${k}" must be a number >= ${min}`);
+  }
+}
+
+/** Returns the value to store, or throws a 400 with a message naming the problem. */
+export function validateOption(deps: AppDeps, key: string, raw: unknown): string {
+  if (!(key in OPTION_DEFAULTS)) throw badRequest(`unknown option ${key}`);
+  let value = typeof raw === "string" ? raw : typeof raw === "number" || typeof raw === "boolean" ? String(raw) : null;
+  if (value === null) throw badRequest(`${key}: value must be a string`);
+
+  if (isBooleanOption(key)) {
+    if (value !== "true" && value !== "false") throw badRequest(`${key} must be "true" or "false"`);
+    const pre = PREREQUISITES[key];
+    if (value === "true" && pre && pre[0].some((k) => !deps.options.get(k))) throw badRequest(pre[1]);
+    return value;
+  }
+  if (NUMBER_OPTIONS.has(key)) {
+    const n = Number(value);
+    if (value.trim() === "" || !Number.isFinite(n)) throw badRequest(`${key} must be a number`);
+    if (n < 0) throw badRequest(`${key} must not be negative`);
+    if (key === "QuotaPerUnit" && n !== QUOTA_PER_UNIT) throw badRequest(`QuotaPerUnit is fixed at ${QUOTA_PER_UNIT}`);
+    if (key.endsWith("budget_tokens_percentage") && (n < 0.1 || n > 1)) throw badRequest(`${key} must be between 0.1 and 1`);
+    if (key === "general_setting.ping_interval_seconds" && n < 1) throw badRequest(`${key} must be at least 1`);
+    if (key === "ModelRequestRateLimitSuccessCount" && n < 1) throw badRequest(`${key} must be at least 1`);
+    if (["RetryTimes", "SMTPPort", "DataExportInterval", "QuotaForNewUser", "QuotaForInviter", "QuotaForInvitee", "PreConsumedQuota"].includes(key) && !Number.isInteger(n)) {
+      throw badRequest(`${key} must be an integer`);
+    }
+    if (key === "DataExportInterval" && n < 1) throw badRequest(`${key} must be at least 1 minute`);
+    return String(n);
+  }
+  if (JSON_OPTIONS.has(key)) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(value);
+    } catch {
+      throw badRequest(key === "TopupGroupRatio" ? "top-up group ratio is not a valid JSON string" : `${key} is not a valid JSON string`);
+    }
+    switch (key) {
+      case "ModelRatio": case "CompletionRatio": case "CacheRatio": case "ModelPrice": case "GroupRatio": case "TopupGroupRatio":
+        numberMap(parsed, key);
+        break;
+      case "UserUsableGroups":
+        if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) throw badRequest(`${key} must be a JSON object`);
+        // group name → description shown to users (new-api layout)
+        for (const [g, desc] of Object.entries(parsed as object)) {
+          if (typeof desc !== "string") throw badRequest(`${key}: the description of group "${g}" must be a string`);
+        }
+        break;
+      case "Chats":
+        if (!Array.isArray(parsed)) throw badRequest("Chats must be a JSON array");
+        break;
+      case "ModelRequestRateLimitGroup":
+        if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) throw badRequest(`${key} must be a JSON object`);
+        for (const [g, v] of Object.entries(parsed as object)) {
+          if (!Array.isArray(v) || v.length !== 2 || !Number.isInteger(v[0]) || !Number.isInteger(v[1]) || v[0] < 0 || v[1] < 1) {
+            throw badRequest(`${key}: group "${g}" needs [max requests >= 0, max successful requests >= 1]`);
+          }
+        }
+        break;
+    }
+    return value;
+  }
+  if (key === "EmailDomainWhitelist") {
+    const domains = value.split(",").map((d) => d.trim()).filter(Boolean);
+    const seen = new Set<string>();
+    for (const d of domains) {
+      if (!DOMAIN_RE.test(d)) throw badRequest(`"${d}" is not a valid domain`);
+      if (seen.has(d.toLowerCase())) throw badRequest(`"${d}" is already in whitelist`);
+      seen.add(d.toLowerCase());
+    }
+    return domains.join(",");
+  }
+  if (URL_OPTIONS.has(key)) {
+    value = value.trim().replace(/\/+$/, "");
+    if (value && !/^https?:\/\//i.test(value)) throw badRequest(`${key} must start with http:// or https://`);
+    return value;
+  }
+  if (key === "oidc.well_known" && value && !/^https?:\/\//i.test(value)) throw badRequest("the OIDC well-known URL must start with http:// or https://");
+  return value;
+}
+
+export async function updateOption(deps: AppDeps, key: string, raw: unknown): Promise<void> {
+  const value = validateOption(deps, key, raw);
+  await deps.options.set(key, value);
+}
+
+/** POST /api/option/rest_model_ratio: restores the default pricing tables. */
+export async function resetModelRatios(deps: AppDeps): Promise<void> {
+  for (const key of ["ModelRatio", "CompletionRatio", "CacheRatio", "ModelPrice"]) await deps.options.set(key, OPTION_DEFAULTS[key]);
+}

@@ -1,0 +1,30 @@
+import { Elysia } from "elysia";
+import type { AppDeps } from "../../deps.ts";
+import { authPlugin } from "../../http/auth.ts";
+import { ok, paging } from "../../http/envelope.ts";
+import { ROLE } from "../../catalogue/index.ts";
+import * as svc from "./service.ts";
+import * as m from "./model.ts";
+
+export function redemptionModule(deps: AppDeps) {
+  return new Elysia({ prefix: "/api" })
+    .use(authPlugin(deps))
+    .get("/redemption/", async ({ query }) => ok(await svc.listRedemptions(deps, paging(query))), { role: ROLE.admin, query: m.listQuery })
+    .get("/redemption/search", async ({ query }) => ok(await svc.listRedemptions(deps, { ...paging(query), keyword: query.keyword })), {
+      role: ROLE.admin, query: m.listQuery,
+    })
+    .get("/redemption/:id", async ({ params }) => ok(await svc.getRedemption(deps, params.id)), { role: ROLE.admin, params: m.idParam })
+    .post("/redemption/", async ({ user, body }) => ok(await svc.createRedemptions(deps, user.id, body)), { role: ROLE.admin, body: m.createBody })
+    .put("/redemption/", async ({ body, query }) => {
+      if (query.status_only === "true") {
+        if (body.status === undefined) throw svc.statusRequired();
+        return ok(await svc.setRedemptionStatus(deps, body.id, body.status));
+      }
+      return ok(await svc.updateRedemption(deps, body));
+    }, { role: ROLE.admin, body: m.updateBody, query: m.updateQuery })
+    .delete("/redemption/:id", async ({ params }) => {
+      await svc.deleteRedemption(deps, params.id);
+      return ok(undefined, "deleted");
+    }, { role: ROLE.admin, params: m.idParam })
+    .post("/user/topup", async ({ user, body }) => ok(await svc.redeem(deps, user, body.key), "redeemed"), { role: ROLE.common, body: m.redeemBody });
+}

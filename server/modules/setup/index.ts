@@ -1,0 +1,22 @@
+import { Elysia, t } from "elysia";
+import type { AppDeps } from "../../deps.ts";
+import { ok } from "../../http/envelope.ts";
+import { setupStatus, runSetup } from "./service.ts";
+
+const setupBody = t.Object({
+  username: t.Optional(t.String()),
+  password: t.Optional(t.String()),
+  confirmPassword: t.Optional(t.String()),
+  SelfUseModeEnabled: t.Optional(t.Boolean()),
+  DemoSiteEnabled: t.Optional(t.Boolean()),
+}, { additionalProperties: true });
+
+export function setupModule(deps: AppDeps, onDone: () => void) {
+  return new Elysia({ prefix: "/api/setup" })
+    .get("", async () => ok(await setupStatus(deps)))
+    .post("", async ({ body }) => {
+      await runSetup(deps, body);
+      onDone();
+      return ok(undefined, "system initialised");
+    }, { body: setupBody });
+}

@@ -1,0 +1,12 @@
+import { Elysia } from "elysia";
+import type { AppDeps } from "../../deps.ts";
+import { ok } from "../../http/envelope.ts";
+import { statusObject } from "./service.ts";
+
+export function statusModule(deps: AppDeps) {
+  return new Elysia({ prefix: "/api" })
+    .get("/status", async () => ok(await statusObject(deps)))
+    .get("/notice", () => ok(deps.options.get("Notice")))
+    .get("/about", () => ok(deps.options.get("About")))
+    .get("/home_page_content", () => ok(deps.options.get("HomePageContent")));
+}

@@ -1,0 +1,56 @@
+// The status object (spec 000 §3.3) the console loads before anything else.
+import type { AppDeps } from "../../deps.ts";
+import { VERSION } from "../../config.ts";
+import { setupStatus } from "../setup/service.ts";
+
+export async function statusObject(deps: AppDeps) {
+  const o = deps.options;
+  const setup = await setupStatus(deps);
+  return {
+    version: VERSION,
+    start_time: deps.startTime,
+    system_name: o.get("SystemName"),
+    logo: o.get("Logo"),
+    footer_html: o.get("Footer"),
+    server_address: o.get("ServerAddress"),
+    quota_per_unit: o.number("QuotaPerUnit"),
+    display_in_currency: o.bool("DisplayInCurrencyEnabled"),
+    display_token_stat: o.bool("DisplayTokenStatEnabled"),
+    enable_drawing: o.bool("DrawingEnabled"),
+    enable_task: true,
+    enable_data_export: o.bool("DataExportEnabled"),
+    data_export_default_time: o.get("DataExportDefaultTime"),
+    default_collapse_sidebar: o.bool("DefaultCollapseSidebar"),
+    mj_notify_enabled: o.bool("MjNotifyEnabled"),
+    chats: o.json<unknown[]>("Chats", []),
+    chat_link: "",
+    chat_link2: "",
+    docs_link: o.get("general_setting.docs_link"),
+    top_up_link: o.get("TopUpLink"),
+    price: o.number("Price"),
+    min_topup: o.number("MinTopUp"),
+    enable_online_topup: !!(o.get("PayAddress") && o.get("EpayId") && o.get("EpayKey")),
+    self_use_mode_enabled: o.bool("SelfUseModeEnabled"),
+    demo_site_enabled: o.bool("DemoSiteEnabled"),
+    register_enabled: o.bool("RegisterEnabled"),
+    password_login_enabled: o.bool("PasswordLoginEnabled"),
+    password_register_enabled: o.bool("PasswordRegisterEnabled"),
+    turnstile_check: o.bool("TurnstileCheckEnabled"),
+    turnstile_site_key: o.get("TurnstileSiteKey"),
+    email_verification: o.bool("EmailVerificationEnabled"),
+    github_oauth: o.bool("GitHubOAuthEnabled"),
+    github_client_id: o.get("GitHubClientId"),
+    oidc_enabled: o.bool("oidc.enabled"),
+    oidc_client_id: o.get("oidc.client_id"),
+    oidc_authorization_endpoint: o.get("oidc.authorization_endpoint"),
+    wechat_login: o.bool("WeChatAuthEnabled"),
+    wechat_qrcode: o.get("WeChatAccountQRCodeImageURL"),
+    telegram_oauth: o.bool("TelegramOAuthEnabled"),
+    telegram_bot_name: o.get("TelegramBotName"),
+    linuxdo_oauth: o.bool("LinuxDOOAuthEnabled"),
+    linuxdo_client_id: o.get("LinuxDOClientId"),
+    setup: setup.status,
+    root_init: setup.root_init,
+    database_type: setup.database_type,
+  };
+}

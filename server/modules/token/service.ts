@@ -1,0 +1,202 @@
+// API tokens of a user: create (optionally several at once), list, search, update, enable/disable, delete.
+// Keys are stored without the "sk-" prefix (one-api layout) and shown to their owner with it.
+import type { AppDeps } from "../../deps.ts";
+import type { Token, User } from "../../../db/schema.ts";
+import { nowSeconds } from "../../../db/index.ts";
+import { badRequest, notFound } from "../../http/errors.ts";
+import { TOKEN_KEY_LENGTH, TOKEN_KEY_PREFIX, TOKEN_STATUS } from "../../catalogue/index.ts";
+import { randomString } from "../../infra/random.ts";
+import { parseAllowIps } from "./ips.ts";
+import { notifyTokenChanged } from "./events.ts";
+
+export const TOKEN_NAME_MAX_LENGTH = 30;
+export const TOKEN_BATCH_MAX = 100;
+const SUFFIX_LENGTH = 6;
+
+export const MSG = {
+  nameRequired: "token name cannot be empty",
+  nameTooLong: `token name is too long (at most ${TOKEN_NAME_MAX_LENGTH} characters)`,
+  badExpiry: "expiry time format error: use a unix timestamp in seconds, or -1 for never",
+  expiredInPast: "the expiry time is in the past; choose a future time or -1 for never",
+  badQuota: "remain_quota must be a non-negative integer",
+  badCount: `count must be an integer from 1 to ${TOKEN_BATCH_MAX}`,
+  badStatus: "status must be 1 (enabled) or 2 (disabled); expired and exhausted are set by the system",
+  enableExpired: "the token has expired and cannot be enabled: change its expiry time first, or set it to never expire",
+  enableExhausted: "the token's quota is used up and it cannot be enabled: raise its remaining quota first, or make it unlimited",
+  notFound: "token not found",
+} as const;
+
+export interface TokenInput {
+  name?: string;
+  remain_quota?: number;
+  expired_time?: number;
+  unlimited_quota?: boolean;
+  model_limits_enabled?: boolean;
+  model_limits?: string;
+  allow_ips?: string;
+  group?: string;
+  status?: number;
+}
+
+/** The shape sent to the token's owner: key with its sk- prefix, booleans as booleans. */
+export function tokenView(t: Token) {
+  return {
+    id: t.id, user_id: t.user_id, name: t.name, key: TOKEN_KEY_PREFIX + t.key, status: t.status,
+    created_time: t.created_time, accessed_time: t.accessed_time, expired_time: t.expired_time,
+    remain_quota: t.remain_quota, used_quota: t.used_quota, unlimited_quota: Boolean(t.unlimited_quota),
+    model_limits_enabled: Boolean(t.model_limits_enabled), model_limits: t.model_limits ?? "",
+    allow_ips: t.allow_ips ?? "", group: t.group ?? "",
+  };
+}
+
+/** Comma list without blanks or duplicates, as stored and sent. */
+function cleanList(text: string): string {
+  return [...new Set(text.split(",").map((s) => s.trim()).filter(Boolean))].join(",");
+}
+
+/** Groups the user may put on a token: the UserUsableGroups option plus the user's own group. */
+export function usableGroups(deps: AppDeps, user: Pick<User, "group">): string[] {
+  const groups = Object.keys(deps.options.json<Record<string, string>>("UserUsableGroups", {}));
+  if (user.group && !groups.includes(user.group)) groups.push(user.group);
+  return groups;
+}
+
+function checkName(name: string) {
+  if (!name) throw badRequest(MSG.nameRequired);
+  if (name.length > TOKEN_NAME_MAX_LENGTH) throw badRequest(MSG.nameTooLong);
+}
+
+function checkExpiry(v: number) {
+  if (!Number.isInteger(v) || (v !== -1 && v <= 0)) throw badRequest(MSG.badExpiry);
+}
+
+function checkQuota(v: number) {
+  if (!Number.isInteger(v) || v < 0) throw badRequest(MSG.badQuota);
+}
+
+/** Validates the fields shared by create and update; returns the column values to write. */
+function validatedFields(deps: AppDeps, user: User, input: TokenInput): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (input.name !== undefined) {
+    const name = input.name.trim();
+    checkName(name);
+    out.name = name;
+  }
+  if (input.remain_quota !== undefined) {
+    checkQuota(input.remain_quota);
+    out.remain_quota = input.remain_quota;
+  }
+  if (input.expired_time !== undefined) {
+    checkExpiry(input.expired_time);
+    out.expired_time = input.expired_time;
+  }
+  if (input.unlimited_quota !== undefined) out.unlimited_quota = Boolean(input.unlimited_quota);
+  if (input.model_limits_enabled !== undefined) out.model_limits_enabled = Boolean(input.model_limits_enabled);
+  if (input.model_limits !== undefined) out.model_limits = cleanList(input.model_limits);
+  if (input.allow_ips !== undefined) {
+    const { invalid } = parseAllowIps(input.allow_ips);
+    if (invalid.length) throw badRequest(`invalid IP address or CIDR range in allow_ips: ${invalid.join(", ")}`);
+    out.allow_ips = input.allow_ips.split(/\r?\n/).map((l) => l.trim()).filter(Boolean).join("\n");
+  }
+  if (input.group !== undefined) {
+    const group = input.group.trim();
+    if (group && !usableGroups(deps, user).includes(group)) throw badRequest(`group "${group}" is not available to you`);
+    out.group = group;
+  }
+  return out;
+}
+
+async function uniqueKey(deps: AppDeps): Promise<string> {
+  // 62^48 makes a clash practically impossible; the unique index still guards it, so look once.
+  for (;;) {
+    const key = randomString(TOKEN_KEY_LENGTH);
+    const taken = await deps.db.selectFrom("tokens").select("id").where("key", "=", key).executeTakeFirst();
+    if (!taken) return key;
+  }
+}
+
+export async function createTokens(deps: AppDeps, user: User, input: TokenInput & { count?: number }) {
+  const count = input.count ?? 1;
+  if (!Number.isInteger(count) || count < 1 || count > TOKEN_BATCH_MAX) throw badRequest(MSG.badCount);
+  const name = (input.name ?? "").trim();
+  checkName(name);
+  if (input.status !== undefined && input.status !== TOKEN_STATUS.enabled && input.status !== TOKEN_STATUS.disabled) {
+    throw badRequest(MSG.badStatus);
+  }
+  const fields = validatedFields(deps, user, input);
+  const expired = (fields.expired_time as number | undefined) ?? -1;
+  if (expired !== -1 && expired <= nowSeconds()) throw badRequest(MSG.expiredInPast);
+  const now = nowSeconds();
+  const rows = [];
+  for (let i = 0; i < count; i++) {
+    rows.push({
+      user_id: user.id, key: await uniqueKey(deps), status: input.status ?? TOKEN_STATUS.enabled,
+      name: count > 1 && i > 0 ? `${name}-${randomString(SUFFIX_LENGTH)}` : name,
+      created_time: now, accessed_time: now, expired_time: expired,
+      remain_quota: (fields.remain_quota as number | undefined) ?? 0,
+      unlimited_quota: (fields.unlimited_quota as boolean | undefined) ?? false,
+      model_limits_enabled: (fields.model_limits_enabled as boolean | undefined) ?? false,
+      model_limits: (fields.model_limits as string | undefined) ?? "",
+      allow_ips: (fields.allow_ips as string | undefined) ?? "",
+      used_quota: 0, group: (fields.group as string | undefined) ?? "",
+    });
+  }
+  await deps.db.insertInto("tokens").values(rows).execute();
+  const created = await deps.db.selectFrom("tokens").selectAll().where("key", "in", rows.map((r) => r.key)).orderBy("id").execute();
+  return created.map(tokenView);
+}
+
+export interface TokenListQuery { page: number; size: number; offset: number; keyword?: string; token?: string }
+
+export async function listTokens(deps: AppDeps, user: User, q: TokenListQuery) {
+  let base = deps.db.selectFrom("tokens").where("user_id", "=", user.id);
+  const keyword = q.keyword?.trim();
+  if (keyword) base = base.where("name", "like", `%${keyword}%`);
+  const token = q.token?.trim().replace(/^sk-/, "");
+  if (token) base = base.where("key", "like", `%${token}%`);
+  const [{ n }] = await base.select((eb) => eb.fn.countAll<number>().as("n")).execute();
+  const rows = await base.selectAll().orderBy("id", "desc").limit(q.size).offset(q.offset).execute();
+  return { items: rows.map(tokenView), page: q.page, page_size: q.size, total: Number(n) };
+}
+
+/** The user's own token; another user's id answers "not found", never "forbidden". */
+export async function ownToken(deps: AppDeps, user: User, id: number): Promise<Token> {
+  const t = await deps.db.selectFrom("tokens").selectAll().where("id", "=", id).where("user_id", "=", user.id).executeTakeFirst();
+  if (!t) throw notFound(MSG.notFound);
+  return t;
+}
+
+/**
+ * Enabling is refused while the token would still be expired or exhausted, judged on the values after
+ * this update, so fixing the expiry or quota in the same request is enough.
+ */
+function checkEnable(current: Token, next: { expired_time: number; remain_quota: number; unlimited_quota: boolean }) {
+  if (next.expired_time !== -1 && next.expired_time <= nowSeconds()) throw badRequest(MSG.enableExpired);
+  if (current.status === TOKEN_STATUS.exhausted && !next.unlimited_quota && next.remain_quota <= 0) throw badRequest(MSG.enableExhausted);
+}
+
+export async function updateToken(deps: AppDeps, user: User, id: number, input: TokenInput, statusOnly: boolean) {
+  const current = await ownToken(deps, user, id);
+  let patch: Record<string, unknown> = {};
+  if (!statusOnly) patch = validatedFields(deps, user, input);
+  const wantsStatus = input.status !== undefined && input.status !== current.status;
+  if (wantsStatus && input.status !== TOKEN_STATUS.enabled && input.status !== TOKEN_STATUS.disabled) throw badRequest(MSG.badStatus);
+  if (statusOnly && input.status === undefined) throw badRequest(MSG.badStatus);
+  const next = {
+    expired_time: (patch.expired_time as number | undefined) ?? current.expired_time,
+    remain_quota: (patch.remain_quota as number | undefined) ?? current.remain_quota,
+    unlimited_quota: (patch.unlimited_quota as boolean | undefined) ?? Boolean(current.unlimited_quota),
+  };
+  if (wantsStatus && input.status === TOKEN_STATUS.enabled) checkEnable(current, next);
+  if (wantsStatus) patch.status = input.status;
+  if (Object.keys(patch).length) await deps.db.updateTable("tokens").set(patch).where("id", "=", current.id).execute();
+  notifyTokenChanged(current.key);
+  return tokenView(await ownToken(deps, user, id));
+}
+
+export async function deleteToken(deps: AppDeps, user: User, id: number): Promise<void> {
+  const current = await ownToken(deps, user, id);
+  // A hard delete: a token that no longer exists can never authenticate again, whatever the relay caches.
+  await deps.db.deleteFrom("tokens").where("id", "=", current.id).where("user_id", "=", user.id).execute();
+  notifyTokenChanged(current.key);
+}

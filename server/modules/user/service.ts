@@ -1,0 +1,345 @@
+// Accounts: registration, login, administration with role levels, self-service, invites. No HTTP here.
+import { sql } from "kysely";
+import type { AppDeps } from "../../deps.ts";
+import type { User } from "../../../db/schema.ts";
+import { nowDatetime, nowSeconds } from "../../../db/index.ts";
+import { AppError, badRequest, forbidden, notFound } from "../../http/errors.ts";
+import {
+  DEFAULT_GROUP, DEFAULT_ROOT_PASSWORD, DEFAULT_ROOT_USERNAME, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, QUOTA_PER_UNIT, ROLE,
+  USER_STATUS, USERNAME_MAX_LENGTH,
+} from "../../catalogue/index.ts";
+import { hashPassword, verifyPassword } from "./password.ts";
+import { parseSetting, publicUser, type UserSetting } from "./view.ts";
+import { randomString } from "../../infra/random.ts";
+
+export const MSG = {
+  emptyCredentials: "username and password cannot be empty",
+  loginEmpty: "please enter username and password",
+  passwordShort: `password length must not be less than ${PASSWORD_MIN_LENGTH}`,
+  passwordLong: `password length must not be more than ${PASSWORD_MAX_LENGTH}`,
+  passwordMismatch: "the two passwords do not match",
+  usernameLong: `username must be at most ${USERNAME_MAX_LENGTH} characters`,
+  usernameTaken: "username is already taken",
+  badLogin: "username or password is wrong, or the user has been banned",
+  registerClosed: "registration is closed by the administrator",
+  passwordRegisterClosed: "registration by password is closed by the administrator; use a third-party account",
+  passwordLoginClosed: "login by password is disabled by the administrator",
+  banned: "user has been banned",
+  defaultPassword: "you are using the default password, change it immediately",
+  levelDenied: "no permission to access or change users of equal or higher level",
+  adminCantMakeAdmin: "an ordinary admin cannot promote users to admin",
+  rootProtected: "the super admin cannot be disabled, deleted or demoted",
+  verificationWrong: "verification code is wrong or expired",
+  emailInvalid: "invalid email address",
+} as const;
+
+const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+function checkPassword(pw: string) {
+  if (pw.length < PASSWORD_MIN_LENGTH) throw badRequest(MSG.passwordShort);
+  if (pw.length > PASSWORD_MAX_LENGTH) throw badRequest(MSG.passwordLong);
+}
+
+function checkUsername(name: string) {
+  if (!name) throw badRequest(MSG.emptyCredentials);
+  if (name.length > USERNAME_MAX_LENGTH) throw badRequest(MSG.usernameLong);
+}
+
+export async function getUser(deps: AppDeps, id: number): Promise<User> {
+  const u = await deps.db.selectFrom("users").selectAll().where("id", "=", id).executeTakeFirst();
+  if (!u) throw notFound("user not found");
+  return u;
+}
+
+async function usernameTaken(deps: AppDeps, username: string) {
+  return !!(await deps.db.selectFrom("users").select("id").where("username", "=", username).executeTakeFirst());
+}
+
+export interface RegisterInput {
+  username: string;
+  password: string;
+  password2?: string;
+  email?: string;
+  verification_code?: string;
+  aff_code?: string;
+}
+
+export async function register(deps: AppDeps, input: RegisterInput): Promise<void> {
+  const o = deps.options;
+  if (!o.bool("RegisterEnabled") || o.bool("SelfUseModeEnabled")) throw forbidden(MSG.registerClosed);
+  if (!o.bool("PasswordRegisterEnabled")) throw forbidden(MSG.passwordRegisterClosed);
+  const username = (input.username ?? "").trim();
+  const password = input.password ?? "";
+  if (!username || !password) throw badRequest(MSG.emptyCredentials);
+  checkUsername(username);
+  checkPassword(password);
+  if (input.password2 !== undefined && input.password2 !== password) throw badRequest(MSG.passwordMismatch);
+  let email = "";
+  if (o.bool("EmailVerificationEnabled")) {
+    email = (input.email ?? "").trim();
+    if (!EMAIL_RE.test(email)) throw badRequest(MSG.emailInvalid);
+    const code = await deps.cache.get(`verify:${email}`);
+    if (!code || code !== input.verification_code) throw badRequest(MSG.verificationWrong);
+  }
+  if (await usernameTaken(deps, username)) throw badRequest(MSG.usernameTaken);
+
+  let inviterId = 0;
+  if (input.aff_code) {
+    const inviter = await deps.db.selectFrom("users").select("id").where("aff_code", "=", input.aff_code).executeTakeFirst();
+    if (inviter) inviterId = inviter.id;
+  }
+  const quota = o.number("QuotaForNewUser") + (inviterId ? o.number("QuotaForInvitee") : 0);
+  const hash = await hashPassword(password);
+  await deps.db.transaction().execute(async (trx) => {
+    await trx.insertInto("users").values({
+      username, password: hash, display_name: username, email, quota, inviter_id: inviterId, role: ROLE.common,
+      status: USER_STATUS.enabled, group: DEFAULT_GROUP, aff_code: randomString(8), created_time: nowSeconds(), setting: "",
+    }).execute();
+    if (inviterId) {
+      const reward = o.number("QuotaForInviter");
+      await trx.updateTable("users").set({
+        aff_count: sql`aff_count + 1`,
+        aff_quota: sql`aff_quota + ${reward}`,
+        aff_history: sql`aff_history + ${reward}`,
+      }).where("id", "=", inviterId).execute();
+    }
+  });
+  if (email) await deps.cache.del(`verify:${email}`);
+}
+
+export async function login(deps: AppDeps, username: string, password: string): Promise<{ user: User; message: string }> {
+  if (!deps.options.bool("PasswordLoginEnabled")) throw forbidden(MSG.passwordLoginClosed);
+  const name = (username ?? "").trim();
+  if (!name || !password) throw badRequest(MSG.loginEmpty);
+  const user = await deps.db.selectFrom("users").selectAll()
+    .where((eb) => eb.or([eb("username", "=", name), eb.and([eb("email", "=", name), eb("email", "!=", "")])]))
+    .where("deleted_at", "is", null).executeTakeFirst();
+  if (!user || !(await verifyPassword(password, user.password))) throw badRequest(MSG.badLogin);
+  if (user.status !== USER_STATUS.enabled) throw forbidden(MSG.banned);
+  const message = user.username === DEFAULT_ROOT_USERNAME && password === DEFAULT_ROOT_PASSWORD && user.role >= ROLE.root ? MSG.defaultPassword : "";
+  return { user, message };
+}
+
+// ---- administration -------------------------------------------------------------------------------
+
+export interface ListQuery { page: number; size: number; offset: number; keyword?: string; group?: string }
+
+export async function listUsers(deps: AppDeps, q: ListQuery) {
+  let base = deps.db.selectFrom("users");
+  if (q.keyword) {
+    const kw = q.keyword.trim();
+    const like = `%${kw}%`;
+    base = base.where((eb) => {
+      const ors = [eb("username", "like", like), eb("email", "like", like), eb("display_name", "like", like)];
+      if (/^\d+$/.test(kw)) ors.push(eb("id", "=", Number(kw)));
+      return eb.or(ors);
+    });
+  }
+  if (q.group) base = base.where("group", "=", q.group);
+  const [{ n }] = await base.select((eb) => eb.fn.countAll<number>().as("n")).execute();
+  const rows = await base.selectAll().orderBy("id", "desc").limit(q.size).offset(q.offset).execute();
+  return { items: rows.map(publicUser), page: q.page, page_size: q.size, total: Number(n) };
+}
+
+/** Only the super admin may act on an equal level (itself); everyone else only on lower levels. */
+function assertLower(actor: User, target: User) {
+  if (actor.role <= target.role && actor.role < ROLE.root) throw forbidden(MSG.levelDenied);
+}
+
+export async function getUserAsAdmin(deps: AppDeps, actor: User, id: number) {
+  const target = await getUser(deps, id);
+  assertLower(actor, target);
+  return publicUser(target);
+}
+
+export interface CreateUserInput { username: string; password: string; display_name?: string; role?: number }
+
+export async function createUser(deps: AppDeps, actor: User, input: CreateUserInput): Promise<void> {
+  const username = (input.username ?? "").trim();
+  const password = input.password ?? "";
+  if (!username || !password) throw badRequest(MSG.emptyCredentials);
+  checkUsername(username);
+  checkPassword(password);
+  const role = input.role ?? ROLE.common;
+  if (role >= actor.role) throw forbidden(MSG.levelDenied);
+  if (await usernameTaken(deps, username)) throw badRequest(MSG.usernameTaken);
+  await deps.db.insertInto("users").values({
+    username, password: await hashPassword(password), display_name: input.display_name?.trim() || username, role,
+    status: USER_STATUS.enabled, group: DEFAULT_GROUP, aff_code: randomString(8), quota: deps.options.number("QuotaForNewUser"),
+    created_time: nowSeconds(), setting: "",
+  }).execute();
+}
+
+export interface UpdateUserInput {
+  id: number;
+  username?: string;
+  display_name?: string;
+  password?: string;
+  email?: string;
+  quota?: number;
+  group?: string;
+  role?: number;
+  remark?: string;
+}
+
+export async function updateUser(deps: AppDeps, actor: User, input: UpdateUserInput): Promise<void> {
+  const target = await getUser(deps, input.id);
+  if (target.deleted_at) throw badRequest("user has been deleted");
+  assertLower(actor, target);
+  if (input.role !== undefined && input.role !== target.role) {
+    if (input.role >= actor.role) throw forbidden(actor.role >= ROLE.root ? MSG.levelDenied : MSG.adminCantMakeAdmin);
+  }
+  const patch: Record<string, unknown> = {};
+  if (input.username !== undefined && input.username.trim() !== target.username) {
+    const u = input.username.trim();
+    checkUsername(u);
+    if (await usernameTaken(deps, u)) throw badRequest(MSG.usernameTaken);
+    patch.username = u;
+  }
+  if (input.display_name !== undefined) patch.display_name = input.display_name.trim() || target.username;
+  if (input.password) {
+    checkPassword(input.password);
+    patch.password = await hashPassword(input.password);
+  }
+  if (input.email !== undefined) {
+    if (input.email && !EMAIL_RE.test(input.email)) throw badRequest(MSG.emailInvalid);
+    patch.email = input.email;
+  }
+  if (input.quota !== undefined) {
+    if (!Number.isSafeInteger(input.quota)) throw badRequest("quota must be an integer");
+    patch.quota = input.quota;
+  }
+  if (input.group !== undefined) {
+    if (!input.group.trim()) throw badRequest("group cannot be empty");
+    patch.group = input.group.trim();
+  }
+  if (input.role !== undefined) patch.role = input.role;
+  if (Object.keys(patch).length === 0) return;
+  await deps.db.updateTable("users").set(patch).where("id", "=", target.id).execute();
+}
+
+export type ManageAction = "promote" | "demote" | "disable" | "enable" | "delete";
+
+export async function manageUser(deps: AppDeps, actor: User, id: number, action: ManageAction) {
+  const target = await getUser(deps, id);
+  if (target.deleted_at) throw badRequest("user has been deleted");
+  if (target.role >= ROLE.root && action !== "promote" && action !== "enable") throw forbidden(MSG.rootProtected);
+  if (actor.role <= target.role) throw forbidden(MSG.levelDenied);
+  const patch: Record<string, unknown> = {};
+  switch (action) {
+    case "disable":
+      patch.status = USER_STATUS.disabled;
+      break;
+    case "enable":
+      if (target.status === USER_STATUS.unenablable) throw badRequest("this user cannot be enabled");
+      patch.status = USER_STATUS.enabled;
+      break;
+    case "delete":
+      patch.deleted_at = nowDatetime();
+      break;
+    case "promote":
+      if (actor.role < ROLE.root) throw forbidden(MSG.adminCantMakeAdmin);
+      if (target.role >= ROLE.admin) throw badRequest("the user is already an admin");
+      patch.role = ROLE.admin;
+      break;
+    case "demote":
+      if (target.role === ROLE.common) throw badRequest("the user is already an ordinary user");
+      patch.role = ROLE.common;
+      break;
+    default:
+      throw badRequest("invalid action: use promote, demote, disable, enable or delete");
+  }
+  await deps.db.updateTable("users").set(patch).where("id", "=", id).execute();
+  const after = await getUser(deps, id);
+  return { status: after.status, role: after.role };
+}
+
+// ---- self service --------------------------------------------------------------------------------
+
+export interface UpdateSelfInput { display_name?: string; username?: string; original_password?: string; password?: string }
+
+export async function updateSelf(deps: AppDeps, me: User, input: UpdateSelfInput): Promise<void> {
+  const patch: Record<string, unknown> = {};
+  if (input.password !== undefined && input.password !== "") {
+    if (!input.original_password) throw badRequest("the original password is required");
+    if (!(await verifyPassword(input.original_password, me.password))) throw badRequest("the original password is wrong");
+    if (input.original_password === input.password) throw badRequest("the new password must differ from the original one");
+    checkPassword(input.password);
+    patch.password = await hashPassword(input.password);
+  }
+  if (input.display_name !== undefined) patch.display_name = input.display_name.trim() || me.username;
+  if (input.username !== undefined && input.username.trim() !== me.username) {
+    const u = input.username.trim();
+    checkUsername(u);
+    if (await usernameTaken(deps, u)) throw badRequest(MSG.usernameTaken);
+    patch.username = u;
+  }
+  if (Object.keys(patch).length === 0) return;
+  await deps.db.updateTable("users").set(patch).where("id", "=", me.id).execute();
+}
+
+export async function deleteSelf(deps: AppDeps, me: User): Promise<void> {
+  if (me.role >= ROLE.root) throw forbidden("the super admin account cannot be deleted");
+  await deps.db.updateTable("users").set({ deleted_at: nowDatetime(), access_token: null }).where("id", "=", me.id).execute();
+}
+
+export async function generateAccessToken(deps: AppDeps, me: User): Promise<string> {
+  const token = randomString(32);
+  await deps.db.updateTable("users").set({ access_token: token }).where("id", "=", me.id).execute();
+  return token;
+}
+
+export async function affCode(deps: AppDeps, me: User): Promise<string> {
+  if (me.aff_code) return me.aff_code;
+  const code = randomString(8);
+  await deps.db.updateTable("users").set({ aff_code: code }).where("id", "=", me.id).execute();
+  return code;
+}
+
+/** Moves pending invite earnings to the balance in one conditional statement (no double spend). */
+export async function affTransfer(deps: AppDeps, me: User, quota: number): Promise<void> {
+  const min = deps.options.number("QuotaPerUnit", QUOTA_PER_UNIT);
+  if (!Number.isSafeInteger(quota) || quota < min) throw badRequest(`minimum transfer amount is ${min}`);
+  const res = await deps.db.updateTable("users")
+    .set({ aff_quota: sql`aff_quota - ${quota}`, quota: sql`quota + ${quota}` })
+    .where("id", "=", me.id).where("aff_quota", ">=", quota).executeTakeFirst();
+  if (Number(res.numUpdatedRows) !== 1) throw badRequest("insufficient invite earnings");
+}
+
+export async function updateSetting(deps: AppDeps, me: User, input: UserSetting): Promise<void> {
+  const next: UserSetting = { ...parseSetting(me.setting) };
+  if (input.notify_type !== undefined) {
+    if (input.notify_type !== "email" && input.notify_type !== "webhook") throw badRequest("notify_type must be email or webhook");
+    next.notify_type = input.notify_type;
+  }
+  if (input.quota_warning_threshold !== undefined) {
+    const n = Number(input.quota_warning_threshold);
+    if (!Number.isFinite(n) || n < 0) throw badRequest("quota_warning_threshold must be a non-negative number");
+    next.quota_warning_threshold = n;
+  }
+  if (input.webhook_url !== undefined) next.webhook_url = input.webhook_url.trim();
+  if (input.webhook_secret !== undefined) next.webhook_secret = input.webhook_secret;
+  if (input.notification_email !== undefined) {
+    const e = input.notification_email.trim();
+    if (e && !EMAIL_RE.test(e)) throw badRequest(MSG.emailInvalid);
+    next.notification_email = e;
+  }
+  if (input.accept_unset_model_ratio_model !== undefined) next.accept_unset_model_ratio_model = !!input.accept_unset_model_ratio_model;
+  if (next.notify_type === "webhook") {
+    if (!next.webhook_url) throw badRequest("webhook URL is required for webhook notifications");
+    let url: URL;
+    try {
+      url = new URL(next.webhook_url);
+    } catch {
+      throw badRequest("webhook URL is not a valid URL");
+    }
+    if (url.protocol !== "https:") throw badRequest("webhook URL must use https");
+  }
+  await deps.db.updateTable("users").set({ setting: JSON.stringify(next) }).where("id", "=", me.id).execute();
+}
+
+export async function groups(deps: AppDeps): Promise<string[]> {
+  return Object.keys(deps.options.json<Record<string, number>>("GroupRatio", {}));
+}
+
+export { AppError };

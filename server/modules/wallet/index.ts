@@ -1,0 +1,39 @@
+import { Elysia } from "elysia";
+import type { AppDeps } from "../../deps.ts";
+import { authPlugin } from "../../http/auth.ts";
+import { ok } from "../../http/envelope.ts";
+import { AppError } from "../../http/errors.ts";
+import { ROLE } from "../../catalogue/index.ts";
+import * as svc from "./service.ts";
+import * as m from "./model.ts";
+
+/** Provider callbacks answer in plain text, as the providers expect ("success" / "fail"). */
+async function noticeReply(run: () => Promise<string>): Promise<Response> {
+  try {
+    return new Response(await run(), { headers: { "content-type": "text/plain; charset=utf-8" } });
+  } catch (e) {
+    if (!(e instanceof AppError)) throw e;
+    return new Response("fail", { status: e.status, headers: { "content-type": "text/plain; charset=utf-8" } });
+  }
+}
+
+/** Query parameters plus, for a form POST, the (already parsed) form fields. */
+function noticeParams(request: Request, body: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of new URL(request.url).searchParams) out[k] = v;
+  if (body && typeof body === "object") for (const [k, v] of Object.entries(body)) if (typeof v === "string") out[k] = v;
+  return out;
+}
+
+export function walletModule(deps: AppDeps) {
+  return new Elysia({ prefix: "/api/user" })
+    .use(authPlugin(deps))
+    .post("/amount", ({ user, body }) => ok(svc.quoteAmount(deps, user, body.amount).toFixed(2)), { role: ROLE.common, body: m.amountBody })
+    .post("/pay", async ({ user, body }) => {
+      const { url, data } = await svc.startPayment(deps, user, body.amount, body.payment_method);
+      return { ...ok(data, "success"), url };
+    }, { role: ROLE.common, body: m.payBody })
+    // Epay calls back with GET; some deployments POST a form. Both carry the same signed fields.
+    .get("/epay/notify", ({ request }) => noticeReply(() => svc.handleNotice(deps, "epay", noticeParams(request, null))))
+    .post("/epay/notify", ({ request, body }) => noticeReply(() => svc.handleNotice(deps, "epay", noticeParams(request, body))));
+}

@@ -1,0 +1,90 @@
+// Who pays for an API call: the sk- token in Authorization (or x-api-key / x-goog-api-key / ?key= for the
+// Claude and Gemini routes), checked against status, expiry, balance, IP allow list and its user.
+import type { AppDeps } from "../deps.ts";
+import { AppError } from "../http/errors.ts";
+import { ROLE, TOKEN_STATUS, USER_STATUS, TOKEN_KEY_PREFIX } from "../catalogue/index.ts";
+import { relayState } from "./state.ts";
+import { ipAllowed } from "../modules/token/ips.ts";
+
+export interface Caller {
+  userId: number;
+  username: string;
+  role: number;
+  /** The group the call is priced and routed in: the token's group, else the user's. */
+  group: string;
+  tokenId: number;
+  tokenName: string;
+  unlimited: boolean;
+  /** null when the token has no model limits */
+  modelLimits: Set<string> | null;
+  /** Admins may pin a channel with sk-KEY-CHANNELID. */
+  pinnedChannel: number | null;
+  acceptUnsetModel: boolean;
+  /** Balances as last read (a few seconds old at most): only used to decide whether a call needs a hold. */
+  userQuota: number;
+  /** null for unlimited tokens and the playground */
+  tokenQuota: number | null;
+}
+
+/** The raw key from whichever header the calling SDK uses. */
+export function presentedKey(request: Request): string {
+  const h = request.headers;
+  const auth = h.get("authorization");
+  if (auth) return auth.replace(/^Bearer\s+/i, "").trim();
+  const alt = h.get("x-api-key") ?? h.get("x-goog-api-key");
+  if (alt) return alt.trim();
+  const q = request.url.indexOf("key=");
+  if (q !== -1) return new URL(request.url).searchParams.get("key")?.trim() ?? "";
+  return "";
+}
+
+export async function authenticate(deps: AppDeps, rawKey: string, ip: string): Promise<Caller> {
+  if (!rawKey) throw new AppError(401, "no API key provided: send Authorization: Bearer sk-...", "invalid_api_key");
+  const bare = rawKey.startsWith(TOKEN_KEY_PREFIX) ? rawKey.slice(TOKEN_KEY_PREFIX.length) : rawKey;
+  const [key, channelPart, ...rest] = bare.split("-");
+  if (!key || rest.length > 0) throw new AppError(401, "invalid API key", "invalid_api_key");
+  const entry = await relayState(deps).tokens.get(key);
+  if (!entry) throw new AppError(401, "invalid API key", "invalid_api_key");
+  const { token, user, allowIps } = entry;
+  const now = Math.floor(Date.now() / 1000);
+  if (token.status === TOKEN_STATUS.disabled) throw new AppError(401, "this token has been disabled", "invalid_api_key");
+  if (token.status === TOKEN_STATUS.expired || (token.expired_time !== -1 && token.expired_time < now)) {
+    if (token.status === TOKEN_STATUS.enabled) {
+      void deps.db.updateTable("tokens").set({ status: TOKEN_STATUS.expired }).where("id", "=", token.id).where("status", "=", TOKEN_STATUS.enabled).execute().catch(() => {});
+    }
+    throw new AppError(401, "this token has expired", "invalid_api_key");
+  }
+  const unlimited = Boolean(token.unlimited_quota);
+  if (token.status === TOKEN_STATUS.exhausted || (!unlimited && token.remain_quota <= 0)) {
+    throw new AppError(403, "this token's quota is exhausted", "insufficient_token_quota");
+  }
+  if (token.status !== TOKEN_STATUS.enabled) throw new AppError(401, "this token is not enabled", "invalid_api_key");
+  if (user.deleted_at || user.status !== USER_STATUS.enabled) throw new AppError(403, "user has been banned", "user_banned");
+  if (!ipAllowed(allowIps, ip)) throw new AppError(403, `this token may not be used from ${ip}`, "ip_not_allowed");
+
+  let pinnedChannel: number | null = null;
+  if (channelPart !== undefined) {
+    if (user.role < ROLE.admin) throw new AppError(403, "ordinary users cannot specify a channel", "channel_pinning_forbidden");
+    const id = Number(channelPart);
+    if (!Number.isInteger(id) || id <= 0) throw new AppError(400, "the channel id after the key must be a positive integer");
+    pinnedChannel = id;
+  }
+  const limits = Boolean(token.model_limits_enabled)
+    ? new Set(String(token.model_limits ?? "").split(",").map((s) => s.trim()).filter(Boolean))
+    : null;
+  return {
+    userId: user.id, username: user.username, role: user.role, group: token.group || user.group,
+    tokenId: token.id, tokenName: token.name, unlimited, modelLimits: limits, pinnedChannel,
+    acceptUnsetModel: acceptsUnset(user.setting),
+    userQuota: Number(user.quota), tokenQuota: unlimited ? null : Number(token.remain_quota),
+  };
+}
+
+export function acceptsUnset(setting: string | null | undefined): boolean {
+  if (!setting) return false;
+  try {
+    return Boolean(JSON.parse(setting)?.accept_unset_model_ratio_model);
+  } catch {
+    return false;
+  }
+}

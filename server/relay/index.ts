@@ -1,0 +1,138 @@
+// Relay routes: the OpenAI-compatible API under /v1 (sk- tokens) and the console playground under /pg
+// (session). Bodies are read here, unparsed by Elysia, so the hot path parses JSON exactly once.
+import { Elysia } from "elysia";
+import type { AppDeps } from "../deps.ts";
+import { AppError } from "../http/errors.ts";
+import { authPlugin } from "../http/auth.ts";
+import { clientIp } from "../http/ratelimit.ts";
+import { ROLE, channelType } from "../catalogue/index.ts";
+import type { RelayMode } from "./providers/types.ts";
+import { authenticate, acceptsUnset, presentedKey, type Caller } from "./auth.ts";
+import { relay } from "./pipeline.ts";
+import { relayState } from "./state.ts";
+import { listsModule } from "./lists.ts";
+
+const ROUTES: [string, RelayMode][] = [
+  ["/v1/chat/completions", "chat"],
+  ["/v1/completions", "completions"],
+  ["/v1/embeddings", "embeddings"],
+  ["/v1/moderations", "moderations"],
+  ["/v1/images/generations", "images"],
+  ["/v1/audio/speech", "audio_speech"],
+  ["/v1/audio/transcriptions", "audio_transcription"],
+  ["/v1/audio/translations", "audio_translation"],
+  ["/v1/rerank", "rerank"],
+  ["/v1/responses", "responses"],
+];
+
+/** Models these routes fall back to when the client names none (OpenAI's own defaults). */
+const DEFAULT_MODEL: Partial<Record<RelayMode, string>> = { moderations: "omni-moderation-latest", images: "dall-e-2" };
+
+const MULTIPART: ReadonlySet<RelayMode> = new Set(["audio_transcription", "audio_translation"]);
+
+export interface ParsedBody { body: any; model: string; stream: boolean }
+
+/** Turns the body Elysia read (text for JSON routes, fields for multipart) into the relay's request. */
+export function readBody(raw: unknown, mode: RelayMode): ParsedBody {
+  if (MULTIPART.has(mode)) {
+    if (!raw || typeof raw !== "object") throw new AppError(400, "expected a multipart/form-data body with a file and a model");
+    const form = new FormData();
+    for (const [k, v] of Object.entries(raw as Record<string, unknown>)) {
+      for (const item of Array.isArray(v) ? v : [v]) form.append(k, item instanceof Blob ? item : String(item));
+    }
+    const model = String(form.get("model") ?? "").trim();
+    if (!model) throw new AppError(400, "model is required");
+    return { body: form, model, stream: false };
+  }
+  let body: any;
+  try {
+    body = typeof raw === "string" ? JSON.parse(raw) : raw;
+  } catch {
+    throw new AppError(400, "malformed request body: expected valid JSON");
+  }
+  if (!body || typeof body !== "object" || Array.isArray(body)) throw new AppError(400, "the request body must be a JSON object");
+  const model = typeof body.model === "string" && body.model.trim() ? body.model.trim() : DEFAULT_MODEL[mode] ?? "";
+  if (!model) throw new AppError(400, "model is required");
+  if (body.model !== model) body.model = model;
+  return { body, model, stream: body.stream === true };
+}
+
+function modelObject(id: string, ownedBy: string) {
+  return { id, object: "model", created: 1626777600, owned_by: ownedBy };
+}
+
+/** Models a caller may use: the group's enabled abilities, narrowed by the token's model limits. */
+async function callerModels(deps: AppDeps, caller: Caller): Promise<{ id: string; owner: string }[]> {
+  const table = await relayState(deps).routing.get();
+  const names = table.modelsByGroup.get(caller.group) ?? [];
+  const out: { id: string; owner: string }[] = [];
+  for (const id of names) {
+    if (caller.modelLimits && !caller.modelLimits.has(id)) continue;
+    const first = table.abilities.get(`${caller.group}\n${id}`)?.[0];
+    const type = first ? table.channels.get(first.channelId)?.type : undefined;
+    out.push({ id, owner: (type !== undefined && channelType(type)?.kind) || "custom" });
+  }
+  return out;
+}
+
+function notImplemented(request: Request): never {
+  throw new AppError(501, `${new URL(request.url).pathname} is not implemented by this gateway`, "not_implemented");
+}
+
+export function relayModule(deps: AppDeps) {
+  relayState(deps);
+  const trustProxy = deps.config.trustProxy;
+  const tokenCaller = (request: Request, server: any) => {
+    const ip = clientIp(request, server, trustProxy);
+    return authenticate(deps, presentedKey(request), ip).then((caller) => ({ caller, ip }));
+  };
+
+  let app = new Elysia({ name: "relay" }) as any;
+  for (const [path, mode] of ROUTES) {
+    app = app.post(path, async ({ request, server, body: raw }: { request: Request; server: any; body: unknown }) => {
+      const { caller, ip } = await tokenCaller(request, server);
+      const { body, model, stream } = readBody(raw, mode);
+      return relay(deps, { mode, format: "openai", path, search: "", body, model, stream, caller, ip, signal: request.signal });
+    }, { parse: MULTIPART.has(mode) ? "formdata" : "text" });
+  }
+  return (app as Elysia)
+    .get("/v1/models", async ({ request, server }) => {
+      const { caller } = await tokenCaller(request, server);
+      return { object: "list", data: (await callerModels(deps, caller)).map((m) => modelObject(m.id, m.owner)) };
+    })
+    .get("/v1/models/:model", async ({ request, server, params }) => {
+      const { caller } = await tokenCaller(request, server);
+      const name = decodeURIComponent(params.model);
+      const hit = (await callerModels(deps, caller)).find((m) => m.id === name);
+      if (!hit) throw new AppError(404, `the model '${name}' does not exist or you do not have access to it`, "model_not_found");
+      return modelObject(hit.id, hit.owner);
+    })
+    // GET is registered on its own so it outranks the console's GET /* fallback.
+    .get("/v1/*", ({ request }) => notImplemented(request))
+    .all("/v1/*", ({ request }) => notImplemented(request))
+    .use(playgroundModule(deps))
+    .use(listsModule(deps));
+}
+
+/** The console's chat: the logged-in user pays directly, in a group they may use. */
+function playgroundModule(deps: AppDeps) {
+  return new Elysia({ prefix: "/pg" })
+    .use(authPlugin(deps))
+    .post("/chat/completions", async ({ user, body, request, server }) => {
+      if (!body || typeof body !== "object" || Array.isArray(body)) throw new AppError(400, "the request body must be a JSON object");
+      const b = { ...(body as Record<string, any>) };
+      const group = typeof b.group === "string" && b.group ? b.group : user.group;
+      delete b.group;
+      const usable = deps.options.json<Record<string, string>>("UserUsableGroups", {});
+      if (group !== user.group && !(group in usable)) throw new AppError(403, `you may not use group ${group}`, "group_not_allowed");
+      const model = typeof b.model === "string" ? b.model.trim() : "";
+      if (!model) throw new AppError(400, "model is required");
+      const caller: Caller = {
+        userId: user.id, username: user.username, role: user.role, group, tokenId: 0, tokenName: "playground",
+        unlimited: false, modelLimits: null, pinnedChannel: null, acceptUnsetModel: acceptsUnset(user.setting),
+        userQuota: Number(user.quota), tokenQuota: null,
+      };
+      const ip = clientIp(request, server as any, deps.config.trustProxy);
+      return relay(deps, { mode: "chat", format: "openai", path: "/pg/chat/completions", search: "", body: b, model, stream: b.stream === true, caller, ip, signal: request.signal });
+    }, { role: ROLE.common });
+}

@@ -1,0 +1,56 @@
+// Per-user model request limits (ModelRequestRateLimit* options, overridable per group) and the
+// sensitive-word filter on prompts. Counters live in deps.cache, so Redis makes them cluster-wide.
+import type { AppDeps } from "../deps.ts";
+import { AppError } from "../http/errors.ts";
+
+export interface RateTicket {
+  /** Counts a successful call toward the success limit. */
+  succeeded(): void;
+}
+
+const NOOP: RateTicket = { succeeded() {} };
+
+/** Refuses with 429 when the user's total or successful requests in the current window reach the limit. */
+export async function takeRateLimit(deps: AppDeps, userId: number, group: string): Promise<RateTicket> {
+  const o = deps.options;
+  if (!o.bool("ModelRequestRateLimitEnabled")) return NOOP;
+  const minutes = Math.max(1, o.number("ModelRequestRateLimitDurationMinutes", 1));
+  let total = o.number("ModelRequestRateLimitCount", 0);
+  let success = o.number("ModelRequestRateLimitSuccessCount", 1000);
+  const perGroup = o.json<Record<string, unknown>>("ModelRequestRateLimitGroup", {})[group];
+  if (Array.isArray(perGroup) && perGroup.length >= 2) {
+    total = Number(perGroup[0]) || 0;
+    success = Number(perGroup[1]) || 0;
+  }
+  const windowSeconds = minutes * 60;
+  const slot = Math.floor(Date.now() / 1000 / windowSeconds);
+  const successKey = `mrl:s:${userId}:${slot}`;
+  if (success > 0) {
+    const done = Number((await deps.cache.get(successKey)) ?? 0);
+    if (done >= success) throw limitError(success, minutes, "successful ");
+  }
+  if (total > 0) {
+    const n = await deps.cache.incr(`mrl:t:${userId}:${slot}`, windowSeconds);
+    if (n > total) throw limitError(total, minutes, "");
+  }
+  if (success <= 0) return NOOP;
+  return { succeeded: () => void deps.cache.incr(successKey, windowSeconds).catch(() => {}) };
+}
+
+function limitError(limit: number, minutes: number, kind: string) {
+  return new AppError(429, `rate limit reached: at most ${limit} ${kind}requests per ${minutes} minute(s), try again later`, "rate_limit_exceeded");
+}
+
+let memo: { raw: string; words: string[] } = { raw: "", words: [] };
+
+/** The first configured sensitive word the text contains, or null. */
+export function findSensitive(deps: AppDeps, text: string): string | null {
+  const o = deps.options;
+  if (!o.bool("CheckSensitiveEnabled") || !o.bool("CheckSensitiveOnPromptEnabled") || !text) return null;
+  const raw = o.get("SensitiveWords");
+  if (raw !== memo.raw) memo = { raw, words: raw.split(/\r?\n/).map((w) => w.trim().toLowerCase()).filter(Boolean) };
+  if (memo.words.length === 0) return null;
+  const lower = text.toLowerCase();
+  for (const w of memo.words) if (lower.includes(w)) return w;
+  return null;
+}

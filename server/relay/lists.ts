@@ -1,0 +1,41 @@
+// Model and group lists the console's forms read.
+import { Elysia } from "elysia";
+import type { AppDeps } from "../deps.ts";
+import { authPlugin } from "../http/auth.ts";
+import { ok } from "../http/envelope.ts";
+import { CHANNEL_TYPES, ROLE } from "../catalogue/index.ts";
+import { DEFAULT_CHANNEL_MODELS } from "../catalogue/models.ts";
+import { relayState } from "./state.ts";
+
+/** Groups a user may pick for tokens and the playground, with their price ratio. */
+export function usableGroups(deps: AppDeps, userGroup: string): Record<string, { desc: string; ratio: number }> {
+  const usable = deps.options.json<Record<string, string>>("UserUsableGroups", {});
+  const ratios = deps.options.json<Record<string, number>>("GroupRatio", {});
+  const out: Record<string, { desc: string; ratio: number }> = {};
+  for (const [g, desc] of Object.entries(usable)) out[g] = { desc: String(desc), ratio: ratios[g] ?? 1 };
+  if (userGroup && !out[userGroup]) out[userGroup] = { desc: userGroup, ratio: ratios[userGroup] ?? 1 };
+  return out;
+}
+
+async function enabledModels(deps: AppDeps): Promise<string[]> {
+  const rows = await deps.db.selectFrom("abilities").select("model").distinct().where("enabled", "=", true).execute();
+  return rows.map((r) => r.model).sort();
+}
+
+export function listsModule(deps: AppDeps) {
+  return new Elysia({ prefix: "/api" })
+    .use(authPlugin(deps))
+    .get("/models", () => ok(Object.fromEntries(CHANNEL_TYPES.map((t) => [t.id, [...(DEFAULT_CHANNEL_MODELS[t.id] ?? [])]]))), { role: ROLE.admin })
+    .get("/user/models", async ({ user }) => {
+      const table = await relayState(deps).routing.get();
+      return ok(table.modelsByGroup.get(user.group) ?? []);
+    }, { role: ROLE.common })
+    .get("/user/self/groups", ({ user }) => ok(usableGroups(deps, user.group)), { role: ROLE.common })
+    .get("/channel/models", async () => {
+      const owners = new Map<string, string>();
+      for (const t of CHANNEL_TYPES) for (const m of DEFAULT_CHANNEL_MODELS[t.id] ?? []) if (!owners.has(m)) owners.set(m, t.kind === "other" ? t.name : t.kind);
+      for (const m of await enabledModels(deps)) if (!owners.has(m)) owners.set(m, "custom");
+      return ok([...owners].map(([id, owned_by]) => ({ id, object: "model", created: 1626777600, owned_by })));
+    }, { role: ROLE.admin })
+    .get("/channel/models_enabled", async () => ok(await enabledModels(deps)), { role: ROLE.admin });
+}

@@ -1,0 +1,217 @@
+// The Claude-format entry point's conversions for channels that do not speak Claude: a Messages
+// request becomes an OpenAI chat request, and the OpenAI reply (whole or streamed) becomes a Claude
+// reply again. Pure functions and one small state machine for streams.
+import type {
+  ClaudeBlock, ClaudeRequest, ClaudeResponse, ClaudeStreamEvent, OpenAIChatRequest, OpenAIChatResponse, OpenAIChunk,
+  OpenAIContentPart, OpenAIMessage, OpenAIUsage,
+} from "../providers/claude/wire.ts";
+
+function imageUrl(b: ClaudeBlock): string {
+  const src = (b as any).source ?? {};
+  return src.type === "base64" ? `data:${src.media_type};base64,${src.data}` : src.url ?? "";
+}
+
+function blocksText(content: string | ClaudeBlock[] | undefined): string {
+  if (content == null) return "";
+  if (typeof content === "string") return content;
+  return content.filter((b) => b.type === "text").map((b) => (b as { text: string }).text).join("");
+}
+
+export function claudeRequestToOpenAI(req: ClaudeRequest): OpenAIChatRequest {
+  const messages: OpenAIMessage[] = [];
+  const system = typeof req.system === "string" ? req.system : blocksText(req.system as ClaudeBlock[] | undefined);
+  if (system) messages.push({ role: "system", content: system });
+
+  for (const m of req.messages ?? []) {
+    if (typeof m.content === "string") {
+      messages.push({ role: m.role, content: m.content });
+      continue;
+    }
+    if (m.role === "assistant") {
+      const text = blocksText(m.content);
+      const calls = m.content.filter((b) => b.type === "tool_use").map((b: any) => ({
+        id: b.id, type: "function" as const, function: { name: b.name, arguments: JSON.stringify(b.input ?? {}) },
+      }));
+      const msg: OpenAIMessage = { role: "assistant", content: text || (calls.length ? null : "") };
+      if (calls.length) msg.tool_calls = calls;
+      messages.push(msg);
+      continue;
+    }
+    // A user turn: tool results become separate "tool" messages (first, as OpenAI expects them right
+    // after the assistant's tool calls), the rest one user message.
+    const parts: OpenAIContentPart[] = [];
+    for (const b of m.content) {
+      if (b.type === "tool_result") {
+        const r = b as any;
+        const text = typeof r.content === "string" ? r.content : blocksText(r.content);
+        messages.push({ role: "tool", tool_call_id: r.tool_use_id, content: text });
+      } else if (b.type === "text") parts.push({ type: "text", text: (b as any).text });
+      else if (b.type === "image") parts.push({ type: "image_url", image_url: { url: imageUrl(b) } });
+    }
+    if (parts.length) {
+      const onlyText = parts.every((p) => p.type === "text");
+      messages.push({ role: "user", content: onlyText ? parts.map((p) => (p as any).text).join("") : parts });
+    }
+  }
+
+  const out: OpenAIChatRequest = { model: req.model, messages, max_tokens: req.max_tokens };
+  if (req.stream) {
+    out.stream = true;
+    out.stream_options = { include_usage: true };
+  }
+  if (req.temperature != null) out.temperature = req.temperature;
+  if (req.top_p != null) out.top_p = req.top_p;
+  if (req.stop_sequences?.length) out.stop = req.stop_sequences;
+  if (req.metadata?.user_id) out.user = req.metadata.user_id;
+  if (req.tools?.length) {
+    out.tools = req.tools.filter((t) => !t.type || t.type === "custom").map((t) => ({
+      type: "function" as const,
+      function: { name: t.name, description: t.description, parameters: t.input_schema },
+    }));
+  }
+  const c = req.tool_choice;
+  if (c) {
+    if (c.type === "auto") out.tool_choice = "auto";
+    else if (c.type === "any") out.tool_choice = "required";
+    else if (c.type === "none") out.tool_choice = "none";
+    else if (c.type === "tool" && c.name) out.tool_choice = { type: "function", function: { name: c.name } };
+    if (c.disable_parallel_tool_use) out.parallel_tool_calls = false;
+  }
+  return out;
+}
+
+const STOP: Record<string, string> = { stop: "end_turn", length: "max_tokens", tool_calls: "tool_use", function_call: "tool_use", content_filter: "refusal" };
+
+export function stopReasonOf(finish: string | null | undefined): string {
+  return (finish && STOP[finish]) || "end_turn";
+}
+
+/** OpenAI's prompt_tokens includes cached tokens; Claude reports them apart. */
+export function claudeUsageOf(u: OpenAIUsage | undefined | null) {
+  const cached = u?.prompt_tokens_details?.cached_tokens ?? 0;
+  const created = u?.prompt_tokens_details?.cached_creation_tokens ?? 0;
+  return {
+    input_tokens: Math.max(0, (u?.prompt_tokens ?? 0) - cached - created),
+    output_tokens: u?.completion_tokens ?? 0,
+    cache_read_input_tokens: cached,
+    cache_creation_input_tokens: created,
+  };
+}
+
+function messageId(id: string | undefined): string {
+  return id && id.startsWith("msg_") ? id : `msg_${(id || crypto.randomUUID()).replace(/[^A-Za-z0-9]/g, "").slice(0, 24)}`;
+}
+
+export function openAIResponseToClaude(res: OpenAIChatResponse, model: string): ClaudeResponse {
+  const choice = res.choices?.[0];
+  const content: ClaudeBlock[] = [];
+  const msg = choice?.message;
+  if (msg?.reasoning_content) content.push({ type: "thinking", thinking: msg.reasoning_content, signature: "" });
+  if (msg?.content) content.push({ type: "text", text: msg.content });
+  for (const call of msg?.tool_calls ?? []) {
+    let input: unknown = {};
+    try {
+      input = JSON.parse(call.function.arguments || "{}");
+    } catch {}
+    content.push({ type: "tool_use", id: call.id, name: call.function.name, input });
+  }
+  return {
+    id: messageId(res.id), type: "message", role: "assistant", model: model || res.model, content,
+    stop_reason: stopReasonOf(choice?.finish_reason), stop_sequence: null, usage: claudeUsageOf(res.usage),
+  };
+}
+
+type BlockKind = "text" | "thinking" | "tool_use";
+
+/**
+ * Turns OpenAI chunks into Claude stream events. Claude numbers content blocks and opens/closes each
+ * one explicitly, so the machine tracks which block is open and starts a new one when the kind of
+ * delta (text, reasoning, a new tool call) changes.
+ */
+export class OpenAIStreamToClaude {
+  private started = false;
+  private open: { kind: BlockKind; toolIndex?: number } | null = null;
+  private blockIndex = -1;
+  private finish: string | null = null;
+  private usage: OpenAIUsage | null = null;
+  private ended = false;
+  private text = "";
+
+  constructor(private model: string, private id = `msg_${crypto.randomUUID().replace(/-/g, "").slice(0, 24)}`) {}
+
+  get receivedText(): string {
+    return this.text;
+  }
+
+  private start(out: ClaudeStreamEvent[]): void {
+    if (this.started) return;
+    this.started = true;
+    out.push({
+      type: "message_start",
+      message: { id: this.id, type: "message", role: "assistant", model: this.model, content: [], stop_reason: null, stop_sequence: null,
+        usage: { input_tokens: 0, output_tokens: 0 } },
+    });
+  }
+
+  private close(out: ClaudeStreamEvent[]): void {
+    if (!this.open) return;
+    out.push({ type: "content_block_stop", index: this.blockIndex });
+    this.open = null;
+  }
+
+  private openBlock(out: ClaudeStreamEvent[], kind: BlockKind, block: Record<string, unknown>, toolIndex?: number): void {
+    this.close(out);
+    this.blockIndex++;
+    this.open = { kind, toolIndex };
+    out.push({ type: "content_block_start", index: this.blockIndex, content_block: block });
+  }
+
+  push(chunk: OpenAIChunk): ClaudeStreamEvent[] {
+    const out: ClaudeStreamEvent[] = [];
+    this.start(out);
+    if (chunk.usage) this.usage = chunk.usage;
+    for (const choice of chunk.choices ?? []) {
+      const d = choice.delta ?? {};
+      if (d.reasoning_content) {
+        if (this.open?.kind !== "thinking") this.openBlock(out, "thinking", { type: "thinking", thinking: "" });
+        out.push({ type: "content_block_delta", index: this.blockIndex, delta: { type: "thinking_delta", thinking: d.reasoning_content } });
+      }
+      if (typeof d.content === "string" && d.content !== "") {
+        this.text += d.content;
+        if (this.open?.kind !== "text") this.openBlock(out, "text", { type: "text", text: "" });
+        out.push({ type: "content_block_delta", index: this.blockIndex, delta: { type: "text_delta", text: d.content } });
+      }
+      for (const call of d.tool_calls ?? []) {
+        const idx = call.index ?? 0;
+        if (this.open?.kind !== "tool_use" || this.open.toolIndex !== idx) {
+          this.openBlock(out, "tool_use", { type: "tool_use", id: call.id ?? `toolu_${idx}`, name: call.function?.name ?? "", input: {} }, idx);
+        }
+        const args = call.function?.arguments;
+        if (args) {
+          this.text += args;
+          out.push({ type: "content_block_delta", index: this.blockIndex, delta: { type: "input_json_delta", partial_json: args } });
+        }
+      }
+      if (choice.finish_reason) this.finish = choice.finish_reason;
+    }
+    return out;
+  }
+
+  /** Closes the message: the last block, message_delta with stop reason and usage, message_stop. */
+  end(usage?: OpenAIUsage | null): ClaudeStreamEvent[] {
+    if (this.ended) return [];
+    this.ended = true;
+    const out: ClaudeStreamEvent[] = [];
+    this.start(out);
+    this.close(out);
+    const u = claudeUsageOf(usage ?? this.usage);
+    out.push({ type: "message_delta", delta: { stop_reason: stopReasonOf(this.finish), stop_sequence: null }, usage: u });
+    out.push({ type: "message_stop" });
+    return out;
+  }
+}
+
+/** Claude's SSE framing: each event carries its type both as the SSE event name and in the data. */
+export function claudeSse(ev: ClaudeStreamEvent): string {
+  return `event: ${ev.type}\ndata: ${JSON.stringify(ev)}\n\n`;
+}

@@ -1,0 +1,104 @@
+// The native entry points: Claude's POST /v1/messages and Gemini's POST
+// /v1beta/models/{model}:generateContent|:streamGenerateContent (also under /v1/models/...). They
+// authenticate like every relay route (x-api-key, x-goog-api-key, ?key= or Bearer) and run the one
+// relay pipeline with the client's format; errors come back as Claude or Gemini error bodies (the app's
+// error handler picks the format from the path).
+import { Elysia } from "elysia";
+import type { AppDeps } from "../../deps.ts";
+import { AppError } from "../../http/errors.ts";
+import { clientIp } from "../../http/ratelimit.ts";
+import { authenticate, presentedKey } from "../auth.ts";
+import { relay } from "../pipeline.ts";
+import { countPromptTokens } from "../tokenizer.ts";
+import { claudeRequestToOpenAI } from "./claude.ts";
+import { geminiRequestToOpenAI } from "./gemini.ts";
+
+function parseJsonObject(raw: unknown): Record<string, any> {
+  let body: any;
+  try {
+    body = typeof raw === "string" ? JSON.parse(raw) : raw;
+  } catch {
+    throw new AppError(400, "malformed request body: expected valid JSON");
+  }
+  if (!body || typeof body !== "object" || Array.isArray(body)) throw new AppError(400, "the request body must be a JSON object");
+  return body;
+}
+
+/** Claude Messages request checks the gateway must make itself (converted calls never reach Anthropic). */
+export function checkClaudeBody(body: Record<string, any>): string {
+  const model = typeof body.model === "string" ? body.model.trim() : "";
+  if (!model) throw new AppError(400, "model: Field required");
+  if (!Array.isArray(body.messages) || body.messages.length === 0) throw new AppError(400, "messages: Field required");
+  for (const [i, m] of body.messages.entries()) {
+    if (!m || (m.role !== "user" && m.role !== "assistant")) throw new AppError(400, `messages.${i}.role: Input should be 'user' or 'assistant'`);
+    if (typeof m.content !== "string" && !Array.isArray(m.content)) throw new AppError(400, `messages.${i}.content: Input should be a valid string or list`);
+  }
+  if (body.max_tokens !== undefined && (!Number.isInteger(body.max_tokens) || body.max_tokens < 1)) {
+    throw new AppError(400, "max_tokens: Input should be a positive integer");
+  }
+  return model;
+}
+
+export function checkGeminiBody(body: Record<string, any>): void {
+  if (!Array.isArray(body.contents) || body.contents.length === 0) throw new AppError(400, "* GenerateContentRequest.contents: contents is not specified");
+  for (const [i, c] of body.contents.entries()) {
+    if (!c || !Array.isArray(c.parts)) throw new AppError(400, `* GenerateContentRequest.contents[${i}].parts: contents.parts must not be empty`);
+  }
+}
+
+const GEMINI_ACTIONS = new Set(["generateContent", "streamGenerateContent", "countTokens"]);
+
+/** "gemini-2.5-flash:streamGenerateContent" → model and method. */
+export function geminiTarget(tail: string): { model: string; action: string; stream: boolean } {
+  const decoded = decodeURIComponent(tail);
+  const at = decoded.lastIndexOf(":");
+  const model = at > 0 ? decoded.slice(0, at).replace(/^models\//, "") : "";
+  const action = at > 0 ? decoded.slice(at + 1) : "";
+  if (!model || !GEMINI_ACTIONS.has(action)) {
+    throw new AppError(action ? 501 : 404, action ? `method ${action} is not supported by this gateway` : `unknown Gemini route models/${decoded}`);
+  }
+  return { model, action, stream: action === "streamGenerateContent" };
+}
+
+export function nativeModule(deps: AppDeps) {
+  const caller = (request: Request, server: any) => {
+    const ip = clientIp(request, server, deps.config.trustProxy);
+    return authenticate(deps, presentedKey(request), ip).then((c) => ({ caller: c, ip }));
+  };
+
+  const gemini = async ({ request, server, body: raw, params }: { request: Request; server: any; body: unknown; params: Record<string, string> }) => {
+    const { model, action, stream } = geminiTarget(params["*"] ?? "");
+    const { caller: who, ip } = await caller(request, server);
+    const body = parseJsonObject(raw);
+    // countTokens may wrap the request: {"generateContentRequest": {...}}.
+    if (action === "countTokens") {
+      const inner = body.generateContentRequest && typeof body.generateContentRequest === "object" ? body.generateContentRequest : body;
+      checkGeminiBody(inner);
+      return { totalTokens: await countPromptTokens(geminiRequestToOpenAI(inner, model, false)) };
+    }
+    checkGeminiBody(body);
+    const url = new URL(request.url);
+    return relay(deps, { mode: "chat", format: "gemini", path: url.pathname, search: url.search, body, model, stream, caller: who, ip, signal: request.signal });
+  };
+
+  return new Elysia({ name: "relay-native" })
+    // An estimate with the gateway's tokenizer (the channel is not asked, and nothing is billed).
+    .post("/v1/messages/count_tokens", async ({ request, server, body: raw }) => {
+      await caller(request, server);
+      const body = parseJsonObject(raw);
+      checkClaudeBody(body);
+      return { input_tokens: await countPromptTokens(claudeRequestToOpenAI(body as any)) };
+    }, { parse: "text" })
+    .post("/v1/messages", async ({ request, server, body: raw }) => {
+      const { caller: who, ip } = await caller(request, server);
+      const body = parseJsonObject(raw);
+      const model = checkClaudeBody(body);
+      const beta = request.headers.get("anthropic-beta");
+      return relay(deps, {
+        mode: "chat", format: "claude", path: "/v1/messages", search: "", body, model, stream: body.stream === true, caller: who, ip,
+        signal: request.signal, headers: beta ? { "anthropic-beta": beta } : undefined,
+      });
+    }, { parse: "text" })
+    .post("/v1beta/models/*", gemini as any, { parse: "text" })
+    .post("/v1/models/*", gemini as any, { parse: "text" });
+}

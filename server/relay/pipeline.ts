@@ -1,0 +1,441 @@
+// One relay call end to end: checks → price → hold quota → pick channel → call upstream (retrying on
+// other channels) → answer the client → settle and record after the answer has gone out.
+import type { AppDeps } from "../deps.ts";
+import type { Channel } from "../../db/schema.ts";
+import { AppError } from "../http/errors.ts";
+import { LOG_TYPE } from "../catalogue/index.ts";
+import type { Caller } from "./auth.ts";
+import type { ClientFormat, ProviderAdaptor, ProviderCall, RelayMode, SiteOptions, Usage } from "./providers/types.ts";
+import { adaptorFor, baseUrlOf } from "./providers/index.ts";
+import { relayState, type RoutingTable } from "./state.ts";
+import { pickChannel, retryable } from "./select.ts";
+import { preConsume, preConsumeQuota, priceFor, quotaFor, settle, trusted, type Payer, type Price } from "./billing.ts";
+import { findSensitive, takeRateLimit, type RateTicket } from "./limits.ts";
+import { countPromptTokens, countTokens, estimateTokens, promptText } from "./tokenizer.ts";
+import { generatedTextOf } from "./providers/openai/usage.ts";
+import { SseReader } from "./sse.ts";
+import { recordChannelResult } from "../modules/channel/health.ts";
+import { recordUpstreamError } from "../http/metrics.ts";
+
+export interface RelayRequest {
+  mode: RelayMode;
+  format: ClientFormat;
+  path: string;
+  search: string;
+  /** JSON object, or FormData for the multipart audio routes */
+  body: any;
+  model: string;
+  stream: boolean;
+  caller: Caller;
+  ip: string;
+  /** Aborted when the client goes away. */
+  signal?: AbortSignal;
+  /** Client headers an adaptor may forward (e.g. anthropic-beta on /v1/messages), lower-case names. */
+  headers?: Record<string, string>;
+}
+
+/** Everything settle-and-record needs once the upstream has answered. */
+interface Outcome {
+  req: RelayRequest;
+  price: Price;
+  held: number;
+  /** Admitted without a hold (see billing.TRUST_FACTOR): `reserved` is released and the cost debited on flush. */
+  trusted: boolean;
+  reserved: number;
+  calls: number;
+  payer: Payer;
+  channel: Channel;
+  upstreamModel: string;
+  usedChannels: number[];
+  started: number;
+  firstByteMs: number;
+  ticket: RateTicket;
+}
+
+export async function relay(deps: AppDeps, req: RelayRequest): Promise<Response> {
+  const started = performance.now();
+  const { caller, model, body } = req;
+  const state = relayState(deps);
+  if (caller.modelLimits && !caller.modelLimits.has(model)) {
+    throw new AppError(403, `this token is not allowed to use model ${model}`, "model_not_allowed");
+  }
+  const prompt = promptText(body);
+  const word = findSensitive(deps, prompt);
+  if (word !== null) throw new AppError(400, "the prompt contains a sensitive word and was refused", "sensitive_words_detected");
+
+  const table = await state.routing.get();
+  const candidates = table.abilities.get(`${caller.group}\n${model}`) ?? [];
+  const pinned = caller.pinnedChannel !== null ? await pinnedChannel(deps, table, caller.pinnedChannel) : null;
+  if (!pinned && candidates.length === 0) {
+    throw new AppError(503, `no available channel for model ${model} in group ${caller.group}`, "model_not_found");
+  }
+  const price = priceFor(deps.options, model, caller.group, caller.acceptUnsetModel);
+  const ticket = await takeRateLimit(deps, caller.userId, caller.group);
+
+  const calls = req.mode === "images" ? Math.max(1, Math.min(10, Math.floor(Number(body?.n) || 1))) : 1;
+  const maxTokens = Math.max(0, Math.floor(Number(body?.max_tokens ?? body?.max_completion_tokens ?? body?.max_output_tokens) || 0));
+  const preConsumed = deps.options.number("PreConsumedQuota", 0);
+  const estimate = preConsumeQuota(price, estimateTokens(prompt), maxTokens, preConsumed, calls);
+  const payer: Payer = { userId: caller.userId, tokenId: caller.tokenId, unlimited: caller.unlimited };
+  const writer = state.writer;
+  const isTrusted = trusted(estimate, preConsumed,
+    caller.userQuota - writer.unsettled("user", caller.userId),
+    caller.tokenQuota === null ? null : caller.tokenQuota - writer.unsettled("token", caller.tokenId));
+  const held = isTrusted ? 0 : estimate;
+  const limitedToken = caller.unlimited ? 0 : caller.tokenId;
+  if (isTrusted) writer.reserve(caller.userId, limitedToken, estimate);
+  else await preConsume(deps.db, payer, held);
+  const release = () => {
+    if (isTrusted) writer.debit(caller.userId, limitedToken, estimate, 0);
+  };
+
+  const tried = new Set<number>();
+  const usedChannels: number[] = [];
+  const attempts = pinned ? 1 : 1 + Math.max(0, Math.floor(deps.options.number("RetryTimes", 0)));
+  let failure: AppError | null = null;
+  let lastChannel = 0;
+  let served: { adaptor: ProviderAdaptor; call: ProviderCall; answer: Answer; outcome: Outcome } | null = null;
+  try {
+    for (let i = 0; i < attempts; i++) {
+      const id = pinned ? pinned.id : pickChannel(candidates, tried);
+      const channel = pinned ?? (id !== null ? table.channels.get(id) : undefined);
+      if (!channel) break;
+      tried.add(channel.id);
+      usedChannels.push(channel.id);
+      lastChannel = channel.id;
+      const adaptor = adaptorFor(channel.type);
+      if (!adaptor || !adaptor.supports(req.mode)) {
+        failure = new AppError(501, `${req.path} is not supported by the channels serving model ${model}`, "not_implemented");
+        continue;
+      }
+      const call = providerCall(req, channel, deps.options);
+      const result = await attempt(deps, adaptor, call, req);
+      if (result instanceof AppError) {
+        failure = result;
+        if (result instanceof UpstreamError && result.retry) continue;
+        break;
+      }
+      const outcome: Outcome = {
+        req, price, held, trusted: isTrusted, reserved: estimate, calls, payer, channel, upstreamModel: call.upstreamModel, usedChannels, started, firstByteMs: 0, ticket,
+      };
+      served = { adaptor, call, answer: result, outcome };
+      break;
+    }
+  } catch (e) {
+    release();
+    await refund(deps, payer, held);
+    throw e;
+  }
+  // From here the hold belongs to the outcome: deliver() settles it (or refunds it if the answer breaks).
+  if (served) return deliver(deps, served.adaptor, served.call, served.answer, served.outcome);
+  release();
+  await refund(deps, payer, held);
+  const err = failure ?? new AppError(503, `no available channel for model ${model} in group ${caller.group}`, "model_not_found");
+  recordError(deps, req, err, lastChannel, usedChannels, started);
+  throw err;
+}
+
+async function refund(deps: AppDeps, payer: Payer, held: number) {
+  if (held > 0) await settle(deps.db, payer, held, 0);
+}
+
+async function pinnedChannel(deps: AppDeps, table: RoutingTable, id: number): Promise<Channel> {
+  const hit = table.channels.get(id);
+  if (hit) return hit;
+  const row = await deps.db.selectFrom("channels").select("id").where("id", "=", id).executeTakeFirst();
+  throw row ? new AppError(403, `channel ${id} is disabled`, "channel_disabled") : new AppError(400, `channel ${id} does not exist`, "channel_not_found");
+}
+
+interface ChannelConfig { mapping: Record<string, string>; statusMap: Record<string, string>; override: Record<string, unknown> | null; options: Record<string, unknown>; keys: string[] }
+const configs = new WeakMap<Channel, ChannelConfig>();
+
+/** The channel's JSON settings, parsed once per loaded channel row. Bad JSON counts as "not set". */
+function channelConfig(ch: Channel): ChannelConfig {
+  let c = configs.get(ch);
+  if (!c) {
+    const obj = (raw: string | null | undefined) => {
+      try {
+        const v = raw ? JSON.parse(raw) : null;
+        return v && typeof v === "object" && !Array.isArray(v) ? v : null;
+      } catch {
+        return null;
+      }
+    };
+    c = {
+      mapping: obj(ch.model_mapping) ?? {},
+      statusMap: obj(ch.status_code_mapping) ?? {},
+      override: obj(ch.param_override),
+      options: obj(ch.setting) ?? {},
+      keys: String(ch.key ?? "").split("\n").map((k) => k.trim()).filter(Boolean),
+    };
+    configs.set(ch, c);
+  }
+  return c;
+}
+
+function providerCall(req: RelayRequest, channel: Channel, site?: SiteOptions): ProviderCall {
+  const cfg = channelConfig(channel);
+  const mapped = cfg.mapping[req.model];
+  const upstreamModel = typeof mapped === "string" && mapped ? mapped : req.model;
+  const key = cfg.keys.length <= 1 ? cfg.keys[0] ?? "" : cfg.keys[Math.floor(Math.random() * cfg.keys.length)];
+  const clientWantsUsage = Boolean(req.body?.stream_options?.include_usage);
+  return {
+    mode: req.mode, format: req.format, channel, key, baseUrl: baseUrlOf(channel), requestModel: req.model, upstreamModel,
+    stream: req.stream, clientWantsUsage, path: req.path, search: req.search, options: cfg.options, site, clientHeaders: req.headers,
+  };
+}
+
+/** The body sent upstream: the client's, with the mapped model, the channel's overrides and a usage request for streams. */
+function upstreamBody(req: RelayRequest, call: ProviderCall): any {
+  const cfg = channelConfig(call.channel);
+  if (req.body instanceof FormData) {
+    if (call.upstreamModel === req.model) return req.body;
+    const form = new FormData();
+    for (const [k, v] of req.body.entries()) form.append(k, k === "model" ? call.upstreamModel : v);
+    return form;
+  }
+  // global.pass_through_request_enabled: the client's JSON goes upstream as sent (no model mapping,
+  // overrides or usage request); an adaptor of another wire format still has to convert it.
+  if (call.site?.bool("global.pass_through_request_enabled")) return req.body;
+  if (req.format !== "openai") return cfg.override ? { ...req.body, ...cfg.override } : req.body;
+  const body = { ...req.body, model: call.upstreamModel };
+  if (req.stream && (req.mode === "chat" || req.mode === "completions")) body.stream_options = { ...(req.body.stream_options ?? {}), include_usage: true };
+  return cfg.override ? Object.assign(body, cfg.override) : body;
+}
+
+/** An upstream failure, and whether another channel may be tried after it. */
+class UpstreamError extends AppError {
+  constructor(status: number, message: string, public retry: boolean) {
+    super(status, message, "upstream_error");
+  }
+}
+
+/** A successful upstream answer plus the handles to end the attempt's timer and listeners. */
+interface Answer { res: Response; release(): void; abortUpstream(): void }
+
+async function attempt(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCall, req: RelayRequest): Promise<Answer | AppError> {
+  const abort = new AbortController();
+  const onClientGone = () => abort.abort(new Error("client disconnected"));
+  req.signal?.addEventListener("abort", onClientGone, { once: true });
+  const timer = setTimeout(() => abort.abort(new Error("timeout")), deps.config.relayTimeoutMs);
+  let res: Response;
+  try {
+    const up = await adaptor.buildRequest(call, upstreamBody(req, call));
+    res = await fetch(up.url, { method: up.method ?? "POST", headers: up.headers, body: up.body, signal: abort.signal, redirect: "manual" });
+  } catch (e) {
+    clearTimeout(timer);
+    req.signal?.removeEventListener("abort", onClientGone);
+    if (e instanceof AppError) return e;
+    if (req.signal?.aborted) throw new AppError(499, "the client closed the request");
+    const timedOut = (abort.signal.reason as Error)?.message === "timeout";
+    recordUpstreamError(call.channel.id);
+    reportFailure(deps, call.channel.id, undefined, timedOut ? "timeout" : "connection failed");
+    return retryError(timedOut ? 504 : 502, timedOut ? "the upstream channel did not answer in time" : "could not connect to the upstream channel", true);
+  }
+  if (res.ok) {
+    // Streams may run longer than the timeout; it only guards the wait for the first answer and JSON bodies.
+    if (call.stream) clearTimeout(timer);
+    return {
+      res,
+      release: () => {
+        clearTimeout(timer);
+        req.signal?.removeEventListener("abort", onClientGone);
+      },
+      abortUpstream: () => abort.abort(new Error("client disconnected")),
+    };
+  }
+  clearTimeout(timer);
+  req.signal?.removeEventListener("abort", onClientGone);
+  const text = await res.text().catch(() => "");
+  const raw = adaptor.errorMessage ? adaptor.errorMessage(res.status, text) : `upstream answered with status ${res.status}`;
+  recordUpstreamError(call.channel.id);
+  reportFailure(deps, call.channel.id, res.status, scrub(raw, call), errorCode(text));
+  const mapped = Number(channelConfig(call.channel).statusMap[String(res.status)]);
+  const status = Number.isInteger(mapped) && mapped >= 100 && mapped <= 599 ? mapped : res.status;
+  return retryError(status, scrub(raw, call), retryable(res.status));
+}
+
+/** Lets channel automation count failures toward auto-disable, off the response path. */
+function reportFailure(deps: AppDeps, channelId: number, status: number | undefined, message: string, code?: string) {
+  if (!deps.options.bool("AutomaticDisableChannelEnabled")) return;
+  void recordChannelResult(deps, channelId, { ok: false, source: "relay", status, message, code }).catch(() => {});
+}
+
+function errorCode(text: string): string | undefined {
+  try {
+    const e = JSON.parse(text)?.error;
+    const c = e?.code ?? e?.type;
+    return typeof c === "string" ? c : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function retryError(status: number, message: string, retry: boolean): UpstreamError {
+  return new UpstreamError(status, message, retry);
+}
+
+/** Upstream messages may echo the key or the upstream address; neither reaches a client. */
+function scrub(message: string, call: ProviderCall): string {
+  let m = message.slice(0, 1000);
+  if (call.key) m = m.split(call.key).join("***");
+  if (call.baseUrl) m = m.split(call.baseUrl).join("[upstream]");
+  return m.replace(/https?:\/\/[^\s"')]+/g, "[upstream]").replace(/\bsk-[A-Za-z0-9_-]{8,}/g, "sk-***");
+}
+
+async function deliver(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCall, answer: Answer, o: Outcome): Promise<Response> {
+  const { res, release } = answer;
+  if (call.stream && (adaptor.decodeStream || (res.headers.get("content-type") ?? "").includes("text/event-stream"))) return streamReply(deps, adaptor, call, answer, o);
+  if (o.req.mode === "audio_speech") {
+    release();
+    o.firstByteMs = performance.now() - o.started;
+    // Speech is priced on its input text, counted after the audio is on its way.
+    finish(deps, o, null, () => "");
+    return new Response(res.body, { status: res.status, headers: { "content-type": res.headers.get("content-type") ?? "audio/mpeg" } });
+  }
+  let text: string;
+  try {
+    text = await res.text();
+  } catch {
+    release();
+    if (o.trusted) relayState(deps).writer.debit(o.payer.userId, o.payer.unlimited ? 0 : o.payer.tokenId, o.reserved, 0);
+    await refund(deps, o.payer, o.held);
+    throw new AppError(502, "the upstream channel broke off its answer");
+  }
+  release();
+  o.firstByteMs = performance.now() - o.started;
+  const contentType = res.headers.get("content-type") ?? "";
+  let json: any;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    // Plain-text answers (audio transcription with response_format=text/srt/vtt) pass through as they are.
+    finish(deps, o, null, () => text);
+    return new Response(text, { status: res.status, headers: { "content-type": contentType || "text/plain; charset=utf-8" } });
+  }
+  const parsed = adaptor.parseResponse(call, json);
+  finish(deps, o, parsed.usage, () => generatedTextOf(json) || (typeof json?.text === "string" ? json.text : ""));
+  const out = parsed.body === json ? text : JSON.stringify(parsed.body);
+  return new Response(out, { status: res.status, headers: { "content-type": "application/json" } });
+}
+
+function streamReply(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCall, answer: Answer, o: Outcome): Response {
+  const { res, release, abortUpstream } = answer;
+  const mapper = adaptor.streamMapper(call);
+  // Non-SSE upstream streams (Bedrock's binary event stream) are re-framed as SSE first.
+  const reader = (adaptor.decodeStream ? adaptor.decodeStream(call, res.body!) : res.body!).getReader();
+  const sse = new SseReader();
+  let settled = false;
+  const done = () => {
+    if (settled) return;
+    settled = true;
+    release();
+    finish(deps, o, mapper.usage(), () => mapper.generatedText());
+  };
+  // A Bun "direct" stream: chunks are written straight to the socket instead of going through a
+  // ReadableStream queue, which costs several times the CPU per streamed call.
+  const body = new ReadableStream({
+    type: "direct",
+    async pull(controller: any) {
+      try {
+        for (;;) {
+          const { value, done: ended } = await reader.read();
+          if (ended) {
+            let out = "";
+            for (const ev of sse.finish()) out += mapper.event(ev);
+            out += mapper.end();
+            if (out) controller.write(out);
+            done();
+            controller.close();
+            return;
+          }
+          if (!o.firstByteMs) o.firstByteMs = performance.now() - o.started;
+          let out = "";
+          for (const ev of sse.push(value)) out += mapper.event(ev);
+          if (out) {
+            controller.write(out);
+            await controller.flush();
+          }
+        }
+      } catch {
+        // The upstream broke off mid-stream (or the client went away while a write was pending): the
+        // client keeps what it got and pays for what was generated.
+        done();
+        try {
+          controller.close();
+        } catch {}
+      }
+    },
+    cancel() {
+      // The client went away: stop the upstream and bill what it had produced by now.
+      abortUpstream();
+      reader.cancel().catch(() => {});
+      done();
+    },
+  } as any);
+  return new Response(body, {
+    status: 200,
+    headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", connection: "keep-alive", "x-accel-buffering": "no" },
+  });
+}
+
+/** Settles and records a served call after the reply is on its way; the write-behind queue waits for it on flush. */
+function finish(deps: AppDeps, o: Outcome, usage: Usage | null, generated?: () => string): void {
+  o.ticket.succeeded();
+  const job = (async () => {
+    const u = usage ?? await countedUsage(o, generated?.() ?? "");
+    const cost = quotaFor(o.price, u, o.calls);
+    if (o.trusted) {
+      relayState(deps).writer.debit(o.payer.userId, o.payer.unlimited ? 0 : o.payer.tokenId, o.reserved, cost);
+      record(deps, o, u, cost);
+      return;
+    }
+    const taken = await settle(deps.db, o.payer, o.held, cost);
+    record(deps, o, u, taken);
+  })();
+  relayState(deps).writer.track(job);
+}
+
+async function countedUsage(o: Outcome, generated: string): Promise<Usage> {
+  const prompt = o.req.body instanceof FormData ? 0 : await countPromptTokens(o.req.body);
+  const completion = await countTokens(generated);
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+}
+
+function record(deps: AppDeps, o: Outcome, u: Usage, quota: number): void {
+  const { req, price } = o;
+  const writer = relayState(deps).writer;
+  const now = Math.floor(Date.now() / 1000);
+  writer.usage({
+    userId: req.caller.userId, username: req.caller.username, tokenId: req.caller.tokenId, channelId: o.channel.id,
+    model: req.model, quota, tokens: u.prompt_tokens + u.completion_tokens, at: now,
+  });
+  if (!deps.options.bool("LogConsumeEnabled")) return;
+  const other = {
+    model_ratio: price.modelRatio, group_ratio: price.groupRatio, completion_ratio: price.completionRatio,
+    model_price: price.modelPrice, cache_tokens: u.cached_tokens ?? 0, cache_ratio: price.cacheRatio,
+    cache_creation_tokens: u.cache_creation_tokens ?? 0, cache_creation_ratio: price.cacheCreationRatio,
+    frt: Math.round(o.firstByteMs), is_model_mapped: o.upstreamModel !== req.model, upstream_model_name: o.upstreamModel,
+    admin_info: { use_channel: o.usedChannels.map(String) }, request_path: req.path,
+  };
+  const content = price.perCall
+    ? `model price $${price.modelPrice}, group ratio ${price.groupRatio}`
+    : `model ratio ${price.modelRatio}, completion ratio ${price.completionRatio}, group ratio ${price.groupRatio}`;
+  writer.log({
+    user_id: req.caller.userId, created_at: now, type: LOG_TYPE.consume, content, username: req.caller.username,
+    token_name: req.caller.tokenName, model_name: req.model, quota, prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens,
+    use_time: Math.round((performance.now() - o.started) / 1000), is_stream: req.stream, channel_id: o.channel.id,
+    token_id: req.caller.tokenId, group: req.caller.group, ip: req.ip, other: JSON.stringify(other),
+  });
+}
+
+function recordError(deps: AppDeps, req: RelayRequest, err: AppError, channelId: number, used: number[], started: number): void {
+  if (!deps.options.bool("LogErrorEnabled")) return;
+  relayState(deps).writer.log({
+    user_id: req.caller.userId, created_at: Math.floor(Date.now() / 1000), type: LOG_TYPE.error, content: err.message,
+    username: req.caller.username, token_name: req.caller.tokenName, model_name: req.model, quota: 0,
+    use_time: Math.round((performance.now() - started) / 1000), is_stream: req.stream, channel_id: channelId,
+    token_id: req.caller.tokenId, group: req.caller.group, ip: req.ip,
+    other: JSON.stringify({ status_code: err.status, admin_info: { use_channel: used.map(String) }, request_path: req.path }),
+  });
+}

@@ -1,0 +1,38 @@
+// Anthropic Claude (channel type 14): the Messages API with an x-api-key.
+import type { ProviderAdaptor } from "../types.ts";
+import { DEFAULT_CHANNEL_MODELS } from "../../../catalogue/models.ts";
+import { ANTHROPIC_VERSION, ClaudeStreamMapper, claudeErrorMessage, claudeModelHeaders, claudeRequestFor, parseClaudeResponse } from "./messages.ts";
+
+
+/** A base URL given with its /v1 suffix still gets exactly one /v1. */
+export function messagesUrl(baseUrl: string): string {
+  return (/\/v1$/.test(baseUrl) ? baseUrl : baseUrl + "/v1") + "/messages";
+}
+
+export const claudeAdaptor: ProviderAdaptor = {
+  kind: "claude",
+  supports: (mode) => mode === "chat",
+  nativeFormat: () => "claude",
+  buildRequest(call, body) {
+    const req = claudeRequestFor(call, body);
+    const headers: Record<string, string> = {
+      "content-type": "application/json",
+      "x-api-key": call.key,
+      "anthropic-version": ANTHROPIC_VERSION,
+      ...claudeModelHeaders(call, req.model),
+    };
+    return { url: messagesUrl(call.baseUrl), headers, body: JSON.stringify(req) };
+  },
+  parseResponse: parseClaudeResponse,
+  streamMapper: (call) => new ClaudeStreamMapper(call),
+  errorMessage: claudeErrorMessage,
+  defaultModels: DEFAULT_CHANNEL_MODELS[14],
+  async fetchModels(baseUrl, key) {
+    const res = await fetch((/\/v1$/.test(baseUrl) ? baseUrl : baseUrl + "/v1") + "/models?limit=1000", {
+      headers: { "x-api-key": key, "anthropic-version": ANTHROPIC_VERSION },
+    });
+    if (!res.ok) throw new Error(`the upstream model list answered ${res.status}`);
+    const j: any = await res.json();
+    return (Array.isArray(j?.data) ? j.data : []).map((m: any) => String(m.id)).filter(Boolean);
+  },
+};

@@ -1,0 +1,127 @@
+// The Claude Messages protocol as an adaptor needs it, shared by Anthropic (type 14), AWS Bedrock
+// (33) and Claude on Vertex (41): request body for the call's client format, response and stream
+// mapping, usage. Only URL, auth and two body fields differ between the three.
+import type { ParsedResponse, ProviderCall, SseEvent, StreamMapper, Usage } from "../types.ts";
+import { sseFrame, SSE_DONE } from "../../sse.ts";
+import { perModel, siteOf } from "../../native/site.ts";
+import { ClaudeStreamToOpenAI, fromClaudeResponse, toClaudeRequest, usageFromClaude, type ClaudeSettings } from "./convert.ts";
+import type { ClaudeRequest, OpenAIUsage } from "./wire.ts";
+
+export const ANTHROPIC_VERSION = "2023-06-01";
+
+export function claudeSettings(call: Pick<ProviderCall, "site">, model: string): ClaudeSettings {
+  const site = siteOf(call);
+  const max = Number(perModel(site.json("claude.default_max_tokens", { default: 8192 }), model, 8192));
+  return {
+    defaultMaxTokens: Number.isFinite(max) && max > 0 ? Math.floor(max) : 8192,
+    thinkingAdapter: site.bool("claude.thinking_adapter_enabled"),
+    thinkingPercentage: site.number("claude.thinking_adapter_budget_tokens_percentage", 0.8),
+  };
+}
+
+/**
+ * Extra request headers for a model from claude.model_headers_settings ({"model": {"header": ["v1","v2"]}}),
+ * plus the anthropic-beta flags of a Claude client (merged, so neither side's features are lost).
+ */
+export function claudeModelHeaders(call: Pick<ProviderCall, "site" | "clientHeaders">, model: string): Record<string, string> {
+  const all = siteOf(call).json<Record<string, Record<string, string | string[]>>>("claude.model_headers_settings", {});
+  const entry = all?.[model];
+  const out: Record<string, string> = {};
+  if (entry && typeof entry === "object") {
+    for (const [name, value] of Object.entries(entry)) {
+      const v = Array.isArray(value) ? value.join(",") : String(value);
+      if (v) out[name.toLowerCase()] = v;
+    }
+  }
+  const beta = call.clientHeaders?.["anthropic-beta"];
+  if (beta) {
+    const flags = new Set([...(out["anthropic-beta"] ?? "").split(","), ...beta.split(",")].map((s) => s.trim()).filter(Boolean));
+    out["anthropic-beta"] = [...flags].join(",");
+  }
+  return out;
+}
+
+export function toUsage(u: OpenAIUsage): Usage {
+  return {
+    prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens, total_tokens: u.total_tokens,
+    cached_tokens: u.prompt_tokens_details?.cached_tokens ?? 0,
+    cache_creation_tokens: u.prompt_tokens_details?.cached_creation_tokens ?? 0,
+  };
+}
+
+/**
+ * The Claude request for this call: converted from OpenAI, or the client's own Claude body (model
+ * replaced by the upstream name; sent verbatim when global.pass_through_request_enabled is on).
+ */
+export function claudeRequestFor(call: ProviderCall, body: any): ClaudeRequest {
+  if (call.format === "claude") {
+    if (siteOf(call).bool("global.pass_through_request_enabled")) return body as ClaudeRequest;
+    const out = { ...body, model: call.upstreamModel } as ClaudeRequest;
+    if (out.max_tokens == null) out.max_tokens = claudeSettings(call, call.upstreamModel).defaultMaxTokens;
+    return out;
+  }
+  return toClaudeRequest({ ...body, model: call.upstreamModel }, claudeSettings(call, call.upstreamModel));
+}
+
+export function parseClaudeResponse(call: ProviderCall, json: any): ParsedResponse {
+  const usage = toUsage(usageFromClaude(json?.usage));
+  if (call.format === "claude") return { body: json, usage };
+  const body = fromClaudeResponse(json);
+  body.model = call.requestModel;
+  return { body, usage };
+}
+
+/** Reads Claude stream events; answers them verbatim to Claude clients, as OpenAI chunks to others. */
+export class ClaudeStreamMapper implements StreamMapper {
+  private conv = new ClaudeStreamToOpenAI();
+  private sawUsage = false;
+  constructor(private call: ProviderCall) {}
+
+  event(ev: SseEvent): string {
+    if (!ev.data) return this.call.format === "claude" ? ev.raw : "";
+    let obj: any;
+    try {
+      obj = JSON.parse(ev.data);
+    } catch {
+      return this.call.format === "claude" ? ev.raw : "";
+    }
+    if (obj.type === "message_start" || obj.type === "message_delta") this.sawUsage = true;
+    const chunks = this.conv.push(obj);
+    if (this.call.format === "claude") return ev.raw;
+    if (this.conv.error && obj.type === "error") return sseFrame(JSON.stringify({ error: { message: this.conv.error.message, type: this.conv.error.type } }));
+    let out = "";
+    for (const c of chunks) {
+      c.model = this.call.requestModel;
+      out += sseFrame(JSON.stringify(c));
+    }
+    return out;
+  }
+
+  end(): string {
+    if (this.call.format === "claude") return "";
+    let out = "";
+    if (this.call.clientWantsUsage) {
+      const u = this.conv.usageChunk();
+      u.model = this.call.requestModel;
+      out += sseFrame(JSON.stringify(u));
+    }
+    return out + SSE_DONE;
+  }
+
+  usage(): Usage | null {
+    return this.sawUsage ? toUsage(this.conv.usage) : null;
+  }
+
+  generatedText(): string {
+    return this.conv.receivedText;
+  }
+}
+
+export function claudeErrorMessage(status: number, text: string): string {
+  try {
+    const j = JSON.parse(text);
+    const m = j?.error?.message ?? j?.message ?? j?.Message;
+    if (typeof m === "string" && m) return m;
+  } catch {}
+  return `upstream answered with status ${status}`;
+}

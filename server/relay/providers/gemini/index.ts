@@ -1,0 +1,136 @@
+// Google Gemini (channel type 24): generateContent / streamGenerateContent / batchEmbedContents with
+// an x-goog-api-key. Also the Gemini half of Vertex AI (providers/vertex), which reuses these pieces.
+import type { ParsedResponse, ProviderAdaptor, ProviderCall, SseEvent, StreamMapper, Usage } from "../types.ts";
+import { AppError } from "../../../http/errors.ts";
+import { DEFAULT_CHANNEL_MODELS } from "../../../catalogue/models.ts";
+import { sseFrame, SSE_DONE } from "../../sse.ts";
+import { perModel, siteOf } from "../../native/site.ts";
+import {
+  GeminiStreamToOpenAI, fromEmbedResponse, fromGeminiResponse, remoteImageUrls, toBatchEmbedRequest, toGeminiRequest,
+  usageFromGemini, type GeminiSettings,
+} from "./convert.ts";
+import { fetchImages } from "./images.ts";
+import type { OpenAIUsage } from "../claude/wire.ts";
+
+export function geminiSettings(call: Pick<ProviderCall, "site">): GeminiSettings {
+  const site = siteOf(call);
+  const safety = site.json<unknown>("gemini.safety_settings", { default: "OFF" });
+  return {
+    safety: safety && typeof safety === "object" ? (safety as Record<string, string>) : { default: "OFF" },
+    thinkingAdapter: site.bool("gemini.thinking_adapter_enabled"),
+    thinkingPercentage: site.number("gemini.thinking_adapter_budget_tokens_percentage", 0.6),
+    imageModels: (() => {
+      const v = site.json<unknown>("gemini.supported_imagine_models", []);
+      return Array.isArray(v) ? v.map(String) : [];
+    })(),
+  };
+}
+
+/** API version for a model (gemini.version_settings: {"default": "v1beta", "<model>": "v1"}). */
+export function geminiVersion(call: Pick<ProviderCall, "site">, model: string): string {
+  return String(perModel(siteOf(call).json("gemini.version_settings", { default: "v1beta" }), model, "v1beta"));
+}
+
+export function geminiMethodSuffix(mode: string, stream: boolean): string {
+  if (mode === "embeddings") return ":batchEmbedContents";
+  return stream ? ":streamGenerateContent?alt=sse" : ":generateContent";
+}
+
+export function toUsage(u: OpenAIUsage): Usage {
+  return { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens, total_tokens: u.total_tokens, cached_tokens: u.prompt_tokens_details?.cached_tokens ?? 0 };
+}
+
+/**
+ * The model name and Gemini body for this call. Gemini clients' bodies pass through unchanged (the
+ * model travels in the URL); OpenAI bodies are converted, downloading remote images first.
+ */
+export async function geminiBodyFor(call: ProviderCall, body: any): Promise<{ model: string; body: unknown }> {
+  if (call.mode === "embeddings") {
+    return { model: call.upstreamModel, body: toBatchEmbedRequest(call.upstreamModel, body?.input, body?.dimensions) };
+  }
+  if (call.format === "gemini") return { model: call.upstreamModel, body };
+  let images = new Map<string, { mimeType: string; data: string }>();
+  const urls = remoteImageUrls(body);
+  if (urls.length) {
+    try {
+      images = await fetchImages(urls);
+    } catch (e) {
+      throw new AppError(400, `image download failed: ${(e as Error).message}`);
+    }
+  }
+  return toGeminiRequest({ ...body, model: call.upstreamModel }, geminiSettings(call), images);
+}
+
+export function parseGeminiResponse(call: ProviderCall, json: any): ParsedResponse {
+  if (call.mode === "embeddings") return { body: fromEmbedResponse(json, call.requestModel, 0), usage: null };
+  const usage = json?.usageMetadata ? toUsage(usageFromGemini(json.usageMetadata)) : null;
+  if (call.format === "gemini") return { body: json, usage };
+  return { body: fromGeminiResponse(json, call.requestModel), usage };
+}
+
+export class GeminiStreamMapper implements StreamMapper {
+  private conv: GeminiStreamToOpenAI;
+  constructor(private call: ProviderCall) {
+    this.conv = new GeminiStreamToOpenAI(call.requestModel);
+  }
+
+  event(ev: SseEvent): string {
+    let obj: any;
+    try {
+      obj = JSON.parse(ev.data);
+    } catch {
+      return this.call.format === "gemini" ? ev.raw : "";
+    }
+    if (obj?.error) {
+      return this.call.format === "gemini" ? ev.raw : sseFrame(JSON.stringify({ error: { message: obj.error.message ?? "upstream stream error", type: "upstream_error" } }));
+    }
+    const chunks = this.conv.push(obj);
+    if (this.call.format === "gemini") return ev.raw;
+    return chunks.map((c) => sseFrame(JSON.stringify(c))).join("");
+  }
+
+  end(): string {
+    if (this.call.format === "gemini") return "";
+    return (this.call.clientWantsUsage && this.conv.usage ? sseFrame(JSON.stringify(this.conv.usageChunk())) : "") + SSE_DONE;
+  }
+
+  usage(): Usage | null {
+    return this.conv.usage ? toUsage(this.conv.usage) : null;
+  }
+
+  generatedText(): string {
+    return this.conv.receivedText;
+  }
+}
+
+export function geminiErrorMessage(status: number, text: string): string {
+  try {
+    // Streaming endpoints without alt=sse answer errors inside a JSON array.
+    const parsed = JSON.parse(text);
+    const j = Array.isArray(parsed) ? parsed[0] : parsed;
+    const m = j?.error?.message ?? j?.message;
+    if (typeof m === "string" && m) return m;
+  } catch {}
+  return `upstream answered with status ${status}`;
+}
+
+export const geminiAdaptor: ProviderAdaptor = {
+  kind: "gemini",
+  supports: (mode) => mode === "chat" || mode === "embeddings",
+  nativeFormat: () => "gemini",
+  async buildRequest(call, body) {
+    const { model, body: out } = await geminiBodyFor(call, body);
+    const url = `${call.baseUrl}/${geminiVersion(call, model)}/models/${encodeURIComponent(model)}${geminiMethodSuffix(call.mode, call.stream)}`;
+    return { url, headers: { "content-type": "application/json", "x-goog-api-key": call.key }, body: JSON.stringify(out) };
+  },
+  parseResponse: parseGeminiResponse,
+  streamMapper: (call) => new GeminiStreamMapper(call),
+  errorMessage: geminiErrorMessage,
+  defaultModels: DEFAULT_CHANNEL_MODELS[24],
+  async fetchModels(baseUrl, key) {
+    const res = await fetch(`${baseUrl}/v1beta/models?pageSize=1000`, { headers: { "x-goog-api-key": key } });
+    if (!res.ok) throw new Error(`the upstream model list answered ${res.status}`);
+    const j: any = await res.json();
+    return (Array.isArray(j?.models) ? j.models : []).map((m: any) => String(m.name ?? "").replace(/^models\//, "")).filter(Boolean);
+  },
+};

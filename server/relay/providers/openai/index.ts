@@ -1,0 +1,100 @@
+// One adaptor for every upstream that speaks the OpenAI wire format (OpenAI, custom, OpenRouter,
+// DeepSeek, Moonshot, Mistral, xAI, SiliconCloud, Ollama's /v1, ...). Requests and responses pass
+// through; the adaptor only builds URL and auth, and watches the stream for usage.
+import type { ProviderAdaptor, ProviderCall, SseEvent, StreamMapper, Usage } from "../types.ts";
+import { generatedTextOf, mayCarryUsage, usageFrom } from "./usage.ts";
+import { sseFrame } from "../../sse.ts";
+
+const PATHS: Record<string, string> = {
+  chat: "/v1/chat/completions",
+  completions: "/v1/completions",
+  embeddings: "/v1/embeddings",
+  moderations: "/v1/moderations",
+  images: "/v1/images/generations",
+  audio_speech: "/v1/audio/speech",
+  audio_transcription: "/v1/audio/transcriptions",
+  audio_translation: "/v1/audio/translations",
+  rerank: "/v1/rerank",
+  responses: "/v1/responses",
+};
+
+/** Base URLs that already end in a version segment (Zhipu v4, Doubao v3, Qianfan v2) take the path without /v1. */
+export function upstreamUrl(baseUrl: string, mode: string): string {
+  const path = PATHS[mode] ?? "/v1/chat/completions";
+  return /\/v\d+$/.test(baseUrl) ? baseUrl + path.slice(3) : baseUrl + path;
+}
+
+export function authHeaders(call: ProviderCall): Record<string, string> {
+  const h: Record<string, string> = { authorization: `Bearer ${call.key}` };
+  if (call.channel.type === 1 && call.channel.openai_organization) h["openai-organization"] = call.channel.openai_organization;
+  return h;
+}
+
+class PassThroughMapper implements StreamMapper {
+  private seen: string[] = [];
+  private found: Usage | null = null;
+  constructor(private wantsUsage: boolean) {}
+
+  event(ev: SseEvent): string {
+    const data = ev.data;
+    if (data === "[DONE]" || data === "") return ev.raw;
+    this.seen.push(data);
+    if (!mayCarryUsage(data)) return ev.raw;
+    let obj: any;
+    try {
+      obj = JSON.parse(data);
+    } catch {
+      return ev.raw;
+    }
+    const u = usageFrom(obj);
+    if (!u) return ev.raw;
+    this.found = u;
+    if (this.wantsUsage || obj.object === "response" || typeof obj.type === "string") return ev.raw;
+    // The gateway asked for usage on the client's behalf: keep it away from a client that did not.
+    if (!Array.isArray(obj.choices) || obj.choices.length === 0) return "";
+    delete obj.usage;
+    return sseFrame(JSON.stringify(obj), ev.event);
+  }
+  end(): string {
+    return "";
+  }
+  usage(): Usage | null {
+    return this.found;
+  }
+  generatedText(): string {
+    let out = "";
+    for (const d of this.seen) {
+      try {
+        out += generatedTextOf(JSON.parse(d));
+      } catch {}
+    }
+    return out;
+  }
+}
+
+export const openaiAdaptor: ProviderAdaptor = {
+  kind: "openai",
+  supports: (mode) => mode in PATHS,
+  buildRequest(call, body) {
+    const headers = authHeaders(call);
+    if (body instanceof FormData) return { url: upstreamUrl(call.baseUrl, call.mode), headers, body };
+    headers["content-type"] = "application/json";
+    return { url: upstreamUrl(call.baseUrl, call.mode), headers, body: JSON.stringify(body) };
+  },
+  parseResponse: (_call, json) => ({ body: json, usage: usageFrom(json) }),
+  streamMapper: (call) => new PassThroughMapper(call.clientWantsUsage),
+  errorMessage(status, text) {
+    try {
+      const j = JSON.parse(text);
+      const m = j?.error?.message ?? j?.message ?? j?.error;
+      if (typeof m === "string" && m) return m;
+    } catch {}
+    return `upstream answered with status ${status}`;
+  },
+  async fetchModels(baseUrl, key) {
+    const res = await fetch(/\/v\d+$/.test(baseUrl) ? baseUrl + "/models" : baseUrl + "/v1/models", { headers: { authorization: `Bearer ${key}` } });
+    if (!res.ok) throw new Error(`the upstream model list answered ${res.status}`);
+    const j: any = await res.json();
+    return (Array.isArray(j?.data) ? j.data : []).map((m: any) => String(m.id)).filter(Boolean);
+  },
+};

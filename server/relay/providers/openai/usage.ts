@@ -1,0 +1,36 @@
+// Usage objects as OpenAI-style upstreams send them: chat/completions/embeddings use prompt_tokens and
+// completion_tokens, the Responses API uses input_tokens and output_tokens.
+import type { Usage } from "../types.ts";
+
+const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) && v > 0 ? Math.floor(v) : 0);
+
+export function usageFrom(obj: any): Usage | null {
+  const u = obj?.usage ?? obj?.response?.usage;
+  if (!u || typeof u !== "object") return null;
+  const prompt = num(u.prompt_tokens ?? u.input_tokens);
+  const completion = num(u.completion_tokens ?? u.output_tokens);
+  const total = num(u.total_tokens) || prompt + completion;
+  // Rerank upstreams often report only a total: it is all input.
+  const promptTokens = prompt || (completion === 0 ? total : 0);
+  const cached = num(u.prompt_tokens_details?.cached_tokens ?? u.input_tokens_details?.cached_tokens);
+  return { prompt_tokens: promptTokens, completion_tokens: completion, total_tokens: Math.max(total, promptTokens + completion), cached_tokens: cached };
+}
+
+/** Text a model generated inside one chunk or body of any OpenAI-style endpoint. */
+export function generatedTextOf(obj: any): string {
+  let out = "";
+  if (typeof obj?.delta === "string") out += obj.delta; // Responses API *.delta events
+  const choices = Array.isArray(obj?.choices) ? obj.choices : [];
+  for (const c of choices) {
+    const d = c.delta ?? c.message ?? {};
+    if (typeof d.content === "string") out += d.content;
+    if (typeof d.reasoning_content === "string") out += d.reasoning_content;
+    if (Array.isArray(d.tool_calls)) for (const t of d.tool_calls) out += (t?.function?.name ?? "") + (t?.function?.arguments ?? "");
+    if (typeof c.text === "string") out += c.text;
+  }
+  return out;
+}
+
+const USAGE_OBJECT = /"usage"\s*:\s*\{/;
+/** Cheap test before parsing a chunk: most stream chunks carry no usage (or "usage":null). */
+export const mayCarryUsage = (data: string) => USAGE_OBJECT.test(data);

@@ -1,0 +1,141 @@
+// The provider adaptor interface: everything the relay needs to know about one kind of upstream.
+//
+// How to add a provider (e.g. providers/claude/):
+//  1. Make a folder providers/<kind>/ with an index.ts that exports one `ProviderAdaptor` object.
+//     Keep wire shapes and pure mapping functions in their own files there; the adaptor object only
+//     wires them together. The relay never learns a provider's quirks.
+//  2. Register it with one line in providers/index.ts (`ADAPTORS[kind] = myAdaptor`). The channel type
+//     ids map to a kind through CHANNEL_TYPES in server/catalogue/index.ts.
+//  3. The relay calls, in order, for each attempt on a channel:
+//       supports(mode)                    → false answers 501 "not supported by this channel type"
+//       buildRequest(call, body)          → URL, method, headers (auth) and body for the upstream fetch.
+//                                           `body` is the client's request in OpenAI format (already with
+//                                           the upstream model name, param_override merged). For
+//                                           multipart modes (audio) body is a FormData.
+//       fetch(...) by the relay (timeouts, retries, status-code mapping are the relay's job)
+//       non-stream: parseResponse(call, res)  → OpenAI-format JSON body + usage (or null: the relay
+//                                               then counts tokens itself)
+//       stream:     streamMapper(call)        → a small state machine fed every upstream SSE event;
+//                                               it returns the SSE text to send to the client (already
+//                                               framed, "data: ...\n\n") and keeps the usage it saw.
+//       binary (audio speech): the relay pipes the upstream body through untouched.
+//  4. Errors: an upstream non-2xx is read by `errorMessage(status, text)` (optional) so the client gets
+//     the provider's message without its URL or key. Throwing `AppError` from buildRequest aborts the
+//     attempt with that status (not retried).
+//  5. Formats: `call.format` is the wire format the client speaks. For every /v1 OpenAI route it is
+//     "openai": the body is OpenAI-shaped and parseResponse/streamMapper must answer OpenAI-shaped.
+//     Native routes (Claude /v1/messages, Gemini /v1beta/...) run the same pipeline with format
+//     "claude"/"gemini": the body is the client's native body, and the adaptor whose native format it
+//     is passes it through (still building URL + auth and extracting usage).
+import type { Channel } from "../../../db/schema.ts";
+
+/** What kind of call this is; the route decides it. */
+export type RelayMode =
+  | "chat" | "completions" | "embeddings" | "moderations" | "images" | "audio_speech"
+  | "audio_transcription" | "audio_translation" | "rerank" | "responses";
+
+/** The wire format the CLIENT speaks (and receives errors in). OpenAI for every /v1 route above. */
+export type ClientFormat = "openai" | "claude" | "gemini";
+
+/** Token counts of one call, in OpenAI terms. prompt_tokens includes cached_tokens. */
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  /** prompt tokens served from the provider's cache (billed at CacheRatio) */
+  cached_tokens?: number;
+  /** prompt tokens written to the provider's cache (Claude), billed at cache-creation ratio */
+  cache_creation_tokens?: number;
+}
+
+/** One upstream attempt: everything an adaptor may read. Built by the relay, never mutated by adaptors. */
+export interface ProviderCall {
+  mode: RelayMode;
+  format: ClientFormat;
+  channel: Channel;
+  /** The API key chosen for this attempt (one line of a multi-key channel). */
+  key: string;
+  /** channel.base_url or the type's default base URL, without a trailing slash. */
+  baseUrl: string;
+  /** The model name the client asked for. */
+  requestModel: string;
+  /** The model name sent upstream (after the channel's model_mapping). */
+  upstreamModel: string;
+  stream: boolean;
+  /** The client asked for stream usage (stream_options.include_usage): forward the usage chunk. */
+  clientWantsUsage: boolean;
+  /** Path of the client request, e.g. "/v1/chat/completions" (pass-through providers reuse it). */
+  path: string;
+  /** Original query string including "?" or "" */
+  search: string;
+  /** Channel `setting` / `other` parsed once per channel (provider-specific knobs such as api version). */
+  options: Record<string, unknown>;
+  /** Site options (deps.options). Providers with option-driven behaviour (claude.*, gemini.*) read them
+   *  here; when absent (unit tests) they fall back to the option defaults. */
+  site?: SiteOptions;
+  /** Selected client request headers (lower-case names) the route chose to expose, e.g. anthropic-beta. */
+  clientHeaders?: Record<string, string>;
+}
+
+/** The read side of the option store, as providers need it. */
+export interface SiteOptions {
+  get(key: string): string;
+  bool(key: string): boolean;
+  number(key: string, fallback?: number): number;
+  json<T>(key: string, fallback: T): T;
+}
+
+export interface UpstreamRequest {
+  url: string;
+  method?: string;
+  headers: Record<string, string>;
+  body?: BodyInit | null;
+}
+
+export interface SseEvent {
+  event?: string;
+  data: string;
+  /** The event exactly as received, including its trailing blank line (for verbatim pass-through). */
+  raw: string;
+}
+
+export interface StreamMapper {
+  /** One upstream event in, the SSE text for the client out ("" to send nothing). */
+  event(ev: SseEvent): string;
+  /** Called once when the upstream stream ends normally; returns the closing frames (e.g. "data: [DONE]\n\n"). */
+  end(): string;
+  /** The usage reported by the upstream, if any was seen. */
+  usage(): Usage | null;
+  /** Text generated so far (content, reasoning, tool arguments), for counting when no usage came. */
+  generatedText(): string;
+}
+
+export interface ParsedResponse {
+  /** The body to send to the client (already in the client's format). */
+  body: unknown;
+  usage: Usage | null;
+}
+
+export interface ProviderAdaptor {
+  /** Matches ChannelKind in the catalogue (e.g. "openai", "claude"). */
+  kind: string;
+  supports(mode: RelayMode): boolean;
+  buildRequest(call: ProviderCall, body: any): UpstreamRequest | Promise<UpstreamRequest>;
+  parseResponse(call: ProviderCall, json: any): ParsedResponse;
+  streamMapper(call: ProviderCall): StreamMapper;
+  /** The wire format this adaptor natively speaks for the call (default "openai"). Native routes
+   *  (format "claude"/"gemini") pass bodies through to an adaptor that speaks their format and convert
+   *  through OpenAI otherwise (server/relay/native/bridge.ts). Vertex answers per model. */
+  nativeFormat?(call: ProviderCall): ClientFormat;
+  /** Upstreams whose stream is not SSE (Bedrock's binary event stream) re-frame it as SSE here; the
+   *  relay then reads the result like any other stream. */
+  decodeStream?(call: ProviderCall, body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array>;
+  /** Extracts a readable message from an upstream error body (never include keys or URLs). */
+  errorMessage?(status: number, text: string): string;
+  /** Model names this kind offers by default (the channel form's "fill default models"). */
+  defaultModels?: readonly string[];
+  /** Lists models live from the upstream (channel "fetch models"). */
+  fetchModels?(baseUrl: string, key: string, channel?: Channel): Promise<string[]>;
+  /** Reads the account balance in dollars (channel "update balance"). */
+  balance?(baseUrl: string, key: string, channel?: Channel): Promise<number>;
+}

@@ -1,0 +1,30 @@
+// Channel choice for one (group, model): the highest priority tier that still has a channel this request
+// has not tried, then a weighted random pick inside that tier.
+
+export interface Candidate {
+  channelId: number;
+  priority: number;
+  weight: number;
+}
+
+/** Picks a channel id, skipping `tried`; null when every candidate has failed already. */
+export function pickChannel(candidates: readonly Candidate[], tried: ReadonlySet<number>, random: () => number = Math.random): number | null {
+  let top = -Infinity;
+  for (const c of candidates) if (!tried.has(c.channelId) && c.priority > top) top = c.priority;
+  if (top === -Infinity) return null;
+  const tier = candidates.filter((c) => c.priority === top && !tried.has(c.channelId));
+  const total = tier.reduce((s, c) => s + Math.max(0, c.weight), 0);
+  // All weights zero means "no preference": pick uniformly.
+  if (total <= 0) return tier[Math.floor(random() * tier.length)].channelId;
+  let r = random() * total;
+  for (const c of tier) {
+    r -= Math.max(0, c.weight);
+    if (r < 0) return c.channelId;
+  }
+  return tier[tier.length - 1].channelId;
+}
+
+/** Retryable upstream outcomes: rate limits, server errors, timeouts (status 0 = no answer at all). */
+export function retryable(status: number): boolean {
+  return status === 0 || status === 408 || status === 429 || status >= 500;
+}

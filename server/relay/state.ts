@@ -1,0 +1,164 @@
+// In-memory views the hot path reads instead of the database: tokens (with their user) and the routing
+// table (enabled channels × abilities). Entries live a few seconds; management modules call
+// invalidateRelayCaches(deps) after a change so this instance sees it at once, and other instances
+// see it within the TTL. Balances are never trusted from here: spends are conditional UPDATEs.
+import type { AppDeps } from "../deps.ts";
+import type { Channel, Token, User } from "../../db/schema.ts";
+import { CHANNEL_STATUS } from "../catalogue/index.ts";
+import type { Candidate } from "./select.ts";
+import { WriteBehind } from "../jobs/writebehind.ts";
+import { onTokenChanged } from "../modules/token/events.ts";
+import { onChannelsChanged } from "../modules/channel/events.ts";
+import { parseAllowIps, type IpRange } from "../modules/token/ips.ts";
+import { registerPendingWrites } from "../http/metrics.ts";
+
+export const CACHE_TTL_MS = 3000;
+/** Unknown keys are remembered briefly so a flood of bad keys does not reach the database. */
+const MISS_TTL_MS = 1000;
+
+export type TokenUser = Pick<User, "id" | "username" | "role" | "status" | "group" | "setting" | "deleted_at" | "quota">;
+export interface TokenEntry {
+  token: Token;
+  user: TokenUser;
+  /** The allow list, parsed once per load (empty = anyone). */
+  allowIps: IpRange[];
+}
+
+class TokenCache {
+  private map = new Map<string, { entry: TokenEntry | null; at: number }>();
+  constructor(private deps: AppDeps) {}
+
+  async get(key: string): Promise<TokenEntry | null> {
+    const hit = this.map.get(key);
+    const now = Date.now();
+    if (hit && now - hit.at < (hit.entry ? CACHE_TTL_MS : MISS_TTL_MS)) return hit.entry;
+    const token = await this.deps.db.selectFrom("tokens").selectAll().where("key", "=", key).where("deleted_at", "is", null).executeTakeFirst();
+    let entry: TokenEntry | null = null;
+    if (token) {
+      const user = await this.deps.db.selectFrom("users")
+        .select(["id", "username", "role", "status", "group", "setting", "deleted_at", "quota"])
+        .where("id", "=", token.user_id).executeTakeFirst();
+      if (user) entry = { token, user, allowIps: parseAllowIps(token.allow_ips).ranges };
+    }
+    if (this.map.size > 50_000) this.map.clear();
+    this.map.set(key, { entry, at: now });
+    return entry;
+  }
+
+  forget(key: string) {
+    this.map.delete(key);
+  }
+
+  clear() {
+    this.map.clear();
+  }
+}
+
+export interface RoutingTable {
+  channels: Map<number, Channel>;
+  /** `${group}\n${model}` → candidates */
+  abilities: Map<string, Candidate[]>;
+  /** group → model names (enabled abilities on enabled channels), sorted */
+  modelsByGroup: Map<string, string[]>;
+  loadedAt: number;
+}
+
+class RoutingCache {
+  private table: RoutingTable | null = null;
+  private loading: Promise<RoutingTable> | null = null;
+  /** Bumped by clear(), so a load that started before a change never installs its stale result. */
+  private generation = 0;
+  constructor(private deps: AppDeps) {}
+
+  /** Fresh table, or the stale one while a reload runs in the background (the hot path never waits twice). */
+  async get(): Promise<RoutingTable> {
+    if (this.table && Date.now() - this.table.loadedAt < CACHE_TTL_MS) return this.table;
+    if (this.table) {
+      void this.reload().catch((e) => console.error("routing table reload failed:", e.message));
+      return this.table;
+    }
+    return this.reload();
+  }
+
+  reload(): Promise<RoutingTable> {
+    if (this.loading) return this.loading;
+    const gen = this.generation;
+    const p = this.load().then((t) => {
+      if (gen === this.generation) this.table = t;
+      return t;
+    }).finally(() => {
+      if (this.loading === p) this.loading = null;
+    });
+    this.loading = p;
+    return p;
+  }
+
+  private async load(): Promise<RoutingTable> {
+    const { db } = this.deps;
+    const rows = await db.selectFrom("channels").selectAll().where("status", "=", CHANNEL_STATUS.enabled).execute();
+    const channels = new Map(rows.map((c) => [c.id, c]));
+    const abilities = new Map<string, Candidate[]>();
+    const models = new Map<string, Set<string>>();
+    for (const a of await db.selectFrom("abilities").selectAll().execute()) {
+      if (!Boolean(a.enabled) || !channels.has(a.channel_id)) continue;
+      const k = `${a.group}\n${a.model}`;
+      let list = abilities.get(k);
+      if (!list) abilities.set(k, (list = []));
+      list.push({ channelId: a.channel_id, priority: Number(a.priority ?? 0), weight: Number(a.weight ?? 0) });
+      let set = models.get(a.group);
+      if (!set) models.set(a.group, (set = new Set()));
+      set.add(a.model);
+    }
+    const modelsByGroup = new Map([...models].map(([g, s]) => [g, [...s].sort()]));
+    return { channels, abilities, modelsByGroup, loadedAt: Date.now() };
+  }
+
+  clear() {
+    this.generation++;
+    this.table = null;
+    this.loading = null;
+  }
+}
+
+export interface RelayState {
+  tokens: TokenCache;
+  routing: RoutingCache;
+  writer: WriteBehind;
+}
+
+const states = new WeakMap<AppDeps, RelayState>();
+
+export function relayState(deps: AppDeps): RelayState {
+  let s = states.get(deps);
+  if (!s) {
+    const writer = new WriteBehind(deps.db, deps.config.batchUpdateIntervalMs);
+    writer.start();
+    const tokens = new TokenCache(deps);
+    const routing = new RoutingCache(deps);
+    const unsubscribe = [
+      onTokenChanged((key) => tokens.forget(key)),
+      onChannelsChanged(() => routing.clear()),
+      registerPendingWrites("relay", () => writer.backlog()),
+    ];
+    deps.shutdownHooks.push(async () => {
+      for (const u of unsubscribe) u();
+      await writer.stop();
+    });
+    s = { tokens, routing, writer };
+    states.set(deps, s);
+  }
+  return s;
+}
+
+/** Call after changing tokens, users, channels or abilities so this instance routes on fresh data at once. */
+export function invalidateRelayCaches(deps: AppDeps): void {
+  const s = states.get(deps);
+  if (!s) return;
+  s.tokens.clear();
+  s.routing.clear();
+}
+
+/** Waits for in-flight settlements and writes every pending log and counter (tests, shutdown). */
+export async function flushRelayWrites(deps: AppDeps): Promise<void> {
+  await states.get(deps)?.writer.flush();
+}

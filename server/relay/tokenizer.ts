@@ -1,0 +1,56 @@
+// Token counting for when an upstream reports no usage (streams without a usage chunk, cut streams,
+// disconnected clients). o200k_base is loaded on first use: the rank table costs ~300 ms to parse,
+// and most calls never need it because upstreams report usage.
+import { Tiktoken } from "js-tiktoken/lite";
+
+let encoder: Tiktoken | null = null;
+
+async function load(): Promise<Tiktoken> {
+  if (!encoder) {
+    const ranks = (await import("js-tiktoken/ranks/o200k_base")).default;
+    encoder = new Tiktoken(ranks);
+  }
+  return encoder;
+}
+
+export async function countTokens(text: string): Promise<number> {
+  if (!text) return 0;
+  const enc = await load();
+  return enc.encode(text, [], []).length;
+}
+
+/** Chat prompts: the text of every message plus OpenAI's framing overhead (3 per message, 3 to prime the reply). */
+export async function countPromptTokens(body: any): Promise<number> {
+  if (Array.isArray(body?.messages)) {
+    let n = 3;
+    for (const m of body.messages) n += 3 + (await countTokens(textOf(m?.content))) + (await countTokens(typeof m?.name === "string" ? m.name : ""));
+    if (Array.isArray(body.tools)) n += await countTokens(JSON.stringify(body.tools));
+    return n;
+  }
+  return countTokens(promptText(body));
+}
+
+/** Every piece of text a request sends to the model (for counting and the sensitive-word check). */
+export function promptText(body: any): string {
+  if (!body || typeof body !== "object" || body instanceof FormData) return "";
+  let out = "";
+  if (Array.isArray(body.messages)) for (const m of body.messages) out += textOf(m?.content) + "\n";
+  for (const k of ["prompt", "input", "query", "instructions", "system"]) {
+    const v = body[k];
+    if (typeof v === "string") out += v + "\n";
+    else if (Array.isArray(v)) for (const x of v) out += (typeof x === "string" ? x : textOf(x?.content ?? x?.text ?? "")) + "\n";
+  }
+  if (Array.isArray(body.documents)) for (const d of body.documents) out += (typeof d === "string" ? d : textOf(d?.text)) + "\n";
+  return out;
+}
+
+function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) return content.map((p: any) => (typeof p === "string" ? p : typeof p?.text === "string" ? p.text : "")).join("\n");
+  return "";
+}
+
+/** A cheap upper-leaning estimate for pre-consumption (no tokenizer on the hot path): one token per 3 bytes. */
+export function estimateTokens(text: string): number {
+  return Math.ceil(Buffer.byteLength(text, "utf8") / 3);
+}

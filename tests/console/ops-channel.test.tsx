@@ -1,0 +1,250 @@
+// Channel list and form (spec 001 §2 Channel page, §4 channel status/form, §5 channel submit and batch rules, §9 colours).
+import { afterEach, describe, expect, test } from "bun:test";
+import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
+import { ADMIN, USER, mockFetch, ok, renderApp, type FetchMock } from "./helpers.tsx";
+import { responseTimeColor } from "../../console/pages/_shared/colors.ts";
+import { emptyChannel, toBody, validateChannel } from "../../console/pages/channel-edit/ChannelForm.tsx";
+import { DEFAULT_CHANNEL_MODELS } from "../../server/catalogue/models.ts";
+
+let fm: FetchMock;
+// Unmount explicitly: with several test files in one run, the library's own cleanup is registered only once.
+afterEach(() => {
+  cleanup();
+  fm?.restore();
+});
+
+const CH = (over: Record<string, unknown>) => ({
+  id: 1, name: "main", type: 1, status: 1, group: "default", models: "gpt-4o-mini,gpt-4o", tag: "", priority: 0, weight: 0,
+  response_time: 0, balance: 0, used_quota: 0, other_info: "", ...over,
+});
+const LIST = [
+  CH({}),
+  CH({ id: 2, name: "slow", response_time: 4200 }),
+  CH({ id: 3, name: "broken", status: 3, other_info: JSON.stringify({ status_reason: "invalid api key", status_time: 1_700_000_000 }) }),
+];
+
+function routes(extra: Record<string, unknown> = {}) {
+  return {
+    "GET /api/channel/": ok({ items: LIST, total: 3, page: 1, page_size: 10 }),
+    "GET /api/group/": ok(["default", "vip"]),
+    "GET /api/channel/models_enabled": ok(["gpt-4o-mini", "claude-3-5-haiku-20241022"]),
+    ...extra,
+  };
+}
+
+const t = (k: string) => k;
+
+describe("channel rules", () => {
+  test("response time colours: untested grey, ≤1 s green, ≤3 s lime, ≤5 s yellow, above red", () => {
+    expect(responseTimeColor(0)).toBe("grey");
+    expect(responseTimeColor(1000)).toBe("green");
+    expect(responseTimeColor(1001)).toBe("lime");
+    expect(responseTimeColor(3000)).toBe("lime");
+    expect(responseTimeColor(5000)).toBe("gold");
+    expect(responseTimeColor(5001)).toBe("red");
+  });
+
+  test("validation: name and key on create, one model, JSON mapping, integer priority, non-negative weight", () => {
+    const v = { ...emptyChannel(), models: ["gpt-4o"] };
+    expect(validateChannel(v, true, t)).toBe("ops.ch.nameKeyRequired");
+    expect(validateChannel({ ...v, name: "a", key: "k", models: [] }, true, t)).toBe("ops.ch.modelRequired");
+    expect(validateChannel({ ...v, name: "a", key: "k", model_mapping: "{nope" }, true, t)).toBe("ops.ch.mappingJson");
+    expect(validateChannel({ ...v, name: "a", key: "k", priority: "1.5" }, true, t)).toBe("ops.ch.priorityInt");
+    expect(validateChannel({ ...v, name: "a", key: "k", weight: "-1" }, true, t)).toBe("ops.ch.weightInt");
+    // Editing may leave the key empty (the stored key is kept).
+    expect(validateChannel({ ...v, name: "a" }, false, t)).toBeNull();
+  });
+
+  test("the body: trailing slash stripped, lists as comma strings, type 18 defaults to v2.1, batch mode", () => {
+    const body = toBody({ ...emptyChannel(), type: 18, name: " n ", key: "a\nb", base_url: "https://x.test///", models: ["m1", "m2"], groups: ["default", "vip"], batch: true });
+    expect(body).toMatchObject({ type: 18, name: "n", base_url: "https://x.test", other: "v2.1", models: "m1,m2", group: "default,vip", mode: "batch", key: "a\nb" });
+    const edit = toBody({ ...emptyChannel(), name: "n", models: ["m"] }, 7);
+    expect(edit.id).toBe(7);
+    expect("key" in edit).toBe(false);
+    expect("mode" in edit).toBe(false);
+  });
+});
+
+describe("channel page", () => {
+  test("a normal user gets the not-found page and no channel call is made", async () => {
+    fm = mockFetch(routes());
+    await renderApp("/channel", { user: USER });
+    expect(await screen.findByText("The page does not exist, please check the address")).toBeTruthy();
+    expect(fm.calls.some((c) => c.path.startsWith("/api/channel"))).toBe(false);
+  });
+
+  test("lists channels with coloured response times and the auto-disable reason", async () => {
+    fm = mockFetch(routes());
+    await renderApp("/channel", { user: ADMIN });
+    const slow = (await screen.findByText("slow")).closest("tr")!;
+    const tag = within(slow).getByTestId("response-time");
+    expect(tag.textContent).toBe("4.20 s");
+    expect(tag.className).toContain("gold");
+    expect(within(screen.getByText("main").closest("tr")!).getByTestId("response-time").textContent).toBe("Not tested");
+    const broken = screen.getByText("broken").closest("tr")!;
+    fireEvent.mouseEnter(within(broken).getByText("Auto-disabled"));
+    expect((await screen.findByTestId("status-reason")).textContent).toContain("invalid api key");
+  });
+
+  test("the id-sort toggle is remembered under id-sort and sent as id_sort", async () => {
+    fm = mockFetch(routes());
+    await renderApp("/channel", { user: ADMIN });
+    await screen.findByText("main");
+    fireEvent.click(screen.getByTestId("id-sort"));
+    await waitFor(() => expect(fm.calls.some((c) => c.path === "/api/channel/" && c.query.get("id_sort") === "true")).toBe(true));
+    expect(localStorage.getItem("id-sort")).toBe("true");
+  });
+
+  test("tag mode shows tag rows whose enable-all posts the tag", async () => {
+    const tagRow = { is_tag: true, tag: "team-a", name: "team-a", type: 1, channel_count: 2, status: 2, group: "default", models: "m", priority: 0, weight: 0, used_quota: 0, balance: 0, response_time: 0,
+      children: [CH({ id: 5, name: "a1", tag: "team-a" }), CH({ id: 6, name: "a2", tag: "team-a" })] };
+    fm = mockFetch(routes({
+      "GET /api/channel/": (c: any) => ok(c.query.get("tag_mode") === "true" ? { items: [tagRow], total: 1 } : { items: LIST, total: 3 }),
+      "POST /api/channel/tag/enabled": ok(),
+    }));
+    await renderApp("/channel", { user: ADMIN });
+    await screen.findByText("main");
+    fireEvent.click(screen.getByTestId("tag-mode"));
+    const row = (await screen.findByText("team-a")).closest("tr")!;
+    expect(localStorage.getItem("tag-mode")).toBe("true");
+    fireEvent.click(within(row).getByText("Enable all"));
+    await waitFor(() => expect(fm.calls.some((c) => c.path === "/api/channel/tag/enabled")).toBe(true));
+    expect(fm.calls.find((c) => c.path === "/api/channel/tag/enabled")!.body).toEqual({ tag: "team-a" });
+  });
+
+  test("batch tag: nothing selected, then an empty tag, are refused; a tag is sent with the ids", async () => {
+    fm = mockFetch(routes({ "POST /api/channel/batch/tag": ok(2) }));
+    await renderApp("/channel", { user: ADMIN });
+    await screen.findByText("main");
+    fireEvent.click(screen.getByText("Set tag for selected"));
+    expect(await screen.findByText("select channels to tag first")).toBeTruthy();
+    for (const name of ["main", "slow"]) fireEvent.click(screen.getByText(name).closest("tr")!.querySelector("input[type=checkbox]")!);
+    fireEvent.click(screen.getByText("Set tag for selected"));
+    const input = await screen.findByTestId("batch-tag-input");
+    const okButton = () => within(input.closest(".arco-modal")! as HTMLElement).getByRole("button", { name: "OK" });
+    fireEvent.click(okButton());
+    expect(await screen.findByText("tag cannot be empty")).toBeTruthy();
+    fireEvent.change(input, { target: { value: "team-b" } });
+    fireEvent.click(okButton());
+    await waitFor(() => expect(fm.calls.some((c) => c.path === "/api/channel/batch/tag")).toBe(true));
+    expect(fm.calls.find((c) => c.path === "/api/channel/batch/tag")!.body).toEqual({ ids: [1, 2], tag: "team-b" });
+  });
+
+  test("batch delete with nothing selected says so and sends nothing", async () => {
+    fm = mockFetch(routes());
+    await renderApp("/channel", { user: ADMIN });
+    await screen.findByText("main");
+    fireEvent.click(screen.getByText("Delete selected"));
+    const pop = await screen.findByText("Delete the selected channels?");
+    fireEvent.click(within(pop.closest(".arco-popconfirm")! as HTMLElement).getAllByRole("button").at(-1)!);
+    expect(await screen.findByText("select channels to delete first")).toBeTruthy();
+    expect(fm.calls.some((c) => c.path === "/api/channel/batch")).toBe(false);
+  });
+
+  test("test runs the channel test and shows the new response time", async () => {
+    fm = mockFetch(routes({ "GET /api/channel/test/1": { success: true, message: "", time: 0.42 } }));
+    await renderApp("/channel", { user: ADMIN });
+    const row = (await screen.findByText("main")).closest("tr")!;
+    fireEvent.click(within(row).getByText("Test"));
+    await waitFor(() => expect(within(row).getByTestId("response-time").textContent).toBe("0.42 s"));
+    expect(within(row).getByTestId("response-time").className).toContain("green");
+  });
+
+  test("update balance refreshes the row's balance", async () => {
+    fm = mockFetch(routes({ "GET /api/channel/update_balance/1/": { success: true, message: "", balance: 12.5, data: { balance: 12.5 } } }));
+    await renderApp("/channel", { user: ADMIN });
+    const row = (await screen.findByText("main")).closest("tr")!;
+    fireEvent.click(within(row).getByText("Balance"));
+    expect(await within(row).findByText("$12.50")).toBeTruthy();
+  });
+
+  test("hiding a column is remembered under channels-table-columns", async () => {
+    fm = mockFetch(routes());
+    await renderApp("/channel", { user: ADMIN });
+    await screen.findByText("main");
+    fireEvent.click(screen.getByText("Columns"));
+    const modal = (await screen.findByText("Select all")).closest(".arco-modal") as HTMLElement;
+    fireEvent.click(within(modal).getByText("Weight").closest("label")!.querySelector("input")!);
+    fireEvent.click(within(modal).getByRole("button", { name: "OK" }));
+    await waitFor(() => expect(JSON.parse(localStorage.getItem("channels-table-columns") ?? "{}").weight).toBe(false));
+    await waitFor(() => expect(screen.queryAllByText("Weight").filter((e) => e.closest("th")).length).toBe(0));
+  });
+});
+
+describe("channel form", () => {
+  async function openForm() {
+    await renderApp("/channel/add", { user: ADMIN });
+    return screen.findByTestId("channel-form");
+  }
+
+  test("starts with the type's default models; a new type fills its defaults only when the list is empty", async () => {
+    fm = mockFetch(routes());
+    await openForm();
+    await waitFor(() => expect(screen.getAllByText("gpt-4o-mini").length).toBeGreaterThan(0));
+    fireEvent.click(screen.getByText("Clear"));
+    // Pick type 14 (Anthropic Claude) through the select.
+    fireEvent.click(screen.getByTestId("channel-type").querySelector(".arco-select-view")!);
+    fireEvent.click(await screen.findByText("14 · Anthropic Claude"));
+    await waitFor(() => expect(screen.getAllByText(DEFAULT_CHANNEL_MODELS[14][0]).length).toBeGreaterThan(0));
+  });
+
+  test("submitting without name and key shows the message and sends nothing", async () => {
+    fm = mockFetch(routes());
+    await openForm();
+    fireEvent.click(screen.getByTestId("channel-submit"));
+    expect((await screen.findByTestId("form-error")).textContent).toContain("please fill in channel name and key");
+    expect(fm.calls.some((c) => c.method === "POST" && c.path === "/api/channel/")).toBe(false);
+  });
+
+  test("fetching models while creating needs the key", async () => {
+    fm = mockFetch(routes());
+    await openForm();
+    fireEvent.click(screen.getByText("Fetch from upstream"));
+    expect(await screen.findByText("fill in key")).toBeTruthy();
+    fireEvent.change(screen.getByTestId("channel-key"), { target: { value: "sk-up" } });
+    fm.on("POST /api/channel/fetch_models", ok(["up-model-1"]));
+    fireEvent.click(screen.getByText("Fetch from upstream"));
+    await waitFor(() => expect(fm.calls.some((c) => c.path === "/api/channel/fetch_models")).toBe(true));
+    expect(fm.calls.find((c) => c.path === "/api/channel/fetch_models")!.body).toEqual({ base_url: "", type: 1, key: "sk-up" });
+    expect((await screen.findAllByText("up-model-1")).length).toBeGreaterThan(0);
+  });
+
+  test("custom model names that already exist are reported", async () => {
+    fm = mockFetch(routes());
+    await openForm();
+    await waitFor(() => expect(screen.getAllByText("gpt-4o-mini").length).toBeGreaterThan(0));
+    fireEvent.change(screen.getByPlaceholderText("Custom model names, comma separated"), { target: { value: "gpt-4o-mini, my-model" } });
+    fireEvent.click(screen.getByText("Add"));
+    expect(await screen.findByText(/some models already exist: gpt-4o-mini/)).toBeTruthy();
+    expect(screen.getAllByText("my-model").length).toBeGreaterThan(0);
+  });
+
+  test("a valid create posts the channel and returns to the list", async () => {
+    fm = mockFetch(routes({ "POST /api/channel/": ok(undefined, "channel created") }));
+    await openForm();
+    await waitFor(() => expect(screen.getAllByText("gpt-4o-mini").length).toBeGreaterThan(0));
+    fireEvent.change(screen.getByTestId("channel-name"), { target: { value: "up" } });
+    fireEvent.change(screen.getByTestId("channel-key"), { target: { value: "sk-1" } });
+    fireEvent.change(screen.getByTestId("channel-base-url"), { target: { value: "http://127.0.0.1:9/" } });
+    fireEvent.click(screen.getByTestId("channel-submit"));
+    await waitFor(() => expect(fm.calls.some((c) => c.method === "POST" && c.path === "/api/channel/")).toBe(true));
+    const body = fm.calls.find((c) => c.method === "POST" && c.path === "/api/channel/")!.body;
+    expect(body).toMatchObject({ type: 1, name: "up", key: "sk-1", base_url: "http://127.0.0.1:9", group: "default", auto_ban: 1, priority: 0, weight: 0, mode: "single" });
+    expect(body.models.split(",")).toEqual([...DEFAULT_CHANNEL_MODELS[1]]);
+    await waitFor(() => expect(document.querySelector('[data-testid="location"]')!.textContent).toBe("/channel"));
+  });
+
+  test("editing loads the channel and puts it back with its id", async () => {
+    fm = mockFetch(routes({
+      "GET /api/channel/4": ok({ ...CH({ id: 4, name: "edit-me", models: "a,b", model_mapping: '{"x":"y"}' }), key: "" }),
+      "PUT /api/channel/": ok(),
+    }));
+    await renderApp("/channel/edit/4", { user: ADMIN });
+    await waitFor(() => expect((screen.getByTestId("channel-name") as HTMLInputElement).value).toBe("edit-me"));
+    fireEvent.click(screen.getByTestId("channel-submit"));
+    await waitFor(() => expect(fm.calls.some((c) => c.method === "PUT")).toBe(true));
+    const body = fm.calls.find((c) => c.method === "PUT")!.body;
+    expect(body).toMatchObject({ id: 4, name: "edit-me", models: "a,b", model_mapping: '{"x":"y"}' });
+    expect("key" in body).toBe(false);
+  });
+});

@@ -1,0 +1,146 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { screen, waitFor, fireEvent, within } from "@testing-library/react";
+import { USER, location, mockFetch, ok, renderApp, resetDom, numberInput, type FetchMock } from "./helpers.tsx";
+import { deletionConfirmed, validateNotify, validatePasswordChange, validateTransfer, validateEmailBind } from "../../console/pages/personal/validation.ts";
+
+let fm: FetchMock;
+afterEach(() => {
+  fm?.restore();
+  resetDom();
+});
+
+const self = { ...USER, email: "alice@example.com", used_quota: 250_000, request_count: 42, aff_quota: 1_000_000, aff_history_quota: 2_000_000, aff_count: 3, setting: "" };
+const models = Array.from({ length: 14 }, (_, i) => `model-${i + 1}`);
+
+function personalApi(extra: Record<string, unknown> = {}) {
+  return mockFetch({ "GET /api/user/self": ok(self), "GET /api/user/models": ok(models), ...extra });
+}
+
+const modal = () => document.querySelector(".arco-modal:not([style*='display: none'])") as HTMLElement;
+
+describe("personal settings rules", () => {
+  test("change password: original and new required, new differs, confirmation matches", () => {
+    expect(validatePasswordChange({ original: "", password: "", confirm: "" })).toEqual({ original: "personal.originalRequired", password: "personal.newRequired" });
+    expect(validatePasswordChange({ original: "same1234", password: "same1234", confirm: "same1234" }).password).toBe("personal.newSameAsOld");
+    expect(validatePasswordChange({ original: "old12345", password: "new12345", confirm: "other" }).confirm).toBe("personal.confirmMismatch");
+    expect(validatePasswordChange({ original: "old12345", password: "new12345", confirm: "new12345" })).toEqual({});
+  });
+
+  test("deleting the account needs the exact username", () => {
+    expect(deletionConfirmed("alice", "alice")).toBe(true);
+    expect(deletionConfirmed("Alice", "alice")).toBe(false);
+    expect(deletionConfirmed("", "")).toBe(false);
+  });
+
+  test("a transfer is at least one quota unit", () => {
+    expect(validateTransfer(499_999, 500_000)).toBe("personal.transferMinimum");
+    expect(validateTransfer(undefined, 500_000)).toBe("personal.transferMinimum");
+    expect(validateTransfer(500_000, 500_000)).toBeNull();
+  });
+
+  test("webhook must be https; email binding needs an email and a code", () => {
+    const base = { notify_type: "webhook" as const, webhook_url: "http://hook.test", webhook_secret: "", notification_email: "", quota_warning_threshold: 100000 };
+    expect(validateNotify(base).webhook_url).toBe("personal.webhookHttps");
+    expect(validateNotify({ ...base, webhook_url: "https://hook.test/x" })).toEqual({});
+    expect(validateEmailBind("", "")).toEqual({ email: "personal.emailRequired", code: "personal.codeRequired" });
+  });
+});
+
+describe("personal settings screen", () => {
+  test("summary, role tag and the first 10 model chips, expandable", async () => {
+    fm = personalApi();
+    await renderApp("/personal", { user: USER });
+    expect(await screen.findByText("$0.50")).toBeTruthy();
+    expect(screen.getByText("User")).toBeTruthy();
+    await screen.findByText("model-1");
+    const chips = screen.getByTestId("model-chips");
+    expect(within(chips).queryByText("model-11")).toBeNull();
+    fireEvent.click(within(chips).getByText("Show all 14"));
+    expect(within(chips).getByText("model-14")).toBeTruthy();
+  });
+
+  test("change password shows the rules under the fields, then sends original_password and password", async () => {
+    fm = personalApi({ "PUT /api/user/self": ok() });
+    await renderApp("/personal", { user: USER });
+    fireEvent.click(await screen.findByText("Change password"));
+    const m = await waitFor(() => modal());
+    fireEvent.click(within(m).getByText("OK"));
+    expect(await within(m).findByText("Please enter the original password")).toBeTruthy();
+    fireEvent.change(m.querySelector('input[name="original"]')!, { target: { value: "old12345" } });
+    fireEvent.change(m.querySelector('input[name="password"]')!, { target: { value: "new12345" } });
+    fireEvent.change(m.querySelector('input[name="confirm"]')!, { target: { value: "new12345x" } });
+    fireEvent.click(within(m).getByText("OK"));
+    expect(await within(m).findByText("The new password and its confirmation do not match")).toBeTruthy();
+    expect(fm.calls.some((c) => c.method === "PUT")).toBe(false);
+    fireEvent.change(m.querySelector('input[name="confirm"]')!, { target: { value: "new12345" } });
+    fireEvent.click(within(m).getByText("OK"));
+    await waitFor(() => expect(fm.calls.some((c) => c.method === "PUT" && c.path === "/api/user/self")).toBe(true));
+    expect(fm.calls.find((c) => c.method === "PUT")!.body).toEqual({ original_password: "old12345", password: "new12345" });
+  });
+
+  test("delete account: wrong name is refused; the right name deletes, logs out and goes to /login", async () => {
+    fm = personalApi({ "DELETE /api/user/self": ok(undefined, "account deleted"), "GET /api/user/logout": ok() });
+    await renderApp("/personal", { user: USER });
+    fireEvent.click(await screen.findByText("Delete account"));
+    const m = await waitFor(() => modal());
+    fireEvent.change(m.querySelector('input[name="confirm-username"]')!, { target: { value: "bob" } });
+    fireEvent.click(within(m).getByText("OK"));
+    expect((await within(m).findAllByText("Please enter your account name to confirm deletion")).length).toBe(2);
+    expect(fm.calls.some((c) => c.method === "DELETE")).toBe(false);
+    fireEvent.change(m.querySelector('input[name="confirm-username"]')!, { target: { value: "alice" } });
+    fireEvent.click(within(m).getByText("OK"));
+    await waitFor(() => expect(location()).toBe("/login"));
+    expect(localStorage.getItem("user")).toBeNull();
+    expect(await screen.findByText("Account deleted")).toBeTruthy();
+  });
+
+  test("notification settings: webhook must be https; the saved body has every setting field", async () => {
+    fm = personalApi({ "PUT /api/user/setting": ok(undefined, "settings updated") });
+    await renderApp("/personal", { user: USER });
+    fireEvent.click(await screen.findByText("Webhook", { selector: "span,label" }).catch(() => screen.getAllByText("Webhook")[0]));
+    const url = await waitFor(() => document.querySelector('input[name="webhook_url"]') as HTMLInputElement);
+    fireEvent.change(url, { target: { value: "http://hook.test" } });
+    fireEvent.click(screen.getAllByText("Save")[0]);
+    expect(await screen.findByText("The webhook URL must start with https://")).toBeTruthy();
+    expect(fm.calls.some((c) => c.path === "/api/user/setting")).toBe(false);
+    fireEvent.change(url, { target: { value: "https://hook.test/x" } });
+    fireEvent.change(document.querySelector('input[name="webhook_secret"]')!, { target: { value: "s3cret" } });
+    fireEvent.click(screen.getAllByText("Save")[0]);
+    await waitFor(() => expect(fm.calls.some((c) => c.path === "/api/user/setting")).toBe(true));
+    expect(fm.calls.find((c) => c.path === "/api/user/setting")!.body).toEqual({
+      notify_type: "webhook", webhook_url: "https://hook.test/x", webhook_secret: "s3cret", notification_email: "",
+      quota_warning_threshold: 100000, accept_unset_model_ratio_model: false,
+    });
+  });
+
+  test("the transfer dialog refuses less than one unit and sends quota", async () => {
+    fm = personalApi({ "POST /api/user/aff_transfer": ok(undefined, "transferred") });
+    await renderApp("/personal", { user: USER });
+    await screen.findByText("model-1");
+    await waitFor(() => expect((screen.getByText("Transfer to balance").closest("button") as HTMLButtonElement).disabled).toBe(false));
+    fireEvent.click(screen.getByText("Transfer to balance"));
+    const m = await waitFor(() => modal());
+    const amount = numberInput(within(m).getByTestId("transfer-amount"));
+    fireEvent.change(amount, { target: { value: "1000" } });
+    fireEvent.blur(amount);
+    fireEvent.click(within(m).getByText("OK"));
+    expect(await within(m).findByText("The minimum transfer amount is $1.00")).toBeTruthy();
+    fireEvent.change(amount, { target: { value: "600000" } });
+    fireEvent.blur(amount);
+    fireEvent.click(within(m).getByText("OK"));
+    await waitFor(() => expect(fm.calls.some((c) => c.path === "/api/user/aff_transfer")).toBe(true));
+    expect(fm.calls.find((c) => c.path === "/api/user/aff_transfer")!.body).toEqual({ quota: 600000 });
+  });
+});
+
+describe("bindings", () => {
+  test("only the providers the site enables are offered; a bound GitHub account shows as bound", async () => {
+    fm = personalApi({ "GET /api/user/self": ok({ ...self, github_id: "octocat" }) });
+    await renderApp("/personal", { user: USER, status: { github_oauth: true, wechat_login: false, oidc_enabled: false } });
+    expect(await screen.findByText(/octocat/)).toBeTruthy();
+    expect(screen.queryByText("WeChat")).toBeNull();
+    expect(screen.queryByText("OIDC")).toBeNull();
+    const row = screen.getByText(/octocat/).closest(".arco-space") as HTMLElement;
+    expect((within(row).getByText("Bound").closest("button") as HTMLButtonElement).disabled).toBe(true);
+  });
+});

@@ -1,0 +1,86 @@
+// A stand-in for the Gemini API (generativelanguage): /{version}/models/{model}:{method} with the key
+// in x-goog-api-key or ?key=. Answers generateContent, streamGenerateContent?alt=sse and
+// batchEmbedContents with recorded-shape bodies. Tools and a last turn without a functionResponse
+// produce a functionCall; everything else text.
+import { serve, sseResponse, type MockUpstream } from "./recorder.ts";
+
+export const GEMINI_TEXT = "Hello from Gemini.";
+export const GEMINI_USAGE = { promptTokenCount: 9, candidatesTokenCount: 5, thoughtsTokenCount: 2, totalTokenCount: 16 };
+
+function wantsTool(body: any): boolean {
+  const decls = (body?.tools ?? []).flatMap((t: any) => t.functionDeclarations ?? []);
+  if (decls.length === 0 || body?.toolConfig?.functionCallingConfig?.mode === "NONE") return false;
+  const last = body.contents?.[body.contents.length - 1];
+  return !(last?.parts ?? []).some((p: any) => p.functionResponse);
+}
+
+export function geminiRequestProblem(body: any): string | null {
+  if (!Array.isArray(body?.contents) || body.contents.length === 0) return "* GenerateContentRequest.contents: contents is not specified";
+  for (const c of body.contents) {
+    if (c.role !== undefined && c.role !== "user" && c.role !== "model") return `Please use a valid role: user, model.`;
+    if (!Array.isArray(c.parts) || c.parts.length === 0) return "* GenerateContentRequest.contents.parts: contents.parts must not be empty.";
+  }
+  return null;
+}
+
+export function geminiReply(body: any, model: string) {
+  const tool = wantsTool(body);
+  const decl = tool ? body.tools.flatMap((t: any) => t.functionDeclarations)[0] : null;
+  const parts = tool ? [{ functionCall: { name: decl.name, args: { city: "Paris" } } }] : [{ text: GEMINI_TEXT }];
+  return {
+    candidates: [{ content: { parts, role: "model" }, finishReason: "STOP", index: 0, safetyRatings: [{ category: "HARM_CATEGORY_HARASSMENT", probability: "NEGLIGIBLE" }] }],
+    usageMetadata: GEMINI_USAGE, modelVersion: model, responseId: "resp-gem-1",
+  };
+}
+
+export function geminiChunks(body: any, model: string): object[] {
+  const tool = wantsTool(body);
+  const decl = tool ? body.tools.flatMap((t: any) => t.functionDeclarations)[0] : null;
+  const usage1 = { promptTokenCount: 9, totalTokenCount: 9 };
+  const out: object[] = [
+    { candidates: [{ content: { parts: [{ text: "Hello" }], role: "model" }, index: 0 }], usageMetadata: usage1, modelVersion: model, responseId: "resp-gem-s" },
+  ];
+  if (tool) {
+    out.push({ candidates: [{ content: { parts: [{ functionCall: { name: decl.name, args: { city: "Paris" } } }], role: "model" }, finishReason: "STOP", index: 0 }], usageMetadata: GEMINI_USAGE, modelVersion: model, responseId: "resp-gem-s" });
+  } else {
+    out.push({ candidates: [{ content: { parts: [{ text: " from Gemini." }], role: "model" }, finishReason: "STOP", index: 0 }], usageMetadata: GEMINI_USAGE, modelVersion: model, responseId: "resp-gem-s" });
+  }
+  return out;
+}
+
+/** Parses "/v1beta/models/gemini-2.5-flash:generateContent" (also under a Vertex publisher path). */
+export function geminiRoute(path: string): { version: string; model: string; method: string } | null {
+  const m = /^\/(v1(?:beta|alpha)?)\/(?:.*\/)?models\/([^/:]+):([A-Za-z]+)$/.exec(path);
+  return m ? { version: m[1]!, model: decodeURIComponent(m[2]!), method: m[3]! } : null;
+}
+
+export function geminiAnswer(route: { model: string; method: string }, body: any, search: string): Response {
+  if (route.method === "batchEmbedContents") {
+    return Response.json({ embeddings: (body?.requests ?? []).map((_: unknown, i: number) => ({ values: [0.1 * (i + 1), 0.2, 0.3] })) });
+  }
+  if (route.method === "embedContent") return Response.json({ embedding: { values: [0.1, 0.2, 0.3] } });
+  const problem = geminiRequestProblem(body);
+  if (problem) return Response.json({ error: { code: 400, message: problem, status: "INVALID_ARGUMENT" } }, { status: 400 });
+  if (route.method === "streamGenerateContent") {
+    if (!search.includes("alt=sse")) return Response.json({ error: { code: 400, message: "test mock only speaks alt=sse", status: "INVALID_ARGUMENT" } }, { status: 400 });
+    return sseResponse(geminiChunks(body, route.model).map((c) => `data: ${JSON.stringify(c)}\r\n\r\n`));
+  }
+  if (route.method === "generateContent") return Response.json(geminiReply(body, route.model));
+  return Response.json({ error: { code: 404, message: "method not found", status: "NOT_FOUND" } }, { status: 404 });
+}
+
+export function startGeminiUpstream(opts: { key?: string } = {}): MockUpstream {
+  const key = opts.key ?? "gemini-key";
+  return serve((req, rec) => {
+    const given = rec.headers["x-goog-api-key"] ?? new URLSearchParams(rec.search).get("key");
+    if (given !== key) {
+      return Response.json({ error: { code: 400, message: "API key not valid. Please pass a valid API key.", status: "INVALID_ARGUMENT" } }, { status: 400 });
+    }
+    if (rec.method === "GET" && /^\/v1(beta)?\/models$/.test(rec.path)) {
+      return Response.json({ models: [{ name: "models/gemini-2.5-flash", supportedGenerationMethods: ["generateContent"] }, { name: "models/text-embedding-004" }] });
+    }
+    const route = geminiRoute(rec.path);
+    if (!route) return Response.json({ error: { code: 404, message: "not found", status: "NOT_FOUND" } }, { status: 404 });
+    return geminiAnswer(route, rec.body, rec.search);
+  });
+}

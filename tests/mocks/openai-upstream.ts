@@ -1,0 +1,145 @@
+// A local OpenAI-compatible upstream for relay tests and benchmarks. Behaviour is chosen per instance
+// (failStatus, slowMs, usage) or per request by words in the model name:
+//   "...-nousage"  never reports usage          "...-cut"    stream breaks off after two chunks
+//   "...-slow"     waits slowMs before each chunk "...-fail-N" answers status N (e.g. gpt-fail-500)
+import type { Server } from "bun";
+
+export interface MockOptions {
+  /** Every request answers this status with an OpenAI error body (a broken channel). */
+  failStatus?: number;
+  /** Delay before each stream chunk and before non-stream answers of "-slow" models (ms). */
+  slowMs?: number;
+  usage?: { prompt_tokens: number; completion_tokens: number; cached_tokens?: number };
+  /** Pieces of the streamed answer. */
+  chunks?: string[];
+}
+
+export interface SeenRequest { path: string; authorization: string | null; body: any }
+
+export interface MockUpstream {
+  url: string;
+  server: Server<unknown>;
+  seen: SeenRequest[];
+  /** Streams the client (the gateway) cancelled before they ended. */
+  cancelled: number;
+  options: MockOptions;
+  stop(): Promise<void>;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export const SECRET_IN_ERRORS = "sk-upstreamsecret123456";
+
+export function startMockUpstream(options: MockOptions = {}): MockUpstream {
+  const mock: MockUpstream = { url: "", server: null as any, seen: [], cancelled: 0, options, stop: async () => mock.server.stop(true) };
+  const usage = () => {
+    const u = mock.options.usage ?? { prompt_tokens: 10, completion_tokens: 20 };
+    return {
+      prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens, total_tokens: u.prompt_tokens + u.completion_tokens,
+      prompt_tokens_details: { cached_tokens: u.cached_tokens ?? 0 },
+    };
+  };
+
+  mock.server = Bun.serve({
+    port: 0,
+    idleTimeout: 60,
+    // The "-cut" streams fail on purpose; keep Bun from printing them as server errors.
+    error: () => new Response(null, { status: 500 }),
+    async fetch(req) {
+      const path = new URL(req.url).pathname;
+      const isForm = (req.headers.get("content-type") ?? "").includes("multipart/form-data");
+      let body: any = null;
+      if (req.method === "POST") body = isForm ? Object.fromEntries((await req.formData()).entries()) : await req.json().catch(() => null);
+      mock.seen.push({ path, authorization: req.headers.get("authorization"), body });
+      const model = String(body?.model ?? "");
+      const failMatch = /-fail-(\d{3})/.exec(model);
+      const fail = mock.options.failStatus ?? (failMatch ? Number(failMatch[1]) : 0);
+      if (fail) {
+        return Response.json({ error: { message: `upstream failure ${fail} (key ${SECRET_IN_ERRORS} at http://10.0.0.9/internal)`, type: "server_error", code: null } }, { status: fail });
+      }
+      const slow = model.includes("-slow") ? mock.options.slowMs ?? 200 : 0;
+      const noUsage = model.includes("-nousage");
+
+      if (path === "/v1/models") return Response.json({ object: "list", data: [{ id: "gpt-4o-mini", object: "model", created: 0, owned_by: "openai" }] });
+      if (path === "/v1/chat/completions" || path === "/v1/completions") {
+        const chat = path === "/v1/chat/completions";
+        const chunks = mock.options.chunks ?? ["Hello", " world", "!"];
+        const tool = chat && Array.isArray(body?.tools) && body.tools.length > 0 ? body.tools[0].function.name : null;
+        if (body?.stream) return streamAnswer(mock, { chat, model, chunks, tool, slow, cut: model.includes("-cut"), usage: body?.stream_options?.include_usage && !noUsage ? usage() : null });
+        if (slow) await sleep(slow);
+        const text = chunks.join("");
+        const base = { id: "cmpl-mock", created: 1700000000, model, ...(noUsage ? {} : { usage: usage() }) };
+        if (!chat) return Response.json({ ...base, object: "text_completion", choices: [{ index: 0, text, finish_reason: "stop", logprobs: null }] });
+        const message = tool
+          ? { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: tool, arguments: "{\"city\":\"Paris\"}" } }] }
+          : { role: "assistant", content: text };
+        return Response.json({ ...base, object: "chat.completion", choices: [{ index: 0, message, finish_reason: tool ? "tool_calls" : "stop", logprobs: null }] });
+      }
+      if (path === "/v1/embeddings") {
+        const inputs = Array.isArray(body?.input) ? body.input : [body?.input];
+        const vector = [0.1, 0.2, 0.3];
+        // The openai SDK asks for base64 (little-endian float32) by default.
+        const embedding = body?.encoding_format === "base64" ? Buffer.from(new Float32Array(vector).buffer).toString("base64") : vector;
+        return Response.json({ object: "list", model, data: inputs.map((_: unknown, index: number) => ({ object: "embedding", index, embedding })), usage: { prompt_tokens: 8, total_tokens: 8 } });
+      }
+      if (path === "/v1/moderations") return Response.json({ id: "modr-1", model, results: [{ flagged: false, categories: {}, category_scores: {} }] });
+      if (path === "/v1/images/generations") return Response.json({ created: 1700000000, data: Array.from({ length: Number(body?.n ?? 1) }, () => ({ url: "https://example.invalid/image.png" })) });
+      if (path === "/v1/audio/speech") return new Response(new Uint8Array([73, 68, 51, 4, 0, 0]), { headers: { "content-type": "audio/mpeg" } });
+      if (path === "/v1/audio/transcriptions" || path === "/v1/audio/translations") {
+        const size = body?.file instanceof Blob ? body.file.size : 0;
+        return Response.json({ text: `transcribed ${size} bytes` });
+      }
+      if (path === "/v1/rerank") return Response.json({ results: [{ index: 0, relevance_score: 0.9 }], usage: { total_tokens: 12 } });
+      if (path === "/v1/responses") {
+        return Response.json({ id: "resp_1", object: "response", model, output: [{ type: "message", role: "assistant", content: [{ type: "output_text", text: "Hello world!" }] }], usage: { input_tokens: 10, output_tokens: 20, total_tokens: 30 } });
+      }
+      return Response.json({ error: { message: "unknown path" } }, { status: 404 });
+    },
+  });
+  mock.url = `http://127.0.0.1:${mock.server.port}`;
+  return mock;
+}
+
+function streamAnswer(mock: MockUpstream, o: { chat: boolean; model: string; chunks: string[]; tool: string | null; slow: number; cut: boolean; usage: unknown }): Response {
+  const enc = new TextEncoder();
+  const frame = (obj: unknown) => enc.encode(`data: ${JSON.stringify(obj)}\n\n`);
+  const piece = (text: string, finish: string | null) => o.chat
+    ? { id: "chatcmpl-mock", object: "chat.completion.chunk", created: 1700000000, model: o.model, choices: [{ index: 0, delta: { content: text }, finish_reason: finish }] }
+    : { id: "cmpl-mock", object: "text_completion", created: 1700000000, model: o.model, choices: [{ index: 0, text, finish_reason: finish }] };
+  let cancelled = false;
+  const stream = new ReadableStream<Uint8Array>({
+    async start(controller) {
+      try {
+        if (o.chat) controller.enqueue(frame({ id: "chatcmpl-mock", object: "chat.completion.chunk", created: 1700000000, model: o.model, choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }] }));
+        if (o.tool) {
+          controller.enqueue(frame({ id: "chatcmpl-mock", object: "chat.completion.chunk", created: 1700000000, model: o.model, choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: o.tool, arguments: "" } }] }, finish_reason: null }] }));
+          controller.enqueue(frame({ id: "chatcmpl-mock", object: "chat.completion.chunk", created: 1700000000, model: o.model, choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: "{\"city\":\"Paris\"}" } }] }, finish_reason: null }] }));
+          controller.enqueue(frame({ id: "chatcmpl-mock", object: "chat.completion.chunk", created: 1700000000, model: o.model, choices: [{ index: 0, delta: {}, finish_reason: "tool_calls" }] }));
+        } else {
+          for (let i = 0; i < o.chunks.length; i++) {
+            if (o.slow) await sleep(o.slow);
+            if (cancelled) return;
+            if (o.cut && i === 2) {
+              // Let the first pieces reach the reader, then reset the connection.
+              await sleep(30);
+              controller.error(new Error("connection reset"));
+              return;
+            }
+            controller.enqueue(frame(piece(o.chunks[i], null)));
+          }
+          controller.enqueue(frame(piece("", "stop")));
+        }
+        if (o.usage) controller.enqueue(frame({ id: "chatcmpl-mock", object: "chat.completion.chunk", created: 1700000000, model: o.model, choices: [], usage: o.usage }));
+        controller.enqueue(enc.encode("data: [DONE]\n\n"));
+        controller.close();
+      } catch {
+        // The reader went away.
+      }
+    },
+    cancel() {
+      cancelled = true;
+      mock.cancelled++;
+    },
+  });
+  return new Response(stream, { headers: { "content-type": "text/event-stream" } });
+}

@@ -1,0 +1,114 @@
+// Relay test fixtures: channels, abilities and tokens inserted directly (the management modules are
+// tested elsewhere), plus a mock upstream and helpers to call the relay and wait for write-behind.
+import { testContext, type TestContext, type Session } from "../helpers/app.ts";
+import type { Dialect } from "../../db/index.ts";
+import { nowSeconds } from "../../db/index.ts";
+import { randomString } from "../../server/infra/random.ts";
+import { flushRelayWrites, invalidateRelayCaches } from "../../server/relay/state.ts";
+import { startMockUpstream, type MockOptions, type MockUpstream } from "../mocks/openai-upstream.ts";
+
+export interface ChannelSpec {
+  type?: number;
+  name?: string;
+  key?: string;
+  base_url: string;
+  models: string[];
+  groups?: string[];
+  priority?: number;
+  weight?: number;
+  status?: number;
+  model_mapping?: Record<string, string>;
+  status_code_mapping?: Record<string, string>;
+  param_override?: Record<string, unknown>;
+}
+
+export interface TokenSpec {
+  remain_quota?: number;
+  unlimited_quota?: boolean;
+  status?: number;
+  expired_time?: number;
+  model_limits?: string[];
+  allow_ips?: string;
+  group?: string;
+  name?: string;
+}
+
+export interface RelayFixture {
+  ctx: TestContext;
+  mock: MockUpstream;
+  channel(spec: ChannelSpec): Promise<number>;
+  /** A token for the user; returns the full "sk-..." key. */
+  token(userId: number, spec?: TokenSpec): Promise<{ id: number; key: string }>;
+  /** A user with the given quota (and role), returned with a session. */
+  user(quota: number, fields?: Record<string, unknown>): Promise<Session>;
+  option(key: string, value: string): Promise<void>;
+  call(path: string, key: string, body: unknown, headers?: Record<string, string>): Promise<Response>;
+  flush(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function relayFixture(kind: Dialect = "sqlite", mockOptions: MockOptions = {}, config: Record<string, unknown> = {}, redis = false): Promise<RelayFixture> {
+  const ctx = await testContext({ kind, redis, config: { batchUpdateIntervalMs: 50, ...config } as any });
+  const mock = startMockUpstream(mockOptions);
+  const db = ctx.deps.db;
+  const fx: RelayFixture = {
+    ctx, mock,
+    async channel(spec) {
+      const values = {
+        type: spec.type ?? 1, name: spec.name ?? "mock", key: spec.key ?? "sk-channel-key", base_url: spec.base_url, status: spec.status ?? 1,
+        models: spec.models.join(","), group: (spec.groups ?? ["default"]).join(","), priority: spec.priority ?? 0, weight: spec.weight ?? 0,
+        created_time: nowSeconds(), model_mapping: spec.model_mapping ? JSON.stringify(spec.model_mapping) : null,
+        status_code_mapping: spec.status_code_mapping ? JSON.stringify(spec.status_code_mapping) : "",
+        param_override: spec.param_override ? JSON.stringify(spec.param_override) : null, openai_organization: null, test_model: null,
+      };
+      let id: number;
+      if (kind === "postgres") id = (await db.insertInto("channels").values(values).returning("id").executeTakeFirstOrThrow()).id;
+      else id = Number((await db.insertInto("channels").values(values).executeTakeFirstOrThrow()).insertId);
+      for (const group of spec.groups ?? ["default"]) {
+        for (const model of spec.models) {
+          await db.insertInto("abilities").values({ group, model, channel_id: id, enabled: true, priority: spec.priority ?? 0, weight: spec.weight ?? 0, tag: null }).execute();
+        }
+      }
+      invalidateRelayCaches(ctx.deps);
+      return id;
+    },
+    async token(userId, spec = {}) {
+      const key = randomString(48);
+      const values = {
+        user_id: userId, key, status: spec.status ?? 1, name: spec.name ?? "test-token", created_time: nowSeconds(),
+        expired_time: spec.expired_time ?? -1, remain_quota: spec.remain_quota ?? 1_000_000, unlimited_quota: spec.unlimited_quota ?? false,
+        model_limits_enabled: !!spec.model_limits, model_limits: (spec.model_limits ?? []).join(","), allow_ips: spec.allow_ips ?? "",
+        group: spec.group ?? "", used_quota: 0,
+      };
+      let id: number;
+      if (kind === "postgres") id = (await db.insertInto("tokens").values(values).returning("id").executeTakeFirstOrThrow()).id;
+      else id = Number((await db.insertInto("tokens").values(values).executeTakeFirstOrThrow()).insertId);
+      return { id, key: "sk-" + key };
+    },
+    user: (quota, fields = {}) => ctx.user(fields.role as number ?? 1, { quota, ...fields }),
+    option: (key, value) => ctx.deps.options.set(key, value),
+    call(path, key, body, headers = {}) {
+      return ctx.app.handle(new Request("http://localhost" + path, {
+        method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...headers }, body: JSON.stringify(body),
+      }));
+    },
+    flush: () => flushRelayWrites(ctx.deps),
+    async close() {
+      await mock.stop();
+      await ctx.close();
+    },
+  };
+  return fx;
+}
+
+export async function userRow(fx: RelayFixture, id: number) {
+  return fx.ctx.deps.db.selectFrom("users").selectAll().where("id", "=", id).executeTakeFirstOrThrow();
+}
+
+export async function tokenRow(fx: RelayFixture, id: number) {
+  return fx.ctx.deps.db.selectFrom("tokens").selectAll().where("id", "=", id).executeTakeFirstOrThrow();
+}
+
+export async function logsOf(fx: RelayFixture, userId: number) {
+  return fx.ctx.deps.db.selectFrom("logs").selectAll().where("user_id", "=", userId).orderBy("id").execute();
+}
