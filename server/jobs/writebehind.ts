@@ -35,6 +35,8 @@ export class WriteBehind {
   private userReserved = new Map<number, number>();
   private tokenReserved = new Map<number, number>();
   private pending = new Set<Promise<unknown>>();
+  /** Streamed replies still being read from upstream: their settlement is not even tracked yet. */
+  private streams = new Set<Promise<void>>();
   private timer: ReturnType<typeof setInterval> | null = null;
   private flushing: Promise<void> | null = null;
 
@@ -56,6 +58,29 @@ export class WriteBehind {
   track(p: Promise<unknown>): void {
     this.pending.add(p);
     p.catch((e) => console.error("settlement failed:", e?.message ?? e)).finally(() => this.pending.delete(p));
+  }
+
+  /** A streamed reply has started; call the returned function once its settlement is tracked. */
+  streamOpened(): () => void {
+    let end!: () => void;
+    const p = new Promise<void>((resolve) => (end = resolve));
+    this.streams.add(p);
+    return () => {
+      this.streams.delete(p);
+      end();
+    };
+  }
+
+  /** Waits (at most maxWaitMs) for open streams to settle, then flushes. A client can have read a
+   * stream's last event before the upstream closes it, so only this makes its charge observable. */
+  async drain(maxWaitMs: number): Promise<void> {
+    if (this.streams.size > 0) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const expired = new Promise<void>((resolve) => (timer = setTimeout(resolve, maxWaitMs)));
+      await Promise.race([Promise.allSettled([...this.streams]), expired]);
+      clearTimeout(timer);
+    }
+    await this.flush();
   }
 
   /** What a user or token has spent beyond what the database (and so a cached balance) shows. */

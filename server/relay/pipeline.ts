@@ -326,11 +326,13 @@ function streamReply(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCall
   const reader = (adaptor.decodeStream ? adaptor.decodeStream(call, res.body!) : res.body!).getReader();
   const sse = new SseReader();
   let settled = false;
+  const closed = relayState(deps).writer.streamOpened();
   const done = () => {
     if (settled) return;
     settled = true;
     release();
     finish(deps, o, mapper.usage(), () => mapper.generatedText());
+    closed();
   };
   // A Bun "direct" stream: chunks are written straight to the socket instead of going through a
   // ReadableStream queue, which costs several times the CPU per streamed call.

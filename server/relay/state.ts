@@ -158,7 +158,7 @@ export function invalidateRelayCaches(deps: AppDeps): void {
   s.routing.clear();
 }
 
-/** Waits for in-flight settlements and writes every pending log and counter (tests, shutdown). */
-export async function flushRelayWrites(deps: AppDeps): Promise<void> {
-  await states.get(deps)?.writer.flush();
+/** Waits for streams still being read and in-flight settlements, then writes every pending log and counter. */
+export async function flushRelayWrites(deps: AppDeps, maxWaitMs = 5000): Promise<void> {
+  await states.get(deps)?.writer.drain(maxWaitMs);
 }

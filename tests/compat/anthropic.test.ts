@@ -168,6 +168,7 @@ describe("other channel kinds", () => {
 describe("count_tokens", () => {
   test("the SDK's countTokens is answered locally, unbilled", async () => {
     const calls = claude.requests.length;
+    await fx.flush();
     const before = (await tokenRow(fx, tokenId)).remain_quota;
     const r = await client.messages.countTokens({ model: "claude-sonnet-4-20250514", system: "Be brief.", messages: [{ role: "user", content: "Hello there, how are you?" }] });
     expect(r.input_tokens).toBeGreaterThan(8);
@@ -186,6 +187,7 @@ describe("errors in Claude's format", () => {
   });
 
   test("invalid bodies are refused before any upstream call and nothing is charged", async () => {
+    await fx.flush();
     const before = (await tokenRow(fx, tokenId)).remain_quota;
     const calls = claude.requests.length;
     const res = await fetch(`http://127.0.0.1:${server.port}/v1/messages`, {

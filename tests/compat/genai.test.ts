@@ -141,6 +141,7 @@ describe("Claude channel (converted)", () => {
 describe("countTokens", () => {
   test("the SDK's countTokens is answered by the gateway's tokenizer without an upstream call or charge", async () => {
     const calls = gemini.requests.length;
+    await fx.flush();
     const before = (await tokenRow(fx, tokenId)).remain_quota;
     const r = await ai.models.countTokens({ model: "gemini-2.5-flash", contents: "Hello there, how are you?" });
     expect(r.totalTokens).toBeGreaterThan(5);
