@@ -8,13 +8,23 @@ const proc = Bun.spawn([process.execPath, "test", ...(args.length ? args : ["tes
   env: process.env,
 });
 
+// bun test prints its summary on stderr; keep the tail to count from it.
 let tail = "";
 const decoder = new TextDecoder();
-for await (const chunk of proc.stderr) {
-  process.stderr.write(chunk);
-  tail = (tail + decoder.decode(chunk, { stream: true })).slice(-4000);
-}
+const reader = proc.stderr.getReader();
+const copied = (async () => {
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    process.stderr.write(value);
+    tail = (tail + decoder.decode(value, { stream: true })).slice(-4000);
+  }
+})().catch(() => {});
 const code = await proc.exited;
+// A grandchild that outlived the run could keep the pipe open: don't wait on it for long.
+await Promise.race([copied, Bun.sleep(2000)]);
+reader.cancel().catch(() => {});
+
 const pass = Number(/(\d+) pass/.exec(tail)?.[1] ?? 0);
 const fail = Number(/(\d+) fail/.exec(tail)?.[1] ?? 0);
 const errors = Number(/(\d+) errors?/.exec(tail)?.[1] ?? 0);
