@@ -15,6 +15,7 @@ import { countPromptTokens, countTokens, estimateTokens, promptText } from "./to
 import { generatedTextOf } from "./providers/openai/usage.ts";
 import { SseReader } from "./sse.ts";
 import { recordChannelResult } from "../modules/channel/health.ts";
+import { parseChannelInfo, pickChannelKey, type ChannelInfo } from "../modules/channel/keys.ts";
 import { recordUpstreamError } from "../http/metrics.ts";
 
 export interface RelayRequest {
@@ -146,7 +147,7 @@ async function pinnedChannel(deps: AppDeps, table: RoutingTable, id: number): Pr
   throw row ? new AppError(403, `channel ${id} is disabled`, "channel_disabled") : new AppError(400, `channel ${id} does not exist`, "channel_not_found");
 }
 
-interface ChannelConfig { mapping: Record<string, string>; statusMap: Record<string, string>; override: Record<string, unknown> | null; options: Record<string, unknown>; keys: string[] }
+interface ChannelConfig { mapping: Record<string, string>; statusMap: Record<string, string>; override: Record<string, unknown> | null; options: Record<string, unknown>; keyInfo: ChannelInfo }
 const configs = new WeakMap<Channel, ChannelConfig>();
 
 /** The channel's JSON settings, parsed once per loaded channel row. Bad JSON counts as "not set". */
@@ -166,7 +167,7 @@ function channelConfig(ch: Channel): ChannelConfig {
       statusMap: obj(ch.status_code_mapping) ?? {},
       override: obj(ch.param_override),
       options: obj(ch.setting) ?? {},
-      keys: String(ch.key ?? "").split("\n").map((k) => k.trim()).filter(Boolean),
+      keyInfo: parseChannelInfo(ch.channel_info),
     };
     configs.set(ch, c);
   }
@@ -177,12 +178,24 @@ function providerCall(req: RelayRequest, channel: Channel, site?: SiteOptions): 
   const cfg = channelConfig(channel);
   const mapped = cfg.mapping[req.model];
   const upstreamModel = typeof mapped === "string" && mapped ? mapped : req.model;
-  const key = cfg.keys.length <= 1 ? cfg.keys[0] ?? "" : cfg.keys[Math.floor(Math.random() * cfg.keys.length)];
+  const { key, keyIndex } = channelKey(channel, cfg.keyInfo);
   const clientWantsUsage = Boolean(req.body?.stream_options?.include_usage);
   return {
-    mode: req.mode, format: req.format, channel, key, baseUrl: baseUrlOf(channel), requestModel: req.model, upstreamModel,
+    mode: req.mode, format: req.format, channel, key, keyIndex, baseUrl: baseUrlOf(channel), requestModel: req.model, upstreamModel,
     stream: req.stream, clientWantsUsage, path: req.path, search: req.search, options: cfg.options, site, clientHeaders: req.headers,
   };
+}
+
+/** Where each multi-key channel's polling rotation goes on next, on this instance. Persisting it would put
+ * a write on every call; keys that failed are persisted (channel_info) by channel automation instead. */
+const pollingIndex = new Map<number, number>();
+
+function channelKey(channel: Channel, info: ChannelInfo): { key: string; keyIndex: number } {
+  if (!info.is_multi_key) return { key: String(channel.key ?? "").trim(), keyIndex: 0 };
+  const at = pollingIndex.get(channel.id) ?? info.multi_key_polling_index;
+  const pick = pickChannelKey({ key: channel.key, channel_info: { ...info, multi_key_polling_index: at } }, Math.floor(Date.now() / 1000));
+  pollingIndex.set(channel.id, pick.info.multi_key_polling_index);
+  return { key: pick.key, keyIndex: pick.index };
 }
 
 /** The body sent upstream: the client's, with the mapped model, the channel's overrides and a usage request for streams. */
@@ -229,7 +242,7 @@ async function attempt(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCa
     if (req.signal?.aborted) throw new AppError(499, "the client closed the request");
     const timedOut = (abort.signal.reason as Error)?.message === "timeout";
     recordUpstreamError(call.channel.id);
-    reportFailure(deps, call.channel.id, undefined, timedOut ? "timeout" : "connection failed");
+    reportFailure(deps, call, undefined, timedOut ? "timeout" : "connection failed");
     return retryError(timedOut ? 504 : 502, timedOut ? "the upstream channel did not answer in time" : "could not connect to the upstream channel", true);
   }
   if (res.ok) {
@@ -249,16 +262,17 @@ async function attempt(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCa
   const text = await res.text().catch(() => "");
   const raw = adaptor.errorMessage ? adaptor.errorMessage(res.status, text) : `upstream answered with status ${res.status}`;
   recordUpstreamError(call.channel.id);
-  reportFailure(deps, call.channel.id, res.status, scrub(raw, call), errorCode(text));
+  reportFailure(deps, call, res.status, scrub(raw, call), errorCode(text));
   const mapped = Number(channelConfig(call.channel).statusMap[String(res.status)]);
   const status = Number.isInteger(mapped) && mapped >= 100 && mapped <= 599 ? mapped : res.status;
   return retryError(status, scrub(raw, call), retryable(res.status));
 }
 
 /** Lets channel automation count failures toward auto-disable, off the response path. */
-function reportFailure(deps: AppDeps, channelId: number, status: number | undefined, message: string, code?: string) {
+function reportFailure(deps: AppDeps, call: ProviderCall, status: number | undefined, message: string, code?: string) {
   if (!deps.options.bool("AutomaticDisableChannelEnabled")) return;
-  void recordChannelResult(deps, channelId, { ok: false, source: "relay", status, message, code }).catch(() => {});
+  const keyIndex = parseChannelInfo(call.channel.channel_info).is_multi_key ? call.keyIndex : undefined;
+  void recordChannelResult(deps, call.channel.id, { ok: false, source: "relay", status, message, code, keyIndex }).catch(() => {});
 }
 
 function errorCode(text: string): string | undefined {

@@ -20,6 +20,8 @@ export interface ChannelSpec {
   model_mapping?: Record<string, string>;
   status_code_mapping?: Record<string, string>;
   param_override?: Record<string, unknown>;
+  /** A multi-key channel's rotation state (see server/modules/channel/keys.ts). */
+  channel_info?: unknown;
 }
 
 export interface TokenSpec {
@@ -60,6 +62,7 @@ export async function relayFixture(kind: Dialect = "sqlite", mockOptions: MockOp
         created_time: nowSeconds(), model_mapping: spec.model_mapping ? JSON.stringify(spec.model_mapping) : null,
         status_code_mapping: spec.status_code_mapping ? JSON.stringify(spec.status_code_mapping) : "",
         param_override: spec.param_override ? JSON.stringify(spec.param_override) : null, openai_organization: null, test_model: null,
+        channel_info: spec.channel_info ? JSON.stringify(spec.channel_info) : "",
       };
       let id: number;
       if (kind === "postgres") id = (await db.insertInto("channels").values(values).returning("id").executeTakeFirstOrThrow()).id;

@@ -55,6 +55,8 @@ export interface ProviderCall {
   channel: Channel;
   /** The API key chosen for this attempt (one line of a multi-key channel). */
   key: string;
+  /** Index of that key among the channel's keys (0 for single-key channels): failures are reported for it. */
+  keyIndex?: number;
   /** channel.base_url or the type's default base URL, without a trailing slash. */
   baseUrl: string;
   /** The model name the client asked for. */
