@@ -9,6 +9,7 @@ import postgres from "postgres";
 import { createPool } from "mysql2";
 import type { DB } from "./schema.ts";
 import { migrations } from "./migrations/index.ts";
+import { up as reconcileSchema } from "./migrations/0001_init.ts";
 import { dialectOf, type Dialect } from "./dialect.ts";
 
 export type { DB } from "./schema.ts";
@@ -53,6 +54,8 @@ export async function migrate(db: Database): Promise<void> {
     const failed = results?.find((r) => r.status === "Error");
     throw new Error(`database migration ${failed?.migrationName ?? ""} failed: ${(error as Error).message ?? error}`);
   }
+  // The numbered migrations ran once; the table list may have grown since (see 0001_init's up).
+  await reconcileSchema(db);
 }
 
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {

@@ -32,7 +32,12 @@ function columnSql(col: ColumnDef, d: Dialect, q: (s: string) => string): string
   return out;
 }
 
-/** Creates missing tables, adds missing columns to existing ones (one-api/new-api databases) and indexes. */
+/**
+ * Creates missing tables, adds missing columns to existing ones (one-api/new-api databases) and indexes.
+ * Idempotent, and run on every start as well (db/index.ts migrate), so a column added to TABLES later
+ * reaches databases that ran this migration long ago. Several instances may start at once: losing a
+ * race to create the same table, column or index is not an error.
+ */
 export async function up(db: Kysely<any>): Promise<void> {
   const d = dialectOf(db);
   const q = (s: string) => (d === "mysql" ? `\`${s}\`` : `"${s}"`);
@@ -42,22 +47,29 @@ export async function up(db: Kysely<any>): Promise<void> {
     if (!have) {
       const cols = table.columns.map((c) => columnSql(c, d, q));
       if (table.primaryKey) cols.push(`primary key (${table.primaryKey.map(q).join(", ")})`);
-      await sql.raw(`create table ${q(table.name)} (${cols.join(", ")})`).execute(db);
+      await tolerant(sql.raw(`create table if not exists ${q(table.name)} (${cols.join(", ")})`).execute(db));
     } else {
       for (const col of table.columns) {
         if (have.has(col.name)) continue;
         // Unique constraints cannot be added this way on SQLite; existing data keeps what it had.
-        await sql.raw(`alter table ${q(table.name)} add column ${columnSql({ ...col, unique: false }, d, q)}`).execute(db);
+        await tolerant(sql.raw(`alter table ${q(table.name)} add column ${columnSql({ ...col, unique: false }, d, q)}`).execute(db));
       }
     }
     for (const idx of table.indexes ?? []) {
       const stmt = `create ${idx.unique ? "unique " : ""}index ${d === "mysql" ? "" : "if not exists "}${q(idx.name)} on ${q(table.name)} (${idx.columns.map(q).join(", ")})`;
-      try {
-        await sql.raw(stmt).execute(db);
-      } catch (e: any) {
-        if (!(d === "mysql" && /Duplicate key name/i.test(String(e?.message)))) throw e;
-      }
+      await tolerant(sql.raw(stmt).execute(db));
     }
+  }
+}
+
+/** Another instance created the same thing a moment earlier. */
+const ALREADY_THERE = /duplicate column|already exists|duplicate key name/i;
+
+async function tolerant(work: Promise<unknown>): Promise<void> {
+  try {
+    await work;
+  } catch (e: any) {
+    if (!ALREADY_THERE.test(String(e?.message))) throw e;
   }
 }
 

@@ -48,6 +48,36 @@ for (const kind of storageKinds()) {
         await tmp.drop();
       }
     });
+
+    test("a column added to the schema after 0001 ran reaches the database on the next start", async () => {
+      const tmp = await tempDatabase(kind);
+      const db = createKysely({ kind, url: tmp.url, sqlitePath: tmp.sqlitePath });
+      try {
+        await migrate(db);
+        // As if this database was migrated by a release whose tokens table had no allow_ips yet.
+        await db.schema.alterTable("tokens").dropColumn("allow_ips").execute();
+        await migrate(db);
+        const cols = (await db.introspection.getTables()).find((t) => t.name === "tokens")!.columns.map((c) => c.name);
+        expect(cols).toContain("allow_ips");
+      } finally {
+        await db.destroy();
+        await tmp.drop();
+      }
+    });
+
+    test("instances starting together over one empty database all come up", async () => {
+      if (kind === "sqlite") return; // one process owns a SQLite file
+      const tmp = await tempDatabase(kind);
+      const dbs = [0, 1, 2].map(() => createKysely({ kind, url: tmp.url, sqlitePath: tmp.sqlitePath }));
+      try {
+        await Promise.all(dbs.map((db) => migrate(db)));
+        const tables = await dbs[0]!.introspection.getTables();
+        for (const t of TABLES) expect(tables.some((x) => x.name === t.name)).toBe(true);
+      } finally {
+        for (const db of dbs) await db.destroy();
+        await tmp.drop();
+      }
+    });
   });
 }
 
