@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { hashPassword } from "../../server/modules/user/password.ts";
+import { LIMITS } from "../../server/http/ratelimit.ts";
 
 let ctx: TestContext;
 beforeAll(async () => (ctx = await testContext()));
@@ -26,6 +27,19 @@ describe("register", () => {
     const bob = await ctx.deps.db.selectFrom("users").selectAll().where("username", "=", "bob").executeTakeFirstOrThrow();
     expect(bob.role).toBe(1);
     expect(bob.password.startsWith("$argon2id$")).toBe(true);
+  });
+
+  test("with email verification on, the address must be well-formed", async () => {
+    await ctx.deps.options.set("EmailVerificationEnabled", "true");
+    try {
+      for (const email of ["", "not-an-address", "a@b"]) {
+        const r = await ctx.request("POST", "/api/user/register", { body: { username: "mailer", password: "password1", email, verification_code: "123456" } });
+        expect(r.body).toEqual({ success: false, message: "invalid email address" });
+      }
+      expect(await ctx.deps.db.selectFrom("users").select("id").where("username", "=", "mailer").executeTakeFirst()).toBeUndefined();
+    } finally {
+      await ctx.deps.options.set("EmailVerificationEnabled", "false");
+    }
   });
 
   test("closed registration and self-use mode refuse", async () => {
@@ -67,6 +81,17 @@ describe("login and sessions", () => {
     expect(cookie).toMatch(/session=/);
     expect(cookie).toMatch(/HttpOnly/i);
     expect(cookie).toMatch(/SameSite=Lax/i);
+  });
+
+  test("a bcrypt hash from a one-api database still logs in", async () => {
+    const s = await ctx.user(1);
+    const bcrypt = await Bun.password.hash(s.password, { algorithm: "bcrypt", cost: 4 });
+    expect(bcrypt).toMatch(/^\$2[aby]\$/);
+    await ctx.deps.db.updateTable("users").set({ password: bcrypt }).where("id", "=", s.id).execute();
+    const ok = await ctx.request("POST", "/api/user/login", { body: { username: s.username, password: s.password } });
+    expect(ok.body).toMatchObject({ success: true, data: { id: s.id } });
+    const wrong = await ctx.request("POST", "/api/user/login", { body: { username: s.username, password: s.password + "x" } });
+    expect(wrong.body.success).toBe(false);
   });
 
   test("wrong credentials and empty fields", async () => {
@@ -150,6 +175,20 @@ describe("rate limits", () => {
       expect(blocked.status).toBe(429);
       expect(blocked.body).toEqual({ success: false, message: "too many requests, please try again later" });
       expect((await hit("10.0.0.2")).status).not.toBe(429);
+    } finally {
+      await c.close();
+    }
+  });
+
+  test(`other /api calls are limited per IP to ${LIMITS.api.count} per ${LIMITS.api.windowSeconds / 60} minutes, then 429`, async () => {
+    const c = await testContext({ config: { rateLimitEnabled: true, trustProxy: true } });
+    try {
+      const hit = (ip: string) => c.request("GET", "/api/status", { headers: { "X-Forwarded-For": ip } });
+      for (let i = 0; i < LIMITS.api.count; i++) expect((await hit("10.0.1.1")).status).toBe(200);
+      const blocked = await hit("10.0.1.1");
+      expect(blocked.status).toBe(429);
+      expect(blocked.body).toEqual({ success: false, message: "too many requests, please try again later" });
+      expect((await hit("10.0.1.2")).status).toBe(200);
     } finally {
       await c.close();
     }

@@ -56,6 +56,22 @@ describe("bad input", () => {
     expect(r.status).toBe(404);
     expect(r.body).toEqual({ success: false, message: "not found" });
     expect(r.headers.get("content-type")).toContain("application/json");
+
+    // An unexpected failure (here: the database has gone away) is a generic 500 envelope.
+    const broken = await testContext();
+    const user = await broken.user(10);
+    const quiet = console.error;
+    console.error = () => {};
+    try {
+      await broken.deps.db.destroy();
+      const e = await broken.request("GET", "/api/user/?p=1", { as: user });
+      expect(e.status).toBe(500);
+      expect(e.body).toEqual({ success: false, message: "internal server error, please contact the administrator" });
+      expect(JSON.stringify(e.body)).not.toMatch(/at .*\.ts|stack|kysely/i);
+    } finally {
+      console.error = quiet;
+      await broken.close().catch(() => {});
+    }
   });
 });
 

@@ -16,6 +16,7 @@ const ROUTES: [string, string, unknown, Who][] = [
   ["PUT", "/api/user/", { id: 999999 }, "admin"],
   ["POST", "/api/user/manage", { id: 999999, action: "disable" }, "admin"],
   ["GET", "/api/user/999999", undefined, "admin"],
+  ["DELETE", "/api/user/999999", undefined, "admin"],
   ["GET", "/api/group/", undefined, "admin"],
   ["GET", "/api/option/", undefined, "root"],
   ["PUT", "/api/option/", { key: "Notice", value: "hello" }, "root"],
