@@ -21,6 +21,7 @@ const REPLY = JSON.stringify({
 });
 const CHUNKS = ["Hello", " from", " the", " bench", " upstream."].map((t) =>
   `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1700000000, model: MODEL, choices: [{ index: 0, delta: { content: t }, finish_reason: null }] })}\n\n`);
+const CHUNK_GAP_MS = 2;
 const USAGE_CHUNK = `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1700000000, model: MODEL, choices: [], usage: { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 } })}\n\n`;
 
 function runMock() {
@@ -29,8 +30,22 @@ function runMock() {
     async fetch(req) {
       const body: any = await req.json();
       if (!body.stream) return new Response(REPLY, { headers: { "content-type": "application/json" } });
-      const text = CHUNKS.join("") + (body.stream_options?.include_usage ? USAGE_CHUNK : "") + "data: [DONE]\n\n";
-      return new Response(text, { headers: { "content-type": "text/event-stream" } });
+      // Chunks leave one at a time, CHUNK_GAP_MS apart, as a model's tokens do: time to first byte then
+      // shows whether a hop holds the first chunk back instead of equalling the whole stream's latency.
+      const tail = (body.stream_options?.include_usage ? USAGE_CHUNK : "") + "data: [DONE]\n\n";
+      const stream = new ReadableStream({
+        type: "direct",
+        async pull(controller: any) {
+          for (const c of CHUNKS) {
+            controller.write(c);
+            await controller.flush();
+            await Bun.sleep(CHUNK_GAP_MS);
+          }
+          controller.write(tail);
+          controller.close();
+        },
+      } as any);
+      return new Response(stream, { headers: { "content-type": "text/event-stream" } });
     },
   });
   console.log(JSON.stringify({ port: server.port }));
