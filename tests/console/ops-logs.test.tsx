@@ -134,12 +134,31 @@ describe("dashboard", () => {
     fm = mockFetch({ "GET /api/data/self": ok([{ model_name: "gpt-4o-mini", created_at: 1_700_000_000, token_used: 17, count: 1, quota: 40 }]) });
     await renderApp("/detail", { user: USER, status: { data_export_default_time: "hour" } });
     expect(await screen.findByTestId("chart-quota")).toBeTruthy();
-    expect(screen.getByTestId("chart-calls").querySelectorAll("rect").length).toBe(1);
+    await waitFor(() => expect(screen.getByTestId("chart-calls").querySelectorAll(".recharts-bar-rectangle").length).toBe(1));
     expect(fm.calls[0].query.get("granularity")).toBe("hour");
     expect(screen.queryByPlaceholderText("Username")).toBeNull();
     fireEvent.click(screen.getByText("Day"));
     await waitFor(() => expect(fm.calls.filter((c) => c.path === "/api/data/self").at(-1)!.query.get("granularity")).toBe("day"));
     expect(fm.calls.some((c) => c.path === "/api/data/")).toBe(false);
+  });
+
+  test("the charts are drawn with recharts: one stacked segment per model and bucket, a legend, whole-number ticks", async () => {
+    const rows = [
+      { model_name: "gpt-4.1", created_at: 1_700_000_000, token_used: 10, count: 3, quota: 40 },
+      { model_name: "gpt-4o-mini", created_at: 1_700_000_000, token_used: 5, count: 2, quota: 10 },
+      { model_name: "gpt-4o-mini", created_at: 1_700_003_600, token_used: 7, count: 4, quota: 20 },
+    ];
+    fm = mockFetch({ "GET /api/data/self": ok(rows) });
+    await renderApp("/detail", { user: USER, status: { data_export_default_time: "hour" } });
+    const calls = await screen.findByTestId("chart-calls");
+    expect(calls.querySelector("svg.recharts-surface")).toBeTruthy();
+    // Three non-zero (model, bucket) cells → three bar segments; the dotted model name is read correctly.
+    await waitFor(() => expect(calls.querySelectorAll(".recharts-bar-rectangle").length).toBe(3));
+    expect([...calls.querySelectorAll(".recharts-legend-item-text")].map((e) => e.textContent)).toEqual(["gpt-4.1", "gpt-4o-mini"]);
+    // Stacked totals are 5 and 4 calls → ticks 0, 2, 4, 6.
+    const ticks = [...calls.querySelectorAll(".recharts-yAxis-tick-labels .recharts-cartesian-axis-tick-value")].map((e) => e.textContent);
+    expect(ticks).toEqual(["0", "2", "4", "6"]);
+    for (const id of ["chart-quota", "chart-tokens"]) expect(screen.getByTestId(id).querySelector(".recharts-surface")).toBeTruthy();
   });
 
   test("an admin uses the whole-site endpoint and may filter by username", async () => {

@@ -79,7 +79,7 @@ describe("console in Chromium", () => {
     await shot("home");
   }, 60_000);
 
-  test("the login page does not load the settings editors", async () => {
+  test("the login page does not load the settings editors or the chart library", async () => {
     const fresh = await browser.newContext({ viewport: { width: 1280, height: 820 }, locale: "en-US" });
     const p = await newPage(fresh);
     const scripts: string[] = [];
@@ -91,6 +91,11 @@ describe("console in Chromium", () => {
       .filter((f) => readFileSync(join(consoleDir, "assets", f), "utf8").includes("ModelRequestRateLimitGroup"));
     expect(settingsChunks.length).toBeGreaterThan(0);
     for (const chunk of settingsChunks) expect(scripts).not.toContain(`/assets/${chunk}`);
+    // The dashboard's chart library (recharts) lives in the /detail chunk only.
+    const chartChunks = readdirSync(join(consoleDir, "assets")).filter((f) => f.endsWith(".js"))
+      .filter((f) => readFileSync(join(consoleDir, "assets", f), "utf8").includes("recharts-bar-rectangle"));
+    expect(chartChunks.length).toBeGreaterThan(0);
+    for (const chunk of chartChunks) expect(scripts).not.toContain(`/assets/${chunk}`);
     await fresh.close();
   }, 30_000);
 

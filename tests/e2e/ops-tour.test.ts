@@ -231,9 +231,18 @@ describe("operations tour in Chromium", () => {
     await startServer();
     await login();
     await page.goto(`${base}/detail`);
-    const bars = page.locator("[data-testid=chart-quota] rect");
+    // recharts draws each stacked segment as a .recharts-bar-rectangle and names the series in its legend.
+    const bars = page.locator("[data-testid=chart-quota] .recharts-bar-rectangle");
     await bars.first().waitFor({ timeout: 10_000 });
-    expect(await page.locator("[data-testid=chart-calls] figcaption").textContent()).toContain("gpt-4o-mini");
+    // Bars grow in (a short animation); wait until the first one has been drawn with a size.
+    await page.waitForFunction(() => {
+      const r = document.querySelector("[data-testid=chart-quota] .recharts-bar-rectangle path")?.getBoundingClientRect();
+      return !!r && r.height > 0 && r.width > 0;
+    }, undefined, { timeout: 5_000 });
+    expect(await page.locator("[data-testid=chart-calls] .recharts-legend-item-text").allTextContents()).toContain("gpt-4o-mini");
+    // The chart fills its card instead of staying at a fixed size.
+    const surface = await page.locator("[data-testid=chart-calls] svg.recharts-surface[role=application]").boundingBox();
+    expect(surface!.width).toBeGreaterThan(600);
   }, 40_000);
 
   test("create a redemption code (downloaded as <name>.txt) and redeem it in the wallet", async () => {
@@ -291,7 +300,8 @@ describe("operations tour in Chromium", () => {
         await page.goto(`${base}${path}`);
         await page.locator(".sy-page, [data-testid=pg-panel], .arco-result, [data-testid=chat-frame]").first().waitFor({ timeout: 10_000 })
           .catch((e) => { throw new Error(`${path} (${theme}) did not render: ${e.message}`); });
-        await page.waitForTimeout(300);
+        // The dashboard's bars grow in; let the animation finish before the picture.
+        await page.waitForTimeout(name === "detail" ? 900 : 300);
         expect(await page.evaluate(() => document.body.getAttribute("arco-theme"))).toBe(theme === "dark" ? "dark" : null);
         await page.screenshot({ path: join(ARTIFACTS, `ops-${name}-${theme}.png`), fullPage: true });
       }

@@ -1,6 +1,8 @@
-// A small stacked bar chart in plain SVG: one bar per time bucket, one coloured segment per series.
-// The console ships no chart library, and these charts need nothing more than bars, axes and a legend.
-import React from "react";
+// Stacked bar chart of the dashboard, drawn with recharts: one bar per time bucket, one coloured segment
+// per series (model), whole-number axis ticks, a tooltip per bucket and a legend. Only the /detail page
+// imports this file, so the chart library stays in that page's lazily loaded chunk.
+import React, { useMemo } from "react";
+import { Bar, BarChart, CartesianGrid, Legend, Tooltip, XAxis, YAxis } from "recharts";
 
 export interface Series { name: string; values: number[] }
 
@@ -18,54 +20,30 @@ export function axisTicks(top: number): { max: number; ticks: number[] } {
   return { max, ticks };
 }
 
-export function StackedBars({ labels, series, format, height = 240, title }: {
+interface Bucket { label: string; values: number[] }
+
+export function StackedBars({ labels, series, format, height = 260, title }: {
   labels: string[]; series: Series[]; format: (n: number) => string; height?: number; title: string;
 }) {
-  const width = 720;
-  const pad = { left: 64, right: 12, top: 12, bottom: 40 };
-  const totals = labels.map((_, i) => series.reduce((s, x) => s + (x.values[i] ?? 0), 0));
-  const { max, ticks } = axisTicks(Math.max(0, ...totals));
-  const plotW = width - pad.left - pad.right;
-  const plotH = height - pad.top - pad.bottom;
-  const slot = labels.length ? plotW / labels.length : plotW;
-  const barW = Math.max(2, Math.min(40, slot * 0.7));
-  const y = (v: number) => pad.top + plotH - (v / max) * plotH;
-  // Show at most ~8 x labels so they never overlap.
-  const labelEvery = Math.max(1, Math.ceil(labels.length / 8));
+  // One datum per bucket. Values are read by index through function data keys: model names may hold
+  // dots ("gpt-4.1"), which recharts would read as nested paths if used as string keys.
+  const data = useMemo<Bucket[]>(() => labels.map((label, i) => ({ label, values: series.map((s) => s.values[i] ?? 0) })), [labels, series]);
+  const { max, ticks } = axisTicks(Math.max(0, ...data.map((d) => d.values.reduce((a, b) => a + b, 0))));
   return (
-    <figure style={{ margin: 0 }} data-testid={`chart-${title}`}>
-      <svg viewBox={`0 0 ${width} ${height}`} width="100%" role="img" aria-label={title} style={{ maxWidth: 960, display: "block" }}>
-        {ticks.map((v) => (
-          <g key={v}>
-            <line x1={pad.left} x2={width - pad.right} y1={y(v)} y2={y(v)} stroke="var(--color-border-2, #e5e6eb)" />
-            <text x={pad.left - 6} y={y(v) + 4} textAnchor="end" fontSize="11" fill="var(--color-text-3, #86909c)">{format(v)}</text>
-          </g>
-        ))}
-        {labels.map((label, i) => {
-          let acc = 0;
-          const x = pad.left + i * slot + (slot - barW) / 2;
-          return (
-            <g key={label}>
-              {series.map((s, si) => {
-                const v = s.values[i] ?? 0;
-                if (!v) return null;
-                const top = y(acc + v);
-                const h = y(acc) - top;
-                acc += v;
-                return <rect key={s.name} x={x} y={top} width={barW} height={Math.max(h, 0.5)} fill={seriesColor(si)}><title>{`${s.name} · ${label}: ${format(v)}`}</title></rect>;
-              })}
-              {i % labelEvery === 0 && (
-                <text x={x + barW / 2} y={height - pad.bottom + 16} textAnchor="middle" fontSize="11" fill="var(--color-text-3, #86909c)">{label}</text>
-              )}
-            </g>
-          );
-        })}
-      </svg>
-      <figcaption style={{ display: "flex", flexWrap: "wrap", gap: 12, fontSize: 12, marginTop: 4 }}>
+    <figure style={{ margin: 0 }} className="sy-chart" data-testid={`chart-${title}`} aria-label={title}>
+      <BarChart responsive data={data} style={{ width: "100%", maxWidth: 1200, height }} margin={{ top: 8, right: 12, bottom: 0, left: 0 }}>
+        <CartesianGrid vertical={false} strokeDasharray="3 3" />
+        <XAxis dataKey="label" tickLine={false} interval="preserveStartEnd" minTickGap={16} fontSize={11} />
+        <YAxis domain={[0, max]} ticks={ticks} allowDecimals={false} tickFormatter={(v: number) => format(v)} width={72} fontSize={11} />
+        <Tooltip formatter={(v) => format(Number(v))} wrapperStyle={{ zIndex: 10 }}
+          contentStyle={{ background: "var(--color-bg-popup)", border: "1px solid var(--color-border-2)", borderRadius: 4, fontSize: 12 }}
+          labelStyle={{ color: "var(--color-text-1)", marginBottom: 4 }} />
+        <Legend wrapperStyle={{ fontSize: 12 }} />
         {series.map((s, i) => (
-          <span key={s.name}><span style={{ display: "inline-block", width: 10, height: 10, background: seriesColor(i), marginRight: 4 }} />{s.name}</span>
+          <Bar key={s.name} name={s.name} dataKey={(d: Bucket) => d.values[i]} stackId="models" fill={seriesColor(i)} maxBarSize={40}
+            animationDuration={300} />
         ))}
-      </figcaption>
+      </BarChart>
     </figure>
   );
 }
