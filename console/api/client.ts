@@ -25,6 +25,20 @@ export function setNavigator(fn: Navigate): void {
   navigate = fn;
 }
 
+type Listener = () => void;
+const expiredListeners = new Set<Listener>();
+
+/**
+ * Called after a 401 has cleared the stored user, before the redirect to the login page. The app state
+ * subscribes here so the in-memory user is forgotten too (top bar, route guards). Returns the unsubscribe.
+ */
+export function onSessionExpired(fn: Listener): () => void {
+  expiredListeners.add(fn);
+  return () => {
+    expiredListeners.delete(fn);
+  };
+}
+
 /** Paths whose 401 is an answer to show, not an expired session (wrong password on login). */
 const NO_REDIRECT = ["/api/user/login", "/api/user/logout"];
 
@@ -54,6 +68,7 @@ export async function request<T = any>(method: string, path: string, body?: unkn
   }
   if (res.status === 401 && !NO_REDIRECT.some((p) => path.startsWith(p))) {
     setStoredUser(null);
+    for (const fn of [...expiredListeners]) fn();
     const here = globalThis.location?.pathname ?? "";
     if (here !== "/login") navigate(EXPIRED_LOGIN_PATH);
   }

@@ -1,8 +1,8 @@
 // Site-wide state: the status object (loaded from /api/status and mirrored in local storage), the
 // logged-in user, and the theme. Screens read it through useApp().
-import React, { createContext, useCallback, useContext, useEffect, useMemo, useState } from "react";
+import React, { createContext, startTransition, useCallback, useContext, useEffect, useMemo, useState } from "react";
 import { Message } from "@arco-design/web-react";
-import { api } from "../api/index.ts";
+import { api, onSessionExpired } from "../api/index.ts";
 import { i18n } from "../i18n/index.ts";
 import { getStoredStatus, getStoredUser, setStoredUser, storeStatus, type SiteStatus, type StoredUser } from "./storage.ts";
 import { applyTheme, storedTheme, type ThemeMode } from "./theme.ts";
@@ -56,6 +56,12 @@ export function AppStateProvider({ children, initialStatus }: { children: React.
     setStoredUser(u);
     setUserState(u);
   }, []);
+
+  // A 401 anywhere means the session is gone: forget the user here too, so the top bar and the route
+  // guards stop treating the visitor as logged in. The router navigates in a transition; clearing the
+  // user in one as well renders both together, so a guard never sees "no user" on the old protected
+  // path and replaces the client's /login?expired=true with a plain /login.
+  useEffect(() => onSessionExpired(() => startTransition(() => setUser(null))), [setUser]);
 
   const value = useMemo<AppState>(() => ({
     status, statusLoaded, statusError, refreshStatus, user, setUser, theme, setTheme: setThemeState,

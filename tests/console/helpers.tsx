@@ -3,7 +3,7 @@
 import React from "react";
 import { setDefaultTimeout } from "bun:test";
 import { cleanup, configure, render, type RenderResult } from "@testing-library/react";
-import { MemoryRouter, useLocation } from "react-router-dom";
+import { MemoryRouter, useLocation, useNavigate } from "react-router-dom";
 import { Message } from "@arco-design/web-react";
 import App from "../../console/App.tsx";
 import { changeLanguage, type Language } from "../../console/i18n/index.ts";
@@ -59,7 +59,13 @@ export function Where() {
   return <div data-testid="location">{loc.pathname + loc.search}</div>;
 }
 
-export async function renderApp(path: string, opts: { status?: SiteStatus; user?: StoredUser | null; lang?: Language; storage?: Record<string, string> } = {}): Promise<RenderResult> {
+/** A button inside the router that navigates client-side, as a sidebar link would. */
+export function GoTo({ to }: { to: string }) {
+  const navigate = useNavigate();
+  return <button type="button" data-testid={`goto-${to}`} onClick={() => navigate(to)}>{`go ${to}`}</button>;
+}
+
+export async function renderApp(path: string, opts: { status?: SiteStatus; user?: StoredUser | null; lang?: Language; storage?: Record<string, string>; extra?: React.ReactNode } = {}): Promise<RenderResult> {
   localStorage.clear();
   if (opts.user) localStorage.setItem("user", JSON.stringify(opts.user));
   for (const [k, v] of Object.entries(opts.storage ?? {})) localStorage.setItem(k, v);
@@ -68,6 +74,7 @@ export async function renderApp(path: string, opts: { status?: SiteStatus; user?
     <MemoryRouter initialEntries={[path]}>
       <App initialStatus={{ ...BASE_STATUS, ...(opts.status ?? {}) }} />
       <Where />
+      {opts.extra}
     </MemoryRouter>,
   );
 }

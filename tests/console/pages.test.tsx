@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { screen, waitFor } from "@testing-library/react";
-import { ADMIN, USER, location, mockFetch, ok, fail, renderApp, resetDom, type FetchMock } from "./helpers.tsx";
+import { fireEvent, screen, waitFor } from "@testing-library/react";
+import { ADMIN, GoTo, USER, location, mockFetch, ok, fail, renderApp, resetDom, sleep, type FetchMock } from "./helpers.tsx";
 
 let fm: FetchMock;
 afterEach(() => {
@@ -77,6 +77,21 @@ describe("expired session", () => {
     await waitFor(() => expect(location()).toBe("/login?expired=true"));
     expect(localStorage.getItem("user")).toBeNull();
     expect((await screen.findAllByText("Not logged in or the login has expired, please log in again")).length).toBeGreaterThan(0);
+  });
+
+  test("after a 401 the in-memory user is gone too: no avatar in the top bar, and guards send protected pages to /login", async () => {
+    fm = mockFetch({ "GET /api/user/self": () => new Response(JSON.stringify({ success: false, message: "not logged in or login expired" }), { status: 401 }), "GET /api/user/models": ok([]) });
+    await renderApp("/personal", { user: USER, extra: <GoTo to="/personal" /> });
+    expect(await screen.findByTestId("avatar-menu")).toBeTruthy();
+    await waitFor(() => expect(location()).toBe("/login?expired=true"));
+    await waitFor(() => expect(screen.queryByTestId("avatar-menu")).toBeNull());
+    expect(screen.queryAllByText("Alice").length).toBe(0);
+    const selfCalls = fm.calls.filter((c) => c.path === "/api/user/self").length;
+    // Going back to a login-only page: the guard redirects to plain /login instead of rendering the page again.
+    fireEvent.click(screen.getByTestId("goto-/personal"));
+    await waitFor(() => expect(location()).toBe("/login"));
+    await sleep(100);
+    expect(fm.calls.filter((c) => c.path === "/api/user/self").length).toBe(selfCalls);
   });
 
   test("a status that cannot be loaded is reported", async () => {
