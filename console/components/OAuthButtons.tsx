@@ -43,8 +43,22 @@ export async function startOAuth(kind: "github" | "oidc" | "linuxdo", s: SiteSta
   if (state) location.href = authoriseUrl(kind, s, state);
 }
 
-export function TelegramWidget({ bot, authUrl }: { bot: string; authUrl: string }) {
+/** The signed fields the Telegram login widget hands to its data-onauth callback. */
+export interface TelegramAuthData {
+  id: number; first_name?: string; last_name?: string; username?: string; photo_url?: string; auth_date: number; hash: string; [k: string]: unknown;
+}
+
+let telegramCallbacks = 0;
+
+/**
+ * Telegram's login widget. With `onAuth`, the widget calls back in the page (data-onauth) with the signed
+ * fields, so the console can call the JSON API itself; with `authUrl`, the widget sends the browser there.
+ */
+export function TelegramWidget({ bot, authUrl, onAuth }: { bot: string; authUrl?: string; onAuth?: (user: TelegramAuthData) => void }) {
   const box = useRef<HTMLDivElement>(null);
+  const handler = useRef(onAuth);
+  handler.current = onAuth;
+  const withCallback = !!onAuth;
   useEffect(() => {
     if (!box.current || !bot) return;
     const s = document.createElement("script");
@@ -52,11 +66,31 @@ export function TelegramWidget({ bot, authUrl }: { bot: string; authUrl: string 
     s.async = true;
     s.setAttribute("data-telegram-login", bot);
     s.setAttribute("data-size", "medium");
-    s.setAttribute("data-auth-url", authUrl);
+    s.setAttribute("data-request-access", "write");
+    // The widget evaluates data-onauth as code with `user` in scope, so it needs a global function.
+    const name = `__switchyardTelegramAuth${++telegramCallbacks}`;
+    const g = globalThis as unknown as Record<string, unknown>;
+    if (withCallback) {
+      g[name] = (user: TelegramAuthData) => handler.current?.(user);
+      s.setAttribute("data-onauth", `${name}(user)`);
+    } else if (authUrl) s.setAttribute("data-auth-url", authUrl);
     box.current.appendChild(s);
-    return () => s.remove();
-  }, [bot, authUrl]);
+    return () => {
+      s.remove();
+      delete g[name];
+    };
+  }, [bot, authUrl, withCallback]);
   return <div ref={box} data-testid="telegram-login" />;
+}
+
+/**
+ * The widget's fields as the query of GET /api/oauth/telegram/login (spec 000 §7.2). Every field is passed
+ * on unchanged: the server checks the hash over all of them, so none may be added or dropped.
+ */
+export function telegramQuery(user: TelegramAuthData): string {
+  const fields: Record<string, string | number | undefined> = {};
+  for (const [k, v] of Object.entries(user)) if (v !== undefined && v !== null && typeof v !== "object") fields[k] = v as string | number;
+  return qs(fields);
 }
 
 export function OAuthButtons({ aff }: { aff?: string | null }) {
@@ -66,6 +100,15 @@ export function OAuthButtons({ aff }: { aff?: string | null }) {
   const [wechatOpen, setWechatOpen] = useState(false);
   const [wechatCode, setWechatCode] = useState("");
   if (!anyThirdParty(status)) return null;
+
+  const telegramLogin = async (tg: TelegramAuthData) => {
+    const r = await api.get<StoredUser>(`/api/oauth/telegram/login${telegramQuery(tg)}`);
+    if (r.success && r.data) {
+      setUser(r.data);
+      Message.success(t("auth.loginSuccess"));
+      navigate("/");
+    } else Message.error(r.message);
+  };
 
   const wechatLogin = async () => {
     const r = await api.get<StoredUser>(`/api/oauth/wechat${qs({ code: wechatCode })}`);
@@ -89,7 +132,7 @@ export function OAuthButtons({ aff }: { aff?: string | null }) {
         {status.wechat_login && (
           <Button icon={<IconWechat />} onClick={() => setWechatOpen(true)}>{t("auth.withWeChat")}</Button>
         )}
-        {status.telegram_oauth && <TelegramWidget bot={String(status.telegram_bot_name ?? "")} authUrl="/api/oauth/telegram/login" />}
+        {status.telegram_oauth && <TelegramWidget bot={String(status.telegram_bot_name ?? "")} onAuth={(u) => void telegramLogin(u)} />}
       </Space>
       <Modal title={t("auth.withWeChat")} visible={wechatOpen} onOk={() => void wechatLogin()} onCancel={() => setWechatOpen(false)}>
         {status.wechat_qrcode && <img src={String(status.wechat_qrcode)} alt="" style={{ maxWidth: 200, display: "block", margin: "0 auto 12px" }} />}

@@ -11,6 +11,7 @@ const en: Record<string, string> = {
   "auth.withGitHub": "GitHub",
   "auth.withLinuxDO": "Linux DO",
   "auth.withOIDC": "OIDC",
+  "auth.withTelegram": "Telegram",
   "auth.withWeChat": "WeChat",
   "common.actions": "Actions",
   "common.add": "Add",

@@ -10,6 +10,7 @@ const ru: Record<string, string> = {
   "auth.withGitHub": "GitHub",
   "auth.withLinuxDO": "Linux DO",
   "auth.withOIDC": "OIDC",
+  "auth.withTelegram": "Telegram",
   "auth.withWeChat": "WeChat",
   "common.actions": "Действия",
   "common.add": "Добавить",

@@ -10,6 +10,7 @@ const zh: Record<string, string> = {
   "auth.withGitHub": "GitHub",
   "auth.withLinuxDO": "Linux DO",
   "auth.withOIDC": "OIDC",
+  "auth.withTelegram": "Telegram",
   "auth.withWeChat": "微信",
   "common.actions": "操作",
   "common.add": "添加",

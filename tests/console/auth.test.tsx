@@ -69,6 +69,35 @@ describe("login", () => {
     expect(screen.queryByText("Linux DO")).toBeNull();
   });
 
+  test("Telegram: the widget calls back in the page; the signed fields go to the login API, the user is stored, then /", async () => {
+    fm = mockFetch({ "GET /api/oauth/telegram/login": ok({ id: 12, username: "tg_user", role: 1, status: 1 }), "GET /api/home_page_content": ok(""), "GET /api/notice": ok("") });
+    await renderApp("/login", { status: { telegram_oauth: true, telegram_bot_name: "yard_bot" } });
+    const script = (await screen.findByTestId("telegram-login")).querySelector("script")!;
+    expect(script.getAttribute("data-telegram-login")).toBe("yard_bot");
+    // No redirect to the JSON API: the browser would land on a JSON page and the user would never be stored.
+    expect(script.hasAttribute("data-auth-url")).toBe(false);
+    const onauth = script.getAttribute("data-onauth")!;
+    expect(onauth).toMatch(/\(user\)$/);
+    const signed = { id: 4242, first_name: "Tele", username: "tg_user", photo_url: "https://t.me/i/u.jpg", auth_date: 1_700_000_000, hash: "abc123" };
+    // What telegram-widget.js does with data-onauth.
+    await act(async () => new Function("user", onauth)(signed));
+    await waitFor(() => expect(location()).toBe("/"));
+    const call = fm.calls.find((c) => c.path === "/api/oauth/telegram/login")!;
+    expect(Object.fromEntries(call.query)).toEqual({ id: "4242", first_name: "Tele", username: "tg_user", photo_url: "https://t.me/i/u.jpg", auth_date: "1700000000", hash: "abc123" });
+    expect(JSON.parse(localStorage.getItem("user")!).username).toBe("tg_user");
+    expect(await screen.findByTestId("avatar-menu")).toBeTruthy();
+  });
+
+  test("Telegram: a refused login shows the server message and stays on /login", async () => {
+    fm = mockFetch({ "GET /api/oauth/telegram/login": fail("telegram authorization failed") });
+    await renderApp("/login", { status: { telegram_oauth: true, telegram_bot_name: "yard_bot" } });
+    const script = (await screen.findByTestId("telegram-login")).querySelector("script")!;
+    await act(async () => new Function("user", script.getAttribute("data-onauth")!)({ id: 1, auth_date: 1, hash: "bad" }));
+    expect(await screen.findByText("telegram authorization failed")).toBeTruthy();
+    expect(location()).toBe("/login");
+    expect(localStorage.getItem("user")).toBeNull();
+  });
+
   test("with Turnstile on, the widget shows and login waits for its token", async () => {
     fm = mockFetch({ "POST /api/user/login": ok({ id: 1, username: "a", role: 1 }) });
     await renderApp("/login", { status: { turnstile_check: true, turnstile_site_key: "site-key" } });

@@ -143,4 +143,16 @@ describe("bindings", () => {
     const row = screen.getByText(/octocat/).closest(".arco-space") as HTMLElement;
     expect((within(row).getByText("Bound").closest("button") as HTMLButtonElement).disabled).toBe(true);
   });
+
+  test("provider labels are translated (Chinese shows 微信); Telegram binding keeps the widget on the bind route", async () => {
+    fm = personalApi();
+    await renderApp("/personal", { user: USER, lang: "zh", status: { wechat_login: true, github_oauth: true, telegram_oauth: true, telegram_bot_name: "yard_bot" } });
+    const bindings = (await screen.findByText("账户绑定")).closest(".arco-card") as HTMLElement;
+    expect(within(bindings).getByText("微信")).toBeTruthy();
+    expect(within(bindings).queryByText("WeChat")).toBeNull();
+    expect(within(bindings).getByText("GitHub")).toBeTruthy();
+    expect(within(bindings).getByText("Telegram")).toBeTruthy();
+    const script = within(bindings).getByTestId("telegram-login").querySelector("script")!;
+    expect(script.getAttribute("data-auth-url")).toBe("/api/oauth/telegram/bind");
+  });
 });

@@ -93,13 +93,13 @@ export default function PersonalPage() {
   const visibleModels = showAllModels ? models : models.slice(0, MODEL_CHIPS_COLLAPSED);
   const bindings: Array<{ key: string; label: string; value: string; enabled: boolean; bind: () => void; widget?: React.ReactNode }> = [
     { key: "email", label: t("personal.email"), value: u.email ?? "", enabled: true, bind: () => setDialog("email") },
-    { key: "wechat", label: "WeChat", value: u.wechat_id ?? "", enabled: !!status.wechat_login, bind: () => setDialog("wechat") },
-    { key: "github", label: "GitHub", value: u.github_id ?? "", enabled: !!status.github_oauth, bind: () => void startOAuth("github", status) },
-    { key: "oidc", label: "OIDC", value: u.oidc_id ?? "", enabled: !!status.oidc_enabled, bind: () => void startOAuth("oidc", status) },
+    { key: "wechat", label: t("auth.withWeChat"), value: u.wechat_id ?? "", enabled: !!status.wechat_login, bind: () => setDialog("wechat") },
+    { key: "github", label: t("auth.withGitHub"), value: u.github_id ?? "", enabled: !!status.github_oauth, bind: () => void startOAuth("github", status) },
+    { key: "oidc", label: t("auth.withOIDC"), value: u.oidc_id ?? "", enabled: !!status.oidc_enabled, bind: () => void startOAuth("oidc", status) },
     // Telegram binds through its own login widget, which calls the bind route with the signed fields.
-    { key: "telegram", label: "Telegram", value: u.telegram_id ?? "", enabled: !!status.telegram_oauth, bind: () => {},
+    { key: "telegram", label: t("auth.withTelegram"), value: u.telegram_id ?? "", enabled: !!status.telegram_oauth, bind: () => {},
       widget: <TelegramWidget bot={String(status.telegram_bot_name ?? "")} authUrl="/api/oauth/telegram/bind" /> },
-    { key: "linuxdo", label: "Linux DO", value: u.linux_do_id ?? "", enabled: !!status.linuxdo_oauth, bind: () => void startOAuth("linuxdo", status) },
+    { key: "linuxdo", label: t("auth.withLinuxDO"), value: u.linux_do_id ?? "", enabled: !!status.linuxdo_oauth, bind: () => void startOAuth("linuxdo", status) },
   ];
 
   return (
