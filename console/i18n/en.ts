@@ -164,6 +164,7 @@ const en: Record<string, string> = {
   "operation.streamCacheQueueLength": "Stream cache queue length",
   "operation.topUpLink": "Top-up link",
   "operation.topUpLinkHelp": "Where users buy redemption codes (set by the super admin)",
+  "operation.topUpLinkRootOnly": "Only the super admin can change the top-up link",
   "operation.unsetModels": "Models without a ratio",
   "operation.userUsableGroups": "Groups users may choose",
   "operation.userUsableGroupsHelp": "JSON: group name → description",

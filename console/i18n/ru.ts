@@ -163,6 +163,7 @@ const ru: Record<string, string> = {
   "operation.streamCacheQueueLength": "Длина очереди кэша потока",
   "operation.topUpLink": "Ссылка на пополнение",
   "operation.topUpLinkHelp": "Где пользователи покупают коды погашения (задаёт суперадминистратор)",
+  "operation.topUpLinkRootOnly": "Изменить ссылку на пополнение может только суперадминистратор",
   "operation.unsetModels": "Модели без коэффициента",
   "operation.userUsableGroups": "Группы, доступные пользователям",
   "operation.userUsableGroupsHelp": "JSON: имя группы → описание",

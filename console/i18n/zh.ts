@@ -163,6 +163,7 @@ const zh: Record<string, string> = {
   "operation.streamCacheQueueLength": "流式缓存队列长度",
   "operation.topUpLink": "充值链接",
   "operation.topUpLinkHelp": "用户购买兑换码的地址（由超级管理员设置）",
+  "operation.topUpLinkRootOnly": "仅超级管理员可以修改充值链接",
   "operation.unsetModels": "未设置倍率的模型",
   "operation.userUsableGroups": "用户可选分组",
   "operation.userUsableGroupsHelp": "JSON：分组名 → 描述",

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { screen, waitFor, fireEvent, within } from "@testing-library/react";
-import { ADMIN, mockFetch, ok, fail, renderApp, resetDom, type FetchMock } from "./helpers.tsx";
+import { ADMIN, mockFetch, ok, fail, renderApp, resetDom, sleep, type FetchMock } from "./helpers.tsx";
 import { OPTION_DEFAULTS, SECRET_OPTIONS } from "../../server/modules/option/defaults.ts";
 import {
   addDomain, duplicateTopLevelKeys, fieldProblem, groupNamesProblem, outgoingValues, rateLimitGroupProblem, wellKnownProblem, type FieldDef,
@@ -93,6 +93,29 @@ describe("settings page", () => {
     fireEvent.click(within(section("General")).getByText("Save General"));
     expect(await screen.findByText("You don't seem to have changed anything")).toBeTruthy();
     expect(puts()).toHaveLength(2);
+  });
+
+  test("only the super admin edits the top-up link: an admin sees it disabled with a hint and never sends it", async () => {
+    fm = settingsApi({ TopUpLink: "https://shop.example.test" });
+    await renderApp("/setting", { user: { ...ADMIN, role: 10 } });
+    await waitFor(() => expect(field("TopUpLink")).toBeTruthy());
+    expect(field("TopUpLink").disabled).toBe(true);
+    expect(field("TopUpLink").value).toBe("https://shop.example.test");
+    expect(within(section("General")).getByText("Only the super admin can change the top-up link")).toBeTruthy();
+    change("RetryTimes", "4");
+    fireEvent.click(within(section("General")).getByText("Save General"));
+    await waitFor(() => expect(puts()).toEqual([{ key: "RetryTimes", value: "4" }]));
+  });
+
+  test("the super admin can change the top-up link", async () => {
+    fm = settingsApi();
+    await renderApp("/setting", { user: ADMIN });
+    await waitFor(() => expect(field("TopUpLink")).toBeTruthy());
+    expect(field("TopUpLink").disabled).toBe(false);
+    expect(screen.queryByText("Only the super admin can change the top-up link")).toBeNull();
+    change("TopUpLink", "https://pay.example.test");
+    fireEvent.click(within(section("General")).getByText("Save General"));
+    await waitFor(() => expect(puts()).toEqual([{ key: "TopUpLink", value: "https://pay.example.test" }]));
   });
 
   test("invalid JSON is flagged on blur and blocks the save with 'please check input'", async () => {
@@ -225,6 +248,24 @@ describe("settings page", () => {
     const ts = Number(call.query.get("target_timestamp"));
     const monthAgo = Date.now() / 1000 - 30 * 86400;
     expect(Math.abs(ts - monthAgo)).toBeLessThan(120);
+  });
+
+  test("log clearing with no time chosen says 'please select log record time' and sends nothing", async () => {
+    fm = settingsApi({}, { "DELETE /api/log/": ok(1) });
+    await renderApp("/setting", { user: ADMIN });
+    fireEvent.click(await screen.findByText("Logs", { selector: ".arco-tabs-header-title-text" }));
+    const picker = await screen.findByTestId("log-clear-time");
+    expect((picker.querySelector("input") as HTMLInputElement).value).not.toBe("");
+    // Empty the picker with its clear icon.
+    fireEvent.mouseEnter(picker);
+    fireEvent.click(picker.querySelector(".arco-picker-clear-icon")!);
+    await waitFor(() => expect((picker.querySelector("input") as HTMLInputElement).value).toBe(""));
+    fireEvent.click(screen.getByText("Clear logs"));
+    const pop = await screen.findByText("Delete all logs before the chosen time? This cannot be undone.");
+    fireEvent.click(within(pop.closest(".arco-popconfirm") as HTMLElement).getByText("OK"));
+    expect(await screen.findByText("Please select the log record time")).toBeTruthy();
+    await sleep(50);
+    expect(fm.calls.some((c) => c.method === "DELETE")).toBe(false);
   });
 
   test("the update check fails gracefully offline and recognises the latest version", async () => {

@@ -8,6 +8,7 @@ import { fieldError } from "../../../components/AuthCard.tsx";
 import { OptionSection } from "../OptionSection.tsx";
 import { groupNamesProblem, type FieldDef } from "../fields.ts";
 import { useSettings } from "../context.tsx";
+import { isRoot, useApp } from "../../../lib/app-state.tsx";
 import { UnsetModels, VisualPricingEditor } from "./PricingEditor.tsx";
 
 export const LOG_CLEAR_DEFAULT_DAYS = 30;
@@ -64,8 +65,11 @@ export function OperationTab() {
   const { t } = useTranslation();
   const sw = (key: string, label: string, help?: string): FieldDef => ({ key, label, type: "switch", help });
   const num = (key: string, label: string, opts: Partial<FieldDef> = {}): FieldDef => ({ key, label, type: "number", min: 0, integer: true, span: 1, ...opts });
+  // Spec 000 §6: the super admin sets the top-up link; other admins see it read-only (and never send it).
+  const root = isRoot(useApp().user);
   const general: FieldDef[] = [
-    { key: "TopUpLink", label: t("operation.topUpLink"), type: "text", span: 2, help: t("operation.topUpLinkHelp") },
+    { key: "TopUpLink", label: t("operation.topUpLink"), type: "text", span: 2, readOnly: !root,
+      help: root ? t("operation.topUpLinkHelp") : t("operation.topUpLinkRootOnly") },
     { key: "general_setting.docs_link", label: t("operation.docsLink"), type: "text", span: 2 },
     { key: "QuotaPerUnit", label: t("operation.quotaPerUnit"), type: "number", readOnly: true, span: 1, help: t("operation.quotaPerUnitHelp") },
     num("RetryTimes", t("operation.retryTimes")),
