@@ -137,6 +137,7 @@ const en: Record<string, string> = {
   "ops.ch.failedEnabledModels": "failed to get enabled models",
   "ops.ch.failedModelList": "failed to get model list",
   "ops.ch.notFound": "channel not found, refresh and retry",
+  "ops.ch.refreshFailed": "refresh failed",
   "ops.ch.submitFailed": "submit failed, do not resubmit",
   "ops.ch.created": "Channel created",
   "ops.ch.v1Title": "Base URL ends in /v1",

@@ -134,6 +134,7 @@ const ru: Record<string, string> = {
   "ops.ch.failedEnabledModels": "не удалось получить включённые модели",
   "ops.ch.failedModelList": "не удалось получить список моделей",
   "ops.ch.notFound": "канал не найден, обновите страницу и повторите",
+  "ops.ch.refreshFailed": "не удалось обновить",
   "ops.ch.submitFailed": "отправка не удалась, не отправляйте повторно",
   "ops.ch.created": "Канал создан",
   "ops.ch.v1Title": "Базовый URL оканчивается на /v1",

@@ -134,6 +134,7 @@ const zh: Record<string, string> = {
   "ops.ch.failedEnabledModels": "获取启用模型失败",
   "ops.ch.failedModelList": "获取模型列表失败",
   "ops.ch.notFound": "渠道不存在，请刷新后重试",
+  "ops.ch.refreshFailed": "刷新失败",
   "ops.ch.submitFailed": "提交失败，请勿重复提交",
   "ops.ch.created": "渠道创建成功",
   "ops.ch.v1Title": "地址以 /v1 结尾",

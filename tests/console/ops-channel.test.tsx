@@ -1,7 +1,7 @@
 // Channel list and form (spec 001 §2 Channel page, §4 channel status/form, §5 channel submit and batch rules, §9 colours).
 import { afterEach, describe, expect, test } from "bun:test";
 import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
-import { ADMIN, USER, mockFetch, ok, renderApp, type FetchMock } from "./helpers.tsx";
+import { ADMIN, USER, mockFetch, ok, renderApp, sleep, type FetchMock } from "./helpers.tsx";
 import { responseTimeColor } from "../../console/pages/_shared/colors.ts";
 import { emptyChannel, toBody, validateChannel } from "../../console/pages/channel-edit/ChannelForm.tsx";
 import { DEFAULT_CHANNEL_MODELS } from "../../server/catalogue/models.ts";
@@ -246,5 +246,173 @@ describe("channel form", () => {
     const body = fm.calls.find((c) => c.method === "PUT")!.body;
     expect(body).toMatchObject({ id: 4, name: "edit-me", models: "a,b", model_mapping: '{"x":"y"}' });
     expect("key" in body).toBe(false);
+  });
+});
+
+describe("channel page bulk actions", () => {
+  const listCalls = () => fm.calls.filter((c) => c.method === "GET" && c.path === "/api/channel/").length;
+
+  test("test all, update all balances and fix call their endpoints, report, and reload the list", async () => {
+    fm = mockFetch(routes({ "GET /api/channel/test": ok(), "GET /api/channel/update_balance": ok(), "POST /api/channel/fix": ok(3) }));
+    await renderApp("/channel", { user: ADMIN });
+    await screen.findByText("main");
+    const before = listCalls();
+    fireEvent.click(screen.getByText("Test all enabled"));
+    expect(await screen.findByText("Testing all enabled channels in the background; refresh to see the results")).toBeTruthy();
+    fireEvent.click(screen.getByText("Update all balances"));
+    expect(await screen.findByText("Balances updated")).toBeTruthy();
+    fireEvent.click(screen.getByText("Fix abilities"));
+    expect(await screen.findByText("Fixed 3 channel(s)")).toBeTruthy();
+    const bulk = fm.calls.filter((c) => ["/api/channel/test", "/api/channel/update_balance", "/api/channel/fix"].includes(c.path));
+    expect(bulk.map((c) => `${c.method} ${c.path}`)).toEqual(["GET /api/channel/test", "GET /api/channel/update_balance", "POST /api/channel/fix"]);
+    await waitFor(() => expect(listCalls()).toBe(before + 3));
+  });
+
+  test("delete disabled asks first, then sends DELETE /api/channel/disabled and reports the count", async () => {
+    fm = mockFetch(routes({ "DELETE /api/channel/disabled": ok(2) }));
+    await renderApp("/channel", { user: ADMIN });
+    await screen.findByText("main");
+    fireEvent.click(screen.getByText("Delete disabled channels"));
+    const pop = await screen.findByText("Delete every manually or automatically disabled channel?");
+    expect(fm.calls.some((c) => c.path === "/api/channel/disabled")).toBe(false);
+    fireEvent.click(within(pop.closest(".arco-popconfirm")! as HTMLElement).getAllByRole("button").at(-1)!);
+    expect(await screen.findByText("Deleted 2 channel(s)")).toBeTruthy();
+    expect(fm.calls.filter((c) => c.path === "/api/channel/disabled").map((c) => c.method)).toEqual(["DELETE"]);
+  });
+
+  test("a bulk action the server refuses shows the server message", async () => {
+    fm = mockFetch(routes({ "POST /api/channel/fix": { success: false, message: "fix is already running" } }));
+    await renderApp("/channel", { user: ADMIN });
+    await screen.findByText("main");
+    fireEvent.click(screen.getByText("Fix abilities"));
+    expect(await screen.findByText("fix is already running")).toBeTruthy();
+  });
+
+  test("a list that cannot be loaded says 'refresh failed' with the reason", async () => {
+    fm = mockFetch(routes({ "GET /api/channel/": { success: false, message: "database is locked" } }));
+    await renderApp("/channel", { user: ADMIN });
+    expect(await screen.findByText("refresh failed: database is locked")).toBeTruthy();
+  });
+});
+
+describe("tag editor", () => {
+  const tagRow = { is_tag: true, tag: "team-a", name: "team-a", type: 1, channel_count: 2, status: 1, group: "default", models: "m1,m2", priority: 0, weight: 0,
+    used_quota: 0, balance: 0, response_time: 0, children: [CH({ id: 5, name: "a1", tag: "team-a" }), CH({ id: 6, name: "a2", tag: "team-a" })] };
+
+  async function openEditor() {
+    fm = mockFetch(routes({ "GET /api/channel/": ok({ items: [tagRow], total: 1 }), "PUT /api/channel/tag": ok() }));
+    await renderApp("/channel", { user: ADMIN, storage: { "tag-mode": "true" } });
+    const row = (await screen.findByText("team-a")).closest("tr")!;
+    fireEvent.click(within(row).getByText("Edit tag"));
+    const modal = (await screen.findByText("Edit tag: team-a")).closest(".arco-modal") as HTMLElement;
+    const [priority, weight] = within(modal).getAllByPlaceholderText("unchanged");
+    return {
+      modal, priority, weight,
+      mapping: within(modal).getByPlaceholderText("Leave empty to keep each channel's model mapping"),
+      ok: () => fireEvent.click(within(modal).getByRole("button", { name: "OK" })),
+      error: () => within(modal).queryByTestId("form-error")?.textContent ?? "",
+    };
+  }
+  const tagPuts = () => fm.calls.filter((c) => c.method === "PUT" && c.path === "/api/channel/tag");
+
+  test("submitting with nothing changed says 'no changes' and sends nothing", async () => {
+    const ed = await openEditor();
+    ed.ok();
+    await waitFor(() => expect(ed.error()).toBe("no changes"));
+    expect(tagPuts()).toEqual([]);
+  });
+
+  test("priority must be an integer, weight a non-negative integer, the mapping JSON; then only the changes are sent", async () => {
+    const ed = await openEditor();
+    fireEvent.change(ed.priority, { target: { value: "1.5" } });
+    ed.ok();
+    await waitFor(() => expect(ed.error()).toBe("priority must be an integer"));
+    fireEvent.change(ed.priority, { target: { value: "-2" } });
+    fireEvent.change(ed.weight, { target: { value: "-1" } });
+    ed.ok();
+    await waitFor(() => expect(ed.error()).toBe("weight must be a non-negative integer"));
+    fireEvent.change(ed.weight, { target: { value: "0" } });
+    fireEvent.change(ed.mapping, { target: { value: "{not json" } });
+    ed.ok();
+    await waitFor(() => expect(ed.error()).toBe("model mapping must be valid JSON"));
+    expect(tagPuts()).toEqual([]);
+    fireEvent.change(ed.mapping, { target: { value: "" } });
+    ed.ok();
+    await waitFor(() => expect(tagPuts().length).toBe(1));
+    expect(tagPuts()[0].body).toEqual({ tag: "team-a", priority: -2, weight: 0 });
+  });
+});
+
+describe("channel form: base URL ending in /v1", () => {
+  async function fillAndSubmit(base: string) {
+    await renderApp("/channel/add", { user: ADMIN });
+    await screen.findByTestId("channel-form");
+    await waitFor(() => expect(screen.getAllByText("gpt-4o-mini").length).toBeGreaterThan(0));
+    fireEvent.change(screen.getByTestId("channel-name"), { target: { value: "up" } });
+    fireEvent.change(screen.getByTestId("channel-key"), { target: { value: "sk-1" } });
+    fireEvent.change(screen.getByTestId("channel-base-url"), { target: { value: base } });
+    fireEvent.click(screen.getByTestId("channel-submit"));
+  }
+  const posts = () => fm.calls.filter((c) => c.method === "POST" && c.path === "/api/channel/");
+  // A closed confirm may stay in the DOM (no transition end in happy-dom): the newest one is the last.
+  const confirmDialog = async (count = 1) => {
+    await waitFor(() => expect(screen.getAllByText("Base URL ends in /v1").length).toBe(count));
+    return screen.getAllByText("Base URL ends in /v1").at(-1)!.closest(".arco-modal") as HTMLElement;
+  };
+
+  test("asks for confirmation; cancelling sends nothing, confirming saves", async () => {
+    fm = mockFetch(routes({ "POST /api/channel/": ok() }));
+    await fillAndSubmit("https://api.example.test/v1/");
+    let dialog = await confirmDialog();
+    expect(within(dialog).getByText(/usually doubles it/)).toBeTruthy();
+    expect(posts()).toEqual([]);
+    fireEvent.click(within(dialog).getAllByRole("button").find((b) => !b.className.includes("primary") && b.textContent)!);
+    await sleep(100);
+    expect(posts()).toEqual([]);
+    fireEvent.click(screen.getByTestId("channel-submit"));
+    dialog = await confirmDialog(2);
+    fireEvent.click(dialog.querySelector(".arco-btn-primary")!);
+    await waitFor(() => expect(posts().length).toBe(1));
+    expect(posts()[0].body.base_url).toBe("https://api.example.test/v1");
+  });
+
+  test("a base URL without /v1 saves without asking", async () => {
+    fm = mockFetch(routes({ "POST /api/channel/": ok() }));
+    await fillAndSubmit("https://api.example.test");
+    // The confirm would block the save, so a post means no question was asked.
+    await waitFor(() => expect(posts().length).toBe(1));
+  });
+});
+
+describe("channel form: default models from GET /api/models", () => {
+  test("the server's map is used and cached under `models`; 'fill defaults' uses it", async () => {
+    const served = { "1": ["srv-gpt-a", "srv-gpt-b"], "14": ["srv-claude"] };
+    fm = mockFetch(routes({ "GET /api/models": ok(served) }));
+    await renderApp("/channel/add", { user: ADMIN });
+    await screen.findByTestId("channel-form");
+    expect((await screen.findAllByText("srv-gpt-a")).length).toBeGreaterThan(0);
+    // The catalogue defaults shown before the answer are replaced (their tags leave after Arco's exit transition).
+    const tags = () => [...document.querySelectorAll("[data-testid=channel-models] .arco-tag")].map((e) => e.textContent);
+    await waitFor(() => expect(tags()).toEqual(["srv-gpt-a", "srv-gpt-b"]));
+    expect(JSON.parse(localStorage.getItem("models")!)).toEqual(served);
+    fireEvent.click(screen.getByText("Clear"));
+    fireEvent.click(screen.getByTestId("channel-type").querySelector(".arco-select-view")!);
+    fireEvent.click(await screen.findByText("14 · Anthropic Claude"));
+    expect((await screen.findAllByText("srv-claude")).length).toBeGreaterThan(0);
+    fireEvent.click(screen.getByText("Clear"));
+    await waitFor(() => expect(screen.queryAllByText("srv-claude").length).toBe(0));
+    fireEvent.click(screen.getByText("Fill defaults for this type"));
+    expect((await screen.findAllByText("srv-claude")).length).toBeGreaterThan(0);
+  });
+
+  test("when the call fails, the cached map answers, and without a cache the catalogue", async () => {
+    fm = mockFetch(routes({ "GET /api/models": { success: false, message: "forbidden" } }));
+    await renderApp("/channel/add", { user: ADMIN, storage: { models: JSON.stringify({ "1": ["cached-model"] }) } });
+    expect((await screen.findAllByText("cached-model")).length).toBeGreaterThan(0);
+    await waitFor(() => expect(fm.calls.some((c) => c.path === "/api/models")).toBe(true));
+    expect(JSON.parse(localStorage.getItem("models")!)).toEqual({ "1": ["cached-model"] });
+    cleanup();
+    await renderApp("/channel/add", { user: ADMIN });
+    await waitFor(() => expect(screen.getAllByText(DEFAULT_CHANNEL_MODELS[1][0]).length).toBeGreaterThan(0));
   });
 });

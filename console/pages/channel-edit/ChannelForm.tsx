@@ -5,8 +5,8 @@ import { Alert, Button, Input, InputNumber, Message, Modal, Select, Space, Spin,
 import { useTranslation } from "react-i18next";
 import { api } from "../../api/index.ts";
 import { CHANNEL_TYPES, DEFAULT_GROUP, channelType } from "../../../server/catalogue/index.ts";
-import { DEFAULT_CHANNEL_MODELS } from "../../../server/catalogue/models.ts";
 import { fieldsFor, isJsonObjectOrEmpty, splitNames } from "./fields.ts";
+import { cachedTypeModels, defaultModelsFor, loadTypeModels, sameList, type TypeModels } from "./typeModels.ts";
 
 export interface ChannelFormValues {
   type: number; name: string; key: string; base_url: string; other: string; openai_organization: string;
@@ -82,6 +82,17 @@ export function ChannelForm({ id, onSaved, onCancel }: { id?: number; onSaved: (
   const [enabledModels, setEnabledModels] = useState<string[]>([]);
   const [custom, setCustom] = useState("");
   const [fetching, setFetching] = useState(false);
+  // Default models per type: the cached GET /api/models answer (or the catalogue) until the server answers.
+  const [typeModels, setTypeModels] = useState<TypeModels>(cachedTypeModels);
+
+  useEffect(() => {
+    const initial = cachedTypeModels();
+    void loadTypeModels().then((fresh) => {
+      setTypeModels(fresh);
+      // A new channel whose list still holds the defaults filled in before the answer gets the fresh ones.
+      if (!id) setV((cur) => (sameList(cur.models, defaultModelsFor(initial, cur.type)) ? { ...cur, models: defaultModelsFor(fresh, cur.type) } : cur));
+    });
+  }, [id]);
 
   useEffect(() => {
     void api.get<string[]>("/api/group/").then((r) => {
@@ -92,7 +103,7 @@ export function ChannelForm({ id, onSaved, onCancel }: { id?: number; onSaved: (
       else if (!r.success) Message.error(t("ops.ch.failedEnabledModels"));
     });
     if (!id) {
-      setV((cur) => ({ ...cur, models: [...(DEFAULT_CHANNEL_MODELS[cur.type] ?? [])] }));
+      setV((cur) => ({ ...cur, models: defaultModelsFor(cachedTypeModels(), cur.type) }));
       return;
     }
     void api.get(`/api/channel/${id}`).then((r) => {
@@ -109,12 +120,12 @@ export function ChannelForm({ id, onSaved, onCancel }: { id?: number; onSaved: (
     const defaults = fieldsFor(type).other?.defaultValue;
     return {
       ...cur, type,
-      models: cur.models.length ? cur.models : [...(DEFAULT_CHANNEL_MODELS[type] ?? [])],
+      models: cur.models.length ? cur.models : defaultModelsFor(typeModels, type),
       other: cur.other || defaults || "",
     };
   });
 
-  const fillDefaults = () => set("models", [...new Set([...v.models, ...(DEFAULT_CHANNEL_MODELS[v.type] ?? [])])]);
+  const fillDefaults = () => set("models", [...new Set([...v.models, ...defaultModelsFor(typeModels, v.type)])]);
 
   const addCustom = () => {
     const names = splitNames(custom);

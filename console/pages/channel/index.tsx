@@ -72,11 +72,12 @@ export default function ChannelPage() {
       ? `/api/channel/search${qs({ ...params, keyword: keyword.trim(), group: group.trim(), model: model.trim() })}`
       : `/api/channel/${qs(params)}`);
     setLoading(false);
-    if (!r.success) return Message.error(r.message);
+    // Spec 001 §8: a list that cannot be (re)loaded says 'refresh failed', with the server's reason.
+    if (!r.success) return Message.error(r.message ? `${t("ops.ch.refreshFailed")}: ${r.message}` : t("ops.ch.refreshFailed"));
     const { items, total: n } = asPage<ChannelRow>(r.data);
     setRows(items);
     setTotal(n);
-  }, [page, size, idSort, tagMode, keyword, group, model]);
+  }, [page, size, idSort, tagMode, keyword, group, model, t]);
 
   useEffect(() => {
     void load();
