@@ -9,7 +9,7 @@
  *    i18next resources, so `useTranslation().t("ops.key")` works everywhere.
  *  - Shared helpers: `console/api` (api.get/post/put/del, qs), `console/lib/format.ts` (renderQuota,
  *    renderNumber, timestampToString, ratioColor), `console/lib/clipboard.ts` (copyText) with
- *    `console/components/CopyDialog.tsx` for the manual-copy fallback, `console/lib/storage.ts` (local
+ *    `console/components/copy.tsx` (copyWithFallback: the manual-copy dialog), `console/lib/storage.ts` (local
  *    storage keys, getPageSize/setPageSize), `console/lib/app-state.tsx` (useApp: status, user, theme).
  *  - Layout: pages render inside the shell (top bar, sidebar, footer); `Page` from
  *    `console/components/Page.tsx` gives the standard title + card frame.

@@ -94,3 +94,16 @@ describe("local storage keys", () => {
     expect(getPageSize()).toBe(50);
   });
 });
+
+describe("App.tsx header", () => {
+  test("every console file the route table's header comment points to exists", async () => {
+    const root = new URL("../../", import.meta.url).pathname;
+    const src = await Bun.file(root + "console/App.tsx").text();
+    const header = src.slice(0, src.indexOf("*/"));
+    const named = [...header.matchAll(/`(console\/[\w./-]+\.tsx?)`/g)].map((m) => m[1]);
+    expect(named.length).toBeGreaterThan(4);
+    const missing = [];
+    for (const p of named) if (!(await Bun.file(root + p).exists())) missing.push(p);
+    expect(missing).toEqual([]);
+  });
+});
