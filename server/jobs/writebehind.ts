@@ -1,7 +1,7 @@
 // Write-behind of everything the relay records after a call: consume/error logs, per-user, per-token
 // and per-channel counters, and the hourly quota_data rollup. The response never waits for these;
 // they are written in one transaction every BATCH_UPDATE_INTERVAL ms and on graceful shutdown.
-// It also carries the debits of "trusted" calls (a balance far above the call's hold, see
+// On SQLite it also carries the debits of "trusted" calls (a balance far above the call's hold, see
 // server/relay/billing.ts): each flush applies them as one clamped UPDATE per user and token.
 import type { Database } from "../../db/index.ts";
 import { sql } from "kysely";

@@ -1,7 +1,7 @@
 // Prices and ratios → quota, and the one storage boundary that moves balances. Quota is an integer;
 // every balance movement is a single conditional UPDATE, so concurrent calls can never spend more
 // than a token or user holds.
-import type { Database } from "../../db/index.ts";
+import type { Database, Dialect } from "../../db/index.ts";
 import type { OptionStore } from "../modules/option/store.ts";
 import { AppError } from "../http/errors.ts";
 import { QUOTA_PER_UNIT, TOKEN_STATUS, USER_STATUS } from "../catalogue/index.ts";
@@ -76,8 +76,18 @@ export function preConsumeQuota(price: Price, promptEstimate: number, maxTokens:
  */
 export const TRUST_FACTOR = 100;
 
+/**
+ * Skipping the hold is safe only when this process sees every spend of a balance, which is what its
+ * in-memory unsettled amounts stand for. SQLite is one process; PostgreSQL and MySQL may be shared by
+ * several instances, each blind to the others' unsettled debits, so together they could overspend.
+ */
+export function trustedBillingAllowed(dialect: Dialect): boolean {
+  return dialect === "sqlite";
+}
+
 /** `floor` (PreConsumedQuota) keeps tiny estimates — a short prompt with a low max_tokens — from making small balances look large. */
-export function trusted(hold: number, floor: number, userAvailable: number, tokenAvailable: number | null): boolean {
+export function trusted(dialect: Dialect, hold: number, floor: number, userAvailable: number, tokenAvailable: number | null): boolean {
+  if (!trustedBillingAllowed(dialect)) return false;
   const need = Math.max(hold, floor) * TRUST_FACTOR;
   return hold > 0 && userAvailable >= need && (tokenAvailable === null || tokenAvailable >= need);
 }

@@ -79,7 +79,7 @@ export async function relay(deps: AppDeps, req: RelayRequest): Promise<Response>
   const estimate = preConsumeQuota(price, estimateTokens(prompt), maxTokens, preConsumed, calls);
   const payer: Payer = { userId: caller.userId, tokenId: caller.tokenId, unlimited: caller.unlimited };
   const writer = state.writer;
-  const isTrusted = trusted(estimate, preConsumed,
+  const isTrusted = trusted(state.dialect, estimate, preConsumed,
     caller.userQuota - writer.unsettled("user", caller.userId),
     caller.tokenQuota === null ? null : caller.tokenQuota - writer.unsettled("token", caller.tokenId));
   const held = isTrusted ? 0 : estimate;

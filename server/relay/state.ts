@@ -4,6 +4,7 @@
 // see it within the TTL. Balances are never trusted from here: spends are conditional UPDATEs.
 import type { AppDeps } from "../deps.ts";
 import type { Channel, Token, User } from "../../db/schema.ts";
+import { dialectOf, type Dialect } from "../../db/index.ts";
 import { CHANNEL_STATUS } from "../catalogue/index.ts";
 import type { Candidate } from "./select.ts";
 import { WriteBehind } from "../jobs/writebehind.ts";
@@ -121,6 +122,8 @@ class RoutingCache {
 }
 
 export interface RelayState {
+  /** The database's dialect, read once: it decides whether calls may skip the hold (billing.trusted). */
+  dialect: Dialect;
   tokens: TokenCache;
   routing: RoutingCache;
   writer: WriteBehind;
@@ -144,7 +147,7 @@ export function relayState(deps: AppDeps): RelayState {
       for (const u of unsubscribe) u();
       await writer.stop();
     });
-    s = { tokens, routing, writer };
+    s = { dialect: dialectOf(deps.db), tokens, routing, writer };
     states.set(deps, s);
   }
   return s;
