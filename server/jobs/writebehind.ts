@@ -1,11 +1,16 @@
 // Write-behind of everything the relay records after a call: consume/error logs, per-user, per-token
 // and per-channel counters, and the hourly quota_data rollup. The response never waits for these;
 // they are written in one transaction every BATCH_UPDATE_INTERVAL ms and on graceful shutdown.
+// This rollup is the only writer of quota_data (the dashboard's source): it follows DataExportEnabled
+// (off: nothing is gathered) and DataExportInterval (rollups gather that long between writes, which is
+// the point of the option: fewer quota_data writes). Two instances may each insert a row for one
+// (user, model, hour); the dashboard sums rows, so totals stay right.
 // On SQLite it also carries the debits of "trusted" calls (a balance far above the call's hold, see
 // server/relay/billing.ts): each flush applies them as one clamped UPDATE per user and token.
 import type { Database } from "../../db/index.ts";
 import { sql } from "kysely";
 import type { NewLog } from "../../db/schema.ts";
+import type { DataExportPolicy } from "../modules/dashboard/export.ts";
 
 interface Rollup { user_id: number; username: string; model_name: string; created_at: number; token_used: number; count: number; quota: number }
 
@@ -39,8 +44,9 @@ export class WriteBehind {
   private streams = new Set<Promise<void>>();
   private timer: ReturnType<typeof setInterval> | null = null;
   private flushing: Promise<void> | null = null;
+  private rollupsWrittenAt = Date.now();
 
-  constructor(private db: Database, private intervalMs: number) {}
+  constructor(private db: Database, private intervalMs: number, private dataExport: DataExportPolicy) {}
 
   start(): void {
     if (this.timer || this.intervalMs <= 0) return;
@@ -51,7 +57,7 @@ export class WriteBehind {
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    await this.flush();
+    await this.flush(true);
   }
 
   /** Work (a settlement) whose results must land before the next flush completes. */
@@ -80,7 +86,7 @@ export class WriteBehind {
       await Promise.race([Promise.allSettled([...this.streams]), expired]);
       clearTimeout(timer);
     }
-    await this.flush();
+    await this.flush(true);
   }
 
   /** What a user or token has spent beyond what the database (and so a cached balance) shows. */
@@ -117,6 +123,7 @@ export class WriteBehind {
     this.users.set(u.userId, user);
     if (u.tokenId) this.tokens.set(u.tokenId, (this.tokens.get(u.tokenId) ?? 0) + u.quota);
     if (u.channelId) this.channels.set(u.channelId, (this.channels.get(u.channelId) ?? 0) + u.quota);
+    if (!this.dataExport.enabled()) return;
     const hour = u.at - (u.at % 3600);
     const key = `${u.userId}\n${u.model}\n${hour}`;
     const r = this.rollups.get(key) ?? { user_id: u.userId, username: u.username, model_name: u.model, created_at: hour, token_used: 0, count: 0, quota: 0 };
@@ -126,12 +133,14 @@ export class WriteBehind {
     this.rollups.set(key, r);
   }
 
-  async flush(): Promise<void> {
+  /** `all`: write the rollups too even if DataExportInterval has not passed (shutdown, drain). */
+  async flush(all = false): Promise<void> {
     while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
     // One flush at a time: a second caller waits for the running one, then writes what came after it.
     while (this.flushing) await this.flushing;
-    if (this.isEmpty()) return;
-    this.flushing = this.write().finally(() => (this.flushing = null));
+    const rollups = all || Date.now() - this.rollupsWrittenAt >= this.dataExport.intervalMs();
+    if (this.isEmpty(rollups)) return;
+    this.flushing = this.write(rollups).finally(() => (this.flushing = null));
     await this.flushing;
   }
 
@@ -140,21 +149,21 @@ export class WriteBehind {
     return this.logs.length + this.users.size + this.tokens.size + this.channels.size + this.rollups.size + this.userDebits.size + this.tokenDebits.size;
   }
 
-  private isEmpty() {
-    return this.logs.length === 0 && this.users.size === 0 && this.tokens.size === 0 && this.channels.size === 0 && this.rollups.size === 0
-      && this.userDebits.size === 0 && this.tokenDebits.size === 0;
+  private isEmpty(withRollups: boolean) {
+    return this.logs.length === 0 && this.users.size === 0 && this.tokens.size === 0 && this.channels.size === 0
+      && (!withRollups || this.rollups.size === 0) && this.userDebits.size === 0 && this.tokenDebits.size === 0;
   }
 
-  private async write(): Promise<void> {
+  private async write(withRollups: boolean): Promise<void> {
     const batch: Batch = {
-      logs: this.logs, users: this.users, tokens: this.tokens, channels: this.channels, rollups: this.rollups,
+      logs: this.logs, users: this.users, tokens: this.tokens, channels: this.channels, rollups: withRollups ? this.rollups : new Map(),
       userDebits: this.userDebits, tokenDebits: this.tokenDebits,
     };
     this.logs = [];
     this.users = new Map();
     this.tokens = new Map();
     this.channels = new Map();
-    this.rollups = new Map();
+    if (withRollups) this.rollups = new Map();
     this.userDebits = new Map();
     this.tokenDebits = new Map();
     try {
@@ -189,6 +198,7 @@ export class WriteBehind {
           if (Number(res.numUpdatedRows) === 0) await trx.insertInto("quota_data").values(r).execute();
         }
       });
+      if (withRollups) this.rollupsWrittenAt = Date.now();
     } catch (e) {
       // Nothing is lost on a failed write: the batch goes back in front of whatever arrived meanwhile.
       this.requeue(batch);

@@ -8,6 +8,7 @@ import { dialectOf, type Dialect } from "../../db/index.ts";
 import { CHANNEL_STATUS } from "../catalogue/index.ts";
 import type { Candidate } from "./select.ts";
 import { WriteBehind } from "../jobs/writebehind.ts";
+import { dataExportPolicy } from "../modules/dashboard/export.ts";
 import { onTokenChanged } from "../modules/token/events.ts";
 import { onChannelsChanged } from "../modules/channel/events.ts";
 import { parseAllowIps, type IpRange } from "../modules/token/ips.ts";
@@ -134,7 +135,7 @@ const states = new WeakMap<AppDeps, RelayState>();
 export function relayState(deps: AppDeps): RelayState {
   let s = states.get(deps);
   if (!s) {
-    const writer = new WriteBehind(deps.db, deps.config.batchUpdateIntervalMs);
+    const writer = new WriteBehind(deps.db, deps.config.batchUpdateIntervalMs, dataExportPolicy(deps.options));
     writer.start();
     const tokens = new TokenCache(deps);
     const routing = new RoutingCache(deps);

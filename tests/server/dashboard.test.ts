@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { testContext, type Session, type TestContext } from "../helpers/app.ts";
 import { storageKinds } from "../helpers/db.ts";
 import { bucketStart } from "../../server/modules/dashboard/service.ts";
-import { QuotaDataRecorder, quotaRecorder } from "../../server/modules/dashboard/recorder.ts";
 
 describe("dashboard buckets", () => {
   test("hour, day and week (Monday) starts", () => {
@@ -93,42 +92,6 @@ for (const kind of storageKinds()) {
       } finally {
         await ctx.deps.options.set("DataExportEnabled", "true");
       }
-    });
-
-    test("the recorder adds up requests per user, model and hour and writes them on flush", async () => {
-      const rec = new QuotaDataRecorder(ctx.deps);
-      const at = day0 + 5 * H + 100;
-      rec.record({ userId: alice.id, username: alice.username, model: "gpt-4o", tokens: 7, quota: 11, at });
-      rec.record({ userId: alice.id, username: alice.username, model: "gpt-4o", tokens: 3, quota: 4, at: at + 60 });
-      rec.record({ userId: bob.id, username: bob.username, model: "gpt-4o", tokens: 1, quota: 1, at });
-      expect(rec.size).toBe(2);
-      await rec.flush();
-      rec.record({ userId: alice.id, username: alice.username, model: "gpt-4o", tokens: 10, quota: 5, at });
-      await rec.flush();
-      const rows = await ctx.deps.db.selectFrom("quota_data").selectAll().where("user_id", "=", alice.id).where("created_at", "=", day0 + 5 * H).execute();
-      expect(rows).toHaveLength(1);
-      expect(rows[0]).toMatchObject({ model_name: "gpt-4o" });
-      expect([Number(rows[0].token_used), Number(rows[0].count), Number(rows[0].quota)]).toEqual([20, 3, 20]);
-      await ctx.deps.options.set("DataExportEnabled", "false");
-      rec.record({ userId: alice.id, username: alice.username, model: "gpt-4o", tokens: 1, quota: 1, at });
-      expect(rec.size).toBe(0);
-      await ctx.deps.options.set("DataExportEnabled", "true");
-    });
-
-    test("the shared recorder is one per deps and flushes on shutdown", async () => {
-      const other = await testContext({ kind });
-      const rec = quotaRecorder(other.deps);
-      expect(quotaRecorder(other.deps)).toBe(rec);
-      expect(quotaRecorder(ctx.deps)).not.toBe(rec);
-      const u = await other.user(1);
-      rec.record({ userId: u.id, username: u.username, model: "m", tokens: 2, quota: 3 });
-      // Run the shutdown hooks (as closeDeps does) before the database closes, then read what was written.
-      for (const hook of other.deps.shutdownHooks) await hook();
-      const rows = await other.deps.db.selectFrom("quota_data").selectAll().where("user_id", "=", u.id).execute();
-      expect(rows.map((r) => [r.model_name, Number(r.token_used), Number(r.count), Number(r.quota)])).toEqual([["m", 2, 1, 3]]);
-      expect(rec.size).toBe(0);
-      other.deps.shutdownHooks.length = 0;
-      await other.close();
     });
   });
 }
