@@ -34,6 +34,8 @@ export interface UsersTable {
   deleted_at: string | null;
   setting: Generated<string>;
   created_time: Generated<number>;
+  /** Raised to end every session of the user (logout, ban, password or role change); sessions carry it. */
+  session_version: Generated<number>;
 }
 
 export interface OptionsTable { key: string; value: string }

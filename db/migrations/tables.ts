@@ -35,6 +35,7 @@ export const TABLES: TableDef[] = [
       s("wechat_id", 64), s("telegram_id", 64), s("linux_do_id", 64), c("access_token", "varchar(64)", { unique: true }),
       n("quota"), n("used_quota"), i("request_count"), s("group", 64, "default"), c("aff_code", "varchar(32)", { unique: true }),
       i("aff_count"), n("aff_quota"), n("aff_history"), i("inviter_id"), c("deleted_at", "datetime"), t("setting"), n("created_time"),
+      i("session_version"),
     ],
     indexes: [{ name: "idx_users_email", columns: ["email"] }, { name: "idx_users_deleted_at", columns: ["deleted_at"] }],
   },

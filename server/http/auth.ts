@@ -1,7 +1,12 @@
 // Who is calling a management route: a console session (signed HttpOnly cookie + New-Api-User header)
 // or a system access token in Authorization. Routes declare the least role they need: { role: ROLE.admin }.
+//
+// A session cookie carries the user's session_version at sign-in. Raising that column (logout, ban,
+// password or role change) ends every cookie issued before, copies included; the guard compares it
+// on the user row it reads anyway, so revocation costs no extra query.
 import { Elysia } from "elysia";
 import { jwt } from "@elysiajs/jwt";
+import { sql } from "kysely";
 import type { AppDeps } from "../deps.ts";
 import type { User } from "../../db/schema.ts";
 import { ROLE, USER_STATUS } from "../catalogue/index.ts";
@@ -10,15 +15,39 @@ import { AppError, forbidden, unauthorized } from "./errors.ts";
 export const SESSION_COOKIE = "session";
 export const USER_ID_HEADER = "new-api-user";
 export const SESSION_MAX_AGE_SECONDS = 30 * 24 * 3600;
+export const SESSION_ENDED = "the session has ended, please log in again";
+
+/** Spread into a users update to end the user's sessions: `.set({ ...patch, ...END_SESSIONS })`. */
+export const END_SESSIONS = { session_version: sql<number>`session_version + 1` } as const;
+
+interface SessionSigner { sign(p: Record<string, unknown>): Promise<string>; verify(v: string): Promise<any> }
 
 let seed = 0;
 const seeds = new WeakMap<AppDeps, number>();
 
-export async function findActiveUser(deps: AppDeps, id: number): Promise<User> {
+async function findUser(deps: AppDeps, id: number): Promise<User> {
   const user = await deps.db.selectFrom("users").selectAll().where("id", "=", id).where("deleted_at", "is", null).executeTakeFirst();
   if (!user) throw unauthorized("user does not exist or has been deleted");
+  return user;
+}
+
+function assertEnabled(user: User): User {
   if (user.status !== USER_STATUS.enabled) throw new AppError(403, "user has been banned");
   return user;
+}
+
+export async function findActiveUser(deps: AppDeps, id: number): Promise<User> {
+  return assertEnabled(await findUser(deps, id));
+}
+
+/** The user id of a cookie that is validly signed and not expired (its version is not checked). */
+async function sessionPayload(sessionJwt: SessionSigner, cookie: Record<string, any>): Promise<{ id: number; sv: number } | null> {
+  const value = cookie[SESSION_COOKIE]?.value;
+  if (typeof value !== "string" || !value) return null;
+  const payload = await sessionJwt.verify(value);
+  if (!payload || typeof payload.id !== "number") return null;
+  // Cookies signed before session versions existed carry none: they match a user never revoked.
+  return { id: payload.id, sv: typeof payload.sv === "number" ? payload.sv : 0 };
 }
 
 function headerUserId(headers: Record<string, string | undefined>): number | null | "bad" {
@@ -31,19 +60,18 @@ function headerUserId(headers: Record<string, string | undefined>): number | nul
 /** The caller identified by session cookie or access token; null for a guest. Throws on a bad credential. */
 export async function identify(
   deps: AppDeps,
-  { sessionJwt, cookie, headers }: { sessionJwt: { verify(v: string): Promise<any> }; cookie: Record<string, any>; headers: Record<string, string | undefined> },
+  { sessionJwt, cookie, headers }: { sessionJwt: SessionSigner; cookie: Record<string, any>; headers: Record<string, string | undefined> },
 ): Promise<User | null> {
   const claimed = headerUserId(headers);
   if (claimed === "bad") throw unauthorized("the New-Api-User header is malformed");
   let user: User | null = null;
-  const sessionValue = cookie[SESSION_COOKIE]?.value;
-  if (typeof sessionValue === "string" && sessionValue) {
-    const payload = await sessionJwt.verify(sessionValue);
-    if (payload && typeof payload.id === "number") {
-      if (claimed === null) throw unauthorized("the New-Api-User header is missing");
-      if (claimed !== payload.id) throw unauthorized("the New-Api-User header does not match the logged-in user");
-      user = await findActiveUser(deps, payload.id);
-    }
+  const session = await sessionPayload(sessionJwt, cookie);
+  if (session) {
+    if (claimed === null) throw unauthorized("the New-Api-User header is missing");
+    if (claimed !== session.id) throw unauthorized("the New-Api-User header does not match the logged-in user");
+    const row = await findUser(deps, session.id);
+    if (row.session_version !== session.sv) throw unauthorized(SESSION_ENDED);
+    user = assertEnabled(row);
   }
   if (!user) {
     const auth = (headers.authorization ?? "").replace(/^Bearer\s+/i, "").trim();
@@ -81,19 +109,36 @@ export function authPlugin(deps: AppDeps) {
     });
 }
 
-/** Signs a session for the user and sets the cookie on the reply. */
-export async function startSession(
-  sessionJwt: { sign(p: Record<string, unknown>): Promise<string> },
-  cookie: Record<string, any>,
-  userId: number,
-  secure: boolean,
-): Promise<void> {
+/** Signs a session for the user at its current session version and sets the cookie on the reply. */
+export async function startSession(sessionJwt: SessionSigner, cookie: Record<string, any>, user: Pick<User, "id" | "session_version">, secure: boolean): Promise<void> {
   cookie[SESSION_COOKIE].set({
-    value: await sessionJwt.sign({ id: userId }),
+    value: await sessionJwt.sign({ id: user.id, sv: user.session_version }),
     httpOnly: true,
     sameSite: "lax",
     path: "/",
     maxAge: SESSION_MAX_AGE_SECONDS,
     secure,
   });
+}
+
+/**
+ * After the caller's own sessions were ended (a password change), signs this browser in again so only
+ * the other copies stop working. Does nothing for callers that came with an access token, not a cookie.
+ */
+export async function renewSession(deps: AppDeps, sessionJwt: SessionSigner, cookie: Record<string, any>, request: Request): Promise<void> {
+  const session = await sessionPayload(sessionJwt, cookie);
+  if (!session) return;
+  const user = await findActiveUser(deps, session.id);
+  await startSession(sessionJwt, cookie, user, new URL(request.url).protocol === "https:");
+}
+
+/**
+ * Logout: clears the cookie and, when it is a live session of the user named by New-Api-User, ends
+ * every session of that user. Without the header (a cross-site GET can't send it) only the cookie goes.
+ */
+export async function endSession(deps: AppDeps, sessionJwt: SessionSigner, cookie: Record<string, any>, headers: Record<string, string | undefined>): Promise<void> {
+  const session = await sessionPayload(sessionJwt, cookie).catch(() => null);
+  cookie[SESSION_COOKIE]?.remove();
+  if (!session || headerUserId(headers) !== session.id) return;
+  await deps.db.updateTable("users").set(END_SESSIONS).where("id", "=", session.id).where("session_version", "=", session.sv).execute();
 }

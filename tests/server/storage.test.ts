@@ -39,10 +39,11 @@ for (const kind of storageKinds()) {
         await sql.raw(`insert into users (username, password, role, quota) values ('legacy', '$2a$10$abcdefghijklmnopqrstuv', 100, 42)`).execute(db);
         await migrate(db);
         const cols = (await db.introspection.getTables()).find((t) => t.name === "users")!.columns.map((c) => c.name);
-        for (const c of ["setting", "linux_do_id", "oidc_id", "deleted_at", "aff_quota"]) expect(cols).toContain(c);
+        for (const c of ["setting", "linux_do_id", "oidc_id", "deleted_at", "aff_quota", "session_version"]) expect(cols).toContain(c);
         const row = await db.selectFrom("users").selectAll().where("username", "=", "legacy").executeTakeFirstOrThrow();
         expect(row.quota).toBe(42);
         expect(row.role).toBe(100);
+        expect(row.session_version).toBe(0);
       } finally {
         await db.destroy();
         await tmp.drop();

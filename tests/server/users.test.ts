@@ -86,8 +86,9 @@ for (const kind of storageKinds()) {
       expect((await put({ original_password: u.password, password: u.password })).body.message).toBe("the new password must differ from the original one");
       expect((await put({ original_password: u.password, password: "short" })).body.message).toBe("password length must not be less than 8");
       expect((await put({ original_password: u.password, password: "newpassword1" })).body.success).toBe(true);
-      await ctx.login(u.username, "newpassword1");
-      const del = await ctx.request("DELETE", "/api/user/self", { as: u });
+      // The password change ended the old session; the browser that made it holds a renewed cookie.
+      const renewed = await ctx.login(u.username, "newpassword1");
+      const del = await ctx.request("DELETE", "/api/user/self", { as: renewed });
       expect(del.body).toMatchObject({ success: true, message: "account deleted" });
       expect((await ctx.request("POST", "/api/user/login", { body: { username: u.username, password: "newpassword1" } })).body.success).toBe(false);
       expect((await ctx.request("DELETE", "/api/user/self", { as: root })).body.success).toBe(false);

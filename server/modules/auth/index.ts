@@ -1,7 +1,7 @@
 // Password sign-in: register, login, logout (spec 000 §2.3-2.4, §7.2).
 import { Elysia } from "elysia";
 import type { AppDeps } from "../../deps.ts";
-import { authPlugin, startSession, SESSION_COOKIE } from "../../http/auth.ts";
+import { authPlugin, endSession, startSession } from "../../http/auth.ts";
 import { ok } from "../../http/envelope.ts";
 import { clientIp, enforceLimit } from "../../http/ratelimit.ts";
 import * as svc from "../user/service.ts";
@@ -20,11 +20,11 @@ export function authModule(deps: AppDeps) {
     .post("/login", async ({ body, request, server, sessionJwt, cookie }) => {
       await limit(request, server);
       const { user, message } = await svc.login(deps, body.username ?? "", body.password ?? "");
-      await startSession(sessionJwt, cookie, user.id, new URL(request.url).protocol === "https:");
+      await startSession(sessionJwt, cookie, user, new URL(request.url).protocol === "https:");
       return ok(publicUser(user), message);
     }, { body: loginBody })
-    .get("/logout", ({ cookie }) => {
-      cookie[SESSION_COOKIE]?.remove();
+    .get("/logout", async ({ cookie, headers, sessionJwt }) => {
+      await endSession(deps, sessionJwt, cookie, headers);
       return ok(undefined, "logged out");
     });
 }

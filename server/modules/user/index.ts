@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import type { AppDeps } from "../../deps.ts";
-import { authPlugin } from "../../http/auth.ts";
+import { authPlugin, renewSession } from "../../http/auth.ts";
 import { ok, paging } from "../../http/envelope.ts";
 import { ROLE } from "../../catalogue/index.ts";
 import * as svc from "./service.ts";
@@ -12,7 +12,12 @@ export function userModule(deps: AppDeps) {
     .use(authPlugin(deps))
     // ---- self ----
     .get("/user/self", ({ user }) => ok(publicUser(user)), { role: ROLE.common })
-    .put("/user/self", async ({ user, body }) => ok(await svc.updateSelf(deps, user, body)), { role: ROLE.common, body: m.updateSelfBody })
+    .put("/user/self", async ({ user, body, sessionJwt, cookie, request }) => {
+      await svc.updateSelf(deps, user, body);
+      // A new password ended every session of the account; this browser signs in again.
+      if (body.password) await renewSession(deps, sessionJwt, cookie, request);
+      return ok();
+    }, { role: ROLE.common, body: m.updateSelfBody })
     .delete("/user/self", async ({ user, cookie }) => {
       await svc.deleteSelf(deps, user);
       cookie.session?.remove();

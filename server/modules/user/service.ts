@@ -4,6 +4,7 @@ import type { AppDeps } from "../../deps.ts";
 import type { User } from "../../../db/schema.ts";
 import { nowDatetime, nowSeconds } from "../../../db/index.ts";
 import { AppError, badRequest, forbidden, notFound } from "../../http/errors.ts";
+import { END_SESSIONS } from "../../http/auth.ts";
 import {
   DEFAULT_GROUP, DEFAULT_ROOT_PASSWORD, DEFAULT_ROOT_USERNAME, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, QUOTA_PER_UNIT, ROLE,
   USER_STATUS, USERNAME_MAX_LENGTH,
@@ -215,7 +216,8 @@ export async function updateUser(deps: AppDeps, actor: User, input: UpdateUserIn
   }
   if (input.role !== undefined) patch.role = input.role;
   if (Object.keys(patch).length === 0) return;
-  await deps.db.updateTable("users").set(patch).where("id", "=", target.id).execute();
+  const endsSessions = patch.password !== undefined || (patch.role !== undefined && patch.role !== target.role);
+  await deps.db.updateTable("users").set(endsSessions ? { ...patch, ...END_SESSIONS } : patch).where("id", "=", target.id).execute();
 }
 
 export type ManageAction = "promote" | "demote" | "disable" | "enable" | "delete";
@@ -249,7 +251,8 @@ export async function manageUser(deps: AppDeps, actor: User, id: number, action:
     default:
       throw badRequest("invalid action: use promote, demote, disable, enable or delete");
   }
-  await deps.db.updateTable("users").set(patch).where("id", "=", id).execute();
+  // Every manage action changes what the user may do, so sessions signed before it end.
+  await deps.db.updateTable("users").set({ ...patch, ...END_SESSIONS }).where("id", "=", id).execute();
   const after = await getUser(deps, id);
   return { status: after.status, role: after.role };
 }
@@ -275,7 +278,7 @@ export async function updateSelf(deps: AppDeps, me: User, input: UpdateSelfInput
     patch.username = u;
   }
   if (Object.keys(patch).length === 0) return;
-  await deps.db.updateTable("users").set(patch).where("id", "=", me.id).execute();
+  await deps.db.updateTable("users").set(patch.password ? { ...patch, ...END_SESSIONS } : patch).where("id", "=", me.id).execute();
 }
 
 export async function deleteSelf(deps: AppDeps, me: User): Promise<void> {

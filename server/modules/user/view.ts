@@ -1,8 +1,8 @@
 import type { User } from "../../../db/schema.ts";
 
-/** The user record as clients see it: never the password hash or the access token. */
+/** The user record as clients see it: never the password hash, the access token or the session version. */
 export function publicUser(u: User) {
-  const { password: _p, access_token: _a, deleted_at, aff_history, ...rest } = u;
+  const { password: _p, access_token: _a, session_version: _s, deleted_at, aff_history, ...rest } = u;
   return { ...rest, aff_history_quota: aff_history, DeletedAt: deleted_at ?? null };
 }
 export type PublicUser = ReturnType<typeof publicUser>;
