@@ -3,8 +3,9 @@ import type { AppDeps } from "../../deps.ts";
 import { nowSeconds } from "../../../db/index.ts";
 import { VERSION } from "../../config.ts";
 import { AppError, badRequest } from "../../http/errors.ts";
-import { DEFAULT_GROUP, PASSWORD_MIN_LENGTH, ROLE, USER_STATUS } from "../../catalogue/index.ts";
+import { DEFAULT_GROUP, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, ROLE, USER_STATUS, USERNAME_MAX_LENGTH } from "../../catalogue/index.ts";
 import { hashPassword } from "../user/password.ts";
+import { MSG } from "../user/service.ts";
 import { randomString } from "../../infra/random.ts";
 
 export async function setupStatus(deps: AppDeps) {
@@ -29,9 +30,10 @@ export async function runSetup(deps: AppDeps, input: SetupInput): Promise<void> 
   if (!state.root_init) {
     const username = (input.username ?? "").trim();
     if (!username) throw badRequest("username cannot be empty");
-    if (username.length > 12) throw badRequest("username must be at most 12 characters");
+    if (username.length > USERNAME_MAX_LENGTH) throw badRequest(MSG.usernameLong);
     const password = input.password ?? "";
-    if (password.length < PASSWORD_MIN_LENGTH) throw badRequest(`password length must not be less than ${PASSWORD_MIN_LENGTH}`);
+    if (password.length < PASSWORD_MIN_LENGTH) throw badRequest(MSG.passwordShort);
+    if (password.length > PASSWORD_MAX_LENGTH) throw badRequest(MSG.passwordLong);
     if (password !== input.confirmPassword) throw badRequest("the two passwords do not match");
     rootValues = { username, hash: await hashPassword(password) };
   }
