@@ -1,22 +1,24 @@
 // Token counting for when an upstream reports no usage (streams without a usage chunk, cut streams,
 // disconnected clients). o200k_base is loaded on first use: the rank table costs ~300 ms to parse,
-// and most calls never need it because upstreams report usage.
+// and most calls never need it because upstreams report usage. Loading is synchronous so a stream
+// mapper can count while it reports usage (StreamMapper.usage() is not async).
 import { Tiktoken } from "js-tiktoken/lite";
 
 let encoder: Tiktoken | null = null;
 
-async function load(): Promise<Tiktoken> {
-  if (!encoder) {
-    const ranks = (await import("js-tiktoken/ranks/o200k_base")).default;
-    encoder = new Tiktoken(ranks);
-  }
+function load(): Tiktoken {
+  if (!encoder) encoder = new Tiktoken(require("js-tiktoken/ranks/o200k_base"));
   return encoder;
 }
 
-export async function countTokens(text: string): Promise<number> {
+/** The o200k_base token count of a text, counted now. */
+export function countTokensNow(text: string): number {
   if (!text) return 0;
-  const enc = await load();
-  return enc.encode(text, [], []).length;
+  return load().encode(text, [], []).length;
+}
+
+export async function countTokens(text: string): Promise<number> {
+  return countTokensNow(text);
 }
 
 /** Chat prompts: the text of every message plus OpenAI's framing overhead (3 per message, 3 to prime the reply). */

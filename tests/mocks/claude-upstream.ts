@@ -1,7 +1,22 @@
 // A stand-in for the Anthropic Messages API: validates the key and the request shape the real API
 // insists on, and answers with responses and SSE events shaped like recorded ones. A request with
 // tools whose last turn is not a tool result gets a tool_use answer; everything else gets text.
-import { serve, sseResponse, type MockUpstream } from "./recorder.ts";
+// Streams of models named with "-cut" break off before message_delta (so no final usage ever comes),
+// "-slow" ones wait slowMs before each event, and "-streamerror" ones send an `event: error` that
+// echoes the key and an internal address after the first text delta.
+import { serve, type MockUpstream } from "./recorder.ts";
+
+export interface ClaudeMockOptions {
+  key?: string;
+  /** Text pieces of streamed answers (default "Hello", " from Claude."). */
+  textDeltas?: string[];
+  /** Thinking pieces streamed first when the request enables thinking (default "Considering."). */
+  thinkingDeltas?: string[];
+  /** Delay before each event of "-slow" streams (ms). */
+  slowMs?: number;
+}
+
+export const CLAUDE_INTERNAL_URL = "http://10.1.2.3:8080/internal/v1/messages";
 
 export const CLAUDE_USAGE = { input_tokens: 12, cache_creation_input_tokens: 2, cache_read_input_tokens: 3, output_tokens: 7 };
 export const CLAUDE_TEXT = "Hello from Claude.";
@@ -38,20 +53,19 @@ export function claudeReply(body: any, model = body?.model ?? "claude-test") {
   };
 }
 
-export function claudeEvents(body: any, model = body?.model ?? "claude-test"): object[] {
+export function claudeEvents(body: any, model = body?.model ?? "claude-test", opts: ClaudeMockOptions = {}): object[] {
   const start = { type: "message_start", message: { id: "msg_01Stream", type: "message", role: "assistant", model, content: [], stop_reason: null, stop_sequence: null,
     usage: { input_tokens: CLAUDE_USAGE.input_tokens, cache_creation_input_tokens: 2, cache_read_input_tokens: 3, output_tokens: 1 } } };
   const evs: object[] = [start, { type: "ping" }];
   if (body?.thinking) {
     evs.push({ type: "content_block_start", index: 0, content_block: { type: "thinking", thinking: "" } });
-    evs.push({ type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: "Considering." } });
+    for (const t of opts.thinkingDeltas ?? ["Considering."]) evs.push({ type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: t } });
     evs.push({ type: "content_block_delta", index: 0, delta: { type: "signature_delta", signature: "sig" } });
     evs.push({ type: "content_block_stop", index: 0 });
   }
   const base = body?.thinking ? 1 : 0;
   evs.push({ type: "content_block_start", index: base, content_block: { type: "text", text: "" } });
-  evs.push({ type: "content_block_delta", index: base, delta: { type: "text_delta", text: "Hello" } });
-  evs.push({ type: "content_block_delta", index: base, delta: { type: "text_delta", text: " from Claude." } });
+  for (const t of opts.textDeltas ?? ["Hello", " from Claude."]) evs.push({ type: "content_block_delta", index: base, delta: { type: "text_delta", text: t } });
   evs.push({ type: "content_block_stop", index: base });
   if (wantsTool(body)) {
     evs.push({ type: "content_block_start", index: base + 1, content_block: { type: "tool_use", id: "toolu_01A", name: body.tools[0].name, input: {} } });
@@ -67,9 +81,51 @@ export function claudeEvents(body: any, model = body?.model ?? "claude-test"): o
 
 export const claudeSseFrame = (ev: any) => `event: ${ev.type}\ndata: ${JSON.stringify(ev)}\n\n`;
 
-export function startClaudeUpstream(opts: { key?: string } = {}): MockUpstream {
+/** The frames of a stream, shaped by the words in the model name (see the top of this file). */
+function streamResponse(mock: { cancelled: number }, body: any, key: string, opts: ClaudeMockOptions): Response {
+  const model = String(body.model);
+  let evs = claudeEvents(body, model, opts);
+  const cut = model.includes("-cut");
+  if (cut) evs = evs.slice(0, evs.findIndex((e: any) => e.type === "message_delta"));
+  if (model.includes("-streamerror")) {
+    const at = evs.findIndex((e: any) => e.delta?.type === "text_delta") + 1;
+    const error = { type: "error", error: { type: "overloaded_error", message: `Overloaded (key ${key}) at ${CLAUDE_INTERNAL_URL}` } };
+    evs = [...evs.slice(0, at), error];
+  }
+  const delay = model.includes("-slow") ? opts.slowMs ?? 50 : 0;
+  const enc = new TextEncoder();
+  let cancelled = false;
+  const stream = new ReadableStream<Uint8Array>({
+    async start(c) {
+      try {
+        for (const ev of evs) {
+          if (delay) await Bun.sleep(delay);
+          if (cancelled) return;
+          c.enqueue(enc.encode(claudeSseFrame(ev)));
+        }
+        if (cut) {
+          // Let the frames reach the reader, then reset the connection.
+          await Bun.sleep(30);
+          c.error(new Error("connection reset"));
+          return;
+        }
+        c.close();
+      } catch {
+        // The reader went away.
+      }
+    },
+    cancel() {
+      cancelled = true;
+      mock.cancelled++;
+    },
+  });
+  return new Response(stream, { headers: { "content-type": "text/event-stream" } });
+}
+
+export function startClaudeUpstream(opts: ClaudeMockOptions = {}): MockUpstream & { cancelled: number } {
   const key = opts.key ?? "claude-key";
-  return serve((req, rec) => {
+  const counters = { cancelled: 0 };
+  const up = serve((req, rec) => {
     if (rec.headers["x-api-key"] !== key) {
       return Response.json({ type: "error", error: { type: "authentication_error", message: "invalid x-api-key" } }, { status: 401 });
     }
@@ -85,7 +141,8 @@ export function startClaudeUpstream(opts: { key?: string } = {}): MockUpstream {
     if (rec.body.model === "claude-overloaded") {
       return Response.json({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } }, { status: 529 });
     }
-    if (rec.body.stream) return sseResponse(claudeEvents(rec.body).map(claudeSseFrame));
+    if (rec.body.stream) return streamResponse(counters, rec.body, key, opts);
     return Response.json(claudeReply(rec.body));
   });
+  return Object.defineProperty(up, "cancelled", { get: () => counters.cancelled }) as MockUpstream & { cancelled: number };
 }

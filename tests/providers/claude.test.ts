@@ -2,6 +2,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { toClaudeRequest, fromClaudeResponse, ClaudeStreamToOpenAI, usageFromClaude } from "../../server/relay/providers/claude/convert.ts";
 import { claudeAdaptor, messagesUrl } from "../../server/relay/providers/claude/index.ts";
 import { claudeSettings, claudeModelHeaders } from "../../server/relay/providers/claude/messages.ts";
+import { awsAdaptor } from "../../server/relay/providers/aws/index.ts";
+import { vertexAdaptor } from "../../server/relay/providers/vertex/index.ts";
+import type { ProviderAdaptor } from "../../server/relay/providers/types.ts";
+import { countTokensNow } from "../../server/relay/tokenizer.ts";
 import { startClaudeUpstream, CLAUDE_TEXT } from "../mocks/claude-upstream.ts";
 import { chunksOf, contentOf, makeCall, run, site } from "./harness.ts";
 import type { MockUpstream } from "../mocks/recorder.ts";
@@ -225,5 +229,57 @@ describe("Claude adaptor against the mock upstream", () => {
 
   test("model list", async () => {
     expect(await claudeAdaptor.fetchModels!(up.url, "claude-key")).toEqual(["claude-sonnet-4-20250514", "claude-3-5-haiku-20241022"]);
+  });
+});
+
+describe("stream usage when no message_delta arrives", () => {
+  const thinking = Array.from({ length: 30 }, (_, i) => ` step ${i} of reasoning`);
+  const text = Array.from({ length: 40 }, (_, i) => ` answer word${i}`);
+  const generated = thinking.join("") + text.join("");
+  const frame = (ev: object) => ({ event: (ev as any).type, data: JSON.stringify(ev), raw: `event: ${(ev as any).type}\ndata: ${JSON.stringify(ev)}\n\n` });
+  const start = { type: "message_start", message: { id: "msg_c", model: "claude-x", usage: { input_tokens: 20, cache_read_input_tokens: 4, output_tokens: 1 } } };
+  const body = [
+    start,
+    { type: "content_block_start", index: 0, content_block: { type: "thinking", thinking: "" } },
+    ...thinking.map((t) => ({ type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: t } })),
+    { type: "content_block_stop", index: 0 },
+    { type: "content_block_start", index: 1, content_block: { type: "text", text: "" } },
+    ...text.map((t) => ({ type: "content_block_delta", index: 1, delta: { type: "text_delta", text: t } })),
+  ];
+  // Every channel type that streams Claude events: Anthropic (14), Bedrock (33), Claude on Vertex (41).
+  const adaptors: [string, ProviderAdaptor][] = [["anthropic", claudeAdaptor], ["bedrock", awsAdaptor], ["vertex", vertexAdaptor]];
+
+  test("the converter's generated text includes thinking", () => {
+    const s = new ClaudeStreamToOpenAI();
+    for (const ev of body) s.push(ev);
+    expect(s.receivedText).toBe(generated);
+  });
+
+  for (const [name, adaptor] of adaptors) {
+    for (const format of ["openai", "claude"] as const) {
+      test(`${name}, ${format} client: a cut stream bills the counted text, not message_start's placeholder`, () => {
+        const m = adaptor.streamMapper(makeCall({ baseUrl: "http://x", key: "k", upstreamModel: "claude-sonnet-4-20250514", stream: true, format }));
+        for (const ev of body) m.event(frame(ev));
+        const u = m.usage()!;
+        expect(u.prompt_tokens).toBe(24);
+        expect(u.cached_tokens).toBe(4);
+        expect(u.completion_tokens).toBe(countTokensNow(generated));
+        expect(u.completion_tokens).toBeGreaterThan(100);
+        expect(u.total_tokens).toBe(24 + u.completion_tokens);
+      });
+    }
+  }
+
+  test("a final message_delta is trusted as reported", () => {
+    const m = claudeAdaptor.streamMapper(makeCall({ baseUrl: "http://x", key: "k", stream: true }));
+    for (const ev of [...body, { type: "message_delta", delta: { stop_reason: "end_turn" }, usage: { output_tokens: 90 } }]) m.event(frame(ev));
+    expect(m.usage()!.completion_tokens).toBe(90);
+  });
+
+  test("a reported output count above the counted text is kept", () => {
+    const m = claudeAdaptor.streamMapper(makeCall({ baseUrl: "http://x", key: "k", stream: true }));
+    m.event(frame({ ...start, message: { ...start.message, usage: { input_tokens: 20, output_tokens: 5000 } } }));
+    m.event(frame(body[body.length - 1]!));
+    expect(m.usage()!.completion_tokens).toBe(5000);
   });
 });

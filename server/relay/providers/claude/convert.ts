@@ -185,13 +185,19 @@ export class ClaudeStreamToOpenAI {
   private toolIndex = new Map<number, number>();
   private finish: string | null = null;
   private text = "";
+  private outputFinal = false;
   error: { type: string; message: string } | null = null;
 
   constructor(private created = Math.floor(Date.now() / 1000)) {}
 
-  /** The completion text received so far (for token estimation when usage is missing). */
+  /** The completion text received so far, thinking included (for counting when usage is missing). */
   get receivedText(): string {
     return this.text;
+  }
+
+  /** Whether message_delta brought the final output count; before it, message_start's count is a placeholder. */
+  get hasFinalOutput(): boolean {
+    return this.outputFinal;
   }
 
   private chunk(delta: OpenAIChunk["choices"][0]["delta"], finish: string | null = null): OpenAIChunk {
@@ -223,6 +229,10 @@ export class ClaudeStreamToOpenAI {
           this.text += block.text;
           return [this.chunk({ content: block.text })];
         }
+        if (block.type === "thinking" && block.thinking) {
+          this.text += block.thinking;
+          return [this.chunk({ reasoning_content: block.thinking })];
+        }
         return [];
       }
       case "content_block_delta": {
@@ -231,7 +241,10 @@ export class ClaudeStreamToOpenAI {
           this.text += d.text;
           return [this.chunk({ content: d.text })];
         }
-        if (d.type === "thinking_delta") return [this.chunk({ reasoning_content: d.thinking })];
+        if (d.type === "thinking_delta") {
+          this.text += d.thinking ?? "";
+          return [this.chunk({ reasoning_content: d.thinking })];
+        }
         if (d.type === "input_json_delta") {
           const index = this.toolIndex.get(ev.index) ?? 0;
           this.text += d.partial_json ?? "";
@@ -241,6 +254,7 @@ export class ClaudeStreamToOpenAI {
       }
       case "message_delta": {
         this.mergeUsage(ev.usage);
+        if (typeof ev.usage?.output_tokens === "number") this.outputFinal = true;
         this.finish = finishReasonOf(ev.delta?.stop_reason) ?? this.finish;
         return this.finish ? [this.chunk({}, this.finish)] : [];
       }

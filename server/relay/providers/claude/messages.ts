@@ -3,6 +3,7 @@
 // mapping, usage. Only URL, auth and two body fields differ between the three.
 import type { ParsedResponse, ProviderCall, SseEvent, StreamMapper, Usage } from "../types.ts";
 import { sseFrame, SSE_DONE } from "../../sse.ts";
+import { countTokensNow } from "../../tokenizer.ts";
 import { perModel, siteOf } from "../../native/site.ts";
 import { ClaudeStreamToOpenAI, fromClaudeResponse, toClaudeRequest, usageFromClaude, type ClaudeSettings } from "./convert.ts";
 import type { ClaudeRequest, OpenAIUsage } from "./wire.ts";
@@ -109,7 +110,17 @@ export class ClaudeStreamMapper implements StreamMapper {
   }
 
   usage(): Usage | null {
-    return this.sawUsage ? toUsage(this.conv.usage) : null;
+    if (!this.sawUsage) return null;
+    const u = toUsage(this.conv.usage);
+    if (this.conv.hasFinalOutput) return u;
+    // Cut or abandoned before message_delta: message_start's output_tokens is a placeholder (often 1),
+    // so what was generated is counted and billed whenever it is more.
+    const counted = countTokensNow(this.conv.receivedText);
+    if (counted > u.completion_tokens) {
+      u.completion_tokens = counted;
+      u.total_tokens = u.prompt_tokens + counted;
+    }
+    return u;
   }
 
   generatedText(): string {
