@@ -6,15 +6,23 @@ import { ok } from "../http/envelope.ts";
 import { CHANNEL_TYPES, ROLE } from "../catalogue/index.ts";
 import { DEFAULT_CHANNEL_MODELS } from "../catalogue/models.ts";
 import { relayState } from "./state.ts";
+import { usableGroups as tokenGroups } from "../modules/token/service.ts";
 
-/** Groups a user may pick for tokens and the playground, with their price ratio. */
+/** Groups a user may pick for tokens and the playground (the token module decides which), with their price ratio. */
 export function usableGroups(deps: AppDeps, userGroup: string): Record<string, { desc: string; ratio: number }> {
   const usable = deps.options.json<Record<string, string>>("UserUsableGroups", {});
   const ratios = deps.options.json<Record<string, number>>("GroupRatio", {});
   const out: Record<string, { desc: string; ratio: number }> = {};
-  for (const [g, desc] of Object.entries(usable)) out[g] = { desc: String(desc), ratio: ratios[g] ?? 1 };
-  if (userGroup && !out[userGroup]) out[userGroup] = { desc: userGroup, ratio: ratios[userGroup] ?? 1 };
+  for (const g of tokenGroups(deps, { group: userGroup })) out[g] = { desc: String(usable[g] ?? g), ratio: ratios[g] ?? 1 };
   return out;
+}
+
+/** Every model the user can reach through some token: the union over all their usable groups. */
+async function userModels(deps: AppDeps, userGroup: string): Promise<string[]> {
+  const table = await relayState(deps).routing.get();
+  const models = new Set<string>();
+  for (const g of tokenGroups(deps, { group: userGroup })) for (const m of table.modelsByGroup.get(g) ?? []) models.add(m);
+  return [...models].sort();
 }
 
 async function enabledModels(deps: AppDeps): Promise<string[]> {
@@ -26,10 +34,7 @@ export function listsModule(deps: AppDeps) {
   return new Elysia({ prefix: "/api" })
     .use(authPlugin(deps))
     .get("/models", () => ok(Object.fromEntries(CHANNEL_TYPES.map((t) => [t.id, [...(DEFAULT_CHANNEL_MODELS[t.id] ?? [])]]))), { role: ROLE.admin })
-    .get("/user/models", async ({ user }) => {
-      const table = await relayState(deps).routing.get();
-      return ok(table.modelsByGroup.get(user.group) ?? []);
-    }, { role: ROLE.common })
+    .get("/user/models", async ({ user }) => ok(await userModels(deps, user.group)), { role: ROLE.common })
     .get("/user/self/groups", ({ user }) => ok(usableGroups(deps, user.group)), { role: ROLE.common })
     .get("/channel/models", async () => {
       const owners = new Map<string, string>();
