@@ -1,6 +1,19 @@
 // Default pricing tables (1 ratio = $2 per 1M input tokens = 1 quota unit per token at ratio 1... see billing).
 // ModelRatio: input price / $2 per 1M tokens. CompletionRatio: output price / input price.
 // ModelPrice: fixed dollars per call. CacheRatio: cached-input price / input price.
+// Every model of models.ts has an entry here (tests/relay/units.test.ts holds that).
+
+/** Yuan per dollar for providers that list prices in CNY (the rate new-api assumes). */
+const CNY_PER_USD = 7.3;
+/** Model ratio for a list price in USD per 1M input tokens. */
+const usd = (perMillion: number): number => round(perMillion / 2);
+/** Model ratio for a list price in CNY per 1M input tokens. */
+const cny = (perMillion: number): number => round(perMillion / CNY_PER_USD / 2);
+// Six significant digits keep the option JSON readable without moving any bill by a unit.
+function round(n: number): number {
+  return Number(n.toPrecision(6));
+}
+
 export const DEFAULT_MODEL_RATIO: Record<string, number> = {
   "gpt-3.5-turbo": 0.25,
   "gpt-4": 15,
@@ -28,14 +41,86 @@ export const DEFAULT_MODEL_RATIO: Record<string, number> = {
   "claude-3-7-sonnet-20250219": 1.5,
   "claude-sonnet-4-20250514": 1.5,
   "claude-opus-4-20250514": 7.5,
+  "claude-3-haiku-20240307": 0.125,
+  "claude-3-opus-20240229": 7.5,
+  "claude-opus-4-1-20250805": 7.5,
+  "claude-sonnet-4-5-20250929": 1.5,
+  "claude-haiku-4-5-20251001": 0.5,
   "gemini-1.5-flash": 0.0375,
   "gemini-1.5-pro": 0.625,
   "gemini-2.0-flash": 0.05,
   "gemini-2.5-flash": 0.15,
   "gemini-2.5-pro": 0.625,
+  "gemini-2.5-flash-lite": 0.05,
+  "gemini-2.0-flash-lite": 0.0375,
+  // Experimental, free on AI Studio's free tier; paid use is billed as gemini-2.0-flash.
+  "gemini-2.0-flash-exp-image-generation": 0.05,
   "text-embedding-004": 0.01,
+  "gemini-embedding-001": 0.075,
   "deepseek-chat": 0.135,
   "deepseek-reasoner": 0.275,
+  // OpenRouter passes the provider's own price through.
+  "openai/gpt-4o": 1.25,
+  "anthropic/claude-3.5-sonnet": 1.5,
+  "google/gemini-2.5-flash": 0.15,
+  "grok-3": usd(3),
+  "grok-3-mini": usd(0.3),
+  "grok-2": usd(2),
+  "mistral-large-latest": usd(2),
+  "mistral-small-latest": usd(0.1),
+  "open-mistral-nemo": usd(0.15),
+  "mistral-embed": usd(0.1),
+  "command-r": usd(0.15),
+  "command-r-plus": usd(2.5),
+  "jina-embeddings-v3": usd(0.05),
+  "jina-reranker-v2-base-multilingual": usd(0.05),
+  "@cf/meta/llama-3.1-8b-instruct": usd(0.282),
+  // Self-hosted (Ollama, M3E) models have no list price: they are priced as the same or a like open
+  // model on a public host, so a default install never serves them for free by accident.
+  "llama3.1": usd(0.05), // Llama 3.1 8B on Groq
+  "qwen2.5": cny(0.35), // Qwen2.5-7B-Instruct on SiliconCloud (paid tier)
+  "mistral": usd(0.25), // open-mistral-7b on Mistral's API
+  "m3e-base": usd(0.02), // text-embedding-3-small
+  "m3e-large": usd(0.02),
+  "m3e-small": usd(0.02),
+  // Prices in CNY per 1M input tokens, from each provider's price list.
+  "ERNIE-4.0-8K": cny(30),
+  "ERNIE-3.5-8K": cny(0.8),
+  "ERNIE-Speed-128K": 0, // free on Qianfan
+  "ernie-4.0-8k-latest": cny(30),
+  "ernie-3.5-8k": cny(0.8),
+  "glm-4": cny(100),
+  "glm-4v": cny(50),
+  "glm-3-turbo": cny(1),
+  "glm-4-plus": cny(5),
+  "glm-4-air": cny(0.5),
+  "glm-4-flash": 0, // free on BigModel
+  "embedding-3": cny(0.5),
+  "qwen-turbo": cny(0.3),
+  "qwen-plus": cny(0.8),
+  "qwen-max": cny(2.4),
+  "text-embedding-v1": cny(0.7),
+  // iFlytek sells token packages rather than a per-token list price: one-api's default (¥18 per 1M).
+  "SparkDesk-v3.5": cny(18),
+  "SparkDesk-v4.0": cny(18),
+  "360GPT_S2_V9": cny(12),
+  "embedding-bert-512-v1": cny(1),
+  "hunyuan-lite": 0, // free on Tencent Cloud
+  "hunyuan-standard": cny(0.8),
+  "hunyuan-pro": cny(30),
+  "moonshot-v1-8k": cny(2),
+  "moonshot-v1-32k": cny(5),
+  "moonshot-v1-128k": cny(10),
+  "yi-large": cny(20),
+  "yi-medium": cny(2.5),
+  "yi-lightning": cny(0.99),
+  "abab6.5s-chat": cny(10),
+  "abab6.5-chat": cny(30),
+  "deepseek-ai/DeepSeek-V3": cny(2),
+  "Qwen/Qwen2.5-72B-Instruct": cny(4.13),
+  "BAAI/bge-m3": 0, // free on SiliconCloud
+  "doubao-pro-32k": cny(0.8),
+  "doubao-lite-32k": cny(0.3),
 };
 
 export const DEFAULT_COMPLETION_RATIO: Record<string, number> = {
@@ -57,13 +142,48 @@ export const DEFAULT_COMPLETION_RATIO: Record<string, number> = {
   "claude-3-7-sonnet-20250219": 5,
   "claude-sonnet-4-20250514": 5,
   "claude-opus-4-20250514": 5,
+  "claude-3-haiku-20240307": 5,
+  "claude-3-opus-20240229": 5,
+  "claude-opus-4-1-20250805": 5,
+  "claude-sonnet-4-5-20250929": 5,
+  "claude-haiku-4-5-20251001": 5,
   "gemini-1.5-flash": 4,
   "gemini-1.5-pro": 4,
   "gemini-2.0-flash": 4,
   "gemini-2.5-flash": 8.33,
   "gemini-2.5-pro": 8,
+  "gemini-2.5-flash-lite": 4,
+  "gemini-2.0-flash-lite": 4,
+  "gemini-2.0-flash-exp-image-generation": 4,
   "deepseek-chat": 4,
   "deepseek-reasoner": 4,
+  "openai/gpt-4o": 4,
+  "anthropic/claude-3.5-sonnet": 5,
+  "google/gemini-2.5-flash": 8.33,
+  "grok-3": 5,
+  "grok-3-mini": round(0.5 / 0.3),
+  "grok-2": 5,
+  "mistral-large-latest": 3,
+  "mistral-small-latest": 3,
+  "command-r": 4,
+  "command-r-plus": 4,
+  "@cf/meta/llama-3.1-8b-instruct": round(0.827 / 0.282),
+  "llama3.1": round(0.08 / 0.05),
+  "ERNIE-4.0-8K": 3,
+  "ERNIE-3.5-8K": 2.5,
+  "ernie-4.0-8k-latest": 3,
+  "ernie-3.5-8k": 2.5,
+  "qwen-turbo": 2,
+  "qwen-plus": 2.5,
+  "qwen-max": 4,
+  "hunyuan-standard": 2.5,
+  "hunyuan-pro": round(100 / 30),
+  "moonshot-v1-8k": 5,
+  "moonshot-v1-32k": 4,
+  "moonshot-v1-128k": 3,
+  "deepseek-ai/DeepSeek-V3": 4,
+  "doubao-pro-32k": 2.5,
+  "doubao-lite-32k": 2,
 };
 
 export const DEFAULT_CACHE_RATIO: Record<string, number> = {
@@ -81,6 +201,11 @@ export const DEFAULT_CACHE_RATIO: Record<string, number> = {
   "claude-3-7-sonnet-20250219": 0.1,
   "claude-sonnet-4-20250514": 0.1,
   "claude-opus-4-20250514": 0.1,
+  "claude-3-haiku-20240307": 0.12,
+  "claude-3-opus-20240229": 0.1,
+  "claude-opus-4-1-20250805": 0.1,
+  "claude-sonnet-4-5-20250929": 0.1,
+  "claude-haiku-4-5-20251001": 0.1,
   "deepseek-chat": 0.25,
   "deepseek-reasoner": 0.25,
 };
@@ -89,7 +214,19 @@ export const DEFAULT_MODEL_PRICE: Record<string, number> = {
   "dall-e-3": 0.04,
   "dall-e-2": 0.02,
   "gpt-image-1": 0.04,
+  // Cohere bills reranking per search: $2 per 1,000.
+  "rerank-english-v3.0": 0.002,
+  "rerank-multilingual-v3.0": 0.002,
 };
 
 export const DEFAULT_GROUP_RATIO: Record<string, number> = { default: 1, vip: 1, svip: 1 };
 export const DEFAULT_USER_USABLE_GROUPS: Record<string, string> = { default: "default group", vip: "vip group" };
+
+/**
+ * The model a thinking-adapter name ("-thinking", "-thinking-<budget>", "-nothinking") is priced as:
+ * the suffix only switches the upstream's thinking on or off, the upstream bills the base model.
+ */
+export function thinkingBaseModel(model: string): string {
+  const m = /^(.+)-(?:thinking(?:-\d+)?|nothinking)$/.exec(model);
+  return m ? m[1]! : model;
+}

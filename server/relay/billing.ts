@@ -5,6 +5,7 @@ import type { Database, Dialect } from "../../db/index.ts";
 import type { OptionStore } from "../modules/option/store.ts";
 import { AppError } from "../http/errors.ts";
 import { QUOTA_PER_UNIT, TOKEN_STATUS, USER_STATUS } from "../catalogue/index.ts";
+import { thinkingBaseModel } from "../catalogue/ratios.ts";
 import type { Usage } from "./providers/types.ts";
 
 /** The ratio billed for a model nobody priced, when self-use mode or the user's setting accepts that. */
@@ -25,19 +26,29 @@ export interface Price {
 export function priceFor(options: OptionStore, model: string, group: string, acceptUnset: boolean): Price {
   const prices = options.json<Record<string, number>>("ModelPrice", {});
   const ratios = options.json<Record<string, number>>("ModelRatio", {});
+  const completion = options.json<Record<string, number>>("CompletionRatio", {});
+  const cache = options.json<Record<string, number>>("CacheRatio", {});
+  // Each table is read under the name asked for first, then under the thinking-suffix base name, so an
+  // operator's entry for "x-thinking" wins and an unconfigured "x-thinking-1024" costs what "x" costs.
+  const base = thinkingBaseModel(model);
+  const pick = (table: Record<string, number>): number | undefined => (priced(table[model]) ? table[model] : base !== model && priced(table[base]) ? table[base] : undefined);
   const groupRatio = numberOr(options.json<Record<string, number>>("GroupRatio", {})[group], 1);
-  const base = {
-    completionRatio: numberOr(options.json<Record<string, number>>("CompletionRatio", {})[model], 1),
-    cacheRatio: numberOr(options.json<Record<string, number>>("CacheRatio", {})[model], 1),
+  const rest = {
+    completionRatio: pick(completion) ?? 1,
+    cacheRatio: pick(cache) ?? 1,
     cacheCreationRatio: 1.25,
     groupRatio,
   };
-  const price = prices[model];
-  if (typeof price === "number" && Number.isFinite(price) && price >= 0) return { perCall: true, modelPrice: price, modelRatio: 0, ...base };
-  const ratio = ratios[model];
-  if (typeof ratio === "number" && Number.isFinite(ratio) && ratio >= 0) return { perCall: false, modelPrice: -1, modelRatio: ratio, ...base };
-  if (acceptUnset || options.bool("SelfUseModeEnabled")) return { perCall: false, modelPrice: -1, modelRatio: UNSET_MODEL_RATIO, ...base };
+  for (const name of base === model ? [model] : [model, base]) {
+    if (priced(prices[name])) return { perCall: true, modelPrice: prices[name], modelRatio: 0, ...rest };
+    if (priced(ratios[name])) return { perCall: false, modelPrice: -1, modelRatio: ratios[name], ...rest };
+  }
+  if (acceptUnset || options.bool("SelfUseModeEnabled")) return { perCall: false, modelPrice: -1, modelRatio: UNSET_MODEL_RATIO, ...rest };
   throw new AppError(403, `model ${model} has no price configured: an administrator must set its ratio (ModelRatio) or fixed price (ModelPrice), or enable self-use mode (SelfUseModeEnabled)`, "model_price_error");
+}
+
+function priced(v: unknown): v is number {
+  return typeof v === "number" && Number.isFinite(v) && v >= 0;
 }
 
 function numberOr(v: unknown, fallback: number): number {

@@ -1,7 +1,10 @@
 // Pure pieces of the relay: channel choice, pricing arithmetic, SSE framing, stream usage handling.
 import { describe, expect, test } from "bun:test";
 import { pickChannel, retryable, type Candidate } from "../../server/relay/select.ts";
-import { preConsumeQuota, quotaFor, type Price } from "../../server/relay/billing.ts";
+import { preConsumeQuota, priceFor, quotaFor, type Price } from "../../server/relay/billing.ts";
+import { OptionStore } from "../../server/modules/option/store.ts";
+import { DEFAULT_CHANNEL_MODELS } from "../../server/catalogue/models.ts";
+import { DEFAULT_COMPLETION_RATIO, DEFAULT_MODEL_PRICE, DEFAULT_MODEL_RATIO } from "../../server/catalogue/ratios.ts";
 import { SseReader } from "../../server/relay/sse.ts";
 import { openaiAdaptor, upstreamUrl } from "../../server/relay/providers/openai/index.ts";
 import { adaptorFor, baseUrlOf } from "../../server/relay/providers/index.ts";
@@ -74,6 +77,74 @@ describe("pricing", () => {
     expect(preConsumeQuota(ratioPrice(), 30, 100, 500)).toBe(130);
     expect(preConsumeQuota(ratioPrice(), 30, 0, 500)).toBe(530);
     expect(preConsumeQuota(ratioPrice({ perCall: true, modelPrice: 0.02 }), 30, 0, 500, 3)).toBe(30000);
+  });
+});
+
+describe("default prices", () => {
+  // Options as shipped: the store falls back to OPTION_DEFAULTS for every key it has not loaded.
+  const shipped = new OptionStore(null as never);
+  const withOptions = (over: Record<string, unknown>): OptionStore => {
+    const store = new OptionStore(null as never);
+    for (const [k, v] of Object.entries(over)) store.all().set(k, JSON.stringify(v));
+    return store;
+  };
+
+  test("every model of the catalogue's default model lists has a price out of the box", () => {
+    const unpriced: string[] = [];
+    for (const models of Object.values(DEFAULT_CHANNEL_MODELS)) {
+      for (const m of models) {
+        try {
+          priceFor(shipped, m, "default", false);
+        } catch {
+          unpriced.push(m);
+        }
+      }
+    }
+    expect([...new Set(unpriced)]).toEqual([]);
+  });
+
+  test("recent Claude and Gemini models carry their list prices", () => {
+    // ratio = USD per 1M input tokens / 2; completion ratio = output price / input price
+    const list: [string, number, number][] = [
+      ["claude-3-haiku-20240307", 0.25, 1.25], ["claude-3-opus-20240229", 15, 75], ["claude-opus-4-1-20250805", 15, 75],
+      ["claude-sonnet-4-5-20250929", 3, 15], ["claude-haiku-4-5-20251001", 1, 5],
+      ["gemini-2.5-flash-lite", 0.1, 0.4], ["gemini-2.0-flash-lite", 0.075, 0.3],
+    ];
+    for (const [m, input, output] of list) {
+      expect([m, DEFAULT_MODEL_RATIO[m]]).toEqual([m, input / 2]);
+      expect([m, DEFAULT_COMPLETION_RATIO[m]]).toEqual([m, output / input]);
+    }
+    expect(DEFAULT_MODEL_RATIO["gemini-embedding-001"]).toBe(0.15 / 2);
+  });
+
+  test("thinking-adapter suffixes are priced as their base model", () => {
+    const base = priceFor(shipped, "gemini-2.5-flash", "default", false);
+    for (const m of ["gemini-2.5-flash-thinking", "gemini-2.5-flash-thinking-1024", "gemini-2.5-flash-nothinking"]) {
+      expect(priceFor(shipped, m, "default", false)).toEqual(base);
+    }
+    const opus = priceFor(shipped, "claude-opus-4-20250514", "default", false);
+    expect(priceFor(shipped, "claude-opus-4-20250514-thinking", "default", false)).toEqual(opus);
+    expect(opus.modelRatio).toBe(7.5);
+    expect(opus.completionRatio).toBe(5);
+    expect(opus.cacheRatio).toBe(0.1);
+  });
+
+  test("a suffix on an unpriced model stays unpriced", () => {
+    expect(() => priceFor(shipped, "no-such-model-thinking", "default", false)).toThrow("no-such-model-thinking");
+  });
+
+  test("an explicit price for the suffixed name wins over the base model's", () => {
+    const store = withOptions({
+      ModelRatio: { "gemini-2.5-flash": 0.15, "gemini-2.5-flash-thinking": 2 },
+      CompletionRatio: { "gemini-2.5-flash": 8, "gemini-2.5-flash-thinking": 3 },
+      ModelPrice: { "claude-sonnet-4-20250514-thinking": 0.5 },
+    });
+    const thinking = priceFor(store, "gemini-2.5-flash-thinking", "default", false);
+    expect([thinking.modelRatio, thinking.completionRatio]).toEqual([2, 3]);
+    // Only the plain suffix was configured; the budget variant still falls back to the base model.
+    expect(priceFor(store, "gemini-2.5-flash-thinking-512", "default", false).modelRatio).toBe(0.15);
+    const fixed = priceFor(store, "claude-sonnet-4-20250514-thinking", "default", false);
+    expect([fixed.perCall, fixed.modelPrice]).toEqual([true, 0.5]);
   });
 });
 
