@@ -59,11 +59,13 @@ export function createApp(deps: AppDeps) {
       const format = errorFormatFor(path);
       let status = 500;
       let message = "internal server error, please contact the administrator";
+      let errorCode: string | undefined;
       // Elysia wraps errors thrown while parsing in a ParseError; the AppError is its cause.
       const appError = error instanceof AppError ? error : (error as any)?.cause instanceof AppError ? (error as any).cause as AppError : null;
       if (appError) {
         status = appError.status;
         message = appError.message;
+        errorCode = appError.code;
       } else if (code === "VALIDATION") {
         status = 400;
         message = validationMessage(error);
@@ -80,7 +82,7 @@ export function createApp(deps: AppDeps) {
         console.error(`[${request.method} ${path}]`, error);
       }
       set.status = status;
-      return errorBody(format, status, message);
+      return errorBody(format, status, message, errorCode);
     })
     .onRequest(async ({ request, server }) => {
       const path = new URL(request.url).pathname;
