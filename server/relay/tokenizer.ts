@@ -43,6 +43,10 @@ export function promptText(body: any): string {
     else if (Array.isArray(v)) for (const x of v) out += (typeof x === "string" ? x : textOf(x?.content ?? x?.text ?? "")) + "\n";
   }
   if (Array.isArray(body.documents)) for (const d of body.documents) out += (typeof d === "string" ? d : textOf(d?.text)) + "\n";
+  // Gemini: systemInstruction (the REST API also takes system_instruction) and contents[].parts[].text.
+  const system = body.systemInstruction ?? body.system_instruction;
+  if (Array.isArray(system?.parts)) out += textOf(system.parts) + "\n";
+  if (Array.isArray(body.contents)) for (const c of body.contents) if (Array.isArray(c?.parts)) out += textOf(c.parts) + "\n";
   return out;
 }
 

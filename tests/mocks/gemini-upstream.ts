@@ -1,7 +1,7 @@
 // A stand-in for the Gemini API (generativelanguage): /{version}/models/{model}:{method} with the key
 // in x-goog-api-key or ?key=. Answers generateContent, streamGenerateContent?alt=sse and
 // batchEmbedContents with recorded-shape bodies. Tools and a last turn without a functionResponse
-// produce a functionCall; everything else text.
+// produce a functionCall; everything else text. Models named with "-nousage" never send usageMetadata.
 import { serve, sseResponse, type MockUpstream } from "./recorder.ts";
 
 export const GEMINI_TEXT = "Hello from Gemini.";
@@ -61,11 +61,15 @@ export function geminiAnswer(route: { model: string; method: string }, body: any
   if (route.method === "embedContent") return Response.json({ embedding: { values: [0.1, 0.2, 0.3] } });
   const problem = geminiRequestProblem(body);
   if (problem) return Response.json({ error: { code: 400, message: problem, status: "INVALID_ARGUMENT" } }, { status: 400 });
+  const usage = (r: any) => {
+    if (route.model.includes("-nousage")) delete r.usageMetadata;
+    return r;
+  };
   if (route.method === "streamGenerateContent") {
     if (!search.includes("alt=sse")) return Response.json({ error: { code: 400, message: "test mock only speaks alt=sse", status: "INVALID_ARGUMENT" } }, { status: 400 });
-    return sseResponse(geminiChunks(body, route.model).map((c) => `data: ${JSON.stringify(c)}\r\n\r\n`));
+    return sseResponse(geminiChunks(body, route.model).map((c) => `data: ${JSON.stringify(usage(c))}\r\n\r\n`));
   }
-  if (route.method === "generateContent") return Response.json(geminiReply(body, route.model));
+  if (route.method === "generateContent") return Response.json(usage(geminiReply(body, route.model)));
   return Response.json({ error: { code: 404, message: "method not found", status: "NOT_FOUND" } }, { status: 404 });
 }
 
