@@ -7,6 +7,7 @@ import { geminiAdaptor, geminiVersion } from "../../server/relay/providers/gemin
 import { startGeminiUpstream, GEMINI_TEXT } from "../mocks/gemini-upstream.ts";
 import { serve, type MockUpstream } from "../mocks/recorder.ts";
 import { chunksOf, contentOf, makeCall, run, site } from "./harness.ts";
+import { countTokensNow } from "../../server/relay/tokenizer.ts";
 
 const settings: GeminiSettings = { safety: { default: "OFF" }, thinkingAdapter: true, thinkingPercentage: 0.6, imageModels: ["gemini-2.0-flash-exp-image-generation"] };
 const weatherTool = { type: "function" as const, function: { name: "get_weather", description: "Weather", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"], additionalProperties: false, $schema: "http://json-schema.org/draft-07/schema#" } } };
@@ -183,6 +184,17 @@ describe("Gemini adaptor against the mock upstream", () => {
     expect(o.body.object).toBe("list");
     expect(o.body.data.map((d: any) => d.index)).toEqual([0, 1]);
     expect(o.body.data[1].embedding[0]).toBeCloseTo(0.2);
+  });
+
+  test("embeddings usage: Gemini reports none, so the input is counted for the client and the bill", async () => {
+    const input = ["The quick brown fox jumps over the lazy dog.", "Embeddings need usage too."];
+    const o = await run(geminiAdaptor, call({ mode: "embeddings", upstreamModel: "text-embedding-004", requestModel: "text-embedding-004" }), { model: "x", input });
+    const n = countTokensNow(input[0]!) + countTokensNow(input[1]!);
+    expect(n).toBeGreaterThan(10);
+    expect(o.body.usage).toEqual({ prompt_tokens: n, total_tokens: n });
+    expect(o.usage).toEqual({ prompt_tokens: n, completion_tokens: 0, total_tokens: n });
+    const single = await run(geminiAdaptor, call({ mode: "embeddings", upstreamModel: "text-embedding-004" }), { model: "x", input: input[0] });
+    expect(single.body.usage.prompt_tokens).toBe(countTokensNow(input[0]!));
   });
 
   test("a Gemini client's body passes through unchanged; chunks pass verbatim", async () => {

@@ -352,7 +352,9 @@ export function toBatchEmbedRequest(model: string, input: unknown, dimensions?: 
   const texts = Array.isArray(input) ? input : [input];
   return {
     requests: texts.map((t) => {
-      const r: Record<string, unknown> = { model: `models/${model}`, content: { parts: [{ text: typeof t === "string" ? t : JSON.stringify(t) }] } };
+      const r: { model: string; content: { parts: { text: string }[] }; outputDimensionality?: number } = {
+        model: `models/${model}`, content: { parts: [{ text: typeof t === "string" ? t : JSON.stringify(t) }] },
+      };
       if (dimensions) r.outputDimensionality = dimensions;
       return r;
     }),

@@ -11,6 +11,7 @@ import {
 } from "./convert.ts";
 import { fetchImages } from "./images.ts";
 import type { OpenAIUsage } from "../claude/wire.ts";
+import { countTokensNow } from "../../tokenizer.ts";
 
 export function geminiSettings(call: Pick<ProviderCall, "site">): GeminiSettings {
   const site = siteOf(call);
@@ -40,13 +41,25 @@ export function toUsage(u: OpenAIUsage): Usage {
   return { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens, total_tokens: u.total_tokens, cached_tokens: u.prompt_tokens_details?.cached_tokens ?? 0 };
 }
 
+/** The texts an embeddings call sent, kept until its answer is parsed: batchEmbedContents reports no usage. */
+const embedded = new WeakMap<ProviderCall, string[]>();
+
+function embeddingUsage(call: ProviderCall): Usage | null {
+  const texts = embedded.get(call);
+  if (!texts) return null;
+  const n = texts.reduce((sum, t) => sum + countTokensNow(t), 0);
+  return { prompt_tokens: n, completion_tokens: 0, total_tokens: n };
+}
+
 /**
  * The model name and Gemini body for this call. Gemini clients' bodies pass through unchanged (the
  * model travels in the URL); OpenAI bodies are converted, downloading remote images first.
  */
 export async function geminiBodyFor(call: ProviderCall, body: any): Promise<{ model: string; body: unknown }> {
   if (call.mode === "embeddings") {
-    return { model: call.upstreamModel, body: toBatchEmbedRequest(call.upstreamModel, body?.input, body?.dimensions) };
+    const out = toBatchEmbedRequest(call.upstreamModel, body?.input, body?.dimensions);
+    embedded.set(call, out.requests.map((r) => r.content.parts[0]!.text));
+    return { model: call.upstreamModel, body: out };
   }
   if (call.format === "gemini") return { model: call.upstreamModel, body };
   let images = new Map<string, { mimeType: string; data: string }>();
@@ -62,7 +75,10 @@ export async function geminiBodyFor(call: ProviderCall, body: any): Promise<{ mo
 }
 
 export function parseGeminiResponse(call: ProviderCall, json: any): ParsedResponse {
-  if (call.mode === "embeddings") return { body: fromEmbedResponse(json, call.requestModel, 0), usage: null };
+  if (call.mode === "embeddings") {
+    const usage = embeddingUsage(call);
+    return { body: fromEmbedResponse(json, call.requestModel, usage?.prompt_tokens ?? 0), usage };
+  }
   const usage = json?.usageMetadata ? toUsage(usageFromGemini(json.usageMetadata)) : null;
   if (call.format === "gemini") return { body: json, usage };
   return { body: fromGeminiResponse(json, call.requestModel), usage };
