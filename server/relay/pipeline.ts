@@ -14,6 +14,7 @@ import { findSensitive, takeRateLimit, type RateTicket } from "./limits.ts";
 import { countPromptTokens, countTokens, estimateTokens, promptText } from "./tokenizer.ts";
 import { generatedTextOf } from "./providers/openai/usage.ts";
 import { SseReader } from "./sse.ts";
+import { applyParamOverride } from "./override.ts";
 import { recordChannelResult } from "../modules/channel/health.ts";
 import { parseChannelInfo, pickChannelKey, type ChannelInfo } from "../modules/channel/keys.ts";
 import { recordUpstreamError } from "../http/metrics.ts";
@@ -183,6 +184,8 @@ function providerCall(req: RelayRequest, channel: Channel, site?: SiteOptions): 
   return {
     mode: req.mode, format: req.format, channel, key, keyIndex, baseUrl: baseUrlOf(channel), requestModel: req.model, upstreamModel,
     stream: req.stream, clientWantsUsage, path: req.path, search: req.search, options: cfg.options, site, clientHeaders: req.headers,
+    // global.pass_through_request_enabled sends the client's body unchanged: no overrides either.
+    paramOverride: site?.bool("global.pass_through_request_enabled") ? null : cfg.override,
   };
 }
 
@@ -198,9 +201,9 @@ function channelKey(channel: Channel, info: ChannelInfo): { key: string; keyInde
   return { key: pick.key, keyIndex: pick.index };
 }
 
-/** The body sent upstream: the client's, with the mapped model, the channel's overrides and a usage request for streams. */
+/** The body handed to the adaptor: the client's, with the mapped model and a usage request for streams.
+ *  The channel's param_override goes into the adaptor's converted body instead (applyParamOverride). */
 function upstreamBody(req: RelayRequest, call: ProviderCall): any {
-  const cfg = channelConfig(call.channel);
   if (req.body instanceof FormData) {
     if (call.upstreamModel === req.model) return req.body;
     const form = new FormData();
@@ -210,10 +213,10 @@ function upstreamBody(req: RelayRequest, call: ProviderCall): any {
   // global.pass_through_request_enabled: the client's JSON goes upstream as sent (no model mapping,
   // overrides or usage request); an adaptor of another wire format still has to convert it.
   if (call.site?.bool("global.pass_through_request_enabled")) return req.body;
-  if (req.format !== "openai") return cfg.override ? { ...req.body, ...cfg.override } : req.body;
+  if (req.format !== "openai") return req.body;
   const body = { ...req.body, model: call.upstreamModel };
   if (req.stream && (req.mode === "chat" || req.mode === "completions")) body.stream_options = { ...(req.body.stream_options ?? {}), include_usage: true };
-  return cfg.override ? Object.assign(body, cfg.override) : body;
+  return body;
 }
 
 /** An upstream failure, and whether another channel may be tried after it. */
@@ -233,7 +236,7 @@ async function attempt(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCa
   const timer = setTimeout(() => abort.abort(new Error("timeout")), deps.config.relayTimeoutMs);
   let res: Response;
   try {
-    const up = await adaptor.buildRequest(call, upstreamBody(req, call));
+    const up = applyParamOverride(adaptor, call, await adaptor.buildRequest(call, upstreamBody(req, call)));
     res = await fetch(up.url, { method: up.method ?? "POST", headers: up.headers, body: up.body, signal: abort.signal, redirect: "manual" });
   } catch (e) {
     clearTimeout(timer);

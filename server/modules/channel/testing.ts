@@ -6,6 +6,7 @@ import { nowSeconds } from "../../../db/index.ts";
 import { CHANNEL_STATUS, channelType } from "../../catalogue/index.ts";
 import { adaptorFor, baseUrlOf } from "../../relay/providers/index.ts";
 import type { ProviderCall, RelayMode } from "../../relay/providers/types.ts";
+import { applyParamOverride } from "../../relay/override.ts";
 import { commaList } from "./abilities.ts";
 import { pickChannelKey } from "./keys.ts";
 import { getChannel } from "./service.ts";
@@ -69,15 +70,16 @@ export async function testChannel(deps: AppDeps, channelOrId: Channel | number, 
     mode, format: "openai", channel, key, baseUrl: baseUrlOf(channel), requestModel: model, upstreamModel, stream: false,
     clientWantsUsage: false, path: mode === "embeddings" ? "/v1/embeddings" : "/v1/chat/completions", search: "",
     options: { ...jsonObject(channel.other), ...jsonObject(channel.setting) }, site: deps.options,
+    paramOverride: channel.param_override ? jsonObject(channel.param_override) : null,
   };
-  const body = { ...testBody(mode, upstreamModel), ...jsonObject(channel.param_override) };
+  const body = testBody(mode, upstreamModel);
   const started = performance.now();
   let success = false;
   let message = "";
   let status: number | undefined;
   let code: string | undefined;
   try {
-    const req = await adaptor.buildRequest(call, body);
+    const req = applyParamOverride(adaptor, call, await adaptor.buildRequest(call, body));
     const res = await fetch(req.url, { method: req.method ?? "POST", headers: req.headers, body: req.body, signal: AbortSignal.timeout(TEST_TIMEOUT_MS) });
     const text = await res.text();
     status = res.status;

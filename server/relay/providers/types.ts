@@ -10,8 +10,9 @@
 //       supports(mode)                    → false answers 501 "not supported by this channel type"
 //       buildRequest(call, body)          → URL, method, headers (auth) and body for the upstream fetch.
 //                                           `body` is the client's request in OpenAI format (already with
-//                                           the upstream model name, param_override merged). For
-//                                           multipart modes (audio) body is a FormData.
+//                                           the upstream model name). For multipart modes (audio) body
+//                                           is a FormData. The relay merges the channel's param_override
+//                                           into the JSON body this returns (see relay/override.ts).
 //       fetch(...) by the relay (timeouts, retries, status-code mapping are the relay's job)
 //       non-stream: parseResponse(call, res)  → OpenAI-format JSON body + usage (or null: the relay
 //                                               then counts tokens itself)
@@ -77,6 +78,8 @@ export interface ProviderCall {
   site?: SiteOptions;
   /** Selected client request headers (lower-case names) the route chose to expose, e.g. anthropic-beta. */
   clientHeaders?: Record<string, string>;
+  /** The channel's param_override, merged into the built JSON body by the relay (relay/override.ts). */
+  paramOverride?: Record<string, unknown> | null;
 }
 
 /** The read side of the option store, as providers need it. */
@@ -132,6 +135,9 @@ export interface ProviderAdaptor {
   /** Upstreams whose stream is not SSE (Bedrock's binary event stream) re-frame it as SSE here; the
    *  relay then reads the result like any other stream. */
   decodeStream?(call: ProviderCall, body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array>;
+  /** The adaptor merges call.paramOverride into its body itself: it signs the body (Bedrock's SigV4),
+   *  so the relay may not change it after buildRequest. */
+  appliesParamOverride?: boolean;
   /** Extracts a readable message from an upstream error body (never include keys or URLs). */
   errorMessage?(status: number, text: string): string;
   /** Model names this kind offers by default (the channel form's "fill default models"). */

@@ -7,6 +7,7 @@ import { ClaudeStreamMapper, claudeErrorMessage, claudeModelHeaders, claudeReque
 import { DEFAULT_CHANNEL_MODELS } from "../../../catalogue/models.ts";
 import { EventStreamDecoder } from "./eventstream.ts";
 import { bedrockModelId } from "./models.ts";
+import { withParamOverride } from "../../override.ts";
 
 export const BEDROCK_ANTHROPIC_VERSION = "bedrock-2023-05-31";
 
@@ -74,12 +75,13 @@ export const awsAdaptor: ProviderAdaptor = {
   kind: "aws",
   supports: (mode) => mode === "chat",
   nativeFormat: () => "claude",
+  appliesParamOverride: true,
   async buildRequest(call, body) {
     const creds = parseAwsKey(call.key);
     const { model, body: out } = bedrockBody(call, body);
     const url = bedrockUrl(call, creds.region, bedrockModelId(model, creds.region));
     const signed = await new AwsV4Signer({
-      method: "POST", url, body: JSON.stringify(out), service: "bedrock", region: creds.region,
+      method: "POST", url, body: JSON.stringify(withParamOverride(out, call.paramOverride)), service: "bedrock", region: creds.region,
       accessKeyId: creds.accessKeyId, secretAccessKey: creds.secretAccessKey, sessionToken: creds.sessionToken,
       headers: { "content-type": "application/json", accept: call.stream ? "application/vnd.amazon.eventstream" : "application/json" },
     }).sign();
