@@ -14,6 +14,7 @@ import { findSensitive, takeRateLimit, type RateTicket } from "./limits.ts";
 import { countPromptTokens, countTokens, estimateTokens, promptText } from "./tokenizer.ts";
 import { generatedTextOf } from "./providers/openai/usage.ts";
 import { SseReader } from "./sse.ts";
+import { scrub } from "./scrub.ts";
 import { applyParamOverride } from "./override.ts";
 import { recordChannelResult } from "../modules/channel/health.ts";
 import { parseChannelInfo, pickChannelKey, type ChannelInfo } from "../modules/channel/keys.ts";
@@ -290,14 +291,6 @@ function errorCode(text: string): string | undefined {
 
 function retryError(status: number, message: string, retry: boolean): UpstreamError {
   return new UpstreamError(status, message, retry);
-}
-
-/** Upstream messages may echo the key or the upstream address; neither reaches a client. */
-function scrub(message: string, call: ProviderCall): string {
-  let m = message.slice(0, 1000);
-  if (call.key) m = m.split(call.key).join("***");
-  if (call.baseUrl) m = m.split(call.baseUrl).join("[upstream]");
-  return m.replace(/https?:\/\/[^\s"')]+/g, "[upstream]").replace(/\bsk-[A-Za-z0-9_-]{8,}/g, "sk-***");
 }
 
 async function deliver(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCall, answer: Answer, o: Outcome): Promise<Response> {

@@ -6,6 +6,7 @@ import { awsAdaptor } from "../../server/relay/providers/aws/index.ts";
 import { vertexAdaptor } from "../../server/relay/providers/vertex/index.ts";
 import type { ProviderAdaptor } from "../../server/relay/providers/types.ts";
 import { countTokensNow } from "../../server/relay/tokenizer.ts";
+import { SseReader } from "../../server/relay/sse.ts";
 import { startClaudeUpstream, CLAUDE_TEXT } from "../mocks/claude-upstream.ts";
 import { chunksOf, contentOf, makeCall, run, site } from "./harness.ts";
 import type { MockUpstream } from "../mocks/recorder.ts";
@@ -281,5 +282,61 @@ describe("stream usage when no message_delta arrives", () => {
     m.event(frame({ ...start, message: { ...start.message, usage: { input_tokens: 20, output_tokens: 5000 } } }));
     m.event(frame(body[body.length - 1]!));
     expect(m.usage()!.completion_tokens).toBe(5000);
+  });
+});
+
+describe("a mid-stream error event reaches the client scrubbed", () => {
+  const key = "sk-ant-api03-SECRETSECRETSECRET";
+  const baseUrl = "http://10.9.8.7:9000";
+  const error = {
+    type: "error", request_id: "req_internal_77",
+    error: { type: "overloaded_error", message: `Overloaded for key ${key} at ${baseUrl}/v1/messages (trace https://trace.internal.example/t?id=1)` },
+  };
+  const frame = (ev: object) => ({ event: (ev as any).type, data: JSON.stringify(ev), raw: `event: ${(ev as any).type}\ndata: ${JSON.stringify(ev)}\n\n` });
+  const clean = (text: string) => {
+    for (const secret of [key, "10.9.8.7", "trace.internal.example", "req_internal_77"]) expect(text).not.toContain(secret);
+    expect(text).toContain("Overloaded");
+  };
+
+  for (const [name, adaptor] of [["anthropic", claudeAdaptor], ["bedrock", awsAdaptor], ["vertex", vertexAdaptor]] as [string, ProviderAdaptor][]) {
+    test(`${name}, OpenAI client: an OpenAI-shaped error chunk`, () => {
+      const m = adaptor.streamMapper(makeCall({ baseUrl, key, upstreamModel: "claude-sonnet-4-20250514", stream: true }));
+      m.event(frame({ type: "message_start", message: { id: "msg_e", model: "m", usage: { input_tokens: 1, output_tokens: 1 } } }));
+      const out = m.event(frame(error));
+      clean(out);
+      const ev = new SseReader().push(new TextEncoder().encode(out));
+      expect(ev).toHaveLength(1);
+      expect(JSON.parse(ev[0]!.data)).toEqual({ error: { type: "overloaded_error", message: expect.any(String) } });
+    });
+
+    test(`${name}, Claude client: a Claude error event`, () => {
+      const m = adaptor.streamMapper(makeCall({ baseUrl, key, upstreamModel: "claude-sonnet-4-20250514", stream: true, format: "claude" }));
+      const out = m.event(frame(error));
+      clean(out);
+      const ev = new SseReader().push(new TextEncoder().encode(out));
+      expect(ev[0]!.event).toBe("error");
+      expect(JSON.parse(ev[0]!.data)).toEqual({ type: "error", error: { type: "overloaded_error", message: expect.any(String) } });
+    });
+  }
+
+  test("an `event: error` whose data is not a Claude error object is rebuilt and scrubbed too", () => {
+    for (const format of ["claude", "openai"] as const) {
+      const m = claudeAdaptor.streamMapper(makeCall({ baseUrl, key, stream: true, format }));
+      const plain = m.event({ event: "error", data: `upstream broke, key ${key}`, raw: `event: error\ndata: upstream broke, key ${key}\n\n` });
+      const untypedData = JSON.stringify({ error: { message: `at ${baseUrl}` } });
+      const untyped = m.event({ event: "error", data: untypedData, raw: `event: error\ndata: ${untypedData}\n\n` });
+      for (const out of [plain, untyped]) {
+        expect(out).not.toContain(key);
+        expect(out).not.toContain("10.9.8.7");
+        expect(JSON.parse(new SseReader().push(new TextEncoder().encode(out))[0]!.data).error.type).toBe("api_error");
+      }
+    }
+  });
+
+  test("an error type that is not a plain name is not forwarded", () => {
+    const m = claudeAdaptor.streamMapper(makeCall({ baseUrl, key, stream: true, format: "claude" }));
+    const out = m.event(frame({ type: "error", error: { type: `bad ${key}`, message: "x" } }));
+    expect(out).not.toContain(key);
+    expect(JSON.parse(new SseReader().push(new TextEncoder().encode(out))[0]!.data).error.type).toBe("api_error");
   });
 });

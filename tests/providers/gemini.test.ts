@@ -8,6 +8,7 @@ import { startGeminiUpstream, GEMINI_TEXT } from "../mocks/gemini-upstream.ts";
 import { serve, type MockUpstream } from "../mocks/recorder.ts";
 import { chunksOf, contentOf, makeCall, run, site } from "./harness.ts";
 import { countTokensNow } from "../../server/relay/tokenizer.ts";
+import { SseReader } from "../../server/relay/sse.ts";
 
 const settings: GeminiSettings = { safety: { default: "OFF" }, thinkingAdapter: true, thinkingPercentage: 0.6, imageModels: ["gemini-2.0-flash-exp-image-generation"] };
 const weatherTool = { type: "function" as const, function: { name: "get_weather", description: "Weather", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"], additionalProperties: false, $schema: "http://json-schema.org/draft-07/schema#" } } };
@@ -229,5 +230,29 @@ describe("image download guard", () => {
     const redirecting = serve(() => new Response(null, { status: 302, headers: { location: "http://169.254.169.254/" } }));
     await expect(fetchImage(redirecting.url + "/a.png")).rejects.toThrow();
     redirecting.stop();
+  });
+});
+
+describe("a mid-stream error reaches the client scrubbed", () => {
+  const key = "AIzaSyGEMINISECRETKEY0123456789";
+  const baseUrl = "http://10.7.7.7:8443";
+  const data = JSON.stringify({ error: { code: 503, message: `quota for key ${key} at ${baseUrl}/v1beta (see https://internal.example/x)`, status: "UNAVAILABLE", details: [{ reason: "internal" }] } });
+  const ev = { data, raw: `data: ${data}\n\n` };
+  const parsed = (out: string) => JSON.parse(new SseReader().push(new TextEncoder().encode(out))[0]!.data);
+  const clean = (out: string) => {
+    for (const secret of [key, "10.7.7.7", "internal.example"]) expect(out).not.toContain(secret);
+    expect(out).toContain("quota for key");
+  };
+
+  test("OpenAI client: an OpenAI error chunk", () => {
+    const out = geminiAdaptor.streamMapper(makeCall({ baseUrl, key, stream: true })).event(ev);
+    clean(out);
+    expect(parsed(out)).toEqual({ error: { message: expect.any(String), type: "upstream_error" } });
+  });
+
+  test("Gemini client: a Gemini error with code and status, nothing else", () => {
+    const out = geminiAdaptor.streamMapper(makeCall({ baseUrl, key, stream: true, format: "gemini" })).event(ev);
+    clean(out);
+    expect(parsed(out)).toEqual({ error: { code: 503, message: expect.any(String), status: "UNAVAILABLE" } });
   });
 });

@@ -4,6 +4,7 @@
 import type { ParsedResponse, ProviderCall, SseEvent, StreamMapper, Usage } from "../types.ts";
 import { sseFrame, SSE_DONE } from "../../sse.ts";
 import { countTokensNow } from "../../tokenizer.ts";
+import { plainName, scrub } from "../../scrub.ts";
 import { perModel, siteOf } from "../../native/site.ts";
 import { ClaudeStreamToOpenAI, fromClaudeResponse, toClaudeRequest, usageFromClaude, type ClaudeSettings } from "./convert.ts";
 import type { ClaudeRequest, OpenAIUsage } from "./wire.ts";
@@ -79,23 +80,30 @@ export class ClaudeStreamMapper implements StreamMapper {
   constructor(private call: ProviderCall) {}
 
   event(ev: SseEvent): string {
-    if (!ev.data) return this.call.format === "claude" ? ev.raw : "";
-    let obj: any;
+    let obj: any = null;
     try {
-      obj = JSON.parse(ev.data);
-    } catch {
-      return this.call.format === "claude" ? ev.raw : "";
-    }
+      obj = ev.data ? JSON.parse(ev.data) : null;
+    } catch {}
+    // Errors are never passed on verbatim, not even to Claude clients: they may echo the key or an address.
+    if (ev.event === "error" || obj?.type === "error") return this.errorFrame(obj?.error?.type, obj?.error?.message ?? ev.data);
+    if (!obj || typeof obj !== "object") return this.call.format === "claude" ? ev.raw : "";
     if (obj.type === "message_start" || obj.type === "message_delta") this.sawUsage = true;
     const chunks = this.conv.push(obj);
     if (this.call.format === "claude") return ev.raw;
-    if (this.conv.error && obj.type === "error") return sseFrame(JSON.stringify({ error: { message: this.conv.error.message, type: this.conv.error.type } }));
     let out = "";
     for (const c of chunks) {
       c.model = this.call.requestModel;
       out += sseFrame(JSON.stringify(c));
     }
     return out;
+  }
+
+  /** An upstream stream error, rebuilt from its type and scrubbed message only, in the client's format. */
+  private errorFrame(rawType: unknown, rawMessage: unknown): string {
+    const type = plainName(rawType, "api_error");
+    const message = scrub(typeof rawMessage === "string" && rawMessage ? rawMessage : "upstream stream error", this.call);
+    if (this.call.format === "claude") return sseFrame(JSON.stringify({ type: "error", error: { type, message } }), "error");
+    return sseFrame(JSON.stringify({ error: { message, type } }));
   }
 
   end(): string {

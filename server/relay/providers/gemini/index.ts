@@ -12,6 +12,7 @@ import {
 import { fetchImages } from "./images.ts";
 import type { OpenAIUsage } from "../claude/wire.ts";
 import { countTokensNow } from "../../tokenizer.ts";
+import { plainName, scrub } from "../../scrub.ts";
 
 export function geminiSettings(call: Pick<ProviderCall, "site">): GeminiSettings {
   const site = siteOf(call);
@@ -98,7 +99,11 @@ export class GeminiStreamMapper implements StreamMapper {
       return this.call.format === "gemini" ? ev.raw : "";
     }
     if (obj?.error) {
-      return this.call.format === "gemini" ? ev.raw : sseFrame(JSON.stringify({ error: { message: obj.error.message ?? "upstream stream error", type: "upstream_error" } }));
+      // Rebuilt rather than passed on: the upstream's message may echo the key or an address.
+      const message = scrub(typeof obj.error.message === "string" && obj.error.message ? obj.error.message : "upstream stream error", this.call);
+      if (this.call.format !== "gemini") return sseFrame(JSON.stringify({ error: { message, type: "upstream_error" } }));
+      const code = Number.isInteger(obj.error.code) ? obj.error.code : 500;
+      return sseFrame(JSON.stringify({ error: { code, message, status: plainName(obj.error.status, "INTERNAL") } }));
     }
     const chunks = this.conv.push(obj);
     if (this.call.format === "gemini") return ev.raw;
