@@ -10,12 +10,19 @@ export interface Cache {
   del(key: string): Promise<void>;
   /** Increments a counter that expires ttlSeconds after its first increment; returns the new count. */
   incr(key: string, ttlSeconds: number): Promise<number>;
+  /** Sends `message` to every subscriber of `channel`: in this process (memory) or on every instance sharing the Redis. */
+  publish(channel: string, message: string): Promise<void>;
+  /** Listens on `channel`; resolves once listening, to the function that stops it. */
+  subscribe(channel: string, listener: (message: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
+
+type Listener = (message: string) => void;
 
 export class MemoryCache implements Cache {
   readonly kind = "memory" as const;
   private map = new Map<string, { v: string; exp: number }>();
+  private channels = new Map<string, Set<Listener>>();
   private sweeper = setInterval(() => this.sweep(), 60_000);
 
   constructor() {
@@ -60,17 +67,29 @@ export class MemoryCache implements Cache {
     e.v = String(Number(e.v) + 1);
     return Number(e.v);
   }
+  async publish(channel: string, message: string) {
+    for (const l of this.channels.get(channel) ?? []) deliver(l, message);
+  }
+  async subscribe(channel: string, listener: Listener) {
+    let set = this.channels.get(channel);
+    if (!set) this.channels.set(channel, (set = new Set()));
+    set.add(listener);
+    return async () => void set.delete(listener);
+  }
   async close() {
     clearInterval(this.sweeper);
     this.map.clear();
+    this.channels.clear();
   }
 }
 
 export class RedisCache implements Cache {
   readonly kind = "redis" as const;
   private client: RedisClient;
+  /** A subscribed Redis connection can run no other command, so pub/sub listens on a second one. */
+  private subscriber: RedisClient | null = null;
 
-  constructor(url: string, private prefix = "switchyard:") {
+  constructor(private url: string, readonly prefix = "switchyard:") {
     this.client = new RedisClient(url, { connectionTimeout: 5000, maxRetries: 20 });
   }
 
@@ -99,8 +118,30 @@ export class RedisCache implements Cache {
     ]);
     return Number(n);
   }
+  async publish(channel: string, message: string) {
+    await this.client.publish(this.prefix + channel, message);
+  }
+  async subscribe(channel: string, listener: Listener) {
+    this.subscriber ??= new RedisClient(this.url, { connectionTimeout: 5000, maxRetries: 20 });
+    const sub = this.subscriber;
+    const onMessage = (message: string) => deliver(listener, message);
+    await sub.subscribe(this.prefix + channel, onMessage);
+    return async () => {
+      if (sub.connected) await sub.unsubscribe(this.prefix + channel, onMessage);
+    };
+  }
   async close() {
     this.client.close();
+    this.subscriber?.close();
+  }
+}
+
+/** A failing listener must not keep the others (or the publisher) from their work. */
+function deliver(listener: Listener, message: string) {
+  try {
+    listener(message);
+  } catch (e) {
+    console.error("cache subscriber failed:", e);
   }
 }
 

@@ -1,7 +1,8 @@
 // In-memory views the hot path reads instead of the database: tokens (with their user) and the routing
-// table (enabled channels × abilities). Entries live a few seconds; management modules call
-// invalidateRelayCaches(deps) after a change so this instance sees it at once, and other instances
-// see it within the TTL. Balances are never trusted from here: spends are conditional UPDATEs.
+// table (enabled channels × abilities). Entries live a few seconds. Token and user writes are announced
+// (modules/token/events.ts) to this instance and, through the shared cache, to the others, so a ban or
+// a disabled token is refused at once everywhere; channel changes reach this instance at once and the
+// others within the TTL. Balances are never trusted from here: spends are conditional UPDATEs.
 import type { AppDeps } from "../deps.ts";
 import type { Channel, Token, User } from "../../db/schema.ts";
 import { dialectOf, type Dialect } from "../../db/index.ts";
@@ -28,12 +29,15 @@ export interface TokenEntry {
 
 class TokenCache {
   private map = new Map<string, { entry: TokenEntry | null; at: number }>();
+  /** Bumped on every invalidation, so a load that read the database before it never installs its result. */
+  private generation = 0;
   constructor(private deps: AppDeps) {}
 
   async get(key: string): Promise<TokenEntry | null> {
     const hit = this.map.get(key);
     const now = Date.now();
     if (hit && now - hit.at < (hit.entry ? CACHE_TTL_MS : MISS_TTL_MS)) return hit.entry;
+    const gen = this.generation;
     const token = await this.deps.db.selectFrom("tokens").selectAll().where("key", "=", key).where("deleted_at", "is", null).executeTakeFirst();
     let entry: TokenEntry | null = null;
     if (token) {
@@ -42,16 +46,25 @@ class TokenCache {
         .where("id", "=", token.user_id).executeTakeFirst();
       if (user) entry = { token, user, allowIps: parseAllowIps(token.allow_ips).ranges };
     }
+    if (gen !== this.generation) return entry;
     if (this.map.size > 50_000) this.map.clear();
     this.map.set(key, { entry, at: now });
     return entry;
   }
 
   forget(key: string) {
+    this.generation++;
     this.map.delete(key);
   }
 
+  /** Drops every token of the user; a scan, but user changes are rare next to relay calls. */
+  forgetUser(userId: number) {
+    this.generation++;
+    for (const [key, hit] of this.map) if (hit.entry?.user.id === userId) this.map.delete(key);
+  }
+
   clear() {
+    this.generation++;
     this.map.clear();
   }
 }
@@ -139,13 +152,14 @@ export function relayState(deps: AppDeps): RelayState {
     writer.start();
     const tokens = new TokenCache(deps);
     const routing = new RoutingCache(deps);
+    const tokenChanges = onTokenChanged(deps, (c) => ("key" in c ? tokens.forget(c.key) : tokens.forgetUser(c.userId)));
     const unsubscribe = [
-      onTokenChanged((key) => tokens.forget(key)),
       onChannelsChanged(() => routing.clear()),
       registerPendingWrites("relay", () => writer.backlog()),
     ];
     deps.shutdownHooks.push(async () => {
       for (const u of unsubscribe) u();
+      await tokenChanges.unsubscribe();
       await writer.stop();
     });
     s = { dialect: dialectOf(deps.db), tokens, routing, writer };

@@ -111,14 +111,14 @@ for (const kind of storageKinds()) {
     test("update fields and status_only toggles; change events fire with the stored key", async () => {
       const t = (await create(alice, { name: "upd", remain_quota: 10 })).body.data[0];
       const heard: string[] = [];
-      const off = onTokenChanged((k) => heard.push(k));
+      const sub = onTokenChanged(ctx.deps, (c) => heard.push("key" in c ? c.key : `user ${c.userId}`));
       const r = await ctx.request("PUT", "/api/token/", { as: alice, body: { ...t, name: "upd2", remain_quota: 99, expired_time: future() } });
       expect(r.body.data).toMatchObject({ name: "upd2", remain_quota: 99, status: 1 });
       const off2 = await ctx.request("PUT", "/api/token/?status_only=true", { as: alice, body: { id: t.id, status: 2, name: "ignored" } });
       expect(off2.body.data).toMatchObject({ status: 2, name: "upd2" });
       expect((await ctx.request("PUT", "/api/token/?status_only=true", { as: alice, body: { id: t.id, status: 1 } })).body.data.status).toBe(1);
       expect((await ctx.request("PUT", "/api/token/?status_only=true", { as: alice, body: { id: t.id, status: 4 } })).body.message).toMatch(/^status must be 1/);
-      off();
+      await sub.unsubscribe();
       expect(heard).toEqual([t.key.slice(3), t.key.slice(3), t.key.slice(3)]);
     });
 

@@ -190,7 +190,7 @@ export async function updateToken(deps: AppDeps, user: User, id: number, input: 
   if (wantsStatus && input.status === TOKEN_STATUS.enabled) checkEnable(current, next);
   if (wantsStatus) patch.status = input.status;
   if (Object.keys(patch).length) await deps.db.updateTable("tokens").set(patch).where("id", "=", current.id).execute();
-  notifyTokenChanged(current.key);
+  await notifyTokenChanged(deps, { key: current.key });
   return tokenView(await ownToken(deps, user, id));
 }
 
@@ -198,5 +198,5 @@ export async function deleteToken(deps: AppDeps, user: User, id: number): Promis
   const current = await ownToken(deps, user, id);
   // A hard delete: a token that no longer exists can never authenticate again, whatever the relay caches.
   await deps.db.deleteFrom("tokens").where("id", "=", current.id).where("user_id", "=", user.id).execute();
-  notifyTokenChanged(current.key);
+  await notifyTokenChanged(deps, { key: current.key });
 }

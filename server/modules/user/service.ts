@@ -12,6 +12,7 @@ import {
 import { hashPassword, verifyPassword } from "./password.ts";
 import { parseSetting, publicUser, type UserSetting } from "./view.ts";
 import { randomString } from "../../infra/random.ts";
+import { notifyTokenChanged } from "../token/events.ts";
 
 export const MSG = {
   emptyCredentials: "username and password cannot be empty",
@@ -218,6 +219,7 @@ export async function updateUser(deps: AppDeps, actor: User, input: UpdateUserIn
   if (Object.keys(patch).length === 0) return;
   const endsSessions = patch.password !== undefined || (patch.role !== undefined && patch.role !== target.role);
   await deps.db.updateTable("users").set(endsSessions ? { ...patch, ...END_SESSIONS } : patch).where("id", "=", target.id).execute();
+  await notifyTokenChanged(deps, { userId: target.id });
 }
 
 export type ManageAction = "promote" | "demote" | "disable" | "enable" | "delete";
@@ -253,6 +255,7 @@ export async function manageUser(deps: AppDeps, actor: User, id: number, action:
   }
   // Every manage action changes what the user may do, so sessions signed before it end.
   await deps.db.updateTable("users").set({ ...patch, ...END_SESSIONS }).where("id", "=", id).execute();
+  await notifyTokenChanged(deps, { userId: id });
   const after = await getUser(deps, id);
   return { status: after.status, role: after.role };
 }
@@ -284,6 +287,7 @@ export async function updateSelf(deps: AppDeps, me: User, input: UpdateSelfInput
 export async function deleteSelf(deps: AppDeps, me: User): Promise<void> {
   if (me.role >= ROLE.root) throw forbidden("the super admin account cannot be deleted");
   await deps.db.updateTable("users").set({ deleted_at: nowDatetime(), access_token: null }).where("id", "=", me.id).execute();
+  await notifyTokenChanged(deps, { userId: me.id });
 }
 
 export async function generateAccessToken(deps: AppDeps, me: User): Promise<string> {
@@ -339,6 +343,7 @@ export async function updateSetting(deps: AppDeps, me: User, input: UserSetting)
     if (url.protocol !== "https:") throw badRequest("webhook URL must use https");
   }
   await deps.db.updateTable("users").set({ setting: JSON.stringify(next) }).where("id", "=", me.id).execute();
+  await notifyTokenChanged(deps, { userId: me.id });
 }
 
 export async function groups(deps: AppDeps): Promise<string[]> {
