@@ -2,6 +2,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:tes
 import { testContext, type Session, type TestContext } from "../helpers/app.ts";
 import { storageKinds } from "../helpers/db.ts";
 import { startMockUpstream, type MockUpstream } from "./channel-upstream.ts";
+import { backgroundRun } from "../../server/jobs/background.ts";
+import { BALANCE_REFRESH_JOB } from "../../server/modules/channel/balance.ts";
 
 const KEY = "sk-balance-key-abcdef";
 
@@ -92,7 +94,12 @@ for (const kind of storageKinds()) {
       await mk(25);
       await mk(42);
       const r = await ctx.request("GET", "/api/channel/update_balance", { as: admin });
-      expect(r.body.data).toEqual({ updated: 2, failed: 0, skipped: 1 });
+      expect(r.body.success).toBe(true);
+      // The refresh runs in the background: wait for it, then read what it stored.
+      await backgroundRun(ctx.deps, BALANCE_REFRESH_JOB)?.done;
+      expect(r.body.data).toMatchObject({ running: true });
+      const rows = await ctx.deps.db.selectFrom("channels").select(["type", "balance_updated_time"]).where("status", "=", 1).orderBy("type").execute();
+      expect(rows.map((c) => [c.type, c.balance_updated_time > 0])).toEqual([[25, true], [42, false], [43, true]]);
     });
 
     test("fetch models of a channel and for the create form", async () => {

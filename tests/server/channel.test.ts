@@ -27,7 +27,7 @@ for (const kind of storageKinds()) {
         ["PUT", "/api/channel/", { id: 1, name: "x" }], ["DELETE", "/api/channel/1/"], ["DELETE", "/api/channel/disabled"],
         ["POST", "/api/channel/batch", { ids: [1] }], ["POST", "/api/channel/batch/tag", { ids: [1], tag: "t" }], ["POST", "/api/channel/fix"],
         ["PUT", "/api/channel/tag", { tag: "t", priority: 1 }], ["POST", "/api/channel/tag/enabled", { tag: "t" }],
-        ["POST", "/api/channel/tag/disabled", { tag: "t" }], ["GET", "/api/channel/test"], ["GET", "/api/channel/test/1"],
+        ["POST", "/api/channel/tag/disabled", { tag: "t" }], ["GET", "/api/channel/test"], ["GET", "/api/channel/test/progress"], ["GET", "/api/channel/test/1"],
         ["GET", "/api/channel/update_balance"], ["GET", "/api/channel/update_balance/1/"], ["GET", "/api/channel/fetch_models/1"],
         ["POST", "/api/channel/fetch_models", { key: "k" }],
       ];

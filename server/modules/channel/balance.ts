@@ -8,6 +8,7 @@ import { CHANNEL_STATUS, channelType } from "../../catalogue/index.ts";
 import { adaptorFor, baseUrlOf } from "../../relay/providers/index.ts";
 import { pickChannelKey } from "./keys.ts";
 import { getChannel } from "./service.ts";
+import { runInBackground } from "../../jobs/background.ts";
 
 export const BALANCE_TIMEOUT_MS = 15_000;
 
@@ -79,8 +80,10 @@ export const BALANCE_READERS: Record<number, BalanceReader> = {
   },
 };
 
-async function getJson(url: string, key: string): Promise<Json> {
-  const res = await fetch(url, { headers: { authorization: `Bearer ${key}`, accept: "application/json" }, signal: AbortSignal.timeout(BALANCE_TIMEOUT_MS) });
+async function getJson(url: string, key: string, cancel?: AbortSignal): Promise<Json> {
+  const timeout = AbortSignal.timeout(BALANCE_TIMEOUT_MS);
+  const signal = cancel ? AbortSignal.any([timeout, cancel]) : timeout;
+  const res = await fetch(url, { headers: { authorization: `Bearer ${key}`, accept: "application/json" }, signal });
   const text = await res.text();
   if (!res.ok) {
     let detail = "";
@@ -102,7 +105,7 @@ export function balanceSupported(type: number): boolean {
 }
 
 /** Reads the balance of one channel from its upstream and stores it; returns the balance. */
-export async function updateBalance(deps: AppDeps, channelOrId: Channel | number): Promise<number> {
+export async function updateBalance(deps: AppDeps, channelOrId: Channel | number, cancel?: AbortSignal): Promise<number> {
   const ch = typeof channelOrId === "number" ? await getChannel(deps, channelOrId) : channelOrId;
   const reader = BALANCE_READERS[ch.type];
   const adaptor = adaptorFor(ch.type);
@@ -111,33 +114,68 @@ export async function updateBalance(deps: AppDeps, channelOrId: Channel | number
   const base = baseUrlOf(ch);
   let balance: number;
   try {
-    if (reader) balance = reader.parse(await Promise.all(reader.urls(base).map((u) => getJson(u, key))));
+    if (reader) balance = reader.parse(await Promise.all(reader.urls(base).map((u) => getJson(u, key, cancel))));
     else balance = await adaptor!.balance!(base, key, ch);
   } catch (e) {
     const message = ((e as Error).message || "balance query failed").split(key).join("***");
     throw new AppError(502, `balance query failed: ${message}`);
   }
+  // A refresh cancelled by shutdown writes nothing more.
+  cancel?.throwIfAborted();
   await deps.db.updateTable("channels").set({ balance, balance_updated_time: nowSeconds() }).where("id", "=", ch.id).execute();
   return balance;
 }
 
-/** Updates every enabled channel whose type has a balance reader; failures are counted, not thrown. */
-export async function updateAllBalances(deps: AppDeps): Promise<{ updated: number; failed: number; skipped: number }> {
-  const channels = await deps.db.selectFrom("channels").selectAll().where("status", "=", CHANNEL_STATUS.enabled).execute();
-  let updated = 0;
-  let failed = 0;
-  let skipped = 0;
-  for (const ch of channels) {
-    if (!balanceSupported(ch.type)) {
-      skipped++;
-      continue;
+export interface BalanceRefreshProgress {
+  running: boolean;
+  total: number;
+  done: number;
+  updated: number;
+  failed: number;
+  skipped: number;
+  started_at: number;
+  finished_at: number;
+}
+
+/** The background job name of "update all balances" (server/jobs/background.ts). */
+export const BALANCE_REFRESH_JOB = "channel-balances";
+
+/**
+ * Updates every enabled channel whose type has a balance reader, one after another (as one-api does);
+ * failures are counted, not thrown. Stops between channels once `cancel` fires.
+ */
+export async function updateAllBalances(deps: AppDeps, cancel?: AbortSignal, progress = newProgress()): Promise<BalanceRefreshProgress> {
+  try {
+    const channels = await deps.db.selectFrom("channels").selectAll().where("status", "=", CHANNEL_STATUS.enabled).orderBy("id").execute();
+    progress.total = channels.length;
+    for (const ch of channels) {
+      if (cancel?.aborted) break;
+      if (!balanceSupported(ch.type)) progress.skipped++;
+      else {
+        try {
+          await updateBalance(deps, ch, cancel);
+          progress.updated++;
+        } catch {
+          if (cancel?.aborted) break;
+          progress.failed++;
+        }
+      }
+      progress.done++;
     }
-    try {
-      await updateBalance(deps, ch);
-      updated++;
-    } catch {
-      failed++;
-    }
+  } finally {
+    progress.running = false;
+    progress.finished_at = nowSeconds();
   }
-  return { updated, failed, skipped };
+  return progress;
+}
+
+function newProgress(): BalanceRefreshProgress {
+  return { running: true, total: 0, done: 0, updated: 0, failed: 0, skipped: 0, started_at: nowSeconds(), finished_at: 0 };
+}
+
+/** Starts "update all balances" in the background, or joins the run already going. */
+export function startBalanceRefresh(deps: AppDeps) {
+  return runInBackground(deps, BALANCE_REFRESH_JOB, newProgress(), async (cancel, progress) => {
+    await updateAllBalances(deps, cancel, progress);
+  });
 }

@@ -6,7 +6,7 @@ import { ROLE } from "../../catalogue/index.ts";
 import * as svc from "./service.ts";
 import * as m from "./model.ts";
 import { startTestAll, testAllProgress, testChannel } from "./testing.ts";
-import { updateAllBalances, updateBalance } from "./balance.ts";
+import { startBalanceRefresh, updateBalance } from "./balance.ts";
 import { fetchChannelModels, fetchModelsFor } from "./upstream-models.ts";
 
 const flag = (v: string | undefined) => v === "true" || v === "1";
@@ -43,7 +43,11 @@ export function channelModule(deps: AppDeps) {
       const r = await testChannel(deps, params.id, { model: query.model });
       return { success: r.success, message: r.message, time: r.time };
     }, { ...admin, params: m.idParam, query: m.testQuery })
-    .get("/update_balance", async () => ok(await updateAllBalances(deps), "balances updated"), admin)
+    // Refreshing every channel takes one upstream round trip each: answered at once, run in the background.
+    .get("/update_balance", () => {
+      const run = startBalanceRefresh(deps);
+      return ok({ ...run.progress }, run.started ? "updating the balances of all channels in the background" : "a balance update of all channels is already running");
+    }, admin)
     .get("/update_balance/:id", async ({ params }) => {
       const balance = await updateBalance(deps, params.id);
       return { success: true, message: "", balance, data: { balance } };
