@@ -256,3 +256,45 @@ describe("a mid-stream error reaches the client scrubbed", () => {
     expect(parsed(out)).toEqual({ error: { code: 503, message: expect.any(String), status: "UNAVAILABLE" } });
   });
 });
+
+describe("stream usage when the stream ends before its final chunk", () => {
+  const thought = Array.from({ length: 30 }, (_, i) => ` idea${i}`).join("");
+  const pieces = Array.from({ length: 40 }, (_, i) => ` word${i}`);
+  // Intermediate chunks report the prompt only; the completion count comes with the finishing chunk.
+  const chunks = [
+    { candidates: [{ content: { parts: [{ text: thought, thought: true }], role: "model" } }], usageMetadata: { promptTokenCount: 9, totalTokenCount: 9 } },
+    ...pieces.map((t) => ({ candidates: [{ content: { parts: [{ text: t }], role: "model" } }], usageMetadata: { promptTokenCount: 9, totalTokenCount: 9 } })),
+  ];
+  const ev = (c: object) => ({ data: JSON.stringify(c), raw: `data: ${JSON.stringify(c)}\n\n` });
+
+  test("the converter's generated text includes thoughts", () => {
+    const s = new GeminiStreamToOpenAI("m");
+    for (const c of chunks) s.push(c);
+    expect(s.receivedText).toBe(thought + pieces.join(""));
+  });
+
+  for (const format of ["openai", "gemini"] as const) {
+    test(`${format} client: a cut stream bills the counted text, not the intermediate count`, () => {
+      const m = geminiAdaptor.streamMapper(makeCall({ baseUrl: "http://x", key: "k", stream: true, format }));
+      for (const c of chunks) m.event(ev(c));
+      const u = m.usage()!;
+      expect(u.prompt_tokens).toBe(9);
+      expect(u.completion_tokens).toBe(countTokensNow(thought + pieces.join("")));
+      expect(u.total_tokens).toBe(9 + u.completion_tokens);
+    });
+  }
+
+  test("the finishing chunk's count is trusted as reported", () => {
+    const m = geminiAdaptor.streamMapper(makeCall({ baseUrl: "http://x", key: "k", stream: true }));
+    for (const c of chunks) m.event(ev(c));
+    m.event(ev({ candidates: [{ content: { parts: [{ text: "." }], role: "model" }, finishReason: "STOP" }], usageMetadata: { promptTokenCount: 9, candidatesTokenCount: 50, totalTokenCount: 59 } }));
+    expect(m.usage()!.completion_tokens).toBe(50);
+  });
+
+  test("a finishing chunk without a completion count still bills the counted text", () => {
+    const m = geminiAdaptor.streamMapper(makeCall({ baseUrl: "http://x", key: "k", stream: true }));
+    for (const c of chunks) m.event(ev(c));
+    m.event(ev({ candidates: [{ content: { parts: [{ text: "." }], role: "model" }, finishReason: "STOP" }], usageMetadata: { promptTokenCount: 9, totalTokenCount: 9 } }));
+    expect(m.usage()!.completion_tokens).toBe(countTokensNow(thought + pieces.join("") + "."));
+  });
+});

@@ -301,12 +301,20 @@ export class GeminiStreamToOpenAI {
   private started = false;
   private toolIndex = 0;
   private text = "";
+  private finished = false;
+  private completionCounted = false;
   usage: OpenAIUsage | null = null;
 
   constructor(private model: string, private created = Math.floor(Date.now() / 1000)) {}
 
+  /** Content, thoughts and tool calls received so far (for counting when usage is missing or partial). */
   get receivedText(): string {
     return this.text;
+  }
+
+  /** Whether a candidate finished and usageMetadata counted the completion: before that the count may be partial or missing. */
+  get hasFinalUsage(): boolean {
+    return this.finished && this.completionCounted;
   }
 
   private chunk(delta: OpenAIChunk["choices"][0]["delta"], finish: string | null = null, index = 0): OpenAIChunk {
@@ -315,7 +323,10 @@ export class GeminiStreamToOpenAI {
 
   push(res: GeminiResponse): OpenAIChunk[] {
     const out: OpenAIChunk[] = [];
-    if (res.usageMetadata) this.usage = usageFromGemini(res.usageMetadata);
+    if (res.usageMetadata) {
+      this.usage = usageFromGemini(res.usageMetadata);
+      this.completionCounted = typeof res.usageMetadata.candidatesTokenCount === "number";
+    }
     if (!this.started) {
       this.started = true;
       out.push(this.chunk({ role: "assistant", content: "" }));
@@ -323,7 +334,10 @@ export class GeminiStreamToOpenAI {
     for (const [i, c] of (res.candidates ?? []).entries()) {
       const index = c.index ?? i;
       const { text, thought, calls } = splitParts(c.content?.parts);
-      if (thought) out.push(this.chunk({ reasoning_content: thought }, null, index));
+      if (thought) {
+        this.text += thought;
+        out.push(this.chunk({ reasoning_content: thought }, null, index));
+      }
       if (text) {
         this.text += text;
         out.push(this.chunk({ content: text }, null, index));
@@ -337,7 +351,10 @@ export class GeminiStreamToOpenAI {
         out.push(this.chunk({ tool_calls }, null, index));
       }
       const finish = finishReasonOf(c.finishReason, this.toolIndex > 0);
-      if (finish) out.push(this.chunk({}, finish, index));
+      if (finish) {
+        this.finished = true;
+        out.push(this.chunk({}, finish, index));
+      }
     }
     return out;
   }

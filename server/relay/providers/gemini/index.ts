@@ -116,7 +116,17 @@ export class GeminiStreamMapper implements StreamMapper {
   }
 
   usage(): Usage | null {
-    return this.conv.usage ? toUsage(this.conv.usage) : null;
+    if (!this.conv.usage) return null;
+    const u = toUsage(this.conv.usage);
+    if (this.conv.hasFinalUsage) return u;
+    // Cut or abandoned before the finishing chunk (or it came without a completion count): intermediate
+    // usageMetadata often counts the prompt only, so what was generated is billed whenever it is more.
+    const counted = countTokensNow(this.conv.receivedText);
+    if (counted > u.completion_tokens) {
+      u.completion_tokens = counted;
+      u.total_tokens = u.prompt_tokens + counted;
+    }
+    return u;
   }
 
   generatedText(): string {
