@@ -44,7 +44,37 @@ export function createKysely(opts: DatabaseOptions): Database {
   if (opts.sqlitePath !== ":memory:") mkdirSync(dirname(opts.sqlitePath), { recursive: true });
   const raw = new SqliteDatabase(opts.sqlitePath, { create: true });
   raw.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;");
-  return new Kysely<DB>({ dialect: new SqliteDialect({ database: raw as any }) });
+  return new Kysely<DB>({ dialect: new SqliteDialect({ database: reusingStatements(raw) as any }) });
+}
+
+/** Compiled statements kept per SQL text; past this many distinct texts the cache starts over. */
+const STATEMENT_CACHE_SIZE = 500;
+
+/** Kysely's SQLite driver prepares every query anew, and compiling showed up as a steady share of the
+ * relay's CPU (the write-behind runs the same few statements every second). The app issues a small set
+ * of distinct SQL texts, so compiled statements are reused. Safe because every query runs to completion
+ * (all/run) under Kysely's single-connection mutex; nothing here streams rows with iterate(). */
+function reusingStatements(raw: SqliteDatabase) {
+  const cache = new Map<string, ReturnType<SqliteDatabase["prepare"]>>();
+  return {
+    prepare(sql: string) {
+      let stmt = cache.get(sql);
+      if (!stmt) {
+        if (cache.size >= STATEMENT_CACHE_SIZE) {
+          for (const s of cache.values()) s.finalize();
+          cache.clear();
+        }
+        stmt = raw.prepare(sql);
+        cache.set(sql, stmt);
+      }
+      return stmt;
+    },
+    close() {
+      for (const s of cache.values()) s.finalize();
+      cache.clear();
+      raw.close();
+    },
+  };
 }
 
 export async function migrate(db: Database): Promise<void> {
