@@ -9,6 +9,7 @@
 // server/relay/billing.ts): each flush applies them as one clamped UPDATE per user and token.
 import type { Database } from "../../db/index.ts";
 import { sql } from "kysely";
+import { insertRows } from "../../db/bulk.ts";
 import type { NewLog } from "../../db/schema.ts";
 import type { DataExportPolicy } from "../modules/dashboard/export.ts";
 
@@ -168,7 +169,7 @@ export class WriteBehind {
     this.tokenDebits = new Map();
     try {
       await this.db.transaction().execute(async (trx) => {
-        for (let i = 0; i < batch.logs.length; i += LOG_BATCH) await trx.insertInto("logs").values(batch.logs.slice(i, i + LOG_BATCH)).execute();
+        await insertRows(trx, "logs", batch.logs as Record<string, unknown>[], LOG_BATCH);
         for (const [id, u] of batch.users) {
           await trx.updateTable("users")
             .set((eb) => ({ used_quota: eb("used_quota", "+", u.quota), request_count: eb("request_count", "+", u.count) }))

@@ -1,0 +1,48 @@
+// Multi-row INSERT written as plain SQL. The write-behind inserts hundreds of log rows a second, and
+// building them through Kysely's query tree (a frozen node per value) cost more CPU than SQLite's own
+// insert; the text here is cached per column set and row count, so the statement cache reuses it too.
+import { CompiledQuery, type Kysely } from "kysely";
+import { dialectOf, type Dialect } from "./dialect.ts";
+
+const texts = new Map<string, string>();
+const TEXT_CACHE_SIZE = 200;
+
+function insertText(dialect: Dialect, table: string, columns: string[], rows: number): string {
+  const key = `${dialect}|${table}|${columns.join(",")}|${rows}`;
+  let text = texts.get(key);
+  if (text) return text;
+  const q = dialect === "mysql" ? (id: string) => `\`${id}\`` : (id: string) => `"${id}"`;
+  let n = 0;
+  const ph = dialect === "postgres" ? () => `$${++n}` : () => "?";
+  const tuples: string[] = [];
+  for (let r = 0; r < rows; r++) tuples.push(`(${columns.map(ph).join(", ")})`);
+  text = `insert into ${q(table)} (${columns.map(q).join(", ")}) values ${tuples.join(", ")}`;
+  if (texts.size >= TEXT_CACHE_SIZE) texts.clear();
+  texts.set(key, text);
+  return text;
+}
+
+/** Inserts rows (plain column → value objects) in statements of at most `perStatement` rows. Rows with
+ * different key sets go in separate statements, so a missing key keeps its column default. */
+export async function insertRows(db: Kysely<any>, table: string, rows: Record<string, unknown>[], perStatement = 200): Promise<void> {
+  if (rows.length === 0) return;
+  const dialect = dialectOf(db);
+  const groups = new Map<string, { columns: string[]; rows: Record<string, unknown>[] }>();
+  for (const row of rows) {
+    const columns = Object.keys(row).filter((k) => row[k] !== undefined);
+    const sig = columns.join(",");
+    let g = groups.get(sig);
+    if (!g) groups.set(sig, (g = { columns, rows: [] }));
+    g.rows.push(row);
+  }
+  for (const { columns, rows: list } of groups.values()) {
+    for (let i = 0; i < list.length; i += perStatement) {
+      const chunk = list.slice(i, i + perStatement);
+      const params: unknown[] = [];
+      for (const row of chunk) for (const c of columns) params.push(row[c]);
+      // CompiledQuery.raw freezes the parameter list, and freezing a list of thousands of values cost
+      // more than the insert itself; the spread keeps the query's frozen shell and a plain list.
+      await db.executeQuery({ ...CompiledQuery.raw(insertText(dialect, table, columns, chunk.length)), parameters: params });
+    }
+  }
+}

@@ -1,0 +1,44 @@
+// db/bulk.ts insertRows: plain-SQL multi-row inserts land every row, with the right values and column
+// defaults for keys a row leaves out, on every dialect (the write-behind writes consume logs with it).
+import { describe, expect, test } from "bun:test";
+import { createKysely, migrate } from "../../db/index.ts";
+import { insertRows } from "../../db/bulk.ts";
+import { storageKinds, tempDatabase } from "../helpers/db.ts";
+
+for (const kind of storageKinds()) {
+  describe(`insertRows [${kind}]`, () => {
+    test("rows of two shapes, split across statements, all land with their values", async () => {
+      const tmp = await tempDatabase(kind);
+      const db = createKysely({ kind, url: tmp.url, sqlitePath: tmp.sqlitePath });
+      try {
+        await migrate(db);
+        const consume = (i: number) => ({
+          user_id: 7, created_at: 1700000000 + i, type: 2, content: `row ${i} 'quoted' "twice"`, username: "ann", token_name: "t",
+          model_name: "gpt-4o", quota: 100 + i, prompt_tokens: i, completion_tokens: 2 * i, use_time: 1, is_stream: i % 2 === 0,
+          channel_id: 3, token_id: 9, group: "vip", ip: "127.0.0.1", other: JSON.stringify({ i }),
+        });
+        // An error log leaves the token counts out: their column defaults (0) apply.
+        const error = (i: number) => ({ user_id: 7, created_at: 1700001000 + i, type: 5, content: "failed", username: "ann", model_name: "gpt-4o", quota: 0, group: "vip" });
+        const rows = [...Array.from({ length: 7 }, (_, i) => consume(i)), error(0), error(1), consume(7)];
+        await insertRows(db, "logs", rows, 3);
+        const got = await db.selectFrom("logs").selectAll().orderBy("created_at").execute();
+        expect(got.length).toBe(10);
+        const c5 = got.find((r) => r.created_at === 1700000005)!;
+        expect(c5.content).toBe(`row 5 'quoted' "twice"`);
+        expect(Number(c5.quota)).toBe(105);
+        expect(Number(c5.completion_tokens)).toBe(10);
+        expect(Boolean(c5.is_stream)).toBe(false);
+        expect(Boolean(got.find((r) => r.created_at === 1700000004)!.is_stream)).toBe(true);
+        expect(c5.group).toBe("vip");
+        expect(JSON.parse(c5.other!)).toEqual({ i: 5 });
+        const e = got.find((r) => r.created_at === 1700001001)!;
+        expect(e.type).toBe(5);
+        expect(Number(e.prompt_tokens)).toBe(0);
+        expect(Number(e.completion_tokens)).toBe(0);
+      } finally {
+        await db.destroy();
+        await tmp.drop();
+      }
+    });
+  });
+}
