@@ -34,6 +34,7 @@ export function channelModule(deps: AppDeps) {
     .use(authPlugin(deps))
     .get("/", ({ query }) => svc.listChannels(deps, listQuery(query)).then(ok), { ...admin, query: m.listQuery })
     .get("/search", ({ query }) => svc.listChannels(deps, listQuery(query)).then(ok), { ...admin, query: m.listQuery })
+    // Testing every channel can take minutes: answered at once, run in the background (jobs/background.ts).
     .get("/test", () => {
       const run = startTestAll(deps);
       return ok(run.progress, run.started ? "testing all channels started in the background" : "a test of all channels is already running");

@@ -11,6 +11,7 @@ import { commaList } from "./abilities.ts";
 import { pickChannelKey } from "./keys.ts";
 import { getChannel } from "./service.ts";
 import { recordChannelResult, recordProbeFailure } from "./health.ts";
+import { backgroundRun, runInBackground } from "../../jobs/background.ts";
 
 export interface TestResult { success: boolean; message: string; /** seconds */ time: number }
 
@@ -53,6 +54,8 @@ export interface TestOptions {
   full?: boolean;
   /** Half-open probe of an auto-disabled channel: a failure lengthens the wait before the next probe. */
   probe?: boolean;
+  /** Cancels the test (shutdown): the upstream call is cut and nothing is recorded; the call throws. */
+  cancel?: AbortSignal;
 }
 
 export async function testChannel(deps: AppDeps, channelOrId: Channel | number, opts: TestOptions = {}): Promise<TestResult> {
@@ -80,7 +83,9 @@ export async function testChannel(deps: AppDeps, channelOrId: Channel | number, 
   let code: string | undefined;
   try {
     const req = applyParamOverride(adaptor, call, await adaptor.buildRequest(call, body));
-    const res = await fetch(req.url, { method: req.method ?? "POST", headers: req.headers, body: req.body, signal: AbortSignal.timeout(TEST_TIMEOUT_MS) });
+    const timeout = AbortSignal.timeout(TEST_TIMEOUT_MS);
+    const signal = opts.cancel ? AbortSignal.any([timeout, opts.cancel]) : timeout;
+    const res = await fetch(req.url, { method: req.method ?? "POST", headers: req.headers, body: req.body, signal });
     const text = await res.text();
     status = res.status;
     if (!res.ok) {
@@ -105,6 +110,8 @@ export async function testChannel(deps: AppDeps, channelOrId: Channel | number, 
     const err = e as Error;
     message = err.name === "TimeoutError" ? `no answer within ${TEST_TIMEOUT_MS / 1000} seconds` : err.message || "request failed";
   }
+  // A cancelled test says nothing about the channel: no time, no failure towards automatic disabling.
+  opts.cancel?.throwIfAborted();
   // At least 1 ms when it worked: 0 means "not tested" to the console.
   const ms = Math.max(success ? 1 : 0, Math.round(performance.now() - started));
   message = scrub(message, channel.key);
@@ -136,48 +143,53 @@ export interface TestAllProgress {
   finished_at: number;
 }
 
-const runs = new WeakMap<AppDeps, { progress: TestAllProgress; promise: Promise<void> }>();
+/** The background job name of "test all channels" (server/jobs/background.ts). */
+export const TEST_ALL_JOB = "channel-tests";
 const CONCURRENCY = 4;
+/** The latest run of each app, kept after it ends so the progress route can show how it went. */
+const latest = new WeakMap<AppDeps, TestAllProgress>();
 
 export function testAllProgress(deps: AppDeps): TestAllProgress | null {
-  const r = runs.get(deps);
-  return r ? { ...r.progress } : null;
+  const p = backgroundRun<TestAllProgress>(deps, TEST_ALL_JOB)?.progress ?? latest.get(deps);
+  return p ? { ...p } : null;
 }
 
 /**
- * Tests every channel that is enabled or auto-disabled (manually disabled ones stay untouched) in the
- * background. Returns the progress and whether this call started the run.
+ * Tests every channel that is enabled or auto-disabled (manually disabled ones stay untouched), a few at
+ * a time. Stops once `cancel` fires: waiting channels are not tested, in-flight tests are cut and not counted.
  */
-export function startTestAll(deps: AppDeps): { started: boolean; progress: TestAllProgress; done: Promise<void> } {
-  const existing = runs.get(deps);
-  if (existing?.progress.running) return { started: false, progress: { ...existing.progress }, done: existing.promise };
-  const progress: TestAllProgress = { running: true, total: 0, done: 0, succeeded: 0, failed: 0, started_at: nowSeconds(), finished_at: 0 };
-  const promise = (async () => {
-    try {
-      const channels = await deps.db.selectFrom("channels").selectAll()
-        .where("status", "in", [CHANNEL_STATUS.enabled, CHANNEL_STATUS.autoDisabled]).orderBy("id").execute();
-      progress.total = channels.length;
-      let next = 0;
-      const worker = async () => {
-        while (next < channels.length) {
-          const ch = channels[next++];
-          try {
-            const r = await testChannel(deps, ch, { full: true });
-            if (r.success) progress.succeeded++;
-            else progress.failed++;
-          } catch (e) {
-            progress.failed++;
-            console.error(`channel test of #${ch.id} failed:`, (e as Error).message);
-          }
-          progress.done++;
+export async function testAllChannels(deps: AppDeps, cancel: AbortSignal, progress: TestAllProgress): Promise<void> {
+  try {
+    const channels = await deps.db.selectFrom("channels").selectAll()
+      .where("status", "in", [CHANNEL_STATUS.enabled, CHANNEL_STATUS.autoDisabled]).orderBy("id").execute();
+    progress.total = channels.length;
+    let next = 0;
+    const worker = async () => {
+      while (next < channels.length && !cancel.aborted) {
+        const ch = channels[next++];
+        try {
+          const r = await testChannel(deps, ch, { full: true, cancel });
+          if (r.success) progress.succeeded++;
+          else progress.failed++;
+        } catch (e) {
+          if (cancel.aborted) return;
+          progress.failed++;
+          console.error(`channel test of #${ch.id} failed:`, (e as Error).message);
         }
-      };
-      await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-    } finally {
-      progress.running = false;
-      progress.finished_at = nowSeconds();
-    }
-  })();
-  runs.set(deps, { progress, promise });
-  return { started: true, progress: { ...progress }, done: promise };
+        progress.done++;
+      }
+    };
+    await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  } finally {
+    progress.running = false;
+    progress.finished_at = nowSeconds();
+  }
+}
+
+/** Starts "test all channels" in the background (at most one run at a time), or joins the run already going. */
+export function startTestAll(deps: AppDeps) {
+  const progress: TestAllProgress = { running: true, total: 0, done: 0, succeeded: 0, failed: 0, started_at: nowSeconds(), finished_at: 0 };
+  const run = runInBackground(deps, TEST_ALL_JOB, progress, (cancel, p) => testAllChannels(deps, cancel, p));
+  if (run.started) latest.set(deps, progress);
+  return run;
 }
