@@ -1,6 +1,7 @@
 // One-off background work that a request starts and does not wait for (e.g. "update the balance of
-// every channel", "test every channel"). At most one run per name at a time; a second start while it runs joins it. Graceful
-// shutdown cancels every run (its AbortSignal fires) and waits for it to stop before the database closes.
+// every channel", "test every channel"). At most one run per name at a time; a second start while it
+// runs joins it. Graceful shutdown cancels every run (its AbortSignal fires) and waits for it to stop
+// before the database closes.
 import type { AppDeps } from "../deps.ts";
 
 export interface BackgroundRun<P> {
