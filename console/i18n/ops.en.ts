@@ -82,7 +82,7 @@ const en: Record<string, string> = {
   "ops.ch.testAll": "Test all enabled",
   "ops.ch.testAllStarted": "Testing all enabled channels in the background; refresh to see the results",
   "ops.ch.updateAllBalances": "Update all balances",
-  "ops.ch.balancesUpdated": "Balances updated",
+  "ops.ch.balanceRefreshStarted": "Balance refresh started in the background; the list reloads in a few seconds",
   "ops.ch.namePlaceholder": "A name to recognise this channel",
   "ops.ch.baseUrl": "Base URL (proxy)",
   "ops.ch.baseUrlHint": "Leave empty for the provider's default address",

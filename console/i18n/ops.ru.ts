@@ -79,7 +79,7 @@ const ru: Record<string, string> = {
   "ops.ch.testAll": "Проверить все включённые",
   "ops.ch.testAllStarted": "Проверка всех включённых каналов идёт в фоне; обновите страницу, чтобы увидеть результат",
   "ops.ch.updateAllBalances": "Обновить все балансы",
-  "ops.ch.balancesUpdated": "Балансы обновлены",
+  "ops.ch.balanceRefreshStarted": "Обновление балансов запущено в фоне; список обновится через несколько секунд",
   "ops.ch.namePlaceholder": "Название, по которому вы узнаете канал",
   "ops.ch.baseUrl": "Базовый URL (прокси)",
   "ops.ch.baseUrlHint": "Пусто — адрес провайдера по умолчанию",

@@ -79,7 +79,7 @@ const zh: Record<string, string> = {
   "ops.ch.testAll": "测试所有已启用渠道",
   "ops.ch.testAllStarted": "已在后台测试所有已启用渠道，请稍后刷新查看结果",
   "ops.ch.updateAllBalances": "更新所有余额",
-  "ops.ch.balancesUpdated": "余额已更新",
+  "ops.ch.balanceRefreshStarted": "已在后台开始更新余额，列表将在几秒后刷新",
   "ops.ch.namePlaceholder": "请为渠道命名",
   "ops.ch.baseUrl": "代理地址",
   "ops.ch.baseUrlHint": "留空则使用服务商默认地址",

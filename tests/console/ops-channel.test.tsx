@@ -5,6 +5,7 @@ import { ADMIN, USER, mockFetch, ok, renderApp, sleep, type FetchMock } from "./
 import { responseTimeColor } from "../../console/pages/_shared/colors.ts";
 import { emptyChannel, toBody, validateChannel } from "../../console/pages/channel-edit/ChannelForm.tsx";
 import { DEFAULT_CHANNEL_MODELS } from "../../server/catalogue/models.ts";
+import { BALANCE_RELOAD_DELAY_MS } from "../../console/pages/channel/index.tsx";
 
 let fm: FetchMock;
 // Unmount explicitly: with several test files in one run, the library's own cleanup is registered only once.
@@ -252,20 +253,47 @@ describe("channel form", () => {
 describe("channel page bulk actions", () => {
   const listCalls = () => fm.calls.filter((c) => c.method === "GET" && c.path === "/api/channel/").length;
 
-  test("test all, update all balances and fix call their endpoints, report, and reload the list", async () => {
-    fm = mockFetch(routes({ "GET /api/channel/test": ok(), "GET /api/channel/update_balance": ok(), "POST /api/channel/fix": ok(3) }));
+  test("test all and fix call their endpoints, report, and reload the list", async () => {
+    fm = mockFetch(routes({ "GET /api/channel/test": ok(), "POST /api/channel/fix": ok(3) }));
     await renderApp("/channel", { user: ADMIN });
     await screen.findByText("main");
     const before = listCalls();
     fireEvent.click(screen.getByText("Test all enabled"));
     expect(await screen.findByText("Testing all enabled channels in the background; refresh to see the results")).toBeTruthy();
-    fireEvent.click(screen.getByText("Update all balances"));
-    expect(await screen.findByText("Balances updated")).toBeTruthy();
     fireEvent.click(screen.getByText("Fix abilities"));
     expect(await screen.findByText("Fixed 3 channel(s)")).toBeTruthy();
-    const bulk = fm.calls.filter((c) => ["/api/channel/test", "/api/channel/update_balance", "/api/channel/fix"].includes(c.path));
-    expect(bulk.map((c) => `${c.method} ${c.path}`)).toEqual(["GET /api/channel/test", "GET /api/channel/update_balance", "POST /api/channel/fix"]);
-    await waitFor(() => expect(listCalls()).toBe(before + 3));
+    const bulk = fm.calls.filter((c) => ["/api/channel/test", "/api/channel/fix"].includes(c.path));
+    expect(bulk.map((c) => `${c.method} ${c.path}`)).toEqual(["GET /api/channel/test", "POST /api/channel/fix"]);
+    await waitFor(() => expect(listCalls()).toBe(before + 2));
+  });
+
+  test("update all balances says the refresh has started and reloads the list once, after a short delay", async () => {
+    fm = mockFetch(routes({ "GET /api/channel/update_balance": ok({ running: true, total: 3, done: 0 }, "updating the balances of all channels in the background") }));
+    await renderApp("/channel", { user: ADMIN });
+    await screen.findByText("main");
+    const before = listCalls();
+    const clicked = Date.now();
+    fireEvent.click(screen.getByText("Update all balances"));
+    expect(await screen.findByText("Balance refresh started in the background; the list reloads in a few seconds")).toBeTruthy();
+    expect(screen.queryByText("Balances updated")).toBeNull();
+    expect(fm.calls.filter((c) => c.path === "/api/channel/update_balance").map((c) => c.method)).toEqual(["GET"]);
+    // The server has only started the refresh: reloading now would show the old balances.
+    await sleep(200);
+    expect(listCalls()).toBe(before);
+    await waitFor(() => expect(listCalls()).toBe(before + 1), { timeout: BALANCE_RELOAD_DELAY_MS + 2000 });
+    expect(Date.now() - clicked).toBeGreaterThanOrEqual(BALANCE_RELOAD_DELAY_MS);
+  });
+
+  test("leaving the page before the delayed reload cancels it", async () => {
+    fm = mockFetch(routes({ "GET /api/channel/update_balance": ok() }));
+    await renderApp("/channel", { user: ADMIN });
+    await screen.findByText("main");
+    fireEvent.click(screen.getByText("Update all balances"));
+    await screen.findByText("Balance refresh started in the background; the list reloads in a few seconds");
+    const before = listCalls();
+    cleanup();
+    await sleep(BALANCE_RELOAD_DELAY_MS + 300);
+    expect(listCalls()).toBe(before);
   });
 
   test("delete disabled asks first, then sends DELETE /api/channel/disabled and reports the count", async () => {

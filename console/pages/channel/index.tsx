@@ -1,5 +1,5 @@
 // Channel management (spec 001 §2 Channel page, §4 channel status, §5 batch rules, §8 messages, §9 colours).
-import React, { useCallback, useEffect, useState } from "react";
+import React, { useCallback, useEffect, useRef, useState } from "react";
 import {
   Button, Drawer, Dropdown, Input, InputNumber, Menu, Message, Modal, Popconfirm, Space, Switch, Table, Tag, Tooltip, Typography,
 } from "@arco-design/web-react";
@@ -25,6 +25,8 @@ export interface ChannelRow {
 export const CHANNEL_COLUMNS_KEY = "channels-table-columns";
 export const ID_SORT_KEY = "id-sort";
 export const TAG_MODE_KEY = "tag-mode";
+/** "Update all balances" only starts the refresh on the server: the list is reloaded once it has had a moment. */
+export const BALANCE_RELOAD_DELAY_MS = 2000;
 
 /** status_reason and status_time of an auto-disabled channel (other_info JSON). */
 export function statusInfo(row: ChannelRow): { reason: string; time: number } | null {
@@ -56,6 +58,8 @@ export default function ChannelPage() {
   const [drawer, setDrawer] = useState<number | null | undefined>(undefined);
   const [tagEditing, setTagEditing] = useState<ChannelRow | null>(null);
   const [testing, setTesting] = useState<Record<number, boolean>>({});
+  const balanceReload = useRef<ReturnType<typeof setTimeout>>(undefined);
+  useEffect(() => () => clearTimeout(balanceReload.current), []);
 
   const columnDefs = [
     { key: "id", title: "ID" }, { key: "name", title: t("ops.name") }, { key: "group", title: t("ops.ch.groups") },
@@ -197,6 +201,14 @@ export default function ChannelPage() {
     void load();
   };
 
+  const updateAllBalances = async () => {
+    const r = await api.get("/api/channel/update_balance");
+    if (!r.success) return Message.error(r.message);
+    Message.success(t("ops.ch.balanceRefreshStarted"));
+    clearTimeout(balanceReload.current);
+    balanceReload.current = setTimeout(() => void load(), BALANCE_RELOAD_DELAY_MS);
+  };
+
   const statusTag = (row: ChannelRow) => {
     if (row.is_tag) return <Tag color={row.status === CHANNEL_STATUS.enabled ? "green" : "red"}>{t(`ops.ch.status.${row.status}`)}</Tag>;
     const tag = <Tag color={row.status === 1 ? "green" : row.status === 2 ? "red" : "orange"}>{t(`ops.ch.status.${row.status}`)}</Tag>;
@@ -284,7 +296,7 @@ export default function ChannelPage() {
         </Popconfirm>
         <Button onClick={simple("/api/channel/fix", "post", (n) => t("ops.ch.fixed", { count: Number(n ?? 0) }))}>{t("ops.ch.fix")}</Button>
         <Button onClick={simple("/api/channel/test", "get", () => t("ops.ch.testAllStarted"))}>{t("ops.ch.testAll")}</Button>
-        <Button onClick={simple("/api/channel/update_balance", "get", () => t("ops.ch.balancesUpdated"))}>{t("ops.ch.updateAllBalances")}</Button>
+        <Button onClick={updateAllBalances}>{t("ops.ch.updateAllBalances")}</Button>
         <Button onClick={() => navigate("/channel/add")}>{t("ops.ch.openFullPage")}</Button>
       </Space>
       <Table
