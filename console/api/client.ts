@@ -70,7 +70,12 @@ export async function request<T = any>(method: string, path: string, body?: unkn
     setStoredUser(null);
     for (const fn of [...expiredListeners]) fn();
     const here = globalThis.location?.pathname ?? "";
-    if (here !== "/login") navigate(EXPIRED_LOGIN_PATH);
+    if (here !== "/login") {
+      navigate(EXPIRED_LOGIN_PATH);
+      // The login page explains the expiry; the screen being left must not add its own error toast
+      // (one per failed call) on top, so its call never settles. Nothing holds on to it once it unmounts.
+      return new Promise<never>(() => {});
+    }
   }
   const fixed = messageForStatus(res.status);
   let parsed: any = null;

@@ -495,6 +495,7 @@ const en: Record<string, string> = {
   "users.username": "Username",
   // Server messages (the server answers in English; these keys translate the known ones).
   "srv.invalid parameter": "Invalid parameter",
+  "srv.the session has ended, please log in again": "The session has ended, please log in again",
   "srv.not logged in or login expired": "Not logged in or the login has expired",
   "srv.no permission to perform this operation": "No permission to perform this operation",
   "srv.username or password is wrong, or the user has been banned": "The username or password is wrong, or the user has been banned",

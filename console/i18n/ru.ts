@@ -493,6 +493,7 @@ const ru: Record<string, string> = {
   "users.used": "Использовано квоты",
   "users.username": "Имя пользователя",
   "srv.invalid parameter": "Недопустимый параметр",
+  "srv.the session has ended, please log in again": "Сеанс завершён, войдите снова",
   "srv.not logged in or login expired": "Вы не вошли или сессия истекла",
   "srv.no permission to perform this operation": "Нет прав на это действие",
   "srv.username or password is wrong, or the user has been banned": "Неверное имя пользователя или пароль, либо пользователь заблокирован",

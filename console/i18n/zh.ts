@@ -493,6 +493,7 @@ const zh: Record<string, string> = {
   "users.used": "已用额度",
   "users.username": "用户名",
   "srv.invalid parameter": "无效的参数",
+  "srv.the session has ended, please log in again": "会话已结束，请重新登录",
   "srv.not logged in or login expired": "未登录或登录已过期",
   "srv.no permission to perform this operation": "无权进行此操作",
   "srv.username or password is wrong, or the user has been banned": "用户名或密码错误，或用户已被封禁",

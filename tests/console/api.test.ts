@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { waitFor } from "@testing-library/react";
 import { api, setNavigator, saveOptions, EXPIRED_LOGIN_PATH } from "../../console/api/index.ts";
 import { changeLanguage } from "../../console/i18n/index.ts";
 import { mockFetch, ok, fail, type Call, type FetchMock } from "./helpers.tsx";
@@ -12,6 +13,7 @@ beforeEach(async () => {
   await changeLanguage("en");
 });
 afterEach(() => fm?.restore());
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const status = (code: number, body: unknown = { success: false, message: "x" }) => () => new Response(JSON.stringify(body), { status: code });
 
@@ -37,10 +39,29 @@ describe("the API client", () => {
   test("401 clears the stored user and redirects to /login?expired=true", async () => {
     localStorage.setItem("user", JSON.stringify({ id: 1, username: "u", role: 1 }));
     fm = mockFetch({ "GET /api/user/self": status(401, { success: false, message: "not logged in or login expired" }) });
-    const r = await api.get("/api/user/self");
-    expect(r.success).toBe(false);
-    expect(navigated).toEqual([EXPIRED_LOGIN_PATH]);
+    void api.get("/api/user/self");
+    await waitFor(() => expect(navigated).toEqual([EXPIRED_LOGIN_PATH]));
     expect(localStorage.getItem("user")).toBeNull();
+  });
+
+  test("a call answered 401 that redirected never settles, so the screen left behind adds no error toast", async () => {
+    localStorage.setItem("user", JSON.stringify({ id: 1, username: "u", role: 1 }));
+    fm = mockFetch({ "GET /api/token/": status(401, { success: false, message: "the session has ended, please log in again" }) });
+    const outcome = await Promise.race([api.get("/api/token/").then(() => "settled"), sleep(100).then(() => "pending")]);
+    expect(outcome).toBe("pending");
+    expect(navigated).toEqual([EXPIRED_LOGIN_PATH]);
+  });
+
+  test("on the login page itself a 401 is answered like any failure (nothing to navigate to)", async () => {
+    history.replaceState(null, "", "/login");
+    try {
+      fm = mockFetch({ "GET /api/user/self": status(401, { success: false, message: "the session has ended, please log in again" }) });
+      const r = await api.get("/api/user/self");
+      expect(r).toMatchObject({ success: false, status: 401, message: "The session has ended, please log in again" });
+      expect(navigated).toEqual([]);
+    } finally {
+      history.replaceState(null, "", "/");
+    }
   });
 
   test("a wrong password on login is an answer, not an expired session", async () => {
