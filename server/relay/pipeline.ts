@@ -324,9 +324,14 @@ async function deliver(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCa
     return new Response(text, { status: res.status, headers: { "content-type": contentType || "text/plain; charset=utf-8" } });
   }
   const parsed = adaptor.parseResponse(call, json);
-  finish(deps, o, parsed.usage, () => generatedTextOf(json) || (typeof json?.text === "string" ? json.text : ""));
+  finish(deps, o, parsed.usage, () => (adaptor.generatedText ?? openAIGeneratedText)(call, json));
   const out = parsed.body === json ? text : JSON.stringify(parsed.body);
   return new Response(out, { status: res.status, headers: { "content-type": "application/json" } });
+}
+
+/** What an OpenAI-shaped answer generated; audio transcriptions answer {text}. */
+function openAIGeneratedText(_call: ProviderCall, json: any): string {
+  return generatedTextOf(json) || (typeof json?.text === "string" ? json.text : "");
 }
 
 function streamReply(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCall, answer: Answer, o: Outcome): Response {

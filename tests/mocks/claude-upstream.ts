@@ -3,7 +3,9 @@
 // tools whose last turn is not a tool result gets a tool_use answer; everything else gets text.
 // Streams of models named with "-cut" break off before message_delta (so no final usage ever comes),
 // "-slow" ones wait slowMs before each event, and "-streamerror" ones send an `event: error` that
-// echoes the key and an internal address after the first text delta.
+// echoes the key and an internal address after the first text delta. Models named with "-nousage"
+// send no usage objects at all (answers, message_start and message_delta), as some Claude-compatible
+// upstreams do.
 import { serve, type MockUpstream } from "./recorder.ts";
 
 export interface ClaudeMockOptions {
@@ -47,10 +49,12 @@ export function claudeReply(body: any, model = body?.model ?? "claude-test") {
   const content = wantsTool(body)
     ? [{ type: "text", text: "Let me check." }, { type: "tool_use", id: "toolu_01A", name: body.tools[0].name, input: { city: "Paris" } }]
     : [{ type: "text", text: CLAUDE_TEXT }];
-  return {
+  const reply: Record<string, unknown> = {
     id: "msg_01XFDUDYJgAACzvnptvVoYEL", type: "message", role: "assistant", model, content,
     stop_reason: wantsTool(body) ? "tool_use" : "end_turn", stop_sequence: null, usage: CLAUDE_USAGE,
   };
+  if (String(model).includes("-nousage")) delete reply.usage;
+  return reply;
 }
 
 export function claudeEvents(body: any, model = body?.model ?? "claude-test", opts: ClaudeMockOptions = {}): object[] {
@@ -76,6 +80,10 @@ export function claudeEvents(body: any, model = body?.model ?? "claude-test", op
   }
   evs.push({ type: "message_delta", delta: { stop_reason: wantsTool(body) ? "tool_use" : "end_turn", stop_sequence: null }, usage: { output_tokens: CLAUDE_USAGE.output_tokens } });
   evs.push({ type: "message_stop" });
+  if (String(model).includes("-nousage")) {
+    delete (start.message as any).usage;
+    delete (evs[evs.length - 2] as any).usage;
+  }
   return evs;
 }
 

@@ -15,7 +15,8 @@
 //                                           into the JSON body this returns (see relay/override.ts).
 //       fetch(...) by the relay (timeouts, retries, status-code mapping are the relay's job)
 //       non-stream: parseResponse(call, res)  → OpenAI-format JSON body + usage (or null: the relay
-//                                               then counts tokens itself)
+//                                               then counts tokens itself, the completion from
+//                                               generatedText(call, json) of the upstream's JSON)
 //       stream:     streamMapper(call)        → a small state machine fed every upstream SSE event;
 //                                               it returns the SSE text to send to the client (already
 //                                               framed, "data: ...\n\n") and keeps the usage it saw.
@@ -127,6 +128,10 @@ export interface ProviderAdaptor {
   supports(mode: RelayMode): boolean;
   buildRequest(call: ProviderCall, body: any): UpstreamRequest | Promise<UpstreamRequest>;
   parseResponse(call: ProviderCall, json: any): ParsedResponse;
+  /** The text a non-stream answer generated (content, reasoning, tool calls), read from the upstream's
+   *  own JSON, whatever format the client speaks. Asked only when parseResponse found no usage; without
+   *  it the relay reads OpenAI shapes. */
+  generatedText?(call: ProviderCall, json: any): string;
   streamMapper(call: ProviderCall): StreamMapper;
   /** The wire format this adaptor natively speaks for the call (default "openai"). Native routes
    *  (format "claude"/"gemini") pass bodies through to an adaptor that speaks their format and convert

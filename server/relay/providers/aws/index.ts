@@ -4,6 +4,7 @@ import { AwsV4Signer } from "aws4fetch";
 import type { ProviderAdaptor, ProviderCall } from "../types.ts";
 import { AppError } from "../../../http/errors.ts";
 import { ClaudeStreamMapper, claudeErrorMessage, claudeModelHeaders, claudeRequestFor, parseClaudeResponse } from "../claude/messages.ts";
+import { claudeGeneratedText } from "../claude/convert.ts";
 import { DEFAULT_CHANNEL_MODELS } from "../../../catalogue/models.ts";
 import { EventStreamDecoder } from "./eventstream.ts";
 import { bedrockModelId } from "./models.ts";
@@ -91,6 +92,7 @@ export const awsAdaptor: ProviderAdaptor = {
   },
   decodeStream: (_call, body) => eventStreamToSse(body),
   parseResponse: parseClaudeResponse,
+  generatedText: (_call, json) => claudeGeneratedText(json),
   streamMapper: (call) => new ClaudeStreamMapper(call),
   errorMessage: claudeErrorMessage,
   defaultModels: DEFAULT_CHANNEL_MODELS[33],

@@ -151,6 +151,17 @@ export function usageFromClaude(u: Partial<ClaudeUsage> | undefined): OpenAIUsag
   };
 }
 
+/** Text, thinking and tool calls (name and input) of a Messages answer. */
+export function claudeGeneratedText(res: ClaudeResponse): string {
+  let out = "";
+  for (const b of res?.content ?? []) {
+    if (b.type === "text") out += (b as { text: string }).text ?? "";
+    else if (b.type === "thinking") out += (b as { thinking: string }).thinking ?? "";
+    else if (b.type === "tool_use") out += (b as { name: string }).name + JSON.stringify((b as { input?: unknown }).input ?? {});
+  }
+  return out;
+}
+
 export function fromClaudeResponse(res: ClaudeResponse, created = Math.floor(Date.now() / 1000)): OpenAIChatResponse {
   let text = "";
   let thinking = "";

@@ -2,7 +2,7 @@
 import type { ProviderAdaptor } from "../types.ts";
 import { DEFAULT_CHANNEL_MODELS } from "../../../catalogue/models.ts";
 import { ANTHROPIC_VERSION, ClaudeStreamMapper, claudeErrorMessage, claudeModelHeaders, claudeRequestFor, parseClaudeResponse } from "./messages.ts";
-
+import { claudeGeneratedText } from "./convert.ts";
 
 /** A base URL given with its /v1 suffix still gets exactly one /v1. */
 export function messagesUrl(baseUrl: string): string {
@@ -24,6 +24,7 @@ export const claudeAdaptor: ProviderAdaptor = {
     return { url: messagesUrl(call.baseUrl), headers, body: JSON.stringify(req) };
   },
   parseResponse: parseClaudeResponse,
+  generatedText: (_call, json) => claudeGeneratedText(json),
   streamMapper: (call) => new ClaudeStreamMapper(call),
   errorMessage: claudeErrorMessage,
   defaultModels: DEFAULT_CHANNEL_MODELS[14],

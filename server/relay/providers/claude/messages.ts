@@ -66,7 +66,8 @@ export function claudeRequestFor(call: ProviderCall, body: any): ClaudeRequest {
 }
 
 export function parseClaudeResponse(call: ProviderCall, json: any): ParsedResponse {
-  const usage = toUsage(usageFromClaude(json?.usage));
+  // No usage object means nothing was counted: null lets the relay count, where zeros would bill nothing.
+  const usage = json?.usage && typeof json.usage === "object" ? toUsage(usageFromClaude(json.usage)) : null;
   if (call.format === "claude") return { body: json, usage };
   const body = fromClaudeResponse(json);
   body.model = call.requestModel;

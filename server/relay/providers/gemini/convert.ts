@@ -276,6 +276,17 @@ export function splitParts(parts: GeminiPart[] | undefined): { text: string; tho
   return { text, thought, calls };
 }
 
+/** Text, thoughts and function calls of every candidate, counted as the stream conversion counts them. */
+export function geminiGeneratedText(res: GeminiResponse): string {
+  let out = "";
+  for (const c of res?.candidates ?? []) {
+    const { text, thought, calls } = splitParts(c.content?.parts);
+    out += thought + text;
+    for (const call of calls) out += call.name + JSON.stringify(call.args);
+  }
+  return out;
+}
+
 export function fromGeminiResponse(res: GeminiResponse, model: string, created = Math.floor(Date.now() / 1000)): OpenAIChatResponse {
   const choices = (res.candidates ?? []).map((c, i) => {
     const { text, thought, calls } = splitParts(c.content?.parts);

@@ -6,7 +6,7 @@ import { DEFAULT_CHANNEL_MODELS } from "../../../catalogue/models.ts";
 import { sseFrame, SSE_DONE } from "../../sse.ts";
 import { perModel, siteOf } from "../../native/site.ts";
 import {
-  GeminiStreamToOpenAI, fromEmbedResponse, fromGeminiResponse, remoteImageUrls, toBatchEmbedRequest, toGeminiRequest,
+  GeminiStreamToOpenAI, fromEmbedResponse, fromGeminiResponse, geminiGeneratedText, remoteImageUrls, toBatchEmbedRequest, toGeminiRequest,
   usageFromGemini, type GeminiSettings,
 } from "./convert.ts";
 import { fetchImages } from "./images.ts";
@@ -155,6 +155,7 @@ export const geminiAdaptor: ProviderAdaptor = {
     return { url, headers: { "content-type": "application/json", "x-goog-api-key": call.key }, body: JSON.stringify(out) };
   },
   parseResponse: parseGeminiResponse,
+  generatedText: (_call, json) => geminiGeneratedText(json),
   streamMapper: (call) => new GeminiStreamMapper(call),
   errorMessage: geminiErrorMessage,
   defaultModels: DEFAULT_CHANNEL_MODELS[24],

@@ -6,6 +6,8 @@ import { AppError } from "../../../http/errors.ts";
 import { DEFAULT_CHANNEL_MODELS } from "../../../catalogue/models.ts";
 import { ClaudeStreamMapper, claudeErrorMessage, claudeModelHeaders, claudeRequestFor, parseClaudeResponse } from "../claude/messages.ts";
 import { GeminiStreamMapper, geminiBodyFor, geminiErrorMessage, parseGeminiResponse } from "../gemini/index.ts";
+import { claudeGeneratedText } from "../claude/convert.ts";
+import { geminiGeneratedText } from "../gemini/convert.ts";
 import { perModel } from "../../native/site.ts";
 import { accessToken, parseServiceAccount } from "./auth.ts";
 
@@ -90,6 +92,7 @@ export const vertexAdaptor: ProviderAdaptor = {
     };
   },
   parseResponse: (call, json) => (isClaudeModel(call.upstreamModel) ? parseClaudeResponse(call, json) : parseGeminiResponse(call, json)),
+  generatedText: (call, json) => (isClaudeModel(call.upstreamModel) ? claudeGeneratedText(json) : geminiGeneratedText(json)),
   streamMapper: (call) => (isClaudeModel(call.upstreamModel) ? new ClaudeStreamMapper(call) : new GeminiStreamMapper(call)),
   errorMessage: (status, text) => {
     const m = geminiErrorMessage(status, text);
