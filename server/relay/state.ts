@@ -1,8 +1,9 @@
 // In-memory views the hot path reads instead of the database: tokens (with their user) and the routing
-// table (enabled channels × abilities). Entries live a few seconds. Token and user writes are announced
-// (modules/token/events.ts) to this instance and, through the shared cache, to the others, so a ban or
-// a disabled token is refused at once everywhere; channel changes reach this instance at once and the
-// others within the TTL. Balances are never trusted from here: spends are conditional UPDATEs.
+// table (enabled channels × abilities). Entries live a few seconds. Token and user writes
+// (modules/token/events.ts) and channel and ability writes (modules/channel/events.ts) are announced to
+// this instance and, through the shared cache, to the others, so a ban, a disabled token or a disabled
+// channel takes effect at once everywhere. Balances are never trusted from here: spends are conditional
+// UPDATEs.
 import type { AppDeps } from "../deps.ts";
 import type { Channel, Token, User } from "../../db/schema.ts";
 import { dialectOf, type Dialect } from "../../db/index.ts";
@@ -12,6 +13,7 @@ import { WriteBehind } from "../jobs/writebehind.ts";
 import { dataExportPolicy } from "../modules/dashboard/export.ts";
 import { onTokenChanged } from "../modules/token/events.ts";
 import { onChannelsChanged } from "../modules/channel/events.ts";
+import type { Subscription } from "../infra/announce.ts";
 import { parseAllowIps, type IpRange } from "../modules/token/ips.ts";
 import { registerPendingWrites } from "../http/metrics.ts";
 
@@ -83,7 +85,13 @@ class RoutingCache {
   private loading: Promise<RoutingTable> | null = null;
   /** Bumped by clear(), so a load that started before a change never installs its stale result. */
   private generation = 0;
-  constructor(private deps: AppDeps) {}
+  private changes: Subscription;
+  /** Resolves once other instances' channel changes are heard. */
+  readonly listening: Promise<void>;
+  constructor(private deps: AppDeps) {
+    this.changes = onChannelsChanged(deps, () => this.clear());
+    this.listening = this.changes.ready;
+  }
 
   /** Fresh table, or the stale one while a reload runs in the background (the hot path never waits twice). */
   async get(): Promise<RoutingTable> {
@@ -133,6 +141,10 @@ class RoutingCache {
     this.table = null;
     this.loading = null;
   }
+
+  stopListening(): Promise<void> {
+    return this.changes.unsubscribe();
+  }
 }
 
 export interface RelayState {
@@ -153,13 +165,11 @@ export function relayState(deps: AppDeps): RelayState {
     const tokens = new TokenCache(deps);
     const routing = new RoutingCache(deps);
     const tokenChanges = onTokenChanged(deps, (c) => ("key" in c ? tokens.forget(c.key) : tokens.forgetUser(c.userId)));
-    const unsubscribe = [
-      onChannelsChanged(() => routing.clear()),
-      registerPendingWrites("relay", () => writer.backlog()),
-    ];
+    const unsubscribe = [registerPendingWrites("relay", () => writer.backlog())];
     deps.shutdownHooks.push(async () => {
       for (const u of unsubscribe) u();
       await tokenChanges.unsubscribe();
+      await routing.stopListening();
       await writer.stop();
     });
     s = { dialect: dialectOf(deps.db), tokens, routing, writer };

@@ -61,9 +61,9 @@ for (const kind of storageKinds()) {
 
     test("create: defaults, numeric strings, trailing slash stripped, abilities = groups × models", async () => {
       let heard = 0;
-      const off = onChannelsChanged(() => heard++);
+      const sub = onChannelsChanged(ctx.deps, () => heard++);
       const r = await create({ ...base, base_url: "https://up.example.com/", priority: "5", weight: "3", models: "gpt-4o, gpt-4o-mini,gpt-4o" });
-      off();
+      await sub.unsubscribe();
       expect(r.body.success).toBe(true);
       const id = r.body.data.ids[0];
       const row = await channelRow(id);

@@ -124,7 +124,7 @@ async function setKeyAside(deps: AppDeps, ch: { id: number; key: string; channel
   const now = nowSeconds();
   const next = markKeyFailed(info, keyIndex, now);
   await deps.db.updateTable("channels").set({ channel_info: JSON.stringify(next) }).where("id", "=", ch.id).execute();
-  notifyChannelsChanged();
+  await notifyChannelsChanged(deps);
   return keys.some((_, i) => now - (next.multi_key_failed_at[i] ?? 0) >= KEY_FAILURE_COOLDOWN_SECONDS);
 }
 
@@ -137,7 +137,7 @@ async function setStatus(deps: AppDeps, id: number, from: number, to: number, ot
     await refreshAbilities(trx, [id]);
     return true;
   });
-  if (changed) notifyChannelsChanged();
+  if (changed) await notifyChannelsChanged(deps);
   return changed;
 }
 

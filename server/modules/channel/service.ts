@@ -207,7 +207,7 @@ export async function createChannels(deps: AppDeps, input: ChannelInput): Promis
     await refreshAbilities(trx, made);
     return made;
   });
-  notifyChannelsChanged();
+  await notifyChannelsChanged(deps);
   return { ids };
 }
 
@@ -329,7 +329,7 @@ export async function updateChannel(deps: AppDeps, input: ChannelInput) {
       await trx.updateTable("channels").set(patch).where("id", "=", current.id).execute();
       await refreshAbilities(trx, [current.id]);
     });
-    notifyChannelsChanged();
+    await notifyChannelsChanged(deps);
   }
   return channelView(await getChannel(deps, current.id));
 }
@@ -357,7 +357,7 @@ async function deleteWhere(deps: AppDeps, ids: number[]): Promise<number> {
     }
     return count;
   });
-  notifyChannelsChanged();
+  await notifyChannelsChanged(deps);
   return n;
 }
 
@@ -394,7 +394,7 @@ export async function batchSetTag(deps: AppDeps, ids: unknown, tag: string | nul
     await refreshAbilities(trx, list);
     return Number(r.numUpdatedRows);
   });
-  notifyChannelsChanged();
+  await notifyChannelsChanged(deps);
   return n;
 }
 
@@ -443,7 +443,7 @@ export async function editTag(deps: AppDeps, input: TagEditInput): Promise<numbe
     await refreshAbilities(trx, ids);
     return ids.length;
   });
-  notifyChannelsChanged();
+  await notifyChannelsChanged(deps);
   return n;
 }
 
@@ -466,13 +466,13 @@ export async function setTagStatus(deps: AppDeps, tag: string | undefined, statu
     await refreshAbilities(trx, ids);
     return ids.length;
   });
-  notifyChannelsChanged();
+  await notifyChannelsChanged(deps);
   return n;
 }
 
 /** Rebuilds the abilities table from the channels; returns the number of channels indexed. */
 export async function fixAbilities(deps: AppDeps): Promise<number> {
   const n = await deps.db.transaction().execute((trx) => rebuildAllAbilities(trx));
-  notifyChannelsChanged();
+  await notifyChannelsChanged(deps);
   return n;
 }
