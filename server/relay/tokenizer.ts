@@ -11,6 +11,19 @@ function load(): Tiktoken {
   return encoder;
 }
 
+let cl100k: Tiktoken | null = null;
+
+/**
+ * The text of token ids sent as embeddings input (number[] / number[][]). Clients tokenize for OpenAI's
+ * embedding models, whose vocabulary is cl100k_base (tiktoken and LangChain do), not o200k. Null when an
+ * id is not in it: decode() would drop the id silently.
+ */
+export function decodeEmbeddingTokens(ids: number[]): string | null {
+  if (!cl100k) cl100k = new Tiktoken(require("js-tiktoken/ranks/cl100k_base"));
+  for (const id of ids) if (!Number.isInteger(id) || cl100k.decode([id]) === "") return null;
+  return cl100k.decode(ids);
+}
+
 /** The o200k_base token count of a text, counted now. */
 export function countTokensNow(text: string): number {
   if (!text) return 0;

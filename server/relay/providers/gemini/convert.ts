@@ -375,13 +375,25 @@ export class GeminiStreamToOpenAI {
   }
 }
 
-/** OpenAI embeddings input → Gemini batchEmbedContents body. */
-export function toBatchEmbedRequest(model: string, input: unknown, dimensions?: number) {
-  const texts = Array.isArray(input) ? input : [input];
+/** OpenAI embeddings input by its form: texts (string, string[]) or token arrays (number[], number[][]).
+ *  Null for anything else, and for empty inputs, which OpenAI refuses too. */
+export function embeddingInput(input: unknown): { texts: string[] } | { tokens: number[][] } | null {
+  const text = (v: unknown): v is string => typeof v === "string" && v !== "";
+  const ids = (v: unknown): v is number[] => Array.isArray(v) && v.length > 0 && v.every((n) => Number.isInteger(n) && n >= 0);
+  if (text(input)) return { texts: [input] };
+  if (!Array.isArray(input) || input.length === 0) return null;
+  if (input.every(text)) return { texts: input };
+  if (ids(input)) return { tokens: [input] };
+  if (input.every(ids)) return { tokens: input };
+  return null;
+}
+
+/** Texts to embed → Gemini batchEmbedContents body, one request per text. */
+export function toBatchEmbedRequest(model: string, texts: string[], dimensions?: number) {
   return {
-    requests: texts.map((t) => {
+    requests: texts.map((text) => {
       const r: { model: string; content: { parts: { text: string }[] }; outputDimensionality?: number } = {
-        model: `models/${model}`, content: { parts: [{ text: typeof t === "string" ? t : JSON.stringify(t) }] },
+        model: `models/${model}`, content: { parts: [{ text }] },
       };
       if (dimensions) r.outputDimensionality = dimensions;
       return r;
@@ -389,12 +401,17 @@ export function toBatchEmbedRequest(model: string, input: unknown, dimensions?: 
   };
 }
 
+/** An embedding as OpenAI's encoding_format "base64" sends it: little-endian float32 bytes. */
+function base64Floats(values: number[]): string {
+  return Buffer.from(new Float32Array(values).buffer).toString("base64");
+}
+
 /** batchEmbedContents {embeddings:[{values}]} (or embedContent {embedding:{values}}) → OpenAI list. */
-export function fromEmbedResponse(res: any, model: string, promptTokens: number) {
+export function fromEmbedResponse(res: any, model: string, promptTokens: number, base64 = false) {
   const list: { values: number[] }[] = Array.isArray(res?.embeddings) ? res.embeddings : res?.embedding ? [res.embedding] : [];
   return {
     object: "list",
-    data: list.map((e, index) => ({ object: "embedding", index, embedding: e.values ?? [] })),
+    data: list.map((e, index) => ({ object: "embedding", index, embedding: base64 ? base64Floats(e.values ?? []) : e.values ?? [] })),
     model,
     usage: { prompt_tokens: promptTokens, total_tokens: promptTokens },
   };

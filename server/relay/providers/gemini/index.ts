@@ -6,12 +6,12 @@ import { DEFAULT_CHANNEL_MODELS } from "../../../catalogue/models.ts";
 import { sseFrame, SSE_DONE } from "../../sse.ts";
 import { perModel, siteOf } from "../../native/site.ts";
 import {
-  GeminiStreamToOpenAI, fromEmbedResponse, fromGeminiResponse, geminiGeneratedText, remoteImageUrls, toBatchEmbedRequest, toGeminiRequest,
+  GeminiStreamToOpenAI, embeddingInput, fromEmbedResponse, fromGeminiResponse, geminiGeneratedText, remoteImageUrls, toBatchEmbedRequest, toGeminiRequest,
   usageFromGemini, type GeminiSettings,
 } from "./convert.ts";
 import { fetchImages } from "./images.ts";
 import type { OpenAIUsage } from "../claude/wire.ts";
-import { countTokensNow } from "../../tokenizer.ts";
+import { countTokensNow, decodeEmbeddingTokens } from "../../tokenizer.ts";
 import { plainName, scrub } from "../../scrub.ts";
 
 export function geminiSettings(call: Pick<ProviderCall, "site">): GeminiSettings {
@@ -42,13 +42,28 @@ export function toUsage(u: OpenAIUsage): Usage {
   return { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens, total_tokens: u.total_tokens, cached_tokens: u.prompt_tokens_details?.cached_tokens ?? 0 };
 }
 
-/** The texts an embeddings call sent, kept until its answer is parsed: batchEmbedContents reports no usage. */
-const embedded = new WeakMap<ProviderCall, string[]>();
+/** What an embeddings call sent, kept until its answer is parsed: batchEmbedContents reports no usage. */
+interface Embedded { texts: string[]; tokenIds: number; base64: boolean }
+const embedded = new WeakMap<ProviderCall, Embedded>();
 
-function embeddingUsage(call: ProviderCall): Usage | null {
-  const texts = embedded.get(call);
-  if (!texts) return null;
-  const n = texts.reduce((sum, t) => sum + countTokensNow(t), 0);
+const BAD_EMBEDDING_INPUT = "input must be a non-empty string, array of strings, array of token ids or array of token-id arrays";
+
+/** OpenAI embeddings input as the texts Gemini needs: token arrays are decoded (and billed by their length). */
+function embeddingTexts(input: unknown): { texts: string[]; tokenIds: number } {
+  const parsed = embeddingInput(input);
+  if (!parsed) throw new AppError(400, BAD_EMBEDDING_INPUT);
+  if ("texts" in parsed) return { texts: parsed.texts, tokenIds: 0 };
+  const texts: string[] = [];
+  for (const ids of parsed.tokens) {
+    const text = decodeEmbeddingTokens(ids);
+    if (text === null) throw new AppError(400, "input holds token ids outside cl100k_base, the vocabulary of OpenAI's embedding models");
+    texts.push(text);
+  }
+  return { texts, tokenIds: parsed.tokens.reduce((n, ids) => n + ids.length, 0) };
+}
+
+function embeddingUsage(sent: Embedded): Usage {
+  const n = sent.tokenIds || sent.texts.reduce((sum, t) => sum + countTokensNow(t), 0);
   return { prompt_tokens: n, completion_tokens: 0, total_tokens: n };
 }
 
@@ -58,9 +73,9 @@ function embeddingUsage(call: ProviderCall): Usage | null {
  */
 export async function geminiBodyFor(call: ProviderCall, body: any): Promise<{ model: string; body: unknown }> {
   if (call.mode === "embeddings") {
-    const out = toBatchEmbedRequest(call.upstreamModel, body?.input, body?.dimensions);
-    embedded.set(call, out.requests.map((r) => r.content.parts[0]!.text));
-    return { model: call.upstreamModel, body: out };
+    const { texts, tokenIds } = embeddingTexts(body?.input);
+    embedded.set(call, { texts, tokenIds, base64: body?.encoding_format === "base64" });
+    return { model: call.upstreamModel, body: toBatchEmbedRequest(call.upstreamModel, texts, body?.dimensions) };
   }
   if (call.format === "gemini") return { model: call.upstreamModel, body };
   let images = new Map<string, { mimeType: string; data: string }>();
@@ -77,8 +92,9 @@ export async function geminiBodyFor(call: ProviderCall, body: any): Promise<{ mo
 
 export function parseGeminiResponse(call: ProviderCall, json: any): ParsedResponse {
   if (call.mode === "embeddings") {
-    const usage = embeddingUsage(call);
-    return { body: fromEmbedResponse(json, call.requestModel, usage?.prompt_tokens ?? 0), usage };
+    const sent = embedded.get(call);
+    const usage = sent ? embeddingUsage(sent) : null;
+    return { body: fromEmbedResponse(json, call.requestModel, usage?.prompt_tokens ?? 0, sent?.base64), usage };
   }
   const usage = json?.usageMetadata ? toUsage(usageFromGemini(json.usageMetadata)) : null;
   if (call.format === "gemini") return { body: json, usage };
