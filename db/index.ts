@@ -84,8 +84,9 @@ export async function migrate(db: Database): Promise<void> {
     const failed = results?.find((r) => r.status === "Error");
     throw new Error(`database migration ${failed?.migrationName ?? ""} failed: ${(error as Error).message ?? error}`);
   }
-  // The numbered migrations ran once; the table list may have grown since (see 0001_init's up).
-  await reconcileSchema(db);
+  // The numbered migrations ran once; the table list may have grown since (see 0001_init's up). When 0001
+  // has just run it built everything from the current list, and a second pass would only cost start-up time.
+  if (!results?.some((r) => r.migrationName === "0001_init" && r.status === "Success")) await reconcileSchema(db);
 }
 
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
