@@ -4,9 +4,6 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { Kysely, SqliteDialect, MysqlDialect } from "kysely";
 import { Migrator } from "kysely/migration";
-import { PostgresJSDialect } from "kysely-postgres-js";
-import postgres from "postgres";
-import { createPool } from "mysql2";
 import type { DB } from "./schema.ts";
 import { migrations } from "./migrations/index.ts";
 import { up as reconcileSchema } from "./migrations/0001_init.ts";
@@ -26,7 +23,12 @@ export interface DatabaseOptions {
 }
 
 export function createKysely(opts: DatabaseOptions): Database {
+  // The PostgreSQL and MySQL drivers are loaded only when chosen: evaluating them took ~10 ms of every
+  // start of the (usually SQLite) binary.
   if (opts.kind === "postgres") {
+    const mod = require("postgres");
+    const postgres = (mod.default ?? mod) as typeof import("postgres");
+    const { PostgresJSDialect } = require("kysely-postgres-js") as typeof import("kysely-postgres-js");
     const client = postgres(opts.url, {
       max: opts.poolSize ?? 10,
       onnotice: () => {},
@@ -38,6 +40,7 @@ export function createKysely(opts: DatabaseOptions): Database {
     return new Kysely<DB>({ dialect: new PostgresJSDialect({ postgres: client }) });
   }
   if (opts.kind === "mysql") {
+    const { createPool } = require("mysql2") as typeof import("mysql2");
     const pool = createPool({ uri: opts.url, connectionLimit: opts.poolSize ?? 10, supportBigNumbers: true, decimalNumbers: true, timezone: "Z" });
     return new Kysely<DB>({ dialect: new MysqlDialect({ pool: pool as any }) });
   }
