@@ -206,6 +206,11 @@ export class ClaudeStreamToOpenAI {
     return this.text;
   }
 
+  /** Whether the upstream reported input_tokens (message_start normally does). */
+  get hasInputUsage(): boolean {
+    return typeof this.raw.input_tokens === "number";
+  }
+
   /** Whether message_delta brought the final output count; before it, message_start's count is a placeholder. */
   get hasFinalOutput(): boolean {
     return this.outputFinal;
@@ -234,6 +239,7 @@ export class ClaudeStreamToOpenAI {
         if (block.type === "tool_use") {
           const index = this.toolIndex.size;
           this.toolIndex.set(ev.index, index);
+          this.text += block.name ?? "";
           return [this.chunk({ tool_calls: [{ index, id: block.id, type: "function", function: { name: block.name, arguments: "" } }] })];
         }
         if (block.type === "text" && block.text) {

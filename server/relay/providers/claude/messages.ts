@@ -4,9 +4,9 @@
 import type { ParsedResponse, ProviderCall, SseEvent, StreamMapper, Usage } from "../types.ts";
 import { sseFrame, SSE_DONE } from "../../sse.ts";
 import { countTokensNow } from "../../tokenizer.ts";
-import { plainName, scrub } from "../../scrub.ts";
+import { plainName, scrub, scrubFrame } from "../../scrub.ts";
 import { perModel, siteOf } from "../../native/site.ts";
-import { ClaudeStreamToOpenAI, fromClaudeResponse, toClaudeRequest, usageFromClaude, type ClaudeSettings } from "./convert.ts";
+import { ClaudeStreamToOpenAI, claudeGeneratedText, fromClaudeResponse, toClaudeRequest, usageFromClaude, type ClaudeSettings } from "./convert.ts";
 import type { ClaudeRequest, OpenAIUsage } from "./wire.ts";
 
 export const ANTHROPIC_VERSION = "2023-06-01";
@@ -65,9 +65,23 @@ export function claudeRequestFor(call: ProviderCall, body: any): ClaudeRequest {
   return toClaudeRequest({ ...body, model: call.upstreamModel }, claudeSettings(call, call.upstreamModel));
 }
 
+/**
+ * An answer's usage. Without an input count it is none at all (the relay then counts both sides, where
+ * zeros would bill nothing); a missing output count is counted from the answer's text.
+ */
+function answerUsage(json: any): Usage | null {
+  const raw = json?.usage;
+  if (typeof raw?.input_tokens !== "number") return null;
+  const usage = toUsage(usageFromClaude(raw));
+  if (typeof raw.output_tokens !== "number") {
+    usage.completion_tokens = countTokensNow(claudeGeneratedText(json));
+    usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
+  }
+  return usage;
+}
+
 export function parseClaudeResponse(call: ProviderCall, json: any): ParsedResponse {
-  // No usage object means nothing was counted: null lets the relay count, where zeros would bill nothing.
-  const usage = json?.usage && typeof json.usage === "object" ? toUsage(usageFromClaude(json.usage)) : null;
+  const usage = answerUsage(json);
   if (call.format === "claude") return { body: json, usage };
   const body = fromClaudeResponse(json);
   body.model = call.requestModel;
@@ -77,7 +91,6 @@ export function parseClaudeResponse(call: ProviderCall, json: any): ParsedRespon
 /** Reads Claude stream events; answers them verbatim to Claude clients, as OpenAI chunks to others. */
 export class ClaudeStreamMapper implements StreamMapper {
   private conv = new ClaudeStreamToOpenAI();
-  private sawUsage = false;
   constructor(private call: ProviderCall) {}
 
   event(ev: SseEvent): string {
@@ -87,8 +100,7 @@ export class ClaudeStreamMapper implements StreamMapper {
     } catch {}
     // Errors are never passed on verbatim, not even to Claude clients: they may echo the key or an address.
     if (ev.event === "error" || obj?.type === "error") return this.errorFrame(obj?.error?.type, obj?.error?.message ?? ev.data);
-    if (!obj || typeof obj !== "object") return this.call.format === "claude" ? ev.raw : "";
-    if (obj.type === "message_start" || obj.type === "message_delta") this.sawUsage = true;
+    if (!obj || typeof obj !== "object") return this.call.format === "claude" ? scrubFrame(ev, this.call) : "";
     const chunks = this.conv.push(obj);
     if (this.call.format === "claude") return ev.raw;
     let out = "";
@@ -119,7 +131,8 @@ export class ClaudeStreamMapper implements StreamMapper {
   }
 
   usage(): Usage | null {
-    if (!this.sawUsage) return null;
+    // Without the input side this is no usage: the relay counts the prompt as well as the text.
+    if (!this.conv.hasInputUsage) return null;
     const u = toUsage(this.conv.usage);
     if (this.conv.hasFinalOutput) return u;
     // Cut or abandoned before message_delta: message_start's output_tokens is a placeholder (often 1),

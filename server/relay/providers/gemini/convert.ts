@@ -314,6 +314,7 @@ export class GeminiStreamToOpenAI {
   private text = "";
   private finished = false;
   private completionCounted = false;
+  private promptCounted = false;
   usage: OpenAIUsage | null = null;
 
   constructor(private model: string, private created = Math.floor(Date.now() / 1000)) {}
@@ -321,6 +322,11 @@ export class GeminiStreamToOpenAI {
   /** Content, thoughts and tool calls received so far (for counting when usage is missing or partial). */
   get receivedText(): string {
     return this.text;
+  }
+
+  /** Whether the latest usageMetadata counted the prompt. */
+  get hasPromptCount(): boolean {
+    return this.promptCounted;
   }
 
   /** Whether a candidate finished and usageMetadata counted the completion: before that the count may be partial or missing. */
@@ -337,6 +343,7 @@ export class GeminiStreamToOpenAI {
     if (res.usageMetadata) {
       this.usage = usageFromGemini(res.usageMetadata);
       this.completionCounted = typeof res.usageMetadata.candidatesTokenCount === "number";
+      this.promptCounted = typeof res.usageMetadata.promptTokenCount === "number";
     }
     if (!this.started) {
       this.started = true;

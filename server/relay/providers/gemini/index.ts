@@ -12,7 +12,7 @@ import {
 import { fetchImages } from "./images.ts";
 import type { OpenAIUsage } from "../claude/wire.ts";
 import { countTokensNow, decodeEmbeddingTokens } from "../../tokenizer.ts";
-import { plainName, scrub } from "../../scrub.ts";
+import { plainName, scrub, scrubFrame } from "../../scrub.ts";
 
 export function geminiSettings(call: Pick<ProviderCall, "site">): GeminiSettings {
   const site = siteOf(call);
@@ -90,13 +90,31 @@ export async function geminiBodyFor(call: ProviderCall, body: any): Promise<{ mo
   return toGeminiRequest({ ...body, model: call.upstreamModel }, geminiSettings(call), images);
 }
 
+/**
+ * An answer's usageMetadata. Without a prompt count it is none at all (the relay then counts both sides,
+ * where zeros would bill nothing); a missing candidates count is counted from the answer's text.
+ */
+function answerUsage(json: any): Usage | null {
+  const meta = json?.usageMetadata;
+  if (typeof meta?.promptTokenCount !== "number") return null;
+  const usage = toUsage(usageFromGemini(meta));
+  if (typeof meta.candidatesTokenCount !== "number") {
+    const counted = countTokensNow(geminiGeneratedText(json));
+    if (counted > usage.completion_tokens) {
+      usage.completion_tokens = counted;
+      usage.total_tokens = usage.prompt_tokens + counted;
+    }
+  }
+  return usage;
+}
+
 export function parseGeminiResponse(call: ProviderCall, json: any): ParsedResponse {
   if (call.mode === "embeddings") {
     const sent = embedded.get(call);
     const usage = sent ? embeddingUsage(sent) : null;
     return { body: fromEmbedResponse(json, call.requestModel, usage?.prompt_tokens ?? 0, sent?.base64), usage };
   }
-  const usage = json?.usageMetadata ? toUsage(usageFromGemini(json.usageMetadata)) : null;
+  const usage = answerUsage(json);
   if (call.format === "gemini") return { body: json, usage };
   return { body: fromGeminiResponse(json, call.requestModel), usage };
 }
@@ -112,7 +130,7 @@ export class GeminiStreamMapper implements StreamMapper {
     try {
       obj = JSON.parse(ev.data);
     } catch {
-      return this.call.format === "gemini" ? ev.raw : "";
+      return this.call.format === "gemini" ? scrubFrame(ev, this.call) : "";
     }
     if (obj?.error) {
       // Rebuilt rather than passed on: the upstream's message may echo the key or an address.
@@ -132,7 +150,8 @@ export class GeminiStreamMapper implements StreamMapper {
   }
 
   usage(): Usage | null {
-    if (!this.conv.usage) return null;
+    // Without a prompt count this is no usage: the relay counts the prompt as well as the text.
+    if (!this.conv.usage || !this.conv.hasPromptCount) return null;
     const u = toUsage(this.conv.usage);
     if (this.conv.hasFinalUsage) return u;
     // Cut or abandoned before the finishing chunk (or it came without a completion count): intermediate
