@@ -106,15 +106,15 @@ export function Sidebar({ mobile }: { mobile: boolean }) {
           <Menu.ItemGroup key={s.key} title={collapsed ? "" : s.label}>
             {s.items.map((item) =>
               item.children ? (
-                <Menu.SubMenu key={item.key} title={<span>{item.icon}{item.label}</span>}>
+                <Menu.SubMenu key={item.key} title={<span>{item.icon}<span className="sy-side-label">{item.label}</span></span>}>
                   {item.children.length === 0 ? (
                     <Menu.Item key="/chat" disabled>{t("side.noChats")}</Menu.Item>
                   ) : (
-                    item.children.map((c) => <Menu.Item key={c.key}>{c.label}</Menu.Item>)
+                    item.children.map((c) => <Menu.Item key={c.key}><span className="sy-side-label">{c.label}</span></Menu.Item>)
                   )}
                 </Menu.SubMenu>
               ) : (
-                <Menu.Item key={item.key}>{item.icon}{item.label}</Menu.Item>
+                <Menu.Item key={item.key}>{item.icon}<span className="sy-side-label">{item.label}</span></Menu.Item>
               ),
             )}
           </Menu.ItemGroup>

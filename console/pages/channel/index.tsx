@@ -252,13 +252,13 @@ export default function ChannelPage() {
   const actions = {
     key: "actions", title: t("ops.actions"), fixed: "right" as const,
     render: (_: unknown, r: ChannelRow) => (r.is_tag ? (
-      <Space wrap>
+      <Space size={4}>
         <Button size="mini" status="success" onClick={() => tagStatus(r, true)}>{t("ops.ch.enableAll")}</Button>
         <Button size="mini" status="warning" onClick={() => tagStatus(r, false)}>{t("ops.ch.disableAll")}</Button>
         <Button size="mini" onClick={() => setTagEditing(r)}>{t("ops.ch.editTag")}</Button>
       </Space>
     ) : (
-      <Space wrap>
+      <Space size={4}>
         <Dropdown.Button size="mini" onClick={() => test(r)} disabled={testing[r.id!]}
           droplist={<Menu onClickMenuItem={(m) => test(r, m)}>{String(r.models ?? "").split(",").filter(Boolean).slice(0, 30).map((m) => <Menu.Item key={m}>{m}</Menu.Item>)}</Menu>}>
           {testing[r.id!] ? t("ops.ch.testing") : t("ops.ch.test")}

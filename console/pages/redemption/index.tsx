@@ -66,7 +66,7 @@ export default function RedemptionPage() {
     {
       title: t("ops.actions"), key: "actions",
       render: (_: unknown, row: CodeRow) => (
-        <Space wrap>
+        <Space size={4}>
           <Button size="mini" onClick={() => copyWithFallback(row.key)}>{t("ops.copy")}</Button>
           {row.status === REDEMPTION_STATUS.unused
             ? <Button size="mini" status="warning" onClick={() => setStatus(row, REDEMPTION_STATUS.disabled)}>{t("ops.disable")}</Button>

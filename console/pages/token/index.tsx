@@ -93,7 +93,7 @@ export default function TokenPage() {
     {
       title: t("ops.actions"), key: "actions",
       render: (_: unknown, row: TokenRow) => (
-        <Space wrap>
+        <Space size={4}>
           <Button size="mini" onClick={() => copyWithFallback(row.key)}>{t("ops.copy")}</Button>
           {links.length > 0 && (
             <Dropdown droplist={chatMenu(row)} position="bl">

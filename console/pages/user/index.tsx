@@ -97,7 +97,7 @@ export default function UsersPage() {
     {
       title: t("common.actions"), dataIndex: "actions",
       render: (_: unknown, u: UserRow) => u.DeletedAt ? null : (
-        <Space size={4} wrap>
+        <Space size={4}>
           <Popconfirm title={t("users.confirmPromote")} onOk={() => void manage(u, "promote")}>
             <Button size="mini" disabled={u.role >= ROLE.admin}>{t("users.promote")}</Button>
           </Popconfirm>
