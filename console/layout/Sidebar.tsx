@@ -74,6 +74,13 @@ export function sidebarSections(opts: {
   return sections;
 }
 
+/** The item a path belongs to: add and edit pages light up their list. /user/reset is a guest page. */
+export function selectedKey(pathname: string): string {
+  if (pathname.startsWith("/channel")) return "/channel";
+  if (pathname.startsWith("/user/edit")) return "/user";
+  return pathname;
+}
+
 export function Sidebar({ mobile }: { mobile: boolean }) {
   const { t } = useTranslation();
   const { user, status } = useApp();
@@ -91,7 +98,7 @@ export function Sidebar({ mobile }: { mobile: boolean }) {
     setCollapsed(c);
     writeString(COLLAPSED_KEY, String(c));
   };
-  const selected = pathname.startsWith("/channel") ? "/channel" : pathname.startsWith("/user/") ? "/user" : pathname;
+  const selected = selectedKey(pathname);
   return (
     <Layout.Sider
       className="sy-sider"

@@ -40,7 +40,7 @@ describe("routing", () => {
 import React from "react";
 import { render } from "@testing-library/react";
 import { MemoryRouter } from "react-router-dom";
-import { sidebarSections, initialCollapsed } from "../../console/layout/Sidebar.tsx";
+import { sidebarSections, initialCollapsed, selectedKey } from "../../console/layout/Sidebar.tsx";
 import { sidebarHidden } from "../../console/layout/Shell.tsx";
 import { TopBar } from "../../console/layout/TopBar.tsx";
 import { AppStateProvider } from "../../console/lib/app-state.tsx";
@@ -95,6 +95,15 @@ describe("sidebar", () => {
     fireEvent.click(sider.querySelector(".arco-layout-sider-trigger")!);
     await waitFor(() => expect(sider.style.width).toBe("60px"));
     expect(localStorage.getItem("sidebar-collapsed")).toBe("true");
+  });
+
+  test("sub-pages light up their list's item; the password-reset page is not a user page", () => {
+    expect(selectedKey("/channel/edit/3")).toBe("/channel");
+    expect(selectedKey("/channel/add")).toBe("/channel");
+    expect(selectedKey("/user/edit/2")).toBe("/user");
+    expect(selectedKey("/user/edit")).toBe("/user");
+    expect(selectedKey("/user/reset")).toBe("/user/reset");
+    expect(selectedKey("/token")).toBe("/token");
   });
 
   test("an admin sees the admin items", async () => {
