@@ -58,14 +58,19 @@ export async function deliver(deps: AppDeps, user: { email: string; setting: str
   return "sent";
 }
 
+/** The quota below which a user is warned: their own quota_warning_threshold, else QuotaRemindThreshold. */
+export function quotaThreshold(deps: AppDeps, setting: string | null | undefined): number {
+  const s = parseSetting(setting);
+  return typeof s.quota_warning_threshold === "number" && s.quota_warning_threshold > 0
+    ? s.quota_warning_threshold
+    : deps.options.number("QuotaRemindThreshold", 0);
+}
+
 /** The awaited form of maybeNotifyQuota, for callers and tests that need the outcome. */
 export async function checkQuota(deps: AppDeps, userId: number, remainingQuota: number): Promise<NotifyResult> {
   const user = await deps.db.selectFrom("users").select(["id", "email", "setting"]).where("id", "=", userId).executeTakeFirst();
   if (!user) return "no-user";
-  const s = parseSetting(user.setting);
-  const threshold = typeof s.quota_warning_threshold === "number" && s.quota_warning_threshold > 0
-    ? s.quota_warning_threshold
-    : deps.options.number("QuotaRemindThreshold", 0);
+  const threshold = quotaThreshold(deps, user.setting);
   if (remainingQuota >= threshold) return "above-threshold";
   // At most one warning per user per interval, across instances when the cache is Redis.
   const first = await deps.cache.setNx(`notify:quota:${userId}`, "1", QUOTA_WARNING_INTERVAL_SECONDS);
@@ -82,9 +87,11 @@ export async function checkQuota(deps: AppDeps, userId: number, remainingQuota: 
 
 /**
  * For the relay after a charge settles: warns the user when the remaining quota fell below their
- * threshold. Fire-and-forget: it never blocks or fails the caller; delivery errors are logged.
+ * threshold. Fire-and-forget: it never blocks or fails the caller; delivery errors are logged. A caller
+ * that has the user's setting at hand passes it, so a call above the threshold (nearly all) costs no I/O.
  */
-export function maybeNotifyQuota(deps: AppDeps, userId: number, remainingQuota: number): void {
+export function maybeNotifyQuota(deps: AppDeps, userId: number, remainingQuota: number, setting?: string | null): void {
+  if (setting !== undefined && remainingQuota >= quotaThreshold(deps, setting)) return;
   queueMicrotask(() => {
     checkQuota(deps, userId, remainingQuota).catch((e) => console.error(`quota notification for user ${userId} failed:`, e?.message ?? e));
   });

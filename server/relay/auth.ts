@@ -24,6 +24,8 @@ export interface Caller {
   userQuota: number;
   /** null for unlimited tokens and the playground */
   tokenQuota: number | null;
+  /** The user's raw settings: the quota-warning threshold and where warnings go. */
+  userSetting: string | null;
 }
 
 /** The raw key from whichever header the calling SDK uses. */
@@ -76,7 +78,7 @@ export async function authenticate(deps: AppDeps, rawKey: string, ip: string): P
     userId: user.id, username: user.username, role: user.role, group: token.group || user.group,
     tokenId: token.id, tokenName: token.name, unlimited, modelLimits: limits, pinnedChannel,
     acceptUnsetModel: acceptsUnset(user.setting),
-    userQuota: Number(user.quota), tokenQuota: unlimited ? null : Number(token.remain_quota),
+    userQuota: Number(user.quota), tokenQuota: unlimited ? null : Number(token.remain_quota), userSetting: user.setting,
   };
 }
 

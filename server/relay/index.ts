@@ -130,7 +130,7 @@ function playgroundModule(deps: AppDeps) {
       const caller: Caller = {
         userId: user.id, username: user.username, role: user.role, group, tokenId: 0, tokenName: "playground",
         unlimited: false, modelLimits: null, pinnedChannel: null, acceptUnsetModel: acceptsUnset(user.setting),
-        userQuota: Number(user.quota), tokenQuota: null,
+        userQuota: Number(user.quota), tokenQuota: null, userSetting: user.setting,
       };
       const ip = clientIp(request, server as any, deps.config.trustProxy);
       return relay(deps, { mode: "chat", format: "openai", path: "/pg/chat/completions", search: "", body: b, model, stream: b.stream === true, caller, ip, signal: request.signal });

@@ -19,6 +19,7 @@ import { applyParamOverride } from "./override.ts";
 import { recordChannelResult } from "../modules/channel/health.ts";
 import { parseChannelInfo, pickChannelKey, type ChannelInfo } from "../modules/channel/keys.ts";
 import { recordUpstreamError } from "../http/metrics.ts";
+import { maybeNotifyQuota } from "../infra/notify.ts";
 
 export interface RelayRequest {
   mode: RelayMode;
@@ -405,12 +406,21 @@ function finish(deps: AppDeps, o: Outcome, usage: Usage | null, generated?: () =
     if (o.trusted) {
       relayState(deps).writer.debit(o.payer.userId, o.payer.unlimited ? 0 : o.payer.tokenId, o.reserved, cost);
       record(deps, o, u, cost);
+      warnIfLow(deps, o, 0);
       return;
     }
     const taken = await settle(deps.db, o.payer, o.held, cost);
     record(deps, o, u, taken);
+    warnIfLow(deps, o, taken);
   })();
   relayState(deps).writer.track(job);
+}
+
+/** Quota warning (issue 6): the balance read at authentication, less what this call took from the database
+ * and what the write-behind still owes it; the check costs no I/O while the balance is above the threshold. */
+function warnIfLow(deps: AppDeps, o: Outcome, takenFromDb: number): void {
+  const c = o.req.caller;
+  maybeNotifyQuota(deps, c.userId, c.userQuota - takenFromDb - relayState(deps).writer.unsettled("user", c.userId), c.userSetting);
 }
 
 async function countedUsage(o: Outcome, generated: string): Promise<Usage> {
