@@ -113,6 +113,17 @@ describe("personal settings screen", () => {
     });
   });
 
+  test("clicking the empty invite-link field generates the link its placeholder promises", async () => {
+    fm = personalApi({ "GET /api/user/aff": ok("INV1") });
+    await renderApp("/personal", { user: USER });
+    await screen.findByText("model-1");
+    const field = screen.getByPlaceholderText("Click to generate your invite link") as HTMLInputElement;
+    fireEvent.click(field);
+    await waitFor(() => expect(field.value).toBe(`${globalThis.location.origin}/register?aff=INV1`));
+    fireEvent.click(field);
+    expect(fm.calls.filter((c) => c.path === "/api/user/aff").length).toBe(1);
+  });
+
   test("the transfer dialog refuses less than one unit and sends quota", async () => {
     fm = personalApi({ "POST /api/user/aff_transfer": ok(undefined, "transferred") });
     await renderApp("/personal", { user: USER });

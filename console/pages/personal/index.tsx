@@ -133,7 +133,7 @@ export default function PersonalPage() {
           { label: t("personal.affCount"), value: String(u.aff_count ?? 0) },
         ]} />
         <Space wrap>
-          <Input readOnly style={{ width: 360 }} value={affLink} placeholder={t("personal.inviteLinkPlaceholder")} />
+          <Input readOnly style={{ width: 360 }} value={affLink} placeholder={t("personal.inviteLinkPlaceholder")} onClick={() => { if (!affLink) void loadAffLink(); }} />
           <Button onClick={() => void loadAffLink()}>{t("personal.copyInviteLink")}</Button>
           <Button type="primary" disabled={!Number(u.aff_quota)} onClick={() => setDialog("transfer")}>{t("personal.transfer")}</Button>
         </Space>
