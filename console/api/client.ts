@@ -39,6 +39,9 @@ export function onSessionExpired(fn: Listener): () => void {
   };
 }
 
+/** What the server answers for an unknown /api route (server/app.ts onError, NOT_FOUND). */
+const UNKNOWN_ROUTE_MESSAGE = "not found";
+
 /** Paths whose 401 is an answer to show, not an expired session (wrong password on login). */
 const NO_REDIRECT = ["/api/user/login", "/api/user/logout"];
 
@@ -85,6 +88,9 @@ export async function request<T = any>(method: string, path: string, body?: unkn
     parsed = null;
   }
   if (fixed) return { success: false, message: fixed, status: res.status };
+  // The server's answer for an /api route it does not have (a feature this server leaves out, such as
+  // mail-based password reset before SMTP support): say that, not a bare "not found".
+  if (res.status === 404 && parsed?.message === UNKNOWN_ROUTE_MESSAGE) return { success: false, message: i18n.t("error.unavailable"), status: 404 };
   if (parsed && typeof parsed === "object" && "success" in parsed) {
     return { ...parsed, message: translateServerMessage(parsed.message ?? ""), status: res.status };
   }

@@ -26,6 +26,7 @@ const en: Record<string, string> = {
   "common.submit": "Submit",
   "error.demoOnly": "This site is for demonstration only, there is no backend",
   "error.internal": "Internal server error, please contact the administrator",
+  "error.unavailable": "This function is not available on this server",
   "error.network": "Unable to connect to the server",
   "error.statusFailed": "Failed to load the site status",
   "error.tooManyRequests": "Too many requests, please try again later",

@@ -25,6 +25,7 @@ const zh: Record<string, string> = {
   "common.submit": "提交",
   "error.demoOnly": "本站仅作演示之用，无服务端",
   "error.internal": "服务器内部错误，请联系管理员",
+  "error.unavailable": "此服务器不提供该功能",
   "error.network": "无法连接到服务器",
   "error.statusFailed": "加载状态失败",
   "error.tooManyRequests": "请求次数过多，请稍后再试",

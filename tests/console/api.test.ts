@@ -71,6 +71,15 @@ describe("the API client", () => {
     expect(r.message).toBe("The username or password is wrong, or the user has been banned");
   });
 
+  test("an API route this server does not have (404 'not found') says so instead of a bare 'not found'", async () => {
+    fm = mockFetch({
+      "GET /api/reset_password": status(404, { success: false, message: "not found" }),
+      "GET /api/user/9": status(404, { success: false, message: "user not found" }),
+    });
+    expect((await api.get("/api/reset_password?email=a@b.co")).message).toBe("This function is not available on this server");
+    expect((await api.get("/api/user/9")).message).toBe("user not found");
+  });
+
   test("429, 500 and 405 map to the catalogue's messages", async () => {
     fm = mockFetch({ "GET /a": status(429), "GET /b": status(500), "GET /c": status(405) });
     expect((await api.get("/a")).message).toBe("Too many requests, please try again later");
