@@ -181,6 +181,8 @@ export interface MidjourneysTable {
   quota: Generated<number>;
   buttons: Generated<string>;
   properties: Generated<string>;
+  /** Unix seconds when the row was written (spec 001 §3; new-api's table has no such column). */
+  created_at: Generated<number>;
 }
 
 export interface TasksTable {

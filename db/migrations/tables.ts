@@ -119,7 +119,7 @@ export const TABLES: TableDef[] = [
     columns: [
       id, i("code"), i("user_id"), s("action", 40), s("mj_id", 255), t("prompt"), t("prompt_en"), t("description"), t("state"),
       n("submit_time"), n("start_time"), n("finish_time"), t("image_url"), s("status", 20), s("progress", 30), t("fail_reason"),
-      i("channel_id"), n("quota"), t("buttons"), t("properties"),
+      i("channel_id"), n("quota"), t("buttons"), t("properties"), n("created_at"),
     ],
     indexes: [{ name: "idx_midjourneys_user_id", columns: ["user_id"] }, { name: "idx_midjourneys_mj_id", columns: ["mj_id"] }],
   },

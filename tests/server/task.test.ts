@@ -16,7 +16,7 @@ for (const kind of storageKinds()) {
       bob = await ctx.user(1);
       const mj = (s: Session, mj_id: string, channel_id: number, submitSec: number) => ({
         user_id: s.id, mj_id, channel_id, action: "IMAGINE", code: 1, status: "SUCCESS", progress: "100%", prompt: "a cat",
-        submit_time: submitSec * 1000, finish_time: (submitSec + 30) * 1000,
+        submit_time: submitSec * 1000, finish_time: (submitSec + 30) * 1000, created_at: submitSec,
       });
       await ctx.deps.db.insertInto("midjourneys").values([
         mj(alice, "mj-a1", 3, T0), mj(alice, "mj-a2", 4, T0 + 100), mj(alice, "mj-a3", 3, T0 + 200), mj(bob, "mj-b1", 3, T0 + 300),
@@ -40,7 +40,12 @@ for (const kind of storageKinds()) {
       expect(ids(await ctx.request("GET", "/api/mj/?p=0&page_size=3", { as: admin }), "mj_id")).toEqual(["mj-b1", "mj-a3", "mj-a2"]);
       expect(ids(await ctx.request("GET", "/api/mj/?p=1&page_size=3", { as: admin }), "mj_id")).toEqual(["mj-a1"]);
       const first = (await ctx.request("GET", "/api/mj/?mj_id=mj-a1", { as: admin })).body.data[0];
-      expect(first).toMatchObject({ channel_id: 3, action: "IMAGINE", code: 1, status: "SUCCESS", progress: "100%", submit_time: T0 * 1000 });
+      // The fields of a drawing task in spec 001 §3, created_at included.
+      expect(first).toMatchObject({
+        channel_id: 3, action: "IMAGINE", code: 1, status: "SUCCESS", progress: "100%", submit_time: T0 * 1000, finish_time: (T0 + 30) * 1000,
+        mj_id: "mj-a1", prompt: "a cat", created_at: T0,
+      });
+      for (const k of ["image_url", "prompt_en", "fail_reason", "id"]) expect(first).toHaveProperty(k);
     });
 
     test("drawing time range is in milliseconds", async () => {
