@@ -479,6 +479,7 @@ const en: Record<string, string> = {
   "users.enabled": "Enabled",
   "users.group": "Group",
   "users.password": "Password",
+  "users.newPasswordHint": "At least {{min}} characters",
   "users.passwordHint": "At least {{min}} characters; leave empty to keep",
   "users.passwordShort": "The password must be at least {{min}} characters",
   "users.promote": "Promote",

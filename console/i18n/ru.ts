@@ -478,6 +478,7 @@ const ru: Record<string, string> = {
   "users.enabled": "Активен",
   "users.group": "Группа",
   "users.password": "Пароль",
+  "users.newPasswordHint": "Не менее {{min}} символов",
   "users.passwordHint": "Не менее {{min}} символов; оставьте пустым, чтобы не менять",
   "users.passwordShort": "Пароль должен быть не короче {{min}} символов",
   "users.promote": "Повысить",

@@ -478,6 +478,7 @@ const zh: Record<string, string> = {
   "users.enabled": "已启用",
   "users.group": "分组",
   "users.password": "密码",
+  "users.newPasswordHint": "至少 {{min}} 位",
   "users.passwordHint": "至少 {{min}} 位；留空则不修改",
   "users.passwordShort": "密码长度至少 {{min}} 位",
   "users.promote": "提升",

@@ -88,6 +88,8 @@ describe("user administration", () => {
     await waitFor(() => expect(rowOf("alice")).toBeTruthy());
     fireEvent.click(screen.getByText("Add user"));
     const drawer = await waitFor(() => document.querySelector(".arco-drawer") as HTMLElement);
+    // A new account has no password to keep: the hint must not say "leave empty to keep".
+    expect(drawer.querySelector('input[name="new-password"]')!.getAttribute("placeholder")).toBe("At least 8 characters");
     fireEvent.click(within(drawer).getByText("Submit"));
     expect((await within(drawer).findAllByText("Username and password cannot be empty")).length).toBe(2);
     fireEvent.change(drawer.querySelector('input[name="new-username"]')!, { target: { value: "bob" } });

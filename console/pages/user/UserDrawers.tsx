@@ -45,7 +45,7 @@ export function AddUserDrawer({ visible, onClose, onDone }: { visible: boolean; 
           <Input name="new-display-name" value={f.display_name} onChange={(v) => setF({ ...f, display_name: v })} />
         </Form.Item>
         <Form.Item label={t("users.password")} {...fieldError(error && !f.password ? t(error) : null)}>
-          <Input.Password name="new-password" value={f.password} placeholder={t("users.passwordHint", { min: PASSWORD_MIN_LENGTH })}
+          <Input.Password name="new-password" value={f.password} placeholder={t("users.newPasswordHint", { min: PASSWORD_MIN_LENGTH })}
             onChange={(v) => { setF({ ...f, password: v }); if (error) setError(validateNewUser({ ...f, password: v })); }} />
         </Form.Item>
       </Form>
