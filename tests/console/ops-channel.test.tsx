@@ -189,6 +189,27 @@ describe("channel form", () => {
     await waitFor(() => expect(screen.getAllByText(DEFAULT_CHANNEL_MODELS[14][0]).length).toBeGreaterThan(0));
   });
 
+  test("a list still holding the old type's untouched defaults follows the new type; an edited list is kept", async () => {
+    fm = mockFetch(routes());
+    await openForm();
+    await waitFor(() => expect(screen.getAllByText("gpt-4o-mini").length).toBeGreaterThan(0));
+    const pick = async (label: string) => {
+      fireEvent.click(screen.getByTestId("channel-type").querySelector(".arco-select-view")!);
+      fireEvent.click(await screen.findByText(label));
+    };
+    await pick("14 · Anthropic Claude");
+    await waitFor(() => expect(screen.getAllByText(DEFAULT_CHANNEL_MODELS[14][0]).length).toBeGreaterThan(0));
+    await waitFor(() => expect(screen.queryAllByText("gpt-4o-mini").filter((e) => e.closest(".arco-tag")).length).toBe(0));
+    // Once the user adds a model of their own, a type change leaves the list alone.
+    fireEvent.change(screen.getByPlaceholderText("Custom model names, comma separated"), { target: { value: "my-model" } });
+    fireEvent.click(screen.getByText("Add"));
+    await screen.findByText("my-model");
+    await pick("24 · Google Gemini");
+    await sleep(50);
+    expect(screen.getAllByText("my-model").length).toBeGreaterThan(0);
+    expect(screen.getAllByText(DEFAULT_CHANNEL_MODELS[14][0]).length).toBeGreaterThan(0);
+  });
+
   test("submitting without name and key shows the message and sends nothing", async () => {
     fm = mockFetch(routes());
     await openForm();

@@ -116,11 +116,14 @@ export function ChannelForm({ id, onSaved, onCancel }: { id?: number; onSaved: (
   const set = <K extends keyof ChannelFormValues>(k: K, value: ChannelFormValues[K]) => setV((cur) => ({ ...cur, [k]: value }));
 
   // A type change fills the model list with that type's defaults when the list is empty (spec 001 §4).
+  // A new channel starts with type 1's defaults filled in, so a list still holding exactly the old
+  // type's defaults counts as untouched too: an AWS Claude channel should not keep OpenAI's models.
   const changeType = (type: number) => setV((cur) => {
     const defaults = fieldsFor(type).other?.defaultValue;
+    const untouched = cur.models.length === 0 || sameList(cur.models, defaultModelsFor(typeModels, cur.type));
     return {
       ...cur, type,
-      models: cur.models.length ? cur.models : defaultModelsFor(typeModels, type),
+      models: untouched ? defaultModelsFor(typeModels, type) : cur.models,
       other: cur.other || defaults || "",
     };
   });
