@@ -11,7 +11,8 @@ import { relayState, type RoutingTable } from "./state.ts";
 import { pickChannel, retryable } from "./select.ts";
 import { preConsume, preConsumeQuota, priceFor, quotaFor, settle, trusted, type Payer, type Price } from "./billing.ts";
 import { findSensitive, takeRateLimit, type RateTicket } from "./limits.ts";
-import { countPromptTokens, countTokens, estimateTokens, promptText } from "./tokenizer.ts";
+import { countPromptTokensNow, countTokensNow, estimateTokens, promptText } from "./tokenizer.ts";
+import { withBilledUsage } from "./shown-usage.ts";
 import { generatedTextOf } from "./providers/openai/usage.ts";
 import { SseReader } from "./sse.ts";
 import { scrub } from "./scrub.ts";
@@ -325,9 +326,20 @@ async function deliver(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCa
     return new Response(text, { status: res.status, headers: { "content-type": contentType || "text/plain; charset=utf-8" } });
   }
   const parsed = adaptor.parseResponse(call, json);
-  finish(deps, o, parsed.usage, () => (adaptor.generatedText ?? openAIGeneratedText)(call, json));
-  const out = parsed.body === json ? text : JSON.stringify(parsed.body);
-  return new Response(out, { status: res.status, headers: { "content-type": "application/json" } });
+  const generated = () => (adaptor.generatedText ?? openAIGeneratedText)(call, json);
+  if (parsed.body === json) {
+    finish(deps, o, parsed.usage, generated);
+    return new Response(text, { status: res.status, headers: { "content-type": "application/json" } });
+  }
+  let body = parsed.body;
+  let usage = parsed.usage;
+  if (!usage && call.mode === "chat") {
+    // The gateway wrote this body's usage (zeros, with none upstream): it shows what is billed instead.
+    usage = countedUsageNow(o, generated());
+    body = withBilledUsage(call.format, body, usage);
+  }
+  finish(deps, o, usage, generated);
+  return new Response(JSON.stringify(body), { status: res.status, headers: { "content-type": "application/json" } });
 }
 
 /** What an OpenAI-shaped answer generated; audio transcriptions answer {text}. */
@@ -342,12 +354,15 @@ function streamReply(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCall
   const reader = (adaptor.decodeStream ? adaptor.decodeStream(call, res.body!) : res.body!).getReader();
   const sse = new SseReader();
   let settled = false;
+  // Counted once, by the mapper's end() for a usage frame the upstream left without numbers, or by finish().
+  let counted: Usage | null = null;
+  const count = () => (counted ??= countedUsageNow(o, mapper.generatedText()));
   const closed = relayState(deps).writer.streamOpened();
   const done = () => {
     if (settled) return;
     settled = true;
     release();
-    finish(deps, o, mapper.usage(), () => mapper.generatedText());
+    finish(deps, o, mapper.usage() ?? counted, () => mapper.generatedText());
     closed();
   };
   // A Bun "direct" stream: chunks are written straight to the socket instead of going through a
@@ -361,7 +376,7 @@ function streamReply(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCall
           if (ended) {
             let out = "";
             for (const ev of sse.finish()) out += mapper.event(ev);
-            out += mapper.end();
+            out += mapper.end(count);
             if (out) controller.write(out);
             done();
             controller.close();
@@ -401,7 +416,7 @@ function streamReply(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCall
 function finish(deps: AppDeps, o: Outcome, usage: Usage | null, generated?: () => string): void {
   o.ticket.succeeded();
   const job = (async () => {
-    const u = usage ?? await countedUsage(o, generated?.() ?? "");
+    const u = usage ?? countedUsageNow(o, generated?.() ?? "");
     const cost = quotaFor(o.price, u, o.calls);
     if (o.trusted) {
       relayState(deps).writer.debit(o.payer.userId, o.payer.unlimited ? 0 : o.payer.tokenId, o.reserved, cost);
@@ -423,9 +438,9 @@ function warnIfLow(deps: AppDeps, o: Outcome, takenFromDb: number): void {
   maybeNotifyQuota(deps, c.userId, c.userQuota - takenFromDb - relayState(deps).writer.unsettled("user", c.userId), c.userSetting);
 }
 
-async function countedUsage(o: Outcome, generated: string): Promise<Usage> {
-  const prompt = o.req.body instanceof FormData ? 0 : await countPromptTokens(o.req.body);
-  const completion = await countTokens(generated);
+function countedUsageNow(o: Outcome, generated: string): Usage {
+  const prompt = o.req.body instanceof FormData ? 0 : countPromptTokensNow(o.req.body);
+  const completion = countTokensNow(generated);
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
 }
 

@@ -35,14 +35,18 @@ export async function countTokens(text: string): Promise<number> {
 }
 
 /** Chat prompts: the text of every message plus OpenAI's framing overhead (3 per message, 3 to prime the reply). */
-export async function countPromptTokens(body: any): Promise<number> {
+export function countPromptTokensNow(body: any): number {
   if (Array.isArray(body?.messages)) {
     let n = 3;
-    for (const m of body.messages) n += 3 + (await countTokens(textOf(m?.content))) + (await countTokens(typeof m?.name === "string" ? m.name : ""));
-    if (Array.isArray(body.tools)) n += await countTokens(JSON.stringify(body.tools));
+    for (const m of body.messages) n += 3 + countTokensNow(textOf(m?.content)) + countTokensNow(typeof m?.name === "string" ? m.name : "");
+    if (Array.isArray(body.tools)) n += countTokensNow(JSON.stringify(body.tools));
     return n;
   }
-  return countTokens(promptText(body));
+  return countTokensNow(promptText(body));
+}
+
+export async function countPromptTokens(body: any): Promise<number> {
+  return countPromptTokensNow(body);
 }
 
 /** Every piece of text a request sends to the model (for counting and the sensitive-word check). */

@@ -72,9 +72,9 @@ class NativeStreamMapper implements StreamMapper {
     return this.convert(this.inner.event(ev));
   }
 
-  end(): string {
-    let out = this.convert(this.inner.end());
-    const usage = openAIUsage(this.inner.usage());
+  end(counted?: () => Usage): string {
+    let out = this.convert(this.inner.end(counted));
+    const usage = openAIUsage(this.inner.usage() ?? counted?.() ?? null);
     if (this.claude) out += this.claude.end(usage).map(claudeSse).join("");
     else out += this.gemini!.end(usage).map((g) => sseFrame(JSON.stringify(g))).join("");
     return out;

@@ -108,8 +108,10 @@ export interface SseEvent {
 export interface StreamMapper {
   /** One upstream event in, the SSE text for the client out ("" to send nothing). */
   event(ev: SseEvent): string;
-  /** Called once when the upstream stream ends normally; returns the closing frames (e.g. "data: [DONE]\n\n"). */
-  end(): string;
+  /** Called once when the upstream stream ends normally; returns the closing frames (e.g. "data: [DONE]\n\n").
+   *  `counted` is the relay's count of the prompt and generatedText(): a usage frame the gateway writes
+   *  (the client asked for usage) shows it when the upstream reported none, so the client sees what is billed. */
+  end(counted?: () => Usage): string;
   /** The usage reported by the upstream, if any was seen. */
   usage(): Usage | null;
   /** Text generated so far (content, reasoning, tool arguments), for counting when no usage came. */

@@ -6,6 +6,7 @@ import { sseFrame, SSE_DONE } from "../../sse.ts";
 import { countTokensNow } from "../../tokenizer.ts";
 import { plainName, scrub, scrubFrame } from "../../scrub.ts";
 import { perModel, siteOf } from "../../native/site.ts";
+import { shownUsage } from "../../shown-usage.ts";
 import { ClaudeStreamToOpenAI, claudeGeneratedText, fromClaudeResponse, toClaudeRequest, usageFromClaude, type ClaudeSettings } from "./convert.ts";
 import type { ClaudeRequest, OpenAIUsage } from "./wire.ts";
 
@@ -119,12 +120,17 @@ export class ClaudeStreamMapper implements StreamMapper {
     return sseFrame(JSON.stringify({ error: { message, type } }));
   }
 
-  end(): string {
+  end(counted?: () => Usage): string {
     if (this.call.format === "claude") return "";
     let out = "";
     if (this.call.clientWantsUsage) {
       const u = this.conv.usageChunk();
       u.model = this.call.requestModel;
+      // Anything short of a complete report is shown as billed: corrected by the count, or counted whole.
+      if (!this.conv.hasInputUsage || !this.conv.hasFinalOutput) {
+        const billed = this.usage() ?? counted?.();
+        if (billed) u.usage = shownUsage(billed, this.conv.usage);
+      }
       out += sseFrame(JSON.stringify(u));
     }
     return out + SSE_DONE;

@@ -13,6 +13,7 @@ import { fetchImages } from "./images.ts";
 import type { OpenAIUsage } from "../claude/wire.ts";
 import { countTokensNow, decodeEmbeddingTokens } from "../../tokenizer.ts";
 import { plainName, scrub, scrubFrame } from "../../scrub.ts";
+import { shownUsage } from "../../shown-usage.ts";
 
 export function geminiSettings(call: Pick<ProviderCall, "site">): GeminiSettings {
   const site = siteOf(call);
@@ -144,9 +145,16 @@ export class GeminiStreamMapper implements StreamMapper {
     return chunks.map((c) => sseFrame(JSON.stringify(c))).join("");
   }
 
-  end(): string {
+  end(counted?: () => Usage): string {
     if (this.call.format === "gemini") return "";
-    return (this.call.clientWantsUsage && this.conv.usage ? sseFrame(JSON.stringify(this.conv.usageChunk())) : "") + SSE_DONE;
+    if (!this.call.clientWantsUsage) return SSE_DONE;
+    const chunk = this.conv.usageChunk();
+    // Anything short of a complete report is shown as billed: corrected by the count, or counted whole.
+    if (!this.conv.hasPromptCount || !this.conv.hasFinalUsage) {
+      const billed = this.usage() ?? counted?.();
+      chunk.usage = billed ? shownUsage(billed, this.conv.usage) : null;
+    }
+    return (chunk.usage ? sseFrame(JSON.stringify(chunk)) : "") + SSE_DONE;
   }
 
   usage(): Usage | null {
