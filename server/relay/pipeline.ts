@@ -240,7 +240,8 @@ async function attempt(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCa
   let res: Response;
   try {
     const up = applyParamOverride(adaptor, call, await adaptor.buildRequest(call, upstreamBody(req, call)));
-    res = await fetch(up.url, { method: up.method ?? "POST", headers: up.headers, body: up.body, signal: abort.signal, redirect: "manual" });
+    const init: RequestInit = { method: up.method ?? "POST", headers: up.headers, body: up.body, signal: abort.signal, redirect: "manual" };
+    res = await (adaptor.send ? adaptor.send(call, up.url, init) : fetch(up.url, init));
   } catch (e) {
     clearTimeout(timer);
     req.signal?.removeEventListener("abort", onClientGone);

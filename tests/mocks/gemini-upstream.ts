@@ -2,9 +2,13 @@
 // in x-goog-api-key or ?key=. Answers generateContent, streamGenerateContent?alt=sse and
 // batchEmbedContents with recorded-shape bodies. Tools and a last turn without a functionResponse
 // produce a functionCall; everything else text. Models named with "-nousage" never send usageMetadata.
+// batchEmbedContents refuses more than 100 requests, as the real API does; a text "#<n>" embeds as
+// [n, 0.2, 0.3] (so tests can follow each input), and a batch holding the text "#fail" answers 500.
 import { serve, sseResponse, type MockUpstream } from "./recorder.ts";
 
 export const GEMINI_TEXT = "Hello from Gemini.";
+/** batchEmbedContents' limit on requests per call. */
+export const EMBED_BATCH_MAX = 100;
 export const GEMINI_USAGE = { promptTokenCount: 9, candidatesTokenCount: 5, thoughtsTokenCount: 2, totalTokenCount: 16 };
 
 function wantsTool(body: any): boolean {
@@ -56,7 +60,13 @@ export function geminiRoute(path: string): { version: string; model: string; met
 
 export function geminiAnswer(route: { model: string; method: string }, body: any, search: string): Response {
   if (route.method === "batchEmbedContents") {
-    return Response.json({ embeddings: (body?.requests ?? []).map((_: unknown, i: number) => ({ values: [0.1 * (i + 1), 0.2, 0.3] })) });
+    const requests: any[] = body?.requests ?? [];
+    if (requests.length > EMBED_BATCH_MAX) {
+      return Response.json({ error: { code: 400, message: `* BatchEmbedContentsRequest.requests: at most ${EMBED_BATCH_MAX} requests can be in one batch\n`, status: "INVALID_ARGUMENT" } }, { status: 400 });
+    }
+    const texts = requests.map((r) => (r?.content?.parts ?? []).map((p: any) => p.text ?? "").join(""));
+    if (texts.includes("#fail")) return Response.json({ error: { code: 500, message: "Internal error encountered.", status: "INTERNAL" } }, { status: 500 });
+    return Response.json({ embeddings: texts.map((t, i) => ({ values: [/^#\d+$/.test(t) ? Number(t.slice(1)) : 0.1 * (i + 1), 0.2, 0.3] })) });
   }
   if (route.method === "embedContent") return Response.json({ embedding: { values: [0.1, 0.2, 0.3] } });
   const problem = geminiRequestProblem(body);

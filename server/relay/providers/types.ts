@@ -13,7 +13,8 @@
 //                                           the upstream model name). For multipart modes (audio) body
 //                                           is a FormData. The relay merges the channel's param_override
 //                                           into the JSON body this returns (see relay/override.ts).
-//       fetch(...) by the relay (timeouts, retries, status-code mapping are the relay's job)
+//       fetch(...) by the relay (timeouts, retries, status-code mapping are the relay's job), or
+//       send(call, url, init) when the adaptor has it (one call as several upstream requests)
 //       non-stream: parseResponse(call, res)  → OpenAI-format JSON body + usage (or null: the relay
 //                                               then counts tokens itself, the completion from
 //                                               generatedText(call, json) of the upstream's JSON)
@@ -129,6 +130,10 @@ export interface ProviderAdaptor {
   kind: string;
   supports(mode: RelayMode): boolean;
   buildRequest(call: ProviderCall, body: any): UpstreamRequest | Promise<UpstreamRequest>;
+  /** Sends the built request in place of the relay's single fetch, for calls the upstream takes in
+   *  several requests (Gemini's batchEmbedContents: at most 100 inputs). Answers as one upstream call
+   *  would: the merged success, or a failing part's own response (the relay maps and retries it). */
+  send?(call: ProviderCall, url: string, init: RequestInit): Promise<Response>;
   parseResponse(call: ProviderCall, json: any): ParsedResponse;
   /** The text a non-stream answer generated (content, reasoning, tool calls), read from the upstream's
    *  own JSON, whatever format the client speaks. Asked only when parseResponse found no usage; without

@@ -10,6 +10,7 @@ import {
   usageFromGemini, type GeminiSettings,
 } from "./convert.ts";
 import { fetchImages } from "./images.ts";
+import { EMBED_BATCH_MAX, sendEmbedBatches } from "./embed-batches.ts";
 import type { OpenAIUsage } from "../claude/wire.ts";
 import { countTokensNow, decodeEmbeddingTokens } from "../../tokenizer.ts";
 import { plainName, scrub, scrubFrame } from "../../scrub.ts";
@@ -196,6 +197,10 @@ export const geminiAdaptor: ProviderAdaptor = {
     const { model, body: out } = await geminiBodyFor(call, body);
     const url = `${call.baseUrl}/${geminiVersion(call, model)}/models/${encodeURIComponent(model)}${geminiMethodSuffix(call.mode, call.stream)}`;
     return { url, headers: { "content-type": "application/json", "x-goog-api-key": call.key }, body: JSON.stringify(out) };
+  },
+  send(call, url, init) {
+    const sent = call.mode === "embeddings" ? embedded.get(call) : undefined;
+    return sent && sent.texts.length > EMBED_BATCH_MAX ? sendEmbedBatches(url, init) : fetch(url, init);
   },
   parseResponse: parseGeminiResponse,
   generatedText: (_call, json) => geminiGeneratedText(json),
