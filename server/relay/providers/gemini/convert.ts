@@ -261,27 +261,34 @@ export function callId(): string {
   return "call_" + crypto.randomUUID().replace(/-/g, "").slice(0, 24);
 }
 
-/** Text, reasoning and tool calls of one candidate's parts; inline images become markdown data URLs. */
-export function splitParts(parts: GeminiPart[] | undefined): { text: string; thought: string; calls: { name: string; args: unknown; id?: string }[] } {
+/**
+ * Text, reasoning and tool calls of one candidate's parts; inline images become markdown data URLs in
+ * `text`. `written` is the text without them, for counting: base64 image bytes are no generated text.
+ */
+export function splitParts(parts: GeminiPart[] | undefined): { text: string; written: string; thought: string; calls: { name: string; args: unknown; id?: string }[] } {
   let text = "";
+  let written = "";
   let thought = "";
   const calls: { name: string; args: unknown; id?: string }[] = [];
   for (const p of parts ?? []) {
     if (p.functionCall) calls.push({ name: p.functionCall.name, args: p.functionCall.args ?? {}, id: p.functionCall.id });
     else if (typeof p.text === "string") {
       if (p.thought) thought += p.text;
-      else text += p.text;
+      else {
+        text += p.text;
+        written += p.text;
+      }
     } else if (p.inlineData) text += `![image](data:${p.inlineData.mimeType};base64,${p.inlineData.data})`;
   }
-  return { text, thought, calls };
+  return { text, written, thought, calls };
 }
 
 /** Text, thoughts and function calls of every candidate, counted as the stream conversion counts them. */
 export function geminiGeneratedText(res: GeminiResponse): string {
   let out = "";
   for (const c of res?.candidates ?? []) {
-    const { text, thought, calls } = splitParts(c.content?.parts);
-    out += thought + text;
+    const { written, thought, calls } = splitParts(c.content?.parts);
+    out += thought + written;
     for (const call of calls) out += call.name + JSON.stringify(call.args);
   }
   return out;
@@ -351,13 +358,13 @@ export class GeminiStreamToOpenAI {
     }
     for (const [i, c] of (res.candidates ?? []).entries()) {
       const index = c.index ?? i;
-      const { text, thought, calls } = splitParts(c.content?.parts);
+      const { text, written, thought, calls } = splitParts(c.content?.parts);
       if (thought) {
         this.text += thought;
         out.push(this.chunk({ reasoning_content: thought }, null, index));
       }
       if (text) {
-        this.text += text;
+        this.text += written;
         out.push(this.chunk({ content: text }, null, index));
       }
       if (calls.length) {
