@@ -126,6 +126,41 @@ describe("sidebar", () => {
   }
 });
 
+describe("phone width (390 px)", () => {
+  for (const path of ["/personal", "/topup", "/channel/add", "/token", "/setting?tab=other"]) {
+    test(`${path}: no input or button runs off the right edge`, async () => {
+      await useLanguage("en");
+      const phone = await browser.newContext({ viewport: { width: 390, height: 800 }, locale: "en-US", storageState: await context.storageState() });
+      try {
+        const p = await phone.newPage();
+        p.on("pageerror", (e) => pageErrors.push(String(e)));
+        await p.goto(base + path);
+        await p.locator(".sy-content input, .sy-content textarea").first().waitFor();
+        await p.waitForTimeout(300);
+        await p.screenshot({ path: join(ARTIFACTS, `layout-phone-${path.slice(1).replace(/[/?=]/g, "-")}.png`) });
+        const offscreen = await p.evaluate(() => {
+          const width = document.documentElement.clientWidth;
+          // A control inside a box that scrolls sideways (tables, tab bars) is reachable; anything else must fit.
+          const reachable = (el: Element) => {
+            for (let a = el.parentElement; a; a = a.parentElement) {
+              const o = getComputedStyle(a).overflowX;
+              if ((o === "auto" || o === "scroll") && a.getBoundingClientRect().right <= width + 1) return true;
+              if (a.classList.contains("arco-tabs-header-nav") || a.classList.contains("arco-tabs-content")) return true;
+            }
+            return false;
+          };
+          return Array.from(document.querySelectorAll(".sy-content input, .sy-content textarea, .sy-content button"))
+            .filter((el) => { const r = el.getBoundingClientRect(); return r.width > 0 && r.right > width + 1 && !reachable(el); })
+            .map((el) => (el as HTMLInputElement).placeholder || el.textContent || el.tagName);
+        });
+        expect(offscreen).toEqual([]);
+      } finally {
+        await phone.close();
+      }
+    }, 30_000);
+  }
+});
+
 test("no page errors", () => {
   expect(pageErrors).toEqual([]);
 });
