@@ -1,7 +1,9 @@
 // A stand-in for the Gemini API (generativelanguage): /{version}/models/{model}:{method} with the key
 // in x-goog-api-key or ?key=. Answers generateContent, streamGenerateContent?alt=sse and
 // batchEmbedContents with recorded-shape bodies. Tools and a last turn without a functionResponse
-// produce a functionCall; everything else text. Models named with "-nousage" never send usageMetadata.
+// produce a functionCall; everything else text. Models named with "-nousage" never send usageMetadata;
+// "-blocked" ones refuse the prompt as Gemini's safety filter does (promptFeedback.blockReason, no
+// candidates, the prompt counted), streamed as that one chunk.
 // batchEmbedContents refuses more than 100 requests, as the real API does; a text "#<n>" embeds as
 // [n, 0.2, 0.3] (so tests can follow each input), and a batch holding the text "#fail" answers 500.
 import { serve, sseResponse, type MockUpstream } from "./recorder.ts";
@@ -75,6 +77,14 @@ export function geminiAnswer(route: { model: string; method: string }, body: any
     if (route.model.includes("-nousage")) delete r.usageMetadata;
     return r;
   };
+  if (route.model.includes("-blocked")) {
+    const blocked = {
+      promptFeedback: { blockReason: "SAFETY", safetyRatings: [{ category: "HARM_CATEGORY_DANGEROUS_CONTENT", probability: "HIGH" }] },
+      usageMetadata: { promptTokenCount: GEMINI_USAGE.promptTokenCount, totalTokenCount: GEMINI_USAGE.promptTokenCount }, modelVersion: route.model,
+    };
+    if (route.method === "streamGenerateContent") return sseResponse([`data: ${JSON.stringify(usage(blocked))}\r\n\r\n`]);
+    return Response.json(usage(blocked));
+  }
   if (route.method === "streamGenerateContent") {
     if (!search.includes("alt=sse")) return Response.json({ error: { code: 400, message: "test mock only speaks alt=sse", status: "INVALID_ARGUMENT" } }, { status: 400 });
     return sseResponse(geminiChunks(body, route.model).map((c) => `data: ${JSON.stringify(usage(c))}\r\n\r\n`));

@@ -356,6 +356,11 @@ export class GeminiStreamToOpenAI {
       this.started = true;
       out.push(this.chunk({ role: "assistant", content: "" }));
     }
+    // A refused prompt has no candidate to finish: without this the client never gets a finish_reason.
+    if (res.promptFeedback?.blockReason && !res.candidates?.length && !this.finished) {
+      this.finished = true;
+      out.push(this.chunk({}, "content_filter"));
+    }
     for (const [i, c] of (res.candidates ?? []).entries()) {
       const index = c.index ?? i;
       const { text, written, thought, calls } = splitParts(c.content?.parts);
