@@ -2,7 +2,7 @@
 // §5 playground rules, §8 chat messages, §9 price display).
 import { afterEach, describe, expect, test } from "bun:test";
 import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
-import { USER, mockFetch, ok, renderApp, location, type FetchMock } from "./helpers.tsx";
+import { USER, mockFetch, ok, renderApp, location, resetDom, type FetchMock } from "./helpers.tsx";
 import { buildPayload, PLAYGROUND_DEFAULTS } from "../../console/pages/playground/index.tsx";
 import { consumeSse } from "../../console/pages/playground/stream.ts";
 import { matchesModel, priceText, sortPricing } from "../../console/pages/pricing/index.tsx";
@@ -166,6 +166,17 @@ describe("chat pages", () => {
     const frame = await screen.findByTestId("chat-frame");
     expect(frame.getAttribute("src")).toBe("https://chat.test/#/?key=sk-on&url=https%3A%2F%2Fgw.test");
     expect(fm.calls[0].query.get("size")).toBe("100");
+  });
+
+  test("a guest is sent to the login page (not told their login expired) and no token call is made", async () => {
+    for (const path of ["/chat/0", "/chat2link"]) {
+      fm = mockFetch({ "GET /api/token/": () => new Response(JSON.stringify({ success: false, message: "not logged in or login expired" }), { status: 401 }) });
+      await renderApp(path, { status: { chats: [{ Next: "https://chat.test/?key={key}" }] } });
+      await waitFor(() => expect(location()).toBe("/login"));
+      expect(fm.calls.filter((c) => c.path === "/api/token/").length).toBe(0);
+      fm.restore();
+      resetDom();
+    }
   });
 
   test("without chat links the page asks to contact the administrator", async () => {

@@ -1,11 +1,12 @@
 // Chat-client links (spec 001 §2, §8): the admin configures links as {name: url} objects with the
 // placeholders {key} (the user's sk- token) and {address} (the server address, URL-encoded).
 import { useEffect, useState } from "react";
-import { useNavigate } from "react-router-dom";
+import { useLocation, useNavigate } from "react-router-dom";
 import { Message } from "@arco-design/web-react";
 import { api } from "../../api/index.ts";
 import { t } from "../../i18n/index.ts";
 import { getStoredStatus, readJson, KEYS, type SiteStatus } from "../../lib/storage.ts";
+import { useApp } from "../../lib/app-state.tsx";
 import { TOKEN_STATUS } from "../../../server/catalogue/index.ts";
 
 export interface ChatLink { name: string; url: string }
@@ -39,11 +40,20 @@ export function buildChatLink(template: string, key: string, address = serverAdd
   return template.replaceAll("{address}", encodeURIComponent(address)).replaceAll("{key}", fullKey);
 }
 
-/** Loads the first enabled token's key (from the first 100 tokens); with none, says so and goes to /token after 1.5 s. */
+/**
+ * Loads the first enabled token's key (from the first 100 tokens); with none, says so and goes to /token
+ * after 1.5 s. A guest has no tokens: they go to the login page instead of being told their login expired.
+ */
 export function useEnabledTokenKey(): { key: string | null; loading: boolean } {
   const navigate = useNavigate();
+  const { pathname, search } = useLocation();
+  const { user } = useApp();
   const [state, setState] = useState<{ key: string | null; loading: boolean }>({ key: null, loading: true });
   useEffect(() => {
+    if (!user) {
+      navigate("/login", { replace: true, state: { from: pathname + search } });
+      return;
+    }
     let cancelled = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
     void (async () => {
@@ -62,6 +72,6 @@ export function useEnabledTokenKey(): { key: string | null; loading: boolean } {
       cancelled = true;
       if (timer) clearTimeout(timer);
     };
-  }, [navigate]);
+  }, [navigate, user?.id]);
   return state;
 }
