@@ -39,6 +39,13 @@ for (const kind of storageKinds()) {
       expect((await self(again)).status).toBe(200);
     });
 
+    test("an ended session cannot use the playground either", async () => {
+      const s = await ctx.user();
+      await ctx.request("GET", "/api/user/logout", { as: s });
+      const r = await ctx.request("POST", "/pg/chat/completions", { as: s, body: { model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] } });
+      expect(r.status).toBe(401);
+    });
+
     test("a logout without the user-id header only clears this browser's cookie", async () => {
       const s = await ctx.user();
       const r = await ctx.request("GET", "/api/user/logout", { headers: { cookie: s.cookie } });
