@@ -279,6 +279,16 @@ describe("settings page", () => {
     expect(await screen.findByText("Already the latest version")).toBeTruthy();
   });
 
+  test("each site text's hint sits under its field, above its save button", async () => {
+    fm = settingsApi();
+    await renderApp("/setting?tab=other", { user: ADMIN });
+    await waitFor(() => expect(field("Notice")).toBeTruthy());
+    const hint = screen.getAllByText("Markdown or HTML; a URL alone is shown in a frame")[0];
+    const save = screen.getByText("Save Home page content");
+    expect(hint.compareDocumentPosition(save) & Node.DOCUMENT_POSITION_FOLLOWING).toBeTruthy();
+    expect(field("HomePageContent").compareDocumentPosition(hint) & Node.DOCUMENT_POSITION_FOLLOWING).toBeTruthy();
+  });
+
   test("notice and the other site texts each save on their own with an updated message", async () => {
     fm = settingsApi();
     await renderApp("/setting?tab=other", { user: ADMIN });

@@ -2,7 +2,7 @@
 // feed (fails gracefully offline), then notice, system name, logo, home page, about and footer, each
 // saved on its own with an updated/failed message.
 import React, { useEffect, useState } from "react";
-import { Button, Card, Descriptions, Form, Input, Message, Modal, Space } from "@arco-design/web-react";
+import { Button, Card, Descriptions, Form, Input, Message, Modal, Space, Typography } from "@arco-design/web-react";
 import { useTranslation } from "react-i18next";
 import { api } from "../../../api/index.ts";
 import { useApp } from "../../../lib/app-state.tsx";
@@ -52,13 +52,14 @@ function SingleOption({ optionKey, label, multiline, help }: { optionKey: string
     } else Message.error(`${t("other.updateFailed", { name: label })}: ${r.message}`);
   };
   return (
-    <Form.Item label={label} extra={help}>
+    <Form.Item label={label}>
       <Space direction="vertical" style={{ width: "100%" }}>
         {multiline ? (
           <Input.TextArea name={optionKey} value={value} onChange={setValue} autoSize={{ minRows: 4, maxRows: 16 }} />
         ) : (
           <Input name={optionKey} value={value} onChange={setValue} />
         )}
+        {help && <Typography.Text type="secondary" style={{ fontSize: 12 }}>{help}</Typography.Text>}
         <Button type="primary" loading={saving} onClick={() => void save()}>{t("other.save", { name: label })}</Button>
       </Space>
     </Form.Item>
