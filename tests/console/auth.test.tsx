@@ -193,6 +193,12 @@ describe("setup wizard", () => {
     expect(validateSetup(f, true)).toEqual({});
   });
 
+  test("the admin account has the register limits: username at most 12, password at most 20", () => {
+    const f = { username: "n".repeat(13), password: "p".repeat(21), confirmPassword: "p".repeat(21), mode: "external" as const };
+    expect(validateSetup(f, false)).toEqual({ username: "register.usernameTooLong", password: "register.passwordLong" });
+    expect(validateSetup({ ...f, username: "n".repeat(12), password: "p".repeat(20), confirmPassword: "p".repeat(20) }, false)).toEqual({});
+  });
+
   test("the mode is sent as SelfUseModeEnabled / DemoSiteEnabled, never as a mode field", () => {
     const f = { username: " root ", password: "password1", confirmPassword: "password1", mode: "self" as const };
     expect(setupBody(f, false)).toEqual({ username: "root", password: "password1", confirmPassword: "password1", SelfUseModeEnabled: true, DemoSiteEnabled: false });

@@ -6,7 +6,7 @@ import { useTranslation } from "react-i18next";
 import { api } from "../../api/index.ts";
 import { useApp } from "../../lib/app-state.tsx";
 import { AuthCard, fieldError } from "../../components/AuthCard.tsx";
-import { PASSWORD_MIN_LENGTH } from "../../../server/catalogue/index.ts";
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, USERNAME_MAX_LENGTH } from "../../../server/catalogue/index.ts";
 
 export type UsageMode = "external" | "self" | "demo";
 interface SetupState { status: boolean; root_init: boolean; database_type: string }
@@ -15,8 +15,11 @@ export interface SetupForm { username: string; password: string; confirmPassword
 export function validateSetup(f: SetupForm, rootInit: boolean): Partial<Record<keyof SetupForm, string>> {
   if (rootInit) return {};
   const e: Partial<Record<keyof SetupForm, string>> = {};
+  // The same account rules as registration (the server holds the admin to them too).
   if (!f.username.trim()) e.username = "setup.usernameRequired";
+  else if (f.username.trim().length > USERNAME_MAX_LENGTH) e.username = "register.usernameTooLong";
   if (f.password.length < PASSWORD_MIN_LENGTH) e.password = "setup.passwordShort";
+  else if (f.password.length > PASSWORD_MAX_LENGTH) e.password = "register.passwordLong";
   if (f.confirmPassword !== f.password) e.confirmPassword = "setup.mismatch";
   return e;
 }
@@ -81,7 +84,7 @@ export default function SetupPage() {
     }, RELOAD_DELAY_MS);
   };
 
-  const err = (k: keyof SetupForm) => fieldError(errors[k] ? t(errors[k]!, { min: PASSWORD_MIN_LENGTH }) : null);
+  const err = (k: keyof SetupForm) => fieldError(errors[k] ? t(errors[k]!, { min: PASSWORD_MIN_LENGTH, max: USERNAME_MAX_LENGTH }) : null);
   return (
     <AuthCard title={t("setup.title")} width={520}>
       <Typography.Paragraph type="secondary">{t("setup.intro", { db: state.database_type })}</Typography.Paragraph>
