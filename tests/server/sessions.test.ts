@@ -107,6 +107,19 @@ for (const kind of storageKinds()) {
       expect((await self(here)).status).toBe(200);
     });
 
+    test("the super admin changing their own password in the user editor keeps the browser that did it", async () => {
+      const me = await ctx.login("root", ROOT_PASSWORD);
+      const elsewhere = await ctx.login("root", ROOT_PASSWORD);
+      const r = await ctx.request("PUT", "/api/user/", { as: me, body: { id: me.id, password: "rootpass999" } });
+      expect(r.body.success).toBe(true);
+      await expectEnded(elsewhere);
+      const renewed = (r.headers.get("set-cookie") ?? "").split(";")[0];
+      expect(renewed).toMatch(/^session=./);
+      expect((await self({ ...me, cookie: renewed, headers: { cookie: renewed, "New-Api-User": String(me.id) } })).status).toBe(200);
+      await ctx.request("PUT", "/api/user/", { as: { ...me, headers: { cookie: renewed, "New-Api-User": String(me.id) } }, body: { id: me.id, password: ROOT_PASSWORD } });
+      root = await ctx.login("root", ROOT_PASSWORD);
+    });
+
     test("editing one's profile without a password change keeps the session and sets no cookie", async () => {
       const s = await ctx.user();
       const r = await ctx.request("PUT", "/api/user/self", { as: s, body: { display_name: "Still me" } });

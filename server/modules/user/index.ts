@@ -41,7 +41,12 @@ export function userModule(deps: AppDeps) {
       await svc.createUser(deps, user, body as svc.CreateUserInput);
       return ok(undefined, "user created");
     }, { role: ROLE.admin, body: m.createUserBody })
-    .put("/user/", async ({ user, body }) => ok(await svc.updateUser(deps, user, body)), { role: ROLE.admin, body: m.updateUserBody })
+    .put("/user/", async ({ user, body, sessionJwt, cookie, request }) => {
+      await svc.updateUser(deps, user, body);
+      // The super admin may edit their own row here; a new password must not sign out this browser.
+      if (body.password && body.id === user.id) await renewSession(deps, sessionJwt, cookie, request);
+      return ok();
+    }, { role: ROLE.admin, body: m.updateUserBody })
     .post("/user/manage", async ({ user, body }) => ok(await svc.manageUser(deps, user, body.id, body.action)), {
       role: ROLE.admin, body: m.manageBody,
     })
