@@ -189,6 +189,7 @@ export async function updateUser(deps: AppDeps, actor: User, input: UpdateUserIn
   if (target.deleted_at) throw badRequest("user has been deleted");
   assertLower(actor, target);
   if (input.role !== undefined && input.role !== target.role) {
+    if (target.role >= ROLE.root && input.role < target.role) throw forbidden(MSG.rootProtected);
     if (input.role >= actor.role) throw forbidden(actor.role >= ROLE.root ? MSG.levelDenied : MSG.adminCantMakeAdmin);
   }
   const patch: Record<string, unknown> = {};
