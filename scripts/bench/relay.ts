@@ -5,8 +5,8 @@
 //
 // For each target (direct = the mock itself, proxy, gateway), concurrency level and mode (JSON, stream)
 // it prints throughput, p50/p99 latency, stream time-to-first-byte and the target's CPU time per
-// request (from /proc). --soak N additionally runs the gateway for N seconds at c=16 and prints RSS
-// before and after. Numbers are noisy on a shared 2-core machine: compare ratios within one run.
+// request (from /proc). --soak N additionally runs the gateway for N seconds at c=16 and samples RSS
+// through the run. Numbers are noisy on a shared 2-core machine: compare ratios within one run.
 import { spawn, type Subprocess } from "bun";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -193,9 +193,16 @@ async function main() {
 
   if (soak > 0) {
     const g = targets[2];
-    const before = rssMb(g.proc.pid);
+    // RSS swings by tens of MB with the garbage collector's rhythm, so one before/after pair says little:
+    // sample it through the run and compare the peaks of the first and second halves (a leak raises the second).
+    const samples: number[] = [];
+    const sampler = setInterval(() => samples.push(rssMb(g.proc.pid)), 2000);
     const r = await load(g, 16, soak, false);
-    console.log(`\nsoak: gateway c=16 for ${soak}s: ${r.rps.toFixed(0)} req/s, RSS ${before.toFixed(1)} MB → ${rssMb(g.proc.pid).toFixed(1)} MB`);
+    clearInterval(sampler);
+    const half = Math.floor(samples.length / 2);
+    const peak = (xs: number[]) => Math.max(...xs).toFixed(1);
+    console.log(`\nsoak: gateway c=16 for ${soak}s: ${r.rps.toFixed(0)} req/s; RSS every 2 s: ${samples.map((x) => x.toFixed(0)).join(" ")} MB`);
+    console.log(`soak: RSS peak first half ${peak(samples.slice(0, half))} MB, second half ${peak(samples.slice(half))} MB`);
   }
 }
 
