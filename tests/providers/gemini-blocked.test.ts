@@ -1,36 +1,22 @@
 // A prompt Gemini's safety filter refuses comes back as promptFeedback.blockReason with no candidates.
 // OpenAI clients get what OpenAI sends for a filtered answer: a choice whose finish_reason is
 // "content_filter" (streamed as its own chunk, then [DONE]); the counted prompt is billed.
-import { afterAll, beforeAll, expect, test } from "bun:test";
-import { relayFixture, logsOf, type RelayFixture } from "../relay/fixtures.ts";
+import { expect, test } from "bun:test";
+import { callAsNewUser, ratios, sharedRelayFixture } from "../relay/fixtures.ts";
 import { GEMINI_USAGE, startGeminiUpstream } from "../mocks/gemini-upstream.ts";
-import type { MockUpstream } from "../mocks/recorder.ts";
 import { SseReader } from "../../server/relay/sse.ts";
 
 const model = "gemini-x-blocked";
-let fx: RelayFixture;
-let gemini: MockUpstream;
-
-beforeAll(async () => {
-  fx = await relayFixture("sqlite");
-  gemini = startGeminiUpstream();
+const relay = sharedRelayFixture(async (fx) => {
+  const gemini = startGeminiUpstream();
   await fx.channel({ type: 24, key: "gemini-key", base_url: gemini.url, models: [model] });
-  await fx.option("ModelRatio", JSON.stringify({ [model]: 1 }));
-});
-
-afterAll(async () => {
-  gemini.stop();
-  await fx.close();
+  await ratios(fx, [model], 1);
+  return { gemini };
 });
 
 async function call(path: string, body: Record<string, unknown>) {
-  const user = await fx.user(10_000_000);
-  const token = await fx.token(user.id, { remain_quota: 10_000_000 });
-  const res = await fx.call(path, token.key, body);
-  expect(res.status).toBe(200);
-  const text = await res.text();
-  await fx.flush();
-  const logs = await logsOf(fx, user.id);
+  const { status, text, logs } = await callAsNewUser(relay.fx, path, body);
+  expect(status).toBe(200);
   expect(logs).toHaveLength(1);
   expect([logs[0]!.prompt_tokens, logs[0]!.completion_tokens]).toEqual([GEMINI_USAGE.promptTokenCount, 0]);
   return text;

@@ -1,13 +1,12 @@
 // Non-stream answers of non-OpenAI upstreams that carry no usage (Gemini without usageMetadata, Claude,
 // Bedrock and Claude-on-Vertex without usage): the gateway counts the prompt and the generated text in
 // the upstream's own wire format, whatever format the client speaks, and bills both.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { relayFixture, logsOf, userRow, type RelayFixture } from "../relay/fixtures.ts";
+import { describe, expect, test } from "bun:test";
+import { callAsNewUser, NEW_USER_QUOTA, ratios, sharedRelayFixture, userRow } from "../relay/fixtures.ts";
 import { GEMINI_TEXT, startGeminiUpstream } from "../mocks/gemini-upstream.ts";
 import { CLAUDE_TEXT, startClaudeUpstream } from "../mocks/claude-upstream.ts";
 import { startBedrockUpstream } from "../mocks/bedrock-upstream.ts";
 import { makeServiceAccount, startVertexUpstream } from "../mocks/vertex-upstream.ts";
-import type { MockUpstream } from "../mocks/recorder.ts";
 import { countPromptTokens, countTokens } from "../../server/relay/tokenizer.ts";
 
 const creds = { accessKeyId: "AKIDEXAMPLE", secretAccessKey: "secret", region: "us-east-1" };
@@ -15,49 +14,33 @@ const models = {
   gemini: "gemini-x-nousage", claude: "claude-x-nousage", bedrock: "claude-b-nousage",
   vertexClaude: "claude-v-nousage", vertexGemini: "gemini-v-nousage",
 };
-const all = Object.values(models);
 const question = "Say hello, in a few words, to everyone reading this test.";
 const tool = { type: "function", function: { name: "get_weather", description: "Weather", parameters: { type: "object", properties: { city: { type: "string" } } } } };
 
-let fx: RelayFixture;
-const ups: MockUpstream[] = [];
-
-beforeAll(async () => {
-  fx = await relayFixture("sqlite");
+const relay = sharedRelayFixture(async (fx) => {
   const gemini = startGeminiUpstream();
   const claude = startClaudeUpstream();
   const bedrock = startBedrockUpstream(creds);
   const vertex = startVertexUpstream();
   const sa = await makeServiceAccount(vertex.url + "/token");
   vertex.trust(sa);
-  ups.push(gemini, claude, bedrock, vertex);
   await fx.channel({ type: 24, key: "gemini-key", base_url: gemini.url, models: [models.gemini] });
   await fx.channel({ type: 14, key: "claude-key", base_url: claude.url, models: [models.claude] });
   await fx.channel({ type: 33, key: `${creds.accessKeyId}|${creds.secretAccessKey}|${creds.region}`, base_url: bedrock.url, models: [models.bedrock] });
   await fx.channel({ type: 41, key: JSON.stringify(sa.json), base_url: vertex.url, models: [models.vertexClaude, models.vertexGemini] });
-  await fx.option("ModelRatio", JSON.stringify(Object.fromEntries(all.map((m) => [m, 1]))));
-  await fx.option("CompletionRatio", JSON.stringify(Object.fromEntries(all.map((m) => [m, 2]))));
-});
-
-afterAll(async () => {
-  for (const up of ups) up.stop();
-  await fx.close();
+  await ratios(fx, Object.values(models), 1, 2);
+  return { gemini, claude, bedrock, vertex };
 });
 
 /** Calls once with a fresh user and returns the consume log after checking the quota it charged. */
 async function billed(path: string, body: Record<string, unknown>, headers: Record<string, string> = {}) {
-  const user = await fx.user(10_000_000);
-  const token = await fx.token(user.id, { remain_quota: 10_000_000 });
-  const res = await fx.call(path, token.key, body, headers);
-  expect(res.status).toBe(200);
-  await res.text();
-  await fx.flush();
-  const logs = await logsOf(fx, user.id);
+  const { status, user, logs } = await callAsNewUser(relay.fx, path, body, headers);
+  expect(status).toBe(200);
   expect(logs).toHaveLength(1);
   const log = logs[0]!;
   // Ratio 1, completion ratio 2: quota = prompt + 2 × completion.
   expect(log.quota).toBe(log.prompt_tokens + 2 * log.completion_tokens);
-  expect((await userRow(fx, user.id)).quota).toBe(10_000_000 - log.quota);
+  expect((await userRow(relay.fx, user.id)).quota).toBe(NEW_USER_QUOTA - log.quota);
   return log;
 }
 

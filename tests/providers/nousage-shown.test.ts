@@ -2,46 +2,29 @@
 // must be those same numbers, not the zeros of a converted answer: OpenAI bodies' `usage` and the
 // stream's usage chunk (when asked for), Claude clients' usage.input_tokens/output_tokens and Gemini
 // clients' usageMetadata on channels of another format.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { relayFixture, logsOf, type RelayFixture } from "../relay/fixtures.ts";
+import { describe, expect, test } from "bun:test";
+import { callAsNewUser, ratios, sharedRelayFixture } from "../relay/fixtures.ts";
 import { GEMINI_USAGE, startGeminiUpstream } from "../mocks/gemini-upstream.ts";
 import { startClaudeUpstream } from "../mocks/claude-upstream.ts";
-import type { MockUpstream } from "../mocks/recorder.ts";
 import { SseReader } from "../../server/relay/sse.ts";
 
 const models = { gemini: "gemini-s-nousage", claude: "claude-s-nousage", openai: "gpt-s-nousage", geminiUsage: "gemini-s-usage" };
 const question = "Tell every reader of this test, in a few words, that the usage they see is the usage they pay.";
 
-let fx: RelayFixture;
-const ups: MockUpstream[] = [];
-
-beforeAll(async () => {
-  fx = await relayFixture("sqlite");
+const relay = sharedRelayFixture(async (fx) => {
   const gemini = startGeminiUpstream();
   const claude = startClaudeUpstream();
-  ups.push(gemini, claude);
   await fx.channel({ type: 24, key: "gemini-key", base_url: gemini.url, models: [models.gemini, models.geminiUsage] });
   await fx.channel({ type: 14, key: "claude-key", base_url: claude.url, models: [models.claude] });
   await fx.channel({ type: 1, base_url: fx.mock.url, models: [models.openai] });
-  const all = Object.values(models);
-  await fx.option("ModelRatio", JSON.stringify(Object.fromEntries(all.map((m) => [m, 1]))));
-  await fx.option("CompletionRatio", JSON.stringify(Object.fromEntries(all.map((m) => [m, 1]))));
-});
-
-afterAll(async () => {
-  for (const up of ups) up.stop();
-  await fx.close();
+  await ratios(fx, Object.values(models), 1, 1);
+  return { gemini, claude };
 });
 
 /** Calls once with a fresh user; returns the response text and the one consume log. */
 async function call(path: string, body: Record<string, unknown>) {
-  const user = await fx.user(10_000_000);
-  const token = await fx.token(user.id, { remain_quota: 10_000_000 });
-  const res = await fx.call(path, token.key, body);
-  expect(res.status).toBe(200);
-  const text = await res.text();
-  await fx.flush();
-  const logs = await logsOf(fx, user.id);
+  const { status, text, logs } = await callAsNewUser(relay.fx, path, body);
+  expect(status).toBe(200);
   expect(logs).toHaveLength(1);
   const log = logs[0]!;
   expect(log.prompt_tokens).toBeGreaterThan(10);
@@ -86,10 +69,8 @@ describe("OpenAI clients", () => {
   }
 
   test("a Gemini stream that reported usage shows the upstream's own numbers", async () => {
-    const user = await fx.user(10_000_000);
-    const token = await fx.token(user.id, { remain_quota: 10_000_000 });
-    const res = await fx.call("/v1/chat/completions", token.key, openai(models.geminiUsage, { stream: true, stream_options: { include_usage: true } }));
-    const last = events(await res.text()).at(-1)!.data;
+    const { text } = await callAsNewUser(relay.fx, "/v1/chat/completions", openai(models.geminiUsage, { stream: true, stream_options: { include_usage: true } }));
+    const last = events(text).at(-1)!.data;
     expect(last.usage).toMatchObject({
       prompt_tokens: GEMINI_USAGE.promptTokenCount, completion_tokens: GEMINI_USAGE.candidatesTokenCount + GEMINI_USAGE.thoughtsTokenCount,
       completion_tokens_details: { reasoning_tokens: GEMINI_USAGE.thoughtsTokenCount },

@@ -1,5 +1,6 @@
 // Relay test fixtures: channels, abilities and tokens inserted directly (the management modules are
 // tested elsewhere), plus a mock upstream and helpers to call the relay and wait for write-behind.
+import { afterAll, beforeAll } from "bun:test";
 import { testContext, type TestContext, type Session } from "../helpers/app.ts";
 import type { Dialect } from "../../db/index.ts";
 import { nowSeconds } from "../../db/index.ts";
@@ -114,4 +115,45 @@ export async function tokenRow(fx: RelayFixture, id: number) {
 
 export async function logsOf(fx: RelayFixture, userId: number) {
   return fx.ctx.deps.db.selectFrom("logs").selectAll().where("user_id", "=", userId).orderBy("id").execute();
+}
+
+/** The same model ratio (and completion ratio, when given) for every model. */
+export async function ratios(fx: RelayFixture, models: string[], ratio: number, completionRatio?: number) {
+  const each = (value: number) => JSON.stringify(Object.fromEntries(models.map((m) => [m, value])));
+  await fx.option("ModelRatio", each(ratio));
+  if (completionRatio !== undefined) await fx.option("CompletionRatio", each(completionRatio));
+}
+
+/**
+ * One SQLite relay fixture for the tests of the calling file or describe, made before them together with
+ * what `setup` starts and configures. The upstreams `setup` returns sit next to `fx` and are stopped after
+ * the tests. The fields are filled in by then: read them inside tests and helpers, not at module level.
+ */
+export function sharedRelayFixture<U extends Record<string, { stop(): unknown }>>(setup: (fx: RelayFixture) => Promise<U>): { fx: RelayFixture } & U {
+  const shared = {} as { fx: RelayFixture } & U;
+  let upstreams: { stop(): unknown }[] = [];
+  beforeAll(async () => {
+    shared.fx = await relayFixture("sqlite");
+    const started = await setup(shared.fx);
+    upstreams = Object.values(started);
+    Object.assign(shared, started);
+  });
+  afterAll(async () => {
+    for (const up of upstreams) up.stop();
+    await shared.fx.close();
+  });
+  return shared;
+}
+
+/** The quota of a callAsNewUser user and of its token. */
+export const NEW_USER_QUOTA = 10_000_000;
+
+/** Calls once as a fresh user with a funded token, waits for write-behind, and returns the user's logs too. */
+export async function callAsNewUser(fx: RelayFixture, path: string, body: unknown, headers: Record<string, string> = {}) {
+  const user = await fx.user(NEW_USER_QUOTA);
+  const token = await fx.token(user.id, { remain_quota: NEW_USER_QUOTA });
+  const res = await fx.call(path, token.key, body, headers);
+  const text = await res.text();
+  await fx.flush();
+  return { status: res.status, text, user, logs: await logsOf(fx, user.id) };
 }

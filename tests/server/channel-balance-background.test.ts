@@ -1,34 +1,13 @@
 // GET /api/channel/update_balance (all channels) answers at once and refreshes in the background; the
 // per-channel refresh stays synchronous; graceful shutdown cancels a running refresh and waits for it.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { testContext, type Session, type TestContext } from "../helpers/app.ts";
+import { describe, expect, test } from "bun:test";
+import type { Session, TestContext } from "../helpers/app.ts";
 import { backgroundRun } from "../../server/jobs/background.ts";
 import { BALANCE_REFRESH_JOB, type BalanceRefreshProgress } from "../../server/modules/channel/balance.ts";
-import { gracefulShutdown } from "../../server/shutdown.ts";
+import { sharedBackgroundFixture, shutdownLoggingErrors, until, withShutdownFixture } from "./background-fixture.ts";
 
-/** A DeepSeek-style balance endpoint that holds every request until the gate opens. */
-function gatedUpstream() {
-  let open!: () => void;
-  let gate = new Promise<void>((r) => (open = r));
-  const state = { hits: 0, aborted: 0 };
-  const server = Bun.serve({
-    port: 0,
-    hostname: "127.0.0.1",
-    async fetch(req) {
-      state.hits++;
-      req.signal.addEventListener("abort", () => state.aborted++);
-      await gate;
-      return Response.json({ is_available: true, balance_infos: [{ currency: "USD", total_balance: "7.25" }] });
-    },
-  });
-  return {
-    url: `http://127.0.0.1:${server.port}`,
-    state,
-    open: () => open(),
-    close: () => (gate = new Promise<void>((r) => (open = r))),
-    stop: () => server.stop(true),
-  };
-}
+/** What a DeepSeek-style balance endpoint answers. */
+const BALANCE_REPLY = { is_available: true, balance_infos: [{ currency: "USD", total_balance: "7.25" }] };
 
 const channel = (ctx: TestContext, admin: Session, base_url: string, name: string) =>
   ctx.request("POST", "/api/channel/", { as: admin, body: { type: 43, name, key: "sk-bg", models: "deepseek-chat", base_url } }).then((r) => r.body.data.ids[0] as number);
@@ -36,21 +15,10 @@ const balanceRow = (ctx: TestContext, id: number) =>
   ctx.deps.db.selectFrom("channels").select(["balance", "balance_updated_time"]).where("id", "=", id).executeTakeFirstOrThrow();
 
 describe("update all balances in the background", () => {
-  let ctx: TestContext;
-  let admin: Session;
-  let up: ReturnType<typeof gatedUpstream>;
-  beforeAll(async () => {
-    ctx = await testContext();
-    admin = await ctx.user(10);
-    up = gatedUpstream();
-  });
-  afterAll(async () => {
-    up.open();
-    up.stop();
-    await ctx.close();
-  });
+  const fx = sharedBackgroundFixture(BALANCE_REPLY);
 
   test("the route answers success while the upstream has not answered yet; the refresh finishes afterwards", async () => {
+    const { ctx, admin, up } = fx;
     const a = await channel(ctx, admin, up.url, "bg-a");
     const b = await channel(ctx, admin, up.url, "bg-b");
     const r = await ctx.request("GET", "/api/channel/update_balance", { as: admin });
@@ -75,6 +43,7 @@ describe("update all balances in the background", () => {
   });
 
   test("the per-channel refresh still answers with the balance it read", async () => {
+    const { ctx, admin, up } = fx;
     const id = await channel(ctx, admin, up.url, "bg-one");
     const r = await ctx.request("GET", `/api/channel/update_balance/${id}/`, { as: admin });
     expect(r.body).toMatchObject({ success: true, balance: 7.25, data: { balance: 7.25 } });
@@ -82,28 +51,18 @@ describe("update all balances in the background", () => {
 });
 
 describe("graceful shutdown during a background balance refresh", () => {
-  test("the refresh is cancelled and awaited before the database closes", async () => {
-    const ctx = await testContext();
-    const up = gatedUpstream();
-    try {
-      const admin = await ctx.user(10);
+  test("the refresh is cancelled and awaited before the database closes", () =>
+    withShutdownFixture(BALANCE_REPLY, async ({ ctx, admin, up }) => {
       await channel(ctx, admin, up.url, "sd-a");
       await channel(ctx, admin, up.url, "sd-b");
       const r = await ctx.request("GET", "/api/channel/update_balance", { as: admin });
       expect(r.body.success).toBe(true);
       const run = backgroundRun<BalanceRefreshProgress>(ctx.deps, BALANCE_REFRESH_JOB)!;
-      while (up.state.hits === 0) await Bun.sleep(5);
+      await until(() => up.state.hits > 0);
       let settled = false;
       void run.done.then(() => (settled = true));
-      const errors: unknown[] = [];
-      const origError = console.error;
-      console.error = (...a: unknown[]) => void errors.push(a);
-      try {
-        // The gate never opens: only cancellation can end the refresh.
-        await gracefulShutdown(null, ctx.deps, { graceMs: 100, log: () => {} });
-      } finally {
-        console.error = origError;
-      }
+      // The gate never opens: only cancellation can end the refresh.
+      const errors = await shutdownLoggingErrors(ctx);
       expect(settled).toBe(true);
       expect(run.progress.running).toBe(false);
       expect(run.progress.updated).toBe(0);
@@ -111,11 +70,5 @@ describe("graceful shutdown during a background balance refresh", () => {
       expect(up.state.hits).toBe(1);
       expect(errors).toEqual([]);
       await expect(ctx.deps.db.selectFrom("users").select("id").execute()).rejects.toThrow();
-    } finally {
-      up.open();
-      up.stop();
-      ctx.deps.shutdownHooks.length = 0;
-      await ctx.close().catch(() => {});
-    }
-  });
+    }));
 });

@@ -2,33 +2,18 @@
 // request joins the running test, GET /api/channel/test/progress shows it while it runs and after it ends,
 // and graceful shutdown cancels it (no upstream is asked any more, no result is written) and waits for
 // it before the database closes.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { testContext, type Session, type TestContext } from "../helpers/app.ts";
+import { describe, expect, test } from "bun:test";
+import type { Session, TestContext } from "../helpers/app.ts";
 import { backgroundRun } from "../../server/jobs/background.ts";
 import { TEST_ALL_JOB, type TestAllProgress } from "../../server/modules/channel/testing.ts";
-import { gracefulShutdown } from "../../server/shutdown.ts";
+import { sharedBackgroundFixture, shutdownLoggingErrors, until, withShutdownFixture } from "./background-fixture.ts";
 
-/** An OpenAI-style chat endpoint that holds every request until the gate opens. */
-function gatedUpstream() {
-  let open!: () => void;
-  const gate = new Promise<void>((r) => (open = r));
-  const state = { hits: 0, aborted: 0 };
-  const server = Bun.serve({
-    port: 0,
-    hostname: "127.0.0.1",
-    async fetch(req) {
-      state.hits++;
-      req.signal.addEventListener("abort", () => state.aborted++);
-      await gate;
-      return Response.json({
-        id: "chatcmpl-1", object: "chat.completion", created: 1, model: "gpt-4o-mini",
-        choices: [{ index: 0, message: { role: "assistant", content: "hello" }, finish_reason: "stop" }],
-        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
-      });
-    },
-  });
-  return { url: `http://127.0.0.1:${server.port}`, state, open: () => open(), stop: () => server.stop(true) };
-}
+/** What an OpenAI-style chat endpoint answers. */
+const CHAT_REPLY = {
+  id: "chatcmpl-1", object: "chat.completion", created: 1, model: "gpt-4o-mini",
+  choices: [{ index: 0, message: { role: "assistant", content: "hello" }, finish_reason: "stop" }],
+  usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+};
 
 const channel = (ctx: TestContext, admin: Session, base_url: string, name: string) =>
   ctx.request("POST", "/api/channel/", { as: admin, body: { type: 1, name, key: "sk-test-all", models: "gpt-4o-mini", base_url } })
@@ -36,27 +21,11 @@ const channel = (ctx: TestContext, admin: Session, base_url: string, name: strin
 const progressOf = (ctx: TestContext, admin: Session) =>
   ctx.request("GET", "/api/channel/test/progress", { as: admin }).then((r) => r.body.data as TestAllProgress);
 
-async function until(cond: () => boolean) {
-  for (let i = 0; i < 500 && !cond(); i++) await Bun.sleep(5);
-  expect(cond()).toBe(true);
-}
-
 describe("test all channels in the background", () => {
-  let ctx: TestContext;
-  let admin: Session;
-  let up: ReturnType<typeof gatedUpstream>;
-  beforeAll(async () => {
-    ctx = await testContext();
-    admin = await ctx.user(10);
-    up = gatedUpstream();
-  });
-  afterAll(async () => {
-    up.open();
-    up.stop();
-    await ctx.close();
-  });
+  const fx = sharedBackgroundFixture(CHAT_REPLY);
 
   test("answers at once, is joined by a second request, shows its progress while running and after", async () => {
+    const { ctx, admin, up } = fx;
     const ids = [await channel(ctx, admin, up.url, "ta-a"), await channel(ctx, admin, up.url, "ta-b")];
     const r = await ctx.request("GET", "/api/channel/test", { as: admin });
     expect(r.status).toBe(200);
@@ -86,11 +55,8 @@ describe("test all channels in the background", () => {
 });
 
 describe("graceful shutdown during a test of all channels", () => {
-  test("the run is cancelled and awaited before the database closes; cancelled tests record nothing", async () => {
-    const ctx = await testContext();
-    const up = gatedUpstream();
-    try {
-      const admin = await ctx.user(10);
+  test("the run is cancelled and awaited before the database closes; cancelled tests record nothing", () =>
+    withShutdownFixture(CHAT_REPLY, async ({ ctx, admin, up }) => {
       // More channels than the run tests at once, so some are still waiting when shutdown comes.
       for (let i = 0; i < 6; i++) await channel(ctx, admin, up.url, `sd-${i}`);
       expect((await ctx.request("GET", "/api/channel/test", { as: admin })).body.success).toBe(true);
@@ -104,15 +70,8 @@ describe("graceful shutdown during a test of all channels", () => {
       const db = ctx.deps.db as any;
       const updateTable = db.updateTable.bind(db);
       db.updateTable = (table: string) => (written.push(table), updateTable(table));
-      const errors: unknown[] = [];
-      const origError = console.error;
-      console.error = (...a: unknown[]) => void errors.push(a);
-      try {
-        // The gate never opens: only cancellation can end the run (a test would otherwise wait 60 s).
-        await gracefulShutdown(null, ctx.deps, { graceMs: 100, log: () => {} });
-      } finally {
-        console.error = origError;
-      }
+      // The gate never opens: only cancellation can end the run (a test would otherwise wait 60 s).
+      const errors = await shutdownLoggingErrors(ctx);
       expect(settled).toBe(true);
       expect(run.progress).toMatchObject({ running: false, total: 6, succeeded: 0, failed: 0 });
       // The waiting channels were never asked; the in-flight requests were cut.
@@ -122,11 +81,5 @@ describe("graceful shutdown during a test of all channels", () => {
       await expect(ctx.deps.db.selectFrom("users").select("id").execute()).rejects.toThrow();
       // A cancelled test is no result: nothing was written to the channels.
       expect(written.filter((t) => t === "channels")).toEqual([]);
-    } finally {
-      up.open();
-      up.stop();
-      ctx.deps.shutdownHooks.length = 0;
-      await ctx.close().catch(() => {});
-    }
-  });
+    }));
 });
