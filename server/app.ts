@@ -7,6 +7,7 @@ import { metricsPlugin } from "./http/metrics.ts";
 import { consolePlugin } from "./http/console.ts";
 import { setupModule } from "./modules/setup/index.ts";
 import { authModule } from "./modules/auth/index.ts";
+import { oauthModule } from "./modules/oauth/index.ts";
 import { userModule } from "./modules/user/index.ts";
 import { optionModule } from "./modules/option/index.ts";
 import { statusModule } from "./modules/status/index.ts";
@@ -110,6 +111,7 @@ export function createApp(deps: AppDeps) {
     .use(statusModule(deps))
     .use(setupModule(deps, () => (setupDone = true)))
     .use(authModule(deps))
+    .use(oauthModule(deps))
     .use(userModule(deps))
     .use(optionModule(deps))
     .use(groupModule(deps))

@@ -3,6 +3,7 @@ import type { Config } from "./config.ts";
 import type { Database } from "../db/index.ts";
 import type { OptionStore } from "./modules/option/store.ts";
 import type { Cache } from "./infra/cache.ts";
+import type { OAuthEndpoints } from "./modules/oauth/endpoints.ts";
 
 export interface AppDeps {
   config: Config;
@@ -13,4 +14,6 @@ export interface AppDeps {
   startTime: number;
   /** Work to finish on graceful shutdown (write-behind queues register here), in order. */
   shutdownHooks: (() => Promise<void>)[];
+  /** Test-only: GitHub / Linux DO endpoints to use instead of the real providers' (defaults in modules/oauth/endpoints.ts). */
+  oauthEndpoints?: Partial<OAuthEndpoints>;
 }

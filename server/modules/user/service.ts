@@ -1,7 +1,7 @@
 // Accounts: registration, login, administration with role levels, self-service, invites. No HTTP here.
 import { sql } from "kysely";
 import type { AppDeps } from "../../deps.ts";
-import type { User } from "../../../db/schema.ts";
+import type { NewUser, User } from "../../../db/schema.ts";
 import { nowDatetime, nowSeconds } from "../../../db/index.ts";
 import { AppError, badRequest, forbidden, notFound } from "../../http/errors.ts";
 import { END_SESSIONS } from "../../http/auth.ts";
@@ -68,7 +68,7 @@ export interface RegisterInput {
 
 export async function register(deps: AppDeps, input: RegisterInput): Promise<void> {
   const o = deps.options;
-  if (!o.bool("RegisterEnabled") || o.bool("SelfUseModeEnabled")) throw forbidden(MSG.registerClosed);
+  if (!registrationOpen(deps)) throw forbidden(MSG.registerClosed);
   if (!o.bool("PasswordRegisterEnabled")) throw forbidden(MSG.passwordRegisterClosed);
   const username = (input.username ?? "").trim();
   const password = input.password ?? "";
@@ -85,16 +85,33 @@ export async function register(deps: AppDeps, input: RegisterInput): Promise<voi
   }
   if (await usernameTaken(deps, username)) throw badRequest(MSG.usernameTaken);
 
+  await insertSelfRegistered(deps, { username, password: await hashPassword(password), display_name: username, email }, input.aff_code);
+  if (email) await deps.cache.del(`verify:${email}`);
+}
+
+/** Registration is open to newcomers (password or third-party sign-in). */
+export function registrationOpen(deps: AppDeps): boolean {
+  return deps.options.bool("RegisterEnabled") && !deps.options.bool("SelfUseModeEnabled");
+}
+
+export type SelfRegisteredFields = Pick<NewUser, "username" | "password" | "display_name" | "email"> &
+  Partial<Pick<NewUser, "github_id" | "oidc_id" | "wechat_id" | "telegram_id" | "linux_do_id">>;
+
+/**
+ * Inserts an account someone opened for themselves (password or third-party sign-in): the new-user quota,
+ * plus the invite rewards when affCode names an inviter (unknown codes are ignored), in one transaction.
+ */
+export async function insertSelfRegistered(deps: AppDeps, fields: SelfRegisteredFields, affCode?: string | null): Promise<void> {
+  const o = deps.options;
   let inviterId = 0;
-  if (input.aff_code) {
-    const inviter = await deps.db.selectFrom("users").select("id").where("aff_code", "=", input.aff_code).executeTakeFirst();
+  if (affCode) {
+    const inviter = await deps.db.selectFrom("users").select("id").where("aff_code", "=", affCode).executeTakeFirst();
     if (inviter) inviterId = inviter.id;
   }
   const quota = o.number("QuotaForNewUser") + (inviterId ? o.number("QuotaForInvitee") : 0);
-  const hash = await hashPassword(password);
   await deps.db.transaction().execute(async (trx) => {
     await trx.insertInto("users").values({
-      username, password: hash, display_name: username, email, quota, inviter_id: inviterId, role: ROLE.common,
+      ...fields, quota, inviter_id: inviterId, role: ROLE.common,
       status: USER_STATUS.enabled, group: DEFAULT_GROUP, aff_code: randomString(8), created_time: nowSeconds(), setting: "",
     }).execute();
     if (inviterId) {
@@ -106,7 +123,6 @@ export async function register(deps: AppDeps, input: RegisterInput): Promise<voi
       }).where("id", "=", inviterId).execute();
     }
   });
-  if (email) await deps.cache.del(`verify:${email}`);
 }
 
 export async function login(deps: AppDeps, username: string, password: string): Promise<{ user: User; message: string }> {

@@ -1,0 +1,57 @@
+// Third-party sign-in and account binding (spec 000 §2.3, §2.7, §7.2): the state handshake, the provider
+// callbacks the console's /oauth/<provider> screens call, WeChat codes and Telegram's login widget.
+import { Elysia } from "elysia";
+import type { AppDeps } from "../../deps.ts";
+import type { User } from "../../../db/schema.ts";
+import { authPlugin, startSession } from "../../http/auth.ts";
+import { ok } from "../../http/envelope.ts";
+import { badRequest } from "../../http/errors.ts";
+import { clientIp, enforceLimit } from "../../http/ratelimit.ts";
+import { publicUser } from "../user/view.ts";
+import { callbackQuery, stateQuery, type ExternalIdentity } from "./model.ts";
+import { STATE_COOKIE, STATE_COOKIE_PATH, STATE_TTL_SECONDS, consumeState, issueState } from "./state.ts";
+import { assertProviderEnabled, bind, signIn, type Provider } from "./service.ts";
+import { githubIdentity } from "./github.ts";
+
+type Identify = (deps: AppDeps, code: string, request: Request) => Promise<ExternalIdentity>;
+
+const isHttps = (request: Request) => new URL(request.url).protocol === "https:";
+
+export function oauthModule(deps: AppDeps) {
+  const limit = (request: Request, server: unknown) => enforceLimit(deps, "critical", clientIp(request, server as any, deps.config.trustProxy));
+
+  /** Signs the user in (session cookie as for a password login) and answers the user record. */
+  const logIn = async (ctx: { sessionJwt: any; cookie: Record<string, any>; request: Request }, user: User) => {
+    await startSession(ctx.sessionJwt, ctx.cookie, user, isHttps(ctx.request));
+    return ok(publicUser(user));
+  };
+
+  /**
+   * GET /api/oauth/{github|oidc|linuxdo}?code&state. With a signed-in caller the provider account is bound
+   * (message "bind"); otherwise it signs in, registering a new user when needed.
+   */
+  const codeCallback = (provider: Provider, identify: Identify) =>
+    async (ctx: { query: typeof callbackQuery.static; cookie: Record<string, any>; request: Request; server: unknown; sessionJwt: any; viewer: User | null }) => {
+      const { query, cookie, request } = ctx;
+      await limit(request, ctx.server);
+      const stateCookie = cookie[STATE_COOKIE];
+      const presented = stateCookie?.value;
+      // The state is spent whatever happens next: the provider's code is single-use anyway.
+      stateCookie?.set({ value: "", maxAge: 0, path: STATE_COOKIE_PATH, httpOnly: true, sameSite: "lax" });
+      const { aff } = await consumeState(deps, query.state, presented);
+      if (query.error) throw badRequest(`the sign-in was cancelled or refused: ${query.error_description || query.error}`);
+      assertProviderEnabled(deps, provider);
+      const identity = await identify(deps, query.code ?? "", request);
+      if (ctx.viewer) return ok(publicUser(await bind(deps, ctx.viewer, provider, identity)), "bind");
+      return logIn(ctx, await signIn(deps, provider, identity, aff));
+    };
+
+  return new Elysia({ prefix: "/api/oauth" })
+    .use(authPlugin(deps))
+    .get("/state", async ({ query, cookie, request }) => {
+      const state = await issueState(deps, query.aff);
+      cookie[STATE_COOKIE].set({ value: state, httpOnly: true, sameSite: "lax", path: STATE_COOKIE_PATH, maxAge: STATE_TTL_SECONDS, secure: isHttps(request) });
+      return ok(state);
+    }, { query: stateQuery })
+    .get("/github", codeCallback("github", (d, code) => githubIdentity(d, code)), { query: callbackQuery, viewer: true });
+}
