@@ -20,6 +20,7 @@ import { logModule } from "./modules/log/index.ts";
 import { dashboardModule } from "./modules/dashboard/index.ts";
 import { pricingModule } from "./modules/pricing/index.ts";
 import { taskModule } from "./modules/task/index.ts";
+import { verificationModule } from "./modules/verification/index.ts";
 import { relayModule } from "./relay/index.ts";
 import { nativeModule } from "./relay/native/index.ts";
 
@@ -123,6 +124,7 @@ export function createApp(deps: AppDeps) {
     .use(dashboardModule(deps))
     .use(pricingModule(deps))
     .use(taskModule(deps))
+    .use(verificationModule(deps))
     .use(nativeModule(deps))
     .use(relayModule(deps))
     // Last: the console answers every GET no module claimed (SPA deep links), JSON 404 for API paths.

@@ -41,6 +41,9 @@ export const PASSWORD_MAX_LENGTH = 20;
 export const USERNAME_MAX_LENGTH = 12;
 export const DEFAULT_ROOT_USERNAME = "root";
 export const DEFAULT_ROOT_PASSWORD = "123456";
+/** Mailed verification codes (spec 000 §5) and the wait before another mail to the same address (§4, §9). */
+export const VERIFICATION_CODE_TTL_SECONDS = 3 * 60;
+export const EMAIL_RESEND_SECONDS = 30;
 
 export const QUOTA_PRESETS = [500_000, 5_000_000, 25_000_000, 50_000_000, 250_000_000, 500_000_000] as const;
 export const QUOTA_WARNING_THRESHOLD_DEFAULT = 500_000;

@@ -227,6 +227,9 @@ export async function sendMail(settings: SmtpSettings, msg: MailMessage, opts: S
   }
 }
 
+/** For site texts (names, addresses) placed into an HTML mail body. */
+export const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
 /** Sends with the site's SMTP options; throws MailError when SMTP is not configured. */
 export async function sendSiteMail(deps: AppDeps, msg: MailMessage, opts?: SendOptions): Promise<void> {
   const s = smtpSettings(deps);

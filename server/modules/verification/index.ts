@@ -1,0 +1,20 @@
+// Mail-based routes (spec 000 §7.2): verification codes, password reset, email binding.
+import { Elysia, t } from "elysia";
+import type { AppDeps } from "../../deps.ts";
+import { authPlugin } from "../../http/auth.ts";
+import { ok } from "../../http/envelope.ts";
+import { clientIp, enforceLimit } from "../../http/ratelimit.ts";
+import * as svc from "./service.ts";
+
+const emailQuery = t.Object({ email: t.Optional(t.String()), turnstile: t.Optional(t.String()) }, { additionalProperties: true });
+
+export function verificationModule(deps: AppDeps) {
+  const ipOf = (request: Request, server: unknown) => clientIp(request, server as any, deps.config.trustProxy);
+  return new Elysia({ prefix: "/api" })
+    .use(authPlugin(deps))
+    .get("/verification", async ({ query, request, server, viewer }) => {
+      await enforceLimit(deps, "critical", ipOf(request, server));
+      await svc.sendVerificationCode(deps, query.email, viewer);
+      return ok(undefined, "verification code sent");
+    }, { viewer: true, query: emailQuery });
+}
