@@ -12,6 +12,7 @@ import { callbackQuery, stateQuery, type ExternalIdentity } from "./model.ts";
 import { STATE_COOKIE, STATE_COOKIE_PATH, STATE_TTL_SECONDS, consumeState, issueState } from "./state.ts";
 import { assertProviderEnabled, bind, signIn, type Provider } from "./service.ts";
 import { githubIdentity } from "./github.ts";
+import { oidcIdentity } from "./oidc.ts";
 
 type Identify = (deps: AppDeps, code: string, request: Request) => Promise<ExternalIdentity>;
 
@@ -53,5 +54,6 @@ export function oauthModule(deps: AppDeps) {
       cookie[STATE_COOKIE].set({ value: state, httpOnly: true, sameSite: "lax", path: STATE_COOKIE_PATH, maxAge: STATE_TTL_SECONDS, secure: isHttps(request) });
       return ok(state);
     }, { query: stateQuery })
-    .get("/github", codeCallback("github", (d, code) => githubIdentity(d, code)), { query: callbackQuery, viewer: true });
+    .get("/github", codeCallback("github", (d, code) => githubIdentity(d, code)), { query: callbackQuery, viewer: true })
+    .get("/oidc", codeCallback("oidc", oidcIdentity), { query: callbackQuery, viewer: true });
 }

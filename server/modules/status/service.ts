@@ -2,6 +2,7 @@
 import type { AppDeps } from "../../deps.ts";
 import { VERSION } from "../../config.ts";
 import { setupStatus } from "../setup/service.ts";
+import { oidcAuthorizationEndpoint } from "../oauth/oidc.ts";
 
 export async function statusObject(deps: AppDeps) {
   const o = deps.options;
@@ -42,7 +43,8 @@ export async function statusObject(deps: AppDeps) {
     github_client_id: o.get("GitHubClientId"),
     oidc_enabled: o.bool("oidc.enabled"),
     oidc_client_id: o.get("oidc.client_id"),
-    oidc_authorization_endpoint: o.get("oidc.authorization_endpoint"),
+    // Filled from the well-known document when only that is configured (the console builds the login link from it).
+    oidc_authorization_endpoint: await oidcAuthorizationEndpoint(deps),
     wechat_login: o.bool("WeChatAuthEnabled"),
     wechat_qrcode: o.get("WeChatAccountQRCodeImageURL"),
     telegram_oauth: o.bool("TelegramOAuthEnabled"),
