@@ -15,3 +15,9 @@ export type OAuthEndpoints = Record<keyof typeof OAUTH_ENDPOINTS, string>;
 export function endpoint(deps: AppDeps, key: keyof OAuthEndpoints): string {
   return deps.oauthEndpoints?.[key] || OAUTH_ENDPOINTS[key];
 }
+
+/** The redirect URI the console sent the user off with: the site's address, else this request's origin. */
+export function callbackUrl(deps: AppDeps, request: Request, path: string): string {
+  const base = deps.options.get("ServerAddress") || new URL(request.url).origin;
+  return `${base.replace(/\/+$/, "")}${path}`;
+}

@@ -13,6 +13,7 @@ import { STATE_COOKIE, STATE_COOKIE_PATH, STATE_TTL_SECONDS, consumeState, issue
 import { assertProviderEnabled, bind, signIn, type Provider } from "./service.ts";
 import { githubIdentity } from "./github.ts";
 import { oidcIdentity } from "./oidc.ts";
+import { linuxdoIdentity } from "./linuxdo.ts";
 
 type Identify = (deps: AppDeps, code: string, request: Request) => Promise<ExternalIdentity>;
 
@@ -54,6 +55,7 @@ export function oauthModule(deps: AppDeps) {
       cookie[STATE_COOKIE].set({ value: state, httpOnly: true, sameSite: "lax", path: STATE_COOKIE_PATH, maxAge: STATE_TTL_SECONDS, secure: isHttps(request) });
       return ok(state);
     }, { query: stateQuery })
-    .get("/github", codeCallback("github", (d, code) => githubIdentity(d, code)), { query: callbackQuery, viewer: true })
-    .get("/oidc", codeCallback("oidc", oidcIdentity), { query: callbackQuery, viewer: true });
+    .get("/github", codeCallback("github", githubIdentity), { query: callbackQuery, viewer: true })
+    .get("/oidc", codeCallback("oidc", oidcIdentity), { query: callbackQuery, viewer: true })
+    .get("/linuxdo", codeCallback("linuxdo", linuxdoIdentity), { query: callbackQuery, viewer: true });
 }

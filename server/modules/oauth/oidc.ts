@@ -6,6 +6,7 @@ import { AppError, badRequest } from "../../http/errors.ts";
 import type { ExternalIdentity } from "./model.ts";
 import { callProvider, refused } from "./upstream.ts";
 import { MISSING_CODE } from "./github.ts";
+import { callbackUrl } from "./endpoints.ts";
 
 export interface OidcEndpoints { authorization: string; token: string; userinfo: string }
 
@@ -66,12 +67,6 @@ export async function oidcAuthorizationEndpoint(deps: AppDeps): Promise<string> 
   const timeout = new Promise<null>((resolve) => setTimeout(resolve, STATUS_WAIT_MS, null).unref?.());
   const ep = await Promise.race([oidcEndpoints(deps).catch(() => null), timeout]);
   return ep?.authorization ?? "";
-}
-
-/** The redirect URI the console sent the user off with: the site's address, else this request's origin. */
-export function callbackUrl(deps: AppDeps, request: Request, path: string): string {
-  const base = deps.options.get("ServerAddress") || new URL(request.url).origin;
-  return `${base.replace(/\/+$/, "")}${path}`;
 }
 
 export async function oidcIdentity(deps: AppDeps, code: string, request: Request): Promise<ExternalIdentity> {
