@@ -7,13 +7,15 @@ import { authPlugin, startSession } from "../../http/auth.ts";
 import { ok } from "../../http/envelope.ts";
 import { badRequest } from "../../http/errors.ts";
 import { clientIp, enforceLimit } from "../../http/ratelimit.ts";
+import { ROLE } from "../../catalogue/index.ts";
 import { publicUser } from "../user/view.ts";
-import { callbackQuery, stateQuery, type ExternalIdentity } from "./model.ts";
+import { callbackQuery, stateQuery, wechatQuery, type ExternalIdentity } from "./model.ts";
 import { STATE_COOKIE, STATE_COOKIE_PATH, STATE_TTL_SECONDS, consumeState, issueState } from "./state.ts";
 import { assertProviderEnabled, bind, signIn, type Provider } from "./service.ts";
 import { githubIdentity } from "./github.ts";
 import { oidcIdentity } from "./oidc.ts";
 import { linuxdoIdentity } from "./linuxdo.ts";
+import { wechatIdentity } from "./wechat.ts";
 
 type Identify = (deps: AppDeps, code: string, request: Request) => Promise<ExternalIdentity>;
 
@@ -57,5 +59,15 @@ export function oauthModule(deps: AppDeps) {
     }, { query: stateQuery })
     .get("/github", codeCallback("github", githubIdentity), { query: callbackQuery, viewer: true })
     .get("/oidc", codeCallback("oidc", oidcIdentity), { query: callbackQuery, viewer: true })
-    .get("/linuxdo", codeCallback("linuxdo", linuxdoIdentity), { query: callbackQuery, viewer: true });
+    .get("/linuxdo", codeCallback("linuxdo", linuxdoIdentity), { query: callbackQuery, viewer: true })
+    // WeChat has no redirect, so no state: the code the user types is proof enough, and binding is its own route.
+    .get("/wechat", async (ctx) => {
+      await limit(ctx.request, ctx.server);
+      assertProviderEnabled(deps, "wechat");
+      return logIn(ctx, await signIn(deps, "wechat", await wechatIdentity(deps, ctx.query.code ?? "")));
+    }, { query: wechatQuery })
+    .get("/wechat/bind", async ({ query, user }) => {
+      assertProviderEnabled(deps, "wechat");
+      return ok(publicUser(await bind(deps, user, "wechat", await wechatIdentity(deps, query.code ?? ""))), "bind");
+    }, { query: wechatQuery, role: ROLE.common });
 }
