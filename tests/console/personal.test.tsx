@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { screen, waitFor, fireEvent, within } from "@testing-library/react";
-import { USER, location, mockFetch, ok, renderApp, resetDom, numberInput, type FetchMock } from "./helpers.tsx";
+import { screen, waitFor, fireEvent, within, act } from "@testing-library/react";
+import { USER, location, mockFetch, ok, fail, renderApp, resetDom, numberInput, type FetchMock } from "./helpers.tsx";
 import { deletionConfirmed, validateNotify, validatePasswordChange, validateTransfer, validateEmailBind } from "../../console/pages/personal/validation.ts";
 
 let fm: FetchMock;
@@ -155,7 +155,7 @@ describe("bindings", () => {
     expect((within(row).getByText("Bound").closest("button") as HTMLButtonElement).disabled).toBe(true);
   });
 
-  test("provider labels are translated (Chinese shows 微信); Telegram binding keeps the widget on the bind route", async () => {
+  test("provider labels are translated (Chinese shows 微信); Telegram binding calls back in the page", async () => {
     fm = personalApi();
     await renderApp("/personal", { user: USER, lang: "zh", status: { wechat_login: true, github_oauth: true, telegram_oauth: true, telegram_bot_name: "yard_bot" } });
     const bindings = (await screen.findByText("账户绑定")).closest(".arco-card") as HTMLElement;
@@ -164,6 +164,31 @@ describe("bindings", () => {
     expect(within(bindings).getByText("GitHub")).toBeTruthy();
     expect(within(bindings).getByText("Telegram")).toBeTruthy();
     const script = within(bindings).getByTestId("telegram-login").querySelector("script")!;
-    expect(script.getAttribute("data-auth-url")).toBe("/api/oauth/telegram/bind");
+    expect(script.getAttribute("data-telegram-login")).toBe("yard_bot");
+    expect(script.getAttribute("data-onauth")).toMatch(/\(user\)$/);
+  });
+
+  test("Telegram: the widget's signed fields go to the bind API with the user-id header (the server refuses a bare-cookie redirect)", async () => {
+    fm = personalApi({ "GET /api/oauth/telegram/bind": ok({ ...self, telegram_id: "4242" }, "bind") });
+    await renderApp("/personal", { user: USER, status: { telegram_oauth: true, telegram_bot_name: "yard_bot" } });
+    const script = (await screen.findByTestId("telegram-login")).querySelector("script")!;
+    expect(script.hasAttribute("data-auth-url")).toBe(false);
+    fm.on("GET /api/user/self", ok({ ...self, telegram_id: "4242" }));
+    const signed = { id: 4242, first_name: "Tele", auth_date: 1_700_000_000, hash: "abc123" };
+    await act(async () => new Function("user", script.getAttribute("data-onauth")!)(signed));
+    await waitFor(() => expect(fm.calls.some((c) => c.path === "/api/oauth/telegram/bind")).toBe(true));
+    const call = fm.calls.find((c) => c.path === "/api/oauth/telegram/bind")!;
+    expect(Object.fromEntries(call.query)).toEqual({ id: "4242", first_name: "Tele", auth_date: "1700000000", hash: "abc123" });
+    expect(call.headers["new-api-user"]).toBe(String(USER.id));
+    expect(await screen.findByText("Bound successfully")).toBeTruthy();
+    expect(await screen.findByText(/4242/)).toBeTruthy();
+  });
+
+  test("Telegram: a refused binding shows the server's message", async () => {
+    fm = personalApi({ "GET /api/oauth/telegram/bind": fail("this Telegram account is already bound to another user") });
+    await renderApp("/personal", { user: USER, status: { telegram_oauth: true, telegram_bot_name: "yard_bot" } });
+    const script = (await screen.findByTestId("telegram-login")).querySelector("script")!;
+    await act(async () => new Function("user", script.getAttribute("data-onauth")!)({ id: 1, auth_date: 1, hash: "x" }));
+    expect(await screen.findByText("this Telegram account is already bound to another user")).toBeTruthy();
   });
 });

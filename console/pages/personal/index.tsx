@@ -10,7 +10,7 @@ import { useApp, isAdmin, isRoot } from "../../lib/app-state.tsx";
 import { renderNumber, renderQuota } from "../../lib/format.ts";
 import { copyWithFallback } from "../../components/copy.tsx";
 import { fieldError } from "../../components/AuthCard.tsx";
-import { startOAuth, TelegramWidget } from "../../components/OAuthButtons.tsx";
+import { startOAuth, TelegramWidget, telegramQuery, type TelegramAuthData } from "../../components/OAuthButtons.tsx";
 import { Page } from "../../components/Page.tsx";
 import { DeleteAccountDialog, EmailBindDialog, PasswordDialog, TransferDialog, WeChatBindDialog } from "./dialogs.tsx";
 import { validateNotify, type NotifyForm } from "./validation.ts";
@@ -77,6 +77,14 @@ export default function PersonalPage() {
     await copyWithFallback(r.data, t("personal.tokenCopied"));
   };
 
+  const bindTelegram = async (tg: TelegramAuthData) => {
+    const r = await api.get(`/api/oauth/telegram/bind${telegramQuery(tg)}`);
+    if (r.success) {
+      Message.success(t("personal.bindSuccess"));
+      void refreshUser();
+    } else Message.error(r.message);
+  };
+
   const saveSetting = async (patch: Record<string, unknown> = {}) => {
     const e = validateNotify(notify);
     setNotifyErrors(e);
@@ -96,9 +104,10 @@ export default function PersonalPage() {
     { key: "wechat", label: t("auth.withWeChat"), value: u.wechat_id ?? "", enabled: !!status.wechat_login, bind: () => setDialog("wechat") },
     { key: "github", label: t("auth.withGitHub"), value: u.github_id ?? "", enabled: !!status.github_oauth, bind: () => void startOAuth("github", status) },
     { key: "oidc", label: t("auth.withOIDC"), value: u.oidc_id ?? "", enabled: !!status.oidc_enabled, bind: () => void startOAuth("oidc", status) },
-    // Telegram binds through its own login widget, which calls the bind route with the signed fields.
+    // Telegram binds through its own login widget; its signed fields go to the bind route as an API call
+    // (with the user-id header), not as the widget's redirect, which the server refuses on a bare cookie.
     { key: "telegram", label: t("auth.withTelegram"), value: u.telegram_id ?? "", enabled: !!status.telegram_oauth, bind: () => {},
-      widget: <TelegramWidget bot={String(status.telegram_bot_name ?? "")} authUrl="/api/oauth/telegram/bind" /> },
+      widget: <TelegramWidget bot={String(status.telegram_bot_name ?? "")} onAuth={(tg) => void bindTelegram(tg)} /> },
     { key: "linuxdo", label: t("auth.withLinuxDO"), value: u.linux_do_id ?? "", enabled: !!status.linuxdo_oauth, bind: () => void startOAuth("linuxdo", status) },
   ];
 

@@ -16,6 +16,7 @@ import { githubIdentity } from "./github.ts";
 import { oidcIdentity } from "./oidc.ts";
 import { linuxdoIdentity } from "./linuxdo.ts";
 import { wechatIdentity } from "./wechat.ts";
+import { telegramIdentity } from "./telegram.ts";
 
 type Identify = (deps: AppDeps, code: string, request: Request) => Promise<ExternalIdentity>;
 
@@ -69,5 +70,18 @@ export function oauthModule(deps: AppDeps) {
     .get("/wechat/bind", async ({ query, user }) => {
       assertProviderEnabled(deps, "wechat");
       return ok(publicUser(await bind(deps, user, "wechat", await wechatIdentity(deps, query.code ?? ""))), "bind");
-    }, { query: wechatQuery, role: ROLE.common });
+    }, { query: wechatQuery, role: ROLE.common })
+    // Telegram's widget signs the fields itself; every query field is part of the signature, so the raw query is read.
+    .get("/telegram/login", async (ctx) => {
+      await limit(ctx.request, ctx.server);
+      assertProviderEnabled(deps, "telegram");
+      const identity = telegramIdentity(new URL(ctx.request.url).searchParams, deps.options.get("TelegramBotToken"));
+      return logIn(ctx, await signIn(deps, "telegram", identity));
+    })
+    // JSON, not the widget's redirect: that would bind on a bare cookie, which a cross-site link also carries.
+    .get("/telegram/bind", async ({ request, user }) => {
+      assertProviderEnabled(deps, "telegram");
+      const identity = telegramIdentity(new URL(request.url).searchParams, deps.options.get("TelegramBotToken"));
+      return ok(publicUser(await bind(deps, user, "telegram", identity)), "bind");
+    }, { role: ROLE.common });
 }
