@@ -12,17 +12,22 @@ export function listOptions(deps: AppDeps): { key: string; value: string }[] {
 
 const DOMAIN_RE = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/i;
 
-/** Switches that need settings filled first: key → [required option keys, message]. */
-const PREREQUISITES: Record<string, [string[], string]> = {
-  GitHubOAuthEnabled: [["GitHubClientId", "GitHubClientSecret"], "cannot enable GitHub OAuth: fill in the GitHub Client Id and Client Secret first"],
-  "oidc.enabled": [["oidc.client_id", "oidc.client_secret", "oidc.authorization_endpoint", "oidc.token_endpoint", "oidc.user_info_endpoint"],
-    "cannot enable OIDC: fill in the client id, client secret and endpoints first"],
-  LinuxDOOAuthEnabled: [["LinuxDOClientId", "LinuxDOClientSecret"], "cannot enable Linux DO OAuth: fill in the Client Id and Client Secret first"],
-  WeChatAuthEnabled: [["WeChatServerAddress", "WeChatServerToken"], "cannot enable WeChat login: fill in the WeChat server address and token first"],
-  TelegramOAuthEnabled: [["TelegramBotToken", "TelegramBotName"], "cannot enable Telegram login: fill in the bot token and bot name first"],
-  TurnstileCheckEnabled: [["TurnstileSiteKey", "TurnstileSecretKey"], "cannot enable Turnstile: fill in the site key and secret key first"],
-  EmailVerificationEnabled: [["SMTPServer", "SMTPAccount", "SMTPToken"], "cannot enable email verification: fill in the SMTP settings first"],
-  EmailDomainRestrictionEnabled: [["EmailDomainWhitelist"], "cannot enable the email domain whitelist: fill in the whitelist first"],
+type Filled = (...keys: string[]) => boolean;
+
+/** Switches that need settings filled first: key → [whether they are, message]. */
+const PREREQUISITES: Record<string, [(filled: Filled) => boolean, string]> = {
+  GitHubOAuthEnabled: [(f) => f("GitHubClientId", "GitHubClientSecret"), "cannot enable GitHub OAuth: fill in the GitHub Client Id and Client Secret first"],
+  // The endpoints come from the well-known document when it is set (modules/oauth/oidc.ts).
+  "oidc.enabled": [
+    (f) => f("oidc.client_id", "oidc.client_secret") && (f("oidc.well_known") || f("oidc.authorization_endpoint", "oidc.token_endpoint", "oidc.user_info_endpoint")),
+    "cannot enable OIDC: fill in the client id, client secret, and the well-known URL or the three endpoints first",
+  ],
+  LinuxDOOAuthEnabled: [(f) => f("LinuxDOClientId", "LinuxDOClientSecret"), "cannot enable Linux DO OAuth: fill in the Client Id and Client Secret first"],
+  WeChatAuthEnabled: [(f) => f("WeChatServerAddress", "WeChatServerToken"), "cannot enable WeChat login: fill in the WeChat server address and token first"],
+  TelegramOAuthEnabled: [(f) => f("TelegramBotToken", "TelegramBotName"), "cannot enable Telegram login: fill in the bot token and bot name first"],
+  TurnstileCheckEnabled: [(f) => f("TurnstileSiteKey", "TurnstileSecretKey"), "cannot enable Turnstile: fill in the site key and secret key first"],
+  EmailVerificationEnabled: [(f) => f("SMTPServer", "SMTPAccount", "SMTPToken"), "cannot enable email verification: fill in the SMTP settings first"],
+  EmailDomainRestrictionEnabled: [(f) => f("EmailDomainWhitelist"), "cannot enable the email domain whitelist: fill in the whitelist first"],
 };
 
 function numberMap(value: unknown, key: string, min = 0) {
@@ -41,7 +46,8 @@ export function validateOption(deps: AppDeps, key: string, raw: unknown): string
   if (isBooleanOption(key)) {
     if (value !== "true" && value !== "false") throw badRequest(`${key} must be "true" or "false"`);
     const pre = PREREQUISITES[key];
-    if (value === "true" && pre && pre[0].some((k) => !deps.options.get(k))) throw badRequest(pre[1]);
+    const filled: Filled = (...keys) => keys.every((k) => deps.options.get(k) !== "");
+    if (value === "true" && pre && !pre[0](filled)) throw badRequest(pre[1]);
     return value;
   }
   if (NUMBER_OPTIONS.has(key)) {
