@@ -96,6 +96,17 @@ describe("GitHub sign-in", () => {
     expect(later.body.data.id).toBe(me.id);
   });
 
+  test("a bind started while logged in whose session ended meanwhile is refused, not turned into a sign-in", async () => {
+    const me = await ctx.user();
+    const started = await startState(ctx, { as: me });
+    await ctx.request("GET", "/api/user/logout", { as: me });
+    const code = mock.code("github", { login: "half-bound" });
+    const r = await ctx.request("GET", `/api/oauth/github?code=${code}&state=${started.state}`, { headers: { ...me.headers, cookie: `${me.cookie}; ${started.cookie}` } });
+    expect(r.status).toBe(401);
+    expect(r.body).toEqual({ success: false, message: "your login has expired: log in again, then bind the account" });
+    expect(await userByGitHub("half-bound")).toHaveLength(0);
+  });
+
   test("binding a GitHub account that belongs to another user is refused and changes nothing", async () => {
     const owner = await ctx.user(1, { github_id: "taken" });
     const me = await ctx.user();

@@ -5,7 +5,7 @@ import type { AppDeps } from "../../deps.ts";
 import type { User } from "../../../db/schema.ts";
 import { authPlugin, startSession } from "../../http/auth.ts";
 import { ok } from "../../http/envelope.ts";
-import { badRequest } from "../../http/errors.ts";
+import { badRequest, unauthorized } from "../../http/errors.ts";
 import { clientIp, enforceLimit } from "../../http/ratelimit.ts";
 import { ROLE } from "../../catalogue/index.ts";
 import { publicUser } from "../user/view.ts";
@@ -19,6 +19,8 @@ import { wechatIdentity } from "./wechat.ts";
 import { telegramIdentity } from "./telegram.ts";
 
 type Identify = (deps: AppDeps, code: string, request: Request) => Promise<ExternalIdentity>;
+
+const BIND_SESSION_ENDED = "your login has expired: log in again, then bind the account";
 
 const isHttps = (request: Request) => new URL(request.url).protocol === "https:";
 
@@ -43,7 +45,9 @@ export function oauthModule(deps: AppDeps) {
       const presented = stateCookie?.value;
       // The state is spent whatever happens next: the provider's code is single-use anyway.
       stateCookie?.set({ value: "", maxAge: 0, path: STATE_COOKIE_PATH, httpOnly: true, sameSite: "lax" });
-      const { aff } = await consumeState(deps, query.state, presented);
+      const { aff, bindFor } = await consumeState(deps, query.state, presented);
+      // A binding whose session ended on the way must not turn into signing in as (or registering) that account.
+      if (bindFor && ctx.viewer?.id !== bindFor) throw unauthorized(BIND_SESSION_ENDED);
       if (query.error) throw badRequest(`the sign-in was cancelled or refused: ${query.error_description || query.error}`);
       assertProviderEnabled(deps, provider);
       const identity = await identify(deps, query.code ?? "", request);
@@ -53,11 +57,11 @@ export function oauthModule(deps: AppDeps) {
 
   return new Elysia({ prefix: "/api/oauth" })
     .use(authPlugin(deps))
-    .get("/state", async ({ query, cookie, request }) => {
-      const state = await issueState(deps, query.aff);
+    .get("/state", async ({ query, cookie, request, viewer }) => {
+      const state = await issueState(deps, { aff: query.aff ?? "", bindFor: viewer?.id ?? 0 });
       cookie[STATE_COOKIE].set({ value: state, httpOnly: true, sameSite: "lax", path: STATE_COOKIE_PATH, maxAge: STATE_TTL_SECONDS, secure: isHttps(request) });
       return ok(state);
-    }, { query: stateQuery })
+    }, { query: stateQuery, viewer: true })
     .get("/github", codeCallback("github", githubIdentity), { query: callbackQuery, viewer: true })
     .get("/oidc", codeCallback("oidc", oidcIdentity), { query: callbackQuery, viewer: true })
     .get("/linuxdo", codeCallback("linuxdo", linuxdoIdentity), { query: callbackQuery, viewer: true })

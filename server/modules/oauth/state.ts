@@ -13,23 +13,30 @@ export const STATE_REFUSED = "the sign-in state is missing, expired or does not 
 const stateKey = (state: string) => `oauth:state:${state}`;
 const usedKey = (state: string) => `oauth:state-used:${state}`;
 
-/** A new state; aff (an invite code) rides along to the registration it may lead to. */
-export async function issueState(deps: AppDeps, aff?: string): Promise<string> {
+export interface StateData {
+  /** Invite code for the registration the sign-in may lead to. */
+  aff: string;
+  /** The signed-in user who asked for the state (a binding), 0 for a guest (a sign-in). */
+  bindFor: number;
+}
+
+export async function issueState(deps: AppDeps, data: StateData): Promise<string> {
   const state = randomString(32);
-  await deps.cache.set(stateKey(state), JSON.stringify({ aff: aff ?? "" }), STATE_TTL_SECONDS);
+  await deps.cache.set(stateKey(state), JSON.stringify(data), STATE_TTL_SECONDS);
   return state;
 }
 
 /** Checks the callback's state against the browser's cookie and the cache, and uses it up. */
-export async function consumeState(deps: AppDeps, state: string | undefined, cookieValue: unknown): Promise<{ aff: string }> {
+export async function consumeState(deps: AppDeps, state: string | undefined, cookieValue: unknown): Promise<StateData> {
   if (!state || cookieValue === undefined || cookieValue === null || String(cookieValue) !== state) throw forbidden(STATE_REFUSED);
   const raw = await deps.cache.get(stateKey(state));
   // setNx makes the use atomic: of two simultaneous callbacks with one state, only one gets through.
   if (raw === null || !(await deps.cache.setNx(usedKey(state), "1", STATE_TTL_SECONDS))) throw forbidden(STATE_REFUSED);
   await deps.cache.del(stateKey(state));
   try {
-    return { aff: String(JSON.parse(raw).aff ?? "") };
+    const data = JSON.parse(raw);
+    return { aff: String(data.aff ?? ""), bindFor: Number(data.bindFor) || 0 };
   } catch {
-    return { aff: "" };
+    return { aff: "", bindFor: 0 };
   }
 }
