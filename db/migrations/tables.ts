@@ -37,7 +37,13 @@ export const TABLES: TableDef[] = [
       i("aff_count"), n("aff_quota"), n("aff_history"), i("inviter_id"), c("deleted_at", "datetime"), t("setting"), n("created_time"),
       i("session_version"),
     ],
-    indexes: [{ name: "idx_users_email", columns: ["email"] }, { name: "idx_users_deleted_at", columns: ["deleted_at"] }],
+    indexes: [
+      { name: "idx_users_email", columns: ["email"] }, { name: "idx_users_deleted_at", columns: ["deleted_at"] },
+      // Third-party sign-in finds the user by the provider's id (server/modules/oauth).
+      { name: "idx_users_github_id", columns: ["github_id"] }, { name: "idx_users_oidc_id", columns: ["oidc_id"] },
+      { name: "idx_users_wechat_id", columns: ["wechat_id"] }, { name: "idx_users_telegram_id", columns: ["telegram_id"] },
+      { name: "idx_users_linux_do_id", columns: ["linux_do_id"] },
+    ],
   },
   { name: "options", columns: [c("key", "varchar(128)", { notNull: true }), t("value")], primaryKey: ["key"] },
   { name: "setups", columns: [id, s("version", 64), n("initialized_at")] },

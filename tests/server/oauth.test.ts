@@ -1,6 +1,7 @@
 // Third-party sign-in: the state handshake and the GitHub flow, which also states the account rules every
 // provider shares (register, log in, bind, refuse) against a local mock of GitHub.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { sql } from "kysely";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { oauthCallback, startState } from "../helpers/oauth.ts";
 import { startOAuthUpstream, type OAuthMock } from "../mocks/oauth-upstream.ts";
@@ -32,6 +33,13 @@ async function insertUser(fields: Record<string, unknown>) {
 
 const userByGitHub = (login: string) => ctx.deps.db.selectFrom("users").selectAll().where("github_id", "=", login).execute();
 const STATE_REFUSED = "the sign-in state is missing, expired or does not match this browser; start the sign-in again";
+
+test("every provider id column is indexed (each sign-in looks a user up by it)", async () => {
+  const rows = (await sql<{ sql: string }>`select sql from sqlite_master where type = 'index' and tbl_name = 'users'`.execute(ctx.deps.db)).rows;
+  for (const column of ["github_id", "oidc_id", "wechat_id", "telegram_id", "linux_do_id"]) {
+    expect(rows.some((r) => new RegExp(`\\("?${column}"?\\)`).test(r.sql ?? ""))).toBe(true);
+  }
+});
 
 describe("GET /api/oauth/state", () => {
   test("answers a fresh random state and ties it to this browser with a short-lived HttpOnly cookie", async () => {
