@@ -61,6 +61,12 @@ describe("third-party callback", () => {
     expect(JSON.parse(localStorage.getItem("user")!).username).toBe("oidc_user");
   });
 
+  test("the server's sign-in refusals are translated (a stale state, in Chinese)", async () => {
+    fm = mockFetch({ "GET /api/oauth/github": fail("the sign-in state is missing, expired or does not match this browser; start the sign-in again"), "GET /api/option/": ok([]) });
+    await renderApp("/oauth/github?code=c&state=old", { user: ADMIN, lang: "zh" });
+    expect(await screen.findByText("登录状态缺失、已过期或不属于此浏览器，请重新发起登录")).toBeTruthy();
+  });
+
   test("a failure shows the server message and goes to /setting with a note", async () => {
     fm = mockFetch({ "GET /api/oauth/linuxdo": fail("state is invalid"), "GET /api/option/": ok([]) });
     await renderApp("/oauth/linuxdo?code=c&state=bad", { user: ADMIN });
