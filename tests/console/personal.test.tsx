@@ -189,6 +189,6 @@ describe("bindings", () => {
     await renderApp("/personal", { user: USER, status: { telegram_oauth: true, telegram_bot_name: "yard_bot" } });
     const script = (await screen.findByTestId("telegram-login")).querySelector("script")!;
     await act(async () => new Function("user", script.getAttribute("data-onauth")!)({ id: 1, auth_date: 1, hash: "x" }));
-    expect(await screen.findByText("this Telegram account is already bound to another user")).toBeTruthy();
+    expect(await screen.findByText("This Telegram account is already bound to another user")).toBeTruthy();
   });
 });
