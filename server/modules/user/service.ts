@@ -7,12 +7,14 @@ import { AppError, badRequest, forbidden, notFound } from "../../http/errors.ts"
 import { END_SESSIONS } from "../../http/auth.ts";
 import {
   DEFAULT_GROUP, DEFAULT_ROOT_PASSWORD, DEFAULT_ROOT_USERNAME, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, QUOTA_PER_UNIT, ROLE,
-  USER_STATUS, USERNAME_MAX_LENGTH,
+  USER_STATUS, USERNAME_MAX_LENGTH, VERIFICATION_CODE_TTL_SECONDS,
 } from "../../catalogue/index.ts";
 import { hashPassword, verifyPassword } from "./password.ts";
 import { parseSetting, publicUser, type UserSetting } from "./view.ts";
 import { randomString } from "../../infra/random.ts";
 import { notifyTokenChanged } from "../token/events.ts";
+import { checkCode, consumeCode, type CodeRef } from "../verification/codes.ts";
+import { EMAIL_MSG, emailPolicyError, emailTaken, isEmail, normaliseEmail } from "../verification/email.ts";
 
 export const MSG = {
   emptyCredentials: "username and password cannot be empty",
@@ -32,10 +34,8 @@ export const MSG = {
   adminCantMakeAdmin: "an ordinary admin cannot promote users to admin",
   rootProtected: "the super admin cannot be disabled, deleted or demoted",
   verificationWrong: "verification code is wrong or expired",
-  emailInvalid: "invalid email address",
+  emailInvalid: EMAIL_MSG.invalid,
 } as const;
-
-const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 function checkPassword(pw: string) {
   if (pw.length < PASSWORD_MIN_LENGTH) throw badRequest(MSG.passwordShort);
@@ -77,16 +77,20 @@ export async function register(deps: AppDeps, input: RegisterInput): Promise<voi
   checkPassword(password);
   if (input.password2 !== undefined && input.password2 !== password) throw badRequest(MSG.passwordMismatch);
   let email = "";
+  let proof: CodeRef | null = null;
   if (o.bool("EmailVerificationEnabled")) {
-    email = (input.email ?? "").trim();
-    if (!EMAIL_RE.test(email)) throw badRequest(MSG.emailInvalid);
-    const code = await deps.cache.get(`verify:${email}`);
-    if (!code || code !== input.verification_code) throw badRequest(MSG.verificationWrong);
+    email = normaliseEmail(input.email);
+    const refused = emailPolicyError(deps, email);
+    if (refused) throw badRequest(refused);
+    proof = { purpose: "register", email };
+    if (!(await checkCode(deps, proof, input.verification_code, VERIFICATION_CODE_TTL_SECONDS))) throw badRequest(MSG.verificationWrong);
+    if (await emailTaken(deps, email)) throw badRequest(EMAIL_MSG.taken);
   }
   if (await usernameTaken(deps, username)) throw badRequest(MSG.usernameTaken);
+  // Spent only now, so a refusal above (a taken username) leaves the code for the next try.
+  if (proof && !(await consumeCode(deps, proof, input.verification_code, VERIFICATION_CODE_TTL_SECONDS))) throw badRequest(MSG.verificationWrong);
 
   await insertSelfRegistered(deps, { username, password: await hashPassword(password), display_name: username, email }, input.aff_code);
-  if (email) await deps.cache.del(`verify:${email}`);
 }
 
 /** Registration is open to newcomers (password or third-party sign-in). */
@@ -221,7 +225,7 @@ export async function updateUser(deps: AppDeps, actor: User, input: UpdateUserIn
     patch.password = await hashPassword(input.password);
   }
   if (input.email !== undefined) {
-    if (input.email && !EMAIL_RE.test(input.email)) throw badRequest(MSG.emailInvalid);
+    if (input.email && !isEmail(input.email)) throw badRequest(MSG.emailInvalid);
     patch.email = input.email;
   }
   if (input.quota !== undefined) {
@@ -345,7 +349,7 @@ export async function updateSetting(deps: AppDeps, me: User, input: UserSetting)
   if (input.webhook_secret !== undefined) next.webhook_secret = input.webhook_secret;
   if (input.notification_email !== undefined) {
     const e = input.notification_email.trim();
-    if (e && !EMAIL_RE.test(e)) throw badRequest(MSG.emailInvalid);
+    if (e && !isEmail(e)) throw badRequest(MSG.emailInvalid);
     next.notification_email = e;
   }
   if (input.accept_unset_model_ratio_model !== undefined) next.accept_unset_model_ratio_model = !!input.accept_unset_model_ratio_model;
