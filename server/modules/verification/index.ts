@@ -7,6 +7,7 @@ import { clientIp, enforceLimit } from "../../http/ratelimit.ts";
 import * as svc from "./service.ts";
 
 const emailQuery = t.Object({ email: t.Optional(t.String()), turnstile: t.Optional(t.String()) }, { additionalProperties: true });
+const resetBody = t.Object({ email: t.Optional(t.String()), token: t.Optional(t.String()) }, { additionalProperties: true });
 
 export function verificationModule(deps: AppDeps) {
   const ipOf = (request: Request, server: unknown) => clientIp(request, server as any, deps.config.trustProxy);
@@ -16,5 +17,14 @@ export function verificationModule(deps: AppDeps) {
       await enforceLimit(deps, "critical", ipOf(request, server));
       await svc.sendVerificationCode(deps, query.email, viewer);
       return ok(undefined, "verification code sent");
-    }, { viewer: true, query: emailQuery });
+    }, { viewer: true, query: emailQuery })
+    .get("/reset_password", async ({ query, request, server }) => {
+      await enforceLimit(deps, "critical", ipOf(request, server));
+      await svc.sendResetLink(deps, query.email);
+      return ok(undefined, svc.VERIFY_MSG.resetSent);
+    }, { query: emailQuery })
+    .post("/user/reset", async ({ body, request, server }) => {
+      await enforceLimit(deps, "critical", ipOf(request, server));
+      return ok(await svc.resetPassword(deps, body.email, body.token));
+    }, { body: resetBody });
 }

@@ -1,14 +1,29 @@
 // Mailed proofs of an address: codes for registration and binding, links for password resets. No HTTP here.
 import type { AppDeps } from "../../deps.ts";
 import type { User } from "../../../db/schema.ts";
+import { sql } from "kysely";
 import { AppError, badRequest } from "../../http/errors.ts";
+import { END_SESSIONS } from "../../http/auth.ts";
 import { EMAIL_RESEND_SECONDS, VERIFICATION_CODE_TTL_SECONDS } from "../../catalogue/index.ts";
-import { issueCode, newNumericCode, revokeCode, type CodeRef } from "./codes.ts";
-import { EMAIL_MSG, emailPolicyError, emailTaken, normaliseEmail } from "./email.ts";
-import { assertMailConfigured, codeMail, deliver } from "./mails.ts";
+import { randomString } from "../../infra/random.ts";
+import { hashPassword } from "../user/password.ts";
+import { consumeCode, issueCode, newNumericCode, revokeCode, type CodeRef } from "./codes.ts";
+import { EMAIL_MSG, emailPolicyError, emailTaken, isEmail, normaliseEmail } from "./email.ts";
+import { assertMailConfigured, codeMail, deliver, resetMail } from "./mails.ts";
+
+/** How long a reset link works (one-api's VerificationValidMinutes). */
+export const RESET_LINK_TTL_SECONDS = 10 * 60;
+const RESET_TOKEN_LENGTH = 32;
+/** The password a reset sets (one-api and new-api make 12 characters). */
+const RESET_PASSWORD_LENGTH = 12;
 
 export const VERIFY_MSG = {
   tooSoon: `an email was just sent to this address; please wait ${EMAIL_RESEND_SECONDS} seconds before asking for another`,
+  notRegistered: "this email address is not registered",
+  noServerAddress: "password reset is not available: the administrator has not set the server address",
+  resetSent: "a password reset link has been sent to the address",
+  resetInvalid: "reset link is invalid or expired",
+  resetParams: "invalid parameter: email and token are required",
 } as const;
 
 /**
@@ -47,4 +62,42 @@ export async function sendVerificationCode(deps: AppDeps, rawEmail: string | und
   const ref: CodeRef = caller ? { purpose: "bind", email, userId: caller.id } : { purpose: "register", email };
   const ttl = VERIFICATION_CODE_TTL_SECONDS;
   await mailCode(deps, ref, "code", (code) => deliver(deps, codeMail(deps, email, code, ttl)), newNumericCode(), ttl);
+}
+
+/** The live account an address resets: the oldest, should an administrator have given several the same. */
+function accountByEmail(deps: AppDeps, email: string) {
+  return deps.db.selectFrom("users").select(["id", "username", "display_name"])
+    .where(sql<string>`lower(email)`, "=", email).where("deleted_at", "is", null).orderBy("id").limit(1).executeTakeFirst();
+}
+
+/**
+ * GET /api/reset_password. Like one-api, an unknown address is told it is not registered (registration
+ * already reveals taken addresses; the critical rate limit and Turnstile bound the guessing). The link is
+ * built on ServerAddress only, never on the request's Host, which a caller could forge to steal the token.
+ */
+export async function sendResetLink(deps: AppDeps, rawEmail: string | undefined): Promise<void> {
+  const email = normaliseEmail(rawEmail);
+  if (!isEmail(email)) throw badRequest(EMAIL_MSG.invalid);
+  assertMailConfigured(deps);
+  const base = deps.options.get("ServerAddress").trim().replace(/\/+$/, "");
+  if (!base) throw new AppError(503, VERIFY_MSG.noServerAddress);
+  const user = await accountByEmail(deps, email);
+  if (!user) throw badRequest(VERIFY_MSG.notRegistered);
+  const ttl = RESET_LINK_TTL_SECONDS;
+  await mailCode(deps, { purpose: "reset", email }, "reset", (token) => {
+    const link = `${base}/user/reset?email=${encodeURIComponent(email)}&token=${token}`;
+    return deliver(deps, resetMail(deps, email, user.display_name || user.username, link, ttl));
+  }, randomString(RESET_TOKEN_LENGTH), ttl);
+}
+
+/** POST /api/user/reset: spends the link, sets a random password and ends every session of the account. */
+export async function resetPassword(deps: AppDeps, rawEmail: string | undefined, token: string | undefined): Promise<string> {
+  const email = normaliseEmail(rawEmail);
+  if (!email || !token?.trim()) throw badRequest(VERIFY_MSG.resetParams);
+  if (!(await consumeCode(deps, { purpose: "reset", email }, token, RESET_LINK_TTL_SECONDS))) throw badRequest(VERIFY_MSG.resetInvalid);
+  const user = await accountByEmail(deps, email);
+  if (!user) throw badRequest(VERIFY_MSG.resetInvalid);
+  const password = randomString(RESET_PASSWORD_LENGTH);
+  await deps.db.updateTable("users").set({ password: await hashPassword(password), ...END_SESSIONS }).where("id", "=", user.id).execute();
+  return password;
 }
