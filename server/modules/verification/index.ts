@@ -4,9 +4,11 @@ import type { AppDeps } from "../../deps.ts";
 import { authPlugin } from "../../http/auth.ts";
 import { ok } from "../../http/envelope.ts";
 import { clientIp, enforceLimit } from "../../http/ratelimit.ts";
+import { ROLE } from "../../catalogue/index.ts";
 import * as svc from "./service.ts";
 
 const emailQuery = t.Object({ email: t.Optional(t.String()), turnstile: t.Optional(t.String()) }, { additionalProperties: true });
+const bindQuery = t.Object({ email: t.Optional(t.String()), code: t.Optional(t.String()) }, { additionalProperties: true });
 const resetBody = t.Object({ email: t.Optional(t.String()), token: t.Optional(t.String()) }, { additionalProperties: true });
 
 export function verificationModule(deps: AppDeps) {
@@ -26,5 +28,10 @@ export function verificationModule(deps: AppDeps) {
     .post("/user/reset", async ({ body, request, server }) => {
       await enforceLimit(deps, "critical", ipOf(request, server));
       return ok(await svc.resetPassword(deps, body.email, body.token));
-    }, { body: resetBody });
+    }, { body: resetBody })
+    .get("/oauth/email/bind", async ({ query, request, server, user }) => {
+      await enforceLimit(deps, "critical", ipOf(request, server));
+      await svc.bindEmail(deps, user, query.email, query.code);
+      return ok(undefined, svc.VERIFY_MSG.bound);
+    }, { role: ROLE.common, query: bindQuery });
 }

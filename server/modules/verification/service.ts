@@ -7,7 +7,9 @@ import { END_SESSIONS } from "../../http/auth.ts";
 import { EMAIL_RESEND_SECONDS, VERIFICATION_CODE_TTL_SECONDS } from "../../catalogue/index.ts";
 import { randomString } from "../../infra/random.ts";
 import { hashPassword } from "../user/password.ts";
-import { consumeCode, issueCode, newNumericCode, revokeCode, type CodeRef } from "./codes.ts";
+import { MSG as USER_MSG } from "../user/service.ts";
+import { notifyTokenChanged } from "../token/events.ts";
+import { checkCode, consumeCode, issueCode, newNumericCode, revokeCode, type CodeRef } from "./codes.ts";
 import { EMAIL_MSG, emailPolicyError, emailTaken, isEmail, normaliseEmail } from "./email.ts";
 import { assertMailConfigured, codeMail, deliver, resetMail } from "./mails.ts";
 
@@ -24,6 +26,8 @@ export const VERIFY_MSG = {
   resetSent: "a password reset link has been sent to the address",
   resetInvalid: "reset link is invalid or expired",
   resetParams: "invalid parameter: email and token are required",
+  bindParams: "invalid parameter: email and code are required",
+  bound: "email bound",
 } as const;
 
 /**
@@ -58,7 +62,7 @@ export async function sendVerificationCode(deps: AppDeps, rawEmail: string | und
   const refused = emailPolicyError(deps, email);
   if (refused) throw badRequest(refused);
   assertMailConfigured(deps);
-  if (await emailTaken(deps, email)) throw badRequest(EMAIL_MSG.taken);
+  if (await emailTaken(deps, email, caller?.id)) throw badRequest(EMAIL_MSG.taken);
   const ref: CodeRef = caller ? { purpose: "bind", email, userId: caller.id } : { purpose: "register", email };
   const ttl = VERIFICATION_CODE_TTL_SECONDS;
   await mailCode(deps, ref, "code", (code) => deliver(deps, codeMail(deps, email, code, ttl)), newNumericCode(), ttl);
@@ -100,4 +104,19 @@ export async function resetPassword(deps: AppDeps, rawEmail: string | undefined,
   const password = randomString(RESET_PASSWORD_LENGTH);
   await deps.db.updateTable("users").set({ password: await hashPassword(password), ...END_SESSIONS }).where("id", "=", user.id).execute();
   return password;
+}
+
+/** GET /api/oauth/email/bind: the code must have been mailed to this address at this user's request. */
+export async function bindEmail(deps: AppDeps, user: User, rawEmail: string | undefined, code: string | undefined): Promise<void> {
+  const email = normaliseEmail(rawEmail);
+  if (!email || !code?.trim()) throw badRequest(VERIFY_MSG.bindParams);
+  const refused = emailPolicyError(deps, email);
+  if (refused) throw badRequest(refused);
+  const ref: CodeRef = { purpose: "bind", email, userId: user.id };
+  const ttl = VERIFICATION_CODE_TTL_SECONDS;
+  if (!(await checkCode(deps, ref, code, ttl))) throw badRequest(USER_MSG.verificationWrong);
+  if (await emailTaken(deps, email, user.id)) throw badRequest(EMAIL_MSG.taken);
+  if (!(await consumeCode(deps, ref, code, ttl))) throw badRequest(USER_MSG.verificationWrong);
+  await deps.db.updateTable("users").set({ email }).where("id", "=", user.id).execute();
+  await notifyTokenChanged(deps, { userId: user.id });
 }
