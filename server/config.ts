@@ -32,6 +32,8 @@ export interface Config {
   rateLimitEnabled: boolean;
   /** Take the client address from X-Forwarded-For / X-Real-IP (behind a reverse proxy). */
   trustProxy: boolean;
+  /** Cloudflare Turnstile's siteverify endpoint (TURNSTILE_VERIFY_URL; tests point it at a local stand-in). */
+  turnstileVerifyUrl: string;
   /** Test-only: lets quota-notification webhooks use http:// on 127.0.0.1/localhost (production is https only). */
   allowLoopbackWebhooks: boolean;
 }
@@ -140,6 +142,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     shutdownGraceMs: int(env.SHUTDOWN_GRACE_SECONDS, 30) * 1000,
     rateLimitEnabled: bool(env.RATE_LIMIT_ENABLED, true),
     trustProxy: bool(env.TRUST_PROXY, false),
+    turnstileVerifyUrl: env.TURNSTILE_VERIFY_URL?.trim() || "https://challenges.cloudflare.com/turnstile/v0/siteverify",
     allowLoopbackWebhooks: false,
   };
 }

@@ -4,21 +4,27 @@ import type { AppDeps } from "../../deps.ts";
 import { authPlugin, endSession, startSession } from "../../http/auth.ts";
 import { ok } from "../../http/envelope.ts";
 import { clientIp, enforceLimit } from "../../http/ratelimit.ts";
+import { checkTurnstile } from "../../http/turnstile.ts";
 import * as svc from "../user/service.ts";
 import { publicUser } from "../user/view.ts";
 import { loginBody, registerBody } from "../user/model.ts";
 
 export function authModule(deps: AppDeps) {
-  const limit = (request: Request, server: unknown) => enforceLimit(deps, "critical", clientIp(request, server as any, deps.config.trustProxy));
+  /** The critical rate limit, then Turnstile (in one-api's order), before any account is looked at. */
+  const guard = async (request: Request, server: unknown, turnstile: string | undefined) => {
+    const ip = clientIp(request, server as any, deps.config.trustProxy);
+    await enforceLimit(deps, "critical", ip);
+    await checkTurnstile(deps, turnstile, ip);
+  };
   return new Elysia({ prefix: "/api/user" })
     .use(authPlugin(deps))
-    .post("/register", async ({ body, request, server }) => {
-      await limit(request, server);
+    .post("/register", async ({ body, query, request, server }) => {
+      await guard(request, server, query.turnstile);
       await svc.register(deps, body as svc.RegisterInput);
       return ok(undefined, "registered");
     }, { body: registerBody })
-    .post("/login", async ({ body, request, server, sessionJwt, cookie }) => {
-      await limit(request, server);
+    .post("/login", async ({ body, query, request, server, sessionJwt, cookie }) => {
+      await guard(request, server, query.turnstile);
       const { user, message } = await svc.login(deps, body.username ?? "", body.password ?? "");
       await startSession(sessionJwt, cookie, user, new URL(request.url).protocol === "https:");
       return ok(publicUser(user), message);

@@ -4,6 +4,7 @@ import type { AppDeps } from "../../deps.ts";
 import { authPlugin } from "../../http/auth.ts";
 import { ok } from "../../http/envelope.ts";
 import { clientIp, enforceLimit } from "../../http/ratelimit.ts";
+import { checkTurnstile } from "../../http/turnstile.ts";
 import { ROLE } from "../../catalogue/index.ts";
 import * as svc from "./service.ts";
 
@@ -16,15 +17,20 @@ export function verificationModule(deps: AppDeps) {
   return new Elysia({ prefix: "/api" })
     .use(authPlugin(deps))
     .get("/verification", async ({ query, request, server, viewer }) => {
-      await enforceLimit(deps, "critical", ipOf(request, server));
+      const ip = ipOf(request, server);
+      await enforceLimit(deps, "critical", ip);
+      // A signed-in caller (binding an address) passed Turnstile at login, as one-api's session remembers.
+      if (!viewer) await checkTurnstile(deps, query.turnstile, ip);
       await svc.sendVerificationCode(deps, query.email, viewer);
       return ok(undefined, "verification code sent");
     }, { viewer: true, query: emailQuery })
-    .get("/reset_password", async ({ query, request, server }) => {
-      await enforceLimit(deps, "critical", ipOf(request, server));
+    .get("/reset_password", async ({ query, request, server, viewer }) => {
+      const ip = ipOf(request, server);
+      await enforceLimit(deps, "critical", ip);
+      if (!viewer) await checkTurnstile(deps, query.turnstile, ip);
       await svc.sendResetLink(deps, query.email);
       return ok(undefined, svc.VERIFY_MSG.resetSent);
-    }, { query: emailQuery })
+    }, { viewer: true, query: emailQuery })
     .post("/user/reset", async ({ body, request, server }) => {
       await enforceLimit(deps, "critical", ipOf(request, server));
       return ok(await svc.resetPassword(deps, body.email, body.token));
