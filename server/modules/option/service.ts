@@ -26,7 +26,11 @@ const PREREQUISITES: Record<string, [(filled: Filled) => boolean, string]> = {
   WeChatAuthEnabled: [(f) => f("WeChatServerAddress", "WeChatServerToken"), "cannot enable WeChat login: fill in the WeChat server address and token first"],
   TelegramOAuthEnabled: [(f) => f("TelegramBotToken", "TelegramBotName"), "cannot enable Telegram login: fill in the bot token and bot name first"],
   TurnstileCheckEnabled: [(f) => f("TurnstileSiteKey", "TurnstileSecretKey"), "cannot enable Turnstile: fill in the site key and secret key first"],
-  EmailVerificationEnabled: [(f) => f("SMTPServer", "SMTPAccount", "SMTPToken"), "cannot enable email verification: fill in the SMTP settings first"],
+  // A local relay needs no account or password, but every mail needs a sender (mail.ts: SMTPFrom, else SMTPAccount).
+  EmailVerificationEnabled: [
+    (f) => f("SMTPServer") && (f("SMTPFrom") || f("SMTPAccount")),
+    "cannot enable email verification: fill in the SMTP server and a sender address (SMTPFrom or SMTPAccount) first",
+  ],
   EmailDomainRestrictionEnabled: [(f) => f("EmailDomainWhitelist"), "cannot enable the email domain whitelist: fill in the whitelist first"],
 };
 
@@ -46,7 +50,7 @@ export function validateOption(deps: AppDeps, key: string, raw: unknown): string
   if (isBooleanOption(key)) {
     if (value !== "true" && value !== "false") throw badRequest(`${key} must be "true" or "false"`);
     const pre = PREREQUISITES[key];
-    const filled: Filled = (...keys) => keys.every((k) => deps.options.get(k) !== "");
+    const filled = filledWith(deps);
     if (value === "true" && pre && !pre[0](filled)) throw badRequest(pre[1]);
     return value;
   }
@@ -115,8 +119,23 @@ export function validateOption(deps: AppDeps, key: string, raw: unknown): string
   return value;
 }
 
+/** `filled` over the stored options, or over them as they would be with `key` set to `value`. */
+const filledWith = (deps: AppDeps, key?: string, value?: string): Filled =>
+  (...keys) => keys.every((k) => (k === key ? value : deps.options.get(k)) !== "");
+
+/** A switch that is on keeps its prerequisites: clearing one (leaving, say, Turnstile on without a site key) is refused. */
+function assertPrerequisitesKept(deps: AppDeps, key: string, value: string): void {
+  if (value !== "") return;
+  for (const [flag, [met]] of Object.entries(PREREQUISITES)) {
+    if (deps.options.bool(flag) && met(filledWith(deps)) && !met(filledWith(deps, key, value))) {
+      throw badRequest(`cannot clear ${key} while ${flag} is on: turn it off first`);
+    }
+  }
+}
+
 export async function updateOption(deps: AppDeps, key: string, raw: unknown): Promise<void> {
   const value = validateOption(deps, key, raw);
+  assertPrerequisitesKept(deps, key, value);
   await deps.options.set(key, value);
 }
 
