@@ -89,7 +89,7 @@ export async function request<T = any>(method: string, path: string, body?: unkn
   }
   if (fixed) return { success: false, message: fixed, status: res.status };
   // The server's answer for an /api route it does not have (a feature this server leaves out, such as
-  // mail-based password reset before SMTP support): say that, not a bare "not found".
+  // new-api's daily check-in): say that, not a bare "not found".
   if (res.status === 404 && parsed?.message === UNKNOWN_ROUTE_MESSAGE) return { success: false, message: i18n.t("error.unavailable"), status: 404 };
   if (parsed && typeof parsed === "object" && "success" in parsed) {
     return { ...parsed, message: translateServerMessage(parsed.message ?? ""), status: res.status };

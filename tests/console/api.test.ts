@@ -73,10 +73,10 @@ describe("the API client", () => {
 
   test("an API route this server does not have (404 'not found') says so instead of a bare 'not found'", async () => {
     fm = mockFetch({
-      "GET /api/reset_password": status(404, { success: false, message: "not found" }),
+      "GET /api/user/checkin": status(404, { success: false, message: "not found" }),
       "GET /api/user/9": status(404, { success: false, message: "user not found" }),
     });
-    expect((await api.get("/api/reset_password?email=a@b.co")).message).toBe("This function is not available on this server");
+    expect((await api.get("/api/user/checkin")).message).toBe("This function is not available on this server");
     expect((await api.get("/api/user/9")).message).toBe("user not found");
   });
 
