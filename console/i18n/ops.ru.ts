@@ -225,7 +225,7 @@ const ru: Record<string, string> = {
   "ops.log.types.0": "Все",
   "ops.log.types.1": "Пополнение",
   "ops.log.types.2": "Расход",
-  "ops.log.types.3": "Администрирование",
+  "ops.log.types.3": "Управление",
   "ops.log.types.4": "Система",
   "ops.log.types.5": "Ошибка",
   "ops.log.model": "Модель",

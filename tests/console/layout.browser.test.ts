@@ -8,6 +8,11 @@ import { join, resolve } from "node:path";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { buildConsole } from "../../scripts/build-console.ts";
 import { testContext, ROOT_PASSWORD, type TestContext } from "../helpers/app.ts";
+import { writeLog } from "../../server/modules/log/write.ts";
+import { LOG_TYPE } from "../../server/catalogue/index.ts";
+import opsEn from "../../console/i18n/ops.en.ts";
+import opsZh from "../../console/i18n/ops.zh.ts";
+import opsRu from "../../console/i18n/ops.ru.ts";
 
 const ARTIFACTS = join(resolve(import.meta.dir, "../.."), "tests", "artifacts");
 const LANGUAGES = ["en", "zh", "ru"] as const;
@@ -158,6 +163,80 @@ describe("phone width (390 px)", () => {
         await phone.close();
       }
     }, 30_000);
+  }
+});
+
+describe("usage logs: Cost and Details in view without scrolling sideways", () => {
+  const COST = { en: opsEn["ops.log.cost"], zh: opsZh["ops.log.cost"], ru: opsRu["ops.log.cost"] };
+  const DETAILS = { en: opsEn["ops.log.details"], zh: opsZh["ops.log.details"], ru: opsRu["ops.log.details"] };
+  let seeded = false;
+
+  /** Rows as wide as real ones: long token and model names, six-decimal costs, retries, a top-up, an error. */
+  async function seedLogs() {
+    if (seeded) return;
+    seeded = true;
+    const root = await ctx.login("root", ROOT_PASSWORD);
+    const alice = await ctx.login("alice", "alicepass1");
+    const [key] = (await ctx.request("POST", "/api/redemption/", { as: root, body: { name: "logs", count: 1, quota: 5_000_000 } })).body.data;
+    expect((await ctx.request("POST", "/api/user/topup", { as: alice, body: { key } })).body.success).toBe(true);
+    const now = Math.floor(Date.now() / 1000);
+    const other = JSON.stringify({ frt: 1234, model_ratio: 1.5, completion_ratio: 5, group_ratio: 1, admin_info: { use_channel: ["2", "1"] } });
+    const models = ["claude-3-5-sonnet-20241022", "gpt-4o-mini", "gemini-1.5-pro-latest"];
+    for (const [i, model] of models.entries()) {
+      for (const u of [{ id: root.id, name: "root" }, { id: alice.id, name: "alice" }]) {
+        await writeLog(ctx.deps.db, {
+          user_id: u.id, username: u.name, created_at: now - 60 * (i + 1), type: LOG_TYPE.consume, model_name: model, group: "default",
+          token_name: i ? "playground" : "a token with a long name", quota: [123_456, 40, 98_765_432][i], prompt_tokens: [123_456, 12, 45_678][i],
+          completion_tokens: [65_432, 5, 2345][i], use_time: [12, 1, 150][i], is_stream: i !== 2, channel_id: 1, other,
+          content: "model ratio 1.5, completion ratio 5, group ratio 1",
+        });
+      }
+    }
+    await writeLog(ctx.deps.db, { user_id: alice.id, username: "alice", created_at: now - 30, type: LOG_TYPE.error, model_name: "gpt-4o-mini",
+      token_name: "playground", channel_id: 1, use_time: 3, content: "upstream returned 429: rate limit reached for requests" });
+    await writeLog(ctx.deps.db, { user_id: alice.id, username: "alice", created_at: now - 20, type: LOG_TYPE.manage, content: "admin changed the quota from $10.00 to $20.00" });
+  }
+
+  const cases = [
+    ...LANGUAGES.map((lang) => ({ who: "admin", user: "root", password: ROOT_PASSWORD, width: 1440, lang })),
+    ...LANGUAGES.map((lang) => ({ who: "user", user: "alice", password: "alicepass1", width: 1280, lang })),
+  ];
+  for (const c of cases) {
+    test(`${c.who} at ${c.width} px [${c.lang}]: the Cost and Details headers end inside the viewport, no sideways scroll`, async () => {
+      await seedLogs();
+      const wide = await browser.newContext({ viewport: { width: c.width, height: 900 }, locale: "en-US" });
+      try {
+        const p = await wide.newPage();
+        p.on("pageerror", (e) => pageErrors.push(String(e)));
+        await p.goto(base + "/login");
+        await p.evaluate((l) => localStorage.setItem("i18nextLng", l), c.lang);
+        await p.fill('input[name="username"]', c.user);
+        await p.fill('input[name="password"]', c.password);
+        await p.keyboard.press("Enter");
+        await p.waitForURL(/\/token$/);
+        await p.goto(base + "/log");
+        await p.locator(".arco-table tbody tr").nth(5).waitFor();
+        await p.waitForTimeout(300);
+        await p.screenshot({ path: join(ARTIFACTS, `layout-log-${c.who}-${c.width}-${c.lang}.png`), fullPage: true });
+        const m = await p.evaluate(({ cost, details }) => {
+          const header = (text: string) => Array.from(document.querySelectorAll(".arco-table thead th")).find((th) => th.textContent?.trim() === text);
+          const inner = document.querySelector(".arco-table-content-inner")!;
+          return {
+            viewport: document.documentElement.clientWidth, box: inner.getBoundingClientRect().right, overflow: inner.scrollWidth - inner.clientWidth,
+            cost: header(cost)?.getBoundingClientRect().right ?? Infinity, details: header(details)?.getBoundingClientRect().right ?? Infinity,
+            credit: document.querySelector('[data-testid="credit"]')?.getBoundingClientRect().right ?? Infinity,
+          };
+        }, { cost: COST[c.lang], details: DETAILS[c.lang] });
+        expect(m.box).toBeLessThanOrEqual(m.viewport);
+        expect(m.cost).toBeLessThanOrEqual(m.box);
+        expect(m.details).toBeLessThanOrEqual(m.box);
+        expect(m.overflow).toBeLessThanOrEqual(0);
+        // The top-up row shows the amount it added where the cost of a call would be.
+        expect(m.credit).toBeLessThanOrEqual(m.box);
+      } finally {
+        await wide.close();
+      }
+    }, 60_000);
   }
 });
 

@@ -104,6 +104,31 @@ describe("usage log page", () => {
     expect(await screen.findByText("m-2-0")).toBeTruthy();
   });
 
+  test("a top-up row shows the amount added as a credit and its text, not an empty row", async () => {
+    const topup = LOG({ id: 2, type: 1, channel: 0, token_name: "", group: "", model_name: "", use_time: 0, is_stream: false, prompt_tokens: 0,
+      completion_tokens: 0, quota: 5_000_000, content: "redeemed a code: quota added $10.00, code id 7", other: "" });
+    fm = mockFetch({ "GET /api/log/self/": ok({ items: [topup, LOG({})], total: 2 }), "GET /api/log/self/stat": ok({ quota: 40, rpm: 1, tpm: 17 }) });
+    await renderApp("/log", { user: USER });
+    const credit = await screen.findByTestId("credit");
+    expect(credit.textContent).toBe("+$10.00");
+    const row = credit.closest("tr")!;
+    expect(within(row).getByTestId("details").textContent).toBe("redeemed a code: quota added $10.00, code id 7");
+    // A consumption row keeps the six-decimal cost and is not marked as a credit.
+    const spent = (await screen.findAllByText("gpt-4o-mini"))[0].closest("tr")!;
+    expect(within(spent).queryByTestId("credit")).toBeNull();
+    expect(within(spent).getByText("$0.000080")).toBeTruthy();
+  });
+
+  test("the time cell puts the date over the time so the column stays narrow", async () => {
+    fm = mockFetch({ "GET /api/log/self/": ok({ items: [LOG({})], total: 1 }), "GET /api/log/self/stat": ok({ quota: 0, rpm: 0, tpm: 0 }) });
+    await renderApp("/log", { user: USER });
+    const row = (await screen.findAllByText("gpt-4o-mini"))[0].closest("tr")!;
+    const d = new Date(1_700_000_000 * 1000);
+    const p = (n: number) => String(n).padStart(2, "0");
+    const cell = within(row).getByText(`${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}`);
+    expect(cell.parentElement!.textContent).toBe(`${cell.textContent}${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`);
+  });
+
   test("hiding a column is remembered under logs-table-columns", async () => {
     fm = mockFetch({ "GET /api/log/self/": ok({ items: [LOG({})], total: 1 }), "GET /api/log/self/stat": ok({ quota: 0, rpm: 0, tpm: 0 }) });
     await renderApp("/log", { user: USER });

@@ -11,6 +11,7 @@ import { HOUR_MS, formatDateTime, parseDateTime, startOfToday, toSeconds } from 
 import { firstTokenColor, useTimeColor } from "../_shared/colors.ts";
 import { ColumnPicker, useColumnVisibility } from "../_shared/ColumnPicker.tsx";
 import { asPage, sizeOptions, usePageSize } from "../_shared/paging.ts";
+import "./log.css";
 
 export interface LogRow {
   id: number; created_at: number; type: number; channel: number; channel_name?: string; username: string; user_id: number;
@@ -20,6 +21,20 @@ export interface LogRow {
 
 export const LOGS_COLUMNS_KEY = "logs-table-columns";
 const TYPE_COLOR: Record<number, string> = { 1: "cyan", 2: "green", 3: "orange", 4: "purple", 5: "red" };
+const MUTED: React.CSSProperties = { fontSize: 12, color: "var(--color-text-3)" };
+const DETAILS: React.CSSProperties = {
+  display: "-webkit-box", WebkitLineClamp: 2, WebkitBoxOrient: "vertical", overflow: "hidden", minWidth: 120, fontSize: 13, lineHeight: 1.4,
+};
+
+/** One line cut with "..." at `max` px; the whole text in the native tooltip. Keeps long names from widening the table. */
+function Clip({ text, max, style, onClick }: { text: string; max: number; style?: React.CSSProperties; onClick?: () => void }) {
+  return (
+    <span title={text} onClick={onClick}
+      style={{ display: "inline-block", maxWidth: max, overflow: "hidden", textOverflow: "ellipsis", whiteSpace: "nowrap", verticalAlign: "bottom", ...style }}>
+      {text}
+    </span>
+  );
+}
 
 export function parseOther(raw: string | undefined): Record<string, any> {
   if (!raw) return {};
@@ -158,41 +173,58 @@ export default function LogPage() {
   };
 
   const all = [
-    { key: "time", title: t("ops.log.time"), dataIndex: "created_at", width: 170, render: (v: number) => <span style={{ whiteSpace: "nowrap" }}>{timestampToString(v)}</span> },
-    { key: "channel", title: t("ops.log.channel"), dataIndex: "channel", render: (v: number, r: LogRow) => (v ? <Tooltip content={r.channel_name || String(v)}><Tag>{v}</Tag></Tooltip> : "") },
+    {
+      key: "time", title: t("ops.log.time"), dataIndex: "created_at", width: 92,
+      render: (v: number) => {
+        const [date, time] = timestampToString(v).split(" ");
+        return <div style={{ whiteSpace: "nowrap", lineHeight: 1.3 }}><div style={MUTED}>{date}</div>{time}</div>;
+      },
+    },
+    { key: "channel", title: t("ops.log.channel"), dataIndex: "channel", render: (v: number, r: LogRow) => (v ? <Tooltip content={r.channel_name || String(v)}><Tag size="small">{v}</Tag></Tooltip> : "") },
     {
       key: "user", title: t("ops.log.user"), dataIndex: "username",
-      render: (v: string, r: LogRow) => (v ? <Typography.Text style={{ cursor: "pointer", color: "rgb(var(--arcoblue-6))" }} onClick={() => showUser(r.user_id)}>{v}</Typography.Text> : ""),
+      render: (v: string, r: LogRow) => (v ? <Clip text={v} max={96} style={{ cursor: "pointer", color: "rgb(var(--arcoblue-6))" }} onClick={() => showUser(r.user_id)} /> : ""),
     },
-    { key: "token", title: t("ops.log.token"), dataIndex: "token_name", render: (v: string) => (v ? <Tag color="gray">{v}</Tag> : "") },
-    { key: "group", title: t("ops.group"), dataIndex: "group", render: (v: string) => (v ? <Tag>{v}</Tag> : "") },
-    { key: "type", title: t("ops.log.type"), dataIndex: "type", render: (v: number) => <Tag color={TYPE_COLOR[v] ?? "gray"}>{t(`ops.log.types.${v}`)}</Tag> },
-    { key: "model", title: t("ops.log.model"), dataIndex: "model_name", render: (v: string) => (v ? <Tag color="arcoblue">{v}</Tag> : "") },
+    { key: "token", title: t("ops.log.token"), dataIndex: "token_name", render: (v: string) => (v ? <Tag size="small" color="gray" className="sy-log-wrap">{v}</Tag> : "") },
+    { key: "group", title: t("ops.group"), dataIndex: "group", render: (v: string) => (v ? <Tag size="small" className="sy-log-wrap">{v}</Tag> : "") },
+    { key: "type", title: t("ops.log.type"), dataIndex: "type", render: (v: number) => <Tag size="small" color={TYPE_COLOR[v] ?? "gray"}>{t(`ops.log.types.${v}`)}</Tag> },
+    { key: "model", title: t("ops.log.model"), dataIndex: "model_name", render: (v: string) => (v ? <Tag size="small" color="arcoblue" className="sy-log-wrap">{v}</Tag> : "") },
     {
-      key: "useTime", title: t("ops.log.useTime"), dataIndex: "use_time", width: 210,
+      key: "useTime", title: t("ops.log.useTime"), dataIndex: "use_time", width: 108,
       render: (v: number, r: LogRow) => {
         if (r.type !== LOG_TYPE.consume && r.type !== LOG_TYPE.error) return "";
         const frt = Number(parseOther(r.other).frt ?? 0);
+        // Use time and first token side by side, the stream flag under them: two short lines, not three.
         return (
-          <Space size={4} wrap>
-            <Tag color={useTimeColor(v)} data-testid="use-time">{v} s</Tag>
-            {r.is_stream && frt > 0 && <Tag color={firstTokenColor(frt / 1000)} data-testid="frt">{(frt / 1000).toFixed(1)} s</Tag>}
-            <Tag color={r.is_stream ? "blue" : "purple"}>{r.is_stream ? t("ops.log.stream") : t("ops.log.nonStream")}</Tag>
-          </Space>
+          <div style={{ display: "flex", flexWrap: "wrap", gap: 4, width: 92 }}>
+            <Tag size="small" color={useTimeColor(v)} data-testid="use-time">{v} s</Tag>
+            {r.is_stream && frt > 0 && <Tag size="small" color={firstTokenColor(frt / 1000)} data-testid="frt">{(frt / 1000).toFixed(1)} s</Tag>}
+            <Tag size="small" color={r.is_stream ? "blue" : "purple"}>{r.is_stream ? t("ops.log.stream") : t("ops.log.nonStream")}</Tag>
+          </div>
         );
       },
     },
-    { key: "prompt", title: t("ops.log.prompt"), dataIndex: "prompt_tokens", render: (v: number) => (v ? renderNumber(v) : "") },
-    { key: "completion", title: t("ops.log.completion"), dataIndex: "completion_tokens", render: (v: number) => (v ? renderNumber(v) : "") },
-    { key: "cost", title: t("ops.log.cost"), dataIndex: "quota", render: (v: number) => (v ? renderQuota(v, 6) : "") },
+    { key: "prompt", title: t("ops.log.prompt"), dataIndex: "prompt_tokens", align: "right" as const, render: (v: number) => (v ? renderNumber(v) : "") },
+    { key: "completion", title: t("ops.log.completion"), dataIndex: "completion_tokens", align: "right" as const, render: (v: number) => (v ? renderNumber(v) : "") },
+    {
+      key: "cost", title: t("ops.log.cost"), dataIndex: "quota", align: "right" as const,
+      // A top-up row carries the amount added, not spent: shown as a green credit.
+      render: (v: number, r: LogRow) => (!v ? "" : r.type === LOG_TYPE.topup
+        ? <span style={{ whiteSpace: "nowrap", color: "rgb(var(--green-6))" }} data-testid="credit">+{renderQuota(v)}</span>
+        : <span style={{ whiteSpace: "nowrap" }}>{renderQuota(v, 6)}</span>),
+    },
     {
       key: "retry", title: t("ops.log.retry"), dataIndex: "other",
       render: (v: string) => {
         const used = parseOther(v).admin_info?.use_channel;
-        return Array.isArray(used) && used.length > 1 ? used.join(" → ") : "";
+        return Array.isArray(used) && used.length > 1 ? <span style={{ whiteSpace: "nowrap" }}>{used.join(" → ")}</span> : "";
       },
     },
-    { key: "details", title: t("ops.log.details"), dataIndex: "content", render: (v: string) => <Typography.Text ellipsis={{ rows: 1, showTooltip: true }} style={{ maxWidth: 240 }}>{v}</Typography.Text> },
+    {
+      key: "details", title: t("ops.log.details"), dataIndex: "content", width: 150,
+      // Two lines at most; the tooltip and the expanded row hold the rest.
+      render: (v: string) => (v ? <div title={v} style={DETAILS} data-testid="details">{v}</div> : ""),
+    },
   ];
   const columns = all.filter((c) => columnDefs.some((d) => d.key === c.key) && visible[c.key] !== false);
 
@@ -222,7 +254,9 @@ export default function LogPage() {
         </Space>
       )}
       <Table
-        rowKey="id" loading={loading} columns={columns} data={rows} scroll={{ x: 1400 }}
+        className="sy-log-table" rowKey="id" loading={loading} columns={columns} data={rows}
+        // As wide as the card, and wider (scrolling sideways) only when the columns cannot fit.
+        scroll={{ x: "100%" }}
         expandedRowRender={(r: LogRow) => {
           const entries = detailEntries(r, t);
           return entries.length ? <Descriptions column={2} data={entries} size="small" /> : null;
