@@ -1,20 +1,16 @@
 // GET /api/oauth/email/bind?email=&code= (spec 000 §2.7, §5, §7.2): a logged-in user attaches an address
 // after proving it with a code mailed to them by GET /api/verification.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { testContext, type Session, type TestContext } from "../helpers/app.ts";
-import { smtpReceiver, useSmtp, codeIn, type SmtpReceiver } from "../mocks/smtp-server.ts";
+import { withMailContext } from "../helpers/mail.ts";
+import { codeIn, type SmtpReceiver } from "../mocks/smtp-server.ts";
 import { LIMITS } from "../../server/http/ratelimit.ts";
 
 let ctx: TestContext;
 let smtp: SmtpReceiver;
-beforeAll(async () => {
-  ctx = await testContext();
-  smtp = smtpReceiver();
-  await useSmtp(ctx.deps.options, smtp);
-});
-afterAll(async () => {
-  smtp.stop();
-  await ctx.close();
+withMailContext({}, (c, s) => {
+  ctx = c;
+  smtp = s;
 });
 
 const WRONG = "verification code is wrong or expired";

@@ -1,21 +1,16 @@
 // POST /api/user/register with EmailVerificationEnabled: the mailed code proves the address, once.
-import { afterAll, afterEach, beforeAll, describe, expect, setSystemTime, test } from "bun:test";
-import { testContext, type TestContext } from "../helpers/app.ts";
-import { smtpReceiver, useSmtp, codeIn, type SmtpReceiver } from "../mocks/smtp-server.ts";
+import { afterEach, describe, expect, setSystemTime, test } from "bun:test";
+import { type TestContext } from "../helpers/app.ts";
+import { withMailContext } from "../helpers/mail.ts";
+import { codeIn, type SmtpReceiver } from "../mocks/smtp-server.ts";
 import { createApp } from "../../server/app.ts";
 import { MAX_CODE_ATTEMPTS } from "../../server/modules/verification/codes.ts";
 
 let ctx: TestContext;
 let smtp: SmtpReceiver;
-beforeAll(async () => {
-  ctx = await testContext();
-  smtp = smtpReceiver();
-  await useSmtp(ctx.deps.options, smtp);
-  await ctx.deps.options.set("EmailVerificationEnabled", "true");
-});
-afterAll(async () => {
-  smtp.stop();
-  await ctx.close();
+withMailContext({ EmailVerificationEnabled: "true" }, (c, s) => {
+  ctx = c;
+  smtp = s;
 });
 afterEach(() => void setSystemTime());
 

@@ -1,22 +1,16 @@
 // Password reset by mail (spec 000 §2.1, §7.2; 001 §2): GET /api/reset_password mails a link to
 // /user/reset?email=&token=; POST /api/user/reset {email, token} sets and returns a new password.
-import { afterAll, afterEach, beforeAll, describe, expect, setSystemTime, test } from "bun:test";
+import { afterEach, describe, expect, setSystemTime, test } from "bun:test";
 import { testContext, type Session, type TestContext } from "../helpers/app.ts";
-import { smtpReceiver, useSmtp, type ReceivedMail, type SmtpReceiver } from "../mocks/smtp-server.ts";
+import { withMailContext } from "../helpers/mail.ts";
+import { type ReceivedMail, type SmtpReceiver } from "../mocks/smtp-server.ts";
 import { LIMITS } from "../../server/http/ratelimit.ts";
 
 let ctx: TestContext;
 let smtp: SmtpReceiver;
-beforeAll(async () => {
-  ctx = await testContext();
-  smtp = smtpReceiver();
-  await useSmtp(ctx.deps.options, smtp);
-  await ctx.deps.options.set("ServerAddress", "https://gw.example.com");
-  await ctx.deps.options.set("SystemName", "Gateway");
-});
-afterAll(async () => {
-  smtp.stop();
-  await ctx.close();
+withMailContext({ ServerAddress: "https://gw.example.com", SystemName: "Gateway" }, (c, s) => {
+  ctx = c;
+  smtp = s;
 });
 afterEach(() => void setSystemTime());
 

@@ -1,20 +1,15 @@
 // GET /api/verification: a six-digit code mailed through the site's SMTP settings (spec 000 §2.4, §5, §7.2).
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { afterEach, describe, expect, test } from "bun:test";
 import { testContext, type TestContext } from "../helpers/app.ts";
-import { smtpReceiver, useSmtp, codeIn, type SmtpReceiver } from "../mocks/smtp-server.ts";
+import { withMailContext } from "../helpers/mail.ts";
+import { codeIn, type SmtpReceiver } from "../mocks/smtp-server.ts";
 import { LIMITS } from "../../server/http/ratelimit.ts";
 
 let ctx: TestContext;
 let smtp: SmtpReceiver;
-beforeAll(async () => {
-  ctx = await testContext();
-  smtp = smtpReceiver();
-  await useSmtp(ctx.deps.options, smtp);
-  await ctx.deps.options.set("SystemName", "Gate & Co");
-});
-afterAll(async () => {
-  smtp.stop();
-  await ctx.close();
+withMailContext({ SystemName: "Gate & Co" }, (c, s) => {
+  ctx = c;
+  smtp = s;
 });
 afterEach(async () => {
   for (const k of ["EmailDomainRestrictionEnabled", "EmailAliasRestrictionEnabled"]) await ctx.deps.options.set(k, "false");
