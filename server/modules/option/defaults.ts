@@ -79,7 +79,9 @@ export const OPTION_DEFAULTS: Record<string, string> = {
   QuotaForInviter: "0",
   QuotaForInvitee: "0",
   QuotaRemindThreshold: String(QUOTA_WARNING_THRESHOLD_DEFAULT),
-  RetryTimes: "0",
+  // one-api/new-api ship 0, so one dead channel of two fails half the calls; 2 rides over up to two
+  // failed channels per call (never the same one twice) while keeping a failing call's latency bounded.
+  RetryTimes: "2",
   DisplayInCurrencyEnabled: "true",
   DisplayTokenStatEnabled: "true",
   StreamCacheQueueLength: "0",
