@@ -4,6 +4,7 @@ import { authPlugin } from "../../http/auth.ts";
 import { ok } from "../../http/envelope.ts";
 import { ROLE } from "../../catalogue/index.ts";
 import { listOptions, resetModelRatios, updateOption } from "./service.ts";
+import { followOptionChanges } from "./events.ts";
 
 const putBody = t.Object({
   key: t.String({ minLength: 1, error: "key is required" }),
@@ -11,6 +12,8 @@ const putBody = t.Object({
 });
 
 export function optionModule(deps: AppDeps) {
+  // Every instance hears every other one's option writes at once (not only after SYNC_FREQUENCY).
+  followOptionChanges(deps);
   return new Elysia({ prefix: "/api/option" })
     .use(authPlugin(deps))
     .get("/", () => ok(listOptions(deps)), { role: ROLE.root })

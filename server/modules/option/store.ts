@@ -1,5 +1,7 @@
-// Options live in memory after start; the database is the shared truth, re-read every SYNC_FREQUENCY
-// seconds so several instances converge. Parsed JSON values are memoised per raw string.
+// Options live in memory after start; the database is the shared truth. Every write is announced
+// (option/events.ts) and every instance re-reads the announced keys at once; the whole table is also
+// re-read every SYNC_FREQUENCY seconds, for an instance that missed an announcement. Parsed JSON values
+// are memoised per raw string.
 import type { Database } from "../../../db/index.ts";
 import { OPTION_DEFAULTS } from "./defaults.ts";
 
@@ -8,16 +10,46 @@ export class OptionStore {
   private parsed = new Map<string, { raw: string; value: unknown }>();
   private timer: ReturnType<typeof setInterval> | null = null;
   private listeners: ((key: string) => void)[] = [];
+  private announce: ((keys: string[]) => Promise<void>) | null = null;
+  /** Reads run one after another, so an older read never lands after a newer one. */
+  private reloads: Promise<void> = Promise.resolve();
 
   constructor(private db: Database) {}
 
-  async load(): Promise<void> {
-    const rows = await this.db.selectFrom("options").select(["key", "value"]).execute();
-    for (const r of rows) {
-      const prev = this.values.get(r.key);
-      this.values.set(r.key, r.value ?? "");
-      if (prev !== r.value) for (const l of this.listeners) l(r.key);
-    }
+  private apply(key: string, value: string | null): void {
+    const prev = this.values.get(key);
+    this.values.set(key, value ?? "");
+    if (prev !== (value ?? "")) for (const l of this.listeners) l(key);
+  }
+
+  /** Re-reads the whole table (start-up, and every SYNC_FREQUENCY seconds). */
+  load(): Promise<void> {
+    return this.queued(async () => {
+      const rows = await this.db.selectFrom("options").select(["key", "value"]).execute();
+      for (const r of rows) this.apply(r.key, r.value);
+    });
+  }
+
+  /** Re-reads these keys from the database (a write was announced). */
+  reload(keys: string[]): Promise<void> {
+    return this.queued(async () => {
+      if (!keys.length) return;
+      const rows = await this.db.selectFrom("options").select(["key", "value"]).where("key", "in", keys).execute();
+      for (const r of rows) this.apply(r.key, r.value);
+    });
+  }
+
+  private queued(read: () => Promise<void>): Promise<void> {
+    const p = this.reloads.then(read);
+    this.reloads = p.catch(() => {});
+    return p;
+  }
+
+  /** Set once per store by option/events.ts: how a committed write is told to the other instances. */
+  announceWith(announce: (keys: string[]) => Promise<void>): boolean {
+    if (this.announce) return false;
+    this.announce = announce;
+    return true;
   }
 
   startSync(seconds: number): void {
@@ -81,5 +113,6 @@ export class OptionStore {
     });
     this.values.set(key, value);
     for (const l of this.listeners) l(key);
+    await this.announce?.([key]);
   }
 }
