@@ -47,7 +47,18 @@ export function createKysely(opts: DatabaseOptions): Database {
   if (opts.sqlitePath !== ":memory:") mkdirSync(dirname(opts.sqlitePath), { recursive: true });
   const raw = new SqliteDatabase(opts.sqlitePath, { create: true });
   raw.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;");
-  return new Kysely<DB>({ dialect: new SqliteDialect({ database: reusingStatements(raw) as any }) });
+  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: reusingStatements(raw) as any }) });
+  rawHandles.set(db, raw);
+  return db;
+}
+
+const rawHandles = new WeakMap<Database, SqliteDatabase>();
+
+/** The bun:sqlite handle under a SQLite Kysely (null on PostgreSQL and MySQL), for the few synchronous reads
+ * that must not yield to the event loop between reading a balance and reserving against it (relay ledger).
+ * It is the connection Kysely uses, so it sees that connection's open transaction too. */
+export function rawSqlite(db: Database): SqliteDatabase | null {
+  return rawHandles.get(db) ?? null;
 }
 
 /** Compiled statements kept per SQL text; past this many distinct texts the cache starts over. */

@@ -205,6 +205,17 @@ export interface TasksTable {
   data: Generated<string>;
 }
 
+export interface QuotaHoldsTable {
+  id: string;
+  user_id: number;
+  /** 0: the token has no limit of its own (unlimited, or the playground) */
+  token_id: number;
+  amount: number;
+  instance: string;
+  created_at: number;
+  renewed_at: number;
+}
+
 export interface DB {
   users: UsersTable;
   options: OptionsTable;
@@ -218,6 +229,7 @@ export interface DB {
   top_ups: TopUpsTable;
   midjourneys: MidjourneysTable;
   tasks: TasksTable;
+  quota_holds: QuotaHoldsTable;
 }
 
 export type User = Selectable<UsersTable>;

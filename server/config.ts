@@ -1,7 +1,8 @@
 // Every environment variable and command-line flag, typed, with its default. Nothing else reads process.env.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve, dirname } from "node:path";
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
+import { hostname } from "node:os";
 import pkg from "../package.json" with { type: "json" };
 
 export const VERSION: string = pkg.version;
@@ -36,6 +37,11 @@ export interface Config {
   turnstileVerifyUrl: string;
   /** Test-only: lets quota-notification webhooks use http:// on 127.0.0.1/localhost (production is https only). */
   allowLoopbackWebhooks: boolean;
+  /** This instance's name on the quota holds it takes (PostgreSQL/MySQL): stable across its restarts, so a
+   * restarted instance refunds the holds of calls its previous life was running (INSTANCE_ID). */
+  instanceId: string;
+  /** A quota hold its instance stopped renewing for this long is refunded by any instance. */
+  holdLeaseMs: number;
 }
 
 export interface CliFlags { help: boolean; version: boolean; port?: number; dataDir?: string; consoleDir?: string }
@@ -97,6 +103,11 @@ function bool(v: string | undefined, def: boolean): boolean {
   return v === "1" || v.toLowerCase() === "true";
 }
 
+/** Two instances on one host differ in port; the same instance restarted keeps host, data folder and port. */
+function defaultInstanceId(dataDir: string, port: number): string {
+  return createHash("sha256").update(`${hostname()}\n${dataDir}\n${port}`).digest("hex").slice(0, 24);
+}
+
 /** Reads (or creates once) the persisted session secret, so restarts keep sessions valid. */
 function persistedSecret(dataDir: string): string {
   const file = join(dataDir, ".session_secret");
@@ -144,5 +155,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     trustProxy: bool(env.TRUST_PROXY, false),
     turnstileVerifyUrl: env.TURNSTILE_VERIFY_URL?.trim() || "https://challenges.cloudflare.com/turnstile/v0/siteverify",
     allowLoopbackWebhooks: false,
+    instanceId: env.INSTANCE_ID?.trim() || defaultInstanceId(dataDir, flags.port ?? int(env.PORT, 3000)),
+    holdLeaseMs: 60_000,
   };
 }

@@ -138,4 +138,17 @@ export const TABLES: TableDef[] = [
     ],
     indexes: [{ name: "idx_tasks_user_id", columns: ["user_id"] }, { name: "idx_tasks_task_id", columns: ["task_id"] }],
   },
+  {
+    // Quota taken from a balance for a relay call still running or not yet settled by the write-behind
+    // (PostgreSQL and MySQL; SQLite reserves in memory). The settlement deletes the row in the same
+    // transaction as it writes the call's log, so money that left a balance is always either here or in a
+    // log; rows whose instance stopped renewing them (a crash) are refunded (server/relay/core/ledger.ts).
+    name: "quota_holds",
+    columns: [
+      c("id", "varchar(40)", { notNull: true }), i("user_id"), i("token_id"), n("amount"), c("instance", "varchar(64)", { notNull: true, default: "" }),
+      n("created_at"), n("renewed_at"),
+    ],
+    primaryKey: ["id"],
+    indexes: [{ name: "idx_quota_holds_renewed_at", columns: ["renewed_at"] }, { name: "idx_quota_holds_instance", columns: ["instance"] }],
+  },
 ];

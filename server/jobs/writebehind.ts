@@ -1,21 +1,33 @@
 // Write-behind of everything the relay records after a call: consume/error logs, per-user, per-token
-// and per-channel counters, and the hourly quota_data rollup. The response never waits for these;
-// they are written in one transaction every BATCH_UPDATE_INTERVAL ms and on graceful shutdown.
+// and per-channel counters, the hourly quota_data rollup, and the settlement of each call's hold. The
+// response never waits for these; they are written in one transaction every BATCH_UPDATE_INTERVAL ms and
+// on graceful shutdown. A call's settlement (its debit, or the deletion of its hold row with the refund of
+// what it did not use) goes into the same transaction as its log, so after a crash every unit that left a
+// balance is either in a log or in a hold row that the ledger refunds (server/relay/core/ledger.ts).
 // This rollup is the only writer of quota_data (the dashboard's source): it follows DataExportEnabled
 // (off: nothing is gathered) and DataExportInterval (rollups gather that long between writes, which is
 // the point of the option: fewer quota_data writes). Two instances may each insert a row for one
 // (user, model, hour); the dashboard sums rows, so totals stay right.
-// On SQLite it also carries the debits of "trusted" calls (a balance far above the call's hold, see
-// server/relay/billing.ts): each flush applies them as one clamped UPDATE per user and token.
+// Balances are updated tokens first, then users, each in id order: the same order as the ledger's
+// transactions, so concurrent writers on PostgreSQL and MySQL cannot deadlock.
 import type { Database } from "../../db/index.ts";
-import { sql } from "kysely";
+import { dialectOf } from "../../db/index.ts";
 import { insertRows } from "../../db/bulk.ts";
 import type { NewLog } from "../../db/schema.ts";
 import type { DataExportPolicy } from "../modules/dashboard/export.ts";
 
 interface Rollup { user_id: number; username: string; model_name: string; created_at: number; token_used: number; count: number; quota: number }
 
+/** One settled call's counters and log. */
+export interface UsageEntry { userId: number; username: string; tokenId: number; channelId: number; model: string; quota: number; tokens: number; at: number }
+export interface SettledEntry { usage: UsageEntry; log: NewLog | null }
+
+/** The part of a ledger hold the write-behind settles (see server/relay/core/ledger.ts). */
+interface HeldQuota { id: string | null; userId: number; tokenId: number; amount: number }
+interface HoldSettlement { id: string; userId: number; tokenId: number; amount: number; taken: number }
+
 const LOG_BATCH = 200;
+const ID_BATCH = 500;
 
 interface Batch {
   logs: NewLog[];
@@ -25,6 +37,7 @@ interface Batch {
   rollups: Map<string, Rollup>;
   userDebits: Map<number, number>;
   tokenDebits: Map<number, number>;
+  holds: HoldSettlement[];
 }
 
 const add = (m: Map<number, number>, k: number, v: number) => m.set(k, (m.get(k) ?? 0) + v);
@@ -35,11 +48,17 @@ export class WriteBehind {
   private tokens = new Map<number, number>();
   private channels = new Map<number, number>();
   private rollups = new Map<string, Rollup>();
-  /** Quota trusted calls have spent (or, while running, hold) that the database does not show yet. */
+  /** SQLite: quota settled calls have spent that the database does not show yet, written with their logs. */
   private userDebits = new Map<number, number>();
   private tokenDebits = new Map<number, number>();
+  /** SQLite: the holds of running calls (memory reservations). */
   private userReserved = new Map<number, number>();
   private tokenReserved = new Map<number, number>();
+  /** Debits of the batch being written: still invisible to a reader outside the write until it commits. */
+  private userWriting = new Map<number, number>();
+  private tokenWriting = new Map<number, number>();
+  /** PostgreSQL / MySQL: settled hold rows to delete (and refund the unused part of) with their logs. */
+  private holds: HoldSettlement[] = [];
   private pending = new Set<Promise<unknown>>();
   /** Streamed replies still being read from upstream: their settlement is not even tracked yet. */
   private streams = new Set<Promise<void>>();
@@ -90,26 +109,37 @@ export class WriteBehind {
     await this.flush(true);
   }
 
-  /** What a user or token has spent beyond what the database (and so a cached balance) shows. */
+  /** What a user or token has reserved or spent beyond what the database shows (SQLite's memory holds). */
   unsettled(kind: "user" | "token", id: number): number {
     return kind === "user"
-      ? (this.userDebits.get(id) ?? 0) + (this.userReserved.get(id) ?? 0)
-      : (this.tokenDebits.get(id) ?? 0) + (this.tokenReserved.get(id) ?? 0);
+      ? (this.userDebits.get(id) ?? 0) + (this.userReserved.get(id) ?? 0) + (this.userWriting.get(id) ?? 0)
+      : (this.tokenDebits.get(id) ?? 0) + (this.tokenReserved.get(id) ?? 0) + (this.tokenWriting.get(id) ?? 0);
   }
 
-  /** A trusted call starts: its estimate counts against the balance until it is debited. */
+  /** A call starts on a memory hold: its amount counts against the balances until it is settled. */
   reserve(userId: number, tokenId: number, amount: number): void {
     add(this.userReserved, userId, amount);
     if (tokenId) add(this.tokenReserved, tokenId, amount);
   }
 
-  /** A trusted call ends: drop its reservation and queue the real cost for the next flush. */
-  debit(userId: number, tokenId: number, reserved: number, cost: number): void {
-    add(this.userReserved, userId, -reserved);
-    if (tokenId) add(this.tokenReserved, tokenId, -reserved);
-    if (cost <= 0) return;
-    add(this.userDebits, userId, cost);
-    if (tokenId) add(this.tokenDebits, tokenId, cost);
+  unreserve(userId: number, tokenId: number, amount: number): void {
+    drop(this.userReserved, userId, amount);
+    if (tokenId) drop(this.tokenReserved, tokenId, amount);
+  }
+
+  /** A call is settled: its hold becomes `taken` and its records are queued, all for the same transaction. */
+  settled(hold: HeldQuota, taken: number, entry: SettledEntry): void {
+    if (hold.id) {
+      this.holds.push({ id: hold.id, userId: hold.userId, tokenId: hold.tokenId, amount: hold.amount, taken });
+    } else {
+      this.unreserve(hold.userId, hold.tokenId, hold.amount);
+      if (taken > 0) {
+        add(this.userDebits, hold.userId, taken);
+        if (hold.tokenId) add(this.tokenDebits, hold.tokenId, taken);
+      }
+    }
+    this.usage(entry.usage);
+    if (entry.log) this.logs.push(entry.log);
   }
 
   log(entry: NewLog): void {
@@ -117,7 +147,7 @@ export class WriteBehind {
   }
 
   /** One settled call: quota to the user's, token's and channel's used_quota, a request to the user, and the hourly rollup. */
-  usage(u: { userId: number; username: string; tokenId: number; channelId: number; model: string; quota: number; tokens: number; at: number }): void {
+  usage(u: UsageEntry): void {
     const user = this.users.get(u.userId) ?? { quota: 0, count: 0 };
     user.quota += u.quota;
     user.count += 1;
@@ -147,18 +177,18 @@ export class WriteBehind {
 
   /** Rows and counters waiting for the next flush (the metrics backlog gauge). */
   backlog(): number {
-    return this.logs.length + this.users.size + this.tokens.size + this.channels.size + this.rollups.size + this.userDebits.size + this.tokenDebits.size;
+    return this.logs.length + this.users.size + this.tokens.size + this.channels.size + this.rollups.size + this.userDebits.size + this.tokenDebits.size + this.holds.length;
   }
 
   private isEmpty(withRollups: boolean) {
     return this.logs.length === 0 && this.users.size === 0 && this.tokens.size === 0 && this.channels.size === 0
-      && (!withRollups || this.rollups.size === 0) && this.userDebits.size === 0 && this.tokenDebits.size === 0;
+      && (!withRollups || this.rollups.size === 0) && this.userDebits.size === 0 && this.tokenDebits.size === 0 && this.holds.length === 0;
   }
 
   private async write(withRollups: boolean): Promise<void> {
     const batch: Batch = {
       logs: this.logs, users: this.users, tokens: this.tokens, channels: this.channels, rollups: withRollups ? this.rollups : new Map(),
-      userDebits: this.userDebits, tokenDebits: this.tokenDebits,
+      userDebits: this.userDebits, tokenDebits: this.tokenDebits, holds: this.holds,
     };
     this.logs = [];
     this.users = new Map();
@@ -167,49 +197,73 @@ export class WriteBehind {
     if (withRollups) this.rollups = new Map();
     this.userDebits = new Map();
     this.tokenDebits = new Map();
+    this.holds = [];
+    for (const [id, q] of batch.userDebits) add(this.userWriting, id, q);
+    for (const [id, q] of batch.tokenDebits) add(this.tokenWriting, id, q);
     try {
-      await this.db.transaction().execute(async (trx) => {
-        await insertRows(trx, "logs", batch.logs as Record<string, unknown>[], LOG_BATCH);
-        for (const [id, u] of batch.users) {
-          await trx.updateTable("users")
-            .set((eb) => ({ used_quota: eb("used_quota", "+", u.quota), request_count: eb("request_count", "+", u.count) }))
-            .where("id", "=", id).execute();
-        }
-        const now = Math.floor(Date.now() / 1000);
-        for (const [id, q] of batch.tokens) {
-          await trx.updateTable("tokens").set((eb) => ({ used_quota: eb("used_quota", "+", q), accessed_time: now })).where("id", "=", id).execute();
-        }
-        // Clamped at zero: trusted calls were admitted on a balance far above their cost, so only a
-        // balance drained elsewhere within one cache period could be short, and it never goes negative.
-        for (const [id, q] of batch.userDebits) {
-          await trx.updateTable("users").set({ quota: sql<number>`case when quota >= ${q} then quota - ${q} else 0 end` }).where("id", "=", id).execute();
-        }
-        for (const [id, q] of batch.tokenDebits) {
-          await trx.updateTable("tokens").set({ remain_quota: sql<number>`case when remain_quota >= ${q} then remain_quota - ${q} else 0 end` })
-            .where("id", "=", id).where("unlimited_quota", "=", false).execute();
-        }
-        for (const [id, q] of batch.channels) {
-          await trx.updateTable("channels").set((eb) => ({ used_quota: eb("used_quota", "+", q) })).where("id", "=", id).execute();
-        }
-        for (const r of batch.rollups.values()) {
-          const res = await trx.updateTable("quota_data")
-            .set((eb) => ({ token_used: eb("token_used", "+", r.token_used), count: eb("count", "+", r.count), quota: eb("quota", "+", r.quota) }))
-            .where("user_id", "=", r.user_id).where("model_name", "=", r.model_name).where("created_at", "=", r.created_at)
-            .executeTakeFirst();
-          if (Number(res.numUpdatedRows) === 0) await trx.insertInto("quota_data").values(r).execute();
-        }
-      });
+      await this.db.transaction().execute((trx) => this.writeBatch(trx, batch));
       if (withRollups) this.rollupsWrittenAt = Date.now();
     } catch (e) {
       // Nothing is lost on a failed write: the batch goes back in front of whatever arrived meanwhile.
       this.requeue(batch);
       throw e;
+    } finally {
+      for (const [id, q] of batch.userDebits) drop(this.userWriting, id, q);
+      for (const [id, q] of batch.tokenDebits) drop(this.tokenWriting, id, q);
+    }
+  }
+
+  private async writeBatch(trx: Database, batch: Batch): Promise<void> {
+    await insertRows(trx, "logs", batch.logs as Record<string, unknown>[], LOG_BATCH);
+    // Balance changes: memory debits, and for hold rows the unused part refunded — or, for a row another
+    // instance already refunded as abandoned (this one stalled past the lease), the cost charged again.
+    const userDelta = new Map<number, number>();
+    const tokenDelta = new Map<number, number>();
+    for (const [id, q] of batch.userDebits) add(userDelta, id, -q);
+    for (const [id, q] of batch.tokenDebits) add(tokenDelta, id, -q);
+    const alive = await claimHolds(trx, batch.holds.map((h) => h.id));
+    for (const h of batch.holds) {
+      const change = alive.has(h.id) ? h.amount - h.taken : -h.taken;
+      if (change === 0) continue;
+      add(userDelta, h.userId, change);
+      if (h.tokenId) add(tokenDelta, h.tokenId, change);
+    }
+    const now = Math.floor(Date.now() / 1000);
+    for (const id of sortedKeys(batch.tokens, tokenDelta)) {
+      const used = batch.tokens.get(id);
+      const delta = tokenDelta.get(id) ?? 0;
+      if (used === undefined && delta === 0) continue;
+      await trx.updateTable("tokens").set((eb) => ({
+        ...(used !== undefined ? { used_quota: eb("used_quota", "+", used), accessed_time: now } : {}),
+        ...(delta ? { remain_quota: eb("remain_quota", "+", delta) } : {}),
+      })).where("id", "=", id).execute();
+    }
+    for (const id of sortedKeys(batch.users, userDelta)) {
+      const u = batch.users.get(id);
+      const delta = userDelta.get(id) ?? 0;
+      if (!u && delta === 0) continue;
+      await trx.updateTable("users").set((eb) => ({
+        ...(u ? { used_quota: eb("used_quota", "+", u.quota), request_count: eb("request_count", "+", u.count) } : {}),
+        ...(delta ? { quota: eb("quota", "+", delta) } : {}),
+      })).where("id", "=", id).execute();
+    }
+    for (const id of [...batch.channels.keys()].sort((a, b) => a - b)) {
+      const q = batch.channels.get(id)!;
+      await trx.updateTable("channels").set((eb) => ({ used_quota: eb("used_quota", "+", q) })).where("id", "=", id).execute();
+    }
+    for (const r of batch.rollups.values()) {
+      const res = await trx.updateTable("quota_data")
+        .set((eb) => ({ token_used: eb("token_used", "+", r.token_used), count: eb("count", "+", r.count), quota: eb("quota", "+", r.quota) }))
+        .where("user_id", "=", r.user_id).where("model_name", "=", r.model_name).where("created_at", "=", r.created_at)
+        .executeTakeFirst();
+      if (Number(res.numUpdatedRows) === 0) await trx.insertInto("quota_data").values(r).execute();
     }
   }
 
   private requeue(b: Batch) {
     for (const [id, q] of b.userDebits) add(this.userDebits, id, q);
     for (const [id, q] of b.tokenDebits) add(this.tokenDebits, id, q);
+    this.holds = [...b.holds, ...this.holds];
     this.logs = [...b.logs, ...this.logs];
     for (const [id, u] of b.users) {
       const cur = this.users.get(id) ?? { quota: 0, count: 0 };
@@ -222,4 +276,32 @@ export class WriteBehind {
       this.rollups.set(k, cur ? { ...cur, token_used: cur.token_used + r.token_used, count: cur.count + r.count, quota: cur.quota + r.quota } : r);
     }
   }
+}
+
+function drop(m: Map<number, number>, k: number, v: number) {
+  const left = (m.get(k) ?? 0) - v;
+  if (left === 0) m.delete(k);
+  else m.set(k, left);
+}
+
+function sortedKeys(a: Map<number, unknown>, b: Map<number, unknown>): number[] {
+  return [...new Set([...a.keys(), ...b.keys()])].sort((x, y) => x - y);
+}
+
+/** Deletes the settled hold rows and answers which of them still existed (a row an instance refunded as
+ * abandoned is gone). PostgreSQL and SQLite say so with RETURNING; MySQL locks and reads them first. */
+async function claimHolds(trx: Database, ids: string[]): Promise<Set<string>> {
+  const alive = new Set<string>();
+  if (ids.length === 0) return alive;
+  const mysql = dialectOf(trx) === "mysql";
+  for (let i = 0; i < ids.length; i += ID_BATCH) {
+    const part = ids.slice(i, i + ID_BATCH);
+    if (mysql) {
+      for (const r of await trx.selectFrom("quota_holds").select("id").where("id", "in", part).forUpdate().execute()) alive.add(r.id);
+      await trx.deleteFrom("quota_holds").where("id", "in", part).execute();
+    } else {
+      for (const r of await trx.deleteFrom("quota_holds").where("id", "in", part).returning("id").execute()) alive.add(r.id);
+    }
+  }
+  return alive;
 }

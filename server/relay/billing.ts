@@ -1,10 +1,7 @@
-// Prices and ratios → quota, and the one storage boundary that moves balances. Quota is an integer;
-// every balance movement is a single conditional UPDATE, so concurrent calls can never spend more
-// than a token or user holds.
-import type { Database, Dialect } from "../../db/index.ts";
+// Prices and ratios → quota. Quota is an integer; balances move only through the ledger (core/ledger.ts).
 import type { OptionStore } from "../modules/option/store.ts";
 import { AppError } from "../http/errors.ts";
-import { QUOTA_PER_UNIT, TOKEN_STATUS, USER_STATUS } from "../catalogue/index.ts";
+import { QUOTA_PER_UNIT } from "../catalogue/index.ts";
 import { thinkingBaseModel } from "../catalogue/ratios.ts";
 import type { Usage } from "./providers/types.ts";
 
@@ -79,112 +76,4 @@ export function preConsumeQuota(price: Price, promptEstimate: number, maxTokens:
   return maxTokens > 0 ? estimate : estimate + Math.max(0, Math.round(fallback));
 }
 
-/**
- * A call whose balances are at least TRUST_FACTOR × its hold skips the hold: its cost is debited by the
- * write-behind flush (one clamped UPDATE per user and token per batch) instead of two conditional
- * UPDATEs before and two after the call. Holds — and with them the exact "never more calls than the
- * balance pays for" guarantee — apply whenever a balance is anywhere near a call's cost.
- */
-export const TRUST_FACTOR = 100;
-
-/**
- * Skipping the hold is safe only when this process sees every spend of a balance, which is what its
- * in-memory unsettled amounts stand for. SQLite is one process; PostgreSQL and MySQL may be shared by
- * several instances, each blind to the others' unsettled debits, so together they could overspend.
- */
-export function trustedBillingAllowed(dialect: Dialect): boolean {
-  return dialect === "sqlite";
-}
-
-/** `floor` (PreConsumedQuota) keeps tiny estimates — a short prompt with a low max_tokens — from making small balances look large. */
-export function trusted(dialect: Dialect, hold: number, floor: number, userAvailable: number, tokenAvailable: number | null): boolean {
-  if (!trustedBillingAllowed(dialect)) return false;
-  const need = Math.max(hold, floor) * TRUST_FACTOR;
-  return hold > 0 && userAvailable >= need && (tokenAvailable === null || tokenAvailable >= need);
-}
-
-export interface Payer {
-  userId: number;
-  /** 0 for the playground (billed to the user only) */
-  tokenId: number;
-  unlimited: boolean;
-}
-
-/** Holds `amount` on the token and the user, or throws 403 naming which balance is short; changes nothing then. */
-export async function preConsume(db: Database, payer: Payer, amount: number): Promise<void> {
-  if (amount <= 0) return;
-  const tokenHeld = await spendToken(db, payer, amount);
-  if (!tokenHeld) {
-    await markExhausted(db, payer.tokenId);
-    throw new AppError(403, "token quota is not enough for this request", "insufficient_token_quota");
-  }
-  const res = await db.updateTable("users")
-    .set((eb) => ({ quota: eb("quota", "-", amount) }))
-    .where("id", "=", payer.userId).where("status", "=", USER_STATUS.enabled).where("quota", ">=", amount)
-    .executeTakeFirst();
-  if (Number(res.numUpdatedRows) === 0) {
-    await giveBack(db, payer, amount, false);
-    const user = await db.selectFrom("users").select("status").where("id", "=", payer.userId).executeTakeFirst();
-    if (user && user.status !== USER_STATUS.enabled) throw new AppError(403, "user has been banned", "user_banned");
-    throw new AppError(403, "user quota is not enough for this request", "insufficient_user_quota");
-  }
-}
-
-async function spendToken(db: Database, payer: Payer, amount: number): Promise<boolean> {
-  if (payer.tokenId === 0 || payer.unlimited) return true;
-  const res = await db.updateTable("tokens")
-    .set((eb) => ({ remain_quota: eb("remain_quota", "-", amount) }))
-    .where("id", "=", payer.tokenId).where("status", "=", TOKEN_STATUS.enabled).where("remain_quota", ">=", amount)
-    .executeTakeFirst();
-  return Number(res.numUpdatedRows) > 0;
-}
-
-async function giveBack(db: Database, payer: Payer, amount: number, user = true): Promise<void> {
-  if (amount <= 0) return;
-  if (payer.tokenId !== 0 && !payer.unlimited) {
-    await db.updateTable("tokens").set((eb) => ({ remain_quota: eb("remain_quota", "+", amount) })).where("id", "=", payer.tokenId).execute();
-  }
-  if (user) await db.updateTable("users").set((eb) => ({ quota: eb("quota", "+", amount) })).where("id", "=", payer.userId).execute();
-}
-
-async function markExhausted(db: Database, tokenId: number): Promise<void> {
-  if (tokenId === 0) return;
-  await db.updateTable("tokens").set({ status: TOKEN_STATUS.exhausted })
-    .where("id", "=", tokenId).where("status", "=", TOKEN_STATUS.enabled).where("remain_quota", "<=", 0)
-    .where("unlimited_quota", "=", false).execute().catch(() => {});
-}
-
-/**
- * Settles a call that held `held`: refunds when it cost less; when it cost more, charges the difference
- * but never beyond what token and user still hold (a concurrent call may have spent it). Returns the
- * quota actually taken in total, which is what the consume log records.
- */
-export async function settle(db: Database, payer: Payer, held: number, cost: number): Promise<number> {
-  if (cost === held) return held;
-  if (cost < held) {
-    await giveBack(db, payer, held - cost);
-    return cost;
-  }
-  let extra = cost - held;
-  for (let attempt = 0; attempt < 5 && extra > 0; attempt++) {
-    try {
-      await preConsume(db, payer, extra);
-      return held + extra;
-    } catch (e) {
-      if (!(e instanceof AppError)) throw e;
-    }
-    // Short: take what is left, read and taken in one conditional step so a racing spend is not lost.
-    extra = Math.min(extra, await available(db, payer));
-  }
-  return held;
-}
-
-async function available(db: Database, payer: Payer): Promise<number> {
-  const user = await db.selectFrom("users").select("quota").where("id", "=", payer.userId).executeTakeFirst();
-  let left = Math.max(0, Number(user?.quota ?? 0));
-  if (payer.tokenId !== 0 && !payer.unlimited) {
-    const token = await db.selectFrom("tokens").select("remain_quota").where("id", "=", payer.tokenId).executeTakeFirst();
-    left = Math.min(left, Math.max(0, Number(token?.remain_quota ?? 0)));
-  }
-  return left;
-}
+export type { Payer } from "./core/ledger.ts";

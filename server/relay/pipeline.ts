@@ -9,7 +9,9 @@ import type { ClientFormat, ProviderAdaptor, ProviderCall, RelayMode, SiteOption
 import { adaptorFor, baseUrlOf } from "./providers/index.ts";
 import { relayState, type RoutingTable } from "./state.ts";
 import { pickChannel, retryable } from "./select.ts";
-import { preConsume, preConsumeQuota, priceFor, quotaFor, settle, trusted, type Payer, type Price } from "./billing.ts";
+import { preConsumeQuota, priceFor, quotaFor, type Price } from "./billing.ts";
+import type { Hold, Payer } from "./core/ledger.ts";
+import type { SettledEntry } from "../jobs/writebehind.ts";
 import { findSensitive, takeRateLimit, type RateTicket } from "./limits.ts";
 import { countPromptTokensNow, countTokensNow, estimateTokens, promptText } from "./tokenizer.ts";
 import { withBilledUsage } from "./shown-usage.ts";
@@ -43,12 +45,8 @@ export interface RelayRequest {
 interface Outcome {
   req: RelayRequest;
   price: Price;
-  held: number;
-  /** Admitted without a hold (see billing.TRUST_FACTOR): `reserved` is released and the cost debited on flush. */
-  trusted: boolean;
-  reserved: number;
+  hold: Hold;
   calls: number;
-  payer: Payer;
   channel: Channel;
   upstreamModel: string;
   usedChannels: number[];
@@ -82,17 +80,7 @@ export async function relay(deps: AppDeps, req: RelayRequest): Promise<Response>
   const preConsumed = deps.options.number("PreConsumedQuota", 0);
   const estimate = preConsumeQuota(price, estimateTokens(prompt), maxTokens, preConsumed, calls);
   const payer: Payer = { userId: caller.userId, tokenId: caller.tokenId, unlimited: caller.unlimited };
-  const writer = state.writer;
-  const isTrusted = trusted(state.dialect, estimate, preConsumed,
-    caller.userQuota - writer.unsettled("user", caller.userId),
-    caller.tokenQuota === null ? null : caller.tokenQuota - writer.unsettled("token", caller.tokenId));
-  const held = isTrusted ? 0 : estimate;
-  const limitedToken = caller.unlimited ? 0 : caller.tokenId;
-  if (isTrusted) writer.reserve(caller.userId, limitedToken, estimate);
-  else await preConsume(deps.db, payer, held);
-  const release = () => {
-    if (isTrusted) writer.debit(caller.userId, limitedToken, estimate, 0);
-  };
+  const hold = await state.ledger.take(payer, estimate);
 
   const tried = new Set<number>();
   const usedChannels: number[] = [];
@@ -121,27 +109,21 @@ export async function relay(deps: AppDeps, req: RelayRequest): Promise<Response>
         break;
       }
       const outcome: Outcome = {
-        req, price, held, trusted: isTrusted, reserved: estimate, calls, payer, channel, upstreamModel: call.upstreamModel, usedChannels, started, firstByteMs: 0, ticket,
+        req, price, hold, calls, channel, upstreamModel: call.upstreamModel, usedChannels, started, firstByteMs: 0, ticket,
       };
       served = { adaptor, call, answer: result, outcome };
       break;
     }
   } catch (e) {
-    release();
-    await refund(deps, payer, held);
+    await state.ledger.giveBack(hold);
     throw e;
   }
   // From here the hold belongs to the outcome: deliver() settles it (or refunds it if the answer breaks).
   if (served) return deliver(deps, served.adaptor, served.call, served.answer, served.outcome);
-  release();
-  await refund(deps, payer, held);
+  await state.ledger.giveBack(hold);
   const err = failure ?? new AppError(503, `no available channel for model ${model} in group ${caller.group}`, "model_not_found");
   recordError(deps, req, err, lastChannel, usedChannels, started);
   throw err;
-}
-
-async function refund(deps: AppDeps, payer: Payer, held: number) {
-  if (held > 0) await settle(deps.db, payer, held, 0);
 }
 
 async function pinnedChannel(deps: AppDeps, table: RoutingTable, id: number): Promise<Channel> {
@@ -311,8 +293,7 @@ async function deliver(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCa
     text = await res.text();
   } catch {
     release();
-    if (o.trusted) relayState(deps).writer.debit(o.payer.userId, o.payer.unlimited ? 0 : o.payer.tokenId, o.reserved, 0);
-    await refund(deps, o.payer, o.held);
+    await relayState(deps).ledger.giveBack(o.hold);
     throw new AppError(502, "the upstream channel broke off its answer");
   }
   release();
@@ -416,27 +397,20 @@ function streamReply(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCall
 /** Settles and records a served call after the reply is on its way; the write-behind queue waits for it on flush. */
 function finish(deps: AppDeps, o: Outcome, usage: Usage | null, generated?: () => string): void {
   o.ticket.succeeded();
+  const { ledger, writer } = relayState(deps);
   const job = (async () => {
     const u = usage ?? countedUsageNow(o, generated?.() ?? "");
     const cost = quotaFor(o.price, u, o.calls);
-    if (o.trusted) {
-      relayState(deps).writer.debit(o.payer.userId, o.payer.unlimited ? 0 : o.payer.tokenId, o.reserved, cost);
-      record(deps, o, u, cost);
-      warnIfLow(deps, o, 0);
-      return;
-    }
-    const taken = await settle(deps.db, o.payer, o.held, cost);
-    record(deps, o, u, taken);
+    const taken = await ledger.settle(o.hold, cost, (q) => records(deps, o, u, q));
     warnIfLow(deps, o, taken);
   })();
-  relayState(deps).writer.track(job);
+  writer.track(job);
 }
 
-/** Quota warning (issue 6): the balance read at authentication, less what this call took from the database
- * and what the write-behind still owes it; the check costs no I/O while the balance is above the threshold. */
-function warnIfLow(deps: AppDeps, o: Outcome, takenFromDb: number): void {
+/** Quota warning (issue 6): the balance left after this call; the check costs no I/O while it is above the threshold. */
+function warnIfLow(deps: AppDeps, o: Outcome, taken: number): void {
   const c = o.req.caller;
-  maybeNotifyQuota(deps, c.userId, c.userQuota - takenFromDb - relayState(deps).writer.unsettled("user", c.userId), c.userSetting);
+  maybeNotifyQuota(deps, c.userId, relayState(deps).ledger.remaining(c.userId, c.userQuota - taken), c.userSetting);
 }
 
 function countedUsageNow(o: Outcome, generated: string): Usage {
@@ -445,15 +419,15 @@ function countedUsageNow(o: Outcome, generated: string): Usage {
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
 }
 
-function record(deps: AppDeps, o: Outcome, u: Usage, quota: number): void {
+/** The counters and the consume log of a settled call, written together with its settlement. */
+function records(deps: AppDeps, o: Outcome, u: Usage, quota: number): SettledEntry {
   const { req, price } = o;
-  const writer = relayState(deps).writer;
   const now = Math.floor(Date.now() / 1000);
-  writer.usage({
+  const usage = {
     userId: req.caller.userId, username: req.caller.username, tokenId: req.caller.tokenId, channelId: o.channel.id,
     model: req.model, quota, tokens: u.prompt_tokens + u.completion_tokens, at: now,
-  });
-  if (!deps.options.bool("LogConsumeEnabled")) return;
+  };
+  if (!deps.options.bool("LogConsumeEnabled")) return { usage, log: null };
   const other = {
     model_ratio: price.modelRatio, group_ratio: price.groupRatio, completion_ratio: price.completionRatio,
     model_price: price.modelPrice, cache_tokens: u.cached_tokens ?? 0, cache_ratio: price.cacheRatio,
@@ -464,12 +438,12 @@ function record(deps: AppDeps, o: Outcome, u: Usage, quota: number): void {
   const content = price.perCall
     ? `model price $${price.modelPrice}, group ratio ${price.groupRatio}`
     : `model ratio ${price.modelRatio}, completion ratio ${price.completionRatio}, group ratio ${price.groupRatio}`;
-  writer.log({
+  return { usage, log: {
     user_id: req.caller.userId, created_at: now, type: LOG_TYPE.consume, content, username: req.caller.username,
     token_name: req.caller.tokenName, model_name: req.model, quota, prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens,
     use_time: Math.round((performance.now() - o.started) / 1000), is_stream: req.stream, channel_id: o.channel.id,
     token_id: req.caller.tokenId, group: req.caller.group, ip: req.ip, other: JSON.stringify(other),
-  });
+  } };
 }
 
 function recordError(deps: AppDeps, req: RelayRequest, err: AppError, channelId: number, used: number[], started: number): void {

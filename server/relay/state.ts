@@ -10,6 +10,7 @@ import { dialectOf, type Dialect } from "../../db/index.ts";
 import { CHANNEL_STATUS } from "../catalogue/index.ts";
 import type { Candidate } from "./select.ts";
 import { WriteBehind } from "../jobs/writebehind.ts";
+import { openLedger, type Ledger } from "./core/ledger.ts";
 import { dataExportPolicy } from "../modules/dashboard/export.ts";
 import { onTokenChanged } from "../modules/token/events.ts";
 import { onChannelsChanged } from "../modules/channel/events.ts";
@@ -148,11 +149,11 @@ class RoutingCache {
 }
 
 export interface RelayState {
-  /** The database's dialect, read once: it decides whether calls may skip the hold (billing.trusted). */
   dialect: Dialect;
   tokens: TokenCache;
   routing: RoutingCache;
   writer: WriteBehind;
+  ledger: Ledger;
 }
 
 const states = new WeakMap<AppDeps, RelayState>();
@@ -162,6 +163,8 @@ export function relayState(deps: AppDeps): RelayState {
   if (!s) {
     const writer = new WriteBehind(deps.db, deps.config.batchUpdateIntervalMs, dataExportPolicy(deps.options));
     writer.start();
+    const dialect = dialectOf(deps.db);
+    const ledger = openLedger(deps.db, dialect, writer, { instance: deps.config.instanceId, leaseMs: deps.config.holdLeaseMs });
     const tokens = new TokenCache(deps);
     const routing = new RoutingCache(deps);
     const tokenChanges = onTokenChanged(deps, (c) => ("key" in c ? tokens.forget(c.key) : tokens.forgetUser(c.userId)));
@@ -171,8 +174,9 @@ export function relayState(deps: AppDeps): RelayState {
       await tokenChanges.unsubscribe();
       await routing.stopListening();
       await writer.stop();
+      await ledger.stop();
     });
-    s = { dialect: dialectOf(deps.db), tokens, routing, writer };
+    s = { dialect, tokens, routing, writer, ledger };
     states.set(deps, s);
   }
   return s;

@@ -31,6 +31,8 @@ export async function testContext(opts: { kind?: Dialect; setup?: boolean; confi
   const config: Config = {
     ...loadConfig({ SESSION_SECRET: "test-secret", NODE_ENV: "test", RATE_LIMIT_ENABLED: "false", SYNC_FREQUENCY: "0" }),
     database: { kind: tmp.kind, url: tmp.url, sqlitePath: tmp.sqlitePath },
+    // Each context is its own instance: one starting must not take another's quota holds for its previous life.
+    instanceId: `test-${++counter}-${Math.random().toString(36).slice(2, 8)}`,
     ...opts.config,
   };
   const db = await openDatabase({ kind: tmp.kind, url: tmp.url, sqlitePath: tmp.sqlitePath, poolSize: 20 });

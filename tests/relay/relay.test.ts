@@ -373,30 +373,30 @@ describe("billing", () => {
   });
 });
 
-describe("holds and trusted balances", () => {
-  // SQLite only: PostgreSQL and MySQL always hold (tests/relay/trusted-billing.test.ts).
-  test("sqlite: a balance near the call's cost is held before the call; a balance 100× above it is debited on the next flush", async () => {
+describe("holds on SQLite", () => {
+  // PostgreSQL and MySQL hold in a quota_holds row (tests/relay/ledger.test.ts).
+  test("sqlite: small and large balances alike are reserved in memory and debited with the log on the next flush", async () => {
     const own = await relayFixture("sqlite", {}, { batchUpdateIntervalMs: 0 });
     try {
       await own.option("ModelRatio", JSON.stringify({ "trust-m": 1 }));
       await own.option("CompletionRatio", JSON.stringify({ "trust-m": 1 }));
       await own.channel({ base_url: own.mock.url, models: ["trust-m"] });
-      // Hold for this call: prompt estimate + max_tokens 10, below PreConsumedQuota (500), so trust needs 50000.
-      const small = await own.user(40_000);
+      const small = await own.user(600);
       const st = await own.token(small.id, { unlimited_quota: true });
-      const big = await own.user(50_000);
+      const big = await own.user(50_000_000);
       const bt = await own.token(big.id, { unlimited_quota: true });
       const body = chat("trust-m", { max_tokens: 10 });
       expect((await own.call("/v1/chat/completions", st.key, body)).status).toBe(200);
       expect((await own.call("/v1/chat/completions", bt.key, body)).status).toBe(200);
       await Bun.sleep(30);
-      // Held and settled at once for the small balance; the large one waits for the flush.
-      expect((await userRow(own, small.id)).quota).toBe(40_000 - 30);
-      expect((await userRow(own, big.id)).quota).toBe(50_000);
+      expect((await userRow(own, small.id)).quota).toBe(600);
+      expect((await userRow(own, big.id)).quota).toBe(50_000_000);
       await own.flush();
-      expect((await userRow(own, big.id)).quota).toBe(50_000 - 30);
-      expect((await userRow(own, big.id)).used_quota).toBe(30);
-      expect((await logsOf(own, big.id))[0].quota).toBe(30);
+      for (const [u, start] of [[small, 600], [big, 50_000_000]] as const) {
+        expect((await userRow(own, u.id)).quota).toBe(start - 30);
+        expect((await userRow(own, u.id)).used_quota).toBe(30);
+        expect((await logsOf(own, u.id))[0].quota).toBe(30);
+      }
     } finally {
       await own.close();
     }

@@ -1,0 +1,211 @@
+// The ledger: SQLite reserves in memory and debits with the log; PostgreSQL and MySQL hold in a quota_holds
+// row that the write-behind deletes with the log. After a crash every unit that left a balance is in a log or
+// in a hold row, and hold rows nobody settles go back: at once for the instance's own previous life, after
+// the lease for any other instance.
+import { describe, expect, test } from "bun:test";
+import { relayFixture, logsOf, userRow, tokenRow, type RelayFixture } from "./fixtures.ts";
+import { storageKinds } from "../helpers/db.ts";
+import { testContext } from "../helpers/app.ts";
+import { openLedger } from "../../server/relay/core/ledger.ts";
+import { WriteBehind } from "../../server/jobs/writebehind.ts";
+import { dialectOf, type Database } from "../../db/index.ts";
+
+const policy = { enabled: () => false, intervalMs: () => 60_000 };
+const entry = (userId: number, quota: number) => ({
+  usage: { userId, username: "u", tokenId: 0, channelId: 0, model: "m", quota, tokens: 1, at: Math.floor(Date.now() / 1000) },
+  log: { user_id: userId, created_at: Math.floor(Date.now() / 1000), type: 2, content: "", username: "u", quota },
+});
+
+async function holds(db: Database) {
+  return db.selectFrom("quota_holds").selectAll().execute();
+}
+
+describe("relay calls of a well-funded user", () => {
+  for (const kind of storageKinds()) test(`${kind}: ${kind === "sqlite" ? "reserved in memory, debited with the log" : "held in a row, settled with the log"}`, async () => {
+    const fx = await relayFixture(kind, {}, { batchUpdateIntervalMs: 0 });
+    try {
+      await fx.option("ModelRatio", JSON.stringify({ "tb-m": 1 }));
+      await fx.option("CompletionRatio", JSON.stringify({ "tb-m": 1 }));
+      await fx.channel({ base_url: fx.mock.url, models: ["tb-m"] });
+      const rich = 1_000_000_000;
+      const user = await fx.user(rich);
+      const token = await fx.token(user.id, { remain_quota: rich });
+      // The hold is the prompt estimate + max_tokens (40); the mock reports 10 + 20 tokens at ratio 1: 30.
+      const res = await fx.call("/v1/chat/completions", token.key, { model: "tb-m", messages: [{ role: "user", content: "hi" }], max_tokens: 40 });
+      expect(res.status).toBe(200);
+      await res.text();
+      await Bun.sleep(50);
+      const before = (await userRow(fx, user.id)).quota;
+      if (kind === "sqlite") {
+        expect(before).toBe(rich);
+        expect(await holds(fx.ctx.deps.db)).toEqual([]);
+      } else {
+        expect(before).toBeLessThan(rich - 30);
+        expect((await holds(fx.ctx.deps.db)).length).toBe(1);
+      }
+      await fx.flush();
+      expect((await userRow(fx, user.id)).quota).toBe(rich - 30);
+      expect((await tokenRow(fx, token.id)).remain_quota).toBe(rich - 30);
+      expect((await logsOf(fx, user.id))[0].quota).toBe(30);
+      expect(await holds(fx.ctx.deps.db)).toEqual([]);
+    } finally {
+      await fx.close();
+    }
+  });
+});
+
+for (const kind of storageKinds().filter((k) => k !== "sqlite")) {
+  describe(`hold rows on ${kind}`, () => {
+    async function fixture() {
+      const ctx = await testContext({ kind });
+      const db = ctx.deps.db;
+      const user = await ctx.user(1, { quota: 100_000 });
+      const writer = new WriteBehind(db, 0, policy);
+      return { ctx, db, user, writer };
+    }
+
+    test("a hold takes the quota and writes a row; a refused one changes nothing", async () => {
+      const { ctx, db, user, writer } = await fixture();
+      const ledger = openLedger(db, dialectOf(db), writer, { instance: "a", leaseMs: 60_000 });
+      try {
+        const h = await ledger.take({ userId: user.id, tokenId: 0, unlimited: true }, 60_000);
+        expect((await userRow({ ctx } as RelayFixture, user.id)).quota).toBe(40_000);
+        expect((await holds(db)).map((r) => [r.id, Number(r.amount), r.instance])).toEqual([[h.id!, 60_000, "a"]]);
+        await expect(ledger.take({ userId: user.id, tokenId: 0, unlimited: true }, 60_000)).rejects.toThrow("user quota is not enough");
+        expect((await userRow({ ctx } as RelayFixture, user.id)).quota).toBe(40_000);
+        expect((await holds(db)).length).toBe(1);
+        await ledger.giveBack(h);
+        expect((await userRow({ ctx } as RelayFixture, user.id)).quota).toBe(100_000);
+        expect(await holds(db)).toEqual([]);
+      } finally {
+        await ledger.stop();
+        await ctx.close();
+      }
+    });
+
+    test("settling deletes the row in the same write as the log and refunds what the call did not use", async () => {
+      const { ctx, db, user, writer } = await fixture();
+      const ledger = openLedger(db, dialectOf(db), writer, { instance: "a", leaseMs: 60_000 });
+      try {
+        const h = await ledger.take({ userId: user.id, tokenId: 0, unlimited: true }, 5_000);
+        expect(await ledger.settle(h, 1_200, (q) => entry(user.id, q))).toBe(1_200);
+        expect((await holds(db)).length).toBe(1);
+        await writer.flush(true);
+        expect(await holds(db)).toEqual([]);
+        const row = await userRow({ ctx } as RelayFixture, user.id);
+        expect([row.quota, row.used_quota]).toEqual([98_800, 1_200]);
+        expect((await logsOf({ ctx } as RelayFixture, user.id)).map((l) => l.quota)).toEqual([1_200]);
+      } finally {
+        await ledger.stop();
+        await ctx.close();
+      }
+    });
+
+    test("an answer costing more than the hold is charged as far as the balance reaches, and the row says so", async () => {
+      const { ctx, db, user, writer } = await fixture();
+      const ledger = openLedger(db, dialectOf(db), writer, { instance: "a", leaseMs: 60_000 });
+      try {
+        const h = await ledger.take({ userId: user.id, tokenId: 0, unlimited: true }, 90_000);
+        expect(await ledger.settle(h, 250_000, (q) => entry(user.id, q))).toBe(100_000);
+        expect(Number((await holds(db))[0].amount)).toBe(100_000);
+        await writer.flush(true);
+        const row = await userRow({ ctx } as RelayFixture, user.id);
+        expect([row.quota, row.used_quota]).toEqual([0, 100_000]);
+      } finally {
+        await ledger.stop();
+        await ctx.close();
+      }
+    });
+
+    test("after a crash: the restarted instance refunds its previous life's holds at once; a live instance's are kept", async () => {
+      const { ctx, db, user, writer } = await fixture();
+      const crashed = openLedger(db, dialectOf(db), writer, { instance: "host-a", leaseMs: 60_000 });
+      const other = openLedger(db, dialectOf(db), new WriteBehind(db, 0, policy), { instance: "host-b", leaseMs: 60_000 });
+      let restarted: ReturnType<typeof openLedger> | null = null;
+      try {
+        await crashed.take({ userId: user.id, tokenId: 0, unlimited: true }, 30_000);
+        await other.take({ userId: user.id, tokenId: 0, unlimited: true }, 20_000);
+        // kill -9: nothing is flushed, the timers just stop.
+        await crashed.stop();
+        // Rows of the previous life are those created before this start (whole seconds).
+        await db.updateTable("quota_holds").set({ created_at: Math.floor(Date.now() / 1000) - 5 }).execute();
+        restarted = openLedger(db, dialectOf(db), new WriteBehind(db, 0, policy), { instance: "host-a", leaseMs: 60_000 });
+        for (let i = 0; i < 100 && (await holds(db)).length > 1; i++) await Bun.sleep(20);
+        expect((await holds(db)).map((r) => r.instance)).toEqual(["host-b"]);
+        expect((await userRow({ ctx } as RelayFixture, user.id)).quota).toBe(80_000);
+      } finally {
+        await restarted?.stop();
+        await other.stop();
+        await ctx.close();
+      }
+    });
+
+    test("holds nobody renews past the lease are refunded by any instance, once; renewed ones are not", async () => {
+      const { ctx, db, user, writer } = await fixture();
+      const dead = openLedger(db, dialectOf(db), writer, { instance: "dead", leaseMs: 60_000 });
+      const live = openLedger(db, dialectOf(db), new WriteBehind(db, 0, policy), { instance: "live", leaseMs: 2_000 });
+      const sweeper = openLedger(db, dialectOf(db), new WriteBehind(db, 0, policy), { instance: "sweeper", leaseMs: 2_000 });
+      try {
+        await dead.take({ userId: user.id, tokenId: 0, unlimited: true }, 10_000);
+        await live.take({ userId: user.id, tokenId: 0, unlimited: true }, 20_000);
+        await dead.stop();
+        const old = Math.floor(Date.now() / 1000) - 3_600;
+        await db.updateTable("quota_holds").set({ renewed_at: old, created_at: old }).where("instance", "=", "dead").execute();
+        // "live" keeps renewing (every lease/4 = 500 ms); "dead" is refunded by whichever instance sweeps first.
+        for (let i = 0; i < 150 && (await holds(db)).length > 1; i++) await Bun.sleep(20);
+        await Bun.sleep(3_000);
+        expect((await holds(db)).map((r) => r.instance)).toEqual(["live"]);
+        expect((await userRow({ ctx } as RelayFixture, user.id)).quota).toBe(80_000);
+      } finally {
+        await live.stop();
+        await sweeper.stop();
+        await ctx.close();
+      }
+    }, 15_000);
+
+    test("a call settled after its row was refunded as abandoned is charged again: the books still balance", async () => {
+      const { ctx, db, user, writer } = await fixture();
+      const ledger = openLedger(db, dialectOf(db), writer, { instance: "slow", leaseMs: 60_000 });
+      try {
+        const h = await ledger.take({ userId: user.id, tokenId: 0, unlimited: true }, 10_000);
+        // Another instance decided this one was dead and refunded the row.
+        await db.deleteFrom("quota_holds").execute();
+        await db.updateTable("users").set((eb) => ({ quota: eb("quota", "+", 10_000) })).where("id", "=", user.id).execute();
+        await ledger.settle(h, 7_000, (q) => entry(user.id, q));
+        await writer.flush(true);
+        const row = await userRow({ ctx } as RelayFixture, user.id);
+        expect([row.quota, row.used_quota]).toEqual([93_000, 7_000]);
+      } finally {
+        await ledger.stop();
+        await ctx.close();
+      }
+    });
+  });
+}
+
+describe("memory holds on SQLite", () => {
+  test("reservations count against the balance until the debit is written, including while it is being written", async () => {
+    const ctx = await testContext();
+    const db = ctx.deps.db;
+    const user = await ctx.user(1, { quota: 10_000 });
+    const writer = new WriteBehind(db, 0, policy);
+    const ledger = openLedger(db, "sqlite", writer, { instance: "x", leaseMs: 60_000 });
+    try {
+      const payer = { userId: user.id, tokenId: 0, unlimited: true };
+      const a = await ledger.take(payer, 6_000);
+      await expect(ledger.take(payer, 6_000)).rejects.toThrow("user quota is not enough");
+      await ledger.settle(a, 6_000, (q) => entry(user.id, q));
+      await expect(ledger.take(payer, 6_000)).rejects.toThrow("user quota is not enough");
+      const flushing = writer.flush(true);
+      // Mid-write the debit is still counted (the reader may or may not see the transaction's update yet).
+      await expect(ledger.take(payer, 6_000)).rejects.toThrow("user quota is not enough");
+      await flushing;
+      expect((await userRow({ ctx } as RelayFixture, user.id)).quota).toBe(4_000);
+      const b = await ledger.take(payer, 4_000);
+      await ledger.giveBack(b);
+      expect(writer.unsettled("user", user.id)).toBe(0);
+    } finally {
+      await ctx.close();
+    }
+  });
+});
