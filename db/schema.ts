@@ -211,7 +211,10 @@ export interface QuotaHoldsTable {
   /** 0: the token has no limit of its own (unlimited, or the playground) */
   token_id: number;
   amount: number;
+  /** the instance's name, stable across its restarts (config.instanceId) */
   instance: string;
+  /** one process's life of that instance */
+  life: string;
   created_at: number;
   renewed_at: number;
 }

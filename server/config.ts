@@ -155,7 +155,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     trustProxy: bool(env.TRUST_PROXY, false),
     turnstileVerifyUrl: env.TURNSTILE_VERIFY_URL?.trim() || "https://challenges.cloudflare.com/turnstile/v0/siteverify",
     allowLoopbackWebhooks: false,
-    instanceId: env.INSTANCE_ID?.trim() || defaultInstanceId(dataDir, flags.port ?? int(env.PORT, 3000)),
+    instanceId: env.INSTANCE_ID?.trim().slice(0, 64) || defaultInstanceId(dataDir, flags.port ?? int(env.PORT, 3000)),
     holdLeaseMs: 60_000,
   };
 }

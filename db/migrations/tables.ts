@@ -146,7 +146,7 @@ export const TABLES: TableDef[] = [
     name: "quota_holds",
     columns: [
       c("id", "varchar(40)", { notNull: true }), i("user_id"), i("token_id"), n("amount"), c("instance", "varchar(64)", { notNull: true, default: "" }),
-      n("created_at"), n("renewed_at"),
+      c("life", "varchar(16)", { notNull: true, default: "" }), n("created_at"), n("renewed_at"),
     ],
     primaryKey: ["id"],
     indexes: [{ name: "idx_quota_holds_renewed_at", columns: ["renewed_at"] }, { name: "idx_quota_holds_instance", columns: ["instance"] }],

@@ -127,8 +127,6 @@ for (const kind of storageKinds().filter((k) => k !== "sqlite")) {
         await other.take({ userId: user.id, tokenId: 0, unlimited: true }, 20_000);
         // kill -9: nothing is flushed, the timers just stop.
         await crashed.stop();
-        // Rows of the previous life are those created before this start (whole seconds).
-        await db.updateTable("quota_holds").set({ created_at: Math.floor(Date.now() / 1000) - 5 }).execute();
         restarted = openLedger(db, dialectOf(db), new WriteBehind(db, 0, policy), { instance: "host-a", leaseMs: 60_000 });
         for (let i = 0; i < 100 && (await holds(db)).length > 1; i++) await Bun.sleep(20);
         expect((await holds(db)).map((r) => r.instance)).toEqual(["host-b"]);

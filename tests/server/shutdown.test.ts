@@ -4,12 +4,12 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { gracefulShutdown } from "../../server/shutdown.ts";
+import { BUN, ROOT, provision as provisionServer, startServer as start } from "../helpers/server-process.ts";
 import { testContext } from "../helpers/app.ts";
 
-const ROOT = resolve(import.meta.dir, "../..");
-const BUN = join(ROOT, "node_modules", ".bin", "bun");
+const startServer = (dataDir: string, env: Record<string, string> = {}) => start(dataDir, { SESSION_SECRET: "shutdown-test", ...env });
 
 describe("gracefulShutdown (unit)", () => {
   test("stops accepting, waits for in-flight work, then runs the hooks in order, then closes the database", async () => {
@@ -111,48 +111,8 @@ function mockUpstream(opts: { gapMs: number; stallMs?: number }) {
   });
 }
 
-async function freePort(): Promise<number> {
-  const s = Bun.serve({ port: 0, fetch: () => new Response("") });
-  const p = s.port!;
-  s.stop(true);
-  return p;
-}
-
-interface Running { proc: ReturnType<typeof Bun.spawn>; base: string; dataDir: string; output: () => string }
-
-async function startServer(dataDir: string, env: Record<string, string> = {}): Promise<Running> {
-  const port = await freePort();
-  const childEnv: Record<string, string> = { ...(process.env as Record<string, string>), SESSION_SECRET: "shutdown-test", ...env };
-  delete childEnv.SQL_DSN;
-  delete childEnv.REDIS_CONN_STRING;
-  const proc = Bun.spawn([BUN, "server/main.ts", "--port", String(port), "--data-dir", dataDir], { cwd: ROOT, env: childEnv, stdout: "pipe", stderr: "pipe" });
-  let out = "";
-  const dec = new TextDecoder();
-  void (async () => { for await (const c of proc.stdout as ReadableStream<Uint8Array>) out += dec.decode(c); })();
-  void (async () => { for await (const c of proc.stderr as ReadableStream<Uint8Array>) out += dec.decode(c); })();
-  const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 200; i++) {
-    if (proc.exitCode !== null) break;
-    if (await fetch(`${base}/api/status`).then((r) => r.ok, () => false)) return { proc, base, dataDir, output: () => out };
-    await Bun.sleep(50);
-  }
-  proc.kill("SIGKILL");
-  throw new Error(`server did not start:\n${out}`);
-}
-
-/** Setup, login, a channel on the mock upstream and an unlimited token: returns the token key. */
 async function provision(base: string, upstreamPort: number): Promise<string> {
-  const json = { "content-type": "application/json" };
-  const setup = await fetch(`${base}/api/setup`, { method: "POST", headers: json, body: JSON.stringify({ username: "root", password: "rootpass123", confirmPassword: "rootpass123" }) }).then((r) => r.json());
-  if (!setup.success) throw new Error(setup.message);
-  const login = await fetch(`${base}/api/user/login`, { method: "POST", headers: json, body: JSON.stringify({ username: "root", password: "rootpass123" }) });
-  const user = (await login.json()).data;
-  const auth = { ...json, cookie: (login.headers.get("set-cookie") ?? "").split(";")[0], "New-Api-User": String(user.id) };
-  const channel = await fetch(`${base}/api/channel/`, { method: "POST", headers: auth, body: JSON.stringify({ type: 1, name: "slow", key: "sk-upstream", models: "gpt-4o-mini", base_url: `http://127.0.0.1:${upstreamPort}`, group: "default" }) }).then((r) => r.json());
-  if (!channel.success) throw new Error(channel.message);
-  const token = await fetch(`${base}/api/token/`, { method: "POST", headers: auth, body: JSON.stringify({ name: "slow", unlimited_quota: true, expired_time: -1 }) }).then((r) => r.json());
-  if (!token.success) throw new Error(token.message);
-  return token.data[0].key;
+  return (await provisionServer(base, upstreamPort)).key;
 }
 
 function streamCall(base: string, key: string): Promise<Response> {

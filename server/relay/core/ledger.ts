@@ -156,7 +156,8 @@ async function withRetry<T>(run: () => Promise<T>): Promise<T> {
 
 class HoldLedger implements Ledger {
   private timer: ReturnType<typeof setInterval> | null = null;
-  private readonly started = Math.floor(Date.now() / 1000);
+  /** This process's life of the instance: rows of the same instance with another life are left from before a restart. */
+  private readonly life = crypto.randomUUID().slice(0, 16);
   private sweeping: Promise<void> | null = null;
 
   constructor(private db: Database, private dialect: Dialect, private writer: WriteBehind, private opts: LedgerOptions) {}
@@ -194,7 +195,7 @@ class HoldLedger implements Ledger {
         .where("id", "=", payer.userId).where("status", "=", USER_STATUS.enabled).where("quota", ">=", amount).executeTakeFirst();
       if (Number(u.numUpdatedRows) === 0) throw new ShortUser();
       await trx.insertInto("quota_holds").values({
-        id: hold.id!, user_id: payer.userId, token_id: tokenId, amount, instance: this.opts.instance, created_at: now, renewed_at: now,
+        id: hold.id!, user_id: payer.userId, token_id: tokenId, amount, instance: this.opts.instance, life: this.life, created_at: now, renewed_at: now,
       }).execute();
       return "held" as const;
     }).catch(async (e) => {
@@ -257,7 +258,7 @@ class HoldLedger implements Ledger {
     const id = crypto.randomUUID();
     const now = Math.floor(Date.now() / 1000);
     await this.db.insertInto("quota_holds").values({
-      id, user_id: hold.userId, token_id: hold.tokenId, amount: 0, instance: this.opts.instance, created_at: now, renewed_at: now,
+      id, user_id: hold.userId, token_id: hold.tokenId, amount: 0, instance: this.opts.instance, life: this.life, created_at: now, renewed_at: now,
     }).execute();
     return { ...hold, id, amount: 0 };
   }
@@ -278,7 +279,7 @@ class HoldLedger implements Ledger {
   /** Rows of this life only: those of a previous life (same instance name) are refunded, never kept alive. */
   private async renew(): Promise<void> {
     await this.db.updateTable("quota_holds").set({ renewed_at: Math.floor(Date.now() / 1000) })
-      .where("instance", "=", this.opts.instance).where("created_at", ">=", this.started).execute();
+      .where("instance", "=", this.opts.instance).where("life", "=", this.life).execute();
   }
 
   /** Refunds holds whose instance is gone: this instance's own from before it started, or anyone's past the lease. */
@@ -287,11 +288,11 @@ class HoldLedger implements Ledger {
     const staleBefore = now - Math.ceil(this.opts.leaseMs / 1000);
     for (;;) {
       let q = this.db.selectFrom("quota_holds").select("id").limit(100);
-      q = own ? q.where("instance", "=", this.opts.instance).where("created_at", "<", this.started) : q.where("renewed_at", "<", staleBefore);
+      q = own ? q.where("instance", "=", this.opts.instance).where("life", "<>", this.life) : q.where("renewed_at", "<", staleBefore);
       const rows = await q.execute();
       if (rows.length === 0) return;
       const qualifies = own
-        ? (r: QuotaHold) => r.instance === this.opts.instance && Number(r.created_at) < this.started
+        ? (r: QuotaHold) => r.instance === this.opts.instance && r.life !== this.life
         : (r: QuotaHold) => Number(r.renewed_at) < staleBefore;
       for (const r of rows) await withRetry(() => this.refund(r.id, qualifies));
       if (rows.length < 100) return;
