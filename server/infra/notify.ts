@@ -6,6 +6,7 @@ import type { AppDeps } from "../deps.ts";
 import { QUOTA_WARNING_INTERVAL_SECONDS, ROLE, formatQuota } from "../catalogue/index.ts";
 import { parseSetting, type UserSetting } from "../modules/user/view.ts";
 import { sendSiteMail } from "./mail.ts";
+import { fetchOutbound, fetchPolicy } from "./outbound.ts";
 
 export interface Notification {
   type: string;
@@ -43,12 +44,17 @@ export async function deliver(deps: AppDeps, user: { email: string; setting: str
     const url = s.webhook_url ? webhookAllowed(deps, s.webhook_url) : null;
     if (!url) return "no-recipient";
     const headers: Record<string, string> = { "content-type": "application/json" };
-    if (s.webhook_secret) headers.authorization = `Bearer ${s.webhook_secret}`;
-    const res = await fetch(url, {
-      method: "POST", headers, redirect: "error", signal: AbortSignal.timeout(10_000),
+    if (s.webhook_secret) {
+      // Settings saved before the rule (or written straight into the database) must not add header lines.
+      if (/[\x00-\x1f\x7f]/.test(s.webhook_secret)) throw new Error("the webhook secret holds control characters");
+      headers.authorization = `Bearer ${s.webhook_secret}`;
+    }
+    // The address is the user's: the outbound guard checks it (fetch_setting.*); a redirect is not followed.
+    const res = await fetchOutbound(url.href, {
+      method: "POST", headers, maxRedirects: 0, timeoutMs: 10_000, maxBytes: 64 * 1024, policy: fetchPolicy(deps.options),
       body: JSON.stringify({ type: n.type, title: n.title, content: n.content, values: n.values, timestamp: Math.floor(Date.now() / 1000) }),
     });
-    if (!res.ok) throw new Error(`webhook answered ${res.status}`);
+    if (res.status < 200 || res.status > 299) throw new Error(`webhook answered ${res.status}`);
     return "sent";
   }
   const to = (s.notification_email || user.email || "").trim();

@@ -6,6 +6,7 @@ import { disableReason, FAILURE_THRESHOLD, notifyRootOfChannel, probeDelaySecond
 import { testAllProgress } from "../../server/modules/channel/testing.ts";
 import { probeDueChannels } from "../../server/jobs/channel-probe.ts";
 import { runScheduledChannelTest } from "../../server/jobs/channel-test.ts";
+import { allowLocalFetches } from "../helpers/outbound.ts";
 
 const KEY = "sk-secret-upstream-key-123456";
 
@@ -241,6 +242,7 @@ for (const kind of storageKinds()) {
       } });
       try {
         (ctx.deps.config as any).allowLoopbackWebhooks = true;
+        await allowLocalFetches(ctx.deps.options);
         const setting = JSON.stringify({ notify_type: "webhook", webhook_url: `http://127.0.0.1:${hook.port}/hook`, webhook_secret: "s3" });
         await ctx.deps.db.updateTable("users").set({ setting }).where("username", "=", "root").execute();
         setChannelNotifier(notifyRootOfChannel);

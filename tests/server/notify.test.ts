@@ -7,6 +7,7 @@ import { TLSSocket } from "node:tls";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { checkQuota, maybeNotifyQuota, sendToRoot, webhookAllowed } from "../../server/infra/notify.ts";
 import { sendMail, buildMessage, mayAuthenticate, type SmtpSettings } from "../../server/infra/mail.ts";
+import { allowLocalFetches } from "../helpers/outbound.ts";
 
 // ---- a local webhook receiver -------------------------------------------------------------------------
 interface Hook { headers: Headers; body: any }
@@ -184,6 +185,7 @@ describe("quota notifications by webhook", () => {
   };
   beforeAll(async () => {
     ctx = await testContext({ config: { allowLoopbackWebhooks: true } });
+    await allowLocalFetches(ctx.deps.options);
     hook = webhookReceiver();
   });
   afterAll(async () => {
@@ -395,6 +397,7 @@ describe("throttle across instances", () => {
   // With REDIS_CONN_STRING set, two instances share Redis; without it, two deps share one memory cache.
   test("a warning sent by one instance is not repeated by another within 2 hours", async () => {
     const ctx = await testContext({ config: { allowLoopbackWebhooks: true }, redis: true });
+    await allowLocalFetches(ctx.deps.options);
     const hook = webhookReceiver();
     try {
       const other = { ...ctx.deps }; // a second instance over the same database and cache

@@ -2,6 +2,7 @@
 // the quota notification (here by webhook to a local receiver), at most once per 2 hours per user.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { relayFixture, userRow, type RelayFixture } from "../relay/fixtures.ts";
+import { allowLocalFetches } from "../helpers/outbound.ts";
 
 interface Hit { auth: string | null; body: any }
 
@@ -14,6 +15,7 @@ const COST = 140;
 
 beforeAll(async () => {
   fx = await relayFixture("sqlite", {}, { allowLoopbackWebhooks: true });
+  await allowLocalFetches(fx.ctx.deps.options);
   hooks = Bun.serve({
     port: 0, hostname: "127.0.0.1",
     async fetch(req) {

@@ -4,6 +4,7 @@ import {
   DEFAULT_USER_USABLE_GROUPS,
 } from "../../catalogue/ratios.ts";
 import { QUOTA_PER_UNIT, QUOTA_WARNING_THRESHOLD_DEFAULT } from "../../catalogue/index.ts";
+import { FETCH_SETTING_DEFAULTS } from "../../infra/outbound.ts";
 
 const json = (v: unknown) => JSON.stringify(v);
 
@@ -143,6 +144,8 @@ export const OPTION_DEFAULTS: Record<string, string> = {
   "global.pass_through_request_enabled": "false",
   "general_setting.ping_interval_enabled": "false",
   "general_setting.ping_interval_seconds": "60",
+  // outbound requests to user-supplied URLs (new-api's SSRF protection, server/infra/outbound.ts)
+  ...FETCH_SETTING_DEFAULTS,
 };
 
 /** Values never sent back by GET /api/option/. */

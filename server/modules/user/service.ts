@@ -346,7 +346,11 @@ export async function updateSetting(deps: AppDeps, me: User, input: UserSetting)
     next.quota_warning_threshold = n;
   }
   if (input.webhook_url !== undefined) next.webhook_url = input.webhook_url.trim();
-  if (input.webhook_secret !== undefined) next.webhook_secret = input.webhook_secret;
+  if (input.webhook_secret !== undefined) {
+    // It becomes an Authorization header: a line break would add header lines of the user's choosing.
+    if (/[\x00-\x1f\x7f]/.test(input.webhook_secret)) throw badRequest("the webhook secret must not contain line breaks or other control characters");
+    next.webhook_secret = input.webhook_secret;
+  }
   if (input.notification_email !== undefined) {
     const e = input.notification_email.trim();
     if (e && !isEmail(e)) throw badRequest(MSG.emailInvalid);

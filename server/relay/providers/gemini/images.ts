@@ -1,33 +1,15 @@
 // Gemini cannot fetch arbitrary image URLs, so the gateway downloads them and sends the bytes inline.
-import { lookup } from "node:dns/promises";
-import { isIP } from "node:net";
+// The URL is the client's: it goes through the outbound guard (fetch_setting.* options, infra/outbound.ts).
+import { fetchOutbound, fetchPolicy, type OptionReader } from "../../../infra/outbound.ts";
 
 const MAX_IMAGE_BYTES = 20 * 1024 * 1024;
 const IMAGE_TIMEOUT_MS = 15_000;
 
-/** Link-local addresses host cloud metadata services (credentials); a prompt must never read them. */
-export function isLinkLocal(address: string): boolean {
-  const v4 = address.replace(/^::ffff:/i, "");
-  if (isIP(v4) === 4) return v4.startsWith("169.254.");
-  return /^fe[89ab][0-9a-f]:/i.test(address);
-}
-
-async function assertFetchable(url: URL): Promise<void> {
-  const host = url.hostname.replace(/^\[|\]$/g, "");
-  if (host === "metadata.google.internal" || host === "metadata") throw new Error("this image address is not allowed");
-  const addresses = isIP(host) ? [host] : (await lookup(host, { all: true })).map((a) => a.address);
-  if (addresses.some(isLinkLocal)) throw new Error("this image address is not allowed");
-}
-
-export async function fetchImage(url: string): Promise<{ mimeType: string; data: string }> {
+export async function fetchImage(url: string, site?: OptionReader): Promise<{ mimeType: string; data: string }> {
   if (!/^https?:\/\//i.test(url)) throw new Error(`unsupported image URL scheme: ${url.slice(0, 40)}`);
-  await assertFetchable(new URL(url));
-  const res = await fetch(url, { signal: AbortSignal.timeout(IMAGE_TIMEOUT_MS), redirect: "error" });
-  if (!res.ok) throw new Error(`could not download the image (status ${res.status})`);
-  const declared = Number(res.headers.get("content-length") ?? 0);
-  if (declared > MAX_IMAGE_BYTES) throw new Error("the image is larger than 20 MB");
-  const bytes = new Uint8Array(await res.arrayBuffer());
-  if (bytes.byteLength > MAX_IMAGE_BYTES) throw new Error("the image is larger than 20 MB");
+  const res = await fetchOutbound(url, { timeoutMs: IMAGE_TIMEOUT_MS, maxBytes: MAX_IMAGE_BYTES, policy: fetchPolicy(site) });
+  if (res.status < 200 || res.status > 299) throw new Error(`could not download the image (status ${res.status})`);
+  const bytes = res.body;
   const mimeType = (res.headers.get("content-type") ?? "").split(";")[0]!.trim() || sniffImageType(bytes);
   return { mimeType, data: Buffer.from(bytes).toString("base64") };
 }
@@ -41,8 +23,8 @@ function sniffImageType(b: Uint8Array): string {
 }
 
 /** Downloads every distinct URL at once; a failure names the problem without the URL's query string. */
-export async function fetchImages(urls: string[]): Promise<Map<string, { mimeType: string; data: string }>> {
+export async function fetchImages(urls: string[], site?: OptionReader): Promise<Map<string, { mimeType: string; data: string }>> {
   const unique = [...new Set(urls)];
-  const results = await Promise.all(unique.map(async (u) => [u, await fetchImage(u)] as const));
+  const results = await Promise.all(unique.map(async (u) => [u, await fetchImage(u, site)] as const));
   return new Map(results);
 }

@@ -84,7 +84,7 @@ export async function geminiBodyFor(call: ProviderCall, body: any): Promise<{ mo
   const urls = remoteImageUrls(body);
   if (urls.length) {
     try {
-      images = await fetchImages(urls);
+      images = await fetchImages(urls, call.site);
     } catch (e) {
       throw new AppError(400, `image download failed: ${(e as Error).message}`);
     }
@@ -123,6 +123,12 @@ export function parseGeminiResponse(call: ProviderCall, json: any): ParsedRespon
 
 export class GeminiStreamMapper implements StreamMapper {
   private conv: GeminiStreamToOpenAI;
+  private finished = false;
+
+  complete(): boolean {
+    return this.finished;
+  }
+
   constructor(private call: ProviderCall) {
     this.conv = new GeminiStreamToOpenAI(call.requestModel);
   }
@@ -134,6 +140,7 @@ export class GeminiStreamMapper implements StreamMapper {
     } catch {
       return this.call.format === "gemini" ? scrubFrame(ev, this.call) : "";
     }
+    if (obj?.error || obj?.promptFeedback?.blockReason || (Array.isArray(obj?.candidates) && obj.candidates.some((c: any) => c?.finishReason))) this.finished = true;
     if (obj?.error) {
       // Rebuilt rather than passed on: the upstream's message may echo the key or an address.
       const message = scrub(typeof obj.error.message === "string" && obj.error.message ? obj.error.message : "upstream stream error", this.call);
