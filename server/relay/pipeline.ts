@@ -2,7 +2,7 @@
 // other channels) → answer the client → settle and record after the answer has gone out.
 import type { AppDeps } from "../deps.ts";
 import type { Channel } from "../../db/schema.ts";
-import { AppError } from "../http/errors.ts";
+import { AppError, errorBody } from "../http/errors.ts";
 import { LOG_TYPE } from "../catalogue/index.ts";
 import type { Caller } from "./auth.ts";
 import type { ClientFormat, ProviderAdaptor, ProviderCall, RelayMode, SiteOptions, Usage } from "./providers/types.ts";
@@ -16,7 +16,7 @@ import { findSensitive, takeRateLimit, type RateTicket } from "./limits.ts";
 import { countPromptTokensNow, countTokensNow, estimateTokens, promptText } from "./tokenizer.ts";
 import { withBilledUsage } from "./shown-usage.ts";
 import { generatedTextOf } from "./providers/openai/usage.ts";
-import { SseReader } from "./sse.ts";
+import { SseReader, sseFrame } from "./sse.ts";
 import { scrub } from "./scrub.ts";
 import { applyParamOverride } from "./override.ts";
 import { recordChannelResult } from "../modules/channel/health.ts";
@@ -53,6 +53,8 @@ interface Outcome {
   started: number;
   firstByteMs: number;
   ticket: RateTicket;
+  /** The upstream cut the stream before the answer was complete (logged in `other`). */
+  interrupted?: boolean;
 }
 
 export async function relay(deps: AppDeps, req: RelayRequest): Promise<Response> {
@@ -303,9 +305,18 @@ async function deliver(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCa
   try {
     json = JSON.parse(text);
   } catch {
-    // Plain-text answers (audio transcription with response_format=text/srt/vtt) pass through as they are.
-    finish(deps, o, null, () => text);
-    return new Response(text, { status: res.status, headers: { "content-type": contentType || "text/plain; charset=utf-8" } });
+    // Plain-text answers (audio transcription with response_format=text/srt/vtt) pass through as they are;
+    // anything else that does not parse is a broken answer (a body cut short): not the client's to pay for.
+    if (isTextAnswer(call, contentType)) {
+      finish(deps, o, null, () => text);
+      return new Response(text, { status: res.status, headers: { "content-type": contentType || "text/plain; charset=utf-8" } });
+    }
+    await relayState(deps).ledger.giveBack(o.hold);
+    recordUpstreamError(call.channel.id);
+    reportFailure(deps, call, res.status, "malformed answer");
+    const err = new AppError(502, "the upstream channel sent a malformed (unreadable) answer", "bad_response_body");
+    recordError(deps, o.req, err, call.channel.id, o.usedChannels, o.started);
+    throw err;
   }
   const parsed = adaptor.parseResponse(call, json);
   const generated = () => (adaptor.generatedText ?? openAIGeneratedText)(call, json);
@@ -324,6 +335,11 @@ async function deliver(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCa
   return new Response(JSON.stringify(body), { status: res.status, headers: { "content-type": "application/json" } });
 }
 
+/** Transcriptions and translations asked for text, SRT or VTT answer plain text, which is not JSON. */
+function isTextAnswer(call: ProviderCall, contentType: string): boolean {
+  return (call.mode === "audio_transcription" || call.mode === "audio_translation") && !contentType.includes("json");
+}
+
 /** What an OpenAI-shaped answer generated; audio transcriptions answer {text}. */
 function openAIGeneratedText(_call: ProviderCall, json: any): string {
   return generatedTextOf(json) || (typeof json?.text === "string" ? json.text : "");
@@ -340,6 +356,13 @@ function streamReply(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCall
   let counted: Usage | null = null;
   const count = () => (counted ??= countedUsageNow(o, mapper.generatedText()));
   const closed = relayState(deps).writer.streamOpened();
+  let clientGone = false;
+  /** The closing event of a cut stream, in the client's own error format (the SDKs raise it). */
+  const interrupted = () => {
+    o.interrupted = true;
+    const body = errorBody(call.format, 502, "the upstream channel broke off the stream before the answer was complete (stream interrupted)", "stream_interrupted");
+    return call.format === "claude" ? sseFrame(JSON.stringify(body), "error") : sseFrame(JSON.stringify(body));
+  };
   const done = () => {
     if (settled) return;
     settled = true;
@@ -358,7 +381,8 @@ function streamReply(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCall
           if (ended) {
             let out = "";
             for (const ev of sse.finish()) out += mapper.event(ev);
-            out += mapper.end(count);
+            if (mapper.complete()) out += mapper.end(count);
+            else out += interrupted();
             if (out) controller.write(out);
             done();
             controller.close();
@@ -374,7 +398,10 @@ function streamReply(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCall
         }
       } catch {
         // The upstream broke off mid-stream (or the client went away while a write was pending): the
-        // client keeps what it got and pays for what was generated.
+        // client keeps what it got, is told the answer is incomplete, and pays for what was generated.
+        try {
+          if (!clientGone && !mapper.complete()) controller.write(interrupted());
+        } catch {}
         done();
         try {
           controller.close();
@@ -383,6 +410,7 @@ function streamReply(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCall
     },
     cancel() {
       // The client went away: stop the upstream and bill what it had produced by now.
+      clientGone = true;
       abortUpstream();
       reader.cancel().catch(() => {});
       done();
@@ -434,6 +462,7 @@ function records(deps: AppDeps, o: Outcome, u: Usage, quota: number): SettledEnt
     cache_creation_tokens: u.cache_creation_tokens ?? 0, cache_creation_ratio: price.cacheCreationRatio,
     frt: Math.round(o.firstByteMs), is_model_mapped: o.upstreamModel !== req.model, upstream_model_name: o.upstreamModel,
     admin_info: { use_channel: o.usedChannels.map(String) }, request_path: req.path,
+    ...(o.interrupted ? { stream_interrupted: true } : {}),
   };
   const content = price.perCall
     ? `model price $${price.modelPrice}, group ratio ${price.groupRatio}`

@@ -2,6 +2,8 @@
 // (failStatus, slowMs, usage) or per request by words in the model name:
 //   "...-nousage"  never reports usage          "...-cut"    stream breaks off after two chunks
 //   "...-slow"     waits slowMs before each chunk "...-fail-N" answers status N (e.g. gpt-fail-500)
+//   "...-eof"      stream closes cleanly after two chunks, with no finish_reason and no [DONE]
+//   "...-badjson"  non-stream answer is 200 with a JSON body cut in the middle
 import type { Server } from "bun";
 
 export interface MockOptions {
@@ -65,8 +67,9 @@ export function startMockUpstream(options: MockOptions = {}): MockUpstream {
         const chat = path === "/v1/chat/completions";
         const chunks = mock.options.chunks ?? ["Hello", " world", "!"];
         const tool = chat && Array.isArray(body?.tools) && body.tools.length > 0 ? body.tools[0].function.name : null;
-        if (body?.stream) return streamAnswer(mock, { chat, model, chunks, tool, slow, cut: model.includes("-cut"), usage: body?.stream_options?.include_usage && !noUsage ? usage() : null });
+        if (body?.stream) return streamAnswer(mock, { chat, model, chunks, tool, slow, cut: model.includes("-cut"), eof: model.includes("-eof"), usage: body?.stream_options?.include_usage && !noUsage ? usage() : null });
         if (slow) await sleep(slow);
+        if (model.includes("-badjson")) return new Response('{"id":"cmpl-mock","object":"chat.completion","choices":[{"index":0,"message":{"role":"assis', { headers: { "content-type": "application/json" } });
         const text = chunks.join("");
         const base = { id: "cmpl-mock", created: 1700000000, model, ...(noUsage ? {} : { usage: usage() }) };
         if (!chat) return Response.json({ ...base, object: "text_completion", choices: [{ index: 0, text, finish_reason: "stop", logprobs: null }] });
@@ -100,7 +103,7 @@ export function startMockUpstream(options: MockOptions = {}): MockUpstream {
   return mock;
 }
 
-function streamAnswer(mock: MockUpstream, o: { chat: boolean; model: string; chunks: string[]; tool: string | null; slow: number; cut: boolean; usage: unknown }): Response {
+function streamAnswer(mock: MockUpstream, o: { chat: boolean; model: string; chunks: string[]; tool: string | null; slow: number; cut: boolean; eof?: boolean; usage: unknown }): Response {
   const enc = new TextEncoder();
   const frame = (obj: unknown) => enc.encode(`data: ${JSON.stringify(obj)}\n\n`);
   const piece = (text: string, finish: string | null) => o.chat
@@ -123,6 +126,10 @@ function streamAnswer(mock: MockUpstream, o: { chat: boolean; model: string; chu
               // Let the first pieces reach the reader, then reset the connection.
               await sleep(30);
               controller.error(new Error("connection reset"));
+              return;
+            }
+            if (o.eof && i === 2) {
+              controller.close();
               return;
             }
             controller.enqueue(frame(piece(o.chunks[i], null)));

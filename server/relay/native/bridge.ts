@@ -87,6 +87,10 @@ class NativeStreamMapper implements StreamMapper {
   generatedText(): string {
     return this.inner.generatedText();
   }
+
+  complete(): boolean {
+    return this.inner.complete();
+  }
 }
 
 const wrapped = new WeakMap<ProviderAdaptor, ProviderAdaptor>();

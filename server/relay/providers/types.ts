@@ -117,6 +117,9 @@ export interface StreamMapper {
   usage(): Usage | null;
   /** Text generated so far (content, reasoning, tool arguments), for counting when no usage came. */
   generatedText(): string;
+  /** The upstream ended its answer properly (or sent an error the client has already been given). A stream
+   *  that ends otherwise was cut: the relay ends it with an error event instead of end()'s closing frames. */
+  complete(): boolean;
 }
 
 export interface ParsedResponse {

@@ -92,7 +92,12 @@ export function parseClaudeResponse(call: ProviderCall, json: any): ParsedRespon
 /** Reads Claude stream events; answers them verbatim to Claude clients, as OpenAI chunks to others. */
 export class ClaudeStreamMapper implements StreamMapper {
   private conv = new ClaudeStreamToOpenAI();
+  private finished = false;
   constructor(private call: ProviderCall) {}
+
+  complete(): boolean {
+    return this.finished;
+  }
 
   event(ev: SseEvent): string {
     let obj: any = null;
@@ -100,7 +105,11 @@ export class ClaudeStreamMapper implements StreamMapper {
       obj = ev.data ? JSON.parse(ev.data) : null;
     } catch {}
     // Errors are never passed on verbatim, not even to Claude clients: they may echo the key or an address.
-    if (ev.event === "error" || obj?.type === "error") return this.errorFrame(obj?.error?.type, obj?.error?.message ?? ev.data);
+    if (ev.event === "error" || obj?.type === "error") {
+      this.finished = true;
+      return this.errorFrame(obj?.error?.type, obj?.error?.message ?? ev.data);
+    }
+    if (obj?.type === "message_stop") this.finished = true;
     if (!obj || typeof obj !== "object") return this.call.format === "claude" ? scrubFrame(ev, this.call) : "";
     const chunks = this.conv.push(obj);
     if (this.call.format === "claude") return ev.raw;

@@ -30,14 +30,20 @@ export function authHeaders(call: ProviderCall): Record<string, string> {
   return h;
 }
 
+/** A chunk that finishes a choice, or a Responses-API event that ends the response. */
+const FINISHING = /"finish_reason"\s*:\s*"|"type"\s*:\s*"response\.(completed|incomplete|failed)"|^\s*\{\s*"error"\s*:/;
+
 class PassThroughMapper implements StreamMapper {
   private seen: string[] = [];
   private found: Usage | null = null;
+  private finished = false;
   constructor(private wantsUsage: boolean) {}
 
   event(ev: SseEvent): string {
     const data = ev.data;
+    if (data === "[DONE]") this.finished = true;
     if (data === "[DONE]" || data === "") return ev.raw;
+    if (!this.finished && FINISHING.test(data)) this.finished = true;
     this.seen.push(data);
     if (!mayCarryUsage(data)) return ev.raw;
     let obj: any;
@@ -57,6 +63,9 @@ class PassThroughMapper implements StreamMapper {
   }
   end(): string {
     return "";
+  }
+  complete(): boolean {
+    return this.finished;
   }
   usage(): Usage | null {
     return this.found;
