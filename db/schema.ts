@@ -219,6 +219,57 @@ export interface QuotaHoldsTable {
   renewed_at: number;
 }
 
+/** new-api's two_fas: one row per user; the TOTP secret (base32) is never sent to a client. */
+export interface TwoFasTable {
+  id: Generated<number>;
+  user_id: number;
+  secret: string;
+  is_enabled: Generated<boolean | number>;
+  failed_attempts: Generated<number>;
+  /** datetime (Date from PostgreSQL and MySQL, text from SQLite) */
+  locked_until: Date | string | null;
+  last_used_at: Date | string | null;
+  /** the last TOTP time step (unix seconds / 30) accepted; a code of that step or earlier is refused */
+  last_step: Generated<number>;
+  created_at: Date | string | null;
+  updated_at: Date | string | null;
+  deleted_at: Date | string | null;
+}
+
+export interface TwoFaBackupCodesTable {
+  id: Generated<number>;
+  user_id: number;
+  /** bcrypt of the normalised code XXXX-XXXX, as new-api writes it */
+  code_hash: string;
+  is_used: Generated<boolean | number>;
+  used_at: Date | string | null;
+  created_at: Date | string | null;
+  deleted_at: Date | string | null;
+}
+
+/** new-api's passkey_credentials: ids and keys as standard base64 of the raw bytes; public_key is COSE. */
+export interface PasskeyCredentialsTable {
+  id: Generated<number>;
+  user_id: number;
+  credential_id: string;
+  public_key: string;
+  attestation_type: Generated<string>;
+  aaguid: Generated<string>;
+  sign_count: Generated<number>;
+  clone_warning: Generated<boolean | number>;
+  user_present: Generated<boolean | number>;
+  user_verified: Generated<boolean | number>;
+  backup_eligible: Generated<boolean | number>;
+  backup_state: Generated<boolean | number>;
+  /** JSON list of transports ("usb", "internal", ...) */
+  transports: string | null;
+  attachment: Generated<string>;
+  last_used_at: Date | string | null;
+  created_at: Date | string | null;
+  updated_at: Date | string | null;
+  deleted_at: Date | string | null;
+}
+
 export interface DB {
   users: UsersTable;
   options: OptionsTable;
@@ -233,6 +284,9 @@ export interface DB {
   midjourneys: MidjourneysTable;
   tasks: TasksTable;
   quota_holds: QuotaHoldsTable;
+  two_fas: TwoFasTable;
+  two_fa_backup_codes: TwoFaBackupCodesTable;
+  passkey_credentials: PasskeyCredentialsTable;
 }
 
 export type User = Selectable<UsersTable>;

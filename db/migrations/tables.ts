@@ -151,4 +151,38 @@ export const TABLES: TableDef[] = [
     primaryKey: ["id"],
     indexes: [{ name: "idx_quota_holds_renewed_at", columns: ["renewed_at"] }, { name: "idx_quota_holds_instance", columns: ["instance"] }],
   },
+  // Two-factor sign-in and passkeys, in new-api's layout (model/twofa.go, model/passkey.go), so its rows keep
+  // working; times are gorm datetimes. last_step is ours: the last TOTP time step accepted, so a code
+  // works once (server/modules/twofa).
+  {
+    name: "two_fas",
+    columns: [
+      id, c("user_id", "int", { notNull: true }), c("secret", "varchar(255)", { notNull: true }), b("is_enabled"),
+      i("failed_attempts"), c("locked_until", "datetime"), c("last_used_at", "datetime"), n("last_step"), c("created_at", "datetime"),
+      c("updated_at", "datetime"), c("deleted_at", "datetime"),
+    ],
+    indexes: [{ name: "idx_two_fas_user_id", columns: ["user_id"], unique: true }, { name: "idx_two_fas_deleted_at", columns: ["deleted_at"] }],
+  },
+  {
+    name: "two_fa_backup_codes",
+    columns: [
+      id, c("user_id", "int", { notNull: true }), c("code_hash", "varchar(255)", { notNull: true }), b("is_used"), c("used_at", "datetime"),
+      c("created_at", "datetime"), c("deleted_at", "datetime"),
+    ],
+    indexes: [{ name: "idx_two_fa_backup_codes_user_id", columns: ["user_id"] }, { name: "idx_two_fa_backup_codes_deleted_at", columns: ["deleted_at"] }],
+  },
+  {
+    name: "passkey_credentials",
+    columns: [
+      id, c("user_id", "int", { notNull: true }), c("credential_id", "varchar(512)", { notNull: true }),
+      c("public_key", "text", { notNull: true }), s("attestation_type", 255), s("aaguid", 512), n("sign_count"), b("clone_warning"),
+      b("user_present"), b("user_verified"), b("backup_eligible"), b("backup_state"), t("transports"), s("attachment", 32),
+      c("last_used_at", "datetime"), c("created_at", "datetime"), c("updated_at", "datetime"), c("deleted_at", "datetime"),
+    ],
+    indexes: [
+      { name: "idx_passkey_credentials_user_id", columns: ["user_id"] },
+      { name: "idx_passkey_credentials_credential_id", columns: ["credential_id"], unique: true },
+      { name: "idx_passkey_credentials_deleted_at", columns: ["deleted_at"] },
+    ],
+  },
 ];
