@@ -8,7 +8,7 @@ import { clientIp } from "../http/ratelimit.ts";
 import { ROLE, channelType } from "../catalogue/index.ts";
 import type { RelayMode } from "./providers/types.ts";
 import { authenticate, acceptsUnset, presentedKey, type Caller } from "./auth.ts";
-import { relay } from "./pipeline.ts";
+import { relay } from "./endpoints/exchange.ts";
 import { relayState } from "./state.ts";
 import { listsModule } from "./lists.ts";
 

@@ -8,7 +8,7 @@ import type { AppDeps } from "../../deps.ts";
 import { AppError } from "../../http/errors.ts";
 import { clientIp } from "../../http/ratelimit.ts";
 import { authenticate, presentedKey } from "../auth.ts";
-import { relay } from "../pipeline.ts";
+import { relay } from "../endpoints/exchange.ts";
 import { countPromptTokens } from "../tokenizer.ts";
 import { claudeRequestToOpenAI } from "./claude.ts";
 import { geminiRequestToOpenAI } from "./gemini.ts";

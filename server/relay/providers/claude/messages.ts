@@ -3,10 +3,10 @@
 // mapping, usage. Only URL, auth and two body fields differ between the three.
 import type { ParsedResponse, ProviderCall, SseEvent, StreamMapper, Usage } from "../types.ts";
 import { sseFrame, SSE_DONE } from "../../sse.ts";
-import { countTokensNow } from "../../tokenizer.ts";
 import { plainName, scrub, scrubFrame } from "../../scrub.ts";
 import { perModel, siteOf } from "../../native/site.ts";
 import { shownUsage } from "../../shown-usage.ts";
+import { withCountedCompletion } from "../../formats/usage.ts";
 import { ClaudeStreamToOpenAI, claudeGeneratedText, fromClaudeResponse, toClaudeRequest, usageFromClaude, type ClaudeSettings } from "./convert.ts";
 import type { ClaudeRequest, OpenAIUsage } from "./wire.ts";
 
@@ -74,11 +74,7 @@ function answerUsage(json: any): Usage | null {
   const raw = json?.usage;
   if (typeof raw?.input_tokens !== "number") return null;
   const usage = toUsage(usageFromClaude(raw));
-  if (typeof raw.output_tokens !== "number") {
-    usage.completion_tokens = countTokensNow(claudeGeneratedText(json));
-    usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
-  }
-  return usage;
+  return typeof raw.output_tokens === "number" ? usage : withCountedCompletion(usage, claudeGeneratedText(json));
 }
 
 export function parseClaudeResponse(call: ProviderCall, json: any): ParsedResponse {
@@ -150,14 +146,8 @@ export class ClaudeStreamMapper implements StreamMapper {
     if (!this.conv.hasInputUsage) return null;
     const u = toUsage(this.conv.usage);
     if (this.conv.hasFinalOutput) return u;
-    // Cut or abandoned before message_delta: message_start's output_tokens is a placeholder (often 1),
-    // so what was generated is counted and billed whenever it is more.
-    const counted = countTokensNow(this.conv.receivedText);
-    if (counted > u.completion_tokens) {
-      u.completion_tokens = counted;
-      u.total_tokens = u.prompt_tokens + counted;
-    }
-    return u;
+    // Cut or abandoned before message_delta: message_start's output_tokens is a placeholder (often 1).
+    return withCountedCompletion(u, this.conv.receivedText);
   }
 
   generatedText(): string {

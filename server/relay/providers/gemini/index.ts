@@ -15,6 +15,7 @@ import type { OpenAIUsage } from "../claude/wire.ts";
 import { countTokensNow, decodeEmbeddingTokens } from "../../tokenizer.ts";
 import { plainName, scrub, scrubFrame } from "../../scrub.ts";
 import { shownUsage } from "../../shown-usage.ts";
+import { withCountedCompletion } from "../../formats/usage.ts";
 
 export function geminiSettings(call: Pick<ProviderCall, "site">): GeminiSettings {
   const site = siteOf(call);
@@ -100,14 +101,7 @@ function answerUsage(json: any): Usage | null {
   const meta = json?.usageMetadata;
   if (typeof meta?.promptTokenCount !== "number") return null;
   const usage = toUsage(usageFromGemini(meta));
-  if (typeof meta.candidatesTokenCount !== "number") {
-    const counted = countTokensNow(geminiGeneratedText(json));
-    if (counted > usage.completion_tokens) {
-      usage.completion_tokens = counted;
-      usage.total_tokens = usage.prompt_tokens + counted;
-    }
-  }
-  return usage;
+  return typeof meta.candidatesTokenCount === "number" ? usage : withCountedCompletion(usage, geminiGeneratedText(json));
 }
 
 export function parseGeminiResponse(call: ProviderCall, json: any): ParsedResponse {
@@ -171,13 +165,8 @@ export class GeminiStreamMapper implements StreamMapper {
     const u = toUsage(this.conv.usage);
     if (this.conv.hasFinalUsage) return u;
     // Cut or abandoned before the finishing chunk (or it came without a completion count): intermediate
-    // usageMetadata often counts the prompt only, so what was generated is billed whenever it is more.
-    const counted = countTokensNow(this.conv.receivedText);
-    if (counted > u.completion_tokens) {
-      u.completion_tokens = counted;
-      u.total_tokens = u.prompt_tokens + counted;
-    }
-    return u;
+    // usageMetadata often counts the prompt only.
+    return withCountedCompletion(u, this.conv.receivedText);
   }
 
   generatedText(): string {

@@ -1,0 +1,93 @@
+// Admission: everything decided before any upstream is called — the token may use the model, the prompt
+// passes the sensitive-word filter, some channel serves the model for the caller's group, the model has a
+// price, the rate limits allow one more call, and the balances hold the call's estimate.
+import type { AppDeps } from "../../deps.ts";
+import type { Channel } from "../../../db/schema.ts";
+import { AppError } from "../../http/errors.ts";
+import type { Caller } from "../auth.ts";
+import type { ClientFormat, RelayMode } from "../providers/types.ts";
+import { relayState, type RoutingTable } from "../state.ts";
+import type { Candidate } from "../select.ts";
+import { preConsumeQuota, priceFor, type Price } from "../billing.ts";
+import { findSensitive, takeRateLimit, type RateTicket } from "../limits.ts";
+import { estimateTokens, promptText } from "../tokenizer.ts";
+import type { Hold } from "./ledger.ts";
+
+/** One client call as every endpoint kind hands it to the relay core. */
+export interface RelayRequest {
+  mode: RelayMode;
+  format: ClientFormat;
+  path: string;
+  search: string;
+  /** JSON object, or FormData for the multipart audio routes */
+  body: any;
+  /** The model the call is priced and routed by (a task's action price key, e.g. mj_imagine, for tasks). */
+  model: string;
+  stream: boolean;
+  caller: Caller;
+  ip: string;
+  /** Aborted when the client goes away. */
+  signal?: AbortSignal;
+  /** Client headers an adaptor may forward (e.g. anthropic-beta on /v1/messages), lower-case names. */
+  headers?: Record<string, string>;
+}
+
+/** Where the call may go: the channels of the caller's group for the model, or the one the token pins. */
+export interface Routes {
+  table: RoutingTable;
+  candidates: Candidate[];
+  pinned: Channel | null;
+}
+
+export interface Admission {
+  req: RelayRequest;
+  started: number;
+  price: Price;
+  /** billed units of a per-call price (images: n) */
+  calls: number;
+  hold: Hold;
+  ticket: RateTicket;
+  routes: Routes;
+}
+
+export interface AdmitOptions {
+  /** The hold, when the endpoint knows it better than the prompt estimate (a task's fixed price). */
+  estimate?: (price: Price) => number;
+}
+
+export async function admit(deps: AppDeps, req: RelayRequest, opts: AdmitOptions = {}): Promise<Admission> {
+  const started = performance.now();
+  const { caller, model, body } = req;
+  const state = relayState(deps);
+  if (caller.modelLimits && !caller.modelLimits.has(model)) {
+    throw new AppError(403, `this token is not allowed to use model ${model}`, "model_not_allowed");
+  }
+  const prompt = promptText(body);
+  if (findSensitive(deps, prompt) !== null) throw new AppError(400, "the prompt contains a sensitive word and was refused", "sensitive_words_detected");
+
+  const table = await state.routing.get();
+  const candidates = table.abilities.get(`${caller.group}\n${model}`) ?? [];
+  const pinned = caller.pinnedChannel !== null ? await pinnedChannel(deps, table, caller.pinnedChannel) : null;
+  if (!pinned && candidates.length === 0) {
+    throw new AppError(503, `no available channel for model ${model} in group ${caller.group}`, "model_not_found");
+  }
+  const price = priceFor(deps.options, model, caller.group, caller.acceptUnsetModel);
+  const ticket = await takeRateLimit(deps, caller.userId, caller.group);
+
+  const calls = req.mode === "images" ? Math.max(1, Math.min(10, Math.floor(Number(body?.n) || 1))) : 1;
+  let estimate: number;
+  if (opts.estimate) estimate = opts.estimate(price);
+  else {
+    const maxTokens = Math.max(0, Math.floor(Number(body?.max_tokens ?? body?.max_completion_tokens ?? body?.max_output_tokens) || 0));
+    estimate = preConsumeQuota(price, estimateTokens(prompt), maxTokens, deps.options.number("PreConsumedQuota", 0), calls);
+  }
+  const hold = await state.ledger.take({ userId: caller.userId, tokenId: caller.tokenId, unlimited: caller.unlimited }, estimate);
+  return { req, started, price, calls, hold, ticket, routes: { table, candidates, pinned } };
+}
+
+async function pinnedChannel(deps: AppDeps, table: RoutingTable, id: number): Promise<Channel> {
+  const hit = table.channels.get(id);
+  if (hit) return hit;
+  const row = await deps.db.selectFrom("channels").select("id").where("id", "=", id).executeTakeFirst();
+  throw row ? new AppError(403, `channel ${id} is disabled`, "channel_disabled") : new AppError(400, `channel ${id} does not exist`, "channel_not_found");
+}

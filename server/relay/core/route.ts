@@ -1,0 +1,140 @@
+// Routing: which channel an admitted call goes to, and on to the next when an upstream fails in a way
+// another channel may not (a retryable status, a timeout, a refused connection). Generic over what an
+// attempt is (an exchange, a task submit): the endpoint says how to try one channel.
+import type { AppDeps } from "../../deps.ts";
+import type { Channel } from "../../../db/schema.ts";
+import { AppError } from "../../http/errors.ts";
+import type { ProviderCall, SiteOptions } from "../providers/types.ts";
+import { baseUrlOf } from "../providers/index.ts";
+import { pickChannel } from "../select.ts";
+import { recordChannelResult } from "../../modules/channel/health.ts";
+import { parseChannelInfo, pickChannelKey, type ChannelInfo } from "../../modules/channel/keys.ts";
+import type { Admission, RelayRequest } from "./admit.ts";
+
+/** An upstream failure, and whether another channel may be tried after it. */
+export class UpstreamError extends AppError {
+  constructor(status: number, message: string, public retry: boolean) {
+    super(status, message, "upstream_error");
+  }
+}
+
+export interface Routed<A, T> {
+  /** the channel that answered, with its adaptor, and what the attempt produced */
+  served: { channel: Channel; adaptor: A; result: T } | null;
+  /** why the last attempt failed, when none answered */
+  failure: AppError | null;
+  usedChannels: number[];
+}
+
+/**
+ * Tries the call on up to 1 + RetryTimes channels (the pinned one only, when the token pins one), each
+ * picked by priority and weight among those not tried yet. `adaptorOf` answers null for a channel that
+ * cannot serve this endpoint (the attempt then counts as a 501 and the next channel is tried).
+ */
+export async function route<A, T>(
+  deps: AppDeps, adm: Admission, adaptorOf: (channel: Channel) => A | null, tryOne: (adaptor: A, channel: Channel) => Promise<T | AppError>,
+): Promise<Routed<A, T>> {
+  const { table, candidates, pinned } = adm.routes;
+  const tried = new Set<number>();
+  const usedChannels: number[] = [];
+  const attempts = pinned ? 1 : 1 + Math.max(0, Math.floor(deps.options.number("RetryTimes", 0)));
+  let failure: AppError | null = null;
+  for (let i = 0; i < attempts; i++) {
+    const id = pinned ? pinned.id : pickChannel(candidates, tried);
+    const channel = pinned ?? (id !== null ? table.channels.get(id) : undefined);
+    if (!channel) break;
+    tried.add(channel.id);
+    usedChannels.push(channel.id);
+    const adaptor = adaptorOf(channel);
+    if (!adaptor) {
+      failure = new AppError(501, `${adm.req.path} is not supported by the channels serving model ${adm.req.model}`, "not_implemented");
+      continue;
+    }
+    const result = await tryOne(adaptor, channel);
+    if (result instanceof AppError) {
+      failure = result;
+      if (result instanceof UpstreamError && result.retry) continue;
+      break;
+    }
+    return { served: { channel, adaptor, result }, failure: null, usedChannels };
+  }
+  return { served: null, failure, usedChannels };
+}
+
+interface ChannelConfig { mapping: Record<string, string>; statusMap: Record<string, string>; override: Record<string, unknown> | null; options: Record<string, unknown>; keyInfo: ChannelInfo }
+const configs = new WeakMap<Channel, ChannelConfig>();
+
+/** The channel's JSON settings, parsed once per loaded channel row. Bad JSON counts as "not set". */
+export function channelConfig(ch: Channel): ChannelConfig {
+  let c = configs.get(ch);
+  if (!c) {
+    const obj = (raw: string | null | undefined) => {
+      try {
+        const v = raw ? JSON.parse(raw) : null;
+        return v && typeof v === "object" && !Array.isArray(v) ? v : null;
+      } catch {
+        return null;
+      }
+    };
+    c = {
+      mapping: obj(ch.model_mapping) ?? {},
+      statusMap: obj(ch.status_code_mapping) ?? {},
+      override: obj(ch.param_override),
+      options: obj(ch.setting) ?? {},
+      keyInfo: parseChannelInfo(ch.channel_info),
+    };
+    configs.set(ch, c);
+  }
+  return c;
+}
+
+/** What a provider adaptor needs to know about one attempt of `req` on `channel`. */
+export function providerCall(req: Pick<RelayRequest, "mode" | "format" | "model" | "stream" | "path" | "search" | "body" | "headers">, channel: Channel, site?: SiteOptions): ProviderCall {
+  const cfg = channelConfig(channel);
+  const mapped = cfg.mapping[req.model];
+  const upstreamModel = typeof mapped === "string" && mapped ? mapped : req.model;
+  const { key, keyIndex } = channelKey(channel, cfg.keyInfo);
+  const clientWantsUsage = Boolean(req.body?.stream_options?.include_usage);
+  return {
+    mode: req.mode, format: req.format, channel, key, keyIndex, baseUrl: baseUrlOf(channel), requestModel: req.model, upstreamModel,
+    stream: req.stream, clientWantsUsage, path: req.path, search: req.search, options: cfg.options, site, clientHeaders: req.headers,
+    // global.pass_through_request_enabled sends the client's body unchanged: no overrides either.
+    paramOverride: site?.bool("global.pass_through_request_enabled") ? null : cfg.override,
+  };
+}
+
+/** Where each multi-key channel's polling rotation goes on next, on this instance. Persisting it would put
+ * a write on every call; keys that failed are persisted (channel_info) by channel automation instead. */
+const pollingIndex = new Map<number, number>();
+
+function channelKey(channel: Channel, info: ChannelInfo): { key: string; keyIndex: number } {
+  if (!info.is_multi_key) return { key: String(channel.key ?? "").trim(), keyIndex: 0 };
+  const at = pollingIndex.get(channel.id) ?? info.multi_key_polling_index;
+  const pick = pickChannelKey({ key: channel.key, channel_info: { ...info, multi_key_polling_index: at } }, Math.floor(Date.now() / 1000));
+  pollingIndex.set(channel.id, pick.info.multi_key_polling_index);
+  return { key: pick.key, keyIndex: pick.index };
+}
+
+/** The client-facing status of an upstream error status, after the channel's status_code_mapping. */
+export function mappedStatus(channel: Channel, status: number): number {
+  const mapped = Number(channelConfig(channel).statusMap[String(status)]);
+  return Number.isInteger(mapped) && mapped >= 100 && mapped <= 599 ? mapped : status;
+}
+
+/** Lets channel automation count failures toward auto-disable, off the response path. */
+export function reportFailure(deps: AppDeps, call: ProviderCall, status: number | undefined, message: string, code?: string) {
+  if (!deps.options.bool("AutomaticDisableChannelEnabled")) return;
+  const keyIndex = parseChannelInfo(call.channel.channel_info).is_multi_key ? call.keyIndex : undefined;
+  void recordChannelResult(deps, call.channel.id, { ok: false, source: "relay", status, message, code, keyIndex }).catch(() => {});
+}
+
+/** The error code of an OpenAI-style error body (for auto-disable rules keyed on codes). */
+export function errorCode(text: string): string | undefined {
+  try {
+    const e = JSON.parse(text)?.error;
+    const c = e?.code ?? e?.type;
+    return typeof c === "string" ? c : undefined;
+  } catch {
+    return undefined;
+  }
+}

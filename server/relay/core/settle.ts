@@ -1,0 +1,89 @@
+// Settlement: after the answer has gone out, the call's cost comes out of its hold and the call is
+// recorded — counters, the consume log, the low-balance warning — through the write-behind, in the same
+// transaction as the settlement itself (core/ledger.ts). Failed calls leave an error log.
+import type { AppDeps } from "../../deps.ts";
+import type { Channel } from "../../../db/schema.ts";
+import type { AppError } from "../../http/errors.ts";
+import { LOG_TYPE } from "../../catalogue/index.ts";
+import type { Usage } from "../providers/types.ts";
+import { relayState } from "../state.ts";
+import { quotaFor } from "../billing.ts";
+import type { SettledEntry } from "../../jobs/writebehind.ts";
+import { maybeNotifyQuota } from "../../infra/notify.ts";
+import type { Admission, RelayRequest } from "./admit.ts";
+import { countedUsage } from "./meter.ts";
+
+/** An admitted call that a channel served: what settling and recording it needs. */
+export interface Served extends Admission {
+  channel: Channel;
+  upstreamModel: string;
+  usedChannels: number[];
+  firstByteMs: number;
+  /** The upstream cut the stream before the answer was complete (logged in `other`). */
+  interrupted?: boolean;
+}
+
+/** Settles and records a served call; the write-behind waits for it on flush. `usage` null: counted from
+ * the request and `generated` text. */
+export function finish(deps: AppDeps, s: Served, usage: Usage | null, generated?: () => string): void {
+  s.ticket.succeeded();
+  const { ledger, writer } = relayState(deps);
+  const job = (async () => {
+    const u = usage ?? countedUsage(s.req.body, generated?.() ?? "");
+    const cost = quotaFor(s.price, u, s.calls);
+    const taken = await ledger.settle(s.hold, cost, (q) => records(deps, s, u, q));
+    warnIfLow(deps, s, taken);
+  })();
+  writer.track(job);
+}
+
+/** The call was not served (or its answer was unusable): the hold goes back in full. */
+export function release(deps: AppDeps, adm: Admission): Promise<void> {
+  return relayState(deps).ledger.giveBack(adm.hold);
+}
+
+/** Quota warning: the balance left after this call; the check costs no I/O while it is above the threshold. */
+function warnIfLow(deps: AppDeps, s: Served, taken: number): void {
+  const c = s.req.caller;
+  maybeNotifyQuota(deps, c.userId, relayState(deps).ledger.remaining(c.userId, c.userQuota - taken), c.userSetting);
+}
+
+/** The counters and the consume log of a settled call, written together with its settlement. */
+function records(deps: AppDeps, s: Served, u: Usage, quota: number): SettledEntry {
+  const { req, price } = s;
+  const now = Math.floor(Date.now() / 1000);
+  const usage = {
+    userId: req.caller.userId, username: req.caller.username, tokenId: req.caller.tokenId, channelId: s.channel.id,
+    model: req.model, quota, tokens: u.prompt_tokens + u.completion_tokens, at: now,
+  };
+  if (!deps.options.bool("LogConsumeEnabled")) return { usage, log: null };
+  const other = {
+    model_ratio: price.modelRatio, group_ratio: price.groupRatio, completion_ratio: price.completionRatio,
+    model_price: price.modelPrice, cache_tokens: u.cached_tokens ?? 0, cache_ratio: price.cacheRatio,
+    cache_creation_tokens: u.cache_creation_tokens ?? 0, cache_creation_ratio: price.cacheCreationRatio,
+    frt: Math.round(s.firstByteMs), is_model_mapped: s.upstreamModel !== req.model, upstream_model_name: s.upstreamModel,
+    admin_info: { use_channel: s.usedChannels.map(String) }, request_path: req.path,
+    ...(s.interrupted ? { stream_interrupted: true } : {}),
+  };
+  const content = price.perCall
+    ? `model price $${price.modelPrice}, group ratio ${price.groupRatio}`
+    : `model ratio ${price.modelRatio}, completion ratio ${price.completionRatio}, group ratio ${price.groupRatio}`;
+  return { usage, log: {
+    user_id: req.caller.userId, created_at: now, type: LOG_TYPE.consume, content, username: req.caller.username,
+    token_name: req.caller.tokenName, model_name: req.model, quota, prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens,
+    use_time: Math.round((performance.now() - s.started) / 1000), is_stream: req.stream, channel_id: s.channel.id,
+    token_id: req.caller.tokenId, group: req.caller.group, ip: req.ip, other: JSON.stringify(other),
+  } };
+}
+
+/** The error log of a call that failed (LogErrorEnabled). */
+export function recordError(deps: AppDeps, req: RelayRequest, err: AppError, channelId: number, used: number[], started: number): void {
+  if (!deps.options.bool("LogErrorEnabled")) return;
+  relayState(deps).writer.log({
+    user_id: req.caller.userId, created_at: Math.floor(Date.now() / 1000), type: LOG_TYPE.error, content: err.message,
+    username: req.caller.username, token_name: req.caller.tokenName, model_name: req.model, quota: 0,
+    use_time: Math.round((performance.now() - started) / 1000), is_stream: req.stream, channel_id: channelId,
+    token_id: req.caller.tokenId, group: req.caller.group, ip: req.ip,
+    other: JSON.stringify({ status_code: err.status, admin_info: { use_channel: used.map(String) }, request_path: req.path }),
+  });
+}

@@ -1,0 +1,255 @@
+// The exchange endpoint: one request, one answer (JSON, or SSE forwarded chunk by chunk as it arrives).
+// admit → route (each attempt builds the provider's request and sends it) → deliver in the client's
+// format → settle after the answer has gone out.
+import type { AppDeps } from "../../deps.ts";
+import { AppError, errorBody } from "../../http/errors.ts";
+import type { ProviderAdaptor, ProviderCall, Usage } from "../providers/types.ts";
+import { adaptorFor } from "../providers/index.ts";
+import { relayState } from "../state.ts";
+import { retryable } from "../select.ts";
+import { withBilledUsage } from "../shown-usage.ts";
+import { generatedTextOf } from "../providers/openai/usage.ts";
+import { SseReader, sseFrame } from "../sse.ts";
+import { scrub } from "../scrub.ts";
+import { applyParamOverride } from "../override.ts";
+import { recordUpstreamError } from "../../http/metrics.ts";
+import { admit, type RelayRequest } from "../core/admit.ts";
+import { errorCode, mappedStatus, providerCall, reportFailure, route, UpstreamError } from "../core/route.ts";
+import { finish, recordError, release as releaseHold, type Served } from "../core/settle.ts";
+import { countedUsage } from "../core/meter.ts";
+
+export type { RelayRequest } from "../core/admit.ts";
+
+export async function relay(deps: AppDeps, req: RelayRequest): Promise<Response> {
+  const adm = await admit(deps, req);
+  let routed;
+  try {
+    routed = await route(deps, adm, (channel) => {
+      const adaptor = adaptorFor(channel.type);
+      return adaptor && adaptor.supports(req.mode) ? adaptor : null;
+    }, async (adaptor, channel) => {
+      const call = providerCall(req, channel, deps.options);
+      const answer = await attempt(deps, adaptor, call, req);
+      return answer instanceof AppError ? answer : { call, answer };
+    });
+  } catch (e) {
+    await releaseHold(deps, adm);
+    throw e;
+  }
+  const { served, usedChannels } = routed;
+  // From here the hold belongs to the served call: deliver() settles it (or releases it if the answer breaks).
+  if (served) {
+    const { call, answer } = served.result;
+    const s: Served = { ...adm, channel: served.channel, upstreamModel: call.upstreamModel, usedChannels, firstByteMs: 0 };
+    return deliver(deps, served.adaptor, call, answer, s);
+  }
+  await releaseHold(deps, adm);
+  const err = routed.failure ?? new AppError(503, `no available channel for model ${req.model} in group ${req.caller.group}`, "model_not_found");
+  recordError(deps, req, err, usedChannels.at(-1) ?? 0, usedChannels, adm.started);
+  throw err;
+}
+
+/** The body handed to the adaptor: the client's, with the mapped model and a usage request for streams.
+ *  The channel's param_override goes into the adaptor's converted body instead (applyParamOverride). */
+function upstreamBody(req: RelayRequest, call: ProviderCall): any {
+  if (req.body instanceof FormData) {
+    if (call.upstreamModel === req.model) return req.body;
+    const form = new FormData();
+    for (const [k, v] of req.body.entries()) form.append(k, k === "model" ? call.upstreamModel : v);
+    return form;
+  }
+  // global.pass_through_request_enabled: the client's JSON goes upstream as sent (no model mapping,
+  // overrides or usage request); an adaptor of another wire format still has to convert it.
+  if (call.site?.bool("global.pass_through_request_enabled")) return req.body;
+  if (req.format !== "openai") return req.body;
+  const body = { ...req.body, model: call.upstreamModel };
+  if (req.stream && (req.mode === "chat" || req.mode === "completions")) body.stream_options = { ...(req.body.stream_options ?? {}), include_usage: true };
+  return body;
+}
+
+/** A successful upstream answer plus the handles to end the attempt's timer and listeners. */
+interface Answer { res: Response; release(): void; abortUpstream(): void }
+
+async function attempt(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCall, req: RelayRequest): Promise<Answer | AppError> {
+  const abort = new AbortController();
+  const onClientGone = () => abort.abort(new Error("client disconnected"));
+  req.signal?.addEventListener("abort", onClientGone, { once: true });
+  const timer = setTimeout(() => abort.abort(new Error("timeout")), deps.config.relayTimeoutMs);
+  let res: Response;
+  try {
+    const up = applyParamOverride(adaptor, call, await adaptor.buildRequest(call, upstreamBody(req, call)));
+    const init: RequestInit = { method: up.method ?? "POST", headers: up.headers, body: up.body, signal: abort.signal, redirect: "manual" };
+    res = await (adaptor.send ? adaptor.send(call, up.url, init) : fetch(up.url, init));
+  } catch (e) {
+    clearTimeout(timer);
+    req.signal?.removeEventListener("abort", onClientGone);
+    if (e instanceof AppError) return e;
+    if (req.signal?.aborted) throw new AppError(499, "the client closed the request");
+    const timedOut = (abort.signal.reason as Error)?.message === "timeout";
+    recordUpstreamError(call.channel.id);
+    reportFailure(deps, call, undefined, timedOut ? "timeout" : "connection failed");
+    return new UpstreamError(timedOut ? 504 : 502, timedOut ? "the upstream channel did not answer in time" : "could not connect to the upstream channel", true);
+  }
+  if (res.ok) {
+    // Streams may run longer than the timeout; it only guards the wait for the first answer and JSON bodies.
+    if (call.stream) clearTimeout(timer);
+    return {
+      res,
+      release: () => {
+        clearTimeout(timer);
+        req.signal?.removeEventListener("abort", onClientGone);
+      },
+      abortUpstream: () => abort.abort(new Error("client disconnected")),
+    };
+  }
+  clearTimeout(timer);
+  req.signal?.removeEventListener("abort", onClientGone);
+  const text = await res.text().catch(() => "");
+  const raw = adaptor.errorMessage ? adaptor.errorMessage(res.status, text) : `upstream answered with status ${res.status}`;
+  recordUpstreamError(call.channel.id);
+  reportFailure(deps, call, res.status, scrub(raw, call), errorCode(text));
+  return new UpstreamError(mappedStatus(call.channel, res.status), scrub(raw, call), retryable(res.status));
+}
+
+async function deliver(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCall, answer: Answer, o: Served): Promise<Response> {
+  const { res, release } = answer;
+  if (call.stream && (adaptor.decodeStream || (res.headers.get("content-type") ?? "").includes("text/event-stream"))) return streamReply(deps, adaptor, call, answer, o);
+  if (o.req.mode === "audio_speech") {
+    release();
+    o.firstByteMs = performance.now() - o.started;
+    // Speech is priced on its input text, counted after the audio is on its way.
+    finish(deps, o, null, () => "");
+    return new Response(res.body, { status: res.status, headers: { "content-type": res.headers.get("content-type") ?? "audio/mpeg" } });
+  }
+  let text: string;
+  try {
+    text = await res.text();
+  } catch {
+    release();
+    await releaseHold(deps, o);
+    throw new AppError(502, "the upstream channel broke off its answer");
+  }
+  release();
+  o.firstByteMs = performance.now() - o.started;
+  const contentType = res.headers.get("content-type") ?? "";
+  let json: any;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    // Plain-text answers (audio transcription with response_format=text/srt/vtt) pass through as they are;
+    // anything else that does not parse is a broken answer (a body cut short): not the client's to pay for.
+    if (isTextAnswer(call, contentType)) {
+      finish(deps, o, null, () => text);
+      return new Response(text, { status: res.status, headers: { "content-type": contentType || "text/plain; charset=utf-8" } });
+    }
+    await releaseHold(deps, o);
+    recordUpstreamError(call.channel.id);
+    reportFailure(deps, call, res.status, "malformed answer");
+    const err = new AppError(502, "the upstream channel sent a malformed (unreadable) answer", "bad_response_body");
+    recordError(deps, o.req, err, call.channel.id, o.usedChannels, o.started);
+    throw err;
+  }
+  const parsed = adaptor.parseResponse(call, json);
+  const generated = () => (adaptor.generatedText ?? openAIGeneratedText)(call, json);
+  if (parsed.body === json) {
+    finish(deps, o, parsed.usage, generated);
+    return new Response(text, { status: res.status, headers: { "content-type": "application/json" } });
+  }
+  let body = parsed.body;
+  let usage = parsed.usage;
+  if (!usage && call.mode === "chat") {
+    // The gateway wrote this body's usage (zeros, with none upstream): it shows what is billed instead.
+    usage = countedUsage(o.req.body, generated());
+    body = withBilledUsage(call.format, body, usage);
+  }
+  finish(deps, o, usage, generated);
+  return new Response(JSON.stringify(body), { status: res.status, headers: { "content-type": "application/json" } });
+}
+
+/** Transcriptions and translations asked for text, SRT or VTT answer plain text, which is not JSON. */
+function isTextAnswer(call: ProviderCall, contentType: string): boolean {
+  return (call.mode === "audio_transcription" || call.mode === "audio_translation") && !contentType.includes("json");
+}
+
+/** What an OpenAI-shaped answer generated; audio transcriptions answer {text}. */
+function openAIGeneratedText(_call: ProviderCall, json: any): string {
+  return generatedTextOf(json) || (typeof json?.text === "string" ? json.text : "");
+}
+
+function streamReply(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCall, answer: Answer, o: Served): Response {
+  const { res, release, abortUpstream } = answer;
+  const mapper = adaptor.streamMapper(call);
+  // Non-SSE upstream streams (Bedrock's binary event stream) are re-framed as SSE first.
+  const reader = (adaptor.decodeStream ? adaptor.decodeStream(call, res.body!) : res.body!).getReader();
+  const sse = new SseReader();
+  let settled = false;
+  // Counted once, by the mapper's end() for a usage frame the upstream left without numbers, or by finish().
+  let counted: Usage | null = null;
+  const count = () => (counted ??= countedUsage(o.req.body, mapper.generatedText()));
+  const closed = relayState(deps).writer.streamOpened();
+  let clientGone = false;
+  /** The closing event of a cut stream, in the client's own error format (the SDKs raise it). */
+  const interrupted = () => {
+    o.interrupted = true;
+    const body = errorBody(call.format, 502, "the upstream channel broke off the stream before the answer was complete (stream interrupted)", "stream_interrupted");
+    return call.format === "claude" ? sseFrame(JSON.stringify(body), "error") : sseFrame(JSON.stringify(body));
+  };
+  const done = () => {
+    if (settled) return;
+    settled = true;
+    release();
+    finish(deps, o, mapper.usage() ?? counted, () => mapper.generatedText());
+    closed();
+  };
+  // A Bun "direct" stream: chunks are written straight to the socket instead of going through a
+  // ReadableStream queue, which costs several times the CPU per streamed call.
+  const body = new ReadableStream({
+    type: "direct",
+    async pull(controller: any) {
+      try {
+        for (;;) {
+          const { value, done: ended } = await reader.read();
+          if (ended) {
+            let out = "";
+            for (const ev of sse.finish()) out += mapper.event(ev);
+            if (mapper.complete()) out += mapper.end(count);
+            else out += interrupted();
+            if (out) controller.write(out);
+            done();
+            controller.close();
+            return;
+          }
+          if (!o.firstByteMs) o.firstByteMs = performance.now() - o.started;
+          let out = "";
+          for (const ev of sse.push(value)) out += mapper.event(ev);
+          if (out) {
+            controller.write(out);
+            await controller.flush();
+          }
+        }
+      } catch {
+        // The upstream broke off mid-stream (or the client went away while a write was pending): the
+        // client keeps what it got, is told the answer is incomplete, and pays for what was generated.
+        try {
+          if (!clientGone && !mapper.complete()) controller.write(interrupted());
+        } catch {}
+        done();
+        try {
+          controller.close();
+        } catch {}
+      }
+    },
+    cancel() {
+      // The client went away: stop the upstream and bill what it had produced by now.
+      clientGone = true;
+      abortUpstream();
+      reader.cancel().catch(() => {});
+      done();
+    },
+  } as any);
+  return new Response(body, {
+    status: 200,
+    headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", connection: "keep-alive", "x-accel-buffering": "no" },
+  });
+}
+

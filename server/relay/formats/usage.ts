@@ -1,0 +1,11 @@
+// Usage as every wire format reports it, and the one rule for reports that are not final: a stream cut
+// before its last usage frame, or an answer without an output count, bills what was generated whenever
+// counting it gives more. Providers and the relay core both apply it from here.
+import type { Usage } from "../providers/types.ts";
+import { countTokensNow } from "../tokenizer.ts";
+
+export function withCountedCompletion(u: Usage, generated: string): Usage {
+  const counted = countTokensNow(generated);
+  if (counted <= u.completion_tokens) return u;
+  return { ...u, completion_tokens: counted, total_tokens: u.prompt_tokens + counted };
+}
