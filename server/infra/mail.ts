@@ -60,18 +60,21 @@ function wrap76(b64: string): string {
   return b64.replace(/.{1,76}/g, "$&\r\n");
 }
 
+/** Addresses go into SMTP commands and headers: a line break (or any control character) would add lines. */
 function cleanAddress(addr: string): string {
   const a = addr.trim();
-  if (!a || /[\r\n<>]/.test(a)) throw new MailError(`invalid mail address: ${JSON.stringify(addr)}`);
+  if (!a || /[\x00-\x1f\x7f<>]/.test(a)) throw new MailError(`invalid mail address: ${JSON.stringify(addr)}`);
   return a;
 }
 
-export function buildMessage(from: string, msg: MailMessage, now = new Date()): string {
+export function buildMessage(rawFrom: string, msg: MailMessage, now = new Date()): string {
+  const from = cleanAddress(rawFrom);
   const domain = from.split("@")[1] || "localhost";
   const headers = [
     `From: ${from}`,
-    `To: ${msg.to}`,
-    `Subject: ${encodeHeader(msg.subject.replace(/[\r\n]+/g, " "))}`,
+    `To: ${cleanAddress(msg.to)}`,
+    // Subjects carry site names and titles: control characters (CR/LF above all) become spaces.
+    `Subject: ${encodeHeader(msg.subject.replace(/[\x00-\x1f\x7f]+/g, " "))}`,
     `Date: ${now.toUTCString().replace("GMT", "+0000")}`,
     `Message-ID: <${crypto.randomUUID()}@${domain}>`,
     "MIME-Version: 1.0",
