@@ -22,7 +22,11 @@ async function oauthState(aff?: string | null): Promise<string | null> {
   return r.data;
 }
 
-export function authoriseUrl(kind: "github" | "oidc" | "linuxdo", s: SiteStatus, state: string, origin = location.origin): string {
+/**
+ * The provider's authorise link. OIDC's redirect_uri is the configured site (ServerAddress, which the server
+ * also sends when it exchanges the code), else this page's origin: never anything taken from the URL.
+ */
+export function authoriseUrl(kind: "github" | "oidc" | "linuxdo", s: SiteStatus, state: string, origin = String(s.server_address || location.origin)): string {
   if (kind === "github") {
     return `https://github.com/login/oauth/authorize${qs({ client_id: s.github_client_id, state, scope: "user:email" })}`;
   }
@@ -31,7 +35,7 @@ export function authoriseUrl(kind: "github" | "oidc" | "linuxdo", s: SiteStatus,
   }
   const u = new URL(String(s.oidc_authorization_endpoint));
   u.searchParams.set("client_id", String(s.oidc_client_id ?? ""));
-  u.searchParams.set("redirect_uri", `${origin}/oauth/oidc`);
+  u.searchParams.set("redirect_uri", `${origin.replace(/\/+$/, "")}/oauth/oidc`);
   u.searchParams.set("response_type", "code");
   u.searchParams.set("scope", "openid profile email");
   u.searchParams.set("state", state);
