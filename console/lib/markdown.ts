@@ -5,8 +5,12 @@
 const escapeHtml = (s: string) =>
   s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
 
-function safeUrl(url: string): string | null {
-  const u = url.trim();
+/** The inverse of escapeHtml, for a URL cut out of already-escaped text (it is escaped once more on output). */
+const unescapeHtml = (s: string) =>
+  s.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, "&");
+
+function safeUrl(escaped: string): string | null {
+  const u = unescapeHtml(escaped).trim();
   if (/^(https?:|mailto:)/i.test(u) || /^[/#.]/.test(u)) return u;
   return null;
 }
@@ -19,11 +23,11 @@ function inline(text: string): string {
     return `\u0000${codes.length - 1}\u0000`;
   });
   s = s.replace(/!\[([^\]]*)\]\(([^)\s]+)\)/g, (m, alt, url) => {
-    const safe = safeUrl(url.replace(/&amp;/g, "&"));
+    const safe = safeUrl(url);
     return safe ? `<img src="${escapeHtml(safe)}" alt="${alt}" style="max-width:100%">` : m;
   });
   s = s.replace(/\[([^\]]+)\]\(([^)\s]+)\)/g, (m, label, url) => {
-    const safe = safeUrl(url.replace(/&amp;/g, "&"));
+    const safe = safeUrl(url);
     return safe ? `<a href="${escapeHtml(safe)}" target="_blank" rel="noopener noreferrer">${label}</a>` : m;
   });
   s = s.replace(/\*\*([^*]+)\*\*/g, "<strong>$1</strong>").replace(/(^|[^*])\*([^*]+)\*/g, "$1<em>$2</em>");
