@@ -3,43 +3,19 @@
 import type { AppDeps } from "../../deps.ts";
 import type { Channel } from "../../../db/schema.ts";
 import { nowSeconds } from "../../../db/index.ts";
-import { CHANNEL_STATUS, channelType } from "../../catalogue/index.ts";
-import { adaptorFor, baseUrlOf } from "../../relay/providers/index.ts";
-import type { ProviderCall, RelayMode } from "../../relay/providers/types.ts";
-import { applyParamOverride } from "../../relay/override.ts";
+import { CHANNEL_STATUS } from "../../catalogue/index.ts";
+import { probeChannel, type ProbeOutcome } from "../../relay/probe.ts";
 import { commaList } from "./abilities.ts";
-import { pickChannelKey } from "./keys.ts";
 import { getChannel } from "./service.ts";
 import { recordChannelResult, recordProbeFailure } from "./health.ts";
 import { backgroundRun, runInBackground } from "../../jobs/background.ts";
 
 export interface TestResult { success: boolean; message: string; /** seconds */ time: number }
 
-const EMBEDDING_RE = /embed|bge-|m3e|text-similarity/i;
-/** Reasoning models refuse max_tokens and want max_completion_tokens. */
-const REASONING_RE = /^(o\d|gpt-5)/i;
 export const TEST_TIMEOUT_MS = 60_000;
 
 export function testModelOf(channel: Pick<Channel, "test_model" | "models">, requested?: string): string {
   return (requested ?? "").trim() || (channel.test_model ?? "").trim() || commaList(channel.models)[0] || "gpt-4o-mini";
-}
-
-function jsonObject(text: string | null | undefined): Record<string, any> {
-  try {
-    const v = text ? JSON.parse(text) : {};
-    return v && typeof v === "object" && !Array.isArray(v) ? v : {};
-  } catch {
-    return {};
-  }
-}
-
-/** The request body of a test, in OpenAI format. */
-export function testBody(mode: RelayMode, model: string): Record<string, unknown> {
-  if (mode === "embeddings") return { model, input: "hi" };
-  const body: Record<string, unknown> = { model, messages: [{ role: "user", content: "hi" }], stream: false };
-  if (REASONING_RE.test(model)) body.max_completion_tokens = 16;
-  else body.max_tokens = 16;
-  return body;
 }
 
 function scrub(text: string, key: string): string {
@@ -60,56 +36,19 @@ export interface TestOptions {
 
 export async function testChannel(deps: AppDeps, channelOrId: Channel | number, opts: TestOptions = {}): Promise<TestResult> {
   const channel = typeof channelOrId === "number" ? await getChannel(deps, channelOrId) : channelOrId;
-  const adaptor = adaptorFor(channel.type);
-  const typeName = channelType(channel.type)?.name ?? `type ${channel.type}`;
-  if (!adaptor) return { success: false, message: `testing is not supported for channel type ${typeName}`, time: 0 };
-  const model = testModelOf(channel, opts.model);
-  const mode: RelayMode = EMBEDDING_RE.test(model) ? "embeddings" : "chat";
-  if (!adaptor.supports(mode)) return { success: false, message: `channel type ${typeName} does not support ${mode} tests`, time: 0 };
-  const mapping = jsonObject(channel.model_mapping);
-  const upstreamModel = typeof mapping[model] === "string" && mapping[model] ? mapping[model] : model;
-  const { key, index: keyIndex } = pickChannelKey(channel, nowSeconds());
-  const call: ProviderCall = {
-    mode, format: "openai", channel, key, baseUrl: baseUrlOf(channel), requestModel: model, upstreamModel, stream: false,
-    clientWantsUsage: false, path: mode === "embeddings" ? "/v1/embeddings" : "/v1/chat/completions", search: "",
-    options: { ...jsonObject(channel.other), ...jsonObject(channel.setting) }, site: deps.options,
-    paramOverride: channel.param_override ? jsonObject(channel.param_override) : null,
-  };
-  const body = testBody(mode, upstreamModel);
+  const timeout = AbortSignal.timeout(TEST_TIMEOUT_MS);
+  const signal = opts.cancel ? AbortSignal.any([timeout, opts.cancel]) : timeout;
   const started = performance.now();
-  let success = false;
-  let message = "";
-  let status: number | undefined;
-  let code: string | undefined;
+  let outcome: ProbeOutcome;
   try {
-    const req = applyParamOverride(adaptor, call, await adaptor.buildRequest(call, body));
-    const timeout = AbortSignal.timeout(TEST_TIMEOUT_MS);
-    const signal = opts.cancel ? AbortSignal.any([timeout, opts.cancel]) : timeout;
-    const res = await fetch(req.url, { method: req.method ?? "POST", headers: req.headers, body: req.body, signal });
-    const text = await res.text();
-    status = res.status;
-    if (!res.ok) {
-      message = adaptor.errorMessage?.(res.status, text) ?? `upstream answered with status ${res.status}`;
-      try {
-        const j = JSON.parse(text);
-        code = j?.error?.code ?? j?.error?.type ?? j?.code ?? undefined;
-        if (code !== undefined) code = String(code);
-      } catch {}
-    } else {
-      let json: any;
-      try {
-        json = JSON.parse(text);
-      } catch {
-        throw new Error("the upstream answer is not JSON");
-      }
-      adaptor.parseResponse(call, json);
-      if (json?.error) message = typeof json.error === "string" ? json.error : json.error.message ?? "the upstream answered with an error";
-      else success = true;
-    }
+    outcome = await probeChannel(deps, channel, testModelOf(channel, opts.model), signal);
   } catch (e) {
+    opts.cancel?.throwIfAborted();
     const err = e as Error;
-    message = err.name === "TimeoutError" ? `no answer within ${TEST_TIMEOUT_MS / 1000} seconds` : err.message || "request failed";
+    outcome = { ok: false, message: err.name === "TimeoutError" || timeout.aborted ? `no answer within ${TEST_TIMEOUT_MS / 1000} seconds` : err.message || "request failed", keyIndex: 0 };
   }
+  const { ok: success, status, code, keyIndex } = outcome;
+  let message = outcome.message;
   // A cancelled test says nothing about the channel: no time, no failure towards automatic disabling.
   opts.cancel?.throwIfAborted();
   // At least 1 ms when it worked: 0 means "not tested" to the console.

@@ -3,16 +3,16 @@ import type { AppDeps } from "../../deps.ts";
 import { nowSeconds } from "../../../db/index.ts";
 import { AppError, badRequest } from "../../http/errors.ts";
 import { channelType } from "../../catalogue/index.ts";
-import { adaptorFor, baseUrlOf } from "../../relay/providers/index.ts";
+import { modelListSupported, upstreamModels } from "../../relay/probe.ts";
 import type { Channel } from "../../../db/schema.ts";
 import { pickChannelKey } from "./keys.ts";
 import { getChannel } from "./service.ts";
 
-async function fetchFrom(type: number, baseUrl: string, key: string, channel?: Channel): Promise<string[]> {
-  const adaptor = adaptorFor(type);
-  if (!adaptor?.fetchModels) throw badRequest(`fetching models is not supported for this type (${channelType(type)?.name ?? type})`);
+async function fetchFrom(channel: Pick<Channel, "type" | "base_url"> & Partial<Channel>, key: string): Promise<string[]> {
+  const type = channel.type;
+  if (!modelListSupported(type)) throw badRequest(`fetching models is not supported for this type (${channelType(type)?.name ?? type})`);
   try {
-    const models = await adaptor.fetchModels(baseUrl, key, channel);
+    const models = await upstreamModels(channel, key);
     return [...new Set(models)].sort();
   } catch (e) {
     const message = ((e as Error).message || "request failed").split(key).join("***");
@@ -22,7 +22,7 @@ async function fetchFrom(type: number, baseUrl: string, key: string, channel?: C
 
 export async function fetchChannelModels(deps: AppDeps, id: number): Promise<string[]> {
   const ch = await getChannel(deps, id);
-  return fetchFrom(ch.type, baseUrlOf(ch), pickChannelKey(ch, nowSeconds()).key, ch);
+  return fetchFrom(ch, pickChannelKey(ch, nowSeconds()).key);
 }
 
 /** For the create form: the channel does not exist yet, so the caller gives type, base URL and key. */
@@ -33,5 +33,5 @@ export async function fetchModelsFor(input: { base_url?: string; type?: number; 
   if (!channelType(type)) throw badRequest(`unknown channel type ${input.type}`);
   const base = (input.base_url ?? "").trim();
   if (base && !/^https?:\/\//i.test(base)) throw badRequest("base URL must start with http:// or https://");
-  return fetchFrom(type, baseUrlOf({ type, base_url: base }), key);
+  return fetchFrom({ type, base_url: base }, key);
 }
