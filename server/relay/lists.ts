@@ -4,7 +4,6 @@ import type { AppDeps } from "../deps.ts";
 import { authPlugin } from "../http/auth.ts";
 import { ok } from "../http/envelope.ts";
 import { CHANNEL_TYPES, ROLE } from "../catalogue/index.ts";
-import { DEFAULT_CHANNEL_MODELS } from "../catalogue/models.ts";
 import { relayState } from "./state.ts";
 import { usableGroups as tokenGroups } from "../modules/token/service.ts";
 
@@ -33,12 +32,12 @@ async function enabledModels(deps: AppDeps): Promise<string[]> {
 export function listsModule(deps: AppDeps) {
   return new Elysia({ prefix: "/api" })
     .use(authPlugin(deps))
-    .get("/models", () => ok(Object.fromEntries(CHANNEL_TYPES.map((t) => [t.id, [...(DEFAULT_CHANNEL_MODELS[t.id] ?? [])]]))), { role: ROLE.admin })
+    .get("/models", () => ok(Object.fromEntries(CHANNEL_TYPES.map((t) => [t.id, [...t.models]]))), { role: ROLE.admin })
     .get("/user/models", async ({ user }) => ok(await userModels(deps, user.group)), { role: ROLE.common })
     .get("/user/self/groups", ({ user }) => ok(usableGroups(deps, user.group)), { role: ROLE.common })
     .get("/channel/models", async () => {
       const owners = new Map<string, string>();
-      for (const t of CHANNEL_TYPES) for (const m of DEFAULT_CHANNEL_MODELS[t.id] ?? []) if (!owners.has(m)) owners.set(m, t.kind === "other" ? t.name : t.kind);
+      for (const t of CHANNEL_TYPES) for (const m of t.models) if (!owners.has(m)) owners.set(m, t.kind === "other" ? t.name : t.kind);
       for (const m of await enabledModels(deps)) if (!owners.has(m)) owners.set(m, "custom");
       return ok([...owners].map(([id, owned_by]) => ({ id, object: "model", created: 1626777600, owned_by })));
     }, { role: ROLE.admin })
