@@ -33,8 +33,15 @@ export function authHeaders(call: ProviderCall): Record<string, string> {
 /** A chunk that finishes a choice, or a Responses-API event that ends the response. */
 const FINISHING = /"finish_reason"\s*:\s*"|"type"\s*:\s*"response\.(completed|incomplete|failed)"|^\s*\{\s*"error"\s*:/;
 
+/** Chunks kept raw (parsed only if the text is ever needed) up to this many bytes; past it a long stream
+ * keeps only its generated text, so memory grows with the answer's text, not with its chunk framing. */
+const RAW_CHUNK_BUDGET = 256 * 1024;
+
 class PassThroughMapper implements StreamMapper {
   private seen: string[] = [];
+  private seenBytes = 0;
+  /** text of the chunks already folded out of `seen` */
+  private folded = "";
   private found: Usage | null = null;
   private finished = false;
   constructor(private wantsUsage: boolean) {}
@@ -44,7 +51,7 @@ class PassThroughMapper implements StreamMapper {
     if (data === "[DONE]") this.finished = true;
     if (data === "[DONE]" || data === "") return ev.raw;
     if (!this.finished && FINISHING.test(data)) this.finished = true;
-    this.seen.push(data);
+    this.keep(data);
     if (!mayCarryUsage(data)) return ev.raw;
     let obj: any;
     try {
@@ -71,13 +78,24 @@ class PassThroughMapper implements StreamMapper {
     return this.found;
   }
   generatedText(): string {
-    let out = "";
+    this.fold();
+    return this.folded;
+  }
+
+  private keep(data: string) {
+    this.seen.push(data);
+    this.seenBytes += data.length;
+    if (this.seenBytes > RAW_CHUNK_BUDGET) this.fold();
+  }
+
+  private fold() {
     for (const d of this.seen) {
       try {
-        out += generatedTextOf(JSON.parse(d));
+        this.folded += generatedTextOf(JSON.parse(d));
       } catch {}
     }
-    return out;
+    this.seen = [];
+    this.seenBytes = 0;
   }
 }
 
