@@ -4,6 +4,7 @@
 // Two sources: the files embedded in the binary (server/assets.gen.ts, written by scripts/build.ts), or
 // a folder on disk (--console-dir / CONSOLE_DIR) served with @elysiajs/static.
 import { Elysia } from "elysia";
+import { tryDecode } from "./paths.ts";
 import { staticPlugin } from "@elysiajs/static";
 import { existsSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -83,7 +84,8 @@ built console. Run <code>npm start</code> (which builds it), or <code>npm run bu
 export function embeddedConsolePlugin(manifest: ConsoleManifest = embeddedConsole) {
   const index = manifest["/index.html"];
   return new Elysia().get("/*", ({ request }) => {
-    const path = decodeURIComponent(new URL(request.url).pathname);
+    const raw = new URL(request.url).pathname;
+    const path = tryDecode(raw) ?? raw;
     const asset = manifest[path];
     if (asset && path !== "/index.html") return serveAsset(request, asset, path.startsWith("/assets/") ? IMMUTABLE : "public, max-age=3600");
     if (isReservedPath(path)) return notFound(path);

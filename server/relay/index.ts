@@ -5,12 +5,14 @@ import type { AppDeps } from "../deps.ts";
 import { AppError } from "../http/errors.ts";
 import { authPlugin } from "../http/auth.ts";
 import { clientIp } from "../http/ratelimit.ts";
+import { decodeOr400 } from "../http/paths.ts";
 import { ROLE, channelType } from "../catalogue/index.ts";
 import type { RelayMode } from "./providers/types.ts";
 import { authenticate, acceptsUnset, presentedKey, type Caller } from "./auth.ts";
 import { relay } from "./endpoints/exchange.ts";
 import { relayState } from "./state.ts";
 import { listsModule } from "./lists.ts";
+import { bodyLimit, parseJsonObject, textWithin } from "./body.ts";
 
 const ROUTES: [string, RelayMode][] = [
   ["/v1/chat/completions", "chat"],
@@ -44,13 +46,7 @@ export function readBody(raw: unknown, mode: RelayMode): ParsedBody {
     if (!model) throw new AppError(400, "model is required");
     return { body: form, model, stream: false };
   }
-  let body: any;
-  try {
-    body = typeof raw === "string" ? JSON.parse(raw) : raw;
-  } catch {
-    throw new AppError(400, "malformed request body: expected valid JSON");
-  }
-  if (!body || typeof body !== "object" || Array.isArray(body)) throw new AppError(400, "the request body must be a JSON object");
+  const body = parseJsonObject(raw);
   const model = typeof body.model === "string" && body.model.trim() ? body.model.trim() : DEFAULT_MODEL[mode] ?? "";
   if (!model) throw new AppError(400, "model is required");
   if (body.model !== model) body.model = model;
@@ -93,7 +89,7 @@ export function relayModule(deps: AppDeps) {
       const { caller, ip } = await tokenCaller(request, server);
       const { body, model, stream } = readBody(raw, mode);
       return relay(deps, { mode, format: "openai", path, search: "", body, model, stream, caller, ip, signal: request.signal });
-    }, { parse: MULTIPART.has(mode) ? "formdata" : "text" });
+    }, { parse: MULTIPART.has(mode) ? "formdata" : textWithin(bodyLimit(mode, deps.config.maxBodyBytes)) });
   }
   return (app as Elysia)
     .get("/v1/models", async ({ request, server }) => {
@@ -102,7 +98,7 @@ export function relayModule(deps: AppDeps) {
     })
     .get("/v1/models/:model", async ({ request, server, params }) => {
       const { caller } = await tokenCaller(request, server);
-      const name = decodeURIComponent(params.model);
+      const name = decodeOr400(params.model);
       const hit = (await callerModels(deps, caller)).find((m) => m.id === name);
       if (!hit) throw new AppError(404, `the model '${name}' does not exist or you do not have access to it`, "model_not_found");
       return modelObject(hit.id, hit.owner);
@@ -119,8 +115,7 @@ function playgroundModule(deps: AppDeps) {
   return new Elysia({ prefix: "/pg" })
     .use(authPlugin(deps))
     .post("/chat/completions", async ({ user, body, request, server }) => {
-      if (!body || typeof body !== "object" || Array.isArray(body)) throw new AppError(400, "the request body must be a JSON object");
-      const b = { ...(body as Record<string, any>) };
+      const b = { ...parseJsonObject(body) };
       const group = typeof b.group === "string" && b.group ? b.group : user.group;
       delete b.group;
       const usable = deps.options.json<Record<string, string>>("UserUsableGroups", {});
@@ -134,5 +129,5 @@ function playgroundModule(deps: AppDeps) {
       };
       const ip = clientIp(request, server as any, deps.config.trustProxy);
       return relay(deps, { mode: "chat", format: "openai", path: "/pg/chat/completions", search: "", body: b, model, stream: b.stream === true, caller, ip, signal: request.signal });
-    }, { role: ROLE.common });
+    }, { role: ROLE.common, parse: textWithin(bodyLimit("chat", deps.config.maxBodyBytes)) });
 }

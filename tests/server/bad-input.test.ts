@@ -81,3 +81,17 @@ test("huge bodies with a Content-Length are refused from the header alone", asyn
   expect(r.status).toBe(413);
   expect(r.body.success).toBe(false);
 });
+
+test("a malformed percent-escape in a path is the client's mistake: 400 on relay routes, never a 500", async () => {
+  const ctx = await testContext();
+  try {
+    const gemini = await ctx.request("POST", "/v1beta/models/%E0%A4%A:generateContent", { headers: { authorization: "Bearer sk-x" }, body: {} });
+    expect(gemini.status).toBe(400);
+    expect(gemini.body.error.message).toContain("percent-escape");
+    for (const path of ["/v1/models/%E0%A4%A", "/channel/%E0%A4%A", "/assets/%ZZ.js"]) {
+      expect((await ctx.request("GET", path, { headers: { authorization: "Bearer sk-x" } })).status).not.toBe(500);
+    }
+  } finally {
+    await ctx.close();
+  }
+});

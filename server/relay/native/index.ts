@@ -7,22 +7,13 @@ import { Elysia } from "elysia";
 import type { AppDeps } from "../../deps.ts";
 import { AppError } from "../../http/errors.ts";
 import { clientIp } from "../../http/ratelimit.ts";
+import { decodeOr400 } from "../../http/paths.ts";
 import { authenticate, presentedKey } from "../auth.ts";
 import { relay } from "../endpoints/exchange.ts";
 import { countPromptTokens } from "../tokenizer.ts";
 import { claudeRequestToOpenAI } from "./claude.ts";
 import { geminiRequestToOpenAI } from "./gemini.ts";
-
-function parseJsonObject(raw: unknown): Record<string, any> {
-  let body: any;
-  try {
-    body = typeof raw === "string" ? JSON.parse(raw) : raw;
-  } catch {
-    throw new AppError(400, "malformed request body: expected valid JSON");
-  }
-  if (!body || typeof body !== "object" || Array.isArray(body)) throw new AppError(400, "the request body must be a JSON object");
-  return body;
-}
+import { bodyLimit, parseJsonObject, textWithin } from "../body.ts";
 
 /** Claude Messages request checks the gateway must make itself (converted calls never reach Anthropic). */
 export function checkClaudeBody(body: Record<string, any>): string {
@@ -50,7 +41,7 @@ const GEMINI_ACTIONS = new Set(["generateContent", "streamGenerateContent", "cou
 
 /** "gemini-2.5-flash:streamGenerateContent" → model and method. */
 export function geminiTarget(tail: string): { model: string; action: string; stream: boolean } {
-  const decoded = decodeURIComponent(tail);
+  const decoded = decodeOr400(tail);
   const at = decoded.lastIndexOf(":");
   const model = at > 0 ? decoded.slice(0, at).replace(/^models\//, "") : "";
   const action = at > 0 ? decoded.slice(at + 1) : "";
@@ -81,6 +72,8 @@ export function nativeModule(deps: AppDeps) {
     return relay(deps, { mode: "chat", format: "gemini", path: url.pathname, search: url.search, body, model, stream, caller: who, ip, signal: request.signal });
   };
 
+  // Claude and Gemini requests carry images and documents: the server-wide MAX_BODY_BYTES.
+  const parse = textWithin(bodyLimit("native", deps.config.maxBodyBytes));
   return new Elysia({ name: "relay-native" })
     // An estimate with the gateway's tokenizer (the channel is not asked, and nothing is billed).
     .post("/v1/messages/count_tokens", async ({ request, server, body: raw }) => {
@@ -88,7 +81,7 @@ export function nativeModule(deps: AppDeps) {
       const body = parseJsonObject(raw);
       checkClaudeBody(body);
       return { input_tokens: await countPromptTokens(claudeRequestToOpenAI(body as any)) };
-    }, { parse: "text" })
+    }, { parse })
     .post("/v1/messages", async ({ request, server, body: raw }) => {
       const { caller: who, ip } = await caller(request, server);
       const body = parseJsonObject(raw);
@@ -98,7 +91,7 @@ export function nativeModule(deps: AppDeps) {
         mode: "chat", format: "claude", path: "/v1/messages", search: "", body, model, stream: body.stream === true, caller: who, ip,
         signal: request.signal, headers: beta ? { "anthropic-beta": beta } : undefined,
       });
-    }, { parse: "text" })
-    .post("/v1beta/models/*", gemini as any, { parse: "text" })
-    .post("/v1/models/*", gemini as any, { parse: "text" });
+    }, { parse })
+    .post("/v1beta/models/*", gemini as any, { parse })
+    .post("/v1/models/*", gemini as any, { parse });
 }
