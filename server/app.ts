@@ -21,6 +21,8 @@ import { dashboardModule } from "./modules/dashboard/index.ts";
 import { pricingModule } from "./modules/pricing/index.ts";
 import { taskModule } from "./modules/task/index.ts";
 import { verificationModule } from "./modules/verification/index.ts";
+import { twoFAModule } from "./modules/twofa/index.ts";
+import { passkeyModule } from "./modules/passkey/index.ts";
 import { relayModule } from "./relay/index.ts";
 import { nativeModule } from "./relay/native/index.ts";
 
@@ -125,6 +127,8 @@ export function createApp(deps: AppDeps) {
     .use(pricingModule(deps))
     .use(taskModule(deps))
     .use(verificationModule(deps))
+    .use(twoFAModule(deps))
+    .use(passkeyModule(deps))
     .use(nativeModule(deps))
     .use(relayModule(deps))
     // Last: the console answers every GET no module claimed (SPA deep links), JSON 404 for API paths.

@@ -11,6 +11,8 @@ import type { AppDeps } from "../deps.ts";
 import type { User } from "../../db/schema.ts";
 import { ROLE, USER_STATUS } from "../catalogue/index.ts";
 import { AppError, forbidden, unauthorized } from "./errors.ts";
+import { enforceRootTwoFA } from "../modules/twofa/enforce.ts";
+import { randomString } from "../infra/random.ts";
 
 export const SESSION_COOKIE = "session";
 export const USER_ID_HEADER = "new-api-user";
@@ -91,10 +93,11 @@ export function authPlugin(deps: AppDeps) {
     .use(jwt({ name: "sessionJwt", secret: deps.config.sessionSecret, exp: `${SESSION_MAX_AGE_SECONDS}s` }))
     .macro({
       role: (min: number) => ({
-        async resolve({ sessionJwt, cookie, headers }) {
+        async resolve({ sessionJwt, cookie, headers, request }) {
           const user = await identify(deps, { sessionJwt, cookie, headers });
           if (!user) throw unauthorized();
           if (user.role < min) throw forbidden(min >= ROLE.root ? "only the super admin can do this" : "no permission to perform this operation");
+          await enforceRootTwoFA(deps, user, new URL(request.url).pathname);
           return { user };
         },
       }),
@@ -112,7 +115,9 @@ export function authPlugin(deps: AppDeps) {
 /** Signs a session for the user at its current session version and sets the cookie on the reply. */
 export async function startSession(sessionJwt: SessionSigner, cookie: Record<string, any>, user: Pick<User, "id" | "session_version">, secure: boolean): Promise<void> {
   cookie[SESSION_COOKIE].set({
-    value: await sessionJwt.sign({ id: user.id, sv: user.session_version }),
+    // sid makes every sign-in's cookie distinct (two in the same second would otherwise be identical), so a
+    // secure verification marked for one session (modules/twofa/secure.ts) never covers another.
+    value: await sessionJwt.sign({ id: user.id, sv: user.session_version, sid: randomString(12) }),
     httpOnly: true,
     sameSite: "lax",
     path: "/",

@@ -40,7 +40,8 @@ export function errorBody(format: ErrorFormat, status: number, message: string, 
     case "gemini":
       return { error: { code: status, message, status: GEMINI_STATUS[status] ?? (status >= 500 ? "INTERNAL" : "INVALID_ARGUMENT") } };
     default:
-      return { success: false, message };
+      // new-api's console reads a few codes (VERIFICATION_REQUIRED) beside the message.
+      return code ? { success: false, message, code } : { success: false, message };
   }
 }
 

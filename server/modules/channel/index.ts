@@ -8,6 +8,10 @@ import * as m from "./model.ts";
 import { startTestAll, testAllProgress, testChannel } from "./testing.ts";
 import { startBalanceRefresh, updateBalance } from "./balance.ts";
 import { fetchChannelModels, fetchModelsFor } from "./upstream-models.ts";
+import { viewChannelKey } from "./key-view.ts";
+import { copyChannel } from "./copy.ts";
+import { clientIp, enforceLimit } from "../../http/ratelimit.ts";
+import { sessionTag } from "../twofa/secure.ts";
 
 const flag = (v: string | undefined) => v === "true" || v === "1";
 const optInt = (v: string | undefined) => (v !== undefined && v !== "" && Number.isInteger(Number(v)) ? Number(v) : undefined);
@@ -63,6 +67,14 @@ export function channelModule(deps: AppDeps) {
     .post("/tag/enabled", async ({ body }) => ok(await svc.setTagStatus(deps, body.tag, 1)), { ...admin, body: m.tagBody })
     .post("/tag/disabled", async ({ body }) => ok(await svc.setTagStatus(deps, body.tag, 2)), { ...admin, body: m.tagBody })
     .get("/:id", async ({ params }) => ok(svc.channelView(await svc.getChannel(deps, params.id), true)), { ...admin, params: m.idParam })
+    // The key, to the super admin only, after a fresh verification; every view is logged (key-view.ts).
+    .post("/:id/key", async ({ user, params, body, cookie, request, server }) => {
+      await enforceLimit(deps, "critical", clientIp(request, server as any, deps.config.trustProxy));
+      const proof = { password: body?.password || undefined, code: body?.code ? String(body.code) : undefined, sessionTag: sessionTag(cookie) };
+      return ok(await viewChannelKey(deps, user, params.id, proof), "");
+    }, { role: ROLE.root, params: m.idParam, body: m.keyViewBody })
+    .post("/copy/:id", async ({ params, query }) =>
+      ok(await copyChannel(deps, params.id, { suffix: query.suffix, resetBalance: query.reset_balance !== "false" })), { ...admin, params: m.idParam, query: m.copyQuery })
     .post("/", async ({ body }) => ok(await svc.createChannels(deps, unwrap(body)), "channel created"), { ...admin, body: m.channelBody })
     .put("/", async ({ body }) => ok(await svc.updateChannel(deps, unwrap(body))), { ...admin, body: m.channelBody })
     .delete("/:id", async ({ params }) => {

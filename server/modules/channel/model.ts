@@ -74,3 +74,11 @@ export const fetchModelsBody = t.Object({
   type: t.Optional(t.Numeric({ error: "type must be a number" })),
   key: t.Optional(t.String({ error: "key must be a string" })),
 }, { additionalProperties: true });
+
+/** POST /api/channel/{id}/key: a fresh proof, unless the session passed POST /api/verify moments ago. */
+export const keyViewBody = t.Optional(t.Object({
+  password: t.Optional(t.String({ error: "password must be a string" })),
+  code: t.Optional(t.Union([t.String(), t.Number()], { error: "code must be a string" })),
+}, { additionalProperties: true }));
+
+export const copyQuery = t.Object({ suffix: t.Optional(t.String()), reset_balance: t.Optional(t.String()) }, { additionalProperties: true });

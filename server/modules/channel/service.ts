@@ -66,15 +66,19 @@ type Db = Kysely<DB>;
 
 // ---- views -------------------------------------------------------------------------------------------
 
-/** The channel as sent to the console; the key only when asked (single get by an admin). */
-export function channelView(ch: Channel, withKey = false) {
+/**
+ * The channel as sent to the console, never with its key: lists leave the field out, the single read (the
+ * edit form, `blankKey`) sends it empty as new-api does. The key itself is read only through
+ * POST /api/channel/{id}/key (key-view.ts).
+ */
+export function channelView(ch: Channel, blankKey = false) {
   const { key, channel_info, ...rest } = ch;
   const info = parseChannelInfo(channel_info);
   const view: Record<string, unknown> = {
     ...rest, other_info: ch.other_info ?? "", channel_info: info,
     key_count: info.is_multi_key ? splitKeys(key).length : key ? 1 : 0,
   };
-  if (withKey) view.key = key;
+  if (blankKey) view.key = "";
   return view;
 }
 
@@ -173,7 +177,7 @@ function applyTypeDefaults(p: Partial<Insertable<ChannelsTable>>, currentOther?:
 
 // ---- create ------------------------------------------------------------------------------------------
 
-async function insertChannel(db: Db, row: Insertable<ChannelsTable>): Promise<number> {
+export async function insertChannel(db: Db, row: Insertable<ChannelsTable>): Promise<number> {
   if (dialectOf(db) === "postgres") return (await db.insertInto("channels").values(row).returning("id").executeTakeFirstOrThrow()).id;
   const res = await db.insertInto("channels").values(row).executeTakeFirstOrThrow();
   return Number(res.insertId);

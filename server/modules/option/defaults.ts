@@ -5,6 +5,7 @@ import {
 } from "../../catalogue/ratios.ts";
 import { QUOTA_PER_UNIT, QUOTA_WARNING_THRESHOLD_DEFAULT } from "../../catalogue/index.ts";
 import { FETCH_SETTING_DEFAULTS } from "../../infra/outbound.ts";
+import { PASSKEY_OPTION_DEFAULTS } from "../passkey/options.ts";
 
 const json = (v: unknown) => JSON.stringify(v);
 
@@ -37,6 +38,9 @@ export const OPTION_DEFAULTS: Record<string, string> = {
   TurnstileCheckEnabled: "false",
   TurnstileSiteKey: "",
   TurnstileSecretKey: "",
+  // two-factor sign-in (server/modules/twofa/enforce.ts) and passkeys (server/modules/passkey)
+  RootTwoFARequiredEnabled: "false",
+  ...PASSKEY_OPTION_DEFAULTS,
   // email
   EmailDomainRestrictionEnabled: "false",
   EmailAliasRestrictionEnabled: "false",

@@ -4,6 +4,7 @@ import { badRequest } from "../../http/errors.ts";
 import { QUOTA_PER_UNIT } from "../../catalogue/index.ts";
 import { OPTION_DEFAULTS, SECRET_OPTIONS, NUMBER_OPTIONS, JSON_OPTIONS, URL_OPTIONS, isBooleanOption } from "./defaults.ts";
 import { validateFetchSetting } from "./fetch-setting.ts";
+import { validatePasskeyOption } from "../passkey/options.ts";
 
 export function listOptions(deps: AppDeps): { key: string; value: string }[] {
   const out: { key: string; value: string }[] = [];
@@ -48,6 +49,7 @@ export function validateOption(deps: AppDeps, key: string, raw: unknown): string
   let value = typeof raw === "string" ? raw : typeof raw === "number" || typeof raw === "boolean" ? String(raw) : null;
   if (value === null) throw badRequest(`${key}: value must be a string`);
   if (key.startsWith("fetch_setting.")) return validateFetchSetting(key, value);
+  if (key.startsWith("passkey.")) return validatePasskeyOption(key, value);
 
   if (isBooleanOption(key)) {
     if (value !== "true" && value !== "false") throw badRequest(`${key} must be "true" or "false"`);
