@@ -1,18 +1,13 @@
 // Password sign-in: register, login, logout (spec 000 §2.3-2.4, §7.2).
 import { Elysia } from "elysia";
 import type { AppDeps } from "../../deps.ts";
-import { authPlugin, endSession, startSession } from "../../http/auth.ts";
+import { authPlugin, endSession } from "../../http/auth.ts";
 import { ok } from "../../http/envelope.ts";
 import { clientIp, enforceLimit } from "../../http/ratelimit.ts";
 import { checkTurnstile } from "../../http/turnstile.ts";
 import * as svc from "../user/service.ts";
-import { publicUser } from "../user/view.ts";
 import { loginBody, registerBody } from "../user/model.ts";
-import { isTwoFAEnabled } from "../twofa/service.ts";
-import { PENDING_LOGIN_COOKIE, PENDING_LOGIN_TTL_SECONDS, startPendingLogin } from "../twofa/pending.ts";
-import { rootTwoFASetupNeeded } from "../twofa/enforce.ts";
-
-export const TWO_FA_CODE_NEEDED = "enter the code from your authenticator app";
+import { signInReply } from "../twofa/signin.ts";
 
 export function authModule(deps: AppDeps) {
   /** The critical rate limit, then Turnstile (in one-api's order), before any account is looked at. */
@@ -32,17 +27,7 @@ export function authModule(deps: AppDeps) {
       await guard(request, server, query.turnstile);
       const { user, message } = await svc.login(deps, body.username ?? "", body.password ?? "");
       // With two-factor sign-in on, the password only opens a short pending sign-in (new-api's require_2fa).
-      if (await isTwoFAEnabled(deps, user.id)) {
-        const pending = await startPendingLogin(deps, user);
-        cookie[PENDING_LOGIN_COOKIE].set({
-          value: pending.flow_token, httpOnly: true, sameSite: "lax", path: "/api/user/login", maxAge: PENDING_LOGIN_TTL_SECONDS,
-          secure: new URL(request.url).protocol === "https:",
-        });
-        return ok({ require_2fa: true, ...pending }, TWO_FA_CODE_NEEDED);
-      }
-      await startSession(sessionJwt, cookie, user, new URL(request.url).protocol === "https:");
-      const setupNeeded = await rootTwoFASetupNeeded(deps, user);
-      return ok(setupNeeded ? { ...publicUser(user), require_2fa_setup: true } : publicUser(user), message);
+      return signInReply(deps, { sessionJwt, cookie, request }, user, message);
     }, { body: loginBody })
     .get("/logout", async ({ cookie, headers, sessionJwt }) => {
       await endSession(deps, sessionJwt, cookie, headers);

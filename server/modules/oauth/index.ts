@@ -3,12 +3,13 @@
 import { Elysia } from "elysia";
 import type { AppDeps } from "../../deps.ts";
 import type { User } from "../../../db/schema.ts";
-import { authPlugin, startSession } from "../../http/auth.ts";
+import { authPlugin } from "../../http/auth.ts";
 import { ok } from "../../http/envelope.ts";
 import { badRequest, unauthorized } from "../../http/errors.ts";
 import { clientIp, enforceLimit } from "../../http/ratelimit.ts";
 import { ROLE } from "../../catalogue/index.ts";
 import { publicUser } from "../user/view.ts";
+import { signInReply } from "../twofa/signin.ts";
 import { callbackQuery, stateQuery, wechatQuery, type ExternalIdentity } from "./model.ts";
 import { STATE_COOKIE, STATE_COOKIE_PATH, STATE_TTL_SECONDS, consumeState, issueState } from "./state.ts";
 import { assertProviderEnabled, bind, signIn, type Provider } from "./service.ts";
@@ -27,11 +28,11 @@ const isHttps = (request: Request) => new URL(request.url).protocol === "https:"
 export function oauthModule(deps: AppDeps) {
   const limit = (request: Request, server: unknown) => enforceLimit(deps, "critical", clientIp(request, server as any, deps.config.trustProxy));
 
-  /** Signs the user in (session cookie as for a password login) and answers the user record. */
-  const logIn = async (ctx: { sessionJwt: any; cookie: Record<string, any>; request: Request }, user: User) => {
-    await startSession(ctx.sessionJwt, ctx.cookie, user, isHttps(ctx.request));
-    return ok(publicUser(user));
-  };
+  /**
+   * Signs the user in (session cookie as for a password login) and answers the user record; a user with
+   * two-factor sign-in on gets the same require_2fa step as after a password (modules/twofa/signin.ts).
+   */
+  const logIn = (ctx: { sessionJwt: any; cookie: Record<string, any>; request: Request }, user: User) => signInReply(deps, ctx, user);
 
   /**
    * GET /api/oauth/{github|oidc|linuxdo}?code&state. With a signed-in caller the provider account is bound
