@@ -23,8 +23,9 @@ function insertText(dialect: Dialect, table: string, columns: string[], rows: nu
 }
 
 /** Inserts rows (plain column → value objects) in statements of at most `perStatement` rows. Rows with
- * different key sets go in separate statements, so a missing key keeps its column default. */
-export async function insertRows(db: Kysely<any>, table: string, rows: Record<string, unknown>[], perStatement = 200): Promise<void> {
+ * different key sets go in separate statements, so a missing key keeps its column default. `between` runs
+ * after each statement (the write-behind yields to the event loop there). */
+export async function insertRows(db: Kysely<any>, table: string, rows: Record<string, unknown>[], perStatement = 200, between?: () => Promise<void>): Promise<void> {
   if (rows.length === 0) return;
   const dialect = dialectOf(db);
   const groups = new Map<string, { columns: string[]; rows: Record<string, unknown>[] }>();
@@ -43,6 +44,7 @@ export async function insertRows(db: Kysely<any>, table: string, rows: Record<st
       // CompiledQuery.raw freezes the parameter list, and freezing a list of thousands of values cost
       // more than the insert itself; the spread keeps the query's frozen shell and a plain list.
       await db.executeQuery({ ...CompiledQuery.raw(insertText(dialect, table, columns, chunk.length)), parameters: params });
+      await between?.();
     }
   }
 }

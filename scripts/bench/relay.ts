@@ -1,12 +1,15 @@
 // Relay benchmark: a mock upstream, a bare Bun pass-through proxy and the gateway (token auth, billing,
 // routing, logging all on, SQLite) measured against the same load in one run, each in its own process.
 //
-//   bun scripts/bench/relay.ts [--seconds 3] [--concurrency 1,16,64] [--soak 60]
+//   bun scripts/bench/relay.ts [--seconds 3] [--concurrency 1,16,64] [--soak 60]   (PG_DSN=postgres://... : the
+//   gateway runs on a fresh PostgreSQL database instead of SQLite)
 //
 // For each target (direct = the mock itself, proxy, gateway), concurrency level and mode (JSON, stream)
-// it prints throughput, p50/p99 latency, stream time-to-first-byte and the target's CPU time per
-// request (from /proc). --soak N additionally runs the gateway for N seconds at c=16 and samples RSS
-// through the run. Numbers are noisy on a shared 2-core machine: compare ratios within one run.
+// it prints throughput, p50/p99/p99.9 latency, stream time-to-first-byte, the target's CPU time per
+// request (from /proc) and, for the gateway, the longest stall of its event loop during the cell (a 1 ms
+// timer inside the gateway process, reset per cell). --soak N additionally runs the gateway for N seconds
+// at c=16 and samples RSS through the run. Numbers are noisy on a shared 2-core machine: compare ratios
+// within one run.
 import { spawn, type Subprocess } from "bun";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -69,7 +72,19 @@ async function runGateway(upstream: string) {
   const { createApp } = await import("../../server/app.ts");
   const { nowSeconds } = await import("../../db/index.ts");
   const dir = mkdtempSync(join(tmpdir(), "sy-bench-"));
-  const config = loadConfig({ DATA_DIR: dir, SESSION_SECRET: "bench", PORT: "0", NODE_ENV: "production", SYNC_FREQUENCY: "60" });
+  let pgName = "";
+  let sqlDsn = "";
+  if (process.env.PG_DSN) {
+    const postgres = (await import("postgres")).default;
+    const admin = postgres(process.env.PG_DSN, { max: 1, onnotice: () => {} });
+    pgName = `sy_bench_${Date.now()}`;
+    await admin.unsafe(`create database ${pgName}`);
+    await admin.end();
+    const u = new URL(process.env.PG_DSN);
+    u.pathname = "/" + pgName;
+    sqlDsn = u.toString();
+  }
+  const config = loadConfig({ DATA_DIR: dir, SESSION_SECRET: "bench", PORT: "0", NODE_ENV: "production", SYNC_FREQUENCY: "60", SQL_DSN: sqlDsn });
   const deps = await buildDeps(config);
   const app = createApp(deps);
   await app.handle(new Request("http://localhost/api/setup", {
@@ -82,14 +97,33 @@ async function runGateway(upstream: string) {
   await db.updateTable("users").set({ quota: 1e15 }).where("id", "=", user.id).execute();
   const key = "benchbenchbenchbenchbenchbenchbenchbenchbenchbenc";
   await db.insertInto("tokens").values({ user_id: user.id, key, name: "bench", created_time: nowSeconds(), expired_time: -1, remain_quota: 1e15, unlimited_quota: false }).execute();
-  const ch = await db.insertInto("channels").values({ type: 1, key: "sk-upstream", name: "bench", base_url: upstream, models: MODEL, group: "default", created_time: nowSeconds(), openai_organization: null, test_model: null, model_mapping: null, param_override: null }).executeTakeFirstOrThrow();
-  await db.insertInto("abilities").values({ group: "default", model: MODEL, channel_id: Number(ch.insertId), enabled: true, priority: 0, weight: 0, tag: null }).execute();
+  const ch = await db.insertInto("channels").values({ type: 1, key: "sk-upstream", name: "bench", base_url: upstream, models: MODEL, group: "default", created_time: nowSeconds(), openai_organization: null, test_model: null, model_mapping: null, param_override: null }).returning("id").executeTakeFirstOrThrow();
+  await db.insertInto("abilities").values({ group: "default", model: MODEL, channel_id: Number(ch.id), enabled: true, priority: 0, weight: 0, tag: null }).execute();
+  // The event loop's longest stall since the last read: a timer due every millisecond that fires late.
+  let stall = 0;
+  let last = performance.now();
+  setInterval(() => {
+    const now = performance.now();
+    stall = Math.max(stall, now - last - 1);
+    last = now;
+  }, 1);
+  app.get("/__bench/stall", () => {
+    const out = stall;
+    stall = 0;
+    return { stall: out };
+  });
   app.listen({ port: 0, hostname: "127.0.0.1" });
   console.log(JSON.stringify({ port: app.server!.port, key: "sk-" + key }));
   process.on("SIGTERM", async () => {
     await app.stop(true);
     await closeDeps(deps);
     rmSync(dir, { recursive: true, force: true });
+    if (pgName) {
+      const postgres = (await import("postgres")).default;
+      const admin = postgres(process.env.PG_DSN!, { max: 1, onnotice: () => {} });
+      await admin.unsafe(`drop database if exists ${pgName} with (force)`);
+      await admin.end();
+    }
     process.exit(0);
   });
 }
@@ -143,12 +177,14 @@ async function load(t: Target, concurrency: number, seconds: number, stream: boo
     }
   };
   const started = performance.now();
+  if (t.name === "gateway") await fetch(t.url + "/__bench/stall");
   await Promise.all(Array.from({ length: concurrency }, worker));
+  const stall = t.name === "gateway" ? ((await (await fetch(t.url + "/__bench/stall")).json()) as any).stall as number : NaN;
   const elapsed = (performance.now() - started) / 1000;
   const cpu = cpuMs(t.proc.pid) - cpu0;
   lat.sort((a, b) => a - b);
   ttfb.sort((a, b) => a - b);
-  return { rps: lat.length / elapsed, p50: pct(lat, 0.5), p99: pct(lat, 0.99), ttfb: pct(ttfb, 0.5), cpuPerReq: cpu / Math.max(1, lat.length), errors, n: lat.length };
+  return { rps: lat.length / elapsed, p50: pct(lat, 0.5), p99: pct(lat, 0.99), p999: pct(lat, 0.999), ttfb: pct(ttfb, 0.5), cpuPerReq: cpu / Math.max(1, lat.length), errors, n: lat.length, stall };
 }
 
 async function main() {
@@ -172,8 +208,8 @@ async function main() {
   // Warm-up: JIT, connection pools, the gateway's caches.
   for (const t of targets) for (const s of [false, true]) await load(t, 8, 1, s);
 
-  console.log(`relay benchmark: ${seconds}s per cell, Bun ${Bun.version}, ${navigator.hardwareConcurrency} CPUs\n`);
-  console.log("mode    c   target    req/s    p50 ms   p99 ms  ttfb ms  cpu ms/req  errors");
+  console.log(`relay benchmark: ${seconds}s per cell, Bun ${Bun.version}, ${navigator.hardwareConcurrency} CPUs, gateway on ${process.env.PG_DSN ? "PostgreSQL" : "SQLite"}\n`);
+  console.log("mode    c   target    req/s    p50 ms   p99 ms p99.9 ms  ttfb ms  cpu ms/req  errors  stall ms");
   const summary: string[] = [];
   for (const stream of [false, true]) {
     for (const c of levels) {
@@ -181,10 +217,11 @@ async function main() {
       for (const t of targets) {
         r[t.name] = await load(t, c, seconds, stream);
         const x = r[t.name];
-        console.log(`${(stream ? "stream" : "json").padEnd(6)} ${String(c).padStart(3)}   ${t.name.padEnd(8)} ${x.rps.toFixed(0).padStart(6)} ${x.p50.toFixed(3).padStart(9)} ${x.p99.toFixed(3).padStart(8)} ${stream ? x.ttfb.toFixed(3).padStart(8) : "       -"} ${x.cpuPerReq.toFixed(3).padStart(11)} ${String(x.errors).padStart(7)}`);
+        console.log(`${(stream ? "stream" : "json").padEnd(6)} ${String(c).padStart(3)}   ${t.name.padEnd(8)} ${x.rps.toFixed(0).padStart(6)} ${x.p50.toFixed(3).padStart(9)} ${x.p99.toFixed(3).padStart(8)} ${x.p999.toFixed(3).padStart(8)} ${stream ? x.ttfb.toFixed(3).padStart(8) : "       -"} ${x.cpuPerReq.toFixed(3).padStart(11)} ${String(x.errors).padStart(7)} ${Number.isNaN(x.stall) ? "        -" : x.stall.toFixed(2).padStart(9)}`);
       }
       const d = r.direct, p = r.proxy, g = r.gateway;
       summary.push(`${stream ? "stream" : "json  "} c=${String(c).padEnd(3)} gateway/proxy throughput ${(g.rps / p.rps).toFixed(2)}x; added p50 vs direct: proxy ${(p.p50 - d.p50).toFixed(3)} ms, gateway ${(g.p50 - d.p50).toFixed(3)} ms` +
+        `; p99 gateway − proxy ${(g.p99 - p.p99).toFixed(3)} ms, p99.9 ${(g.p999 - p.p999).toFixed(3)} ms; longest stall ${g.stall.toFixed(2)} ms` +
         (stream ? `; added ttfb: proxy ${(p.ttfb - d.ttfb).toFixed(3)} ms, gateway ${(g.ttfb - d.ttfb).toFixed(3)} ms` : "") +
         `; cpu/req gateway/proxy ${(g.cpuPerReq / p.cpuPerReq).toFixed(2)}x`);
     }

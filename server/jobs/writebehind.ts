@@ -27,7 +27,24 @@ interface HeldQuota { id: string | null; userId: number; tokenId: number; amount
 interface HoldSettlement { id: string; userId: number; tokenId: number; amount: number; taken: number }
 
 const LOG_BATCH = 200;
+/** SQLite runs statements on the event loop's own thread: smaller inserts, and a yield between them. */
+const SQLITE_LOG_BATCH = 40;
 const ID_BATCH = 500;
+/** SQLite: the longest run of synchronous writing before the flush lets requests in (a whole second's
+ * batch written in one go stalled every request for up to ~100 ms). */
+const SLICE_MS = 0.5;
+
+/** A function to await between statements: on SQLite it yields to the event loop once SLICE_MS of work
+ * has run since the last yield; on PostgreSQL and MySQL statements are I/O already, so it does nothing. */
+function pacer(sqlite: boolean): () => Promise<void> {
+  if (!sqlite) return async () => {};
+  let since = performance.now();
+  return async () => {
+    if (performance.now() - since < SLICE_MS) return;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    since = performance.now();
+  };
+}
 
 interface Batch {
   logs: NewLog[];
@@ -214,7 +231,9 @@ export class WriteBehind {
   }
 
   private async writeBatch(trx: Database, batch: Batch): Promise<void> {
-    await insertRows(trx, "logs", batch.logs as Record<string, unknown>[], LOG_BATCH);
+    const sqlite = dialectOf(trx) === "sqlite";
+    const pace = pacer(sqlite);
+    await insertRows(trx, "logs", batch.logs as Record<string, unknown>[], sqlite ? SQLITE_LOG_BATCH : LOG_BATCH, pace);
     // Balance changes: memory debits, and for hold rows the unused part refunded — or, for a row another
     // instance already refunded as abandoned (this one stalled past the lease), the cost charged again.
     const userDelta = new Map<number, number>();
@@ -237,6 +256,7 @@ export class WriteBehind {
         ...(used !== undefined ? { used_quota: eb("used_quota", "+", used), accessed_time: now } : {}),
         ...(delta ? { remain_quota: eb("remain_quota", "+", delta) } : {}),
       })).where("id", "=", id).execute();
+      await pace();
     }
     for (const id of sortedKeys(batch.users, userDelta)) {
       const u = batch.users.get(id);
@@ -246,10 +266,12 @@ export class WriteBehind {
         ...(u ? { used_quota: eb("used_quota", "+", u.quota), request_count: eb("request_count", "+", u.count) } : {}),
         ...(delta ? { quota: eb("quota", "+", delta) } : {}),
       })).where("id", "=", id).execute();
+      await pace();
     }
     for (const id of [...batch.channels.keys()].sort((a, b) => a - b)) {
       const q = batch.channels.get(id)!;
       await trx.updateTable("channels").set((eb) => ({ used_quota: eb("used_quota", "+", q) })).where("id", "=", id).execute();
+      await pace();
     }
     for (const r of batch.rollups.values()) {
       const res = await trx.updateTable("quota_data")
@@ -257,6 +279,7 @@ export class WriteBehind {
         .where("user_id", "=", r.user_id).where("model_name", "=", r.model_name).where("created_at", "=", r.created_at)
         .executeTakeFirst();
       if (Number(res.numUpdatedRows) === 0) await trx.insertInto("quota_data").values(r).execute();
+      await pace();
     }
   }
 
