@@ -1,10 +1,11 @@
-// The channel background work main.ts starts: periodic tests (CHANNEL_TEST_FREQUENCY) and half-open
-// probes of auto-disabled channels. Both stop on graceful shutdown.
+// The background work main.ts starts: periodic channel tests (CHANNEL_TEST_FREQUENCY), half-open probes of
+// auto-disabled channels, and log retention. All stop on graceful shutdown.
 import type { AppDeps } from "../deps.ts";
 import { startChannelTestJob } from "./channel-test.ts";
 import { startChannelProbeJob } from "./channel-probe.ts";
+import { startLogRetentionJob } from "./log-retention.ts";
 
 export function startChannelJobs(deps: AppDeps): () => void {
-  const stops = [startChannelTestJob(deps), startChannelProbeJob(deps)];
+  const stops = [startChannelTestJob(deps), startChannelProbeJob(deps), startLogRetentionJob(deps)];
   return () => stops.forEach((stop) => stop());
 }

@@ -109,6 +109,8 @@ export const OPTION_DEFAULTS: Record<string, string> = {
   DataExportEnabled: "true",
   DataExportInterval: "5",
   DataExportDefaultTime: "hour",
+  /** days consume and error logs are kept; 0 keeps them forever (server/jobs/log-retention.ts) */
+  LogRetentionDays: "0",
   // channel automation
   ChannelDisableThreshold: "5",
   AutomaticDisableChannelEnabled: "false",
@@ -163,7 +165,7 @@ export const NUMBER_OPTIONS = new Set([
   "QuotaRemindThreshold", "RetryTimes", "StreamCacheQueueLength", "DataExportInterval", "ChannelDisableThreshold",
   "ModelRequestRateLimitCount", "ModelRequestRateLimitSuccessCount", "ModelRequestRateLimitDurationMinutes",
   "gemini.thinking_adapter_budget_tokens_percentage", "claude.thinking_adapter_budget_tokens_percentage",
-  "general_setting.ping_interval_seconds",
+  "general_setting.ping_interval_seconds", "LogRetentionDays",
 ]);
 
 export const JSON_OPTIONS = new Set([

@@ -66,7 +66,7 @@ export function validateOption(deps: AppDeps, key: string, raw: unknown): string
     if (key.endsWith("budget_tokens_percentage") && (n < 0.1 || n > 1)) throw badRequest(`${key} must be between 0.1 and 1`);
     if (key === "general_setting.ping_interval_seconds" && n < 1) throw badRequest(`${key} must be at least 1`);
     if (key === "ModelRequestRateLimitSuccessCount" && n < 1) throw badRequest(`${key} must be at least 1`);
-    if (["RetryTimes", "SMTPPort", "DataExportInterval", "QuotaForNewUser", "QuotaForInviter", "QuotaForInvitee", "PreConsumedQuota"].includes(key) && !Number.isInteger(n)) {
+    if (["RetryTimes", "SMTPPort", "DataExportInterval", "LogRetentionDays", "QuotaForNewUser", "QuotaForInviter", "QuotaForInvitee", "PreConsumedQuota"].includes(key) && !Number.isInteger(n)) {
       throw badRequest(`${key} must be an integer`);
     }
     if (key === "DataExportInterval" && n < 1) throw badRequest(`${key} must be at least 1 minute`);
