@@ -96,7 +96,11 @@ export function OperationTab() {
     sw("StopOnSensitiveEnabled", t("operation.stopOnSensitive")),
     { key: "SensitiveWords", label: t("operation.sensitiveWords"), type: "textarea", help: t("operation.onePerLine") },
   ];
-  const logs: FieldDef[] = [sw("LogConsumeEnabled", t("operation.logConsume"))];
+  const logs: FieldDef[] = [
+    sw("LogConsumeEnabled", t("operation.logConsume")),
+    sw("LogErrorEnabled", t("operation.logError")),
+    num("LogRetentionDays", t("operation.logRetentionDays"), { min: 0, help: t("operation.logRetentionDaysHelp") }),
+  ];
   const dashboard: FieldDef[] = [
     sw("DataExportEnabled", t("operation.dataExport")),
     num("DataExportInterval", t("operation.dataExportInterval"), { min: 1, help: t("operation.dataExportIntervalHelp") }),
