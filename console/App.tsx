@@ -15,19 +15,20 @@
  *    `console/components/Page.tsx` gives the standard title + card frame.
  */
 import React, { Suspense, lazy, useEffect } from "react";
-import { Navigate, Route, Routes, useLocation, useNavigate } from "react-router-dom";
+import { Navigate, Route, Routes, matchPath, useLocation, useNavigate } from "react-router-dom";
 import { ConfigProvider, Spin } from "@arco-design/web-react";
 import { useTranslation } from "react-i18next";
 import { AppStateProvider, isAdmin, useApp } from "./lib/app-state.tsx";
 import { setNavigator } from "./api/index.ts";
-import { arcoLocale } from "./i18n/arco.ts";
+import { arcoLocale } from "./i18n/index.ts";
 import { Shell } from "./layout/Shell.tsx";
 import type { SiteStatus } from "./lib/storage.ts";
 
 type Access = "guest" | "login" | "admin";
-interface RouteDef { path: string; access: Access; page: React.LazyExoticComponent<React.ComponentType<any>> }
+type LazyPage = React.LazyExoticComponent<React.ComponentType<any>> & { preload: () => Promise<unknown> };
+interface RouteDef { path: string; access: Access; page: LazyPage }
 
-const page = (load: () => Promise<{ default: React.ComponentType<any> }>) => lazy(load);
+const page = (load: () => Promise<{ default: React.ComponentType<any> }>): LazyPage => Object.assign(lazy(load), { preload: load });
 
 const Home = page(() => import("./pages/home/index.tsx"));
 const Setup = page(() => import("./pages/setup/index.tsx"));
@@ -88,6 +89,15 @@ export const ROUTES: RouteDef[] = [
   { path: "/chat2link", access: "guest", page: Chat2Link },
   { path: "*", access: "guest", page: NotFound },
 ];
+
+/**
+ * Starts downloading the page of `pathname` at once (main.tsx, before the first render), so its chunk
+ * arrives while the status call is under way instead of after it.
+ */
+export function preloadRoute(pathname: string): void {
+  const route = ROUTES.find((r) => matchPath(r.path, pathname));
+  void route?.page.preload().catch(() => {});
+}
 
 /** Guests go to /login; logged-in non-admins see the not-found page for admin routes. */
 function Guard({ access, children }: { access: Access; children: React.ReactNode }) {

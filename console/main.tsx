@@ -1,12 +1,17 @@
 // Browser entry. The React 19 adapter must load before any Arco component renders (STACK.md §1b).
 import "@arco-design/web-react/es/_util/react-19-adapter";
+// The build answers this with the styles of the Arco components the console uses (scripts/arco-imports.ts).
 import "@arco-design/web-react/dist/css/arco.css";
 import "./styles.css";
+// Every stylesheet is imported here: the CSS of a lazily loaded page would never be loaded.
+import "./pages/log/log.css";
 import React from "react";
 import { createRoot } from "react-dom/client";
 import { BrowserRouter } from "react-router-dom";
 import "./i18n/index.ts";
-import App from "./App.tsx";
+import App, { preloadRoute } from "./App.tsx";
+
+preloadRoute(location.pathname);
 
 createRoot(document.getElementById("root")!).render(
   <React.StrictMode>

@@ -563,3 +563,6 @@ const en: Record<string, string> = {
   "srv.cannot enable Telegram login: fill in the bot token and bot name first": "Cannot enable Telegram login: fill in the bot token and bot name first",
 };
 export default en;
+  "side.expand": "Expand the sidebar",
+  "side.collapse": "Collapse the sidebar",
+  "nav.menu": "Menu",

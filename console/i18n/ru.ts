@@ -379,7 +379,7 @@ const ru: Record<string, string> = {
   "side.consoleSection": "Консоль",
   "side.dashboard": "Панель данных",
   "side.drawing": "Журнал рисования",
-  "side.logs": "Журнал использования",
+  "side.logs": "Журнал запросов",
   "side.noChats": "Нет ссылок на чаты",
   "side.personal": "Личные настройки",
   "side.personalSection": "Личное",
@@ -561,3 +561,6 @@ const ru: Record<string, string> = {
   "srv.cannot enable Telegram login: fill in the bot token and bot name first": "Нельзя включить вход через Telegram: сначала заполните токен и имя бота",
 };
 export default ru;
+  "side.expand": "Развернуть меню",
+  "side.collapse": "Свернуть меню",
+  "nav.menu": "Меню",

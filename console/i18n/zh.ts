@@ -561,3 +561,6 @@ const zh: Record<string, string> = {
   "srv.cannot enable Telegram login: fill in the bot token and bot name first": "无法启用 Telegram 登录，请先填入 Telegram Bot Token 以及 Bot 名称",
 };
 export default zh;
+  "side.expand": "展开侧边栏",
+  "side.collapse": "收起侧边栏",
+  "nav.menu": "菜单",

@@ -1,6 +1,8 @@
-// The frame around every screen: top bar, optional sidebar, content and footer (spec 000 §2.2).
-import React from "react";
-import { Layout } from "@arco-design/web-react";
+// The frame around every screen: top bar, optional sidebar, content and footer (spec 000 §2.2). Plain
+// elements and CSS (styles.css) rather than Arco's Layout, whose resizable Sider would add a resize
+// widget to every page's first download. On a phone the sidebar is a drawer the top bar's menu button
+// opens, instead of a 60-px rail eating a sixth of the screen.
+import React, { useEffect, useState } from "react";
 import { useLocation } from "react-router-dom";
 import { TopBar } from "./TopBar.tsx";
 import { Sidebar } from "./Sidebar.tsx";
@@ -16,23 +18,23 @@ export function Shell({ children }: { children: React.ReactNode }) {
   const { pathname } = useLocation();
   const mobile = useIsMobile();
   const withSidebar = !sidebarHidden(pathname);
+  const [drawerOpen, setDrawerOpen] = useState(false);
+  // Following a link closes the drawer, as does growing past the phone width.
+  useEffect(() => setDrawerOpen(false), [pathname, mobile]);
   return (
-    <Layout className="sy-shell" style={{ minHeight: "100vh" }}>
-      <Layout.Header className="sy-header">
-        <TopBar />
-      </Layout.Header>
-      {/* hasSider: Arco only detects a Sider among direct children, and ours is wrapped. */}
-      <Layout hasSider={withSidebar}>
-        {withSidebar && <Sidebar mobile={mobile} />}
-        <Layout>
-          <Layout.Content className="sy-content" style={{ padding: mobile ? 8 : 16 }}>
-            {children}
-          </Layout.Content>
-          <Layout.Footer>
+    <div className="sy-shell">
+      <header className="sy-header">
+        <TopBar onMenu={withSidebar && mobile ? () => setDrawerOpen((o) => !o) : undefined} />
+      </header>
+      <div className="sy-body">
+        {withSidebar && <Sidebar mobile={mobile} open={drawerOpen} onClose={() => setDrawerOpen(false)} />}
+        <div className="sy-main">
+          <main className="sy-content">{children}</main>
+          <footer>
             <Footer />
-          </Layout.Footer>
-        </Layout>
-      </Layout>
-    </Layout>
+          </footer>
+        </div>
+      </div>
+    </div>
   );
 }

@@ -1,10 +1,10 @@
 // Sidebar (spec 000 §2.2, 001 §2): items by role and site flags; collapse state remembered, initially
 // from default_collapse_sidebar; 60 px collapsed, 200 px expanded.
 import React, { useState } from "react";
-import { Layout, Menu } from "@arco-design/web-react";
+import { Menu } from "@arco-design/web-react";
 import {
-  IconApps, IconBook, IconCommand, IconDashboard, IconFile, IconImage, IconMessage, IconPalette, IconSettings, IconStorage,
-  IconTag, IconUser, IconUserGroup, IconWechatpay,
+  IconApps, IconBook, IconCommand, IconDashboard, IconFile, IconImage, IconMenuFold, IconMenuUnfold, IconMessage, IconPalette,
+  IconSettings, IconStorage, IconTag, IconUser, IconUserGroup, IconWechatpay,
 } from "@arco-design/web-react/icon";
 import { useLocation, useNavigate } from "react-router-dom";
 import { useTranslation } from "react-i18next";
@@ -81,12 +81,18 @@ export function selectedKey(pathname: string): string {
   return pathname;
 }
 
-export function Sidebar({ mobile }: { mobile: boolean }) {
+/**
+ * Desktop: a column of 200 px, 60 px collapsed (the toggle at its foot). Phone (`mobile`): a drawer over
+ * the page, open while `open`, closed by the mask, a link or the Escape key.
+ */
+export function Sidebar({ mobile, open = false, onClose }: { mobile: boolean; open?: boolean; onClose?: () => void }) {
   const { t } = useTranslation();
   const { user, status } = useApp();
   const navigate = useNavigate();
   const { pathname } = useLocation();
-  const [collapsed, setCollapsed] = useState(() => mobile || initialCollapsed());
+  const [ownCollapsed, setCollapsed] = useState(() => initialCollapsed());
+  // The drawer always shows the labels: collapsing is for the desktop column.
+  const collapsed = !mobile && ownCollapsed;
   const chats = Array.isArray(status.chats) ? status.chats : readJson<Array<Record<string, string>>>(KEYS.chats, []);
   const sections = sidebarSections({
     t, admin: isAdmin(user), chats,
@@ -94,42 +100,51 @@ export function Sidebar({ mobile }: { mobile: boolean }) {
     drawing: status.enable_drawing ?? readBool(KEYS.enableDrawing),
     task: status.enable_task ?? readBool(KEYS.enableTask),
   });
-  const toggle = (c: boolean) => {
-    setCollapsed(c);
-    writeString(COLLAPSED_KEY, String(c));
+  const toggle = () => {
+    setCollapsed(!collapsed);
+    writeString(COLLAPSED_KEY, String(!collapsed));
   };
   const selected = selectedKey(pathname);
+  const width = collapsed ? SIDEBAR_WIDTH.collapsed : SIDEBAR_WIDTH.expanded;
   return (
-    <Layout.Sider
-      className="sy-sider"
-      collapsible
-      collapsed={collapsed}
-      onCollapse={toggle}
-      width={SIDEBAR_WIDTH.expanded}
-      collapsedWidth={SIDEBAR_WIDTH.collapsed}
-    >
-      <Menu selectedKeys={[selected]} onClickMenuItem={(key) => navigate(key)} collapse={collapsed} defaultOpenKeys={["chat"]}>
-        {sections.map((s) => (
-          <Menu.ItemGroup key={s.key} title={collapsed ? "" : s.label}>
-            {s.items.map((item) =>
-              item.children ? (
-                <Menu.SubMenu key={item.key} title={<span>{item.icon}<span className="sy-side-label">{item.label}</span></span>}>
-                  {item.children.length === 0 ? (
-                    <Menu.Item key="/chat" disabled>{t("side.noChats")}</Menu.Item>
-                  ) : (
-                    item.children.map((c) => <Menu.Item key={c.key}><span className="sy-side-label">{c.label}</span></Menu.Item>)
-                  )}
-                </Menu.SubMenu>
-              ) : (
-                <Menu.Item key={item.key}>{item.icon}<span className="sy-side-label">{item.label}</span></Menu.Item>
-              ),
-            )}
-          </Menu.ItemGroup>
-        ))}
-      </Menu>
-      <div className="sy-sider-docs" hidden={collapsed}>
-        <IconBook /> {t("side.version", { version: status.version ?? "" })}
-      </div>
-    </Layout.Sider>
+    <>
+      {mobile && open && <div className="sy-sider-mask" data-testid="sider-mask" onClick={onClose} />}
+      <aside
+        className={`sy-sider${mobile ? " sy-sider-drawer" : ""}${collapsed ? " sy-sider-collapsed" : ""}`}
+        data-open={mobile ? String(open) : undefined}
+        aria-hidden={mobile && !open ? true : undefined}
+        style={mobile ? undefined : { width }}
+        onKeyDown={(e) => { if (e.key === "Escape") onClose?.(); }}
+      >
+        <Menu selectedKeys={[selected]} onClickMenuItem={(key) => navigate(key)} collapse={collapsed} defaultOpenKeys={["chat"]} className="sy-side-menu">
+          {sections.map((s) => (
+            <Menu.ItemGroup key={s.key} title={collapsed ? "" : s.label}>
+              {s.items.map((item) =>
+                item.children ? (
+                  <Menu.SubMenu key={item.key} title={<span>{item.icon}<span className="sy-side-label">{item.label}</span></span>}>
+                    {item.children.length === 0 ? (
+                      <Menu.Item key="/chat" disabled>{t("side.noChats")}</Menu.Item>
+                    ) : (
+                      item.children.map((c) => <Menu.Item key={c.key}><span className="sy-side-label">{c.label}</span></Menu.Item>)
+                    )}
+                  </Menu.SubMenu>
+                ) : (
+                  <Menu.Item key={item.key}>{item.icon}<span className="sy-side-label">{item.label}</span></Menu.Item>
+                ),
+              )}
+            </Menu.ItemGroup>
+          ))}
+        </Menu>
+        <div className="sy-sider-foot">
+          {!collapsed && <span className="sy-sider-docs"><IconBook /> {t("side.version", { version: status.version ?? "" })}</span>}
+          {!mobile && (
+            <button type="button" className="sy-sider-toggle" data-testid="sider-toggle" onClick={toggle}
+              aria-label={collapsed ? t("side.expand") : t("side.collapse")}>
+              {collapsed ? <IconMenuUnfold /> : <IconMenuFold />}
+            </button>
+          )}
+        </div>
+      </aside>
+    </>
   );
 }

@@ -3,7 +3,7 @@
 // avatar menu.
 import React from "react";
 import { Avatar, Button, Dropdown, Menu, Message, Space, Tag } from "@arco-design/web-react";
-import { IconLanguage, IconMoonFill, IconSunFill } from "@arco-design/web-react/icon";
+import { IconLanguage, IconMenu, IconMoonFill, IconSunFill } from "@arco-design/web-react/icon";
 import { Link, useLocation, useNavigate } from "react-router-dom";
 import { useTranslation } from "react-i18next";
 import { useApp } from "../lib/app-state.tsx";
@@ -15,7 +15,8 @@ import { isNewYearsDay } from "../lib/format.ts";
 
 const LANGUAGE_NAMES: Record<Language, string> = { zh: "中文", en: "English", ru: "Русский" };
 
-export function TopBar({ today = new Date() }: { today?: Date }) {
+/** `onMenu`: on a phone, opens the sidebar drawer (absent where the page has no sidebar). */
+export function TopBar({ today = new Date(), onMenu }: { today?: Date; onMenu?: () => void }) {
   const { t, i18n } = useTranslation();
   const { status, user, setUser, theme, setTheme } = useApp();
   const navigate = useNavigate();
@@ -41,8 +42,14 @@ export function TopBar({ today = new Date() }: { today?: Date }) {
 
   const selected = nav.find((n) => n.key !== "/" && pathname.startsWith(n.key))?.key ?? (pathname === "/" ? "/" : "");
 
+  // During first-run setup there is no account to sign in with yet: no login or register buttons.
+  const settingUp = status.setup === false || pathname === "/setup";
+
   return (
     <div className="sy-topbar">
+      {onMenu && (
+        <Button type="text" shape="circle" icon={<IconMenu />} aria-label={t("nav.menu")} data-testid="menu-toggle" onClick={onMenu} />
+      )}
       <Link to="/" className="sy-brand">
         <img src={logo} alt="" width={28} height={28} onError={(e) => ((e.target as HTMLImageElement).style.visibility = "hidden")} />
         {!mobile && <span className="sy-brand-name">{status.system_name || "Switchyard"}</span>}
@@ -97,7 +104,7 @@ export function TopBar({ today = new Date() }: { today?: Date }) {
               {!mobile && <span style={{ marginLeft: 6 }}>{user.display_name || user.username}</span>}
             </Button>
           </Dropdown>
-        ) : (
+        ) : settingUp ? null : (
           <>
             <Button type="primary" size="small" onClick={() => navigate("/login")}>{t("nav.login")}</Button>
             {!status.self_use_mode_enabled && !mobile && (

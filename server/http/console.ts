@@ -1,13 +1,13 @@
-// Serves the console, which is a single-page app: hashed assets with a year-long immutable cache and
-// gzip when accepted, index.html (no-cache) for every other GET so deep links work, and JSON 404s for
-// unknown API, relay and asset paths so clients and scripts never mistake the console for an answer.
-// Two sources: the files embedded in the binary (server/assets.gen.ts, written by scripts/build.ts), or
-// a folder on disk (--console-dir / CONSOLE_DIR) served with @elysiajs/static.
+// Serves the console, which is a single-page app: hashed assets with a year-long immutable cache, sent
+// pre-compressed (brotli, else gzip, as the build wrote them) when the browser accepts it, index.html
+// (no-cache) for every other GET so deep links work, and JSON 404s for unknown API, relay and asset
+// paths so clients and scripts never mistake the console for an answer. Two sources: the files embedded
+// in the binary (server/assets.gen.ts, written by scripts/build.ts), or a folder on disk (--console-dir /
+// CONSOLE_DIR), read once at start-up into the same kind of manifest.
 import { Elysia } from "elysia";
 import { tryDecode } from "./paths.ts";
-import { staticPlugin } from "@elysiajs/static";
-import { existsSync, statSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { join, relative, resolve } from "node:path";
 import type { AppDeps } from "../deps.ts";
 import { errorBody, errorFormatFor } from "./errors.ts";
 
@@ -15,6 +15,7 @@ export interface ConsoleAsset {
   /** Path to read: /$bunfs/... inside the binary, a real path when run from source. */
   file: string;
   gz?: string;
+  br?: string;
   type: string;
 }
 export type ConsoleManifest = Record<string, ConsoleAsset>;
@@ -36,7 +37,7 @@ async function loadEmbedded(): Promise<ConsoleManifest> {
  */
 export function usableManifest(manifest: ConsoleManifest): ConsoleManifest {
   if (!manifest["/index.html"]) return {};
-  const onDisk = Object.values(manifest).flatMap((a) => (a.gz ? [a.file, a.gz] : [a.file])).filter((f) => !f.startsWith("/$bunfs/") && !f.includes("~BUN"));
+  const onDisk = Object.values(manifest).flatMap((a) => [a.file, a.gz, a.br]).filter((f): f is string => !!f && !f.startsWith("/$bunfs/") && !f.includes("~BUN"));
   return onDisk.every((f) => existsSync(f)) ? manifest : {};
 }
 
@@ -61,14 +62,41 @@ function notFound(path: string): Response {
   return Response.json(errorBody(format, 404, format === "envelope" ? "not found" : `unknown route ${path}`), { status: 404 });
 }
 
-function acceptsGzip(request: Request): boolean {
-  return /\bgzip\b/i.test(request.headers.get("accept-encoding") ?? "");
+/** The encodings the request accepts (q=0 refuses one), e.g. "gzip, deflate, br;q=0.9". */
+function accepted(request: Request): Set<string> {
+  const out = new Set<string>();
+  for (const part of (request.headers.get("accept-encoding") ?? "").toLowerCase().split(",")) {
+    const [name, ...params] = part.trim().split(";");
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith("q="));
+    if (name && !(q && Number(q.slice(2)) === 0)) out.add(name.trim());
+  }
+  return out;
+}
+
+/** A validator for files that are revalidated (not immutable): size and modification time. */
+function etagOf(path: string): string | null {
+  try {
+    const s = statSync(path);
+    return `W/"${s.size.toString(36)}-${Math.floor(s.mtimeMs).toString(36)}"`;
+  } catch {
+    return null;
+  }
 }
 
 function serveAsset(request: Request, asset: ConsoleAsset, cacheControl: string): Response {
   const headers: Record<string, string> = { "content-type": asset.type, "cache-control": cacheControl };
-  if (asset.gz) headers.vary = "Accept-Encoding";
-  if (asset.gz && acceptsGzip(request)) {
+  const etag = etagOf(asset.file);
+  if (etag) {
+    headers.etag = etag;
+    if (request.headers.get("if-none-match") === etag) return new Response(null, { status: 304, headers });
+  }
+  if (asset.gz || asset.br) headers.vary = "Accept-Encoding";
+  const encodings = accepted(request);
+  if (asset.br && encodings.has("br")) {
+    headers["content-encoding"] = "br";
+    return new Response(Bun.file(asset.br), { headers });
+  }
+  if (asset.gz && encodings.has("gzip")) {
     headers["content-encoding"] = "gzip";
     return new Response(Bun.file(asset.gz), { headers });
   }
@@ -80,59 +108,48 @@ const NOT_BUILT_PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>
 built console. Run <code>npm start</code> (which builds it), or <code>npm run build:console</code> and start with
 <code>--console-dir dist/console</code>.</p></body></html>`;
 
-/** The console from the embedded manifest; with an empty manifest, a page explaining how to build it. */
-export function embeddedConsolePlugin(manifest: ConsoleManifest = embeddedConsole) {
+/**
+ * The console from a manifest; with an empty manifest, a page explaining how to build it. Files outside
+ * /assets/ (a logo, robots.txt) are cached for `rootCache`; hashed /assets/ for a year.
+ */
+export function embeddedConsolePlugin(manifest: ConsoleManifest = embeddedConsole, rootCache = "public, max-age=3600") {
   const index = manifest["/index.html"];
   return new Elysia().get("/*", ({ request }) => {
     const raw = new URL(request.url).pathname;
     const path = tryDecode(raw) ?? raw;
     const asset = manifest[path];
-    if (asset && path !== "/index.html") return serveAsset(request, asset, path.startsWith("/assets/") ? IMMUTABLE : "public, max-age=3600");
+    if (asset && path !== "/index.html") return serveAsset(request, asset, path.startsWith("/assets/") ? IMMUTABLE : rootCache);
     if (isReservedPath(path)) return notFound(path);
     if (!index) return new Response(NOT_BUILT_PAGE, { status: 503, headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" } });
     return serveAsset(request, index, "no-cache");
   });
 }
 
-/**
- * A console folder on disk (a custom build, or dist/console under `npm start`). Its files are registered
- * as exact routes by @elysiajs/static (ETag revalidation; /assets/ immutable because our build hashes
- * those names); the fallback below gives index.html to every other page path.
- */
-export function diskConsolePlugin(dir: string): Promise<Elysia> {
+/** The files of a built console folder as a manifest: each file with its .br and .gz copies when present. */
+export function manifestFromFolder(dir: string): ConsoleManifest {
   const root = resolve(dir);
-  const indexPath = join(root, "index.html");
+  const walk = (d: string): string[] => readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(d, e.name)) : [join(d, e.name)]));
+  const manifest: ConsoleManifest = {};
+  for (const file of walk(root)) {
+    if (/\.(gz|br)$/.test(file)) continue;
+    const asset: ConsoleAsset = { file, type: Bun.file(file).type };
+    if (existsSync(file + ".gz")) asset.gz = file + ".gz";
+    if (existsSync(file + ".br")) asset.br = file + ".br";
+    manifest["/" + relative(root, file).split("\\").join("/")] = asset;
+  }
+  return manifest;
+}
+
+/**
+ * A console folder on disk (a custom build, or dist/console under `npm start`), read once at start-up:
+ * served like the embedded files, except that files outside /assets/ are revalidated (no-cache, ETag).
+ */
+export function diskConsolePlugin(dir: string) {
+  const root = resolve(dir);
   // Checked synchronously so a wrong folder stops start-up with this message, not a late rejection.
   if (!existsSync(root) || !statSync(root).isDirectory()) throw new Error(`console folder ${root} does not exist`);
-  if (!existsSync(indexPath)) throw new Error(`console folder ${root} has no index.html`);
-  return buildDiskConsole(root, indexPath);
-}
-
-// The static plugins are awaited here and handed over as one promise: Elysia 1.4 loops forever when a
-// plugin that itself holds two pending plugins is mounted on another instance.
-async function buildDiskConsole(root: string, indexPath: string): Promise<Elysia> {
-  const app = new Elysia();
-  if (existsSync(join(root, "assets"))) {
-    app.use(await staticPlugin({
-      assets: join(root, "assets"), prefix: "/assets", alwaysStatic: true, silent: true, ignorePatterns: [/\.gz$/],
-      headers: { "Cache-Control": IMMUTABLE },
-    }));
-  }
-  app.use(await staticPlugin({
-    assets: root, prefix: "", alwaysStatic: true, silent: true, indexHTML: false,
-    // index.html is served by the fallback (no-cache); /assets/ by the instance above.
-    ignorePatterns: [/[\\/]index\.html$/, new RegExp(`^${escapeRegExp(join(root, "assets"))}[\\\\/]`), /\.gz$/],
-    headers: { "Cache-Control": "no-cache" },
-  }));
-  return app.get("/*", ({ request }) => {
-    const path = new URL(request.url).pathname;
-    if (isReservedPath(path)) return notFound(path);
-    return new Response(Bun.file(indexPath), { headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-cache" } });
-  }) as unknown as Elysia;
-}
-
-function escapeRegExp(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  if (!existsSync(join(root, "index.html"))) throw new Error(`console folder ${root} has no index.html`);
+  return embeddedConsolePlugin(manifestFromFolder(root), "no-cache");
 }
 
 /** The console for this configuration: a folder on disk when one is configured, else the embedded files. */

@@ -92,7 +92,7 @@ describe("sidebar", () => {
     expect(within(sider).getByText("API tokens")).toBeTruthy();
     expect(within(sider).getByText("ChatGPT Next Web")).toBeTruthy();
     expect(sider.style.width).toBe("200px");
-    fireEvent.click(sider.querySelector(".arco-layout-sider-trigger")!);
+    fireEvent.click(within(sider).getByTestId("sider-toggle"));
     await waitFor(() => expect(sider.style.width).toBe("60px"));
     expect(localStorage.getItem("sidebar-collapsed")).toBe("true");
   });

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { brotliDecompressSync } from "node:zlib";
 import { buildConsole, consoleIsStale, type BuiltFile } from "../../scripts/build-console.ts";
 import { embeddedConsolePlugin, isReservedPath, usableManifest, type ConsoleManifest } from "../../server/http/console.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
@@ -56,6 +57,15 @@ describe("console build", () => {
     const css = byUrl("/assets/index-", ".css");
     expect(css.gz).toBeDefined();
     expect(Bun.gunzipSync(await Bun.file(css.gz!.path).bytes())).toEqual(await Bun.file(css.path).bytes());
+    expect(new Uint8Array(brotliDecompressSync(await Bun.file(css.br!.path).bytes()))).toEqual(await Bun.file(css.path).bytes());
+  });
+
+  test("a stylesheet imported by a lazily loaded chunk fails the build: Bun would never load it", async () => {
+    const src = join(work, "orphan");
+    writePlaceholderConsole(src);
+    writeFileSync(join(src, "page.css"), ".page { color: red; }");
+    writeFileSync(join(src, "lazy.ts"), `import "./page.css";\nexport function mark(el: HTMLElement) { el.dataset.lazy = "loaded"; }`);
+    await expect(buildConsole({ entry: join(src, "index.html"), outDir: join(work, "orphan-out") })).rejects.toThrow(/would never be loaded/);
   });
 
   test("the built console is stale when a source file is newer than index.html", async () => {
@@ -103,7 +113,7 @@ describe("embedded console", () => {
     }
   });
 
-  test("hashed assets: immutable for a year, gzip only when accepted, bytes identical to the build", async () => {
+  test("hashed assets: immutable for a year, brotli or gzip only when accepted, bytes identical to the build", async () => {
     const js = byUrl("/assets/index-", ".js");
     const plain = await handle(js.url);
     expect(plain.status).toBe(200);
@@ -113,13 +123,23 @@ describe("embedded console", () => {
     expect(new Uint8Array(await plain.arrayBuffer())).toEqual(await Bun.file(js.path).bytes());
 
     const css = byUrl("/assets/index-", ".css");
-    const zipped = await handle(css.url, { "accept-encoding": "gzip, deflate, br" });
+    const original = await Bun.file(css.path).bytes();
+    const zipped = await handle(css.url, { "accept-encoding": "gzip, deflate" });
     expect(zipped.headers.get("content-encoding")).toBe("gzip");
     expect(zipped.headers.get("vary")).toBe("Accept-Encoding");
     expect(zipped.headers.get("content-type")).toContain("text/css");
     const body = new Uint8Array(await zipped.arrayBuffer());
     expect(body.length).toBe(css.gz!.size);
-    expect(Bun.gunzipSync(body)).toEqual(await Bun.file(css.path).bytes());
+    expect(Bun.gunzipSync(body)).toEqual(original);
+
+    // Brotli is smaller and preferred when the browser offers it; "br;q=0" refuses it.
+    const br = await handle(css.url, { "accept-encoding": "gzip, deflate, br, zstd" });
+    expect(br.headers.get("content-encoding")).toBe("br");
+    const brBody = new Uint8Array(await br.arrayBuffer());
+    expect(brBody.length).toBe(css.br!.size);
+    expect(brBody.length).toBeLessThan(css.gz!.size);
+    expect(new Uint8Array(brotliDecompressSync(brBody))).toEqual(original);
+    expect((await handle(css.url, { "accept-encoding": "gzip, br;q=0" })).headers.get("content-encoding")).toBe("gzip");
   });
 
   test("unknown API, relay and asset paths get JSON 404s in the caller's format", async () => {
@@ -181,6 +201,19 @@ describe("console from a folder on disk (--console-dir)", () => {
     expect(robots.status).toBe(200);
     expect(robots.body).toContain("Disallow: /api/");
     expect(robots.headers.get("cache-control")).toBe("no-cache");
+    // Revalidation: the same ETag back is a 304 without a body.
+    const again = await ctx.request("GET", "/robots.txt", { headers: { "if-none-match": robots.headers.get("etag")! } });
+    expect(again.status).toBe(304);
+  });
+
+  test("the build's brotli and gzip copies are served from the folder too", async () => {
+    const css = byUrl("/assets/index-", ".css");
+    const res = await ctx.app.handle(new Request("http://localhost" + css.url, { headers: { "accept-encoding": "gzip, br" } }));
+    expect(res.headers.get("content-encoding")).toBe("br");
+    expect(res.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+    expect((await res.arrayBuffer()).byteLength).toBe(css.br!.size);
+    // The copies are not pages of their own.
+    expect((await ctx.request("GET", css.url + ".gz")).status).toBe(404);
   });
 
   test("unknown API and asset paths are JSON 404s", async () => {

@@ -11,7 +11,6 @@ import { HOUR_MS, formatDateTime, parseDateTime, startOfToday, toSeconds } from 
 import { firstTokenColor, useTimeColor } from "../_shared/colors.ts";
 import { ColumnPicker, useColumnVisibility } from "../_shared/ColumnPicker.tsx";
 import { asPage, sizeOptions, usePageSize } from "../_shared/paging.ts";
-import "./log.css";
 
 export interface LogRow {
   id: number; created_at: number; type: number; channel: number; channel_name?: string; username: string; user_id: number;
