@@ -8,6 +8,7 @@ import { useTranslation } from "react-i18next";
 import { api, qs } from "../api/index.ts";
 import { useApp } from "../lib/app-state.tsx";
 import type { SiteStatus, StoredUser } from "../lib/storage.ts";
+import { landingAfterSignIn, needsSecondFactor, secondFactorState } from "../lib/signin.ts";
 
 export function anyThirdParty(s: SiteStatus): boolean {
   return !!(s.github_oauth || s.oidc_enabled || s.linuxdo_oauth || s.wechat_login || s.telegram_oauth);
@@ -107,20 +108,24 @@ export function OAuthButtons({ aff }: { aff?: string | null }) {
 
   const telegramLogin = async (tg: TelegramAuthData) => {
     const r = await api.get<StoredUser>(`/api/oauth/telegram/login${telegramQuery(tg)}`);
-    if (r.success && r.data) {
+    if (r.success && needsSecondFactor(r.data)) navigate("/login", secondFactorState(r.data));
+    else if (r.success && r.data) {
       setUser(r.data);
       Message.success(t("auth.loginSuccess"));
-      navigate("/");
+      navigate(landingAfterSignIn(r.data, "/"));
     } else Message.error(r.message);
   };
 
   const wechatLogin = async () => {
     const r = await api.get<StoredUser>(`/api/oauth/wechat${qs({ code: wechatCode })}`);
-    if (r.success && r.data) {
+    if (r.success && needsSecondFactor(r.data)) {
+      setWechatOpen(false);
+      navigate("/login", secondFactorState(r.data));
+    } else if (r.success && r.data) {
       setUser(r.data);
       setWechatOpen(false);
       Message.success(t("auth.loginSuccess"));
-      navigate("/");
+      navigate(landingAfterSignIn(r.data, "/"));
     } else Message.error(r.message);
   };
 

@@ -7,6 +7,7 @@ import { api } from "../../api/index.ts";
 import { CHANNEL_TYPES, DEFAULT_GROUP, channelType } from "../../../server/catalogue/index.ts";
 import { fieldsFor, isJsonObjectOrEmpty, splitNames } from "./fields.ts";
 import { cachedTypeModels, defaultModelsFor, loadTypeModels, sameList, type TypeModels } from "./typeModels.ts";
+import { KeyViewer } from "./KeyViewer.tsx";
 
 export interface ChannelFormValues {
   type: number; name: string; key: string; base_url: string; other: string; openai_organization: string;
@@ -206,7 +207,7 @@ export function ChannelForm({ id, onSaved, onCancel }: { id?: number; onSaved: (
           <Input value={v.other} onChange={(x) => set("other", x)} placeholder={t(fields.other.placeholder)} data-testid="channel-other" />
         </Field>
       )}
-      <Field label={t("ops.ch.key")}>
+      <Field label={<>{t("ops.ch.key")}{id ? <KeyViewer channelId={id} /> : null}</>}>
         {creating && !fields.jsonKey && (
           <Space style={{ marginBottom: 6 }}>
             <Switch size="small" checked={v.batch} onChange={(x) => set("batch", x)} />

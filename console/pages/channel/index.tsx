@@ -146,11 +146,9 @@ export default function ChannelPage() {
     void load();
   };
 
+  // The server copies (key included): the console never receives channel keys.
   const copy = async (row: ChannelRow) => {
-    const r = await api.get(`/api/channel/${row.id}`);
-    if (!r.success || !r.data) return Message.error(t("ops.ch.copyFailed"));
-    const { id: _id, created_time: _c, used_quota: _u, balance: _b, response_time: _r, test_time: _tt, other_info: _oi, channel_info: _ci, key_count: _kc, ...rest } = r.data;
-    const c = await api.post("/api/channel/", { ...rest, name: `${rest.name}_copy`, mode: "single" });
+    const c = await api.post(`/api/channel/copy/${row.id}?suffix=_copy`);
     if (!c.success) return Message.error(`${t("ops.ch.copyFailed")}: ${c.message}`);
     Message.success(t("ops.ch.copied"));
     void load();

@@ -1,8 +1,10 @@
 // Login (spec 000 §2.3, §5, §7.2): username or email and password, third-party buttons per status
-// flags, optional Turnstile. Success stores the user and goes to /token.
+// flags, optional Turnstile, "sign in with a passkey" when passkeys are on. A user with two-factor
+// sign-in on then gives the authenticator's code (or a backup code). Success stores the user and goes to /token.
 import React, { useEffect, useState } from "react";
-import { Alert, Button, Form, Input, Message, Modal } from "@arco-design/web-react";
-import { Link, useNavigate, useSearchParams } from "react-router-dom";
+import { Alert, Button, Form, Input, Message, Modal, Typography } from "@arco-design/web-react";
+import { IconSafe } from "@arco-design/web-react/icon";
+import { Link, useLocation, useNavigate, useSearchParams } from "react-router-dom";
 import { useTranslation } from "react-i18next";
 import { api, qs, translateServerMessage } from "../../api/index.ts";
 import { useApp } from "../../lib/app-state.tsx";
@@ -10,6 +12,8 @@ import { AuthCard, fieldError } from "../../components/AuthCard.tsx";
 import { OAuthButtons } from "../../components/OAuthButtons.tsx";
 import { Turnstile } from "../../components/Turnstile.tsx";
 import type { StoredUser } from "../../lib/storage.ts";
+import { landingAfterSignIn, needsSecondFactor } from "../../lib/signin.ts";
+import { passkeySupported, signInWithPasskey } from "../../lib/passkey.ts";
 import { DEFAULT_ROOT_PASSWORD, DEFAULT_ROOT_USERNAME } from "../../../server/catalogue/index.ts";
 
 /** The server's login message for an account still on the default password. */
@@ -30,6 +34,10 @@ export default function LoginPage() {
   const [turnstileToken, setTurnstileToken] = useState("");
   const [loading, setLoading] = useState(false);
   const expired = params.get("expired") === "true";
+  // A pending sign-in waiting for its two-factor code: from this form, or handed over by a third-party sign-in.
+  const handedOver = (useLocation().state as { flow_token?: string } | null)?.flow_token ?? null;
+  const [pending, setPending] = useState<string | null>(handedOver);
+  const [code, setCode] = useState("");
 
   useEffect(() => {
     if (expired) Message.warning(t("login.expired"));
@@ -50,14 +58,58 @@ export default function LoginPage() {
       Message.error(r.message || t("login.failed"));
       return;
     }
-    setUser(r.data);
-    Message.success(t("auth.loginSuccess"));
-    const serverWarns = r.message !== "" && r.message === translateServerMessage(DEFAULT_PASSWORD_WARNING);
-    if (serverWarns || (username.trim() === DEFAULT_ROOT_USERNAME && password === DEFAULT_ROOT_PASSWORD)) {
-      Modal.warning({ title: t("login.defaultPasswordTitle"), content: t("login.defaultPassword") });
+    if (needsSecondFactor(r.data)) {
+      setPending(r.data.flow_token);
+      return;
     }
-    navigate("/token");
+    const serverWarns = r.message !== "" && r.message === translateServerMessage(DEFAULT_PASSWORD_WARNING);
+    signedIn(r.data, serverWarns || (username.trim() === DEFAULT_ROOT_USERNAME && password === DEFAULT_ROOT_PASSWORD));
   };
+
+  const signedIn = (user: StoredUser, defaultPassword = false) => {
+    setUser(user);
+    Message.success(t("auth.loginSuccess"));
+    if (defaultPassword) Modal.warning({ title: t("login.defaultPasswordTitle"), content: t("login.defaultPassword") });
+    navigate(landingAfterSignIn(user, "/token"));
+  };
+
+  /** The second step: the authenticator's code (or a backup code) for the pending sign-in. */
+  const submitCode = async () => {
+    if (!code.trim()) {
+      Message.warning(t("twofa.codeRequired"));
+      return;
+    }
+    setLoading(true);
+    const r = await api.post<StoredUser>("/api/user/login/2fa", { code: code.trim(), flow_token: pending });
+    setLoading(false);
+    if (!r.success || !r.data) {
+      Message.error(r.message || t("login.failed"));
+      return;
+    }
+    signedIn(r.data);
+  };
+
+  const passkey = async () => {
+    const r = await signInWithPasskey();
+    if (!r.success || !r.data) Message.error(r.message);
+    else signedIn(r.data as StoredUser);
+  };
+
+  if (pending) {
+    return (
+      <AuthCard title={t("twofa.loginTitle")}>
+        <Form layout="vertical" onSubmit={() => void submitCode()}>
+          <Typography.Paragraph>{t("twofa.loginHint")}</Typography.Paragraph>
+          <Form.Item label={t("twofa.code")}>
+            <Input name="code" autoFocus autoComplete="one-time-code" placeholder={t("twofa.codePlaceholder")} value={code}
+              onChange={setCode} onPressEnter={() => void submitCode()} />
+          </Form.Item>
+          <Button type="primary" long htmlType="submit" loading={loading}>{t("twofa.verify")}</Button>
+          <Button type="text" long style={{ marginTop: 8 }} onClick={() => { setPending(null); setCode(""); }}>{t("twofa.back")}</Button>
+        </Form>
+      </AuthCard>
+    );
+  }
 
   const passwordLogin = status.password_login_enabled !== false;
   return (
@@ -78,6 +130,9 @@ export default function LoginPage() {
           )}
           <Button type="primary" long htmlType="submit" loading={loading}>{t("login.submit")}</Button>
         </Form>
+      )}
+      {!!status.passkey_login && passkeySupported() && (
+        <Button long style={{ marginTop: 12 }} icon={<IconSafe />} onClick={() => void passkey()} data-testid="passkey-login">{t("passkey.signIn")}</Button>
       )}
       <div className="sy-auth-links">
         {!status.self_use_mode_enabled && <span>{t("login.noAccount")} <Link to="/register">{t("login.toRegister")}</Link></span>}

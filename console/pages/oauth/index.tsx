@@ -8,6 +8,7 @@ import { useTranslation } from "react-i18next";
 import { api, qs } from "../../api/index.ts";
 import { useApp } from "../../lib/app-state.tsx";
 import type { StoredUser } from "../../lib/storage.ts";
+import { landingAfterSignIn, needsSecondFactor, secondFactorState } from "../../lib/signin.ts";
 
 export default function OAuthCallbackPage() {
   const { t } = useTranslation();
@@ -33,9 +34,14 @@ export default function OAuthCallbackPage() {
         navigate("/personal");
         return;
       }
+      // A user with two-factor sign-in on gives the code on the login page first.
+      if (needsSecondFactor(r.data)) {
+        navigate("/login", secondFactorState(r.data));
+        return;
+      }
       if (r.data) setUser(r.data);
       Message.success(t("auth.loginSuccess"));
-      navigate("/");
+      navigate(landingAfterSignIn(r.data, "/"));
     })();
   }, []);
 

@@ -2,9 +2,10 @@
 // access token, password change, account deletion, notification and price tabs.
 import React, { useEffect, useState } from "react";
 import {
-  Button, Card, Descriptions, Form, Grid, Input, InputNumber, Message, Radio, Space, Statistic, Switch, Tabs, Tag, Typography,
+  Alert, Button, Card, Descriptions, Form, Grid, Input, InputNumber, Message, Radio, Space, Statistic, Switch, Tabs, Tag, Typography,
 } from "@arco-design/web-react";
 import { useTranslation } from "react-i18next";
+import { useSearchParams } from "react-router-dom";
 import { api } from "../../api/index.ts";
 import { useApp, isAdmin, isRoot } from "../../lib/app-state.tsx";
 import { renderNumber, renderQuota } from "../../lib/format.ts";
@@ -14,6 +15,7 @@ import { startOAuth, TelegramWidget, telegramQuery, type TelegramAuthData } from
 import { Page } from "../../components/Page.tsx";
 import { DeleteAccountDialog, EmailBindDialog, PasswordDialog, TransferDialog, WeChatBindDialog } from "./dialogs.tsx";
 import { validateNotify, type NotifyForm } from "./validation.ts";
+import { PasskeyCard, TwoFactorCard } from "./security.tsx";
 import { QUOTA_WARNING_THRESHOLD_DEFAULT } from "../../../server/catalogue/index.ts";
 
 export const MODEL_CHIPS_COLLAPSED = 10;
@@ -46,6 +48,9 @@ export default function PersonalPage() {
   });
   const [acceptUnset, setAcceptUnset] = useState(!!setting.accept_unset_model_ratio_model);
   const [notifyErrors, setNotifyErrors] = useState<ReturnType<typeof validateNotify>>({});
+  // The login of a super admin who must use two-factor sign-in and has not set it up lands here (?twofa=setup).
+  const [params] = useSearchParams();
+  const twoFASetupRequired = params.get("twofa") === "setup";
 
   const refreshUser = async () => {
     const r = await api.get("/api/user/self");
@@ -168,6 +173,10 @@ export default function PersonalPage() {
           <Button status="danger" onClick={() => setDialog("delete")}>{t("personal.deleteAccount")}</Button>
         </Space>
       </Card>
+
+      {twoFASetupRequired && <Alert type="warning" content={t("twofa.requiredForRoot")} data-testid="twofa-required" />}
+      <TwoFactorCard autoStart={twoFASetupRequired} />
+      <PasskeyCard />
 
       <Card bordered={false}>
         <Tabs defaultActiveTab="notify">
