@@ -2,6 +2,23 @@
 // Keys are flat ("area.name"); zh.ts and ru.ts carry exactly the same keys (checked by a test).
 const en: Record<string, string> = {
   // two-factor sign-in, passkeys, channel key view (console/pages/personal/security.tsx, login, channel-edit/KeyViewer.tsx)
+  "system.security": "Two-factor sign-in and passkeys",
+  "system.root2fa": "Require two-factor sign-in for the super admin",
+  "system.passkeyEnabled": "Allow passkeys (sign-in and verification)",
+  "system.passkeyRpName": "Name shown by the browser",
+  "system.passkeyRpId": "Relying party ID (domain)",
+  "system.passkeyRpIdHelp": "Empty: the host of the first origin. Passkeys are tied to it: changing it later invalidates registered passkeys.",
+  "system.passkeyOrigins": "Allowed origins",
+  "system.passkeyOriginsHelp": "One per line, e.g. https://gateway.example.com. Empty: the server address, else the address the console is opened at.",
+  "system.passkeyUv": "User verification",
+  "system.passkeyUvPreferred": "Preferred",
+  "system.passkeyUvRequired": "Required (PIN or biometrics)",
+  "system.passkeyUvDiscouraged": "Discouraged",
+  "system.passkeyAttachment": "Authenticator type",
+  "system.passkeyAttachmentAny": "Any",
+  "system.passkeyAttachmentPlatform": "This device (platform)",
+  "system.passkeyAttachmentCross": "Security key or phone (cross-platform)",
+  "system.passkeyInsecure": "Allow plain http origins (testing only)",
   "twofa.title": "Two-factor sign-in",
   "twofa.intro": "After the password, ask for a code from an authenticator app (Google Authenticator, Microsoft Authenticator, 1Password…).",
   "twofa.on": "On",

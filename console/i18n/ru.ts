@@ -1,6 +1,23 @@
 // Russian strings; the same keys as en.ts (checked by tests/console/i18n.test.ts).
 const ru: Record<string, string> = {
   // two-factor sign-in, passkeys, channel key view (console/pages/personal/security.tsx, login, channel-edit/KeyViewer.tsx)
+  "system.security": "Двухфакторный вход и ключи доступа",
+  "system.root2fa": "Требовать двухфакторный вход для суперадминистратора",
+  "system.passkeyEnabled": "Разрешить ключи доступа (вход и подтверждение)",
+  "system.passkeyRpName": "Имя, которое показывает браузер",
+  "system.passkeyRpId": "ID проверяющей стороны (домен)",
+  "system.passkeyRpIdHelp": "Пусто — хост первого источника. Ключи привязаны к нему: смена сделает зарегистрированные ключи недействительными.",
+  "system.passkeyOrigins": "Разрешённые источники",
+  "system.passkeyOriginsHelp": "По одному в строке, например https://gateway.example.com. Пусто — адрес сервера, иначе адрес, по которому открыта консоль.",
+  "system.passkeyUv": "Проверка пользователя",
+  "system.passkeyUvPreferred": "Желательна",
+  "system.passkeyUvRequired": "Обязательна (PIN или биометрия)",
+  "system.passkeyUvDiscouraged": "Не требуется",
+  "system.passkeyAttachment": "Тип аутентификатора",
+  "system.passkeyAttachmentAny": "Любой",
+  "system.passkeyAttachmentPlatform": "Это устройство (платформа)",
+  "system.passkeyAttachmentCross": "Ключ безопасности или телефон (кросс-платформенный)",
+  "system.passkeyInsecure": "Разрешить http-источники (только для тестов)",
   "twofa.title": "Двухфакторный вход",
   "twofa.intro": "После пароля запрашивать код из приложения-аутентификатора (Google Authenticator, Microsoft Authenticator, 1Password…).",
   "twofa.on": "Включён",

@@ -1,6 +1,23 @@
 // Chinese (the fallback language) strings; the same keys as en.ts (checked by tests/console/i18n.test.ts).
 const zh: Record<string, string> = {
   // two-factor sign-in, passkeys, channel key view (console/pages/personal/security.tsx, login, channel-edit/KeyViewer.tsx)
+  "system.security": "两步验证与通行密钥",
+  "system.root2fa": "要求超级管理员使用两步验证",
+  "system.passkeyEnabled": "允许通行密钥（登录与验证）",
+  "system.passkeyRpName": "浏览器中显示的名称",
+  "system.passkeyRpId": "依赖方 ID（域名）",
+  "system.passkeyRpIdHelp": "留空则使用第一个来源的主机名。通行密钥与其绑定，之后修改会使已注册的通行密钥失效。",
+  "system.passkeyOrigins": "允许的来源",
+  "system.passkeyOriginsHelp": "每行一个，例如 https://gateway.example.com。留空则使用服务器地址，否则使用打开控制台的地址。",
+  "system.passkeyUv": "用户验证",
+  "system.passkeyUvPreferred": "推荐",
+  "system.passkeyUvRequired": "必须（PIN 或生物识别）",
+  "system.passkeyUvDiscouraged": "不建议",
+  "system.passkeyAttachment": "验证器类型",
+  "system.passkeyAttachmentAny": "任意",
+  "system.passkeyAttachmentPlatform": "本设备（平台）",
+  "system.passkeyAttachmentCross": "安全密钥或手机（跨平台）",
+  "system.passkeyInsecure": "允许 http 来源（仅用于测试）",
   "twofa.title": "两步验证",
   "twofa.intro": "登录时在密码之后再输入身份验证器应用（Google Authenticator、Microsoft Authenticator、1Password 等）生成的验证码。",
   "twofa.on": "已启用",

@@ -120,6 +120,23 @@ export function SystemTab() {
     { key: "TurnstileSiteKey", label: t("system.turnstileSiteKey"), type: "text", span: 2 },
     { key: "TurnstileSecretKey", label: t("system.turnstileSecretKey"), type: "secret", span: 2 },
   ];
+  // Two-factor sign-in for the super admin and passkeys (new-api's passkey.* keys; server/modules/passkey/options.ts).
+  const security: FieldDef[] = [
+    toggle("RootTwoFARequiredEnabled", t("system.root2fa")),
+    toggle("passkey.enabled", t("system.passkeyEnabled")),
+    { key: "passkey.rp_display_name", label: t("system.passkeyRpName"), type: "text", span: 1 },
+    { key: "passkey.rp_id", label: t("system.passkeyRpId"), type: "text", span: 1, help: t("system.passkeyRpIdHelp") },
+    { key: "passkey.origins", label: t("system.passkeyOrigins"), type: "textarea", help: t("system.passkeyOriginsHelp") },
+    { key: "passkey.user_verification", label: t("system.passkeyUv"), type: "select", span: 1, options: [
+      { value: "preferred", label: t("system.passkeyUvPreferred") }, { value: "required", label: t("system.passkeyUvRequired") },
+      { value: "discouraged", label: t("system.passkeyUvDiscouraged") },
+    ] },
+    { key: "passkey.attachment_preference", label: t("system.passkeyAttachment"), type: "select", span: 1, options: [
+      { value: "", label: t("system.passkeyAttachmentAny") }, { value: "platform", label: t("system.passkeyAttachmentPlatform") },
+      { value: "cross-platform", label: t("system.passkeyAttachmentCross") },
+    ] },
+    { key: "passkey.allow_insecure_origin", label: t("system.passkeyInsecure"), type: "switch" },
+  ];
   return (
     <Space direction="vertical" size="medium" style={{ width: "100%" }}>
       <OptionSection title={t("system.general")} fields={general} />
@@ -142,6 +159,7 @@ export function SystemTab() {
       <OptionSection title={t("system.wechat")} fields={wechat} />
       <OptionSection title={t("system.telegram")} fields={telegram} />
       <OptionSection title={t("system.turnstileSection")} fields={turnstile} />
+      <OptionSection title={t("system.security")} fields={security} />
     </Space>
   );
 }
