@@ -77,6 +77,17 @@ for (const kind of storageKinds()) {
       expect(replay.body).toEqual({ success: false, message: "the passkey request has expired, start again" });
     });
 
+    test("a signature counter that goes backwards (a cloned authenticator) is refused", async () => {
+      const s = await ctx.user(1);
+      const auth = await register(s);
+      expect((await passkeyLogin(auth)).finish.body.success).toBe(true);
+      expect((await passkeyLogin(auth)).finish.body.success).toBe(true);
+      auth.counter = 0;
+      const clone = await passkeyLogin(auth);
+      expect(clone.finish.body.success).toBe(false);
+      expect(cookieNamed(clone.finish.cookies, "session")).toBeUndefined();
+    });
+
     test("refused: a wrong origin, a forged signature, an unknown credential, a user handle of someone else", async () => {
       const s = await ctx.user(1);
       const auth = await register(s);
