@@ -10,7 +10,7 @@ import { balanceSupported, readBalance } from "../../relay/probe.ts";
 export { balanceSupported };
 import { pickChannelKey } from "./keys.ts";
 import { getChannel } from "./service.ts";
-import { runInBackground } from "../../jobs/background.ts";
+import { backgroundRun, runInBackground } from "../../jobs/background.ts";
 
 /** Reads the balance of one channel from its upstream and stores it; returns the balance. */
 export async function updateBalance(deps: AppDeps, channelOrId: Channel | number, cancel?: AbortSignal): Promise<number> {
@@ -30,6 +30,18 @@ export async function updateBalance(deps: AppDeps, channelOrId: Channel | number
   return balance;
 }
 
+/** One channel's outcome in an update-all run, as the console patches it into its row. */
+export interface BalanceOutcome {
+  id: number;
+  name: string;
+  success: boolean;
+  /** The type has no balance to read. */
+  skipped?: boolean;
+  balance?: number;
+  balance_updated_time?: number;
+  message?: string;
+}
+
 export interface BalanceRefreshProgress {
   running: boolean;
   total: number;
@@ -39,6 +51,8 @@ export interface BalanceRefreshProgress {
   skipped: number;
   started_at: number;
   finished_at: number;
+  /** In the order the channels were done. */
+  results: BalanceOutcome[];
 }
 
 /** The background job name of "update all balances" (server/jobs/background.ts). */
@@ -54,14 +68,18 @@ export async function updateAllBalances(deps: AppDeps, cancel?: AbortSignal, pro
     progress.total = channels.length;
     for (const ch of channels) {
       if (cancel?.aborted) break;
-      if (!balanceSupported(ch.type)) progress.skipped++;
-      else {
+      if (!balanceSupported(ch.type)) {
+        progress.skipped++;
+        progress.results.push({ id: ch.id, name: ch.name, success: false, skipped: true });
+      } else {
         try {
-          await updateBalance(deps, ch, cancel);
+          const balance = await updateBalance(deps, ch, cancel);
           progress.updated++;
-        } catch {
+          progress.results.push({ id: ch.id, name: ch.name, success: true, balance, balance_updated_time: nowSeconds() });
+        } catch (e) {
           if (cancel?.aborted) break;
           progress.failed++;
+          progress.results.push({ id: ch.id, name: ch.name, success: false, message: (e as Error).message || "balance query failed" });
         }
       }
       progress.done++;
@@ -74,12 +92,23 @@ export async function updateAllBalances(deps: AppDeps, cancel?: AbortSignal, pro
 }
 
 function newProgress(): BalanceRefreshProgress {
-  return { running: true, total: 0, done: 0, updated: 0, failed: 0, skipped: 0, started_at: nowSeconds(), finished_at: 0 };
+  return { running: true, total: 0, done: 0, updated: 0, failed: 0, skipped: 0, started_at: nowSeconds(), finished_at: 0, results: [] };
 }
+
+/** The latest run of each app, kept after it ends so the progress route can show how it went. */
+const latest = new WeakMap<AppDeps, BalanceRefreshProgress>();
 
 /** Starts "update all balances" in the background, or joins the run already going. */
 export function startBalanceRefresh(deps: AppDeps) {
-  return runInBackground(deps, BALANCE_REFRESH_JOB, newProgress(), async (cancel, progress) => {
+  const run = runInBackground(deps, BALANCE_REFRESH_JOB, newProgress(), async (cancel, progress) => {
     await updateAllBalances(deps, cancel, progress);
   });
+  if (run.started) latest.set(deps, run.progress);
+  return run;
+}
+
+/** The running or latest run; `since` leaves out the results a poller already has. */
+export function balanceRefreshProgress(deps: AppDeps, since = 0): BalanceRefreshProgress | null {
+  const p = backgroundRun<BalanceRefreshProgress>(deps, BALANCE_REFRESH_JOB)?.progress ?? latest.get(deps);
+  return p ? { ...p, results: p.results.slice(Math.max(0, since)) } : null;
 }

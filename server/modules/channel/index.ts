@@ -6,7 +6,7 @@ import { ROLE } from "../../catalogue/index.ts";
 import * as svc from "./service.ts";
 import * as m from "./model.ts";
 import { startTestAll, testAllProgress, testChannel } from "./testing.ts";
-import { startBalanceRefresh, updateBalance } from "./balance.ts";
+import { balanceRefreshProgress, startBalanceRefresh, updateBalance } from "./balance.ts";
 import { fetchChannelModels, fetchModelsFor } from "./upstream-models.ts";
 import { viewChannelKey } from "./key-view.ts";
 import { copyChannel } from "./copy.ts";
@@ -43,7 +43,8 @@ export function channelModule(deps: AppDeps) {
       const run = startTestAll(deps);
       return ok(run.progress, run.started ? "testing all channels started in the background" : "a test of all channels is already running");
     }, admin)
-    .get("/test/progress", () => ok(testAllProgress(deps)), admin)
+    // ?since=N leaves out the first N per-channel results (the console polls while a run goes on).
+    .get("/test/progress", ({ query }) => ok(testAllProgress(deps, optInt(query.since) ?? 0)), { ...admin, query: m.progressQuery })
     .get("/test/:id", async ({ params, query }) => {
       const r = await testChannel(deps, params.id, { model: query.model });
       return { success: r.success, message: r.message, time: r.time };
@@ -53,6 +54,7 @@ export function channelModule(deps: AppDeps) {
       const run = startBalanceRefresh(deps);
       return ok({ ...run.progress }, run.started ? "updating the balances of all channels in the background" : "a balance update of all channels is already running");
     }, admin)
+    .get("/update_balance/progress", ({ query }) => ok(balanceRefreshProgress(deps, optInt(query.since) ?? 0)), { ...admin, query: m.progressQuery })
     .get("/update_balance/:id", async ({ params }) => {
       const balance = await updateBalance(deps, params.id);
       return { success: true, message: "", balance, data: { balance } };

@@ -68,6 +68,8 @@ export const tagEditBody = t.Object({
 }, { additionalProperties: true });
 
 export const testQuery = t.Object({ model: t.Optional(t.String()) }, { additionalProperties: true });
+/** Progress of a test-all or update-all run: `since` skips the per-channel results already read. */
+export const progressQuery = t.Object({ since: t.Optional(t.String()) }, { additionalProperties: true });
 
 export const fetchModelsBody = t.Object({
   base_url: t.Optional(t.String({ error: "base_url must be a string" })),

@@ -6,11 +6,20 @@ import { nowSeconds } from "../../../db/index.ts";
 import { CHANNEL_STATUS } from "../../catalogue/index.ts";
 import { probeChannel, type ProbeOutcome } from "../../relay/probe.ts";
 import { commaList } from "./abilities.ts";
-import { getChannel } from "./service.ts";
-import { recordChannelResult, recordProbeFailure } from "./health.ts";
+import { getChannel, parseOtherInfo } from "./service.ts";
+import { recordChannelResult, recordProbeFailure, type HealthAction } from "./health.ts";
 import { backgroundRun, runInBackground } from "../../jobs/background.ts";
 
-export interface TestResult { success: boolean; message: string; /** seconds */ time: number }
+export interface TestResult {
+  success: boolean;
+  message: string;
+  /** seconds */
+  time: number;
+  /** What was stored on the channel: response_time in ms (0 after a failure, as one-api), test_time, status. */
+  response_time?: number;
+  test_time?: number;
+  status?: number;
+}
 
 export const TEST_TIMEOUT_MS = 60_000;
 
@@ -54,23 +63,46 @@ export async function testChannel(deps: AppDeps, channelOrId: Channel | number, 
   // At least 1 ms when it worked: 0 means "not tested" to the console.
   const ms = Math.max(success ? 1 : 0, Math.round(performance.now() - started));
   message = scrub(message, channel.key);
-  // As one-api does: a failed test shows as "not tested" (0) instead of a misleading fast time.
-  await deps.db.updateTable("channels").set({ response_time: success ? ms : 0, test_time: nowSeconds() }).where("id", "=", channel.id).execute();
   const thresholdMs = deps.options.number("ChannelDisableThreshold", 5) * 1000;
-  if (success && opts.full && thresholdMs > 0 && ms > thresholdMs) {
-    const slow = `response time ${(ms / 1000).toFixed(2)}s exceeds the threshold of ${thresholdMs / 1000}s`;
-    await recordChannelResult(deps, channel.id, { ok: false, source: "test", message: slow, slow: true });
-    return { success: false, message: slow, time: ms / 1000 };
+  const slow = success && opts.full && thresholdMs > 0 && ms > thresholdMs
+    ? `response time ${(ms / 1000).toFixed(2)}s exceeds the threshold of ${thresholdMs / 1000}s` : null;
+  // As one-api does: a failed test shows as "not tested" (0) instead of a misleading fast time. The reason
+  // stays on the channel (other_info.test_error, "" once a test passes) so the list can still show it.
+  const testTime = nowSeconds();
+  const fresh = await deps.db.selectFrom("channels").select("other_info").where("id", "=", channel.id).executeTakeFirst();
+  const otherInfo = JSON.stringify({ ...parseOtherInfo(fresh?.other_info), test_error: success ? slow ?? "" : message });
+  await deps.db.updateTable("channels").set({ response_time: success ? ms : 0, test_time: testTime, other_info: otherInfo })
+    .where("id", "=", channel.id).execute();
+  const stored = { response_time: success ? ms : 0, test_time: testTime };
+  const statusAfter = (action: HealthAction) =>
+    action === "disabled" ? CHANNEL_STATUS.autoDisabled : action === "enabled" ? CHANNEL_STATUS.enabled : channel.status;
+  if (slow) {
+    const action = await recordChannelResult(deps, channel.id, { ok: false, source: "test", message: slow, slow: true });
+    return { success: false, message: slow, time: ms / 1000, ...stored, status: statusAfter(action) };
   }
-  if (success) await recordChannelResult(deps, channel.id, { ok: true, source: "test", elapsedMs: ms });
+  let action: HealthAction;
+  if (success) action = await recordChannelResult(deps, channel.id, { ok: true, source: "test", elapsedMs: ms });
   else {
-    await recordChannelResult(deps, channel.id, { ok: false, source: "test", status, message, code, keyIndex });
+    action = await recordChannelResult(deps, channel.id, { ok: false, source: "test", status, message, code, keyIndex });
     if (opts.probe) await recordProbeFailure(deps, channel.id);
   }
-  return { success, message, time: ms / 1000 };
+  return { success, message, time: ms / 1000, ...stored, status: statusAfter(action) };
 }
 
 // ---- test all ----------------------------------------------------------------------------------------
+
+/** One channel's outcome in a test-all run, as the console patches it into its row. */
+export interface ChannelTestOutcome {
+  id: number;
+  name: string;
+  success: boolean;
+  message: string;
+  /** seconds */
+  time: number;
+  response_time: number;
+  test_time: number;
+  status: number;
+}
 
 export interface TestAllProgress {
   running: boolean;
@@ -80,6 +112,8 @@ export interface TestAllProgress {
   failed: number;
   started_at: number;
   finished_at: number;
+  /** In the order the tests finished. */
+  results: ChannelTestOutcome[];
 }
 
 /** The background job name of "test all channels" (server/jobs/background.ts). */
@@ -88,9 +122,10 @@ const CONCURRENCY = 4;
 /** The latest run of each app, kept after it ends so the progress route can show how it went. */
 const latest = new WeakMap<AppDeps, TestAllProgress>();
 
-export function testAllProgress(deps: AppDeps): TestAllProgress | null {
+/** The running or latest run; `since` leaves out the results a poller already has. */
+export function testAllProgress(deps: AppDeps, since = 0): TestAllProgress | null {
   const p = backgroundRun<TestAllProgress>(deps, TEST_ALL_JOB)?.progress ?? latest.get(deps);
-  return p ? { ...p } : null;
+  return p ? { ...p, results: p.results.slice(Math.max(0, since)) } : null;
 }
 
 /**
@@ -110,10 +145,16 @@ export async function testAllChannels(deps: AppDeps, cancel: AbortSignal, progre
           const r = await testChannel(deps, ch, { full: true, cancel });
           if (r.success) progress.succeeded++;
           else progress.failed++;
+          progress.results.push({
+            id: ch.id, name: ch.name, success: r.success, message: r.message, time: r.time,
+            response_time: r.response_time ?? 0, test_time: r.test_time ?? 0, status: r.status ?? ch.status,
+          });
         } catch (e) {
           if (cancel.aborted) return;
           progress.failed++;
-          console.error(`channel test of #${ch.id} failed:`, (e as Error).message);
+          const message = (e as Error).message || "test failed";
+          progress.results.push({ id: ch.id, name: ch.name, success: false, message, time: 0, response_time: ch.response_time, test_time: ch.test_time, status: ch.status });
+          console.error(`channel test of #${ch.id} failed:`, message);
         }
         progress.done++;
       }
@@ -127,7 +168,7 @@ export async function testAllChannels(deps: AppDeps, cancel: AbortSignal, progre
 
 /** Starts "test all channels" in the background (at most one run at a time), or joins the run already going. */
 export function startTestAll(deps: AppDeps) {
-  const progress: TestAllProgress = { running: true, total: 0, done: 0, succeeded: 0, failed: 0, started_at: nowSeconds(), finished_at: 0 };
+  const progress: TestAllProgress = { running: true, total: 0, done: 0, succeeded: 0, failed: 0, started_at: nowSeconds(), finished_at: 0, results: [] };
   const run = runInBackground(deps, TEST_ALL_JOB, progress, (cancel, p) => testAllChannels(deps, cancel, p));
   if (run.started) latest.set(deps, progress);
   return run;
