@@ -10,6 +10,9 @@ import { useApp } from "../../lib/app-state.tsx";
 import { copyWithFallback } from "../../components/copy.tsx";
 import { passkeySupported, registerPasskey } from "../../lib/passkey.ts";
 
+/** Modal texts wrap between words (Arco's typography breaks anywhere by default). */
+const WRAP = { wordBreak: "normal", overflowWrap: "anywhere" } as const;
+
 interface TwoFAStatus { enabled: boolean; locked: boolean; backup_codes_remaining?: number }
 interface SetupData { secret: string; qr_code_data: string; backup_codes: string[] }
 
@@ -49,7 +52,7 @@ function CodeDialog({ title, hint, visible, onClose, submit }: {
   };
   return (
     <Modal title={title} visible={visible} onOk={() => void go()} confirmLoading={busy} onCancel={onClose}>
-      <Typography.Paragraph>{hint}</Typography.Paragraph>
+      <Typography.Paragraph style={WRAP}>{hint}</Typography.Paragraph>
       <Input name="twofa-code" autoComplete="one-time-code" value={code} onChange={setCode} onPressEnter={() => void go()} placeholder={t("twofa.codePlaceholder")} />
     </Modal>
   );
@@ -134,7 +137,7 @@ export function TwoFactorCard({ autoStart = false }: { autoStart?: boolean }) {
       <Modal title={t("twofa.setUpTitle")} visible={!!setup} onCancel={() => setSetup(null)} onOk={() => void enable()} okText={t("twofa.enable")}>
         {setup && (
           <Space direction="vertical" style={{ width: "100%" }}>
-            <Typography.Paragraph>{t("twofa.scan")}</Typography.Paragraph>
+            <Typography.Paragraph style={WRAP}>{t("twofa.scan")}</Typography.Paragraph>
             <QrImage text={setup.qr_code_data} />
             <Typography.Text>{t("twofa.secret")}: <Typography.Text code copyable data-testid="totp-secret">{setup.secret}</Typography.Text></Typography.Text>
             <BackupCodes codes={setup.backup_codes} />
