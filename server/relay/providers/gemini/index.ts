@@ -12,7 +12,7 @@ import {
 import { fetchImages } from "./images.ts";
 import { EMBED_BATCH_MAX, sendEmbedBatches } from "./embed-batches.ts";
 import type { OpenAIUsage } from "../claude/wire.ts";
-import { countTokensNow, decodeEmbeddingTokens } from "../../tokenizer.ts";
+import { countTextsNow, decodeEmbeddingTokens } from "../../tokenizer.ts";
 import { plainName, scrub, scrubFrame } from "../../scrub.ts";
 import { shownUsage } from "../../shown-usage.ts";
 import { withCountedCompletion } from "../../formats/usage.ts";
@@ -66,7 +66,8 @@ function embeddingTexts(input: unknown): { texts: string[]; tokenIds: number } {
 }
 
 function embeddingUsage(sent: Embedded): Usage {
-  const n = sent.tokenIds || sent.texts.reduce((sum, t) => sum + countTokensNow(t), 0);
+  // One counting budget for all the inputs: thousands of texts are one call's work, not thousands of calls'.
+  const n = sent.tokenIds || countTextsNow(sent.texts);
   return { prompt_tokens: n, completion_tokens: 0, total_tokens: n };
 }
 
