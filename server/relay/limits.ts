@@ -2,6 +2,7 @@
 // sensitive-word filter on prompts. Counters live in deps.cache, so Redis makes them cluster-wide.
 import type { AppDeps } from "../deps.ts";
 import { AppError } from "../http/errors.ts";
+import { WordScan } from "./wordscan.ts";
 
 export interface RateTicket {
   /** Counts a successful call toward the success limit. */
@@ -41,16 +42,14 @@ function limitError(limit: number, minutes: number, kind: string) {
   return new AppError(429, `rate limit reached: at most ${limit} ${kind}requests per ${minutes} minute(s), try again later`, "rate_limit_exceeded");
 }
 
-let memo: { raw: string; words: string[] } = { raw: "", words: [] };
+let memo: { raw: string; scan: WordScan } = { raw: "", scan: new WordScan([]) };
 
-/** The first configured sensitive word the text contains, or null. */
+/** A configured sensitive word the text contains (the one ending first), or null. One pass over the text. */
 export function findSensitive(deps: AppDeps, text: string): string | null {
   const o = deps.options;
   if (!o.bool("CheckSensitiveEnabled") || !o.bool("CheckSensitiveOnPromptEnabled") || !text) return null;
   const raw = o.get("SensitiveWords");
-  if (raw !== memo.raw) memo = { raw, words: raw.split(/\r?\n/).map((w) => w.trim().toLowerCase()).filter(Boolean) };
-  if (memo.words.length === 0) return null;
-  const lower = text.toLowerCase();
-  for (const w of memo.words) if (lower.includes(w)) return w;
-  return null;
+  if (raw !== memo.raw) memo = { raw, scan: new WordScan(raw.split(/\r?\n/).map((w) => w.trim().toLowerCase()).filter(Boolean)) };
+  if (memo.scan.empty) return null;
+  return memo.scan.find(text.toLowerCase());
 }

@@ -12,8 +12,9 @@ export function geminiRequestToOpenAI(req: GeminiRequest, model: string, stream:
   const messages: OpenAIMessage[] = [];
   const system = partsText(req.systemInstruction?.parts);
   if (system) messages.push({ role: "system", content: system });
-  // Gemini has no call ids; pair each functionResponse with the oldest open call of the same name.
-  const open: { id: string; name: string }[] = [];
+  // Gemini has no call ids; pair each functionResponse with the oldest open call of the same name
+  // (a queue per name: a linear search of one list made thousands of calls quadratic).
+  const open = new Map<string, { ids: string[]; next: number }>();
   let seq = 0;
 
   for (const c of req.contents ?? []) {
@@ -22,7 +23,9 @@ export function geminiRequestToOpenAI(req: GeminiRequest, model: string, stream:
       const text = partsText(parts);
       const calls = parts.filter((p) => p.functionCall).map((p) => {
         const id = p.functionCall!.id ?? `call_${++seq}`;
-        open.push({ id, name: p.functionCall!.name });
+        const q = open.get(p.functionCall!.name) ?? { ids: [], next: 0 };
+        q.ids.push(id);
+        open.set(p.functionCall!.name, q);
         return { id, type: "function" as const, function: { name: p.functionCall!.name, arguments: JSON.stringify(p.functionCall!.args ?? {}) } };
       });
       const msg: OpenAIMessage = { role: "assistant", content: text || (calls.length ? null : "") };
@@ -33,8 +36,8 @@ export function geminiRequestToOpenAI(req: GeminiRequest, model: string, stream:
     const content: OpenAIContentPart[] = [];
     for (const p of parts) {
       if (p.functionResponse) {
-        const at = open.findIndex((o) => o.name === p.functionResponse!.name);
-        const id = p.functionResponse.id ?? (at >= 0 ? open.splice(at, 1)[0]!.id : `call_${++seq}`);
+        const q = open.get(p.functionResponse.name);
+        const id = p.functionResponse.id ?? (q && q.next < q.ids.length ? q.ids[q.next++]! : `call_${++seq}`);
         messages.push({ role: "tool", tool_call_id: id, name: p.functionResponse.name, content: JSON.stringify(p.functionResponse.response ?? {}) });
       } else if (typeof p.text === "string") content.push({ type: "text", text: p.text });
       else if (p.inlineData) content.push({ type: "image_url", image_url: { url: `data:${p.inlineData.mimeType};base64,${p.inlineData.data}` } });
