@@ -643,8 +643,10 @@ const en: Record<string, string> = {
   "srv.cannot enable Linux DO OAuth: fill in the Client Id and Client Secret first": "Cannot enable Linux DO OAuth: fill in the Client Id and Client Secret first",
   "srv.cannot enable WeChat login: fill in the WeChat server address and token first": "Cannot enable WeChat login: fill in the WeChat server address and token first",
   "srv.cannot enable Telegram login: fill in the bot token and bot name first": "Cannot enable Telegram login: fill in the bot token and bot name first",
-};
-export default en;
   "side.expand": "Expand the sidebar",
   "side.collapse": "Collapse the sidebar",
   "nav.menu": "Menu",
+  "common.more": "More",
+  "common.seconds": "{{n}} s",
+};
+export default en;

@@ -641,8 +641,10 @@ const ru: Record<string, string> = {
   "srv.cannot enable Linux DO OAuth: fill in the Client Id and Client Secret first": "Нельзя включить Linux DO OAuth: сначала заполните Client Id и Client Secret",
   "srv.cannot enable WeChat login: fill in the WeChat server address and token first": "Нельзя включить вход через WeChat: сначала заполните адрес и токен сервера WeChat",
   "srv.cannot enable Telegram login: fill in the bot token and bot name first": "Нельзя включить вход через Telegram: сначала заполните токен и имя бота",
-};
-export default ru;
   "side.expand": "Развернуть меню",
   "side.collapse": "Свернуть меню",
   "nav.menu": "Меню",
+  "common.more": "Ещё",
+  "common.seconds": "{{n}} с",
+};
+export default ru;

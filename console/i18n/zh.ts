@@ -641,8 +641,10 @@ const zh: Record<string, string> = {
   "srv.cannot enable Linux DO OAuth: fill in the Client Id and Client Secret first": "无法启用 Linux DO OAuth，请先填入 Client Id 以及 Client Secret",
   "srv.cannot enable WeChat login: fill in the WeChat server address and token first": "无法启用微信登录，请先填入微信登录相关配置信息",
   "srv.cannot enable Telegram login: fill in the bot token and bot name first": "无法启用 Telegram 登录，请先填入 Telegram Bot Token 以及 Bot 名称",
-};
-export default zh;
   "side.expand": "展开侧边栏",
   "side.collapse": "收起侧边栏",
   "nav.menu": "菜单",
+  "common.more": "更多",
+  "common.seconds": "{{n}} 秒",
+};
+export default zh;

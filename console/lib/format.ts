@@ -1,6 +1,22 @@
 // Number, quota and time formatting shared by every screen (spec 000 §1, §9).
 import { QUOTA_PER_UNIT } from "../../server/catalogue/index.ts";
 import { getStoredStatus } from "./storage.ts";
+import { i18n } from "../i18n/index.ts";
+
+/** The console language's locale for Intl: zh-CN, en-US or ru-RU. */
+export function locale(lang = i18n.language): string {
+  return lang.startsWith("ru") ? "ru-RU" : lang.startsWith("en") ? "en-US" : "zh-CN";
+}
+
+/** A number in the console language (decimal comma in Russian), with at most `digits` decimals. */
+export function formatNumber(n: number, digits = 2, minDigits = 0): string {
+  return new Intl.NumberFormat(locale(), { maximumFractionDigits: digits, minimumFractionDigits: Math.min(minDigits, digits) }).format(Number.isFinite(n) ? n : 0);
+}
+
+/** A duration in seconds, e.g. "0.42 s", "0.42 秒", "0,42 с". */
+export function formatSeconds(seconds: number, digits = 2): string {
+  return i18n.t("common.seconds", { n: formatNumber(seconds, digits, digits) });
+}
 
 /** Large numbers get k (from 10,000), M and B suffixes; smaller ones are shown as they are. */
 export function renderNumber(n: number): string {

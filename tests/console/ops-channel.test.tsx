@@ -1,11 +1,11 @@
 // Channel list and form (spec 001 §2 Channel page, §4 channel status/form, §5 channel submit and batch rules, §9 colours).
-import { afterEach, describe, expect, test } from "bun:test";
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { ADMIN, USER, mockFetch, ok, renderApp, sleep, type FetchMock } from "./helpers.tsx";
 import { responseTimeColor } from "../../console/pages/_shared/colors.ts";
 import { emptyChannel, toBody, validateChannel } from "../../console/pages/channel-edit/ChannelForm.tsx";
 import { DEFAULT_CHANNEL_MODELS } from "../../server/catalogue/models.ts";
-import { BALANCE_RELOAD_DELAY_MS } from "../../console/pages/channel/index.tsx";
+import { runTiming } from "../../console/pages/channel/runs.tsx";
 
 let fm: FetchMock;
 // Unmount explicitly: with several test files in one run, the library's own cleanup is registered only once.
@@ -117,10 +117,14 @@ describe("channel page", () => {
     fm = mockFetch(routes({ "POST /api/channel/batch/tag": ok(2) }));
     await renderApp("/channel", { user: ADMIN });
     await screen.findByText("main");
-    fireEvent.click(screen.getByText("Set tag for selected"));
+    const batchTag = async () => {
+      fireEvent.click(screen.getByTestId("batch-menu"));
+      fireEvent.click((await screen.findAllByText("Set tag for selected")).at(-1)!);
+    };
+    await batchTag();
     expect(await screen.findByText("select channels to tag first")).toBeTruthy();
     for (const name of ["main", "slow"]) fireEvent.click(screen.getByText(name).closest("tr")!.querySelector("input[type=checkbox]")!);
-    fireEvent.click(screen.getByText("Set tag for selected"));
+    await batchTag();
     const input = await screen.findByTestId("batch-tag-input");
     const okButton = () => within(input.closest(".arco-modal")! as HTMLElement).getByRole("button", { name: "OK" });
     fireEvent.click(okButton());
@@ -135,9 +139,10 @@ describe("channel page", () => {
     fm = mockFetch(routes());
     await renderApp("/channel", { user: ADMIN });
     await screen.findByText("main");
-    fireEvent.click(screen.getByText("Delete selected"));
-    const pop = await screen.findByText("Delete the selected channels?");
-    fireEvent.click(within(pop.closest(".arco-popconfirm")! as HTMLElement).getAllByRole("button").at(-1)!);
+    fireEvent.click(screen.getByTestId("batch-menu"));
+    fireEvent.click(await screen.findByText("Delete selected"));
+    const modal = (await screen.findByText("Delete the selected channels?")).closest(".arco-modal") as HTMLElement;
+    fireEvent.click(within(modal).getAllByRole("button").at(-1)!);
     expect(await screen.findByText("select channels to delete first")).toBeTruthy();
     expect(fm.calls.some((c) => c.path === "/api/channel/batch")).toBe(false);
   });
@@ -155,8 +160,9 @@ describe("channel page", () => {
     fm = mockFetch(routes({ "GET /api/channel/update_balance/1/": { success: true, message: "", balance: 12.5, data: { balance: 12.5 } } }));
     await renderApp("/channel", { user: ADMIN });
     const row = (await screen.findByText("main")).closest("tr")!;
-    fireEvent.click(within(row).getByText("Balance"));
-    expect(await within(row).findByText("$12.50")).toBeTruthy();
+    fireEvent.click(within(row).getByTestId("row-more"));
+    fireEvent.click(await screen.findByText("Balance"));
+    await waitFor(() => expect(within(row).getByTestId("balance").textContent).toBe("$12.50"));
   });
 
   test("hiding a column is remembered under channels-table-columns", async () => {
@@ -273,58 +279,33 @@ describe("channel form", () => {
 
 describe("channel page bulk actions", () => {
   const listCalls = () => fm.calls.filter((c) => c.method === "GET" && c.path === "/api/channel/").length;
+  const openMenu = async (testId: string, item: string) => {
+    fireEvent.click(screen.getByTestId(testId));
+    fireEvent.click(await screen.findByText(item));
+  };
+  const confirmDialog = async (title: string) => {
+    const modal = (await screen.findByText(title)).closest(".arco-modal") as HTMLElement;
+    fireEvent.click(within(modal).getAllByRole("button").at(-1)!);
+  };
 
-  test("test all and fix call their endpoints, report, and reload the list", async () => {
-    fm = mockFetch(routes({ "GET /api/channel/test": ok(), "POST /api/channel/fix": ok(3) }));
+  test("fix calls its endpoint, reports the count and reloads the list", async () => {
+    fm = mockFetch(routes({ "POST /api/channel/fix": ok(3) }));
     await renderApp("/channel", { user: ADMIN });
     await screen.findByText("main");
     const before = listCalls();
-    fireEvent.click(screen.getByText("Test all enabled"));
-    expect(await screen.findByText("Testing all enabled channels in the background; refresh to see the results")).toBeTruthy();
-    fireEvent.click(screen.getByText("Fix abilities"));
+    await openMenu("more-menu", "Fix abilities");
     expect(await screen.findByText("Fixed 3 channel(s)")).toBeTruthy();
-    const bulk = fm.calls.filter((c) => ["/api/channel/test", "/api/channel/fix"].includes(c.path));
-    expect(bulk.map((c) => `${c.method} ${c.path}`)).toEqual(["GET /api/channel/test", "POST /api/channel/fix"]);
-    await waitFor(() => expect(listCalls()).toBe(before + 2));
-  });
-
-  test("update all balances says the refresh has started and reloads the list once, after a short delay", async () => {
-    fm = mockFetch(routes({ "GET /api/channel/update_balance": ok({ running: true, total: 3, done: 0 }, "updating the balances of all channels in the background") }));
-    await renderApp("/channel", { user: ADMIN });
-    await screen.findByText("main");
-    const before = listCalls();
-    const clicked = Date.now();
-    fireEvent.click(screen.getByText("Update all balances"));
-    expect(await screen.findByText("Balance refresh started in the background; the list reloads in a few seconds")).toBeTruthy();
-    expect(screen.queryByText("Balances updated")).toBeNull();
-    expect(fm.calls.filter((c) => c.path === "/api/channel/update_balance").map((c) => c.method)).toEqual(["GET"]);
-    // The server has only started the refresh: reloading now would show the old balances.
-    await sleep(200);
-    expect(listCalls()).toBe(before);
-    await waitFor(() => expect(listCalls()).toBe(before + 1), { timeout: BALANCE_RELOAD_DELAY_MS + 2000 });
-    expect(Date.now() - clicked).toBeGreaterThanOrEqual(BALANCE_RELOAD_DELAY_MS);
-  });
-
-  test("leaving the page before the delayed reload cancels it", async () => {
-    fm = mockFetch(routes({ "GET /api/channel/update_balance": ok() }));
-    await renderApp("/channel", { user: ADMIN });
-    await screen.findByText("main");
-    fireEvent.click(screen.getByText("Update all balances"));
-    await screen.findByText("Balance refresh started in the background; the list reloads in a few seconds");
-    const before = listCalls();
-    cleanup();
-    await sleep(BALANCE_RELOAD_DELAY_MS + 300);
-    expect(listCalls()).toBe(before);
+    await waitFor(() => expect(listCalls()).toBe(before + 1));
   });
 
   test("delete disabled asks first, then sends DELETE /api/channel/disabled and reports the count", async () => {
     fm = mockFetch(routes({ "DELETE /api/channel/disabled": ok(2) }));
     await renderApp("/channel", { user: ADMIN });
     await screen.findByText("main");
-    fireEvent.click(screen.getByText("Delete disabled channels"));
-    const pop = await screen.findByText("Delete every manually or automatically disabled channel?");
+    await openMenu("more-menu", "Delete disabled channels");
+    await screen.findByText("Delete every manually or automatically disabled channel?");
     expect(fm.calls.some((c) => c.path === "/api/channel/disabled")).toBe(false);
-    fireEvent.click(within(pop.closest(".arco-popconfirm")! as HTMLElement).getAllByRole("button").at(-1)!);
+    await confirmDialog("Delete every manually or automatically disabled channel?");
     expect(await screen.findByText("Deleted 2 channel(s)")).toBeTruthy();
     expect(fm.calls.filter((c) => c.path === "/api/channel/disabled").map((c) => c.method)).toEqual(["DELETE"]);
   });
@@ -333,7 +314,7 @@ describe("channel page bulk actions", () => {
     fm = mockFetch(routes({ "POST /api/channel/fix": { success: false, message: "fix is already running" } }));
     await renderApp("/channel", { user: ADMIN });
     await screen.findByText("main");
-    fireEvent.click(screen.getByText("Fix abilities"));
+    await openMenu("more-menu", "Fix abilities");
     expect(await screen.findByText("fix is already running")).toBeTruthy();
   });
 
@@ -341,6 +322,114 @@ describe("channel page bulk actions", () => {
     fm = mockFetch(routes({ "GET /api/channel/": { success: false, message: "database is locked" } }));
     await renderApp("/channel", { user: ADMIN });
     expect(await screen.findByText("refresh failed: database is locked")).toBeTruthy();
+  });
+});
+
+describe("test all and update all balances: live progress", () => {
+  const T = (over: Record<string, unknown>) => ({ name: "", success: true, message: "", time: 0.42, response_time: 420, test_time: 1_800_000_000, status: 1, ...over });
+  const listCalls = () => fm.calls.filter((c) => c.method === "GET" && c.path === "/api/channel/").length;
+  /** The table row of a channel (its name also appears in the banner's failure list). */
+  const rowOf = (name: string) => document.querySelector(`.sy-clip[title="${name}"]`)!.closest("tr")!;
+  let saved = 0;
+  beforeEach(() => {
+    saved = runTiming.pollMs;
+    runTiming.pollMs = 200;
+  });
+  afterEach(() => {
+    runTiming.pollMs = saved;
+  });
+
+  test("test all shows done / total while it runs, writes each result into its row, lists the failures, then reloads", async () => {
+    const batches = [
+      { running: true, total: 2, done: 1, succeeded: 1, failed: 0, results: [T({ id: 1, name: "main" })] },
+      { running: false, total: 2, done: 2, succeeded: 1, failed: 1, results: [T({ id: 3, name: "broken", success: false, message: "invalid api key provided", response_time: 0, status: 1 })] },
+    ];
+    const since: Array<string | null> = [];
+    // The server's list: what each finished test wrote.
+    let list = LIST;
+    fm = mockFetch(routes({
+      "GET /api/channel/": () => ok({ items: list, total: list.length }),
+      "GET /api/channel/test/progress": (c: any) => {
+        since.push(c.query.get("since"));
+        // The first read (on opening the page) finds no run; then the batches, one per poll.
+        if (c.query.get("since") === null) return ok(null);
+        const next = batches.shift() ?? null;
+        if (next && !next.running) {
+          list = LIST.map((x) => (x.id === 1 ? { ...x, response_time: 420, test_time: 1_800_000_000 }
+            : x.id === 3 ? { ...x, response_time: 0, test_time: 1_800_000_000, other_info: JSON.stringify({ test_error: "invalid api key provided" }) } : x));
+        }
+        return ok(next);
+      },
+      "GET /api/channel/test": ok({ running: true, total: 2, done: 0, succeeded: 0, failed: 0, results: [] }, "testing all channels started in the background"),
+    }));
+    await renderApp("/channel", { user: ADMIN });
+    await screen.findByText("main");
+    const before = listCalls();
+    fireEvent.click(screen.getByTestId("test-all"));
+    expect((await screen.findByTestId("run-test-summary")).textContent).toBe("Testing channels: 0 / 2 done, 0 failed");
+    await waitFor(() => expect(within(rowOf("main")).getByTestId("response-time").textContent).toBe("0.42 s"));
+    await waitFor(() => expect(screen.getByTestId("run-test-summary").textContent).toBe("Tested 2 channel(s): 1 passed, 1 failed"));
+    expect(since).toEqual([null, "0", "1"]);
+    expect(screen.getByTestId("run-test").getAttribute("data-running")).toBe("false");
+    expect(screen.getByTestId("run-test-failures").textContent).toContain("broken");
+    expect(screen.getByTestId("run-test-failures").textContent).toContain("invalid api key provided");
+    // The failed channel reads "Failed" (not "Not tested"), the reason in its tooltip.
+    const broken = rowOf("broken");
+    const tag = within(broken).getByTestId("response-time");
+    expect(tag.textContent).toBe("Failed");
+    expect(tag.className).toContain("red");
+    await waitFor(() => expect(listCalls()).toBe(before + 1));
+  });
+
+  test("a run going on when the page opens is followed too", async () => {
+    let polls = 0;
+    fm = mockFetch(routes({
+      "GET /api/channel/": ok({ items: LIST.map((x) => (x.id === 2 ? { ...x, response_time: 900 } : x)), total: 3 }),
+      "GET /api/channel/test/progress": (c: any) => {
+        if (c.query.get("since") === null) return ok({ running: true, total: 3, done: 1, succeeded: 1, failed: 0, results: [T({ id: 2, name: "slow", response_time: 900 })] });
+        polls++;
+        return ok({ running: false, total: 3, done: 3, succeeded: 3, failed: 0, results: [] });
+      },
+    }));
+    await renderApp("/channel", { user: ADMIN });
+    expect((await screen.findByTestId("run-test-summary")).textContent).toBe("Testing channels: 1 / 3 done, 0 failed");
+    await waitFor(() => expect(screen.getByTestId("run-test-summary").textContent).toBe("Tested 3 channel(s): 3 passed, 0 failed"));
+    expect(polls).toBe(1);
+    expect(within(rowOf("slow")).getByTestId("response-time").textContent).toBe("0.90 s");
+  });
+
+  test("a failed test stays visible after a reload: 'Failed' with its reason and time", async () => {
+    fm = mockFetch(routes({
+      "GET /api/channel/": ok({ items: [CH({ id: 9, name: "keyless", response_time: 0, test_time: 1_800_000_000, other_info: JSON.stringify({ test_error: "no answer within 60 seconds" }) })], total: 1 }),
+    }));
+    await renderApp("/channel", { user: ADMIN });
+    const tag = within((await screen.findByText("keyless")).closest("tr")!).getByTestId("response-time");
+    expect(tag.textContent).toBe("Failed");
+    fireEvent.mouseEnter(tag);
+    expect((await screen.findByTestId("test-reason")).textContent).toContain("no answer within 60 seconds");
+  });
+
+  test("update all balances writes each balance into its row and names the ones that failed", async () => {
+    fm = mockFetch(routes({
+      "GET /api/channel/update_balance/progress": (c: any) => ok(c.query.get("since") === null ? null : {
+        running: false, total: 3, done: 3, updated: 1, failed: 1, skipped: 1,
+        results: [
+          { id: 1, name: "main", success: true, balance: 12.5, balance_updated_time: 1_800_000_000 },
+          { id: 2, name: "slow", success: false, message: "the balance endpoint answered 401" },
+          { id: 3, name: "broken", success: false, skipped: true },
+        ],
+      }),
+      "GET /api/channel/update_balance": ok({ running: true, total: 3, done: 0, updated: 0, failed: 0, skipped: 0, results: [] }),
+    }));
+    await renderApp("/channel", { user: ADMIN });
+    await screen.findByText("main");
+    fireEvent.click(screen.getByTestId("update-all-balances"));
+    await waitFor(() => expect(screen.getByTestId("run-balance-summary").textContent).toBe("Balances of 3 channel(s): 1 updated, 1 failed, 1 without a balance"));
+    expect(within(rowOf("main")).getByTestId("balance").textContent).toBe("$12.50");
+    expect(within(rowOf("slow")).getByTestId("balance").textContent).toContain("⚠");
+    const failures = screen.getByTestId("run-balance-failures").textContent!;
+    expect(failures).toContain("slow");
+    expect(failures).not.toContain("broken");
   });
 });
 
@@ -352,7 +441,8 @@ describe("tag editor", () => {
     fm = mockFetch(routes({ "GET /api/channel/": ok({ items: [tagRow], total: 1 }), "PUT /api/channel/tag": ok() }));
     await renderApp("/channel", { user: ADMIN, storage: { "tag-mode": "true" } });
     const row = (await screen.findByText("team-a")).closest("tr")!;
-    fireEvent.click(within(row).getByText("Edit tag"));
+    fireEvent.click(within(row).getByTestId("row-more"));
+    fireEvent.click(await screen.findByText("Edit tag"));
     const modal = (await screen.findByText("Edit tag: team-a")).closest(".arco-modal") as HTMLElement;
     const [priority, weight] = within(modal).getAllByPlaceholderText("unchanged");
     return {

@@ -1,20 +1,22 @@
 // Channel management (spec 001 §2 Channel page, §4 channel status, §5 batch rules, §8 messages, §9 colours).
 import React, { useCallback, useEffect, useRef, useState } from "react";
-import {
-  Button, Drawer, Dropdown, Input, InputNumber, Menu, Message, Modal, Popconfirm, Space, Switch, Table, Tag, Tooltip, Typography,
-} from "@arco-design/web-react";
+import { Button, Drawer, Dropdown, Input, InputNumber, Menu, Modal, Space, Spin, Switch, Tag, Tooltip, Typography } from "@arco-design/web-react";
+import { IconDown } from "@arco-design/web-react/icon";
 import { useTranslation } from "react-i18next";
 import { useNavigate } from "react-router-dom";
 import { Page } from "../../components/Page.tsx";
+import { ResponsiveTable, type RColumn, type RowAction } from "../../components/ResponsiveTable.tsx";
 import { api, qs } from "../../api/index.ts";
-import { renderQuota, timestampToString } from "../../lib/format.ts";
+import { formatSeconds, renderQuota, timestampToString } from "../../lib/format.ts";
 import { readBool, writeString } from "../../lib/storage.ts";
+import { toast } from "../../lib/toast.ts";
 import { CHANNEL_STATUS, channelType } from "../../../server/catalogue/index.ts";
 import { asPage, sizeOptions, usePageSize } from "../_shared/paging.ts";
 import { responseTimeColor } from "../_shared/colors.ts";
 import { ColumnPicker, useColumnVisibility } from "../_shared/ColumnPicker.tsx";
 import { ChannelForm } from "../channel-edit/ChannelForm.tsx";
 import { TagEditor } from "./TagEditor.tsx";
+import { RunBanner, useChannelRun, type BalanceOutcome, type TestOutcome } from "./runs.tsx";
 
 export interface ChannelRow {
   id?: number; name: string; type: number; status: number; group: string; models: string; tag?: string | null; priority: number; weight: number;
@@ -25,20 +27,31 @@ export interface ChannelRow {
 export const CHANNEL_COLUMNS_KEY = "channels-table-columns";
 export const ID_SORT_KEY = "id-sort";
 export const TAG_MODE_KEY = "tag-mode";
-/** "Update all balances" only starts the refresh on the server: the list is reloaded once it has had a moment. */
-export const BALANCE_RELOAD_DELAY_MS = 2000;
 
-/** status_reason and status_time of an auto-disabled channel (other_info JSON). */
-export function statusInfo(row: ChannelRow): { reason: string; time: number } | null {
+function otherInfo(row: ChannelRow): Record<string, any> {
   try {
     const o = JSON.parse(row.other_info || "{}");
-    return o && (o.status_reason || o.status_time) ? { reason: String(o.status_reason ?? ""), time: Number(o.status_time ?? 0) } : null;
+    return o && typeof o === "object" ? o : {};
   } catch {
-    return null;
+    return {};
   }
 }
 
+/** status_reason and status_time of an auto-disabled channel (other_info JSON). */
+export function statusInfo(row: ChannelRow): { reason: string; time: number } | null {
+  const o = otherInfo(row);
+  return o.status_reason || o.status_time ? { reason: String(o.status_reason ?? ""), time: Number(o.status_time ?? 0) } : null;
+}
+
+/** How the last test went: untested, failed (tested, no time: one-api stores 0 then) or a time, with the reason it gave. */
+export function testState(row: ChannelRow): { state: "untested" | "failed" | "ok"; reason: string } {
+  const reason = String(otherInfo(row).test_error ?? "");
+  if (row.response_time > 0) return { state: "ok", reason };
+  return { state: row.test_time ? "failed" : "untested", reason };
+}
+
 const rowKey = (r: ChannelRow) => (r.is_tag ? `tag:${r.tag}` : String(r.id));
+const mergeInfo = (row: ChannelRow, patch: Record<string, unknown>) => JSON.stringify({ ...otherInfo(row), ...patch });
 
 export default function ChannelPage() {
   const { t } = useTranslation();
@@ -58,8 +71,9 @@ export default function ChannelPage() {
   const [drawer, setDrawer] = useState<number | null | undefined>(undefined);
   const [tagEditing, setTagEditing] = useState<ChannelRow | null>(null);
   const [testing, setTesting] = useState<Record<number, boolean>>({});
-  const balanceReload = useRef<ReturnType<typeof setTimeout>>(undefined);
-  useEffect(() => () => clearTimeout(balanceReload.current), []);
+  const [balanceErrors, setBalanceErrors] = useState<Record<number, string>>({});
+  // Results of a running test or balance run, laid over a list that loads after they arrived.
+  const overlay = useRef(new Map<number, (r: ChannelRow) => Partial<ChannelRow>>());
 
   const columnDefs = [
     { key: "id", title: "ID" }, { key: "name", title: t("ops.name") }, { key: "group", title: t("ops.ch.groups") },
@@ -77,15 +91,54 @@ export default function ChannelPage() {
       : `/api/channel/${qs(params)}`);
     setLoading(false);
     // Spec 001 §8: a list that cannot be (re)loaded says 'refresh failed', with the server's reason.
-    if (!r.success) return Message.error(r.message ? `${t("ops.ch.refreshFailed")}: ${r.message}` : t("ops.ch.refreshFailed"));
+    if (!r.success) return toast.error(r.message ? `${t("ops.ch.refreshFailed")}: ${r.message}` : t("ops.ch.refreshFailed"));
     const { items, total: n } = asPage<ChannelRow>(r.data);
-    setRows(items);
+    const over = (x: ChannelRow): ChannelRow => {
+      const f = x.id ? overlay.current.get(x.id) : undefined;
+      const y = f ? { ...x, ...f(x) } : x;
+      return y.children ? { ...y, children: y.children.map(over) } : y;
+    };
+    setRows(overlay.current.size ? items.map(over) : items);
     setTotal(n);
   }, [page, size, idSort, tagMode, keyword, group, model, t]);
 
   useEffect(() => {
     void load();
   }, [page, size]);
+
+  /** Applies a change to one row (a child row in tag mode too); `keep` lays it over lists loaded later as well. */
+  const patchRow = useCallback((id: number, patch: Partial<ChannelRow> | ((r: ChannelRow) => Partial<ChannelRow>), keep = false) => {
+    const f = typeof patch === "function" ? patch : () => patch;
+    if (keep) overlay.current.set(id, f);
+    const apply = (x: ChannelRow) => ({ ...x, ...f(x) });
+    setRows((list) => list.map((r) => {
+      if (r.id === id) return apply(r);
+      if (r.children) return { ...r, children: r.children.map((c) => (c.id === id ? apply(c) : c)) };
+      return r;
+    }));
+  }, []);
+
+  // Background runs: each finished channel is written into its row as its result arrives.
+  const testRun = useChannelRun<TestOutcome>("test", (results) => {
+    for (const r of results) {
+      patchRow(r.id, (row) => ({ response_time: r.response_time, test_time: r.test_time, status: r.status, other_info: mergeInfo(row, { test_error: r.success ? "" : r.message }) }), true);
+    }
+  }, () => {
+    // The list now holds every result (and the statuses the automation changed).
+    overlay.current.clear();
+    void load();
+  });
+  const balanceRun = useChannelRun<BalanceOutcome>("balance", (results) => {
+    setBalanceErrors((m) => {
+      const next = { ...m };
+      for (const r of results) {
+        if (r.success) delete next[r.id];
+        else if (!r.skipped) next[r.id] = r.message ?? "";
+      }
+      return next;
+    });
+    for (const r of results) if (r.success) patchRow(r.id, { balance: Number(r.balance ?? 0), balance_updated_time: r.balance_updated_time }, true);
+  }, () => undefined);
 
   const toggleIdSort = (on: boolean) => {
     setIdSort(on);
@@ -99,38 +152,41 @@ export default function ChannelPage() {
     void load(1, size, idSort, on);
   };
 
-  const patchRow = (id: number, patch: Partial<ChannelRow>) => setRows((list) => list.map((r) => {
-    if (r.id === id) return { ...r, ...patch };
-    if (r.children) return { ...r, children: r.children.map((c) => (c.id === id ? { ...c, ...patch } : c)) };
-    return r;
-  }));
-
   const test = async (row: ChannelRow, testModel = "") => {
     setTesting((m) => ({ ...m, [row.id!]: true }));
     const r = await api.get(`/api/channel/test/${row.id}${qs({ model: testModel })}`);
     setTesting((m) => ({ ...m, [row.id!]: false }));
     const seconds = Number((r as any).time ?? 0);
+    const now = Math.floor(Date.now() / 1000);
     if (!r.success) {
-      Message.error(r.message);
-      return;
+      // As stored by the server: tested, no time, the reason kept.
+      patchRow(row.id!, (x) => ({ response_time: 0, test_time: now, other_info: mergeInfo(x, { test_error: r.message }) }));
+      return toast.error(t("ops.ch.testFailed", { name: row.name, reason: r.message }));
     }
-    patchRow(row.id!, { response_time: Math.round(seconds * 1000), test_time: Math.floor(Date.now() / 1000) });
-    Message.success(t("ops.ch.testOk", { name: row.name, time: seconds.toFixed(2) }));
+    patchRow(row.id!, (x) => ({ response_time: Math.max(1, Math.round(seconds * 1000)), test_time: now, other_info: mergeInfo(x, { test_error: "" }) }));
+    toast.success(t("ops.ch.testOk", { name: row.name, time: formatSeconds(seconds) }));
   };
 
   const updateBalance = async (row: ChannelRow) => {
     const r = await api.get(`/api/channel/update_balance/${row.id}/`);
-    if (!r.success) return Message.error(r.message);
+    if (!r.success) {
+      setBalanceErrors((m) => ({ ...m, [row.id!]: r.message }));
+      return toast.error(r.message);
+    }
     const balance = Number((r as any).balance ?? r.data?.balance ?? 0);
+    setBalanceErrors((m) => {
+      const { [row.id!]: _gone, ...rest } = m;
+      return rest;
+    });
     patchRow(row.id!, { balance, balance_updated_time: Math.floor(Date.now() / 1000) });
-    Message.success(t("ops.ch.balanceUpdated", { name: row.name }));
+    toast.success(t("ops.ch.balanceUpdated", { name: row.name }));
   };
 
   const setStatus = async (row: ChannelRow, status: number) => {
     const r = await api.put("/api/channel/", { id: row.id, status });
-    if (!r.success) return Message.error(r.message);
+    if (!r.success) return toast.error(r.message);
     patchRow(row.id!, { status });
-    Message.success(t("ops.done"));
+    toast.success(t(status === CHANNEL_STATUS.enabled ? "ops.ch.enabledOne" : "ops.ch.disabledOne", { name: row.name }));
   };
 
   const saveNumber = async (row: ChannelRow, field: "priority" | "weight", value: number | undefined) => {
@@ -141,75 +197,69 @@ export default function ChannelPage() {
     const r = row.is_tag
       ? await api.put("/api/channel/tag", { tag: row.tag, [field]: n })
       : await api.put("/api/channel/", { id: row.id, [field]: n });
-    if (!r.success) return Message.error(r.message);
-    Message.success(t("ops.saved"));
+    if (!r.success) return toast.error(r.message);
+    toast.success(t("ops.saved"));
     void load();
   };
 
   // The server copies (key included): the console never receives channel keys.
   const copy = async (row: ChannelRow) => {
     const c = await api.post(`/api/channel/copy/${row.id}?suffix=_copy`);
-    if (!c.success) return Message.error(`${t("ops.ch.copyFailed")}: ${c.message}`);
-    Message.success(t("ops.ch.copied"));
+    if (!c.success) return toast.error(`${t("ops.ch.copyFailed")}: ${c.message}`);
+    toast.success(t("ops.ch.copied"));
     void load();
   };
 
   const remove = async (row: ChannelRow) => {
     const r = await api.del(`/api/channel/${row.id}/`);
-    if (!r.success) return Message.error(r.message);
-    Message.success(t("ops.deleted"));
+    if (!r.success) return toast.error(r.message);
+    toast.success(t("ops.ch.deletedOne", { name: row.name }));
     void load();
   };
 
   const tagStatus = async (row: ChannelRow, on: boolean) => {
     const r = await api.post(`/api/channel/tag/${on ? "enabled" : "disabled"}`, { tag: row.tag });
-    if (!r.success) return Message.error(r.message);
-    Message.success(t("ops.done"));
+    if (!r.success) return toast.error(r.message);
+    toast.success(t(on ? "ops.ch.tagEnabled" : "ops.ch.tagDisabled", { tag: row.tag }));
     void load();
   };
 
   const selectedIds = () => selected.filter((r) => !r.is_tag && r.id).map((r) => r.id!);
 
   const openBatchTag = () => {
-    if (selectedIds().length === 0) return Message.error(t("ops.ch.selectToTag"));
+    if (selectedIds().length === 0) return toast.error(t("ops.ch.selectToTag"));
     setBatchTag("");
   };
   const submitBatchTag = async () => {
-    if (!batchTag?.trim()) return Message.error(t("ops.ch.tagEmpty"));
+    if (!batchTag?.trim()) return toast.error(t("ops.ch.tagEmpty"));
     const r = await api.post("/api/channel/batch/tag", { ids: selectedIds(), tag: batchTag.trim() });
-    if (!r.success) return Message.error(r.message);
-    Message.success(t("ops.ch.tagged"));
+    if (!r.success) return toast.error(r.message);
+    toast.success(t("ops.ch.tagged"));
     setBatchTag(null);
     void load();
   };
   const batchDelete = async () => {
     const ids = selectedIds();
-    if (ids.length === 0) return Message.error(t("ops.ch.selectToDelete"));
+    if (ids.length === 0) return toast.error(t("ops.ch.selectToDelete"));
     const r = await api.post("/api/channel/batch", { ids });
-    if (!r.success) return Message.error(r.message);
-    Message.success(t("ops.ch.deletedCount", { count: Number(r.data ?? 0) }));
+    if (!r.success) return toast.error(r.message);
+    toast.success(t("ops.ch.deletedCount", { count: Number(r.data ?? 0) }));
     setSelected([]);
     void load();
   };
 
-  const simple = (path: string, method: "get" | "post" | "del", done: (data: any, message: string) => string) => async () => {
-    const r = method === "get" ? await api.get(path) : method === "post" ? await api.post(path) : await api.del(path);
-    if (!r.success) return Message.error(r.message);
-    Message.success(done(r.data, r.message));
+  const simple = (path: string, method: "post" | "del", done: (data: any) => string) => async () => {
+    const r = method === "post" ? await api.post(path) : await api.del(path);
+    if (!r.success) return toast.error(r.message);
+    toast.success(done(r.data));
     void load();
   };
-
-  const updateAllBalances = async () => {
-    const r = await api.get("/api/channel/update_balance");
-    if (!r.success) return Message.error(r.message);
-    Message.success(t("ops.ch.balanceRefreshStarted"));
-    clearTimeout(balanceReload.current);
-    balanceReload.current = setTimeout(() => void load(), BALANCE_RELOAD_DELAY_MS);
-  };
+  const deleteDisabled = simple("/api/channel/disabled", "del", (n) => t("ops.ch.deletedCount", { count: Number(n ?? 0) }));
+  const fix = simple("/api/channel/fix", "post", (n) => t("ops.ch.fixed", { count: Number(n ?? 0) }));
 
   const statusTag = (row: ChannelRow) => {
     if (row.is_tag) return <Tag color={row.status === CHANNEL_STATUS.enabled ? "green" : "red"}>{t(`ops.ch.status.${row.status}`)}</Tag>;
-    const tag = <Tag color={row.status === 1 ? "green" : row.status === 2 ? "red" : "orange"}>{t(`ops.ch.status.${row.status}`)}</Tag>;
+    const tag = <Tag color={row.status === 1 ? "green" : row.status === 2 ? "red" : "orange"} data-testid="channel-status">{t(`ops.ch.status.${row.status}`)}</Tag>;
     const info = row.status === CHANNEL_STATUS.autoDisabled ? statusInfo(row) : null;
     if (!info) return tag;
     return (
@@ -219,94 +269,147 @@ export default function ChannelPage() {
     );
   };
 
-  const all = [
-    { key: "id", title: "ID", dataIndex: "id", width: 70, render: (v: number, r: ChannelRow) => (r.is_tag ? "" : v) },
+  const responseTag = (row: ChannelRow) => {
+    if (row.is_tag) return null;
+    if (testing[row.id!]) return <Tag color="arcoblue" data-testid="response-time" icon={<Spin size={10} />}>{t("ops.ch.testing")}</Tag>;
+    const { state, reason } = testState(row);
+    const tag = state === "failed"
+      ? <Tag color="red" data-testid="response-time" data-state="failed">{t("ops.ch.testFailedShort")}</Tag>
+      : <Tag color={responseTimeColor(row.response_time)} data-testid="response-time" data-state={state}>
+          {state === "ok" ? formatSeconds(row.response_time / 1000) : t("ops.ch.untested")}
+        </Tag>;
+    if (state === "untested" && !reason) return tag;
+    return (
+      <Tooltip content={<div data-testid="test-reason">{reason ? <>{t("ops.ch.reason")}: {reason}<br /></> : null}{t("ops.ch.testedAt")}: {timestampToString(row.test_time ?? 0)}</div>}>
+        {tag}
+      </Tooltip>
+    );
+  };
+
+  const balanceCell = (r: ChannelRow) => {
+    const error = r.id ? balanceErrors[r.id] : undefined;
+    return (
+      <div className="sy-stack">
+        <Tooltip content={t("ops.ch.usedQuota")}><span data-testid="used-quota">{renderQuota(Number(r.used_quota ?? 0))}</span></Tooltip>
+        {!r.is_tag && (
+          <Tooltip content={error ? `${t("ops.ch.balanceFailed")}: ${error}` : t("ops.ch.clickToUpdate")}>
+            <Typography.Text type={error ? "error" : "secondary"} className="sy-link" onClick={() => updateBalance(r)} data-testid="balance">
+              ${Number(r.balance ?? 0).toFixed(2)}{error ? " ⚠" : ""}
+            </Typography.Text>
+          </Tooltip>
+        )}
+      </div>
+    );
+  };
+
+  const numberCell = (field: "priority" | "weight") => (v: number, r: ChannelRow) => (
+    <InputNumber key={`${field}${v}`} size="mini" className="sy-num-input" defaultValue={v} min={field === "weight" ? 0 : -999} precision={0} hideControl
+      onBlur={(e) => saveNumber(r, field, e.target.value === "" ? undefined : Number(e.target.value))} aria-label={t(`ops.ch.${field}`)} />
+  );
+
+  // `from`: the table width (px) from which a column stays in the row; narrower, it moves to the row's details.
+  const all: Array<RColumn<ChannelRow>> = [
+    { key: "id", title: "ID", dataIndex: "id", from: 1060, render: (v: number, r) => (r.is_tag ? "" : v) },
     {
       key: "name", title: t("ops.name"), dataIndex: "name",
-      render: (v: string, r: ChannelRow) => (r.is_tag
-        ? <Space><Tag color="purple">{t("ops.ch.tag")}</Tag><b>{r.tag}</b><Typography.Text type="secondary">({r.channel_count})</Typography.Text></Space>
-        : <Space size={4}>{v}{r.tag && <Tag size="small">{r.tag}</Tag>}</Space>),
+      render: (v: string, r) => (r.is_tag
+        ? <div className="sy-stack"><span><Tag size="small" color="purple">{t("ops.ch.tag")}</Tag> <b>{r.tag}</b></span>
+            <Typography.Text type="secondary" className="sy-sub">{t("ops.ch.channelCount", { count: r.channel_count ?? 0 })}</Typography.Text></div>
+        : <div className="sy-stack sy-name-cell">
+            <span className="sy-clip" title={v}>{v}</span>
+            <span className="sy-sub">
+              {visible.type === false ? null : <Typography.Text type="secondary">{channelType(r.type)?.name ?? r.type}</Typography.Text>}
+              {r.tag && <Tag size="small" className="sy-nowrap">{r.tag}</Tag>}
+            </span>
+          </div>),
     },
-    { key: "group", title: t("ops.ch.groups"), dataIndex: "group", render: (v: string) => <Space size={2} wrap>{String(v ?? "").split(",").filter(Boolean).map((g) => <Tag key={g} size="small">{g}</Tag>)}</Space> },
-    { key: "type", title: t("ops.ch.type"), dataIndex: "type", render: (v: number) => channelType(v)?.name ?? v },
-    { key: "status", title: t("ops.status"), dataIndex: "status", render: (_: number, r: ChannelRow) => statusTag(r) },
+    { key: "status", title: t("ops.status"), dataIndex: "status", render: (_: number, r) => statusTag(r) },
+    { key: "responseTime", title: t("ops.ch.responseTime"), dataIndex: "response_time", from: 620, render: (_: number, r) => responseTag(r) },
+    { key: "balance", title: t("ops.ch.balance"), dataIndex: "balance", from: 760, render: (_: number, r) => balanceCell(r) },
     {
-      key: "responseTime", title: t("ops.ch.responseTime"), dataIndex: "response_time",
-      render: (v: number) => <Tag color={responseTimeColor(v)} data-testid="response-time">{v ? `${(v / 1000).toFixed(2)} s` : t("ops.ch.untested")}</Tag>,
+      key: "group", title: t("ops.ch.groups"), dataIndex: "group", from: 1080,
+      render: (v: string) => <div className="sy-tags">{String(v ?? "").split(",").filter(Boolean).map((g) => <Tag key={g} size="small">{g}</Tag>)}</div>,
     },
-    {
-      key: "balance", title: t("ops.ch.balance"), dataIndex: "balance",
-      render: (v: number, r: ChannelRow) => (
-        <Space size={4}>
-          <Tooltip content={t("ops.ch.usedQuota")}><Tag color="blue">{renderQuota(Number(r.used_quota ?? 0))}</Tag></Tooltip>
-          {!r.is_tag && <Tooltip content={t("ops.ch.clickToUpdate")}><Tag color="gray" style={{ cursor: "pointer" }} onClick={() => updateBalance(r)}>${Number(v ?? 0).toFixed(2)}</Tag></Tooltip>}
-        </Space>
-      ),
-    },
-    { key: "priority", title: t("ops.ch.priority"), dataIndex: "priority", render: (v: number, r: ChannelRow) => <InputNumber key={`p${v}`} size="small" style={{ width: 80 }} defaultValue={v} min={-999} precision={0} onBlur={(e) => saveNumber(r, "priority", e.target.value === "" ? undefined : Number(e.target.value))} /> },
-    { key: "weight", title: t("ops.ch.weight"), dataIndex: "weight", render: (v: number, r: ChannelRow) => <InputNumber key={`w${v}`} size="small" style={{ width: 80 }} defaultValue={v} min={0} precision={0} onBlur={(e) => saveNumber(r, "weight", e.target.value === "" ? undefined : Number(e.target.value))} /> },
-  ].filter((c) => visible[c.key] !== false);
+    { key: "priority", title: t("ops.ch.priority"), dataIndex: "priority", from: 920, render: numberCell("priority") },
+    { key: "weight", title: t("ops.ch.weight"), dataIndex: "weight", from: 920, render: numberCell("weight") },
+  ];
+  // "type" has no column of its own: it is the second line of the name.
+  const columns = all.filter((c) => visible[c.key] !== false);
 
-  const actions = {
-    key: "actions", title: t("ops.actions"), fixed: "right" as const,
-    render: (_: unknown, r: ChannelRow) => (r.is_tag ? (
-      <Space size={4}>
-        <Button size="mini" status="success" onClick={() => tagStatus(r, true)}>{t("ops.ch.enableAll")}</Button>
-        <Button size="mini" status="warning" onClick={() => tagStatus(r, false)}>{t("ops.ch.disableAll")}</Button>
-        <Button size="mini" onClick={() => setTagEditing(r)}>{t("ops.ch.editTag")}</Button>
-      </Space>
-    ) : (
-      <Space size={4}>
-        <Dropdown.Button size="mini" onClick={() => test(r)} disabled={testing[r.id!]}
-          droplist={<Menu onClickMenuItem={(m) => test(r, m)}>{String(r.models ?? "").split(",").filter(Boolean).slice(0, 30).map((m) => <Menu.Item key={m}>{m}</Menu.Item>)}</Menu>}>
-          {testing[r.id!] ? t("ops.ch.testing") : t("ops.ch.test")}
-        </Dropdown.Button>
-        {r.status === CHANNEL_STATUS.enabled
-          ? <Button size="mini" status="warning" onClick={() => setStatus(r, CHANNEL_STATUS.manuallyDisabled)}>{t("ops.disable")}</Button>
-          : <Button size="mini" status="success" onClick={() => setStatus(r, CHANNEL_STATUS.enabled)}>{t("ops.enable")}</Button>}
-        <Button size="mini" onClick={() => updateBalance(r)}>{t("ops.ch.updateBalance")}</Button>
-        <Button size="mini" onClick={() => setDrawer(r.id!)}>{t("ops.edit")}</Button>
-        <Button size="mini" onClick={() => copy(r)}>{t("ops.copy")}</Button>
-        <Popconfirm title={t("ops.confirmDelete")} onOk={() => remove(r)}>
-          <Button size="mini" status="danger">{t("ops.delete")}</Button>
-        </Popconfirm>
-      </Space>
-    )),
+  const actions = (r: ChannelRow): RowAction[] => (r.is_tag ? [
+    { key: "enableAll", label: t("ops.ch.enableAll"), status: "success", main: true, onClick: () => tagStatus(r, true) },
+    { key: "disableAll", label: t("ops.ch.disableAll"), status: "warning", main: true, onClick: () => tagStatus(r, false) },
+    { key: "editTag", label: t("ops.ch.editTag"), onClick: () => setTagEditing(r) },
+  ] : [
+    {
+      key: "test", label: testing[r.id!] ? t("ops.ch.testing") : t("ops.ch.test"), main: true, disabled: testing[r.id!], onClick: () => test(r),
+      options: String(r.models ?? "").split(",").filter(Boolean).slice(0, 30).map((m) => ({ key: m, label: m })), onOption: (m) => test(r, m),
+    },
+    r.status === CHANNEL_STATUS.enabled
+      ? { key: "disable", label: t("ops.disable"), status: "warning", main: true, onClick: () => setStatus(r, CHANNEL_STATUS.manuallyDisabled) }
+      : { key: "enable", label: t("ops.enable"), status: "success", main: true, onClick: () => setStatus(r, CHANNEL_STATUS.enabled) },
+    { key: "edit", label: t("ops.edit"), main: true, onClick: () => setDrawer(r.id!) },
+    { key: "balance", label: t("ops.ch.updateBalance"), onClick: () => updateBalance(r) },
+    { key: "copy", label: t("ops.copy"), onClick: () => copy(r) },
+    { key: "delete", label: t("ops.delete"), status: "danger", confirm: t("ops.confirmDelete"), onClick: () => remove(r) },
+  ]);
+
+  const confirmThen = (title: string, run: () => void) => Modal.confirm({ title, onOk: run, okButtonProps: { status: "danger" } });
+  const selectedCount = selectedIds().length;
+  const search = () => {
+    setPage(1);
+    void load(1);
   };
 
   return (
     <Page title={t("ops.ch.title")}>
-      <Space wrap style={{ marginBottom: 12 }}>
-        <Input allowClear placeholder={t("ops.ch.searchKeyword")} value={keyword} onChange={setKeyword} style={{ width: 200 }} onPressEnter={() => { setPage(1); void load(1); }} />
-        <Input allowClear placeholder={t("ops.ch.searchGroup")} value={group} onChange={setGroup} style={{ width: 130 }} onPressEnter={() => { setPage(1); void load(1); }} />
-        <Input allowClear placeholder={t("ops.ch.searchModel")} value={model} onChange={setModel} style={{ width: 160 }} onPressEnter={() => { setPage(1); void load(1); }} />
-        <Button type="primary" onClick={() => { setPage(1); void load(1); }}>{t("ops.search")}</Button>
-        <Space><Switch size="small" checked={idSort} onChange={toggleIdSort} data-testid="id-sort" /><span>{t("ops.ch.idSort")}</span></Space>
-        <Space><Switch size="small" checked={tagMode} onChange={toggleTagMode} data-testid="tag-mode" /><span>{t("ops.ch.tagMode")}</span></Space>
-        <ColumnPicker columns={columnDefs} visible={visible} onChange={update} />
-      </Space>
-      <Space wrap style={{ marginBottom: 12 }}>
+      <div className="sy-toolbar">
+        <Input allowClear placeholder={t("ops.ch.searchKeyword")} value={keyword} onChange={setKeyword} className="sy-w-200" onPressEnter={search} />
+        <Input allowClear placeholder={t("ops.ch.searchGroup")} value={group} onChange={setGroup} className="sy-w-130" onPressEnter={search} />
+        <Input allowClear placeholder={t("ops.ch.searchModel")} value={model} onChange={setModel} className="sy-w-160" onPressEnter={search} />
+        <Button type="primary" onClick={search}>{t("ops.search")}</Button>
+        <label className="sy-switch"><Switch size="small" checked={idSort} onChange={toggleIdSort} data-testid="id-sort" />{t("ops.ch.idSort")}</label>
+        <label className="sy-switch"><Switch size="small" checked={tagMode} onChange={toggleTagMode} data-testid="tag-mode" />{t("ops.ch.tagMode")}</label>
+      </div>
+      <div className="sy-toolbar">
         <Button type="primary" onClick={() => setDrawer(null)} data-testid="add-channel">{t("ops.ch.add")}</Button>
-        <Button onClick={openBatchTag}>{t("ops.ch.batchTag")}</Button>
-        <Popconfirm title={t("ops.ch.confirmBatchDelete")} onOk={batchDelete}><Button status="danger">{t("ops.ch.batchDelete")}</Button></Popconfirm>
-        <Popconfirm title={t("ops.ch.confirmDeleteDisabled")} onOk={simple("/api/channel/disabled", "del", (n) => t("ops.ch.deletedCount", { count: Number(n ?? 0) }))}>
-          <Button status="danger">{t("ops.ch.deleteDisabled")}</Button>
-        </Popconfirm>
-        <Button onClick={simple("/api/channel/fix", "post", (n) => t("ops.ch.fixed", { count: Number(n ?? 0) }))}>{t("ops.ch.fix")}</Button>
-        <Button onClick={simple("/api/channel/test", "get", () => t("ops.ch.testAllStarted"))}>{t("ops.ch.testAll")}</Button>
-        <Button onClick={updateAllBalances}>{t("ops.ch.updateAllBalances")}</Button>
-        <Button onClick={() => navigate("/channel/add")}>{t("ops.ch.openFullPage")}</Button>
-      </Space>
-      <Table
-        rowKey={rowKey} loading={loading} data={rows} columns={[...all, actions]} scroll={{ x: 1200 }}
+        <Button onClick={testRun.start} loading={testRun.running} data-testid="test-all">{t("ops.ch.testAll")}</Button>
+        <Button onClick={balanceRun.start} loading={balanceRun.running} data-testid="update-all-balances">{t("ops.ch.updateAllBalances")}</Button>
+        <Dropdown trigger="click" droplist={
+          <Menu onClickMenuItem={(k) => (k === "tag" ? openBatchTag() : confirmThen(t("ops.ch.confirmBatchDelete"), () => void batchDelete()))}>
+            <Menu.Item key="tag">{t("ops.ch.batchTag")}</Menu.Item>
+            <Menu.Item key="delete" className="sy-menu-danger">{t("ops.ch.batchDelete")}</Menu.Item>
+          </Menu>
+        }>
+          <Button data-testid="batch-menu">{t("ops.ch.batchActions", { count: selectedCount })} <IconDown /></Button>
+        </Dropdown>
+        <Dropdown trigger="click" droplist={
+          <Menu onClickMenuItem={(k) => {
+            if (k === "deleteDisabled") confirmThen(t("ops.ch.confirmDeleteDisabled"), () => void deleteDisabled());
+            else if (k === "fix") void fix();
+            else navigate("/channel/add");
+          }}>
+            <Menu.Item key="fix">{t("ops.ch.fix")}</Menu.Item>
+            <Menu.Item key="deleteDisabled" className="sy-menu-danger">{t("ops.ch.deleteDisabled")}</Menu.Item>
+            <Menu.Item key="page">{t("ops.ch.openFullPage")}</Menu.Item>
+          </Menu>
+        }>
+          <Button data-testid="more-menu">{t("common.more")} <IconDown /></Button>
+        </Dropdown>
+        <ColumnPicker columns={columnDefs} visible={visible} onChange={update} />
+      </div>
+      {testRun.visible && testRun.progress && <RunBanner kind="test" progress={testRun.progress} onClose={testRun.dismiss} />}
+      {balanceRun.visible && balanceRun.progress && <RunBanner kind="balance" progress={balanceRun.progress} onClose={balanceRun.dismiss} />}
+      <ResponsiveTable<ChannelRow>
+        testId="channel-table" rowKey={rowKey} loading={loading} data={rows} columns={columns} actions={actions}
         rowSelection={{
           type: "checkbox", checkStrictly: true, selectedRowKeys: selected.map(rowKey),
-          onChange: (_keys, rs) => setSelected(rs as ChannelRow[]),
+          onChange: (_keys: unknown, rs: ChannelRow[]) => setSelected(rs),
           checkboxProps: (r: ChannelRow) => ({ disabled: !!r.is_tag }),
         }}
         pagination={{
           current: page, pageSize: size, total, showTotal: true, sizeCanChange: true, sizeOptions,
-          onChange: (p, s) => { if (s !== size) { setSize(s); setPage(1); } else setPage(p); },
+          onChange: (p: number, s: number) => { if (s !== size) { setSize(s); setPage(1); } else setPage(p); },
         }}
       />
       <Modal title={t("ops.ch.batchTag")} visible={batchTag !== null} onCancel={() => setBatchTag(null)} onOk={submitBatchTag}>
