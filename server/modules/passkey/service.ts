@@ -3,10 +3,7 @@
 // with one for secure verification. Each ceremony's challenge waits in the shared cache for two minutes
 // and is used once. Rows follow new-api's passkey_credentials (ids and keys in standard base64), so
 // passkeys registered on either server sign in on the other. No HTTP here.
-import {
-  generateAuthenticationOptions, generateRegistrationOptions, verifyAuthenticationResponse, verifyRegistrationResponse,
-  type AuthenticationResponseJSON, type RegistrationResponseJSON,
-} from "@simplewebauthn/server";
+import type { AuthenticationResponseJSON, RegistrationResponseJSON } from "@simplewebauthn/server";
 import type { AppDeps } from "../../deps.ts";
 import type { PasskeyCredentialsTable, User } from "../../../db/schema.ts";
 import type { Selectable } from "kysely";
@@ -17,6 +14,10 @@ import { ROLE } from "../../catalogue/index.ts";
 import type { RelyingParty } from "./relying-party.ts";
 
 export const CEREMONY_SECONDS = 120;
+
+/** The WebAuthn library (and its ASN.1 and CBOR parsers) is loaded on the first passkey call: evaluating it
+ * took ~100 ms, which every start of the server would otherwise pay. */
+const webauthn = () => import("@simplewebauthn/server");
 
 export const MSG = {
   disabled: "passkey sign-in is not enabled by the administrator",
@@ -114,7 +115,7 @@ export async function adminResetPasskeys(deps: AppDeps, actor: User, targetId: n
 export async function registerBegin(deps: AppDeps, user: User, rp: RelyingParty) {
   assertEnabled(deps);
   const existing = await credentialsOf(deps, user.id);
-  const options = await generateRegistrationOptions({
+  const options = await (await webauthn()).generateRegistrationOptions({
     rpName: rp.rpName, rpID: rp.rpID, userName: user.username, userDisplayName: user.display_name || user.username,
     // new-api's WebAuthn user handle: the decimal user id.
     userID: new TextEncoder().encode(String(user.id)),
@@ -135,7 +136,7 @@ export async function registerFinish(deps: AppDeps, user: User, rp: RelyingParty
   const expectedChallenge = await takeChallenge(deps, "reg", String(user.id));
   let info;
   try {
-    const result = await verifyRegistrationResponse({
+    const result = await (await webauthn()).verifyRegistrationResponse({
       response, expectedChallenge, expectedOrigin: rp.origins, expectedRPID: rp.rpID,
       requireUserVerification: rp.userVerification === "required",
     });
@@ -161,7 +162,7 @@ export async function registerFinish(deps: AppDeps, user: User, rp: RelyingParty
 // ---- assertion (sign-in and secure verification) --------------------------------------------------------
 
 async function assertionOptions(rp: RelyingParty, allow: Row[] | null) {
-  return generateAuthenticationOptions({
+  return (await webauthn()).generateAuthenticationOptions({
     rpID: rp.rpID, userVerification: rp.userVerification, timeout: CEREMONY_SECONDS * 1000,
     allowCredentials: allow ? allow.map((r) => ({ id: toUrl(r.credential_id), transports: transportsOf(r) })) : undefined,
   });
@@ -171,7 +172,7 @@ async function assertionOptions(rp: RelyingParty, allow: Row[] | null) {
 async function checkAssertion(deps: AppDeps, rp: RelyingParty, row: Row, response: AuthenticationResponseJSON, expectedChallenge: string) {
   let result;
   try {
-    result = await verifyAuthenticationResponse({
+    result = await (await webauthn()).verifyAuthenticationResponse({
       response, expectedChallenge, expectedOrigin: rp.origins, expectedRPID: rp.rpID,
       credential: { id: toUrl(row.credential_id), publicKey: new Uint8Array(Buffer.from(row.public_key, "base64")), counter: Number(row.sign_count), transports: transportsOf(row) },
       requireUserVerification: rp.userVerification === "required",
