@@ -108,17 +108,19 @@ describe("personal page: two-factor sign-in", () => {
 });
 
 describe("login: the two-factor step", () => {
-  test("require_2fa opens the code step; the code and flow_token finish the sign-in", async () => {
-    fm = mockFetch({
-      "POST /api/user/login": ok({ require_2fa: true, flow_token: "flow123", expires_at: 1 }),
-      "POST /api/user/login/2fa": ok({ id: 7, username: "bob", role: 1, status: 1 }),
-    });
+  /** Renders /login and signs in with a password; `secondStep` answers the code. */
+  const passwordFirst = async (secondStep: unknown, username = "bob", password = "password123") => {
+    fm = mockFetch({ "POST /api/user/login": ok({ require_2fa: true, flow_token: "flow123", expires_at: 1 }), "POST /api/user/login/2fa": secondStep });
     await renderApp("/login");
     await screen.findByPlaceholderText("Username or email");
-    type("username", "bob");
-    type("password", "password123");
+    type("username", username);
+    type("password", password);
     fireEvent.click(submitButton("Log in"));
     await waitFor(() => expect(input("code")).toBeTruthy());
+  };
+
+  test("require_2fa opens the code step; the code and flow_token finish the sign-in", async () => {
+    await passwordFirst(ok({ id: 7, username: "bob", role: 1, status: 1 }));
     expect(localStorage.getItem("user")).toBeNull();
     type("code", "123456");
     fireEvent.click(submitButton("Verify"));
@@ -128,16 +130,7 @@ describe("login: the two-factor step", () => {
   });
 
   test("a wrong code keeps the step and shows why", async () => {
-    fm = mockFetch({
-      "POST /api/user/login": ok({ require_2fa: true, flow_token: "f", expires_at: 1 }),
-      "POST /api/user/login/2fa": fail("the code is wrong or has already been used"),
-    });
-    await renderApp("/login");
-    await screen.findByPlaceholderText("Username or email");
-    type("username", "bob");
-    type("password", "password123");
-    fireEvent.click(submitButton("Log in"));
-    await waitFor(() => expect(input("code")).toBeTruthy());
+    await passwordFirst(fail("the code is wrong or has already been used"));
     type("code", "000000");
     fireEvent.click(submitButton("Verify"));
     expect(await screen.findByText("The code is wrong or has already been used")).toBeTruthy();
