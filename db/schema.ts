@@ -183,6 +183,9 @@ export interface MidjourneysTable {
   properties: Generated<string>;
   /** Unix seconds when the row was written (spec 001 §3; new-api's table has no such column). */
   created_at: Generated<number>;
+  /** JSON: the paying token, the client's notifyHook, the channel key used (server/relay/core/task-settle.ts).
+   * Never sent to a client. */
+  private_data: Generated<string | null>;
 }
 
 export interface TasksTable {
@@ -203,6 +206,8 @@ export interface TasksTable {
   progress: Generated<string>;
   properties: Generated<string>;
   data: Generated<string>;
+  /** JSON, as for midjourneys.private_data. Never sent to a client. */
+  private_data: Generated<string | null>;
 }
 
 export interface QuotaHoldsTable {

@@ -42,6 +42,10 @@ export interface Config {
   instanceId: string;
   /** A quota hold its instance stopped renewing for this long is refunded by any instance. */
   holdLeaseMs: number;
+  /** Time between rounds of the task poller (TASK_POLL_INTERVAL seconds; 0 = no polling). */
+  taskPollIntervalMs: number;
+  /** An unfinished task older than this is failed and refunded (TASK_TIMEOUT_MINUTES). */
+  taskTimeoutMs: number;
 }
 
 export interface CliFlags { help: boolean; version: boolean; port?: number; dataDir?: string; consoleDir?: string }
@@ -57,7 +61,8 @@ Usage: switchyard [--port N] [--data-dir DIR] [--console-dir DIR] [--help] [--ve
   --version         print the version and exit
 
 Environment: PORT, SQL_DSN, SQLITE_PATH, REDIS_CONN_STRING, SESSION_SECRET, SYNC_FREQUENCY,
-BATCH_UPDATE_INTERVAL, CHANNEL_TEST_FREQUENCY, RELAY_TIMEOUT, METRICS_ENABLED, TZ. See README.md.`;
+BATCH_UPDATE_INTERVAL, CHANNEL_TEST_FREQUENCY, RELAY_TIMEOUT, TASK_POLL_INTERVAL, TASK_TIMEOUT_MINUTES,
+METRICS_ENABLED, TZ. See README.md.`;
 
 export function parseFlags(argv: string[]): CliFlags {
   const flags: CliFlags = { help: false, version: false };
@@ -157,5 +162,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     allowLoopbackWebhooks: false,
     instanceId: env.INSTANCE_ID?.trim().slice(0, 64) || defaultInstanceId(dataDir, flags.port ?? int(env.PORT, 3000)),
     holdLeaseMs: 60_000,
+    // Seconds, fractions allowed (tests poll fast); empty or unreadable = the default.
+    taskPollIntervalMs: Math.round(Math.max(0, env.TASK_POLL_INTERVAL?.trim() && Number.isFinite(Number(env.TASK_POLL_INTERVAL)) ? Number(env.TASK_POLL_INTERVAL) : 15) * 1000),
+    taskTimeoutMs: Math.max(1, int(env.TASK_TIMEOUT_MINUTES, 60)) * 60_000,
   };
 }

@@ -4,6 +4,7 @@ import { buildDeps } from "./bootstrap.ts";
 import { gracefulShutdown } from "./shutdown.ts";
 import { createApp } from "./app.ts";
 import { startChannelJobs } from "./jobs/channel-jobs.ts";
+import { startTaskPoller } from "./jobs/task-poller.ts";
 
 const flags = parseFlags(process.argv.slice(2));
 if (flags.help) {
@@ -31,6 +32,7 @@ try {
   deps = await buildDeps(config);
   deps.options.startSync(config.syncFrequencySeconds);
   startChannelJobs(deps);
+  startTaskPoller(deps);
   if (config.sessionSecretGenerated) {
     console.warn(`SESSION_SECRET is not set: using a generated secret stored in ${config.dataDir}. Several instances must share one SESSION_SECRET.`);
   }

@@ -126,8 +126,14 @@ export const TABLES: TableDef[] = [
       id, i("code"), i("user_id"), s("action", 40), s("mj_id", 255), t("prompt"), t("prompt_en"), t("description"), t("state"),
       n("submit_time"), n("start_time"), n("finish_time"), t("image_url"), s("status", 20), s("progress", 30), t("fail_reason"),
       i("channel_id"), n("quota"), t("buttons"), t("properties"), n("created_at"),
+      // ours: who paid and where progress goes (token, client notifyHook, key index); never sent to a client
+      t("private_data"),
     ],
-    indexes: [{ name: "idx_midjourneys_user_id", columns: ["user_id"] }, { name: "idx_midjourneys_mj_id", columns: ["mj_id"] }],
+    indexes: [
+      { name: "idx_midjourneys_user_id", columns: ["user_id"] }, { name: "idx_midjourneys_mj_id", columns: ["mj_id"] },
+      // the task poller reads the unfinished rows
+      { name: "idx_midjourneys_status", columns: ["status"] },
+    ],
   },
   {
     name: "tasks",
@@ -135,8 +141,13 @@ export const TABLES: TableDef[] = [
       id, n("created_at"), n("updated_at"), s("task_id", 191), s("platform", 30), i("user_id"), i("channel_id"), n("quota"),
       s("action", 40), s("status", 20), t("fail_reason"), n("submit_time"), n("start_time"), n("finish_time"), s("progress", 20),
       t("properties"), t("data"),
+      // new-api's column: who paid (token) and the upstream key used; never sent to a client
+      t("private_data"),
     ],
-    indexes: [{ name: "idx_tasks_user_id", columns: ["user_id"] }, { name: "idx_tasks_task_id", columns: ["task_id"] }],
+    indexes: [
+      { name: "idx_tasks_user_id", columns: ["user_id"] }, { name: "idx_tasks_task_id", columns: ["task_id"] },
+      { name: "idx_tasks_status", columns: ["status"] },
+    ],
   },
   {
     // Quota taken from a balance for a relay call still running or not yet settled by the write-behind

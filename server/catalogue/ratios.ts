@@ -2,6 +2,7 @@
 // ModelRatio: input price / $2 per 1M tokens. CompletionRatio: output price / input price.
 // ModelPrice: fixed dollars per call. CacheRatio: cached-input price / input price.
 // Every model of models.ts has an entry here (tests/relay/units.test.ts holds that).
+import { DEFAULT_TASK_PRICES } from "./tasks.ts";
 
 /** Yuan per dollar for providers that list prices in CNY (the rate new-api assumes). */
 const CNY_PER_USD = 7.3;
@@ -217,6 +218,8 @@ export const DEFAULT_MODEL_PRICE: Record<string, number> = {
   // Cohere bills reranking per search: $2 per 1,000.
   "rerank-english-v3.0": 0.002,
   "rerank-multilingual-v3.0": 0.002,
+  // Drawing actions, Suno tasks and video seconds (server/catalogue/tasks.ts).
+  ...DEFAULT_TASK_PRICES,
 };
 
 export const DEFAULT_GROUP_RATIO: Record<string, number> = { default: 1, vip: 1, svip: 1 };

@@ -1,4 +1,4 @@
-// Relay routes: the OpenAI-compatible API under /v1 (sk- tokens) and the console playground under /pg
+// Relay routes: the OpenAI-compatible API under /v1 (sk- tokens), the task relays (task-routes.ts) and the console playground under /pg
 // (session). Bodies are read here, unparsed by Elysia, so the hot path parses JSON exactly once.
 import { Elysia } from "elysia";
 import type { AppDeps } from "../deps.ts";
@@ -13,6 +13,7 @@ import { relay } from "./endpoints/exchange.ts";
 import { relayState } from "./state.ts";
 import { listsModule } from "./lists.ts";
 import { bodyLimit, parseJsonObject, textWithin } from "./body.ts";
+import { taskRoutesModule } from "./task-routes.ts";
 
 const ROUTES: [string, RelayMode][] = [
   ["/v1/chat/completions", "chat"],
@@ -103,6 +104,8 @@ export function relayModule(deps: AppDeps) {
       if (!hit) throw new AppError(404, `the model '${name}' does not exist or you do not have access to it`, "model_not_found");
       return modelObject(hit.id, hit.owner);
     })
+    // The task relays: /mj, /suno and /v1/videos (submit → poll → settle).
+    .use(taskRoutesModule(deps))
     // GET is registered on its own so it outranks the console's GET /* fallback.
     .get("/v1/*", ({ request }) => notImplemented(request))
     .all("/v1/*", ({ request }) => notImplemented(request))

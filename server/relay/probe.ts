@@ -8,6 +8,7 @@ import { adaptorFor, baseUrlOf } from "./providers/index.ts";
 import { balanceReader } from "./providers/balances.ts";
 import { applyParamOverride } from "./override.ts";
 import { errorCode, providerCall } from "./core/route.ts";
+import { taskAdaptorFor, type TaskAdaptor } from "./providers/tasks.ts";
 
 const EMBEDDING_RE = /embed|bge-|m3e|text-similarity/i;
 /** Reasoning models refuse max_tokens and want max_completion_tokens. */
@@ -37,6 +38,8 @@ function testBody(mode: RelayMode, model: string): Record<string, unknown> {
 export async function probeChannel(deps: AppDeps, channel: Channel, model: string, signal: AbortSignal): Promise<ProbeOutcome> {
   const adaptor = adaptorFor(channel.type);
   const typeName = channelType(channel.type)?.name ?? `type ${channel.type}`;
+  const tasks = adaptor ? undefined : taskAdaptorFor(channel.type);
+  if (tasks) return probeTaskChannel(deps, channel, tasks, signal);
   if (!adaptor) return { ok: false, message: `testing is not supported for channel type ${typeName}`, keyIndex: 0 };
   const mode: RelayMode = EMBEDDING_RE.test(model) ? "embeddings" : "chat";
   if (!adaptor.supports(mode)) return { ok: false, message: `channel type ${typeName} does not support ${mode} tests`, keyIndex: 0 };
@@ -59,6 +62,30 @@ export async function probeChannel(deps: AppDeps, channel: Channel, model: strin
     }
     adaptor.parseResponse(call, json);
     if (json?.error) return { ok: false, status: res.status, message: typeof json.error === "string" ? json.error : json.error.message ?? "the upstream answered with an error", keyIndex };
+    return { ok: true, status: res.status, message: "", keyIndex };
+  } catch (e) {
+    if (signal.aborted) throw e;
+    return { ok: false, message: (e as Error).message || "request failed", keyIndex };
+  }
+}
+
+/** Channels that only run tasks (Midjourney proxies, Suno) are tested with their task API's cheapest call:
+ * a fetch of no tasks, which needs a working address and key but starts no job and costs nothing. */
+async function probeTaskChannel(deps: AppDeps, channel: Channel, tasks: TaskAdaptor, signal: AbortSignal): Promise<ProbeOutcome> {
+  const call = providerCall({ mode: "task", format: "openai", model: "", stream: false, path: "", search: "", body: null }, channel, deps.options);
+  const keyIndex = call.keyIndex ?? 0;
+  const up = tasks.probe({ baseUrl: call.baseUrl, key: call.key, channelType: channel.type });
+  try {
+    const res = await fetch(up.url, { method: up.method ?? "GET", headers: up.headers, body: up.body, signal, redirect: "manual" });
+    const text = await res.text();
+    if (!res.ok) return { ok: false, status: res.status, message: tasks.errorMessage(res.status, text), keyIndex };
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      return { ok: false, status: res.status, message: "the upstream answer is not JSON", keyIndex };
+    }
+    if (!tasks.probeOk(json)) return { ok: false, status: res.status, message: tasks.errorMessage(res.status, text), keyIndex };
     return { ok: true, status: res.status, message: "", keyIndex };
   } catch (e) {
     if (signal.aborted) throw e;

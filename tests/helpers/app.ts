@@ -26,8 +26,10 @@ export interface TestContext {
 
 let counter = 0;
 
-export async function testContext(opts: { kind?: Dialect; setup?: boolean; config?: Partial<Config>; redis?: boolean } = {}): Promise<TestContext> {
-  const tmp: TempDb = await tempDatabase(opts.kind ?? "sqlite");
+/** `database`: open this one (shared with another context, as a second instance would) instead of a new one;
+ * it is left in place on close, for its owner to drop. */
+export async function testContext(opts: { kind?: Dialect; setup?: boolean; config?: Partial<Config>; redis?: boolean; database?: TempDb } = {}): Promise<TestContext> {
+  const tmp: TempDb = opts.database ?? await tempDatabase(opts.kind ?? "sqlite");
   const config: Config = {
     ...loadConfig({ SESSION_SECRET: "test-secret", NODE_ENV: "test", RATE_LIMIT_ENABLED: "false", SYNC_FREQUENCY: "0" }),
     database: { kind: tmp.kind, url: tmp.url, sqlitePath: tmp.sqlitePath },
@@ -82,11 +84,13 @@ export async function testContext(opts: { kind?: Dialect; setup?: boolean; confi
     },
     async close() {
       await closeDeps(deps);
-      await tmp.drop();
+      if (!opts.database) await tmp.drop();
     },
   };
 
-  if (opts.setup !== false) {
+  // A shared database is set up by the first context that opens it.
+  const alreadySetUp = opts.database ? !!(await db.selectFrom("setups").select("id").limit(1).executeTakeFirst()) : false;
+  if (opts.setup !== false && !alreadySetUp) {
     const r = await request("POST", "/api/setup", { body: { username: "root", password: "rootpass123", confirmPassword: "rootpass123" } });
     if (!r.body.success) throw new Error("setup failed: " + r.body.message);
   }

@@ -3,6 +3,7 @@
 import { afterAll, beforeAll } from "bun:test";
 import { testContext, type TestContext, type Session } from "../helpers/app.ts";
 import type { Dialect } from "../../db/index.ts";
+import type { TempDb } from "../helpers/db.ts";
 import { nowSeconds } from "../../db/index.ts";
 import { randomString } from "../../server/infra/random.ts";
 import { flushRelayWrites, invalidateRelayCaches } from "../../server/relay/state.ts";
@@ -50,8 +51,8 @@ export interface RelayFixture {
   close(): Promise<void>;
 }
 
-export async function relayFixture(kind: Dialect = "sqlite", mockOptions: MockOptions = {}, config: Record<string, unknown> = {}, redis = false): Promise<RelayFixture> {
-  const ctx = await testContext({ kind, redis, config: { batchUpdateIntervalMs: 50, ...config } as any });
+export async function relayFixture(kind: Dialect = "sqlite", mockOptions: MockOptions = {}, config: Record<string, unknown> = {}, redis = false, database?: TempDb): Promise<RelayFixture> {
+  const ctx = await testContext({ kind, redis, database, config: { batchUpdateIntervalMs: 50, ...config } as any });
   const mock = startMockUpstream(mockOptions);
   const db = ctx.deps.db;
   const fx: RelayFixture = {

@@ -90,8 +90,8 @@ export const OPTION_DEFAULTS: Record<string, string> = {
   DisplayInCurrencyEnabled: "true",
   DisplayTokenStatEnabled: "true",
   StreamCacheQueueLength: "0",
-  // drawing
-  DrawingEnabled: "false",
+  // drawing (one-api/new-api's default: on; off refuses /mj submits)
+  DrawingEnabled: "true",
   MjNotifyEnabled: "false",
   MjAccountFilterEnabled: "false",
   MjForwardUrlEnabled: "false",

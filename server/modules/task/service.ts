@@ -1,8 +1,11 @@
-// Read side of the drawing (Midjourney) and creative (Suno) task logs (spec 001 §2, §3, §7). Drawing times
-// are milliseconds, creative task times seconds; pages start at 0 and the reply is a plain list, as the
-// console loads more when it reaches the last loaded page.
+// Read side of the drawing (Midjourney) and creative (Suno, video) task logs (spec 001 §2, §3, §7). Drawing
+// times are milliseconds, creative task times seconds; pages start at 0 and the reply is a plain list, as the
+// console loads more when it reaches the last loaded page. Rows go out field by field with fixed JSON types
+// (numbers as numbers, text as strings, never null), so every database answers alike; private_data (who paid,
+// the client's notifyHook) never leaves the server.
 import type { AppDeps } from "../../deps.ts";
 import type { Midjourney, Task } from "../../../db/schema.ts";
+import { mjImageUrl } from "./links.ts";
 
 export interface TaskQuery {
   page: number;
@@ -14,10 +17,39 @@ export interface TaskQuery {
   end?: number;
 }
 
-/** Users see their own rows without the channel, which is an operator's detail. */
-const hideChannel = <T extends { channel_id: number }>(row: T, admin: boolean): T => (admin ? row : { ...row, channel_id: 0 });
+const num = (v: unknown) => Number(v ?? 0) || 0;
+const str = (v: unknown) => (v === null || v === undefined ? "" : String(v));
+function json(text: string | null | undefined): unknown {
+  if (!text) return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
 
-export async function listDrawings(deps: AppDeps, q: TaskQuery, admin: boolean): Promise<Midjourney[]> {
+/** A drawing task as the console gets it. Users see their own rows without the channel, an operator's detail. */
+export function drawingView(deps: AppDeps, r: Midjourney, admin: boolean) {
+  return {
+    id: num(r.id), code: num(r.code), user_id: num(r.user_id), action: str(r.action), mj_id: str(r.mj_id), prompt: str(r.prompt),
+    prompt_en: str(r.prompt_en), description: str(r.description), state: str(r.state), submit_time: num(r.submit_time),
+    start_time: num(r.start_time), finish_time: num(r.finish_time), image_url: mjImageUrl(deps, str(r.mj_id), str(r.image_url)),
+    status: str(r.status), progress: str(r.progress), fail_reason: str(r.fail_reason), channel_id: admin ? num(r.channel_id) : 0,
+    quota: num(r.quota), buttons: str(r.buttons), properties: str(r.properties), created_at: num(r.created_at),
+  };
+}
+
+/** A creative task as the console gets it: properties and data as JSON values (new-api's shape). */
+export function taskView(r: Task, admin: boolean) {
+  return {
+    id: num(r.id), created_at: num(r.created_at), updated_at: num(r.updated_at), task_id: str(r.task_id), platform: str(r.platform),
+    user_id: num(r.user_id), channel_id: admin ? num(r.channel_id) : 0, quota: num(r.quota), action: str(r.action), status: str(r.status),
+    fail_reason: str(r.fail_reason), submit_time: num(r.submit_time), start_time: num(r.start_time), finish_time: num(r.finish_time),
+    progress: str(r.progress), properties: json(r.properties), data: json(r.data),
+  };
+}
+
+export async function listDrawings(deps: AppDeps, q: TaskQuery, admin: boolean): Promise<ReturnType<typeof drawingView>[]> {
   let qb = deps.db.selectFrom("midjourneys").selectAll();
   if (q.userId !== undefined) qb = qb.where("user_id", "=", q.userId);
   if (q.channelId) qb = qb.where("channel_id", "=", q.channelId);
@@ -25,10 +57,10 @@ export async function listDrawings(deps: AppDeps, q: TaskQuery, admin: boolean):
   if (q.start) qb = qb.where("submit_time", ">=", q.start);
   if (q.end) qb = qb.where("submit_time", "<=", q.end);
   const rows = await qb.orderBy("id", "desc").limit(q.size).offset(q.page * q.size).execute();
-  return rows.map((r) => hideChannel(r, admin));
+  return rows.map((r) => drawingView(deps, r, admin));
 }
 
-export async function listTasks(deps: AppDeps, q: TaskQuery, admin: boolean): Promise<Task[]> {
+export async function listTasks(deps: AppDeps, q: TaskQuery, admin: boolean): Promise<ReturnType<typeof taskView>[]> {
   let qb = deps.db.selectFrom("tasks").selectAll();
   if (q.userId !== undefined) qb = qb.where("user_id", "=", q.userId);
   if (q.channelId) qb = qb.where("channel_id", "=", q.channelId);
@@ -36,5 +68,5 @@ export async function listTasks(deps: AppDeps, q: TaskQuery, admin: boolean): Pr
   if (q.start) qb = qb.where("submit_time", ">=", q.start);
   if (q.end) qb = qb.where("submit_time", "<=", q.end);
   const rows = await qb.orderBy("id", "desc").limit(q.size).offset(q.page * q.size).execute();
-  return rows.map((r) => hideChannel(r, admin));
+  return rows.map((r) => taskView(r, admin));
 }

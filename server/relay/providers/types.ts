@@ -32,10 +32,11 @@
 //     is passes it through (still building URL + auth and extracting usage).
 import type { Channel } from "../../../db/schema.ts";
 
-/** What kind of call this is; the route decides it. */
+/** What kind of call this is; the route decides it. "task": a submit of the task endpoint (endpoints/task.ts),
+ * served by task adaptors (providers/tasks.ts), never by an exchange adaptor. */
 export type RelayMode =
   | "chat" | "completions" | "embeddings" | "moderations" | "images" | "audio_speech"
-  | "audio_transcription" | "audio_translation" | "rerank" | "responses";
+  | "audio_transcription" | "audio_translation" | "rerank" | "responses" | "task";
 
 /** The wire format the CLIENT speaks (and receives errors in). OpenAI for every /v1 route above. */
 export type ClientFormat = "openai" | "claude" | "gemini";
