@@ -1,10 +1,13 @@
 // Channel keys are read only by the super admin, through POST /api/channel/{id}/key after a fresh proof,
 // and every view is logged (type 3, naming the channel, never the key). No other read returns a key.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { ROOT_PASSWORD, testContext, type Session, type TestContext } from "../helpers/app.ts";
 import { storageKinds } from "../helpers/db.ts";
 import { totpCode } from "../../server/modules/twofa/totp.ts";
 import { signInWithCode } from "../helpers/twofa.ts";
+
+// Setting up two-factor sign-in hashes 8 bcrypt backup codes (~0.5 s); the shared machine can be slow.
+setDefaultTimeout(20_000);
 
 const SECRET_KEY = "sk-live-very-secret-0123456789";
 const STEP_MS = 30_000;

@@ -1,11 +1,14 @@
 // Two-factor sign-in through the routes new-api's console calls: /api/user/2fa/*, the two-step password
 // login (/api/user/login → require_2fa → /api/user/login/2fa), /api/verify, the admin's reset, and the
 // option that makes the super admin use it.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { ROOT_PASSWORD, testContext, type Session, type TestContext } from "../helpers/app.ts";
 import { storageKinds } from "../helpers/db.ts";
 import { totpCode } from "../../server/modules/twofa/totp.ts";
 import { cookieNamed, rawPost, sessionOf, type RawReply } from "../helpers/twofa.ts";
+
+// Setting up two-factor sign-in hashes 8 bcrypt backup codes (~0.5 s); the shared machine can be slow.
+setDefaultTimeout(20_000);
 
 const STEP_MS = 30_000;
 

@@ -1,11 +1,14 @@
 // A third-party sign-in is a first factor like a password: a user with two-factor sign-in on gets the same
 // require_2fa step (and no session) until the code is given.
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test, setDefaultTimeout } from "bun:test";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { oauthCallback } from "../helpers/oauth.ts";
 import { rawPost } from "../helpers/twofa.ts";
 import { startOAuthUpstream, type OAuthMock } from "../mocks/oauth-upstream.ts";
 import { totpCode } from "../../server/modules/twofa/totp.ts";
+
+// Setting up two-factor sign-in hashes 8 bcrypt backup codes (~0.5 s); the shared machine can be slow.
+setDefaultTimeout(20_000);
 
 let ctx: TestContext;
 let mock: OAuthMock;

@@ -10,6 +10,8 @@ import {
 import * as twofa from "../../server/modules/twofa/service.ts";
 
 const STEP_MS = 30_000;
+/** Tests that hash and check many bcrypt backup codes (cost 10, ~60 ms each) on a busy 2-core machine. */
+const BCRYPT_HEAVY_MS = 30_000;
 
 describe("TOTP and backup code rules (no storage)", () => {
   test("RFC 6238 SHA-1 test vectors, truncated to six digits", () => {
@@ -138,14 +140,14 @@ for (const kind of storageKinds()) {
       expect(fresh).toHaveLength(8);
       expect(await message(twofa.verifySecondFactor(ctx.deps, u.id, backup_codes[2]))).toBe(twofa.MSG.wrongCode);
       expect(await twofa.verifySecondFactor(ctx.deps, u.id, fresh[0])).toBe("backup");
-    });
+    }, BCRYPT_HEAVY_MS);
 
     test("a backup code hashed by new-api (Go bcrypt, $2a$) is accepted", async () => {
       const { u } = await enrolled();
       const goHash = (await Bun.password.hash("QWER-TY12", { algorithm: "bcrypt", cost: 10 })).replace(/^\$2b\$/, "$2a$");
       await ctx.deps.db.insertInto("two_fa_backup_codes").values({ user_id: u.id, code_hash: goHash, is_used: false, used_at: null, created_at: null, deleted_at: null }).execute();
       expect(await twofa.verifySecondFactor(ctx.deps, u.id, "qwer-ty12")).toBe("backup");
-    });
+    }, BCRYPT_HEAVY_MS);
 
     test("disable needs a code and removes the secret and the backup codes", async () => {
       const { u, backup_codes } = await enrolled();
@@ -153,6 +155,6 @@ for (const kind of storageKinds()) {
       await twofa.disableTwoFA(ctx.deps, u, backup_codes[3]);
       expect(await twofa.twoFAStatus(ctx.deps, u.id)).toEqual({ enabled: false, locked: false });
       expect(await ctx.deps.db.selectFrom("two_fa_backup_codes").select("id").where("user_id", "=", u.id).execute()).toEqual([]);
-    });
+    }, BCRYPT_HEAVY_MS);
   });
 }
