@@ -78,7 +78,8 @@ export default function MidjourneyPage() {
     { title: t("ops.task.progress"), dataIndex: "progress", render: (v: string) => <Progress percent={Number.parseInt(v || "0", 10) || 0} size="small" style={{ width: 100 }} /> },
     {
       title: t("ops.mj.image"), dataIndex: "image_url",
-      render: (v: string) => (v ? <Image src={v} width={64} height={64} alt="result" preview data-testid="mj-image" /> : t("ops.mj.noImage")),
+      // The upstream's address, or the gateway's own /mj/image link (MjForwardUrlEnabled); nothing else is shown.
+      render: (v: string) => (/^(https?:\/\/|\/)/i.test(v ?? "") ? <Image src={v} width={64} height={64} alt="result" preview data-testid="mj-image" /> : t("ops.mj.noImage")),
     },
     { title: t("ops.mj.prompt"), dataIndex: "prompt", render: (v: string) => <LongText text={v} title={t("ops.mj.prompt")} /> },
     { title: t("ops.mj.promptEn"), dataIndex: "prompt_en", render: (v: string) => <LongText text={v} title={t("ops.mj.promptEn")} /> },

@@ -1,6 +1,6 @@
 // Creative task log (spec 001 §2 Creative task log, §4 creative task states, §9 duration colours).
 import React, { useEffect, useState } from "react";
-import { Modal, Progress, Table, Tag, Typography } from "@arco-design/web-react";
+import { Image, Modal, Progress, Space, Table, Tag, Typography } from "@arco-design/web-react";
 import { useTranslation } from "react-i18next";
 import { Page } from "../../components/Page.tsx";
 import { copyWithFallback } from "../../components/copy.tsx";
@@ -16,7 +16,28 @@ import { sizeOptions, usePageSize } from "../_shared/paging.ts";
 
 export interface TaskRow {
   id: number; submit_time: number; finish_time: number; progress: string; channel_id: number; platform: string; action: string;
-  task_id: string; status: string; fail_reason: string; created_at?: number; [k: string]: unknown;
+  task_id: string; status: string; fail_reason: string; created_at?: number; data?: unknown; [k: string]: unknown;
+}
+
+const ACTIONS = ["MUSIC", "LYRICS", "VIDEO"];
+const PLATFORM_NAME: Record<string, string> = { suno: "Suno", openai: "OpenAI" };
+
+/** Links from the upstream's task data are shown only when they are plain http(s) addresses. */
+const webUrl = (v: unknown): string => (typeof v === "string" && /^https?:\/\//i.test(v) ? v : "");
+
+/** A finished Suno task's clips: the first cover image and a link per audio file. */
+function TaskResult({ data }: { data: unknown }) {
+  const { t } = useTranslation();
+  const clips = Array.isArray(data) ? data.filter((c) => c && typeof c === "object") as Record<string, unknown>[] : [];
+  const image = clips.map((c) => webUrl(c.image_url) || webUrl(c.image_large_url)).find(Boolean);
+  const audio = clips.map((c) => webUrl(c.audio_url)).filter(Boolean);
+  if (!image && audio.length === 0) return <span>-</span>;
+  return (
+    <Space size={4}>
+      {image && <Image src={image} width={48} height={48} alt="cover" preview data-testid="task-image" />}
+      {audio.map((href, i) => <a key={href} href={href} target="_blank" rel="noreferrer" style={{ whiteSpace: "nowrap" }}>{t("ops.task.audio")} {i + 1}</a>)}
+    </Space>
+  );
 }
 
 const STATUS_COLOR: Record<string, string> = {
@@ -67,8 +88,8 @@ export default function TaskPage() {
       title: t("ops.log.channel"), dataIndex: "channel_id",
       render: (v: number) => <Tag style={{ cursor: "pointer" }} onClick={() => copyWithFallback(String(v))}>{v}</Tag>,
     }] : []),
-    { title: t("ops.task.platform"), dataIndex: "platform", render: (v: string) => <Tag color="purple">{v === "suno" ? "Suno" : v || t("ops.unknown")}</Tag> },
-    { title: t("ops.log.type"), dataIndex: "action", render: (v: string) => <Tag color="arcoblue">{v === "MUSIC" || v === "LYRICS" ? t(`ops.task.action.${v}`) : t("ops.unknown")}</Tag> },
+    { title: t("ops.task.platform"), dataIndex: "platform", render: (v: string) => <Tag color="purple">{PLATFORM_NAME[v] ?? (v || t("ops.unknown"))}</Tag> },
+    { title: t("ops.log.type"), dataIndex: "action", render: (v: string) => <Tag color="arcoblue">{ACTIONS.includes(v) ? t(`ops.task.action.${v}`) : t("ops.unknown")}</Tag> },
     {
       title: t("ops.task.taskId"), dataIndex: "task_id",
       render: (v: string, r: TaskRow) => <Typography.Text style={{ cursor: "pointer", color: "rgb(var(--arcoblue-6))" }} onClick={() => setDetail(r)}>{v}</Typography.Text>,
@@ -77,6 +98,7 @@ export default function TaskPage() {
       title: t("ops.task.status"), dataIndex: "status",
       render: (v: string) => <Tag color={STATUS_COLOR[v] ?? "gray"}>{v ? t(`ops.task.status.${v in STATUS_COLOR ? v : "UNKNOWN"}`) : t("ops.task.submitting")}</Tag>,
     },
+    { title: t("ops.task.result"), dataIndex: "data", render: (v: unknown) => <TaskResult data={v} /> },
     { title: t("ops.task.failReason"), dataIndex: "fail_reason", render: (v: string) => <LongText text={v} title={t("ops.task.failReason")} /> },
   ];
 
@@ -84,7 +106,7 @@ export default function TaskPage() {
     <Page title={t("ops.task.title")}>
       <TaskFilters admin={admin} values={filters} onChange={setFilters} onSearch={search} idLabel={t("ops.task.taskId")} />
       {error && <Typography.Paragraph type="error">{error}</Typography.Paragraph>}
-      <Table rowKey="id" loading={list.loading} columns={columns} data={list.rows} scroll={{ x: 1200 }}
+      <Table rowKey="id" loading={list.loading} columns={columns} data={list.rows} scroll={{ x: 1300 }}
         pagination={{ current: list.page, pageSize: size, total: list.total, sizeOptions, onChange: list.onPageChange }} />
       <Modal title={t("ops.task.detail")} visible={!!detail} onCancel={() => setDetail(null)} footer={null} style={{ width: 720 }}>
         <pre style={{ whiteSpace: "pre-wrap", wordBreak: "break-word", maxHeight: "60vh", overflow: "auto" }} data-testid="task-detail">

@@ -118,9 +118,13 @@ export function newTaskPrivate(adm: Admission, keyIndex: number, notifyHook?: st
 
 const pct = (p: string | null | undefined) => Number.parseInt(p || "0", 10) || 0;
 
-/** The columns a state changes: progress never moves back within a status, times only fill in. */
+/** The columns a state changes: progress never moves back within a status, times only fill in. The upstream's
+ * start and finish times are taken when they are not before the gateway's submit time (another clock may lag). */
 function columnsFor(ref: TaskRef, st: TaskState, nowMs: number): Record<string, unknown> {
   const r = ref.row;
+  const submittedMs = ref.table === "midjourneys" ? Number(r.submit_time) : Number(r.submit_time) * 1000;
+  const upstreamTime = (ms: number | undefined) => (ms && ms >= submittedMs && ms <= nowMs + 60_000 ? ms : undefined);
+  st = { ...st, startTime: upstreamTime(st.startTime), finishTime: upstreamTime(st.finishTime) };
   const finished = isFinished(st.status);
   const sameStatus = st.status === r.status;
   let progress = finished ? "100%" : st.progress ?? (r.progress || "0%");
