@@ -4,7 +4,6 @@ import "@arco-design/web-react/es/_util/react-19-adapter";
 import "@arco-design/web-react/dist/css/arco.css";
 import "./styles.css";
 // Every stylesheet is imported here: the CSS of a lazily loaded page would never be loaded.
-import "./pages/log/log.css";
 import React from "react";
 import { createRoot } from "react-dom/client";
 import { BrowserRouter } from "react-router-dom";

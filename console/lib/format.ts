@@ -22,11 +22,12 @@ export function formatSeconds(seconds: number, digits = 2): string {
 export function renderNumber(n: number): string {
   if (!Number.isFinite(n)) return "0";
   const abs = Math.abs(n);
-  const trim = (v: number) => String(Number(v.toFixed(1)));
+  // One decimal at most, with the console language's decimal sign ("1.5k", "1,5k").
+  const trim = (v: number) => formatNumber(v, 1);
   if (abs >= 1e9) return trim(n / 1e9) + "B";
   if (abs >= 1e6) return trim(n / 1e6) + "M";
   if (abs >= 1e4) return trim(n / 1e3) + "k";
-  return String(n);
+  return new Intl.NumberFormat(locale(), { maximumFractionDigits: 2, useGrouping: false }).format(n);
 }
 
 export function quotaPerUnit(): number {

@@ -7,6 +7,8 @@ import { toSeries } from "../../console/pages/detail/index.tsx";
 import { axisTicks } from "../../console/pages/detail/StackedBars.tsx";
 
 let fm: FetchMock;
+/** The input of a labelled filter field. */
+const field = (label: string) => within(screen.getByTestId("filters")).getByText(label).closest(".sy-field")!.querySelector("input")!;
 // Unmount explicitly: with several test files in one run, the library's own cleanup is registered only once.
 afterEach(() => {
   cleanup();
@@ -39,8 +41,8 @@ describe("usage log page", () => {
     const row = (await screen.findAllByText("gpt-4o-mini"))[0].closest("tr")!;
     expect(within(row).getByTestId("use-time").className).toContain("green");
     expect(within(row).getByTestId("frt").textContent).toBe("1.5 s");
-    expect(screen.queryByPlaceholderText("Username")).toBeNull();
-    expect(screen.queryByPlaceholderText("Channel ID")).toBeNull();
+    expect(within(screen.getByTestId("filters")).queryByText("Username")).toBeNull();
+    expect(within(screen.getByTestId("filters")).queryByText("Channel ID")).toBeNull();
     expect((await screen.findByTestId("log-stat")).textContent).toContain("TPM: 17");
     expect(fm.calls.some((c) => c.path === "/api/log/")).toBe(false);
     const list = fm.calls.find((c) => c.path === "/api/log/self/")!;
@@ -57,9 +59,9 @@ describe("usage log page", () => {
     const row = (await screen.findAllByText("gpt-4o-mini"))[0].closest("tr")!;
     expect(within(row).getByTestId("use-time").className).toContain("orange");
     expect(within(row).getByText("4 → 3")).toBeTruthy();
-    fireEvent.change(screen.getByPlaceholderText("Username"), { target: { value: "alice" } });
-    fireEvent.change(screen.getByPlaceholderText("Channel ID"), { target: { value: "3" } });
-    fireEvent.click(screen.getByText("Search"));
+    fireEvent.change(field("Username"), { target: { value: "alice" } });
+    fireEvent.change(field("Channel ID"), { target: { value: "3" } });
+    fireEvent.click(screen.getByTestId("filter-search"));
     await waitFor(() => expect(fm.calls.filter((c) => c.path === "/api/log/").length).toBe(2));
     const q = fm.calls.filter((c) => c.path === "/api/log/")[1].query;
     expect([q.get("username"), q.get("channel")]).toEqual(["alice", "3"]);
@@ -70,15 +72,41 @@ describe("usage log page", () => {
     expect(screen.getByText("$0.50")).toBeTruthy();
   });
 
-  test("a malformed time filter is refused without a call", async () => {
+  test("the time filter is Arco's range picker: a preset sets the range, Search sends it in seconds, Reset goes back to today", async () => {
     fm = mockFetch({ "GET /api/log/self/": ok({ items: [], total: 0 }), "GET /api/log/self/stat": ok({ quota: 0, rpm: 0, tpm: 0 }) });
     await renderApp("/log", { user: USER });
-    await waitFor(() => expect(fm.calls.length).toBeGreaterThan(0));
-    const before = fm.calls.length;
-    fireEvent.change(screen.getByPlaceholderText("Start yyyy-MM-dd HH:mm:ss"), { target: { value: "yesterday" } });
-    fireEvent.click(screen.getByText("Search"));
-    expect(await screen.findByText("times must look like yyyy-MM-dd HH:mm:ss")).toBeTruthy();
-    expect(fm.calls.length).toBe(before);
+    await waitFor(() => expect(fm.calls.some((c) => c.path === "/api/log/self/")).toBe(true));
+    const picker = screen.getByTestId("filters").querySelector(".arco-picker-range")!;
+    fireEvent.click(picker.querySelector("input")!);
+    fireEvent.click(await screen.findByText("Last 7 days"));
+    fireEvent.click(screen.getByTestId("filter-search"));
+    await waitFor(() => expect(fm.calls.filter((c) => c.path === "/api/log/self/").length).toBe(2));
+    const sent = fm.calls.filter((c) => c.path === "/api/log/self/")[1].query;
+    const weekAgo = new Date();
+    weekAgo.setDate(weekAgo.getDate() - 7);
+    weekAgo.setHours(0, 0, 0, 0);
+    expect(Number(sent.get("start_timestamp"))).toBe(weekAgo.getTime() / 1000);
+    expect(Number(sent.get("end_timestamp"))).toBeGreaterThan(Date.now() / 1000);
+    fireEvent.click(screen.getByTestId("filter-reset"));
+    await waitFor(() => expect(fm.calls.filter((c) => c.path === "/api/log/self/").length).toBe(3));
+    const today = new Date();
+    today.setHours(0, 0, 0, 0);
+    expect(Number(fm.calls.filter((c) => c.path === "/api/log/self/")[2].query.get("start_timestamp"))).toBe(today.getTime() / 1000);
+  });
+
+  test("details are worded in the reader's language from other: ratios with a decimal comma in Russian, a redeemed code in Chinese", async () => {
+    const consume = LOG({ other: JSON.stringify({ frt: 1500, model_ratio: 0.075, completion_ratio: 4, group_ratio: 1.5, cache_tokens: 12000, cache_ratio: 0.1 }) });
+    fm = mockFetch({ "GET /api/log/self/": ok({ items: [consume], total: 1 }), "GET /api/log/self/stat": ok({ quota: 0, rpm: 0, tpm: 0 }) });
+    const ru = await renderApp("/log", { user: USER, lang: "ru" });
+    const details = await screen.findByTestId("details");
+    expect(details.textContent).toBe("Коэффициент модели 0,075, завершения 4, группы 1,5; из кэша 12k токенов");
+    expect(within(details.closest("tr")!).getByTestId("frt").textContent).toBe("1,5 с");
+    expect(within(details.closest("tr")!).getByTestId("use-time").textContent).toBe("2 с");
+    ru.unmount();
+    const redeemed = LOG({ id: 2, type: 1, quota: 5_000_000, content: "redeemed a code: quota added $10.00, code id 7", other: JSON.stringify({ redemption_id: 7 }) });
+    fm.on("GET /api/log/self/", ok({ items: [redeemed], total: 1 }));
+    await renderApp("/log", { user: USER, lang: "zh" });
+    expect((await screen.findByTestId("details")).textContent).toBe("兑换码 #7 兑换成功：增加额度 $10.00");
   });
 
   test("the expanded row shows the pricing factors from other", async () => {
@@ -190,8 +218,8 @@ describe("dashboard", () => {
     fm = mockFetch({ "GET /api/data/": ok([]) });
     await renderApp("/detail", { user: ADMIN });
     expect(await screen.findByText("No usage in this period")).toBeTruthy();
-    fireEvent.change(screen.getByPlaceholderText("Username"), { target: { value: "alice" } });
-    fireEvent.click(screen.getByText("Search"));
+    fireEvent.change(field("Username"), { target: { value: "alice" } });
+    fireEvent.click(screen.getByTestId("filter-search"));
     await waitFor(() => expect(fm.calls.filter((c) => c.path === "/api/data/").at(-1)!.query.get("username")).toBe("alice"));
   });
 });
@@ -219,7 +247,7 @@ describe("drawing and task logs", () => {
     fm = mockFetch({ "GET /api/mj/": ok([DRAW]) });
     await renderApp("/midjourney", { user: ADMIN });
     expect(await screen.findByTestId("mj-notice")).toBeTruthy();
-    expect(screen.getByPlaceholderText("Channel ID")).toBeTruthy();
+    expect(field("Channel ID")).toBeTruthy();
     expect(screen.getByText("4")).toBeTruthy();
   });
 

@@ -78,6 +78,9 @@ for (const kind of storageKinds()) {
       expect(Number(code.redeemed_time)).toBeGreaterThan(0);
       const logs = await ctx.deps.db.selectFrom("logs").selectAll().where("user_id", "=", alice.id).where("type", "=", 1).execute();
       expect(logs.some((l) => Number(l.quota) === 777777 && l.content.includes("$1.56"))).toBe(true);
+      // Language-neutral facts for the console, which words the details in the reader's language.
+      const redeemed = logs.find((l) => Number(l.quota) === 777777)!;
+      expect(JSON.parse(redeemed.other!)).toEqual({ redemption_id: expect.any(Number) });
       const again = await ctx.request("POST", "/api/user/topup", { as: alice, body: { key } });
       expect(again.body).toEqual({ success: false, message: "redemption code already used" });
       expect(await quotaOf(alice.id)).toBe(before + 777777);

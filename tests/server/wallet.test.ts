@@ -139,6 +139,8 @@ for (const kind of storageKinds()) {
         .where("content", "like", `%${f.out_trade_no}%`).execute();
       expect(logs).toHaveLength(1);
       expect(Number(logs[0].quota)).toBe(1_500_000);
+      // Language-neutral facts for the console, which words the details in the reader's language.
+      expect(JSON.parse(logs[0].other!)).toEqual({ money: Number(order.money), payment_method: "zfb", trade_no: f.out_trade_no });
     });
 
     test("concurrent duplicate notifications credit exactly once", async () => {

@@ -1,8 +1,10 @@
 // Data dashboard (/detail): quota, tokens and calls per model over time, by hour, day or week (spec 001 §9).
 import React, { useEffect, useMemo, useState } from "react";
-import { Button, Card, Empty, Grid, Input, Message, Radio, Space, Statistic, Typography } from "@arco-design/web-react";
+import { Card, Empty, Grid, Input, Radio, Space, Statistic, Typography } from "@arco-design/web-react";
 import { useTranslation } from "react-i18next";
 import { Page } from "../../components/Page.tsx";
+import { DateRange, Field, FilterBar } from "../../components/Filters.tsx";
+import { toast } from "../../lib/toast.ts";
 import { api, qs } from "../../api/index.ts";
 import { isAdmin, useApp } from "../../lib/app-state.tsx";
 import { renderNumber, renderQuota } from "../../lib/format.ts";
@@ -47,12 +49,12 @@ export default function DetailPage() {
   const load = async (g = granularity, s = start, e = end) => {
     const from = parseDateTime(s);
     const to = parseDateTime(e);
-    if (!from || !to) return Message.error(t("ops.log.badTime"));
+    if (!from || !to) return toast.error(t("ops.log.badTime"));
     setLoading(true);
     const path = admin ? "/api/data/" : "/api/data/self";
     const r = await api.get<QuotaRow[]>(`${path}${qs({ start_timestamp: toSeconds(from), end_timestamp: toSeconds(to), granularity: g, username: admin ? username.trim() : "" })}`);
     setLoading(false);
-    if (!r.success) return Message.error(r.message);
+    if (!r.success) return toast.error(r.message);
     setRows(Array.isArray(r.data) ? r.data : []);
   };
 
@@ -78,19 +80,22 @@ export default function DetailPage() {
 
   return (
     <Page title={t("ops.detail.title")}>
-      <Space wrap style={{ marginBottom: 16 }}>
-        <Radio.Group type="button" value={granularity} onChange={changeGranularity}>
-          {DASHBOARD_GRANULARITIES.map((g) => <Radio key={g} value={g}>{t(`ops.detail.${g}`)}</Radio>)}
-        </Radio.Group>
-        <Input value={start} onChange={setStart} style={{ width: 190 }} placeholder={t("ops.log.start")} />
-        <Input value={end} onChange={setEnd} style={{ width: 190 }} placeholder={t("ops.log.end")} />
-        {admin && <Input value={username} onChange={setUsername} style={{ width: 150 }} placeholder={t("ops.log.username")} />}
-        <Button type="primary" loading={loading} onClick={() => load()}>{t("ops.search")}</Button>
-      </Space>
-      <Grid.Row gutter={16} style={{ marginBottom: 16 }}>
-        <Grid.Col span={8}><Card><Statistic title={t("ops.detail.totalQuota")} value={renderQuota(totals.quota)} /></Card></Grid.Col>
-        <Grid.Col span={8}><Card><Statistic title={t("ops.detail.totalTokens")} value={renderNumber(totals.tokens)} /></Card></Grid.Col>
-        <Grid.Col span={8}><Card><Statistic title={t("ops.detail.totalCalls")} value={renderNumber(totals.count)} /></Card></Grid.Col>
+      <FilterBar onSearch={() => void load()} loading={loading}>
+        <Field label={t("ops.filter.time")} wide>
+          <DateRange value={[start, end]} presets={["last24h", "last7d", "last30d", "thisMonth"]}
+            onChange={([s, e]) => { setStart(s); setEnd(e); }} />
+        </Field>
+        <Field label={t("ops.detail.granularity")}>
+          <Radio.Group type="button" value={granularity} onChange={changeGranularity}>
+            {DASHBOARD_GRANULARITIES.map((g) => <Radio key={g} value={g}>{t(`ops.detail.${g}`)}</Radio>)}
+          </Radio.Group>
+        </Field>
+        {admin && <Field label={t("ops.log.username")}><Input allowClear value={username} onChange={setUsername} /></Field>}
+      </FilterBar>
+      <Grid.Row gutter={[16, 16]} style={{ marginBottom: 16 }}>
+        <Grid.Col xs={24} sm={8}><Card><Statistic title={t("ops.detail.totalQuota")} value={renderQuota(totals.quota)} /></Card></Grid.Col>
+        <Grid.Col xs={24} sm={8}><Card><Statistic title={t("ops.detail.totalTokens")} value={renderNumber(totals.tokens)} /></Card></Grid.Col>
+        <Grid.Col xs={24} sm={8}><Card><Statistic title={t("ops.detail.totalCalls")} value={renderNumber(totals.count)} /></Card></Grid.Col>
       </Grid.Row>
       {rows.length === 0 ? <Empty description={t("ops.detail.empty")} /> : (
         <Space direction="vertical" size="large" style={{ width: "100%" }}>

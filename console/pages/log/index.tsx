@@ -1,16 +1,22 @@
 // Usage logs (spec 001 §2 Usage log page, §6 admin extras, §9 colours and "more data at the last page").
 import React, { useEffect, useRef, useState } from "react";
-import { Button, Descriptions, Input, Message, Modal, Select, Space, Table, Tag, Tooltip, Typography } from "@arco-design/web-react";
+import { Descriptions, Input, Modal, Select, Tag, Tooltip, Typography } from "@arco-design/web-react";
 import { useTranslation } from "react-i18next";
 import { Page } from "../../components/Page.tsx";
+import { ResponsiveTable, type RColumn } from "../../components/ResponsiveTable.tsx";
+import { DateRange, Field, FilterBar } from "../../components/Filters.tsx";
 import { api, qs } from "../../api/index.ts";
 import { isAdmin, useApp } from "../../lib/app-state.tsx";
-import { renderNumber, renderQuota, timestampToString } from "../../lib/format.ts";
+import { formatSeconds, renderNumber, renderQuota, timestampToString } from "../../lib/format.ts";
+import { toast } from "../../lib/toast.ts";
 import { LOG_TYPE } from "../../../server/catalogue/index.ts";
 import { HOUR_MS, formatDateTime, parseDateTime, startOfToday, toSeconds } from "../_shared/time.ts";
 import { firstTokenColor, useTimeColor } from "../_shared/colors.ts";
 import { ColumnPicker, useColumnVisibility } from "../_shared/ColumnPicker.tsx";
 import { asPage, sizeOptions, usePageSize } from "../_shared/paging.ts";
+import { logDetails, parseOther } from "./details.ts";
+
+export { parseOther };
 
 export interface LogRow {
   id: number; created_at: number; type: number; channel: number; channel_name?: string; username: string; user_id: number;
@@ -20,56 +26,10 @@ export interface LogRow {
 
 export const LOGS_COLUMNS_KEY = "logs-table-columns";
 const TYPE_COLOR: Record<number, string> = { 1: "cyan", 2: "green", 3: "orange", 4: "purple", 5: "red" };
-const MUTED: React.CSSProperties = { fontSize: 12, color: "var(--color-text-3)" };
-const DETAILS: React.CSSProperties = {
-  display: "-webkit-box", WebkitLineClamp: 2, WebkitBoxOrient: "vertical", overflow: "hidden", minWidth: 120, fontSize: 13, lineHeight: 1.4,
-};
 
-/** One line cut with "..." at `max` px; the whole text in the native tooltip. Keeps long names from widening the table. */
-function Clip({ text, max, style, onClick }: { text: string; max: number; style?: React.CSSProperties; onClick?: () => void }) {
-  return (
-    <span title={text} onClick={onClick}
-      style={{ display: "inline-block", maxWidth: max, overflow: "hidden", textOverflow: "ellipsis", whiteSpace: "nowrap", verticalAlign: "bottom", ...style }}>
-      {text}
-    </span>
-  );
-}
-
-export function parseOther(raw: string | undefined): Record<string, any> {
-  if (!raw) return {};
-  try {
-    const v = JSON.parse(raw);
-    return v && typeof v === "object" && !Array.isArray(v) ? v : {};
-  } catch {
-    return {};
-  }
-}
-
-/** The expandable details: pricing factors and flags the relay recorded in `other`. */
-export function detailEntries(row: LogRow, t: (k: string) => string): Array<{ label: string; value: React.ReactNode }> {
-  const o = parseOther(row.other);
-  const out: Array<{ label: string; value: React.ReactNode }> = [];
-  const add = (label: string, value: unknown) => {
-    if (value !== undefined && value !== null && value !== "") out.push({ label, value: String(value) });
-  };
-  add(t("ops.log.modelRatio"), o.model_ratio);
-  add(t("ops.log.completionRatio"), o.completion_ratio);
-  add(t("ops.log.groupRatio"), o.group_ratio);
-  if (o.model_price !== undefined && o.model_price !== -1) add(t("ops.log.modelPrice"), o.model_price);
-  add(t("ops.log.cacheTokens"), o.cache_tokens);
-  add(t("ops.log.cacheRatio"), o.cache_ratio);
-  add(t("ops.log.cacheCreationTokens"), o.cache_creation_tokens);
-  add(t("ops.log.cacheCreationRatio"), o.cache_creation_ratio);
-  if (o.is_model_mapped) add(t("ops.log.upstreamModel"), o.upstream_model_name);
-  add(t("ops.log.reasoningEffort"), o.reasoning_effort);
-  if (o.web_search) add(t("ops.log.webSearch"), o.web_search_call_count ?? o.web_search);
-  if (o.file_search) add(t("ops.log.fileSearch"), o.file_search_call_count ?? o.file_search);
-  if (o.image) add(t("ops.log.image"), o.image_ratio ?? o.image);
-  if (o.audio || o.ws) add(t("ops.log.audio"), JSON.stringify({ audio_input: o.audio_input, audio_output: o.audio_output }));
-  const used = o.admin_info?.use_channel;
-  if (Array.isArray(used) && used.length) add(t("ops.log.retry"), used.join(" → "));
-  if (row.content) out.push({ label: t("ops.log.details"), value: row.content });
-  return out;
+/** One line cut with "…" at `max` px; the whole text in the native tooltip. Keeps long names from widening the table. */
+function Clip({ text, max, className, onClick }: { text: string; max: number; className?: string; onClick?: () => void }) {
+  return <span title={text} onClick={onClick} className={`sy-clip ${className ?? ""}`} style={{ maxWidth: max }}>{text}</span>;
 }
 
 interface Filters { type: number; token_name: string; model_name: string; start: string; end: string; group: string; channel: string; username: string }
@@ -112,19 +72,19 @@ export default function LogPage() {
   ];
   const { visible, update } = useColumnVisibility(LOGS_COLUMNS_KEY, columnDefs.map((c) => c.key));
 
-  const buildQuery = (): Record<string, string | number> | null => {
-    const start = filters.start ? parseDateTime(filters.start) : null;
-    const end = filters.end ? parseDateTime(filters.end) : null;
-    if ((filters.start && !start) || (filters.end && !end)) {
+  const buildQuery = (f: Filters): Record<string, string | number> | null => {
+    const start = f.start ? parseDateTime(f.start) : null;
+    const end = f.end ? parseDateTime(f.end) : null;
+    if ((f.start && !start) || (f.end && !end)) {
       setError(t("ops.log.badTime"));
       return null;
     }
     setError("");
     const q: Record<string, string | number> = {
-      type: filters.type, token_name: filters.token_name.trim(), model_name: filters.model_name.trim(), group: filters.group.trim(),
+      type: f.type, token_name: f.token_name.trim(), model_name: f.model_name.trim(), group: f.group.trim(),
       start_timestamp: start ? toSeconds(start) : "", end_timestamp: end ? toSeconds(end) : "",
     };
-    if (admin) Object.assign(q, { channel: filters.channel.trim(), username: filters.username.trim() });
+    if (admin) Object.assign(q, { channel: f.channel.trim(), username: f.username.trim() });
     return q;
   };
 
@@ -133,14 +93,14 @@ export default function LogPage() {
     setLoading(true);
     const r = await api.get(`${admin ? "/api/log/" : "/api/log/self/"}${qs({ ...query.current, p: serverPage, page_size: pageSize })}`);
     setLoading(false);
-    if (!r.success) return Message.error(r.message);
+    if (!r.success) return toast.error(r.message);
     const { items, total: n } = asPage<LogRow>(r.data);
     setTotal(n);
     setRows((prev) => (replace ? items : [...prev, ...items]));
   };
 
-  const search = async (pageSize = size) => {
-    const q = buildQuery();
+  const search = async (pageSize = size, f = filters) => {
+    const q = buildQuery(f);
     if (!q) return;
     query.current = q;
     setPage(1);
@@ -152,6 +112,12 @@ export default function LogPage() {
   useEffect(() => {
     void search();
   }, []);
+
+  const reset = () => {
+    const f = defaultFilters();
+    setFilters(f);
+    void search(size, f);
+  };
 
   const onPageChange = (p: number, s: number) => {
     if (s !== size) {
@@ -167,62 +133,70 @@ export default function LogPage() {
 
   const showUser = async (id: number) => {
     const r = await api.get(`/api/user/${id}`);
-    if (!r.success) return Message.error(r.message);
+    if (!r.success) return toast.error(r.message);
     setUserInfo(r.data);
   };
 
-  const all = [
+  const tr = (k: string, o?: Record<string, unknown>) => t(k, o as any) as string;
+  const consumeLike = (r: LogRow) => r.type === LOG_TYPE.consume || r.type === LOG_TYPE.error;
+  // `from`: the table width (px) from which a column stays in the row; narrower, it moves to the row's details.
+  const all: Array<RColumn<LogRow>> = [
     {
-      key: "time", title: t("ops.log.time"), dataIndex: "created_at", width: 92,
+      key: "time", title: t("ops.log.time"), dataIndex: "created_at",
       render: (v: number) => {
         const [date, time] = timestampToString(v).split(" ");
-        return <div style={{ whiteSpace: "nowrap", lineHeight: 1.3 }}><div style={MUTED}>{date}</div>{time}</div>;
+        return <div className="sy-stack sy-nowrap"><span className="sy-muted">{date}</span>{time}</div>;
       },
     },
-    { key: "channel", title: t("ops.log.channel"), dataIndex: "channel", render: (v: number, r: LogRow) => (v ? <Tooltip content={r.channel_name || String(v)}><Tag size="small">{v}</Tag></Tooltip> : "") },
     {
-      key: "user", title: t("ops.log.user"), dataIndex: "username",
-      render: (v: string, r: LogRow) => (v ? <Clip text={v} max={96} style={{ cursor: "pointer", color: "rgb(var(--arcoblue-6))" }} onClick={() => showUser(r.user_id)} /> : ""),
+      key: "channel", title: t("ops.log.channel"), dataIndex: "channel", from: 860,
+      render: (v: number, r) => (v ? <Tooltip content={r.channel_name || String(v)}><Tag size="small">{v}</Tag></Tooltip> : ""),
     },
-    { key: "token", title: t("ops.log.token"), dataIndex: "token_name", render: (v: string) => (v ? <Tag size="small" color="gray" className="sy-log-wrap">{v}</Tag> : "") },
-    { key: "group", title: t("ops.group"), dataIndex: "group", render: (v: string) => (v ? <Tag size="small" className="sy-log-wrap">{v}</Tag> : "") },
-    { key: "type", title: t("ops.log.type"), dataIndex: "type", render: (v: number) => <Tag size="small" color={TYPE_COLOR[v] ?? "gray"}>{t(`ops.log.types.${v}`)}</Tag> },
-    { key: "model", title: t("ops.log.model"), dataIndex: "model_name", render: (v: string) => (v ? <Tag size="small" color="arcoblue" className="sy-log-wrap">{v}</Tag> : "") },
     {
-      key: "useTime", title: t("ops.log.useTime"), dataIndex: "use_time", width: 108,
-      render: (v: number, r: LogRow) => {
-        if (r.type !== LOG_TYPE.consume && r.type !== LOG_TYPE.error) return "";
+      key: "user", title: t("ops.log.user"), dataIndex: "username", from: 700,
+      render: (v: string, r) => (v ? <Clip text={v} max={96} className="sy-link sy-link-primary" onClick={() => showUser(r.user_id)} /> : ""),
+    },
+    { key: "token", title: t("ops.log.token"), dataIndex: "token_name", from: 1000, render: (v: string) => (v ? <Clip text={v} max={120} /> : "") },
+    { key: "group", title: t("ops.group"), dataIndex: "group", from: 1100, render: (v: string) => (v ? <Tag size="small">{v}</Tag> : "") },
+    { key: "type", title: t("ops.log.type"), dataIndex: "type", from: 560, render: (v: number) => <Tag size="small" color={TYPE_COLOR[v] ?? "gray"}>{t(`ops.log.types.${v}`)}</Tag> },
+    { key: "model", title: t("ops.log.model"), dataIndex: "model_name", render: (v: string) => (v ? <Clip text={v} max={170} className="sy-model" /> : "") },
+    {
+      key: "useTime", title: t("ops.log.useTime"), dataIndex: "use_time", from: 760,
+      render: (v: number, r) => {
+        if (!consumeLike(r)) return "";
         const frt = Number(parseOther(r.other).frt ?? 0);
-        // Use time and first token side by side, the stream flag under them: two short lines, not three.
         return (
-          <div style={{ display: "flex", flexWrap: "wrap", gap: 4, width: 92 }}>
-            <Tag size="small" color={useTimeColor(v)} data-testid="use-time">{v} s</Tag>
-            {r.is_stream && frt > 0 && <Tag size="small" color={firstTokenColor(frt / 1000)} data-testid="frt">{(frt / 1000).toFixed(1)} s</Tag>}
+          <div className="sy-tags sy-use-time">
+            <Tag size="small" color={useTimeColor(v)} data-testid="use-time">{formatSeconds(v, 0)}</Tag>
+            {r.is_stream && frt > 0 && <Tag size="small" color={firstTokenColor(frt / 1000)} data-testid="frt">{formatSeconds(frt / 1000, 1)}</Tag>}
             <Tag size="small" color={r.is_stream ? "blue" : "purple"}>{r.is_stream ? t("ops.log.stream") : t("ops.log.nonStream")}</Tag>
           </div>
         );
       },
     },
-    { key: "prompt", title: t("ops.log.prompt"), dataIndex: "prompt_tokens", align: "right" as const, render: (v: number) => (v ? renderNumber(v) : "") },
-    { key: "completion", title: t("ops.log.completion"), dataIndex: "completion_tokens", align: "right" as const, render: (v: number) => (v ? renderNumber(v) : "") },
+    { key: "prompt", title: t("ops.log.prompt"), dataIndex: "prompt_tokens", from: 900, align: "right", render: (v: number) => (v ? renderNumber(v) : "") },
+    { key: "completion", title: t("ops.log.completion"), dataIndex: "completion_tokens", from: 900, align: "right", render: (v: number) => (v ? renderNumber(v) : "") },
     {
-      key: "cost", title: t("ops.log.cost"), dataIndex: "quota", align: "right" as const,
+      key: "cost", title: t("ops.log.cost"), dataIndex: "quota", align: "right",
       // A top-up row carries the amount added, not spent: shown as a green credit.
-      render: (v: number, r: LogRow) => (!v ? "" : r.type === LOG_TYPE.topup
-        ? <span style={{ whiteSpace: "nowrap", color: "rgb(var(--green-6))" }} data-testid="credit">+{renderQuota(v)}</span>
-        : <span style={{ whiteSpace: "nowrap" }}>{renderQuota(v, 6)}</span>),
+      render: (v: number, r) => (!v ? "" : r.type === LOG_TYPE.topup
+        ? <span className="sy-nowrap sy-credit" data-testid="credit">+{renderQuota(v)}</span>
+        : <span className="sy-nowrap">{renderQuota(v, 6)}</span>),
     },
     {
-      key: "retry", title: t("ops.log.retry"), dataIndex: "other",
+      key: "retry", title: t("ops.log.retry"), dataIndex: "other", from: 1300,
       render: (v: string) => {
         const used = parseOther(v).admin_info?.use_channel;
-        return Array.isArray(used) && used.length > 1 ? <span style={{ whiteSpace: "nowrap" }}>{used.join(" → ")}</span> : "";
+        return Array.isArray(used) && used.length > 1 ? <span className="sy-nowrap">{used.join(" → ")}</span> : "";
       },
     },
     {
-      key: "details", title: t("ops.log.details"), dataIndex: "content", width: 150,
+      key: "details", title: t("ops.log.details"), dataIndex: "content", from: 620,
       // Two lines at most; the tooltip and the expanded row hold the rest.
-      render: (v: string) => (v ? <div title={v} style={DETAILS} data-testid="details">{v}</div> : ""),
+      render: (_: string, r) => {
+        const { summary } = logDetails(r, tr, admin);
+        return summary ? <div title={summary} className="sy-clamp2" data-testid="details">{summary}</div> : "";
+      },
     },
   ];
   const columns = all.filter((c) => columnDefs.some((d) => d.key === c.key) && visible[c.key] !== false);
@@ -231,34 +205,37 @@ export default function LogPage() {
 
   return (
     <Page title={t("ops.log.title")}>
-      <Space wrap style={{ marginBottom: 12 }}>
-        <Select value={filters.type} style={{ width: 140 }} onChange={(v) => setFilters((f) => ({ ...f, type: v }))}
-          options={[0, 1, 2, 3, 4, 5].map((v) => ({ value: v, label: t(`ops.log.types.${v}`) }))} />
-        <Input placeholder={t("ops.log.token")} value={filters.token_name} onChange={set("token_name")} style={{ width: 150 }} />
-        <Input placeholder={t("ops.log.model")} value={filters.model_name} onChange={set("model_name")} style={{ width: 150 }} />
-        <Input placeholder={t("ops.group")} value={filters.group} onChange={set("group")} style={{ width: 120 }} />
-        <Input placeholder={t("ops.log.start")} value={filters.start} onChange={set("start")} style={{ width: 190 }} />
-        <Input placeholder={t("ops.log.end")} value={filters.end} onChange={set("end")} style={{ width: 190 }} />
-        {admin && <Input placeholder={t("ops.log.channelId")} value={filters.channel} onChange={set("channel")} style={{ width: 110 }} />}
-        {admin && <Input placeholder={t("ops.log.username")} value={filters.username} onChange={set("username")} style={{ width: 140 }} />}
-        <Button type="primary" onClick={() => search()}>{t("ops.search")}</Button>
-        <ColumnPicker columns={columnDefs} visible={visible} onChange={update} />
-      </Space>
+      <FilterBar onSearch={() => void search()} onReset={reset} loading={loading}
+        extra={<ColumnPicker columns={columnDefs} visible={visible} onChange={update} />}>
+        <Field label={t("ops.filter.time")} wide>
+          <DateRange value={[filters.start, filters.end]} onChange={([start, end]) => setFilters((f) => ({ ...f, start, end }))} />
+        </Field>
+        <Field label={t("ops.log.type")}>
+          <Select value={filters.type} onChange={(v) => setFilters((f) => ({ ...f, type: v }))} data-testid="log-type"
+            options={[0, 1, 2, 3, 4, 5].map((v) => ({ value: v, label: t(`ops.log.types.${v}`) }))} />
+        </Field>
+        <Field label={t("ops.log.token")}><Input allowClear value={filters.token_name} onChange={set("token_name")} /></Field>
+        <Field label={t("ops.log.model")}><Input allowClear value={filters.model_name} onChange={set("model_name")} /></Field>
+        <Field label={t("ops.group")}><Input allowClear value={filters.group} onChange={set("group")} /></Field>
+        {admin && <Field label={t("ops.log.channelId")}><Input allowClear value={filters.channel} onChange={set("channel")} /></Field>}
+        {admin && <Field label={t("ops.log.username")}><Input allowClear value={filters.username} onChange={set("username")} /></Field>}
+      </FilterBar>
       {error && <Typography.Paragraph type="error">{error}</Typography.Paragraph>}
       {stat && (
-        <Space style={{ marginBottom: 12 }} data-testid="log-stat">
+        <div className="sy-tags sy-log-stat" data-testid="log-stat">
           <Tag color="blue">{t("ops.log.statQuota")}: {renderQuota(stat.quota)}</Tag>
-          <Tag color="pink">RPM: {stat.rpm}</Tag>
-          <Tag color="gray">TPM: {stat.tpm}</Tag>
-        </Space>
+          <Tag color="pink">RPM: {renderNumber(stat.rpm)}</Tag>
+          <Tag color="gray">TPM: {renderNumber(stat.tpm)}</Tag>
+        </div>
       )}
-      <Table
-        className="sy-log-table" rowKey="id" loading={loading} columns={columns} data={rows}
-        // As wide as the card, and wider (scrolling sideways) only when the columns cannot fit.
-        scroll={{ x: "100%" }}
-        expandedRowRender={(r: LogRow) => {
-          const entries = detailEntries(r, t);
-          return entries.length ? <Descriptions column={2} data={entries} size="small" /> : null;
+      <ResponsiveTable<LogRow>
+        testId="log-table" rowKey="id" loading={loading} columns={columns} data={rows}
+        expandedRowRender={(r) => {
+          const { entries } = logDetails(r, tr, admin);
+          return entries.length
+            ? <Descriptions column={1} size="small" layout="inline-horizontal" data-testid="log-entries"
+                data={entries.map((e) => ({ label: e.label, value: <span data-testid={`entry-${e.key}`}>{e.value}</span> }))} />
+            : null;
         }}
         pagination={{ current: page, pageSize: size, total, showTotal: true, sizeCanChange: true, sizeOptions, onChange: onPageChange }}
       />

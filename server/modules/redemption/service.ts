@@ -126,6 +126,8 @@ export async function redeem(deps: AppDeps, user: { id: number; username: string
     await writeLog(trx, {
       user_id: user.id, username: user.username, type: LOG_TYPE.topup,
       content: `redeemed a code: quota added ${formatQuota(code.quota)}, code id ${code.id}`, quota: code.quota,
+      // The console words the details from this in the reader's language; content stays as one-api's.
+      other: JSON.stringify({ redemption_id: code.id }),
     });
     return true;
   });

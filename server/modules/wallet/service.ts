@@ -96,6 +96,8 @@ export async function handleNotice(deps: AppDeps, providerName: string, params: 
     await writeLog(trx, {
       user_id: order.user_id, username: u?.username ?? "", type: LOG_TYPE.topup, quota,
       content: `online top-up: quota added ${formatQuota(quota)}, paid ${Number(order.money).toFixed(2)} (${order.payment_method}, order ${order.trade_no})`,
+      // The console words the details from this in the reader's language; content stays as one-api's.
+      other: JSON.stringify({ money: Number(order.money), payment_method: order.payment_method, trade_no: order.trade_no }),
     });
   });
   return provider.ackBody;

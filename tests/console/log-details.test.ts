@@ -1,0 +1,53 @@
+// The Details of a usage log are built in the browser from the log's `other` facts, in the reader's
+// language; the server's English `content` is shown only when `other` has nothing to word.
+import { afterAll, describe, expect, test } from "bun:test";
+import { changeLanguage, t } from "../../console/i18n/index.ts";
+import { logDetails } from "../../console/pages/log/details.ts";
+import { LOG_TYPE } from "../../server/catalogue/index.ts";
+
+const row = (type: number, other: Record<string, unknown> | null, content = "", quota = 0, is_stream = false) =>
+  ({ type, other: other ? JSON.stringify(other) : "", content, quota, is_stream });
+const keys = (entries: Array<{ key: string }>) => entries.map((e) => e.key);
+
+afterAll(() => changeLanguage("en"));
+
+describe("log details", () => {
+  test("a per-token call: its ratios, cache, upstream model, interruption and path; the retries for admins only", async () => {
+    await changeLanguage("en");
+    const r = row(LOG_TYPE.consume, {
+      model_ratio: 1.25, completion_ratio: 4, group_ratio: 1, model_price: -1, cache_tokens: 100, cache_ratio: 0.5, frt: 800,
+      is_model_mapped: true, upstream_model_name: "gpt-4o-2024-08-06", stream_interrupted: true, request_path: "/v1/chat/completions",
+      admin_info: { use_channel: ["2", "5"] },
+    }, "model ratio 1.25, completion ratio 4, group ratio 1", 1234, true);
+    const user = logDetails(r, t);
+    expect(user.summary).toBe("Model ratio 1.25, completion ratio 4, group ratio 1; 100 cached tokens; upstream model gpt-4o-2024-08-06; stream cut off");
+    expect(keys(user.entries)).toEqual(["modelRatio", "completionRatio", "groupRatio", "cache", "upstream", "interrupted", "frt", "path"]);
+    expect(user.entries.find((e) => e.key === "cache")!.value).toBe("100 at ratio 0.5");
+    expect(user.entries.find((e) => e.key === "frt")!.value).toBe("0.80 s");
+    // The server's English text is not repeated when the facts were worded.
+    expect(keys(user.entries)).not.toContain("content");
+    expect(keys(logDetails(r, t, true).entries)).toContain("retry");
+    expect(logDetails(r, t, true).entries.find((e) => e.key === "retry")!.value).toBe("2 → 5");
+  });
+
+  test("a per-call price, a paid top-up and a task refund, in Chinese and Russian", async () => {
+    await changeLanguage("zh");
+    expect(logDetails(row(LOG_TYPE.consume, { model_price: 0.02, group_ratio: 1, model_ratio: 0 }), t).summary).toBe("按次计费 $0.02 × 分组倍率 1");
+    const paid = row(LOG_TYPE.topup, { money: 7.3, payment_method: "zfb", trade_no: "T1" }, "online top-up: ...", 500_000);
+    expect(logDetails(paid, t).summary).toBe("在线充值：增加额度 $1.00，支付 7.30（支付宝）");
+    await changeLanguage("ru");
+    const refund = row(LOG_TYPE.system, { task_id: "mj-9", action: "IMAGINE", refund: true, reason: "upstream failed" }, "task mj-9 (IMAGINE) failed: 100 quota refunded", 250_000);
+    const d = logDetails(refund, t);
+    expect(d.summary).toBe("Задача mj-9 (IMAGINE) не выполнена: возвращено $0.50");
+    expect(d.entries.find((e) => e.key === "reason")!.value).toBe("upstream failed");
+  });
+
+  test("without facts to word, the server's text: admin actions, old logs, and upstream errors (with their status)", async () => {
+    await changeLanguage("ru");
+    expect(logDetails(row(LOG_TYPE.manage, null, "admin changed the quota from $10.00 to $20.00"), t).summary).toBe("admin changed the quota from $10.00 to $20.00");
+    expect(logDetails(row(LOG_TYPE.topup, null, "redeemed a code: quota added $10.00, code id 7", 5_000_000), t).summary).toBe("redeemed a code: quota added $10.00, code id 7");
+    const err = logDetails(row(LOG_TYPE.error, { status_code: 429 }, "rate limit reached"), t);
+    expect(err.summary).toBe("rate limit reached");
+    expect(err.entries.map((e) => [e.label, e.value])).toEqual([["HTTP-статус", "429"], ["Сообщение", "rate limit reached"]]);
+  });
+});
