@@ -10,7 +10,7 @@ import type { Midjourney, Task } from "../../db/schema.ts";
 import { FINISHED_STATUSES } from "../catalogue/tasks.ts";
 import { failTask, pollChannel, publicIdOf, refOf, type TaskRef } from "../relay/core/task-settle.ts";
 
-/** Rows read per table and round: more wait for the next round. */
+/** Rows read per table and round; with more unfinished tasks, the next round goes on after the last one read. */
 const ROUND_LIMIT = 1000;
 /** Channels asked at the same time. */
 const CHANNEL_CONCURRENCY = 4;
@@ -19,6 +19,8 @@ const MAX_SKIP_ROUNDS = 32;
 export interface PollerOptions {
   intervalMs: number;
   timeoutMs: number;
+  /** rows read per table and round (default ROUND_LIMIT) */
+  roundLimit?: number;
 }
 
 export interface RoundReport {
@@ -33,6 +35,8 @@ export class TaskPoller {
   private timer: ReturnType<typeof setInterval> | null = null;
   private running: Promise<unknown> | null = null;
   private abort = new AbortController();
+  /** Per table, the last row id read: a backlog larger than a round is read in turns. */
+  private cursor = { midjourneys: 0, tasks: 0 };
 
   constructor(private deps: AppDeps, private opts: PollerOptions) {}
 
@@ -116,10 +120,19 @@ export class TaskPoller {
   }
 
   private async unfinished(): Promise<TaskRef[]> {
-    const { db } = this.deps;
-    const mj = await db.selectFrom("midjourneys").selectAll().where("status", "not in", FINISHED_STATUSES).orderBy("id").limit(ROUND_LIMIT).execute();
-    const tasks = await db.selectFrom("tasks").selectAll().where("status", "not in", FINISHED_STATUSES).orderBy("id").limit(ROUND_LIMIT).execute();
-    return [...mj.map((r: Midjourney) => refOf("midjourneys", r)), ...tasks.map((r: Task) => refOf("tasks", r))];
+    const mj = await this.page("midjourneys") as Midjourney[];
+    const tasks = await this.page("tasks") as Task[];
+    return [...mj.map((r) => refOf("midjourneys", r)), ...tasks.map((r) => refOf("tasks", r))];
+  }
+
+  private async page(table: "midjourneys" | "tasks"): Promise<(Midjourney | Task)[]> {
+    const limit = this.opts.roundLimit ?? ROUND_LIMIT;
+    const read = (after: number) => (this.deps.db.selectFrom(table) as any).selectAll().where("status", "not in", FINISHED_STATUSES)
+      .where("id", ">", after).orderBy("id").limit(limit).execute() as Promise<(Midjourney | Task)[]>;
+    let rows = await read(this.cursor[table]);
+    if (rows.length === 0 && this.cursor[table] > 0) rows = await read(0);
+    this.cursor[table] = rows.length === limit ? rows.at(-1)!.id : 0;
+    return rows;
   }
 }
 

@@ -23,33 +23,40 @@ export function taskRoutesModule(deps: AppDeps) {
     const key = presentedKey(request) || (mjSecret ? (request.headers.get("mj-api-secret") ?? "").trim() : "");
     return authenticate(deps, key, ip).then((c) => ({ caller: c, ip }));
   };
-  const json = { parse: textWithin(limit) };
+  // A body that cannot be read (too large) is handed to the route as its error, so it is answered in the
+  // route's own error shape (midjourney-proxy's, the Suno API's) instead of the generic one.
+  const read = textWithin(limit);
+  const json = { parse: (c: { request: Request }) => read(c).catch((e: unknown) => (e instanceof AppError ? e : new AppError(400, "the request body could not be read"))) };
+  const bodyOf = (raw: unknown) => {
+    if (raw instanceof AppError) throw raw;
+    return parseJsonObject(raw);
+  };
 
   let app = new Elysia({ name: "task-relay" }) as any;
   for (const mode of [null, ...MJ_MODES] as (MjMode | null)[]) {
     const p = mode ? `/${mode}/mj` : "/mj";
     const submit = (kind: MjSubmit, path: string) => (c: Ctx) => mjAnswer(async () => {
       const { caller: who, ip } = await caller(c.request, c.server, true);
-      return mjSubmit(deps, kind, path, parseJsonObject(c.body), { caller: who, ip, mode });
+      return mjSubmit(deps, kind, path, bodyOf(c.body), { caller: who, ip, mode });
     });
     for (const kind of MJ_SUBMITS) app = app.post(`${p}/submit/${kind}`, submit(kind, `/mj/submit/${kind}`), json);
     app = app
       .post(`${p}/insight-face/swap`, submit("swap", "/mj/insight-face/swap"), json)
       .get(`${p}/task/:id/fetch`, (c: Ctx) => mjAnswer(async () => mjFetch(deps, (await caller(c.request, c.server, true)).caller, decodeOr400(c.params.id!))))
-      .post(`${p}/task/list-by-condition`, (c: Ctx) => mjAnswer(async () => mjList(deps, (await caller(c.request, c.server, true)).caller, parseJsonObject(c.body))), json)
+      .post(`${p}/task/list-by-condition`, (c: Ctx) => mjAnswer(async () => mjList(deps, (await caller(c.request, c.server, true)).caller, bodyOf(c.body))), json)
       .get(`${p}/task/:id/image-seed`, (c: Ctx) => mjAnswer(async () => mjImageSeed(deps, (await caller(c.request, c.server, true)).caller, decodeOr400(c.params.id!), mode)))
       // No key: the link is signed (modules/task/links.ts).
       .get(`${p}/image/:id`, (c: Ctx) => mjAnswer(() => mjImage(deps, decodeOr400(c.params.id!), String(c.query.sig ?? ""))))
       // The upstream's callback: signed per channel instead of a key.
-      .post(`${p}/notify`, (c: Ctx) => mjAnswer(() => mjNotify(deps, String(c.query.channel ?? ""), String(c.query.sig ?? ""), parseJsonObject(c.body))), json);
+      .post(`${p}/notify`, (c: Ctx) => mjAnswer(() => mjNotify(deps, String(c.query.channel ?? ""), String(c.query.sig ?? ""), bodyOf(c.body))), json);
   }
 
   return (app as Elysia)
     .post("/suno/submit/:action", (c: any) => sunoAnswer(async () => {
       const { caller: who, ip } = await caller(c.request, c.server);
-      return sunoSubmit(deps, decodeOr400(c.params.action), parseJsonObject(c.body), who, ip);
+      return sunoSubmit(deps, decodeOr400(c.params.action), bodyOf(c.body), who, ip);
     }), json)
-    .post("/suno/fetch", (c: any) => sunoAnswer(async () => sunoFetchMany(deps, (await caller(c.request, c.server)).caller, parseJsonObject(c.body))), json)
+    .post("/suno/fetch", (c: any) => sunoAnswer(async () => sunoFetchMany(deps, (await caller(c.request, c.server)).caller, bodyOf(c.body))), json)
     .get("/suno/fetch/:id", (c: any) => sunoAnswer(async () => sunoFetchOne(deps, (await caller(c.request, c.server)).caller, decodeOr400(c.params.id))))
     .post("/v1/videos", async ({ request, server, body }: any) => {
       const { caller: who, ip } = await caller(request, server);

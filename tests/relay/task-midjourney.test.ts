@@ -347,6 +347,38 @@ describe("midjourney-proxy routes and drawing options [sqlite]", () => {
     expect((await fx.balances(p.userId, p.tokenId, channelId)).quota).toBe(1_000_000);
   });
 
+  test("a backlog larger than a round is polled in turns, and a channel that does not answer is backed off", async () => {
+    const { TaskPoller } = await import("../../server/jobs/task-poller.ts");
+    await fx.round();
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await imagine(`turn ${i}`)).body.result);
+    const small = new TaskPoller(fx.ctx.deps, { intervalMs: 0, timeoutMs: 3_600_000, roundLimit: 2 });
+    const asked = () => mj.seen.filter((s) => s.path === "/mj/task/list-by-condition").map((s) => s.body.ids as string[]);
+    const before = asked().length;
+    mj.advance();
+    await small.round();
+    await small.round();
+    const rounds = asked().slice(before);
+    // both rounds together asked about all three new tasks
+    expect(ids.every((id) => rounds.flat().includes(id))).toBe(true);
+    expect(rounds.every((r) => r.length <= 2)).toBe(true);
+    // A channel whose proxy does not answer: asked, skipped for a round, asked again, skipped for two.
+    mj.advance(3);
+    await fx.round();
+    const gone = Bun.serve({ port: 0, fetch: () => new Response("") });
+    const deadUrl = `http://127.0.0.1:${gone.port}`;
+    gone.stop(true);
+    const dead = await fx.channel({ type: 2, key: SECRET, base_url: deadUrl, models: ["mj_imagine"], groups: ["nobody"] });
+    await fx.ctx.deps.db.insertInto("midjourneys").values({
+      user_id: alice.userId, action: "IMAGINE", mj_id: "stuck-1", status: "SUBMITTED", progress: "0%", channel_id: dead, submit_time: Date.now(), code: 1,
+    }).execute();
+    const reports: number[][] = [];
+    for (let i = 0; i < 5; i++) reports.push((await small.round()).failedChannels);
+    expect(reports).toEqual([[dead], [], [dead], [], []]);
+    await fx.ctx.deps.db.updateTable("midjourneys").set({ status: "FAILURE" }).where("mj_id", "=", "stuck-1").execute();
+    await fx.dropChannel(dead);
+  });
+
   test("channel test of a Midjourney channel asks the proxy for an empty task list; a wrong secret fails it", async () => {
     const admin = await fx.ctx.user(10);
     const ok = await fx.ctx.request("GET", `/api/channel/test/${channelId}`, { as: admin });
@@ -356,5 +388,25 @@ describe("midjourney-proxy routes and drawing options [sqlite]", () => {
     const fail = await fx.ctx.request("GET", `/api/channel/test/${bad}`, { as: admin });
     expect(fail.body.success).toBe(false);
     await fx.dropChannel(bad);
+  });
+});
+
+describe("request bodies of the task routes [sqlite]", () => {
+  test("a body over MAX_BODY_BYTES is refused in the route's own error shape, under a mode prefix too", async () => {
+    const fx = await taskFixture("sqlite", { maxBodyBytes: 2000 });
+    try {
+      const p = await fx.payer(1_000_000);
+      const big = { prompt: "x".repeat(5000) };
+      for (const path of ["/mj/submit/imagine", "/fast/mj/submit/imagine"]) {
+        const r = await fx.post(path, p.key, big);
+        expect(r.status).toBe(413);
+        expect(r.body).toMatchObject({ code: 4 });
+      }
+      const s = await fx.post("/suno/submit/music", p.key, big);
+      expect(s.status).toBe(413);
+      expect(s.body).toMatchObject({ code: "request_too_large", data: null });
+    } finally {
+      await fx.close();
+    }
   });
 });
