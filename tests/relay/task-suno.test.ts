@@ -122,6 +122,27 @@ describe("Suno tasks belong to their user [sqlite]", () => {
     expect((await fx.get(`/suno/fetch/${id}`, alice.key)).body.data.task_id).toBe(id);
   });
 
+  test("continuing a clip goes to the channel of the task it continues, which must be the caller's", async () => {
+    const alice = await fx.payer(10_000_000);
+    const bob = await fx.payer(10_000_000);
+    const first = (await fx.ctx.deps.db.selectFrom("channels").select("id").where("type", "=", 36).executeTakeFirstOrThrow()).id;
+    const id = (await fx.post("/suno/submit/music", alice.key, { prompt: "part one" })).body.data;
+    const other = startSunoMock({ key: KEY });
+    const second = await fx.channel({ type: 36, key: KEY, base_url: other.url, models: [...SUNO_MODELS], priority: 50 });
+    try {
+      const next = await fx.post("/suno/submit/music", alice.key, { prompt: "part two", continue_clip_id: `${id}-clip1`, task_id: id, continue_at: 30 });
+      expect(next.body.code).toBe("success");
+      expect((await fx.ctx.deps.db.selectFrom("tasks").select("channel_id").where("task_id", "=", next.body.data).executeTakeFirstOrThrow()).channel_id).toBe(first);
+      expect(other.seen.length).toBe(0);
+      const stolen = await fx.post("/suno/submit/music", bob.key, { prompt: "x", continue_clip_id: `${id}-clip1`, task_id: id });
+      expect(stolen.status).toBe(400);
+      expect(stolen.body.code).toBe("task_not_exist");
+    } finally {
+      await other.stop();
+      await fx.dropChannel(second);
+    }
+  });
+
   test("channel test of a Suno channel: an empty fetch with the key; a wrong key fails", async () => {
     const admin = await fx.ctx.user(10);
     const good = (await fx.ctx.deps.db.selectFrom("channels").select("id").where("type", "=", 36).executeTakeFirstOrThrow()).id;

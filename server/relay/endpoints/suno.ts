@@ -28,10 +28,17 @@ export async function sunoSubmit(deps: AppDeps, actionParam: string, body: Recor
   if (action === "LYRICS" && !(typeof sent.prompt === "string" && sent.prompt.trim())) throw new AppError(400, "prompt is required", "prompt_empty");
   // The model version Suno API servers expect when the client names none (new-api's default).
   if (action === "MUSIC" && !sent.mv) sent.mv = "chirp-v3-0";
+  // Continuing a clip goes to the server that made it: the task named by task_id, which must be the caller's.
+  let channelId: number | undefined;
+  if (sent.continue_clip_id) {
+    const origin = typeof sent.task_id === "string" && sent.task_id ? (await ownTasks(deps, caller.userId, [sent.task_id]))[0] : undefined;
+    if (!origin) throw new AppError(400, "continue_clip_id needs the task_id of one of your tasks", "task_not_exist");
+    channelId = origin.channel_id;
+  }
   const path = `/suno/submit/${action.toLowerCase()}`;
   const result = await submitTask(deps, {
     req: { mode: "task", format: "openai", path, search: "", body: sent, model: sunoPriceKey(action), stream: false, caller, ip },
-    platform: "suno", units: 1, action, path: () => path, body: () => sent,
+    platform: "suno", units: 1, action, channelId, path: () => path, body: () => sent,
   });
   if (!result.accepted) {
     return Response.json({ code: "fail_to_submit", message: result.outcome.message ?? "the Suno service refused the task", data: null }, { status: 400 });
