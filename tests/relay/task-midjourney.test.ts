@@ -289,11 +289,15 @@ describe("midjourney-proxy routes and drawing options [sqlite]", () => {
       await fx.option("MjNotifyEnabled", "true");
       const loud = (await fx.post("/mj/submit/imagine", alice.key, { prompt: "loud", notifyHook: clientHook })).body.result;
       expect(mj.seen.some((s) => s.body?.notifyHook === clientHook)).toBe(false);
+      const heardAtLeast = async (n: number) => {
+        for (let i = 0; i < 100 && heard.length < n; i++) await Bun.sleep(20);
+      };
       mj.advance();
       await fx.round();
+      await heardAtLeast(1);
       mj.advance(2);
       await fx.round();
-      for (let i = 0; i < 50 && heard.length < 2; i++) await Bun.sleep(20);
+      await heardAtLeast(2);
       expect(heard.map((h) => [h.id, h.status, h.progress])).toEqual([[loud, "IN_PROGRESS", "25%"], [loud, "SUCCESS", "100%"]]);
       expect(heard.some((h) => h.id === quiet)).toBe(false);
     } finally {
