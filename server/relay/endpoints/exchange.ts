@@ -8,7 +8,7 @@ import { adaptorFor } from "../providers/index.ts";
 import { relayState } from "../state.ts";
 import { retryable } from "../select.ts";
 import { withBilledUsage } from "../shown-usage.ts";
-import { generatedTextOf } from "../providers/openai/usage.ts";
+import { generatedTextOf, usageFromTail } from "../providers/openai/usage.ts";
 import { SseReader, sseFrame } from "../sse.ts";
 import { scrub } from "../scrub.ts";
 import { applyParamOverride } from "../override.ts";
@@ -123,11 +123,17 @@ async function deliver(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCa
   }
   let text: string;
   try {
-    text = await res.text();
+    const read = await readAnswer(res, adaptor.passThroughJson?.(call) ? BUFFERED_ANSWER_BYTES : Infinity);
+    if (read.rest) return passLargeAnswer(deps, call, answer, o, read.head, read.rest);
+    text = read.text;
   } catch {
     release();
     await releaseHold(deps, o);
-    throw new AppError(502, "the upstream channel broke off its answer");
+    recordUpstreamError(call.channel.id);
+    reportFailure(deps, call, res.status, "answer broke off");
+    const err = new AppError(502, "the upstream channel broke off its answer");
+    recordError(deps, o.req, err, call.channel.id, o.usedChannels, o.started);
+    throw err;
   }
   release();
   o.firstByteMs = performance.now() - o.started;
@@ -164,6 +170,97 @@ async function deliver(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCa
   }
   finish(deps, o, usage, generated);
   return new Response(JSON.stringify(body), { status: res.status, headers: { "content-type": "application/json" } });
+}
+
+/** Pass-through answers up to this size are read whole (checked as JSON, usage parsed); larger ones are
+ * streamed through as they arrive, so a 50 MB embeddings answer costs the gateway no more memory than 1 MiB. */
+const BUFFERED_ANSWER_BYTES = 1024 * 1024;
+/** Where a streamed-through answer's usage is looked for: OpenAI puts it last. */
+const ANSWER_TAIL_BYTES = 64 * 1024;
+
+type ReadAnswer = { text: string; rest?: undefined } | { text?: undefined; head: Uint8Array[]; rest: ReadableStreamDefaultReader<Uint8Array> };
+
+/** The whole answer as text when it is at most `limit` bytes; else what was read so far and the rest to stream. */
+async function readAnswer(res: Response, limit: number): Promise<ReadAnswer> {
+  const declared = Number(res.headers.get("content-length") ?? NaN);
+  if (limit === Infinity || declared <= limit || !res.body) return { text: await res.text() };
+  const reader = res.body.getReader();
+  const head: Uint8Array[] = [];
+  let size = 0;
+  if (!(declared > limit)) {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return { text: Buffer.concat(head, size).toString("utf8") };
+      head.push(value);
+      size += value.byteLength;
+      if (size > limit) break;
+    }
+  }
+  return { head, rest: reader };
+}
+
+/** A large pass-through answer: forwarded chunk by chunk, settled from the usage in its tail when it ends
+ * whole; not billed when it breaks off or does not end like JSON (the client then has a broken body). */
+function passLargeAnswer(deps: AppDeps, call: ProviderCall, answer: Answer, o: Served, head: Uint8Array[], rest: ReadableStreamDefaultReader<Uint8Array>): Response {
+  const { res, release } = answer;
+  o.firstByteMs = performance.now() - o.started;
+  const closed = relayState(deps).writer.streamOpened();
+  // The last chunks covering ANSWER_TAIL_BYTES, joined only once at the end (copying the tail on every
+  // chunk churned through megabytes of garbage per answer).
+  const tail: Uint8Array[] = [];
+  let tailBytes = 0;
+  const keepTail = (chunk: Uint8Array) => {
+    tail.push(chunk);
+    tailBytes += chunk.byteLength;
+    while (tail.length > 1 && tailBytes - tail[0].byteLength >= ANSWER_TAIL_BYTES) tailBytes -= tail.shift()!.byteLength;
+  };
+  const broken = async (why: string) => {
+    await releaseHold(deps, o);
+    recordUpstreamError(call.channel.id);
+    reportFailure(deps, call, res.status, why);
+    recordError(deps, o.req, new AppError(502, `the upstream channel sent ${why}`, "bad_response_body"), call.channel.id, o.usedChannels, o.started);
+  };
+  let settled = false;
+  const settle = async (ok: boolean) => {
+    if (settled) return;
+    settled = true;
+    release();
+    const text = Buffer.concat(tail, tailBytes).subarray(-ANSWER_TAIL_BYTES).toString("utf8");
+    if (ok && /[}\]]\s*$/.test(text)) finish(deps, o, usageFromTail(text), () => "");
+    else await broken(ok ? "a malformed (unreadable) answer" : "an answer that broke off");
+    closed();
+  };
+  // A plain pull stream, not a Bun "direct" one: direct writes do not wait for the client, so a fast upstream
+  // piled the whole answer up in memory (+82 MB for 50 MB; this form, like a bare pipe, stays near +25 MB).
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const next = head.shift();
+      if (next) {
+        keepTail(next);
+        controller.enqueue(next);
+        return;
+      }
+      try {
+        const { value, done } = await rest.read();
+        if (done) {
+          await settle(true);
+          controller.close();
+          return;
+        }
+        keepTail(value);
+        controller.enqueue(value);
+      } catch {
+        await settle(false);
+        controller.error(new Error("the upstream channel broke off its answer"));
+      }
+    },
+    cancel() {
+      answer.abortUpstream();
+      rest.cancel().catch(() => {});
+      void settle(false);
+    },
+  }, { highWaterMark: 0 });
+  return new Response(body, { status: res.status, headers: { "content-type": res.headers.get("content-type") ?? "application/json" } });
 }
 
 /** Transcriptions and translations asked for text, SRT or VTT answer plain text, which is not JSON. */

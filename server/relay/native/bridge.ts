@@ -120,6 +120,7 @@ export function nativeAware(adaptor: ProviderAdaptor): ProviderAdaptor {
       return new NativeStreamMapper(adaptor.streamMapper(openaiCall(call)), call.format, call.requestModel);
     },
   };
+  if (adaptor.passThroughJson) out.passThroughJson = (call) => speaksNatively(adaptor, call) && adaptor.passThroughJson!(call);
   if (adaptor.decodeStream) out.decodeStream = (call, body) => adaptor.decodeStream!(speaksNatively(adaptor, call) ? call : openaiCall(call), body);
   wrapped.set(adaptor, out);
   return out;

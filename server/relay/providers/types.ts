@@ -154,6 +154,9 @@ export interface ProviderAdaptor {
   /** The adaptor merges call.paramOverride into its body itself: it signs the body (Bedrock's SigV4),
    *  so the relay may not change it after buildRequest. */
   appliesParamOverride?: boolean;
+  /** The non-stream JSON answer goes to the client unchanged (parseResponse returns it as it is): a large one
+   *  may then be streamed through instead of held in memory, its usage read from its tail. */
+  passThroughJson?(call: ProviderCall): boolean;
   /** Extracts a readable message from an upstream error body (never include keys or URLs). */
   errorMessage?(status: number, text: string): string;
   /** Model names this kind offers by default (the channel form's "fill default models"). */

@@ -61,6 +61,7 @@ export const azureAdaptor: ProviderAdaptor = {
     return { url: azureUrl(call), headers, body: JSON.stringify(body) };
   },
   parseResponse: openaiAdaptor.parseResponse,
+  passThroughJson: openaiAdaptor.passThroughJson,
   streamMapper: openaiAdaptor.streamMapper,
   errorMessage: openaiAdaptor.errorMessage,
   defaultModels: DEFAULT_CHANNEL_MODELS[3],

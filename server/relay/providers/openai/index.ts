@@ -40,8 +40,9 @@ const RAW_CHUNK_BUDGET = 256 * 1024;
 class PassThroughMapper implements StreamMapper {
   private seen: string[] = [];
   private seenBytes = 0;
-  /** text of the chunks already folded out of `seen` */
-  private folded = "";
+  /** text of the chunks already folded out of `seen`, in pieces joined now and then: appending to one
+   * string per chunk builds a rope of hundreds of thousands of nodes on a long stream */
+  private folded: string[] = [];
   private found: Usage | null = null;
   private finished = false;
   constructor(private wantsUsage: boolean) {}
@@ -79,7 +80,7 @@ class PassThroughMapper implements StreamMapper {
   }
   generatedText(): string {
     this.fold();
-    return this.folded;
+    return this.folded.join("");
   }
 
   private keep(data: string) {
@@ -89,13 +90,16 @@ class PassThroughMapper implements StreamMapper {
   }
 
   private fold() {
+    let text = "";
     for (const d of this.seen) {
       try {
-        this.folded += generatedTextOf(JSON.parse(d));
+        text += generatedTextOf(JSON.parse(d));
       } catch {}
     }
     this.seen = [];
     this.seenBytes = 0;
+    if (text) this.folded.push(text);
+    if (this.folded.length >= 256) this.folded = [this.folded.join("")];
   }
 }
 
@@ -109,6 +113,7 @@ export const openaiAdaptor: ProviderAdaptor = {
     return { url: upstreamUrl(call.baseUrl, call.mode), headers, body: JSON.stringify(body) };
   },
   parseResponse: (_call, json) => ({ body: json, usage: usageFrom(json) }),
+  passThroughJson: (call) => call.format === "openai",
   streamMapper: (call) => new PassThroughMapper(call.clientWantsUsage),
   errorMessage(status, text) {
     try {

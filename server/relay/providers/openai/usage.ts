@@ -31,6 +31,32 @@ export function generatedTextOf(obj: any): string {
   return out;
 }
 
+/**
+ * The usage of an answer known only by its tail (a large answer streamed through unparsed): the last
+ * `"usage": {...}` object in the text, read by matching its braces. Null when there is none.
+ */
+export function usageFromTail(tail: string): Usage | null {
+  const at = tail.lastIndexOf('"usage"');
+  if (at < 0) return null;
+  const open = tail.indexOf("{", at);
+  if (open < 0 || tail.slice(at + 7, open).replace(/[\s:]/g, "") !== "") return null;
+  let depth = 0;
+  for (let i = open; i < tail.length; i++) {
+    const c = tail[i];
+    if (c === '"') {
+      for (i++; i < tail.length && tail[i] !== '"'; i++) if (tail[i] === "\\") i++;
+    } else if (c === "{") depth++;
+    else if (c === "}" && --depth === 0) {
+      try {
+        return usageFrom({ usage: JSON.parse(tail.slice(open, i + 1)) });
+      } catch {
+        return null;
+      }
+    }
+  }
+  return null;
+}
+
 const USAGE_OBJECT = /"usage"\s*:\s*\{/;
 /** Cheap test before parsing a chunk: most stream chunks carry no usage (or "usage":null). */
 export const mayCarryUsage = (data: string) => USAGE_OBJECT.test(data);

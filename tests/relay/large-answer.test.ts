@@ -1,0 +1,97 @@
+// Pass-through answers larger than 1 MiB are streamed through as they arrive instead of being held whole:
+// the client receives the upstream's bytes unchanged, the call is billed from the usage at the answer's
+// end, and an answer that breaks off or does not end like JSON is not billed.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { relayFixture, logsOf, userRow, type RelayFixture } from "./fixtures.ts";
+
+let fx: RelayFixture;
+let upstream: ReturnType<typeof Bun.serve>;
+
+/** An embeddings answer of about `mb` megabytes with usage last, as OpenAI sends it. */
+function bigAnswer(mb: number): string {
+  const vector = Array.from({ length: 1536 }, (_, i) => ((i % 97) / 97).toFixed(6)).join(",");
+  const per = vector.length + 60;
+  const n = Math.ceil((mb * 1024 * 1024) / per);
+  const data = Array.from({ length: n }, (_, i) => `{"object":"embedding","index":${i},"embedding":[${vector}]}`).join(",");
+  return `{"object":"list","model":"big-embed","data":[${data}],"usage":{"prompt_tokens":321,"total_tokens":321}}`;
+}
+
+const FIVE = bigAnswer(5);
+
+beforeAll(async () => {
+  upstream = Bun.serve({
+    port: 0,
+    async fetch(req) {
+      const body: any = await req.json();
+      const enc = new TextEncoder().encode(FIVE);
+      if (body.model === "big-sized") return new Response(FIVE, { headers: { "content-type": "application/json" } });
+      // No Content-Length: chunked, and sometimes broken.
+      return new Response(new ReadableStream({
+        async start(c) {
+          const step = 256 * 1024;
+          for (let i = 0; i < enc.length; i += step) {
+            if ((body.model === "big-cut" && i > 8 * step) || (body.model === "small-cut" && i > step)) {
+              c.error(new Error("reset"));
+              return;
+            }
+            c.enqueue(enc.subarray(i, Math.min(enc.length, i + step)));
+            await Bun.sleep(1);
+          }
+          if (body.model === "big-trailing") c.enqueue(new TextEncoder().encode(',"extra":'));
+          c.close();
+        },
+      }), { headers: { "content-type": "application/json" } });
+    },
+  });
+  fx = await relayFixture("sqlite");
+  const models = ["big-sized", "big-chunked", "big-cut", "big-trailing", "small-cut"];
+  await fx.channel({ base_url: `http://127.0.0.1:${upstream.port}`, models });
+  await fx.option("ModelRatio", JSON.stringify(Object.fromEntries(models.map((m) => [m, 1]))));
+  await fx.option("LogErrorEnabled", "true");
+});
+
+afterAll(async () => {
+  upstream.stop(true);
+  await fx.close();
+});
+
+async function call(model: string) {
+  const user = await fx.user(10_000_000);
+  const token = await fx.token(user.id, { remain_quota: 10_000_000 });
+  const res = await fx.call("/v1/embeddings", token.key, { model, input: "hello" });
+  const text = await res.text().catch(() => "");
+  await fx.flush();
+  return { res, text, user, logs: await logsOf(fx, user.id) };
+}
+
+describe("a pass-through answer over 1 MiB", () => {
+  for (const model of ["big-sized", "big-chunked"]) test(`${model}: arrives byte for byte and is billed from the usage at its end`, async () => {
+    const { res, text, user, logs } = await call(model);
+    expect(res.status).toBe(200);
+    expect(text.length).toBe(FIVE.length);
+    expect(text === FIVE).toBe(true);
+    const consume = logs.filter((l) => l.type === 2);
+    expect(consume).toHaveLength(1);
+    expect(consume[0].prompt_tokens).toBe(321);
+    expect(consume[0].quota).toBe(321);
+    expect((await userRow(fx, user.id)).quota).toBe(10_000_000 - 321);
+  });
+
+  for (const model of ["big-cut", "big-trailing"]) test(`${model}: not billed, logged as an error`, async () => {
+    const { user, logs } = await call(model);
+    expect(logs.filter((l) => l.type === 2)).toHaveLength(0);
+    expect(logs.some((l) => l.type === 5)).toBe(true);
+    expect((await userRow(fx, user.id)).quota).toBe(10_000_000);
+  });
+});
+
+test("an answer that breaks off before 1 MiB is a 502, not billed, logged as an error", async () => {
+  const user = await fx.user(10_000_000);
+  const token = await fx.token(user.id, { remain_quota: 10_000_000 });
+  const res = await fx.call("/v1/embeddings", token.key, { model: "small-cut", input: "hello" });
+  expect(res.status).toBe(502);
+  await fx.flush();
+  const logs = await logsOf(fx, user.id);
+  expect(logs.map((l) => l.type)).toEqual([5]);
+  expect((await userRow(fx, user.id)).quota).toBe(10_000_000);
+});
