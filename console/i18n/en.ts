@@ -648,5 +648,6 @@ const en: Record<string, string> = {
   "nav.menu": "Menu",
   "common.more": "More",
   "common.seconds": "{{n}} s",
+  "common.copy": "Copy",
 };
 export default en;

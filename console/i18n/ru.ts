@@ -646,5 +646,6 @@ const ru: Record<string, string> = {
   "nav.menu": "Меню",
   "common.more": "Ещё",
   "common.seconds": "{{n}} с",
+  "common.copy": "Копировать",
 };
 export default ru;

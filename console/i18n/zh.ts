@@ -646,5 +646,6 @@ const zh: Record<string, string> = {
   "nav.menu": "菜单",
   "common.more": "更多",
   "common.seconds": "{{n}} 秒",
+  "common.copy": "复制",
 };
 export default zh;

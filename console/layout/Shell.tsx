@@ -9,6 +9,9 @@ import { Sidebar } from "./Sidebar.tsx";
 import { Footer } from "./Footer.tsx";
 import { useIsMobile } from "../lib/hooks.ts";
 
+/** Screens as tall as the window (their own scrolling inside, no footer below): the playground. */
+export const fullHeight = (pathname: string) => pathname === "/playground";
+
 /** The sidebar is hidden on the home, chat and setup paths. */
 export function sidebarHidden(pathname: string): boolean {
   return pathname === "/" || pathname === "/setup" || pathname.startsWith("/chat") || pathname === "/chat2link";
@@ -28,11 +31,13 @@ export function Shell({ children }: { children: React.ReactNode }) {
       </header>
       <div className="sy-body">
         {withSidebar && <Sidebar mobile={mobile} open={drawerOpen} onClose={() => setDrawerOpen(false)} />}
-        <div className="sy-main">
+        <div className={`sy-main${fullHeight(pathname) ? " sy-main-fill" : ""}`}>
           <main className="sy-content">{children}</main>
-          <footer>
-            <Footer />
-          </footer>
+          {!fullHeight(pathname) && (
+            <footer>
+              <Footer />
+            </footer>
+          )}
         </div>
       </div>
     </div>

@@ -1,103 +1,79 @@
-// A tiny Markdown renderer for admin-written texts (home page, about, notice). Everything is escaped
-// first, so user text can never inject markup; only the constructs below produce tags, and links are
-// limited to http(s), mailto and relative targets.
+// Markdown for the console: the admin's texts (home page, about, notice) and the playground's replies,
+// rendered by markdown-it with raw HTML off (a tag in the text is shown as text), GFM tables, code blocks
+// highlighted by highlight.js with a copy button, and links and images limited to http(s), mailto and
+// relative targets (a link is opened in a new tab without access to this page). An admin's HTML home page
+// is not Markdown: RichContent shows it as written, as one-api does.
+import MarkdownIt from "markdown-it";
+import hljs from "highlight.js/lib/core";
+import bash from "highlight.js/lib/languages/bash";
+import c from "highlight.js/lib/languages/c";
+import cpp from "highlight.js/lib/languages/cpp";
+import css from "highlight.js/lib/languages/css";
+import go from "highlight.js/lib/languages/go";
+import java from "highlight.js/lib/languages/java";
+import javascript from "highlight.js/lib/languages/javascript";
+import json from "highlight.js/lib/languages/json";
+import markdown from "highlight.js/lib/languages/markdown";
+import python from "highlight.js/lib/languages/python";
+import rust from "highlight.js/lib/languages/rust";
+import sql from "highlight.js/lib/languages/sql";
+import typescript from "highlight.js/lib/languages/typescript";
+import xml from "highlight.js/lib/languages/xml";
+import yaml from "highlight.js/lib/languages/yaml";
 
-const escapeHtml = (s: string) =>
-  s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
+const LANGUAGES = { bash, c, cpp, css, go, java, javascript, json, markdown, python, rust, sql, typescript, xml, yaml };
+for (const [name, lang] of Object.entries(LANGUAGES)) hljs.registerLanguage(name, lang);
+hljs.registerAliases(["sh", "shell", "zsh"], { languageName: "bash" });
+hljs.registerAliases(["js", "jsx", "mjs"], { languageName: "javascript" });
+hljs.registerAliases(["ts", "tsx"], { languageName: "typescript" });
+hljs.registerAliases(["html", "svg"], { languageName: "xml" });
+hljs.registerAliases(["py"], { languageName: "python" });
+hljs.registerAliases(["yml"], { languageName: "yaml" });
+hljs.registerAliases(["md"], { languageName: "markdown" });
+hljs.registerAliases(["golang"], { languageName: "go" });
+hljs.registerAliases(["rs"], { languageName: "rust" });
 
-/** The inverse of escapeHtml, for a URL cut out of already-escaped text (it is escaped once more on output). */
-const unescapeHtml = (s: string) =>
-  s.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, "&");
-
-function safeUrl(escaped: string): string | null {
-  const u = unescapeHtml(escaped).trim();
-  if (/^(https?:|mailto:)/i.test(u) || /^[/#.]/.test(u)) return u;
-  return null;
+/** True for http(s), mailto and relative targets; any other scheme (javascript:, data:, vbscript:, file:) is refused. */
+export function safeUrl(url: string): boolean {
+  // Browsers ignore control characters and spaces inside a scheme ("java\tscript:"): so does this check.
+  const u = url.replace(/[\u0000-\u0020\u007f-\u009f]/g, "").toLowerCase();
+  const scheme = /^([a-z][a-z0-9+.-]*):/.exec(u);
+  return !scheme || scheme[1] === "http" || scheme[1] === "https" || scheme[1] === "mailto";
 }
 
-function inline(text: string): string {
-  // Code spans first so their contents are left alone.
-  const codes: string[] = [];
-  let s = escapeHtml(text).replace(/`([^`]+)`/g, (_, c) => {
-    codes.push(c);
-    return `\u0000${codes.length - 1}\u0000`;
-  });
-  s = s.replace(/!\[([^\]]*)\]\(([^)\s]+)\)/g, (m, alt, url) => {
-    const safe = safeUrl(url);
-    return safe ? `<img src="${escapeHtml(safe)}" alt="${alt}" style="max-width:100%">` : m;
-  });
-  s = s.replace(/\[([^\]]+)\]\(([^)\s]+)\)/g, (m, label, url) => {
-    const safe = safeUrl(url);
-    return safe ? `<a href="${escapeHtml(safe)}" target="_blank" rel="noopener noreferrer">${label}</a>` : m;
-  });
-  s = s.replace(/\*\*([^*]+)\*\*/g, "<strong>$1</strong>").replace(/(^|[^*])\*([^*]+)\*/g, "$1<em>$2</em>");
-  return s.replace(/\u0000(\d+)\u0000/g, (_, i) => `<code>${codes[Number(i)]}</code>`);
+const escapeHtml = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+
+export interface MarkdownOptions {
+  /** The label of the copy button on code blocks; none without it. */
+  copyLabel?: string;
 }
 
-export function renderMarkdown(src: string): string {
-  const lines = src.replace(/\r\n?/g, "\n").split("\n");
-  const out: string[] = [];
-  let list: "ul" | "ol" | null = null;
-  let para: string[] = [];
-  let code: string[] | null = null;
-  const flushPara = () => {
-    if (para.length) out.push(`<p>${para.map(inline).join("<br>")}</p>`);
-    para = [];
-  };
-  const closeList = () => {
-    if (list) out.push(`</${list}>`);
-    list = null;
-  };
-  for (const line of lines) {
-    if (code) {
-      if (/^```/.test(line)) {
-        out.push(`<pre><code>${escapeHtml(code.join("\n"))}</code></pre>`);
-        code = null;
-      } else code.push(line);
-      continue;
-    }
-    if (/^```/.test(line)) {
-      flushPara();
-      closeList();
-      code = [];
-      continue;
-    }
-    const heading = /^(#{1,6})\s+(.*)$/.exec(line);
-    const bullet = /^\s*[-*+]\s+(.*)$/.exec(line);
-    const numbered = /^\s*\d+\.\s+(.*)$/.exec(line);
-    if (heading) {
-      flushPara();
-      closeList();
-      out.push(`<h${heading[1].length}>${inline(heading[2])}</h${heading[1].length}>`);
-    } else if (bullet || numbered) {
-      flushPara();
-      const kind = bullet ? "ul" : "ol";
-      if (list !== kind) {
-        closeList();
-        out.push(`<${kind}>`);
-        list = kind;
-      }
-      out.push(`<li>${inline((bullet ?? numbered)![1])}</li>`);
-    } else if (/^\s*>\s?/.test(line)) {
-      flushPara();
-      closeList();
-      out.push(`<blockquote>${inline(line.replace(/^\s*>\s?/, ""))}</blockquote>`);
-    } else if (/^\s*(---|\*\*\*)\s*$/.test(line)) {
-      flushPara();
-      closeList();
-      out.push("<hr>");
-    } else if (line.trim() === "") {
-      flushPara();
-      closeList();
-    } else {
-      closeList();
-      para.push(line);
-    }
-  }
-  if (code) out.push(`<pre><code>${escapeHtml((code as string[]).join("\n"))}</code></pre>`);
-  flushPara();
-  closeList();
-  return out.join("\n");
+const md = new MarkdownIt({ html: false, linkify: true, breaks: true, typographer: false });
+md.validateLink = safeUrl;
+
+// Links open in a new tab, without a handle on this page.
+md.renderer.rules.link_open = (tokens, idx, options, _env, self) => {
+  tokens[idx].attrSet("target", "_blank");
+  tokens[idx].attrSet("rel", "noopener noreferrer");
+  return self.renderToken(tokens, idx, options);
+};
+// Wide tables scroll inside the message instead of widening it.
+md.renderer.rules.table_open = () => '<div class="sy-md-table"><table>\n';
+md.renderer.rules.table_close = () => "</table></div>\n";
+md.renderer.rules.fence = (tokens, idx, _options, rawEnv) => {
+  const env = rawEnv as MarkdownOptions | undefined;
+  const token = tokens[idx];
+  const lang = token.info.trim().split(/\s+/)[0]?.toLowerCase() ?? "";
+  const known = lang && hljs.getLanguage(lang);
+  const body = known ? hljs.highlight(token.content, { language: lang, ignoreIllegals: true }).value : escapeHtml(token.content);
+  const head = env?.copyLabel
+    ? `<div class="sy-code-head"><span>${escapeHtml(lang)}</span><button type="button" class="sy-code-copy" data-copy-code>${escapeHtml(env.copyLabel)}</button></div>`
+    : "";
+  return `<div class="sy-code">${head}<pre><code class="hljs${known ? ` language-${escapeHtml(lang)}` : ""}">${body}</code></pre></div>\n`;
+};
+
+export function renderMarkdown(src: string, opts: MarkdownOptions = {}): string {
+  return md.render(src, { ...opts });
 }
 
 /** Admin content is HTML when it starts with a tag, a URL to embed when it is one, else Markdown. */

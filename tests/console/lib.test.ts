@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { renderNumber, renderQuota, ratioColor, isNewYearsDay, timestampToString } from "../../console/lib/format.ts";
-import { contentKind, renderMarkdown } from "../../console/lib/markdown.ts";
+import { contentKind, renderMarkdown, safeUrl } from "../../console/lib/markdown.ts";
 import { KEYS, getPageSize, setPageSize, storeStatus, readBool, readJson } from "../../console/lib/storage.ts";
 
 afterEach(() => localStorage.clear());
@@ -59,8 +59,24 @@ describe("markdown", () => {
     const html = renderMarkdown("- a\n- b\n\n1. one\n\n```\n<b>x</b>\n```\ntext `code`");
     expect(html).toContain("<ul>\n<li>a</li>\n<li>b</li>\n</ul>");
     expect(html).toContain("<ol>\n<li>one</li>\n</ol>");
-    expect(html).toContain("<pre><code>&lt;b&gt;x&lt;/b&gt;</code></pre>");
+    expect(html).toContain('<pre><code class="hljs">&lt;b&gt;x&lt;/b&gt;\n</code></pre>');
     expect(html).toContain("<p>text <code>code</code></p>");
+  });
+
+  test("GFM tables, highlighted code with a copy button, line breaks as in chat replies", () => {
+    const html = renderMarkdown("| a | b |\n|---|---|\n| 1 | 2 |\n\n```js\nconst x = 1;\n```\nline one\nline two", { copyLabel: "Copy" });
+    expect(html).toContain('<div class="sy-md-table"><table>');
+    expect(html).toContain("<td>1</td>");
+    expect(html).toContain('<code class="hljs language-js"><span class="hljs-keyword">const</span>');
+    expect(html).toContain('<button type="button" class="sy-code-copy" data-copy-code>Copy</button>');
+    expect(html).toContain("<p>line one<br>\nline two</p>");
+    // Without a label (admin texts), no button.
+    expect(renderMarkdown("```\nx\n```")).not.toContain("<button");
+  });
+
+  test("link targets: http(s), mailto and relative only, whatever the spelling of the scheme", () => {
+    for (const ok of ["https://a.test", "http://a.test/x?y=1", "mailto:a@b.test", "/pricing", "#top", "./x", "page"]) expect(safeUrl(ok)).toBe(true);
+    for (const bad of ["javascript:alert(1)", " JavaScript:alert(1)", "java\tscript:x", "data:text/html,x", "vbscript:x", "file:///etc/passwd"]) expect(safeUrl(bad)).toBe(false);
   });
 
   test("content kinds: a lone URL is embedded, HTML is HTML, the rest is Markdown", () => {

@@ -85,6 +85,49 @@ describe("playground page", () => {
     expect(answer.textContent).toContain("no available channels for model gpt-4o-mini");
   });
 
+  test("a reply renders as Markdown (table, highlighted code with a copy button); raw HTML in it stays text", async () => {
+    const s = controlledStream();
+    fm = mockFetch({ ...lists, "POST /pg/chat/completions": () => s.response });
+    await renderApp("/playground", { user: USER });
+    fireEvent.change(await screen.findByTestId("pg-input"), { target: { value: "x" } });
+    fireEvent.click(screen.getByTestId("pg-send"));
+    s.push("Here is **bold** <img src=x onerror=alert(1)>\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```python\nprint('hi')\n```\n");
+    s.done();
+    const answer = await screen.findByTestId("msg-assistant");
+    await waitFor(() => expect(answer.getAttribute("data-status")).toBe("complete"));
+    const md = within(answer).getByTestId("msg-markdown");
+    expect(md.querySelector("strong")!.textContent).toBe("bold");
+    expect(md.querySelector("img")).toBeNull();
+    expect(md.textContent).toContain("<img src=x onerror=alert(1)>");
+    expect(md.querySelectorAll("table td").length).toBe(2);
+    expect(md.querySelector("code.language-python .hljs-built_in")!.textContent).toBe("print");
+    let copied = "";
+    const original = navigator.clipboard;
+    Object.defineProperty(navigator, "clipboard", { value: { writeText: async (v: string) => { copied = v; } }, configurable: true });
+    try {
+      fireEvent.click(within(md).getByText("Copy"));
+      await waitFor(() => expect(copied).toBe("print('hi')\n"));
+    } finally {
+      Object.defineProperty(navigator, "clipboard", { value: original, configurable: true });
+    }
+  });
+
+  test("while a reply streams, Stop replaces Send and ends the reply with what arrived", async () => {
+    const s = controlledStream();
+    fm = mockFetch({ ...lists, "POST /pg/chat/completions": (c: any) => s.response });
+    await renderApp("/playground", { user: USER });
+    fireEvent.change(await screen.findByTestId("pg-input"), { target: { value: "long story" } });
+    fireEvent.click(screen.getByTestId("pg-send"));
+    s.push("Once upon");
+    const answer = await screen.findByTestId("msg-assistant");
+    await waitFor(() => expect(answer.getAttribute("data-status")).toBe("incomplete"));
+    expect(screen.queryByTestId("pg-send")).toBeNull();
+    fireEvent.click(screen.getByTestId("pg-stop"));
+    await waitFor(() => expect(answer.getAttribute("data-status")).toBe("complete"));
+    expect(answer.textContent).toContain("Once upon");
+    expect(screen.getByTestId("pg-send")).toBeTruthy();
+  });
+
   test("clear context removes the conversation", async () => {
     const s = controlledStream();
     fm = mockFetch({ ...lists, "POST /pg/chat/completions": () => s.response });
@@ -105,9 +148,9 @@ describe("playground page", () => {
     try {
       fm = mockFetch(lists);
       await renderApp("/playground", { user: USER });
-      expect(await screen.findByText("Show settings")).toBeTruthy();
+      expect(await screen.findByTestId("pg-settings")).toBeTruthy();
       expect(screen.queryByTestId("pg-panel")).toBeNull();
-      fireEvent.click(screen.getByText("Show settings"));
+      fireEvent.click(screen.getByTestId("pg-settings"));
       expect(await screen.findByTestId("pg-panel")).toBeTruthy();
     } finally {
       (globalThis as any).innerWidth = width;

@@ -1,10 +1,17 @@
 // Playground (spec 001 §2 Playground, §3 chat message and settings, §4 message states, §5 rules, §9 slider).
-import React, { useEffect, useRef, useState } from "react";
-import { Button, Card, Empty, Input, InputNumber, Message, Select, Slider, Space, Spin, Tag, Typography } from "@arco-design/web-react";
+// A chat screen as the height of the window: the messages scroll, the input stays at the bottom, replies
+// render as Markdown (code blocks highlighted, with a copy button), Stop cuts a reply while it streams.
+// The settings are a side panel on a desktop and a drawer on a phone.
+import React, { useEffect, useLayoutEffect, useRef, useState } from "react";
+import { Button, Drawer, Empty, Input, InputNumber, Select, Slider, Spin, Tag, Tooltip, Typography } from "@arco-design/web-react";
+import { IconCopy, IconDelete, IconRecordStop, IconRobot, IconSend, IconSettings, IconUser } from "@arco-design/web-react/icon";
 import { useTranslation } from "react-i18next";
 import { api, USER_ID_HEADER } from "../../api/index.ts";
 import { getStoredUser } from "../../lib/storage.ts";
 import { useIsMobile } from "../../lib/hooks.ts";
+import { toast } from "../../lib/toast.ts";
+import { Markdown } from "../../components/Markdown.tsx";
+import { copyWithFallback } from "../../components/copy.tsx";
 import { streamChat } from "./stream.ts";
 
 export type MessageStatus = "loading" | "incomplete" | "complete" | "error";
@@ -29,10 +36,37 @@ export function buildPayload(opts: { model: string; group: string; maxTokens: nu
 
 const STATUS_COLOR: Record<MessageStatus, string> = { loading: "gray", incomplete: "arcoblue", complete: "green", error: "red" };
 
+function MessageView({ m }: { m: ChatMessage }) {
+  const { t } = useTranslation();
+  const mine = m.role === "user";
+  return (
+    <div className={`sy-msg ${mine ? "sy-msg-user" : "sy-msg-assistant"}`} data-testid={`msg-${m.role}`} data-status={m.status}>
+      <div className="sy-msg-avatar" aria-hidden>{mine ? <IconUser /> : <IconRobot />}</div>
+      <div className="sy-msg-body">
+        <div className="sy-msg-bubble">
+          {m.status === "loading" ? <Spin size={14} />
+            : mine ? <div className="sy-msg-text">{m.content}</div>
+            : <Markdown text={m.content} testId="msg-markdown" className={m.status === "error" ? "sy-msg-error" : undefined} />}
+        </div>
+        {!mine && (
+          <div className="sy-msg-meta">
+            {m.status !== "complete" && <Tag size="small" color={STATUS_COLOR[m.status]}>{t(`ops.pg.status.${m.status}`)}</Tag>}
+            {m.content && m.status !== "loading" && (
+              <Tooltip content={t("common.copy")}>
+                <Button size="mini" type="text" icon={<IconCopy />} aria-label={t("common.copy")} onClick={() => copyWithFallback(m.content)} data-testid="msg-copy" />
+              </Tooltip>
+            )}
+          </div>
+        )}
+      </div>
+    </div>
+  );
+}
+
 export default function PlaygroundPage() {
   const { t } = useTranslation();
   const mobile = useIsMobile();
-  const [panelOpen, setPanelOpen] = useState(!mobile);
+  const [panelOpen, setPanelOpen] = useState(false);
   const [groups, setGroups] = useState<Record<string, { desc?: string; ratio?: number }>>({});
   const [models, setModels] = useState<string[]>([]);
   const [group, setGroup] = useState("");
@@ -43,6 +77,9 @@ export default function PlaygroundPage() {
   const [messages, setMessages] = useState<ChatMessage[]>([]);
   const [input, setInput] = useState("");
   const abort = useRef<AbortController | null>(null);
+  const list = useRef<HTMLDivElement>(null);
+  // Follow the reply as it grows, unless the reader scrolled up to read something earlier.
+  const follow = useRef(true);
   const busy = messages.some((m) => m.status === "loading" || m.status === "incomplete");
 
   useEffect(() => {
@@ -50,7 +87,7 @@ export default function PlaygroundPage() {
       if (r.success && r.data && typeof r.data === "object") setGroups(r.data);
     });
     void api.get<string[]>("/api/user/models").then((r) => {
-      if (!r.success) return Message.error(t("ops.failedModels"));
+      if (!r.success) return toast.error(t("ops.failedModels"));
       const list = Array.isArray(r.data) ? r.data : [];
       setModels(list);
       if (list.length && !list.includes(PLAYGROUND_DEFAULTS.model)) setModel(list[0]);
@@ -58,7 +95,12 @@ export default function PlaygroundPage() {
     return () => abort.current?.abort();
   }, [t]);
 
-  const patch = (id: string, f: (m: ChatMessage) => ChatMessage) => setMessages((list) => list.map((m) => (m.id === id ? f(m) : m)));
+  useLayoutEffect(() => {
+    const el = list.current;
+    if (el && follow.current) el.scrollTop = el.scrollHeight;
+  }, [messages]);
+
+  const patch = (id: string, f: (m: ChatMessage) => ChatMessage) => setMessages((all) => all.map((m) => (m.id === id ? f(m) : m)));
 
   const send = async () => {
     const text = input.trim();
@@ -66,6 +108,7 @@ export default function PlaygroundPage() {
     const userMsg: ChatMessage = { id: newId(), role: "user", content: text, createAt: Date.now(), status: "complete" };
     const answer: ChatMessage = { id: newId(), role: "assistant", content: "", createAt: Date.now(), status: "loading" };
     const history = [...messages, userMsg];
+    follow.current = true;
     setMessages([...history, answer]);
     setInput("");
     const body = buildPayload({ model, group, maxTokens, temperature, systemPrompt, history });
@@ -88,63 +131,74 @@ export default function PlaygroundPage() {
     setMessages([]);
   };
 
-  const panel = (
-    <Card title={t("ops.pg.settings")} style={{ width: mobile ? "100%" : 300, flexShrink: 0 }} data-testid="pg-panel">
-      <Space direction="vertical" size="medium" style={{ width: "100%" }}>
-        <div>
-          <div>{t("ops.group")}</div>
-          <Select value={group || undefined} allowClear placeholder={t("ops.pg.defaultGroup")} onChange={(v) => setGroup(v ?? "")}
-            options={Object.entries(groups).map(([g, info]) => ({ value: g, label: `${g}${info?.desc ? ` — ${info.desc}` : ""}` }))} />
-        </div>
-        <div>
-          <div>{t("ops.pg.model")}</div>
-          <Select value={model} showSearch onChange={setModel} options={(models.includes(model) ? models : [model, ...models]).map((m) => ({ value: m, label: m }))} data-testid="pg-model" />
-        </div>
-        <div>
-          <div>{t("ops.pg.temperature")}: {temperature}</div>
-          <Slider value={temperature} min={0.1} max={1} step={0.1} onChange={(v) => setTemperature(Number(v))} />
-        </div>
-        <div>
-          <div>{t("ops.pg.maxTokens")}</div>
-          <InputNumber value={maxTokens} min={0} precision={0} onChange={(v) => setMaxTokens(Math.trunc(Number(v) || 0))} />
-        </div>
-        <div>
-          <div>{t("ops.pg.systemPrompt")}</div>
-          <Input.TextArea value={systemPrompt} onChange={setSystemPrompt} autoSize={{ minRows: 3, maxRows: 8 }} />
-        </div>
-      </Space>
-    </Card>
+  const settings = (
+    <div className="sy-pg-settings" data-testid="pg-panel">
+      <label className="sy-field">
+        <span className="sy-field-label">{t("ops.group")}</span>
+        <Select value={group || undefined} allowClear placeholder={t("ops.pg.defaultGroup")} onChange={(v) => setGroup(v ?? "")}
+          options={Object.entries(groups).map(([g, info]) => ({ value: g, label: `${g}${info?.desc ? ` — ${info.desc}` : ""}` }))} />
+      </label>
+      <label className="sy-field">
+        <span className="sy-field-label">{t("ops.pg.model")}</span>
+        <Select value={model} showSearch onChange={setModel} options={(models.includes(model) ? models : [model, ...models]).map((m) => ({ value: m, label: m }))} data-testid="pg-model" />
+      </label>
+      <div className="sy-field">
+        <span className="sy-field-label">{t("ops.pg.temperature")}: {temperature}</span>
+        <Slider value={temperature} min={0.1} max={1} step={0.1} onChange={(v) => setTemperature(Number(v))} />
+      </div>
+      <label className="sy-field">
+        <span className="sy-field-label">{t("ops.pg.maxTokens")}</span>
+        <InputNumber value={maxTokens} min={0} precision={0} onChange={(v) => setMaxTokens(Math.trunc(Number(v) || 0))} />
+      </label>
+      <label className="sy-field">
+        <span className="sy-field-label">{t("ops.pg.systemPrompt")}</span>
+        <Input.TextArea value={systemPrompt} onChange={setSystemPrompt} autoSize={{ minRows: 3, maxRows: 10 }} />
+      </label>
+    </div>
   );
 
   return (
-    <div style={{ display: "flex", flexDirection: mobile ? "column" : "row", gap: 16, padding: 16, minHeight: "calc(100vh - 140px)" }}>
-      {mobile && <Button onClick={() => setPanelOpen((o) => !o)}>{panelOpen ? t("ops.pg.hideSettings") : t("ops.pg.showSettings")}</Button>}
-      {(!mobile || panelOpen) && panel}
-      <Card title={t("ops.pg.title")} style={{ flex: 1, display: "flex", flexDirection: "column" }}
-        extra={<Button size="small" onClick={clear} data-testid="pg-clear">{t("ops.pg.clear")}</Button>}>
-        <div style={{ minHeight: 320, maxHeight: "60vh", overflowY: "auto", marginBottom: 12 }} data-testid="pg-messages">
-          {messages.length === 0 && <Empty description={t("ops.pg.empty")} />}
-          {messages.map((m) => (
-            <div key={m.id} data-testid={`msg-${m.role}`} data-status={m.status}
-              style={{ display: "flex", justifyContent: m.role === "user" ? "flex-end" : "flex-start", margin: "8px 0" }}>
-              <div style={{
-                maxWidth: "80%", padding: "8px 12px", borderRadius: 8, whiteSpace: "pre-wrap", wordBreak: "break-word",
-                background: m.role === "user" ? "rgb(var(--arcoblue-1))" : "var(--color-fill-2)", color: "var(--color-text-1)",
-              }}>
-                {m.status === "loading" ? <Spin size={14} /> : <Typography.Text type={m.status === "error" ? "error" : undefined}>{m.content}</Typography.Text>}
-                {m.role === "assistant" && <div><Tag size="small" color={STATUS_COLOR[m.status]}>{t(`ops.pg.status.${m.status}`)}</Tag></div>}
-              </div>
-            </div>
-          ))}
+    <div className="sy-pg" data-testid="playground">
+      {!mobile && (
+        <aside className="sy-pg-side">
+          <Typography.Title heading={6} className="sy-pg-side-title">{t("ops.pg.settings")}</Typography.Title>
+          {settings}
+        </aside>
+      )}
+      <section className="sy-pg-chat">
+        <header className="sy-pg-head">
+          <Typography.Title heading={6} className="sy-pg-title">{t("ops.pg.title")}</Typography.Title>
+          <Tag color="arcoblue" className="sy-pg-model" title={model}>{model}</Tag>
+          <div className="sy-pg-head-actions">
+            {/* On a phone the two buttons are icons, so the model keeps its room. */}
+            {mobile && (
+              <Button size="small" icon={<IconSettings />} onClick={() => setPanelOpen(true)} aria-label={t("ops.pg.showSettings")} data-testid="pg-settings" />
+            )}
+            <Button size="small" icon={<IconDelete />} onClick={clear} disabled={messages.length === 0} data-testid="pg-clear" aria-label={t("ops.pg.clear")}>
+              {mobile ? null : t("ops.pg.clear")}
+            </Button>
+          </div>
+        </header>
+        <div className="sy-pg-messages" ref={list} data-testid="pg-messages"
+          onScroll={(e) => {
+            const el = e.currentTarget;
+            follow.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
+          }}>
+          {messages.length === 0 ? <Empty className="sy-pg-empty" description={t("ops.pg.empty")} /> : messages.map((m) => <MessageView key={m.id} m={m} />)}
         </div>
-        <div style={{ display: "flex", gap: 8, alignItems: "flex-end" }}>
-          <Input.TextArea value={input} onChange={setInput} placeholder={t("ops.pg.placeholder")} autoSize={{ minRows: 2, maxRows: 6 }} style={{ flex: 1 }}
-            onKeyDown={(e) => { if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); void send(); } }} data-testid="pg-input" />
+        <div className="sy-pg-composer">
+          <Input.TextArea value={input} onChange={setInput} placeholder={t("ops.pg.placeholder")} autoSize={{ minRows: 1, maxRows: 8 }}
+            onKeyDown={(e) => { if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) { e.preventDefault(); void send(); } }} data-testid="pg-input" />
           {busy
-            ? <Button status="warning" onClick={stop}>{t("ops.pg.stop")}</Button>
-            : <Button type="primary" onClick={send} disabled={!input.trim()} data-testid="pg-send">{t("ops.pg.send")}</Button>}
+            ? <Button status="warning" icon={<IconRecordStop />} onClick={stop} data-testid="pg-stop">{t("ops.pg.stop")}</Button>
+            : <Button type="primary" icon={<IconSend />} onClick={send} disabled={!input.trim()} data-testid="pg-send">{t("ops.pg.send")}</Button>}
         </div>
-      </Card>
+      </section>
+      {mobile && (
+        <Drawer placement="bottom" height="80%" visible={panelOpen} title={t("ops.pg.settings")} footer={null} onCancel={() => setPanelOpen(false)}>
+          {settings}
+        </Drawer>
+      )}
     </div>
   );
 }

@@ -54,6 +54,10 @@ export async function streamChat(url: string, init: RequestInit, h: StreamHandle
     return h.onError(message);
   }
   const reader = res.body.getReader();
+  // Stop: the reader ends at once (whatever the fetch does with the signal) and what arrived is the answer.
+  const signal = init.signal;
+  if (signal?.aborted) await reader.cancel().catch(() => {});
+  else signal?.addEventListener("abort", () => void reader.cancel().catch(() => {}), { once: true });
   const decoder = new TextDecoder();
   let buffer = "";
   try {
