@@ -6,7 +6,7 @@ import { startBedrockUpstream, bedrockStream } from "../mocks/bedrock-upstream.t
 import { claudeEvents } from "../mocks/claude-upstream.ts";
 import type { MockUpstream } from "../mocks/recorder.ts";
 import { chunksOf, contentOf, makeCall, run } from "./harness.ts";
-import { SseReader } from "../../server/relay/sse.ts";
+import { SseReader } from "../../server/relay/formats/sse.ts";
 
 const creds = { accessKeyId: "AKIDEXAMPLE", secretAccessKey: "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", region: "us-east-1" };
 const key = `${creds.accessKeyId}|${creds.secretAccessKey}|${creds.region}`;

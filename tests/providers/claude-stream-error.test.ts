@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { relayFixture, type RelayFixture } from "../relay/fixtures.ts";
 import { startClaudeUpstream, CLAUDE_INTERNAL_URL } from "../mocks/claude-upstream.ts";
-import { SseReader } from "../../server/relay/sse.ts";
+import { SseReader } from "../../server/relay/formats/sse.ts";
 
 const KEY = "sk-ant-api03-channelsecret0123456789";
 let fx: RelayFixture;

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { toClaudeRequest, fromClaudeResponse, ClaudeStreamToOpenAI, usageFromClaude } from "../../server/relay/providers/claude/convert.ts";
+import { toClaudeRequest, fromClaudeResponse, ClaudeStreamToOpenAI, usageFromClaude } from "../../server/relay/formats/claude/upstream.ts";
 import { claudeAdaptor, messagesUrl } from "../../server/relay/providers/claude/index.ts";
 import { claudeSettings, claudeModelHeaders } from "../../server/relay/providers/claude/messages.ts";
 import { awsAdaptor } from "../../server/relay/providers/aws/index.ts";
 import { vertexAdaptor } from "../../server/relay/providers/vertex/index.ts";
 import type { ProviderAdaptor } from "../../server/relay/providers/types.ts";
 import { countTokensNow } from "../../server/relay/tokenizer.ts";
-import { SseReader } from "../../server/relay/sse.ts";
+import { SseReader } from "../../server/relay/formats/sse.ts";
 import { startClaudeUpstream, CLAUDE_TEXT } from "../mocks/claude-upstream.ts";
 import { chunksOf, contentOf, makeCall, run, site } from "./harness.ts";
 import type { MockUpstream } from "../mocks/recorder.ts";

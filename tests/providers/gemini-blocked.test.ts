@@ -4,7 +4,7 @@
 import { expect, test } from "bun:test";
 import { callAsNewUser, ratios, sharedRelayFixture } from "../relay/fixtures.ts";
 import { GEMINI_USAGE, startGeminiUpstream } from "../mocks/gemini-upstream.ts";
-import { SseReader } from "../../server/relay/sse.ts";
+import { SseReader } from "../../server/relay/formats/sse.ts";
 
 const model = "gemini-x-blocked";
 const relay = sharedRelayFixture(async (fx) => {

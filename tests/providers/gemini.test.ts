@@ -2,13 +2,13 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import {
   toGeminiRequest, fromGeminiResponse, GeminiStreamToOpenAI, thinkingFromModel, safetySettings, cleanSchema, usageFromGemini,
   GEMINI_THINKING_BUDGET_CAP, type GeminiSettings,
-} from "../../server/relay/providers/gemini/convert.ts";
+} from "../../server/relay/formats/gemini/upstream.ts";
 import { geminiAdaptor, geminiVersion } from "../../server/relay/providers/gemini/index.ts";
 import { startGeminiUpstream, GEMINI_TEXT } from "../mocks/gemini-upstream.ts";
 import { serve, type MockUpstream } from "../mocks/recorder.ts";
 import { chunksOf, contentOf, makeCall, run, site } from "./harness.ts";
 import { countTokensNow } from "../../server/relay/tokenizer.ts";
-import { SseReader } from "../../server/relay/sse.ts";
+import { SseReader } from "../../server/relay/formats/sse.ts";
 import { LOCAL_FETCHES } from "../helpers/outbound.ts";
 
 const settings: GeminiSettings = { safety: { default: "OFF" }, thinkingAdapter: true, thinkingPercentage: 0.6, imageModels: ["gemini-2.0-flash-exp-image-generation"] };

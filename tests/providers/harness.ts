@@ -2,8 +2,8 @@
 // mapper over SSE, via decodeStream when the upstream is not SSE) without the rest of the pipeline.
 import type { Channel } from "../../db/schema.ts";
 import type { ClientFormat, ProviderAdaptor, ProviderCall, RelayMode, SiteOptions, Usage } from "../../server/relay/providers/types.ts";
-import { SseReader } from "../../server/relay/sse.ts";
-import { nativeAware } from "../../server/relay/native/bridge.ts";
+import { SseReader } from "../../server/relay/formats/sse.ts";
+import { nativeAware } from "../../server/relay/formats/bridge.ts";
 import { OPTION_DEFAULTS } from "../../server/modules/option/defaults.ts";
 
 export function channel(fields: Partial<Channel> = {}): Channel {

@@ -1,10 +1,10 @@
 // The conversions behind the native entry points, on recorded-shape fixtures: Claude Messages and
 // Gemini generateContent requests → OpenAI chat, OpenAI replies and streams → Claude / Gemini.
 import { describe, expect, test } from "bun:test";
-import { claudeRequestToOpenAI, openAIResponseToClaude, OpenAIStreamToClaude, claudeUsageOf } from "../../server/relay/native/claude.ts";
-import { geminiRequestToOpenAI, openAIResponseToGemini, OpenAIStreamToGemini } from "../../server/relay/native/gemini.ts";
+import { claudeRequestToOpenAI, openAIResponseToClaude, OpenAIStreamToClaude, claudeUsageOf } from "../../server/relay/formats/claude/client.ts";
+import { geminiRequestToOpenAI, openAIResponseToGemini, OpenAIStreamToGemini } from "../../server/relay/formats/gemini/client.ts";
 import { checkClaudeBody, checkGeminiBody, geminiTarget } from "../../server/relay/native/index.ts";
-import type { OpenAIChunk } from "../../server/relay/providers/claude/wire.ts";
+import type { OpenAIChunk } from "../../server/relay/formats/claude/wire.ts";
 
 const chunk = (delta: Record<string, unknown>, finish: string | null = null, usage?: any): OpenAIChunk =>
   ({ id: "chatcmpl-1", object: "chat.completion.chunk", created: 1, model: "gpt", choices: [{ index: 0, delta, finish_reason: finish }], ...(usage ? { usage } : {}) } as OpenAIChunk);
@@ -166,7 +166,7 @@ describe("entry-point input checks", () => {
 
 describe("bridge", () => {
   test("an OpenAI error frame mid-stream becomes a Claude error event / a Gemini error chunk", async () => {
-    const { nativeAware } = await import("../../server/relay/native/bridge.ts");
+    const { nativeAware } = await import("../../server/relay/formats/bridge.ts");
     const { openaiAdaptor } = await import("../../server/relay/providers/openai/index.ts");
     const { makeCall } = await import("./harness.ts");
     const frame = (data: string) => ({ data, raw: `data: ${data}\n\n` });
@@ -183,7 +183,7 @@ describe("bridge", () => {
   });
 
   test("adaptors are used as they are when they speak the client's format", async () => {
-    const { nativeAware, speaksNatively } = await import("../../server/relay/native/bridge.ts");
+    const { nativeAware, speaksNatively } = await import("../../server/relay/formats/bridge.ts");
     const { claudeAdaptor } = await import("../../server/relay/providers/claude/index.ts");
     const { openaiAdaptor } = await import("../../server/relay/providers/openai/index.ts");
     const { makeCall } = await import("./harness.ts");

@@ -6,7 +6,7 @@ import { describe, expect, test } from "bun:test";
 import { callAsNewUser, ratios, sharedRelayFixture } from "../relay/fixtures.ts";
 import { GEMINI_USAGE, startGeminiUpstream } from "../mocks/gemini-upstream.ts";
 import { startClaudeUpstream } from "../mocks/claude-upstream.ts";
-import { SseReader } from "../../server/relay/sse.ts";
+import { SseReader } from "../../server/relay/formats/sse.ts";
 
 const models = { gemini: "gemini-s-nousage", claude: "claude-s-nousage", openai: "gpt-s-nousage", geminiUsage: "gemini-s-usage" };
 const question = "Tell every reader of this test, in a few words, that the usage they see is the usage they pay.";

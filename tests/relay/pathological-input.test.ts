@@ -205,7 +205,7 @@ describe("the JSON shape check", () => {
 
 describe("linear conversions of huge arrays", () => {
   test("Gemini function responses pair with the oldest open call of their name, in one pass over 20,000 of each", () => {
-    const { geminiRequestToOpenAI } = require("../../server/relay/native/gemini.ts");
+    const { geminiRequestToOpenAI } = require("../../server/relay/formats/gemini/client.ts");
     const n = 20_000;
     const calls = Array.from({ length: n }, (_, i) => ({ functionCall: { name: `f${i % 3}`, args: { i } } }));
     const responses = Array.from({ length: n }, (_, i) => ({ functionResponse: { name: `f${(n - 1 - i) % 3}`, response: { i } } }));

@@ -5,7 +5,7 @@ import { preConsumeQuota, priceFor, quotaFor, type Price } from "../../server/re
 import { OptionStore } from "../../server/modules/option/store.ts";
 import { DEFAULT_CHANNEL_MODELS } from "../../server/catalogue/models.ts";
 import { DEFAULT_COMPLETION_RATIO, DEFAULT_MODEL_PRICE, DEFAULT_MODEL_RATIO } from "../../server/catalogue/ratios.ts";
-import { SseReader } from "../../server/relay/sse.ts";
+import { SseReader } from "../../server/relay/formats/sse.ts";
 import { openaiAdaptor, upstreamUrl } from "../../server/relay/providers/openai/index.ts";
 import { adaptorFor, baseUrlOf } from "../../server/relay/providers/index.ts";
 import { usageFrom } from "../../server/relay/providers/openai/usage.ts";

@@ -7,10 +7,10 @@ import type { ProviderAdaptor, ProviderCall, Usage } from "../providers/types.ts
 import { adaptorFor } from "../providers/index.ts";
 import { relayState } from "../state.ts";
 import { retryable } from "../select.ts";
-import { withBilledUsage } from "../shown-usage.ts";
+import { withBilledUsage } from "../formats/shown-usage.ts";
 import { generatedTextOf, usageFromTail } from "../providers/openai/usage.ts";
-import { SseReader, sseFrame } from "../sse.ts";
-import { scrub } from "../scrub.ts";
+import { SseReader, sseFrame } from "../formats/sse.ts";
+import { scrub } from "../formats/scrub.ts";
 import { applyParamOverride } from "../override.ts";
 import { recordUpstreamError } from "../../http/metrics.ts";
 import { admit, type RelayRequest } from "../core/admit.ts";

@@ -12,7 +12,7 @@ import { DEFAULT_TASK_PRICES } from "../../catalogue/tasks.ts";
 import { recordUpstreamError } from "../../http/metrics.ts";
 import type { Price } from "../billing.ts";
 import { retryable } from "../select.ts";
-import { scrub } from "../scrub.ts";
+import { scrub } from "../formats/scrub.ts";
 import type { ProviderCall } from "../providers/types.ts";
 import { taskAdaptorFor, type SubmitOutcome, type TaskAdaptor } from "../providers/tasks.ts";
 import { admit, type Admission, type RelayRequest } from "../core/admit.ts";

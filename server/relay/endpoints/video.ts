@@ -7,7 +7,7 @@ import type { Task } from "../../../db/schema.ts";
 import { AppError } from "../../http/errors.ts";
 import { TASK_PLATFORM, TASK_STATUS, VIDEO_ACTION, VIDEO_DEFAULT_SECONDS } from "../../catalogue/tasks.ts";
 import type { Caller } from "../auth.ts";
-import { scrub } from "../scrub.ts";
+import { scrub } from "../formats/scrub.ts";
 import { videoState } from "../providers/openai/task.ts";
 import { taskAdaptorFor } from "../providers/tasks.ts";
 import { videoObject } from "../formats/tasks.ts";

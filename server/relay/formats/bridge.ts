@@ -3,10 +3,10 @@
 // body is converted to an OpenAI chat request, the adaptor runs in OpenAI mode, and its OpenAI answer
 // (JSON or SSE) is converted back to the client's format.
 import type { ClientFormat, ParsedResponse, ProviderAdaptor, ProviderCall, SseEvent, StreamMapper, Usage } from "../providers/types.ts";
-import { SseReader, sseFrame } from "../sse.ts";
-import { claudeRequestToOpenAI, claudeSse, openAIResponseToClaude, OpenAIStreamToClaude } from "./claude.ts";
-import { geminiRequestToOpenAI, openAIResponseToGemini, OpenAIStreamToGemini } from "./gemini.ts";
-import type { OpenAIChunk, OpenAIUsage } from "../providers/claude/wire.ts";
+import { SseReader, sseFrame } from "./sse.ts";
+import { claudeRequestToOpenAI, claudeSse, openAIResponseToClaude, OpenAIStreamToClaude } from "./claude/client.ts";
+import { geminiRequestToOpenAI, openAIResponseToGemini, OpenAIStreamToGemini } from "./gemini/client.ts";
+import type { OpenAIChunk, OpenAIUsage } from "./claude/wire.ts";
 
 export function speaksNatively(adaptor: ProviderAdaptor, call: ProviderCall): boolean {
   return call.format === "openai" || (adaptor.nativeFormat?.(call) ?? "openai") === call.format;

@@ -1,6 +1,6 @@
 // Upstream messages may echo the key or the upstream address; neither reaches a client. Used for
 // upstream error answers (pipeline) and for errors an upstream sends inside a stream (stream mappers).
-import type { ProviderCall, SseEvent } from "./providers/types.ts";
+import type { ProviderCall, SseEvent } from "../providers/types.ts";
 
 export function scrub(message: string, call: Pick<ProviderCall, "key" | "baseUrl">): string {
   let m = message.slice(0, 1000);

@@ -1,10 +1,10 @@
 // The usage a client is shown when the gateway, not the upstream, had the numbers (the upstream
 // reported none, or only part): the billed counts, in the client's own format. A converted answer
 // otherwise shows the zeros its converter filled in while billing charged the counted tokens.
-import type { ClientFormat, Usage } from "./providers/types.ts";
-import type { OpenAIUsage } from "./providers/claude/wire.ts";
-import { claudeUsageOf } from "./native/claude.ts";
-import { geminiUsageOf } from "./native/gemini.ts";
+import type { ClientFormat, Usage } from "../providers/types.ts";
+import type { OpenAIUsage } from "./claude/wire.ts";
+import { claudeUsageOf } from "./claude/client.ts";
+import { geminiUsageOf } from "./gemini/client.ts";
 
 /** The billed usage in OpenAI's shape; whatever else the upstream reported (reasoning tokens) is kept. */
 export function shownUsage(billed: Usage, reported?: OpenAIUsage | null): OpenAIUsage {

@@ -1,6 +1,6 @@
 // Server-sent events, read incrementally: bytes in, whole events out, never holding more than the
 // unfinished tail of the current event.
-import type { SseEvent } from "./providers/types.ts";
+import type { SseEvent } from "../providers/types.ts";
 
 export class SseReader {
   private decoder = new TextDecoder();

@@ -11,8 +11,8 @@ import { decodeOr400 } from "../../http/paths.ts";
 import { authenticate, presentedKey } from "../auth.ts";
 import { relay } from "../endpoints/exchange.ts";
 import { countPromptTokens } from "../tokenizer.ts";
-import { claudeRequestToOpenAI } from "./claude.ts";
-import { geminiRequestToOpenAI } from "./gemini.ts";
+import { claudeRequestToOpenAI } from "../formats/claude/client.ts";
+import { geminiRequestToOpenAI } from "../formats/gemini/client.ts";
 import { bodyLimit, parseJsonObject, textWithin } from "../body.ts";
 
 /** Claude Messages request checks the gateway must make itself (converted calls never reach Anthropic). */

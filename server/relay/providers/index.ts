@@ -8,7 +8,7 @@ import { geminiAdaptor } from "./gemini/index.ts";
 import { azureAdaptor } from "./azure/index.ts";
 import { awsAdaptor } from "./aws/index.ts";
 import { vertexAdaptor } from "./vertex/index.ts";
-import { nativeAware } from "../native/bridge.ts";
+import { nativeAware } from "../formats/bridge.ts";
 
 export type * from "./types.ts";
 

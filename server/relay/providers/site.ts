@@ -1,7 +1,7 @@
 // Site options for providers: the live option store when the relay passes one, otherwise the option
 // defaults (unit tests of the conversions, channel tests run outside a request).
 import { OPTION_DEFAULTS } from "../../modules/option/defaults.ts";
-import type { ProviderCall, SiteOptions } from "../providers/types.ts";
+import type { ProviderCall, SiteOptions } from "./types.ts";
 
 class DefaultOptions implements SiteOptions {
   get(key: string): string {

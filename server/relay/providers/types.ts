@@ -146,7 +146,7 @@ export interface ProviderAdaptor {
   streamMapper(call: ProviderCall): StreamMapper;
   /** The wire format this adaptor natively speaks for the call (default "openai"). Native routes
    *  (format "claude"/"gemini") pass bodies through to an adaptor that speaks their format and convert
-   *  through OpenAI otherwise (server/relay/native/bridge.ts). Vertex answers per model. */
+   *  through OpenAI otherwise (server/relay/formats/bridge.ts). Vertex answers per model. */
   nativeFormat?(call: ProviderCall): ClientFormat;
   /** Upstreams whose stream is not SSE (Bedrock's binary event stream) re-frame it as SSE here; the
    *  relay then reads the result like any other stream. */

@@ -4,7 +4,7 @@
 import type {
   ClaudeBlock, ClaudeRequest, ClaudeResponse, ClaudeStreamEvent, OpenAIChatRequest, OpenAIChatResponse, OpenAIChunk,
   OpenAIContentPart, OpenAIMessage, OpenAIUsage,
-} from "../providers/claude/wire.ts";
+} from "./wire.ts";
 
 function imageUrl(b: ClaudeBlock): string {
   const src = (b as any).source ?? {};

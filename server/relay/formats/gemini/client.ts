@@ -1,8 +1,8 @@
 // The Gemini-format entry point's conversions for channels that do not speak Gemini: a
 // generateContent request becomes an OpenAI chat request, and the OpenAI reply (whole or streamed)
 // becomes a GenerateContentResponse again.
-import type { OpenAIChatRequest, OpenAIChatResponse, OpenAIChunk, OpenAIContentPart, OpenAIMessage, OpenAIUsage } from "../providers/claude/wire.ts";
-import type { GeminiPart, GeminiRequest, GeminiResponse, GeminiUsageMetadata } from "../providers/gemini/convert.ts";
+import type { OpenAIChatRequest, OpenAIChatResponse, OpenAIChunk, OpenAIContentPart, OpenAIMessage, OpenAIUsage } from "../claude/wire.ts";
+import type { GeminiPart, GeminiRequest, GeminiResponse, GeminiUsageMetadata } from "./upstream.ts";
 
 function partsText(parts: GeminiPart[] | undefined): string {
   return (parts ?? []).filter((p) => typeof p.text === "string" && !p.thought).map((p) => p.text).join("");

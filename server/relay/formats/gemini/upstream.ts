@@ -3,7 +3,7 @@
 import type {
   OpenAIChatRequest, OpenAIChatResponse, OpenAIChunk, OpenAIContentPart, OpenAIMessage, OpenAIToolCall, OpenAIUsage,
 } from "../claude/wire.ts";
-import { parseDataUrl } from "../claude/convert.ts";
+import { parseDataUrl } from "../claude/upstream.ts";
 
 export type GeminiPart = {
   text?: string;

@@ -4,7 +4,7 @@ import { AwsV4Signer } from "aws4fetch";
 import type { ProviderAdaptor, ProviderCall } from "../types.ts";
 import { AppError } from "../../../http/errors.ts";
 import { ClaudeStreamMapper, claudeErrorMessage, claudeModelHeaders, claudeRequestFor, parseClaudeResponse } from "../claude/messages.ts";
-import { claudeGeneratedText } from "../claude/convert.ts";
+import { claudeGeneratedText } from "../../formats/claude/upstream.ts";
 import { DEFAULT_CHANNEL_MODELS } from "../../../catalogue/models.ts";
 import { EventStreamDecoder } from "./eventstream.ts";
 import { bedrockModelId } from "./models.ts";

@@ -2,7 +2,7 @@
 import type { ProviderAdaptor } from "../types.ts";
 import { DEFAULT_CHANNEL_MODELS } from "../../../catalogue/models.ts";
 import { ANTHROPIC_VERSION, ClaudeStreamMapper, claudeErrorMessage, claudeModelHeaders, claudeRequestFor, parseClaudeResponse } from "./messages.ts";
-import { claudeGeneratedText } from "./convert.ts";
+import { claudeGeneratedText } from "../../formats/claude/upstream.ts";
 
 /** A base URL given with its /v1 suffix still gets exactly one /v1. */
 export function messagesUrl(baseUrl: string): string {

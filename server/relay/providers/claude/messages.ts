@@ -2,13 +2,13 @@
 // (33) and Claude on Vertex (41): request body for the call's client format, response and stream
 // mapping, usage. Only URL, auth and two body fields differ between the three.
 import type { ParsedResponse, ProviderCall, SseEvent, StreamMapper, Usage } from "../types.ts";
-import { sseFrame, SSE_DONE } from "../../sse.ts";
-import { plainName, scrub, scrubFrame } from "../../scrub.ts";
-import { perModel, siteOf } from "../../native/site.ts";
-import { shownUsage } from "../../shown-usage.ts";
+import { sseFrame, SSE_DONE } from "../../formats/sse.ts";
+import { plainName, scrub, scrubFrame } from "../../formats/scrub.ts";
+import { perModel, siteOf } from "../site.ts";
+import { shownUsage } from "../../formats/shown-usage.ts";
 import { withCountedCompletion } from "../../formats/usage.ts";
-import { ClaudeStreamToOpenAI, claudeGeneratedText, fromClaudeResponse, toClaudeRequest, usageFromClaude, type ClaudeSettings } from "./convert.ts";
-import type { ClaudeRequest, OpenAIUsage } from "./wire.ts";
+import { ClaudeStreamToOpenAI, claudeGeneratedText, fromClaudeResponse, toClaudeRequest, usageFromClaude, type ClaudeSettings } from "../../formats/claude/upstream.ts";
+import type { ClaudeRequest, OpenAIUsage } from "../../formats/claude/wire.ts";
 
 export const ANTHROPIC_VERSION = "2023-06-01";
 

@@ -3,18 +3,18 @@
 import type { ParsedResponse, ProviderAdaptor, ProviderCall, SseEvent, StreamMapper, Usage } from "../types.ts";
 import { AppError } from "../../../http/errors.ts";
 import { DEFAULT_CHANNEL_MODELS } from "../../../catalogue/models.ts";
-import { sseFrame, SSE_DONE } from "../../sse.ts";
-import { perModel, siteOf } from "../../native/site.ts";
+import { sseFrame, SSE_DONE } from "../../formats/sse.ts";
+import { perModel, siteOf } from "../site.ts";
 import {
   GeminiStreamToOpenAI, embeddingInput, fromEmbedResponse, fromGeminiResponse, geminiGeneratedText, remoteImageUrls, toBatchEmbedRequest, toGeminiRequest,
   usageFromGemini, type GeminiSettings,
-} from "./convert.ts";
+} from "../../formats/gemini/upstream.ts";
 import { fetchImages } from "./images.ts";
 import { EMBED_BATCH_MAX, sendEmbedBatches } from "./embed-batches.ts";
-import type { OpenAIUsage } from "../claude/wire.ts";
+import type { OpenAIUsage } from "../../formats/claude/wire.ts";
 import { countTextsNow, decodeEmbeddingTokens } from "../../tokenizer.ts";
-import { plainName, scrub, scrubFrame } from "../../scrub.ts";
-import { shownUsage } from "../../shown-usage.ts";
+import { plainName, scrub, scrubFrame } from "../../formats/scrub.ts";
+import { shownUsage } from "../../formats/shown-usage.ts";
 import { withCountedCompletion } from "../../formats/usage.ts";
 
 export function geminiSettings(call: Pick<ProviderCall, "site">): GeminiSettings {

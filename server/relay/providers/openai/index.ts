@@ -3,7 +3,7 @@
 // through; the adaptor only builds URL and auth, and watches the stream for usage.
 import type { ProviderAdaptor, ProviderCall, SseEvent, StreamMapper, Usage } from "../types.ts";
 import { generatedTextOf, mayCarryUsage, usageFrom } from "./usage.ts";
-import { sseFrame } from "../../sse.ts";
+import { sseFrame } from "../../formats/sse.ts";
 
 const PATHS: Record<string, string> = {
   chat: "/v1/chat/completions",

@@ -6,9 +6,9 @@ import { AppError } from "../../../http/errors.ts";
 import { DEFAULT_CHANNEL_MODELS } from "../../../catalogue/models.ts";
 import { ClaudeStreamMapper, claudeErrorMessage, claudeModelHeaders, claudeRequestFor, parseClaudeResponse } from "../claude/messages.ts";
 import { GeminiStreamMapper, geminiBodyFor, geminiErrorMessage, parseGeminiResponse } from "../gemini/index.ts";
-import { claudeGeneratedText } from "../claude/convert.ts";
-import { geminiGeneratedText } from "../gemini/convert.ts";
-import { perModel } from "../../native/site.ts";
+import { claudeGeneratedText } from "../../formats/claude/upstream.ts";
+import { geminiGeneratedText } from "../../formats/gemini/upstream.ts";
+import { perModel } from "../site.ts";
 import { accessToken, parseServiceAccount } from "./auth.ts";
 
 export const VERTEX_ANTHROPIC_VERSION = "vertex-2023-10-16";
