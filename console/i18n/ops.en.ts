@@ -434,6 +434,9 @@ const en: Record<string, string> = {
   "ops.filter.thisMonth": "This month",
   "ops.filter.time": "Time",
   "ops.detail.granularity": "Group by",
+  "ops.topup.notEnabledTitle": "Online top-up is turned off by the administrator",
+  "ops.topup.notEnabledUseCode": "You can still add quota with a redemption code: Buy a code above, then redeem it.",
+  "ops.topup.notEnabledAskAdmin": "You can still add quota with a redemption code from the administrator.",
 };
 
 export default en;

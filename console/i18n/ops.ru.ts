@@ -422,6 +422,9 @@ const ru: Record<string, string> = {
   "ops.filter.thisMonth": "Этот месяц",
   "ops.filter.time": "Время",
   "ops.detail.granularity": "Шаг",
+  "ops.topup.notEnabledTitle": "Онлайн-пополнение отключено администратором",
+  "ops.topup.notEnabledUseCode": "Пополнить баланс можно кодом погашения: «Купить код» выше, затем погасите его.",
+  "ops.topup.notEnabledAskAdmin": "Пополнить баланс можно кодом погашения от администратора.",
 };
 
 export default ru;

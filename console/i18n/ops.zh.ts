@@ -422,6 +422,9 @@ const zh: Record<string, string> = {
   "ops.filter.thisMonth": "本月",
   "ops.filter.time": "时间",
   "ops.detail.granularity": "统计粒度",
+  "ops.topup.notEnabledTitle": "管理员未开启在线充值",
+  "ops.topup.notEnabledUseCode": "仍可使用兑换码充值：点击上方“获取兑换码”，再兑换即可。",
+  "ops.topup.notEnabledAskAdmin": "仍可使用管理员提供的兑换码充值。",
 };
 
 export default zh;

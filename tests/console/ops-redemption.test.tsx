@@ -130,12 +130,22 @@ describe("wallet page", () => {
     expect(await screen.findByText("super admin has not set a top-up link")).toBeTruthy();
   });
 
-  test("online top-up disabled: paying says so and sends nothing", async () => {
+  test("online top-up disabled: the reason is shown, presets, amount, method and Pay are disabled, nothing is sent", async () => {
     fm = mockFetch(wallet());
-    await renderApp("/topup", { user: USER, status: { enable_online_topup: false } });
-    fireEvent.click(await screen.findByRole("button", { name: "Pay" }));
-    expect((await screen.findAllByText("admin has not enabled online top-up")).length).toBeGreaterThan(0);
-    expect(fm.calls.some((c) => c.path === "/api/user/pay")).toBe(false);
+    await renderApp("/topup", { user: USER, status: { enable_online_topup: false, top_up_link: "https://shop.example/codes" } });
+    const reason = await screen.findByTestId("online-off");
+    expect(reason.textContent).toContain("Online top-up is turned off by the administrator");
+    expect(reason.textContent).toContain("Buy a code");
+    const card = screen.getByTestId("online-topup");
+    const pay = within(card).getByTestId("pay") as HTMLButtonElement;
+    expect(pay.disabled).toBe(true);
+    expect((within(card).getByText("$10").closest("button") as HTMLButtonElement).disabled).toBe(true);
+    expect((card.querySelector(".arco-input-number input") as HTMLInputElement).disabled).toBe(true);
+    expect((within(card).getByText("WeChat Pay").closest("label")!.querySelector("input") as HTMLInputElement).disabled).toBe(true);
+    fireEvent.click(pay);
+    expect(fm.calls.some((c) => c.path === "/api/user/pay" || c.path === "/api/user/amount")).toBe(false);
+    // Redeeming a code still works.
+    expect((screen.getByRole("button", { name: "Redeem" }) as HTMLButtonElement).disabled).toBe(false);
   });
 
   test("online top-up: a preset sets the amount, the price is previewed, and pay posts a form to the payment URL", async () => {
