@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { screen, waitFor, fireEvent, act } from "@testing-library/react";
+import { screen, waitFor, fireEvent, act, within } from "@testing-library/react";
 import { location, mockFetch, ok, fail, renderApp, sleep, resetDom, numberInput, type FetchMock } from "./helpers.tsx";
 import { validateRegister } from "../../console/pages/register/index.tsx";
 import { afterSetup, setupBody, validateSetup } from "../../console/pages/setup/index.tsx";
@@ -205,10 +205,18 @@ describe("setup wizard", () => {
     expect(setupBody({ ...f, mode: "demo" }, true)).toEqual({ SelfUseModeEnabled: false, DemoSiteEnabled: true });
   });
 
-  test("shows messages under the fields, posts the setup, says 'system initialised' and reloads after 1.5 s", async () => {
+  test("shows messages under the fields, posts the setup, says 'system initialised', signs the new admin in and reloads into the console after 1.5 s", async () => {
     let reloads = 0;
-    afterSetup.reload = () => void reloads++;
-    fm = mockFetch({ "GET /api/status": ok({ setup: true }), "GET /api/setup": ok({ status: false, root_init: false, database_type: "sqlite" }), "POST /api/setup": ok(undefined, "system initialised") });
+    let target = "";
+    afterSetup.reload = (to: string) => {
+      reloads++;
+      target = to;
+    };
+    const admin = { id: 1, username: "admin", display_name: "admin", role: 100, status: 1, group: "default", quota: 0 };
+    fm = mockFetch({
+      "GET /api/status": ok({ setup: true }), "GET /api/setup": ok({ status: false, root_init: false, database_type: "sqlite" }), "POST /api/setup": ok(undefined, "system initialised"),
+      "POST /api/user/login": ok(admin),
+    });
     await renderApp("/setup", { status: { setup: false } });
     await waitFor(() => expect(input("username")).toBeTruthy());
     fireEvent.click(submitButton("Initialise the system"));
@@ -227,6 +235,19 @@ describe("setup wizard", () => {
     expect(reloads).toBe(0);
     await waitFor(() => expect(reloads).toBe(1), { timeout: 3000 });
     expect(fm.calls.filter((c) => c.path === "/api/status").length).toBe(1);
+    // Signed in with what was typed, the operator lands on the channel list, no longer a guest.
+    expect(fm.calls.find((c) => c.path === "/api/user/login")!.body).toEqual({ username: "admin", password: "password123" });
+    expect(target).toBe("/channel");
+    expect(JSON.parse(localStorage.getItem("user")!).username).toBe("admin");
+  });
+
+  test("during setup the top bar offers no login or register", async () => {
+    fm = mockFetch({ "GET /api/setup": ok({ status: false, root_init: false, database_type: "sqlite" }) });
+    await renderApp("/setup", { status: { setup: false } });
+    await waitFor(() => expect(input("username")).toBeTruthy());
+    const bar = document.querySelector(".sy-topbar") as HTMLElement;
+    expect(within(bar).queryByText("Log in")).toBeNull();
+    expect(within(bar).queryByText("Register")).toBeNull();
   });
 
   test("with the admin already created only the usage mode is asked", async () => {

@@ -6,6 +6,7 @@ import { useTranslation } from "react-i18next";
 import { api } from "../../api/index.ts";
 import { useApp } from "../../lib/app-state.tsx";
 import { AuthCard, fieldError } from "../../components/AuthCard.tsx";
+import { landingAfterSignIn, needsSecondFactor } from "../../lib/signin.ts";
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, USERNAME_MAX_LENGTH } from "../../../server/catalogue/index.ts";
 
 export type UsageMode = "external" | "self" | "demo";
@@ -34,12 +35,14 @@ export function setupBody(f: SetupForm, rootInit: boolean) {
 }
 
 export const RELOAD_DELAY_MS = 1500;
-/** The full page load after setup (a seam so component tests can observe it instead of navigating). */
-export const afterSetup = { reload: () => location.assign("/") };
+/** The full page load after setup, to `to` (a seam so component tests can observe it instead of navigating). */
+export const afterSetup = { reload: (to: string) => location.assign(to) };
+/** Where the new admin carries on: adding the first channel. */
+export const FIRST_STOP = "/channel";
 
 export default function SetupPage() {
   const { t } = useTranslation();
-  const { refreshStatus } = useApp();
+  const { refreshStatus, setUser } = useApp();
   const [state, setState] = useState<SetupState | null>(null);
   const [loadError, setLoadError] = useState<string | null>(null);
   const [form, setForm] = useState<SetupForm>({ username: "", password: "", confirmPassword: "", mode: "external" });
@@ -79,8 +82,19 @@ export default function SetupPage() {
     }
     setDone(true);
     Message.success(t("setup.done"));
+    // The admin just chosen is signed in with the password just typed, so the operator carries on in the
+    // console instead of landing logged out on the home page; otherwise (an existing admin, or a sign-in
+    // that needs more) the login page.
+    let to = "/login";
+    if (!state.root_init) {
+      const login = await api.post("/api/user/login", { username: form.username.trim(), password: form.password });
+      if (login.success && login.data && !needsSecondFactor(login.data)) {
+        setUser(login.data);
+        to = landingAfterSignIn(login.data, FIRST_STOP);
+      }
+    }
     setTimeout(() => {
-      void refreshStatus().then(() => afterSetup.reload());
+      void refreshStatus().then(() => afterSetup.reload(to));
     }, RELOAD_DELAY_MS);
   };
 
