@@ -82,6 +82,8 @@ export class WriteBehind {
   private timer: ReturnType<typeof setInterval> | null = null;
   private flushing: Promise<void> | null = null;
   private rollupsWrittenAt = Date.now();
+  /** Hears which users' and tokens' balances a flush has just committed (the ledger drops its kept rows). */
+  onCommitted: ((users: Iterable<number>, tokens: Iterable<number>) => void) | null = null;
 
   constructor(private db: Database, private intervalMs: number, private dataExport: DataExportPolicy) {}
 
@@ -219,6 +221,8 @@ export class WriteBehind {
     for (const [id, q] of batch.tokenDebits) add(this.tokenWriting, id, q);
     try {
       await this.db.transaction().execute((trx) => this.writeBatch(trx, batch));
+      // Synchronously with dropping `writing` below: a balance read before this commit is never used after it.
+      this.onCommitted?.(batch.userDebits.keys(), batch.tokenDebits.keys());
       if (withRollups) this.rollupsWrittenAt = Date.now();
     } catch (e) {
       // Nothing is lost on a failed write: the batch goes back in front of whatever arrived meanwhile.

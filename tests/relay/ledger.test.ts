@@ -6,7 +6,7 @@ import { describe, expect, test } from "bun:test";
 import { relayFixture, logsOf, userRow, tokenRow, type RelayFixture } from "./fixtures.ts";
 import { storageKinds } from "../helpers/db.ts";
 import { testContext } from "../helpers/app.ts";
-import { openLedger } from "../../server/relay/core/ledger.ts";
+import { BALANCE_ROW_TTL_MS, openLedger } from "../../server/relay/core/ledger.ts";
 import { WriteBehind } from "../../server/jobs/writebehind.ts";
 import { dialectOf, type Database } from "../../db/index.ts";
 
@@ -202,6 +202,32 @@ describe("memory holds on SQLite", () => {
       const b = await ledger.take(payer, 4_000);
       await ledger.giveBack(b);
       expect(writer.unsettled("user", user.id)).toBe(0);
+    } finally {
+      await ctx.close();
+    }
+  });
+});
+
+describe("kept balance rows on SQLite", () => {
+  test("a balance changed outside the ledger (a top-up, a ban) is seen within BALANCE_ROW_TTL_MS; its own debits at once", async () => {
+    const ctx = await testContext();
+    const db = ctx.deps.db;
+    const user = await ctx.user(1, { quota: 1_000 });
+    const writer = new WriteBehind(db, 0, policy);
+    const ledger = openLedger(db, "sqlite", writer, { instance: "x", leaseMs: 60_000 });
+    try {
+      const payer = { userId: user.id, tokenId: 0, unlimited: true };
+      await ledger.settle(await ledger.take(payer, 1_000), 1_000, (q) => entry(user.id, q));
+      await writer.flush(true);
+      // The debit was written and the kept row dropped with it: the empty balance shows at once.
+      await expect(ledger.take(payer, 1)).rejects.toThrow("user quota is not enough");
+      await db.updateTable("users").set({ quota: 5_000 }).where("id", "=", user.id).execute();
+      await Bun.sleep(BALANCE_ROW_TTL_MS + 50);
+      const h = await ledger.take(payer, 5_000);
+      await ledger.giveBack(h);
+      await db.updateTable("users").set({ status: 2 }).where("id", "=", user.id).execute();
+      await Bun.sleep(BALANCE_ROW_TTL_MS + 50);
+      await expect(ledger.take(payer, 1)).rejects.toThrow("banned");
     } finally {
       await ctx.close();
     }
