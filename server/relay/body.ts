@@ -36,6 +36,9 @@ function tooLarge(limit: number): AppError {
 export async function readBodyText(request: Request, limit: number): Promise<string> {
   const declared = Number(request.headers.get("content-length") ?? NaN);
   if (declared > limit) throw tooLarge(limit);
+  // A declared length within the cap cannot be exceeded: read it natively (a stream reader per request
+  // was about a tenth of the relay's CPU).
+  if (declared <= limit) return request.text();
   if (!request.body) return "";
   const chunks: Uint8Array[] = [];
   let size = 0;
