@@ -12,8 +12,6 @@ const en: Record<string, string> = {
   "ops.enable": "Enable",
   "ops.disable": "Disable",
   "ops.confirmDelete": "Delete this item? This cannot be undone.",
-  "ops.deleted": "Deleted",
-  "ops.done": "Done",
   "ops.saved": "Saved",
   "ops.name": "Name",
   "ops.status": "Status",
@@ -437,6 +435,14 @@ const en: Record<string, string> = {
   "ops.topup.notEnabledTitle": "Online top-up is turned off by the administrator",
   "ops.topup.notEnabledUseCode": "You can still add quota with a redemption code: Buy a code above, then redeem it.",
   "ops.topup.notEnabledAskAdmin": "You can still add quota with a redemption code from the administrator.",
+  "ops.token.key": "Key",
+  "ops.token.copyKey": "Copy key",
+  "ops.token.enabledOne": "Token {{name}} enabled",
+  "ops.token.disabledOne": "Token {{name}} disabled",
+  "ops.token.deletedOne": "Token {{name}} deleted",
+  "ops.redemption.enabledOne": "Code {{name}} enabled",
+  "ops.redemption.disabledOne": "Code {{name}} disabled",
+  "ops.redemption.deletedOne": "Code {{name}} deleted",
 };
 
 export default en;

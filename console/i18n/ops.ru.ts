@@ -10,8 +10,6 @@ const ru: Record<string, string> = {
   "ops.enable": "Включить",
   "ops.disable": "Отключить",
   "ops.confirmDelete": "Удалить? Это действие необратимо.",
-  "ops.deleted": "Удалено",
-  "ops.done": "Готово",
   "ops.saved": "Сохранено",
   "ops.name": "Название",
   "ops.status": "Статус",
@@ -425,6 +423,14 @@ const ru: Record<string, string> = {
   "ops.topup.notEnabledTitle": "Онлайн-пополнение отключено администратором",
   "ops.topup.notEnabledUseCode": "Пополнить баланс можно кодом погашения: «Купить код» выше, затем погасите его.",
   "ops.topup.notEnabledAskAdmin": "Пополнить баланс можно кодом погашения от администратора.",
+  "ops.token.key": "Ключ",
+  "ops.token.copyKey": "Скопировать ключ",
+  "ops.token.enabledOne": "Токен {{name}} включён",
+  "ops.token.disabledOne": "Токен {{name}} отключён",
+  "ops.token.deletedOne": "Токен {{name}} удалён",
+  "ops.redemption.enabledOne": "Код {{name}} включён",
+  "ops.redemption.disabledOne": "Код {{name}} отключён",
+  "ops.redemption.deletedOne": "Код {{name}} удалён",
 };
 
 export default ru;

@@ -10,8 +10,6 @@ const zh: Record<string, string> = {
   "ops.enable": "启用",
   "ops.disable": "禁用",
   "ops.confirmDelete": "确定删除？此操作不可撤销。",
-  "ops.deleted": "已删除",
-  "ops.done": "操作成功",
   "ops.saved": "保存成功",
   "ops.name": "名称",
   "ops.status": "状态",
@@ -425,6 +423,14 @@ const zh: Record<string, string> = {
   "ops.topup.notEnabledTitle": "管理员未开启在线充值",
   "ops.topup.notEnabledUseCode": "仍可使用兑换码充值：点击上方“获取兑换码”，再兑换即可。",
   "ops.topup.notEnabledAskAdmin": "仍可使用管理员提供的兑换码充值。",
+  "ops.token.key": "密钥",
+  "ops.token.copyKey": "复制密钥",
+  "ops.token.enabledOne": "令牌 {{name}} 已启用",
+  "ops.token.disabledOne": "令牌 {{name}} 已禁用",
+  "ops.token.deletedOne": "令牌 {{name}} 已删除",
+  "ops.redemption.enabledOne": "兑换码 {{name}} 已启用",
+  "ops.redemption.disabledOne": "兑换码 {{name}} 已禁用",
+  "ops.redemption.deletedOne": "兑换码 {{name}} 已删除",
 };
 
 export default zh;

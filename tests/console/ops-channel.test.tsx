@@ -216,11 +216,30 @@ describe("channel form", () => {
     expect(screen.getAllByText(DEFAULT_CHANNEL_MODELS[14][0]).length).toBeGreaterThan(0);
   });
 
-  test("submitting without name and key shows the message and sends nothing", async () => {
+  test("submitting without name and key shows the message, marks both fields and sends nothing", async () => {
     fm = mockFetch(routes());
     await openForm();
     fireEvent.click(screen.getByTestId("channel-submit"));
     expect((await screen.findByTestId("form-error")).textContent).toContain("please fill in channel name and key");
+    expect(fm.calls.some((c) => c.method === "POST" && c.path === "/api/channel/")).toBe(false);
+    // The fields themselves are marked, the reason under the first; typing in one takes its mark away.
+    const marked = () => [...document.querySelectorAll("[data-invalid=true]")].map((el) => el.querySelector("[data-testid]")?.getAttribute("data-testid"));
+    expect(marked()).toEqual(["channel-name", "channel-key"]);
+    expect(screen.getByTestId("channel-name").closest("[data-invalid]")!.querySelector("[role=alert]")!.textContent).toBe("please fill in channel name and key");
+    fireEvent.change(screen.getByTestId("channel-name"), { target: { value: "n" } });
+    await waitFor(() => expect(marked()).toEqual(["channel-key"]));
+  });
+
+  test("an invalid model mapping marks the mapping field", async () => {
+    fm = mockFetch(routes());
+    await openForm();
+    await waitFor(() => expect(screen.getAllByText("gpt-4o-mini").length).toBeGreaterThan(0));
+    fireEvent.change(screen.getByTestId("channel-name"), { target: { value: "up" } });
+    fireEvent.change(screen.getByTestId("channel-key"), { target: { value: "sk-1" } });
+    fireEvent.change(screen.getByPlaceholderText('{"gpt-3.5-turbo": "gpt-4o-mini"}'), { target: { value: "{nope" } });
+    fireEvent.click(screen.getByTestId("channel-submit"));
+    const field = (await screen.findByText("model mapping must be valid JSON", { selector: "[role=alert]" })).closest("[data-invalid]")!;
+    expect(field.textContent).toContain("Model mapping (JSON)");
     expect(fm.calls.some((c) => c.method === "POST" && c.path === "/api/channel/")).toBe(false);
   });
 

@@ -47,6 +47,35 @@ describe("token page", () => {
     expect(list.headers["new-api-user"]).toBe(String(USER.id));
   });
 
+  test("each key is shown masked (start and end), and its copy button copies the whole sk- key", async () => {
+    const long = { ...TOKENS[0], id: 3, name: "ci", key: "AbCdEfGhIjKlMnOpQrStUvWx1234" };
+    fm = mockFetch({ ...baseRoutes(), "GET /api/token/": ok({ items: [long], total: 1 }) });
+    await renderApp("/token", { user: USER });
+    const row = (await screen.findByText("ci")).closest("tr")!;
+    const cell = within(row).getByTestId("token-key");
+    expect(cell.textContent).toBe("sk-AbCd…1234");
+    expect(cell.textContent).not.toContain("IjKl");
+    let copied = "";
+    const original = navigator.clipboard;
+    Object.defineProperty(navigator, "clipboard", { value: { writeText: async (v: string) => { copied = v; } }, configurable: true });
+    try {
+      fireEvent.click(within(cell).getByTestId("copy-key"));
+      await waitFor(() => expect(copied).toBe("sk-AbCdEfGhIjKlMnOpQrStUvWx1234"));
+    } finally {
+      Object.defineProperty(navigator, "clipboard", { value: original, configurable: true });
+    }
+  });
+
+  test("disabling a token says which one, in a toast that replaces the previous one", async () => {
+    fm = mockFetch({ ...baseRoutes(), "PUT /api/token/": ok() });
+    await renderApp("/token", { user: USER });
+    fireEvent.click(within((await screen.findByText("laptop")).closest("tr")!).getByText("Disable"));
+    expect(await screen.findByText("Token laptop disabled")).toBeTruthy();
+    fireEvent.click(within(screen.getByText("server").closest("tr")!).getByText("Enable"));
+    expect(await screen.findByText("Token server enabled")).toBeTruthy();
+    await waitFor(() => expect(screen.queryByText("Token laptop disabled")).toBeNull());
+  });
+
   test("copy selected is disabled until a token is selected", async () => {
     fm = mockFetch(baseRoutes());
     await renderApp("/token", { user: USER });

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { screen, waitFor, fireEvent, within, act } from "@testing-library/react";
-import { USER, location, mockFetch, ok, fail, renderApp, resetDom, numberInput, type FetchMock } from "./helpers.tsx";
+import { ADMIN, USER, location, mockFetch, ok, fail, renderApp, resetDom, numberInput, type FetchMock } from "./helpers.tsx";
 import { deletionConfirmed, validateNotify, validatePasswordChange, validateTransfer, validateEmailBind } from "../../console/pages/personal/validation.ts";
 
 let fm: FetchMock;
@@ -92,6 +92,13 @@ describe("personal settings screen", () => {
     await waitFor(() => expect(location()).toBe("/login"));
     expect(localStorage.getItem("user")).toBeNull();
     expect(await screen.findByText("Account deleted")).toBeTruthy();
+  });
+
+  test("the super admin, who cannot be deleted, is not offered account deletion", async () => {
+    fm = personalApi({ "GET /api/user/self": ok({ ...ADMIN, email: "", aff_code: "x", setting: "" }) });
+    await renderApp("/personal", { user: ADMIN });
+    expect(await screen.findByText("Change password")).toBeTruthy();
+    expect(screen.queryByText("Delete account")).toBeNull();
   });
 
   test("notification settings: webhook must be https; the saved body has every setting field", async () => {

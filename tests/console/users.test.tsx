@@ -25,7 +25,7 @@ function userApi(extra: Record<string, unknown> = {}) {
 }
 
 const rowOf = (name: string) =>
-  [...document.querySelectorAll(".arco-table tbody tr")].find((tr) => [...tr.querySelectorAll("td")].some((td) => td.textContent === name)) as HTMLElement;
+  document.querySelector(`.arco-table tbody .sy-clip[title="${name}"]`)?.closest("tr") as HTMLElement;
 
 describe("user administration", () => {
   test("lists users with quota in dollars and k/M/B counts; deactivated users have a tag and no actions", async () => {
@@ -35,10 +35,15 @@ describe("user administration", () => {
     const alice = rowOf("alice");
     expect(within(alice).getByText("$2.00")).toBeTruthy();
     expect(within(alice).getByText("12.3k")).toBeTruthy();
-    expect(within(alice).getByText("Promote")).toBeTruthy();
+    // Balance, used quota and requests each under a header of their own, not three bare tags.
+    const headers = [...document.querySelectorAll(".arco-table thead th")].map((th) => th.textContent);
+    for (const h of ["Remaining quota", "Used quota", "Requests"]) expect(headers).toContain(h);
+    expect(within(alice).getByText("Edit")).toBeTruthy();
+    fireEvent.click(within(alice).getByTestId("row-more"));
+    expect(await screen.findByText("Promote")).toBeTruthy();
     const gone = rowOf("gone");
     expect(within(gone).getByText("Deactivated")).toBeTruthy();
-    expect(within(gone).queryByText("Promote")).toBeNull();
+    expect(within(gone).queryByTestId("row-more")).toBeNull();
     expect(within(gone).queryByText("Edit")).toBeNull();
     const first = fm.calls.find((c) => c.path === "/api/user/")!;
     expect(first.query.get("p")).toBe("1");
@@ -67,7 +72,9 @@ describe("user administration", () => {
     await renderApp("/user", { user: ADMIN });
     await waitFor(() => expect(rowOf("alice")).toBeTruthy());
     fireEvent.click(within(rowOf("alice")).getByText("Disable"));
-    await waitFor(() => expect(within(rowOf("alice")).getByText("Banned")).toBeTruthy());
+    // "Disable" leads to a status called "Disabled", and the toast says who.
+    await waitFor(() => expect(within(rowOf("alice")).getByText("Disabled")).toBeTruthy());
+    expect(await screen.findByText("alice disabled")).toBeTruthy();
     expect(fm.calls.find((c) => c.path === "/api/user/manage")!.body).toEqual({ id: 2, action: "disable" });
     expect(within(rowOf("alice")).getByText("Enable")).toBeTruthy();
   });

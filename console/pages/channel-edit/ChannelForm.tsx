@@ -1,6 +1,6 @@
 // The channel create/edit form (spec 001 §4 Channel form, §5 Channel submit, §8 channel messages, §9 defaults).
 // Used by the /channel/add and /channel/edit/{id} pages and by the drawer on the channel list.
-import React, { useEffect, useState } from "react";
+import React, { useEffect, useRef, useState } from "react";
 import { Alert, Button, Input, InputNumber, Message, Modal, Select, Space, Spin, Switch, Tag, Typography } from "@arco-design/web-react";
 import { useTranslation } from "react-i18next";
 import { api } from "../../api/index.ts";
@@ -35,18 +35,28 @@ export function fromChannel(c: Record<string, any>): ChannelFormValues {
   };
 }
 
+type FieldName = keyof ChannelFormValues;
+
+/** The first problem of the form as spec 001 §5 says: its message and the fields to mark, or null. */
+export function channelProblem(v: ChannelFormValues, creating: boolean, t: (k: string) => string): { message: string; fields: FieldName[] } | null {
+  const problem = (key: string, ...fields: FieldName[]) => ({ message: t(key), fields });
+  if (creating && (!v.name.trim() || !v.key.trim())) {
+    return problem("ops.ch.nameKeyRequired", ...([!v.name.trim() && "name", !v.key.trim() && "key"].filter(Boolean) as FieldName[]));
+  }
+  if (v.models.length === 0) return problem("ops.ch.modelRequired", "models");
+  if (!isJsonObjectOrEmpty(v.model_mapping)) return problem("ops.ch.mappingJson", "model_mapping");
+  if (!isJsonObjectOrEmpty(v.status_code_mapping)) return problem("ops.ch.statusMappingJson", "status_code_mapping");
+  if (!isJsonObjectOrEmpty(v.param_override)) return problem("ops.ch.paramOverrideJson", "param_override");
+  if (!isJsonObjectOrEmpty(v.setting)) return problem("ops.ch.settingJson", "setting");
+  if (v.priority.trim() && !/^-?\d+$/.test(v.priority.trim())) return problem("ops.ch.priorityInt", "priority");
+  if (v.weight.trim() && !/^\d+$/.test(v.weight.trim())) return problem("ops.ch.weightInt", "weight");
+  if (fieldsFor(v.type).baseUrl?.required && !v.base_url.trim()) return problem("ops.ch.baseUrlRequired", "base_url");
+  return null;
+}
+
 /** Checks the form as spec 001 §5 says; returns the message to show or null. */
 export function validateChannel(v: ChannelFormValues, creating: boolean, t: (k: string) => string): string | null {
-  if (creating && (!v.name.trim() || !v.key.trim())) return t("ops.ch.nameKeyRequired");
-  if (v.models.length === 0) return t("ops.ch.modelRequired");
-  if (!isJsonObjectOrEmpty(v.model_mapping)) return t("ops.ch.mappingJson");
-  if (!isJsonObjectOrEmpty(v.status_code_mapping)) return t("ops.ch.statusMappingJson");
-  if (!isJsonObjectOrEmpty(v.param_override)) return t("ops.ch.paramOverrideJson");
-  if (!isJsonObjectOrEmpty(v.setting)) return t("ops.ch.settingJson");
-  if (v.priority.trim() && !/^-?\d+$/.test(v.priority.trim())) return t("ops.ch.priorityInt");
-  if (v.weight.trim() && !/^\d+$/.test(v.weight.trim())) return t("ops.ch.weightInt");
-  if (fieldsFor(v.type).baseUrl?.required && !v.base_url.trim()) return t("ops.ch.baseUrlRequired");
-  return null;
+  return channelProblem(v, creating, t)?.message ?? null;
 }
 
 /** The wire body: lists as comma strings, trailing slash stripped, type 18's version defaulted. */
@@ -79,6 +89,9 @@ export function ChannelForm({ id, onSaved, onCancel }: { id?: number; onSaved: (
   const [loading, setLoading] = useState(!!id);
   const [saving, setSaving] = useState(false);
   const [error, setError] = useState("");
+  // The fields the last failed save pointed at: marked red, with the message under the first one.
+  const [badFields, setBadFields] = useState<FieldName[]>([]);
+  const formRef = useRef<HTMLDivElement>(null);
   const [allGroups, setAllGroups] = useState<string[]>([DEFAULT_GROUP]);
   const [enabledModels, setEnabledModels] = useState<string[]>([]);
   const [custom, setCustom] = useState("");
@@ -114,7 +127,15 @@ export function ChannelForm({ id, onSaved, onCancel }: { id?: number; onSaved: (
     });
   }, [id, t]);
 
-  const set = <K extends keyof ChannelFormValues>(k: K, value: ChannelFormValues[K]) => setV((cur) => ({ ...cur, [k]: value }));
+  const set = <K extends keyof ChannelFormValues>(k: K, value: ChannelFormValues[K]) => {
+    setV((cur) => ({ ...cur, [k]: value }));
+    // Editing a marked field takes its mark away; the message goes with the last mark.
+    setBadFields((f) => {
+      const next = f.filter((x) => x !== k);
+      if (f.length && !next.length) setError("");
+      return next;
+    });
+  };
 
   // A type change fills the model list with that type's defaults when the list is empty (spec 001 §4).
   // A new channel starts with type 1's defaults filled in, so a list still holding exactly the old
@@ -154,12 +175,20 @@ export function ChannelForm({ id, onSaved, onCancel }: { id?: number; onSaved: (
   };
 
   const save = async () => {
-    const problem = validateChannel(v, creating, t);
+    const problem = channelProblem(v, creating, t);
     if (problem) {
-      setError(problem);
-      return Message.error(problem);
+      setError(problem.message);
+      setBadFields(problem.fields);
+      // Bring the first marked field into view (the form is long) and put the cursor in it.
+      requestAnimationFrame(() => {
+        const el = formRef.current?.querySelector<HTMLElement>(".sy-field-error");
+        el?.scrollIntoView?.({ block: "center", behavior: "smooth" });
+        el?.querySelector<HTMLElement>("input, textarea")?.focus({ preventScroll: true });
+      });
+      return;
     }
     setError("");
+    setBadFields([]);
     const base = v.base_url.trim().replace(/\/+$/, "");
     if (base.endsWith("/v1") && v.type !== 8) {
       const ok = await new Promise<boolean>((resolve) => Modal.confirm({
@@ -176,12 +205,15 @@ export function ChannelForm({ id, onSaved, onCancel }: { id?: number; onSaved: (
     onSaved();
   };
 
+  const mark = (f: FieldName) => (badFields.includes(f) ? { error: f === badFields[0] ? error : true } : {});
+
   if (loading) return <Spin />;
   const fields = fieldsFor(v.type);
   const typeInfo = channelType(v.type);
   const modelOptions = [...new Set([...v.models, ...enabledModels])];
 
   return (
+    <div ref={formRef}>
     <Space direction="vertical" size="medium" style={{ width: "100%" }} data-testid="channel-form">
       {error && <Alert type="error" content={error} data-testid="form-error" />}
       <Field label={t("ops.ch.type")}>
@@ -190,10 +222,10 @@ export function ChannelForm({ id, onSaved, onCancel }: { id?: number; onSaved: (
           {CHANNEL_TYPES.map((ct) => <Select.Option key={ct.id} value={ct.id}>{`${ct.id} · ${ct.name}`}</Select.Option>)}
         </Select>
       </Field>
-      <Field label={t("ops.name")}>
+      <Field label={t("ops.name")} {...mark("name")}>
         <Input value={v.name} onChange={(x) => set("name", x)} placeholder={t("ops.ch.namePlaceholder")} data-testid="channel-name" />
       </Field>
-      <Field label={t(fields.baseUrl?.label ?? "ops.ch.baseUrl")}>
+      <Field label={t(fields.baseUrl?.label ?? "ops.ch.baseUrl")} {...mark("base_url")}>
         <Input value={v.base_url} onChange={(x) => set("base_url", x)} data-testid="channel-base-url"
           placeholder={fields.baseUrl ? t(fields.baseUrl.placeholder) : typeInfo?.baseUrl || t("ops.ch.baseUrlHint")} />
       </Field>
@@ -207,7 +239,7 @@ export function ChannelForm({ id, onSaved, onCancel }: { id?: number; onSaved: (
           <Input value={v.other} onChange={(x) => set("other", x)} placeholder={t(fields.other.placeholder)} data-testid="channel-other" />
         </Field>
       )}
-      <Field label={<>{t("ops.ch.key")}{id ? <KeyViewer channelId={id} /> : null}</>}>
+      <Field label={<>{t("ops.ch.key")}{id ? <KeyViewer channelId={id} /> : null}</>} {...mark("key")}>
         {creating && !fields.jsonKey && (
           <Space style={{ marginBottom: 6 }}>
             <Switch size="small" checked={v.batch} onChange={(x) => set("batch", x)} />
@@ -222,7 +254,7 @@ export function ChannelForm({ id, onSaved, onCancel }: { id?: number; onSaved: (
       <Field label={t("ops.ch.groups")}>
         <Select mode="multiple" allowCreate value={v.groups} onChange={(x) => set("groups", x)} options={allGroups.map((g) => ({ label: g, value: g }))} />
       </Field>
-      <Field label={<>{t("ops.ch.models")} <Tag size="small">{v.models.length}</Tag></>}>
+      <Field label={<>{t("ops.ch.models")} <Tag size="small">{v.models.length}</Tag></>} {...mark("models")}>
         <Select mode="multiple" allowClear allowCreate value={v.models} onChange={(x) => set("models", x)} maxTagCount={30}
           options={modelOptions.map((m) => ({ label: m, value: m }))} data-testid="channel-models" />
         <Space wrap style={{ marginTop: 6 }}>
@@ -236,22 +268,22 @@ export function ChannelForm({ id, onSaved, onCancel }: { id?: number; onSaved: (
           <Button size="small" onClick={addCustom}>{t("ops.ch.addCustom")}</Button>
         </Space>
       </Field>
-      <Field label={t("ops.ch.modelMapping")}>
+      <Field label={t("ops.ch.modelMapping")} {...mark("model_mapping")}>
         <Input.TextArea value={v.model_mapping} onChange={(x) => set("model_mapping", x)} autoSize={{ minRows: 2 }} placeholder={'{"gpt-3.5-turbo": "gpt-4o-mini"}'} />
       </Field>
-      <Field label={t("ops.ch.statusCodeMapping")}>
+      <Field label={t("ops.ch.statusCodeMapping")} {...mark("status_code_mapping")}>
         <Input.TextArea value={v.status_code_mapping} onChange={(x) => set("status_code_mapping", x)} autoSize={{ minRows: 1 }} placeholder={'{"400": "500"}'} />
       </Field>
-      <Field label={t("ops.ch.paramOverride")}>
+      <Field label={t("ops.ch.paramOverride")} {...mark("param_override")}>
         <Input.TextArea value={v.param_override} onChange={(x) => set("param_override", x)} autoSize={{ minRows: 1 }} placeholder={'{"temperature": 0}'} />
       </Field>
-      <Field label={t("ops.ch.setting")}>
+      <Field label={t("ops.ch.setting")} {...mark("setting")}>
         <Input.TextArea value={v.setting} onChange={(x) => set("setting", x)} autoSize={{ minRows: 1 }} placeholder={'{"force_format": true, "proxy": "http://..."}'} />
       </Field>
       <Space wrap>
         <Field label={t("ops.ch.tag")}><Input value={v.tag} onChange={(x) => set("tag", x)} style={{ width: 160 }} /></Field>
-        <Field label={t("ops.ch.priority")}><Input value={v.priority} onChange={(x) => set("priority", x)} style={{ width: 100 }} /></Field>
-        <Field label={t("ops.ch.weight")}><Input value={v.weight} onChange={(x) => set("weight", x)} style={{ width: 100 }} /></Field>
+        <Field label={t("ops.ch.priority")} {...mark("priority")}><Input value={v.priority} onChange={(x) => set("priority", x)} style={{ width: 100 }} /></Field>
+        <Field label={t("ops.ch.weight")} {...mark("weight")}><Input value={v.weight} onChange={(x) => set("weight", x)} style={{ width: 100 }} /></Field>
         <Field label={t("ops.ch.testModel")}><Input value={v.test_model} onChange={(x) => set("test_model", x)} style={{ width: 180 }} /></Field>
       </Space>
       <Space>
@@ -263,14 +295,17 @@ export function ChannelForm({ id, onSaved, onCancel }: { id?: number; onSaved: (
         <Button type="primary" loading={saving} onClick={save} data-testid="channel-submit">{t("ops.submit")}</Button>
       </Space>
     </Space>
+    </div>
   );
 }
 
-function Field({ label, children }: { label: React.ReactNode; children: React.ReactNode }) {
+/** A labelled field; `error` marks it (true) or marks it and says why under it (a message). */
+function Field({ label, children, error }: { label: React.ReactNode; children: React.ReactNode; error?: string | boolean }) {
   return (
-    <div>
+    <div className={error ? "sy-field-error" : undefined} data-invalid={error ? "true" : undefined}>
       <Typography.Text style={{ display: "block", marginBottom: 4 }}>{label}</Typography.Text>
       {children}
+      {typeof error === "string" && error && <div className="sy-field-message" role="alert">{error}</div>}
     </div>
   );
 }

@@ -170,7 +170,8 @@ export default function PersonalPage() {
         <Space wrap>
           <Button onClick={() => void generateToken()}>{t("personal.generateToken")}</Button>
           <Button onClick={() => setDialog("password")}>{t("personal.changePassword")}</Button>
-          <Button status="danger" onClick={() => setDialog("delete")}>{t("personal.deleteAccount")}</Button>
+          {/* The super admin cannot be deleted (spec 000 §6): no button that could only fail. */}
+          {!isRoot(user) && <Button status="danger" onClick={() => setDialog("delete")}>{t("personal.deleteAccount")}</Button>}
         </Space>
       </Card>
 

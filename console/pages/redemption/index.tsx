@@ -1,8 +1,10 @@
 // Redemption codes (spec 001 §2, §4 redemption status, §5 rules, §9 defaults): admin only.
 import React, { useCallback, useEffect, useState } from "react";
-import { Alert, Button, Drawer, Input, InputNumber, Message, Popconfirm, Space, Table, Tag, Typography } from "@arco-design/web-react";
+import { Alert, Button, Drawer, Input, InputNumber, Space, Tag, Typography } from "@arco-design/web-react";
 import { useTranslation } from "react-i18next";
 import { Page } from "../../components/Page.tsx";
+import { ResponsiveTable, type RColumn, type RowAction } from "../../components/ResponsiveTable.tsx";
+import { toast } from "../../lib/toast.ts";
 import { copyWithFallback } from "../../components/copy.tsx";
 import { api, qs } from "../../api/index.ts";
 import { renderQuota, timestampToString } from "../../lib/format.ts";
@@ -32,7 +34,7 @@ export default function RedemptionPage() {
       : `/api/redemption/${qs({ p, page_size: s })}`;
     const r = await api.get(path);
     setLoading(false);
-    if (!r.success) return Message.error(r.message);
+    if (!r.success) return toast.error(r.message);
     const { items, total: n } = asPage<CodeRow>(r.data);
     setRows(items);
     setTotal(n);
@@ -44,54 +46,49 @@ export default function RedemptionPage() {
 
   const setStatus = async (row: CodeRow, status: number) => {
     const r = await api.put("/api/redemption/?status_only=true", { id: row.id, status });
-    if (!r.success) return Message.error(r.message);
-    Message.success(t("ops.done"));
+    if (!r.success) return toast.error(r.message);
+    toast.success(t(status === REDEMPTION_STATUS.unused ? "ops.redemption.enabledOne" : "ops.redemption.disabledOne", { name: row.name }));
     setRows((list) => list.map((x) => (x.id === row.id ? { ...x, status } : x)));
   };
 
   const remove = async (row: CodeRow) => {
     const r = await api.del(`/api/redemption/${row.id}/`);
-    if (!r.success) return Message.error(r.message);
-    Message.success(t("ops.deleted"));
+    if (!r.success) return toast.error(r.message);
+    toast.success(t("ops.redemption.deletedOne", { name: row.name }));
     void load();
   };
 
-  const columns = [
-    { title: "ID", dataIndex: "id", width: 70 },
-    { title: t("ops.name"), dataIndex: "name" },
-    { title: t("ops.status"), dataIndex: "status", render: (s: number) => <Tag color={STATUS_COLOR[s] ?? "gray"}>{t(`ops.redemption.status.${s}`)}</Tag> },
-    { title: t("ops.quota"), dataIndex: "quota", render: (q: number) => renderQuota(q) },
-    { title: t("ops.createdTime"), dataIndex: "created_time", render: (v: number) => timestampToString(v) },
-    { title: t("ops.redemption.usedBy"), dataIndex: "used_user_id", render: (v: number) => (v ? v : t("ops.redemption.unused")) },
-    {
-      title: t("ops.actions"), key: "actions",
-      render: (_: unknown, row: CodeRow) => (
-        <Space size={4}>
-          <Button size="mini" onClick={() => copyWithFallback(row.key)}>{t("ops.copy")}</Button>
-          {row.status === REDEMPTION_STATUS.unused
-            ? <Button size="mini" status="warning" onClick={() => setStatus(row, REDEMPTION_STATUS.disabled)}>{t("ops.disable")}</Button>
-            : <Button size="mini" status="success" disabled={row.status === REDEMPTION_STATUS.used} onClick={() => setStatus(row, REDEMPTION_STATUS.unused)}>{t("ops.enable")}</Button>}
-          <Button size="mini" disabled={row.status !== REDEMPTION_STATUS.unused} onClick={() => setEditing(row)}>{t("ops.edit")}</Button>
-          <Popconfirm title={t("ops.confirmDelete")} onOk={() => remove(row)}>
-            <Button size="mini" status="danger">{t("ops.delete")}</Button>
-          </Popconfirm>
-        </Space>
-      ),
-    },
+  // `from`: the table width (px) from which a column stays in the row; narrower, it moves to the row's details.
+  const columns: Array<RColumn<CodeRow>> = [
+    { key: "id", title: "ID", dataIndex: "id", from: 700 },
+    { key: "name", title: t("ops.name"), dataIndex: "name", render: (v: string) => <span className="sy-clip" title={v}>{v}</span> },
+    { key: "status", title: t("ops.status"), dataIndex: "status", render: (st: number) => <Tag color={STATUS_COLOR[st] ?? "gray"}>{t(`ops.redemption.status.${st}`)}</Tag> },
+    { key: "quota", title: t("ops.quota"), dataIndex: "quota", align: "right", from: 520, render: (q: number) => <span className="sy-nowrap">{renderQuota(q)}</span> },
+    { key: "created", title: t("ops.createdTime"), dataIndex: "created_time", from: 900, render: (v: number) => <span className="sy-nowrap">{timestampToString(v)}</span> },
+    { key: "usedBy", title: t("ops.redemption.usedBy"), dataIndex: "used_user_id", from: 780, render: (v: number) => (v ? v : t("ops.redemption.unused")) },
+  ];
+
+  const actions = (row: CodeRow): RowAction[] => [
+    { key: "copy", label: t("ops.copy"), main: true, onClick: () => copyWithFallback(row.key) },
+    row.status === REDEMPTION_STATUS.unused
+      ? { key: "disable", label: t("ops.disable"), status: "warning", main: true, onClick: () => setStatus(row, REDEMPTION_STATUS.disabled) }
+      : { key: "enable", label: t("ops.enable"), status: "success", main: true, disabled: row.status === REDEMPTION_STATUS.used, onClick: () => setStatus(row, REDEMPTION_STATUS.unused) },
+    { key: "edit", label: t("ops.edit"), main: true, disabled: row.status !== REDEMPTION_STATUS.unused, onClick: () => setEditing(row) },
+    { key: "delete", label: t("ops.delete"), status: "danger", confirm: t("ops.confirmDelete"), onClick: () => remove(row) },
   ];
 
   return (
     <Page title={t("ops.redemption.title")}>
-      <Space wrap style={{ marginBottom: 16 }}>
-        <Input allowClear placeholder={t("ops.redemption.search")} value={keyword} onChange={setKeyword} style={{ width: 240 }}
+      <div className="sy-toolbar">
+        <Input allowClear placeholder={t("ops.redemption.search")} value={keyword} onChange={setKeyword} className="sy-w-240"
           onPressEnter={() => { setPage(1); void load(1); }} />
         <Button type="primary" onClick={() => { setPage(1); void load(1); }}>{t("ops.search")}</Button>
         <Button type="primary" onClick={() => setEditing(null)}>{t("ops.redemption.add")}</Button>
-      </Space>
-      <Table rowKey="id" loading={loading} columns={columns} data={rows} scroll={{ x: 800 }}
+      </div>
+      <ResponsiveTable<CodeRow> testId="redemption-table" rowKey="id" loading={loading} columns={columns} data={rows} actions={actions}
         pagination={{
           current: page, pageSize: size, total, showTotal: true, sizeCanChange: true, sizeOptions,
-          onChange: (p, s) => { if (s !== size) { setSize(s); setPage(1); } else setPage(p); },
+          onChange: (p: number, s: number) => { if (s !== size) { setSize(s); setPage(1); } else setPage(p); },
         }} />
       {editing !== undefined && (
         <CodeDrawer code={editing} onClose={() => setEditing(undefined)} onSaved={() => { setEditing(undefined); void load(); }} />
@@ -123,12 +120,12 @@ function CodeDrawer({ code, onClose, onSaved }: { code: CodeRow | null; onClose:
       ? await api.put("/api/redemption/", { id: code!.id, name: finalName, quota })
       : await api.post<string[]>("/api/redemption/", { name: finalName, quota, count });
     setSaving(false);
-    if (!r.success) return Message.error(r.message);
+    if (!r.success) return toast.error(r.message);
     if (!editing && Array.isArray(r.data)) {
       const codes = r.data as string[];
       downloadText(`${finalName}.txt`, codes.join("\n"));
-      Message.success(t("ops.redemption.createdDownload", { count: codes.length }));
-    } else Message.success(t("ops.saved"));
+      toast.success(t("ops.redemption.createdDownload", { count: codes.length }));
+    } else toast.success(t("ops.saved"));
     onSaved();
   };
 

@@ -1,11 +1,13 @@
 // User administration (spec 000 §2.6, §4, §7.1): searchable paged table, add and edit drawers, row
 // actions. Deactivated users show a tag and no actions. The page size is remembered (page-size).
 import React, { useCallback, useEffect, useState } from "react";
-import { Button, Input, Message, Popconfirm, Select, Space, Table, Tag, Tooltip } from "@arco-design/web-react";
+import { Button, Input, Select, Tag, Typography } from "@arco-design/web-react";
 import { useNavigate, useParams, useLocation } from "react-router-dom";
 import { useTranslation } from "react-i18next";
 import { api, qs } from "../../api/index.ts";
 import { Page } from "../../components/Page.tsx";
+import { ResponsiveTable, type RColumn, type RowAction } from "../../components/ResponsiveTable.tsx";
+import { toast } from "../../lib/toast.ts";
 import { useApp } from "../../lib/app-state.tsx";
 import { getPageSize, setPageSize } from "../../lib/storage.ts";
 import { renderNumber, renderQuota } from "../../lib/format.ts";
@@ -44,7 +46,7 @@ export default function UsersPage() {
     const r = await api.get<{ items: UserRow[]; total: number; page: number }>(path);
     setLoading(false);
     if (!r.success || !r.data) {
-      Message.error(r.message);
+      toast.error(r.message);
       return;
     }
     setRows(r.data.items ?? []);
@@ -59,10 +61,11 @@ export default function UsersPage() {
   const manage = async (row: UserRow, action: Action) => {
     const r = await api.post<{ status: number; role: number }>("/api/user/manage", { id: row.id, action });
     if (!r.success) {
-      Message.error(r.message);
+      toast.error(r.message);
       return;
     }
-    Message.success(t("users.actionDone"));
+    // Says what happened to whom; one toast replaces the last instead of a stack of "Done".
+    toast.success(t(`users.done.${action}`, { name: row.username }));
     setRows((list) => list.map((u) => u.id !== row.id ? u : action === "delete"
       ? { ...u, DeletedAt: new Date().toISOString() }
       : { ...u, status: r.data?.status ?? u.status, role: r.data?.role ?? u.role }));
@@ -71,52 +74,39 @@ export default function UsersPage() {
   const roleTag = (role: number) => role >= ROLE.root ? <Tag color="orange">{t("role.root")}</Tag>
     : role >= ROLE.admin ? <Tag color="arcoblue">{t("role.admin")}</Tag> : <Tag>{t("role.common")}</Tag>;
 
-  const columns = [
-    { title: "ID", dataIndex: "id", width: 70 },
+  // `from`: the table width (px) from which a column stays in the row; narrower, it moves to the row's details.
+  const columns: Array<RColumn<UserRow>> = [
+    { key: "id", title: "ID", dataIndex: "id", from: 900 },
     {
-      title: t("users.username"), dataIndex: "username",
-      render: (_: unknown, u: UserRow) => <Tooltip content={u.display_name || u.username}><span>{u.username}</span></Tooltip>,
-    },
-    { title: t("users.group"), dataIndex: "group", render: (g: string) => <Tag>{g}</Tag> },
-    {
-      title: t("users.stats"), dataIndex: "quota",
-      render: (_: unknown, u: UserRow) => (
-        <Space size={4} wrap>
-          <Tooltip content={t("users.remaining")}><Tag color="green">{renderQuota(u.quota)}</Tag></Tooltip>
-          <Tooltip content={t("users.used")}><Tag color="gray">{renderQuota(u.used_quota)}</Tag></Tooltip>
-          <Tooltip content={t("users.requests")}><Tag color="cyan">{renderNumber(u.request_count)}</Tag></Tooltip>
-        </Space>
+      key: "username", title: t("users.username"), dataIndex: "username",
+      render: (_: unknown, u) => (
+        <div className="sy-stack">
+          <span className="sy-clip" title={u.username}>{u.username}</span>
+          {u.display_name && u.display_name !== u.username && <Typography.Text type="secondary" className="sy-sub sy-clip" title={u.display_name}>{u.display_name}</Typography.Text>}
+        </div>
       ),
     },
-    { title: t("users.role"), dataIndex: "role", render: (r: number) => roleTag(r) },
+    { key: "group", title: t("users.group"), dataIndex: "group", from: 700, render: (g: string) => <Tag>{g}</Tag> },
+    { key: "balance", title: t("users.remaining"), dataIndex: "quota", align: "right", from: 560, render: (q: number) => <span className="sy-nowrap" data-testid="user-balance">{renderQuota(q)}</span> },
+    { key: "used", title: t("users.used"), dataIndex: "used_quota", align: "right", from: 820, render: (q: number) => <span className="sy-nowrap">{renderQuota(q)}</span> },
+    { key: "requests", title: t("users.requests"), dataIndex: "request_count", align: "right", from: 960, render: (n: number) => renderNumber(n) },
+    { key: "role", title: t("users.role"), dataIndex: "role", from: 640, render: (r: number) => roleTag(r) },
     {
-      title: t("users.status"), dataIndex: "status",
-      render: (s: number, u: UserRow) => u.DeletedAt ? <Tag color="red">{t("users.deactivated")}</Tag>
-        : s === USER_STATUS.enabled ? <Tag color="green">{t("users.enabled")}</Tag> : <Tag color="red">{t("users.banned")}</Tag>,
-    },
-    {
-      title: t("common.actions"), dataIndex: "actions",
-      render: (_: unknown, u: UserRow) => u.DeletedAt ? null : (
-        <Space size={4}>
-          <Popconfirm title={t("users.confirmPromote")} onOk={() => void manage(u, "promote")}>
-            <Button size="mini" disabled={u.role >= ROLE.admin}>{t("users.promote")}</Button>
-          </Popconfirm>
-          <Popconfirm title={t("users.confirmDemote")} onOk={() => void manage(u, "demote")}>
-            <Button size="mini" disabled={u.role < ROLE.admin || u.role >= ROLE.root}>{t("users.demote")}</Button>
-          </Popconfirm>
-          {u.status === USER_STATUS.enabled ? (
-            <Button size="mini" status="warning" onClick={() => void manage(u, "disable")}>{t("users.disable")}</Button>
-          ) : (
-            <Button size="mini" status="success" disabled={u.status === USER_STATUS.unenablable} onClick={() => void manage(u, "enable")}>{t("users.enable")}</Button>
-          )}
-          <Button size="mini" onClick={() => setEditId(u.id)}>{t("common.edit")}</Button>
-          <Popconfirm title={t("users.confirmDelete")} onOk={() => void manage(u, "delete")}>
-            <Button size="mini" status="danger">{t("common.delete")}</Button>
-          </Popconfirm>
-        </Space>
-      ),
+      key: "status", title: t("users.status"), dataIndex: "status",
+      render: (st: number, u) => u.DeletedAt ? <Tag color="red">{t("users.deactivated")}</Tag>
+        : st === USER_STATUS.enabled ? <Tag color="green">{t("users.enabled")}</Tag> : <Tag color="red">{t("users.banned")}</Tag>,
     },
   ];
+
+  const actions = (u: UserRow): RowAction[] => (u.DeletedAt ? [] : [
+    { key: "edit", label: t("common.edit"), main: true, onClick: () => setEditId(u.id) },
+    u.status === USER_STATUS.enabled
+      ? { key: "disable", label: t("users.disable"), status: "warning", main: true, onClick: () => void manage(u, "disable") }
+      : { key: "enable", label: t("users.enable"), status: "success", main: true, disabled: u.status === USER_STATUS.unenablable, onClick: () => void manage(u, "enable") },
+    { key: "promote", label: t("users.promote"), disabled: u.role >= ROLE.admin, confirm: t("users.confirmPromote"), onClick: () => void manage(u, "promote") },
+    { key: "demote", label: t("users.demote"), disabled: u.role < ROLE.admin || u.role >= ROLE.root, confirm: t("users.confirmDemote"), onClick: () => void manage(u, "demote") },
+    { key: "delete", label: t("common.delete"), status: "danger", disabled: u.role >= ROLE.root, confirm: t("users.confirmDelete"), onClick: () => void manage(u, "delete") },
+  ]);
 
   const closeEdit = () => {
     setEditId(null);
@@ -125,18 +115,18 @@ export default function UsersPage() {
 
   return (
     <Page title={t("users.title")} extra={<Button type="primary" onClick={() => setAdding(true)}>{t("users.add")}</Button>}>
-      <Space wrap style={{ marginBottom: 12 }}>
-        <Input.Search allowClear style={{ width: 260 }} placeholder={t("users.searchPlaceholder")} value={keyword} onChange={setKeyword}
+      <div className="sy-toolbar">
+        <Input.Search allowClear className="sy-w-240" placeholder={t("users.searchPlaceholder")} value={keyword} onChange={setKeyword}
           onSearch={() => { setPage(1); void load(1, size); }} />
-        <Select allowClear style={{ width: 160 }} placeholder={t("users.group")} value={group || undefined} onChange={(v) => setGroup(v ?? "")}
+        <Select allowClear className="sy-w-160" placeholder={t("users.group")} value={group || undefined} onChange={(v) => setGroup(v ?? "")}
           options={groups.map((g) => ({ label: g, value: g }))} />
         <Button type="primary" onClick={() => { setPage(1); void load(1, size); }}>{t("common.search")}</Button>
-      </Space>
-      <Table
-        rowKey="id" loading={loading} columns={columns as any} data={rows} scroll={{ x: true }}
+      </div>
+      <ResponsiveTable<UserRow>
+        testId="user-table" rowKey="id" loading={loading} columns={columns} data={rows} actions={actions} actionsTitle={t("common.actions")}
         pagination={{
           current: page, pageSize: size, total, showTotal: true, sizeCanChange: true, sizeOptions: [...PAGE_SIZE_OPTIONS],
-          onChange: (p, s) => {
+          onChange: (p: number, s: number) => {
             if (s !== size) setPageSize(s);
             setPage(p);
             setSize(s);
