@@ -1,8 +1,9 @@
 // Drawing task log (spec 001 §2 Drawing log, §4 drawing action/code/status, §9 60 s duration warning).
 import React, { useEffect, useState } from "react";
-import { Alert, Image, Progress, Table, Tag, Typography } from "@arco-design/web-react";
+import { Alert, Image, Progress, Tag, Typography } from "@arco-design/web-react";
 import { useTranslation } from "react-i18next";
 import { Page } from "../../components/Page.tsx";
+import { ResponsiveTable, type RColumn } from "../../components/ResponsiveTable.tsx";
 import { copyWithFallback } from "../../components/copy.tsx";
 import { api, qs } from "../../api/index.ts";
 import { isAdmin, useApp } from "../../lib/app-state.tsx";
@@ -58,32 +59,33 @@ export default function MidjourneyPage() {
   // The stored flag mj_notify_enabled hides the admin notice about the drawing callback.
   const showNotice = admin && !(status.mj_notify_enabled || readBool(KEYS.mjNotifyEnabled));
 
-  const columns = [
-    { title: t("ops.task.submitTime"), dataIndex: "submit_time", render: (v: number) => timestampToString(Math.floor(v / 1000)) },
+  // `from`: the table width (px) from which a column stays in the row; narrower, it moves to the row's details.
+  const columns: Array<RColumn<DrawingRow>> = [
+    { key: "submit", title: t("ops.task.submitTime"), dataIndex: "submit_time", render: (v: number) => <span className="sy-nowrap">{timestampToString(Math.floor(v / 1000))}</span> },
     {
-      title: t("ops.task.duration"), key: "duration",
+      title: t("ops.task.duration"), key: "duration", from: 700,
       render: (_: unknown, r: DrawingRow) => {
         const d = taskDuration(r.submit_time, r.finish_time, "ms");
         return <Tag color={d.color} data-testid="duration">{d.text}</Tag>;
       },
     },
     ...(admin ? [{
-      title: t("ops.log.channel"), dataIndex: "channel_id",
+      key: "channel", title: t("ops.log.channel"), dataIndex: "channel_id", from: 1100,
       render: (v: number) => <Tag style={{ cursor: "pointer" }} onClick={() => copyWithFallback(String(v))}>{v}</Tag>,
     }] : []),
-    { title: t("ops.log.type"), dataIndex: "action", render: (v: string) => <Tag color="arcoblue">{DRAWING_ACTIONS.includes(v) ? t(`ops.mj.action.${v}`) : t("ops.unknown")}</Tag> },
-    { title: t("ops.task.taskId"), dataIndex: "mj_id", render: (v: string) => <LongText text={v} title={t("ops.task.taskId")} max={16} /> },
-    { title: t("ops.mj.submitResult"), dataIndex: "code", render: (v: number) => <Tag color={CODE_COLOR[v] ?? "gray"}>{t(`ops.mj.code.${v in CODE_COLOR ? v : "other"}`)}</Tag> },
-    { title: t("ops.task.status"), dataIndex: "status", render: (v: string) => <Tag color={STATUS_COLOR[v] ?? "gray"}>{v ? t(`ops.mj.status.${v in STATUS_COLOR ? v : "other"}`) : t("ops.task.submitting")}</Tag> },
-    { title: t("ops.task.progress"), dataIndex: "progress", render: (v: string) => <Progress percent={Number.parseInt(v || "0", 10) || 0} size="small" style={{ width: 100 }} /> },
+    { key: "action", title: t("ops.log.type"), dataIndex: "action", from: 560, render: (v: string) => <Tag color="arcoblue">{DRAWING_ACTIONS.includes(v) ? t(`ops.mj.action.${v}`) : t("ops.unknown")}</Tag> },
+    { key: "id", title: t("ops.task.taskId"), dataIndex: "mj_id", from: 900, render: (v: string) => <LongText text={v} title={t("ops.task.taskId")} max={16} /> },
+    { key: "code", title: t("ops.mj.submitResult"), dataIndex: "code", from: 1200, render: (v: number) => <Tag color={CODE_COLOR[v] ?? "gray"}>{t(`ops.mj.code.${v in CODE_COLOR ? v : "other"}`)}</Tag> },
+    { key: "status", title: t("ops.task.status"), dataIndex: "status", render: (v: string) => <Tag color={STATUS_COLOR[v] ?? "gray"}>{v ? t(`ops.mj.status.${v in STATUS_COLOR ? v : "other"}`) : t("ops.task.submitting")}</Tag> },
+    { key: "progress", title: t("ops.task.progress"), dataIndex: "progress", from: 800, render: (v: string) => <Progress percent={Number.parseInt(v || "0", 10) || 0} size="small" style={{ width: 90 }} /> },
     {
-      title: t("ops.mj.image"), dataIndex: "image_url",
+      key: "image", title: t("ops.mj.image"), dataIndex: "image_url", from: 480,
       // The upstream's address, or the gateway's own /mj/image link (MjForwardUrlEnabled); nothing else is shown.
       render: (v: string) => (/^(https?:\/\/|\/)/i.test(v ?? "") ? <Image src={v} width={64} height={64} alt="result" preview data-testid="mj-image" /> : t("ops.mj.noImage")),
     },
-    { title: t("ops.mj.prompt"), dataIndex: "prompt", render: (v: string) => <LongText text={v} title={t("ops.mj.prompt")} /> },
-    { title: t("ops.mj.promptEn"), dataIndex: "prompt_en", render: (v: string) => <LongText text={v} title={t("ops.mj.promptEn")} /> },
-    { title: t("ops.task.failReason"), dataIndex: "fail_reason", render: (v: string) => <LongText text={v} title={t("ops.task.failReason")} /> },
+    { key: "prompt", title: t("ops.mj.prompt"), dataIndex: "prompt", from: 1000, render: (v: string) => <LongText text={v} title={t("ops.mj.prompt")} max={24} /> },
+    { key: "promptEn", title: t("ops.mj.promptEn"), dataIndex: "prompt_en", from: 1300, render: (v: string) => <LongText text={v} title={t("ops.mj.promptEn")} max={24} /> },
+    { key: "fail", title: t("ops.task.failReason"), dataIndex: "fail_reason", from: 1150, render: (v: string) => <LongText text={v} title={t("ops.task.failReason")} max={24} /> },
   ];
 
   return (
@@ -91,7 +93,7 @@ export default function MidjourneyPage() {
       {showNotice && <Alert type="info" content={t("ops.mj.callbackNotice")} style={{ marginBottom: 12 }} data-testid="mj-notice" />}
       <TaskFilters admin={admin} values={filters} onChange={setFilters} onSearch={search} idLabel={t("ops.task.taskId")} />
       {error && <Typography.Paragraph type="error">{error}</Typography.Paragraph>}
-      <Table rowKey="id" loading={list.loading} columns={columns} data={list.rows} scroll={{ x: 1300 }}
+      <ResponsiveTable<DrawingRow> testId="mj-table" rowKey="id" loading={list.loading} columns={columns} data={list.rows}
         pagination={{ current: list.page, pageSize: size, total: list.total, sizeOptions, onChange: list.onPageChange }} />
     </Page>
   );

@@ -1,8 +1,9 @@
 // Public model pricing (spec 001 §2 Pricing page, §9 price display).
 import React, { useEffect, useMemo, useState } from "react";
-import { Alert, Button, Input, Message, Space, Table, Tag, Tooltip } from "@arco-design/web-react";
+import { Alert, Button, Input, Message, Space, Tag, Tooltip } from "@arco-design/web-react";
 import { useTranslation } from "react-i18next";
 import { Page } from "../../components/Page.tsx";
+import { ResponsiveTable, type RColumn } from "../../components/ResponsiveTable.tsx";
 import { copyWithFallback } from "../../components/copy.tsx";
 import { api } from "../../api/index.ts";
 import { useApp } from "../../lib/app-state.tsx";
@@ -58,20 +59,21 @@ export default function PricingPage() {
   const ratio = groupRatio[viewGroup] ?? 1;
   const shown = useMemo(() => sortPricing(entries.filter((e) => matchesModel(e.model_name, search)), viewGroup), [entries, search, viewGroup]);
 
-  const columns = [
+  // `from`: the table width (px) from which a column stays in the row; narrower, it moves to the row's details.
+  const columns: Array<RColumn<PricingEntry>> = [
     {
-      title: t("ops.pricing.available"), key: "available", width: 90,
+      title: t("ops.pricing.available"), key: "available",
       render: (_: unknown, e: PricingEntry) => (e.enable_groups.includes(viewGroup)
         ? <Tag color="green" data-testid="available">✓</Tag>
         : <Tooltip content={t("ops.pricing.notAvailable", { group: viewGroup })}><Tag color="gray">✗</Tag></Tooltip>),
     },
     {
-      title: t("ops.pricing.model"), dataIndex: "model_name",
-      render: (v: string) => <Tag color="arcoblue" style={{ cursor: "pointer" }} onClick={() => copyWithFallback(v)}>{v}</Tag>,
+      key: "model", title: t("ops.pricing.model"), dataIndex: "model_name",
+      render: (v: string) => <span className="sy-clip sy-link-primary" title={v} style={{ maxWidth: 260 }} onClick={() => copyWithFallback(v)}>{v}</span>,
     },
-    { title: t("ops.pricing.billing"), dataIndex: "quota_type", render: (v: number) => <Tag color={v === 1 ? "orange" : "cyan"}>{t(v === 1 ? "ops.pricing.perRequest" : "ops.pricing.perToken")}</Tag> },
+    { key: "billing", title: t("ops.pricing.billing"), dataIndex: "quota_type", from: 760, render: (v: number) => <Tag color={v === 1 ? "orange" : "cyan"}>{t(v === 1 ? "ops.pricing.perRequest" : "ops.pricing.perToken")}</Tag> },
     {
-      title: t("ops.pricing.groups"), dataIndex: "enable_groups",
+      key: "groups", title: t("ops.pricing.groups"), dataIndex: "enable_groups", from: 900,
       render: (gs: string[]) => (
         <Space size={2} wrap>
           {gs.map((g) => (
@@ -81,9 +83,9 @@ export default function PricingPage() {
       ),
     },
     {
-      title: t("ops.pricing.ratios"), key: "ratios",
+      title: t("ops.pricing.ratios"), key: "ratios", from: 640,
       render: (_: unknown, e: PricingEntry) => (e.quota_type === 1 ? "-" : (
-        <div style={{ fontSize: 12 }}>
+        <div className="sy-nowrap" style={{ fontSize: 12 }}>
           <div>{t("ops.pricing.modelRatio")}: {e.model_ratio}</div>
           <div>{t("ops.pricing.completionRatio")}: {e.completion_ratio}</div>
           <div>{t("ops.pricing.groupRatio")}: {ratio}</div>
@@ -96,7 +98,7 @@ export default function PricingPage() {
         const p = priceText(e, ratio);
         return p.fixed
           ? <span>{t("ops.pricing.fixedPrice")}: {p.fixed}</span>
-          : <div style={{ fontSize: 12 }}><div>{t("ops.pricing.promptPrice")}: {p.prompt} / 1M</div><div>{t("ops.pricing.completionPrice")}: {p.completion} / 1M</div></div>;
+          : <div className="sy-nowrap" style={{ fontSize: 12 }}><div>{t("ops.pricing.promptPrice")}: {p.prompt} / 1M</div><div>{t("ops.pricing.completionPrice")}: {p.completion} / 1M</div></div>;
       },
     },
   ];
@@ -113,12 +115,12 @@ export default function PricingPage() {
             action={<Button size="mini" onClick={() => setViewGroup(user?.group || DEFAULT_GROUP)}>{t("ops.pricing.backToMine")}</Button>} />
         )}
       </Space>
-      <Space wrap style={{ marginBottom: 12 }}>
-        <Input allowClear value={search} onChange={setSearch} placeholder={t("ops.pricing.search")} style={{ width: 260 }} data-testid="pricing-search" />
+      <div className="sy-toolbar">
+        <Input allowClear value={search} onChange={setSearch} placeholder={t("ops.pricing.search")} className="sy-w-240" data-testid="pricing-search" />
         <Button type="primary" disabled={selected.length === 0} onClick={() => copyWithFallback(selected.join(","))}>{t("ops.pricing.copySelected")}</Button>
-      </Space>
-      <Table rowKey="model_name" loading={loading} columns={columns} data={shown} scroll={{ x: 800 }}
-        rowSelection={{ type: "checkbox", selectedRowKeys: selected, onChange: (keys) => setSelected(keys as string[]) }}
+      </div>
+      <ResponsiveTable<PricingEntry> testId="pricing-table" rowKey="model_name" loading={loading} columns={columns} data={shown}
+        rowSelection={{ type: "checkbox", selectedRowKeys: selected, onChange: (keys: unknown) => setSelected(keys as string[]) }}
         pagination={{ pageSize: 20, sizeCanChange: true, sizeOptions: [10, 20, 50, 100], showTotal: true }} />
     </Page>
   );

@@ -1,8 +1,9 @@
 // Creative task log (spec 001 §2 Creative task log, §4 creative task states, §9 duration colours).
 import React, { useEffect, useState } from "react";
-import { Image, Modal, Progress, Space, Table, Tag, Typography } from "@arco-design/web-react";
+import { Image, Modal, Progress, Space, Tag, Typography } from "@arco-design/web-react";
 import { useTranslation } from "react-i18next";
 import { Page } from "../../components/Page.tsx";
+import { ResponsiveTable, type RColumn } from "../../components/ResponsiveTable.tsx";
 import { copyWithFallback } from "../../components/copy.tsx";
 import { api, qs } from "../../api/index.ts";
 import { isAdmin, useApp } from "../../lib/app-state.tsx";
@@ -73,40 +74,41 @@ export default function TaskPage() {
     search();
   }, []);
 
-  const columns = [
-    { title: t("ops.task.submitTime"), dataIndex: "submit_time", render: (v: number) => timestampToString(v) },
-    { title: t("ops.task.finishTime"), dataIndex: "finish_time", render: (v: number) => timestampToString(v) },
-    { title: t("ops.task.progress"), dataIndex: "progress", render: (v: string) => <Progress percent={Number.parseInt(v || "0", 10) || 0} size="small" style={{ width: 100 }} /> },
+  // `from`: the table width (px) from which a column stays in the row; narrower, it moves to the row's details.
+  const columns: Array<RColumn<TaskRow>> = [
+    { key: "submit", title: t("ops.task.submitTime"), dataIndex: "submit_time", render: (v: number) => <span className="sy-nowrap">{timestampToString(v)}</span> },
+    { key: "finish", title: t("ops.task.finishTime"), dataIndex: "finish_time", from: 1100, render: (v: number) => <span className="sy-nowrap">{timestampToString(v)}</span> },
+    { key: "progress", title: t("ops.task.progress"), dataIndex: "progress", from: 800, render: (v: string) => <Progress percent={Number.parseInt(v || "0", 10) || 0} size="small" style={{ width: 90 }} /> },
     {
-      title: t("ops.task.duration"), key: "duration",
+      title: t("ops.task.duration"), key: "duration", from: 700,
       render: (_: unknown, r: TaskRow) => {
         const d = taskDuration(r.submit_time, r.finish_time, "s");
         return <Tag color={d.color} data-testid="duration">{d.text}</Tag>;
       },
     },
     ...(admin ? [{
-      title: t("ops.log.channel"), dataIndex: "channel_id",
+      key: "channel", title: t("ops.log.channel"), dataIndex: "channel_id", from: 1200,
       render: (v: number) => <Tag style={{ cursor: "pointer" }} onClick={() => copyWithFallback(String(v))}>{v}</Tag>,
     }] : []),
-    { title: t("ops.task.platform"), dataIndex: "platform", render: (v: string) => <Tag color="purple">{PLATFORM_NAME[v] ?? (v || t("ops.unknown"))}</Tag> },
-    { title: t("ops.log.type"), dataIndex: "action", render: (v: string) => <Tag color="arcoblue">{ACTIONS.includes(v) ? t(`ops.task.action.${v}`) : t("ops.unknown")}</Tag> },
+    { key: "platform", title: t("ops.task.platform"), dataIndex: "platform", from: 960, render: (v: string) => <Tag color="purple">{PLATFORM_NAME[v] ?? (v || t("ops.unknown"))}</Tag> },
+    { key: "action", title: t("ops.log.type"), dataIndex: "action", from: 560, render: (v: string) => <Tag color="arcoblue">{ACTIONS.includes(v) ? t(`ops.task.action.${v}`) : t("ops.unknown")}</Tag> },
     {
-      title: t("ops.task.taskId"), dataIndex: "task_id",
-      render: (v: string, r: TaskRow) => <Typography.Text style={{ cursor: "pointer", color: "rgb(var(--arcoblue-6))" }} onClick={() => setDetail(r)}>{v}</Typography.Text>,
+      key: "id", title: t("ops.task.taskId"), dataIndex: "task_id", from: 640,
+      render: (v: string, r: TaskRow) => <span className="sy-clip sy-link-primary" style={{ maxWidth: 140 }} title={v} onClick={() => setDetail(r)}>{v}</span>,
     },
     {
-      title: t("ops.task.status"), dataIndex: "status",
+      key: "status", title: t("ops.task.status"), dataIndex: "status",
       render: (v: string) => <Tag color={STATUS_COLOR[v] ?? "gray"}>{v ? t(`ops.task.status.${v in STATUS_COLOR ? v : "UNKNOWN"}`) : t("ops.task.submitting")}</Tag>,
     },
-    { title: t("ops.task.result"), dataIndex: "data", render: (v: unknown) => <TaskResult data={v} /> },
-    { title: t("ops.task.failReason"), dataIndex: "fail_reason", render: (v: string) => <LongText text={v} title={t("ops.task.failReason")} /> },
+    { key: "result", title: t("ops.task.result"), dataIndex: "data", from: 480, render: (v: unknown) => <TaskResult data={v} /> },
+    { key: "fail", title: t("ops.task.failReason"), dataIndex: "fail_reason", from: 1050, render: (v: string) => <LongText text={v} title={t("ops.task.failReason")} max={24} /> },
   ];
 
   return (
     <Page title={t("ops.task.title")}>
       <TaskFilters admin={admin} values={filters} onChange={setFilters} onSearch={search} idLabel={t("ops.task.taskId")} />
       {error && <Typography.Paragraph type="error">{error}</Typography.Paragraph>}
-      <Table rowKey="id" loading={list.loading} columns={columns} data={list.rows} scroll={{ x: 1300 }}
+      <ResponsiveTable<TaskRow> testId="task-table" rowKey="id" loading={list.loading} columns={columns} data={list.rows}
         pagination={{ current: list.page, pageSize: size, total: list.total, sizeOptions, onChange: list.onPageChange }} />
       <Modal title={t("ops.task.detail")} visible={!!detail} onCancel={() => setDetail(null)} footer={null} style={{ width: 720 }}>
         <pre style={{ whiteSpace: "pre-wrap", wordBreak: "break-word", maxHeight: "60vh", overflow: "auto" }} data-testid="task-detail">
