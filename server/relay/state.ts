@@ -78,6 +78,9 @@ export interface RoutingTable {
   abilities: Map<string, Candidate[]>;
   /** group → model names (enabled abilities on enabled channels), sorted */
   modelsByGroup: Map<string, string[]>;
+  /** `${group}\n${model}` of abilities whose channels are all disabled (manually or by automation): the model
+   * exists for the group but is down, which answers 503 where an unknown model answers 404 */
+  offline: Set<string>;
   loadedAt: number;
 }
 
@@ -123,9 +126,13 @@ class RoutingCache {
     const channels = new Map(rows.map((c) => [c.id, c]));
     const abilities = new Map<string, Candidate[]>();
     const models = new Map<string, Set<string>>();
+    const offline = new Set<string>();
     for (const a of await db.selectFrom("abilities").selectAll().execute()) {
-      if (!Boolean(a.enabled) || !channels.has(a.channel_id)) continue;
       const k = `${a.group}\n${a.model}`;
+      if (!Boolean(a.enabled) || !channels.has(a.channel_id)) {
+        offline.add(k);
+        continue;
+      }
       let list = abilities.get(k);
       if (!list) abilities.set(k, (list = []));
       list.push({ channelId: a.channel_id, priority: Number(a.priority ?? 0), weight: Number(a.weight ?? 0) });
@@ -134,7 +141,8 @@ class RoutingCache {
       set.add(a.model);
     }
     const modelsByGroup = new Map([...models].map(([g, s]) => [g, [...s].sort()]));
-    return { channels, abilities, modelsByGroup, loadedAt: Date.now() };
+    for (const k of abilities.keys()) offline.delete(k);
+    return { channels, abilities, modelsByGroup, offline, loadedAt: Date.now() };
   }
 
   clear() {

@@ -202,11 +202,12 @@ describe("errors in Claude's format", () => {
     expect((await tokenRow(fx, tokenId)).remain_quota).toBe(before);
   });
 
-  test("an unknown model is a Claude-format 503 with the reason", async () => {
+  test("an unknown model is a Claude-format 404 not_found_error with the reason", async () => {
     const err: any = await client.messages.create({ model: "no-such-model", max_tokens: 10, messages: [{ role: "user", content: "x" }] }).catch((e) => e);
-    expect(err.status).toBe(503);
-    expect(err.error.type).toBe("error");
-    expect(err.error.error.message).toContain("no available channel for model no-such-model");
+    expect(err).toBeInstanceOf(Anthropic.NotFoundError);
+    expect(err.status).toBe(404);
+    expect(err.error).toMatchObject({ type: "error", error: { type: "not_found_error" } });
+    expect(err.error.error.message).toContain("the model 'no-such-model' does not exist");
   });
 
   test("an upstream error comes back in Claude's format without the channel's key", async () => {

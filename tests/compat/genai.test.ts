@@ -175,7 +175,8 @@ describe("errors in Gemini's format", () => {
 
   test("an SDK error carries the gateway's message", async () => {
     const err: any = await ai.models.generateContent({ model: "no-such-model", contents: "x" }).catch((e) => e);
-    expect(err.status).toBe(503);
-    expect(err.message).toContain("no available channel for model no-such-model");
+    expect(err.status).toBe(404);
+    expect(err.message).toContain("NOT_FOUND");
+    expect(err.message).toContain("the model 'no-such-model' does not exist");
   });
 });

@@ -80,9 +80,10 @@ describe("openai SDK", () => {
     expect(e1).toBeInstanceOf(OpenAI.AuthenticationError);
     expect(e1.status).toBe(401);
     const e2 = await client.chat.completions.create({ model: "no-such-model", messages: [{ role: "user", content: "x" }] }).catch((e) => e);
-    expect(e2).toBeInstanceOf(OpenAI.APIError);
-    expect(e2.status).toBe(503);
-    expect(e2.message).toContain("no available channel for model no-such-model in group default");
+    expect(e2).toBeInstanceOf(OpenAI.NotFoundError);
+    expect(e2.status).toBe(404);
+    expect(e2.code).toBe("model_not_found");
+    expect(e2.message).toContain("the model 'no-such-model' does not exist or you do not have access to it");
     const e3 = await client.models.retrieve("nope").catch((e) => e);
     expect(e3).toBeInstanceOf(OpenAI.NotFoundError);
   });

@@ -26,7 +26,7 @@ describe("OpenAI-format relay errors carry their code", () => {
 
   test("a model no channel serves is model_not_found", async () => {
     const res = await fx.call("/v1/chat/completions", key, chat("error-codes-nobody-serves-this"));
-    expect(res.status).toBe(503);
+    expect(res.status).toBe(404);
     const body = (await res.json()) as any;
     expect(body.error.code).toBe("model_not_found");
     expect(body.error.message).toContain("error-codes-nobody-serves-this");
@@ -78,12 +78,12 @@ describe("native formats keep their own error shapes", () => {
 
   test("Claude and Gemini formats also report an unknown model in their own shape", async () => {
     const claude = await fx.call("/v1/messages", key, { model: "error-codes-nobody", max_tokens: 8, messages: [{ role: "user", content: "hi" }] });
-    expect(claude.status).toBe(503);
-    expect(((await claude.json()) as any).type).toBe("error");
+    expect(claude.status).toBe(404);
+    expect(((await claude.json()) as any).error.type).toBe("not_found_error");
     const gemini = await fx.ctx.app.handle(new Request(`http://localhost/v1beta/models/error-codes-nobody:generateContent`, {
       method: "POST", headers: { "content-type": "application/json", "x-goog-api-key": key }, body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "hi" }] }] }),
     }));
-    expect(gemini.status).toBe(503);
-    expect(((await gemini.json()) as any).error).toMatchObject({ code: 503, status: "UNAVAILABLE" });
+    expect(gemini.status).toBe(404);
+    expect(((await gemini.json()) as any).error).toMatchObject({ code: 404, status: "NOT_FOUND" });
   });
 });

@@ -135,12 +135,23 @@ describe("token authentication", () => {
 });
 
 describe("routing", () => {
-  test("no channel for the model in the group is 503 naming both", async () => {
+  test("no channel for the model in the group is 404 model_not_found naming both", async () => {
     await price("route-none", 1);
     const { token } = await setup([]);
     const r = await fx.call("/v1/chat/completions", token.key, chat("route-none"));
+    expect(r.status).toBe(404);
+    const body = await json(r);
+    expect(body.error.code).toBe("model_not_found");
+    expect(body.error.message).toBe("the model 'route-none' does not exist or you do not have access to it (no channel serves it in group default)");
+  });
+
+  test("a model whose channels are all disabled is 503 (down), not 404", async () => {
+    await price("route-down", 1);
+    const { token } = await setup([]);
+    await fx.channel({ base_url: "http://127.0.0.1:9", models: ["route-down"], status: 2 });
+    const r = await fx.call("/v1/chat/completions", token.key, chat("route-down"));
     expect(r.status).toBe(503);
-    expect((await json(r)).error.message).toBe("no available channel for model route-none in group default");
+    expect((await json(r)).error.message).toBe("no available channel for model route-down in group default: its channels are disabled");
   });
 
   test("the highest priority tier takes all traffic while it works", async () => {

@@ -69,7 +69,12 @@ export async function admit(deps: AppDeps, req: RelayRequest, opts: AdmitOptions
   const candidates = table.abilities.get(`${caller.group}\n${model}`) ?? [];
   const pinned = caller.pinnedChannel !== null ? await pinnedChannel(deps, table, caller.pinnedChannel) : null;
   if (!pinned && candidates.length === 0) {
-    throw new AppError(503, `no available channel for model ${model} in group ${caller.group}`, "model_not_found");
+    // A model the group has channels for, all disabled, is down (503, which SDKs retry); a model no channel
+    // of the group serves does not exist for the caller (404: not_found_error / NOT_FOUND in the native formats).
+    if (table.offline.has(`${caller.group}\n${model}`)) {
+      throw new AppError(503, `no available channel for model ${model} in group ${caller.group}: its channels are disabled`, "model_not_available");
+    }
+    throw new AppError(404, `the model '${model}' does not exist or you do not have access to it (no channel serves it in group ${caller.group})`, "model_not_found");
   }
   const price = priceFor(deps.options, model, caller.group, caller.acceptUnsetModel);
   const ticket = await takeRateLimit(deps, caller.userId, caller.group);
