@@ -1,9 +1,13 @@
-// A small SMTP client (RFC 5321) over node:net / node:tls as Bun implements them: implicit TLS when
-// SMTPSSLEnabled is on or the port is 465, STARTTLS whenever the server offers it, AUTH PLAIN or LOGIN.
-// Credentials are never sent over an unencrypted connection except to a loopback server.
-import { connect as tcpConnect, isIP, type Socket } from "node:net";
-import { connect as tlsConnect, type ConnectionOptions, type TLSSocket } from "node:tls";
-import { hostname } from "node:os";
+// Site mail through nodemailer: implicit TLS when SMTPSSLEnabled is on or the port is 465, STARTTLS
+// whenever the server offers it, the AUTH mechanism the server prefers, RFC 2047 words for non-ASCII
+// subjects and names, the body's transfer encoding chosen by nodemailer. Around it, the project's rules:
+// credentials go over an unencrypted connection only to a loopback server (elsewhere STARTTLS is
+// required); addresses with control characters or angle brackets are refused and control characters in
+// subjects and names become spaces, so no caller adds a header line; failures are MailErrors worded for
+// the operator's log (modules/verification/mails.ts turns them into 502/503 answers for the caller).
+import { createTransport } from "nodemailer";
+import MailComposer from "nodemailer/lib/mail-composer";
+import type { ConnectionOptions } from "node:tls";
 import type { AppDeps } from "../deps.ts";
 
 export interface SmtpSettings {
@@ -14,6 +18,8 @@ export interface SmtpSettings {
   account: string;
   token: string;
   from: string;
+  /** Display name of the sender (the site's name, as one-api sends it); empty for a bare address. */
+  fromName?: string;
 }
 
 export interface MailMessage {
@@ -39,7 +45,7 @@ export function smtpSettings(deps: AppDeps): SmtpSettings | null {
   const account = o.get("SMTPAccount").trim();
   return {
     host, port, secure: o.bool("SMTPSSLEnabled") || port === 465, account, token: o.get("SMTPToken"),
-    from: o.get("SMTPFrom").trim() || account,
+    from: o.get("SMTPFrom").trim() || account, fromName: o.get("SystemName").trim(),
   };
 }
 
@@ -48,185 +54,103 @@ const isLoopback = (host: string) => host === "localhost" || host === "::1" || /
 /** Credentials go only over TLS, or to a server on this machine (a local relay, tests). */
 export const mayAuthenticate = (encrypted: boolean, host: string) => encrypted || isLoopback(host);
 
-/** SNI must be a name; for an IP address the certificate is checked against the IP instead. */
-const sni = (host: string) => (isIP(host) ? {} : { servername: host });
-
-/** RFC 2047 encoded word, so subjects in any language survive 7-bit transport. */
-function encodeHeader(text: string): string {
-  return /^[\x20-\x7e]*$/.test(text) ? text : `=?UTF-8?B?${Buffer.from(text, "utf8").toString("base64")}?=`;
-}
-
-function wrap76(b64: string): string {
-  return b64.replace(/.{1,76}/g, "$&\r\n");
-}
-
-/** Addresses go into SMTP commands and headers: a line break (or any control character) would add lines. */
+/**
+ * One mailbox, nothing else: a line break (or any control character) would add lines to the SMTP dialogue
+ * or the header block, angle brackets another address, and a comma or semicolon a second recipient.
+ */
 function cleanAddress(addr: string): string {
   const a = addr.trim();
-  if (!a || /[\x00-\x1f\x7f<>]/.test(a)) throw new MailError(`invalid mail address: ${JSON.stringify(addr)}`);
+  if (!/^[^\s\x00-\x1f\x7f<>,;@]+@[^\s\x00-\x1f\x7f<>,;@]+$/.test(a)) throw new MailError(`invalid mail address: ${JSON.stringify(addr)}`);
   return a;
 }
 
-export function buildMessage(rawFrom: string, msg: MailMessage, now = new Date()): string {
-  const from = cleanAddress(rawFrom);
-  const domain = from.split("@")[1] || "localhost";
-  const headers = [
-    `From: ${from}`,
-    `To: ${cleanAddress(msg.to)}`,
-    // Subjects carry site names and titles: control characters (CR/LF above all) become spaces.
-    `Subject: ${encodeHeader(msg.subject.replace(/[\x00-\x1f\x7f]+/g, " "))}`,
-    `Date: ${now.toUTCString().replace("GMT", "+0000")}`,
-    `Message-ID: <${crypto.randomUUID()}@${domain}>`,
-    "MIME-Version: 1.0",
-    "Content-Type: text/html; charset=UTF-8",
-    "Content-Transfer-Encoding: base64",
-  ];
-  return headers.join("\r\n") + "\r\n\r\n" + wrap76(Buffer.from(msg.html, "utf8").toString("base64"));
+/** Subjects and names carry site names and titles: control characters (CR/LF above all) become spaces. */
+const cleanText = (s: string) => s.replace(/[\x00-\x1f\x7f]+/g, " ").trim();
+
+/** The message as nodemailer takes it; the envelope is explicit so nothing is parsed out of a header. */
+function mailData(from: string, fromName: string, msg: MailMessage, date?: Date) {
+  const sender = cleanAddress(from);
+  const to = cleanAddress(msg.to);
+  const name = cleanText(fromName);
+  return {
+    from: name ? { name, address: sender } : sender,
+    to,
+    envelope: { from: sender, to: [to] },
+    subject: cleanText(msg.subject),
+    html: msg.html,
+    ...(date ? { date } : {}),
+    // The content is ours, never a path or URL for nodemailer to read.
+    disableFileAccess: true,
+    disableUrlAccess: true,
+  };
 }
 
-interface Reply { code: number; lines: string[] }
-
-/** Reads complete SMTP replies (possibly multi-line "250-...") from whichever socket is current. */
-class ReplyReader {
-  private buf = "";
-  private lines: string[] = [];
-  private ready: Reply[] = [];
-  private waiter: { resolve: (r: Reply) => void; reject: (e: Error) => void } | null = null;
-  private failure: Error | null = null;
-
-  attach(sock: Socket | TLSSocket) {
-    sock.on("data", (chunk: Buffer) => this.push(chunk.toString("utf8")));
-    sock.on("error", (e: Error) => this.fail(new MailError(`SMTP connection error: ${e.message}`)));
-    sock.on("close", () => this.fail(new MailError("SMTP connection closed by the server")));
-  }
-
-  detach(sock: Socket | TLSSocket) {
-    sock.removeAllListeners("data");
-    sock.removeAllListeners("error");
-    sock.removeAllListeners("close");
-  }
-
-  private push(text: string) {
-    this.buf += text;
-    let i: number;
-    while ((i = this.buf.indexOf("\r\n")) >= 0) {
-      const line = this.buf.slice(0, i);
-      this.buf = this.buf.slice(i + 2);
-      this.lines.push(line);
-      if (/^\d{3}(?: |$)/.test(line)) {
-        const reply = { code: Number(line.slice(0, 3)), lines: this.lines.map((l) => l.slice(4)) };
-        this.lines = [];
-        if (this.waiter) {
-          const w = this.waiter;
-          this.waiter = null;
-          w.resolve(reply);
-        } else this.ready.push(reply);
-      }
-    }
-  }
-
-  fail(e: Error) {
-    this.failure ??= e;
-    if (this.waiter) {
-      const w = this.waiter;
-      this.waiter = null;
-      w.reject(e);
-    }
-  }
-
-  next(): Promise<Reply> {
-    const r = this.ready.shift();
-    if (r) return Promise.resolve(r);
-    if (this.failure) return Promise.reject(this.failure);
-    return new Promise((resolve, reject) => (this.waiter = { resolve, reject }));
-  }
+/** The RFC 5322 text that sendMail would transmit for this message (for tests and previews). */
+export async function buildMessage(from: string, msg: MailMessage, opts: { fromName?: string; date?: Date } = {}): Promise<string> {
+  const composer = new MailComposer(mailData(from, opts.fromName ?? "", msg, opts.date));
+  const raw = await new Promise<Buffer>((resolve, reject) => composer.compile().build((err, out) => (err ? reject(err) : resolve(out))));
+  return raw.toString("utf8");
 }
 
-function open(settings: SmtpSettings, tls: ConnectionOptions | undefined): Promise<Socket | TLSSocket> {
-  return new Promise((resolve, reject) => {
-    const sock = settings.secure
-      ? tlsConnect({ host: settings.host, port: settings.port, ...sni(settings.host), ...tls }, () => resolve(sock))
-      : tcpConnect({ host: settings.host, port: settings.port }, () => resolve(sock));
-    sock.once("error", (e) => reject(new MailError(`cannot connect to SMTP server ${settings.host}:${settings.port}: ${e.message}`)));
-  });
+/** nodemailer's SMTP options for these settings: where the rule above requires it, STARTTLS is not optional. */
+export function transportOptions(settings: SmtpSettings, opts: SendOptions = {}) {
+  const timeout = opts.timeoutMs ?? 30_000;
+  const auth = settings.account ? { user: settings.account, pass: settings.token } : undefined;
+  return {
+    host: settings.host,
+    port: settings.port,
+    secure: settings.secure,
+    requireTLS: !!auth && !mayAuthenticate(settings.secure, settings.host),
+    auth,
+    connectionTimeout: timeout,
+    greetingTimeout: timeout,
+    socketTimeout: timeout,
+    dnsTimeout: Math.min(timeout, 10_000),
+    tls: opts.tls,
+    // No connection kept between mails: they are few (codes, resets, alerts) and each one is sent alone.
+    pool: false as const,
+  };
 }
 
-function upgrade(sock: Socket, host: string, tls: ConnectionOptions | undefined): Promise<TLSSocket> {
-  return new Promise((resolve, reject) => {
-    const secured = tlsConnect({ socket: sock, ...sni(host), ...tls }, () => resolve(secured));
-    secured.once("error", (e) => reject(new MailError(`STARTTLS failed: ${e.message}`)));
-  });
+/** nodemailer's error, worded for the operator's log: which step failed and what the server said. */
+export function mailError(e: unknown, settings: SmtpSettings): MailError {
+  if (e instanceof MailError) return e;
+  const err = e as { code?: string; command?: string; response?: string; responseCode?: number; message?: string };
+  const said = err.response ?? err.message ?? String(e);
+  switch (err.code) {
+    case "EAUTH":
+      return new MailError(`SMTP authentication failed: ${said}`);
+    case "ETLS":
+      // The server answered STARTTLS with an error (or never offered it) while credentials need encryption.
+      if (err.command === "STARTTLS" && err.responseCode) return new MailError(`the SMTP server offers no encryption; refusing to send the password in clear text (${said})`);
+      return new MailError(`SMTP TLS failed: ${err.message}`);
+    case "ETIMEDOUT":
+    case "EABORT":
+      return new MailError(`SMTP server ${settings.host}:${settings.port} timed out`);
+    case "ECONNECTION":
+    case "ESOCKET":
+    case "EDNS":
+      if (err.command === "CONN" && !err.response) return new MailError(`cannot connect to SMTP server ${settings.host}:${settings.port}: ${err.message}`);
+      return new MailError(`SMTP connection error: ${err.message}`);
+    case "EENVELOPE":
+    case "EMESSAGE":
+      return new MailError(`SMTP ${err.command ?? "message"} failed: ${said}`);
+    default:
+      return new MailError(`SMTP error: ${err.message ?? String(e)}`);
+  }
 }
 
 /** Sends one message; resolves when the server accepted it for delivery. */
 export async function sendMail(settings: SmtpSettings, msg: MailMessage, opts: SendOptions = {}): Promise<void> {
-  const to = cleanAddress(msg.to);
-  const from = cleanAddress(settings.from);
-  let sock = await open(settings, opts.tls);
-  let encrypted = settings.secure;
-  const reader = new ReplyReader();
-  reader.attach(sock);
-  const timer = setTimeout(() => {
-    reader.fail(new MailError("SMTP server timed out"));
-    sock.destroy();
-  }, opts.timeoutMs ?? 30_000);
-
-  const expect = async (ok: number[], what: string) => {
-    const r = await reader.next();
-    if (!ok.includes(r.code)) throw new MailError(`SMTP ${what} failed: ${r.code} ${r.lines.join(" ")}`);
-    return r;
-  };
-  const cmd = (line: string) => sock.write(line + "\r\n");
-  const ehlo = async () => {
-    cmd(`EHLO ${hostname() || "localhost"}`);
-    const r = await expect([250], "EHLO");
-    return r.lines.slice(1).map((l) => l.toUpperCase());
-  };
-
+  const data = mailData(settings.from, settings.fromName ?? "", msg);
+  const transport = createTransport(transportOptions(settings, opts));
   try {
-    await expect([220], "greeting");
-    let caps = await ehlo();
-    if (!encrypted && caps.some((c) => c === "STARTTLS")) {
-      cmd("STARTTLS");
-      await expect([220], "STARTTLS");
-      reader.detach(sock);
-      sock = await upgrade(sock as Socket, settings.host, opts.tls);
-      reader.attach(sock);
-      encrypted = true;
-      caps = await ehlo();
-    }
-    if (settings.account) {
-      if (!mayAuthenticate(encrypted, settings.host)) throw new MailError("the SMTP server offers no encryption; refusing to send the password in clear text");
-      const auth = caps.find((c) => c.startsWith("AUTH")) ?? "";
-      if (/\bPLAIN\b/.test(auth) || !/\bLOGIN\b/.test(auth)) {
-        cmd(`AUTH PLAIN ${Buffer.from(`\0${settings.account}\0${settings.token}`, "utf8").toString("base64")}`);
-        await expect([235], "authentication");
-      } else {
-        cmd("AUTH LOGIN");
-        await expect([334], "authentication");
-        cmd(Buffer.from(settings.account, "utf8").toString("base64"));
-        await expect([334], "authentication");
-        cmd(Buffer.from(settings.token, "utf8").toString("base64"));
-        await expect([235], "authentication");
-      }
-    }
-    cmd(`MAIL FROM:<${from}>`);
-    await expect([250], "MAIL FROM");
-    cmd(`RCPT TO:<${to}>`);
-    await expect([250, 251], "RCPT TO");
-    cmd("DATA");
-    await expect([354], "DATA");
-    // Dot-stuffing: a line starting with "." gets another "." (the body is base64, the headers are not).
-    const data = buildMessage(from, { ...msg, to }).replace(/\r\n\./g, "\r\n..");
-    sock.write(data + "\r\n.\r\n");
-    await expect([250], "message");
-    cmd("QUIT");
-    await reader.next().catch(() => undefined);
+    // An overall bound as well: the socket timeout alone restarts with every byte a slow server sends.
+    await transport.sendMail({ ...data, signal: AbortSignal.timeout(opts.timeoutMs ?? 30_000) });
+  } catch (e) {
+    throw mailError(e, settings);
   } finally {
-    clearTimeout(timer);
-    reader.detach(sock);
-    sock.on("error", () => {});
-    sock.end();
+    transport.close();
   }
 }
 

@@ -1,11 +1,14 @@
 // A local SMTP receiver for tests: speaks enough ESMTP for server/infra/mail.ts (EHLO, AUTH PLAIN/LOGIN,
-// MAIL, RCPT, DATA, QUIT), keeps every accepted message and decodes its base64 HTML body, so a test can
-// read the code or link a user would have received.
+// MAIL, RCPT, DATA, QUIT), keeps every accepted message and decodes it as a mail client would (mime.ts),
+// so a test can read the subject, sender name and the code or link a user would have received.
+import { parseMail } from "./mime.ts";
 
 export interface ReceivedMail {
   from: string;
   /** The RCPT TO address without angle brackets. */
   to: string;
+  /** The display name of the From header, decoded. */
+  fromName: string;
   subject: string;
   /** The decoded HTML body. */
   html: string;
@@ -30,18 +33,13 @@ function decodeEntities(s: string): string {
     .replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&quot;/g, '"').replace(/&amp;/g, "&");
 }
 
-function decodeSubject(raw: string): string {
-  return raw.replace(/=\?UTF-8\?B\?([^?]*)\?=/gi, (_, b64) => Buffer.from(b64, "base64").toString("utf8"));
-}
+/** The path of MAIL FROM / RCPT TO without its brackets and any parameters after it (SIZE=, BODY=). */
+const bracketed = (arg: string) => /<([^>]*)>/.exec(arg)?.[1] ?? arg.trim();
 
 function parse(data: string, from: string, to: string, auth: string | null): ReceivedMail {
-  const split = data.indexOf("\r\n\r\n");
-  const head = data.slice(0, split);
-  const body = data.slice(split + 4).replace(/^\.\./gm, ".");
-  const subject = decodeSubject(/^Subject: (.*)$/m.exec(head)?.[1] ?? "");
-  const html = /Content-Transfer-Encoding: base64/i.test(head) ? Buffer.from(body.replace(/\s+/g, ""), "base64").toString("utf8") : body;
-  const text = decodeEntities(html.replace(/<[^>]+>/g, " ")).replace(/\s+/g, " ").trim();
-  return { from, to, subject, html, text, auth };
+  const mail = parseMail(data);
+  const text = decodeEntities(mail.body.replace(/<[^>]+>/g, " ")).replace(/\s+/g, " ").trim();
+  return { from, to, fromName: mail.from.name, subject: mail.subject, html: mail.body, text, auth };
 }
 
 export function smtpReceiver(opts: { user?: string; pass?: string } = {}): SmtpReceiver {
@@ -77,7 +75,7 @@ export function smtpReceiver(opts: { user?: string; pass?: string } = {}): SmtpR
           st.buf = st.buf.slice(i + 2);
           if (st.data !== null) {
             if (line === ".") {
-              accept(parse(st.data, st.from, st.to, st.auth));
+              accept(parse(st.data.replace(/^\.\./gm, "."), st.from, st.to, st.auth));
               st.data = null;
               s.write("250 queued\r\n");
             } else st.data += line + "\r\n";
@@ -91,10 +89,10 @@ export function smtpReceiver(opts: { user?: string; pass?: string } = {}): SmtpR
             st.auth = u;
             s.write(good ? "235 ok\r\n" : "535 bad credentials\r\n");
           } else if (upper.startsWith("MAIL FROM:")) {
-            st.from = line.slice(10).replace(/[<>]/g, "");
+            st.from = bracketed(line.slice(10));
             s.write("250 ok\r\n");
           } else if (upper.startsWith("RCPT TO:")) {
-            st.to = line.slice(8).replace(/[<>]/g, "");
+            st.to = bracketed(line.slice(8));
             if (refuse) {
               refuse = false;
               s.write("550 no such mailbox\r\n");

@@ -7,6 +7,7 @@ import { codeMail, resetMail } from "../../server/modules/verification/mails.ts"
 import { withMailContext } from "../helpers/mail.ts";
 import type { TestContext } from "../helpers/app.ts";
 import type { SmtpReceiver } from "../mocks/smtp-server.ts";
+import { unfold } from "../mocks/mime.ts";
 
 let ctx: TestContext;
 let smtp: SmtpReceiver;
@@ -15,13 +16,13 @@ withMailContext({}, (c, s) => {
   smtp = s;
 });
 
-/** The header block of a built message, one entry per header line. */
-const headerLines = (raw: string) => raw.slice(0, raw.indexOf("\r\n\r\n")).split("\r\n");
+/** The header block of a built message, one entry per header field (folded lines joined, RFC 5322 §2.2.3). */
+const headerLines = (raw: string) => unfold(raw.slice(0, raw.indexOf("\r\n\r\n")));
 
 describe("mail headers", () => {
-  test("a subject with CR/LF stays one Subject line; no header is added", () => {
+  test("a subject with CR/LF stays one Subject line; no header is added", async () => {
     for (const subject of ["Hi\r\nBcc: victim@example.com", "Hi\nBcc: victim@example.com", "Hi\rBcc: victim@example.com", "Hi\u0000\u000bthere"]) {
-      const lines = headerLines(buildMessage("noreply@example.com", { to: "a@example.com", subject, html: "x" }));
+      const lines = headerLines(await buildMessage("noreply@example.com", { to: "a@example.com", subject, html: "x" }));
       expect(lines.filter((l) => /^bcc:/i.test(l))).toEqual([]);
       expect(lines.filter((l) => l.startsWith("Subject: "))).toHaveLength(1);
       expect(lines.every((l) => /^[A-Za-z-]+: /.test(l))).toBe(true);
@@ -29,10 +30,10 @@ describe("mail headers", () => {
   });
 
   test("a recipient or sender with a line break or angle brackets is refused before anything is sent", async () => {
-    for (const to of ["a@example.com\r\nBcc: victim@example.com", "a@example.com\nRCPT TO:<victim@example.com>", "x>\r\nDATA", "a@b.com\u0000"]) {
-      expect(() => buildMessage("noreply@example.com", { to, subject: "s", html: "x" })).toThrow(MailError);
+    for (const to of ["a@example.com\r\nBcc: victim@example.com", "a@example.com\nRCPT TO:<victim@example.com>", "x>\r\nDATA", "a@b.com\u0000", "a@example.com, victim@example.com", "a@example.com;victim@example.com", "Name <a@example.com>"]) {
+      await expect(buildMessage("noreply@example.com", { to, subject: "s", html: "x" })).rejects.toThrow(MailError);
     }
-    expect(() => buildMessage("noreply@example.com\r\nBcc: v@example.com", { to: "a@example.com", subject: "s", html: "x" })).toThrow(MailError);
+    await expect(buildMessage("noreply@example.com\r\nBcc: v@example.com", { to: "a@example.com", subject: "s", html: "x" })).rejects.toThrow(MailError);
     const before = smtp.mails.length;
     const settings = { host: smtp.host, port: smtp.port, secure: false, account: "", token: "", from: "noreply@example.com" };
     await expect(sendMail(settings, { to: "a@example.com\r\nBcc: v@example.com", subject: "s", html: "x" })).rejects.toThrow("invalid mail address");
@@ -44,9 +45,11 @@ describe("mail headers", () => {
   test("a site name with line breaks (verification and reset mails) stays inside the one Subject line", async () => {
     await ctx.deps.options.set("SystemName", "Gate\r\nBcc: victim@example.com");
     for (const msg of [codeMail(ctx.deps, "a@example.com", "123456", 180), resetMail(ctx.deps, "a@example.com", "bob\r\nX: y", "https://gw.example.com/r?x=1", 600)]) {
-      const lines = headerLines(buildMessage("noreply@example.com", msg));
+      const lines = headerLines(await buildMessage("noreply@example.com", msg, { fromName: ctx.deps.options.get("SystemName") }));
       expect(lines.filter((l) => /^bcc:/i.test(l))).toEqual([]);
       expect(lines.find((l) => l.startsWith("Subject: "))).toContain("Gate Bcc: victim@example.com");
+      // The site name is the sender's display name too: one From field, the address unchanged.
+      expect(lines.filter((l) => l.startsWith("From: "))).toEqual(['From: "Gate Bcc: victim@example.com" <noreply@example.com>']);
     }
     await ctx.deps.options.set("SystemName", "Switchyard");
   });

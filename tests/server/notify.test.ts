@@ -6,7 +6,9 @@ import { createServer, type Socket } from "node:net";
 import { TLSSocket } from "node:tls";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { checkQuota, maybeNotifyQuota, sendToRoot, webhookAllowed } from "../../server/infra/notify.ts";
-import { sendMail, buildMessage, mayAuthenticate, type SmtpSettings } from "../../server/infra/mail.ts";
+import { createTransport } from "nodemailer";
+import { sendMail, buildMessage, mailError, mayAuthenticate, transportOptions, type SmtpSettings } from "../../server/infra/mail.ts";
+import { parseMail, unfold } from "../mocks/mime.ts";
 import { allowLocalFetches } from "../helpers/outbound.ts";
 
 // ---- a local webhook receiver -------------------------------------------------------------------------
@@ -29,6 +31,8 @@ function webhookReceiver(delayMs = 0) {
 interface Received { auth: string[]; from: string; to: string; data: string; commands: string[] }
 function smtpServer(opts: { authMechs?: string; tls?: { key: string; cert: string }; user?: string; pass?: string } = {}) {
   const mails: Received[] = [];
+  /** Every command verb of every connection, in order. */
+  const log: string[] = [];
   const user = opts.user ?? "mailer@example.com";
   const pass = opts.pass ?? "app-password";
   type State = { buf: string; mode: "cmd" | "data" | "login-user" | "login-pass"; cur: Received; loginUser?: string };
@@ -69,6 +73,7 @@ function smtpServer(opts: { authMechs?: string; tls?: { key: string; cert: strin
             continue;
           }
           st.cur.commands.push(line.split(" ")[0].toUpperCase());
+          log.push(line.split(" ")[0].toUpperCase());
           const upper = line.toUpperCase();
           if (upper.startsWith("EHLO")) s.write(`250-mock greets you\r\n250-SIZE 1000000\r\n250 AUTH ${opts.authMechs ?? "PLAIN LOGIN"}\r\n`);
           else if (upper.startsWith("AUTH PLAIN ")) {
@@ -95,7 +100,7 @@ function smtpServer(opts: { authMechs?: string; tls?: { key: string; cert: strin
       },
     },
   });
-  return { mails, port: server.port, stop: () => server.stop(true) };
+  return { mails, log, port: server.port, stop: () => server.stop(true) };
 }
 
 /** A throwaway self-signed certificate for localhost / 127.0.0.1 (openssl is part of the test image). */
@@ -153,9 +158,10 @@ function startTlsServer(pem: { key: string; cert: string }) {
   return { log, ready, stop: () => server.close() };
 }
 
-function decodeBody(data: string): { headers: string; html: string } {
-  const [headers, ...rest] = data.split("\r\n\r\n");
-  return { headers, html: Buffer.from(rest.join("").replace(/\r\n/g, ""), "base64").toString("utf8") };
+/** The DATA as a mail client reads it (dot-stuffing undone): header fields, decoded subject and body. */
+function decodeBody(data: string) {
+  const mail = parseMail(data.replace(/^\.\./gm, "."));
+  return { mail, headers: unfold(data.slice(0, data.indexOf("\r\n\r\n"))).join("\r\n"), html: mail.body };
 }
 
 describe("webhook address rule", () => {
@@ -297,8 +303,9 @@ describe("quota notifications and root messages by email", () => {
     expect(m.auth).toEqual(["PLAIN mailer@example.com"]);
     expect(m.from).toBe("<noreply@example.com>");
     expect(m.to).toBe("<alerts@example.com>");
-    const { headers, html } = decodeBody(m.data);
-    expect(headers).toContain("Subject: Yard: Your quota is running low");
+    const { mail, headers, html } = decodeBody(m.data);
+    expect(mail.subject).toBe("Yard: Your quota is running low");
+    expect(mail.from).toEqual({ name: "Yard", address: "noreply@example.com" });
     expect(headers).toContain("To: alerts@example.com");
     expect(html).toContain("Your remaining quota is $0.00");
     expect(await checkQuota(ctx.deps, s.id, 5)).toBe("throttled");
@@ -328,8 +335,11 @@ describe("SMTP client", () => {
     try {
       await sendMail(settings(smtp.port), { to: "a@example.com", subject: "额度提醒", html: "<b>hi</b>" });
       expect(smtp.mails[0].auth).toEqual(["LOGIN mailer@example.com"]);
-      const { headers, html } = decodeBody(smtp.mails[0].data);
-      expect(headers).toContain(`Subject: =?UTF-8?B?${Buffer.from("额度提醒").toString("base64")}?=`);
+      const { mail, headers, html } = decodeBody(smtp.mails[0].data);
+      // Encoded words in a 7-bit header block (the server announced no SMTPUTF8), the text intact after decoding.
+      expect(headers).toMatch(/^Subject: =\?UTF-8\?[BQ]\?/im);
+      expect(/^[\x00-\x7f]*$/.test(headers)).toBe(true);
+      expect(mail.subject).toBe("额度提醒");
       expect(html).toBe("<b>hi</b>");
     } finally {
       smtp.stop();
@@ -365,6 +375,7 @@ describe("SMTP client", () => {
       await sendMail(settings(smtp.port, { secure: true }), { to: "tls@example.com", subject: "over tls", html: "secure" }, { tls: { ca: cert } });
       expect(smtp.mails[0].to).toBe("<tls@example.com>");
       expect(decodeBody(smtp.mails[0].data).html).toBe("secure");
+      expect(smtp.mails[0].auth).toEqual(["PLAIN mailer@example.com"]);
       // an untrusted certificate is refused
       await expect(sendMail(settings(smtp.port, { secure: true }), { to: "tls@example.com", subject: "x", html: "x" })).rejects.toThrow();
     } finally {
@@ -378,18 +389,41 @@ describe("SMTP client", () => {
     try {
       const port = await srv.ready;
       await sendMail(settings(port, { host: "localhost" }), { to: "t@example.com", subject: "s", html: "h" }, { tls: { ca: pem.cert } });
-      expect(srv.log).toEqual(["plain:EHLO", "plain:STARTTLS", "tls:EHLO", "tls:AUTH", "tls:MAIL", "tls:RCPT", "tls:DATA", "tls:QUIT"]);
+      // nodemailer closes the connection once the message is accepted (no QUIT).
+      expect(srv.log).toEqual(["plain:EHLO", "plain:STARTTLS", "tls:EHLO", "tls:AUTH", "tls:MAIL", "tls:RCPT", "tls:DATA"]);
     } finally {
       srv.stop();
     }
   });
 
-  test("message format: headers, base64 body wrapped at 76 columns", () => {
-    const raw = buildMessage("noreply@example.com", { to: "a@example.com", subject: "Hi", html: "x".repeat(200) }, new Date(Date.UTC(2026, 0, 2, 3, 4, 5)));
+  test("to a server elsewhere, the password waits for STARTTLS: a server without it gets none", async () => {
+    const smtp = smtpServer();
+    try {
+      const remote = settings(smtp.port, { host: "smtp.example.com" });
+      expect(transportOptions(remote).requireTLS).toBe(true);
+      expect(transportOptions(settings(smtp.port)).requireTLS).toBe(false); // loopback
+      expect(transportOptions({ ...remote, secure: true }).requireTLS).toBe(false); // TLS from the first byte
+      expect(transportOptions({ ...remote, account: "" }).requireTLS).toBe(false); // no password to protect
+      // The options computed for the remote server, pointed at this plain one (it answers STARTTLS with 502).
+      const transport = createTransport({ ...transportOptions(remote), host: "127.0.0.1" });
+      const err = await transport.sendMail({ from: "noreply@example.com", to: "a@example.com", subject: "x", html: "x" }).then(() => null, (e) => e);
+      transport.close();
+      expect(mailError(err, remote).message).toMatch(/^the SMTP server offers no encryption; refusing to send the password in clear text/);
+      expect(smtp.log).toEqual(["EHLO", "STARTTLS"]);
+      expect(smtp.mails).toHaveLength(0);
+    } finally {
+      smtp.stop();
+    }
+  });
+
+  test("message format: Date, ASCII header lines within 78 columns, a body that decodes back", async () => {
+    const html = "<p>" + "x".repeat(200) + " Ünïcødé 你好 Привет</p>";
+    const raw = await buildMessage("noreply@example.com", { to: "a@example.com", subject: "Hi", html }, { date: new Date(Date.UTC(2026, 0, 2, 3, 4, 5)) });
     expect(raw).toContain("Date: Fri, 02 Jan 2026 03:04:05 +0000");
-    expect(raw).toContain("Content-Transfer-Encoding: base64");
-    const body = raw.split("\r\n\r\n")[1];
-    for (const line of body.split("\r\n").filter(Boolean)) expect(line.length).toBeLessThanOrEqual(76);
+    expect(raw).toMatch(/^Content-Transfer-Encoding: (base64|quoted-printable)$/m);
+    for (const line of raw.split("\r\n")) expect(line.length).toBeLessThanOrEqual(78);
+    expect(/^[\x00-\x7f]*$/.test(raw)).toBe(true);
+    expect(parseMail(raw).body).toBe(html);
   });
 });
 
