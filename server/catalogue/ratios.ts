@@ -122,6 +122,34 @@ export const DEFAULT_MODEL_RATIO: Record<string, number> = {
   "BAAI/bge-m3": 0, // free on SiliconCloud
   "doubao-pro-32k": cny(0.8),
   "doubao-lite-32k": cny(0.3),
+  "ERNIE-Lite-8K": 0, // free on Qianfan
+  "Embedding-V1": cny(0.5),
+  // Zhipu's legacy v3 models (one-api's prices: ¥0.005, 0.01, 0.005 and 0.002 per 1K tokens)
+  "chatglm_turbo": cny(5),
+  "chatglm_pro": cny(10),
+  "chatglm_std": cny(5),
+  "chatglm_lite": cny(2),
+  "text-embedding-v3": cny(0.5),
+  "gte-rerank": cny(0.8),
+  "qwen-tts": cny(1.6), // billed on the input text
+  "SparkDesk": cny(18),
+  "SparkDesk-v1.1": 0, // Spark Lite is free
+  "SparkDesk-v2.1": cny(18),
+  "SparkDesk-v3.1": cny(18),
+  "360gpt-pro": cny(12),
+  "360gpt-turbo": cny(2),
+  "hunyuan-turbo": cny(15),
+  "hunyuan-embedding": cny(0.7),
+  "command-a-03-2025": usd(2.5),
+  "command-r7b-12-2024": usd(0.0375),
+  "embed-english-v3.0": usd(0.1),
+  "embed-multilingual-v3.0": usd(0.1),
+  "MiniMax-M1": cny(0.8),
+  "MiniMax-Text-01": cny(1),
+  // A Dify app's own model decides what it really costs: priced as a small model until you set your own.
+  "dify": usd(0.15),
+  "@cf/meta/llama-3.3-70b-instruct-fp8-fast": usd(0.293),
+  "@cf/baai/bge-m3": usd(0.012),
 };
 
 export const DEFAULT_COMPLETION_RATIO: Record<string, number> = {
@@ -185,6 +213,13 @@ export const DEFAULT_COMPLETION_RATIO: Record<string, number> = {
   "deepseek-ai/DeepSeek-V3": 4,
   "doubao-pro-32k": 2.5,
   "doubao-lite-32k": 2,
+  "hunyuan-turbo": round(50 / 15),
+  "command-a-03-2025": 4,
+  "command-r7b-12-2024": 4,
+  "MiniMax-M1": 10,
+  "MiniMax-Text-01": 8,
+  "dify": 4,
+  "@cf/meta/llama-3.3-70b-instruct-fp8-fast": round(2.253 / 0.293),
 };
 
 export const DEFAULT_CACHE_RATIO: Record<string, number> = {
@@ -218,6 +253,9 @@ export const DEFAULT_MODEL_PRICE: Record<string, number> = {
   // Cohere bills reranking per search: $2 per 1,000.
   "rerank-english-v3.0": 0.002,
   "rerank-multilingual-v3.0": 0.002,
+  "rerank-v3.5": 0.002,
+  // Tongyi Wanxiang: ¥0.16 per image
+  "wanx-v1": round(0.16 / CNY_PER_USD),
   // Drawing actions, Suno tasks and video seconds (server/catalogue/tasks.ts).
   ...DEFAULT_TASK_PRICES,
 };

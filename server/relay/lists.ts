@@ -37,7 +37,7 @@ export function listsModule(deps: AppDeps) {
     .get("/user/self/groups", ({ user }) => ok(usableGroups(deps, user.group)), { role: ROLE.common })
     .get("/channel/models", async () => {
       const owners = new Map<string, string>();
-      for (const t of CHANNEL_TYPES) for (const m of t.models) if (!owners.has(m)) owners.set(m, t.kind === "other" ? t.name : t.kind);
+      for (const t of CHANNEL_TYPES) for (const m of t.models) if (!owners.has(m)) owners.set(m, t.kind);
       for (const m of await enabledModels(deps)) if (!owners.has(m)) owners.set(m, "custom");
       return ok([...owners].map(([id, owned_by]) => ({ id, object: "model", created: 1626777600, owned_by })));
     }, { role: ROLE.admin })

@@ -7,10 +7,12 @@ import type { RelayMode } from "./providers/types.ts";
 import { adaptorFor, baseUrlOf } from "./providers/index.ts";
 import { balanceReader } from "./providers/balances.ts";
 import { applyParamOverride } from "./override.ts";
-import { errorCode, providerCall } from "./core/route.ts";
+import { channelConfig, errorCode, providerCall } from "./core/route.ts";
+import { withChannelProxy } from "./providers/settings.ts";
 import { taskAdaptorFor, type TaskAdaptor } from "./providers/tasks.ts";
 
 const EMBEDDING_RE = /embed|bge-|m3e|text-similarity/i;
+const RERANK_RE = /rerank/i;
 /** Reasoning models refuse max_tokens and want max_completion_tokens. */
 const REASONING_RE = /^(o\d|gpt-5)/i;
 
@@ -28,6 +30,7 @@ export interface ProbeOutcome {
 /** The request body of a test, in OpenAI format: "hi" with 16 output tokens, or an embedding of "hi". */
 function testBody(mode: RelayMode, model: string): Record<string, unknown> {
   if (mode === "embeddings") return { model, input: "hi" };
+  if (mode === "rerank") return { model, query: "hi", documents: ["hi"], top_n: 1 };
   const body: Record<string, unknown> = { model, messages: [{ role: "user", content: "hi" }], stream: false };
   if (REASONING_RE.test(model)) body.max_completion_tokens = 16;
   else body.max_tokens = 16;
@@ -41,9 +44,10 @@ export async function probeChannel(deps: AppDeps, channel: Channel, model: strin
   const tasks = adaptor ? undefined : taskAdaptorFor(channel.type);
   if (tasks) return probeTaskChannel(deps, channel, tasks, signal);
   if (!adaptor) return { ok: false, message: `testing is not supported for channel type ${typeName}`, keyIndex: 0 };
-  const mode: RelayMode = EMBEDDING_RE.test(model) ? "embeddings" : "chat";
+  const mode: RelayMode = RERANK_RE.test(model) ? "rerank" : EMBEDDING_RE.test(model) ? "embeddings" : "chat";
   if (!adaptor.supports(mode)) return { ok: false, message: `channel type ${typeName} does not support ${mode} tests`, keyIndex: 0 };
-  const req = { mode, format: "openai" as const, model, stream: false, path: mode === "embeddings" ? "/v1/embeddings" : "/v1/chat/completions", search: "", body: null };
+  const path = mode === "embeddings" ? "/v1/embeddings" : mode === "rerank" ? "/v1/rerank" : "/v1/chat/completions";
+  const req = { mode, format: "openai" as const, model, stream: false, path, search: "", body: null };
   const call = providerCall(req, channel, deps.options);
   const keyIndex = call.keyIndex ?? 0;
   try {
@@ -101,7 +105,7 @@ export function balanceSupported(type: number): boolean {
 export async function readBalance(channel: Channel, key: string, cancel?: AbortSignal): Promise<number> {
   const base = baseUrlOf(channel);
   const reader = balanceReader(channel.type);
-  if (reader) return reader.read(base, key, cancel);
+  if (reader) return reader.read(base, key, cancel, await withChannelProxy({ options: channelConfig(channel).options }));
   const adaptor = adaptorFor(channel.type);
   if (!adaptor?.balance) throw new Error("balance query is not supported for this type");
   return adaptor.balance(base, key, channel);
@@ -115,5 +119,6 @@ export function modelListSupported(type: number): boolean {
 export async function upstreamModels(channel: Pick<Channel, "type" | "base_url"> & Partial<Channel>, key: string): Promise<string[]> {
   const adaptor = adaptorFor(channel.type);
   if (!adaptor?.fetchModels) throw new Error("fetching models is not supported for this type");
-  return adaptor.fetchModels(baseUrlOf(channel), key, "id" in channel ? (channel as Channel) : undefined);
+  // The channel as far as it is known (a create form gives type and base URL): providers read its type and fields.
+  return adaptor.fetchModels(baseUrlOf(channel), key, channel as Channel);
 }

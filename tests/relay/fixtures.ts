@@ -24,6 +24,10 @@ export interface ChannelSpec {
   param_override?: Record<string, unknown>;
   /** A multi-key channel's rotation state (see server/modules/channel/keys.ts). */
   channel_info?: unknown;
+  /** The channel's `other` field (API version, account ID, knowledge base ...). */
+  other?: string;
+  /** The channel's `setting` JSON (proxy, system prompt, ...). */
+  setting?: Record<string, unknown>;
 }
 
 export interface TokenSpec {
@@ -65,6 +69,7 @@ export async function relayFixture(kind: Dialect = "sqlite", mockOptions: MockOp
         status_code_mapping: spec.status_code_mapping ? JSON.stringify(spec.status_code_mapping) : "",
         param_override: spec.param_override ? JSON.stringify(spec.param_override) : null, openai_organization: null, test_model: null,
         channel_info: spec.channel_info ? JSON.stringify(spec.channel_info) : "",
+        other: spec.other ?? "", setting: spec.setting ? JSON.stringify(spec.setting) : null,
       };
       let id: number;
       if (kind === "postgres") id = (await db.insertInto("channels").values(values).returning("id").executeTakeFirstOrThrow()).id;

@@ -89,17 +89,21 @@ export function channelConfig(ch: Channel): ChannelConfig {
 }
 
 /** What a provider adaptor needs to know about one attempt of `req` on `channel`. */
-export function providerCall(req: Pick<RelayRequest, "mode" | "format" | "model" | "stream" | "path" | "search" | "body" | "headers">, channel: Channel, site?: SiteOptions): ProviderCall {
+export function providerCall(
+  req: Pick<RelayRequest, "mode" | "format" | "model" | "stream" | "path" | "search" | "body" | "headers"> & { caller?: Pick<RelayRequest["caller"], "userId"> },
+  channel: Channel, site?: SiteOptions,
+): ProviderCall {
   const cfg = channelConfig(channel);
   const mapped = cfg.mapping[req.model];
   const upstreamModel = typeof mapped === "string" && mapped ? mapped : req.model;
   const { key, keyIndex } = channelKey(channel, cfg.keyInfo);
   const clientWantsUsage = Boolean(req.body?.stream_options?.include_usage);
+  // The site's or the channel's pass-through sends the client's body unchanged: no overrides either.
+  const passThroughBody = Boolean(site?.bool("global.pass_through_request_enabled")) || cfg.options.pass_through_body_enabled === true;
   return {
     mode: req.mode, format: req.format, channel, key, keyIndex, baseUrl: baseUrlOf(channel), requestModel: req.model, upstreamModel,
     stream: req.stream, clientWantsUsage, path: req.path, search: req.search, options: cfg.options, site, clientHeaders: req.headers,
-    // global.pass_through_request_enabled sends the client's body unchanged: no overrides either.
-    paramOverride: site?.bool("global.pass_through_request_enabled") ? null : cfg.override,
+    paramOverride: passThroughBody ? null : cfg.override, passThroughBody, userId: req.caller?.userId,
   };
 }
 

@@ -58,9 +58,10 @@ function upstreamBody(req: RelayRequest, call: ProviderCall): any {
     for (const [k, v] of req.body.entries()) form.append(k, k === "model" ? call.upstreamModel : v);
     return form;
   }
-  // global.pass_through_request_enabled: the client's JSON goes upstream as sent (no model mapping,
-  // overrides or usage request); an adaptor of another wire format still has to convert it.
-  if (call.site?.bool("global.pass_through_request_enabled")) return req.body;
+  // global.pass_through_request_enabled or the channel's pass_through_body_enabled: the client's JSON goes
+  // upstream as sent (no model mapping, overrides or usage request); an adaptor of another wire format
+  // still has to convert it.
+  if (call.passThroughBody) return req.body;
   if (req.format !== "openai") return req.body;
   const body = { ...req.body, model: call.upstreamModel };
   if (req.stream && (req.mode === "chat" || req.mode === "completions")) body.stream_options = { ...(req.body.stream_options ?? {}), include_usage: true };

@@ -8,6 +8,8 @@ interface BalanceReader {
   /** The GET requests to make, in order (OpenAI needs two). */
   urls(base: string): string[];
   parse(answers: Json[]): number;
+  /** The auth headers, when the key is not sent as a bearer token. */
+  headers?(key: string): Record<string, string>;
 }
 
 /** base + "/v1/..." unless the base already ends in a version segment. */
@@ -40,9 +42,24 @@ const openaiBilling: BalanceReader = {
   },
 };
 
+/** A custom channel's base URL may be its full chat URL (one-api / new-api layout): billing sits at its API root. */
+const customBilling: BalanceReader = {
+  ...openaiBilling,
+  urls: (base) => openaiBilling.urls(base.replace(/\/(chat\/)?completions$/, "").replace(/\/[^/]*\{model\}.*$/, "")),
+};
+
 const BALANCE_READERS: Record<number, BalanceReader> = {
   1: openaiBilling,
-  8: openaiBilling,
+  8: customBilling,
+  // AI Proxy (the knowledge base's account): points left, on the account site rather than the API host.
+  21: {
+    urls: (base) => [`${base === "https://api.aiproxy.io" ? "https://aiproxy.io" : base}/api/report/getUserOverview`],
+    headers: (key) => ({ "api-key": key }),
+    parse([j]) {
+      if (j?.success === false) throw new Error(`the balance endpoint answered: ${j?.message ?? j?.error_code ?? "failure"}`);
+      return round(num(j?.data?.totalPoints, "totalPoints"));
+    },
+  },
   // OpenRouter: purchased credits minus usage, both in dollars.
   20: {
     urls: (base) => [v1(base, "/credits")],
@@ -70,10 +87,10 @@ const BALANCE_READERS: Record<number, BalanceReader> = {
   },
 };
 
-async function getJson(url: string, key: string, cancel?: AbortSignal): Promise<Json> {
+async function getJson(url: string, headers: Record<string, string>, cancel?: AbortSignal, init: RequestInit = {}): Promise<Json> {
   const timeout = AbortSignal.timeout(BALANCE_TIMEOUT_MS);
   const signal = cancel ? AbortSignal.any([timeout, cancel]) : timeout;
-  const res = await fetch(url, { headers: { authorization: `Bearer ${key}`, accept: "application/json" }, signal });
+  const res = await fetch(url, { ...init, headers: { ...headers, accept: "application/json" }, signal });
   const text = await res.text();
   if (!res.ok) {
     let detail = "";
@@ -90,9 +107,14 @@ async function getJson(url: string, key: string, cancel?: AbortSignal): Promise<
   }
 }
 
-/** The balance reader of a channel type, if its provider has one. */
-export function balanceReader(type: number): { read(base: string, key: string, cancel?: AbortSignal): Promise<number> } | null {
+/** The balance reader of a channel type, if its provider has one. `init` carries the channel's proxy. */
+export function balanceReader(type: number): { read(base: string, key: string, cancel?: AbortSignal, init?: RequestInit): Promise<number> } | null {
   const reader = BALANCE_READERS[type];
   if (!reader) return null;
-  return { read: async (base, key, cancel) => reader.parse(await Promise.all(reader.urls(base).map((u) => getJson(u, key, cancel)))) };
+  return {
+    read: async (base, key, cancel, init) => {
+      const headers = reader.headers?.(key) ?? { authorization: `Bearer ${key}` };
+      return reader.parse(await Promise.all(reader.urls(base).map((u) => getJson(u, headers, cancel, init))));
+    },
+  };
 }

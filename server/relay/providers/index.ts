@@ -3,12 +3,23 @@ import { channelType } from "../../catalogue/index.ts";
 import type { Channel } from "../../../db/schema.ts";
 import type { ProviderAdaptor } from "./types.ts";
 import { openaiAdaptor } from "./openai/index.ts";
+import { quirksFor } from "./openai/quirks.ts";
 import { claudeAdaptor } from "./claude/index.ts";
 import { geminiAdaptor } from "./gemini/index.ts";
 import { azureAdaptor } from "./azure/index.ts";
 import { awsAdaptor } from "./aws/index.ts";
 import { vertexAdaptor } from "./vertex/index.ts";
+import { aliAdaptor } from "./ali/index.ts";
+import { baiduAdaptor } from "./baidu/index.ts";
+import { zhipuAdaptor } from "./zhipu/index.ts";
+import { sparkAdaptor } from "./spark/index.ts";
+import { aiproxyAdaptor } from "./aiproxy/index.ts";
+import { tencentAdaptor } from "./tencent/index.ts";
+import { cohereAdaptor } from "./cohere/index.ts";
+import { difyAdaptor } from "./dify/index.ts";
+import { retiredAdaptor } from "./retired/index.ts";
 import { nativeAware } from "../formats/bridge.ts";
+import { withChannelSettings } from "./settings.ts";
 
 export type * from "./types.ts";
 
@@ -20,14 +31,32 @@ export const ADAPTORS: Record<string, ProviderAdaptor> = {
   azure: azureAdaptor,
   aws: awsAdaptor,
   vertex: vertexAdaptor,
+  ali: aliAdaptor,
+  baidu: baiduAdaptor,
+  zhipu: zhipuAdaptor,
+  spark: sparkAdaptor,
+  aiproxy: aiproxyAdaptor,
+  tencent: tencentAdaptor,
+  cohere: cohereAdaptor,
+  dify: difyAdaptor,
+  retired: retiredAdaptor,
 };
 
-/** The adaptor for a channel type id, or undefined when Switchyard cannot relay that type yet. */
+const byType = new Map<number, ProviderAdaptor | undefined>();
+
+/** The adaptor for a channel type id, or undefined when Switchyard cannot relay that type (task-only types). */
 export function adaptorFor(type: number): ProviderAdaptor | undefined {
+  if (byType.has(type)) return byType.get(type);
   const kind = channelType(type)?.kind;
-  const adaptor = kind ? ADAPTORS[kind] : undefined;
-  // Claude/Gemini-format clients reach every adaptor: converted through OpenAI when it speaks another format.
-  return adaptor && nativeAware(adaptor);
+  let adaptor = kind ? ADAPTORS[kind] : undefined;
+  // OpenAI-compatible types that serve only some endpoints say so per type (providers/openai/quirks.ts).
+  const modes = kind === "openai" ? quirksFor(type).modes : undefined;
+  if (adaptor && modes) adaptor = { ...adaptor, supports: (mode) => modes.includes(mode) };
+  // Claude/Gemini-format clients reach every adaptor (converted through OpenAI when it speaks another
+  // format), and the channel's settings (proxy, system prompt) apply around all of it.
+  const out = adaptor && withChannelSettings(nativeAware(adaptor));
+  byType.set(type, out);
+  return out;
 }
 
 /** The channel's base URL, or its type's default, without trailing slashes. */

@@ -83,6 +83,11 @@ export interface ProviderCall {
   clientHeaders?: Record<string, string>;
   /** The channel's param_override, merged into the built JSON body by the relay (relay/override.ts). */
   paramOverride?: Record<string, unknown> | null;
+  /** The client's body goes upstream as sent: no model mapping, system prompt, usage request or overrides
+   *  (global.pass_through_request_enabled, or the channel's setting.pass_through_body_enabled). */
+  passThroughBody?: boolean;
+  /** The gateway user making the call (providers that keep per-user state upstream, e.g. Dify conversations). */
+  userId?: number;
 }
 
 /** The read side of the option store, as providers need it. */

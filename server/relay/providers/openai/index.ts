@@ -4,27 +4,15 @@
 import type { ProviderAdaptor, ProviderCall, SseEvent, StreamMapper, Usage } from "../types.ts";
 import { generatedTextOf, mayCarryUsage, usageFrom } from "./usage.ts";
 import { sseFrame } from "../../formats/sse.ts";
+import { PATHS, openaiUrl, quirkBase, quirksFor } from "./quirks.ts";
+import { ReshapingMapper, reshapeBody, type Reshape } from "./reshape.ts";
+import { channelSettings } from "../settings.ts";
 
-const PATHS: Record<string, string> = {
-  chat: "/v1/chat/completions",
-  completions: "/v1/completions",
-  embeddings: "/v1/embeddings",
-  moderations: "/v1/moderations",
-  images: "/v1/images/generations",
-  audio_speech: "/v1/audio/speech",
-  audio_transcription: "/v1/audio/transcriptions",
-  audio_translation: "/v1/audio/translations",
-  rerank: "/v1/rerank",
-  responses: "/v1/responses",
-};
-
-/** Base URLs that already end in a version segment (Zhipu v4, Doubao v3, Qianfan v2) take the path without /v1. */
-export function upstreamUrl(baseUrl: string, mode: string): string {
-  const path = PATHS[mode] ?? "/v1/chat/completions";
-  return /\/v\d+$/.test(baseUrl) ? baseUrl + path.slice(3) : baseUrl + path;
-}
+export { PATHS, upstreamUrl } from "./quirks.ts";
 
 export function authHeaders(call: ProviderCall): Record<string, string> {
+  const auth = quirksFor(call.channel.type).auth;
+  if (auth) return auth(call);
   const h: Record<string, string> = { authorization: `Bearer ${call.key}` };
   if (call.channel.type === 1 && call.channel.openai_organization) h["openai-organization"] = call.channel.openai_organization;
   return h;
@@ -103,18 +91,33 @@ class PassThroughMapper implements StreamMapper {
   }
 }
 
+/** The channel's force_format / thinking_to_content, when either is on for a chat call. */
+function reshapeOf(call: ProviderCall): Reshape | null {
+  if (call.mode !== "chat") return null;
+  const s = channelSettings(call.options);
+  return s.forceFormat || s.thinkingToContent ? { forceFormat: s.forceFormat, thinkingToContent: s.thinkingToContent } : null;
+}
+
 export const openaiAdaptor: ProviderAdaptor = {
   kind: "openai",
   supports: (mode) => mode in PATHS,
   buildRequest(call, body) {
     const headers = authHeaders(call);
-    if (body instanceof FormData) return { url: upstreamUrl(call.baseUrl, call.mode), headers, body };
+    const url = openaiUrl(call);
+    if (body instanceof FormData) return { url, headers, body };
     headers["content-type"] = "application/json";
-    return { url: upstreamUrl(call.baseUrl, call.mode), headers, body: JSON.stringify(body) };
+    return { url, headers, body: JSON.stringify(body) };
   },
-  parseResponse: (_call, json) => ({ body: json, usage: usageFrom(json) }),
-  passThroughJson: (call) => call.format === "openai",
-  streamMapper: (call) => new PassThroughMapper(call.clientWantsUsage),
+  parseResponse(call, json) {
+    const r = reshapeOf(call);
+    return { body: r ? reshapeBody(json, r) : json, usage: usageFrom(json) };
+  },
+  passThroughJson: (call) => call.format === "openai" && !reshapeOf(call),
+  streamMapper(call) {
+    const r = reshapeOf(call);
+    const mapper = new PassThroughMapper(call.clientWantsUsage);
+    return r ? new ReshapingMapper(mapper, r) : mapper;
+  },
   errorMessage(status, text) {
     try {
       const j = JSON.parse(text);
@@ -123,8 +126,9 @@ export const openaiAdaptor: ProviderAdaptor = {
     } catch {}
     return `upstream answered with status ${status}`;
   },
-  async fetchModels(baseUrl, key) {
-    const res = await fetch(/\/v\d+$/.test(baseUrl) ? baseUrl + "/models" : baseUrl + "/v1/models", { headers: { authorization: `Bearer ${key}` } });
+  async fetchModels(baseUrl, key, channel) {
+    const base = channel ? quirkBase(channel.type, baseUrl) : baseUrl;
+    const res = await fetch(/\/v\d+$/.test(base) ? base + "/models" : base + "/v1/models", { headers: { authorization: `Bearer ${key.split("|")[0]}` } });
     if (!res.ok) throw new Error(`the upstream model list answered ${res.status}`);
     const j: any = await res.json();
     return (Array.isArray(j?.data) ? j.data : []).map((m: any) => String(m.id)).filter(Boolean);

@@ -1,0 +1,107 @@
+// A channel's `setting` JSON (new-api's channel settings, which imported channels carry), applied around
+// every adaptor so no provider has to know about it:
+//   proxy                      http(s):// or socks5(h):// — every upstream request of the channel goes through it
+//   system_prompt              put in front of the conversation when the client sent no system prompt
+//   system_prompt_override     and, when the client did send one, prepended to it (new-api's "concatenate")
+//   pass_through_body_enabled  the client's body goes upstream unchanged (read by the exchange, see call.passThroughBody)
+//   force_format, thinking_to_content   read by the OpenAI-compatible adaptor (providers/openai/index.ts)
+import type { ClientFormat, ProviderAdaptor, ProviderCall, RelayMode } from "./types.ts";
+import { proxyUrl } from "../../infra/proxy.ts";
+
+/** The channel settings a relay call reads, typed. Unknown or wrongly typed values count as unset. */
+export interface ChannelSettings {
+  proxy: string;
+  systemPrompt: string;
+  systemPromptOverride: boolean;
+  passThroughBody: boolean;
+  forceFormat: boolean;
+  thinkingToContent: boolean;
+}
+
+export function channelSettings(options: Record<string, unknown> | undefined): ChannelSettings {
+  const o = options ?? {};
+  const str = (v: unknown) => (typeof v === "string" ? v : "");
+  return {
+    proxy: str(o.proxy).trim(),
+    systemPrompt: str(o.system_prompt),
+    systemPromptOverride: o.system_prompt_override === true,
+    passThroughBody: o.pass_through_body_enabled === true,
+    forceFormat: o.force_format === true,
+    thinkingToContent: o.thinking_to_content === true,
+  };
+}
+
+/** The request options for one upstream request of the call: `init` with the channel's proxy, if it has one. */
+export async function withChannelProxy(call: Pick<ProviderCall, "options">, init: RequestInit = {}): Promise<RequestInit> {
+  const proxy = await proxyUrl(channelSettings(call.options).proxy);
+  return proxy ? ({ ...init, proxy } as RequestInit) : init;
+}
+
+/** fetch through the channel's proxy (for the extra requests an adaptor makes: tokens, task polls, audio files). */
+export async function channelFetch(call: Pick<ProviderCall, "options">, url: string, init: RequestInit = {}): Promise<Response> {
+  return fetch(url, await withChannelProxy(call, init));
+}
+
+const SYSTEM_ROLES = new Set(["system", "developer"]);
+
+/**
+ * The client's body with the channel's system prompt: added when the conversation has none; with
+ * `override`, prepended (a line apart) to the one the client sent. Chat-like calls only.
+ */
+export function withSystemPrompt(format: ClientFormat, mode: RelayMode, body: any, prompt: string, override: boolean): any {
+  if (!prompt || !body || typeof body !== "object" || Array.isArray(body)) return body;
+  if (format === "openai" && mode === "responses") {
+    const given = typeof body.instructions === "string" && body.instructions ? body.instructions : "";
+    if (!given) return { ...body, instructions: prompt };
+    return override ? { ...body, instructions: `${prompt}\n${given}` } : body;
+  }
+  if (format === "openai") {
+    if (mode !== "chat" || !Array.isArray(body.messages)) return body;
+    const at = body.messages.findIndex((m: any) => SYSTEM_ROLES.has(m?.role));
+    if (at === -1) return { ...body, messages: [{ role: "system", content: prompt }, ...body.messages] };
+    if (!override) return body;
+    const messages = [...body.messages];
+    const m = messages[at];
+    messages[at] = { ...m, content: Array.isArray(m.content) ? [{ type: "text", text: prompt }, ...m.content] : `${prompt}\n${m.content ?? ""}` };
+    return { ...body, messages };
+  }
+  if (format === "claude") {
+    const sys = body.system;
+    const empty = sys === undefined || sys === null || sys === "" || (Array.isArray(sys) && sys.length === 0);
+    if (empty) return { ...body, system: prompt };
+    if (!override) return body;
+    return { ...body, system: Array.isArray(sys) ? [{ type: "text", text: prompt }, ...sys] : `${prompt}\n${sys}` };
+  }
+  const key = body.systemInstruction !== undefined ? "systemInstruction" : body.system_instruction !== undefined ? "system_instruction" : null;
+  const parts = key && Array.isArray(body[key]?.parts) ? body[key].parts : [];
+  if (!key || parts.length === 0) {
+    const { system_instruction: _drop, ...rest } = body;
+    return { ...rest, systemInstruction: { parts: [{ text: prompt }] } };
+  }
+  if (!override) return body;
+  return { ...body, [key]: { ...body[key], parts: [{ text: prompt }, ...parts] } };
+}
+
+const wrapped = new WeakMap<ProviderAdaptor, ProviderAdaptor>();
+
+/** The adaptor with the channel's settings applied around it (memoised per adaptor). */
+export function withChannelSettings(adaptor: ProviderAdaptor): ProviderAdaptor {
+  const hit = wrapped.get(adaptor);
+  if (hit) return hit;
+  const out: ProviderAdaptor = {
+    ...adaptor,
+    buildRequest(call, body) {
+      const s = channelSettings(call.options);
+      if (s.systemPrompt && !call.passThroughBody && !(body instanceof FormData)) {
+        body = withSystemPrompt(call.format, call.mode, body, s.systemPrompt, s.systemPromptOverride);
+      }
+      return adaptor.buildRequest(call, body);
+    },
+    async send(call, url, init) {
+      const proxied = await withChannelProxy(call, init);
+      return adaptor.send ? adaptor.send(call, url, proxied) : fetch(url, proxied);
+    },
+  };
+  wrapped.set(adaptor, out);
+  return out;
+}
