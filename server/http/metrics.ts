@@ -1,8 +1,11 @@
-// Prometheus metrics: requests by route class and status, a latency histogram, upstream errors by
-// channel, and gauges of pending write-behind work. One process-wide registry, so the relay and the
-// jobs record with plain function calls (recordUpstreamError, registerPendingWrites) and need no deps.
+// Prometheus metrics through prom-client: one process-wide registry holding named metric objects (requests
+// by route class and status, a latency histogram, upstream errors by channel, pending write-behind work,
+// the process gauges Switchyard always had) plus prom-client's default process and runtime metrics once
+// metrics are enabled. The relay and the jobs record with plain function calls (recordUpstreamError,
+// registerPendingWrites) and need no deps; a new metric is one more object registered in `registry`.
 // GET /metrics answers only when METRICS_ENABLED is set; keep it off the public internet (no auth).
 import { Elysia } from "elysia";
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { AppDeps } from "../deps.ts";
 import { errorBody } from "./errors.ts";
 
@@ -11,101 +14,109 @@ export type RouteClass = "api" | "relay" | "console" | "metrics";
 /** Seconds; wide at the top because relay calls stream for minutes. */
 export const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
 
-interface Histogram { buckets: number[]; sum: number; count: number }
+/** Every metric of the process is registered here, and /metrics renders exactly this registry. */
+export const registry = new Registry();
 
-class MetricsRegistry {
-  readonly requests = new Map<string, number>();
-  readonly latency = new Map<RouteClass, Histogram>();
-  readonly upstreamErrors = new Map<number, number>();
-  readonly pending = new Map<string, () => number>();
+export const httpRequests = new Counter({
+  name: "switchyard_http_requests_total",
+  help: "HTTP requests answered, by route class and status code.",
+  labelNames: ["class", "status"] as const,
+  registers: [registry],
+});
 
-  recordRequest(cls: RouteClass, status: number, seconds: number | null): void {
-    const key = `${cls}\u0000${status}`;
-    this.requests.set(key, (this.requests.get(key) ?? 0) + 1);
-    if (seconds === null) return;
-    let h = this.latency.get(cls);
-    if (!h) this.latency.set(cls, (h = { buckets: LATENCY_BUCKETS.map(() => 0), sum: 0, count: 0 }));
-    // Stored per bucket (not cumulative); render() accumulates.
-    const i = LATENCY_BUCKETS.findIndex((le) => seconds <= le);
-    if (i >= 0) h.buckets[i]++;
-    h.sum += seconds;
-    h.count++;
-  }
+export const httpDuration = new Histogram({
+  name: "switchyard_http_request_duration_seconds",
+  help: "Time from request to response start, by route class.",
+  labelNames: ["class"] as const,
+  buckets: LATENCY_BUCKETS,
+  registers: [registry],
+});
 
-  render(): string {
-    const out: string[] = [];
-    const family = (name: string, type: string, help: string) => out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
+export const upstreamErrors = new Counter({
+  name: "switchyard_upstream_errors_total",
+  help: "Failed upstream calls (network errors and error statuses), by channel id.",
+  labelNames: ["channel"] as const,
+  registers: [registry],
+});
 
-    family("switchyard_http_requests_total", "counter", "HTTP requests answered, by route class and status code.");
-    for (const [key, n] of [...this.requests].sort()) {
-      const [cls, status] = key.split("\u0000");
-      out.push(`switchyard_http_requests_total{class="${cls}",status="${status}"} ${n}`);
-    }
+/** Backlog readers by queue name; read at each scrape. */
+const pendingReaders = new Map<string, () => number>();
 
-    family("switchyard_http_request_duration_seconds", "histogram", "Time from request to response start, by route class.");
-    for (const [cls, h] of [...this.latency].sort()) {
-      let cumulative = 0;
-      LATENCY_BUCKETS.forEach((le, i) => {
-        cumulative += h.buckets[i];
-        out.push(`switchyard_http_request_duration_seconds_bucket{class="${cls}",le="${le}"} ${cumulative}`);
-      });
-      out.push(`switchyard_http_request_duration_seconds_bucket{class="${cls}",le="+Inf"} ${h.count}`);
-      out.push(`switchyard_http_request_duration_seconds_sum{class="${cls}"} ${round(h.sum)}`);
-      out.push(`switchyard_http_request_duration_seconds_count{class="${cls}"} ${h.count}`);
-    }
-
-    family("switchyard_upstream_errors_total", "counter", "Failed upstream calls (network errors and error statuses), by channel id.");
-    for (const [channel, n] of [...this.upstreamErrors].sort((a, b) => a[0] - b[0])) {
-      out.push(`switchyard_upstream_errors_total{channel="${channel}"} ${n}`);
-    }
-
-    family("switchyard_pending_writes", "gauge", "Writes queued by the write-behind and not yet in the database, by queue.");
-    for (const [queue, read] of [...this.pending].sort((a, b) => a[0].localeCompare(b[0]))) {
+export const pendingWrites = new Gauge({
+  name: "switchyard_pending_writes",
+  help: "Writes queued by the write-behind and not yet in the database, by queue.",
+  labelNames: ["queue"] as const,
+  registers: [registry],
+  collect() {
+    this.reset();
+    for (const [queue, read] of pendingReaders) {
       let value = NaN;
       try {
         value = read();
-      } catch {}
-      out.push(`switchyard_pending_writes{queue="${escapeLabel(queue)}"} ${Number.isFinite(value) ? value : "NaN"}`);
+      } catch {} // a failing reader must not break the scrape: it shows NaN
+      this.set({ queue }, Number.isFinite(value) ? value : NaN);
     }
+  },
+});
 
-    const mem = process.memoryUsage();
-    family("switchyard_process_resident_memory_bytes", "gauge", "Resident set size of this process.");
-    out.push(`switchyard_process_resident_memory_bytes ${mem.rss}`);
-    family("switchyard_process_heap_used_bytes", "gauge", "JavaScript heap in use.");
-    out.push(`switchyard_process_heap_used_bytes ${mem.heapUsed}`);
-    family("switchyard_process_uptime_seconds", "gauge", "Seconds since this process started.");
-    out.push(`switchyard_process_uptime_seconds ${round(process.uptime())}`);
-    return out.join("\n") + "\n";
-  }
+// The process gauges of earlier releases, kept so existing dashboards go on working; prom-client's
+// defaults (process_resident_memory_bytes, nodejs_heap_size_used_bytes, process_start_time_seconds, ...)
+// say the same in the names Node.js dashboards expect.
+new Gauge({
+  name: "switchyard_process_resident_memory_bytes",
+  help: "Resident set size of this process.",
+  registers: [registry],
+  collect() {
+    this.set(process.memoryUsage.rss());
+  },
+});
+new Gauge({
+  name: "switchyard_process_heap_used_bytes",
+  help: "JavaScript heap in use.",
+  registers: [registry],
+  collect() {
+    this.set(process.memoryUsage().heapUsed);
+  },
+});
+new Gauge({
+  name: "switchyard_process_uptime_seconds",
+  help: "Seconds since this process started.",
+  registers: [registry],
+  collect() {
+    this.set(process.uptime());
+  },
+});
 
-  reset(): void {
-    this.requests.clear();
-    this.latency.clear();
-    this.upstreamErrors.clear();
-  }
+let defaultsOn = false;
+
+/** prom-client's process and runtime metrics; started once, and only when metrics are enabled (they sample the event loop). */
+function enableDefaultMetrics(): void {
+  if (defaultsOn) return;
+  defaultsOn = true;
+  collectDefaultMetrics({ register: registry });
 }
-
-function round(n: number): number {
-  return Math.round(n * 1e6) / 1e6;
-}
-
-function escapeLabel(s: string): string {
-  return s.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
-}
-
-export const metrics = new MetricsRegistry();
 
 /** The relay calls this for every failed upstream attempt (after which it may retry another channel). */
 export function recordUpstreamError(channelId: number): void {
-  metrics.upstreamErrors.set(channelId, (metrics.upstreamErrors.get(channelId) ?? 0) + 1);
+  upstreamErrors.inc({ channel: String(channelId) });
 }
 
 /** A write-behind queue reports its backlog; registering the same name again replaces the reader. */
 export function registerPendingWrites(queue: string, read: () => number): () => void {
-  metrics.pending.set(queue, read);
+  pendingReaders.set(queue, read);
   return () => {
-    if (metrics.pending.get(queue) === read) metrics.pending.delete(queue);
+    if (pendingReaders.get(queue) === read) pendingReaders.delete(queue);
   };
+}
+
+export function recordRequest(cls: RouteClass, status: number, seconds: number | null): void {
+  httpRequests.inc({ class: cls, status: String(status) });
+  if (seconds !== null) httpDuration.observe({ class: cls }, seconds);
+}
+
+/** Zeroes the counters and histograms (tests); registered readers and default metrics stay. */
+export function resetMetrics(): void {
+  registry.resetMetrics();
 }
 
 const RELAY = /^\/(v1|v1beta|pg|mj|suno|kling|jimeng)(\/|$)/;
@@ -117,7 +128,7 @@ export function routeClass(path: string): RouteClass {
   return "console";
 }
 
-export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+export const PROMETHEUS_CONTENT_TYPE = registry.contentType;
 
 /** Request accounting hooks plus GET /metrics; without METRICS_ENABLED only a 404 route. */
 export function metricsPlugin(deps: AppDeps) {
@@ -126,6 +137,7 @@ export function metricsPlugin(deps: AppDeps) {
     return new Elysia().get("/metrics", () =>
       Response.json(errorBody("envelope", 404, "metrics are disabled: set METRICS_ENABLED=true to expose /metrics"), { status: 404 }));
   }
+  enableDefaultMetrics();
   // A wrapper around the whole fetch handler sees the final Response, after error mapping, and records
   // before the response is sent; lifecycle hooks run after it (too late for a scrape that follows).
   return new Elysia()
@@ -136,9 +148,6 @@ export function metricsPlugin(deps: AppDeps) {
       recordRequest(routeClass(new URL(request.url).pathname), status, (performance.now() - t0) / 1000);
       return response;
     })
-    .get("/metrics", () => new Response(metrics.render(), { headers: { "content-type": PROMETHEUS_CONTENT_TYPE, "cache-control": "no-store" } }));
-}
-
-export function recordRequest(cls: RouteClass, status: number, seconds: number | null): void {
-  metrics.recordRequest(cls, status, seconds);
+    .get("/metrics", async () =>
+      new Response(await registry.metrics(), { headers: { "content-type": PROMETHEUS_CONTENT_TYPE, "cache-control": "no-store" } }));
 }

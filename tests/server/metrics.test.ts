@@ -1,11 +1,19 @@
-// /metrics: off by default; when enabled, Prometheus text with requests by route class and status, the
-// latency histogram, upstream errors by channel and pending-write gauges.
+// /metrics: off by default; when enabled, Prometheus text (prom-client) with requests by route class and
+// status, the latency histogram, upstream errors by channel, pending-write gauges and the default process
+// metrics.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { metrics, recordUpstreamError, registerPendingWrites, routeClass, LATENCY_BUCKETS } from "../../server/http/metrics.ts";
+import { httpRequests, recordUpstreamError, registerPendingWrites, resetMetrics, routeClass, LATENCY_BUCKETS } from "../../server/http/metrics.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 
+/** The label pairs of a sample line's braces, sorted: label order carries no meaning in Prometheus text. */
+const labelSet = (labels: string) => (labels.match(/[a-z_]+="(?:[^"\\]|\\.)*"/g) ?? []).sort().join(",");
+
 function sample(text: string, name: string, labels: string): number | undefined {
-  const line = text.split("\n").find((l) => l.startsWith(`${name}{${labels}} `));
+  const want = labelSet(labels);
+  const line = text.split("\n").find((l) => {
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? \S+$/.exec(l);
+    return m !== null && m[1] === name && labelSet(m[2] ?? "") === want;
+  });
   return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(" ") + 1));
 }
 
@@ -15,12 +23,12 @@ describe("metrics disabled (the default)", () => {
   afterAll(() => ctx.close());
 
   test("/metrics is a JSON 404 naming the switch, and nothing is counted", async () => {
-    metrics.reset();
+    resetMetrics();
     await ctx.request("GET", "/api/status");
     const res = await ctx.request("GET", "/metrics");
     expect(res.status).toBe(404);
     expect(res.body).toEqual({ success: false, message: "metrics are disabled: set METRICS_ENABLED=true to expose /metrics" });
-    expect(metrics.requests.size).toBe(0);
+    expect((await httpRequests.get()).values).toEqual([]);
   });
 });
 
@@ -30,7 +38,7 @@ describe("metrics enabled", () => {
   afterAll(() => ctx.close());
 
   test("counts requests by route class and status, and times them in a cumulative histogram", async () => {
-    metrics.reset();
+    resetMetrics();
     await ctx.request("GET", "/api/status");
     await ctx.request("GET", "/api/status");
     await ctx.request("GET", "/api/user/self"); // no session: 401
@@ -57,33 +65,67 @@ describe("metrics enabled", () => {
   });
 
   test("upstream errors by channel and pending writes from registered queues", async () => {
-    metrics.reset();
+    resetMetrics();
     recordUpstreamError(7);
     recordUpstreamError(7);
     recordUpstreamError(12);
     let backlog = 3;
     const unregister = registerPendingWrites("logs", () => backlog);
-    registerPendingWrites("broken", () => {
+    const unregisterBroken = registerPendingWrites("broken", () => {
       throw new Error("queue gone");
     });
     let text: string = (await ctx.request("GET", "/metrics")).body;
     expect(sample(text, "switchyard_upstream_errors_total", 'channel="7"')).toBe(2);
     expect(sample(text, "switchyard_upstream_errors_total", 'channel="12"')).toBe(1);
     expect(sample(text, "switchyard_pending_writes", 'queue="logs"')).toBe(3);
-    // A failing reader must not break the scrape.
-    expect(text).toContain('switchyard_pending_writes{queue="broken"} NaN');
+    // A failing reader must not break the scrape: its queue shows NaN (prom-client writes "Nan", which
+    // Prometheus reads as NaN: its parser takes special values in any case).
+    expect(text).toMatch(/^switchyard_pending_writes\{queue="broken"\} NaN$/im);
     backlog = 0;
     text = (await ctx.request("GET", "/metrics")).body;
     expect(sample(text, "switchyard_pending_writes", 'queue="logs"')).toBe(0);
     unregister();
-    metrics.pending.delete("broken");
+    unregisterBroken();
     text = (await ctx.request("GET", "/metrics")).body;
     expect(text).not.toContain('queue="logs"');
     expect(text).toMatch(/^switchyard_process_resident_memory_bytes \d+$/m);
+    expect(text).not.toContain('queue="broken"');
+  });
+
+  test("default process metrics; a well-formed exposition with one HELP and TYPE per family", async () => {
+    const unregister = registerPendingWrites('odd "queue"\\x\nnext', () => 1);
+    const text: string = (await ctx.request("GET", "/metrics")).body;
+    unregister();
+    for (const name of ["process_cpu_user_seconds_total", "process_start_time_seconds", "nodejs_heap_size_used_bytes"]) {
+      expect(sample(text, name, "")).toBeGreaterThan(0);
+    }
+    expect(sample(text, "switchyard_process_heap_used_bytes", "")).toBeGreaterThan(0);
+    expect(sample(text, "switchyard_process_uptime_seconds", "")).toBeGreaterThan(0);
+    // A label value with quotes, a backslash and a line break is escaped, never a second line.
+    expect(text).toContain('switchyard_pending_writes{queue="odd \\"queue\\"\\\\x\\nnext"} 1');
+    const types = new Map<string, string>();
+    const helps = new Set<string>();
+    for (const line of text.split("\n").filter(Boolean)) {
+      const meta = /^# (HELP|TYPE) (\S+) (.*)$/.exec(line);
+      if (meta) {
+        const seen = meta[1] === "HELP" ? helps.has(meta[2]) : types.has(meta[2]);
+        expect(seen).toBe(false);
+        if (meta[1] === "HELP") helps.add(meta[2]);
+        else types.set(meta[2], meta[3]);
+        continue;
+      }
+      const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{.*\})? (-?[0-9.e+-]+|NaN|[+-]Inf)$/i.exec(line);
+      expect(m).not.toBeNull();
+      const name = m![1];
+      const family = types.has(name) ? name : name.replace(/_(bucket|sum|count)$/, "");
+      expect(types.has(family)).toBe(true);
+      if (family !== name) expect(types.get(family)).toMatch(/histogram|summary/);
+    }
+    expect([...helps].sort()).toEqual([...types.keys()].sort());
   });
 
   test("the scrape itself is counted under its own class on a real socket", async () => {
-    metrics.reset();
+    resetMetrics();
     const server = ctx.app.listen({ port: 0, hostname: "127.0.0.1" });
     try {
       const base = `http://127.0.0.1:${ctx.app.server!.port}`;
