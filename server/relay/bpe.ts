@@ -29,10 +29,11 @@ export class Bpe {
   private maxTokenBytes = 0;
   /** Ranks of merged pairs by (left id, right id), filled as long pieces meet them. */
   private pairs = new Map<number, number>();
-  /** Pieces and pair ranks looked up so far (tests read it to check that the work grows linearly with the text). */
+  /** Work done so far: 2 per piece, 1 per pair rank looked up. Budgets are in steps (a step is ~0.1 µs on
+   * any kind of text), and tests read it to check that the work grows linearly with the text. */
   steps = 0;
   /** Merged pieces seen recently (words not in the vocabulary repeat), cleared when it fills. */
-  private cache = new Map<string, number[]>();
+  private cache = new Map<string, { ids: number[]; steps: number }>();
 
   constructor(file: RankFile) {
     this.pattern = new RegExp(file.pat_str, "gu");
@@ -56,8 +57,8 @@ export class Bpe {
 
   /**
    * Counts `text` until about `budget` steps (pieces and pair lookups, see `steps`) are spent: the tokens
-   * and the number of leading characters they cover. A step costs about the same on any text (0.1-0.2 µs
-   * here), while characters do not: English needs ~0.2 steps per character, one repeated letter ~3, so a
+   * and the number of leading characters they cover. A step costs about the same on any text (~0.1 µs
+   * here), while characters do not: English needs ~0.5 steps per character, one repeated letter ~3, so a
    * budget bounds the time where a character cap would not. A piece too long for what is left is counted
    * up to the budget and the count stops there.
    */
@@ -94,7 +95,8 @@ export class Bpe {
     let n = 0;
     for (let m = re.exec(scanned); m !== null; m = re.exec(scanned)) {
       if (this.steps >= limit) return { tokens: n, chars: m.index };
-      this.steps++;
+      // A piece (pattern match, conversion, lookup) costs about twice a pair lookup.
+      this.steps += 2;
       // A merge costs at most 3 steps a byte: a piece longer than the rest of the budget pays for is
       // counted as far as it does, and the count ends there. (A piece has at least as many bytes as
       // characters, so only the characters that can be afforded are converted to bytes.)
@@ -121,12 +123,18 @@ export class Bpe {
   }
 
   private merge(piece: string): number[] {
+    // A cached piece is charged the steps its merge cost, so the part of a text a budget covers never
+    // depends on what was counted before (the time saved is a bonus, not a bigger budget).
     const hit = this.cache.get(piece);
-    if (hit) return hit;
+    if (hit) {
+      this.steps += hit.steps;
+      return hit.ids;
+    }
+    const before = this.steps;
     const ids = piece.length <= SMALL_PIECE ? this.mergeSmall(piece) : this.mergeLong(piece);
     if (piece.length <= 256) {
       if (this.cache.size >= 4096) this.cache.clear();
-      this.cache.set(piece, ids);
+      this.cache.set(piece, { ids, steps: this.steps - before });
     }
     return ids;
   }

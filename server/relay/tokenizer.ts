@@ -1,19 +1,19 @@
 // Token counting (o200k_base) for when an upstream reports no usage (streams without a usage chunk, cut
 // streams, disconnected clients) and for the count_tokens endpoints. No input can make it slow:
 //  - the encoder (bpe.ts) is linear on any text and exact: the same tokens as tiktoken;
-//  - the work per call is capped in bpe.ts "steps", which cost about the same on any text: SYNC_STEPS
-//    on the event loop (≤ ~5 ms: ~130,000 characters of English or code, ~11,000 of one repeated
-//    letter), WORKER_STEPS in the counting worker that the async functions use (any normal text up to
-//    the body caps, ~1.5 million characters of one repeated letter). Beyond the cap the rest of the
-//    text is extrapolated at the tokens per character counted until then.
+//  - the work per call is capped in bpe.ts "steps", which cost about the same on any kind of text:
+//    SYNC_STEPS on the event loop (~5-10 ms; ~85,000 characters of English or code, ~30,000 of Chinese,
+//    ~22,000 of one repeated letter), WORKER_STEPS in the counting worker that the async functions use
+//    (about 128 times as much). Beyond the cap the rest of the text is extrapolated at the tokens per
+//    character counted until then. The count of a text never depends on what was counted before.
 // The rank tables are loaded on first use (~150 ms, ~30 MB): most calls never need them because upstreams
 // report usage. The worker loads its own copy the first time an async count reaches it.
 import { Bpe, type RankFile } from "./bpe.ts";
 
 /** Work counted exactly per call by the synchronous functions, on the event loop (bpe.ts "steps"). */
-export const SYNC_STEPS = 32 * 1024;
+export const SYNC_STEPS = 64 * 1024;
 /** Work counted exactly per call by the async functions, in the counting worker. */
-export const WORKER_STEPS = 4 * 1024 * 1024;
+export const WORKER_STEPS = 8 * 1024 * 1024;
 /** Texts up to this size are counted in place by the async functions once the tables are loaded here. */
 const INLINE_CHARS = 4 * 1024;
 /** Counts waiting for the worker beyond this are counted here, capped like the synchronous functions. */

@@ -57,7 +57,7 @@ describe("exact counts", () => {
         tokens += expected.length;
       }
       expect(tokens).toBeGreaterThan(50_000);
-    });
+    }, 30_000);
   }
 
   test("cl100k_base decodes token ids back to their text; an id outside the vocabulary gives null", () => {
@@ -104,14 +104,14 @@ describe("linear work", () => {
       expect(large / small).toBeGreaterThan(8);
       expect(large / small).toBeLessThan(12);
       expect(large).toBeLessThanOrEqual(3 * Buffer.byteLength(make(160_000)) + 1000);
-    });
+    }, 30_000);
   }
 
   test("a 3 MB run of one character is counted exactly, in linear work", () => {
     const text = "a".repeat(3 * 1024 * 1024);
     expect(stepsOf(text)).toBeLessThanOrEqual(3 * text.length);
     expect(o200kBase().count(text)).toBe(text.length / 8);
-  });
+  }, 30_000);
 });
 
 describe("capped work per call", () => {
@@ -145,6 +145,21 @@ describe("capped work per call", () => {
     expect(countPromptTokensNow(prompt)).toBeGreaterThanOrEqual(3 + 3 * 2000 + 2000 * 625 - 10);
   });
 
+  test("the count of a text does not depend on what was counted before (cached merges are charged their cost)", () => {
+    // Words of mixed-up Chinese characters and long lowercase runs: few are whole tokens, so most are
+    // merged, and a second count finds them cached.
+    let seed = 4242;
+    const next = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) >>> 12;
+    let text = "";
+    while (text.length < 120_000) {
+      text += next() % 2 ? String.fromCharCode(...Array.from({ length: 8 + (next() % 20) }, () => 0x4e00 + (next() % 3000))) : "qwzxkvjy".repeat(1 + (next() % 6));
+      text += "。 ";
+    }
+    const cold = countTokensNow(text);
+    bpe.count(text);
+    expect(countTextsNow([text])).toBe(cold);
+  });
+
   test("a long text split between exact and extrapolated parts stays close to the exact count", () => {
     const mixed = readFileSync(join(ROOT, "console/i18n/zh.ts"), "utf8").repeat(20);
     const exact = bpe.count(mixed);
@@ -162,12 +177,12 @@ describe("capped work per call", () => {
     clearInterval(timer);
     expect(counted).toBe(exact);
     expect(turns).toBeGreaterThan(0);
-  });
+  }, 30_000);
 
   test("the worker's cap: 3 MB of one character is counted within WORKER_STEPS and extrapolated", async () => {
     const text = "a".repeat(3 * 1024 * 1024);
     expect(WORKER_STEPS).toBeLessThan(3 * text.length);
     const counted = await countTokens(text);
     expect(Math.abs(counted - text.length / 8)).toBeLessThanOrEqual(8);
-  });
+  }, 30_000);
 });
