@@ -8,6 +8,7 @@ import { serve, type MockUpstream } from "./recorder.ts";
 import { compatHandler } from "./openai-compatible-upstream.ts";
 
 export const ZHIPU_V3_TEXT = "Hello from ChatGLM.";
+const V3_MODELS = new Set(["chatglm_turbo", "chatglm_pro", "chatglm_std", "chatglm_lite"]);
 export const ZHIPU_USAGE = { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 };
 
 export interface ZhipuMock extends MockUpstream {
@@ -45,7 +46,7 @@ export function startZhipuUpstream(creds = { id: "zp-id", secret: "zp-secret" })
       return compat(req, rec);
     }
     const m = /^\/api\/paas\/v3\/model-api\/([^/]+)\/(invoke|sse-invoke)$/.exec(rec.path);
-    if (!m || !m[1]!.startsWith("chatglm_")) return Response.json({ code: 1211, msg: "模型不存在", success: false });
+    if (!m || !V3_MODELS.has(m[1]!)) return Response.json({ code: 1211, msg: "模型不存在", success: false });
     if (!Array.isArray(rec.body?.prompt)) return Response.json({ code: 1214, msg: "prompt 参数非法", success: false });
     if (m[2] === "invoke") {
       return Response.json({

@@ -11,7 +11,7 @@ import { quotaFor } from "../billing.ts";
 import type { SettledEntry } from "../../jobs/writebehind.ts";
 import { maybeNotifyQuota } from "../../infra/notify.ts";
 import type { Admission, RelayRequest } from "./admit.ts";
-import { countedUsage } from "./meter.ts";
+import { countedUsageExact } from "./meter.ts";
 
 /** An admitted call that a channel served: what settling and recording it needs. */
 export interface Served extends Admission {
@@ -29,7 +29,7 @@ export function finish(deps: AppDeps, s: Served, usage: Usage | null, generated?
   s.ticket.succeeded();
   const { ledger, writer } = relayState(deps);
   const job = (async () => {
-    const u = usage ?? countedUsage(s.req.body, generated?.() ?? "");
+    const u = usage ?? await countedUsageExact(s.req.body, generated?.() ?? "");
     const cost = quotaFor(s.price, u, s.calls);
     const taken = await ledger.settle(s.hold, cost, (q) => records(deps, s, u, q));
     warnIfLow(deps, s, taken);
