@@ -3,13 +3,14 @@
 //
 // PostgreSQL (timestamptz) and MySQL (datetime, read and written in UTC: db/index.ts sets timezone "Z")
 // take a JS Date; PostgreSQL would read a bare text in the session's time zone. bun:sqlite binds no Date,
-// so SQLite gets UTC text, which is also how nowDatetime() writes deleted_at.
+// so SQLite gets the text gorm writes there ("2006-01-02 15:04:05.999999999-07:00", here in UTC with
+// milliseconds), which new-api's SQLite driver parses back. deleted_at columns are written with it too.
 import type { Kysely } from "kysely";
 import { dialectOf } from "./dialect.ts";
 
 export function dbTime(db: Kysely<any>, at: Date | number): Date | string {
   const d = typeof at === "number" ? new Date(at) : at;
-  return dialectOf(db) === "sqlite" ? d.toISOString().slice(0, 23).replace("T", " ") : d;
+  return dialectOf(db) === "sqlite" ? `${d.toISOString().slice(0, 23).replace("T", " ")}+00:00` : d;
 }
 
 /**

@@ -35,13 +35,21 @@ export function createKysely(opts: DatabaseOptions): Database {
       // int8 and numeric (count(*), sum()) as JS numbers: quota fits well inside 2^53.
       types: {
         bigint: { to: 20, from: [20, 1700], serialize: (x: number) => String(x), parse: (x: string) => Number(x) },
+        // json/jsonb columns (new-api's channel_info, tasks.properties, ...) as the JSON text, both ways: the
+        // driver would otherwise JSON-encode the text we write a second time (new-api then reads a string
+        // where it expects an object) and hand back objects where SQLite gives text.
+        json: { to: 114, from: [114, 3802], serialize: (x: unknown) => (typeof x === "string" ? x : JSON.stringify(x)), parse: (x: string) => x },
       } as any,
     });
     return new Kysely<DB>({ dialect: new PostgresJSDialect({ postgres: client }) });
   }
   if (opts.kind === "mysql") {
     const { createPool } = require("mysql2") as typeof import("mysql2");
-    const pool = createPool({ uri: opts.url, connectionLimit: opts.poolSize ?? 10, supportBigNumbers: true, decimalNumbers: true, timezone: "Z" });
+    const pool = createPool({
+      uri: opts.url, connectionLimit: opts.poolSize ?? 10, supportBigNumbers: true, decimalNumbers: true, timezone: "Z",
+      // JSON columns (new-api's) as their text, as SQLite and PostgreSQL give them.
+      jsonStrings: true,
+    });
     return new Kysely<DB>({ dialect: new MysqlDialect({ pool: pool as any }) });
   }
   if (opts.sqlitePath !== ":memory:") mkdirSync(dirname(opts.sqlitePath), { recursive: true });
@@ -111,6 +119,3 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
 
 /** Unix seconds: every *_time / created_at column uses this. */
 export const nowSeconds = (): number => Math.floor(Date.now() / 1000);
-
-/** gorm-style datetime text for deleted_at, accepted by all three dialects. */
-export const nowDatetime = (): string => new Date().toISOString().slice(0, 19).replace("T", " ");

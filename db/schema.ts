@@ -31,7 +31,7 @@ export interface UsersTable {
   aff_quota: Generated<number>;
   aff_history: Generated<number>;
   inviter_id: Generated<number>;
-  deleted_at: string | null;
+  deleted_at: Date | string | null;
   setting: Generated<string>;
   created_time: Generated<number>;
   /** Raised to end every session of the user (logout, ban, password or role change); sessions carry it. */
@@ -58,7 +58,7 @@ export interface TokensTable {
   allow_ips: Generated<string>;
   used_quota: Generated<number>;
   group: Generated<string>;
-  deleted_at: string | null;
+  deleted_at: Date | string | null;
 }
 
 export interface ChannelsTable {
@@ -113,7 +113,9 @@ export interface RedemptionsTable {
   created_time: number;
   redeemed_time: Generated<number>;
   used_user_id: Generated<number>;
-  deleted_at: string | null;
+  deleted_at: Date | string | null;
+  /** new-api's: unix seconds after which the code no longer redeems; 0 never expires */
+  expired_time: Generated<number>;
 }
 
 export interface LogsTable {
@@ -275,6 +277,59 @@ export interface PasskeyCredentialsTable {
   deleted_at: Date | string | null;
 }
 
+/** new-api's checkins: one per user and day (YYYY-MM-DD in the server's time zone). */
+export interface CheckinsTable {
+  id: Generated<number>;
+  user_id: number;
+  checkin_date: string;
+  quota_awarded: number;
+  created_at: number;
+}
+
+/** new-api's vendors (model metadata); soft-deleted. */
+export interface VendorsTable {
+  id: Generated<number>;
+  name: string;
+  description: string | null;
+  icon: Generated<string>;
+  status: Generated<number>;
+  created_time: Generated<number>;
+  updated_time: Generated<number>;
+  deleted_at: Date | string | null;
+}
+
+/** new-api's models (model metadata shown on its models page); soft-deleted. */
+export interface ModelsTable {
+  id: Generated<number>;
+  model_name: string;
+  description: string | null;
+  icon: Generated<string>;
+  tags: Generated<string>;
+  vendor_id: Generated<number>;
+  /** JSON text of endpoint types, or empty */
+  endpoints: string | null;
+  status: Generated<number>;
+  sync_official: Generated<number>;
+  created_time: Generated<number>;
+  updated_time: Generated<number>;
+  deleted_at: Date | string | null;
+  /** 0 exact, 1 prefix, 2 contains, 3 suffix */
+  name_rule: Generated<number>;
+}
+
+/** new-api's prefill_groups: named lists (models, tags, endpoints) its channel form offers. */
+export interface PrefillGroupsTable {
+  id: Generated<number>;
+  name: string;
+  type: string;
+  /** JSON array text */
+  items: string | null;
+  description: Generated<string>;
+  created_time: Generated<number>;
+  updated_time: Generated<number>;
+  deleted_at: Date | string | null;
+}
+
 export interface DB {
   users: UsersTable;
   options: OptionsTable;
@@ -292,6 +347,10 @@ export interface DB {
   two_fas: TwoFasTable;
   two_fa_backup_codes: TwoFaBackupCodesTable;
   passkey_credentials: PasskeyCredentialsTable;
+  checkins: CheckinsTable;
+  vendors: VendorsTable;
+  models: ModelsTable;
+  prefill_groups: PrefillGroupsTable;
 }
 
 export type User = Selectable<UsersTable>;

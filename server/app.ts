@@ -23,6 +23,7 @@ import { taskModule } from "./modules/task/index.ts";
 import { verificationModule } from "./modules/verification/index.ts";
 import { twoFAModule } from "./modules/twofa/index.ts";
 import { passkeyModule } from "./modules/passkey/index.ts";
+import { panelsModule } from "./modules/panels/index.ts";
 import { relayModule } from "./relay/index.ts";
 import { nativeModule } from "./relay/native/index.ts";
 
@@ -129,6 +130,7 @@ export function createApp(deps: AppDeps) {
     .use(verificationModule(deps))
     .use(twoFAModule(deps))
     .use(passkeyModule(deps))
+    .use(panelsModule(deps))
     .use(nativeModule(deps))
     .use(relayModule(deps))
     // Last: the console answers every GET no module claimed (SPA deep links), JSON 404 for API paths.

@@ -11,6 +11,7 @@ function sqlType(col: ColumnDef, d: Dialect): string {
     case "bool": return "boolean";
     case "float": return d === "sqlite" ? "real" : "double precision";
     case "text": return d === "mysql" ? "longtext" : "text";
+    case "json": return "json";
     case "datetime": return d === "postgres" ? "timestamptz" : d === "mysql" ? "datetime(3)" : "datetime";
     default: return col.type;
   }
@@ -26,8 +27,8 @@ function columnSql(col: ColumnDef, d: Dialect, q: (s: string) => string): string
   let out = `${q(col.name)} ${sqlType(col, d)}`;
   if (col.type === "id") return out;
   if (col.notNull) out += " not null";
-  // MySQL cannot give TEXT columns a default; the application always writes them.
-  if (col.default !== undefined && !(d === "mysql" && col.type === "text")) out += ` default ${literal(col.default, d)}`;
+  // MySQL cannot give TEXT (or JSON) columns a default; the application always writes them.
+  if (col.default !== undefined && !(d === "mysql" && (col.type === "text" || col.type === "json"))) out += ` default ${literal(col.default, d)}`;
   if (col.unique) out += " unique";
   return out;
 }

@@ -1,7 +1,9 @@
 // Numbered migrations, inlined so they are compiled into the binary (no folder scan at run time).
 import type { Migration } from "kysely/migration";
 import * as m0001 from "./0001_init.ts";
+import * as m0002 from "./0002_newapi_rows.ts";
 
 export const migrations: Record<string, Migration> = {
   "0001_init": m0001,
+  "0002_newapi_rows": m0002,
 };

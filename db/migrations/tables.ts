@@ -1,6 +1,9 @@
 // Table definitions as data, so the first migration can create a fresh database or complete an existing
 // one-api/new-api database by adding only the columns it lacks. Column names must match db/schema.ts.
-export type ColumnType = "id" | "int" | "bigint" | "bool" | "float" | "text" | "datetime" | `varchar(${number})`;
+/** "json": gorm's `type:json`: json on PostgreSQL and MySQL, where a value must be valid JSON. A new-api database
+ * has it for channel_info and tasks.properties/data/private_data (created here as text, but written as valid
+ * JSON only, so new-api's migration can turn them into json), and prefill_groups.items. */
+export type ColumnType = "id" | "int" | "bigint" | "bool" | "float" | "text" | "json" | "datetime" | `varchar(${number})`;
 
 export interface ColumnDef {
   name: string;
@@ -25,6 +28,7 @@ const n = (name: string, def = 0) => c(name, "bigint", { notNull: true, default:
 const i = (name: string, def = 0) => c(name, "int", { notNull: true, default: def });
 const b = (name: string, def = false) => c(name, "bool", { default: def });
 const t = (name: string) => c(name, "text");
+const j = (name: string) => c(name, "json");
 
 export const TABLES: TableDef[] = [
   {
@@ -81,6 +85,8 @@ export const TABLES: TableDef[] = [
     columns: [
       id, i("user_id"), c("key", "varchar(64)", { notNull: true, unique: true }), i("status", 1), s("name", 255), n("quota", 100),
       n("created_time"), n("redeemed_time"), i("used_user_id"), c("deleted_at", "datetime"),
+      // new-api's: unix seconds after which the code no longer redeems (0 = never)
+      n("expired_time"),
     ],
     indexes: [{ name: "idx_redemptions_name", columns: ["name"] }],
   },
@@ -195,5 +201,44 @@ export const TABLES: TableDef[] = [
       { name: "idx_passkey_credentials_credential_id", columns: ["credential_id"], unique: true },
       { name: "idx_passkey_credentials_deleted_at", columns: ["deleted_at"] },
     ],
+  },
+  // new-api's daily check-in (model/checkin.go): one row per user and day; the unique index is what makes
+  // a second check-in the same day fail (server/modules/checkin).
+  {
+    name: "checkins",
+    columns: [
+      id, c("user_id", "int", { notNull: true }), c("checkin_date", "varchar(10)", { notNull: true }),
+      c("quota_awarded", "int", { notNull: true }), n("created_at"),
+    ],
+    indexes: [{ name: "idx_user_checkin_date", columns: ["user_id", "checkin_date"], unique: true }],
+  },
+  // new-api's model metadata, vendors and prefill groups (model/model_meta.go, vendor_meta.go, prefill_group.go),
+  // soft-deleted with a gorm datetime (server/modules/model-meta, server/modules/prefill).
+  {
+    name: "vendors",
+    columns: [
+      id, c("name", "varchar(128)", { notNull: true }), t("description"), s("icon", 128), i("status", 1), n("created_time"),
+      n("updated_time"), c("deleted_at", "datetime"),
+    ],
+    indexes: [{ name: "uk_vendor_name_delete_at", columns: ["name", "deleted_at"], unique: true }, { name: "idx_vendors_deleted_at", columns: ["deleted_at"] }],
+  },
+  {
+    name: "models",
+    columns: [
+      id, c("model_name", "varchar(128)", { notNull: true }), t("description"), s("icon", 128), s("tags", 255), i("vendor_id"),
+      t("endpoints"), i("status", 1), i("sync_official", 1), n("created_time"), n("updated_time"), c("deleted_at", "datetime"), i("name_rule"),
+    ],
+    indexes: [
+      { name: "uk_model_name_delete_at", columns: ["model_name", "deleted_at"], unique: true },
+      { name: "idx_models_vendor_id", columns: ["vendor_id"] }, { name: "idx_models_deleted_at", columns: ["deleted_at"] },
+    ],
+  },
+  {
+    name: "prefill_groups",
+    columns: [
+      id, c("name", "varchar(64)", { notNull: true }), c("type", "varchar(32)", { notNull: true }), j("items"), s("description", 255),
+      n("created_time"), n("updated_time"), c("deleted_at", "datetime"),
+    ],
+    indexes: [{ name: "idx_prefill_groups_type", columns: ["type"] }, { name: "idx_prefill_groups_deleted_at", columns: ["deleted_at"] }],
   },
 ];

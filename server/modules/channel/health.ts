@@ -11,8 +11,9 @@ import { CHANNEL_STATUS } from "../../catalogue/index.ts";
 import { refreshAbilities } from "./abilities.ts";
 import { notifyChannelsChanged } from "./events.ts";
 import { parseOtherInfo } from "./service.ts";
-import { KEY_FAILURE_COOLDOWN_SECONDS, markKeyFailed, parseChannelInfo, splitKeys } from "./keys.ts";
+import { KEY_FAILURE_COOLDOWN_SECONDS, markKeyFailed, parseChannelInfo, serializeChannelInfo, splitKeys } from "./keys.ts";
 import { sendToRoot } from "../../infra/notify.ts";
+import { statusInList } from "./status-codes.ts";
 
 export const FAILURE_THRESHOLD = 3;
 export const FAILURE_WINDOW_SECONDS = 60;
@@ -59,13 +60,16 @@ const DISABLING_CODES = new Set([
   "authentication_error", "permission_error", "permission_denied", "unauthenticated", "access_terminated", "organization_deactivated",
 ]);
 
-/** Why this failure should take the channel out of routing, or null when it should not (e.g. 429, 5xx). */
-export function disableReason(outcome: ChannelOutcome, keywordsText: string): string | null {
+const STATUS_WORDS: Record<number, string> = { 401: "authentication failed", 402: "payment required", 403: "permission denied" };
+
+/**
+ * Why this failure should take the channel out of routing, or null when it should not (e.g. 429, 5xx).
+ * `statusCodes` is AutomaticDisableStatusCodes (new-api's option, e.g. "401,402,403,500-503").
+ */
+export function disableReason(outcome: ChannelOutcome, keywordsText: string, statusCodes = "401-403"): string | null {
   if (outcome.ok) return null;
   if (outcome.slow) return outcome.message;
-  if (outcome.status === 401) return `authentication failed (401): ${outcome.message}`;
-  if (outcome.status === 402) return `payment required (402): ${outcome.message}`;
-  if (outcome.status === 403) return `permission denied (403): ${outcome.message}`;
+  if (statusInList(statusCodes, outcome.status)) return `${STATUS_WORDS[outcome.status!] ?? "upstream status"} (${outcome.status}): ${outcome.message}`;
   const code = (outcome.code ?? "").toLowerCase();
   if (code && DISABLING_CODES.has(code)) return `${code}: ${outcome.message}`;
   const text = outcome.message.toLowerCase();
@@ -97,7 +101,7 @@ export async function recordChannelResult(deps: AppDeps, channelId: number, outc
     return enabled ? "enabled" : "none";
   }
   if (!deps.options.bool("AutomaticDisableChannelEnabled") || Number(ch.auto_ban) !== 1 || ch.status !== CHANNEL_STATUS.enabled) return "none";
-  const reason = disableReason(outcome, deps.options.get("AutomaticDisableKeywords"));
+  const reason = disableReason(outcome, deps.options.get("AutomaticDisableKeywords"), deps.options.get("AutomaticDisableStatusCodes"));
   if (!reason) return "none";
   if (outcome.keyIndex !== undefined && (await setKeyAside(deps, ch, outcome.keyIndex))) return "key-failed";
   if (outcome.source === "relay") {
@@ -123,7 +127,7 @@ async function setKeyAside(deps: AppDeps, ch: { id: number; key: string; channel
   if (!info.is_multi_key || keys.length <= 1 || keyIndex < 0 || keyIndex >= keys.length) return false;
   const now = nowSeconds();
   const next = markKeyFailed(info, keyIndex, now);
-  await deps.db.updateTable("channels").set({ channel_info: JSON.stringify(next) }).where("id", "=", ch.id).execute();
+  await deps.db.updateTable("channels").set({ channel_info: serializeChannelInfo(next) }).where("id", "=", ch.id).execute();
   await notifyChannelsChanged(deps);
   return keys.some((_, i) => now - (next.multi_key_failed_at[i] ?? 0) >= KEY_FAILURE_COOLDOWN_SECONDS);
 }

@@ -1,6 +1,11 @@
 // Multi-key channels: one channel whose `key` holds several upstream keys, one per line, rotated by the
 // relay. The rotation state lives in `channel_info` (JSON) so it survives restarts; the pure functions
 // here compute the next key and the next state, the caller decides where to keep that state.
+// channel_info is new-api's ChannelInfo object (model/channel.go), written by serializeChannelInfo for every
+// channel, single-key ones included, so new-api can load the rows back: is_multi_key, multi_key_size,
+// multi_key_status_list (key index → 2 disabled by hand, 3 disabled automatically; absent = enabled),
+// multi_key_disabled_reason/_time, multi_key_polling_index, multi_key_mode. multi_key_failed_at is ours
+// (a short cooldown after a failure); new-api ignores it.
 import type { Channel } from "../../../db/schema.ts";
 
 export type MultiKeyMode = "polling" | "random";
@@ -11,9 +16,15 @@ export interface ChannelInfo {
   multi_key_mode: MultiKeyMode;
   /** Index of the key the next polling pick starts from. */
   multi_key_polling_index: number;
+  /** new-api's: key index → status (1 enabled, 2 disabled by hand, 3 disabled automatically); absent = enabled. */
+  multi_key_status_list: Record<string, number>;
+  multi_key_disabled_reason: Record<string, string>;
+  multi_key_disabled_time: Record<string, number>;
   /** Key index → unix seconds of its last upstream failure. */
   multi_key_failed_at: Record<string, number>;
 }
+
+export const KEY_STATUS = { enabled: 1, manuallyDisabled: 2, autoDisabled: 3 } as const;
 
 /** A key that failed within this many seconds is skipped while another key is available. */
 export const KEY_FAILURE_COOLDOWN_SECONDS = 60;
@@ -24,6 +35,17 @@ export const JSON_KEY_TYPES: ReadonlySet<number> = new Set([41]);
 export function splitKeys(text: string): string[] {
   return text.split(/\r?\n/).map((k) => k.trim()).filter(Boolean);
 }
+
+const numberMap = (v: unknown): Record<string, number> => {
+  const out: Record<string, number> = {};
+  if (v && typeof v === "object") for (const [k, n] of Object.entries(v)) if (Number.isFinite(Number(n))) out[k] = Number(n);
+  return out;
+};
+const textMap = (v: unknown): Record<string, string> => {
+  const out: Record<string, string> = {};
+  if (v && typeof v === "object") for (const [k, t] of Object.entries(v)) out[k] = String(t ?? "");
+  return out;
+};
 
 export function parseChannelInfo(raw: string | ChannelInfo | null | undefined): ChannelInfo {
   let v: any = raw;
@@ -40,12 +62,41 @@ export function parseChannelInfo(raw: string | ChannelInfo | null | undefined): 
     multi_key_size: Number.isInteger(v.multi_key_size) ? v.multi_key_size : 0,
     multi_key_mode: v.multi_key_mode === "random" ? "random" : "polling",
     multi_key_polling_index: Number.isInteger(v.multi_key_polling_index) ? v.multi_key_polling_index : 0,
+    multi_key_status_list: numberMap(v.multi_key_status_list),
+    multi_key_disabled_reason: textMap(v.multi_key_disabled_reason),
+    multi_key_disabled_time: numberMap(v.multi_key_disabled_time),
     multi_key_failed_at: v.multi_key_failed_at && typeof v.multi_key_failed_at === "object" ? { ...v.multi_key_failed_at } : {},
   };
 }
 
+const nonEmpty = <T>(m: Record<string, T>) => (Object.keys(m).length ? m : undefined);
+
+/** The channel_info text to store: new-api's object, field for field (a single-key channel too). */
+export function serializeChannelInfo(info: ChannelInfo | null | undefined): string {
+  const i = info ?? parseChannelInfo(null);
+  return JSON.stringify({
+    is_multi_key: i.is_multi_key,
+    multi_key_size: i.is_multi_key ? i.multi_key_size : 0,
+    multi_key_status_list: nonEmpty(i.multi_key_status_list) ?? null,
+    multi_key_disabled_reason: nonEmpty(i.multi_key_disabled_reason),
+    multi_key_disabled_time: nonEmpty(i.multi_key_disabled_time),
+    multi_key_polling_index: i.multi_key_polling_index,
+    multi_key_mode: i.is_multi_key ? i.multi_key_mode : "",
+    multi_key_failed_at: nonEmpty(i.multi_key_failed_at),
+  });
+}
+
 export function multiKeyInfo(size: number, mode: MultiKeyMode): ChannelInfo {
-  return { is_multi_key: true, multi_key_size: size, multi_key_mode: mode, multi_key_polling_index: 0, multi_key_failed_at: {} };
+  return {
+    is_multi_key: true, multi_key_size: size, multi_key_mode: mode, multi_key_polling_index: 0,
+    multi_key_status_list: {}, multi_key_disabled_reason: {}, multi_key_disabled_time: {}, multi_key_failed_at: {},
+  };
+}
+
+/** Whether key `index` may be used: not disabled (by hand or automatically) in multi_key_status_list. */
+export function keyEnabled(info: ChannelInfo, index: number): boolean {
+  const st = info.multi_key_status_list[index];
+  return st === undefined || st === KEY_STATUS.enabled;
 }
 
 export interface KeyPick {
@@ -70,7 +121,10 @@ export function pickChannelKey(
   const info = parseChannelInfo(channel.channel_info);
   const keys = info.is_multi_key ? splitKeys(channel.key) : [];
   if (!info.is_multi_key || keys.length <= 1) return { key: info.is_multi_key ? keys[0] ?? "" : channel.key.trim(), index: 0, info };
-  const healthy = (i: number) => now - (info.multi_key_failed_at[i] ?? 0) >= KEY_FAILURE_COOLDOWN_SECONDS;
+  // Keys disabled in multi_key_status_list are never picked while another key is enabled.
+  const usable = keys.some((_, i) => keyEnabled(info, i));
+  const allowed = (i: number) => !usable || keyEnabled(info, i);
+  const healthy = (i: number) => allowed(i) && now - (info.multi_key_failed_at[i] ?? 0) >= KEY_FAILURE_COOLDOWN_SECONDS;
   let index = -1;
   if (info.multi_key_mode === "random") {
     const candidates = keys.map((_, i) => i).filter(healthy);
@@ -86,8 +140,8 @@ export function pickChannelKey(
     }
   }
   if (index === -1) {
-    index = 0;
-    for (let i = 1; i < keys.length; i++) if ((info.multi_key_failed_at[i] ?? 0) < (info.multi_key_failed_at[index] ?? 0)) index = i;
+    index = keys.findIndex((_, i) => allowed(i));
+    for (let i = index + 1; i < keys.length; i++) if (allowed(i) && (info.multi_key_failed_at[i] ?? 0) < (info.multi_key_failed_at[index] ?? 0)) index = i;
   }
   const next: ChannelInfo = { ...info, multi_key_size: keys.length, multi_key_polling_index: (index + 1) % keys.length };
   return { key: keys[index], index, info: next };

@@ -9,7 +9,7 @@ import { badRequest, notFound } from "../../http/errors.ts";
 import { CHANNEL_STATUS, DEFAULT_GROUP, channelType } from "../../catalogue/index.ts";
 import { commaList, rebuildAllAbilities, refreshAbilities } from "./abilities.ts";
 import { notifyChannelsChanged } from "./events.ts";
-import { JSON_KEY_TYPES, multiKeyInfo, parseChannelInfo, splitKeys, type MultiKeyMode } from "./keys.ts";
+import { JSON_KEY_TYPES, multiKeyInfo, parseChannelInfo, serializeChannelInfo, splitKeys, type MultiKeyMode } from "./keys.ts";
 
 export const MSG = {
   nameKeyRequired: "please fill in channel name and key",
@@ -197,13 +197,13 @@ export async function createChannels(deps: AppDeps, input: ChannelInput): Promis
     other: patch.other ?? "", balance: 0, balance_updated_time: 0, models: patch.models!, group: patch.group ?? DEFAULT_GROUP,
     used_quota: 0, model_mapping: patch.model_mapping ?? "", status_code_mapping: patch.status_code_mapping ?? "",
     auto_ban: patch.auto_ban ?? 1, other_info: "", tag: patch.tag ?? null, setting: patch.setting ?? "",
-    param_override: patch.param_override ?? "", channel_info: "", max_input_tokens: patch.max_input_tokens ?? 0,
+    param_override: patch.param_override ?? "", channel_info: serializeChannelInfo(null), max_input_tokens: patch.max_input_tokens ?? 0,
     openai_organization: patch.openai_organization ?? null, test_model: patch.test_model ?? null,
   };
   applyTypeDefaults(base);
   let rows: Insertable<ChannelsTable>[];
   if (mode === "batch") rows = keys.map((key) => ({ ...base, key }));
-  else if (mode === "multi_to_single" && keys.length > 1) rows = [{ ...base, key: keys.join("\n"), channel_info: JSON.stringify(multiKeyInfo(keys.length, multiMode)) }];
+  else if (mode === "multi_to_single" && keys.length > 1) rows = [{ ...base, key: keys.join("\n"), channel_info: serializeChannelInfo(multiKeyInfo(keys.length, multiMode)) }];
   else rows = [{ ...base, key: mode === "multi_to_single" ? keys.join("\n") : (input.key ?? "").trim() }];
   const ids = await deps.db.transaction().execute(async (trx) => {
     const made: number[] = [];
@@ -319,7 +319,9 @@ export async function updateChannel(deps: AppDeps, input: ChannelInput) {
     if (info.is_multi_key) {
       const keys = input.key_mode === "append" ? [...new Set([...splitKeys(current.key), ...splitKeys(newKey)])] : splitKeys(newKey);
       patch.key = keys.join("\n");
-      patch.channel_info = JSON.stringify({ ...info, multi_key_size: keys.length, multi_key_polling_index: 0, multi_key_failed_at: {} });
+      // Appended keys keep the indexes of the ones before them (and their disabled states); a new key list starts over.
+      const kept = input.key_mode === "append" ? info : { ...info, multi_key_status_list: {}, multi_key_disabled_reason: {}, multi_key_disabled_time: {} };
+      patch.channel_info = serializeChannelInfo({ ...kept, multi_key_size: keys.length, multi_key_polling_index: 0, multi_key_failed_at: {} });
     } else {
       patch.key = newKey;
     }

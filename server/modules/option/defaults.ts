@@ -6,6 +6,7 @@ import {
 import { QUOTA_PER_UNIT, QUOTA_WARNING_THRESHOLD_DEFAULT } from "../../catalogue/index.ts";
 import { FETCH_SETTING_DEFAULTS } from "../../infra/outbound.ts";
 import { PASSKEY_OPTION_DEFAULTS } from "../passkey/options.ts";
+import { NEW_API_DEFAULTS, NEW_API_SECRETS } from "./newapi.ts";
 
 const json = (v: unknown) => JSON.stringify(v);
 
@@ -152,12 +153,14 @@ export const OPTION_DEFAULTS: Record<string, string> = {
   "general_setting.ping_interval_seconds": "60",
   // outbound requests to user-supplied URLs (new-api's SSRF protection, server/infra/outbound.ts)
   ...FETCH_SETTING_DEFAULTS,
+  // the other keys new-api's console saves (./newapi.ts: display, panels, automation, check-in, pricing, stored-only)
+  ...NEW_API_DEFAULTS,
 };
 
 /** Values never sent back by GET /api/option/. */
 export const SECRET_OPTIONS = new Set([
   "GitHubClientSecret", "oidc.client_secret", "WeChatServerToken", "TelegramBotToken", "LinuxDOClientSecret",
-  "TurnstileSecretKey", "SMTPToken", "EpayKey", "WorkerValidKey",
+  "TurnstileSecretKey", "SMTPToken", "EpayKey", "WorkerValidKey", ...NEW_API_SECRETS,
 ]);
 
 export const NUMBER_OPTIONS = new Set([

@@ -5,6 +5,7 @@ import { QUOTA_PER_UNIT } from "../../catalogue/index.ts";
 import { OPTION_DEFAULTS, SECRET_OPTIONS, NUMBER_OPTIONS, JSON_OPTIONS, URL_OPTIONS, isBooleanOption } from "./defaults.ts";
 import { validateFetchSetting } from "./fetch-setting.ts";
 import { validatePasskeyOption } from "../passkey/options.ts";
+import { NEW_API_OPTIONS, companionWrites, validateNewApiOption } from "./newapi.ts";
 
 export function listOptions(deps: AppDeps): { key: string; value: string }[] {
   const out: { key: string; value: string }[] = [];
@@ -50,6 +51,7 @@ export function validateOption(deps: AppDeps, key: string, raw: unknown): string
   if (value === null) throw badRequest(`${key}: value must be a string`);
   if (key.startsWith("fetch_setting.")) return validateFetchSetting(key, value);
   if (key.startsWith("passkey.")) return validatePasskeyOption(key, value);
+  if (key in NEW_API_OPTIONS) return validateNewApiOption(key, value);
 
   if (isBooleanOption(key)) {
     if (value !== "true" && value !== "false") throw badRequest(`${key} must be "true" or "false"`);
@@ -141,6 +143,7 @@ export async function updateOption(deps: AppDeps, key: string, raw: unknown): Pr
   const value = validateOption(deps, key, raw);
   assertPrerequisitesKept(deps, key, value);
   await deps.options.set(key, value);
+  for (const [k, v] of companionWrites(key, value, (k) => deps.options.get(k))) await deps.options.set(k, v);
 }
 
 /** POST /api/option/rest_model_ratio: restores the default pricing tables. */

@@ -2,7 +2,8 @@
 import { sql, type ExpressionBuilder } from "kysely";
 import type { AppDeps } from "../../deps.ts";
 import type { DB, Redemption } from "../../../db/schema.ts";
-import { nowDatetime, nowSeconds } from "../../../db/index.ts";
+import { nowSeconds } from "../../../db/index.ts";
+import { dbTime } from "../../../db/datetime.ts";
 import { badRequest, notFound } from "../../http/errors.ts";
 import {
   LOG_TYPE, REDEMPTION_KEY_LENGTH, REDEMPTION_MAX_BATCH, REDEMPTION_NAME_MAX_LENGTH, REDEMPTION_STATUS, formatQuota,
@@ -100,7 +101,7 @@ export async function setRedemptionStatus(deps: AppDeps, id: number, status: num
 }
 
 export async function deleteRedemption(deps: AppDeps, id: number): Promise<void> {
-  const res = await deps.db.updateTable("redemptions").set({ deleted_at: nowDatetime() }).where("id", "=", id).where(live()).executeTakeFirst();
+  const res = await deps.db.updateTable("redemptions").set({ deleted_at: dbTime(deps.db, Date.now()) }).where("id", "=", id).where(live()).executeTakeFirst();
   if (Number(res.numUpdatedRows) === 0) throw notFound(MSG.notFound);
 }
 

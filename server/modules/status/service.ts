@@ -3,6 +3,7 @@ import type { AppDeps } from "../../deps.ts";
 import { VERSION } from "../../config.ts";
 import { setupStatus } from "../setup/service.ts";
 import { oidcAuthorizationEndpoint } from "../oauth/oidc.ts";
+import { panelStatus } from "../panels/validate.ts";
 
 export async function statusObject(deps: AppDeps) {
   const o = deps.options;
@@ -15,7 +16,12 @@ export async function statusObject(deps: AppDeps) {
     footer_html: o.get("Footer"),
     server_address: o.get("ServerAddress"),
     quota_per_unit: o.number("QuotaPerUnit"),
-    display_in_currency: o.bool("DisplayInCurrencyEnabled"),
+    display_in_currency: o.get("general_setting.quota_display_type") !== "TOKENS" && o.bool("DisplayInCurrencyEnabled"),
+    // new-api's display type (USD, CNY, TOKENS, CUSTOM) and what the console needs to format amounts with it
+    quota_display_type: o.get("general_setting.quota_display_type"),
+    custom_currency_symbol: o.get("general_setting.custom_currency_symbol"),
+    custom_currency_exchange_rate: o.number("general_setting.custom_currency_exchange_rate", 1),
+    usd_exchange_rate: o.number("USDExchangeRate", 7.3),
     display_token_stat: o.bool("DisplayTokenStatEnabled"),
     enable_drawing: o.bool("DrawingEnabled"),
     enable_task: true,
@@ -23,6 +29,20 @@ export async function statusObject(deps: AppDeps) {
     data_export_default_time: o.get("DataExportDefaultTime"),
     default_collapse_sidebar: o.bool("DefaultCollapseSidebar"),
     mj_notify_enabled: o.bool("MjNotifyEnabled"),
+    default_use_auto_group: o.bool("DefaultUseAutoGroup"),
+    enable_batch_update: true,
+    stripe_unit_price: o.number("StripeUnitPrice", 8),
+    // the dashboard's panels (console_setting.*) and new-api's console layout options
+    ...panelStatus((k) => o.get(k)),
+    HeaderNavModules: o.get("HeaderNavModules"),
+    SidebarModulesAdmin: o.get("SidebarModulesAdmin"),
+    user_agreement_enabled: o.get("legal.user_agreement") !== "",
+    privacy_policy_enabled: o.get("legal.privacy_policy") !== "",
+    checkin_enabled: o.bool("checkin_setting.enabled"),
+    discord_oauth: false,
+    discord_client_id: "",
+    linuxdo_minimum_trust_level: o.number("LinuxDOMinimumTrustLevel", 0),
+    log_filter_autocomplete_enabled: o.bool("general_setting.log_filter_autocomplete_enabled"),
     chats: o.json<unknown[]>("Chats", []),
     chat_link: "",
     chat_link2: "",

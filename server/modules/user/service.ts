@@ -2,7 +2,8 @@
 import { sql } from "kysely";
 import type { AppDeps } from "../../deps.ts";
 import type { NewUser, User } from "../../../db/schema.ts";
-import { nowDatetime, nowSeconds } from "../../../db/index.ts";
+import { nowSeconds } from "../../../db/index.ts";
+import { dbTime } from "../../../db/datetime.ts";
 import { AppError, badRequest, forbidden, notFound } from "../../http/errors.ts";
 import { END_SESSIONS } from "../../http/auth.ts";
 import {
@@ -260,7 +261,7 @@ export async function manageUser(deps: AppDeps, actor: User, id: number, action:
       patch.status = USER_STATUS.enabled;
       break;
     case "delete":
-      patch.deleted_at = nowDatetime();
+      patch.deleted_at = dbTime(deps.db, Date.now());
       break;
     case "promote":
       if (actor.role < ROLE.root) throw forbidden(MSG.adminCantMakeAdmin);
@@ -307,7 +308,7 @@ export async function updateSelf(deps: AppDeps, me: User, input: UpdateSelfInput
 
 export async function deleteSelf(deps: AppDeps, me: User): Promise<void> {
   if (me.role >= ROLE.root) throw forbidden("the super admin account cannot be deleted");
-  await deps.db.updateTable("users").set({ deleted_at: nowDatetime(), access_token: null }).where("id", "=", me.id).execute();
+  await deps.db.updateTable("users").set({ deleted_at: dbTime(deps.db, Date.now()), access_token: null }).where("id", "=", me.id).execute();
   await notifyTokenChanged(deps, { userId: me.id });
 }
 

@@ -48,7 +48,7 @@ export async function sunoSubmit(deps: AppDeps, actionParam: string, body: Recor
   await deps.db.insertInto("tasks").values({
     created_at: now, updated_at: now, task_id: result.outcome.id, platform: TASK_PLATFORM.suno, user_id: caller.userId, channel_id: result.channel.id,
     quota: result.quota, action, status: TASK_STATUS.submitted, fail_reason: "", submit_time: now, start_time: 0, finish_time: 0, progress: "0%",
-    properties: JSON.stringify({ input }), data: "", private_data: newTaskPrivate(result.adm, result.keyIndex),
+    properties: JSON.stringify({ input }), private_data: newTaskPrivate(result.adm, result.keyIndex),
   }).execute();
   return Response.json(result.outcome.body);
 }

@@ -1,0 +1,209 @@
+// Option keys new-api's console saves that Switchyard's own defaults table did not know: their defaults (new-api's),
+// how each value is checked, which ones are secrets, and which ones Switchyard stores without acting on them
+// (features it does not have: Stripe, Creem, Waffo, Discord sign-in, ...). Stored values keep new-api's text
+// form, so a database moves between the two servers unchanged. The features behind the other keys live in
+// their modules (see the README's "Moving from new-api (and back)").
+import { badRequest } from "../../http/errors.ts";
+import { PANEL_OPTION_DEFAULTS, validatePanelOption } from "../panels/validate.ts";
+import { validateStatusCodes } from "../channel/status-codes.ts";
+
+type Kind =
+  | "bool" | "int" | "number" | "positive" | "text" | "url"
+  | "ratios" | "group-ratios" | "group-list" | "json-object" | "json-array" | "status-codes" | "panel" | "display-type";
+
+interface Spec {
+  default: string;
+  kind: Kind;
+  /** never sent back by GET /api/option/ */
+  secret?: boolean;
+  /** accepted and saved so new-api's console works, but nothing in Switchyard reads it */
+  stored?: true;
+  min?: number;
+}
+
+const s = (def: string, kind: Kind, extra: Omit<Spec, "default" | "kind"> = {}): Spec => ({ default: def, kind, ...extra });
+const stored = { stored: true } as const;
+const secret = { secret: true, stored: true } as const;
+
+export const QUOTA_DISPLAY_TYPES = ["USD", "CNY", "TOKENS", "CUSTOM"] as const;
+export type QuotaDisplayType = (typeof QUOTA_DISPLAY_TYPES)[number];
+
+export const NEW_API_OPTIONS: Record<string, Spec> = {
+  // quota display (status: quota_display_type, custom currency; the console formats every amount with it)
+  "general_setting.quota_display_type": s("USD", "display-type"),
+  "general_setting.custom_currency_symbol": s("¤", "text"),
+  "general_setting.custom_currency_exchange_rate": s("1", "positive"),
+  USDExchangeRate: s("7.3", "positive"),
+  "general_setting.log_filter_autocomplete_enabled": s("true", "bool", stored),
+  // the dashboard's panels (server/modules/panels)
+  ...Object.fromEntries(Object.entries(PANEL_OPTION_DEFAULTS).map(([k, v]) => [k, s(v, "panel")])),
+  // channel automation: scheduled tests (server/jobs/channel-jobs.ts) and disabling by status code (channel/health.ts)
+  "monitor_setting.auto_test_channel_enabled": s("false", "bool"),
+  "monitor_setting.auto_test_channel_minutes": s("10", "positive"),
+  AutomaticDisableStatusCodes: s("401-403", "status-codes"),
+  AutomaticRetryStatusCodes: s("100-199,300-399,401-407,409-503,505-523,525-599", "status-codes", stored),
+  // check-in (server/modules/checkin)
+  "checkin_setting.enabled": s("false", "bool"),
+  "checkin_setting.min_quota": s("1000", "int"),
+  "checkin_setting.max_quota": s("10000", "int"),
+  // pricing (relay/billing.ts priceFor and quotaFor; groups: server/modules/group/auto.ts)
+  ImageRatio: s(JSON.stringify({ "gpt-image-1": 2 }), "ratios"),
+  AudioRatio: s("{}", "ratios"),
+  AudioCompletionRatio: s("{}", "ratios"),
+  CreateCacheRatio: s("{}", "ratios"),
+  GroupGroupRatio: s("{}", "group-ratios"),
+  AutoGroups: s(JSON.stringify(["default"]), "group-list"),
+  DefaultUseAutoGroup: s("false", "bool"),
+  ExposeRatioEnabled: s("false", "bool"),
+  "group_ratio_setting.group_special_usable_group": s("{}", "json-object", stored),
+  // new-api console layout (sent in /api/status for new-api's console; Switchyard's console has its own)
+  HeaderNavModules: s("", "json-object"),
+  SidebarModulesAdmin: s("", "json-object"),
+  // tokens
+  "token_setting.max_user_tokens": s("1000", "int", { min: 1 }),
+  // texts
+  "legal.user_agreement": s("", "text"),
+  "legal.privacy_policy": s("", "text"),
+  // wallet: the amounts offered (GET /api/user/topup/info)
+  PayMethods: s("", "json-array"),
+  "payment_setting.amount_options": s("[]", "json-array"),
+  "payment_setting.amount_discount": s("{}", "json-object"),
+  // stored without effect: features Switchyard does not have (yet)
+  TaskEnabled: s("true", "bool", stored),
+  "quota_setting.enable_free_model_pre_consume": s("true", "bool", stored),
+  LinuxDOMinimumTrustLevel: s("0", "int", stored),
+  "discord.enabled": s("false", "bool", stored),
+  "discord.client_id": s("", "text", stored),
+  "discord.client_secret": s("", "text", secret),
+  StripeApiSecret: s("", "text", secret),
+  StripeWebhookSecret: s("", "text", secret),
+  StripePriceId: s("", "text", stored),
+  StripeUnitPrice: s("8", "number", stored),
+  StripeMinTopUp: s("1", "int", stored),
+  StripePromotionCodesEnabled: s("false", "bool", stored),
+  CreemApiKey: s("", "text", secret),
+  CreemWebhookSecret: s("", "text", secret),
+  CreemProducts: s("[]", "json-array", stored),
+  CreemTestMode: s("false", "bool", stored),
+  WaffoEnabled: s("false", "bool", stored),
+  WaffoApiKey: s("", "text", secret),
+  WaffoPrivateKey: s("", "text", secret),
+  WaffoPublicCert: s("", "text", stored),
+  WaffoSandbox: s("false", "bool", stored),
+  WaffoSandboxApiKey: s("", "text", secret),
+  WaffoSandboxPrivateKey: s("", "text", secret),
+  WaffoSandboxPublicCert: s("", "text", stored),
+  WaffoMerchantId: s("", "text", stored),
+  WaffoNotifyUrl: s("", "url", stored),
+  WaffoReturnUrl: s("", "url", stored),
+  WaffoSubscriptionReturnUrl: s("", "url", stored),
+  WaffoCurrency: s("USD", "text", stored),
+  WaffoUnitPrice: s("1", "number", stored),
+  WaffoMinTopUp: s("1", "int", stored),
+  WaffoPayMethods: s("[]", "json-array", stored),
+  // provider switches of newer new-api releases that the relay does not read
+  "gemini.function_call_thought_signature_enabled": s("true", "bool", stored),
+  "gemini.remove_function_response_id_enabled": s("true", "bool", stored),
+  "global.pass_through_model_mapping_enabled": s("false", "bool", stored),
+  "global.thinking_model_blacklist": s(JSON.stringify(["moonshotai/kimi-k2-thinking", "kimi-k2-thinking"]), "json-array", stored),
+};
+
+export const NEW_API_DEFAULTS: Record<string, string> = Object.fromEntries(Object.entries(NEW_API_OPTIONS).map(([k, v]) => [k, v.default]));
+export const NEW_API_SECRETS: string[] = Object.entries(NEW_API_OPTIONS).filter(([, v]) => v.secret).map(([k]) => k);
+/** Keys saved for new-api's console that change nothing in Switchyard (listed in the README). */
+export const STORED_WITHOUT_EFFECT: string[] = Object.entries(NEW_API_OPTIONS).filter(([, v]) => v.stored).map(([k]) => k);
+
+function json(key: string, value: string): unknown {
+  try {
+    return JSON.parse(value);
+  } catch {
+    throw badRequest(`${key} is not a valid JSON string`);
+  }
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === "object" && !Array.isArray(v);
+const isRatio = (v: unknown) => typeof v === "number" && Number.isFinite(v) && v >= 0;
+
+/** The value to store for one of NEW_API_OPTIONS, or a 400 naming the problem. */
+export function validateNewApiOption(key: string, value: string): string {
+  const spec = NEW_API_OPTIONS[key]!;
+  switch (spec.kind) {
+    case "bool":
+      if (value !== "true" && value !== "false") throw badRequest(`${key} must be "true" or "false"`);
+      return value;
+    case "int": case "number": case "positive": {
+      const n = Number(value);
+      if (value.trim() === "" || !Number.isFinite(n)) throw badRequest(`${key} must be a number`);
+      if (spec.kind === "int" && !Number.isInteger(n)) throw badRequest(`${key} must be an integer`);
+      if (spec.kind === "positive" ? n <= 0 : n < (spec.min ?? 0)) {
+        throw badRequest(spec.kind === "positive" ? `${key} must be greater than 0` : `${key} must be at least ${spec.min ?? 0}`);
+      }
+      return String(n);
+    }
+    case "display-type":
+      if (!(QUOTA_DISPLAY_TYPES as readonly string[]).includes(value)) throw badRequest(`${key} must be one of ${QUOTA_DISPLAY_TYPES.join(", ")}`);
+      return value;
+    case "text":
+      if (value.length > 100_000) throw badRequest(`${key} is too long`);
+      if (key === "general_setting.custom_currency_symbol" && [...value.trim()].length > 8) throw badRequest(`${key} must be at most 8 characters`);
+      return key === "general_setting.custom_currency_symbol" ? value.trim() : value;
+    case "url":
+      if (value && !/^https?:\/\//i.test(value)) throw badRequest(`${key} must start with http:// or https://`);
+      return value.trim();
+    case "status-codes":
+      return validateStatusCodes(key, value);
+    case "panel":
+      return validatePanelOption(key, value);
+    case "ratios": {
+      const v = json(key, value || "{}");
+      if (!isObject(v)) throw badRequest(`${key} must be a JSON object`);
+      for (const [model, r] of Object.entries(v)) if (!isRatio(r)) throw badRequest(`${key}: the value of "${model}" must be a number >= 0`);
+      return value || "{}";
+    }
+    case "group-ratios": {
+      // {"<user group>": {"<group used>": ratio}}: what a user of one group pays for calls in another
+      const v = json(key, value || "{}");
+      if (!isObject(v)) throw badRequest(`${key} must be a JSON object of user group → {group: ratio}`);
+      for (const [userGroup, inner] of Object.entries(v)) {
+        if (!isObject(inner)) throw badRequest(`${key}: "${userGroup}" must map groups to ratios`);
+        for (const [g, r] of Object.entries(inner)) if (!isRatio(r)) throw badRequest(`${key}: "${userGroup}" → "${g}" must be a number >= 0`);
+      }
+      return value || "{}";
+    }
+    case "group-list": {
+      const v = json(key, value || "[]");
+      if (!Array.isArray(v) || v.some((g) => typeof g !== "string" || !g.trim() || g === "auto")) {
+        throw badRequest(`${key} must be a JSON array of group names (not "auto")`);
+      }
+      if (new Set(v).size !== v.length) throw badRequest(`${key}: a group is listed twice`);
+      return value || "[]";
+    }
+    case "json-object": {
+      if (value.trim() === "") return "";
+      if (!isObject(json(key, value))) throw badRequest(`${key} must be a JSON object`);
+      return value;
+    }
+    case "json-array": {
+      if (value.trim() === "") return "";
+      if (!Array.isArray(json(key, value))) throw badRequest(`${key} must be a JSON array`);
+      return value;
+    }
+  }
+}
+
+/**
+ * Keys new-api keeps in step: DisplayInCurrencyEnabled is the older switch of quota_display_type (off =
+ * TOKENS). Returns the companion writes that keep both true after `key` was set to `value`.
+ */
+export function companionWrites(key: string, value: string, current: (k: string) => string): [string, string][] {
+  if (key === "general_setting.quota_display_type") {
+    const inCurrency = value === "TOKENS" ? "false" : "true";
+    return current("DisplayInCurrencyEnabled") === inCurrency ? [] : [["DisplayInCurrencyEnabled", inCurrency]];
+  }
+  if (key === "DisplayInCurrencyEnabled") {
+    const type = current("general_setting.quota_display_type");
+    if (value === "false" && type !== "TOKENS") return [["general_setting.quota_display_type", "TOKENS"]];
+    if (value === "true" && type === "TOKENS") return [["general_setting.quota_display_type", "USD"]];
+  }
+  return [];
+}

@@ -1,0 +1,10 @@
+// The dashboard's Uptime Kuma panel (new-api's route; its console calls it on every page load, signed in or not).
+import { Elysia } from "elysia";
+import type { AppDeps } from "../../deps.ts";
+import { ok } from "../../http/envelope.ts";
+import { uptimeStatus } from "./uptime.ts";
+
+export function panelsModule(deps: AppDeps) {
+  return new Elysia({ prefix: "/api" })
+    .get("/uptime/status", async () => ok(await uptimeStatus(deps.options.get("console_setting.uptime_kuma_groups"))));
+}
