@@ -17,6 +17,7 @@ export function errorFormatFor(path: string): ErrorFormat {
   if (path.startsWith("/v1beta/") || path.startsWith("/v1/models/") && path.includes(":")) return "gemini";
   if (path === "/v1/messages" || path.startsWith("/v1/messages/")) return "claude";
   if (path.startsWith("/v1/") || path === "/v1" || path.startsWith("/pg/") || path.startsWith("/mj/") || path.startsWith("/suno/")) return "openai";
+  if (path.startsWith("/dashboard/billing/")) return "openai";
   return "envelope";
 }
 

@@ -6,7 +6,7 @@ import { AppError } from "../http/errors.ts";
 import { authPlugin } from "../http/auth.ts";
 import { clientIp } from "../http/ratelimit.ts";
 import { decodeOr400 } from "../http/paths.ts";
-import { ROLE, channelType } from "../catalogue/index.ts";
+import { ROLE } from "../catalogue/index.ts";
 import type { RelayMode } from "./providers/types.ts";
 import { authenticate, acceptsUnset, presentedKey, type Caller } from "./auth.ts";
 import { relay } from "./endpoints/exchange.ts";
@@ -14,6 +14,10 @@ import { relayState } from "./state.ts";
 import { listsModule } from "./lists.ts";
 import { bodyLimit, parseJsonObject, textWithin } from "./body.ts";
 import { taskRoutesModule } from "./task-routes.ts";
+import { callerModels, listShape, modelList, oneModel } from "./endpoints/models.ts";
+import { balanceModule } from "./endpoints/balance.ts";
+import { responsesRoute } from "./endpoints/responses.ts";
+import { realtimeModule } from "./endpoints/realtime.ts";
 
 const ROUTES: [string, RelayMode][] = [
   ["/v1/chat/completions", "chat"],
@@ -21,17 +25,17 @@ const ROUTES: [string, RelayMode][] = [
   ["/v1/embeddings", "embeddings"],
   ["/v1/moderations", "moderations"],
   ["/v1/images/generations", "images"],
+  ["/v1/images/edits", "image_edits"],
   ["/v1/audio/speech", "audio_speech"],
   ["/v1/audio/transcriptions", "audio_transcription"],
   ["/v1/audio/translations", "audio_translation"],
   ["/v1/rerank", "rerank"],
-  ["/v1/responses", "responses"],
 ];
 
 /** Models these routes fall back to when the client names none (OpenAI's own defaults). */
-const DEFAULT_MODEL: Partial<Record<RelayMode, string>> = { moderations: "omni-moderation-latest", images: "dall-e-2" };
+const DEFAULT_MODEL: Partial<Record<RelayMode, string>> = { moderations: "omni-moderation-latest", images: "dall-e-2", image_edits: "dall-e-2" };
 
-const MULTIPART: ReadonlySet<RelayMode> = new Set(["audio_transcription", "audio_translation"]);
+const MULTIPART: ReadonlySet<RelayMode> = new Set(["audio_transcription", "audio_translation", "image_edits"]);
 
 export interface ParsedBody { body: any; model: string; stream: boolean }
 
@@ -43,8 +47,9 @@ export function readBody(raw: unknown, mode: RelayMode): ParsedBody {
     for (const [k, v] of Object.entries(raw as Record<string, unknown>)) {
       for (const item of Array.isArray(v) ? v : [v]) form.append(k, item instanceof Blob ? item : String(item));
     }
-    const model = String(form.get("model") ?? "").trim();
+    const model = String(form.get("model") ?? "").trim() || DEFAULT_MODEL[mode] || "";
     if (!model) throw new AppError(400, "model is required");
+    if (!form.get("model")) form.set("model", model);
     return { body: form, model, stream: false };
   }
   const body = parseJsonObject(raw);
@@ -52,24 +57,6 @@ export function readBody(raw: unknown, mode: RelayMode): ParsedBody {
   if (!model) throw new AppError(400, "model is required");
   if (body.model !== model) body.model = model;
   return { body, model, stream: body.stream === true };
-}
-
-function modelObject(id: string, ownedBy: string) {
-  return { id, object: "model", created: 1626777600, owned_by: ownedBy };
-}
-
-/** Models a caller may use: the group's enabled abilities, narrowed by the token's model limits. */
-async function callerModels(deps: AppDeps, caller: Caller): Promise<{ id: string; owner: string }[]> {
-  const table = await relayState(deps).routing.get();
-  const names = table.modelsByGroup.get(caller.group) ?? [];
-  const out: { id: string; owner: string }[] = [];
-  for (const id of names) {
-    if (caller.modelLimits && !caller.modelLimits.has(id)) continue;
-    const first = table.abilities.get(`${caller.group}\n${id}`)?.[0];
-    const type = first ? table.channels.get(first.channelId)?.type : undefined;
-    out.push({ id, owner: (type !== undefined && channelType(type)?.kind) || "custom" });
-  }
-  return out;
 }
 
 function notImplemented(request: Request): never {
@@ -93,17 +80,19 @@ export function relayModule(deps: AppDeps) {
     }, { parse: MULTIPART.has(mode) ? "formdata" : textWithin(bodyLimit(mode, deps.config.maxBodyBytes)) });
   }
   return (app as Elysia)
+    // The OpenAI Responses API: previous_response_id kept for the responses the gateway converts.
+    .use(responsesRoute(deps, tokenCaller))
+    // In the asking SDK's shape: OpenAI's, Anthropic's (anthropic-version) or Gemini's (its key header).
     .get("/v1/models", async ({ request, server }) => {
       const { caller } = await tokenCaller(request, server);
-      return { object: "list", data: (await callerModels(deps, caller)).map((m) => modelObject(m.id, m.owner)) };
+      return modelList(await callerModels(deps, caller), listShape(request));
     })
     .get("/v1/models/:model", async ({ request, server, params }) => {
       const { caller } = await tokenCaller(request, server);
-      const name = decodeOr400(params.model);
-      const hit = (await callerModels(deps, caller)).find((m) => m.id === name);
-      if (!hit) throw new AppError(404, `the model '${name}' does not exist or you do not have access to it`, "model_not_found");
-      return modelObject(hit.id, hit.owner);
+      return oneModel(await callerModels(deps, caller), decodeOr400(params.model), listShape(request));
     })
+    .use(balanceModule(deps))
+    .use(realtimeModule(deps))
     // The task relays: /mj, /suno and /v1/videos (submit → poll → settle).
     .use(taskRoutesModule(deps))
     // GET is registered on its own so it outranks the console's GET /* fallback.

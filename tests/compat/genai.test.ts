@@ -166,9 +166,12 @@ describe("errors in Gemini's format", () => {
     const empty = await fetch(`${base}/v1beta/models/gemini-2.5-flash:generateContent`, { method: "POST", headers: { "x-goog-api-key": key }, body: JSON.stringify({ contents: [] }) });
     expect(empty.status).toBe(400);
     expect(((await empty.json()) as any).error.status).toBe("INVALID_ARGUMENT");
-    const method = await fetch(`${base}/v1beta/models/gemini-2.5-flash:embedContent`, { method: "POST", headers: { "x-goog-api-key": key }, body: "{}" });
+    const method = await fetch(`${base}/v1beta/models/gemini-2.5-flash:predictLongRunning`, { method: "POST", headers: { "x-goog-api-key": key }, body: "{}" });
     expect(method.status).toBe(501);
-    expect(((await method.json()) as any).error).toEqual({ code: 501, message: "method embedContent is not supported by this gateway", status: "UNIMPLEMENTED" });
+    expect(((await method.json()) as any).error).toEqual({ code: 501, message: "method predictLongRunning is not supported by this gateway", status: "UNIMPLEMENTED" });
+    const embed = await fetch(`${base}/v1beta/models/gemini-2.5-flash:embedContent`, { method: "POST", headers: { "x-goog-api-key": key }, body: "{}" });
+    expect(embed.status).toBe(400);
+    expect(((await embed.json()) as any).error.status).toBe("INVALID_ARGUMENT");
     expect(gemini.requests.length).toBe(calls);
     expect((await tokenRow(fx, tokenId)).remain_quota).toBe(before);
   });

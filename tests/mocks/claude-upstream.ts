@@ -6,7 +6,20 @@
 // echoes the key and an internal address after the first text delta. Models named with "-nousage"
 // send no usage objects at all (answers, message_start and message_delta), as some Claude-compatible
 // upstreams do.
+// Like the real API it refuses fields it does not know (n, response_format, reasoning_effort...), input
+// schemas that are not JSON Schema, and thinking with forced tool use or after a tool-use turn that did not
+// start with a thinking block. A forced tool_choice is answered with a call of that tool (its input fits the
+// schema); output_config.format with JSON text fitting the schema; thinking with a thinking block first.
 import { serve, type MockUpstream } from "./recorder.ts";
+import { jsonSchemaProblem, sampleFor } from "./schema.ts";
+
+/** Top-level fields the Messages API takes (Bedrock and Vertex add anthropic_version, Bedrock anthropic_beta). */
+const KNOWN = new Set([
+  "model", "max_tokens", "messages", "system", "stop_sequences", "temperature", "top_p", "top_k", "stream", "tools", "tool_choice", "thinking",
+  "metadata", "output_config", "output_format", "service_tier", "container", "mcp_servers", "context_management", "anthropic_version", "anthropic_beta",
+]);
+
+export const CLAUDE_THINKING = "Considering.";
 
 export interface ClaudeMockOptions {
   key?: string;
@@ -23,9 +36,20 @@ export const CLAUDE_INTERNAL_URL = "http://10.1.2.3:8080/internal/v1/messages";
 export const CLAUDE_USAGE = { input_tokens: 12, cache_creation_input_tokens: 2, cache_read_input_tokens: 3, output_tokens: 7 };
 export const CLAUDE_TEXT = "Hello from Claude.";
 
+/** The tool a reply calls: the forced one, else the first. */
+function toolOf(body: any): any {
+  const forced = body?.tool_choice?.type === "tool" ? body.tools.find((t: any) => t.name === body.tool_choice.name) : null;
+  return forced ?? body.tools[0];
+}
+
+function toolInput(tool: any): unknown {
+  return tool?.input_schema?.properties?.city ? { city: "Paris" } : sampleFor(tool?.input_schema);
+}
+
 function wantsTool(body: any): boolean {
   if (!Array.isArray(body?.tools) || body.tools.length === 0) return false;
   if (body.tool_choice?.type === "none") return false;
+  if (body.tool_choice?.type === "tool" || body.tool_choice?.type === "any") return true;
   const last = body.messages?.[body.messages.length - 1];
   const blocks = Array.isArray(last?.content) ? last.content : [];
   return !blocks.some((b: any) => b.type === "tool_result");
@@ -42,13 +66,39 @@ export function claudeRequestProblem(body: any, modelInBody = true): string | nu
   }
   if (body.messages[0].role !== "user") return "messages: first message must use the user role";
   if (body.thinking && (body.temperature !== undefined || body.top_p !== undefined)) return "temperature may not be set with thinking";
+  const extra = Object.keys(body).find((k) => !KNOWN.has(k));
+  if (extra) return `${extra}: Extra inputs are not permitted`;
+  for (const [i, t] of (body.tools ?? []).entries()) {
+    if (t.type && t.type !== "custom") continue;
+    if (t.input_schema?.type !== "object") return `tools.${i}.custom.input_schema.type: Input should be 'object'`;
+    const p = jsonSchemaProblem(t.input_schema, `tools.${i}.custom.input_schema`);
+    if (p) return p;
+  }
+  const thinking = body.thinking?.type === "enabled" || body.thinking?.type === "adaptive";
+  if (thinking && (body.tool_choice?.type === "tool" || body.tool_choice?.type === "any")) return "Thinking may not be enabled when tool_choice forces tool use.";
+  if (thinking) {
+    const lastAssistant = [...body.messages].reverse().find((m: any) => m.role === "assistant");
+    const blocks = Array.isArray(lastAssistant?.content) ? lastAssistant.content : [];
+    if (blocks.some((b: any) => b.type === "tool_use") && blocks[0]?.type !== "thinking" && blocks[0]?.type !== "redacted_thinking") {
+      return "messages: a final `assistant` message must start with a thinking block when `thinking` is enabled";
+    }
+  }
   return null;
 }
 
+/** The text of a plain answer: JSON fitting output_config.format's schema when one is asked for. */
+function replyText(body: any): string {
+  const fmt = body?.output_config?.format ?? body?.output_format;
+  return fmt?.type === "json_schema" ? JSON.stringify(sampleFor(fmt.schema)) : CLAUDE_TEXT;
+}
+
 export function claudeReply(body: any, model = body?.model ?? "claude-test") {
-  const content = wantsTool(body)
-    ? [{ type: "text", text: "Let me check." }, { type: "tool_use", id: "toolu_01A", name: body.tools[0].name, input: { city: "Paris" } }]
-    : [{ type: "text", text: CLAUDE_TEXT }];
+  const forced = body?.tool_choice?.type === "tool" || body?.tool_choice?.type === "any";
+  const tool = wantsTool(body) ? toolOf(body) : null;
+  const content: object[] = tool
+    ? [...(forced ? [] : [{ type: "text", text: "Let me check." }]), { type: "tool_use", id: "toolu_01A", name: tool.name, input: toolInput(tool) }]
+    : [{ type: "text", text: replyText(body) }];
+  if (body?.thinking && body.thinking.type !== "disabled") content.unshift({ type: "thinking", thinking: CLAUDE_THINKING, signature: "sig" });
   const reply: Record<string, unknown> = {
     id: "msg_01XFDUDYJgAACzvnptvVoYEL", type: "message", role: "assistant", model, content,
     stop_reason: wantsTool(body) ? "tool_use" : "end_turn", stop_sequence: null, usage: CLAUDE_USAGE,
@@ -61,22 +111,33 @@ export function claudeEvents(body: any, model = body?.model ?? "claude-test", op
   const start = { type: "message_start", message: { id: "msg_01Stream", type: "message", role: "assistant", model, content: [], stop_reason: null, stop_sequence: null,
     usage: { input_tokens: CLAUDE_USAGE.input_tokens, cache_creation_input_tokens: 2, cache_read_input_tokens: 3, output_tokens: 1 } } };
   const evs: object[] = [start, { type: "ping" }];
-  if (body?.thinking) {
+  const thinks = body?.thinking && body.thinking.type !== "disabled";
+  if (thinks) {
     evs.push({ type: "content_block_start", index: 0, content_block: { type: "thinking", thinking: "" } });
     for (const t of opts.thinkingDeltas ?? ["Considering."]) evs.push({ type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: t } });
     evs.push({ type: "content_block_delta", index: 0, delta: { type: "signature_delta", signature: "sig" } });
     evs.push({ type: "content_block_stop", index: 0 });
   }
-  const base = body?.thinking ? 1 : 0;
-  evs.push({ type: "content_block_start", index: base, content_block: { type: "text", text: "" } });
-  for (const t of opts.textDeltas ?? ["Hello", " from Claude."]) evs.push({ type: "content_block_delta", index: base, delta: { type: "text_delta", text: t } });
-  evs.push({ type: "content_block_stop", index: base });
+  let base = thinks ? 1 : 0;
+  const forced = body?.tool_choice?.type === "tool" || body?.tool_choice?.type === "any";
+  // A forced tool call comes without text before it, as Claude answers one.
+  if (!(forced && wantsTool(body))) {
+    const fmt = body?.output_config?.format ?? body?.output_format;
+    const deltas = fmt?.type === "json_schema" ? [replyText(body)] : opts.textDeltas ?? ["Hello", " from Claude."];
+    evs.push({ type: "content_block_start", index: base, content_block: { type: "text", text: "" } });
+    for (const t of deltas) evs.push({ type: "content_block_delta", index: base, delta: { type: "text_delta", text: t } });
+    evs.push({ type: "content_block_stop", index: base });
+    base++;
+  }
   if (wantsTool(body)) {
-    evs.push({ type: "content_block_start", index: base + 1, content_block: { type: "tool_use", id: "toolu_01A", name: body.tools[0].name, input: {} } });
-    evs.push({ type: "content_block_delta", index: base + 1, delta: { type: "input_json_delta", partial_json: "" } });
-    evs.push({ type: "content_block_delta", index: base + 1, delta: { type: "input_json_delta", partial_json: "{\"city\": \"Pa" } });
-    evs.push({ type: "content_block_delta", index: base + 1, delta: { type: "input_json_delta", partial_json: "ris\"}" } });
-    evs.push({ type: "content_block_stop", index: base + 1 });
+    const tool = toolOf(body);
+    const json = JSON.stringify(toolInput(tool));
+    const cut = Math.floor(json.length / 2);
+    evs.push({ type: "content_block_start", index: base, content_block: { type: "tool_use", id: "toolu_01A", name: tool.name, input: {} } });
+    evs.push({ type: "content_block_delta", index: base, delta: { type: "input_json_delta", partial_json: "" } });
+    evs.push({ type: "content_block_delta", index: base, delta: { type: "input_json_delta", partial_json: json.slice(0, cut) } });
+    evs.push({ type: "content_block_delta", index: base, delta: { type: "input_json_delta", partial_json: json.slice(cut) } });
+    evs.push({ type: "content_block_stop", index: base });
   }
   evs.push({ type: "message_delta", delta: { stop_reason: wantsTool(body) ? "tool_use" : "end_turn", stop_sequence: null }, usage: { output_tokens: CLAUDE_USAGE.output_tokens } });
   evs.push({ type: "message_stop" });

@@ -6,7 +6,22 @@
 // candidates, the prompt counted), streamed as that one chunk.
 // batchEmbedContents refuses more than 100 requests, as the real API does; a text "#<n>" embeds as
 // [n, 0.2, 0.3] (so tests can follow each input), and a batch holding the text "#fail" answers 500.
+// Like the API it answers candidateCount candidates, a thought part first when thinkingConfig.includeThoughts
+// is set, and JSON fitting responseSchema / responseJsonSchema with responseMimeType application/json.
 import { serve, sseResponse, type MockUpstream } from "./recorder.ts";
+import { sampleFor } from "./schema.ts";
+
+export const GEMINI_THOUGHT = "Thinking it over.";
+
+/** The text of a plain answer: JSON when asked for it. */
+function answerText(body: any): string {
+  const g = body?.generationConfig ?? {};
+  if (g.responseMimeType !== "application/json") return GEMINI_TEXT;
+  return JSON.stringify(g.responseJsonSchema || g.responseSchema ? sampleFor(g.responseJsonSchema ?? g.responseSchema) : { answer: GEMINI_TEXT });
+}
+
+const thoughts = (body: any) => body?.generationConfig?.thinkingConfig?.includeThoughts === true;
+const candidates = (body: any) => Math.max(1, Number(body?.generationConfig?.candidateCount) || 1);
 
 export const GEMINI_TEXT = "Hello from Gemini.";
 /** batchEmbedContents' limit on requests per call. */
@@ -32,9 +47,10 @@ export function geminiRequestProblem(body: any): string | null {
 export function geminiReply(body: any, model: string) {
   const tool = wantsTool(body);
   const decl = tool ? body.tools.flatMap((t: any) => t.functionDeclarations)[0] : null;
-  const parts = tool ? [{ functionCall: { name: decl.name, args: { city: "Paris" } } }] : [{ text: GEMINI_TEXT }];
+  const parts: object[] = tool ? [{ functionCall: { name: decl.name, args: { city: "Paris" } } }] : [{ text: answerText(body) }];
+  if (thoughts(body)) parts.unshift({ text: GEMINI_THOUGHT, thought: true });
   return {
-    candidates: [{ content: { parts, role: "model" }, finishReason: "STOP", index: 0, safetyRatings: [{ category: "HARM_CATEGORY_HARASSMENT", probability: "NEGLIGIBLE" }] }],
+    candidates: Array.from({ length: candidates(body) }, (_, index) => ({ content: { parts, role: "model" }, finishReason: "STOP", index, safetyRatings: [{ category: "HARM_CATEGORY_HARASSMENT", probability: "NEGLIGIBLE" }] })),
     usageMetadata: GEMINI_USAGE, modelVersion: model, responseId: "resp-gem-1",
   };
 }
@@ -43,13 +59,17 @@ export function geminiChunks(body: any, model: string): object[] {
   const tool = wantsTool(body);
   const decl = tool ? body.tools.flatMap((t: any) => t.functionDeclarations)[0] : null;
   const usage1 = { promptTokenCount: 9, totalTokenCount: 9 };
-  const out: object[] = [
-    { candidates: [{ content: { parts: [{ text: "Hello" }], role: "model" }, index: 0 }], usageMetadata: usage1, modelVersion: model, responseId: "resp-gem-s" },
-  ];
+  const n = candidates(body);
+  const each = (parts: object[], finish?: string) => Array.from({ length: n }, (_, index) => ({ content: { parts, role: "model" }, index, ...(finish ? { finishReason: finish } : {}) }));
+  const text = answerText(body);
+  const [first, rest] = text === GEMINI_TEXT ? ["Hello", " from Gemini."] : [text, ""];
+  const out: object[] = [];
+  if (thoughts(body)) out.push({ candidates: each([{ text: GEMINI_THOUGHT, thought: true }]), usageMetadata: usage1, modelVersion: model, responseId: "resp-gem-s" });
+  out.push({ candidates: each([{ text: first }]), usageMetadata: usage1, modelVersion: model, responseId: "resp-gem-s" });
   if (tool) {
-    out.push({ candidates: [{ content: { parts: [{ functionCall: { name: decl.name, args: { city: "Paris" } } }], role: "model" }, finishReason: "STOP", index: 0 }], usageMetadata: GEMINI_USAGE, modelVersion: model, responseId: "resp-gem-s" });
+    out.push({ candidates: each([{ functionCall: { name: decl.name, args: { city: "Paris" } } }], "STOP"), usageMetadata: GEMINI_USAGE, modelVersion: model, responseId: "resp-gem-s" });
   } else {
-    out.push({ candidates: [{ content: { parts: [{ text: " from Gemini." }], role: "model" }, finishReason: "STOP", index: 0 }], usageMetadata: GEMINI_USAGE, modelVersion: model, responseId: "resp-gem-s" });
+    out.push({ candidates: each(rest ? [{ text: rest }] : [], "STOP"), usageMetadata: GEMINI_USAGE, modelVersion: model, responseId: "resp-gem-s" });
   }
   return out;
 }

@@ -4,7 +4,12 @@
 //   "...-slow"     waits slowMs before each chunk "...-fail-N" answers status N (e.g. gpt-fail-500)
 //   "...-eof"      stream closes cleanly after two chunks, with no finish_reason and no [DONE]
 //   "...-badjson"  non-stream answer is 200 with a JSON body cut in the middle
+// Chat also answers like OpenAI to: response_format (JSON content fitting the schema), reasoning_effort
+// (reasoning_content, as OpenAI-compatible reasoning models send it), n (that many choices); tool and
+// response schemas that are not JSON Schema (Gemini's "OBJECT") are refused with OpenAI's 400. The Responses
+// API answers text, a function call when given tools, and its typed events when streamed.
 import type { Server } from "bun";
+import { jsonSchemaProblem, sampleFor } from "./schema.ts";
 
 export interface MockOptions {
   /** Every request answers this status with an OpenAI error body (a broken channel). */
@@ -65,18 +70,27 @@ export function startMockUpstream(options: MockOptions = {}): MockUpstream {
       if (path === "/v1/models") return Response.json({ object: "list", data: [{ id: "gpt-4o-mini", object: "model", created: 0, owned_by: "openai" }] });
       if (path === "/v1/chat/completions" || path === "/v1/completions") {
         const chat = path === "/v1/chat/completions";
-        const chunks = mock.options.chunks ?? ["Hello", " world", "!"];
-        const tool = chat && Array.isArray(body?.tools) && body.tools.length > 0 ? body.tools[0].function.name : null;
-        if (body?.stream) return streamAnswer(mock, { chat, model, chunks, tool, slow, cut: model.includes("-cut"), eof: model.includes("-eof"), usage: body?.stream_options?.include_usage && !noUsage ? usage() : null });
+        if (chat) {
+          const problem = chatProblem(body);
+          if (problem) return Response.json({ error: { message: problem, type: "invalid_request_error", param: null, code: null } }, { status: 400 });
+        }
+        const json = chat ? jsonAnswer(body) : null;
+        const chunks = json !== null ? [json] : mock.options.chunks ?? ["Hello", " world", "!"];
+        const tool = chat && Array.isArray(body?.tools) && body.tools.length > 0 && body.tool_choice !== "none" ? body.tools[0].function.name : null;
+        const reasoning = chat && body?.reasoning_effort ? REASONING : null;
+        const n = chat ? Math.max(1, Number(body?.n) || 1) : 1;
+        if (body?.stream) return streamAnswer(mock, { chat, model, chunks, tool, reasoning, n, slow, cut: model.includes("-cut"), eof: model.includes("-eof"), usage: body?.stream_options?.include_usage && !noUsage ? usage() : null });
         if (slow) await sleep(slow);
         if (model.includes("-badjson")) return new Response('{"id":"cmpl-mock","object":"chat.completion","choices":[{"index":0,"message":{"role":"assis', { headers: { "content-type": "application/json" } });
         const text = chunks.join("");
         const base = { id: "cmpl-mock", created: 1700000000, model, ...(noUsage ? {} : { usage: usage() }) };
         if (!chat) return Response.json({ ...base, object: "text_completion", choices: [{ index: 0, text, finish_reason: "stop", logprobs: null }] });
-        const message = tool
+        const message: Record<string, unknown> = tool
           ? { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: tool, arguments: "{\"city\":\"Paris\"}" } }] }
           : { role: "assistant", content: text };
-        return Response.json({ ...base, object: "chat.completion", choices: [{ index: 0, message, finish_reason: tool ? "tool_calls" : "stop", logprobs: null }] });
+        if (reasoning) message.reasoning_content = reasoning;
+        const choices = Array.from({ length: n }, (_, index) => ({ index, message, finish_reason: tool ? "tool_calls" : "stop", logprobs: null }));
+        return Response.json({ ...base, object: "chat.completion", choices });
       }
       if (path === "/v1/embeddings") {
         const inputs = Array.isArray(body?.input) ? body.input : [body?.input];
@@ -93,8 +107,10 @@ export function startMockUpstream(options: MockOptions = {}): MockUpstream {
         return Response.json({ text: `transcribed ${size} bytes` });
       }
       if (path === "/v1/rerank") return Response.json({ results: [{ index: 0, relevance_score: 0.9 }], usage: { total_tokens: 12 } });
-      if (path === "/v1/responses") {
-        return Response.json({ id: "resp_1", object: "response", model, output: [{ type: "message", role: "assistant", content: [{ type: "output_text", text: "Hello world!" }] }], usage: { input_tokens: 10, output_tokens: 20, total_tokens: 30 } });
+      if (path === "/v1/responses") return responsesAnswer(body, model);
+      if (path === "/v1/images/edits") {
+        const size = body?.image instanceof Blob ? body.image.size : 0;
+        return Response.json({ created: 1700000000, data: Array.from({ length: Number(body?.n ?? 1) }, () => ({ b64_json: Buffer.from(`edited ${size} bytes: ${body?.prompt}`).toString("base64") })) });
       }
       return Response.json({ error: { message: "unknown path" } }, { status: 404 });
     },
@@ -103,17 +119,76 @@ export function startMockUpstream(options: MockOptions = {}): MockUpstream {
   return mock;
 }
 
-function streamAnswer(mock: MockUpstream, o: { chat: boolean; model: string; chunks: string[]; tool: string | null; slow: number; cut: boolean; eof?: boolean; usage: unknown }): Response {
+/** The reasoning text chat answers carry when asked with reasoning_effort. */
+export const REASONING = "Considered it.";
+
+/** What the real API refuses a chat request for that a conversion could get wrong. */
+export function chatProblem(body: any): string | null {
+  for (const t of body?.tools ?? []) {
+    const p = jsonSchemaProblem(t?.function?.parameters, `Invalid schema for function '${t?.function?.name}'`);
+    if (p) return p;
+  }
+  const fmt = body?.response_format;
+  if (fmt?.type === "json_schema") {
+    if (!fmt.json_schema?.name) return "Missing required parameter: 'response_format.json_schema.name'.";
+    return jsonSchemaProblem(fmt.json_schema.schema, "Invalid schema for response_format");
+  }
+  return null;
+}
+
+/** The content of an answer asked for JSON: a value fitting the schema (json_schema) or an object (json_object). */
+export function jsonAnswer(body: any): string | null {
+  const fmt = body?.response_format;
+  if (fmt?.type === "json_schema") return JSON.stringify(sampleFor(fmt.json_schema?.schema));
+  if (fmt?.type === "json_object") return JSON.stringify({ answer: "Hello world!" });
+  return null;
+}
+
+/** A Responses API answer: text, or a function call when given function tools and no function output yet. */
+export function responsesAnswer(body: any, model: string): Response {
+  const tools = (body?.tools ?? []).filter((t: any) => t?.type === "function");
+  const answered = Array.isArray(body?.input) && body.input.some((i: any) => i?.type === "function_call_output");
+  const output = tools.length && !answered
+    ? [{ id: "fc_1", type: "function_call", status: "completed", call_id: "call_1", name: tools[0].name, arguments: "{\"city\":\"Paris\"}" }]
+    : [{ id: "msg_1", type: "message", status: "completed", role: "assistant", content: [{ type: "output_text", text: "Hello world!", annotations: [] }] }];
+  const response = {
+    id: "resp_1", object: "response", created_at: 1700000000, status: "completed", model, output, previous_response_id: body?.previous_response_id ?? null,
+    usage: { input_tokens: 10, input_tokens_details: { cached_tokens: 0 }, output_tokens: 20, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 30 },
+  };
+  if (!body?.stream) return Response.json(response);
+  let seq = 0;
+  const ev = (type: string, f: object) => `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: seq++, ...f })}\n\n`;
+  const item = output[0] as any;
+  const frames = [ev("response.created", { response: { ...response, status: "in_progress", output: [], usage: null } })];
+  if (item.type === "message") {
+    frames.push(ev("response.output_item.added", { output_index: 0, item: { ...item, status: "in_progress", content: [] } }));
+    frames.push(ev("response.content_part.added", { item_id: item.id, output_index: 0, content_index: 0, part: { type: "output_text", text: "", annotations: [] } }));
+    for (const d of ["Hello", " world!"]) frames.push(ev("response.output_text.delta", { item_id: item.id, output_index: 0, content_index: 0, delta: d }));
+    frames.push(ev("response.output_text.done", { item_id: item.id, output_index: 0, content_index: 0, text: "Hello world!" }));
+    frames.push(ev("response.content_part.done", { item_id: item.id, output_index: 0, content_index: 0, part: item.content[0] }));
+  } else {
+    frames.push(ev("response.output_item.added", { output_index: 0, item: { ...item, status: "in_progress", arguments: "" } }));
+    frames.push(ev("response.function_call_arguments.delta", { item_id: item.id, output_index: 0, delta: item.arguments }));
+    frames.push(ev("response.function_call_arguments.done", { item_id: item.id, output_index: 0, arguments: item.arguments }));
+  }
+  frames.push(ev("response.output_item.done", { output_index: 0, item }));
+  frames.push(ev("response.completed", { response }));
+  return new Response(frames.join(""), { headers: { "content-type": "text/event-stream" } });
+}
+
+function streamAnswer(mock: MockUpstream, o: { chat: boolean; model: string; chunks: string[]; tool: string | null; reasoning?: string | null; n?: number; slow: number; cut: boolean; eof?: boolean; usage: unknown }): Response {
   const enc = new TextEncoder();
   const frame = (obj: unknown) => enc.encode(`data: ${JSON.stringify(obj)}\n\n`);
+  const indices = Array.from({ length: o.n ?? 1 }, (_, i) => i);
   const piece = (text: string, finish: string | null) => o.chat
-    ? { id: "chatcmpl-mock", object: "chat.completion.chunk", created: 1700000000, model: o.model, choices: [{ index: 0, delta: { content: text }, finish_reason: finish }] }
+    ? { id: "chatcmpl-mock", object: "chat.completion.chunk", created: 1700000000, model: o.model, choices: indices.map((index) => ({ index, delta: { content: text }, finish_reason: finish })) }
     : { id: "cmpl-mock", object: "text_completion", created: 1700000000, model: o.model, choices: [{ index: 0, text, finish_reason: finish }] };
   let cancelled = false;
   const stream = new ReadableStream<Uint8Array>({
     async start(controller) {
       try {
-        if (o.chat) controller.enqueue(frame({ id: "chatcmpl-mock", object: "chat.completion.chunk", created: 1700000000, model: o.model, choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }] }));
+        if (o.chat) controller.enqueue(frame({ id: "chatcmpl-mock", object: "chat.completion.chunk", created: 1700000000, model: o.model, choices: indices.map((index) => ({ index, delta: { role: "assistant", content: "" }, finish_reason: null })) }));
+        if (o.reasoning) controller.enqueue(frame({ id: "chatcmpl-mock", object: "chat.completion.chunk", created: 1700000000, model: o.model, choices: indices.map((index) => ({ index, delta: { reasoning_content: o.reasoning }, finish_reason: null })) }));
         if (o.tool) {
           controller.enqueue(frame({ id: "chatcmpl-mock", object: "chat.completion.chunk", created: 1700000000, model: o.model, choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: o.tool, arguments: "" } }] }, finish_reason: null }] }));
           controller.enqueue(frame({ id: "chatcmpl-mock", object: "chat.completion.chunk", created: 1700000000, model: o.model, choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: "{\"city\":\"Paris\"}" } }] }, finish_reason: null }] }));

@@ -145,7 +145,8 @@ describe("entry-point input checks", () => {
   test("Gemini route tails", () => {
     expect(geminiTarget("gemini-2.5-flash:generateContent")).toEqual({ model: "gemini-2.5-flash", action: "generateContent", stream: false });
     expect(geminiTarget("gemini-2.5-flash%3AstreamGenerateContent")).toEqual({ model: "gemini-2.5-flash", action: "streamGenerateContent", stream: true });
-    expect(() => geminiTarget("gemini-2.5-flash:embedContent")).toThrow("method embedContent is not supported");
+    expect(geminiTarget("gemini-2.5-flash:embedContent")).toEqual({ model: "gemini-2.5-flash", action: "embedContent", stream: false });
+    expect(() => geminiTarget("gemini-2.5-flash:predictLongRunning")).toThrow("method predictLongRunning is not supported");
     expect(() => geminiTarget("gemini-2.5-flash")).toThrow("unknown Gemini route");
   });
 

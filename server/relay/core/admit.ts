@@ -79,7 +79,8 @@ export async function admit(deps: AppDeps, req: RelayRequest, opts: AdmitOptions
   const price = priceFor(deps.options, model, caller.group, caller.acceptUnsetModel);
   const ticket = await takeRateLimit(deps, caller.userId, caller.group);
 
-  const calls = req.mode === "images" ? Math.max(1, Math.min(10, Math.floor(Number(body?.n) || 1))) : 1;
+  const images = req.mode === "images" || req.mode === "image_edits";
+  const calls = images ? Math.max(1, Math.min(10, Math.floor(Number(body instanceof FormData ? body.get("n") : body?.n) || 1))) : 1;
   let estimate: number;
   if (opts.estimate) estimate = opts.estimate(price);
   else {

@@ -23,18 +23,22 @@ export interface Served extends Admission {
   interrupted?: boolean;
 }
 
+/** How an endpoint with its own pricing (realtime audio) settles: the cost, and facts for the log's `other`. */
+export interface Priced { quota: number; other?: Record<string, unknown> }
+
 /** Settles and records a served call; the write-behind waits for it on flush. `usage` null: counted from
- * the request and `generated` text. */
-export function finish(deps: AppDeps, s: Served, usage: Usage | null, generated?: () => string): void {
+ * the request and `generated` text. Resolves once the settlement is queued. */
+export function finish(deps: AppDeps, s: Served, usage: Usage | null, generated?: () => string, priced?: Priced): Promise<void> {
   s.ticket.succeeded();
   const { ledger, writer } = relayState(deps);
   const job = (async () => {
     const u = usage ?? await countedUsageExact(s.req.body, generated?.() ?? "");
-    const cost = quotaFor(s.price, u, s.calls);
-    const taken = await ledger.settle(s.hold, cost, (q) => records(deps, s, u, q));
+    const cost = priced ? priced.quota : quotaFor(s.price, u, s.calls);
+    const taken = await ledger.settle(s.hold, cost, (q) => records(deps, s, u, q, priced?.other));
     warnIfLow(deps, s, taken);
   })();
   writer.track(job);
+  return job;
 }
 
 /** The call was not served (or its answer was unusable): the hold goes back in full. */
@@ -49,7 +53,7 @@ function warnIfLow(deps: AppDeps, s: Served, taken: number): void {
 }
 
 /** The counters and the consume log of a settled call, written together with its settlement. */
-function records(deps: AppDeps, s: Served, u: Usage, quota: number): SettledEntry {
+function records(deps: AppDeps, s: Served, u: Usage, quota: number, extra?: Record<string, unknown>): SettledEntry {
   const { req, price } = s;
   const now = Math.floor(Date.now() / 1000);
   const usage = {
@@ -64,6 +68,7 @@ function records(deps: AppDeps, s: Served, u: Usage, quota: number): SettledEntr
     frt: Math.round(s.firstByteMs), is_model_mapped: s.upstreamModel !== req.model, upstream_model_name: s.upstreamModel,
     admin_info: { use_channel: s.usedChannels.map(String) }, request_path: req.path,
     ...(s.interrupted ? { stream_interrupted: true } : {}),
+    ...extra,
   };
   const content = price.perCall
     ? `model price $${price.modelPrice}, group ratio ${price.groupRatio}`

@@ -1,20 +1,65 @@
-// Lets a Claude- or Gemini-format client use any channel. When the channel's adaptor speaks the
-// client's format for the call, the adaptor is used as is (bodies pass through). Otherwise the native
-// body is converted to an OpenAI chat request, the adaptor runs in OpenAI mode, and its OpenAI answer
-// (JSON or SSE) is converted back to the client's format.
+// Lets every client format reach every adaptor. When the channel's adaptor speaks the client's format for
+// the call, the adaptor is used as is (bodies pass through). Otherwise the call goes through OpenAI chat:
+//  - a Claude- or Gemini-format chat: the native body becomes an OpenAI chat request, the adaptor runs in
+//    OpenAI mode, and its OpenAI answer (JSON or SSE) is converted back to the client's format;
+//  - a Gemini-format embedding (embedContent, batchEmbedContents) on a channel without it: an OpenAI
+//    embeddings request and back;
+//  - an OpenAI Responses API call on a channel without /v1/responses: a chat request, and the chat answer
+//    as a response object or the Responses API's typed stream events (formats/responses/).
 import type { ClientFormat, ParsedResponse, ProviderAdaptor, ProviderCall, SseEvent, StreamMapper, Usage } from "../providers/types.ts";
 import { SseReader, sseFrame } from "./sse.ts";
 import { claudeRequestToOpenAI, claudeSse, openAIResponseToClaude, OpenAIStreamToClaude } from "./claude/client.ts";
-import { geminiRequestToOpenAI, openAIResponseToGemini, OpenAIStreamToGemini } from "./gemini/client.ts";
+import { geminiEmbedToOpenAI, geminiRequestToOpenAI, openAIEmbedToGemini, openAIResponseToGemini, OpenAIStreamToGemini } from "./gemini/client.ts";
+import { ChatStreamToResponses, chatToResponse } from "./responses/answer.ts";
+import { responsesToChat, type ResponsesRequest } from "./responses/request.ts";
 import type { OpenAIChunk, OpenAIUsage } from "./claude/wire.ts";
+
+/**
+ * Set on a Responses request body by the endpoint that keeps converted responses for previous_response_id:
+ * called with each finished response object the bridge builds. A symbol key, so it never goes upstream.
+ */
+export const ON_RESPONSE = Symbol.for("switchyard.responses.done");
+type OnResponse = (response: Record<string, any>) => void;
 
 export function speaksNatively(adaptor: ProviderAdaptor, call: ProviderCall): boolean {
   return call.format === "openai" || (adaptor.nativeFormat?.(call) ?? "openai") === call.format;
 }
 
-/** The OpenAI-mode twin of a native call: usage is always requested so it can be reported back. */
-function openaiCall(call: ProviderCall): ProviderCall {
-  return { ...call, format: "openai", clientWantsUsage: true };
+/** Whether the channel serves this Responses API call itself (the adaptor says, per call; by default any adaptor with the mode). */
+export function servesResponses(adaptor: ProviderAdaptor, call: ProviderCall): boolean {
+  return adaptor.supports("responses") && (adaptor.nativeResponses?.(call) ?? true);
+}
+
+type Plan = "native" | "chat" | "embed" | "responses";
+
+function planOf(adaptor: ProviderAdaptor, call: ProviderCall): Plan {
+  if (call.mode === "responses") return servesResponses(adaptor, call) ? "native" : "responses";
+  if (speaksNatively(adaptor, call)) return "native";
+  return call.mode === "embeddings" ? "embed" : "chat";
+}
+
+/** What the answer's conversion needs from the request; kept per call from buildRequest on. */
+interface Facts {
+  /** the OpenAI-side twin of the call, the same object for every adaptor function of the attempt */
+  inner: ProviderCall;
+  /** Gemini clients get thought parts only when they asked (includeThoughts) */
+  thoughts: boolean;
+  responses?: ResponsesRequest;
+  onResponse?: OnResponse;
+}
+const facts = new WeakMap<ProviderCall, Facts>();
+
+/** The OpenAI-mode twin of a converted call: usage is always requested so it can be reported back. */
+function factsOf(plan: Plan, call: ProviderCall): Facts {
+  let f = facts.get(call);
+  if (!f) {
+    const inner: ProviderCall = plan === "responses"
+      ? { ...call, mode: "chat", format: "openai", clientWantsUsage: true, path: "/v1/chat/completions" }
+      : { ...call, format: "openai", clientWantsUsage: true };
+    f = { inner, thoughts: true };
+    facts.set(call, f);
+  }
+  return f;
 }
 
 /** The client's native body as an OpenAI chat request (model already the upstream name). */
@@ -32,17 +77,50 @@ function openAIUsage(u: Usage | null): OpenAIUsage | null {
   };
 }
 
+/** The target format of a converted stream: one chunk (or error) in, the client's SSE text out. */
+interface StreamTarget {
+  chunk(c: OpenAIChunk): string;
+  error(message: string): string;
+  end(usage: OpenAIUsage | null): string;
+}
+
+function claudeTarget(model: string): StreamTarget {
+  const conv = new OpenAIStreamToClaude(model);
+  return {
+    chunk: (c) => conv.push(c).map(claudeSse).join(""),
+    error: (message) => claudeSse({ type: "error", error: { type: "api_error", message } }),
+    end: (usage) => conv.end(usage).map(claudeSse).join(""),
+  };
+}
+
+function geminiTarget(model: string, thoughts: boolean): StreamTarget {
+  const conv = new OpenAIStreamToGemini(model, undefined, thoughts);
+  return {
+    chunk: (c) => conv.push(c).map((g) => sseFrame(JSON.stringify(g))).join(""),
+    error: (message) => sseFrame(JSON.stringify({ error: { code: 500, message, status: "INTERNAL" } })),
+    end: (usage) => conv.end(usage).map((g) => sseFrame(JSON.stringify(g))).join(""),
+  };
+}
+
+function responsesTarget(req: ResponsesRequest, model: string, onResponse?: OnResponse): StreamTarget {
+  const conv = new ChatStreamToResponses(req, model);
+  return {
+    chunk: (c) => conv.push(c),
+    error: (message) => conv.error(message),
+    end: (usage) => {
+      const out = conv.end(usage);
+      if (conv.completed) onResponse?.(conv.completed);
+      return out;
+    },
+  };
+}
+
 /** Re-reads the inner mapper's OpenAI SSE text and answers it in the client's format. */
-class NativeStreamMapper implements StreamMapper {
+class ConvertingStreamMapper implements StreamMapper {
   private reader = new SseReader();
   private enc = new TextEncoder();
-  private claude?: OpenAIStreamToClaude;
-  private gemini?: OpenAIStreamToGemini;
 
-  constructor(private inner: StreamMapper, private format: ClientFormat, model: string) {
-    if (format === "claude") this.claude = new OpenAIStreamToClaude(model);
-    else this.gemini = new OpenAIStreamToGemini(model);
-  }
+  constructor(private inner: StreamMapper, private target: StreamTarget) {}
 
   private convert(openaiSse: string): string {
     if (!openaiSse) return "";
@@ -55,15 +133,8 @@ class NativeStreamMapper implements StreamMapper {
       } catch {
         continue;
       }
-      if (obj?.error) {
-        out += this.format === "claude"
-          ? claudeSse({ type: "error", error: { type: "api_error", message: String(obj.error.message ?? "upstream stream error") } })
-          : sseFrame(JSON.stringify({ error: { code: 500, message: String(obj.error.message ?? "upstream stream error"), status: "INTERNAL" } }));
-        continue;
-      }
-      const chunk = obj as OpenAIChunk;
-      if (this.claude) out += this.claude.push(chunk).map(claudeSse).join("");
-      else out += this.gemini!.push(chunk).map((g) => sseFrame(JSON.stringify(g))).join("");
+      if (obj?.error) out += this.target.error(String(obj.error.message ?? "upstream stream error"));
+      else out += this.target.chunk(obj as OpenAIChunk);
     }
     return out;
   }
@@ -73,11 +144,8 @@ class NativeStreamMapper implements StreamMapper {
   }
 
   end(counted?: () => Usage): string {
-    let out = this.convert(this.inner.end(counted));
-    const usage = openAIUsage(this.inner.usage() ?? counted?.() ?? null);
-    if (this.claude) out += this.claude.end(usage).map(claudeSse).join("");
-    else out += this.gemini!.end(usage).map((g) => sseFrame(JSON.stringify(g))).join("");
-    return out;
+    const out = this.convert(this.inner.end(counted));
+    return out + this.target.end(openAIUsage(this.inner.usage() ?? counted?.() ?? null));
   }
 
   usage(): Usage | null {
@@ -96,32 +164,62 @@ class NativeStreamMapper implements StreamMapper {
 const wrapped = new WeakMap<ProviderAdaptor, ProviderAdaptor>();
 
 /**
- * The adaptor as the relay should use it for any client format: identical for OpenAI clients and for
- * native clients the channel speaks, converting otherwise. Memoised per adaptor.
+ * The adaptor as the relay should use it for any client format and the Responses API: identical for calls
+ * the channel speaks natively, converting otherwise. Memoised per adaptor.
  */
 export function nativeAware(adaptor: ProviderAdaptor): ProviderAdaptor {
   const hit = wrapped.get(adaptor);
   if (hit) return hit;
+  /** The call each adaptor function is given: the call itself, or its OpenAI twin. */
+  const callFor = (call: ProviderCall) => {
+    const plan = planOf(adaptor, call);
+    return plan === "native" ? call : factsOf(plan, call).inner;
+  };
   const out: ProviderAdaptor = {
     ...adaptor,
+    // Every channel that chats can answer the Responses API through chat.
+    supports: (mode) => adaptor.supports(mode) || (mode === "responses" && adaptor.supports("chat")),
     buildRequest(call, body) {
-      if (speaksNatively(adaptor, call)) return adaptor.buildRequest(call, body);
-      return adaptor.buildRequest(openaiCall(call), toOpenAIBody(call.format, call, body));
+      const plan = planOf(adaptor, call);
+      if (plan === "native") return adaptor.buildRequest(call, body);
+      const f = factsOf(plan, call);
+      if (plan === "responses") {
+        f.responses = body;
+        f.onResponse = body?.[ON_RESPONSE];
+        return adaptor.buildRequest(f.inner, { ...responsesToChat(body), model: call.upstreamModel });
+      }
+      if (plan === "embed") return adaptor.buildRequest(f.inner, geminiEmbedToOpenAI(body, call.upstreamModel));
+      if (call.format === "gemini") f.thoughts = body?.generationConfig?.thinkingConfig?.includeThoughts === true;
+      return adaptor.buildRequest(f.inner, toOpenAIBody(call.format, call, body));
     },
     parseResponse(call, json): ParsedResponse {
-      if (speaksNatively(adaptor, call)) return adaptor.parseResponse(call, json);
-      const inner = adaptor.parseResponse(openaiCall(call), json);
+      const plan = planOf(adaptor, call);
+      if (plan === "native") return adaptor.parseResponse(call, json);
+      const f = factsOf(plan, call);
+      const inner = adaptor.parseResponse(f.inner, json);
       const body = inner.body as any;
-      const converted = call.format === "claude" ? openAIResponseToClaude(body, call.requestModel) : openAIResponseToGemini(body, call.requestModel);
+      if (plan === "embed") return { body: openAIEmbedToGemini(body, /:batchEmbedContents$/.test(call.path)), usage: inner.usage };
+      if (plan === "responses") {
+        const response = chatToResponse(body, f.responses ?? { model: call.requestModel }, call.requestModel);
+        f.onResponse?.(response);
+        return { body: response, usage: inner.usage };
+      }
+      const converted = call.format === "claude" ? openAIResponseToClaude(body, call.requestModel) : openAIResponseToGemini(body, call.requestModel, f.thoughts);
       return { body: converted, usage: inner.usage };
     },
     streamMapper(call) {
-      if (speaksNatively(adaptor, call)) return adaptor.streamMapper(call);
-      return new NativeStreamMapper(adaptor.streamMapper(openaiCall(call)), call.format, call.requestModel);
+      const plan = planOf(adaptor, call);
+      if (plan === "native") return adaptor.streamMapper(call);
+      const f = factsOf(plan, call);
+      const target = plan === "responses" ? responsesTarget(f.responses ?? { model: call.requestModel }, call.requestModel, f.onResponse)
+        : call.format === "claude" ? claudeTarget(call.requestModel) : geminiTarget(call.requestModel, f.thoughts);
+      return new ConvertingStreamMapper(adaptor.streamMapper(f.inner), target);
     },
   };
-  if (adaptor.passThroughJson) out.passThroughJson = (call) => speaksNatively(adaptor, call) && adaptor.passThroughJson!(call);
-  if (adaptor.decodeStream) out.decodeStream = (call, body) => adaptor.decodeStream!(speaksNatively(adaptor, call) ? call : openaiCall(call), body);
+  if (adaptor.send) out.send = (call, url, init) => adaptor.send!(callFor(call), url, init);
+  if (adaptor.generatedText) out.generatedText = (call, json) => adaptor.generatedText!(callFor(call), json);
+  if (adaptor.passThroughJson) out.passThroughJson = (call) => planOf(adaptor, call) === "native" && adaptor.passThroughJson!(call);
+  if (adaptor.decodeStream) out.decodeStream = (call, body) => adaptor.decodeStream!(callFor(call), body);
   wrapped.set(adaptor, out);
   return out;
 }

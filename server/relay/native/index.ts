@@ -14,6 +14,8 @@ import { countPromptTokens } from "../tokenizer.ts";
 import { claudeRequestToOpenAI } from "../formats/claude/client.ts";
 import { geminiRequestToOpenAI } from "../formats/gemini/client.ts";
 import { bodyLimit, parseJsonObject, textWithin } from "../body.ts";
+import { geminiEmbedTexts } from "../formats/gemini/client.ts";
+import { callerModels, modelList, oneModel } from "../endpoints/models.ts";
 
 /** Claude Messages request checks the gateway must make itself (converted calls never reach Anthropic). */
 export function checkClaudeBody(body: Record<string, any>): string {
@@ -37,7 +39,8 @@ export function checkGeminiBody(body: Record<string, any>): void {
   }
 }
 
-const GEMINI_ACTIONS = new Set(["generateContent", "streamGenerateContent", "countTokens"]);
+const GEMINI_ACTIONS = new Set(["generateContent", "streamGenerateContent", "countTokens", "embedContent", "batchEmbedContents"]);
+const EMBED_ACTIONS = new Set(["embedContent", "batchEmbedContents"]);
 
 /** "gemini-2.5-flash:streamGenerateContent" → model and method. */
 export function geminiTarget(tail: string): { model: string; action: string; stream: boolean } {
@@ -67,8 +70,16 @@ export function nativeModule(deps: AppDeps) {
       checkGeminiBody(inner);
       return { totalTokens: await countPromptTokens(geminiRequestToOpenAI(inner, model, false)) };
     }
-    checkGeminiBody(body);
     const url = new URL(request.url);
+    if (EMBED_ACTIONS.has(action)) {
+      // Checked here so a bad body costs nothing; embeddings are served by Gemini and OpenAI-format channels.
+      if (action === "batchEmbedContents" ? !Array.isArray(body.requests) || body.requests.length === 0 : !body.content) {
+        throw new AppError(400, action === "batchEmbedContents" ? "* BatchEmbedContentsRequest.requests: requests is required" : "* EmbedContentRequest.content: content is required");
+      }
+      geminiEmbedTexts(body);
+      return relay(deps, { mode: "embeddings", format: "gemini", path: url.pathname, search: url.search, body, model, stream: false, caller: who, ip, signal: request.signal });
+    }
+    checkGeminiBody(body);
     return relay(deps, { mode: "chat", format: "gemini", path: url.pathname, search: url.search, body, model, stream, caller: who, ip, signal: request.signal });
   };
 
@@ -93,5 +104,11 @@ export function nativeModule(deps: AppDeps) {
       });
     }, { parse })
     .post("/v1beta/models/*", gemini as any, { parse })
-    .post("/v1/models/*", gemini as any, { parse });
+    .post("/v1/models/*", gemini as any, { parse })
+    // genai's models.list / models.get: the key's models as Gemini Model resources.
+    .get("/v1beta/models", async ({ request, server }) => modelList(await callerModels(deps, (await caller(request, server)).caller), "gemini"))
+    .get("/v1beta/models/*", async ({ request, server, params }) => {
+      const models = await callerModels(deps, (await caller(request, server)).caller);
+      return oneModel(models, decodeOr400((params as Record<string, string>)["*"] ?? ""), "gemini");
+    });
 }

@@ -35,8 +35,8 @@ import type { Channel } from "../../../db/schema.ts";
 /** What kind of call this is; the route decides it. "task": a submit of the task endpoint (endpoints/task.ts),
  * served by task adaptors (providers/tasks.ts), never by an exchange adaptor. */
 export type RelayMode =
-  | "chat" | "completions" | "embeddings" | "moderations" | "images" | "audio_speech"
-  | "audio_transcription" | "audio_translation" | "rerank" | "responses" | "task";
+  | "chat" | "completions" | "embeddings" | "moderations" | "images" | "image_edits" | "audio_speech"
+  | "audio_transcription" | "audio_translation" | "rerank" | "responses" | "realtime" | "task";
 
 /** The wire format the CLIENT speaks (and receives errors in). OpenAI for every /v1 route above. */
 export type ClientFormat = "openai" | "claude" | "gemini";
@@ -105,6 +105,12 @@ export interface UpstreamRequest {
   body?: BodyInit | null;
 }
 
+/** Where a realtime session connects: a ws(s) URL and the headers that authorise it. */
+export interface RealtimeTarget {
+  url: string;
+  headers: Record<string, string>;
+}
+
 export interface SseEvent {
   event?: string;
   data: string;
@@ -153,6 +159,9 @@ export interface ProviderAdaptor {
    *  (format "claude"/"gemini") pass bodies through to an adaptor that speaks their format and convert
    *  through OpenAI otherwise (server/relay/formats/bridge.ts). Vertex answers per model. */
   nativeFormat?(call: ProviderCall): ClientFormat;
+  /** Whether the channel serves this /v1/responses call itself (default: when it supports the mode).
+   *  Otherwise the bridge answers it through chat completions (formats/responses/). */
+  nativeResponses?(call: ProviderCall): boolean;
   /** Upstreams whose stream is not SSE (Bedrock's binary event stream) re-frame it as SSE here; the
    *  relay then reads the result like any other stream. */
   decodeStream?(call: ProviderCall, body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array>;
@@ -162,6 +171,8 @@ export interface ProviderAdaptor {
   /** The non-stream JSON answer goes to the client unchanged (parseResponse returns it as it is): a large one
    *  may then be streamed through instead of held in memory, its usage read from its tail. */
   passThroughJson?(call: ProviderCall): boolean;
+  /** The upstream websocket of a realtime session (GET /v1/realtime, endpoints/realtime.ts), for kinds with one. */
+  realtime?(call: ProviderCall): RealtimeTarget;
   /** Extracts a readable message from an upstream error body (never include keys or URLs). */
   errorMessage?(status: number, text: string): string;
   /** Model names this kind offers by default (the channel form's "fill default models"). */

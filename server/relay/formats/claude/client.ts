@@ -5,10 +5,21 @@ import type {
   ClaudeBlock, ClaudeRequest, ClaudeResponse, ClaudeStreamEvent, OpenAIChatRequest, OpenAIChatResponse, OpenAIChunk,
   OpenAIContentPart, OpenAIMessage, OpenAIUsage,
 } from "./wire.ts";
+import { AppError } from "../../../http/errors.ts";
+import { THINKING, effortFromBudget, effortOf } from "../reasoning.ts";
 
 function imageUrl(b: ClaudeBlock): string {
   const src = (b as any).source ?? {};
   return src.type === "base64" ? `data:${src.media_type};base64,${src.data}` : src.url ?? "";
+}
+
+/** A Claude document block (PDF or plain text) as an OpenAI content part. */
+function documentPart(b: ClaudeBlock): OpenAIContentPart {
+  const src = (b as any).source ?? {};
+  if (src.type === "base64") return { type: "file", file: { file_data: `data:${src.media_type};base64,${src.data}`, filename: (b as any).title ?? "document.pdf" } };
+  if (src.type === "text") return { type: "text", text: String(src.data ?? "") };
+  if (src.type === "url") return { type: "file", file: { file_url: src.url, filename: (b as any).title ?? "document.pdf" } };
+  throw new AppError(400, `a document of source type '${String(src.type)}' cannot be sent to this channel (it is not a Claude channel): send it as base64 or text`);
 }
 
 function blocksText(content: string | ClaudeBlock[] | undefined): string {
@@ -47,6 +58,10 @@ export function claudeRequestToOpenAI(req: ClaudeRequest): OpenAIChatRequest {
         messages.push({ role: "tool", tool_call_id: r.tool_use_id, content: text });
       } else if (b.type === "text") parts.push({ type: "text", text: (b as any).text });
       else if (b.type === "image") parts.push({ type: "image_url", image_url: { url: imageUrl(b) } });
+      else if (b.type === "document") parts.push(documentPart(b));
+      else if (!IGNORED_BLOCKS.has(b.type)) {
+        throw new AppError(400, `content block type '${b.type}' is not supported on this channel (it is not a Claude channel)`);
+      }
     }
     if (parts.length) {
       const onlyText = parts.every((p) => p.type === "text");
@@ -54,6 +69,11 @@ export function claudeRequestToOpenAI(req: ClaudeRequest): OpenAIChatRequest {
     }
   }
 
+  for (const k of CLAUDE_ONLY) {
+    if (req[k] != null && !(Array.isArray(req[k]) && (req[k] as unknown[]).length === 0)) {
+      throw new AppError(400, `${k} is a Claude API feature this channel (not a Claude channel) does not have`);
+    }
+  }
   const out: OpenAIChatRequest = { model: req.model, messages, max_tokens: req.max_tokens };
   if (req.stream) {
     out.stream = true;
@@ -64,11 +84,15 @@ export function claudeRequestToOpenAI(req: ClaudeRequest): OpenAIChatRequest {
   if (req.stop_sequences?.length) out.stop = req.stop_sequences;
   if (req.metadata?.user_id) out.user = req.metadata.user_id;
   if (req.tools?.length) {
-    out.tools = req.tools.filter((t) => !t.type || t.type === "custom").map((t) => ({
+    const server = req.tools.find((t) => t.type && t.type !== "custom");
+    if (server) throw new AppError(400, `tool type '${server.type}' is a Claude server tool this channel (not a Claude channel) cannot run; only custom tools are converted`);
+    out.tools = req.tools.map((t) => ({
       type: "function" as const,
       function: { name: t.name, description: t.description, parameters: t.input_schema },
     }));
   }
+  reasoningOf(req, out);
+  structuredFormatOf(req, out);
   const c = req.tool_choice;
   if (c) {
     if (c.type === "auto") out.tool_choice = "auto";
@@ -78,6 +102,38 @@ export function claudeRequestToOpenAI(req: ClaudeRequest): OpenAIChatRequest {
     if (c.disable_parallel_tool_use) out.parallel_tool_calls = false;
   }
   return out;
+}
+
+/** Request fields only Anthropic's API has: refused on converted channels rather than dropped. */
+const CLAUDE_ONLY = ["mcp_servers", "container"] as const;
+/** Blocks that carry nothing a converted channel could use: earlier reasoning, cited search results, redacted thinking. */
+const IGNORED_BLOCKS = new Set(["thinking", "redacted_thinking"]);
+
+/**
+ * thinking and output_config.effort → reasoning_effort (a level) for OpenAI upstreams, and the exact budget
+ * beside it for Claude and Gemini upstreams (formats/reasoning.ts).
+ */
+function reasoningOf(req: ClaudeRequest, out: OpenAIChatRequest): void {
+  const t = req.thinking as { type?: string; budget_tokens?: number; display?: string } | undefined;
+  const include = t?.display !== "omitted";
+  if (t?.type === "enabled" && Number(t.budget_tokens) > 0) {
+    out[THINKING as any] = { budget: Number(t.budget_tokens), include };
+    const effort = effortFromBudget(Number(t.budget_tokens));
+    if (effort) out.reasoning_effort = effort;
+  } else if (t?.type === "adaptive") out[THINKING as any] = { budget: -1, include };
+  else if (t?.type === "disabled") out[THINKING as any] = { budget: 0, include: false };
+  const effort = effortOf((req.output_config as { effort?: unknown } | undefined)?.effort);
+  if (effort) out.reasoning_effort = effort === "max" ? "xhigh" : effort;
+}
+
+/** Claude's structured output (output_config.format, or the beta's output_format) → response_format. */
+function structuredFormatOf(req: ClaudeRequest, out: OpenAIChatRequest): void {
+  const fmt = ((req.output_config as { format?: unknown } | undefined)?.format ?? req.output_format) as { type?: string; schema?: unknown } | undefined;
+  if (!fmt) return;
+  if (fmt.type !== "json_schema" || !fmt.schema || typeof fmt.schema !== "object") {
+    throw new AppError(400, "output_config.format must be {type: 'json_schema', schema: {...}}");
+  }
+  out.response_format = { type: "json_schema", json_schema: { name: "output", schema: fmt.schema } };
 }
 
 const STOP: Record<string, string> = { stop: "end_turn", length: "max_tokens", tool_calls: "tool_use", function_call: "tool_use", content_filter: "refusal" };
@@ -106,7 +162,8 @@ export function openAIResponseToClaude(res: OpenAIChatResponse, model: string): 
   const choice = res.choices?.[0];
   const content: ClaudeBlock[] = [];
   const msg = choice?.message;
-  if (msg?.reasoning_content) content.push({ type: "thinking", thinking: msg.reasoning_content, signature: "" });
+  const reasoning = msg?.reasoning_content ?? (msg as { reasoning?: unknown } | undefined)?.reasoning;
+  if (typeof reasoning === "string" && reasoning) content.push({ type: "thinking", thinking: reasoning, signature: "" });
   if (msg?.content) content.push({ type: "text", text: msg.content });
   for (const call of msg?.tool_calls ?? []) {
     let input: unknown = {};
@@ -172,9 +229,10 @@ export class OpenAIStreamToClaude {
     if (chunk.usage) this.usage = chunk.usage;
     for (const choice of chunk.choices ?? []) {
       const d = choice.delta ?? {};
-      if (d.reasoning_content) {
+      const reasoning = d.reasoning_content ?? (d as { reasoning?: unknown }).reasoning;
+      if (typeof reasoning === "string" && reasoning) {
         if (this.open?.kind !== "thinking") this.openBlock(out, "thinking", { type: "thinking", thinking: "" });
-        out.push({ type: "content_block_delta", index: this.blockIndex, delta: { type: "thinking_delta", thinking: d.reasoning_content } });
+        out.push({ type: "content_block_delta", index: this.blockIndex, delta: { type: "thinking_delta", thinking: reasoning } });
       }
       if (typeof d.content === "string" && d.content !== "") {
         this.text += d.content;

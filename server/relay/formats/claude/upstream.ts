@@ -4,6 +4,8 @@ import type {
   ClaudeBlock, ClaudeMessage, ClaudeRequest, ClaudeResponse, ClaudeStreamEvent, ClaudeUsage, OpenAIChatRequest,
   OpenAIChatResponse, OpenAIChunk, OpenAIContentPart, OpenAIMessage, OpenAIToolCall, OpenAIUsage,
 } from "./wire.ts";
+import { AppError } from "../../../http/errors.ts";
+import { claudeBudget, effortOf, thinkingOf } from "../reasoning.ts";
 
 export interface ClaudeSettings {
   /** max_tokens when the client sends none (option claude.default_max_tokens). */
@@ -17,6 +19,19 @@ export interface ClaudeSettings {
 export const THINKING_SUFFIX = "-thinking";
 /** Claude rejects budgets below this. */
 const MIN_THINKING_BUDGET = 1024;
+
+/**
+ * The tool an OpenAI response_format becomes (the forced-tool technique, which every Claude model and
+ * host takes): its input schema is the requested schema, Claude is made to call it, and its input comes
+ * back as the message text. Renamed when the client has a tool of that name.
+ */
+export const STRUCTURED_OUTPUT_TOOL = "structured_output";
+
+/** What the answer converter must know about the request it answers. */
+export interface ClaudeRequestFacts {
+  /** The name of the structured-output tool, when response_format became one. */
+  structuredTool?: string;
+}
 
 /** `data:image/png;base64,AAAA` → its media type and payload; null for anything else. */
 export function parseDataUrl(url: string): { mediaType: string; data: string } | null {
@@ -40,6 +55,17 @@ function partToBlock(part: OpenAIContentPart): ClaudeBlock | null {
       ? { type: "image", source: { type: "base64", media_type: data.mediaType, data: data.data } }
       : { type: "image", source: { type: "url", url } };
   }
+  if (part.type === "file") {
+    const f = (part as { file?: { file_data?: string; file_url?: string; filename?: string; file_id?: string } }).file ?? {};
+    const data = f.file_data ? parseDataUrl(f.file_data) : null;
+    const title = f.filename ? { title: f.filename } : {};
+    // Claude takes PDFs as base64 and plain text as text.
+    if (data?.mediaType.startsWith("text/")) return { type: "document", source: { type: "text", media_type: "text/plain", data: Buffer.from(data.data, "base64").toString("utf8") }, ...title };
+    if (data) return { type: "document", source: { type: "base64", media_type: data.mediaType, data: data.data }, ...title };
+    if (f.file_url) return { type: "document", source: { type: "url", url: f.file_url } };
+    throw new AppError(400, "a file part needs file_data (a base64 data URL) on this channel (Claude): uploaded file ids are not shared with it");
+  }
+  if (part.type === "input_audio") throw new AppError(400, "audio input is not supported on this channel (Claude)");
   return null;
 }
 
@@ -66,7 +92,8 @@ function pushTurn(out: ClaudeMessage[], role: "user" | "assistant", blocks: Clau
   else out.push({ role, content: blocks });
 }
 
-export function toClaudeRequest(req: OpenAIChatRequest, settings: ClaudeSettings): ClaudeRequest {
+/** `facts` (optional) receives what the answer's converter must know (fromClaudeResponse, ClaudeStreamToOpenAI). */
+export function toClaudeRequest(req: OpenAIChatRequest, settings: ClaudeSettings, facts?: ClaudeRequestFacts): ClaudeRequest {
   let model = req.model;
   const maxTokens = req.max_completion_tokens ?? req.max_tokens ?? settings.defaultMaxTokens;
   const system: string[] = [];
@@ -116,18 +143,98 @@ export function toClaudeRequest(req: OpenAIChatRequest, settings: ClaudeSettings
   }
   if (req.parallel_tool_calls === false && out.tool_choice) out.tool_choice.disable_parallel_tool_use = true;
 
-  if (settings.thinkingAdapter && model.endsWith(THINKING_SUFFIX)) {
-    out.model = model.slice(0, -THINKING_SUFFIX.length);
-    out.thinking = { type: "enabled", budget_tokens: Math.max(MIN_THINKING_BUDGET, Math.floor(maxTokens * settings.thinkingPercentage)) };
-    if (out.thinking.budget_tokens >= maxTokens) out.max_tokens = out.thinking.budget_tokens + MIN_THINKING_BUDGET;
+  const thinking = thinkingFor(req, model, maxTokens, settings);
+  if (thinking.model) out.model = thinking.model;
+  if (thinking.config && !midToolLoopWithoutThinking(messages)) {
+    out.thinking = thinking.config;
+    const budget = (thinking.config as { budget_tokens?: number }).budget_tokens;
+    if (budget && budget >= out.max_tokens) out.max_tokens = budget + MIN_THINKING_BUDGET;
     // Extended thinking rejects a custom temperature/top_p/top_k.
     delete out.temperature;
     delete out.top_p;
     delete out.top_k;
-  } else if (req.thinking && typeof req.thinking === "object") {
-    out.thinking = req.thinking as ClaudeRequest["thinking"];
   }
+  structuredOutput(req, out, facts);
   return out;
+}
+
+/**
+ * Where thinking comes from, first match: the thinking adapter's "-thinking" model suffix; a Claude-style
+ * `thinking` object in the body; the exact budget of a Claude or Gemini client (formats/reasoning.ts);
+ * OpenAI's reasoning_effort, turned into a budget with claude.thinking_adapter_budget_tokens_percentage.
+ */
+function thinkingFor(req: OpenAIChatRequest, model: string, maxTokens: number, settings: ClaudeSettings):
+  { model?: string; config?: NonNullable<ClaudeRequest["thinking"]> | { type: "adaptive" } } {
+  if (settings.thinkingAdapter && model.endsWith(THINKING_SUFFIX)) {
+    return {
+      model: model.slice(0, -THINKING_SUFFIX.length),
+      config: { type: "enabled", budget_tokens: Math.max(MIN_THINKING_BUDGET, Math.floor(maxTokens * settings.thinkingPercentage)) },
+    };
+  }
+  if (req.thinking && typeof req.thinking === "object") return { config: req.thinking as ClaudeRequest["thinking"] };
+  const asked = thinkingOf(req);
+  if (asked) {
+    if (asked.budget === 0) return {};
+    if (asked.budget < 0) return { config: { type: "adaptive" } };
+    return { config: { type: "enabled", budget_tokens: Math.max(MIN_THINKING_BUDGET, Math.floor(asked.budget)) } };
+  }
+  const effort = effortOf(req.reasoning_effort);
+  const budget = effort ? claudeBudget(effort, maxTokens, settings.thinkingPercentage) : null;
+  return budget ? { config: { type: "enabled", budget_tokens: budget } } : {};
+}
+
+/**
+ * Claude refuses thinking when the last assistant turn made tool calls without starting with a signed
+ * thinking block, which an OpenAI-format history cannot carry: that one request then goes without thinking
+ * (Claude allows thinking to be off inside a tool loop).
+ */
+function midToolLoopWithoutThinking(messages: ClaudeMessage[]): boolean {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]!;
+    if (m.role !== "assistant") continue;
+    const blocks = Array.isArray(m.content) ? m.content : [];
+    if (!blocks.some((b) => b.type === "tool_use")) return false;
+    return blocks[0]?.type !== "thinking" && blocks[0]?.type !== "redacted_thinking";
+  }
+  return false;
+}
+
+/** Tool names Claude takes. */
+const TOOL_NAME = /[^A-Za-z0-9_-]/g;
+
+/**
+ * OpenAI's response_format on Claude: with thinking on, Claude's own structured output
+ * (output_config.format; forced tool use is refused with thinking); otherwise the forced-tool technique,
+ * which every Claude model and host takes. json_object has no schema: any object.
+ */
+function structuredOutput(req: OpenAIChatRequest, out: ClaudeRequest, facts?: ClaudeRequestFacts): void {
+  const fmt = req.response_format as { type?: string; json_schema?: { name?: string; schema?: Record<string, unknown> } } | undefined;
+  if (!fmt || typeof fmt !== "object" || fmt.type === "text" || fmt.type === undefined) return;
+  if (fmt.type !== "json_object" && fmt.type !== "json_schema") {
+    throw new AppError(400, `response_format type '${String(fmt.type)}' is not supported on this channel (Claude): use text, json_object or json_schema`);
+  }
+  const schema = fmt.type === "json_schema" ? fmt.json_schema?.schema : undefined;
+  if (fmt.type === "json_schema" && (!schema || typeof schema !== "object")) {
+    throw new AppError(400, "response_format.json_schema.schema is required");
+  }
+  const own = out.tool_choice;
+  // A specific tool the client forced answers with that tool call: there is no text to shape.
+  if (own?.type === "tool") return;
+  if (out.thinking) {
+    out.output_config = { ...(out.output_config as object), format: { type: "json_schema", schema: schema ?? { type: "object" } } };
+    return;
+  }
+  const taken = new Set((out.tools ?? []).map((t) => t.name));
+  let name = STRUCTURED_OUTPUT_TOOL;
+  while (taken.has(name)) name += "_";
+  const described = fmt.json_schema?.name ? ` (${String(fmt.json_schema.name).replace(TOOL_NAME, "")})` : "";
+  out.tools = [...(out.tools ?? []), {
+    name, description: `Give your final answer by calling this tool: its input is the answer${described}.`,
+    input_schema: schema ?? { type: "object" },
+  }];
+  out.tool_choice = (req.tools?.length && own?.type !== "none") ? { type: "any" } : { type: "tool", name };
+  if (req.parallel_tool_calls === false) out.tool_choice.disable_parallel_tool_use = true;
+  if (facts) facts.structuredTool = name;
 }
 
 const FINISH: Record<string, string> = {
@@ -162,25 +269,49 @@ export function claudeGeneratedText(res: ClaudeResponse): string {
   return out;
 }
 
-export function fromClaudeResponse(res: ClaudeResponse, created = Math.floor(Date.now() / 1000)): OpenAIChatResponse {
+/** One Messages answer as an OpenAI choice; the structured-output tool's input becomes the text. */
+function choiceOf(res: ClaudeResponse, index: number, facts: ClaudeRequestFacts): OpenAIChatResponse["choices"][0] {
   let text = "";
   let thinking = "";
+  let structured = false;
   const toolCalls: OpenAIToolCall[] = [];
   for (const b of res.content ?? []) {
     if (b.type === "text") text += (b as { text: string }).text;
     else if (b.type === "thinking") thinking += (b as { thinking: string }).thinking;
     else if (b.type === "tool_use") {
       const t = b as { id: string; name: string; input: unknown };
-      toolCalls.push({ id: t.id, type: "function", function: { name: t.name, arguments: JSON.stringify(t.input ?? {}) } });
+      if (facts.structuredTool && t.name === facts.structuredTool) {
+        text = JSON.stringify(t.input ?? {});
+        structured = true;
+      } else toolCalls.push({ id: t.id, type: "function", function: { name: t.name, arguments: JSON.stringify(t.input ?? {}) } });
     }
   }
   const message: OpenAIChatResponse["choices"][0]["message"] = { role: "assistant", content: text };
   if (toolCalls.length) message.tool_calls = toolCalls;
   if (thinking) message.reasoning_content = thinking;
+  const finish = structured && !toolCalls.length && res.stop_reason === "tool_use" ? "stop" : finishReasonOf(res.stop_reason);
+  return { index, message, finish_reason: finish };
+}
+
+/**
+ * A Messages answer as a chat completion. `more` are the answers of the other requests of a fan-out (n > 1,
+ * which Claude has no parameter for): choices 1..n, their usage added.
+ */
+export function fromClaudeResponse(res: ClaudeResponse, created = Math.floor(Date.now() / 1000), facts: ClaudeRequestFacts = {}, more: ClaudeResponse[] = []): OpenAIChatResponse {
+  const all = [res, ...more];
+  const usage = usageFromClaude(res.usage);
+  for (const r of more) {
+    const u = usageFromClaude(r.usage);
+    usage.prompt_tokens += u.prompt_tokens;
+    usage.completion_tokens += u.completion_tokens;
+    usage.total_tokens += u.total_tokens;
+    usage.prompt_tokens_details!.cached_tokens! += u.prompt_tokens_details?.cached_tokens ?? 0;
+    usage.prompt_tokens_details!.cached_creation_tokens! += u.prompt_tokens_details?.cached_creation_tokens ?? 0;
+  }
   return {
     id: res.id, object: "chat.completion", created, model: res.model,
-    choices: [{ index: 0, message, finish_reason: finishReasonOf(res.stop_reason) }],
-    usage: usageFromClaude(res.usage),
+    choices: all.map((r, i) => choiceOf(r, i, facts)),
+    usage,
   };
 }
 
@@ -194,12 +325,14 @@ export class ClaudeStreamToOpenAI {
   usage: OpenAIUsage = usageFromClaude(undefined);
   private raw: Partial<ClaudeUsage> = {};
   private toolIndex = new Map<number, number>();
+  /** the content block of the structured-output tool, whose JSON input streams out as text */
+  private structuredBlock = -1;
   private finish: string | null = null;
   private text = "";
   private outputFinal = false;
   error: { type: string; message: string } | null = null;
 
-  constructor(private created = Math.floor(Date.now() / 1000)) {}
+  constructor(private created = Math.floor(Date.now() / 1000), private facts: ClaudeRequestFacts = {}) {}
 
   /** The completion text received so far, thinking included (for counting when usage is missing). */
   get receivedText(): string {
@@ -236,6 +369,10 @@ export class ClaudeStreamToOpenAI {
       }
       case "content_block_start": {
         const block = ev.content_block ?? {};
+        if (block.type === "tool_use" && this.facts.structuredTool && block.name === this.facts.structuredTool) {
+          this.structuredBlock = ev.index;
+          return [];
+        }
         if (block.type === "tool_use") {
           const index = this.toolIndex.size;
           this.toolIndex.set(ev.index, index);
@@ -262,6 +399,11 @@ export class ClaudeStreamToOpenAI {
           this.text += d.thinking ?? "";
           return [this.chunk({ reasoning_content: d.thinking })];
         }
+        if (d.type === "input_json_delta" && ev.index === this.structuredBlock) {
+          if (!d.partial_json) return [];
+          this.text += d.partial_json;
+          return [this.chunk({ content: d.partial_json })];
+        }
         if (d.type === "input_json_delta") {
           const index = this.toolIndex.get(ev.index) ?? 0;
           this.text += d.partial_json ?? "";
@@ -273,6 +415,8 @@ export class ClaudeStreamToOpenAI {
         this.mergeUsage(ev.usage);
         if (typeof ev.usage?.output_tokens === "number") this.outputFinal = true;
         this.finish = finishReasonOf(ev.delta?.stop_reason) ?? this.finish;
+        // The structured-output tool is the answer, not a call the client should run.
+        if (this.finish === "tool_calls" && this.structuredBlock >= 0 && this.toolIndex.size === 0) this.finish = "stop";
         return this.finish ? [this.chunk({}, this.finish)] : [];
       }
       case "error":

@@ -120,7 +120,7 @@ export interface ClaudeRequest {
   stream?: boolean;
   tools?: ClaudeTool[];
   tool_choice?: { type: "auto" | "any" | "tool" | "none"; name?: string; disable_parallel_tool_use?: boolean };
-  thinking?: { type: "enabled"; budget_tokens: number } | { type: "disabled" };
+  thinking?: { type: "enabled"; budget_tokens: number; display?: string } | { type: "disabled" } | { type: "adaptive"; display?: string };
   metadata?: { user_id?: string };
   [k: string]: unknown;
 }

@@ -4,6 +4,7 @@ import type {
   OpenAIChatRequest, OpenAIChatResponse, OpenAIChunk, OpenAIContentPart, OpenAIMessage, OpenAIToolCall, OpenAIUsage,
 } from "../claude/wire.ts";
 import { parseDataUrl } from "../claude/upstream.ts";
+import { GEMINI_BUDGET_CAP, effortOf, geminiBudget, thinkingOf } from "../reasoning.ts";
 
 export type GeminiPart = {
   text?: string;
@@ -54,7 +55,7 @@ export const SAFETY_CATEGORIES = [
 ] as const;
 
 /** Gemini ignores thinking budgets above this; the adapter never asks for more. */
-export const GEMINI_THINKING_BUDGET_CAP = 24576;
+export const GEMINI_THINKING_BUDGET_CAP = GEMINI_BUDGET_CAP;
 
 /**
  * Model-name suffixes of the thinking adapter: "-thinking" (budget = percentage × max tokens),
@@ -160,13 +161,32 @@ function pushContent(out: GeminiContent[], role: "user" | "model", parts: Gemini
 }
 
 /**
+ * Thinking a client asked for, when the model suffix did not: the exact budget of a Claude or Gemini client
+ * (-1 = dynamic), else OpenAI's reasoning_effort as a budget (formats/reasoning.ts). Reasoning comes back
+ * as thought parts (reasoning_content for OpenAI clients).
+ */
+function askedThinking(req: OpenAIChatRequest, maxTokens: number | undefined, s: GeminiSettings): { thinkingBudget: number; includeThoughts?: boolean } | undefined {
+  const asked = thinkingOf(req);
+  if (asked) {
+    const budget = asked.budget < 0 ? -1 : Math.min(GEMINI_BUDGET_CAP, Math.floor(asked.budget));
+    return budget === 0 ? { thinkingBudget: 0 } : { thinkingBudget: budget, includeThoughts: asked.include };
+  }
+  const effort = effortOf(req.reasoning_effort);
+  if (!effort) return undefined;
+  const budget = geminiBudget(effort, maxTokens, s.thinkingPercentage);
+  return budget === 0 ? { thinkingBudget: 0 } : { thinkingBudget: budget, includeThoughts: true };
+}
+
+/**
  * images: bytes of remote image URLs fetched by the adaptor (url → inline data); URLs missing from
  * it are sent as fileData (Gemini accepts gs:// and uploaded-file URIs there).
  */
 export function toGeminiRequest(req: OpenAIChatRequest, s: GeminiSettings, images = new Map<string, { mimeType: string; data: string }>()):
   { model: string; body: GeminiRequest } {
   const maxTokens = req.max_completion_tokens ?? req.max_tokens;
-  const { model, thinking } = thinkingFromModel(req.model, maxTokens, s);
+  const fromModel = thinkingFromModel(req.model, maxTokens, s);
+  const model = fromModel.model;
+  const thinking = fromModel.thinking ?? askedThinking(req, maxTokens, s);
   const contents: GeminiContent[] = [];
   const system: string[] = [];
   const toolNames = new Map<string, string>();

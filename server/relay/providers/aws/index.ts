@@ -3,7 +3,7 @@
 import { AwsV4Signer } from "aws4fetch";
 import type { ProviderAdaptor, ProviderCall } from "../types.ts";
 import { AppError } from "../../../http/errors.ts";
-import { ClaudeStreamMapper, claudeErrorMessage, claudeModelHeaders, claudeRequestFor, parseClaudeResponse } from "../claude/messages.ts";
+import { ClaudeStreamMapper, claudeErrorMessage, claudeModelHeaders, claudeRequestFor, claudeSend, parseClaudeResponse } from "../claude/messages.ts";
 import { claudeGeneratedText } from "../../formats/claude/upstream.ts";
 import { DEFAULT_CHANNEL_MODELS } from "../../../catalogue/models.ts";
 import { EventStreamDecoder } from "./eventstream.ts";
@@ -90,6 +90,7 @@ export const awsAdaptor: ProviderAdaptor = {
     signed.headers.forEach((v, k) => (headers[k] = v));
     return { url: signed.url.toString(), headers, body: signed.body as string };
   },
+  send: claudeSend,
   decodeStream: (_call, body) => eventStreamToSse(body),
   parseResponse: parseClaudeResponse,
   generatedText: (_call, json) => claudeGeneratedText(json),

@@ -3,6 +3,7 @@
 import type { ProviderAdaptor, ProviderCall } from "../types.ts";
 import { openaiAdaptor } from "../openai/index.ts";
 import { DEFAULT_CHANNEL_MODELS } from "../../../catalogue/models.ts";
+import { azureRealtime } from "./realtime.ts";
 
 /** Used when the channel does not name an API version. */
 export const AZURE_DEFAULT_API_VERSION = "2024-10-21";
@@ -12,6 +13,7 @@ const PATHS: Record<string, string> = {
   completions: "/completions",
   embeddings: "/embeddings",
   images: "/images/generations",
+  image_edits: "/images/edits",
   audio_speech: "/audio/speech",
   audio_transcription: "/audio/transcriptions",
   audio_translation: "/audio/translations",
@@ -42,10 +44,23 @@ export function azureApiVersion(call: Pick<ProviderCall, "channel" | "options">)
   return other || AZURE_DEFAULT_API_VERSION;
 }
 
+/**
+ * Azure serves the Responses API from API version 2025-03-01-preview on, and in its v1 API ("v1" or
+ * "preview" as the channel's version); under older versions the gateway answers it through the deployment's
+ * chat completions.
+ */
+export function azureServesResponses(call: Pick<ProviderCall, "channel" | "options">): boolean {
+  const v = azureApiVersion(call);
+  return v === "v1" || v === "preview" || v.slice(0, 10) >= "2025-03-01";
+}
+
 export function azureUrl(call: ProviderCall): string {
-  const version = encodeURIComponent(azureApiVersion(call));
+  const raw = azureApiVersion(call);
+  const version = encodeURIComponent(raw);
   const base = call.baseUrl.replace(/\/openai$/, "");
-  if (call.mode === "responses") return `${base}/openai/responses?api-version=${version}`;
+  if (call.mode === "responses") {
+    return raw === "v1" || raw === "preview" ? `${base}/openai/v1/responses${raw === "preview" ? "?api-version=preview" : ""}` : `${base}/openai/responses?api-version=${version}`;
+  }
   const path = PATHS[call.mode] ?? PATHS.chat;
   return `${base}/openai/deployments/${encodeURIComponent(deploymentName(call.upstreamModel))}${path}?api-version=${version}`;
 }
@@ -54,6 +69,8 @@ export const azureAdaptor: ProviderAdaptor = {
   kind: "azure",
   supports: (mode) => mode in PATHS || mode === "responses",
   nativeFormat: () => "openai",
+  nativeResponses: azureServesResponses,
+  realtime: (call) => azureRealtime(call),
   buildRequest(call, body) {
     const headers: Record<string, string> = { "api-key": call.key };
     if (body instanceof FormData) return { url: azureUrl(call), headers, body };

@@ -1,7 +1,7 @@
 // Anthropic Claude (channel type 14): the Messages API with an x-api-key.
 import type { ProviderAdaptor } from "../types.ts";
 import { DEFAULT_CHANNEL_MODELS } from "../../../catalogue/models.ts";
-import { ANTHROPIC_VERSION, ClaudeStreamMapper, claudeErrorMessage, claudeModelHeaders, claudeRequestFor, parseClaudeResponse } from "./messages.ts";
+import { ANTHROPIC_VERSION, ClaudeStreamMapper, claudeErrorMessage, claudeModelHeaders, claudeRequestFor, claudeSend, parseClaudeResponse } from "./messages.ts";
 import { claudeGeneratedText } from "../../formats/claude/upstream.ts";
 
 /** A base URL given with its /v1 suffix still gets exactly one /v1. */
@@ -23,6 +23,7 @@ export const claudeAdaptor: ProviderAdaptor = {
     };
     return { url: messagesUrl(call.baseUrl), headers, body: JSON.stringify(req) };
   },
+  send: claudeSend,
   parseResponse: parseClaudeResponse,
   generatedText: (_call, json) => claudeGeneratedText(json),
   streamMapper: (call) => new ClaudeStreamMapper(call),

@@ -7,7 +7,10 @@ import { plainName, scrub, scrubFrame } from "../../formats/scrub.ts";
 import { perModel, siteOf } from "../site.ts";
 import { shownUsage } from "../../formats/shown-usage.ts";
 import { withCountedCompletion } from "../../formats/usage.ts";
-import { ClaudeStreamToOpenAI, claudeGeneratedText, fromClaudeResponse, toClaudeRequest, usageFromClaude, type ClaudeSettings } from "../../formats/claude/upstream.ts";
+import {
+  ClaudeStreamToOpenAI, claudeGeneratedText, fromClaudeResponse, toClaudeRequest, usageFromClaude, type ClaudeRequestFacts, type ClaudeSettings,
+} from "../../formats/claude/upstream.ts";
+import { AppError } from "../../../http/errors.ts";
 import type { ClaudeRequest, OpenAIUsage } from "../../formats/claude/wire.ts";
 
 export const ANTHROPIC_VERSION = "2023-06-01";
@@ -63,7 +66,49 @@ export function claudeRequestFor(call: ProviderCall, body: any): ClaudeRequest {
     if (out.max_tokens == null) out.max_tokens = claudeSettings(call, call.upstreamModel).defaultMaxTokens;
     return out;
   }
-  return toClaudeRequest({ ...body, model: call.upstreamModel }, claudeSettings(call, call.upstreamModel));
+  const facts: CallFacts = { fanOut: fanOutOf(call, body) };
+  requestFacts.set(call, facts);
+  return toClaudeRequest({ ...body, model: call.upstreamModel }, claudeSettings(call, call.upstreamModel), facts);
+}
+
+/** What the answer of a converted call needs from its request: set by claudeRequestFor, read by parse, stream and send. */
+interface CallFacts extends ClaudeRequestFacts {
+  /** n > 1: the same request sent this many times (Claude has no n). */
+  fanOut: number;
+}
+const requestFacts = new WeakMap<ProviderCall, CallFacts>();
+
+/** The most choices one call may ask a Claude channel for (each is a request of its own). */
+export const CLAUDE_MAX_N = 8;
+
+function fanOutOf(call: ProviderCall, body: any): number {
+  const n = body?.n == null ? 1 : Number(body.n);
+  if (!Number.isInteger(n) || n < 1) throw new AppError(400, "n must be a positive integer");
+  if (n === 1) return 1;
+  if (call.stream) throw new AppError(400, "n > 1 cannot be streamed from a Claude channel (Claude has no n: the gateway sends n requests, which it can only do without stream); ask with stream off or n = 1");
+  if (n > CLAUDE_MAX_N) throw new AppError(400, `n may be at most ${CLAUDE_MAX_N} on a Claude channel (each choice is a request of its own)`);
+  return n;
+}
+
+/** The other answers of a fan-out, carried under this key of the first answer's JSON to parseClaudeResponse. */
+const MORE = "_fan_out";
+
+/**
+ * Sends a converted call with n > 1 as n requests at once and answers as one upstream would: the first
+ * failure as it came, or the first answer carrying the others. Every other call is one fetch.
+ */
+export async function claudeSend(call: ProviderCall, url: string, init: RequestInit): Promise<Response> {
+  const n = requestFacts.get(call)?.fanOut ?? 1;
+  if (n <= 1) return fetch(url, init);
+  const all = await Promise.all(Array.from({ length: n }, () => fetch(url, init)));
+  const failed = all.find((r) => !r.ok);
+  if (failed) {
+    for (const r of all) if (r !== failed) void r.body?.cancel().catch(() => {});
+    return failed;
+  }
+  const bodies: any[] = [];
+  for (const r of all) bodies.push(await r.json());
+  return Response.json({ ...bodies[0], [MORE]: bodies.slice(1) });
 }
 
 /**
@@ -78,18 +123,22 @@ function answerUsage(json: any): Usage | null {
 }
 
 export function parseClaudeResponse(call: ProviderCall, json: any): ParsedResponse {
-  const usage = answerUsage(json);
-  if (call.format === "claude") return { body: json, usage };
-  const body = fromClaudeResponse(json);
+  if (call.format === "claude") return { body: json, usage: answerUsage(json) };
+  const more: any[] = Array.isArray(json?.[MORE]) ? json[MORE] : [];
+  const body = fromClaudeResponse(json, undefined, requestFacts.get(call), more);
   body.model = call.requestModel;
+  // A fan-out is billed for every request it made; any answer without usage leaves the counting to the relay.
+  const usage = more.length ? (more.every((m) => answerUsage(m)) && answerUsage(json) ? toUsage(body.usage!) : null) : answerUsage(json);
   return { body, usage };
 }
 
 /** Reads Claude stream events; answers them verbatim to Claude clients, as OpenAI chunks to others. */
 export class ClaudeStreamMapper implements StreamMapper {
-  private conv = new ClaudeStreamToOpenAI();
+  private conv: ClaudeStreamToOpenAI;
   private finished = false;
-  constructor(private call: ProviderCall) {}
+  constructor(private call: ProviderCall) {
+    this.conv = new ClaudeStreamToOpenAI(undefined, requestFacts.get(call));
+  }
 
   complete(): boolean {
     return this.finished;

@@ -12,6 +12,7 @@ import {
 import { fetchImages } from "./images.ts";
 import { EMBED_BATCH_MAX, sendEmbedBatches } from "./embed-batches.ts";
 import type { OpenAIUsage } from "../../formats/claude/wire.ts";
+import { geminiEmbedTexts } from "../../formats/gemini/client.ts";
 import { countTextsNow, decodeEmbeddingTokens } from "../../tokenizer.ts";
 import { plainName, scrub, scrubFrame } from "../../formats/scrub.ts";
 import { shownUsage } from "../../formats/shown-usage.ts";
@@ -36,8 +37,9 @@ export function geminiVersion(call: Pick<ProviderCall, "site">, model: string): 
   return String(perModel(siteOf(call).json("gemini.version_settings", { default: "v1beta" }), model, "v1beta"));
 }
 
-export function geminiMethodSuffix(mode: string, stream: boolean): string {
-  if (mode === "embeddings") return ":batchEmbedContents";
+export function geminiMethodSuffix(mode: string, stream: boolean, path = ""): string {
+  // A Gemini client's embedContent goes up as it came; OpenAI embeddings always use the batch method.
+  if (mode === "embeddings") return path.endsWith(":embedContent") ? ":embedContent" : ":batchEmbedContents";
   return stream ? ":streamGenerateContent?alt=sse" : ":generateContent";
 }
 
@@ -76,6 +78,12 @@ function embeddingUsage(sent: Embedded): Usage {
  * model travels in the URL); OpenAI bodies are converted, downloading remote images first.
  */
 export async function geminiBodyFor(call: ProviderCall, body: any): Promise<{ model: string; body: unknown }> {
+  if (call.mode === "embeddings" && call.format === "gemini") {
+    // Passed through, each batch request naming the model of the URL (the channel's mapping may rename it).
+    embedded.set(call, { texts: geminiEmbedTexts(body), tokenIds: 0, base64: false });
+    const out = Array.isArray(body?.requests) ? { ...body, requests: body.requests.map((r: any) => ({ ...r, model: `models/${call.upstreamModel}` })) } : body;
+    return { model: call.upstreamModel, body: out };
+  }
   if (call.mode === "embeddings") {
     const { texts, tokenIds } = embeddingTexts(body?.input);
     embedded.set(call, { texts, tokenIds, base64: body?.encoding_format === "base64" });
@@ -109,6 +117,7 @@ export function parseGeminiResponse(call: ProviderCall, json: any): ParsedRespon
   if (call.mode === "embeddings") {
     const sent = embedded.get(call);
     const usage = sent ? embeddingUsage(sent) : null;
+    if (call.format === "gemini") return { body: json, usage };
     return { body: fromEmbedResponse(json, call.requestModel, usage?.prompt_tokens ?? 0, sent?.base64), usage };
   }
   const usage = answerUsage(json);
@@ -192,7 +201,7 @@ export const geminiAdaptor: ProviderAdaptor = {
   nativeFormat: () => "gemini",
   async buildRequest(call, body) {
     const { model, body: out } = await geminiBodyFor(call, body);
-    const url = `${call.baseUrl}/${geminiVersion(call, model)}/models/${encodeURIComponent(model)}${geminiMethodSuffix(call.mode, call.stream)}`;
+    const url = `${call.baseUrl}/${geminiVersion(call, model)}/models/${encodeURIComponent(model)}${geminiMethodSuffix(call.mode, call.stream, call.format === "gemini" ? call.path : "")}`;
     return { url, headers: { "content-type": "application/json", "x-goog-api-key": call.key }, body: JSON.stringify(out) };
   },
   send(call, url, init) {

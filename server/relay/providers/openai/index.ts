@@ -4,6 +4,7 @@
 import type { ProviderAdaptor, ProviderCall, SseEvent, StreamMapper, Usage } from "../types.ts";
 import { generatedTextOf, mayCarryUsage, usageFrom } from "./usage.ts";
 import { sseFrame } from "../../formats/sse.ts";
+import { openaiRealtime } from "./realtime.ts";
 import { PATHS, openaiUrl, quirkBase, quirksFor } from "./quirks.ts";
 import { ReshapingMapper, reshapeBody, type Reshape } from "./reshape.ts";
 import { channelSettings } from "../settings.ts";
@@ -101,6 +102,7 @@ function reshapeOf(call: ProviderCall): Reshape | null {
 export const openaiAdaptor: ProviderAdaptor = {
   kind: "openai",
   supports: (mode) => mode in PATHS,
+  realtime: openaiRealtime,
   buildRequest(call, body) {
     const headers = authHeaders(call);
     const url = openaiUrl(call);

@@ -4,7 +4,7 @@
 import type { ProviderAdaptor, ProviderCall } from "../types.ts";
 import { AppError } from "../../../http/errors.ts";
 import { DEFAULT_CHANNEL_MODELS } from "../../../catalogue/models.ts";
-import { ClaudeStreamMapper, claudeErrorMessage, claudeModelHeaders, claudeRequestFor, parseClaudeResponse } from "../claude/messages.ts";
+import { ClaudeStreamMapper, claudeErrorMessage, claudeModelHeaders, claudeRequestFor, claudeSend, parseClaudeResponse } from "../claude/messages.ts";
 import { GeminiStreamMapper, geminiBodyFor, geminiErrorMessage, parseGeminiResponse } from "../gemini/index.ts";
 import { claudeGeneratedText } from "../../formats/claude/upstream.ts";
 import { geminiGeneratedText } from "../../formats/gemini/upstream.ts";
@@ -91,6 +91,7 @@ export const vertexAdaptor: ProviderAdaptor = {
       body: JSON.stringify(out),
     };
   },
+  send: (call, url, init) => (isClaudeModel(call.upstreamModel) ? claudeSend(call, url, init) : fetch(url, init)),
   parseResponse: (call, json) => (isClaudeModel(call.upstreamModel) ? parseClaudeResponse(call, json) : parseGeminiResponse(call, json)),
   generatedText: (call, json) => (isClaudeModel(call.upstreamModel) ? claudeGeneratedText(json) : geminiGeneratedText(json)),
   streamMapper: (call) => (isClaudeModel(call.upstreamModel) ? new ClaudeStreamMapper(call) : new GeminiStreamMapper(call)),

@@ -1,0 +1,200 @@
+// Chat answers as Responses API answers: a chat completion becomes a response object (reasoning, message and
+// function_call output items), and a chat stream becomes the Responses API's typed events, in the order and
+// with the indices the openai SDK's stream accumulator checks.
+import type { OpenAIChatResponse, OpenAIChunk, OpenAIUsage } from "../claude/wire.ts";
+import type { ResponsesRequest } from "./request.ts";
+
+const hex = () => crypto.randomUUID().replace(/-/g, "");
+export const responseId = () => `resp_${hex()}${hex().slice(0, 16)}`;
+
+export interface ResponseUsage {
+  input_tokens: number;
+  input_tokens_details: { cached_tokens: number };
+  output_tokens: number;
+  output_tokens_details: { reasoning_tokens: number };
+  total_tokens: number;
+}
+
+export function responseUsage(u: OpenAIUsage | null | undefined): ResponseUsage | null {
+  if (!u) return null;
+  return {
+    input_tokens: u.prompt_tokens, input_tokens_details: { cached_tokens: u.prompt_tokens_details?.cached_tokens ?? 0 },
+    output_tokens: u.completion_tokens, output_tokens_details: { reasoning_tokens: u.completion_tokens_details?.reasoning_tokens ?? 0 },
+    total_tokens: u.total_tokens ?? u.prompt_tokens + u.completion_tokens,
+  };
+}
+
+/** The response object around the output: the request's settings echoed as OpenAI does. */
+export function responseShell(req: ResponsesRequest, id: string, model: string, createdAt: number): Record<string, any> {
+  return {
+    id, object: "response", created_at: createdAt, status: "in_progress", background: false, error: null, incomplete_details: null,
+    instructions: req.instructions ?? null, max_output_tokens: req.max_output_tokens ?? null, model, output: [],
+    parallel_tool_calls: req.parallel_tool_calls ?? true, previous_response_id: req.previous_response_id ?? null,
+    reasoning: { effort: req.reasoning?.effort ?? null, summary: req.reasoning?.summary ?? null }, store: req.store ?? true,
+    temperature: req.temperature ?? 1, text: { format: req.text?.format ?? { type: "text" } }, tool_choice: req.tool_choice ?? "auto",
+    tools: req.tools ?? [], top_p: req.top_p ?? 1, truncation: "disabled", usage: null, user: req.user ?? null, metadata: req.metadata ?? {},
+  };
+}
+
+/** A finish reason's status: a cut answer is incomplete, with why. */
+function outcome(finish: string | null | undefined): { status: string; incomplete_details: { reason: string } | null } {
+  if (finish === "length") return { status: "incomplete", incomplete_details: { reason: "max_output_tokens" } };
+  if (finish === "content_filter") return { status: "incomplete", incomplete_details: { reason: "content_filter" } };
+  return { status: "completed", incomplete_details: null };
+}
+
+const reasoningItem = (id: string, text: string) => ({ id, type: "reasoning", summary: [{ type: "summary_text", text }] });
+const messageItem = (id: string, text: string, status = "completed") => ({
+  id, type: "message", status, role: "assistant", content: [{ type: "output_text", text, annotations: [], logprobs: [] }],
+});
+const callItem = (id: string, callId: string, name: string, args: string, status = "completed") => ({ id, type: "function_call", status, arguments: args, call_id: callId, name });
+
+function reasoningOf(m: any): string {
+  const r = m?.reasoning_content ?? m?.reasoning;
+  return typeof r === "string" ? r : "";
+}
+
+/** A chat completion as a response object (the first choice: the Responses API has no n). */
+export function chatToResponse(chat: OpenAIChatResponse, req: ResponsesRequest, model: string): Record<string, any> {
+  const out = responseShell(req, responseId(), model, chat.created ?? Math.floor(Date.now() / 1000));
+  const choice = chat.choices?.[0];
+  const m = choice?.message as any;
+  const reasoning = reasoningOf(m);
+  if (reasoning) out.output.push(reasoningItem(`rs_${hex()}`, reasoning));
+  if (typeof m?.content === "string" && m.content !== "") out.output.push(messageItem(`msg_${hex()}`, m.content));
+  for (const c of m?.tool_calls ?? []) out.output.push(callItem(`fc_${hex()}`, c.id, c.function?.name ?? "", c.function?.arguments ?? ""));
+  Object.assign(out, outcome(choice?.finish_reason), { usage: responseUsage(chat.usage) });
+  return out;
+}
+
+interface OpenItem { kind: "reasoning" | "message" | "function"; index: number; id: string; text: string; toolIndex?: number; callId?: string; name?: string }
+
+/**
+ * Chat chunks → Responses stream events. Reasoning and message items close when another kind of output
+ * starts; function calls close at the end (parallel calls may interleave their argument pieces).
+ */
+export class ChatStreamToResponses {
+  private seq = 0;
+  private started = false;
+  private ended = false;
+  private shell: Record<string, any>;
+  private output: any[] = [];
+  private open: OpenItem | null = null;
+  private calls = new Map<number, OpenItem>();
+  private finish: string | null = null;
+  private usage: OpenAIUsage | null = null;
+
+  constructor(private req: ResponsesRequest, model: string) {
+    this.shell = responseShell(req, responseId(), model, Math.floor(Date.now() / 1000));
+  }
+
+  private ev(type: string, fields: Record<string, unknown>): string {
+    return `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: this.seq++, ...fields })}\n\n`;
+  }
+
+  private snapshot(): Record<string, any> {
+    return { ...this.shell, output: this.output.filter(Boolean) };
+  }
+
+  private start(): string {
+    if (this.started) return "";
+    this.started = true;
+    return this.ev("response.created", { response: this.snapshot() }) + this.ev("response.in_progress", { response: this.snapshot() });
+  }
+
+  private close(item: OpenItem | null): string {
+    if (!item) return "";
+    const base = { item_id: item.id, output_index: item.index };
+    let out = "";
+    if (item.kind === "reasoning") {
+      const part = { type: "summary_text", text: item.text };
+      out += this.ev("response.reasoning_summary_text.done", { ...base, summary_index: 0, text: item.text });
+      out += this.ev("response.reasoning_summary_part.done", { ...base, summary_index: 0, part });
+      this.output[item.index] = reasoningItem(item.id, item.text);
+    } else if (item.kind === "message") {
+      out += this.ev("response.output_text.done", { ...base, content_index: 0, text: item.text, logprobs: [] });
+      out += this.ev("response.content_part.done", { ...base, content_index: 0, part: { type: "output_text", text: item.text, annotations: [], logprobs: [] } });
+      this.output[item.index] = messageItem(item.id, item.text);
+    } else {
+      out += this.ev("response.function_call_arguments.done", { ...base, name: item.name, arguments: item.text });
+      this.output[item.index] = callItem(item.id, item.callId!, item.name!, item.text);
+    }
+    out += this.ev("response.output_item.done", { output_index: item.index, item: this.output[item.index] });
+    if (this.open === item) this.open = null;
+    return out;
+  }
+
+  private openItem(kind: "reasoning" | "message"): string {
+    let out = this.close(this.open);
+    const item: OpenItem = { kind, index: this.output.length, id: `${kind === "reasoning" ? "rs" : "msg"}_${hex()}`, text: "" };
+    this.open = item;
+    const base = { item_id: item.id, output_index: item.index };
+    if (kind === "reasoning") {
+      this.output.push({ id: item.id, type: "reasoning", summary: [] });
+      out += this.ev("response.output_item.added", { output_index: item.index, item: this.output[item.index] });
+      out += this.ev("response.reasoning_summary_part.added", { ...base, summary_index: 0, part: { type: "summary_text", text: "" } });
+    } else {
+      this.output.push({ id: item.id, type: "message", status: "in_progress", role: "assistant", content: [] });
+      out += this.ev("response.output_item.added", { output_index: item.index, item: this.output[item.index] });
+      out += this.ev("response.content_part.added", { ...base, content_index: 0, part: { type: "output_text", text: "", annotations: [], logprobs: [] } });
+    }
+    return out;
+  }
+
+  /** One chat chunk in, the Responses events it makes out. */
+  push(chunk: OpenAIChunk): string {
+    let out = this.start();
+    if (chunk.usage) this.usage = chunk.usage;
+    const choice = chunk.choices?.find((c) => (c.index ?? 0) === 0);
+    if (!choice) return out;
+    const d: any = choice.delta ?? {};
+    const reasoning = reasoningOf(d);
+    if (reasoning) {
+      if (this.open?.kind !== "reasoning") out += this.openItem("reasoning");
+      this.open!.text += reasoning;
+      out += this.ev("response.reasoning_summary_text.delta", { item_id: this.open!.id, output_index: this.open!.index, summary_index: 0, delta: reasoning });
+    }
+    if (typeof d.content === "string" && d.content !== "") {
+      if (this.open?.kind !== "message") out += this.openItem("message");
+      this.open!.text += d.content;
+      out += this.ev("response.output_text.delta", { item_id: this.open!.id, output_index: this.open!.index, content_index: 0, delta: d.content, logprobs: [] });
+    }
+    for (const t of d.tool_calls ?? []) {
+      const toolIndex = t.index ?? 0;
+      let item = this.calls.get(toolIndex);
+      if (!item) {
+        out += this.close(this.open);
+        item = { kind: "function", index: this.output.length, id: `fc_${hex()}`, text: "", toolIndex, callId: t.id ?? `call_${hex().slice(0, 24)}`, name: t.function?.name ?? "" };
+        this.calls.set(toolIndex, item);
+        this.output.push(callItem(item.id, item.callId!, item.name!, "", "in_progress"));
+        out += this.ev("response.output_item.added", { output_index: item.index, item: this.output[item.index] });
+      }
+      const args = t.function?.arguments;
+      if (args) {
+        item.text += args;
+        out += this.ev("response.function_call_arguments.delta", { item_id: item.id, output_index: item.index, delta: args });
+      }
+    }
+    if (choice.finish_reason) this.finish = choice.finish_reason;
+    return out;
+  }
+
+  /** An upstream error mid-stream, as the Responses error event (with `error`, which the SDK raises). */
+  error(message: string, code = "upstream_error"): string {
+    return this.start() + this.ev("error", { code, message, param: null, error: { type: "server_error", code, message } });
+  }
+
+  /** Closes every open item and completes the response with its usage. */
+  end(usage?: OpenAIUsage | null): string {
+    if (this.ended) return "";
+    this.ended = true;
+    let out = this.start() + this.close(this.open);
+    for (const item of [...this.calls.values()].sort((a, b) => a.index - b.index)) out += this.close(item);
+    const final = { ...this.snapshot(), ...outcome(this.finish), usage: responseUsage(usage ?? this.usage) };
+    this.completed = final;
+    return out + this.ev(final.status === "completed" ? "response.completed" : "response.incomplete", { response: final });
+  }
+
+  /** The final response object, once end() has run (for the gateway's store of previous responses). */
+  completed: Record<string, any> | null = null;
+}
