@@ -16,7 +16,7 @@ import { recordUpstreamError } from "../../http/metrics.ts";
 import { admit, type RelayRequest } from "../core/admit.ts";
 import { errorCode, mappedStatus, providerCall, reportFailure, route, UpstreamError } from "../core/route.ts";
 import { finish, recordError, release as releaseHold, type Served } from "../core/settle.ts";
-import { countedUsage } from "../core/meter.ts";
+import { countedUsage, countedUsageExact } from "../core/meter.ts";
 
 export type { RelayRequest } from "../core/admit.ts";
 
@@ -310,6 +310,8 @@ function streamReply(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCall
           if (ended) {
             let out = "";
             for (const ev of sse.finish()) out += mapper.event(ev);
+            // Without upstream usage the end frames show the gateway's count: made exactly, off the loop.
+            if (mapper.complete() && !mapper.usage() && !counted) counted = await countedUsageExact(o.req.body, mapper.generatedText());
             if (mapper.complete()) out += mapper.end(count);
             else out += interrupted();
             if (out) controller.write(out);

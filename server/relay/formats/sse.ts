@@ -4,34 +4,60 @@ import type { SseEvent } from "../providers/types.ts";
 
 export class SseReader {
   private decoder = new TextDecoder();
-  private buf = "";
+  /** The unfinished event, in the pieces it arrived in: each new piece is scanned once, and the pieces are
+   * joined only when the event completes (appending to one string made every scan flatten and rescan the
+   * whole unfinished event, quadratic for a huge event arriving in small pieces). */
+  private parts: string[] = [];
+  /** The unfinished event ends in "\n": a next piece starting with "\n" completes it. */
+  private endsNL = false;
+  /** A piece ended in "\r": held back in case the next one starts with "\n" (one CRLF, not two breaks). */
+  private cr = false;
 
   /** Feeds a chunk and returns every event it completed. */
   push(chunk: Uint8Array): SseEvent[] {
-    this.buf += this.decoder.decode(chunk, { stream: true });
-    return this.drain(false);
+    return this.add(this.decoder.decode(chunk, { stream: true }), false);
   }
 
   /** Returns what is left when the stream ends (an event without its closing blank line). */
   finish(): SseEvent[] {
-    this.buf += this.decoder.decode();
-    return this.drain(true);
+    return this.add(this.decoder.decode(), true);
   }
 
-  private drain(final: boolean): SseEvent[] {
+  private add(text: string, final: boolean): SseEvent[] {
+    if (this.cr) {
+      text = "\r" + text;
+      this.cr = false;
+    }
+    if (!final && text.endsWith("\r")) {
+      this.cr = true;
+      text = text.slice(0, -1);
+    }
+    if (text.includes("\r")) text = text.replace(/\r\n?/g, "\n");
     const out: SseEvent[] = [];
-    if (this.buf.includes("\r")) this.buf = this.buf.replace(/\r\n?/g, "\n");
-    let at: number;
-    while ((at = this.buf.indexOf("\n\n")) !== -1) {
-      const block = this.buf.slice(0, at);
-      this.buf = this.buf.slice(at + 2);
+    const emit = (block: string) => {
       const ev = parseBlock(block);
       if (ev) out.push(ev);
+    };
+    let start = 0;
+    if (this.endsNL && text.startsWith("\n")) {
+      emit(this.parts.join("").slice(0, -1));
+      this.parts = [];
+      start = 1;
     }
-    if (final && this.buf.trim() !== "") {
-      const ev = parseBlock(this.buf);
-      this.buf = "";
-      if (ev) out.push(ev);
+    let at: number;
+    while ((at = text.indexOf("\n\n", start)) !== -1) {
+      emit(this.parts.length ? this.parts.join("") + text.slice(start, at) : text.slice(start, at));
+      this.parts = [];
+      start = at + 2;
+    }
+    const rest = start ? text.slice(start) : text;
+    if (rest) this.parts.push(rest);
+    this.endsNL = rest ? rest.endsWith("\n") : this.endsNL && this.parts.length > 0;
+    if (final && this.parts.length) {
+      const block = this.parts.join("");
+      this.parts = [];
+      this.endsNL = false;
+      if (block.trim() !== "") emit(block);
     }
     return out;
   }
