@@ -48,6 +48,8 @@ describe("operations dictionaries", () => {
     expect(missing).toEqual([]);
     for (const f of Object.values(TYPE_FIELDS)) {
       for (const k of [f.other?.label, f.baseUrl?.label, f.keyHint]) if (k) expect(k in en).toBe(true);
+      // placeholders and help are i18n keys too, unless they are literal addresses
+      for (const k of [f.other?.placeholder, f.other?.help, f.baseUrl?.placeholder, f.baseUrl?.help]) if (k?.startsWith("ops.")) expect(k in en).toBe(true);
     }
   });
 

@@ -1,11 +1,11 @@
 // The channel create/edit form (spec 001 §4 Channel form, §5 Channel submit, §8 channel messages, §9 defaults).
 // Used by the /channel/add and /channel/edit/{id} pages and by the drawer on the channel list.
 import React, { useEffect, useRef, useState } from "react";
-import { Alert, Button, Input, InputNumber, Message, Modal, Select, Space, Spin, Switch, Tag, Typography } from "@arco-design/web-react";
+import { Alert, AutoComplete, Button, Input, InputNumber, Message, Modal, Select, Space, Spin, Switch, Tag, Typography } from "@arco-design/web-react";
 import { useTranslation } from "react-i18next";
 import { api } from "../../api/index.ts";
 import { CHANNEL_TYPES, DEFAULT_GROUP, channelType } from "../../../server/catalogue/index.ts";
-import { fieldsFor, isJsonObjectOrEmpty, splitNames } from "./fields.ts";
+import { SETTING_SWITCHES, fieldsFor, isJsonObjectOrEmpty, isProxyUrl, readSetting, splitNames, writeSetting } from "./fields.ts";
 import { cachedTypeModels, defaultModelsFor, loadTypeModels, sameList, type TypeModels } from "./typeModels.ts";
 import { KeyViewer } from "./KeyViewer.tsx";
 
@@ -48,9 +48,11 @@ export function channelProblem(v: ChannelFormValues, creating: boolean, t: (k: s
   if (!isJsonObjectOrEmpty(v.status_code_mapping)) return problem("ops.ch.statusMappingJson", "status_code_mapping");
   if (!isJsonObjectOrEmpty(v.param_override)) return problem("ops.ch.paramOverrideJson", "param_override");
   if (!isJsonObjectOrEmpty(v.setting)) return problem("ops.ch.settingJson", "setting");
+  if (!isProxyUrl(String(readSetting(v.setting).proxy ?? ""))) return problem("ops.ch.proxyInvalid", "setting");
   if (v.priority.trim() && !/^-?\d+$/.test(v.priority.trim())) return problem("ops.ch.priorityInt", "priority");
   if (v.weight.trim() && !/^\d+$/.test(v.weight.trim())) return problem("ops.ch.weightInt", "weight");
   if (fieldsFor(v.type).baseUrl?.required && !v.base_url.trim()) return problem("ops.ch.baseUrlRequired", "base_url");
+  if (fieldsFor(v.type).other?.required && !v.other.trim()) return problem("ops.ch.otherRequired", "other");
   return null;
 }
 
@@ -225,9 +227,14 @@ export function ChannelForm({ id, onSaved, onCancel }: { id?: number; onSaved: (
       <Field label={t("ops.name")} {...mark("name")}>
         <Input value={v.name} onChange={(x) => set("name", x)} placeholder={t("ops.ch.namePlaceholder")} data-testid="channel-name" />
       </Field>
+      {typeInfo?.kind === "retired" && (
+        <Alert type="warning" data-testid="channel-retired"
+          content={t("ops.ch.retired", { name: typeInfo.name, instead: channelType(typeInfo.replacedBy ?? 0)?.name ?? "" })} />
+      )}
       <Field label={t(fields.baseUrl?.label ?? "ops.ch.baseUrl")} {...mark("base_url")}>
-        <Input value={v.base_url} onChange={(x) => set("base_url", x)} data-testid="channel-base-url"
+        <AutoComplete value={v.base_url} onChange={(x) => set("base_url", String(x ?? ""))} data={[...(fields.baseUrl?.options ?? [])]} data-testid="channel-base-url"
           placeholder={fields.baseUrl ? t(fields.baseUrl.placeholder) : typeInfo?.baseUrl || t("ops.ch.baseUrlHint")} />
+        {fields.baseUrl?.help && <Typography.Text type="secondary" style={{ fontSize: 12 }}>{t(fields.baseUrl.help)}</Typography.Text>}
       </Field>
       {fields.organization && (
         <Field label={t("ops.ch.organization")}>
@@ -235,8 +242,9 @@ export function ChannelForm({ id, onSaved, onCancel }: { id?: number; onSaved: (
         </Field>
       )}
       {fields.other && (
-        <Field label={t(fields.other.label)}>
-          <Input value={v.other} onChange={(x) => set("other", x)} placeholder={t(fields.other.placeholder)} data-testid="channel-other" />
+        <Field label={t(fields.other.label)} {...mark("other")}>
+          <AutoComplete value={v.other} onChange={(x) => set("other", String(x ?? ""))} data={[...(fields.other.options ?? [])]}
+            placeholder={t(fields.other.placeholder)} data-testid="channel-other" />
         </Field>
       )}
       <Field label={<>{t("ops.ch.key")}{id ? <KeyViewer channelId={id} /> : null}</>} {...mark("key")}>
@@ -277,8 +285,10 @@ export function ChannelForm({ id, onSaved, onCancel }: { id?: number; onSaved: (
       <Field label={t("ops.ch.paramOverride")} {...mark("param_override")}>
         <Input.TextArea value={v.param_override} onChange={(x) => set("param_override", x)} autoSize={{ minRows: 1 }} placeholder={'{"temperature": 0}'} />
       </Field>
+      <ChannelSettings setting={v.setting} onChange={(x) => set("setting", x)} />
       <Field label={t("ops.ch.setting")} {...mark("setting")}>
-        <Input.TextArea value={v.setting} onChange={(x) => set("setting", x)} autoSize={{ minRows: 1 }} placeholder={'{"force_format": true, "proxy": "http://..."}'} />
+        <Input.TextArea value={v.setting} onChange={(x) => set("setting", x)} autoSize={{ minRows: 1 }} placeholder={'{"proxy": "socks5://user:pass@host:1080"}'}
+          data-testid="channel-setting" />
       </Field>
       <Space wrap>
         <Field label={t("ops.ch.tag")}><Input value={v.tag} onChange={(x) => set("tag", x)} style={{ width: 160 }} /></Field>
@@ -295,6 +305,43 @@ export function ChannelForm({ id, onSaved, onCancel }: { id?: number; onSaved: (
         <Button type="primary" loading={saving} onClick={save} data-testid="channel-submit">{t("ops.submit")}</Button>
       </Space>
     </Space>
+    </div>
+  );
+}
+
+/**
+ * The channel settings new-api keeps in `setting` (spec 001 §3: proxy, system prompt, ...), edited with their
+ * own controls; the JSON below them shows and keeps every key, including ones this form does not know.
+ */
+const SWITCH_TEXT: Record<(typeof SETTING_SWITCHES)[number], [string, string]> = {
+  system_prompt_override: ["ops.ch.systemPromptOverride", "ops.ch.systemPromptOverrideHelp"],
+  force_format: ["ops.ch.forceFormat", "ops.ch.forceFormatHelp"],
+  thinking_to_content: ["ops.ch.thinkingToContent", "ops.ch.thinkingToContentHelp"],
+  pass_through_body_enabled: ["ops.ch.passThroughBody", "ops.ch.passThroughBodyHelp"],
+};
+
+function ChannelSettings({ setting, onChange }: { setting: string; onChange: (text: string) => void }) {
+  const { t } = useTranslation();
+  const s = readSetting(setting);
+  const put = (key: string, value: unknown) => onChange(writeSetting(setting, key, value));
+  return (
+    <div data-testid="channel-settings">
+      <Field label={t("ops.ch.proxy")}>
+        <Input value={String(s.proxy ?? "")} onChange={(x) => put("proxy", x.trim())} placeholder="socks5://user:pass@127.0.0.1:1080" data-testid="setting-proxy" />
+        <Typography.Text type="secondary" style={{ fontSize: 12 }}>{t("ops.ch.proxyHelp")}</Typography.Text>
+      </Field>
+      <Field label={t("ops.ch.systemPrompt")}>
+        <Input.TextArea value={String(s.system_prompt ?? "")} onChange={(x) => put("system_prompt", x)} autoSize={{ minRows: 1, maxRows: 6 }}
+          placeholder={t("ops.ch.systemPromptHint")} data-testid="setting-system-prompt" />
+      </Field>
+      <Space wrap size="large" style={{ marginTop: 6 }}>
+        {SETTING_SWITCHES.map((key) => (
+          <label key={key} title={t(SWITCH_TEXT[key][1])} style={{ display: "inline-flex", gap: 8, alignItems: "center" }}>
+            <Switch size="small" checked={s[key] === true} onChange={(x) => put(key, x)} data-testid={`setting-${key}`} />
+            <span>{t(SWITCH_TEXT[key][0])}</span>
+          </label>
+        ))}
+      </Space>
     </div>
   );
 }

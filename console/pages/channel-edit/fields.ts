@@ -1,44 +1,46 @@
-// What the channel form asks per channel type (spec 001 §3 Channel, "types with special form fields").
-// Each entry names the labels and hints the form shows; anything missing falls back to the generic fields.
+// What the channel form asks per channel type (spec 001 §3 Channel, "types with special form fields"): the
+// catalogue row's `form` (server/catalogue/channel-types.ts), so the server and the console read one list.
+// Labels, placeholders and help are i18n keys under ops.ch.* (or literal text such as a URL).
+import { CHANNEL_TYPES, channelType, type ChannelForm } from "../../../server/catalogue/index.ts";
 
-export interface TypeFields {
-  /** Label and hint for the `other` field, when the type uses it. */
-  other?: { label: string; placeholder: string; defaultValue?: string };
-  /** Shows the organization field (OpenAI). */
-  organization?: boolean;
-  /** Base URL label key and whether it is required. */
-  baseUrl?: { label: string; placeholder: string; required?: boolean };
-  /** Hint for the key box (credential formats). */
-  keyHint?: string;
-  /** The key is a JSON document (cloud credentials), so batch splitting by line does not apply. */
-  jsonKey?: boolean;
+export type TypeFields = ChannelForm;
+
+/** Every type's extra fields, by type id. */
+export const TYPE_FIELDS: Record<number, TypeFields> = Object.fromEntries(CHANNEL_TYPES.filter((t) => t.form).map((t) => [t.id, t.form!]));
+
+export const fieldsFor = (type: number): TypeFields => channelType(type)?.form ?? {};
+
+/** The settings of a channel's `setting` JSON the form edits with its own controls (new-api's channel settings). */
+export const SETTING_SWITCHES = ["system_prompt_override", "force_format", "thinking_to_content", "pass_through_body_enabled"] as const;
+
+/** The setting JSON as an object ({} when empty or not an object). */
+export function readSetting(text: string): Record<string, unknown> {
+  try {
+    const v = text.trim() ? JSON.parse(text) : {};
+    return v && typeof v === "object" && !Array.isArray(v) ? v : {};
+  } catch {
+    return {};
+  }
 }
 
-/** Keys are i18n keys under ops.ch.*; the form translates them. */
-export const TYPE_FIELDS: Record<number, TypeFields> = {
-  1: { organization: true },
-  2: { baseUrl: { label: "ops.ch.mjUrl", placeholder: "ops.ch.mjUrlHint", required: true } },
-  3: {
-    baseUrl: { label: "ops.ch.azureEndpoint", placeholder: "https://your-resource.openai.azure.com", required: true },
-    other: { label: "ops.ch.apiVersion", placeholder: "2024-10-21", defaultValue: "2024-10-21" },
-  },
-  5: { baseUrl: { label: "ops.ch.mjUrl", placeholder: "ops.ch.mjUrlHint", required: true } },
-  8: { baseUrl: { label: "ops.ch.fullUrl", placeholder: "https://example.com/v1/chat/completions", required: true } },
-  15: { keyHint: "ops.ch.keyBaidu" },
-  18: { other: { label: "ops.ch.sparkVersion", placeholder: "v2.1", defaultValue: "v2.1" }, keyHint: "ops.ch.keySpark" },
-  21: { other: { label: "ops.ch.knowledgeId", placeholder: "ops.ch.knowledgeIdHint" } },
-  22: { baseUrl: { label: "ops.ch.baseUrl", placeholder: "https://fastgpt.run/api/openapi" } },
-  23: { keyHint: "ops.ch.keyTencent" },
-  33: { other: { label: "ops.ch.region", placeholder: "us-east-1" }, keyHint: "ops.ch.keyAws" },
-  36: { baseUrl: { label: "ops.ch.sunoUrl", placeholder: "ops.ch.sunoUrlHint", required: true } },
-  37: { baseUrl: { label: "ops.ch.baseUrl", placeholder: "https://api.dify.ai", required: true } },
-  39: { other: { label: "ops.ch.accountId", placeholder: "d6b5da8hk1awo8nap34ube6gh" } },
-  40: { baseUrl: { label: "ops.ch.baseUrl", placeholder: "https://api.siliconflow.cn" } },
-  41: { other: { label: "ops.ch.region", placeholder: "us-central1" }, keyHint: "ops.ch.keyVertex", jsonKey: true },
-  45: { baseUrl: { label: "ops.ch.baseUrl", placeholder: "https://ark.cn-beijing.volces.com" } },
-};
+/** The setting JSON with one key set (removed when the value is empty or false), other keys kept as they were. */
+export function writeSetting(text: string, key: string, value: unknown): string {
+  const obj = readSetting(text);
+  if (value === "" || value === false || value === null || value === undefined) delete obj[key];
+  else obj[key] = value;
+  return Object.keys(obj).length ? JSON.stringify(obj, null, 2) : "";
+}
 
-export const fieldsFor = (type: number): TypeFields => TYPE_FIELDS[type] ?? {};
+/** A proxy address the server accepts: http(s):// or socks5(h):// (empty is none). */
+export function isProxyUrl(text: string): boolean {
+  const v = text.trim();
+  if (!v) return true;
+  try {
+    return ["http:", "https:", "socks5:", "socks5h:", "socks:"].includes(new URL(v).protocol);
+  } catch {
+    return false;
+  }
+}
 
 /** Checks a JSON object text; empty is allowed (the field is optional). */
 export function isJsonObjectOrEmpty(text: string): boolean {

@@ -1,0 +1,92 @@
+// The channel form's per-type fields (from the catalogue row) and the channel settings (setting JSON):
+// proxy, system prompt and its switches are edited with their own controls and saved into `setting`,
+// keys the form does not know are kept, a bad proxy address is refused, required per-type fields are
+// asked for, and a retired type says so.
+import { afterEach, describe, expect, test } from "bun:test";
+import { cleanup, fireEvent, screen, waitFor } from "@testing-library/react";
+import { ADMIN, mockFetch, ok, renderApp, type FetchMock } from "./helpers.tsx";
+import { emptyChannel, validateChannel } from "../../console/pages/channel-edit/ChannelForm.tsx";
+import { TYPE_FIELDS, readSetting, writeSetting } from "../../console/pages/channel-edit/fields.ts";
+import { CHANNEL_TYPES } from "../../server/catalogue/index.ts";
+
+let fm: FetchMock;
+afterEach(() => {
+  cleanup();
+  fm?.restore();
+});
+
+const routes = (extra: Record<string, unknown> = {}) => ({
+  "GET /api/group/": ok(["default"]),
+  "GET /api/channel/models_enabled": ok([]),
+  "GET /api/channel/": ok({ items: [], total: 0, page: 1, page_size: 10 }),
+  ...extra,
+});
+const t = (k: string) => k;
+
+describe("per-type fields and settings, as data", () => {
+  test("the types of spec 001 §3 with special fields have them in the catalogue", () => {
+    for (const id of [1, 2, 3, 5, 8, 15, 18, 21, 22, 23, 33, 36, 37, 39, 40, 41, 45]) expect({ id, has: !!TYPE_FIELDS[id] }).toEqual({ id, has: true });
+    expect(TYPE_FIELDS[18]!.other).toMatchObject({ defaultValue: "v2.1" });
+    expect(TYPE_FIELDS[18]!.other!.options).toContain("v3.5");
+    expect(CHANNEL_TYPES.find((t) => t.id === 11)).toMatchObject({ kind: "retired", replacedBy: 24 });
+  });
+
+  test("writeSetting sets and removes one key and keeps the others", () => {
+    const text = writeSetting('{"custom": 1}', "proxy", "http://p:1");
+    expect(readSetting(text)).toEqual({ custom: 1, proxy: "http://p:1" });
+    expect(readSetting(writeSetting(text, "proxy", ""))).toEqual({ custom: 1 });
+    expect(writeSetting("", "force_format", false)).toBe("");
+  });
+
+  test("validation: a proxy must be http(s) or socks5(h); a required per-type field must be filled", () => {
+    const v = { ...emptyChannel(), name: "a", key: "k", models: ["m"] };
+    expect(validateChannel({ ...v, setting: '{"proxy": "ftp://x"}' }, true, t)).toBe("ops.ch.proxyInvalid");
+    expect(validateChannel({ ...v, setting: '{"proxy": "socks5h://u:p@h:1080"}' }, true, t)).toBeNull();
+    expect(validateChannel({ ...v, type: 39 }, true, t)).toBe("ops.ch.otherRequired");
+    expect(validateChannel({ ...v, type: 39, other: "acct" }, true, t)).toBeNull();
+  });
+});
+
+describe("channel form settings", () => {
+  test("proxy, system prompt and switches are saved into setting; unknown keys stay", async () => {
+    fm = mockFetch(routes({
+      "GET /api/channel/7": ok({ id: 7, name: "c", type: 1, models: "m", group: "default", key: "", setting: '{"custom_key": 1}' }),
+      "PUT /api/channel/": ok(),
+    }));
+    await renderApp("/channel/edit/7", { user: ADMIN });
+    await waitFor(() => expect((screen.getByTestId("channel-name") as HTMLInputElement).value).toBe("c"));
+    fireEvent.change(screen.getByTestId("setting-proxy"), { target: { value: "socks5://u:p@127.0.0.1:1080" } });
+    fireEvent.change(screen.getByTestId("setting-system-prompt"), { target: { value: "Answer in French." } });
+    fireEvent.click(screen.getByTestId("setting-system_prompt_override"));
+    fireEvent.click(screen.getByTestId("setting-force_format"));
+    fireEvent.click(screen.getByTestId("channel-submit"));
+    await waitFor(() => expect(fm.calls.some((c) => c.method === "PUT")).toBe(true));
+    const body = fm.calls.find((c) => c.method === "PUT")!.body;
+    expect(JSON.parse(body.setting)).toEqual({ custom_key: 1, proxy: "socks5://u:p@127.0.0.1:1080", system_prompt: "Answer in French.", system_prompt_override: true, force_format: true });
+  });
+
+  test("a bad proxy address is refused before saving", async () => {
+    fm = mockFetch(routes({ "GET /api/channel/8": ok({ id: 8, name: "c", type: 1, models: "m", group: "default", key: "", setting: "" }) }));
+    await renderApp("/channel/edit/8", { user: ADMIN });
+    await waitFor(() => expect((screen.getByTestId("channel-name") as HTMLInputElement).value).toBe("c"));
+    fireEvent.change(screen.getByTestId("setting-proxy"), { target: { value: "ftp://nope" } });
+    fireEvent.click(screen.getByTestId("channel-submit"));
+    expect((await screen.findByTestId("form-error")).textContent).toContain("the proxy must be");
+    expect(fm.calls.some((c) => c.method === "PUT")).toBe(false);
+  });
+
+  test("a Cloudflare channel asks for its account ID; a PaLM2 channel says the API is gone", async () => {
+    fm = mockFetch(routes({
+      "GET /api/channel/9": ok({ id: 9, name: "cf", type: 39, models: "m", group: "default", key: "", other: "" }),
+      "GET /api/channel/10": ok({ id: 10, name: "palm", type: 11, models: "m", group: "default", key: "" }),
+    }));
+    await renderApp("/channel/edit/9", { user: ADMIN });
+    await waitFor(() => expect((screen.getByTestId("channel-name") as HTMLInputElement).value).toBe("cf"));
+    expect(screen.getByText("Account ID")).toBeTruthy();
+    fireEvent.click(screen.getByTestId("channel-submit"));
+    expect((await screen.findByTestId("form-error")).textContent).toContain("this channel type needs this field");
+    cleanup();
+    await renderApp("/channel/edit/10", { user: ADMIN });
+    expect((await screen.findByTestId("channel-retired")).textContent).toContain("Google Gemini");
+  });
+});
