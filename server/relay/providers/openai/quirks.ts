@@ -10,6 +10,7 @@ export const PATHS: Record<string, string> = {
   embeddings: "/v1/embeddings",
   moderations: "/v1/moderations",
   images: "/v1/images/generations",
+  image_edits: "/v1/images/edits",
   audio_speech: "/v1/audio/speech",
   audio_transcription: "/v1/audio/transcriptions",
   audio_translation: "/v1/audio/translations",
@@ -57,7 +58,7 @@ export function quirkBase(type: number, baseUrl: string): string {
 }
 
 /** The endpoint a full custom URL names, matched at its end so the other endpoints can be derived from it. */
-const ENDPOINT_TAIL = /\/(chat\/completions|completions|embeddings|moderations|images\/generations|audio\/speech|audio\/transcriptions|audio\/translations|rerank|responses)$/;
+const ENDPOINT_TAIL = /\/(chat\/completions|completions|embeddings|moderations|images\/generations|images\/edits|audio\/speech|audio\/transcriptions|audio\/translations|rerank|responses)$/;
 
 /**
  * Custom channels (type 8): one-api and new-api store the full request URL, `{model}` standing for the
