@@ -28,7 +28,7 @@ interface HoldSettlement { id: string; userId: number; tokenId: number; amount: 
 
 const LOG_BATCH = 200;
 /** SQLite runs statements on the event loop's own thread: smaller inserts, and a yield between them. */
-const SQLITE_LOG_BATCH = 40;
+const SQLITE_LOG_BATCH = 64;
 const ID_BATCH = 500;
 /** SQLite: the longest run of synchronous writing before the flush lets requests in (a whole second's
  * batch written in one go stalled every request for up to ~100 ms). */
