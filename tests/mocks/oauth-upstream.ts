@@ -1,12 +1,53 @@
 // Local stand-ins for the third-party sign-in providers, on one port under four prefixes:
 //   /github   GitHub's token endpoint (JSON body) and REST user endpoint
-//   /oidc     an OpenID provider: well-known document, token endpoint (form body), userinfo
+//   /oidc     an OpenID provider: well-known document, JWKS, token endpoint (form body) answering ID tokens
+//             signed RS256 with a key made at start, PKCE (S256) for codes issued with a challenge, userinfo
 //   /linuxdo  Linux DO Connect: token endpoint (form body, HTTP Basic client auth) and /api/user
 //   /wechat   a one-api WeChat server: /api/wechat/user?code= with the server token in Authorization
-// Each code is issued by code(provider, profile) and works once, as real authorisation codes do.
+// Each code is issued by code(provider, profile) or, for OIDC, authorize(url, profile) (the user approving
+// at the provider), and works once, as real authorisation codes do.
 import { serve, type MockUpstream } from "./recorder.ts";
 
 export type CodeProvider = "github" | "oidc" | "linuxdo" | "wechat";
+
+/** How the mock's ID token for a code departs from a correct one (for tests that it is refused). */
+export interface IdTokenTweak {
+  iss?: string;
+  aud?: string;
+  sub?: string;
+  nonce?: string;
+  /** Signed with another key under the provider's key id: the signature does not verify. */
+  foreignKey?: boolean;
+  /** Already expired (exp and iat an hour ago). */
+  expired?: boolean;
+}
+
+export interface OidcCodeOptions {
+  nonce?: string;
+  codeChallenge?: string;
+  redirectUri?: string;
+  idToken?: IdTokenTweak;
+}
+
+export interface OAuthMockOptions {
+  /** Advertise PKCE (code_challenge_methods_supported: ["S256"]) in the discovery document; default true. */
+  pkce?: boolean;
+}
+
+const b64url = (data: ArrayBuffer | Uint8Array | string) =>
+  Buffer.from(typeof data === "string" ? data : new Uint8Array(data as ArrayBuffer)).toString("base64url");
+
+async function rsaKey(): Promise<CryptoKeyPair> {
+  return crypto.subtle.generateKey({ name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" }, true, ["sign", "verify"]);
+}
+
+async function signJwt(key: CryptoKey, kid: string, claims: Record<string, unknown>): Promise<string> {
+  const input = `${b64url(JSON.stringify({ alg: "RS256", typ: "JWT", kid }))}.${b64url(JSON.stringify(claims))}`;
+  const sig = await crypto.subtle.sign("RSASSA-PKCS1-v1_5", key, new TextEncoder().encode(input));
+  return `${input}.${b64url(sig)}`;
+}
+
+const s256 = async (verifier: string) => b64url(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier)));
 
 export interface OAuthMock extends MockUpstream {
   /** Client credentials each provider accepts (the WeChat server's token is wechat.secret). */
@@ -15,15 +56,27 @@ export interface OAuthMock extends MockUpstream {
   endpoints: { githubToken: string; githubUser: string; linuxdoToken: string; linuxdoUser: string };
   wellKnown: string;
   wechatServer: string;
+  /** The OIDC issuer (the well-known document's `issuer`). */
+  issuer: string;
   /** A fresh single-use code that yields this profile (for WeChat: { openid }). */
-  code(provider: CodeProvider, profile: Record<string, unknown>): string;
+  code(provider: CodeProvider, profile: Record<string, unknown>, oidc?: OidcCodeOptions): string;
+  /**
+   * The user approves an OIDC authorisation URL the gateway built: checks client_id and response_type,
+   * and issues a code bound to its nonce, PKCE challenge and redirect_uri. Answers the code and the state.
+   */
+  authorize(url: string, profile: Record<string, unknown>, idToken?: IdTokenTweak): { code: string; state: string; params: URLSearchParams };
 }
 
 let seq = 0;
 
-export function startOAuthUpstream(): OAuthMock {
-  const codes = new Map<string, { provider: CodeProvider; profile: Record<string, unknown> }>();
-  const tokens = new Map<string, { provider: CodeProvider; profile: Record<string, unknown> }>();
+type CodeGrant = { provider: CodeProvider; profile: Record<string, unknown>; oidc?: OidcCodeOptions };
+
+export function startOAuthUpstream(opts: OAuthMockOptions = {}): OAuthMock {
+  const codes = new Map<string, CodeGrant>();
+  const tokens = new Map<string, CodeGrant>();
+  const kid = "mock-key-1";
+  // Made at start, awaited by the handlers that need them.
+  const keys = Promise.all([rsaKey(), rsaKey()]);
   const clients: OAuthMock["clients"] = {
     github: { id: "gh-client", secret: "gh-secret" },
     oidc: { id: "oidc-client", secret: "oidc-secret" },
@@ -39,13 +92,25 @@ export function startOAuthUpstream(): OAuthMock {
     tokens.set(token, hit);
     return token;
   };
+  const idToken = async (grant: CodeGrant) => {
+    const [key, foreign] = await keys;
+    const t = grant.oidc?.idToken ?? {};
+    const now = Math.floor(Date.now() / 1000) - (t.expired ? 3600 : 0);
+    const nonce = t.nonce ?? grant.oidc?.nonce;
+    const claims: Record<string, unknown> = {
+      iss: t.iss ?? `${server.url}/oidc`, aud: t.aud ?? clients.oidc.id, iat: now, exp: now + 600, ...(nonce ? { nonce } : {}),
+    };
+    const sub = t.sub ?? grant.profile.sub;
+    if (sub !== undefined) claims.sub = sub;
+    return signJwt(t.foreignKey ? foreign.privateKey : key.privateKey, kid, claims);
+  };
   const bearer = (provider: CodeProvider, req: Request) => {
     const hit = tokens.get((req.headers.get("authorization") ?? "").replace(/^Bearer\s+/i, ""));
     return hit && hit.provider === provider ? hit.profile : null;
   };
   const form = (raw: string) => Object.fromEntries(new URLSearchParams(raw));
 
-  const server = serve((req, rec) => {
+  const server = serve(async (req, rec) => {
     const p = rec.path;
     // GitHub answers 200 with an error object when the code or the client is wrong.
     if (p === "/github/login/oauth/access_token" && req.method === "POST") {
@@ -65,16 +130,31 @@ export function startOAuthUpstream(): OAuthMock {
     if (p === "/oidc/.well-known/openid-configuration") {
       return Response.json({
         issuer: `${server.url}/oidc`, authorization_endpoint: `${server.url}/oidc/authorize`, token_endpoint: `${server.url}/oidc/token`,
-        userinfo_endpoint: `${server.url}/oidc/userinfo`, response_types_supported: ["code"], subject_types_supported: ["public"],
+        userinfo_endpoint: `${server.url}/oidc/userinfo`, jwks_uri: `${server.url}/oidc/jwks`, response_types_supported: ["code"],
+        subject_types_supported: ["public"], id_token_signing_alg_values_supported: ["RS256"],
+        token_endpoint_auth_methods_supported: ["client_secret_post"], scopes_supported: ["openid", "profile", "email"],
+        authorization_response_iss_parameter_supported: true,
+        ...(opts.pkce === false ? {} : { code_challenge_methods_supported: ["S256"] }),
       });
+    }
+    if (p === "/oidc/jwks") {
+      const [key] = await keys;
+      const jwk = await crypto.subtle.exportKey("jwk", key.publicKey);
+      return Response.json({ keys: [{ kty: jwk.kty, n: jwk.n, e: jwk.e, kid, alg: "RS256", use: "sig" }] });
     }
     if (p === "/oidc/token" && req.method === "POST") {
       const b = form(rec.raw);
       if (b.client_id !== clients.oidc.id || b.client_secret !== clients.oidc.secret) return Response.json({ error: "invalid_client" }, { status: 401 });
       if (b.grant_type !== "authorization_code") return Response.json({ error: "unsupported_grant_type" }, { status: 400 });
+      const grant = codes.get(b.code ?? "");
+      const bound = grant?.oidc;
+      if (bound?.codeChallenge && (!b.code_verifier || (await s256(b.code_verifier)) !== bound.codeChallenge)) {
+        return Response.json({ error: "invalid_grant", error_description: "PKCE verification failed" }, { status: 400 });
+      }
+      if (bound?.redirectUri && b.redirect_uri !== bound.redirectUri) return Response.json({ error: "invalid_grant", error_description: "redirect_uri mismatch" }, { status: 400 });
       const token = redeem("oidc", b.code ?? "");
-      if (!token) return Response.json({ error: "invalid_grant" }, { status: 400 });
-      return Response.json({ access_token: token, token_type: "Bearer", expires_in: 3600, id_token: "unused" });
+      if (!token || !grant) return Response.json({ error: "invalid_grant" }, { status: 400 });
+      return Response.json({ access_token: token, token_type: "Bearer", expires_in: 3600, id_token: await idToken(grant) });
     }
     if (p === "/oidc/userinfo") {
       const profile = bearer("oidc", req);
@@ -114,10 +194,22 @@ export function startOAuthUpstream(): OAuthMock {
     },
     wellKnown: `${server.url}/oidc/.well-known/openid-configuration`,
     wechatServer: `${server.url}/wechat`,
-    code(provider, profile) {
+    issuer: `${server.url}/oidc`,
+    code(provider, profile, oidc) {
       const code = `code-${provider}-${++seq}-${Math.random().toString(36).slice(2, 8)}`;
-      codes.set(code, { provider, profile });
+      codes.set(code, { provider, profile, oidc });
       return code;
+    },
+    authorize(url, profile, idToken) {
+      const u = new URL(url);
+      const q = u.searchParams;
+      if (u.origin + u.pathname !== `${server.url}/oidc/authorize`) throw new Error(`not this provider's authorisation endpoint: ${url}`);
+      if (q.get("client_id") !== clients.oidc.id || q.get("response_type") !== "code") throw new Error(`bad authorisation request: ${url}`);
+      if (q.has("code_challenge") && q.get("code_challenge_method") !== "S256") throw new Error("only S256 challenges are accepted");
+      const code = this.code("oidc", profile, {
+        nonce: q.get("nonce") ?? undefined, codeChallenge: q.get("code_challenge") ?? undefined, redirectUri: q.get("redirect_uri") ?? undefined, idToken,
+      });
+      return { code, state: q.get("state") ?? "", params: q };
     },
   };
 }

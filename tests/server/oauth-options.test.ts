@@ -67,4 +67,15 @@ describe("enabling a sign-in provider", () => {
     expect((await put("oidc.enabled", "true")).body.success).toBe(true);
     expect((await put("oidc.enabled", "false")).body.success).toBe(true);
   });
+
+  test("OIDC URLs use https; plain http only for a provider on this machine", async () => {
+    for (const key of ["oidc.well_known", "oidc.authorization_endpoint", "oidc.token_endpoint", "oidc.user_info_endpoint"]) {
+      for (const bad of ["http://idp.example/x", "http://10.0.0.5/x", "http://127.0.0.1.evil.example/x", "ftp://idp.example/x"]) {
+        expect((await put(key, bad)).body).toEqual({ success: false, message: `${key} must start with https:// (http:// only for a provider on this machine)` });
+      }
+      for (const good of ["https://idp.example/x", "http://127.0.0.1:8080/x", "http://localhost/x", "http://[::1]:9000/x", ""]) {
+        expect((await put(key, good)).body.success).toBe(true);
+      }
+    }
+  });
 });

@@ -11,15 +11,15 @@ import { ROLE } from "../../catalogue/index.ts";
 import { publicUser } from "../user/view.ts";
 import { signInReply } from "../twofa/signin.ts";
 import { callbackQuery, stateQuery, wechatQuery, type ExternalIdentity } from "./model.ts";
-import { STATE_COOKIE, STATE_COOKIE_PATH, STATE_TTL_SECONDS, consumeState, issueState } from "./state.ts";
+import { STATE_COOKIE, STATE_COOKIE_PATH, STATE_TTL_SECONDS, consumeState, issueState, type StateData } from "./state.ts";
 import { assertProviderEnabled, bind, signIn, type Provider } from "./service.ts";
 import { githubIdentity } from "./github.ts";
-import { oidcIdentity } from "./oidc.ts";
+import { oidcAuthorizationUrl, oidcIdentity } from "./oidc.ts";
 import { linuxdoIdentity } from "./linuxdo.ts";
 import { wechatIdentity } from "./wechat.ts";
 import { telegramIdentity } from "./telegram.ts";
 
-type Identify = (deps: AppDeps, code: string, request: Request) => Promise<ExternalIdentity>;
+type Identify = (deps: AppDeps, code: string, request: Request, state: StateData) => Promise<ExternalIdentity>;
 
 const BIND_SESSION_ENDED = "your login has expired: log in again, then bind the account";
 
@@ -46,22 +46,34 @@ export function oauthModule(deps: AppDeps) {
       const presented = stateCookie?.value;
       // The state is spent whatever happens next: the provider's code is single-use anyway.
       stateCookie?.set({ value: "", maxAge: 0, path: STATE_COOKIE_PATH, httpOnly: true, sameSite: "lax" });
-      const { aff, bindFor } = await consumeState(deps, query.state, presented);
+      const state = await consumeState(deps, query.state, presented);
+      const { bindFor, aff } = state;
       // A binding whose session ended on the way must not turn into signing in as (or registering) that account.
       if (bindFor && ctx.viewer?.id !== bindFor) throw unauthorized(BIND_SESSION_ENDED);
       if (query.error) throw badRequest(`the sign-in was cancelled or refused: ${query.error_description || query.error}`);
       assertProviderEnabled(deps, provider);
-      const identity = await identify(deps, query.code ?? "", request);
+      const identity = await identify(deps, query.code ?? "", request, state);
       if (ctx.viewer) return ok(publicUser(await bind(deps, ctx.viewer, provider, identity)), "bind");
       return logIn(ctx, await signIn(deps, provider, identity, aff));
     };
+
+  /** The state handshake's browser half: the state also lives in an HttpOnly cookie of this browser. */
+  const setStateCookie = (cookie: Record<string, any>, request: Request, state: string) =>
+    cookie[STATE_COOKIE].set({ value: state, httpOnly: true, sameSite: "lax", path: STATE_COOKIE_PATH, maxAge: STATE_TTL_SECONDS, secure: isHttps(request) });
 
   return new Elysia({ prefix: "/api/oauth" })
     .use(authPlugin(deps))
     .get("/state", async ({ query, cookie, request, viewer }) => {
       const state = await issueState(deps, { aff: query.aff ?? "", bindFor: viewer?.id ?? 0 });
-      cookie[STATE_COOKIE].set({ value: state, httpOnly: true, sameSite: "lax", path: STATE_COOKIE_PATH, maxAge: STATE_TTL_SECONDS, secure: isHttps(request) });
+      setStateCookie(cookie, request, state);
       return ok(state);
+    }, { query: stateQuery, viewer: true })
+    // OIDC's authorisation URL built here, so it can carry a nonce and a PKCE challenge kept with the state.
+    .get("/oidc/authorize", async ({ query, cookie, request, viewer }) => {
+      assertProviderEnabled(deps, "oidc");
+      const started = await oidcAuthorizationUrl(deps, request, (checks) => issueState(deps, { aff: query.aff ?? "", bindFor: viewer?.id ?? 0, ...checks }));
+      setStateCookie(cookie, request, started.state);
+      return ok(started);
     }, { query: stateQuery, viewer: true })
     .get("/github", codeCallback("github", githubIdentity), { query: callbackQuery, viewer: true })
     .get("/oidc", codeCallback("oidc", oidcIdentity), { query: callbackQuery, viewer: true })

@@ -18,6 +18,9 @@ export interface StateData {
   aff: string;
   /** The signed-in user who asked for the state (a binding), 0 for a guest (a sign-in). */
   bindFor: number;
+  /** OIDC only, when the server built the authorisation URL: the PKCE code verifier and the ID token nonce. */
+  pkce?: string;
+  nonce?: string;
 }
 
 export async function issueState(deps: AppDeps, data: StateData): Promise<string> {
@@ -35,7 +38,8 @@ export async function consumeState(deps: AppDeps, state: string | undefined, coo
   await deps.cache.del(stateKey(state));
   try {
     const data = JSON.parse(raw);
-    return { aff: String(data.aff ?? ""), bindFor: Number(data.bindFor) || 0 };
+    const text = (v: unknown) => (typeof v === "string" && v ? v : undefined);
+    return { aff: String(data.aff ?? ""), bindFor: Number(data.bindFor) || 0, pkce: text(data.pkce), nonce: text(data.nonce) };
   } catch {
     return { aff: "", bindFor: 0 };
   }

@@ -121,9 +121,14 @@ export function validateOption(deps: AppDeps, key: string, raw: unknown): string
     if (value && !/^https?:\/\//i.test(value)) throw badRequest(`${key} must start with http:// or https://`);
     return value;
   }
-  if (key === "oidc.well_known" && value && !/^https?:\/\//i.test(value)) throw badRequest("the OIDC well-known URL must start with http:// or https://");
+  // openid-client (oauth4webapi) reaches the provider over https only; plain http is let through for loopback.
+  if (OIDC_URLS.has(key) && value && !/^https:\/\//i.test(value) && !/^http:\/\/(localhost|127\.[\d.]+|\[::1\])(:\d+)?(\/|$)/i.test(value)) {
+    throw badRequest(`${key} must start with https:// (http:// only for a provider on this machine)`);
+  }
   return value;
 }
+
+const OIDC_URLS = new Set(["oidc.well_known", "oidc.authorization_endpoint", "oidc.token_endpoint", "oidc.user_info_endpoint"]);
 
 /** `filled` over the stored options, or over them as they would be with `key` set to `value`. */
 const filledWith = (deps: AppDeps, key?: string, value?: string): Filled =>
