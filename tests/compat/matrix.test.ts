@@ -5,7 +5,7 @@
 // well as on what the client got back — or is refused with the documented 400/501 before any upstream call.
 // The README's client table is this file's table.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import OpenAI from "openai";
+import OpenAI, { toFile } from "openai";
 import Anthropic from "@anthropic-ai/sdk";
 import { GoogleGenAI, Type } from "@google/genai";
 import { relayFixture, logsOf, type RelayFixture } from "../relay/fixtures.ts";
@@ -38,6 +38,7 @@ const THOUGHT: Record<Kind, string> = {
 };
 const model = (kind: Kind) => `mx-${kind}`;
 const embModel = (kind: Kind) => `emb-${kind}`;
+const imgModel = (kind: Kind) => `img-${kind}`;
 
 let fx: RelayFixture;
 let claude: MockUpstream;
@@ -72,7 +73,7 @@ beforeAll(async () => {
   fx = await relayFixture("sqlite");
   claude = startClaudeUpstream();
   gemini = startGeminiUpstream();
-  azure = startAzureUpstream();
+  azure = startAzureUpstream({ deployments: ["gpt-4o", "text-embedding-3-small", "gpt-image-1"] });
   const creds = { accessKeyId: "AKIDMATRIX", secretAccessKey: "matrix/secret", region: "us-east-1" };
   bedrock = startBedrockUpstream(creds);
   vertex = startVertexUpstream();
@@ -81,9 +82,10 @@ beforeAll(async () => {
   const all = KINDS.flatMap((k) => [model(k), embModel(k)]);
   await fx.option("ModelRatio", JSON.stringify(Object.fromEntries(all.map((m) => [m, 1]))));
   await fx.option("CompletionRatio", JSON.stringify(Object.fromEntries(all.map((m) => [m, 2]))));
+  await fx.option("ModelPrice", JSON.stringify(Object.fromEntries(KINDS.map((k) => [imgModel(k), 0.02]))));
   const channel = (kind: Kind, spec: { type: number; key: string; base_url: string }, embedding?: string) => fx.channel({
-    ...spec, models: [model(kind), embModel(kind)],
-    model_mapping: { [model(kind)]: UPSTREAM[kind], ...(embedding ? { [embModel(kind)]: embedding } : {}) },
+    ...spec, models: [model(kind), embModel(kind), imgModel(kind)],
+    model_mapping: { [model(kind)]: UPSTREAM[kind], [imgModel(kind)]: "gpt-image-1", ...(embedding ? { [embModel(kind)]: embedding } : {}) },
   });
   await channel("openai", { type: 1, key: "sk-channel-key", base_url: fx.mock.url }, "text-embedding-3-small");
   await channel("claude", { type: 14, key: "claude-key", base_url: claude.url });
@@ -239,6 +241,12 @@ describe("openai SDK", () => {
   row("embeddings", (kind) => (["openai", "gemini", "azure"].includes(kind) ? "ok" : refused(501, "/v1/embeddings is not supported by the channels serving model")), async (kind) => {
     const e = await oai.embeddings.create({ model: embModel(kind), input: "vector me", encoding_format: "float" });
     expect(e.data[0]!.embedding.length).toBeGreaterThan(1);
+  });
+
+  row("image edits (multipart)", (kind) => (OPENAI_KINDS.includes(kind) ? "ok" : refused(501, "/v1/images/edits is not supported by the channels serving model")), async (kind) => {
+    const image = await toFile(new Uint8Array([137, 80, 78, 71]), "in.png", { type: "image/png" });
+    const r = await oai.images.edit({ model: imgModel(kind), image, prompt: "a hat" });
+    expect(Buffer.from(r.data![0]!.b64_json!, "base64").toString()).toBe(kind === "openai" ? "edited 4 bytes: a hat" : "azure edited for gpt-image-1");
   });
 
   test("an unknown model is a NotFoundError (404 model_not_found), not a retried 503", async () => {

@@ -16,10 +16,14 @@ export function startAzureUpstream(opts: { key?: string; deployments?: string[] 
     const version = new URLSearchParams(rec.search).get("api-version") ?? "";
     if (rec.path === "/openai/v1/responses" || (rec.path === "/openai/responses" && version >= "2025-03-01")) return responsesAnswer(rec.body, rec.body?.model ?? "");
     if (!version) return Response.json({ error: { code: "404", message: "Resource not found" } }, { status: 404 });
-    const m = /^\/openai\/deployments\/([^/]+)\/(chat\/completions|embeddings)$/.exec(rec.path);
+    const m = /^\/openai\/deployments\/([^/]+)\/(chat\/completions|embeddings|images\/edits)$/.exec(rec.path);
     if (!m) return Response.json({ error: { code: "404", message: "Resource not found" } }, { status: 404 });
     const dep = decodeURIComponent(m[1]!);
     if (!deployments.has(dep)) return Response.json({ error: { code: "DeploymentNotFound", message: `The API deployment for this resource does not exist.` } }, { status: 404 });
+    if (m[2] === "images/edits") {
+      if (!String(rec.headers["content-type"] ?? "").startsWith("multipart/form-data")) return Response.json({ error: { code: "BadRequest", message: "multipart expected" } }, { status: 400 });
+      return Response.json({ created: 1, data: [{ b64_json: Buffer.from(`azure edited for ${dep}`).toString("base64") }] });
+    }
     if (m[2] === "embeddings") {
       const inputs: unknown[] = Array.isArray(rec.body?.input) ? rec.body.input : [rec.body?.input];
       return Response.json({ object: "list", data: inputs.map((_, index) => ({ object: "embedding", index, embedding: [0.5, 0.25] })), model: dep, usage: { prompt_tokens: 4, total_tokens: 4 } });

@@ -157,9 +157,11 @@ class Session {
     this.early = [];
   }
 
+  /** A client event, as Elysia hands it over (JSON text already parsed; binary frames as bytes). */
   fromClient(message: unknown): void {
     if (this.closed || this.up.readyState !== WebSocket.OPEN) return;
-    this.up.send(typeof message === "string" ? message : JSON.stringify(message));
+    if (message instanceof Uint8Array || message instanceof ArrayBuffer) this.up.send(message as ArrayBuffer);
+    else this.up.send(typeof message === "string" ? message : JSON.stringify(message));
   }
 
   private fromUpstream(text: string): void {
