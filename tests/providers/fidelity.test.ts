@@ -161,6 +161,12 @@ describe("refusals instead of silent drops", () => {
     expect(() => claudeRequestToOpenAI(claudeBody({ messages: [{ role: "user", content: [{ type: "search_result", source: "x" }] }] }) as any)).toThrow("content block type 'search_result' is not supported");
   });
 
+  test("OpenAI-only chat features on Claude and Gemini: logprobs and audio output refused; Gemini takes penalties and seed", () => {
+    expect(() => toClaudeRequest(ask({ logprobs: true }) as any, settings)).toThrow("logprobs are not available on this channel (Claude)");
+    expect(() => toGeminiRequest(ask({ modalities: ["text", "audio"], audio: { voice: "alloy" } }) as any, gSettings)).toThrow("audio output is not available on this channel (Gemini)");
+    expect(toGeminiRequest(ask({ presence_penalty: 0.4, frequency_penalty: 0.1, seed: 3 }) as any, gSettings).body.generationConfig).toMatchObject({ presencePenalty: 0.4, frequencyPenalty: 0.1, seed: 3 });
+  });
+
   test("Claude documents become file parts; a PDF reaches Claude again as a document", () => {
     const out = claudeRequestToOpenAI(claudeBody({ messages: [{ role: "user", content: [{ type: "document", source: { type: "base64", media_type: "application/pdf", data: "JVBE" } }, { type: "text", text: "sum up" }] }] }) as any);
     expect(out.messages[0]!.content).toEqual([{ type: "file", file: { file_data: "data:application/pdf;base64,JVBE", filename: "document.pdf" } }, { type: "text", text: "sum up" }]);

@@ -6,6 +6,7 @@ import type {
 } from "./wire.ts";
 import { AppError } from "../../../http/errors.ts";
 import { claudeBudget, effortOf, thinkingOf } from "../reasoning.ts";
+import { refuseOpenAIOnly } from "../chat-only.ts";
 
 export interface ClaudeSettings {
   /** max_tokens when the client sends none (option claude.default_max_tokens). */
@@ -94,6 +95,7 @@ function pushTurn(out: ClaudeMessage[], role: "user" | "assistant", blocks: Clau
 
 /** `facts` (optional) receives what the answer's converter must know (fromClaudeResponse, ClaudeStreamToOpenAI). */
 export function toClaudeRequest(req: OpenAIChatRequest, settings: ClaudeSettings, facts?: ClaudeRequestFacts): ClaudeRequest {
+  refuseOpenAIOnly(req, "Claude");
   let model = req.model;
   const maxTokens = req.max_completion_tokens ?? req.max_tokens ?? settings.defaultMaxTokens;
   const system: string[] = [];

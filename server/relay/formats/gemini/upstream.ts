@@ -5,6 +5,7 @@ import type {
 } from "../claude/wire.ts";
 import { parseDataUrl } from "../claude/upstream.ts";
 import { GEMINI_BUDGET_CAP, effortOf, geminiBudget, thinkingOf } from "../reasoning.ts";
+import { refuseOpenAIOnly } from "../chat-only.ts";
 
 export type GeminiPart = {
   text?: string;
@@ -183,6 +184,7 @@ function askedThinking(req: OpenAIChatRequest, maxTokens: number | undefined, s:
  */
 export function toGeminiRequest(req: OpenAIChatRequest, s: GeminiSettings, images = new Map<string, { mimeType: string; data: string }>()):
   { model: string; body: GeminiRequest } {
+  refuseOpenAIOnly(req, "Gemini");
   const maxTokens = req.max_completion_tokens ?? req.max_tokens;
   const fromModel = thinkingFromModel(req.model, maxTokens, s);
   const model = fromModel.model;
@@ -219,6 +221,9 @@ export function toGeminiRequest(req: OpenAIChatRequest, s: GeminiSettings, image
   if (req.top_k != null) gen.topK = req.top_k;
   if (maxTokens != null) gen.maxOutputTokens = maxTokens;
   if (req.n != null && req.n > 1) gen.candidateCount = req.n;
+  if (req.presence_penalty != null) gen.presencePenalty = req.presence_penalty;
+  if (req.frequency_penalty != null) gen.frequencyPenalty = req.frequency_penalty;
+  if (req.seed != null) gen.seed = req.seed;
   if (req.stop != null) {
     const stops = (Array.isArray(req.stop) ? req.stop : [req.stop]).filter(Boolean);
     if (stops.length) gen.stopSequences = stops;
