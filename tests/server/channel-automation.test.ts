@@ -136,6 +136,11 @@ for (const kind of storageKinds()) {
       let ch = await row(id);
       expect(ch.status).toBe(1);
       expect(Object.keys(JSON.parse(ch.channel_info).multi_key_failed_at)).toEqual(["0"]);
+      // The key is auto-disabled as new-api marks it: status 3 with the reason and time the console shows.
+      const keyInfo = JSON.parse(ch.channel_info);
+      expect(keyInfo.multi_key_status_list).toEqual({ "0": 3 });
+      expect(keyInfo.multi_key_disabled_reason["0"]).toMatch(/^authentication failed \(401\)/);
+      expect(keyInfo.multi_key_disabled_time["0"]).toBeGreaterThan(0);
       expect((await test1(id)).body.success).toBe(true);
       expect(up.calls.at(-1)!.auth).toBe("Bearer mk-two-bbbb");
       up.badKeys.add("mk-two-bbbb");
@@ -260,10 +265,11 @@ for (const kind of storageKinds()) {
       }
     });
 
-    test("types without an adaptor answer a clear message", async () => {
+    test("a retired type (PaLM2) answers what happened and which type to use instead", async () => {
       const id = await mk({ type: 11, name: "palm" });
       const r = await test1(id);
-      expect(r.body).toEqual({ success: false, message: "testing is not supported for channel type PaLM2", time: 0 });
+      expect(r.body.success).toBe(false);
+      expect(r.body.message).toBe("the PaLM2 API has been shut down by its provider; this channel cannot answer any more — use a Google Gemini channel (type 24) instead");
       expect((await test1(999999)).status).toBe(404);
     });
   });

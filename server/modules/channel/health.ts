@@ -11,7 +11,7 @@ import { CHANNEL_STATUS } from "../../catalogue/index.ts";
 import { refreshAbilities } from "./abilities.ts";
 import { notifyChannelsChanged } from "./events.ts";
 import { parseOtherInfo } from "./service.ts";
-import { KEY_FAILURE_COOLDOWN_SECONDS, markKeyFailed, parseChannelInfo, serializeChannelInfo, splitKeys } from "./keys.ts";
+import { KEY_FAILURE_COOLDOWN_SECONDS, KEY_STATUS, keyEnabled, markKeyFailed, parseChannelInfo, serializeChannelInfo, splitKeys, withKeyStatus } from "./keys.ts";
 import { sendToRoot } from "../../infra/notify.ts";
 import { statusInList } from "./status-codes.ts";
 
@@ -103,7 +103,7 @@ export async function recordChannelResult(deps: AppDeps, channelId: number, outc
   if (!deps.options.bool("AutomaticDisableChannelEnabled") || Number(ch.auto_ban) !== 1 || ch.status !== CHANNEL_STATUS.enabled) return "none";
   const reason = disableReason(outcome, deps.options.get("AutomaticDisableKeywords"), deps.options.get("AutomaticDisableStatusCodes"));
   if (!reason) return "none";
-  if (outcome.keyIndex !== undefined && (await setKeyAside(deps, ch, outcome.keyIndex))) return "key-failed";
+  if (outcome.keyIndex !== undefined && (await setKeyAside(deps, ch, outcome.keyIndex, reason))) return "key-failed";
   if (outcome.source === "relay") {
     const count = await deps.cache.incr(failureKey(channelId), FAILURE_WINDOW_SECONDS);
     if (count < FAILURE_THRESHOLD) return "counted";
@@ -117,19 +117,20 @@ export async function recordChannelResult(deps: AppDeps, channelId: number, outc
 }
 
 /**
- * Records that one key of a multi-key channel failed (persisted in channel_info, so every instance's
- * rotation skips it for KEY_FAILURE_COOLDOWN_SECONDS). True while some other key is still healthy, in
- * which case the channel itself stays enabled.
+ * Takes one key of a multi-key channel out of rotation, as new-api does: the key is auto-disabled (status 3
+ * in multi_key_status_list, with the reason and time the console shows) and its failure time recorded, in
+ * channel_info so every instance skips it. True while another key is still enabled and not cooling down,
+ * in which case the channel itself stays enabled.
  */
-async function setKeyAside(deps: AppDeps, ch: { id: number; key: string; channel_info: string }, keyIndex: number): Promise<boolean> {
+async function setKeyAside(deps: AppDeps, ch: { id: number; key: string; channel_info: string }, keyIndex: number, reason: string): Promise<boolean> {
   const info = parseChannelInfo(ch.channel_info);
   const keys = splitKeys(ch.key);
   if (!info.is_multi_key || keys.length <= 1 || keyIndex < 0 || keyIndex >= keys.length) return false;
   const now = nowSeconds();
-  const next = markKeyFailed(info, keyIndex, now);
+  const next = withKeyStatus(markKeyFailed(info, keyIndex, now), keyIndex, KEY_STATUS.autoDisabled, reason, now);
   await deps.db.updateTable("channels").set({ channel_info: serializeChannelInfo(next) }).where("id", "=", ch.id).execute();
   await notifyChannelsChanged(deps);
-  return keys.some((_, i) => now - (next.multi_key_failed_at[i] ?? 0) >= KEY_FAILURE_COOLDOWN_SECONDS);
+  return keys.some((_, i) => keyEnabled(next, i) && now - (next.multi_key_failed_at[i] ?? 0) >= KEY_FAILURE_COOLDOWN_SECONDS);
 }
 
 /** Moves the channel from one status to another only if it is still in `from` (so two reporters never race). */

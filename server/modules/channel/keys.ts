@@ -151,3 +151,20 @@ export function pickChannelKey(
 export function markKeyFailed(info: ChannelInfo, index: number, now: number): ChannelInfo {
   return { ...info, multi_key_failed_at: { ...info.multi_key_failed_at, [index]: now } };
 }
+
+/** The channel_info with key `index` set to `status` (enabled clears the reason and time; pure). */
+export function withKeyStatus(info: ChannelInfo, index: number, status: number, reason = "", now = 0): ChannelInfo {
+  const statusList = { ...info.multi_key_status_list };
+  const reasons = { ...info.multi_key_disabled_reason };
+  const times = { ...info.multi_key_disabled_time };
+  if (status === KEY_STATUS.enabled) {
+    delete statusList[index];
+    delete reasons[index];
+    delete times[index];
+  } else {
+    statusList[index] = status;
+    reasons[index] = reason;
+    times[index] = now;
+  }
+  return { ...info, multi_key_status_list: statusList, multi_key_disabled_reason: reasons, multi_key_disabled_time: times };
+}
