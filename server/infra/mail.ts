@@ -5,8 +5,6 @@
 // required); addresses with control characters or angle brackets are refused and control characters in
 // subjects and names become spaces, so no caller adds a header line; failures are MailErrors worded for
 // the operator's log (modules/verification/mails.ts turns them into 502/503 answers for the caller).
-import { createTransport } from "nodemailer";
-import MailComposer from "nodemailer/lib/mail-composer";
 import type { ConnectionOptions } from "node:tls";
 import type { AppDeps } from "../deps.ts";
 
@@ -35,6 +33,11 @@ export interface SendOptions {
 }
 
 export class MailError extends Error {}
+
+// nodemailer is loaded with the first mail, not at start: its evaluation takes ~40 ms and most processes
+// never send one.
+const nodemailer = () => import("nodemailer");
+const mailComposer = () => import("nodemailer/lib/mail-composer");
 
 /** SMTP settings from the site options; null when no SMTP server is configured. */
 export function smtpSettings(deps: AppDeps): SmtpSettings | null {
@@ -87,7 +90,9 @@ function mailData(from: string, fromName: string, msg: MailMessage, date?: Date)
 
 /** The RFC 5322 text that sendMail would transmit for this message (for tests and previews). */
 export async function buildMessage(from: string, msg: MailMessage, opts: { fromName?: string; date?: Date } = {}): Promise<string> {
-  const composer = new MailComposer(mailData(from, opts.fromName ?? "", msg, opts.date));
+  const data = mailData(from, opts.fromName ?? "", msg, opts.date);
+  const { default: MailComposer } = await mailComposer();
+  const composer = new MailComposer(data);
   const raw = await new Promise<Buffer>((resolve, reject) => composer.compile().build((err, out) => (err ? reject(err) : resolve(out))));
   return raw.toString("utf8");
 }
@@ -143,6 +148,7 @@ export function mailError(e: unknown, settings: SmtpSettings): MailError {
 /** Sends one message; resolves when the server accepted it for delivery. */
 export async function sendMail(settings: SmtpSettings, msg: MailMessage, opts: SendOptions = {}): Promise<void> {
   const data = mailData(settings.from, settings.fromName ?? "", msg);
+  const { createTransport } = await nodemailer();
   const transport = createTransport(transportOptions(settings, opts));
   try {
     // An overall bound as well: the socket timeout alone restarts with every byte a slow server sends.

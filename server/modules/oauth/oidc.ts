@@ -7,7 +7,7 @@
 // TLS, as before. The account id is the subject (sub), as new-api stores it.
 // Plain http is refused for the provider except on loopback (127.0.0.0/8, ::1, localhost): a provider on
 // the same machine, as in the tests, where oauth4webapi's insecure-requests switch is turned on for it alone.
-import * as oidc from "openid-client";
+import type * as Oidc from "openid-client";
 import type { AppDeps } from "../../deps.ts";
 import { AppError, badRequest } from "../../http/errors.ts";
 import type { ExternalIdentity } from "./model.ts";
@@ -23,11 +23,15 @@ const DISCOVERY_RETRY_MS = 60_000;
 const STATUS_WAIT_MS = 2_000;
 const SCOPE = "openid profile email";
 
-type Discovered = { at: number; ttl: number; meta: oidc.ServerMetadata | null; error: string };
+type Discovered = { at: number; ttl: number; meta: Oidc.ServerMetadata | null; error: string };
 const discovered = new Map<string, Discovered>();
 const inFlight = new Map<string, Promise<Discovered>>();
 /** The provider's keys, kept across sign-ins (a Configuration is made per call from the remembered metadata). */
-const jwksCaches = new Map<string, oidc.ExportedJWKSCache>();
+const jwksCaches = new Map<string, Oidc.ExportedJWKSCache>();
+
+// openid-client is loaded with the first OIDC call, not at start.
+let lib: typeof Oidc | undefined;
+const openid = async () => (lib ??= await import("openid-client"));
 
 const isLoopbackHost = (host: string) => host === "localhost" || host === "[::1]" || host === "::1" || /^127\./.test(host);
 const isLoopbackUrl = (url: string) => {
@@ -65,6 +69,7 @@ function discover(url: string): Promise<Discovered> {
 
 async function readDocument(url: string): Promise<Discovered> {
   const at = Date.now();
+  const oidc = await openid();
   try {
     // The URL names the document itself, so openid-client reads it as is (a document's issuer need not be its
     // URL's prefix); only the metadata is kept, the client comes later. The client id here is a placeholder.
@@ -94,13 +99,14 @@ function settings(deps: AppDeps): Settings {
 }
 
 /** The client for this sign-in; `verified` when issuer and keys are known, so ID tokens can be validated. */
-interface Provider { config: oidc.Configuration; verified: boolean; wellKnown: string }
+interface Provider { config: Oidc.Configuration; verified: boolean; wellKnown: string }
 
 async function provider(deps: AppDeps, opts: { issParameter?: boolean } = {}): Promise<Provider> {
   const s = settings(deps);
   if (!s.clientId) throw new AppError(502, MSG.noClient);
+  const oidc = await openid();
   const overrides = Object.fromEntries(Object.entries(s.explicit).filter(([, v]) => v));
-  let meta: { -readonly [K in keyof oidc.ServerMetadata]: oidc.ServerMetadata[K] };
+  let meta: { -readonly [K in keyof Oidc.ServerMetadata]: Oidc.ServerMetadata[K] };
   let verified = false;
   if (s.wellKnown) {
     const d = await discover(s.wellKnown);
@@ -130,7 +136,7 @@ async function provider(deps: AppDeps, opts: { issParameter?: boolean } = {}): P
 }
 
 /** Without a well-known document, the token answer's id_token is removed before openid-client reads it. */
-function tokenFetch(tokenEndpoint: string): oidc.CustomFetch {
+function tokenFetch(tokenEndpoint: string): Oidc.CustomFetch {
   return async (url, options) => {
     const res = await fetch(url, options as RequestInit);
     if (url !== new URL(tokenEndpoint).href || !res.ok) return res;
@@ -156,6 +162,7 @@ export async function oidcAuthorizationEndpoint(deps: AppDeps): Promise<string> 
  */
 export async function oidcAuthorizationUrl(deps: AppDeps, request: Request, issue: (checks: Pick<StateData, "pkce" | "nonce">) => Promise<string>): Promise<{ url: string; state: string }> {
   const p = await provider(deps);
+  const oidc = await openid();
   const meta = p.config.serverMetadata();
   if (!meta.authorization_endpoint) throw new AppError(502, "the OIDC authorisation endpoint is unknown: check the well-known URL or set the endpoint");
   const pkce = p.verified && meta.supportsPKCE("S256") ? oidc.randomPKCECodeVerifier() : undefined;
@@ -167,7 +174,7 @@ export async function oidcAuthorizationUrl(deps: AppDeps, request: Request, issu
   try {
     return { url: oidc.buildAuthorizationUrl(p.config, params).href, state };
   } catch (e) {
-    throw failure("authorize", e);
+    throw failure(oidc, "authorize", e);
   }
 }
 
@@ -177,12 +184,13 @@ export async function oidcIdentity(deps: AppDeps, code: string, request: Request
   const query = new URL(request.url).searchParams;
   const iss = query.get("iss");
   const p = await provider(deps, { issParameter: !!iss });
+  const oidc = await openid();
   // The URL the provider sent the browser back to (the console's page), with what it carried.
   const current = new URL(callbackUrl(deps, request, "/oauth/oidc"));
   current.searchParams.set("code", code);
   current.searchParams.set("state", query.get("state") ?? "");
   if (iss) current.searchParams.set("iss", iss);
-  let tokens: Awaited<ReturnType<typeof oidc.authorizationCodeGrant>>;
+  let tokens: Awaited<ReturnType<typeof Oidc.authorizationCodeGrant>>;
   try {
     tokens = await oidc.authorizationCodeGrant(p.config, current, {
       // The state was checked against the browser's cookie and the shared cache before this call.
@@ -192,17 +200,17 @@ export async function oidcIdentity(deps: AppDeps, code: string, request: Request
       idTokenExpected: p.verified,
     });
   } catch (e) {
-    throw failure("token", e);
+    throw failure(oidc, "token", e);
   } finally {
     const jwks = p.verified ? oidc.getJwksCache(p.config) : undefined;
     if (jwks) jwksCaches.set(p.wellKnown, jwks);
   }
   const claims = p.verified ? tokens.claims() : undefined;
-  let info: oidc.UserInfoResponse;
+  let info: Oidc.UserInfoResponse;
   try {
     info = await oidc.fetchUserInfo(p.config, tokens.access_token, claims?.sub ?? oidc.skipSubjectCheck);
   } catch (e) {
-    throw failure("userinfo", e);
+    throw failure(oidc, "userinfo", e);
   }
   const sub = claims?.sub ?? info.sub;
   if (!sub) throw new AppError(502, MSG.noSubject);
@@ -231,7 +239,7 @@ const INVALID = new Set([
 ]);
 
 /** An openid-client failure as the caller's answer: 400 when the provider refused, else 502 saying what went wrong. */
-function failure(stage: "authorize" | "token" | "userinfo", e: unknown): AppError {
+function failure(oidc: typeof Oidc, stage: "authorize" | "token" | "userinfo", e: unknown): AppError {
   if (e instanceof AppError) return e;
   console.error(`[oauth] OIDC ${stage} failed:`, describe(e));
   if (e instanceof oidc.ResponseBodyError || e instanceof oidc.AuthorizationResponseError) {

@@ -1,0 +1,25 @@
+// Libraries that only some processes need are loaded on first use, not at start: nodemailer (~40 ms to
+// evaluate) with the first mail, prom-client (~40 ms) when METRICS_ENABLED builds the registry,
+// openid-client with the first OIDC call. Checked in a fresh process, since this one has loaded them all.
+import { expect, test } from "bun:test";
+
+const LAZY = ["nodemailer", "prom-client", "openid-client", "oauth4webapi"];
+
+test("loading the app loads none of the on-demand libraries; each loads when first needed", () => {
+  const script = `
+    const loaded = () => ${JSON.stringify(LAZY)}.filter((m) => Object.keys(require.cache).some((k) => k.includes("/node_modules/" + m + "/")));
+    await import("./server/app.ts");
+    const atStart = loaded();
+    (await import("./server/http/metrics.ts")).enableMetrics();
+    const afterMetrics = loaded();
+    await (await import("./server/infra/mail.ts")).buildMessage("a@example.com", { to: "b@example.com", subject: "s", html: "x" });
+    const afterMail = loaded();
+    console.log(JSON.stringify({ atStart, afterMetrics, afterMail }));
+  `;
+  const proc = Bun.spawnSync([process.execPath, "-e", script], { cwd: `${import.meta.dir}/../..`, env: { ...process.env } });
+  expect(proc.exitCode).toBe(0);
+  const out = JSON.parse(proc.stdout.toString().trim().split("\n").at(-1)!);
+  expect(out.atStart).toEqual([]);
+  expect(out.afterMetrics).toEqual(["prom-client"]);
+  expect(out.afterMail).toEqual(["nodemailer", "prom-client"]);
+});
