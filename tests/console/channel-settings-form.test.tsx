@@ -90,3 +90,56 @@ describe("channel form settings", () => {
     expect((await screen.findByTestId("channel-retired")).textContent).toContain("Google Gemini");
   });
 });
+
+describe("multi-key channel keys", () => {
+  function keyRoutes() {
+    const states = [
+      { index: 0, status: 1, key_preview: "sk-aaa…aaaa" },
+      { index: 1, status: 3, key_preview: "sk-bbb…bbbb", reason: "authentication failed (401): invalid key", disabled_time: 1_700_000_000 },
+      { index: 2, status: 2, key_preview: "sk-ccc…cccc", disabled_time: 1_700_000_100 },
+    ];
+    const page = () => ({
+      keys: states, total: states.length, page: 1, page_size: 20, total_pages: 1,
+      enabled_count: states.filter((s) => s.status === 1).length, manual_disabled_count: states.filter((s) => s.status === 2).length, auto_disabled_count: states.filter((s) => s.status === 3).length,
+    });
+    return routes({
+      "GET /api/channel/12": ok({ id: 12, name: "multi", type: 1, models: "m", group: "default", key: "", key_count: 3, channel_info: { is_multi_key: true, multi_key_mode: "random", multi_key_size: 3 } }),
+      "PUT /api/channel/": ok(),
+      "POST /api/channel/multi_key/manage": (c: { body: any }) => {
+        if (c.body.action === "get_key_status") return ok(page());
+        if (c.body.action === "enable_key") {
+          const k = states[c.body.key_index]!;
+          Object.assign(k, { status: 1, reason: undefined, disabled_time: undefined });
+          return ok(undefined, "key enabled");
+        }
+        return ok(undefined, "done");
+      },
+    });
+  }
+
+  test("each key's state shows, the automatically disabled one with its reason and time; enabling a key reloads the list", async () => {
+    fm = mockFetch(keyRoutes());
+    await renderApp("/channel/edit/12", { user: ADMIN });
+    const panel = await screen.findByTestId("multi-key-panel");
+    await waitFor(() => expect(screen.getByTestId("mk-counts").textContent).toBe("1 enabled · 1 disabled · 1 disabled automatically"));
+    expect(screen.getByTestId("mk-status-1").textContent).toBe("Disabled automatically");
+    expect(screen.getByTestId("mk-reason-1").textContent).toContain("authentication failed (401): invalid key");
+    expect(screen.getByTestId("mk-status-2").textContent).toBe("Disabled");
+    expect(panel.textContent).not.toContain("sk-bbbbbbbb");
+    fireEvent.click(screen.getByTestId("mk-enable-1"));
+    await waitFor(() => expect(screen.getByTestId("mk-counts").textContent).toBe("2 enabled · 1 disabled · 0 disabled automatically"));
+    const manage = fm.calls.filter((c) => c.path === "/api/channel/multi_key/manage").map((c) => c.body);
+    expect(manage).toContainEqual({ channel_id: 12, action: "enable_key", key_index: 1 });
+  });
+
+  test("the rotation mode and added keys are saved with the channel", async () => {
+    fm = mockFetch(keyRoutes());
+    await renderApp("/channel/edit/12", { user: ADMIN });
+    await screen.findByTestId("multi-key-panel");
+    fireEvent.change(screen.getByTestId("channel-key"), { target: { value: "sk-new-1\nsk-new-2" } });
+    fireEvent.click(screen.getByTestId("mk-append"));
+    fireEvent.click(screen.getByTestId("channel-submit"));
+    await waitFor(() => expect(fm.calls.some((c) => c.method === "PUT")).toBe(true));
+    expect(fm.calls.find((c) => c.method === "PUT")!.body).toMatchObject({ id: 12, key: "sk-new-1\nsk-new-2", key_mode: "append", multi_key_mode: "random" });
+  });
+});

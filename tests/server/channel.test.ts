@@ -114,6 +114,11 @@ for (const kind of storageKinds()) {
       expect((await channelRow(row.id)).key).toBe("m1\nm2\nm3\nm4");
       await ctx.request("PUT", "/api/channel/", { as: admin, body: { id: row.id, key: "z1\nz2" } });
       expect(JSON.parse((await channelRow(row.id)).channel_info).multi_key_size).toBe(2);
+      // The rotation mode changes with the channel; anything but polling or random is refused.
+      await ctx.request("PUT", "/api/channel/", { as: admin, body: { id: row.id, multi_key_mode: "polling" } });
+      expect(JSON.parse((await channelRow(row.id)).channel_info)).toMatchObject({ multi_key_mode: "polling", multi_key_size: 2 });
+      const bad = await ctx.request("PUT", "/api/channel/", { as: admin, body: { id: row.id, multi_key_mode: "sideways" } });
+      expect(bad.body).toMatchObject({ success: false, message: "multi_key_mode must be polling or random" });
     });
 
     test("new-api's {mode, channel} wrapper is accepted", async () => {

@@ -8,11 +8,14 @@ import { CHANNEL_TYPES, DEFAULT_GROUP, channelType } from "../../../server/catal
 import { SETTING_SWITCHES, fieldsFor, isJsonObjectOrEmpty, isProxyUrl, readSetting, splitNames, writeSetting } from "./fields.ts";
 import { cachedTypeModels, defaultModelsFor, loadTypeModels, sameList, type TypeModels } from "./typeModels.ts";
 import { KeyViewer } from "./KeyViewer.tsx";
+import { MultiKeyPanel } from "./MultiKeyPanel.tsx";
 
 export interface ChannelFormValues {
   type: number; name: string; key: string; base_url: string; other: string; openai_organization: string;
   models: string[]; groups: string[]; model_mapping: string; status_code_mapping: string; param_override: string; setting: string;
   tag: string; priority: string; weight: string; auto_ban: boolean; test_model: string; batch: boolean; multi_to_single: boolean;
+  /** a multi-key channel (edit) or one to be made of the key lines (create): its rotation, and whether new keys are added */
+  multi_key: boolean; multi_key_mode: "polling" | "random"; key_append: boolean;
 }
 
 /** New channel defaults (spec 001 §9): type 1, auto_ban on, group default, priority 0, weight 0. */
@@ -20,7 +23,7 @@ export function emptyChannel(): ChannelFormValues {
   return {
     type: 1, name: "", key: "", base_url: "", other: "", openai_organization: "", models: [], groups: [DEFAULT_GROUP],
     model_mapping: "", status_code_mapping: "", param_override: "", setting: "", tag: "", priority: "0", weight: "0",
-    auto_ban: true, test_model: "", batch: false, multi_to_single: false,
+    auto_ban: true, test_model: "", batch: false, multi_to_single: false, multi_key: false, multi_key_mode: "polling", key_append: false,
   };
 }
 
@@ -32,6 +35,7 @@ export function fromChannel(c: Record<string, any>): ChannelFormValues {
     openai_organization: c.openai_organization ?? "", models: list(c.models), groups: list(c.group), model_mapping: c.model_mapping ?? "",
     status_code_mapping: c.status_code_mapping ?? "", param_override: c.param_override ?? "", setting: c.setting ?? "", tag: c.tag ?? "",
     priority: String(c.priority ?? 0), weight: String(c.weight ?? 0), auto_ban: Number(c.auto_ban ?? 1) === 1, test_model: c.test_model ?? "",
+    multi_key: Boolean(c.channel_info?.is_multi_key), multi_key_mode: c.channel_info?.multi_key_mode === "random" ? "random" : "polling",
   };
 }
 
@@ -75,11 +79,16 @@ export function toBody(v: ChannelFormValues, id?: number): Record<string, unknow
   if (v.weight.trim()) body.weight = Number(v.weight);
   if (id) {
     body.id = id;
-    // An empty key on edit keeps the stored key.
+    // An empty key on edit keeps the stored key; a multi-key channel may add keys instead of replacing them.
     if (v.key.trim()) body.key = v.key.trim();
+    if (v.multi_key) {
+      body.multi_key_mode = v.multi_key_mode;
+      if (v.key.trim() && v.key_append) body.key_mode = "append";
+    }
   } else {
     body.key = v.key.trim();
     body.mode = v.batch ? (v.multi_to_single ? "multi_to_single" : "batch") : "single";
+    if (v.batch && v.multi_to_single) body.multi_key_mode = v.multi_key_mode;
   }
   return body;
 }
@@ -253,12 +262,21 @@ export function ChannelForm({ id, onSaved, onCancel }: { id?: number; onSaved: (
             <Switch size="small" checked={v.batch} onChange={(x) => set("batch", x)} />
             <span>{t("ops.ch.batch")}</span>
             {v.batch && (<><Switch size="small" checked={v.multi_to_single} onChange={(x) => set("multi_to_single", x)} /><span>{t("ops.ch.multiToSingle")}</span></>)}
+            {v.batch && v.multi_to_single && <RotationSelect value={v.multi_key_mode} onChange={(x) => set("multi_key_mode", x)} />}
+          </Space>
+        )}
+        {!creating && v.multi_key && (
+          <Space style={{ marginBottom: 6 }}>
+            <Switch size="small" checked={v.key_append} onChange={(x) => set("key_append", x)} data-testid="mk-append" />
+            <span>{t("ops.ch.mkAppend")}</span>
+            <RotationSelect value={v.multi_key_mode} onChange={(x) => set("multi_key_mode", x)} />
           </Space>
         )}
         <Input.TextArea value={v.key} onChange={(x) => set("key", x)} autoSize={{ minRows: v.batch || fields.jsonKey ? 4 : 1, maxRows: 10 }}
           data-testid="channel-key"
           placeholder={fields.keyHint ? t(fields.keyHint) : v.batch ? t("ops.ch.keyBatchHint") : creating ? t("ops.ch.keyHint") : t("ops.ch.keyKeep")} />
       </Field>
+      {!creating && v.multi_key && id && <Field label={t("ops.ch.mkTitle")}><MultiKeyPanel channelId={id} /></Field>}
       <Field label={t("ops.ch.groups")}>
         <Select mode="multiple" allowCreate value={v.groups} onChange={(x) => set("groups", x)} options={allGroups.map((g) => ({ label: g, value: g }))} />
       </Field>
@@ -313,6 +331,15 @@ export function ChannelForm({ id, onSaved, onCancel }: { id?: number; onSaved: (
  * The channel settings new-api keeps in `setting` (spec 001 §3: proxy, system prompt, ...), edited with their
  * own controls; the JSON below them shows and keeps every key, including ones this form does not know.
  */
+/** Polling (in turn) or random choice among a multi-key channel's enabled keys. */
+function RotationSelect({ value, onChange }: { value: "polling" | "random"; onChange: (v: "polling" | "random") => void }) {
+  const { t } = useTranslation();
+  return (
+    <Select size="small" style={{ width: 170 }} value={value} onChange={onChange} data-testid="mk-mode"
+      options={[{ label: t("ops.ch.mkPolling"), value: "polling" }, { label: t("ops.ch.mkRandom"), value: "random" }]} />
+  );
+}
+
 const SWITCH_TEXT: Record<(typeof SETTING_SWITCHES)[number], [string, string]> = {
   system_prompt_override: ["ops.ch.systemPromptOverride", "ops.ch.systemPromptOverrideHelp"],
   force_format: ["ops.ch.forceFormat", "ops.ch.forceFormatHelp"],

@@ -326,6 +326,14 @@ export async function updateChannel(deps: AppDeps, input: ChannelInput) {
       patch.key = newKey;
     }
   }
+  // A multi-key channel's rotation mode (new-api's console sends it with the channel).
+  if (input.multi_key_mode !== undefined && input.multi_key_mode !== "") {
+    const info = parseChannelInfo(patch.channel_info ?? current.channel_info);
+    if (info.is_multi_key) {
+      if (input.multi_key_mode !== "polling" && input.multi_key_mode !== "random") throw badRequest(MSG.badMultiKeyMode);
+      patch.channel_info = serializeChannelInfo({ ...info, multi_key_mode: input.multi_key_mode, multi_key_polling_index: 0 });
+    }
+  }
   // Turning a channel back on by hand clears the automation's verdict.
   if (patch.status === CHANNEL_STATUS.enabled && current.status !== CHANNEL_STATUS.enabled) {
     patch.other_info = JSON.stringify({ ...parseOtherInfo(current.other_info), status_reason: "", status_time: nowSeconds(), probe_failures: 0 });
