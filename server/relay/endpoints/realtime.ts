@@ -141,6 +141,11 @@ class Session {
   private active = new Set<string>();
   /** billing runs one response.done at a time: each settles the hold and takes the next */
   private billing: Promise<void> = Promise.resolve();
+  /** Client events wait here while a response is being billed, until the next response's hold is taken:
+   * nothing the client sends (response.create, audio a server VAD turns into a response) starts unpaid work. */
+  private held: unknown[] | null = null;
+  /** response.done events whose billing has not finished */
+  private unbilled = 0;
   private cancelWait: (() => void) | null = null;
 
   constructor(private deps: AppDeps, private served: Served, private up: WebSocket, private ratios: AudioRatios) {
@@ -160,6 +165,10 @@ class Session {
   /** A client event, as Elysia hands it over (JSON text already parsed; binary frames as bytes). */
   fromClient(message: unknown): void {
     if (this.closed || this.up.readyState !== WebSocket.OPEN) return;
+    if (this.held) {
+      this.held.push(message);
+      return;
+    }
     if (message instanceof Uint8Array || message instanceof ArrayBuffer) this.up.send(message as ArrayBuffer);
     else this.up.send(typeof message === "string" ? message : JSON.stringify(message));
   }
@@ -179,7 +188,11 @@ class Session {
     if (ev?.type === "response.done") {
       if (ev.response?.id) this.active.delete(ev.response.id);
       const usage = ev.response?.usage;
-      if (usage) this.billing = this.billing.then(() => this.bill(usage));
+      if (usage) {
+        this.held ??= [];
+        this.unbilled++;
+        this.billing = this.billing.then(() => this.bill(usage));
+      }
       if (this.active.size === 0) this.cancelWait?.();
     }
   }
@@ -205,11 +218,19 @@ class Session {
     try {
       const c = s.req.caller;
       this.served.hold = await relayState(this.deps).ledger.take({ userId: c.userId, tokenId: c.tokenId, unlimited: c.unlimited }, turnHold(s.price, this.ratios));
+      if (--this.unbilled === 0) this.resume();
     } catch (e) {
       const err = e instanceof AppError ? e : new AppError(403, "quota is not enough to continue the session", "insufficient_user_quota");
       this.client?.send(JSON.stringify({ type: "error", event_id: `event_${crypto.randomUUID().replace(/-/g, "")}`, error: { type: "insufficient_quota", code: err.code ?? "insufficient_quota", message: `${err.message}: the session is ended`, param: null, event_id: null } }));
       this.end(1008, "insufficient quota");
     }
+  }
+
+  /** The next hold is in place: the client's waiting events go upstream, in order. */
+  private resume(): void {
+    const waiting = this.held;
+    this.held = null;
+    for (const m of waiting ?? []) this.fromClient(m);
   }
 
   /** The client left: a response still running is cancelled and its usage waited for, briefly, then all is closed. */
