@@ -10,6 +10,7 @@ import { decodeOr400 } from "../../http/paths.ts";
 import type { Caller } from "../auth.ts";
 import { bodyLimit, parseJsonObject, textWithin } from "../body.ts";
 import { ON_RESPONSE } from "../formats/bridge.ts";
+import { PREVIOUS_RESPONSE } from "../formats/responses/answer.ts";
 import { relay } from "./exchange.ts";
 
 /** How long a converted response can be continued. */
@@ -68,6 +69,7 @@ export function responsesRoute(deps: AppDeps, tokenCaller: (request: Request, se
           items = [...before.items, ...items];
           body.input = items;
           delete body.previous_response_id;
+          (body as any)[PREVIOUS_RESPONSE] = previous;
         }
       }
       if (body.store !== false) {

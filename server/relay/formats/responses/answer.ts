@@ -4,6 +4,12 @@
 import type { OpenAIChatResponse, OpenAIChunk, OpenAIUsage } from "../claude/wire.ts";
 import type { ResponsesRequest } from "./request.ts";
 
+/**
+ * The previous_response_id a request named before the gateway replaced it with the earlier turns (its
+ * conversations are its own): echoed on the response as OpenAI echoes it. A symbol key, never sent upstream.
+ */
+export const PREVIOUS_RESPONSE = Symbol.for("switchyard.responses.previous");
+
 const hex = () => crypto.randomUUID().replace(/-/g, "");
 export const responseId = () => `resp_${hex()}${hex().slice(0, 16)}`;
 
@@ -29,7 +35,7 @@ export function responseShell(req: ResponsesRequest, id: string, model: string, 
   return {
     id, object: "response", created_at: createdAt, status: "in_progress", background: false, error: null, incomplete_details: null,
     instructions: req.instructions ?? null, max_output_tokens: req.max_output_tokens ?? null, model, output: [],
-    parallel_tool_calls: req.parallel_tool_calls ?? true, previous_response_id: req.previous_response_id ?? null,
+    parallel_tool_calls: req.parallel_tool_calls ?? true, previous_response_id: req.previous_response_id ?? (req as any)[PREVIOUS_RESPONSE] ?? null,
     reasoning: { effort: req.reasoning?.effort ?? null, summary: req.reasoning?.summary ?? null }, store: req.store ?? true,
     temperature: req.temperature ?? 1, text: { format: req.text?.format ?? { type: "text" } }, tool_choice: req.tool_choice ?? "auto",
     tools: req.tools ?? [], top_p: req.top_p ?? 1, truncation: "disabled", usage: null, user: req.user ?? null, metadata: req.metadata ?? {},
