@@ -22,8 +22,11 @@ for (const cache of caches) {
     beforeAll(async () => {
       fx = await relayFixture("sqlite", {}, {}, cache.redis);
       claude = startClaudeUpstream();
-      await fx.option("ModelRatio", JSON.stringify({ "rs-claude": 1 }));
-      await fx.channel({ type: 14, key: "claude-key", base_url: claude.url, models: ["rs-claude"], model_mapping: { "rs-claude": "claude-sonnet-4-20250514" } });
+      await fx.option("ModelRatio", JSON.stringify({ "rs-claude": 1, "rs-broken": 1 }));
+      await fx.channel({
+        type: 14, key: "claude-key", base_url: claude.url, models: ["rs-claude", "rs-broken"],
+        model_mapping: { "rs-claude": "claude-sonnet-4-20250514", "rs-broken": "claude-sonnet-4-streamerror" },
+      });
       server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (req) => fx.ctx.app.handle(req) });
       for (const who of ["alice", "bob"] as const) {
         const user = await fx.user(5_000_000);
@@ -67,6 +70,14 @@ for (const cache of caches) {
       expect((await alice.responses.retrieve(mine.id)).id).toBe(mine.id);
       const unkept = await alice.responses.create({ model: "rs-claude", input: "Forget me", store: false });
       expect(((await alice.responses.retrieve(unkept.id).catch((e) => e)) as any).status).toBe(404);
+    });
+
+    test("an upstream error mid-stream reaches the SDK as an error (scrubbed), not as a completed response", async () => {
+      const stream = alice.responses.stream({ model: "rs-broken", input: "Hi" });
+      const err: any = await stream.finalResponse().catch((e) => e);
+      expect(err).toBeInstanceOf(OpenAI.APIError);
+      expect(err.message).toContain("Overloaded");
+      expect(err.message).not.toContain("claude-key");
     });
 
     test("a streamed response is kept too", async () => {
