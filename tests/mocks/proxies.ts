@@ -54,14 +54,30 @@ export async function startHttpProxy(credentials?: string): Promise<MockProxy> {
         up.on("error", () => client.end("HTTP/1.1 502 Bad Gateway\r\n\r\n"));
         return;
       }
+      // An absolute-form request: forwarded with fetch, answered with "Connection: close" so the client opens
+      // a new connection for its next request (one request per connection keeps this proxy simple).
       const u = new URL(target!);
       targets.push(`${u.hostname}:${u.port || 80}`);
-      const up = net.connect(Number(u.port || 80), u.hostname, () => {
-        const head = [`${method} ${u.pathname}${u.search} HTTP/1.1`, ...lines.slice(1).filter((l) => !/^(proxy-|connection:)/i.test(l)), "Connection: close", "", ""].join("\r\n");
-        up.write(Buffer.concat([Buffer.from(head, "latin1"), buf.subarray(end + 4)]));
-        tunnel(client, up);
-      });
-      up.on("error", () => client.end("HTTP/1.1 502 Bad Gateway\r\n\r\n"));
+      const headers = new Headers();
+      for (const l of lines.slice(1)) {
+        const at = l.indexOf(":");
+        const name = l.slice(0, at).trim();
+        if (!/^(proxy-|connection$|keep-alive$|host$|content-length$|transfer-encoding$)/i.test(name)) headers.append(name, l.slice(at + 1).trim());
+      }
+      const length = Number(lines.find((l) => /^content-length:/i.test(l))?.split(":")[1] ?? 0);
+      let body = buf.subarray(end + 4);
+      const forward = async () => {
+        while (body.length < length) body = Buffer.concat([body, await new Promise<Buffer>((r) => client.once("data", r))]);
+        const res = await fetch(u, { method, headers, body: length ? body : undefined, redirect: "manual" });
+        const out = [`HTTP/1.1 ${res.status} ${res.statusText || "OK"}`];
+        res.headers.forEach((v, k) => {
+          if (!/^(connection|keep-alive|content-length|transfer-encoding|content-encoding)$/i.test(k)) out.push(`${k}: ${v}`);
+        });
+        client.write(out.concat("Connection: close", "", "").join("\r\n"));
+        if (res.body) for await (const chunk of res.body as any as AsyncIterable<Uint8Array>) client.write(chunk);
+        client.end();
+      };
+      forward().catch(() => client.end("HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\n\r\n"));
     };
     client.on("data", onData);
   });

@@ -19,8 +19,8 @@ import { baiduClock, clearBaiduTokens } from "../../server/relay/providers/baidu
 import { ZHIPU_TOKEN_TTL_MS, clearZhipuTokens, zhipuClock } from "../../server/relay/providers/zhipu/index.ts";
 import { sparkEndpoint, sparkSignedUrl, sparkVersion } from "../../server/relay/providers/spark/index.ts";
 import { aliPolling } from "../../server/relay/providers/ali/index.ts";
-import { customUrl, quirkBase } from "../../server/relay/providers/openai/quirks.ts";
-import { probeChannel, readBalance } from "../../server/relay/probe.ts";
+import { apiRoot, customUrl, quirkBase } from "../../server/relay/providers/openai/quirks.ts";
+import { probeChannel, readBalance, upstreamModels } from "../../server/relay/probe.ts";
 import type { Channel } from "../../db/schema.ts";
 
 const up = sharedRelayFixture(async (fx) => {
@@ -256,6 +256,11 @@ describe("OpenAI-compatible addresses", () => {
     expect((await chat("custom-host")).status).toBe(200);
     expect(up.compat.last().path).toBe("/v1/chat/completions");
     expect(customUrl({ mode: "chat", upstreamModel: "m" }, "https://h.example/v1")).toBe("https://h.example/v1/chat/completions");
+    // The model list and the billing API sit at the URL's API root.
+    expect(apiRoot(8, "https://h.example/deploy/{model}/chat/completions?api-version=1")).toBe("https://h.example/deploy");
+    expect(apiRoot(8, "https://h.example/v1/chat/completions")).toBe("https://h.example/v1");
+    expect(await upstreamModels(await channelRow(ids.custom!), "sk-compat")).toEqual(["compat-model"]);
+    expect(up.compat.last().path).toBe("/deploy/v1/models");
   });
 
   test("a versioned base URL is used as given; host-only ones get the provider's path; retired hosts are replaced", async () => {

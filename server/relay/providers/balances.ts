@@ -1,5 +1,7 @@
 // Upstream account balances, for the provider kinds that expose one: per channel type, the GET requests
 // to make and a parser of that provider's answer (dollars).
+import { apiRoot } from "./openai/quirks.ts";
+
 export const BALANCE_TIMEOUT_MS = 15_000;
 
 type Json = any;
@@ -43,10 +45,7 @@ const openaiBilling: BalanceReader = {
 };
 
 /** A custom channel's base URL may be its full chat URL (one-api / new-api layout): billing sits at its API root. */
-const customBilling: BalanceReader = {
-  ...openaiBilling,
-  urls: (base) => openaiBilling.urls(base.replace(/\/(chat\/)?completions$/, "").replace(/\/[^/]*\{model\}.*$/, "")),
-};
+const customBilling: BalanceReader = { ...openaiBilling, urls: (base) => openaiBilling.urls(apiRoot(8, base)) };
 
 const BALANCE_READERS: Record<number, BalanceReader> = {
   1: openaiBilling,

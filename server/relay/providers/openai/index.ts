@@ -5,7 +5,7 @@ import type { ProviderAdaptor, ProviderCall, SseEvent, StreamMapper, Usage } fro
 import { generatedTextOf, mayCarryUsage, usageFrom } from "./usage.ts";
 import { sseFrame } from "../../formats/sse.ts";
 import { openaiRealtime } from "./realtime.ts";
-import { PATHS, openaiUrl, quirkBase, quirksFor } from "./quirks.ts";
+import { PATHS, apiRoot, openaiUrl, quirksFor } from "./quirks.ts";
 import { ReshapingMapper, reshapeBody, type Reshape } from "./reshape.ts";
 import { channelSettings } from "../settings.ts";
 
@@ -129,7 +129,7 @@ export const openaiAdaptor: ProviderAdaptor = {
     return `upstream answered with status ${status}`;
   },
   async fetchModels(baseUrl, key, channel) {
-    const base = channel ? quirkBase(channel.type, baseUrl) : baseUrl;
+    const base = channel ? apiRoot(channel.type, baseUrl) : baseUrl;
     const res = await fetch(/\/v\d+$/.test(base) ? base + "/models" : base + "/v1/models", { headers: { authorization: `Bearer ${key.split("|")[0]}` } });
     if (!res.ok) throw new Error(`the upstream model list answered ${res.status}`);
     const j: any = await res.json();

@@ -75,6 +75,13 @@ export function customUrl(call: Pick<ProviderCall, "mode" | "upstreamModel">, ba
   return url + (query ? `?${query}` : "");
 }
 
+/** The API root of a base URL: a custom channel's full URL without its endpoint (and {model}) part. */
+export function apiRoot(type: number, base: string): string {
+  const b = quirkBase(type, base).split("?")[0]!;
+  if (type !== 8) return b;
+  return b.replace(ENDPOINT_TAIL, "").replace(/\/[^/]*\{model\}.*$/, "");
+}
+
 /**
  * Cloudflare Workers AI (type 39): the OpenAI-compatible API of an account,
  * https://api.cloudflare.com/client/v4/accounts/{account}/ai/v1, the account ID in the channel's `other`.
