@@ -20,6 +20,8 @@ export interface IdTokenTweak {
   foreignKey?: boolean;
   /** Already expired (exp and iat an hour ago). */
   expired?: boolean;
+  /** Signed HS256 with the client secret instead of the provider's RSA key. */
+  hs256?: boolean;
 }
 
 export interface OidcCodeOptions {
@@ -42,10 +44,13 @@ async function rsaKey(): Promise<CryptoKeyPair> {
 }
 
 async function signJwt(key: CryptoKey, kid: string, claims: Record<string, unknown>): Promise<string> {
-  const input = `${b64url(JSON.stringify({ alg: "RS256", typ: "JWT", kid }))}.${b64url(JSON.stringify(claims))}`;
-  const sig = await crypto.subtle.sign("RSASSA-PKCS1-v1_5", key, new TextEncoder().encode(input));
+  const alg = key.algorithm.name === "HMAC" ? "HS256" : "RS256";
+  const input = `${b64url(JSON.stringify({ alg, typ: "JWT", kid }))}.${b64url(JSON.stringify(claims))}`;
+  const sig = await crypto.subtle.sign(key.algorithm.name, key, new TextEncoder().encode(input));
   return `${input}.${b64url(sig)}`;
 }
+
+const hmacKey = (secret: string) => crypto.subtle.importKey("raw", new TextEncoder().encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
 
 const s256 = async (verifier: string) => b64url(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier)));
 
@@ -102,7 +107,7 @@ export function startOAuthUpstream(opts: OAuthMockOptions = {}): OAuthMock {
     };
     const sub = t.sub ?? grant.profile.sub;
     if (sub !== undefined) claims.sub = sub;
-    return signJwt(t.foreignKey ? foreign.privateKey : key.privateKey, kid, claims);
+    return signJwt(t.hs256 ? await hmacKey(clients.oidc.secret) : t.foreignKey ? foreign.privateKey : key.privateKey, kid, claims);
   };
   const bearer = (provider: CodeProvider, req: Request) => {
     const hit = tokens.get((req.headers.get("authorization") ?? "").replace(/^Bearer\s+/i, ""));
@@ -131,7 +136,7 @@ export function startOAuthUpstream(opts: OAuthMockOptions = {}): OAuthMock {
       return Response.json({
         issuer: `${server.url}/oidc`, authorization_endpoint: `${server.url}/oidc/authorize`, token_endpoint: `${server.url}/oidc/token`,
         userinfo_endpoint: `${server.url}/oidc/userinfo`, jwks_uri: `${server.url}/oidc/jwks`, response_types_supported: ["code"],
-        subject_types_supported: ["public"], id_token_signing_alg_values_supported: ["RS256"],
+        subject_types_supported: ["public"], id_token_signing_alg_values_supported: ["RS256", "HS256"],
         token_endpoint_auth_methods_supported: ["client_secret_post"], scopes_supported: ["openid", "profile", "email"],
         authorization_response_iss_parameter_supported: true,
         ...(opts.pkce === false ? {} : { code_challenge_methods_supported: ["S256"] }),

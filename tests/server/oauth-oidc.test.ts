@@ -148,6 +148,8 @@ describe("the ID token, nonce and PKCE", () => {
     ["signature", { foreignKey: true }, /signature verification failed/],
     ["nonce", { nonce: "not-the-nonce-that-was-sent" }, /"nonce"/],
     ["expiry", { expired: true }, /"exp"/],
+    // Listed by the provider, but a token signed with the shared client secret proves nothing to a third party.
+    ["algorithm (HS256)", { hs256: true }, /unsupported JWS algorithm/],
   ];
   for (const [what, tweak, reason] of refusedCases) {
     test(`an ID token with the wrong ${what} signs nobody in`, async () => {
