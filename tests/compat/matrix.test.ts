@@ -220,7 +220,7 @@ describe("openai SDK", () => {
   });
 
   row("reasoning_effort, streamed", everywhere, async (kind) => {
-    const s = await collect(await oai.chat.completions.create({ model: model(kind), messages: user("Think"), reasoning_effort: "low", stream: true } as any));
+    const s = await collect(await oai.chat.completions.create({ model: model(kind), messages: user("Think"), reasoning_effort: "low", stream: true }));
     expect(s.reasoning).toBe(THOUGHT[kind]);
     expect(s.text.get(0)).toBe(TEXT[kind]);
   });
