@@ -163,6 +163,7 @@ describe("refusals instead of silent drops", () => {
 
   test("OpenAI-only chat features on Claude and Gemini: logprobs and audio output refused; Gemini takes penalties and seed", () => {
     expect(() => toClaudeRequest(ask({ logprobs: true }) as any, settings)).toThrow("logprobs are not available on this channel (Claude)");
+    expect(() => toGeminiRequest(ask({ web_search_options: {} }) as any, gSettings)).toThrow("web_search_options (OpenAI's web search) is not available on this channel (Gemini)");
     expect(() => toGeminiRequest(ask({ modalities: ["text", "audio"], audio: { voice: "alloy" } }) as any, gSettings)).toThrow("audio output is not available on this channel (Gemini)");
     expect(toGeminiRequest(ask({ presence_penalty: 0.4, frequency_penalty: 0.1, seed: 3 }) as any, gSettings).body.generationConfig).toMatchObject({ presencePenalty: 0.4, frequencyPenalty: 0.1, seed: 3 });
   });
