@@ -44,6 +44,13 @@ export function authoriseUrl(kind: "github" | "oidc" | "linuxdo", s: SiteStatus,
 }
 
 export async function startOAuth(kind: "github" | "oidc" | "linuxdo", s: SiteStatus, aff?: string | null): Promise<void> {
+  if (kind === "oidc") {
+    // The server builds OIDC's link itself: it holds the nonce and the PKCE verifier that go with the state.
+    const r = await api.get<{ url: string; state: string }>(`/api/oauth/oidc/authorize${qs({ aff: aff ?? undefined })}`);
+    if (r.success && r.data?.url) location.href = r.data.url;
+    else Message.error(r.message);
+    return;
+  }
   const state = await oauthState(aff);
   if (state) location.href = authoriseUrl(kind, s, state);
 }
