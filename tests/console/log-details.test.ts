@@ -30,6 +30,17 @@ describe("log details", () => {
     expect(logDetails(r, t, true).entries.find((e) => e.key === "retry")!.value).toBe("2 → 5");
   });
 
+  test("a realtime response: its audio tokens at the audio ratios", async () => {
+    await changeLanguage("en");
+    const d = logDetails(row(LOG_TYPE.consume, {
+      model_ratio: 2, completion_ratio: 4, group_ratio: 1, model_price: -1, realtime: true, audio_ratio: 8, audio_completion_ratio: 2, audio_input: 80, audio_output: 120,
+    }, "", 2660, true), t);
+    expect(d.summary).toBe("Model ratio 2, completion ratio 4, group ratio 1; realtime response");
+    expect(d.entries.filter((e) => e.key.startsWith("audio")).map((e) => [e.label, e.value])).toEqual([["Audio input", "80 at ratio 8"], ["Audio output", "120 at ratio 16"]]);
+    await changeLanguage("ru");
+    expect(logDetails(row(LOG_TYPE.consume, { model_ratio: 2, realtime: true, audio_input: 1, audio_output: 1 }), t).entries.map((e) => e.label)).toContain("Аудио на выходе");
+  });
+
   test("a per-call price, a paid top-up and a task refund, in Chinese and Russian", async () => {
     await changeLanguage("zh");
     expect(logDetails(row(LOG_TYPE.consume, { model_price: 0.02, group_ratio: 1, model_ratio: 0 }), t).summary).toBe("按次计费 $0.02 × 分组倍率 1");

@@ -52,6 +52,13 @@ export function logDetails(row: LogRowLike, t: T, admin = false): { summary: str
     if (num(o.cache_creation_tokens) > 0) {
       add("cacheCreation", t("ops.log.cacheCreationTokens"), t("ops.log.d.tokensAtRatio", { tokens: renderNumber(num(o.cache_creation_tokens)), ratio: ratio(o.cache_creation_ratio ?? 1) }));
     }
+    // A realtime response: its audio tokens, priced at the audio ratios (input, and output × completion).
+    if (o.realtime) {
+      const audio = num(o.audio_ratio ?? 1);
+      add("audioIn", t("ops.log.d.audioInput"), t("ops.log.d.tokensAtRatio", { tokens: renderNumber(num(o.audio_input ?? 0)), ratio: ratio(audio) }));
+      add("audioOut", t("ops.log.d.audioOutput"), t("ops.log.d.tokensAtRatio", { tokens: renderNumber(num(o.audio_output ?? 0)), ratio: ratio(audio * num(o.audio_completion_ratio ?? 1)) }));
+      summary += t("ops.log.d.realtime");
+    }
     if (o.task_id) add("task", t("ops.log.d.task"), `${o.task_id}${o.action ? ` (${o.action})` : ""}`);
   } else if (row.type === LOG_TYPE.topup) {
     if (has(o.redemption_id)) {
