@@ -20,3 +20,20 @@ describe("OIDC authorise link", () => {
     expect(new URL(url).searchParams.get("state")).toBe("st");
   });
 });
+
+describe("OIDC sign-in button", () => {
+  test("goes to the link the server builds (it holds the nonce and PKCE verifier), passing the invite code", async () => {
+    const { mockFetch } = await import("./helpers.tsx");
+    const { startOAuth } = await import("../../console/components/OAuthButtons.tsx");
+    const target = `${location.origin}/idp-authorize?state=s1&nonce=n1&code_challenge=c1`;
+    const mock = mockFetch({ "GET /api/oauth/oidc/authorize": { url: target, state: "s1" } });
+    try {
+      await startOAuth("oidc", status, "AFF");
+      expect(mock.calls.map((c) => c.path)).toEqual(["/api/oauth/oidc/authorize"]);
+      expect(mock.calls[0].query.get("aff")).toBe("AFF");
+      expect(location.href).toBe(target);
+    } finally {
+      mock.restore();
+    }
+  });
+});
