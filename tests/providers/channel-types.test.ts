@@ -65,6 +65,8 @@ interface Case {
   text: string;
   /** the upstream's usage (prompt, completion); null: the gateway counts */
   usage?: [number, number] | null;
+  /** what the upstream saw, for upstreams that are not plain HTTP (Spark's websocket) */
+  check?: (u: Upstreams) => void;
 }
 
 const bearer = (key: string) => (r: Recorded) => r.headers.authorization === `Bearer ${key}`;
@@ -91,7 +93,17 @@ const CASES: Case[] = [
     path: () => "/api/paas/v4/chat/completions", auth: (r) => /^Bearer ey/.test(r.headers.authorization ?? ""), text: "Hello from GLM-4.", usage: [11, 7],
   },
   { type: 17, model: "qwen-plus", key: () => "sk-dashscope", base: (u) => u.dashscope.url, mock: (u) => u.dashscope, path: () => "/compatible-mode/v1/chat/completions", auth: bearer("sk-dashscope"), text: QWEN_TEXT, usage: [11, 7] },
-  { type: 18, model: "SparkDesk-v3.5", key: () => "spark-app|spark-secret|spark-key", base: (u) => u.spark.url, mock: () => null, text: SPARK_TEXT, usage: [11, 7] },
+  {
+    type: 18, model: "SparkDesk-v3.5", key: () => "spark-app|spark-secret|spark-key", base: (u) => u.spark.url, mock: () => null, text: SPARK_TEXT, usage: [11, 7],
+    check(u) {
+      // six signed handshakes on the version's path, six request frames with the app id, domain and question
+      expect(u.spark.handshakes.slice(-6)).toEqual(Array(6).fill({ path: "/v3.5/chat", ok: true }));
+      for (const f of u.spark.frames.slice(-6)) {
+        expect(f).toMatchObject({ header: { app_id: "spark-app" }, parameter: { chat: { domain: "generalv3.5" } } });
+        expect(JSON.stringify(f.payload.message.text)).toContain(question);
+      }
+    },
+  },
   compat(19),
   compat(20, "/api/v1/chat/completions", (u) => `${u.compat.url}/api`),
   {
@@ -202,6 +214,7 @@ describe("chat and stream through each channel type, for OpenAI, Claude and Gemi
           expect(r.raw).toContain(question);
         }
       }
+      c.check?.(up);
       await fx.flush();
       const logs = (await logsOf(fx, user.id)).filter((l) => l.type === 2);
       expect(logs).toHaveLength(6);

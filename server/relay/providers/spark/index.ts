@@ -210,7 +210,11 @@ async function exchange(call: ProviderCall, url: string, init: RequestInit): Pro
     if (last(f)) complete = true;
   }
   done();
-  if (!complete) return errorResponse(502, "the Spark websocket closed before the answer was complete");
+  if (!complete) {
+    // The relay gave up (timeout, client gone): its own reason, not an upstream failure.
+    if (init.signal?.aborted) throw init.signal.reason;
+    return errorResponse(502, "the Spark websocket closed before the answer was complete");
+  }
   return Response.json({ content: text, function_call: functionCall, usage });
 }
 
