@@ -6,14 +6,15 @@ import { describe, expect, test } from "bun:test";
 import { NEW_USER_QUOTA, logsOf, ratios, sharedRelayFixture } from "../relay/fixtures.ts";
 import type { Recorded } from "../mocks/recorder.ts";
 import { COMPAT_TEXT, startCompatUpstream } from "../mocks/openai-compatible-upstream.ts";
-import { BAIDU_TEXT, startBaiduUpstream } from "../mocks/baidu-upstream.ts";
-import { ZHIPU_V3_TEXT, startZhipuUpstream } from "../mocks/zhipu-upstream.ts";
-import { SPARK_TEXT, startSparkUpstream } from "../mocks/spark-upstream.ts";
-import { AIPROXY_TEXT, startAiproxyUpstream } from "../mocks/aiproxy-upstream.ts";
-import { HUNYUAN_TEXT, startTencentUpstream } from "../mocks/tencent-upstream.ts";
-import { COHERE_TEXT, startCohereUpstream } from "../mocks/cohere-upstream.ts";
-import { DIFY_TEXT, startDifyUpstream } from "../mocks/dify-upstream.ts";
-import { QWEN_TEXT, startDashscopeUpstream } from "../mocks/dashscope-upstream.ts";
+import { startNativeUpstreams } from "../mocks/native-upstreams.ts";
+import { BAIDU_TEXT } from "../mocks/baidu-upstream.ts";
+import { ZHIPU_V3_TEXT } from "../mocks/zhipu-upstream.ts";
+import { SPARK_TEXT } from "../mocks/spark-upstream.ts";
+import { AIPROXY_TEXT } from "../mocks/aiproxy-upstream.ts";
+import { HUNYUAN_TEXT } from "../mocks/tencent-upstream.ts";
+import { COHERE_TEXT } from "../mocks/cohere-upstream.ts";
+import { DIFY_TEXT } from "../mocks/dify-upstream.ts";
+import { QWEN_TEXT } from "../mocks/dashscope-upstream.ts";
 import { CLAUDE_TEXT, startClaudeUpstream } from "../mocks/claude-upstream.ts";
 import { GEMINI_TEXT, startGeminiUpstream } from "../mocks/gemini-upstream.ts";
 import { AZURE_TEXT, startAzureUpstream } from "../mocks/azure-upstream.ts";
@@ -31,16 +32,8 @@ const up = sharedRelayFixture(async () => {
   const sa = await makeServiceAccount(vertex.url + "/token");
   vertex.trust(sa);
   return {
-    compat: startCompatUpstream(),
+    ...startNativeUpstreams(),
     qianfan: startCompatUpstream({ auth: (r) => r.headers.authorization === `Bearer ${QIANFAN_KEY}` && r.headers.appid === "app-7" }),
-    baidu: startBaiduUpstream(),
-    zhipu: startZhipuUpstream(),
-    spark: startSparkUpstream(),
-    aiproxy: startAiproxyUpstream(),
-    tencent: startTencentUpstream(),
-    cohere: startCohereUpstream(),
-    dify: startDifyUpstream(),
-    dashscope: startDashscopeUpstream(),
     claude: startClaudeUpstream(),
     gemini: startGeminiUpstream(),
     azure: startAzureUpstream(),

@@ -6,15 +6,12 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { NEW_USER_QUOTA, logsOf, ratios, sharedRelayFixture } from "../relay/fixtures.ts";
 import { loginRoot } from "./login.ts";
-import { startCompatUpstream } from "../mocks/openai-compatible-upstream.ts";
-import { BAIDU_TEXT, startBaiduUpstream } from "../mocks/baidu-upstream.ts";
-import { startZhipuUpstream, verifyZhipuJwt } from "../mocks/zhipu-upstream.ts";
-import { SPARK_TEXT, startSparkUpstream } from "../mocks/spark-upstream.ts";
-import { startAiproxyUpstream } from "../mocks/aiproxy-upstream.ts";
-import { startTencentUpstream } from "../mocks/tencent-upstream.ts";
-import { startCohereUpstream } from "../mocks/cohere-upstream.ts";
-import { DIFY_TEXT, startDifyUpstream } from "../mocks/dify-upstream.ts";
-import { WAV_BYTES, startDashscopeUpstream } from "../mocks/dashscope-upstream.ts";
+import { startNativeUpstreams } from "../mocks/native-upstreams.ts";
+import { BAIDU_TEXT } from "../mocks/baidu-upstream.ts";
+import { verifyZhipuJwt } from "../mocks/zhipu-upstream.ts";
+import { SPARK_TEXT } from "../mocks/spark-upstream.ts";
+import { DIFY_TEXT } from "../mocks/dify-upstream.ts";
+import { WAV_BYTES } from "../mocks/dashscope-upstream.ts";
 import { baiduClock, clearBaiduTokens } from "../../server/relay/providers/baidu/index.ts";
 import { ZHIPU_TOKEN_TTL_MS, clearZhipuTokens, zhipuClock } from "../../server/relay/providers/zhipu/index.ts";
 import { sparkEndpoint, sparkSignedUrl, sparkVersion } from "../../server/relay/providers/spark/index.ts";
@@ -24,17 +21,7 @@ import { probeChannel, readBalance, upstreamModels } from "../../server/relay/pr
 import type { Channel } from "../../db/schema.ts";
 
 const up = sharedRelayFixture(async (fx) => {
-  const u = {
-    compat: startCompatUpstream(),
-    baidu: startBaiduUpstream(),
-    zhipu: startZhipuUpstream(),
-    spark: startSparkUpstream(),
-    aiproxy: startAiproxyUpstream(),
-    tencent: startTencentUpstream(),
-    cohere: startCohereUpstream(),
-    dify: startDifyUpstream(),
-    dashscope: startDashscopeUpstream(),
-  };
+  const u = startNativeUpstreams();
   const ch = async (type: number, key: string, base: string, models: string[], extra: Record<string, unknown> = {}) => fx.channel({ type, key, base_url: base, models, ...extra });
   ids.spark = await ch(18, "spark-app|spark-secret|spark-key", u.spark.url, ["SparkDesk", "SparkDesk-v3.5", "spark-128k"], { model_mapping: { "spark-128k": "SparkDesk" } });
   ids.sparkPro = await ch(18, "spark-app|spark-secret|spark-key", u.spark.url, ["spark-pro"], { other: "pro-128k", model_mapping: { "spark-pro": "SparkDesk" } });
