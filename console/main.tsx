@@ -1,5 +1,6 @@
 // Browser entry. The React 19 adapter must load before any Arco component renders (STACK.md §1b).
 import "@arco-design/web-react/es/_util/react-19-adapter";
+import "./preload.ts";
 // The build answers this with the styles of the Arco components the console uses (scripts/arco-imports.ts).
 import "@arco-design/web-react/dist/css/arco.css";
 import "./styles.css";
@@ -8,9 +9,7 @@ import React from "react";
 import { createRoot } from "react-dom/client";
 import { BrowserRouter } from "react-router-dom";
 import "./i18n/index.ts";
-import App, { preloadRoute } from "./App.tsx";
-
-preloadRoute(location.pathname);
+import App from "./App.tsx";
 
 createRoot(document.getElementById("root")!).render(
   <React.StrictMode>

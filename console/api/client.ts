@@ -4,6 +4,7 @@
 // success=false and a translated message, so a screen only ever checks `success`.
 import { i18n } from "../i18n/index.ts";
 import { getStoredUser, setStoredUser } from "../lib/storage.ts";
+export { qs } from "./qs.ts";
 
 export interface Envelope<T = any> {
   success: boolean;
@@ -113,9 +114,3 @@ export const api = {
 };
 
 /** Builds a query string, leaving out empty values. */
-export function qs(params: Record<string, string | number | boolean | undefined | null>): string {
-  const p = new URLSearchParams();
-  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== "") p.set(k, String(v));
-  const s = p.toString();
-  return s ? `?${s}` : "";
-}

@@ -1,12 +1,10 @@
 // Filter forms above the console's lists (usage logs, dashboard, drawing and task logs): labelled fields
 // in a grid that fills the card's width and wraps by whole fields, and a date-time range picked with
-// Arco's range picker and its presets. On a phone the range is two date pickers (a two-month range
-// panel would not fit the screen) and the presets a select.
-import React from "react";
-import { Button, DatePicker, Select } from "@arco-design/web-react";
-import dayjs, { type Dayjs } from "dayjs";
+// Arco's range picker and its presets (components/DateRangePicker.tsx, loaded on demand: until it is
+// there, the range shows as text in a read-only box of the same size).
+import React, { Suspense, lazy, useEffect, useState } from "react";
+import { Button, Input } from "@arco-design/web-react";
 import { useTranslation } from "react-i18next";
-import { useIsMobile } from "../lib/hooks.ts";
 
 export const DATE_TIME_FORMAT = "YYYY-MM-DD HH:mm:ss";
 
@@ -39,57 +37,33 @@ export function FilterBar({ children, onSearch, onReset, loading, extra }: {
 
 export type RangePreset = "today" | "last24h" | "last7d" | "last30d" | "thisMonth";
 
-/** [start, end] of a preset; the end is an hour ahead of now, as the spec's default ranges are. */
-export function presetRange(preset: RangePreset, now = dayjs()): [Dayjs, Dayjs] {
-  const end = now.add(1, "hour").startOf("minute");
-  switch (preset) {
-    case "today": return [now.startOf("day"), end];
-    case "last24h": return [now.subtract(24, "hour").startOf("minute"), end];
-    case "last7d": return [now.subtract(7, "day").startOf("day"), end];
-    case "last30d": return [now.subtract(30, "day").startOf("day"), end];
-    case "thisMonth": return [now.startOf("month"), end];
-  }
-}
+export interface DateRangeProps { value: [string, string]; onChange: (v: [string, string]) => void; presets?: RangePreset[]; testId?: string }
 
-const fmt = (d: Dayjs) => d.format(DATE_TIME_FORMAT);
+const Picker = lazy(() => import("./DateRangePicker.tsx"));
 
-/** A date-time range as two "YYYY-MM-DD HH:mm:ss" strings ("" = open end). */
-export function DateRange({ value, onChange, presets = ["today", "last7d", "last30d", "thisMonth"], testId = "date-range" }: {
-  value: [string, string]; onChange: (v: [string, string]) => void; presets?: RangePreset[]; testId?: string;
-}) {
-  const { t } = useTranslation();
-  const mobile = useIsMobile();
-  if (mobile) {
-    // Whole days: from the start of the first to the end of the last.
-    const day = (edge: "start" | "end") => (s: string | undefined) => {
-      const d = s ? dayjs(s) : null;
-      const next: [string, string] = [...value];
-      next[edge === "start" ? 0 : 1] = d ? fmt(edge === "start" ? d.startOf("day") : d.endOf("day")) : "";
-      onChange(next);
-    };
-    return (
-      <div className="sy-range-mobile" data-testid={testId}>
-        <Select size="default" placeholder={t("ops.filter.preset")} value={undefined} onChange={(p: RangePreset) => onChange(presetRange(p).map(fmt) as [string, string])}
-          options={presets.map((p) => ({ value: p, label: t(`ops.filter.${p}`) }))} />
-        <div className="sy-range-days">
-          <DatePicker value={value[0] || undefined} onChange={day("start")} placeholder={t("ops.log.start")} style={{ width: "100%" }} />
-          <DatePicker value={value[1] || undefined} onChange={day("end")} placeholder={t("ops.log.end")} style={{ width: "100%" }} />
-        </div>
-      </div>
-    );
-  }
+/**
+ * A date-time range as two "YYYY-MM-DD HH:mm:ss" strings ("" = open end). The picker is fetched once the
+ * page is idle, or at once when the pointer or the keyboard comes to the box, so it never competes with
+ * the list the page opens on.
+ */
+export function DateRange(props: DateRangeProps) {
+  const [wanted, setWanted] = useState(false);
+  useEffect(() => {
+    if (wanted) return;
+    const idle = (globalThis as { requestIdleCallback?: (f: () => void, o?: { timeout: number }) => number }).requestIdleCallback;
+    if (idle) {
+      const id = idle(() => setWanted(true), { timeout: 1500 });
+      return () => (globalThis as { cancelIdleCallback?: (id: number) => void }).cancelIdleCallback?.(id);
+    }
+    const id = setTimeout(() => setWanted(true), 100);
+    return () => clearTimeout(id);
+  }, [wanted]);
+  const text = props.value[0] || props.value[1] ? `${props.value[0]} – ${props.value[1]}` : "";
+  const placeholder = <Input readOnly value={text} onFocus={() => setWanted(true)} onMouseEnter={() => setWanted(true)} data-testid="date-range-placeholder" />;
+  if (!wanted) return placeholder;
   return (
-    <DatePicker.RangePicker
-      data-testid={testId}
-      className="sy-range"
-      showTime
-      format={DATE_TIME_FORMAT}
-      value={value[0] || value[1] ? [value[0], value[1]] : undefined}
-      onChange={(s: string[] | undefined) => onChange([s?.[0] ?? "", s?.[1] ?? ""])}
-      shortcutsPlacementLeft
-      shortcuts={presets.map((p) => ({ text: t(`ops.filter.${p}`), value: () => presetRange(p) }))}
-      placeholder={[t("ops.log.start"), t("ops.log.end")]}
-      style={{ width: "100%" }}
-    />
+    <Suspense fallback={placeholder}>
+      <Picker {...props} />
+    </Suspense>
   );
 }

@@ -164,7 +164,8 @@ export function ResponsiveTable<T extends Record<string, any>>(props: Responsive
   const columns: any[] = inRow.map((c) => ({ ...c, render: c.render ? (v: unknown, r: T, i: number) => c.render!(v, r, i) : undefined }));
   if (props.actions) {
     columns.push({
-      key: "actions", title: props.actionsTitle ?? t("ops.actions"), className: "sy-actions-cell",
+      // On a phone the column is one "⋯" button: no title to widen it.
+      key: "actions", title: compact ? "" : props.actionsTitle ?? t("ops.actions"), className: "sy-actions-cell",
       render: (_: unknown, row: T) => {
         const a = props.actions!(row);
         return Array.isArray(a) ? <RowActions actions={a} compact={compact} /> : a;
@@ -187,7 +188,7 @@ export function ResponsiveTable<T extends Record<string, any>>(props: Responsive
   };
   const expandable = stepped.length > 0 || !!props.expandedRowRender;
   return (
-    <div ref={ref} className={`sy-rtable${props.className ? ` ${props.className}` : ""}`} data-testid={props.testId}>
+    <div ref={ref} className={`sy-rtable${compact ? " sy-rtable-compact" : ""}${props.className ? ` ${props.className}` : ""}`} data-testid={props.testId}>
       <Table
         rowKey={props.rowKey as any}
         loading={props.loading}

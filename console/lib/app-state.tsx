@@ -22,6 +22,18 @@ export interface AppState {
 
 const Ctx = createContext<AppState | null>(null);
 
+type StatusReply = { success: boolean; message?: string; data?: SiteStatus };
+/**
+ * The status call index.html started before the scripts arrived (taken once); null when there was none
+ * or it failed, and the console asks again through the API client.
+ */
+function takeEarlyStatus(): Promise<StatusReply | null> | null {
+  const g = globalThis as { __syStatus?: Promise<StatusReply | null> };
+  const p = g.__syStatus ?? null;
+  g.__syStatus = undefined;
+  return p;
+}
+
 export function AppStateProvider({ children, initialStatus }: { children: React.ReactNode; initialStatus?: SiteStatus }) {
   const [status, setStatus] = useState<SiteStatus>(() => initialStatus ?? getStoredStatus());
   const [statusLoaded, setLoaded] = useState(!!initialStatus);
@@ -30,7 +42,8 @@ export function AppStateProvider({ children, initialStatus }: { children: React.
   const [theme, setThemeState] = useState<ThemeMode>(() => storedTheme());
 
   const refreshStatus = useCallback(async () => {
-    const r = await api.get<SiteStatus>("/api/status");
+    const early = await takeEarlyStatus();
+    const r = early?.success && early.data ? (early as { success: true; message: string; data: SiteStatus }) : await api.get<SiteStatus>("/api/status");
     if (r.success && r.data) {
       storeStatus(r.data);
       setStatus(r.data);

@@ -8,9 +8,18 @@ export function locale(lang = i18n.language): string {
   return lang.startsWith("ru") ? "ru-RU" : lang.startsWith("en") ? "en-US" : "zh-CN";
 }
 
+// Building an Intl.NumberFormat costs far more than using one (a table of logs needs hundreds of numbers).
+const formats = new Map<string, Intl.NumberFormat>();
+function numberFormat(loc: string, max: number, min: number, grouping = true): Intl.NumberFormat {
+  const key = `${loc}|${max}|${min}|${grouping}`;
+  let f = formats.get(key);
+  if (!f) formats.set(key, (f = new Intl.NumberFormat(loc, { maximumFractionDigits: max, minimumFractionDigits: min, useGrouping: grouping })));
+  return f;
+}
+
 /** A number in the console language (decimal comma in Russian), with at most `digits` decimals. */
 export function formatNumber(n: number, digits = 2, minDigits = 0): string {
-  return new Intl.NumberFormat(locale(), { maximumFractionDigits: digits, minimumFractionDigits: Math.min(minDigits, digits) }).format(Number.isFinite(n) ? n : 0);
+  return numberFormat(locale(), digits, Math.min(minDigits, digits)).format(Number.isFinite(n) ? n : 0);
 }
 
 /** A duration in seconds, e.g. "0.42 s", "0.42 秒", "0,42 с". */
@@ -27,7 +36,7 @@ export function renderNumber(n: number): string {
   if (abs >= 1e9) return trim(n / 1e9) + "B";
   if (abs >= 1e6) return trim(n / 1e6) + "M";
   if (abs >= 1e4) return trim(n / 1e3) + "k";
-  return new Intl.NumberFormat(locale(), { maximumFractionDigits: 2, useGrouping: false }).format(n);
+  return numberFormat(locale(), 2, 0, false).format(n);
 }
 
 export function quotaPerUnit(): number {

@@ -5,6 +5,7 @@ import { ADMIN, USER, mockFetch, ok, renderApp, type FetchMock } from "./helpers
 import { firstTokenColor, taskDuration, useTimeColor } from "../../console/pages/_shared/colors.ts";
 import { toSeries } from "../../console/pages/detail/index.tsx";
 import { axisTicks } from "../../console/pages/detail/StackedBars.tsx";
+import { prefetchFirstLogPage } from "../../console/pages/log/prefetch.ts";
 
 let fm: FetchMock;
 /** The input of a labelled filter field. */
@@ -50,6 +51,19 @@ describe("usage log page", () => {
     expect(Number(list.query.get("end_timestamp"))).toBeGreaterThan(Date.now() / 1000);
   });
 
+  test("opened first, the page shows the first page asked for while the console loaded, without asking again", async () => {
+    fm = mockFetch({ "GET /api/log/self/": ok({ items: [LOG({ model_name: "prefetched-model" })], total: 1 }), "GET /api/log/self/stat": ok({ quota: 40, rpm: 1, tpm: 17 }) });
+    localStorage.setItem("user", JSON.stringify(USER));
+    prefetchFirstLogPage();
+    await waitFor(() => expect(fm.calls.filter((c) => c.path === "/api/log/self/").length).toBe(1));
+    const sent = fm.calls.find((c) => c.path === "/api/log/self/")!;
+    expect(sent.headers["new-api-user"]).toBe(String(USER.id));
+    await renderApp("/log", { user: USER });
+    expect(await screen.findByText("prefetched-model")).toBeTruthy();
+    await screen.findByTestId("log-stat");
+    expect(fm.calls.filter((c) => c.path === "/api/log/self/").length).toBe(1);
+  });
+
   test("an admin filters by username and channel, sees retries and opens the user's info", async () => {
     fm = mockFetch({
       "GET /api/log/": ok({ items: [LOG({ use_time: 150 })], total: 1 }), "GET /api/log/stat": ok({ quota: 40, rpm: 1, tpm: 17 }),
@@ -76,7 +90,12 @@ describe("usage log page", () => {
     fm = mockFetch({ "GET /api/log/self/": ok({ items: [], total: 0 }), "GET /api/log/self/stat": ok({ quota: 0, rpm: 0, tpm: 0 }) });
     await renderApp("/log", { user: USER });
     await waitFor(() => expect(fm.calls.some((c) => c.path === "/api/log/self/")).toBe(true));
-    const picker = screen.getByTestId("filters").querySelector(".arco-picker-range")!;
+    // The picker arrives once the page is idle (a read-only box shows the range until then).
+    const picker = await waitFor(() => {
+      const el = screen.getByTestId("filters").querySelector(".arco-picker-range");
+      if (!el) throw new Error("the picker has not arrived yet");
+      return el;
+    });
     fireEvent.click(picker.querySelector("input")!);
     fireEvent.click(await screen.findByText("Last 7 days"));
     fireEvent.click(screen.getByTestId("filter-search"));

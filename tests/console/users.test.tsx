@@ -83,9 +83,11 @@ describe("user administration", () => {
     fm = userApi({ "POST /api/user/manage": fail("the super admin cannot be disabled, deleted or demoted") });
     await renderApp("/user", { user: ADMIN });
     await waitFor(() => expect(rowOf("root")).toBeTruthy());
-    fireEvent.click(within(rowOf("root")).getByText("Disable"));
+    // The super admin's own row does not even offer it.
+    expect((within(rowOf("root")).getByText("Disable").closest("button") as HTMLButtonElement).disabled).toBe(true);
+    fireEvent.click(within(rowOf("alice")).getByText("Disable"));
     expect(await screen.findByText("The super admin cannot be disabled, deleted or demoted")).toBeTruthy();
-    expect(within(rowOf("root")).getByText("Enabled")).toBeTruthy();
+    expect(within(rowOf("alice")).getByText("Enabled")).toBeTruthy();
   });
 
   test("add user: username and password required, then POST /api/user/", async () => {

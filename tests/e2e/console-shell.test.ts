@@ -59,7 +59,7 @@ afterAll(async () => {
 });
 
 describe("console in Chromium", () => {
-  test("first visit goes to the setup wizard, which creates the admin and reloads", async () => {
+  test("first visit goes to the setup wizard, which creates the admin, signs them in and reloads into the console", async () => {
     await page.goto(base + "/pricing");
     await page.waitForURL(/\/setup$/);
     await page.getByText("First-run setup").waitFor();
@@ -71,9 +71,12 @@ describe("console in Chromium", () => {
     await page.fill('input[name="confirmPassword"]', ADMIN.password);
     await page.getByRole("button", { name: "Initialise the system" }).click();
     await page.getByText("System initialised").first().waitFor();
-    await page.waitForURL(base + "/", { timeout: 10_000 });
+    await page.waitForURL(base + "/channel", { timeout: 10_000 });
     await page.waitForLoadState("networkidle");
-    expect(page.url()).toBe(base + "/");
+    expect(await page.evaluate(() => JSON.parse(localStorage.getItem("user") ?? "null")?.username)).toBe(ADMIN.username);
+    // Signed out again, so the login page below starts from a guest.
+    await page.evaluate(() => fetch("/api/user/logout").then(() => localStorage.removeItem("user")));
+    await page.goto(base + "/");
     const row = await ctx.deps.db.selectFrom("users").select(["username", "role"]).where("username", "=", ADMIN.username).executeTakeFirst();
     expect(row?.role).toBe(100);
     await shot("home");

@@ -1,20 +1,21 @@
 // Usage logs (spec 001 §2 Usage log page, §6 admin extras, §9 colours and "more data at the last page").
-import React, { useEffect, useRef, useState } from "react";
+import React, { useLayoutEffect, useRef, useState } from "react";
 import { Descriptions, Input, Modal, Select, Tag, Tooltip, Typography } from "@arco-design/web-react";
 import { useTranslation } from "react-i18next";
 import { Page } from "../../components/Page.tsx";
 import { ResponsiveTable, type RColumn } from "../../components/ResponsiveTable.tsx";
 import { DateRange, Field, FilterBar } from "../../components/Filters.tsx";
-import { api, qs } from "../../api/index.ts";
+import { api, qs, type Envelope } from "../../api/index.ts";
 import { isAdmin, useApp } from "../../lib/app-state.tsx";
 import { formatSeconds, renderNumber, renderQuota, timestampToString } from "../../lib/format.ts";
 import { toast } from "../../lib/toast.ts";
 import { LOG_TYPE } from "../../../server/catalogue/index.ts";
-import { HOUR_MS, formatDateTime, parseDateTime, startOfToday, toSeconds } from "../_shared/time.ts";
+import { parseDateTime, toSeconds } from "../_shared/time.ts";
 import { firstTokenColor, useTimeColor } from "../_shared/colors.ts";
 import { ColumnPicker, useColumnVisibility } from "../_shared/ColumnPicker.tsx";
 import { asPage, sizeOptions, usePageSize } from "../_shared/paging.ts";
 import { logDetails, parseOther } from "./details.ts";
+import { defaultRange, logPageUrl, prefetchUnderWay, takePrefetched } from "./prefetch.ts";
 
 export { parseOther };
 
@@ -35,26 +36,43 @@ function Clip({ text, max, className, onClick }: { text: string; max: number; cl
 interface Filters { type: number; token_name: string; model_name: string; start: string; end: string; group: string; channel: string; username: string }
 
 function defaultFilters(): Filters {
-  return {
-    type: LOG_TYPE.unknown, token_name: "", model_name: "", group: "", channel: "", username: "",
-    start: formatDateTime(startOfToday()), end: formatDateTime(new Date(Date.now() + HOUR_MS)),
+  return { type: LOG_TYPE.unknown, token_name: "", model_name: "", group: "", channel: "", username: "", ...defaultRange() };
+}
+
+/** The query the filters send, or null when a time is not a date. */
+function queryOf(f: Filters, admin: boolean): Record<string, string | number> | null {
+  const start = f.start ? parseDateTime(f.start) : null;
+  const end = f.end ? parseDateTime(f.end) : null;
+  if ((f.start && !start) || (f.end && !end)) return null;
+  const q: Record<string, string | number> = {
+    type: f.type, token_name: f.token_name.trim(), model_name: f.model_name.trim(), group: f.group.trim(),
+    start_timestamp: start ? toSeconds(start) : "", end_timestamp: end ? toSeconds(end) : "",
   };
+  if (admin) Object.assign(q, { channel: f.channel.trim(), username: f.username.trim() });
+  return q;
 }
 
 export default function LogPage() {
   const { t } = useTranslation();
   const { user } = useApp();
   const admin = isAdmin(user);
-  const [filters, setFilters] = useState<Filters>(defaultFilters);
-  const [rows, setRows] = useState<LogRow[]>([]);
-  const [total, setTotal] = useState(0);
-  const [page, setPage] = useState(1);
   const [size, setSize] = usePageSize("log");
+  // The first page: the one console/preload.ts asked for while the console loaded, when it has arrived.
+  const [first] = useState(() => {
+    const f = defaultFilters();
+    const q = queryOf(f, admin)!;
+    const url = logPageUrl(admin, q, 1, size);
+    return { f, q, url, reply: takePrefetched(url) as Envelope | null };
+  });
+  const [filters, setFilters] = useState<Filters>(first.f);
+  const [rows, setRows] = useState<LogRow[]>(() => (first.reply ? asPage<LogRow>(first.reply.data).items : []));
+  const [total, setTotal] = useState(() => (first.reply ? asPage<LogRow>(first.reply.data).total : 0));
+  const [page, setPage] = useState(1);
   const [loading, setLoading] = useState(false);
   const [stat, setStat] = useState<{ quota: number; rpm: number; tpm: number } | null>(null);
   const [userInfo, setUserInfo] = useState<Record<string, any> | null>(null);
   const [error, setError] = useState("");
-  const query = useRef<Record<string, string | number>>({});
+  const query = useRef<Record<string, string | number>>(first.q);
 
   const columnDefs = [
     { key: "time", title: t("ops.log.time") },
@@ -73,30 +91,29 @@ export default function LogPage() {
   const { visible, update } = useColumnVisibility(LOGS_COLUMNS_KEY, columnDefs.map((c) => c.key));
 
   const buildQuery = (f: Filters): Record<string, string | number> | null => {
-    const start = f.start ? parseDateTime(f.start) : null;
-    const end = f.end ? parseDateTime(f.end) : null;
-    if ((f.start && !start) || (f.end && !end)) {
-      setError(t("ops.log.badTime"));
-      return null;
-    }
-    setError("");
-    const q: Record<string, string | number> = {
-      type: f.type, token_name: f.token_name.trim(), model_name: f.model_name.trim(), group: f.group.trim(),
-      start_timestamp: start ? toSeconds(start) : "", end_timestamp: end ? toSeconds(end) : "",
-    };
-    if (admin) Object.assign(q, { channel: f.channel.trim(), username: f.username.trim() });
+    const q = queryOf(f, admin);
+    setError(q ? "" : t("ops.log.badTime"));
     return q;
+  };
+
+  const show = (r: Envelope, replace: boolean) => {
+    if (!r.success) return toast.error(r.message);
+    const { items, total: n } = asPage<LogRow>(r.data);
+    setTotal(n);
+    setRows((prev) => (replace ? items : [...prev, ...items]));
   };
 
   /** Loads server page `serverPage` and appends (or replaces for page 1): the table pages over what is loaded. */
   const fetchPage = async (serverPage: number, pageSize: number, replace: boolean) => {
     setLoading(true);
-    const r = await api.get(`${admin ? "/api/log/" : "/api/log/self/"}${qs({ ...query.current, p: serverPage, page_size: pageSize })}`);
+    const r = await api.get(logPageUrl(admin, query.current, serverPage, pageSize));
     setLoading(false);
-    if (!r.success) return toast.error(r.message);
-    const { items, total: n } = asPage<LogRow>(r.data);
-    setTotal(n);
-    setRows((prev) => (replace ? items : [...prev, ...items]));
+    show(r, replace);
+  };
+
+  const loadStat = async (q: Record<string, string | number>) => {
+    const s = await api.get(`${admin ? "/api/log/stat" : "/api/log/self/stat"}${qs(q)}`);
+    if (s.success && s.data) setStat({ quota: Number(s.data.quota ?? 0), rpm: Number(s.data.rpm ?? 0), tpm: Number(s.data.tpm ?? 0) });
   };
 
   const search = async (pageSize = size, f = filters) => {
@@ -105,12 +122,26 @@ export default function LogPage() {
     query.current = q;
     setPage(1);
     await fetchPage(1, pageSize, true);
-    const s = await api.get(`${admin ? "/api/log/stat" : "/api/log/self/stat"}${qs(q)}`);
-    if (s.success && s.data) setStat({ quota: Number(s.data.quota ?? 0), rpm: Number(s.data.rpm ?? 0), tpm: Number(s.data.tpm ?? 0) });
+    await loadStat(q);
   };
 
-  useEffect(() => {
-    void search();
+  // The first page: already here (prefetched), on its way (prefetch under way), or asked for now. A layout
+  // effect, so the query leaves before the page is laid out and painted, not after.
+  useLayoutEffect(() => {
+    void (async () => {
+      if (!first.reply) {
+        const underWay = prefetchUnderWay(first.url);
+        if (underWay) {
+          setLoading(true);
+          await underWay;
+          setLoading(false);
+        }
+        const r = takePrefetched(first.url) as Envelope | null;
+        if (r) show(r, true);
+        else await fetchPage(1, size, true);
+      }
+      await loadStat(first.q);
+    })();
   }, []);
 
   const reset = () => {

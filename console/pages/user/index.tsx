@@ -101,7 +101,8 @@ export default function UsersPage() {
   const actions = (u: UserRow): RowAction[] => (u.DeletedAt ? [] : [
     { key: "edit", label: t("common.edit"), main: true, onClick: () => setEditId(u.id) },
     u.status === USER_STATUS.enabled
-      ? { key: "disable", label: t("users.disable"), status: "warning", main: true, onClick: () => void manage(u, "disable") }
+      // The super admin cannot be disabled, demoted or deleted (spec 000 §6): those actions are greyed out.
+      ? { key: "disable", label: t("users.disable"), status: "warning", main: true, disabled: u.role >= ROLE.root, onClick: () => void manage(u, "disable") }
       : { key: "enable", label: t("users.enable"), status: "success", main: true, disabled: u.status === USER_STATUS.unenablable, onClick: () => void manage(u, "enable") },
     { key: "promote", label: t("users.promote"), disabled: u.role >= ROLE.admin, confirm: t("users.confirmPromote"), onClick: () => void manage(u, "promote") },
     { key: "demote", label: t("users.demote"), disabled: u.role < ROLE.admin || u.role >= ROLE.root, confirm: t("users.confirmDemote"), onClick: () => void manage(u, "demote") },
