@@ -24,6 +24,10 @@ import { verificationModule } from "./modules/verification/index.ts";
 import { twoFAModule } from "./modules/twofa/index.ts";
 import { passkeyModule } from "./modules/passkey/index.ts";
 import { panelsModule } from "./modules/panels/index.ts";
+import { checkinModule } from "./modules/checkin/index.ts";
+import { ratioSyncModule } from "./modules/ratio-sync/index.ts";
+import { modelMetaModule } from "./modules/model-meta/index.ts";
+import { prefillModule } from "./modules/prefill/index.ts";
 import { relayModule } from "./relay/index.ts";
 import { nativeModule } from "./relay/native/index.ts";
 
@@ -131,6 +135,10 @@ export function createApp(deps: AppDeps) {
     .use(twoFAModule(deps))
     .use(passkeyModule(deps))
     .use(panelsModule(deps))
+    .use(checkinModule(deps))
+    .use(ratioSyncModule(deps))
+    .use(modelMetaModule(deps))
+    .use(prefillModule(deps))
     .use(nativeModule(deps))
     .use(relayModule(deps))
     // Last: the console answers every GET no module claimed (SPA deep links), JSON 404 for API paths.

@@ -30,6 +30,7 @@ export async function closeDeps(deps: AppDeps): Promise<void> {
       console.error("shutdown hook failed:", e);
     }
   }
+  await deps.options.settled();
   await deps.cache.close();
   await deps.db.destroy();
 }

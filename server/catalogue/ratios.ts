@@ -271,3 +271,45 @@ export function thinkingBaseModel(model: string): string {
   const m = /^(.+)-(?:thinking(?:-\d+)?|nothinking)$/.exec(model);
   return m ? m[1]! : model;
 }
+
+/**
+ * new-api's built-in completion ratios, applied when CompletionRatio has no entry for the model (so a database
+ * moved from new-api bills the same): its rules by model family, or undefined when it has none (then 1).
+ */
+export function builtinCompletionRatio(model: string): number | undefined {
+  const m = model;
+  const starts = (p: string) => m.startsWith(p);
+  if (m.endsWith("-all") || m.endsWith("-gizmo-*")) return 2;
+  if (starts("gpt-3.5")) {
+    if (m === "gpt-3.5-turbo" || m.endsWith("0125")) return 3;
+    if (m.endsWith("1106")) return 2;
+    return 4 / 3;
+  }
+  if (starts("gpt-4o")) {
+    if (m === "gpt-4o-2024-05-13") return 3;
+    if (starts("gpt-4o-mini-tts")) return 20;
+    return 4;
+  }
+  if (starts("gpt-5")) return 8;
+  if (starts("gpt-4.5-preview")) return 2;
+  if (starts("gpt-4-turbo") || m.endsWith("gpt-4-1106") || m.endsWith("gpt-4-1105")) return 3;
+  if (starts("gpt-4")) return 2;
+  if (starts("o1") || starts("o3")) return 4;
+  if (m === "chatgpt-4o-latest") return 3;
+  if (m.includes("claude-instant-1") || m.includes("claude-2")) return 3;
+  if (m.includes("claude-3") || m.includes("claude-sonnet-4") || m.includes("claude-opus-4") || m.includes("claude-haiku-4")) return 5;
+  if (starts("mistral-")) return 3;
+  if (starts("gemini-")) {
+    if (starts("gemini-1.5") || starts("gemini-2.0")) return 4;
+    if (starts("gemini-2.5-pro")) return 8;
+    if (starts("gemini-2.5-flash-lite")) return 4;
+    if (starts("gemini-2.5-flash-preview")) return m.endsWith("-nothinking") ? 4 : 3.5 / 0.15;
+    if (starts("gemini-2.5-flash")) return 2.5 / 0.3;
+    if (starts("gemini-3-pro-image")) return 60;
+    if (starts("gemini-3-pro") || starts("gemini-3.1-pro")) return 6;
+    return 4;
+  }
+  if (starts("command")) return ({ "command-r": 3, "command-r-plus": 5 } as Record<string, number>)[m] ?? 4;
+  if (starts("ERNIE-Speed-") || starts("ERNIE-Lite-") || starts("ERNIE-Character") || starts("ERNIE-Functions")) return 2;
+  return ({ "llama2-70b-4096": 0.8 / 0.64, "llama3-8b-8192": 2, "llama3-70b-8192": 0.79 / 0.59 } as Record<string, number>)[m];
+}

@@ -10,8 +10,10 @@ export interface Caller {
   userId: number;
   username: string;
   role: number;
-  /** The group the call is priced and routed in: the token's group, else the user's. */
+  /** The group the call is priced and routed in: the token's group, else the user's ("auto": see core/admit.ts). */
   group: string;
+  /** The user's own group: GroupGroupRatio prices by it, and auto groups are the ones it may use. */
+  userGroup?: string;
   tokenId: number;
   tokenName: string;
   unlimited: boolean;
@@ -75,7 +77,7 @@ export async function authenticate(deps: AppDeps, rawKey: string, ip: string): P
     ? new Set(String(token.model_limits ?? "").split(",").map((s) => s.trim()).filter(Boolean))
     : null;
   return {
-    userId: user.id, username: user.username, role: user.role, group: token.group || user.group,
+    userId: user.id, username: user.username, role: user.role, group: token.group || user.group, userGroup: user.group,
     tokenId: token.id, tokenName: token.name, unlimited, modelLimits: limits, pinnedChannel,
     acceptUnsetModel: acceptsUnset(user.setting),
     userQuota: Number(user.quota), tokenQuota: unlimited ? null : Number(token.remain_quota), userSetting: user.setting,

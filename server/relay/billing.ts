@@ -2,7 +2,8 @@
 import type { OptionStore } from "../modules/option/store.ts";
 import { AppError } from "../http/errors.ts";
 import { QUOTA_PER_UNIT } from "../catalogue/index.ts";
-import { thinkingBaseModel } from "../catalogue/ratios.ts";
+import { builtinCompletionRatio, thinkingBaseModel } from "../catalogue/ratios.ts";
+import { groupRatioFor } from "../modules/group/auto.ts";
 import type { Usage } from "./providers/types.ts";
 
 /** The ratio billed for a model nobody priced, when self-use mode or the user's setting accepts that. */
@@ -18,9 +19,18 @@ export interface Price {
   cacheRatio: number;
   cacheCreationRatio: number;
   groupRatio: number;
+  /** new-api's ImageRatio, AudioRatio, AudioCompletionRatio: image and audio tokens relative to text tokens */
+  imageRatio?: number;
+  audioRatio?: number;
+  audioCompletionRatio?: number;
 }
 
-export function priceFor(options: OptionStore, model: string, group: string, acceptUnset: boolean): Price {
+/**
+ * `userGroup`: the caller's own group, for GroupGroupRatio (what its users pay in `group`); without it, or
+ * without an entry, GroupRatio[group] applies. CompletionRatio without an entry falls back to new-api's
+ * built-in ratio for the model's family (catalogue/ratios.ts builtinCompletionRatio), then 1.
+ */
+export function priceFor(options: OptionStore, model: string, group: string, acceptUnset: boolean, userGroup?: string): Price {
   const prices = options.json<Record<string, number>>("ModelPrice", {});
   const ratios = options.json<Record<string, number>>("ModelRatio", {});
   const completion = options.json<Record<string, number>>("CompletionRatio", {});
@@ -29,12 +39,16 @@ export function priceFor(options: OptionStore, model: string, group: string, acc
   // operator's entry for "x-thinking" wins and an unconfigured "x-thinking-1024" costs what "x" costs.
   const base = thinkingBaseModel(model);
   const pick = (table: Record<string, number>): number | undefined => (priced(table[model]) ? table[model] : base !== model && priced(table[base]) ? table[base] : undefined);
-  const groupRatio = numberOr(options.json<Record<string, number>>("GroupRatio", {})[group], 1);
+  const groupRatio = groupRatioFor(options, group, userGroup);
+  const table = (key: string) => pick(options.json<Record<string, number>>(key, {}));
   const rest = {
-    completionRatio: pick(completion) ?? 1,
+    completionRatio: pick(completion) ?? builtinCompletionRatio(model) ?? builtinCompletionRatio(base) ?? 1,
     cacheRatio: pick(cache) ?? 1,
-    cacheCreationRatio: 1.25,
+    cacheCreationRatio: table("CreateCacheRatio") ?? 1.25,
     groupRatio,
+    imageRatio: table("ImageRatio") ?? 1,
+    audioRatio: table("AudioRatio") ?? 1,
+    audioCompletionRatio: table("AudioCompletionRatio") ?? 1,
   };
   for (const name of base === model ? [model] : [model, base]) {
     if (priced(prices[name])) return { perCall: true, modelPrice: prices[name], modelRatio: 0, ...rest };
@@ -48,21 +62,24 @@ function priced(v: unknown): v is number {
   return typeof v === "number" && Number.isFinite(v) && v >= 0;
 }
 
-function numberOr(v: unknown, fallback: number): number {
-  return typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : fallback;
-}
-
 /**
  * quota = group × model ratio × (uncached prompt + cached × cache ratio + cache writes × creation ratio
- * + completion × completion ratio), or price × QUOTA_PER_UNIT × group × calls for per-call models.
- * prompt_tokens includes cached tokens (OpenAI's convention), so they are billed once, at their ratio.
+ * + image in × ImageRatio + audio in × AudioRatio + text completion × completion ratio
+ * + audio completion × AudioRatio × AudioCompletionRatio), or price × QUOTA_PER_UNIT × group × calls for
+ * per-call models. prompt_tokens includes cached, image and audio tokens and completion_tokens the audio
+ * ones (OpenAI's convention), so each token is billed once, at its ratio.
  */
 export function quotaFor(price: Price, usage: Usage, calls = 1): number {
   if (price.perCall) return Math.round(price.modelPrice * QUOTA_PER_UNIT * price.groupRatio * calls);
   const cached = Math.min(usage.cached_tokens ?? 0, usage.prompt_tokens);
   const creation = Math.min(usage.cache_creation_tokens ?? 0, usage.prompt_tokens - cached);
-  const plain = usage.prompt_tokens - cached - creation;
-  const weighted = plain + cached * price.cacheRatio + creation * price.cacheCreationRatio + usage.completion_tokens * price.completionRatio;
+  const image = Math.min(usage.image_tokens ?? 0, usage.prompt_tokens - cached - creation);
+  const audioIn = Math.min(usage.audio_prompt_tokens ?? 0, usage.prompt_tokens - cached - creation - image);
+  const audioOut = Math.min(usage.audio_completion_tokens ?? 0, usage.completion_tokens);
+  const plain = usage.prompt_tokens - cached - creation - image - audioIn;
+  const weighted = plain + cached * price.cacheRatio + creation * price.cacheCreationRatio + image * (price.imageRatio ?? 1)
+    + audioIn * (price.audioRatio ?? 1) + (usage.completion_tokens - audioOut) * price.completionRatio
+    + audioOut * (price.audioRatio ?? 1) * (price.audioCompletionRatio ?? 1);
   const quota = Math.round(price.groupRatio * price.modelRatio * weighted);
   // Any used tokens of a priced model cost at least one unit, so nothing is free by rounding.
   if (quota === 0 && price.modelRatio > 0 && price.groupRatio > 0 && usage.prompt_tokens + usage.completion_tokens > 0) return 1;

@@ -115,7 +115,7 @@ function playgroundModule(deps: AppDeps) {
       const model = typeof b.model === "string" ? b.model.trim() : "";
       if (!model) throw new AppError(400, "model is required");
       const caller: Caller = {
-        userId: user.id, username: user.username, role: user.role, group, tokenId: 0, tokenName: "playground",
+        userId: user.id, username: user.username, role: user.role, group, userGroup: user.group, tokenId: 0, tokenName: "playground",
         unlimited: false, modelLimits: null, pinnedChannel: null, acceptUnsetModel: acceptsUnset(user.setting),
         userQuota: Number(user.quota), tokenQuota: null, userSetting: user.setting,
       };

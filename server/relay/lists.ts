@@ -6,6 +6,7 @@ import { ok } from "../http/envelope.ts";
 import { CHANNEL_TYPES, ROLE } from "../catalogue/index.ts";
 import { relayState } from "./state.ts";
 import { usableGroups as tokenGroups } from "../modules/token/service.ts";
+import { modelMetaList } from "../modules/model-meta/index.ts";
 
 /** Groups a user may pick for tokens and the playground (the token module decides which), with their price ratio. */
 export function usableGroups(deps: AppDeps, userGroup: string): Record<string, { desc: string; ratio: number }> {
@@ -32,7 +33,11 @@ async function enabledModels(deps: AppDeps): Promise<string[]> {
 export function listsModule(deps: AppDeps) {
   return new Elysia({ prefix: "/api" })
     .use(authPlugin(deps))
-    .get("/models", () => ok(Object.fromEntries(CHANNEL_TYPES.map((t) => [t.id, [...t.models]]))), { role: ROLE.admin })
+    // GET /api/models: channel type → model names (the spec); GET /api/models/ (new-api's console, trailing slash):
+    // its model metadata list (server/modules/model-meta). One route answers both: Elysia treats them as one path.
+    .get("/models", async ({ request, query }) => new URL(request.url).pathname.endsWith("/")
+      ? ok(await modelMetaList(deps, query))
+      : ok(Object.fromEntries(CHANNEL_TYPES.map((t) => [t.id, [...t.models]]))), { role: ROLE.admin })
     .get("/user/models", async ({ user }) => ok(await userModels(deps, user.group)), { role: ROLE.common })
     .get("/user/self/groups", ({ user }) => ok(usableGroups(deps, user.group)), { role: ROLE.common })
     .get("/channel/models", async () => {

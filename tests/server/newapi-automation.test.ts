@@ -35,9 +35,6 @@ for (const kind of storageKinds()) {
     });
     afterAll(async () => {
       up.stop();
-      // Let the re-read that the last option write announced finish before the database closes.
-      await Bun.sleep(10);
-      await ctx.deps.options.reload([]);
       await ctx.close();
     });
     beforeEach(async () => {

@@ -10,6 +10,7 @@ import { balanceRefreshProgress, startBalanceRefresh, updateBalance } from "./ba
 import { fetchChannelModels, fetchModelsFor } from "./upstream-models.ts";
 import { viewChannelKey } from "./key-view.ts";
 import { copyChannel } from "./copy.ts";
+import { manageMultiKeys, tagModels, type MultiKeyRequest } from "./multi-key.ts";
 import { clientIp, enforceLimit } from "../../http/ratelimit.ts";
 import { sessionTag } from "../twofa/secure.ts";
 
@@ -68,6 +69,11 @@ export function channelModule(deps: AppDeps) {
     .put("/tag", async ({ body }) => ok(await svc.editTag(deps, body)), { ...admin, body: m.tagEditBody })
     .post("/tag/enabled", async ({ body }) => ok(await svc.setTagStatus(deps, body.tag, 1)), { ...admin, body: m.tagBody })
     .post("/tag/disabled", async ({ body }) => ok(await svc.setTagStatus(deps, body.tag, 2)), { ...admin, body: m.tagBody })
+    .get("/tag/models", async ({ query }) => ok(await tagModels(deps, query.tag)), { ...admin, query: m.tagQuery })
+    .post("/multi_key/manage", async ({ body }) => {
+      const r = await manageMultiKeys(deps, body as MultiKeyRequest);
+      return ok(r.data, r.message);
+    }, admin)
     .get("/:id", async ({ params }) => ok(svc.channelView(await svc.getChannel(deps, params.id), true)), { ...admin, params: m.idParam })
     // The key, to the super admin only, after a fresh verification; every view is logged (key-view.ts).
     .post("/:id/key", async ({ user, params, body, cookie, request, server }) => {

@@ -84,3 +84,5 @@ export const keyViewBody = t.Optional(t.Object({
 }, { additionalProperties: true }));
 
 export const copyQuery = t.Object({ suffix: t.Optional(t.String()), reset_balance: t.Optional(t.String()) }, { additionalProperties: true });
+
+export const tagQuery = t.Object({ tag: t.Optional(t.String()) }, { additionalProperties: true });

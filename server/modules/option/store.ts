@@ -63,6 +63,12 @@ export class OptionStore {
     this.timer = null;
   }
 
+  /** Resolves once every queued re-read has finished (shutdown waits for it before the database closes: a
+   * write's own announcement queues one, and PostgreSQL's driver never ends while a read starts after end()). */
+  settled(): Promise<void> {
+    return this.reloads;
+  }
+
   onChange(listener: (key: string) => void): void {
     this.listeners.push(listener);
   }

@@ -13,15 +13,17 @@ export function redemptionModule(deps: AppDeps) {
     .get("/redemption/search", async ({ query }) => ok(await svc.listRedemptions(deps, { ...paging(query), keyword: query.keyword })), {
       role: ROLE.admin, query: m.listQuery,
     })
-    .get("/redemption/:id", async ({ params }) => ok(await svc.getRedemption(deps, params.id)), { role: ROLE.admin, params: m.idParam })
+    .get("/redemption/:id", async ({ params }) => ok(svc.redemptionView(await svc.getRedemption(deps, params.id))), { role: ROLE.admin, params: m.idParam })
     .post("/redemption/", async ({ user, body }) => ok(await svc.createRedemptions(deps, user.id, body)), { role: ROLE.admin, body: m.createBody })
     .put("/redemption/", async ({ body, query }) => {
       if (query.status_only === "true") {
         if (body.status === undefined) throw svc.statusRequired();
-        return ok(await svc.setRedemptionStatus(deps, body.id, body.status));
+        return ok(svc.redemptionView(await svc.setRedemptionStatus(deps, body.id, body.status)));
       }
-      return ok(await svc.updateRedemption(deps, body));
+      return ok(svc.redemptionView(await svc.updateRedemption(deps, body)));
     }, { role: ROLE.admin, body: m.updateBody, query: m.updateQuery })
+    // new-api's clean-up: used, disabled and expired codes; data is how many were removed
+    .delete("/redemption/invalid", async () => ok(await svc.deleteInvalidRedemptions(deps)), { role: ROLE.admin })
     .delete("/redemption/:id", async ({ params }) => {
       await svc.deleteRedemption(deps, params.id);
       return ok(undefined, "deleted");

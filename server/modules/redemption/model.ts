@@ -13,7 +13,8 @@ export const createBody = t.Object({
   name: t.Optional(t.String()),
   quota: t.Integer({ minimum: 1, error: "quota must be a positive integer" }),
   count: t.Optional(t.Integer({ error: "count must be an integer" })),
-});
+  expired_time: t.Optional(t.Integer({ error: "expired_time must be unix seconds (0 for never)" })),
+}, { additionalProperties: true });
 
 /** PUT /api/redemption/ carries either the editable fields or, with ?status_only=true, just {id, status}. */
 export const updateBody = t.Object({
@@ -21,6 +22,7 @@ export const updateBody = t.Object({
   name: t.Optional(t.String()),
   quota: t.Optional(t.Integer({ minimum: 1, error: "quota must be a positive integer" })),
   status: t.Optional(t.Integer({ error: "status must be an integer" })),
+  expired_time: t.Optional(t.Integer({ error: "expired_time must be unix seconds (0 for never)" })),
 }, { additionalProperties: true });
 
 export const updateQuery = t.Object({ status_only: t.Optional(t.String()) });

@@ -21,6 +21,8 @@ export function tokenModule(deps: AppDeps) {
       const statusOnly = query.status_only === "true" || query.status_only === "1";
       return ok(await svc.updateToken(deps, user, body.id, body, statusOnly));
     }, { role: ROLE.common, body: m.tokenBody, query: m.updateQuery })
+    // new-api's batch delete: {ids}; data is how many of the caller's tokens went
+    .post("/batch", async ({ user, body }) => ok(await svc.deleteTokens(deps, user, (body as { ids?: unknown } | null)?.ids)), { role: ROLE.common })
     .delete("/:id", async ({ user, params }) => {
       await svc.deleteToken(deps, user, params.id);
       return ok(undefined, "token deleted");

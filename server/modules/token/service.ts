@@ -8,6 +8,7 @@ import { TOKEN_KEY_LENGTH, TOKEN_KEY_PREFIX, TOKEN_STATUS } from "../../catalogu
 import { randomString } from "../../infra/random.ts";
 import { parseAllowIps } from "./ips.ts";
 import { notifyTokenChanged } from "./events.ts";
+import { AUTO_GROUP } from "../group/auto.ts";
 
 export const TOKEN_NAME_MAX_LENGTH = 30;
 export const TOKEN_BATCH_MAX = 100;
@@ -24,7 +25,11 @@ export const MSG = {
   enableExpired: "the token has expired and cannot be enabled: change its expiry time first, or set it to never expire",
   enableExhausted: "the token's quota is used up and it cannot be enabled: raise its remaining quota first, or make it unlimited",
   notFound: "token not found",
+  idsRequired: "ids is required: a list of token ids",
 } as const;
+
+/** Rows new-api soft-deleted (deleted_at set) are gone for every token route, as they are for new-api. */
+const live = <QB extends { where: (...a: any[]) => QB }>(qb: QB): QB => qb.where("deleted_at", "is", null);
 
 export interface TokenInput {
   name?: string;
@@ -110,6 +115,7 @@ async function uniqueKey(deps: AppDeps): Promise<string> {
   // 62^48 makes a clash practically impossible; the unique index still guards it, so look once.
   for (;;) {
     const key = randomString(TOKEN_KEY_LENGTH);
+    // soft-deleted rows keep their key in the unique index, so they count here
     const taken = await deps.db.selectFrom("tokens").select("id").where("key", "=", key).executeTakeFirst();
     if (!taken) return key;
   }
@@ -124,6 +130,11 @@ export async function createTokens(deps: AppDeps, user: User, input: TokenInput 
     throw badRequest(MSG.badStatus);
   }
   const fields = validatedFields(deps, user, input);
+  // new-api's DefaultUseAutoGroup: a token created without a group routes through the auto groups.
+  if (input.group === undefined && deps.options.bool("DefaultUseAutoGroup") && usableGroups(deps, user).includes(AUTO_GROUP)) fields.group = AUTO_GROUP;
+  const max = deps.options.number("token_setting.max_user_tokens", 1000);
+  const [{ n: owned }] = await live(deps.db.selectFrom("tokens").select((eb) => eb.fn.countAll<number>().as("n")).where("user_id", "=", user.id)).execute();
+  if (max > 0 && Number(owned) + count > max) throw badRequest(`you can have at most ${max} tokens (token_setting.max_user_tokens); you have ${Number(owned)}`);
   const expired = (fields.expired_time as number | undefined) ?? -1;
   if (expired !== -1 && expired <= nowSeconds()) throw badRequest(MSG.expiredInPast);
   const now = nowSeconds();
@@ -149,7 +160,7 @@ export async function createTokens(deps: AppDeps, user: User, input: TokenInput 
 export interface TokenListQuery { page: number; size: number; offset: number; keyword?: string; token?: string }
 
 export async function listTokens(deps: AppDeps, user: User, q: TokenListQuery) {
-  let base = deps.db.selectFrom("tokens").where("user_id", "=", user.id);
+  let base = live(deps.db.selectFrom("tokens").where("user_id", "=", user.id));
   const keyword = q.keyword?.trim();
   if (keyword) base = base.where("name", "like", `%${keyword}%`);
   const token = q.token?.trim().replace(/^sk-/, "");
@@ -161,7 +172,7 @@ export async function listTokens(deps: AppDeps, user: User, q: TokenListQuery) {
 
 /** The user's own token; another user's id answers "not found", never "forbidden". */
 export async function ownToken(deps: AppDeps, user: User, id: number): Promise<Token> {
-  const t = await deps.db.selectFrom("tokens").selectAll().where("id", "=", id).where("user_id", "=", user.id).executeTakeFirst();
+  const t = await live(deps.db.selectFrom("tokens").selectAll().where("id", "=", id).where("user_id", "=", user.id)).executeTakeFirst();
   if (!t) throw notFound(MSG.notFound);
   return t;
 }
@@ -199,4 +210,14 @@ export async function deleteToken(deps: AppDeps, user: User, id: number): Promis
   // A hard delete: a token that no longer exists can never authenticate again, whatever the relay caches.
   await deps.db.deleteFrom("tokens").where("id", "=", current.id).where("user_id", "=", user.id).execute();
   await notifyTokenChanged(deps, { key: current.key });
+}
+
+/** POST /api/token/batch {ids} (new-api): deletes those of the caller's tokens; answers how many went. */
+export async function deleteTokens(deps: AppDeps, user: User, ids: unknown): Promise<number> {
+  if (!Array.isArray(ids) || !ids.length || ids.some((i) => !Number.isInteger(i) || i < 1)) throw badRequest(MSG.idsRequired);
+  const rows = await live(deps.db.selectFrom("tokens").select(["id", "key"]).where("user_id", "=", user.id).where("id", "in", ids as number[])).execute();
+  if (!rows.length) return 0;
+  await deps.db.deleteFrom("tokens").where("user_id", "=", user.id).where("id", "in", rows.map((r) => r.id)).execute();
+  for (const r of rows) await notifyTokenChanged(deps, { key: r.key });
+  return rows.length;
 }

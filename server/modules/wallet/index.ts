@@ -6,6 +6,7 @@ import { AppError } from "../../http/errors.ts";
 import { ROLE } from "../../catalogue/index.ts";
 import * as svc from "./service.ts";
 import * as m from "./model.ts";
+import { topupInfo } from "./topup-info.ts";
 
 /** Provider callbacks answer in plain text, as the providers expect ("success" / "fail"). */
 async function noticeReply(run: () => Promise<string>): Promise<Response> {
@@ -28,6 +29,7 @@ function noticeParams(request: Request, body: unknown): Record<string, string> {
 export function walletModule(deps: AppDeps) {
   return new Elysia({ prefix: "/api/user" })
     .use(authPlugin(deps))
+    .get("/topup/info", () => ok(topupInfo(deps)), { role: ROLE.common })
     .post("/amount", ({ user, body }) => ok(svc.quoteAmount(deps, user, body.amount).toFixed(2)), { role: ROLE.common, body: m.amountBody })
     .post("/pay", async ({ user, body }) => {
       const { url, data } = await svc.startPayment(deps, user, body.amount, body.payment_method);

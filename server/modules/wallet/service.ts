@@ -9,6 +9,7 @@ import { randomString } from "../../infra/random.ts";
 import { writeLog } from "../log/write.ts";
 import type { PaymentProvider } from "./provider.ts";
 import { epay } from "./epay.ts";
+import { NEW_API_PAY_METHOD } from "./topup-info.ts";
 
 /** Registered providers, tried in order for a payment method. */
 export const PROVIDERS: PaymentProvider[] = [epay];
@@ -59,7 +60,8 @@ export function quoteAmount(deps: AppDeps, user: User, amount: number): number {
   return priceFor(deps, user, unitsFor(deps, amount));
 }
 
-export async function startPayment(deps: AppDeps, user: User, amount: number, method: string) {
+export async function startPayment(deps: AppDeps, user: User, amount: number, requested: string) {
+  const method = NEW_API_PAY_METHOD[requested] ?? requested;
   const provider = providerFor(method);
   if (!provider.configured(deps)) throw forbidden(MSG.notEnabled);
   const units = unitsFor(deps, amount);

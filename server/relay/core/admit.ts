@@ -12,6 +12,9 @@ import { preConsumeQuota, priceFor, type Price } from "../billing.ts";
 import { findSensitive, takeRateLimit, type RateTicket } from "../limits.ts";
 import { estimateTokens, promptText } from "../tokenizer.ts";
 import type { Hold } from "./ledger.ts";
+import { AUTO_GROUP, pickAutoGroup } from "../../modules/group/auto.ts";
+import { usableGroups } from "../../modules/token/service.ts";
+import { DEFAULT_GROUP } from "../../catalogue/index.ts";
 
 /** One client call as every endpoint kind hands it to the relay core. */
 export interface RelayRequest {
@@ -66,6 +69,12 @@ export async function admit(deps: AppDeps, req: RelayRequest, opts: AdmitOptions
   if (findSensitive(deps, prompt) !== null) throw new AppError(400, "the prompt contains a sensitive word and was refused", "sensitive_words_detected");
 
   const table = await state.routing.get();
+  // A token of group "auto" (new-api's auto groups) runs in the first of AutoGroups the user may use that serves
+  // the model; from here on the call is routed, priced and logged in that group.
+  if (caller.group === AUTO_GROUP) {
+    const serves = (g: string) => (table.abilities.get(`${g}\n${model}`)?.length ?? 0) > 0;
+    caller.group = pickAutoGroup(deps.options, (u) => usableGroups(deps, u), caller.userGroup ?? DEFAULT_GROUP, serves) ?? caller.group;
+  }
   const candidates = table.abilities.get(`${caller.group}\n${model}`) ?? [];
   const pinned = caller.pinnedChannel !== null ? await pinnedChannel(deps, table, caller.pinnedChannel) : null;
   if (!pinned && candidates.length === 0) {
@@ -76,7 +85,7 @@ export async function admit(deps: AppDeps, req: RelayRequest, opts: AdmitOptions
     }
     throw new AppError(404, `the model '${model}' does not exist or you do not have access to it (no channel serves it in group ${caller.group})`, "model_not_found");
   }
-  const price = priceFor(deps.options, model, caller.group, caller.acceptUnsetModel);
+  const price = priceFor(deps.options, model, caller.group, caller.acceptUnsetModel, caller.userGroup);
   const ticket = await takeRateLimit(deps, caller.userId, caller.group);
 
   const images = req.mode === "images" || req.mode === "image_edits";

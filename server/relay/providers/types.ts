@@ -50,6 +50,11 @@ export interface Usage {
   cached_tokens?: number;
   /** prompt tokens written to the provider's cache (Claude), billed at cache-creation ratio */
   cache_creation_tokens?: number;
+  /** prompt tokens that were images (prompt_tokens_details.image_tokens), billed at ImageRatio */
+  image_tokens?: number;
+  /** prompt and completion tokens that were audio (…_tokens_details.audio_tokens), billed at AudioRatio (× AudioCompletionRatio) */
+  audio_prompt_tokens?: number;
+  audio_completion_tokens?: number;
 }
 
 /** One upstream attempt: everything an adaptor may read. Built by the relay, never mutated by adaptors. */

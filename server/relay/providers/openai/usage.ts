@@ -13,7 +13,15 @@ export function usageFrom(obj: any): Usage | null {
   // Rerank upstreams often report only a total: it is all input.
   const promptTokens = prompt || (completion === 0 ? total : 0);
   const cached = num(u.prompt_tokens_details?.cached_tokens ?? u.input_tokens_details?.cached_tokens);
-  return { prompt_tokens: promptTokens, completion_tokens: completion, total_tokens: Math.max(total, promptTokens + completion), cached_tokens: cached };
+  const out: Usage = { prompt_tokens: promptTokens, completion_tokens: completion, total_tokens: Math.max(total, promptTokens + completion), cached_tokens: cached };
+  // Image and audio parts are priced by ImageRatio / AudioRatio (relay/billing.ts quotaFor).
+  const image = num(u.prompt_tokens_details?.image_tokens ?? u.input_tokens_details?.image_tokens);
+  const audioIn = num(u.prompt_tokens_details?.audio_tokens ?? u.input_tokens_details?.audio_tokens);
+  const audioOut = num(u.completion_tokens_details?.audio_tokens ?? u.output_tokens_details?.audio_tokens);
+  if (image) out.image_tokens = image;
+  if (audioIn) out.audio_prompt_tokens = audioIn;
+  if (audioOut) out.audio_completion_tokens = audioOut;
+  return out;
 }
 
 /** Text a model generated inside one chunk or body of any OpenAI-style endpoint. */

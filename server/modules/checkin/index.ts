@@ -1,0 +1,16 @@
+// new-api's check-in routes: GET /api/user/checkin?month=YYYY-MM (status and the month's days), POST to check in.
+import { Elysia, t } from "elysia";
+import type { AppDeps } from "../../deps.ts";
+import { authPlugin } from "../../http/auth.ts";
+import { ok } from "../../http/envelope.ts";
+import { ROLE } from "../../catalogue/index.ts";
+import { checkIn, checkinStatus } from "./service.ts";
+
+export function checkinModule(deps: AppDeps) {
+  return new Elysia({ prefix: "/api/user" })
+    .use(authPlugin(deps))
+    .get("/checkin", async ({ user, query }) => ok(await checkinStatus(deps, user.id, query.month)), {
+      role: ROLE.common, query: t.Object({ month: t.Optional(t.String()) }, { additionalProperties: true }),
+    })
+    .post("/checkin", async ({ user }) => ok(await checkIn(deps, user), "checked in"), { role: ROLE.common });
+}

@@ -1,0 +1,46 @@
+// new-api's model metadata and vendor routes (admin). GET /api/models/ (trailing slash) is answered through the
+// console list module's GET /api/models, which keeps the spec's channel-type map for the path without it.
+// Paths are written without a trailing slash (each also answers with one): Elysia loses the other modules'
+// GET /api/models when one module registers "/models/".
+import { Elysia } from "elysia";
+import type { AppDeps } from "../../deps.ts";
+import { authPlugin } from "../../http/auth.ts";
+import { ok, paging } from "../../http/envelope.ts";
+import { badRequest } from "../../http/errors.ts";
+import { ROLE } from "../../catalogue/index.ts";
+import * as svc from "./service.ts";
+
+const id = (raw: string) => {
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw badRequest("id must be a positive integer");
+  return n;
+};
+
+export function modelMetaModule(deps: AppDeps) {
+  // Per app: Elysia keeps what it resolves for a route on its hook object, so one shared object would carry
+  // the first app's session lookup into every other app of the process.
+  const admin = { role: ROLE.admin };
+  return new Elysia({ prefix: "/api" })
+    .use(authPlugin(deps))
+    .get("/models/search", async ({ query }) => ok(await svc.listModels(deps, { ...paging(query), keyword: query.keyword, vendor: query.vendor })), admin)
+    .get("/models/missing", async () => ok(await svc.missingModels(deps)), admin)
+    .get("/models/:id", async ({ params }) => ok(await svc.getModel(deps, id(params.id))), admin)
+    .post("/models", async ({ body }) => ok(await svc.saveModel(deps, (body ?? {}) as svc.ModelInput, false)), admin)
+    .put("/models", async ({ body, query }) => ok(await svc.saveModel(deps, (body ?? {}) as svc.ModelInput, true, query.status_only === "true")), admin)
+    .delete("/models/:id", async ({ params }) => {
+      await svc.deleteModel(deps, id(params.id));
+      return ok();
+    }, admin)
+    .get("/vendors", async ({ query }) => ok(await svc.listVendors(deps, paging(query))), admin)
+    .get("/vendors/search", async ({ query }) => ok(await svc.listVendors(deps, { ...paging(query), keyword: query.keyword })), admin)
+    .get("/vendors/:id", async ({ params }) => ok(svc.vendorView(await svc.getVendor(deps, id(params.id)))), admin)
+    .post("/vendors", async ({ body }) => ok(await svc.saveVendor(deps, (body ?? {}) as svc.VendorInput, false)), admin)
+    .put("/vendors", async ({ body }) => ok(await svc.saveVendor(deps, (body ?? {}) as svc.VendorInput, true)), admin)
+    .delete("/vendors/:id", async ({ params }) => {
+      await svc.deleteVendor(deps, id(params.id));
+      return ok();
+    }, admin);
+}
+
+/** GET /api/models/ with the trailing slash: new-api's metadata list (the lists module hands it over). */
+export const modelMetaList = (deps: AppDeps, query: Record<string, string | undefined>) => svc.listModels(deps, { ...paging(query), vendor: query.vendor });

@@ -1,0 +1,16 @@
+// new-api's pricing exchange routes: GET /api/ratio_config (public while ExposeRatioEnabled is on) and the super
+// admin's GET /api/ratio_sync/channels, POST /api/ratio_sync/fetch.
+import { Elysia } from "elysia";
+import type { AppDeps } from "../../deps.ts";
+import { authPlugin } from "../../http/auth.ts";
+import { ok } from "../../http/envelope.ts";
+import { ROLE } from "../../catalogue/index.ts";
+import { fetchUpstreamRatios, ratioConfig, syncableChannels, type SyncRequest } from "./service.ts";
+
+export function ratioSyncModule(deps: AppDeps) {
+  return new Elysia({ prefix: "/api" })
+    .use(authPlugin(deps))
+    .get("/ratio_config", () => ok(ratioConfig(deps)))
+    .get("/ratio_sync/channels", async () => ok(await syncableChannels(deps)), { role: ROLE.root })
+    .post("/ratio_sync/fetch", async ({ body }) => ok(await fetchUpstreamRatios(deps, (body ?? {}) as SyncRequest)), { role: ROLE.root });
+}
