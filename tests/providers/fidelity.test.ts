@@ -175,6 +175,16 @@ describe("refusals instead of silent drops", () => {
     expect((back.messages[0]!.content as any[])[0]).toEqual({ type: "document", source: { type: "base64", media_type: "application/pdf", data: "JVBE" }, title: "document.pdf" });
   });
 
+  test("a Claude client's PDF and an OpenAI client's audio reach Gemini as inline data; unknown parts are refused", () => {
+    const fromClaude = claudeRequestToOpenAI(claudeBody({ messages: [{ role: "user", content: [{ type: "document", source: { type: "base64", media_type: "application/pdf", data: "JVBE" } }] }] }) as any);
+    expect(toGeminiRequest(fromClaude, gSettings).body.contents[0]!.parts).toEqual([{ inlineData: { mimeType: "application/pdf", data: "JVBE" } }]);
+    const audio = { model: "m", messages: [{ role: "user", content: [{ type: "input_audio", input_audio: { data: "UklG", format: "wav" } }] }] };
+    expect(toGeminiRequest(audio as any, gSettings).body.contents[0]!.parts).toEqual([{ inlineData: { mimeType: "audio/wav", data: "UklG" } }]);
+    const video = { model: "m", messages: [{ role: "user", content: [{ type: "video_url", video_url: { url: "https://x/v.mp4" } }] }] };
+    expect(() => toGeminiRequest(video as any, gSettings)).toThrow("content part type 'video_url' is not supported on this channel (Gemini)");
+    expect(() => toClaudeRequest(video as any, settings)).toThrow("content part type 'video_url' is not supported on this channel (Claude)");
+  });
+
   test("Gemini clients on other channels: audio output, enum output, cached content, Google tools, video", () => {
     const g = (extra: Record<string, unknown>) => ({ contents: [{ role: "user", parts: [{ text: "hi" }] }], ...extra });
     expect(() => geminiRequestToOpenAI(g({ generationConfig: { responseModalities: ["AUDIO"] } }) as any, "m", false)).toThrow("response modality AUDIO is not supported");

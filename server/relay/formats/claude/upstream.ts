@@ -67,7 +67,7 @@ function partToBlock(part: OpenAIContentPart): ClaudeBlock | null {
     throw new AppError(400, "a file part needs file_data (a base64 data URL) on this channel (Claude): uploaded file ids are not shared with it");
   }
   if (part.type === "input_audio") throw new AppError(400, "audio input is not supported on this channel (Claude)");
-  return null;
+  throw new AppError(400, `content part type '${part.type}' is not supported on this channel (Claude)`);
 }
 
 function contentBlocks(content: OpenAIMessage["content"]): ClaudeBlock[] {

@@ -6,6 +6,7 @@ import type {
 import { parseDataUrl } from "../claude/upstream.ts";
 import { GEMINI_BUDGET_CAP, effortOf, geminiBudget, thinkingOf } from "../reasoning.ts";
 import { refuseOpenAIOnly } from "../chat-only.ts";
+import { AppError } from "../../../http/errors.ts";
 
 export type GeminiPart = {
   text?: string;
@@ -130,7 +131,17 @@ function partsOf(content: OpenAIMessage["content"], images: Map<string, { mimeTy
       if (data) out.push({ inlineData: { mimeType: data.mediaType, data: data.data } });
       else if (images.has(url)) out.push({ inlineData: images.get(url)! });
       else out.push({ fileData: { fileUri: url } });
-    }
+    } else if (p.type === "file") {
+      // PDFs and text as inline data; a URL as file data (Gemini fetches what it can).
+      const f = (p as { file?: { file_data?: string; file_url?: string } }).file ?? {};
+      const data = f.file_data ? parseDataUrl(f.file_data) : null;
+      if (data) out.push({ inlineData: { mimeType: data.mediaType, data: data.data } });
+      else if (f.file_url) out.push({ fileData: { fileUri: f.file_url } });
+      else throw new AppError(400, "a file part needs file_data (a base64 data URL) on this channel (Gemini): uploaded file ids are not shared with it");
+    } else if (p.type === "input_audio") {
+      const a = (p as { input_audio?: { data?: string; format?: string } }).input_audio ?? {};
+      out.push({ inlineData: { mimeType: a.format === "mp3" ? "audio/mp3" : "audio/wav", data: String(a.data ?? "") } });
+    } else throw new AppError(400, `content part type '${p.type}' is not supported on this channel (Gemini)`);
   }
   return out;
 }
