@@ -136,7 +136,9 @@ describe("capped work per call", () => {
   });
 
   test("normal text within the cap is exact; the cap is shared by all texts of one call", () => {
-    const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+    // 40,000 characters of real prose and tables: well within the cap (~85,000 characters of English), and
+    // independent of how long the README grows.
+    const readme = readFileSync(join(ROOT, "README.md"), "utf8").slice(0, 40_000);
     expect(countTokensNow(readme)).toBe(bpe.count(readme));
     const many = Array.from({ length: 2000 }, () => "a".repeat(5000));
     expect(spent(() => countTextsNow(many))).toBeLessThanOrEqual(SYNC_STEPS + CAP_SLACK);
