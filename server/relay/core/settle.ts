@@ -23,18 +23,16 @@ export interface Served extends Admission {
   interrupted?: boolean;
 }
 
-/** How an endpoint with its own pricing (realtime audio) settles: the cost, and facts for the log's `other`. */
-export interface Priced { quota: number; other?: Record<string, unknown> }
-
 /** Settles and records a served call; the write-behind waits for it on flush. `usage` null: counted from
- * the request and `generated` text. Resolves once the settlement is queued. */
-export function finish(deps: AppDeps, s: Served, usage: Usage | null, generated?: () => string, priced?: Priced): Promise<void> {
+ * the request and `generated` text. `other`: an endpoint's own facts for the log (realtime's audio counts).
+ * Resolves once the settlement is queued. */
+export function finish(deps: AppDeps, s: Served, usage: Usage | null, generated?: () => string, other?: Record<string, unknown>): Promise<void> {
   s.ticket.succeeded();
   const { ledger, writer } = relayState(deps);
   const job = (async () => {
     const u = usage ?? await countedUsageExact(s.req.body, generated?.() ?? "");
-    const cost = priced ? priced.quota : quotaFor(s.price, u, s.calls);
-    const taken = await ledger.settle(s.hold, cost, (q) => records(deps, s, u, q, priced?.other));
+    const cost = quotaFor(s.price, u, s.calls);
+    const taken = await ledger.settle(s.hold, cost, (q) => records(deps, s, u, q, other));
     warnIfLow(deps, s, taken);
   })();
   writer.track(job);

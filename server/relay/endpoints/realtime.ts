@@ -34,63 +34,57 @@ export const REALTIME_HOLD_TOKENS = 1024;
 
 /**
  * Audio token prices relative to text input (AudioRatio) and audio output relative to audio input
- * (AudioCompletionRatio), from OpenAI's price list; the options of those names override them per model.
+ * (AudioCompletionRatio) of the realtime models, from OpenAI's price list, for when the options of those
+ * names have no entry for the model (billing.ts otherwise bills audio like text).
  */
 const AUDIO_RATIO: Record<string, number> = {
   "gpt-realtime": 8, "gpt-4o-realtime-preview": 8, "gpt-realtime-mini": 16.67, "gpt-4o-mini-realtime-preview": 16.67,
 };
 const AUDIO_COMPLETION_RATIO: Record<string, number> = { "gpt-realtime": 2, "gpt-4o-realtime-preview": 2, "gpt-realtime-mini": 2, "gpt-4o-mini-realtime-preview": 2 };
 
-function ratioFor(table: Record<string, number>, option: Record<string, unknown>, model: string, fallback: number): number {
-  const own = Number(option[model]);
-  if (Number.isFinite(own) && own >= 0 && option[model] !== undefined) return own;
+function builtin(table: Record<string, number>, model: string): number | undefined {
   const hit = Object.keys(table).filter((k) => model === k || model.startsWith(k + "-")).sort((a, b) => b.length - a.length)[0];
-  return hit ? table[hit]! : fallback;
+  return hit ? table[hit] : undefined;
 }
 
-export interface AudioRatios { audio: number; audioCompletion: number }
-
-export function audioRatios(deps: AppDeps, model: string, price: Price): AudioRatios {
+/** The model's price with the audio ratios a realtime session bills at: the options' entry, else the built-in one. */
+export function realtimePrice(deps: AppDeps, model: string, price: Price): Price {
+  const own = (key: string) => {
+    const v = deps.options.json<Record<string, unknown>>(key, {})[model];
+    return typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : undefined;
+  };
   return {
-    audio: ratioFor(AUDIO_RATIO, deps.options.json("AudioRatio", {}), model, 1),
-    audioCompletion: ratioFor(AUDIO_COMPLETION_RATIO, deps.options.json("AudioCompletionRatio", {}), model, price.completionRatio),
+    ...price,
+    audioRatio: own("AudioRatio") ?? builtin(AUDIO_RATIO, model) ?? price.audioRatio,
+    audioCompletionRatio: own("AudioCompletionRatio") ?? builtin(AUDIO_COMPLETION_RATIO, model) ?? price.audioCompletionRatio,
   };
 }
 
-/** The token counts of a realtime response.done usage object. */
-export interface RealtimeUsage { textIn: number; audioIn: number; cachedText: number; cachedAudio: number; textOut: number; audioOut: number }
-
 const n = (v: unknown) => (typeof v === "number" && Number.isFinite(v) && v > 0 ? Math.floor(v) : 0);
 
-export function realtimeUsage(u: any): RealtimeUsage {
+/**
+ * A response.done usage object as the relay's Usage: prompt and completion with their audio parts (cached
+ * tokens, audio or text, are billed at the cache ratio, as OpenAI prices cached audio like cached text).
+ */
+export function realtimeUsage(u: any): Usage {
   const inD = u?.input_token_details ?? {};
   const outD = u?.output_token_details ?? {};
   const audioIn = n(inD.audio_tokens);
   const textIn = inD.text_tokens !== undefined ? n(inD.text_tokens) + n(inD.image_tokens) : Math.max(0, n(u?.input_tokens) - audioIn);
-  const cached = inD.cached_tokens_details ?? {};
-  const cachedAudio = Math.min(audioIn, n(cached.audio_tokens));
-  const cachedText = Math.min(textIn, cached.text_tokens !== undefined ? n(cached.text_tokens) + n(cached.image_tokens) : Math.max(0, n(inD.cached_tokens) - cachedAudio));
+  const cachedDetails = inD.cached_tokens_details ?? {};
+  const cachedAudio = Math.min(audioIn, n(cachedDetails.audio_tokens));
+  const cachedText = Math.min(textIn, cachedDetails.text_tokens !== undefined ? n(cachedDetails.text_tokens) + n(cachedDetails.image_tokens) : Math.max(0, n(inD.cached_tokens) - cachedAudio));
   const audioOut = n(outD.audio_tokens);
   const textOut = outD.text_tokens !== undefined ? n(outD.text_tokens) : Math.max(0, n(u?.output_tokens) - audioOut);
-  return { textIn, audioIn, cachedText, cachedAudio, textOut, audioOut };
+  return {
+    prompt_tokens: textIn + audioIn, completion_tokens: textOut + audioOut, total_tokens: textIn + audioIn + textOut + audioOut,
+    cached_tokens: cachedText + cachedAudio, audio_prompt_tokens: audioIn - cachedAudio, audio_completion_tokens: audioOut,
+  };
 }
 
-/**
- * quota = group × model ratio × (text in + audio in × AudioRatio (cached parts × CacheRatio) + text out ×
- * CompletionRatio + audio out × AudioRatio × AudioCompletionRatio); a per-call price is charged per response.
- */
-export function realtimeQuota(price: Price, r: AudioRatios, u: RealtimeUsage): number {
-  if (price.perCall) return quotaFor(price, { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
-  const input = (u.textIn - u.cachedText) + u.cachedText * price.cacheRatio + ((u.audioIn - u.cachedAudio) + u.cachedAudio * price.cacheRatio) * r.audio;
-  const output = u.textOut * price.completionRatio + u.audioOut * r.audio * r.audioCompletion;
-  const quota = Math.round(price.groupRatio * price.modelRatio * (input + output));
-  return quota === 0 && price.modelRatio > 0 && price.groupRatio > 0 && u.textIn + u.audioIn + u.textOut + u.audioOut > 0 ? 1 : quota;
-}
-
-/** The session's hold for its next response. */
-function turnHold(price: Price, r: AudioRatios): number {
-  if (price.perCall) return quotaFor(price, { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
-  return Math.round(price.groupRatio * price.modelRatio * REALTIME_HOLD_TOKENS * r.audio * r.audioCompletion);
+/** The session's hold for its next response: REALTIME_HOLD_TOKENS audio output tokens. */
+function turnHold(price: Price): number {
+  return quotaFor(price, { prompt_tokens: 0, completion_tokens: REALTIME_HOLD_TOKENS, total_tokens: REALTIME_HOLD_TOKENS, audio_completion_tokens: REALTIME_HOLD_TOKENS });
 }
 
 /** The key from Authorization, api-key (Azure clients), the browser subprotocol, or ?key= / ?api-key=. */
@@ -148,7 +142,7 @@ class Session {
   private unbilled = 0;
   private cancelWait: (() => void) | null = null;
 
-  constructor(private deps: AppDeps, private served: Served, private up: WebSocket, private ratios: AudioRatios) {
+  constructor(private deps: AppDeps, private served: Served, private up: WebSocket) {
     up.addEventListener("message", (ev) => this.fromUpstream(typeof ev.data === "string" ? ev.data : Buffer.from(ev.data as ArrayBuffer).toString("utf8")));
     up.addEventListener("close", (ev) => this.upstreamClosed(ev.code, ev.reason));
     setTimeout(() => {
@@ -200,24 +194,19 @@ class Session {
   /** Settles the current hold with one response's usage, then holds for the next or ends the session. */
   private async bill(raw: unknown): Promise<void> {
     const s = this.served;
-    const u = realtimeUsage(raw);
-    const usage: Usage = {
-      prompt_tokens: u.textIn + u.audioIn, completion_tokens: u.textOut + u.audioOut,
-      total_tokens: u.textIn + u.audioIn + u.textOut + u.audioOut, cached_tokens: u.cachedText + u.cachedAudio,
-    };
+    const usage = realtimeUsage(raw);
     if (!s.firstByteMs) s.firstByteMs = performance.now() - s.started;
-    const quota = realtimeQuota(s.price, this.ratios, u);
     const other = {
-      realtime: true, audio_ratio: this.ratios.audio, audio_completion_ratio: this.ratios.audioCompletion,
-      text_input: u.textIn, audio_input: u.audioIn, text_output: u.textOut, audio_output: u.audioOut,
+      realtime: true, audio_ratio: s.price.audioRatio ?? 1, audio_completion_ratio: s.price.audioCompletionRatio ?? 1,
+      audio_input: usage.audio_prompt_tokens, audio_output: usage.audio_completion_tokens,
     };
-    await finish(this.deps, s, usage, undefined, { quota, other }).catch(() => {});
+    await finish(this.deps, s, usage, undefined, other).catch(() => {});
     // The next response's hold, taken from the balance as it now stands.
     this.served = { ...s, hold: { ...s.hold, id: null, amount: 0 }, started: performance.now(), firstByteMs: 0 };
     if (this.closed) return;
     try {
       const c = s.req.caller;
-      this.served.hold = await relayState(this.deps).ledger.take({ userId: c.userId, tokenId: c.tokenId, unlimited: c.unlimited }, turnHold(s.price, this.ratios));
+      this.served.hold = await relayState(this.deps).ledger.take({ userId: c.userId, tokenId: c.tokenId, unlimited: c.unlimited }, turnHold(s.price));
       if (--this.unbilled === 0) this.resume();
     } catch (e) {
       const err = e instanceof AppError ? e : new AppError(403, "quota is not enough to continue the session", "insufficient_user_quota");
@@ -270,7 +259,7 @@ class Session {
 }
 
 /** Routes a session: the first channel (by priority and weight, with retries) whose realtime socket opens. */
-async function openSession(deps: AppDeps, req: RelayRequest, adm: Admission, ratios: AudioRatios): Promise<Session> {
+async function openSession(deps: AppDeps, req: RelayRequest, adm: Admission): Promise<Session> {
   let routed;
   try {
     routed = await route<ProviderAdaptor, Upstream>(deps, adm, (channel: Channel) => {
@@ -297,7 +286,7 @@ async function openSession(deps: AppDeps, req: RelayRequest, adm: Admission, rat
   }
   const { channel, result } = routed.served;
   const served: Served = { ...adm, channel, upstreamModel: providerCall(req, channel).upstreamModel, usedChannels: routed.usedChannels, firstByteMs: 0 };
-  return new Session(deps, served, result.ws, ratios);
+  return new Session(deps, served, result.ws);
 }
 
 export function realtimeModule(deps: AppDeps) {
@@ -315,9 +304,9 @@ export function realtimeModule(deps: AppDeps) {
         mode: "realtime", format: "openai", path: "/v1/realtime", search: url.search, body: {}, model, stream: true, caller,
         ip: clientIp(request, ctx.server, deps.config.trustProxy), headers: beta ? { "openai-beta": beta } : undefined,
       };
-      let ratios!: AudioRatios;
-      const adm = await admit(deps, req, { estimate: (price) => turnHold(price, (ratios = audioRatios(deps, model, price))) });
-      ctx.realtime = await openSession(deps, req, adm, ratios);
+      const adm = await admit(deps, req, { estimate: (price) => turnHold(realtimePrice(deps, model, price)) });
+      adm.price = realtimePrice(deps, model, adm.price);
+      ctx.realtime = await openSession(deps, req, adm);
       // A client that offered subprotocols must get one back: "realtime" (the key's protocol is never echoed).
       if (protocols.length) ctx.set.headers["sec-websocket-protocol"] = protocols.includes("realtime") ? "realtime" : protocols.find((p) => !p.startsWith(KEY_PROTOCOL)) ?? protocols[0];
     },
