@@ -29,7 +29,7 @@ import { ratioSyncModule } from "./modules/ratio-sync/index.ts";
 import { modelMetaModule } from "./modules/model-meta/index.ts";
 import { prefillModule } from "./modules/prefill/index.ts";
 import { relayModule } from "./relay/index.ts";
-import { nativeModule } from "./relay/native/index.ts";
+import { nativeModule } from "./relay/endpoints/native.ts";
 
 /** Management bodies are small; the relay accepts up to config.maxBodyBytes (images, audio). */
 export const API_MAX_BODY_BYTES = 2 * 1024 * 1024;

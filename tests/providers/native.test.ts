@@ -3,7 +3,7 @@
 import { describe, expect, test } from "bun:test";
 import { claudeRequestToOpenAI, openAIResponseToClaude, OpenAIStreamToClaude, claudeUsageOf } from "../../server/relay/formats/claude/client.ts";
 import { geminiRequestToOpenAI, openAIResponseToGemini, OpenAIStreamToGemini } from "../../server/relay/formats/gemini/client.ts";
-import { checkClaudeBody, checkGeminiBody, geminiTarget } from "../../server/relay/native/index.ts";
+import { checkClaudeBody, checkGeminiBody, geminiTarget } from "../../server/relay/endpoints/native.ts";
 import type { OpenAIChunk } from "../../server/relay/formats/claude/wire.ts";
 
 const chunk = (delta: Record<string, unknown>, finish: string | null = null, usage?: any): OpenAIChunk =>

@@ -1,7 +1,7 @@
 // The native entry points: Claude's POST /v1/messages and Gemini's POST
 // /v1beta/models/{model}:generateContent|:streamGenerateContent (also under /v1/models/...). They
 // authenticate like every relay route (x-api-key, x-goog-api-key, ?key= or Bearer) and run the one
-// relay pipeline with the client's format; errors come back as Claude or Gemini error bodies (the app's
+// exchange endpoint (endpoints/exchange.ts) with the client's format; errors come back as Claude or Gemini error bodies (the app's
 // error handler picks the format from the path).
 import { Elysia } from "elysia";
 import type { AppDeps } from "../../deps.ts";
@@ -9,13 +9,13 @@ import { AppError } from "../../http/errors.ts";
 import { clientIp } from "../../http/ratelimit.ts";
 import { decodeOr400 } from "../../http/paths.ts";
 import { authenticate, presentedKey } from "../auth.ts";
-import { relay } from "../endpoints/exchange.ts";
+import { relay } from "./exchange.ts";
 import { countPromptTokens } from "../tokenizer.ts";
 import { claudeRequestToOpenAI } from "../formats/claude/client.ts";
 import { geminiRequestToOpenAI } from "../formats/gemini/client.ts";
 import { bodyLimit, parseJsonObject, textWithin } from "../body.ts";
 import { geminiEmbedTexts } from "../formats/gemini/client.ts";
-import { callerModels, modelList, oneModel } from "../endpoints/models.ts";
+import { callerModels, modelList, oneModel } from "./models.ts";
 
 /** Claude Messages request checks the gateway must make itself (converted calls never reach Anthropic). */
 export function checkClaudeBody(body: Record<string, any>): string {
