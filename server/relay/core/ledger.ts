@@ -91,6 +91,20 @@ export const BALANCE_ROW_TTL_MS = 250;
 
 interface Row { balance: number; status: number; at: number }
 
+/** The kept row of `id`, read anew through `read` once older than BALANCE_ROW_TTL_MS. */
+function kept(rows: Map<number, Row>, id: number, read: () => Omit<Row, "at"> | null): Row | null {
+  const now = performance.now();
+  let row = rows.get(id);
+  if (!row || now - row.at > BALANCE_ROW_TTL_MS) {
+    const r = read();
+    if (!r) return null;
+    row = { ...r, at: now };
+    if (rows.size > 100_000) rows.clear();
+    rows.set(id, row);
+  }
+  return row;
+}
+
 class MemoryLedger implements Ledger {
   private userQuery;
   private tokenQuery;
@@ -106,29 +120,17 @@ class MemoryLedger implements Ledger {
   }
 
   private userRow(id: number): Row | null {
-    const now = performance.now();
-    let row = this.users.get(id);
-    if (!row || now - row.at > BALANCE_ROW_TTL_MS) {
+    return kept(this.users, id, () => {
       const r = this.userQuery.get(id);
-      if (!r) return null;
-      row = { balance: r.quota, status: r.status, at: now };
-      if (this.users.size > 100_000) this.users.clear();
-      this.users.set(id, row);
-    }
-    return row;
+      return r && { balance: r.quota, status: r.status };
+    });
   }
 
   private tokenRow(id: number): Row | null {
-    const now = performance.now();
-    let row = this.tokens.get(id);
-    if (!row || now - row.at > BALANCE_ROW_TTL_MS) {
+    return kept(this.tokens, id, () => {
       const r = this.tokenQuery.get(id);
-      if (!r) return null;
-      row = { balance: r.remain_quota, status: r.status, at: now };
-      if (this.tokens.size > 100_000) this.tokens.clear();
-      this.tokens.set(id, row);
-    }
-    return row;
+      return r && { balance: r.remain_quota, status: r.status };
+    });
   }
 
   async take(payer: Payer, amount: number): Promise<Hold> {
