@@ -303,6 +303,17 @@ const en: Record<string, string> = {
 
   // dashboard
   "ops.detail.title": "Dashboard",
+  "ops.panels.apiInfo": "API addresses",
+  "ops.panels.announcements": "Announcements",
+  "ops.panels.faq": "FAQ",
+  "ops.panels.uptime": "Service status",
+  "ops.panels.copy": "Copy",
+  "ops.panels.copied": "Copied",
+  "ops.panels.up": "Up",
+  "ops.panels.down": "Down",
+  "ops.panels.pending": "Pending",
+  "ops.panels.maintenance": "Maintenance",
+  "ops.panels.uptime24h": "{{value}}% in 24 h",
   "ops.detail.hour": "Hour",
   "ops.detail.day": "Day",
   "ops.detail.week": "Week",

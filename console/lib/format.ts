@@ -49,14 +49,25 @@ export function displayInCurrency(): boolean {
   return v === undefined ? true : !!v;
 }
 
-/** Quota as dollars when display_in_currency is on, else raw units with k/M/B. */
+/** The currency amounts are shown in (new-api's quota_display_type): its symbol and how many of it a dollar is. */
+export function displayCurrency(): { symbol: string; rate: number } {
+  const s = getStoredStatus();
+  const rate = (v: unknown) => (Number.isFinite(Number(v)) && Number(v) > 0 ? Number(v) : 1);
+  if (s.quota_display_type === "CNY") return { symbol: "¥", rate: rate(s.usd_exchange_rate) };
+  if (s.quota_display_type === "CUSTOM") return { symbol: s.custom_currency_symbol || "¤", rate: rate(s.custom_currency_exchange_rate) };
+  return { symbol: "$", rate: 1 };
+}
+
+/** Quota in the site's display currency (dollars, yuan at USDExchangeRate, or a custom one) when
+ * display_in_currency is on, else raw units with k/M/B. */
 export function renderQuota(quota: number, digits = 2, inCurrency = displayInCurrency()): string {
   if (!inCurrency) return renderNumber(quota);
-  const dollars = quota / quotaPerUnit();
-  const fixed = dollars.toFixed(digits);
+  const { symbol, rate } = displayCurrency();
+  const amount = (quota / quotaPerUnit()) * rate;
+  const fixed = amount.toFixed(digits);
   // Tiny non-zero amounts would otherwise read as $0.00.
-  if (quota !== 0 && Number(fixed) === 0) return "$" + dollars.toPrecision(2);
-  return "$" + fixed;
+  if (quota !== 0 && Number(fixed) === 0) return symbol + amount.toPrecision(2);
+  return symbol + fixed;
 }
 
 /** The inverse for inputs shown in dollars: dollars → integer quota. */

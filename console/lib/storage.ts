@@ -88,6 +88,19 @@ export interface SiteStatus {
   footer_html?: string;
   quota_per_unit?: number;
   display_in_currency?: boolean;
+  /** new-api's quota display: USD, CNY (at usd_exchange_rate), TOKENS or CUSTOM (symbol and rate below) */
+  quota_display_type?: string;
+  usd_exchange_rate?: number;
+  custom_currency_symbol?: string;
+  custom_currency_exchange_rate?: number;
+  /** the dashboard's panels (console_setting.*); each list is present only while its panel is on */
+  api_info_enabled?: boolean;
+  announcements_enabled?: boolean;
+  faq_enabled?: boolean;
+  uptime_kuma_enabled?: boolean;
+  api_info?: Array<{ url?: string; route?: string; description?: string; color?: string }>;
+  announcements?: Array<{ content?: string; publishDate?: string; type?: string; extra?: string }>;
+  faq?: Array<{ question?: string; answer?: string }>;
   enable_drawing?: boolean;
   enable_task?: boolean;
   enable_data_export?: boolean;

@@ -11,6 +11,7 @@ import { renderNumber, renderQuota } from "../../lib/format.ts";
 import { DASHBOARD_GRANULARITIES, type DashboardGranularity } from "../../../server/catalogue/index.ts";
 import { DAY_MS, HOUR_MS, formatDateTime, parseDateTime, toSeconds } from "../_shared/time.ts";
 import { StackedBars, type Series } from "./StackedBars.tsx";
+import { DashboardPanels } from "./Panels.tsx";
 
 export interface QuotaRow { model_name: string; created_at: number; token_used: number; count: number; quota: number }
 
@@ -80,6 +81,7 @@ export default function DetailPage() {
 
   return (
     <Page title={t("ops.detail.title")}>
+      <DashboardPanels />
       <FilterBar onSearch={() => void load()} loading={loading}>
         <Field label={t("ops.filter.time")} wide>
           <DateRange value={[start, end]} presets={["last24h", "last7d", "last30d", "thisMonth"]}
