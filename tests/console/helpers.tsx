@@ -1,8 +1,8 @@
 // Component-test helpers: a scripted fetch that records every call, and the whole console rendered in
 // a MemoryRouter with a given status object and logged-in user.
 import React from "react";
-import { setDefaultTimeout } from "bun:test";
-import { cleanup, configure, render, type RenderResult } from "@testing-library/react";
+import { expect, setDefaultTimeout } from "bun:test";
+import { cleanup, configure, render, waitFor, type RenderResult } from "@testing-library/react";
 import { MemoryRouter, useLocation, useNavigate } from "react-router-dom";
 import { Message } from "@arco-design/web-react";
 import App from "../../console/App.tsx";
@@ -92,4 +92,17 @@ export function resetDom(): void {
 /** An Arco InputNumber's <input>, whether the test id landed on the wrapper or on the input. */
 export function numberInput(el: HTMLElement): HTMLInputElement {
   return (el.tagName === "INPUT" ? el : el.querySelector("input")) as HTMLInputElement;
+}
+
+/** Runs `act` with a clipboard that records what is written to it; returns the last text written. */
+export async function withClipboard(act: () => unknown, expected: string): Promise<void> {
+  let copied = "";
+  const original = navigator.clipboard;
+  Object.defineProperty(navigator, "clipboard", { value: { writeText: async (v: string) => { copied = v; } }, configurable: true });
+  try {
+    await act();
+    await waitFor(() => expect(copied).toBe(expected));
+  } finally {
+    Object.defineProperty(navigator, "clipboard", { value: original, configurable: true });
+  }
 }

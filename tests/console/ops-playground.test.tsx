@@ -2,7 +2,7 @@
 // §5 playground rules, §8 chat messages, §9 price display).
 import { afterEach, describe, expect, test } from "bun:test";
 import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
-import { USER, mockFetch, ok, renderApp, location, resetDom, type FetchMock } from "./helpers.tsx";
+import { USER, mockFetch, ok, renderApp, location, resetDom, withClipboard, type FetchMock } from "./helpers.tsx";
 import { buildPayload, PLAYGROUND_DEFAULTS } from "../../console/pages/playground/index.tsx";
 import { consumeSse } from "../../console/pages/playground/stream.ts";
 import { matchesModel, priceText, sortPricing } from "../../console/pages/pricing/index.tsx";
@@ -101,15 +101,7 @@ describe("playground page", () => {
     expect(md.textContent).toContain("<img src=x onerror=alert(1)>");
     expect(md.querySelectorAll("table td").length).toBe(2);
     expect(md.querySelector("code.language-python .hljs-built_in")!.textContent).toBe("print");
-    let copied = "";
-    const original = navigator.clipboard;
-    Object.defineProperty(navigator, "clipboard", { value: { writeText: async (v: string) => { copied = v; } }, configurable: true });
-    try {
-      fireEvent.click(within(md).getByText("Copy"));
-      await waitFor(() => expect(copied).toBe("print('hi')\n"));
-    } finally {
-      Object.defineProperty(navigator, "clipboard", { value: original, configurable: true });
-    }
+    await withClipboard(() => fireEvent.click(within(md).getByText("Copy")), "print('hi')\n");
   });
 
   test("while a reply streams, Stop replaces Send and ends the reply with what arrived", async () => {

@@ -1,7 +1,7 @@
 // Token page (spec 001 §2 Token page, §5 token rules, §9 presets/expiry shortcuts): what is shown and sent.
 import { afterEach, describe, expect, test } from "bun:test";
 import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
-import { USER, fail, mockFetch, ok, renderApp, type FetchMock } from "./helpers.tsx";
+import { USER, fail, mockFetch, ok, renderApp, withClipboard, type FetchMock } from "./helpers.tsx";
 
 let fm: FetchMock;
 // Unmount explicitly: with several test files in one run, the library's own cleanup is registered only once.
@@ -55,15 +55,7 @@ describe("token page", () => {
     const cell = within(row).getByTestId("token-key");
     expect(cell.textContent).toBe("sk-AbCd…1234");
     expect(cell.textContent).not.toContain("IjKl");
-    let copied = "";
-    const original = navigator.clipboard;
-    Object.defineProperty(navigator, "clipboard", { value: { writeText: async (v: string) => { copied = v; } }, configurable: true });
-    try {
-      fireEvent.click(within(cell).getByTestId("copy-key"));
-      await waitFor(() => expect(copied).toBe("sk-AbCdEfGhIjKlMnOpQrStUvWx1234"));
-    } finally {
-      Object.defineProperty(navigator, "clipboard", { value: original, configurable: true });
-    }
+    await withClipboard(() => fireEvent.click(within(cell).getByTestId("copy-key")), "sk-AbCdEfGhIjKlMnOpQrStUvWx1234");
   });
 
   test("disabling a token says which one, in a toast that replaces the previous one", async () => {
