@@ -94,7 +94,7 @@ export function numberInput(el: HTMLElement): HTMLInputElement {
   return (el.tagName === "INPUT" ? el : el.querySelector("input")) as HTMLInputElement;
 }
 
-/** Runs `act` with a clipboard that records what is written to it; returns the last text written. */
+/** Runs `act` with a clipboard that records what is written to it, and checks that `expected` was written. */
 export async function withClipboard(act: () => unknown, expected: string): Promise<void> {
   let copied = "";
   const original = navigator.clipboard;
