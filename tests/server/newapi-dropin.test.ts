@@ -222,6 +222,8 @@ for (const kind of storageKinds()) {
       const p = await ctx.request("POST", "/api/prefill_group/", { as: root, body: { name: "tags", type: "tag", items: ["a"] } });
       await ctx.request("DELETE", `/api/prefill_group/${p.body.data.id}`, { as: root });
       expect((await ctx.request("POST", "/api/user/2fa/setup", { as: alice })).body.success).toBe(true);
+      expect((await ctx.request("GET", "/api/user/token", { as: alice })).body.data).toHaveLength(32);
+      expect((await ctx.request("POST", "/api/user/", { as: root, body: { username: "newbie", password: "newbie1234", display_name: "Newbie" } })).body.success).toBe(true);
       expect((await chat(`sk-${ALICE_TOKEN}`, "gpt-3.5-turbo")).status).toBe(200);
       await flushRelayWrites(ctx.deps);
       expect(await newApiReadable(db())).toEqual([]);
