@@ -52,7 +52,7 @@ const en: Record<string, string> = {
   "ops.ch.time": "Time",
   "ops.ch.test": "Test",
   "ops.ch.testing": "Testing…",
-  "ops.ch.testOk": "Channel {{name}} tested OK in {{time}} s",
+  "ops.ch.testOk": "Channel {{name}} tested OK in {{time}}",
   "ops.ch.updateBalance": "Balance",
   "ops.ch.balanceUpdated": "Balance of {{name}} updated",
   "ops.ch.copied": "Channel copied",

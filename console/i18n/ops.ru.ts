@@ -49,7 +49,7 @@ const ru: Record<string, string> = {
   "ops.ch.time": "Время",
   "ops.ch.test": "Проверить",
   "ops.ch.testing": "Проверка…",
-  "ops.ch.testOk": "Канал {{name}} проверен за {{time}} с",
+  "ops.ch.testOk": "Канал {{name}} проверен за {{time}}",
   "ops.ch.updateBalance": "Баланс",
   "ops.ch.balanceUpdated": "Баланс канала {{name}} обновлён",
   "ops.ch.copied": "Канал скопирован",

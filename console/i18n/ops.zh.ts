@@ -49,7 +49,7 @@ const zh: Record<string, string> = {
   "ops.ch.time": "时间",
   "ops.ch.test": "测试",
   "ops.ch.testing": "测试中…",
-  "ops.ch.testOk": "渠道 {{name}} 测试成功，耗时 {{time}} 秒",
+  "ops.ch.testOk": "渠道 {{name}} 测试成功，耗时 {{time}}",
   "ops.ch.updateBalance": "更新余额",
   "ops.ch.balanceUpdated": "渠道 {{name}} 余额更新成功",
   "ops.ch.copied": "渠道复制成功",

@@ -154,6 +154,7 @@ describe("channel page", () => {
     fireEvent.click(within(row).getByText("Test"));
     await waitFor(() => expect(within(row).getByTestId("response-time").textContent).toBe("0.42 s"));
     expect(within(row).getByTestId("response-time").className).toContain("green");
+    expect(await screen.findByText("Channel main tested OK in 0.42 s")).toBeTruthy();
   });
 
   test("update balance refreshes the row's balance", async () => {

@@ -1,4 +1,5 @@
 // Colour rules of spec 001 §4 and §9, shared by the channel, log and task screens.
+import { formatSeconds } from "../../lib/format.ts";
 
 /** Channel test response time (ms): 0 untested, ≤1 s green, ≤3 s lime, ≤5 s yellow, else red. */
 export function responseTimeColor(ms: number): "grey" | "green" | "lime" | "gold" | "red" {
@@ -27,5 +28,5 @@ export function firstTokenColor(seconds: number): "green" | "orange" | "red" {
 export function taskDuration(submit: number, finish: number, unit: "s" | "ms"): { text: string; color: "red" | "green" | "grey" } {
   if (!submit || !finish) return { text: "N/A", color: "grey" };
   const seconds = (finish - submit) / (unit === "ms" ? 1000 : 1);
-  return { text: `${seconds.toFixed(1)} s`, color: seconds > 60 ? "red" : "green" };
+  return { text: formatSeconds(seconds, 1), color: seconds > 60 ? "red" : "green" };
 }
