@@ -75,6 +75,15 @@ export function OperationTab() {
     num("RetryTimes", t("operation.retryTimes")),
     num("StreamCacheQueueLength", t("operation.streamCacheQueueLength")),
     sw("DisplayInCurrencyEnabled", t("operation.displayInCurrency")),
+    // new-api's display currency (the server keeps DisplayInCurrencyEnabled in step with it)
+    {
+      key: "general_setting.quota_display_type", label: t("operation.quotaDisplayType"), type: "select", span: 1,
+      options: ["USD", "CNY", "TOKENS", "CUSTOM"].map((v) => ({ value: v, label: t(`operation.display${v}`) })),
+    },
+    num("USDExchangeRate", t("operation.usdExchangeRate"), { integer: false, help: t("operation.usdExchangeRateHelp") }),
+    { key: "general_setting.custom_currency_symbol", label: t("operation.customCurrencySymbol"), type: "text", span: 1 },
+    num("general_setting.custom_currency_exchange_rate", t("operation.customCurrencyRate"), { integer: false, help: t("operation.customCurrencyRateHelp") }),
+    num("token_setting.max_user_tokens", t("operation.maxUserTokens"), { min: 1 }),
     sw("DisplayTokenStatEnabled", t("operation.displayTokenStat")),
     sw("DefaultCollapseSidebar", t("operation.defaultCollapseSidebar")),
     sw("DemoSiteEnabled", t("operation.demoSite")),
@@ -108,12 +117,24 @@ export function OperationTab() {
       key: "DataExportDefaultTime", label: t("operation.dataExportDefaultTime"), type: "select", span: 1,
       options: [{ value: "hour", label: t("operation.hour") }, { value: "day", label: t("operation.day") }, { value: "week", label: t("operation.week") }],
     },
+    // The dashboard's panels (new-api's console_setting.*), JSON lists checked by the server on save
+    sw("console_setting.api_info_enabled", t("operation.panelApiInfo")),
+    { key: "console_setting.api_info", label: t("operation.panelApiInfo"), type: "json", help: t("operation.panelApiInfoHelp") },
+    sw("console_setting.announcements_enabled", t("operation.panelAnnouncements")),
+    { key: "console_setting.announcements", label: t("operation.panelAnnouncements"), type: "json", help: t("operation.panelAnnouncementsHelp") },
+    sw("console_setting.faq_enabled", t("operation.panelFaq")),
+    { key: "console_setting.faq", label: t("operation.panelFaq"), type: "json", help: t("operation.panelFaqHelp") },
+    sw("console_setting.uptime_kuma_enabled", t("operation.panelUptime")),
+    { key: "console_setting.uptime_kuma_groups", label: t("operation.panelUptime"), type: "json", help: t("operation.panelUptimeHelp") },
   ];
   const monitoring: FieldDef[] = [
     num("ChannelDisableThreshold", t("operation.channelDisableThreshold"), { help: t("operation.channelDisableThresholdHelp"), integer: false }),
     sw("AutomaticDisableChannelEnabled", t("operation.autoDisable")),
     sw("AutomaticEnableChannelEnabled", t("operation.autoEnable")),
     { key: "AutomaticDisableKeywords", label: t("operation.autoDisableKeywords"), type: "textarea", help: t("operation.autoDisableKeywordsHelp") },
+    { key: "AutomaticDisableStatusCodes", label: t("operation.autoDisableStatusCodes"), type: "text", span: 2, help: t("operation.autoDisableStatusCodesHelp") },
+    sw("monitor_setting.auto_test_channel_enabled", t("operation.autoTestChannels")),
+    num("monitor_setting.auto_test_channel_minutes", t("operation.autoTestMinutes"), { integer: false, help: t("operation.autoTestMinutesHelp") }),
   ];
   const quota: FieldDef[] = [
     num("QuotaForNewUser", t("operation.quotaForNewUser")),
@@ -121,16 +142,27 @@ export function OperationTab() {
     num("QuotaForInviter", t("operation.quotaForInviter")),
     num("QuotaForInvitee", t("operation.quotaForInvitee")),
     num("QuotaRemindThreshold", t("operation.quotaRemindThreshold")),
+    sw("checkin_setting.enabled", t("operation.checkin")),
+    num("checkin_setting.min_quota", t("operation.checkinMin")),
+    num("checkin_setting.max_quota", t("operation.checkinMax")),
   ];
   const groups: FieldDef[] = [
     { key: "GroupRatio", label: t("operation.groupRatio"), type: "json", help: t("operation.groupRatioHelp"), validate: groupNamesProblem },
     { key: "UserUsableGroups", label: t("operation.userUsableGroups"), type: "json", help: t("operation.userUsableGroupsHelp"), validate: groupNamesProblem },
+    { key: "GroupGroupRatio", label: t("operation.groupGroupRatio"), type: "json", help: t("operation.groupGroupRatioHelp") },
+    { key: "AutoGroups", label: t("operation.autoGroups"), type: "json", help: t("operation.autoGroupsHelp") },
+    sw("DefaultUseAutoGroup", t("operation.defaultUseAutoGroup")),
   ];
   const ratios: FieldDef[] = [
     { key: "ModelPrice", label: t("operation.modelPrice"), type: "json", help: t("operation.modelPriceHelp") },
     { key: "ModelRatio", label: t("operation.modelRatio"), type: "json" },
     { key: "CacheRatio", label: t("operation.cacheRatio"), type: "json" },
-    { key: "CompletionRatio", label: t("operation.completionRatio"), type: "json" },
+    { key: "CompletionRatio", label: t("operation.completionRatio"), type: "json", help: t("operation.completionRatioHelp") },
+    { key: "CreateCacheRatio", label: t("operation.createCacheRatio"), type: "json" },
+    { key: "ImageRatio", label: t("operation.imageRatio"), type: "json" },
+    { key: "AudioRatio", label: t("operation.audioRatio"), type: "json" },
+    { key: "AudioCompletionRatio", label: t("operation.audioCompletionRatio"), type: "json" },
+    sw("ExposeRatioEnabled", t("operation.exposeRatio"), t("operation.exposeRatioHelp")),
   ];
   return (
     <Tabs defaultActiveTab="general" type="card-gutter" lazyload>
