@@ -311,6 +311,10 @@ describe("the compiled binary in Chromium", () => {
     expect(asset.status).toBe(200);
     expect(asset.headers.get("content-encoding")).toBe("gzip");
     expect(asset.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+    // The embedded brotli copy, smaller still, when the browser offers it.
+    const br = await fetch(base + script, { headers: { "accept-encoding": "gzip, br" }, decompress: false } as RequestInit);
+    expect(br.headers.get("content-encoding")).toBe("br");
+    expect((await br.arrayBuffer()).byteLength).toBeLessThan((await asset.arrayBuffer()).byteLength);
     const missing = await fetch(`${base}/assets/missing-0000.js`);
     expect(missing.status).toBe(404);
     expect(await missing.json()).toEqual({ success: false, message: "not found" });
