@@ -276,7 +276,8 @@ export default function ChannelPage() {
     const tag = state === "failed"
       ? <Tag color="red" data-testid="response-time" data-state="failed">{t("ops.ch.testFailedShort")}</Tag>
       : <Tag color={responseTimeColor(row.response_time)} data-testid="response-time" data-state={state}>
-          {state === "ok" ? formatSeconds(row.response_time / 1000) : t("ops.ch.untested")}
+          {/* A few milliseconds (a local upstream) read 0.01 s, not a "0.00 s" that looks unmeasured. */}
+          {state === "ok" ? formatSeconds(Math.max(row.response_time / 1000, 0.01)) : t("ops.ch.untested")}
         </Tag>;
     if (state === "untested" && !reason) return tag;
     return (
