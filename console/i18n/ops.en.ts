@@ -495,6 +495,7 @@ const en: Record<string, string> = {
   "ops.redemption.enabledOne": "Code {{name}} enabled",
   "ops.redemption.disabledOne": "Code {{name}} disabled",
   "ops.redemption.deletedOne": "Code {{name}} deleted",
+  "ops.ch.empty": "No channels yet: add one to start serving requests",
 };
 
 export default en;

@@ -483,6 +483,7 @@ const ru: Record<string, string> = {
   "ops.redemption.enabledOne": "Код {{name}} включён",
   "ops.redemption.disabledOne": "Код {{name}} отключён",
   "ops.redemption.deletedOne": "Код {{name}} удалён",
+  "ops.ch.empty": "Каналов пока нет: добавьте канал, чтобы начать обслуживать запросы",
 };
 
 export default ru;

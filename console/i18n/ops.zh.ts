@@ -483,6 +483,7 @@ const zh: Record<string, string> = {
   "ops.redemption.enabledOne": "兑换码 {{name}} 已启用",
   "ops.redemption.disabledOne": "兑换码 {{name}} 已禁用",
   "ops.redemption.deletedOne": "兑换码 {{name}} 已删除",
+  "ops.ch.empty": "还没有渠道：添加一个渠道即可开始转发请求",
 };
 
 export default zh;

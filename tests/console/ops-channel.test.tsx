@@ -87,6 +87,18 @@ describe("channel page", () => {
     expect((await screen.findByTestId("status-reason")).textContent).toContain("invalid api key");
   });
 
+  test("with no channel yet the list says so and offers the form; a search that finds nothing does not", async () => {
+    fm = mockFetch(routes({ "GET /api/channel/": ok({ items: [], total: 0 }), "GET /api/channel/search": ok({ items: [], total: 0 }) }));
+    await renderApp("/channel", { user: ADMIN });
+    fireEvent.click(await screen.findByTestId("add-first-channel"));
+    expect(await screen.findByText("Create channel")).toBeTruthy();
+    expect(screen.getByText("No channels yet: add one to start serving requests")).toBeTruthy();
+    fireEvent.change(screen.getByPlaceholderText("ID, name, base URL, tag"), { target: { value: "nothing-like-this" } });
+    fireEvent.click(screen.getByText("Search"));
+    await waitFor(() => expect(fm.calls.some((c) => c.path === "/api/channel/search")).toBe(true));
+    await waitFor(() => expect(screen.queryByTestId("add-first-channel")).toBeNull());
+  });
+
   test("the id-sort toggle is remembered under id-sort and sent as id_sort", async () => {
     fm = mockFetch(routes());
     await renderApp("/channel", { user: ADMIN });

@@ -1,6 +1,6 @@
 // Channel management (spec 001 §2 Channel page, §4 channel status, §5 batch rules, §8 messages, §9 colours).
 import React, { useCallback, useEffect, useRef, useState } from "react";
-import { Button, Drawer, Dropdown, Input, InputNumber, Menu, Modal, Space, Spin, Switch, Tag, Tooltip, Typography } from "@arco-design/web-react";
+import { Button, Drawer, Dropdown, Empty, Input, InputNumber, Menu, Modal, Spin, Switch, Tag, Tooltip, Typography } from "@arco-design/web-react";
 import { IconDown } from "@arco-design/web-react/icon";
 import { useTranslation } from "react-i18next";
 import { useNavigate } from "react-router-dom";
@@ -403,6 +403,15 @@ export default function ChannelPage() {
       {balanceRun.visible && balanceRun.progress && <RunBanner kind="balance" progress={balanceRun.progress} onClose={balanceRun.dismiss} />}
       <ResponsiveTable<ChannelRow>
         testId="channel-table" rowKey={rowKey} loading={loading} data={rows} columns={columns} actions={actions}
+        // A new site's first step: an empty list says so and offers the form (a search that finds nothing does not).
+        noDataElement={keyword || group || model ? undefined : (
+          <Empty description={
+            <div className="sy-stack" style={{ alignItems: "center", gap: 12 }}>
+              <span>{t("ops.ch.empty")}</span>
+              <Button type="primary" onClick={() => setDrawer(null)} data-testid="add-first-channel">{t("ops.ch.add")}</Button>
+            </div>
+          } />
+        )}
         rowSelection={{
           type: "checkbox", checkStrictly: true, selectedRowKeys: selected.map(rowKey),
           onChange: (_keys: unknown, rs: ChannelRow[]) => setSelected(rs),
