@@ -3,6 +3,7 @@
 // repeated failures within the window. Also: a one-document key (Vertex JSON) is never split by line.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { relayFixture, type RelayFixture } from "./fixtures.ts";
+import { relayState } from "../../server/relay/state.ts";
 import { multiKeyInfo, parseChannelInfo } from "../../server/modules/channel/keys.ts";
 import { makeServiceAccount, startVertexUpstream, type VertexMock } from "../mocks/vertex-upstream.ts";
 
@@ -43,10 +44,13 @@ async function channelRow(id: number) {
 }
 
 /** Automation runs off the response path: wait until the channel row shows its effect. */
+/** Waits until the channel's row shows the state and the relay routes on that row (the change is announced
+ * right after the write, so the relay's table may lag the database by a moment). */
 async function until(id: number, done: (row: Awaited<ReturnType<typeof channelRow>>) => boolean) {
   for (let i = 0; i < 100; i++) {
     const row = await channelRow(id);
-    if (done(row)) return row;
+    const routed = (await relayState(fx.ctx.deps).routing.get()).channels.get(id);
+    if (done(row) && (row.status !== 1 || (routed && done(routed)))) return row;
     await Bun.sleep(20);
   }
   throw new Error(`channel ${id} never reached the expected state`);
