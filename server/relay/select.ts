@@ -1,5 +1,6 @@
 // Channel choice for one (group, model): the highest priority tier that still has a channel this request
 // has not tried, then a weighted random pick inside that tier.
+import { statusInList } from "../modules/channel/status-codes.ts";
 
 export interface Candidate {
   channelId: number;
@@ -25,6 +26,11 @@ export function pickChannel(candidates: readonly Candidate[], tried: ReadonlySet
 }
 
 /** Retryable upstream outcomes: rate limits, server errors, timeouts (status 0 = no answer at all). */
-export function retryable(status: number): boolean {
-  return status === 0 || status === 408 || status === 429 || status >= 500;
+/** Whether another channel may be tried after this upstream status: AutomaticRetryStatusCodes (new-api's
+ * key; default 408, 429, 500–599), and always after no answer at all (status 0). */
+export function retryable(status: number, options?: { get(key: string): string }): boolean {
+  if (status === 0) return true;
+  const list = options?.get("AutomaticRetryStatusCodes");
+  if (list === undefined) return status === 408 || status === 429 || status >= 500;
+  return statusInList(list, status);
 }

@@ -48,3 +48,24 @@ test("two channels of one tier, one down: every call succeeds, billed and logged
   const charged = logs.reduce((s, l) => s + l.quota, 0);
   expect((await userRow(fx, user.id)).quota).toBe(100_000_000 - charged);
 });
+
+test("AutomaticRetryStatusCodes decides which upstream statuses move a call on to another channel", async () => {
+  const model = "retry-401";
+  await fx.option("ModelRatio", JSON.stringify({ [model]: 1 }));
+  // A channel whose key the upstream refuses (401) in a higher tier, a working one below it.
+  const refusing = startMockUpstream({ failStatus: 401 });
+  try {
+    await fx.channel({ name: "refusing", base_url: refusing.url, models: [model], priority: 10 });
+    await fx.channel({ name: "working", base_url: fx.mock.url, models: [model], priority: 0 });
+    const user = await fx.user(100_000_000);
+    const token = await fx.token(user.id, { remain_quota: 100_000_000 });
+    const call = () => fx.call("/v1/chat/completions", token.key, { model, messages: [{ role: "user", content: "hi" }], max_tokens: 5 });
+    // Default 408,429,500-599: a 401 is the answer.
+    expect((await call()).status).toBe(401);
+    await fx.option("AutomaticRetryStatusCodes", "401,408,429,500-599");
+    expect((await call()).status).toBe(200);
+  } finally {
+    await fx.option("AutomaticRetryStatusCodes", "408,429,500-599");
+    await refusing.stop();
+  }
+});

@@ -82,6 +82,20 @@ for (const kind of storageKinds()) {
       expect((await fx.balances(p.userId, p.tokenId, channelId)).quota).toBe(2_000_000);
     });
 
+    test("TaskEnabled off refuses new submits and charges nothing; on again, they are taken", async () => {
+      const p = await fx.payer(2_000_000, 1_000_000);
+      await fx.ctx.deps.options.set("TaskEnabled", "false");
+      try {
+        const off = await fx.post("/suno/submit/music", p.key, { prompt: "quiet, please" });
+        expect(off.status).toBe(403);
+        expect(JSON.stringify(off.body)).toContain("TaskEnabled");
+        expect((await fx.balances(p.userId, p.tokenId, channelId)).quota).toBe(2_000_000);
+      } finally {
+        await fx.ctx.deps.options.set("TaskEnabled", "true");
+      }
+      expect((await fx.post("/suno/submit/music", p.key, { prompt: "now" })).status).toBe(200);
+    });
+
     test("the task lists show every field of a creative task with the same JSON types, never private_data", async () => {
       const p = await fx.payer(1_000_000);
       const id = (await fx.post("/suno/submit/music", p.key, { prompt: "listed" })).body.data;

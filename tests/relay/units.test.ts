@@ -47,6 +47,13 @@ describe("channel choice", () => {
   test("429, 5xx, timeouts and connection errors are retryable; other 4xx are not", () => {
     for (const s of [0, 408, 429, 500, 502, 503]) expect(retryable(s)).toBe(true);
     for (const s of [400, 401, 403, 404, 422]) expect(retryable(s)).toBe(false);
+    // AutomaticRetryStatusCodes replaces the rule; no answer at all is always worth another channel.
+    const site = (v: string) => ({ get: (k: string) => (k === "AutomaticRetryStatusCodes" ? v : "") });
+    for (const s of [408, 429, 500, 599]) expect(retryable(s, site("408,429,500-599"))).toBe(true);
+    for (const s of [400, 401, 404, 499]) expect(retryable(s, site("408,429,500-599"))).toBe(false);
+    expect(retryable(401, site("401-407,500-503"))).toBe(true);
+    expect(retryable(504, site("401-407,500-503"))).toBe(false);
+    expect(retryable(0, site(""))).toBe(true);
   });
 });
 

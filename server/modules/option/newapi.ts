@@ -41,7 +41,9 @@ export const NEW_API_OPTIONS: Record<string, Spec> = {
   "monitor_setting.auto_test_channel_enabled": s("false", "bool"),
   "monitor_setting.auto_test_channel_minutes": s("10", "positive"),
   AutomaticDisableStatusCodes: s("401-403", "status-codes"),
-  AutomaticRetryStatusCodes: s("100-199,300-399,401-407,409-503,505-523,525-599", "status-codes", stored),
+  // which upstream statuses send a call on to another channel (server/relay/select.ts); the default is the
+  // gateway's rule before the key existed: timeouts, rate limits and server errors
+  AutomaticRetryStatusCodes: s("408,429,500-599", "status-codes"),
   // check-in (server/modules/checkin)
   "checkin_setting.enabled": s("false", "bool"),
   "checkin_setting.min_quota": s("1000", "int"),
@@ -68,8 +70,9 @@ export const NEW_API_OPTIONS: Record<string, Spec> = {
   PayMethods: s("", "json-array"),
   "payment_setting.amount_options": s("[]", "json-array"),
   "payment_setting.amount_discount": s("{}", "json-object"),
+  // off: the task relays (Midjourney, Suno, video) refuse new submits; running tasks are still followed
+  TaskEnabled: s("true", "bool"),
   // stored without effect: features Switchyard does not have (yet)
-  TaskEnabled: s("true", "bool", stored),
   "quota_setting.enable_free_model_pre_consume": s("true", "bool", stored),
   LinuxDOMinimumTrustLevel: s("0", "int", stored),
   "discord.enabled": s("false", "bool", stored),

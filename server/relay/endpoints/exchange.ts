@@ -109,7 +109,7 @@ async function attempt(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCa
   const raw = adaptor.errorMessage ? adaptor.errorMessage(res.status, text) : `upstream answered with status ${res.status}`;
   recordUpstreamError(call.channel.id);
   reportFailure(deps, call, res.status, scrub(raw, call), errorCode(text));
-  return new UpstreamError(mappedStatus(call.channel, res.status), scrub(raw, call), retryable(res.status));
+  return new UpstreamError(mappedStatus(call.channel, res.status), scrub(raw, call), retryable(res.status, deps.options));
 }
 
 async function deliver(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCall, answer: Answer, o: Served): Promise<Response> {

@@ -70,6 +70,7 @@ export function taskQuota(price: Price, units: number): number {
 
 export async function submitTask(deps: AppDeps, sub: TaskSubmit): Promise<TaskAccepted | TaskRefused> {
   const { req } = sub;
+  if (!deps.options.bool("TaskEnabled")) throw new AppError(403, "task relays are turned off on this site (TaskEnabled)", "task_disabled");
   const caller = sub.channelId ? { ...req.caller, pinnedChannel: sub.channelId } : req.caller;
   let quota = 0;
   const adm = await admit(deps, { ...req, caller }, {
@@ -123,7 +124,7 @@ async function attempt(deps: AppDeps, sub: TaskSubmit, adaptor: TaskAdaptor, cha
     const message = scrub(adaptor.errorMessage(res.status, text), call);
     recordUpstreamError(channel.id);
     reportFailure(deps, call, res.status, message);
-    return new UpstreamError(mappedStatus(channel, res.status), message, retryable(res.status));
+    return new UpstreamError(mappedStatus(channel, res.status), message, retryable(res.status, deps.options));
   }
   let json: unknown;
   try {
