@@ -96,7 +96,7 @@ export function providerCall(
   const cfg = channelConfig(channel);
   const mapped = cfg.mapping[req.model];
   const upstreamModel = typeof mapped === "string" && mapped ? mapped : req.model;
-  const { key, keyIndex } = channelKey(channel, cfg.keyInfo);
+  const { key, keyIndex } = channelKey(channel, cfg.keyInfo, pollingIndexOf(site));
   const clientWantsUsage = Boolean(req.body?.stream_options?.include_usage);
   // The site's or the channel's pass-through sends the client's body unchanged: no overrides either.
   const passThroughBody = Boolean(site?.bool("global.pass_through_request_enabled")) || cfg.options.pass_through_body_enabled === true;
@@ -109,9 +109,18 @@ export function providerCall(
 
 /** Where each multi-key channel's polling rotation goes on next, on this instance. Persisting it would put
  * a write on every call; keys that failed are persisted (channel_info) by channel automation instead. */
-const pollingIndex = new Map<number, number>();
+const pollingIndexes = new WeakMap<object, Map<number, number>>();
+const sharedPollingIndex = new Map<number, number>();
 
-function channelKey(channel: Channel, info: ChannelInfo): { key: string; keyIndex: number } {
+/** Per app, keyed by its option store: channel ids are per database, and tests run several apps in one process. */
+function pollingIndexOf(site?: SiteOptions): Map<number, number> {
+  if (!site) return sharedPollingIndex;
+  let m = pollingIndexes.get(site);
+  if (!m) pollingIndexes.set(site, (m = new Map()));
+  return m;
+}
+
+function channelKey(channel: Channel, info: ChannelInfo, pollingIndex: Map<number, number>): { key: string; keyIndex: number } {
   if (!info.is_multi_key) return { key: String(channel.key ?? "").trim(), keyIndex: 0 };
   const at = pollingIndex.get(channel.id) ?? info.multi_key_polling_index;
   const pick = pickChannelKey({ key: channel.key, channel_info: { ...info, multi_key_polling_index: at } }, Math.floor(Date.now() / 1000));
