@@ -56,6 +56,8 @@ export interface Admission {
 export interface AdmitOptions {
   /** The hold, when the endpoint knows it better than the prompt estimate (a task's fixed price). */
   estimate?: (price: Price) => number;
+  /** The rate-limit ticket of the call this admission falls back from (core/fallback.ts): not taken twice. */
+  ticket?: RateTicket;
 }
 
 export async function admit(deps: AppDeps, req: RelayRequest, opts: AdmitOptions = {}): Promise<Admission> {
@@ -86,7 +88,7 @@ export async function admit(deps: AppDeps, req: RelayRequest, opts: AdmitOptions
     throw new AppError(404, `the model '${model}' does not exist or you do not have access to it (no channel serves it in group ${caller.group})`, "model_not_found");
   }
   const price = priceFor(deps.options, model, caller.group, caller.acceptUnsetModel, caller.userGroup);
-  const ticket = await takeRateLimit(deps, caller.userId, caller.group);
+  const ticket = opts.ticket ?? await takeRateLimit(deps, caller.userId, caller.group);
 
   const images = req.mode === "images" || req.mode === "image_edits";
   const calls = images ? Math.max(1, Math.min(10, Math.floor(Number(body instanceof FormData ? body.get("n") : body?.n) || 1))) : 1;

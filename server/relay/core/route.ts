@@ -13,7 +13,8 @@ import type { Admission, RelayRequest } from "./admit.ts";
 
 /** An upstream failure, and whether another channel may be tried after it. */
 export class UpstreamError extends AppError {
-  constructor(status: number, message: string, public retry: boolean) {
+  /** `contextOverflow`: the upstream said the prompt exceeds the model's context window (core/fallback.ts). */
+  constructor(status: number, message: string, public retry: boolean, public contextOverflow = false) {
     super(status, message, "upstream_error");
   }
 }

@@ -12,6 +12,7 @@ import type { SettledEntry } from "../../jobs/writebehind.ts";
 import { maybeNotifyQuota } from "../../infra/notify.ts";
 import type { Admission, RelayRequest } from "./admit.ts";
 import { countedUsageExact } from "./meter.ts";
+import type { FallbackFacts } from "./fallback.ts";
 
 /** An admitted call that a channel served: what settling and recording it needs. */
 export interface Served extends Admission {
@@ -21,6 +22,8 @@ export interface Served extends Admission {
   firstByteMs: number;
   /** The upstream cut the stream before the answer was complete (logged in `other`). */
   interrupted?: boolean;
+  /** Served by a fallback model (core/fallback.ts): logged in `other.fallback`. */
+  fallback?: FallbackFacts | null;
 }
 
 /** Settles and records a served call; the write-behind waits for it on flush. `usage` null: counted from
@@ -66,6 +69,7 @@ function records(deps: AppDeps, s: Served, u: Usage, quota: number, extra?: Reco
     frt: Math.round(s.firstByteMs), is_model_mapped: s.upstreamModel !== req.model, upstream_model_name: s.upstreamModel,
     admin_info: { use_channel: s.usedChannels.map(String) }, request_path: req.path,
     ...(s.interrupted ? { stream_interrupted: true } : {}),
+    ...(s.fallback ? { fallback: s.fallback } : {}),
     ...extra,
   };
   const content = price.perCall
@@ -80,13 +84,13 @@ function records(deps: AppDeps, s: Served, u: Usage, quota: number, extra?: Reco
 }
 
 /** The error log of a call that failed (LogErrorEnabled). */
-export function recordError(deps: AppDeps, req: RelayRequest, err: AppError, channelId: number, used: number[], started: number): void {
+export function recordError(deps: AppDeps, req: RelayRequest, err: AppError, channelId: number, used: number[], started: number, fallback?: FallbackFacts | null): void {
   if (!deps.options.bool("LogErrorEnabled")) return;
   relayState(deps).writer.log({
     user_id: req.caller.userId, created_at: Math.floor(Date.now() / 1000), type: LOG_TYPE.error, content: err.message,
     username: req.caller.username, token_name: req.caller.tokenName, model_name: req.model, quota: 0,
     use_time: Math.round((performance.now() - started) / 1000), is_stream: req.stream, channel_id: channelId,
     token_id: req.caller.tokenId, group: req.caller.group, ip: req.ip,
-    other: JSON.stringify({ status_code: err.status, admin_info: { use_channel: used.map(String) }, request_path: req.path }),
+    other: JSON.stringify({ status_code: err.status, admin_info: { use_channel: used.map(String) }, request_path: req.path, ...(fallback ? { fallback } : {}) }),
   });
 }

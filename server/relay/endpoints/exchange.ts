@@ -13,7 +13,8 @@ import { SseReader, sseFrame } from "../formats/sse.ts";
 import { scrub } from "../formats/scrub.ts";
 import { applyParamOverride } from "../override.ts";
 import { recordUpstreamError } from "../../http/metrics.ts";
-import { admit, type RelayRequest } from "../core/admit.ts";
+import type { RelayRequest } from "../core/admit.ts";
+import { contextExceeded, routeWithFallbacks } from "../core/fallback.ts";
 import { errorCode, mappedStatus, providerCall, reportFailure, route, UpstreamError } from "../core/route.ts";
 import { finish, recordError, release as releaseHold, type Served } from "../core/settle.ts";
 import { countedUsage, countedUsageExact } from "../core/meter.ts";
@@ -21,32 +22,25 @@ import { countedUsage, countedUsageExact } from "../core/meter.ts";
 export type { RelayRequest } from "../core/admit.ts";
 
 export async function relay(deps: AppDeps, req: RelayRequest): Promise<Response> {
-  const adm = await admit(deps, req);
-  let routed;
-  try {
-    routed = await route(deps, adm, (channel) => {
-      const adaptor = adaptorFor(channel.type);
-      return adaptor && adaptor.supports(req.mode) ? adaptor : null;
-    }, async (adaptor, channel) => {
-      const call = providerCall(req, channel, deps.options);
-      const answer = await attempt(deps, adaptor, call, req);
-      return answer instanceof AppError ? answer : { call, answer };
-    });
-  } catch (e) {
-    await releaseHold(deps, adm);
-    throw e;
-  }
-  const { served, usedChannels } = routed;
+  // admit → route, and on to the model's fallbacks when its channels all fail (core/fallback.ts).
+  const out = await routeWithFallbacks(deps, req, (adm) => route(deps, adm, (channel) => {
+    const adaptor = adaptorFor(channel.type);
+    return adaptor && adaptor.supports(adm.req.mode) ? adaptor : null;
+  }, async (adaptor, channel) => {
+    const call = providerCall(adm.req, channel, deps.options);
+    const answer = await attempt(deps, adaptor, call, adm.req);
+    return answer instanceof AppError ? answer : { call, answer };
+  }));
   // From here the hold belongs to the served call: deliver() settles it (or releases it if the answer breaks).
-  if (served) {
+  if (out.adm) {
+    const { served, usedChannels } = out.routed;
     const { call, answer } = served.result;
-    const s: Served = { ...adm, channel: served.channel, upstreamModel: call.upstreamModel, usedChannels, firstByteMs: 0 };
+    const s: Served = { ...out.adm, channel: served.channel, upstreamModel: call.upstreamModel, usedChannels, firstByteMs: 0, fallback: out.fallback };
     return deliver(deps, served.adaptor, call, answer, s);
   }
-  await releaseHold(deps, adm);
-  const err = routed.failure ?? new AppError(503, `no available channel for model ${req.model} in group ${req.caller.group}`, "model_not_found");
-  recordError(deps, req, err, usedChannels.at(-1) ?? 0, usedChannels, adm.started);
-  throw err;
+  // Not served: every hold has gone back.
+  recordError(deps, req, out.failure, out.usedChannels.at(-1) ?? 0, out.usedChannels, out.started, out.fallback);
+  throw out.failure;
 }
 
 /** The body handed to the adaptor: the client's, with the mapped model and a usage request for streams.
@@ -107,9 +101,10 @@ async function attempt(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCa
   req.signal?.removeEventListener("abort", onClientGone);
   const text = await res.text().catch(() => "");
   const raw = adaptor.errorMessage ? adaptor.errorMessage(res.status, text) : `upstream answered with status ${res.status}`;
+  const code = errorCode(text);
   recordUpstreamError(call.channel.id);
-  reportFailure(deps, call, res.status, scrub(raw, call), errorCode(text));
-  return new UpstreamError(mappedStatus(call.channel, res.status), scrub(raw, call), retryable(res.status, deps.options));
+  reportFailure(deps, call, res.status, scrub(raw, call), code);
+  return new UpstreamError(mappedStatus(call.channel, res.status), scrub(raw, call), retryable(res.status, deps.options), contextExceeded(res.status, raw, code));
 }
 
 async function deliver(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCall, answer: Answer, o: Served): Promise<Response> {
