@@ -273,6 +273,27 @@ describe("fallback on SQLite", () => {
     }
   });
 
+  test("Gemini and Responses API clients fall back too, answered in their own shapes", async () => {
+    await setRatios(fx, { "gm-a": 2, "gm-b": 1 });
+    await fx.option("ModelFallbacks", JSON.stringify({ "gm-a": ["gm-b"] }));
+    await fx.channel({ base_url: down.url, models: ["gm-a"] });
+    await fx.channel({ base_url: fx.mock.url, models: ["gm-b"] });
+    const user = await fx.user(QUOTA);
+    const token = await fx.token(user.id, { remain_quota: QUOTA });
+    const gemini = await fx.call("/v1beta/models/gm-a:generateContent", token.key, { contents: [{ role: "user", parts: [{ text: "hi" }] }] });
+    expect(gemini.status).toBe(200);
+    expect((await gemini.json()).candidates[0].content.parts[0].text).toBeString();
+    const streamed = await fx.call("/v1beta/models/gm-a:streamGenerateContent?alt=sse", token.key, { contents: [{ role: "user", parts: [{ text: "hi" }] }] });
+    expect(streamed.status).toBe(200);
+    expect(await streamed.text()).toContain("candidates");
+    const responses = await fx.call("/v1/responses", token.key, { model: "gm-a", input: "hi" });
+    expect(responses.status).toBe(200);
+    expect((await responses.json()).object).toBe("response");
+    const logs = await consumeLogs(fx, user.id);
+    expect(logs.map((l) => l.model_name)).toEqual(["gm-b", "gm-b", "gm-b"]);
+    for (const l of logs) expect(JSON.parse(l.other).fallback.requested).toBe("gm-a");
+  });
+
   test("cycles are harmless and every fallback failing answers the last failure, with every hold given back", async () => {
     await setRatios(fx, { "cy-a": 1, "cy-b": 1 });
     await fx.option("ModelFallbacks", JSON.stringify({ "cy-a": ["cy-b", "cy-a"], "cy-b": ["cy-a"] }));
@@ -289,6 +310,37 @@ describe("fallback on SQLite", () => {
     expect((await userRow(fx, user.id)).quota).toBe(QUOTA);
     expect((await tokenRow(fx, token.id)).remain_quota).toBe(QUOTA);
     await fx.option("LogErrorEnabled", "false");
+  });
+});
+
+describe("options", () => {
+  let fx: RelayFixture;
+  beforeAll(async () => {
+    fx = await relayFixture("sqlite");
+  });
+  afterAll(() => fx.close());
+  const put = async (key: string, value: string) => {
+    const root = await fx.user(0, { role: 100 });
+    return (await fx.ctx.request("PUT", "/api/option/", { as: root, body: { key, value } })).body;
+  };
+
+  test("ModelFallbacks and GroupModelFallbacks: bad JSON or shapes are refused with a message naming the problem", async () => {
+    expect(await put("ModelFallbacks", "{not json")).toMatchObject({ success: false, message: expect.stringContaining("ModelFallbacks is not valid JSON") });
+    expect((await put("ModelFallbacks", "[]")).message).toContain("must be a JSON object of model");
+    expect((await put("ModelFallbacks", JSON.stringify({ a: "b" }))).message).toContain('the fallbacks of "a" must be a list');
+    expect((await put("ModelFallbacks", JSON.stringify({ a: ["b", 3] }))).message).toContain("non-empty model names");
+    expect((await put("GroupModelFallbacks", JSON.stringify({ vip: ["a"] }))).message).toContain("GroupModelFallbacks.vip must be a JSON object");
+    expect((await put("ChannelSelectionStrategy", "fastest")).message).toContain("weighted, latency");
+    expect((await put("ChannelCooldownSeconds", "-1")).success).toBe(false);
+    // A cycle is stored: calls never try a model twice.
+    expect((await put("ModelFallbacks", JSON.stringify({ a: ["b"], b: ["a"] }))).success).toBe(true);
+    expect(JSON.parse(fx.ctx.deps.options.get("ModelFallbacks"))).toEqual({ a: ["b"], b: ["a"] });
+    expect((await put("GroupModelFallbacks", JSON.stringify({ vip: { " a ": [" c "] } }))).success).toBe(true);
+    expect(JSON.parse(fx.ctx.deps.options.get("GroupModelFallbacks"))).toEqual({ vip: { a: ["c"] } });
+    expect((await put("ChannelSelectionStrategy", "latency")).success).toBe(true);
+    const root = await fx.user(0, { role: 100 });
+    const listed = (await fx.ctx.request("GET", "/api/option/", { as: root })).body.data as { key: string; value: string }[];
+    expect(listed.find((o) => o.key === "ChannelCooldownSeconds")?.value).toBe("30");
   });
 });
 

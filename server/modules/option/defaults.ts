@@ -7,6 +7,7 @@ import { QUOTA_PER_UNIT, QUOTA_WARNING_THRESHOLD_DEFAULT } from "../../catalogue
 import { FETCH_SETTING_DEFAULTS } from "../../infra/outbound.ts";
 import { PASSKEY_OPTION_DEFAULTS } from "../passkey/options.ts";
 import { NEW_API_DEFAULTS, NEW_API_SECRETS } from "./newapi.ts";
+import { ROUTING_OPTION_DEFAULTS } from "./routing.ts";
 
 const json = (v: unknown) => JSON.stringify(v);
 
@@ -88,6 +89,8 @@ export const OPTION_DEFAULTS: Record<string, string> = {
   // one-api/new-api ship 0, so one dead channel of two fails half the calls; 2 rides over up to two
   // failed channels per call (never the same one twice) while keeping a failing call's latency bounded.
   RetryTimes: "2",
+  // fallbacks across models and the channel choice inside a priority tier (./routing.ts)
+  ...ROUTING_OPTION_DEFAULTS,
   DisplayInCurrencyEnabled: "true",
   DisplayTokenStatEnabled: "true",
   StreamCacheQueueLength: "0",

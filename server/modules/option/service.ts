@@ -6,6 +6,7 @@ import { OPTION_DEFAULTS, SECRET_OPTIONS, NUMBER_OPTIONS, JSON_OPTIONS, URL_OPTI
 import { validateFetchSetting } from "./fetch-setting.ts";
 import { validatePasskeyOption } from "../passkey/options.ts";
 import { NEW_API_OPTIONS, companionWrites, validateNewApiOption } from "./newapi.ts";
+import { ROUTING_OPTION_DEFAULTS, validateRoutingOption } from "./routing.ts";
 
 export function listOptions(deps: AppDeps): { key: string; value: string }[] {
   const out: { key: string; value: string }[] = [];
@@ -52,6 +53,7 @@ export function validateOption(deps: AppDeps, key: string, raw: unknown): string
   if (key.startsWith("fetch_setting.")) return validateFetchSetting(key, value);
   if (key.startsWith("passkey.")) return validatePasskeyOption(key, value);
   if (key in NEW_API_OPTIONS) return validateNewApiOption(key, value);
+  if (key in ROUTING_OPTION_DEFAULTS) return validateRoutingOption(key, value);
 
   if (isBooleanOption(key)) {
     if (value !== "true" && value !== "false") throw badRequest(`${key} must be "true" or "false"`);
