@@ -1,8 +1,8 @@
 // Relay benchmark: a mock upstream, a bare Bun pass-through proxy and the gateway (token auth, billing,
 // routing, logging all on, SQLite) measured against the same load in one run, each in its own process.
 //
-//   bun scripts/bench/relay.ts [--seconds 3] [--concurrency 1,16,64] [--soak 60]   (PG_DSN=postgres://... : the
-//   gateway runs on a fresh PostgreSQL database instead of SQLite)
+//   bun scripts/bench/relay.ts [--seconds 3] [--concurrency 1,16,64] [--modes json,stream] [--soak 60] [--cpu-prof DIR]
+//   (PG_DSN=postgres://... : the gateway runs on a fresh PostgreSQL database instead of SQLite)
 //
 // For each target (direct = the mock itself, proxy, gateway), concurrency level and mode (JSON, stream)
 // it prints throughput, p50/p99/p99.9 latency, stream time-to-first-byte, the target's CPU time per
@@ -63,6 +63,8 @@ function runProxy() {
       return fetch(upstream + url.pathname, { method: req.method, headers: req.headers, body: req.body });
     },
   });
+  // An orderly exit, so a --cpu-prof run writes its profile.
+  process.on("SIGTERM", () => process.exit(0));
   console.log(JSON.stringify({ port: server.port }));
 }
 
@@ -130,8 +132,17 @@ async function runGateway(upstream: string) {
 
 interface Target { name: string; url: string; proc: Subprocess; key?: string }
 
+/** --cpu-prof DIR: the proxy and the gateway run under Bun's CPU profiler and write their .cpuprofile files
+ * to DIR when they stop (named by pid, printed at the start; summarise one with scripts/bench/profile-top.ts). */
+const profileDir = (() => {
+  const i = process.argv.indexOf("--cpu-prof");
+  return i >= 0 ? process.argv[i + 1] : "";
+})();
+
 let start = async (args: string[]): Promise<{ proc: Subprocess; info: any }> => {
-  const proc = spawn([process.execPath, import.meta.path, ...args], { stdout: "pipe", stderr: "inherit" });
+  const prof = profileDir && args[0] !== "mock" ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
+  const proc = spawn([process.execPath, ...prof, import.meta.path, ...args], { stdout: "pipe", stderr: "inherit" });
+  if (prof.length) console.log(`cpu profile of the ${args[0]}: ${profileDir}/*.${proc.pid}.*.cpuprofile`);
   const reader = proc.stdout.getReader();
   let text = "";
   while (!text.includes("\n")) text += new TextDecoder().decode((await reader.read()).value);
@@ -195,6 +206,7 @@ async function main() {
   const seconds = Number(arg("seconds", "3"));
   const levels = arg("concurrency", "1,16,64").split(",").map(Number);
   const soak = Number(arg("soak", "0"));
+  const modes = arg("modes", "json,stream").split(",");
 
   const mock = await start(["mock"]);
   const mockUrl = `http://127.0.0.1:${mock.info.port}`;
@@ -212,6 +224,7 @@ async function main() {
   console.log("mode    c   target    req/s    p50 ms   p99 ms p99.9 ms  ttfb ms  cpu ms/req  errors  stall ms");
   const summary: string[] = [];
   for (const stream of [false, true]) {
+    if (!modes.includes(stream ? "stream" : "json")) continue;
     for (const c of levels) {
       const r: Record<string, Awaited<ReturnType<typeof load>>> = {};
       for (const t of targets) {

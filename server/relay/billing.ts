@@ -31,6 +31,24 @@ export interface Price {
  * built-in ratio for the model's family (catalogue/ratios.ts builtinCompletionRatio), then 1.
  */
 export function priceFor(options: OptionStore, model: string, group: string, acceptUnset: boolean, userGroup?: string): Price {
+  // Read on every call and derived from eight option tables: memoised until any option changes.
+  let memo = memos.get(options);
+  if (!memo || memo.version !== options.version) memos.set(options, (memo = { version: options.version, prices: new Map() }));
+  const key = `${model}\n${group}\n${userGroup ?? ""}\n${acceptUnset ? 1 : 0}`;
+  let price = memo.prices.get(key);
+  if (!price) {
+    price = Object.freeze(computePrice(options, model, group, acceptUnset, userGroup));
+    // Model names come from clients: an unbounded number of distinct ones must not grow the memo forever.
+    if (memo.prices.size >= PRICE_MEMO_SIZE) memo.prices.clear();
+    memo.prices.set(key, price);
+  }
+  return price;
+}
+
+const PRICE_MEMO_SIZE = 4096;
+const memos = new WeakMap<OptionStore, { version: number; prices: Map<string, Price> }>();
+
+function computePrice(options: OptionStore, model: string, group: string, acceptUnset: boolean, userGroup?: string): Price {
   const prices = options.json<Record<string, number>>("ModelPrice", {});
   const ratios = options.json<Record<string, number>>("ModelRatio", {});
   const completion = options.json<Record<string, number>>("CompletionRatio", {});

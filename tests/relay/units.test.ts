@@ -227,3 +227,23 @@ describe("OpenAI-compatible adaptor", () => {
     expect(await countTokens("Hello world")).toBe(2);
   });
 });
+
+describe("price memo", () => {
+  test("a price is recomputed after any option changes, and never shared between option stores", async () => {
+    const rows = new Map<string, string>([["ModelRatio", JSON.stringify({ "memo-model": 2 })]]);
+    const db = { selectFrom: () => ({ select: () => ({ execute: async () => [...rows].map(([key, value]) => ({ key, value })) }) }) };
+    const store = new OptionStore(db as never);
+    await store.load();
+    const first = priceFor(store, "memo-model", "default", false);
+    expect(first.modelRatio).toBe(2);
+    expect(priceFor(store, "memo-model", "default", false)).toBe(first);
+    expect(Object.isFrozen(first)).toBe(true);
+    rows.set("GroupRatio", JSON.stringify({ default: 3 }));
+    rows.set("ModelRatio", JSON.stringify({ "memo-model": 5 }));
+    await store.load();
+    const second = priceFor(store, "memo-model", "default", false);
+    expect([second.modelRatio, second.groupRatio]).toEqual([5, 3]);
+    const other = new OptionStore(db as never);
+    expect(() => priceFor(other, "memo-model", "default", false)).toThrow("memo-model");
+  });
+});

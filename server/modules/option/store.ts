@@ -5,14 +5,35 @@
 import type { Database } from "../../../db/index.ts";
 import { OPTION_DEFAULTS } from "./defaults.ts";
 
+/** The values, counting writes: whoever writes (a load, a set, a test through all()) invalidates the memos. */
+class VersionedMap extends Map<string, string> {
+  version = 0;
+  override set(key: string, value: string): this {
+    this.version++;
+    return super.set(key, value);
+  }
+  override delete(key: string): boolean {
+    this.version++;
+    return super.delete(key);
+  }
+  override clear(): void {
+    this.version++;
+    super.clear();
+  }
+}
+
 export class OptionStore {
-  private values = new Map<string, string>(Object.entries(OPTION_DEFAULTS));
+  private values = new VersionedMap(Object.entries(OPTION_DEFAULTS));
   private parsed = new Map<string, { raw: string; value: unknown }>();
   private timer: ReturnType<typeof setInterval> | null = null;
   private listeners: ((key: string) => void)[] = [];
   private announce: ((keys: string[]) => Promise<void>) | null = null;
   /** Reads run one after another, so an older read never lands after a newer one. */
   private reloads: Promise<void> = Promise.resolve();
+  /** Changes with every write of any value: memos derived from several options (prices) compare it. */
+  get version(): number {
+    return this.values.version;
+  }
 
   constructor(private db: Database) {}
 

@@ -18,8 +18,17 @@ export interface ChannelSettings {
   thinkingToContent: boolean;
 }
 
+const settingsMemo = new WeakMap<object, ChannelSettings>();
+
+/** Memoised per options object (the relay parses a channel's settings once per loaded row: core/route.ts). */
 export function channelSettings(options: Record<string, unknown> | undefined): ChannelSettings {
-  const o = options ?? {};
+  if (!options) return readSettings({});
+  let s = settingsMemo.get(options);
+  if (!s) settingsMemo.set(options, (s = readSettings(options)));
+  return s;
+}
+
+function readSettings(o: Record<string, unknown>): ChannelSettings {
   const str = (v: unknown) => (typeof v === "string" ? v : "");
   return {
     proxy: str(o.proxy).trim(),
@@ -97,9 +106,10 @@ export function withChannelSettings(adaptor: ProviderAdaptor): ProviderAdaptor {
       }
       return adaptor.buildRequest(call, body);
     },
-    async send(call, url, init) {
-      const proxied = await withChannelProxy(call, init);
-      return adaptor.send ? adaptor.send(call, url, proxied) : fetch(url, proxied);
+    send(call, url, init) {
+      // Most channels have no proxy: no extra promise on the hot path for them.
+      if (!channelSettings(call.options).proxy) return adaptor.send ? adaptor.send(call, url, init) : fetch(url, init);
+      return withChannelProxy(call, init).then((proxied) => (adaptor.send ? adaptor.send(call, url, proxied) : fetch(url, proxied)));
     },
   };
   wrapped.set(adaptor, out);
