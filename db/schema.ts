@@ -59,6 +59,16 @@ export interface TokensTable {
   used_quota: Generated<number>;
   group: Generated<string>;
   deleted_at: Date | string | null;
+  /** Per-token limits, 0 = none (server/modules/token/limits.ts): requests and tokens per minute, calls in flight. */
+  rpm_limit: Generated<number>;
+  tpm_limit: Generated<number>;
+  concurrency_limit: Generated<number>;
+  /** A budget that resets: at most budget_quota quota per budget_period ('' = none, daily, weekly, monthly; UTC). */
+  budget_quota: Generated<number>;
+  budget_period: Generated<string>;
+  /** Spent (and held by calls in flight) in the period that ends at budget_reset_at (epoch seconds; 0 = not started). */
+  budget_used: Generated<number>;
+  budget_reset_at: Generated<number>;
 }
 
 export interface ChannelsTable {

@@ -75,6 +75,7 @@ export function createApp(deps: AppDeps) {
         status = appError.status;
         message = appError.message;
         errorCode = appError.code;
+        if (appError.headers) Object.assign(set.headers, appError.headers);
       } else if (code === "VALIDATION") {
         status = 400;
         message = validationMessage(error);

@@ -57,6 +57,8 @@ export const TABLES: TableDef[] = [
       id, i("user_id"), c("key", "varchar(64)", { notNull: true, unique: true }), i("status", 1), s("name", 255), n("created_time"),
       n("accessed_time"), n("expired_time", -1), n("remain_quota"), b("unlimited_quota"), b("model_limits_enabled"),
       s("model_limits", 1024), t("allow_ips"), n("used_quota"), s("group", 64), c("deleted_at", "datetime"),
+      // Per-token limits and the resetting budget (migration 0003_token_limits; server/modules/token/limits.ts).
+      i("rpm_limit"), n("tpm_limit"), i("concurrency_limit"), n("budget_quota"), s("budget_period", 16), n("budget_used"), n("budget_reset_at"),
     ],
     indexes: [{ name: "idx_tokens_user_id", columns: ["user_id"] }, { name: "idx_tokens_name", columns: ["name"] }],
   },

@@ -1,6 +1,8 @@
 // One error type for business failures, and the mapping of every error to the caller's format:
 // management calls get the {success,message} envelope; relay calls get OpenAI, Claude or Gemini bodies.
 export class AppError extends Error {
+  /** Response headers the error carries (Retry-After on a 429), in every error format. */
+  headers?: Record<string, string>;
   constructor(public status: number, message: string, public code?: string) {
     super(message);
   }

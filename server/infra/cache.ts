@@ -118,6 +118,10 @@ export class RedisCache implements Cache {
     ]);
     return Number(n);
   }
+  /** Runs a Lua script atomically on `keys` (prefixed here); for counters that need more than INCR. */
+  async eval(script: string, keys: string[], args: (string | number)[]): Promise<unknown> {
+    return this.client.send("EVAL", [script, String(keys.length), ...keys.map((k) => this.prefix + k), ...args.map(String)]);
+  }
   async publish(channel: string, message: string) {
     await this.client.publish(this.prefix + channel, message);
   }

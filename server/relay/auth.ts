@@ -5,6 +5,7 @@ import { AppError } from "../http/errors.ts";
 import { ROLE, TOKEN_STATUS, USER_STATUS, TOKEN_KEY_PREFIX } from "../catalogue/index.ts";
 import { relayState } from "./state.ts";
 import { ipAllowed } from "../modules/token/ips.ts";
+import { tokenLimits, type TokenLimits } from "../modules/token/limits.ts";
 
 export interface Caller {
   userId: number;
@@ -28,6 +29,8 @@ export interface Caller {
   tokenQuota: number | null;
   /** The user's raw settings: the quota-warning threshold and where warnings go. */
   userSetting: string | null;
+  /** The token's rpm/tpm/concurrency limits and budget (modules/token/limits.ts); null or absent when it has none. */
+  limits?: TokenLimits | null;
 }
 
 /** The raw key from whichever header the calling SDK uses. */
@@ -81,6 +84,7 @@ export async function authenticate(deps: AppDeps, rawKey: string, ip: string): P
     tokenId: token.id, tokenName: token.name, unlimited, modelLimits: limits, pinnedChannel,
     acceptUnsetModel: acceptsUnset(user.setting),
     userQuota: Number(user.quota), tokenQuota: unlimited ? null : Number(token.remain_quota), userSetting: user.setting,
+    limits: tokenLimits(token),
   };
 }
 

@@ -15,6 +15,12 @@ export const tokenBody = t.Object({
   group: t.Optional(t.String({ error: "group must be a string" })),
   status: t.Optional(t.Integer({ error: "status must be an integer" })),
   count: t.Optional(num("count")),
+  // Per-token limits and budget (0 = none); checked further in service.ts (whole numbers, not negative).
+  rpm_limit: t.Optional(num("rpm_limit")),
+  tpm_limit: t.Optional(num("tpm_limit")),
+  concurrency_limit: t.Optional(num("concurrency_limit")),
+  budget_quota: t.Optional(num("budget_quota")),
+  budget_period: t.Optional(t.String({ error: "budget_period must be '', daily, weekly or monthly" })),
 }, { additionalProperties: true });
 
 export const updateQuery = t.Object({ status_only: t.Optional(t.String()) }, { additionalProperties: true });

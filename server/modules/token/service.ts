@@ -9,6 +9,7 @@ import { randomString } from "../../infra/random.ts";
 import { parseAllowIps } from "./ips.ts";
 import { notifyTokenChanged } from "./events.ts";
 import { AUTO_GROUP } from "../group/auto.ts";
+import { BUDGET_PERIODS, tokenUsage, type BudgetPeriod } from "./limits.ts";
 
 export const TOKEN_NAME_MAX_LENGTH = 30;
 export const TOKEN_BATCH_MAX = 100;
@@ -26,7 +27,13 @@ export const MSG = {
   enableExhausted: "the token's quota is used up and it cannot be enabled: raise its remaining quota first, or make it unlimited",
   notFound: "token not found",
   idsRequired: "ids is required: a list of token ids",
+  badLimit: (field: string) => `${field} must be a whole number, 0 or more (0 = no limit)`,
+  badPeriod: "budget_period must be '' (no budget), daily, weekly or monthly",
+  budgetNeedsPeriod: "a budget_quota needs a budget_period: daily, weekly or monthly",
 } as const;
+
+/** The per-token limit fields (server/modules/token/limits.ts), as the API sends and takes them. */
+export const LIMIT_FIELDS = ["rpm_limit", "tpm_limit", "concurrency_limit", "budget_quota"] as const;
 
 /** Rows new-api soft-deleted (deleted_at set) are gone for every token route, as they are for new-api. */
 const live = <QB extends { where: (...a: any[]) => QB }>(qb: QB): QB => qb.where("deleted_at", "is", null);
@@ -41,6 +48,11 @@ export interface TokenInput {
   allow_ips?: string;
   group?: string;
   status?: number;
+  rpm_limit?: number;
+  tpm_limit?: number;
+  concurrency_limit?: number;
+  budget_quota?: number;
+  budget_period?: string;
 }
 
 /** The shape sent to the token's owner: key with its sk- prefix, booleans as booleans. */
@@ -51,6 +63,11 @@ export function tokenView(t: Token) {
     remain_quota: t.remain_quota, used_quota: t.used_quota, unlimited_quota: Boolean(t.unlimited_quota),
     model_limits_enabled: Boolean(t.model_limits_enabled), model_limits: t.model_limits ?? "",
     allow_ips: t.allow_ips ?? "", group: t.group ?? "",
+    rpm_limit: Number(t.rpm_limit ?? 0), tpm_limit: Number(t.tpm_limit ?? 0), concurrency_limit: Number(t.concurrency_limit ?? 0),
+    budget_quota: Number(t.budget_quota ?? 0), budget_period: t.budget_period ?? "",
+    // Spent in the current budget period (0 once it is over) and when it ends (0: none started).
+    budget_used: Number(t.budget_reset_at ?? 0) > nowSeconds() ? Number(t.budget_used ?? 0) : 0,
+    budget_reset_at: Number(t.budget_reset_at ?? 0) > nowSeconds() ? Number(t.budget_reset_at) : 0,
   };
 }
 
@@ -108,7 +125,29 @@ function validatedFields(deps: AppDeps, user: User, input: TokenInput): Record<s
     if (group && !usableGroups(deps, user).includes(group)) throw badRequest(`group "${group}" is not available to you`);
     out.group = group;
   }
+  for (const field of LIMIT_FIELDS) {
+    const v = input[field];
+    if (v === undefined) continue;
+    if (!Number.isSafeInteger(v) || v < 0) throw badRequest(MSG.badLimit(field));
+    out[field] = v;
+  }
+  if (input.budget_period !== undefined) {
+    const period = input.budget_period.trim().toLowerCase();
+    if (!BUDGET_PERIODS.includes(period as BudgetPeriod)) throw badRequest(MSG.badPeriod);
+    out.budget_period = period;
+  }
   return out;
+}
+
+/** A budget needs a period; a new period (or none) starts the count afresh at the next call. */
+function checkBudget(current: Pick<Token, "budget_quota" | "budget_period"> | null, patch: Record<string, unknown>) {
+  const quota = (patch.budget_quota as number | undefined) ?? Number(current?.budget_quota ?? 0);
+  const period = (patch.budget_period as string | undefined) ?? current?.budget_period ?? "";
+  if (quota > 0 && !period) throw badRequest(MSG.budgetNeedsPeriod);
+  if (current && patch.budget_period !== undefined && patch.budget_period !== (current.budget_period ?? "")) {
+    patch.budget_used = 0;
+    patch.budget_reset_at = 0;
+  }
 }
 
 async function uniqueKey(deps: AppDeps): Promise<string> {
@@ -130,6 +169,7 @@ export async function createTokens(deps: AppDeps, user: User, input: TokenInput 
     throw badRequest(MSG.badStatus);
   }
   const fields = validatedFields(deps, user, input);
+  checkBudget(null, fields);
   // new-api's DefaultUseAutoGroup: a token created without a group routes through the auto groups.
   if (input.group === undefined && deps.options.bool("DefaultUseAutoGroup") && usableGroups(deps, user).includes(AUTO_GROUP)) fields.group = AUTO_GROUP;
   const max = deps.options.number("token_setting.max_user_tokens", 1000);
@@ -150,6 +190,8 @@ export async function createTokens(deps: AppDeps, user: User, input: TokenInput 
       model_limits: (fields.model_limits as string | undefined) ?? "",
       allow_ips: (fields.allow_ips as string | undefined) ?? "",
       used_quota: 0, group: (fields.group as string | undefined) ?? "",
+      ...Object.fromEntries(LIMIT_FIELDS.map((f) => [f, (fields[f] as number | undefined) ?? 0])),
+      budget_period: (fields.budget_period as string | undefined) ?? "",
     });
   }
   await deps.db.insertInto("tokens").values(rows).execute();
@@ -167,7 +209,10 @@ export async function listTokens(deps: AppDeps, user: User, q: TokenListQuery) {
   if (token) base = base.where("key", "like", `%${token}%`);
   const [{ n }] = await base.select((eb) => eb.fn.countAll<number>().as("n")).execute();
   const rows = await base.selectAll().orderBy("id", "desc").limit(q.size).offset(q.offset).execute();
-  return { items: rows.map(tokenView), page: q.page, page_size: q.size, total: Number(n) };
+  // Usage against the limits: rpm_used, tpm_used (this minute), concurrency_used (calls in flight).
+  const usage = await tokenUsage(deps, rows);
+  const items = rows.map((r) => ({ ...tokenView(r), ...usage.get(r.id) }));
+  return { items, page: q.page, page_size: q.size, total: Number(n) };
 }
 
 /** The user's own token; another user's id answers "not found", never "forbidden". */
@@ -189,7 +234,10 @@ function checkEnable(current: Token, next: { expired_time: number; remain_quota:
 export async function updateToken(deps: AppDeps, user: User, id: number, input: TokenInput, statusOnly: boolean) {
   const current = await ownToken(deps, user, id);
   let patch: Record<string, unknown> = {};
-  if (!statusOnly) patch = validatedFields(deps, user, input);
+  if (!statusOnly) {
+    patch = validatedFields(deps, user, input);
+    checkBudget(current, patch);
+  }
   const wantsStatus = input.status !== undefined && input.status !== current.status;
   if (wantsStatus && input.status !== TOKEN_STATUS.enabled && input.status !== TOKEN_STATUS.disabled) throw badRequest(MSG.badStatus);
   if (statusOnly && input.status === undefined) throw badRequest(MSG.badStatus);

@@ -13,6 +13,7 @@ import { findSensitive, takeRateLimit, type RateTicket } from "../limits.ts";
 import { estimateTokens, promptText } from "../tokenizer.ts";
 import type { Hold } from "./ledger.ts";
 import { AUTO_GROUP, pickAutoGroup } from "../../modules/group/auto.ts";
+import { takeTokenLimits, type LimitLease } from "../../modules/token/limits.ts";
 import { usableGroups } from "../../modules/token/service.ts";
 import { DEFAULT_GROUP } from "../../catalogue/index.ts";
 
@@ -51,6 +52,8 @@ export interface Admission {
   hold: Hold;
   ticket: RateTicket;
   routes: Routes;
+  /** What the call holds against its token's limits (rpm, tpm, concurrency, budget); null when it has none. */
+  limits?: LimitLease | null;
 }
 
 export interface AdmitOptions {
@@ -98,8 +101,17 @@ export async function admit(deps: AppDeps, req: RelayRequest, opts: AdmitOptions
     const maxTokens = Math.max(0, Math.floor(Number(body?.max_tokens ?? body?.max_completion_tokens ?? body?.max_output_tokens) || 0));
     estimate = preConsumeQuota(price, estimateTokens(prompt), maxTokens, deps.options.number("PreConsumedQuota", 0), calls);
   }
-  const hold = await state.ledger.take({ userId: caller.userId, tokenId: caller.tokenId, unlimited: caller.unlimited }, estimate);
-  return { req, started, price, calls, hold, ticket, routes: { table, candidates, pinned } };
+  // The token's own limits and budget (none: nothing), taken with this call's estimate before the hold; a
+  // fallback's admission (opts.ticket) does not count the request again.
+  const limits = caller.limits ? await takeTokenLimits(deps, caller.tokenId, opts.ticket ? { ...caller.limits, rpm: 0 } : caller.limits, estimate) : null;
+  let hold: Hold;
+  try {
+    hold = await state.ledger.take({ userId: caller.userId, tokenId: caller.tokenId, unlimited: caller.unlimited }, estimate);
+  } catch (e) {
+    await limits?.end();
+    throw e;
+  }
+  return { req, started, price, calls, hold, ticket, routes: { table, candidates, pinned }, limits };
 }
 
 async function pinnedChannel(deps: AppDeps, table: RoutingTable, id: number): Promise<Channel> {

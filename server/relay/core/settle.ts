@@ -33,18 +33,29 @@ export function finish(deps: AppDeps, s: Served, usage: Usage | null, generated?
   s.ticket.succeeded();
   const { ledger, writer } = relayState(deps);
   const job = (async () => {
-    const u = usage ?? await countedUsageExact(s.req.body, generated?.() ?? "");
-    const cost = quotaFor(s.price, u, s.calls);
-    const taken = await ledger.settle(s.hold, cost, (q) => records(deps, s, u, q, other));
-    warnIfLow(deps, s, taken);
+    try {
+      const u = usage ?? await countedUsageExact(s.req.body, generated?.() ?? "");
+      const cost = quotaFor(s.price, u, s.calls);
+      const taken = await ledger.settle(s.hold, cost, (q) => records(deps, s, u, q, other));
+      await s.limits?.spend(taken, u.prompt_tokens + u.completion_tokens);
+      warnIfLow(deps, s, taken);
+    } finally {
+      // A realtime session settles each response here and frees its slot when it closes (release()).
+      if (s.req.mode !== "realtime") await s.limits?.end();
+    }
   })();
   writer.track(job);
   return job;
 }
 
 /** The call was not served (or its answer was unusable): the hold goes back in full. */
-export function release(deps: AppDeps, adm: Admission): Promise<void> {
-  return relayState(deps).ledger.giveBack(adm.hold);
+export async function release(deps: AppDeps, adm: Admission): Promise<void> {
+  try {
+    await relayState(deps).ledger.giveBack(adm.hold);
+  } finally {
+    // The token's slot and unspent budget estimate too (modules/token/limits.ts); once, whichever path ends the call.
+    await adm.limits?.end();
+  }
 }
 
 /** Quota warning: the balance left after this call; the check costs no I/O while it is above the threshold. */

@@ -79,7 +79,14 @@ export interface ChargeInfo {
 export async function chargeTask(deps: AppDeps, adm: Admission, quota: number, info: ChargeInfo): Promise<number> {
   adm.ticket.succeeded();
   const { ledger, writer } = relayState(deps);
-  const taken = await ledger.settle(adm.hold, quota, (q) => chargeRecords(deps, adm, q, info));
+  let taken: number;
+  try {
+    taken = await ledger.settle(adm.hold, quota, (q) => chargeRecords(deps, adm, q, info));
+    // The token's budget is spent at submission (a task that fails later is refunded to the quota only).
+    await adm.limits?.spend(taken, 0);
+  } finally {
+    await adm.limits?.end();
+  }
   await writer.flush().catch((e) => console.error("task charge flush failed (kept queued):", (e as Error).message));
   const c = adm.req.caller;
   maybeNotifyQuota(deps, c.userId, ledger.remaining(c.userId, c.userQuota - taken), c.userSetting);

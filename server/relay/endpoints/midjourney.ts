@@ -28,7 +28,7 @@ export interface MjContext {
   mode: MjMode | null;
 }
 
-const mjError = (status: number, description: string) => Response.json({ code: 4, description, type: "midjourney_error", result: null }, { status });
+const mjError = (status: number, description: string, headers?: Record<string, string>) => Response.json({ code: 4, description, type: "midjourney_error", result: null }, { status, headers });
 
 /** Runs a handler and answers any failure in midjourney-proxy's shape (auth, limits and quota included). */
 export async function mjAnswer(run: () => Promise<Response | unknown>): Promise<Response> {
@@ -36,7 +36,7 @@ export async function mjAnswer(run: () => Promise<Response | unknown>): Promise<
     const out = await run();
     return out instanceof Response ? out : Response.json(out);
   } catch (e) {
-    if (e instanceof AppError) return mjError(e.status, e.message);
+    if (e instanceof AppError) return mjError(e.status, e.message, e.headers);
     console.error("midjourney route failed:", e);
     return mjError(500, "internal server error, please contact the administrator");
   }

@@ -14,7 +14,7 @@ export async function sunoAnswer(run: () => Promise<unknown>): Promise<Response>
     const out = await run();
     return out instanceof Response ? out : Response.json(out);
   } catch (e) {
-    if (e instanceof AppError) return Response.json({ code: e.code ?? "invalid_request", message: e.message, data: null }, { status: e.status });
+    if (e instanceof AppError) return Response.json({ code: e.code ?? "invalid_request", message: e.message, data: null }, { status: e.status, headers: e.headers });
     console.error("suno route failed:", e);
     return Response.json({ code: "internal_error", message: "internal server error, please contact the administrator", data: null }, { status: 500 });
   }
