@@ -28,13 +28,15 @@ import { checkinModule } from "./modules/checkin/index.ts";
 import { ratioSyncModule } from "./modules/ratio-sync/index.ts";
 import { modelMetaModule } from "./modules/model-meta/index.ts";
 import { prefillModule } from "./modules/prefill/index.ts";
+import { docsModule } from "./modules/docs/index.ts";
 import { relayModule } from "./relay/index.ts";
 import { nativeModule } from "./relay/endpoints/native.ts";
 
 /** Management bodies are small; the relay accepts up to config.maxBodyBytes (images, audio). */
 export const API_MAX_BODY_BYTES = 2 * 1024 * 1024;
 
-const SETUP_EXEMPT = new Set(["/api/setup", "/api/status", "/api/notice", "/api/about", "/api/home_page_content"]);
+const SETUP_EXEMPT = new Set(["/api/setup", "/api/status", "/api/notice", "/api/about", "/api/home_page_content",
+  "/api/openapi.json", "/api/docs", "/api/docs/scalar"]);
 
 function validationMessage(error: any): string {
   const first = error?.all?.[0];
@@ -140,6 +142,7 @@ export function createApp(deps: AppDeps) {
     .use(ratioSyncModule(deps))
     .use(modelMetaModule(deps))
     .use(prefillModule(deps))
+    .use(docsModule(deps))
     .use(nativeModule(deps))
     .use(relayModule(deps))
     // Last: the console answers every GET no module claimed (SPA deep links), JSON 404 for API paths.

@@ -25,6 +25,8 @@ export interface Config {
   relayTimeoutMs: number;
   consoleDir: string | null;
   metricsEnabled: boolean;
+  /** GET /api/openapi.json and the /api/docs pages (API_DOCS_ENABLED, default true). */
+  apiDocsEnabled: boolean;
   tz: string;
   nodeEnv: string;
   maxBodyBytes: number;
@@ -149,6 +151,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     relayTimeoutMs: int(env.RELAY_TIMEOUT, 300) * 1000,
     consoleDir: flags.consoleDir ?? env.CONSOLE_DIR ?? null,
     metricsEnabled: bool(env.METRICS_ENABLED, false),
+    apiDocsEnabled: bool(env.API_DOCS_ENABLED, true),
     // Read on demand: starting Intl's time-zone data costs ~10 ms, and nothing at start-up needs it.
     get tz() {
       return env.TZ ?? Intl.DateTimeFormat().resolvedOptions().timeZone;

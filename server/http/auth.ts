@@ -13,6 +13,7 @@ import { ROLE, USER_STATUS } from "../catalogue/index.ts";
 import { AppError, forbidden, unauthorized } from "./errors.ts";
 import { enforceRootTwoFA } from "../modules/twofa/enforce.ts";
 import { randomString } from "../infra/random.ts";
+import { roleDetail, viewerDetail } from "./schema.ts";
 
 export const SESSION_COOKIE = "session";
 export const USER_ID_HEADER = "new-api-user";
@@ -93,6 +94,7 @@ export function authPlugin(deps: AppDeps) {
     .use(jwt({ name: "sessionJwt", secret: deps.config.sessionSecret, exp: `${SESSION_MAX_AGE_SECONDS}s` }))
     .macro({
       role: (min: number) => ({
+        detail: roleDetail(min),
         async resolve({ sessionJwt, cookie, headers, request }) {
           const user = await identify(deps, { sessionJwt, cookie, headers });
           if (!user) throw unauthorized();
@@ -103,6 +105,7 @@ export function authPlugin(deps: AppDeps) {
       }),
       /** Guest-allowed routes: `viewer` is the logged-in user, or null for guests and unusable credentials. */
       viewer: (enabled: boolean) => ({
+        detail: enabled ? viewerDetail() : {},
         async resolve({ sessionJwt, cookie, headers }) {
           if (!enabled) return { viewer: null as User | null };
           const viewer = await identify(deps, { sessionJwt, cookie, headers }).catch(() => null);

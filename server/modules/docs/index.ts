@@ -1,0 +1,34 @@
+// GET /api/openapi.json: the management API's OpenAPI 3.1 document; GET /api/docs: a self-contained page that
+// reads it (no script from elsewhere); GET /api/docs/scalar: Scalar's interactive reference, whose script comes
+// from the jsDelivr CDN. Off with API_DOCS_ENABLED=false.
+import { Elysia, t } from "elysia";
+import type { AppDeps } from "../../deps.ts";
+import { buildDocument } from "./service.ts";
+import { DOCS_PAGE } from "./page.ts";
+
+const html = (body: string) => new Response(body, { headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-cache" } });
+const page = t.String({ description: "an HTML page" });
+
+export function docsModule(deps: AppDeps) {
+  const plugin = new Elysia({ prefix: "/api", tags: ["docs"] });
+  if (!deps.config.apiDocsEnabled) return plugin;
+  // Built once, on the first request, from the route table of the app this plugin is mounted on.
+  let doc: Promise<unknown> | null = null;
+  return plugin
+    // (async: Elysia cleans a reply by its schema, and must see the document, not the promise of it)
+    .get("/openapi.json", async () => await (doc ??= buildDocument(plugin).catch((e) => {
+      doc = null;
+      throw e;
+    })), {
+      response: t.Object({ openapi: t.String() }, { additionalProperties: true, description: "an OpenAPI 3.1 document", noValidate: true } as {}),
+      detail: { summary: "This document (OpenAPI 3.1)" },
+    })
+    .get("/docs", () => html(DOCS_PAGE), { response: page, detail: { summary: "A page that reads this document (self-contained)" } })
+    .get("/docs/scalar", async () => {
+      const { ScalarRender } = await import("@elysiajs/openapi/scalar");
+      return html(ScalarRender(
+        { title: "Switchyard management API", description: "Switchyard management API", version: "" },
+        { url: "/api/openapi.json", cdn: "https://cdn.jsdelivr.net/npm/@scalar/api-reference/dist/browser/standalone.min.js", _integration: "elysiajs" } as any,
+      ));
+    }, { response: page, detail: { summary: "Scalar's interactive reference of this document (loads its script from cdn.jsdelivr.net)" } });
+}
