@@ -1,6 +1,8 @@
 // Channel choice for one (group, model): the highest priority tier that still has a channel this request
-// has not tried, then a weighted random pick inside that tier.
+// has not tried, then a weighted random pick inside that tier (ChannelSelectionStrategy "weighted", the
+// default), or the fastest healthy channel of the tier ("latency": pickFastest, channel-stats.ts).
 import { statusInList } from "../modules/channel/status-codes.ts";
+import type { ChannelStats } from "./channel-stats.ts";
 
 export interface Candidate {
   channelId: number;
@@ -23,6 +25,58 @@ export function pickChannel(candidates: readonly Candidate[], tried: ReadonlySet
     if (r < 0) return c.channelId;
   }
   return tier[tier.length - 1].channelId;
+}
+
+/** Share of latency-aware picks that go to a random channel of the tier instead of the fastest, so a channel
+ * that was slow (or failing) and has recovered is measured again. */
+export const EXPLORE_SHARE = 0.1;
+
+/**
+ * ChannelSelectionStrategy "latency": among the channels not tried yet and not cooling down after a failure,
+ * the highest priority tier, and inside it a channel never measured on this instance first (by weight), else
+ * — but for EXPLORE_SHARE of picks, a random one — the lowest expected latency: recent p50 ÷ (1 − error
+ * rate), so a fast channel that fails often loses to a slightly slower reliable one. Cooling channels are
+ * picked only when nothing else is left (highest priority, the soonest to end its cooldown first).
+ * One pass over the candidates: O(channels).
+ */
+export function pickFastest(candidates: readonly Candidate[], tried: ReadonlySet<number>, stats: ChannelStats, now = Date.now(), random: () => number = Math.random): number | null {
+  let top = -Infinity;
+  let cooling: Candidate | null = null;
+  let coolingEnd = Infinity;
+  for (const c of candidates) {
+    if (tried.has(c.channelId)) continue;
+    const end = stats.get(c.channelId)?.coolUntil ?? 0;
+    if (end > now) {
+      if (!cooling || c.priority > cooling.priority || (c.priority === cooling.priority && end < coolingEnd)) {
+        cooling = c;
+        coolingEnd = end;
+      }
+    } else if (c.priority > top) top = c.priority;
+  }
+  if (top === -Infinity) return cooling ? cooling.channelId : null;
+  const tier: Candidate[] = [];
+  const unmeasured: Candidate[] = [];
+  let best: Candidate | null = null;
+  let bestScore = Infinity;
+  for (const c of candidates) {
+    if (c.priority !== top || tried.has(c.channelId)) continue;
+    const s = stats.get(c.channelId);
+    if (s && s.coolUntil > now) continue;
+    tier.push(c);
+    if (!s) {
+      unmeasured.push(c);
+      continue;
+    }
+    // A channel that has only failed so far (its cooldown over) comes last, but exploration still reaches it.
+    const score = s.samples ? s.p50 / (1 - Math.min(s.errorRate, 0.9)) : Infinity;
+    if (!best || score < bestScore) {
+      best = c;
+      bestScore = score;
+    }
+  }
+  if (unmeasured.length) return pickChannel(unmeasured, tried, random);
+  if (tier.length > 1 && random() < EXPLORE_SHARE) return tier[Math.floor(random() * tier.length)].channelId;
+  return best!.channelId;
 }
 
 /** Retryable upstream outcomes: rate limits, server errors, timeouts (status 0 = no answer at all). */

@@ -6,7 +6,8 @@ import type { Channel } from "../../../db/schema.ts";
 import { AppError } from "../../http/errors.ts";
 import type { ProviderCall, SiteOptions } from "../providers/types.ts";
 import { baseUrlOf } from "../providers/index.ts";
-import { pickChannel } from "../select.ts";
+import { pickChannel, pickFastest } from "../select.ts";
+import { channelStatsOf, type ChannelStats } from "../channel-stats.ts";
 import { recordChannelResult } from "../../modules/channel/health.ts";
 import { parseChannelInfo, pickChannelKey, type ChannelInfo } from "../../modules/channel/keys.ts";
 import type { Admission, RelayRequest } from "./admit.ts";
@@ -39,9 +40,11 @@ export async function route<A, T>(
   const tried = new Set<number>();
   const usedChannels: number[] = [];
   const attempts = pinned ? 1 : 1 + Math.max(0, Math.floor(deps.options.number("RetryTimes", 0)));
+  // "latency": the fastest healthy channel of the tier, measured on this instance (channel-stats.ts).
+  const stats = deps.options.get("ChannelSelectionStrategy") === "latency" ? channelStatsOf(deps.options) : null;
   let failure: AppError | null = null;
   for (let i = 0; i < attempts; i++) {
-    const id = pinned ? pinned.id : pickChannel(candidates, tried);
+    const id = pinned ? pinned.id : stats ? pickFastest(candidates, tried, stats) : pickChannel(candidates, tried);
     const channel = pinned ?? (id !== null ? table.channels.get(id) : undefined);
     if (!channel) break;
     tried.add(channel.id);
@@ -51,7 +54,9 @@ export async function route<A, T>(
       failure = new AppError(501, `${adm.req.path} is not supported by the channels serving model ${adm.req.model}`, "not_implemented");
       continue;
     }
+    const sent = stats ? performance.now() : 0;
     const result = await tryOne(adaptor, channel);
+    if (stats) measure(deps, stats, channel.id, result, performance.now() - sent);
     if (result instanceof AppError) {
       failure = result;
       if (result instanceof UpstreamError && result.retry) continue;
@@ -60,6 +65,13 @@ export async function route<A, T>(
     return { served: { channel, adaptor, result }, failure: null, usedChannels };
   }
   return { served: null, failure, usedChannels };
+}
+
+/** An attempt's outcome for the latency strategy: answered (its latency), or failed in a way another channel
+ * may not (the channel then cools down). Other errors (the client's bad request) say nothing of the channel. */
+function measure(deps: AppDeps, stats: ChannelStats, channelId: number, result: unknown, ms: number): void {
+  if (!(result instanceof AppError)) stats.succeeded(channelId, ms);
+  else if (result instanceof UpstreamError && result.retry) stats.failed(channelId, deps.options.number("ChannelCooldownSeconds", 30) * 1000);
 }
 
 interface ChannelConfig { mapping: Record<string, string>; statusMap: Record<string, string>; override: Record<string, unknown> | null; options: Record<string, unknown>; keyInfo: ChannelInfo }
