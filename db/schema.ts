@@ -236,6 +236,18 @@ export interface QuotaHoldsTable {
   renewed_at: number;
 }
 
+/** The relay's response cache without Redis (server/relay/cache/store.ts): one answer per request hash. */
+export interface ResponseCacheTable {
+  /** sha256 (hex) of the normalised request, its caller's group and model */
+  cache_key: string;
+  model: string;
+  /** the stored answer (JSON: body or SSE frames, usage, times) */
+  entry: string;
+  /** epoch seconds */
+  created_at: number;
+  expires_at: number;
+}
+
 /** new-api's two_fas: one row per user; the TOTP secret (base32) is never sent to a client. */
 export interface TwoFasTable {
   id: Generated<number>;
@@ -361,6 +373,7 @@ export interface DB {
   vendors: VendorsTable;
   models: ModelsTable;
   prefill_groups: PrefillGroupsTable;
+  response_cache: ResponseCacheTable;
 }
 
 export type User = Selectable<UsersTable>;

@@ -76,7 +76,7 @@ export function relayModule(deps: AppDeps) {
     app = app.post(path, async ({ request, server, body: raw }: { request: Request; server: any; body: unknown }) => {
       const { caller, ip } = await tokenCaller(request, server);
       const { body, model, stream } = readBody(raw, mode);
-      return relay(deps, { mode, format: "openai", path, search: "", body, model, stream, caller, ip, signal: request.signal });
+      return relay(deps, { mode, format: "openai", path, search: "", body, model, stream, caller, ip, signal: request.signal, httpHeaders: request.headers });
     }, { parse: MULTIPART.has(mode) ? "formdata" : textWithin(bodyLimit(mode, deps.config.maxBodyBytes)) });
   }
   return (app as Elysia)

@@ -6,6 +6,7 @@ import {
 import { QUOTA_PER_UNIT, QUOTA_WARNING_THRESHOLD_DEFAULT } from "../../catalogue/index.ts";
 import { FETCH_SETTING_DEFAULTS } from "../../infra/outbound.ts";
 import { PASSKEY_OPTION_DEFAULTS } from "../passkey/options.ts";
+import { RESPONSE_CACHE_DEFAULTS } from "./response-cache.ts";
 import { NEW_API_DEFAULTS, NEW_API_SECRETS } from "./newapi.ts";
 import { ROUTING_OPTION_DEFAULTS } from "./routing.ts";
 
@@ -154,6 +155,8 @@ export const OPTION_DEFAULTS: Record<string, string> = {
   "global.pass_through_request_enabled": "false",
   "general_setting.ping_interval_enabled": "false",
   "general_setting.ping_interval_seconds": "60",
+  // the relay's response cache (server/relay/cache)
+  ...RESPONSE_CACHE_DEFAULTS,
   // outbound requests to user-supplied URLs (new-api's SSRF protection, server/infra/outbound.ts)
   ...FETCH_SETTING_DEFAULTS,
   // the other keys new-api's console saves (./newapi.ts: display, panels, automation, check-in, pricing, stored-only)

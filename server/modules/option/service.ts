@@ -5,6 +5,7 @@ import { QUOTA_PER_UNIT } from "../../catalogue/index.ts";
 import { OPTION_DEFAULTS, SECRET_OPTIONS, NUMBER_OPTIONS, JSON_OPTIONS, URL_OPTIONS, isBooleanOption } from "./defaults.ts";
 import { validateFetchSetting } from "./fetch-setting.ts";
 import { validatePasskeyOption } from "../passkey/options.ts";
+import { isResponseCacheOption, validateResponseCacheOption } from "./response-cache.ts";
 import { NEW_API_OPTIONS, companionWrites, validateNewApiOption } from "./newapi.ts";
 import { ROUTING_OPTION_DEFAULTS, validateRoutingOption } from "./routing.ts";
 
@@ -52,6 +53,7 @@ export function validateOption(deps: AppDeps, key: string, raw: unknown): string
   if (value === null) throw badRequest(`${key}: value must be a string`);
   if (key.startsWith("fetch_setting.")) return validateFetchSetting(key, value);
   if (key.startsWith("passkey.")) return validatePasskeyOption(key, value);
+  if (isResponseCacheOption(key)) return validateResponseCacheOption(key, value);
   if (key in NEW_API_OPTIONS) return validateNewApiOption(key, value);
   if (key in ROUTING_OPTION_DEFAULTS) return validateRoutingOption(key, value);
 

@@ -34,6 +34,8 @@ export interface RelayRequest {
   signal?: AbortSignal;
   /** Client headers an adaptor may forward (e.g. anthropic-beta on /v1/messages), lower-case names. */
   headers?: Record<string, string>;
+  /** The client's request headers, read only by the response cache (Cache-Control, x-switchyard-cache). */
+  httpHeaders?: Headers;
 }
 
 /** Where the call may go: the channels of the caller's group for the model, or the one the token pins. */

@@ -22,6 +22,10 @@ export interface Served extends Admission {
   firstByteMs: number;
   /** The upstream cut the stream before the answer was complete (logged in `other`). */
   interrupted?: boolean;
+  /** Bills this fraction of the call's cost (a response-cache hit: ResponseCacheBillingRatio). */
+  costRatio?: number;
+  /** Hears the usage the call is billed for (the response cache keeps it with the answer). */
+  onSettled?: (usage: Usage) => void;
   /** Served by a fallback model (core/fallback.ts): logged in `other.fallback`. */
   fallback?: FallbackFacts | null;
 }
@@ -35,7 +39,9 @@ export function finish(deps: AppDeps, s: Served, usage: Usage | null, generated?
   const job = (async () => {
     try {
       const u = usage ?? await countedUsageExact(s.req.body, generated?.() ?? "");
-      const cost = quotaFor(s.price, u, s.calls);
+      s.onSettled?.(u);
+      const full = quotaFor(s.price, u, s.calls);
+      const cost = s.costRatio === undefined ? full : Math.round(full * s.costRatio);
       const taken = await ledger.settle(s.hold, cost, (q) => records(deps, s, u, q, other));
       await s.limits?.spend(taken, u.prompt_tokens + u.completion_tokens);
       warnIfLow(deps, s, taken);

@@ -18,10 +18,15 @@ import { contextExceeded, routeWithFallbacks } from "../core/fallback.ts";
 import { errorCode, mappedStatus, providerCall, reportFailure, route, UpstreamError } from "../core/route.ts";
 import { finish, recordError, release as releaseHold, type Served } from "../core/settle.ts";
 import { countedUsage, countedUsageExact } from "../core/meter.ts";
+import { responseCache } from "../cache/index.ts";
 
 export type { RelayRequest } from "../core/admit.ts";
 
 export async function relay(deps: AppDeps, req: RelayRequest): Promise<Response> {
+  // The response cache (relay/cache): off, one option read; a hit is admitted and billed there, no upstream called.
+  const cache = responseCache(deps, req);
+  const hit = cache && await cache.lookup();
+  if (hit) return hit;
   // admit → route, and on to the model's fallbacks when its channels all fail (core/fallback.ts).
   const out = await routeWithFallbacks(deps, req, (adm) => route(deps, adm, (channel) => {
     const adaptor = adaptorFor(channel.type);
@@ -36,7 +41,7 @@ export async function relay(deps: AppDeps, req: RelayRequest): Promise<Response>
     const { served, usedChannels } = out.routed;
     const { call, answer } = served.result;
     const s: Served = { ...out.adm, channel: served.channel, upstreamModel: call.upstreamModel, usedChannels, firstByteMs: 0, fallback: out.fallback };
-    return deliver(deps, served.adaptor, call, answer, s);
+    return cache ? cache.keep(s, () => deliver(deps, served.adaptor, call, answer, s)) : deliver(deps, served.adaptor, call, answer, s);
   }
   // Not served: every hold has gone back.
   recordError(deps, req, out.failure, out.usedChannels.at(-1) ?? 0, out.usedChannels, out.started, out.fallback);

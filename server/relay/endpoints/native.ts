@@ -77,10 +77,10 @@ export function nativeModule(deps: AppDeps) {
         throw new AppError(400, action === "batchEmbedContents" ? "* BatchEmbedContentsRequest.requests: requests is required" : "* EmbedContentRequest.content: content is required");
       }
       geminiEmbedTexts(body);
-      return relay(deps, { mode: "embeddings", format: "gemini", path: url.pathname, search: url.search, body, model, stream: false, caller: who, ip, signal: request.signal });
+      return relay(deps, { mode: "embeddings", format: "gemini", path: url.pathname, search: url.search, body, model, stream: false, caller: who, ip, signal: request.signal, httpHeaders: request.headers });
     }
     checkGeminiBody(body);
-    return relay(deps, { mode: "chat", format: "gemini", path: url.pathname, search: url.search, body, model, stream, caller: who, ip, signal: request.signal });
+    return relay(deps, { mode: "chat", format: "gemini", path: url.pathname, search: url.search, body, model, stream, caller: who, ip, signal: request.signal, httpHeaders: request.headers });
   };
 
   // Claude and Gemini requests carry images and documents: the server-wide MAX_BODY_BYTES.
@@ -100,7 +100,7 @@ export function nativeModule(deps: AppDeps) {
       const beta = request.headers.get("anthropic-beta");
       return relay(deps, {
         mode: "chat", format: "claude", path: "/v1/messages", search: "", body, model, stream: body.stream === true, caller: who, ip,
-        signal: request.signal, headers: beta ? { "anthropic-beta": beta } : undefined,
+        signal: request.signal, headers: beta ? { "anthropic-beta": beta } : undefined, httpHeaders: request.headers,
       });
     }, { parse })
     .post("/v1beta/models/*", gemini as any, { parse })

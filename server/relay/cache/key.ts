@@ -1,0 +1,106 @@
+// The response cache's two questions about a request, answered before anything is looked up: what the
+// client asked of the cache (headers, LiteLLM's body field), and which answers are the same answer (the key).
+import type { RelayRequest } from "../core/admit.ts";
+
+/** What the request asks of the cache. */
+export interface Directives {
+  /** look for a stored answer (false: Cache-Control: no-cache, force-refresh) */
+  lookup: boolean;
+  /** keep this call's answer (false: Cache-Control: no-store) */
+  store: boolean;
+  /** seconds to keep this call's answer; undefined: the model's or the site's TTL */
+  ttl?: number;
+  /** the oldest stored answer (seconds) the client accepts; undefined: any live one */
+  maxAge?: number;
+}
+
+const NONE: Directives = { lookup: false, store: false };
+
+/** A whole number of seconds from a header or body value, else undefined. */
+function seconds(v: unknown): number | undefined {
+  const n = typeof v === "number" ? v : typeof v === "string" && /^\s*\d+\s*$/.test(v) ? Number(v) : NaN;
+  return Number.isSafeInteger(n) && n >= 0 ? n : undefined;
+}
+
+/**
+ * Headers understood (case-insensitive):
+ *   Cache-Control: no-store | no-cache | max-age=N        (the HTTP request directives)
+ *   x-switchyard-cache: no-store | off | bypass           (neither look up nor keep)
+ *                       no-cache | force-refresh | refresh (do not look up; keep the fresh answer)
+ *   x-switchyard-cache-ttl: N                              (keep the answer N seconds)
+ *   x-portkey-cache-force-refresh: true                    (Portkey's refresh)
+ * and LiteLLM's body field `cache: {"no-cache": true, "no-store": true, "ttl": N, "s-maxage": N}`, which is
+ * taken out of the body so it never reaches the upstream.
+ */
+export function directivesOf(req: RelayRequest): Directives {
+  const d: Directives = { lookup: true, store: true };
+  const h = req.httpHeaders;
+  if (h) {
+    const cc = h.get("cache-control");
+    if (cc) {
+      for (const part of cc.toLowerCase().split(",")) {
+        const [name, value] = part.trim().split("=");
+        if (name === "no-store") return NONE;
+        if (name === "no-cache") d.lookup = false;
+        if (name === "max-age") {
+          const n = seconds(value?.replace(/"/g, ""));
+          if (n !== undefined) {
+            d.maxAge = n;
+            d.ttl = n;
+          }
+        }
+      }
+    }
+    const own = h.get("x-switchyard-cache")?.trim().toLowerCase();
+    if (own === "no-store" || own === "off" || own === "bypass") return NONE;
+    if (own === "no-cache" || own === "force-refresh" || own === "refresh") d.lookup = false;
+    const ttl = seconds(h.get("x-switchyard-cache-ttl") ?? undefined);
+    if (ttl !== undefined) d.ttl = ttl;
+    if (h.get("x-portkey-cache-force-refresh")?.trim().toLowerCase() === "true") d.lookup = false;
+  }
+  const body = req.body;
+  const lite = body && typeof body === "object" && !(body instanceof FormData) ? body.cache : undefined;
+  if (lite && typeof lite === "object" && !Array.isArray(lite)) {
+    delete body.cache;
+    if (lite["no-store"] === true) return NONE;
+    if (lite["no-cache"] === true) d.lookup = false;
+    const ttl = seconds(lite.ttl);
+    if (ttl !== undefined) d.ttl = ttl;
+    const maxAge = seconds(lite["s-maxage"]);
+    if (maxAge !== undefined) d.maxAge = maxAge;
+  }
+  if (d.ttl === 0) d.store = false;
+  return d;
+}
+
+/** Body fields that do not change the answer: who asked, how it is delivered (the stream flag is part of
+ * the key on its own), and bookkeeping the provider keeps for itself. */
+const IGNORED = new Set(["user", "stream", "stream_options", "metadata", "store", "safety_identifier", "prompt_cache_key", "cache"]);
+
+/** Object keys sorted at every depth; arrays keep their order (message order is meaning). */
+function sorted(_k: string, v: unknown): unknown {
+  if (!v || typeof v !== "object" || Array.isArray(v)) return v;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(v).sort()) out[k] = (v as Record<string, unknown>)[k];
+  return out;
+}
+
+/**
+ * The hash naming one answer: the caller's group (answers never cross groups), the model, the client's
+ * format, endpoint and stream shape (a stream and a JSON answer are kept apart), the channel a token pins,
+ * the client headers an adaptor forwards (anthropic-beta), and the body in canonical form.
+ */
+export function cacheKey(req: RelayRequest): string {
+  const body: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(req.body as Record<string, unknown>)) if (!IGNORED.has(k)) body[k] = v;
+  // The usage frame is sent only to a client that asked for it: a stream replayed must match the ask.
+  const usageFrame = req.stream && req.body?.stream_options?.include_usage === true;
+  // Gemini's ?alt=sse changes the framing; ?key= is a secret and never part of the key.
+  const alt = req.search ? new URLSearchParams(req.search).get("alt") ?? "" : "";
+  const parts = {
+    // A token of group "auto" is routed to one of its user's groups at admission: the user's group names the choice.
+    v: 1, group: req.caller.group, userGroup: req.caller.group === "auto" ? req.caller.userGroup ?? "" : "", model: req.model, mode: req.mode, format: req.format, stream: req.stream, usageFrame, alt,
+    pinned: req.caller.pinnedChannel, headers: req.headers ?? null, body,
+  };
+  return new Bun.CryptoHasher("sha256").update(JSON.stringify(parts, sorted)).digest("hex");
+}
