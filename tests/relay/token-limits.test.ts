@@ -4,22 +4,13 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { storageKinds } from "../helpers/db.ts";
 import { relayFixture, logsOf, tokenRow, type RelayFixture } from "./fixtures.ts";
-import { invalidateRelayCaches } from "../../server/relay/state.ts";
+import { setLimits, status } from "./token-limits-fixtures.ts";
 import { limitsRuntime, periodEnd, takeTokenLimits, LEASE_MS, tokenLimits } from "../../server/modules/token/limits.ts";
 
 const chat = (model: string, extra: Record<string, unknown> = {}) => ({ model, messages: [{ role: "user", content: "hi" }], ...extra });
 /** 2026-11-24 (a Tuesday) 10:00:30 UTC */
 const T0 = Date.UTC(2026, 10, 24, 10, 0, 30);
 
-export async function setLimits(fx: RelayFixture, tokenId: number, fields: Record<string, number | string>) {
-  await fx.ctx.deps.db.updateTable("tokens").set(fields as any).where("id", "=", tokenId).execute();
-  invalidateRelayCaches(fx.ctx.deps);
-}
-
-async function status(res: Response) {
-  await res.arrayBuffer();
-  return res.status;
-}
 
 describe("budget periods (UTC)", () => {
   test("daily ends at the next midnight, weekly on Monday's, monthly on the first of the next month", () => {
