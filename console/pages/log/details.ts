@@ -79,6 +79,18 @@ export function logDetails(row: LogRowLike, t: T, admin = false): { summary: str
     add("upstream", t("ops.log.upstreamModel"), String(o.upstream_model_name));
     summary += t("ops.log.d.mapped", { model: String(o.upstream_model_name) });
   }
+  // Served by (or failed through) the fallbacks of the requested model (server/relay/core/fallback.ts).
+  const fb = o.fallback;
+  if (fb && typeof fb === "object" && fb.requested) {
+    const tried = Array.isArray(fb.tried) ? fb.tried.map((m: any) => String(m?.model ?? "")).filter(Boolean) : [];
+    if (fb.served) {
+      const reason = t(`ops.log.d.fallbackReason.${fb.reason}`, { defaultValue: String(fb.reason ?? "") });
+      add("fallback", t("ops.log.d.fallbackLabel"), t("ops.log.d.fallback", { requested: String(fb.requested), served: String(fb.served), reason }));
+      summary += t("ops.log.d.fallbackShort", { requested: String(fb.requested) });
+    } else {
+      add("fallback", t("ops.log.d.fallbackLabel"), t("ops.log.d.fallbackTried", { models: tried.join(" → ") }));
+    }
+  }
   if (o.stream_interrupted) {
     add("interrupted", t("ops.log.d.interruptedLabel"), t("ops.log.d.interrupted"));
     summary += t("ops.log.d.interruptedShort");

@@ -10,6 +10,7 @@ import { groupNamesProblem, type FieldDef } from "../fields.ts";
 import { useSettings } from "../context.tsx";
 import { isRoot, useApp } from "../../../lib/app-state.tsx";
 import { UnsetModels, VisualPricingEditor } from "./PricingEditor.tsx";
+import { fallbacksProblem, groupFallbacksProblem } from "../routing.ts";
 
 export const LOG_CLEAR_DEFAULT_DAYS = 30;
 
@@ -153,6 +154,16 @@ export function OperationTab() {
     { key: "AutoGroups", label: t("operation.autoGroups"), type: "json", help: t("operation.autoGroupsHelp") },
     sw("DefaultUseAutoGroup", t("operation.defaultUseAutoGroup")),
   ];
+  // Fallbacks across models and the channel choice inside a priority tier (server/modules/option/routing.ts).
+  const routing: FieldDef[] = [
+    {
+      key: "ChannelSelectionStrategy", label: t("operation.channelSelection"), type: "select", span: 2, help: t("operation.channelSelectionHelp"),
+      options: [{ value: "weighted", label: t("operation.selectionWeighted") }, { value: "latency", label: t("operation.selectionLatency") }],
+    },
+    num("ChannelCooldownSeconds", t("operation.channelCooldown"), { max: 3600, help: t("operation.channelCooldownHelp"), disabledWhen: (v) => v.ChannelSelectionStrategy !== "latency" }),
+    { key: "ModelFallbacks", label: t("operation.modelFallbacks"), type: "json", help: t("operation.modelFallbacksHelp"), placeholder: '{"gpt-4o": ["gpt-4o-mini", "claude-3-5-sonnet"]}', validate: fallbacksProblem },
+    { key: "GroupModelFallbacks", label: t("operation.groupModelFallbacks"), type: "json", help: t("operation.groupModelFallbacksHelp"), placeholder: '{"vip": {"gpt-4o": ["claude-3-5-sonnet"]}}', validate: groupFallbacksProblem },
+  ];
   const ratios: FieldDef[] = [
     { key: "ModelPrice", label: t("operation.modelPrice"), type: "json", help: t("operation.modelPriceHelp") },
     { key: "ModelRatio", label: t("operation.modelRatio"), type: "json" },
@@ -179,6 +190,7 @@ export function OperationTab() {
       <Tabs.TabPane key="monitor" title={t("operation.monitoring")}><OptionSection title={t("operation.monitoring")} fields={monitoring} /></Tabs.TabPane>
       <Tabs.TabPane key="quota" title={t("operation.quota")}><OptionSection title={t("operation.quota")} fields={quota} /></Tabs.TabPane>
       <Tabs.TabPane key="group" title={t("operation.groups")}><OptionSection title={t("operation.groups")} fields={groups} /></Tabs.TabPane>
+      <Tabs.TabPane key="routing" title={t("operation.routing")}><OptionSection title={t("operation.routing")} fields={routing} /></Tabs.TabPane>
       <Tabs.TabPane key="model" title={t("operation.modelRatios")}>
         <OptionSection title={t("operation.modelRatios")} fields={ratios}><ResetRatios /></OptionSection>
       </Tabs.TabPane>

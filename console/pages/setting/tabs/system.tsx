@@ -5,6 +5,7 @@ import React, { useState } from "react";
 import { Button, Message, Space } from "@arco-design/web-react";
 import { useTranslation } from "react-i18next";
 import { OptionSection } from "../OptionSection.tsx";
+import { ResponseCacheSection } from "./response-cache.tsx";
 import { isJson, wellKnownProblem, type FieldDef } from "../fields.ts";
 
 /** Reads an OIDC discovery document; returns the three endpoints or null. */
@@ -160,6 +161,7 @@ export function SystemTab() {
       <OptionSection title={t("system.telegram")} fields={telegram} />
       <OptionSection title={t("system.turnstileSection")} fields={turnstile} />
       <OptionSection title={t("system.security")} fields={security} />
+      <ResponseCacheSection />
     </Space>
   );
 }

@@ -1,0 +1,35 @@
+// The relay's response cache (server/relay/cache): on/off, how long answers are kept (site-wide and per
+// model), what a hit costs and the largest answer kept. Part of the system settings tab.
+import React from "react";
+import { useTranslation } from "react-i18next";
+import { OptionSection } from "../OptionSection.tsx";
+import type { FieldDef } from "../fields.ts";
+
+/** {"model": seconds} with whole, non-negative seconds; an i18n key when not. */
+export function modelTtlProblem(value: string): string | null {
+  if (value.trim() === "") return null;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    return "settings.invalidJson";
+  }
+  if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) return "system.responseCacheModelTtlInvalid";
+  return Object.values(parsed).every((v) => Number.isSafeInteger(v) && (v as number) >= 0) ? null : "system.responseCacheModelTtlInvalid";
+}
+
+export function ResponseCacheSection() {
+  const { t } = useTranslation();
+  const off = (all: Record<string, string>) => all.ResponseCacheEnabled !== "true";
+  const fields: FieldDef[] = [
+    { key: "ResponseCacheEnabled", label: t("system.responseCacheEnabled"), type: "switch", help: t("system.responseCacheEnabledHelp") },
+    { key: "ResponseCacheTTLSeconds", label: t("system.responseCacheTtl"), type: "number", min: 0, integer: true, span: 2, help: t("system.responseCacheTtlHelp"), disabledWhen: off },
+    { key: "ResponseCacheBillingRatio", label: t("system.responseCacheRatio"), type: "number", min: 0, max: 1, step: 0.05, span: 2, help: t("system.responseCacheRatioHelp"), disabledWhen: off },
+    { key: "ResponseCacheMaxEntryBytes", label: t("system.responseCacheMaxBytes"), type: "number", min: 1, integer: true, span: 2, help: t("system.responseCacheMaxBytesHelp"), disabledWhen: off },
+    {
+      key: "ResponseCacheModelTTL", label: t("system.responseCacheModelTtl"), type: "json", placeholder: '{"gpt-4o": 3600, "gpt-4o-mini": 0}',
+      help: t("system.responseCacheModelTtlHelp"), validate: (v) => modelTtlProblem(v), disabledWhen: off,
+    },
+  ];
+  return <OptionSection title={t("system.responseCache")} fields={fields} />;
+}

@@ -1,0 +1,49 @@
+// The response cache's card in the system settings: its options are shown with their defaults, the TTL and
+// the per-model list are saved through the section button, and a per-model list that is not model → whole
+// seconds is refused where it is typed.
+import { afterEach, describe, expect, test } from "bun:test";
+import { screen, waitFor, fireEvent, within } from "@testing-library/react";
+import { ADMIN, mockFetch, ok, renderApp, resetDom, type FetchMock } from "./helpers.tsx";
+import { OPTION_DEFAULTS, SECRET_OPTIONS } from "../../server/modules/option/defaults.ts";
+import { modelTtlProblem } from "../../console/pages/setting/tabs/response-cache.tsx";
+
+let fm: FetchMock;
+afterEach(() => {
+  fm?.restore();
+  resetDom();
+});
+
+const optionList = (over: Record<string, string> = {}) =>
+  Object.entries({ ...OPTION_DEFAULTS, ...over }).filter(([k]) => !SECRET_OPTIONS.has(k)).map(([key, value]) => ({ key, value }));
+const puts = () => fm.calls.filter((c) => c.method === "PUT" && c.path === "/api/option/").map((c) => c.body);
+const field = (name: string) => document.querySelector(`[name="${name}"]`) as HTMLInputElement;
+
+describe("response cache settings", () => {
+  test("the per-model TTL list must map models to whole seconds", () => {
+    expect(modelTtlProblem("")).toBeNull();
+    expect(modelTtlProblem('{"gpt-4o": 3600, "gpt-4o-mini": 0}')).toBeNull();
+    expect(modelTtlProblem("{bad")).toBe("settings.invalidJson");
+    expect(modelTtlProblem('{"gpt-4o": -1}')).toBe("system.responseCacheModelTtlInvalid");
+    expect(modelTtlProblem('{"gpt-4o": 1.5}')).toBe("system.responseCacheModelTtlInvalid");
+    expect(modelTtlProblem("[1]")).toBe("system.responseCacheModelTtlInvalid");
+  });
+
+  test("the card saves the switch, the TTL and the per-model list", async () => {
+    fm = mockFetch({ "GET /api/option/": ok(optionList()), "PUT /api/option/": ok(undefined, "saved"), "GET /api/status": ok({ setup: true }) });
+    await renderApp("/setting?tab=system", { user: ADMIN });
+    const card = await waitFor(() => screen.getByTestId("section-Response cache"));
+    expect(field("ResponseCacheTTLSeconds").value).toBe("3600");
+    fireEvent.click(within(card).getByTestId("opt-ResponseCacheEnabled"));
+    fireEvent.change(field("ResponseCacheTTLSeconds"), { target: { value: "600" } });
+    fireEvent.change(field("ResponseCacheModelTTL"), { target: { value: '{"gpt-4o": -5}' } });
+    fireEvent.blur(field("ResponseCacheModelTTL"));
+    expect(await within(card).findByText("Must be a JSON object of model name → whole number of seconds (0 or more)")).toBeTruthy();
+    fireEvent.change(field("ResponseCacheModelTTL"), { target: { value: '{"gpt-4o": 7200}' } });
+    fireEvent.blur(field("ResponseCacheModelTTL"));
+    fireEvent.click(within(card).getByText("Save Response cache"));
+    await waitFor(() => expect(puts()).toHaveLength(3));
+    expect(puts()).toEqual(expect.arrayContaining([
+      { key: "ResponseCacheEnabled", value: "true" }, { key: "ResponseCacheTTLSeconds", value: "600" }, { key: "ResponseCacheModelTTL", value: '{"gpt-4o": 7200}' },
+    ]));
+  });
+});
