@@ -1,6 +1,6 @@
 // Create/edit drawer for a token (spec 001 §5 token rules, §9 quota presets and expiry shortcuts).
 import React, { useEffect, useState } from "react";
-import { Alert, Button, Drawer, Input, InputNumber, Message, Select, Space, Switch, Typography } from "@arco-design/web-react";
+import { Alert, Button, Drawer, Input, InputNumber, Message, Radio, Select, Space, Switch, Typography } from "@arco-design/web-react";
 import { useTranslation } from "react-i18next";
 import { api } from "../../api/index.ts";
 import { renderQuota, timestampToString } from "../../lib/format.ts";
@@ -21,7 +21,23 @@ export interface TokenRow {
   allow_ips: string;
   group: string;
   created_time: number;
+  /** Per-token limits (0 = none) and the resetting budget; the list adds what is used of them now. */
+  rpm_limit?: number;
+  tpm_limit?: number;
+  concurrency_limit?: number;
+  budget_quota?: number;
+  budget_period?: BudgetPeriod;
+  budget_used?: number;
+  budget_reset_at?: number;
+  rpm_used?: number;
+  tpm_used?: number;
+  concurrency_used?: number;
 }
+
+export type BudgetPeriod = "" | "daily" | "weekly" | "monthly";
+export const BUDGET_PERIODS: BudgetPeriod[] = ["", "daily", "weekly", "monthly"];
+/** The i18n key of a budget period ("" = none). */
+export const periodKey = (p: string) => `ops.token.period.${p || "none"}`;
 
 /** New tokens start with 500000 quota (1$); an edit starts from the token's own values (spec 001 §9). */
 export const NEW_TOKEN_QUOTA = 500_000;
@@ -39,6 +55,11 @@ export function TokenDrawer({ token, onClose, onSaved }: { token: TokenRow | nul
   const [limits, setLimits] = useState<string[]>(token?.model_limits ? token.model_limits.split(",").filter(Boolean) : []);
   const [allowIps, setAllowIps] = useState(token?.allow_ips ?? "");
   const [group, setGroup] = useState(token?.group ?? "");
+  const [rpm, setRpm] = useState<number | undefined>(token?.rpm_limit ?? 0);
+  const [tpm, setTpm] = useState<number | undefined>(token?.tpm_limit ?? 0);
+  const [concurrency, setConcurrency] = useState<number | undefined>(token?.concurrency_limit ?? 0);
+  const [budget, setBudget] = useState<number | undefined>(token?.budget_quota ?? 0);
+  const [period, setPeriod] = useState<BudgetPeriod>(token?.budget_period ?? "");
   const [models, setModels] = useState<string[]>([]);
   const [groups, setGroups] = useState<Record<string, { desc?: string; ratio?: number }>>({});
   const [error, setError] = useState("");
@@ -66,6 +87,9 @@ export function TokenDrawer({ token, onClose, onSaved }: { token: TokenRow | nul
       expiredTime = toSeconds(d);
     }
     if (!unlimited && (quota === undefined || !Number.isInteger(quota) || quota < 0)) return setError(t("ops.token.quotaNumber"));
+    const limitValues = [rpm, tpm, concurrency, budget].map((v) => v ?? 0);
+    if (limitValues.some((v) => !Number.isInteger(v) || v < 0)) return setError(t("ops.token.limitNumber"));
+    if ((budget ?? 0) > 0 && !period) return setError(t("ops.token.budgetNeedsPeriod"));
     const body: Record<string, unknown> = {
       name: name.trim(),
       expired_time: expiredTime,
@@ -75,6 +99,11 @@ export function TokenDrawer({ token, onClose, onSaved }: { token: TokenRow | nul
       model_limits: limits.join(","),
       allow_ips: allowIps,
       group,
+      rpm_limit: limitValues[0],
+      tpm_limit: limitValues[1],
+      concurrency_limit: limitValues[2],
+      budget_quota: limitValues[3],
+      budget_period: limitValues[3] > 0 ? period : "",
     };
     setSaving(true);
     const r = editing ? await api.put("/api/token/", { ...token, ...body, id: token!.id }) : await api.post("/api/token/", { ...body, count });
@@ -146,7 +175,40 @@ export function TokenDrawer({ token, onClose, onSaved }: { token: TokenRow | nul
           <Select allowClear value={group || undefined} onChange={(v) => setGroup(v ?? "")} placeholder={t("ops.token.groupPlaceholder")}
             options={Object.entries(groups).map(([g, info]) => ({ label: `${g}${info?.desc ? ` — ${info.desc}` : ""}${info?.ratio !== undefined ? ` (×${info.ratio})` : ""}`, value: g }))} />
         </div>
+        <div data-testid="token-limits">
+          <Typography.Text bold>{t("ops.token.limitsTitle")}</Typography.Text>
+          <Alert type="info" content={t("ops.token.limitsNote")} style={{ margin: "8px 0" }} />
+          <Space wrap size="medium">
+            <LimitInput testId="limit-rpm" label={t("ops.token.rpm")} value={rpm} onChange={setRpm} />
+            <LimitInput testId="limit-tpm" label={t("ops.token.tpm")} value={tpm} onChange={setTpm} />
+            <LimitInput testId="limit-concurrency" label={t("ops.token.concurrency")} value={concurrency} onChange={setConcurrency} />
+          </Space>
+          <div style={{ marginTop: 8 }}>
+            <LimitInput testId="limit-budget" label={t("ops.token.budget")} value={budget} onChange={setBudget} />
+            {(budget ?? 0) > 0 && <Typography.Text type="secondary"> ({renderQuota(budget ?? 0)})</Typography.Text>}
+          </div>
+          <div style={{ marginTop: 8 }}>
+            <div>{t("ops.token.budgetPeriod")}</div>
+            <Radio.Group type="button" value={period} onChange={(v: BudgetPeriod) => setPeriod(v)} data-testid="budget-period"
+              options={BUDGET_PERIODS.map((p) => ({ label: t(periodKey(p)), value: p }))} />
+          </div>
+          {editing && (token?.budget_quota ?? 0) > 0 && (
+            <Typography.Text type="secondary" data-testid="budget-used">
+              {t("ops.token.budgetUsedNow", { used: renderQuota(token?.budget_used ?? 0), limit: renderQuota(token?.budget_quota ?? 0) })}
+            </Typography.Text>
+          )}
+        </div>
       </Space>
     </Drawer>
+  );
+}
+
+/** A whole number, 0 or more (0 = no limit), with its label. */
+function LimitInput({ testId, label, value, onChange }: { testId: string; label: string; value: number | undefined; onChange: (v: number | undefined) => void }) {
+  return (
+    <label data-testid={testId}>
+      <div>{label}</div>
+      <InputNumber value={value} min={0} precision={0} style={{ width: 150 }} onChange={(v) => onChange(v === undefined || v === null ? undefined : Number(v))} />
+    </label>
   );
 }

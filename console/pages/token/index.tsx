@@ -13,7 +13,7 @@ import { TOKEN_STATUS } from "../../../server/catalogue/index.ts";
 import { asPage, sizeOptions, usePageSize } from "../_shared/paging.ts";
 import { buildChatLink, serverAddress, siteChatLinks } from "../_shared/chat.ts";
 import { useApp } from "../../lib/app-state.tsx";
-import { TokenDrawer, type TokenRow } from "./TokenDrawer.tsx";
+import { TokenDrawer, periodKey, type TokenRow } from "./TokenDrawer.tsx";
 
 const STATUS_COLOR: Record<number, string> = { 1: "green", 2: "red", 3: "orange", 4: "gray" };
 
@@ -98,6 +98,13 @@ export default function TokenPage() {
       key: "remain", title: t("ops.token.remain"), dataIndex: "remain_quota", from: 640, align: "right",
       render: (q: number, row) => (row.unlimited_quota ? <Tag color="arcoblue">{t("ops.token.unlimited")}</Tag> : <span className="sy-nowrap">{renderQuota(q)}</span>),
     },
+    {
+      key: "limits", title: t("ops.token.limits"), dataIndex: "rpm_limit", from: 1100,
+      render: (_: unknown, row) => {
+        const parts = limitUsage(row, t);
+        return parts.length ? <div className="sy-nowrap" data-testid="token-limit-usage">{parts.map((p) => <div key={p}>{p}</div>)}</div> : "—";
+      },
+    },
     { key: "created", title: t("ops.createdTime"), dataIndex: "created_time", from: 1000, render: (v: number) => <span className="sy-nowrap">{timestampToString(v)}</span> },
     { key: "expiry", title: t("ops.token.expiry"), dataIndex: "expired_time", from: 880, render: (v: number) => <span className="sy-nowrap">{v === -1 ? t("ops.token.never") : timestampToString(v)}</span> },
   ];
@@ -140,4 +147,16 @@ export default function TokenPage() {
       )}
     </Page>
   );
+}
+
+/** What the token uses now against each of its limits ("3/60 requests/min", ...); empty when it has none. */
+export function limitUsage(row: TokenRow, t: (key: string, o?: Record<string, unknown>) => string): string[] {
+  const out: string[] = [];
+  if (row.rpm_limit) out.push(t("ops.token.usage.rpm", { used: row.rpm_used ?? 0, limit: row.rpm_limit }));
+  if (row.tpm_limit) out.push(t("ops.token.usage.tpm", { used: row.tpm_used ?? 0, limit: row.tpm_limit }));
+  if (row.concurrency_limit) out.push(t("ops.token.usage.concurrency", { used: row.concurrency_used ?? 0, limit: row.concurrency_limit }));
+  if (row.budget_quota && row.budget_period) {
+    out.push(t("ops.token.usage.budget", { used: renderQuota(row.budget_used ?? 0), limit: renderQuota(row.budget_quota), period: t(periodKey(row.budget_period)) }));
+  }
+  return out;
 }
