@@ -4,6 +4,7 @@ import type { AppDeps } from "./deps.ts";
 import { AppError, errorBody, errorFormatFor } from "./http/errors.ts";
 import { clientIp, enforceLimit } from "./http/ratelimit.ts";
 import { metricsPlugin } from "./http/metrics.ts";
+import { tracingPlugin } from "./infra/tracing.ts";
 import { consolePlugin } from "./http/console.ts";
 import { setupModule } from "./modules/setup/index.ts";
 import { authModule } from "./modules/auth/index.ts";
@@ -65,6 +66,7 @@ export function createApp(deps: AppDeps) {
   return new Elysia({ serve: { idleTimeout: 255, maxRequestBodySize: deps.config.maxBodyBytes } })
     .decorate("deps", deps)
     .use(metricsPlugin(deps))
+    .use(tracingPlugin(deps))
     .onError({ as: "global" }, ({ code, error, request, set }) => {
       const path = new URL(request.url).pathname;
       const format = errorFormatFor(path);

@@ -48,6 +48,24 @@ export interface Config {
   taskPollIntervalMs: number;
   /** An unfinished task older than this is failed and refunded (TASK_TIMEOUT_MINUTES). */
   taskTimeoutMs: number;
+  /** OpenTelemetry traces of relay calls, exported over OTLP/HTTP; null (off) unless an endpoint is set. */
+  tracing: TracingConfig | null;
+}
+
+/** The OTEL_* variables of the OpenTelemetry specification that Switchyard reads (server/infra/tracing.ts). */
+export interface TracingConfig {
+  /** Where spans are POSTed (OTLP/HTTP JSON): OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as is, else
+   * OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces. */
+  url: string;
+  /** OTEL_EXPORTER_OTLP_HEADERS, then OTEL_EXPORTER_OTLP_TRACES_HEADERS (k=v,k2=v2, values URL-encoded). */
+  headers: Record<string, string>;
+  /** OTEL_SERVICE_NAME (default switchyard). */
+  serviceName: string;
+  /** OTEL_RESOURCE_ATTRIBUTES (k=v,...), added to service.name, service.version and service.instance.id. */
+  resourceAttributes: Record<string, string>;
+  /** OTEL_TRACES_SAMPLER (default parentbased_always_on) and OTEL_TRACES_SAMPLER_ARG (the ratio). */
+  sampler: string;
+  samplerRatio: number;
 }
 
 export interface CliFlags { help: boolean; version: boolean; port?: number; dataDir?: string; consoleDir?: string }
@@ -64,7 +82,7 @@ Usage: switchyard [--port N] [--data-dir DIR] [--console-dir DIR] [--help] [--ve
 
 Environment: PORT, SQL_DSN, SQLITE_PATH, REDIS_CONN_STRING, SESSION_SECRET, SYNC_FREQUENCY,
 BATCH_UPDATE_INTERVAL, CHANNEL_TEST_FREQUENCY, RELAY_TIMEOUT, TASK_POLL_INTERVAL, TASK_TIMEOUT_MINUTES,
-METRICS_ENABLED, TZ. See README.md.`;
+METRICS_ENABLED, OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME, TZ. See README.md.`;
 
 export function parseFlags(argv: string[]): CliFlags {
   const flags: CliFlags = { help: false, version: false };
@@ -168,5 +186,38 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     // Seconds, fractions allowed (tests poll fast); empty or unreadable = the default.
     taskPollIntervalMs: Math.round(Math.max(0, env.TASK_POLL_INTERVAL?.trim() && Number.isFinite(Number(env.TASK_POLL_INTERVAL)) ? Number(env.TASK_POLL_INTERVAL) : 15) * 1000),
     taskTimeoutMs: Math.max(1, int(env.TASK_TIMEOUT_MINUTES, 60)) * 60_000,
+    tracing: tracingConfig(env),
+  };
+}
+
+/** The OTEL_* key=value lists: comma-separated, values percent-decoded; malformed pairs are skipped. */
+export function keyValues(v: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const pair of (v ?? "").split(",")) {
+    const at = pair.indexOf("=");
+    if (at <= 0) continue;
+    const key = pair.slice(0, at).trim();
+    let value = pair.slice(at + 1).trim();
+    try {
+      value = decodeURIComponent(value);
+    } catch {}
+    if (key) out[key] = value;
+  }
+  return out;
+}
+
+/** Tracing is on when an OTLP endpoint is set and OTEL_SDK_DISABLED is not true. */
+function tracingConfig(env: Record<string, string | undefined>): TracingConfig | null {
+  const traces = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim();
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
+  if ((!traces && !base) || bool(env.OTEL_SDK_DISABLED, false)) return null;
+  const ratio = Number(env.OTEL_TRACES_SAMPLER_ARG);
+  return {
+    url: traces || `${base!.replace(/\/+$/, "")}/v1/traces`,
+    headers: { ...keyValues(env.OTEL_EXPORTER_OTLP_HEADERS), ...keyValues(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS) },
+    serviceName: env.OTEL_SERVICE_NAME?.trim() || "switchyard",
+    resourceAttributes: keyValues(env.OTEL_RESOURCE_ATTRIBUTES),
+    sampler: env.OTEL_TRACES_SAMPLER?.trim().toLowerCase() || "parentbased_always_on",
+    samplerRatio: env.OTEL_TRACES_SAMPLER_ARG?.trim() && Number.isFinite(ratio) ? Math.min(1, Math.max(0, ratio)) : 1,
   };
 }

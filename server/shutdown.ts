@@ -3,6 +3,7 @@
 // write-behind flush of logs and quota) and close the cache and the database.
 import type { AppDeps } from "./deps.ts";
 import { closeDeps } from "./bootstrap.ts";
+import { shutdownTracing } from "./infra/tracing.ts";
 
 /** The part of Bun's Server used here: stop(false) stops listening and resolves once in-flight requests end. */
 export interface StoppableServer {
@@ -33,5 +34,7 @@ export async function gracefulShutdown(server: StoppableServer | null | undefine
   }
   // Requests that ran to the end have queued their usage; the hooks write it before the database closes.
   await closeDeps(deps);
+  // Spans still in the batch (settlements the flush above completed included) go out before exit.
+  await shutdownTracing();
   return { drained };
 }

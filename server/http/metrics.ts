@@ -3,8 +3,8 @@
 // process gauges Switchyard always had) plus prom-client's default process and runtime metrics. It is
 // built when METRICS_ENABLED is on (prom-client's evaluation takes ~40 ms and a process without metrics
 // never needs it); until then recording is a no-op, as nobody could scrape. The relay and the jobs record
-// with plain function calls (recordUpstreamError, registerPendingWrites) and need no deps; a new metric is
-// one more object in build().
+// with plain function calls (recordUpstreamError, registerPendingWrites, and server/relay/observe.ts for the
+// per model/channel/group relay metrics) and need no deps; a new metric is one more object in build().
 // GET /metrics answers only when METRICS_ENABLED is set; keep it off the public internet (no auth).
 import { Elysia } from "elysia";
 import type { AppDeps } from "../deps.ts";
@@ -14,6 +14,12 @@ export type RouteClass = "api" | "relay" | "console" | "metrics";
 
 /** Seconds; wide at the top because relay calls stream for minutes. */
 export const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
+
+/** Seconds to the first streamed chunk: finer where models answer (0.1–5 s). */
+export const FIRST_TOKEN_BUCKETS = [0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 20, 30, 60];
+
+const RELAY_LABELS = ["model", "channel", "group"] as const;
+const RELAY_STATUS_LABELS = ["model", "channel", "group", "status"] as const;
 
 type PromClient = typeof import("prom-client");
 
@@ -43,6 +49,59 @@ function build(client: PromClient) {
       name: "switchyard_upstream_errors_total",
       help: "Failed upstream calls (network errors and error statuses), by channel id.",
       labelNames: ["channel"] as const,
+      registers,
+    }),
+    // Relay calls by model, channel and group. Every label value comes from the operator's configuration
+    // (model names a channel serves, channel ids, group names), never from users: calls refused before
+    // routing (unknown model, limits, quota) carry empty model and channel labels.
+    relayRequests: new client.Counter({
+      name: "switchyard_relay_requests_total",
+      help: "Relay calls answered, by requested model, channel id, group and client-facing status code.",
+      labelNames: RELAY_STATUS_LABELS,
+      registers,
+    }),
+    relayErrors: new client.Counter({
+      name: "switchyard_relay_errors_total",
+      help: "Relay calls that failed (status >= 400), by requested model, channel id (empty when refused before routing), group and status code.",
+      labelNames: RELAY_STATUS_LABELS,
+      registers,
+    }),
+    promptTokens: new client.Counter({
+      name: "switchyard_relay_prompt_tokens_total",
+      help: "Prompt (input) tokens of settled relay calls.",
+      labelNames: RELAY_LABELS,
+      registers,
+    }),
+    completionTokens: new client.Counter({
+      name: "switchyard_relay_completion_tokens_total",
+      help: "Completion (output) tokens of settled relay calls.",
+      labelNames: RELAY_LABELS,
+      registers,
+    }),
+    quotaSpent: new client.Counter({
+      name: "switchyard_relay_quota_total",
+      help: "Quota charged for settled relay calls (500000 = 1 USD at the default QuotaPerUnit).",
+      labelNames: RELAY_LABELS,
+      registers,
+    }),
+    relayDuration: new client.Histogram({
+      name: "switchyard_relay_request_duration_seconds",
+      help: "Time from the call's admission to the end of its answer (streams: the last chunk), served calls.",
+      labelNames: RELAY_LABELS,
+      buckets: LATENCY_BUCKETS,
+      registers,
+    }),
+    firstToken: new client.Histogram({
+      name: "switchyard_relay_first_token_seconds",
+      help: "Time from the call's admission to the first streamed chunk, streamed calls.",
+      labelNames: RELAY_LABELS,
+      buckets: FIRST_TOKEN_BUCKETS,
+      registers,
+    }),
+    streamsInFlight: new client.Gauge({
+      name: "switchyard_relay_streams_in_flight",
+      help: "Streamed relay answers being forwarded now.",
+      labelNames: RELAY_LABELS,
       registers,
     }),
     pendingWrites: new client.Gauge({

@@ -1,9 +1,11 @@
 // Libraries that only some processes need are loaded on first use, not at start: nodemailer (~40 ms to
 // evaluate) with the first mail, prom-client (~40 ms) when METRICS_ENABLED builds the registry,
-// openid-client with the first OIDC call. Checked in a fresh process, since this one has loaded them all.
+// openid-client with the first OIDC call, the OpenTelemetry SDK when an OTLP endpoint is configured. Checked in a
+// fresh process, since this one has loaded them all.
 import { expect, test } from "bun:test";
 
-const LAZY = ["nodemailer", "prom-client", "openid-client", "oauth4webapi"];
+const OTEL = ["@opentelemetry/api", "@opentelemetry/sdk-trace", "@opentelemetry/exporter-trace-otlp-http", "@opentelemetry/core", "@opentelemetry/resources"];
+const LAZY = ["nodemailer", "prom-client", "openid-client", "oauth4webapi", ...OTEL];
 
 test("loading the app loads none of the on-demand libraries; each loads when first needed", () => {
   const script = `
@@ -14,7 +16,11 @@ test("loading the app loads none of the on-demand libraries; each loads when fir
     const afterMetrics = loaded();
     await (await import("./server/infra/mail.ts")).buildMessage("a@example.com", { to: "b@example.com", subject: "s", html: "x" });
     const afterMail = loaded();
-    console.log(JSON.stringify({ atStart, afterMetrics, afterMail }));
+    const { loadConfig } = await import("./server/config.ts");
+    const tracing = (await import("./server/infra/tracing.ts")).enableTracing(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9" }).tracing);
+    const afterTracing = loaded();
+    await tracing.shutdown();
+    console.log(JSON.stringify({ atStart, afterMetrics, afterMail, afterTracing }));
   `;
   const proc = Bun.spawnSync([process.execPath, "-e", script], { cwd: `${import.meta.dir}/../..`, env: { ...process.env } });
   expect(proc.exitCode).toBe(0);
@@ -22,4 +28,5 @@ test("loading the app loads none of the on-demand libraries; each loads when fir
   expect(out.atStart).toEqual([]);
   expect(out.afterMetrics).toEqual(["prom-client"]);
   expect(out.afterMail).toEqual(["nodemailer", "prom-client"]);
+  expect(out.afterTracing).toEqual(["nodemailer", "prom-client", ...OTEL]);
 });

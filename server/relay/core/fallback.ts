@@ -12,6 +12,7 @@ import { countTokens, promptText } from "../tokenizer.ts";
 import { admit, type Admission, type RelayRequest } from "./admit.ts";
 import { UpstreamError, type Routed } from "./route.ts";
 import { release } from "./settle.ts";
+import { observeAdmission } from "../observe.ts";
 
 export type FallbackReason = "upstream_error" | "model_not_available" | "context_length_exceeded";
 
@@ -115,7 +116,7 @@ export async function routeWithFallbacks<A, T>(deps: AppDeps, req: RelayRequest,
   let usedChannels: number[] = [];
   let chain: string[];
   try {
-    adm = await admit(deps, req);
+    adm = await observeAdmission(req, () => admit(deps, req));
   } catch (e) {
     if (fallbackReason(e) === null || !(chain = fallbackModels(deps.options, req.caller.group, req.model)).length) throw e;
     failure = e as AppError;
@@ -146,7 +147,8 @@ export async function routeWithFallbacks<A, T>(deps: AppDeps, req: RelayRequest,
     req.caller.group = tokenGroup;
     let next: Admission;
     try {
-      next = await admit(deps, requestFor(req, model), { ticket: adm?.ticket });
+      const fallbackReq = requestFor(req, model);
+      next = await observeAdmission(fallbackReq, () => admit(deps, fallbackReq, { ticket: adm?.ticket }));
     } catch (e) {
       // Not served in the caller's group, not priced, or the balances do not hold this model's estimate.
       const why = fallbackReason(e);

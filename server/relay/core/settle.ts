@@ -12,6 +12,7 @@ import type { SettledEntry } from "../../jobs/writebehind.ts";
 import { maybeNotifyQuota } from "../../infra/notify.ts";
 import type { Admission, RelayRequest } from "./admit.ts";
 import { countedUsageExact } from "./meter.ts";
+import { observeError, observeSettled, observeSettling } from "../observe.ts";
 import type { FallbackFacts } from "./fallback.ts";
 
 /** An admitted call that a channel served: what settling and recording it needs. */
@@ -35,6 +36,7 @@ export interface Served extends Admission {
  * Resolves once the settlement is queued. */
 export function finish(deps: AppDeps, s: Served, usage: Usage | null, generated?: () => string, other?: Record<string, unknown>): Promise<void> {
   s.ticket.succeeded();
+  observeSettling(s);
   const { ledger, writer } = relayState(deps);
   const job = (async () => {
     try {
@@ -43,6 +45,7 @@ export function finish(deps: AppDeps, s: Served, usage: Usage | null, generated?
       const full = quotaFor(s.price, u, s.calls);
       const cost = s.costRatio === undefined ? full : Math.round(full * s.costRatio);
       const taken = await ledger.settle(s.hold, cost, (q) => records(deps, s, u, q, other));
+      observeSettled(s, u, taken);
       await s.limits?.spend(taken, u.prompt_tokens + u.completion_tokens);
       warnIfLow(deps, s, taken);
     } finally {
@@ -102,6 +105,7 @@ function records(deps: AppDeps, s: Served, u: Usage, quota: number, extra?: Reco
 
 /** The error log of a call that failed (LogErrorEnabled). */
 export function recordError(deps: AppDeps, req: RelayRequest, err: AppError, channelId: number, used: number[], started: number, fallback?: FallbackFacts | null): void {
+  observeError(req, err, channelId);
   if (!deps.options.bool("LogErrorEnabled")) return;
   relayState(deps).writer.log({
     user_id: req.caller.userId, created_at: Math.floor(Date.now() / 1000), type: LOG_TYPE.error, content: err.message,

@@ -18,11 +18,17 @@ import { contextExceeded, routeWithFallbacks } from "../core/fallback.ts";
 import { errorCode, mappedStatus, providerCall, reportFailure, route, UpstreamError } from "../core/route.ts";
 import { finish, recordError, release as releaseHold, type Served } from "../core/settle.ts";
 import { countedUsage, countedUsageExact } from "../core/meter.ts";
+import { observeAttempt, observeAttemptEnd, observeCall, observeStream } from "../observe.ts";
 import { responseCache } from "../cache/index.ts";
 
 export type { RelayRequest } from "../core/admit.ts";
 
-export async function relay(deps: AppDeps, req: RelayRequest): Promise<Response> {
+/** One exchange call, observed: its metrics and trace (relay/observe.ts; nothing when both are off). */
+export function relay(deps: AppDeps, req: RelayRequest): Promise<Response> {
+  return observeCall(req, () => exchange(deps, req));
+}
+
+async function exchange(deps: AppDeps, req: RelayRequest): Promise<Response> {
   // The response cache (relay/cache): off, one option read; a hit is admitted and billed there, no upstream called.
   const cache = responseCache(deps, req);
   const hit = cache && await cache.lookup();
@@ -33,7 +39,9 @@ export async function relay(deps: AppDeps, req: RelayRequest): Promise<Response>
     return adaptor && adaptor.supports(adm.req.mode) ? adaptor : null;
   }, async (adaptor, channel) => {
     const call = providerCall(adm.req, channel, deps.options);
+    observeAttempt(adm.req, call);
     const answer = await attempt(deps, adaptor, call, adm.req);
+    observeAttemptEnd(adm.req, answer);
     return answer instanceof AppError ? answer : { call, answer };
   }));
   // From here the hold belongs to the served call: deliver() settles it (or releases it if the answer breaks).
@@ -285,6 +293,7 @@ function streamReply(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCall
   let counted: Usage | null = null;
   const count = () => (counted ??= countedUsage(o.req.body, mapper.generatedText()));
   const closed = relayState(deps).writer.streamOpened();
+  observeStream(o);
   let clientGone = false;
   /** The closing event of a cut stream, in the client's own error format (the SDKs raise it). */
   const interrupted = () => {
