@@ -283,3 +283,34 @@ for (const kind of storageKinds()) {
     }, 60_000);
   });
 }
+
+describe("task endpoints count toward the token's limits", () => {
+  test("a Suno submit counts a request, spends its price from the budget and frees its slot; past the budget, 429 in Suno's shape", async () => {
+    const { taskFixture, PRICE_UNIT } = await import("./task-fixtures.ts");
+    const { startSunoMock } = await import("../mocks/suno-upstream.ts");
+    const { SUNO_MODELS } = await import("../../server/catalogue/tasks.ts");
+    const fx = await taskFixture("sqlite");
+    const suno = startSunoMock({ key: "suno-key-tl" });
+    try {
+      await fx.channel({ type: 36, key: "suno-key-tl", base_url: suno.url, models: [...SUNO_MODELS] });
+      const MUSIC = 0.1 * PRICE_UNIT;
+      const p = await fx.payer(10_000_000, null);
+      await setLimits(fx, p.tokenId, { rpm_limit: 10, concurrency_limit: 1, budget_quota: MUSIC, budget_period: "daily" });
+      const first = await fx.post("/suno/submit/music", p.key, { prompt: "a sea shanty" });
+      expect(first.status).toBe(200);
+      expect(Number((await tokenRow(fx, p.tokenId)).budget_used)).toBe(MUSIC);
+      expect(limitsRuntime(fx.ctx.deps).live.size).toBe(0);
+      const res = await fx.ctx.app.handle(new Request("http://localhost/suno/submit/music", {
+        method: "POST", headers: { authorization: `Bearer ${p.key}`, "content-type": "application/json" }, body: JSON.stringify({ prompt: "another" }),
+      }));
+      expect(res.status).toBe(429);
+      expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0);
+      expect(await res.json()).toMatchObject({ code: "budget_exceeded", data: null });
+      const list = await fx.ctx.request("GET", "/api/token/?p=1&size=10", { as: p.session });
+      expect(list.body.data.items[0]).toMatchObject({ rpm_used: 2, budget_used: MUSIC, budget_quota: MUSIC });
+    } finally {
+      await suno.stop();
+      await fx.close();
+    }
+  });
+});
