@@ -1,11 +1,14 @@
 // The response cache's card in the system settings: its options are shown with their defaults, the TTL and
 // the per-model list are saved through the section button, and a per-model list that is not model → whole
-// seconds is refused where it is typed.
+// seconds is refused where it is typed. A cache hit's log says so in its details.
 import { afterEach, describe, expect, test } from "bun:test";
 import { screen, waitFor, fireEvent, within } from "@testing-library/react";
 import { ADMIN, mockFetch, ok, renderApp, resetDom, type FetchMock } from "./helpers.tsx";
 import { OPTION_DEFAULTS, SECRET_OPTIONS } from "../../server/modules/option/defaults.ts";
 import { modelTtlProblem } from "../../console/pages/setting/tabs/response-cache.tsx";
+import { changeLanguage, t } from "../../console/i18n/index.ts";
+import { logDetails } from "../../console/pages/log/details.ts";
+import { LOG_TYPE } from "../../server/catalogue/index.ts";
 
 let fm: FetchMock;
 afterEach(() => {
@@ -45,5 +48,17 @@ describe("response cache settings", () => {
     expect(puts()).toEqual(expect.arrayContaining([
       { key: "ResponseCacheEnabled", value: "true" }, { key: "ResponseCacheTTLSeconds", value: "600" }, { key: "ResponseCacheModelTTL", value: '{"gpt-4o": 7200}' },
     ]));
+  });
+});
+
+describe("a cache hit in the usage log", () => {
+  test("the details say it was answered from the cache, when it was stored and at what fraction", async () => {
+    await changeLanguage("en");
+    const other = { model_ratio: 1, completion_ratio: 1, group_ratio: 1, cache_hit: true, response_cache: { billing_ratio: 0.5, age_seconds: 42, channel_id: 3 } };
+    const d = logDetails({ type: LOG_TYPE.consume, other: JSON.stringify(other), content: "", quota: 19, is_stream: false }, t);
+    expect(d.summary).toContain("; cache hit");
+    const entry = d.entries.find((e) => e.key === "responseCache")!;
+    expect(entry.label).toBe("Response cache");
+    expect(entry.value).toBe("Answered from the cache (stored 42 s earlier), billed at 0.5 × the original cost");
   });
 });

@@ -354,3 +354,38 @@ describe.if(!!process.env.REDIS_CONN_STRING)("Redis store", () => {
     expect((await fx.ctx.deps.db.selectFrom("response_cache").selectAll().execute()).length).toBe(0);
   });
 });
+
+test("a client that leaves mid-stream: the upstream is stopped, what it got is billed, nothing is kept", async () => {
+  const chunks = Array.from({ length: 40 }, (_, i) => ` word${i}`);
+  const fx = await relayFixture("sqlite", { slowMs: 40, chunks });
+  const app = fx.ctx.app.listen({ port: 0, hostname: "127.0.0.1" });
+  try {
+    await setup(fx);
+    await fx.channel({ base_url: fx.mock.url, models: ["rc-slow"] });
+    await fx.option("ModelRatio", JSON.stringify({ "rc-slow": 1 }));
+    const { user, key } = await caller(fx);
+    const body = JSON.stringify({ model: "rc-slow", stream: true, messages: [{ role: "user", content: "count" }] });
+    const abort = new AbortController();
+    const res = await fetch(`http://127.0.0.1:${app.server!.port}/v1/chat/completions`, {
+      method: "POST", signal: abort.signal, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body,
+    });
+    expect(res.headers.get("x-switchyard-cache")).toBe("MISS");
+    const reader = res.body!.getReader();
+    const dec = new TextDecoder();
+    let received = "";
+    while (!received.includes("word4")) received += dec.decode((await reader.read()).value!, { stream: true });
+    abort.abort();
+    await reader.cancel().catch(() => {});
+    for (let i = 0; i < 100 && fx.mock.cancelled === 0; i++) await Bun.sleep(20);
+    expect(fx.mock.cancelled).toBe(1);
+    await Bun.sleep(50);
+    await fx.flush();
+    const [log] = await logsOf(fx, user.id);
+    expect(log.quota).toBeGreaterThan(0);
+    expect(log.quota).toBe(log.prompt_tokens + log.completion_tokens);
+    expect((await fx.ctx.deps.db.selectFrom("response_cache").selectAll().execute()).length).toBe(0);
+  } finally {
+    await app.stop(true);
+    await fx.close();
+  }
+}, 20_000);

@@ -95,6 +95,12 @@ export function logDetails(row: LogRowLike, t: T, admin = false): { summary: str
     add("interrupted", t("ops.log.d.interruptedLabel"), t("ops.log.d.interrupted"));
     summary += t("ops.log.d.interruptedShort");
   }
+  // Answered from the response cache (server/relay/cache): no channel was called; billed a fraction of the original.
+  if (o.cache_hit) {
+    const rc = o.response_cache && typeof o.response_cache === "object" ? o.response_cache : {};
+    add("responseCache", t("ops.log.d.cacheHitLabel"), t("ops.log.d.cacheHit", { ratio: ratio(rc.billing_ratio ?? 0), age: formatSeconds(num(rc.age_seconds ?? 0), 0) }));
+    summary += t("ops.log.d.cacheHitShort");
+  }
   if (row.is_stream && num(o.frt) > 0) add("frt", t("ops.log.d.firstToken"), formatSeconds(num(o.frt) / 1000, 2));
   if (o.reasoning_effort) add("reasoning", t("ops.log.reasoningEffort"), String(o.reasoning_effort));
   if (o.web_search) add("webSearch", t("ops.log.webSearch"), String(o.web_search_call_count ?? o.web_search));

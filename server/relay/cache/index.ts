@@ -156,7 +156,7 @@ function recorded(body: ReadableStream<Uint8Array>, cap: number, done: (text: st
   let size = 0;
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
-      let chunk: ReadableStreamReadResult<Uint8Array>;
+      let chunk: Awaited<ReturnType<typeof reader.read>>;
       try {
         chunk = await reader.read();
       } catch (e) {
@@ -170,7 +170,8 @@ function recorded(body: ReadableStream<Uint8Array>, cap: number, done: (text: st
         parts = null;
         return;
       }
-      const value = typeof chunk.value === "string" ? new TextEncoder().encode(chunk.value) : chunk.value;
+      // A Bun "direct" stream (the relay's SSE answers) may hand over strings.
+      const value: Uint8Array = typeof (chunk.value as unknown) === "string" ? new TextEncoder().encode(chunk.value as unknown as string) : chunk.value;
       if (parts) {
         size += value.byteLength;
         if (size > cap) parts = null;
