@@ -36,6 +36,21 @@ async function setRatios(fx: RelayFixture, ratios: Record<string, number>) {
   await fx.option("CompletionRatio", JSON.stringify(Object.fromEntries(Object.keys(RATIO).map((m) => [m, 1]))));
 }
 
+/** A user and a token, each holding QUOTA. */
+async function funded(fx: RelayFixture, token: Parameters<RelayFixture["token"]>[1] = {}) {
+  const user = await fx.user(QUOTA);
+  return { user, token: await fx.token(user.id, { remain_quota: QUOTA, ...token }) };
+}
+
+/** `from` served only by a failing upstream, `to` by the working mock, the rule from → to, and a funded caller. */
+async function failingOver(fx: RelayFixture, down: MockUpstream, from: string, to: string, ratios: Record<string, number>) {
+  await setRatios(fx, ratios);
+  await fx.option("ModelFallbacks", JSON.stringify({ [from]: [to] }));
+  await fx.channel({ base_url: down.url, models: [from] });
+  await fx.channel({ base_url: fx.mock.url, models: [to] });
+  return funded(fx);
+}
+
 const chat = (model: string, extra: Record<string, unknown> = {}) => ({ model, messages: [{ role: "user", content: "hi" }], max_tokens: 5, ...extra });
 
 describe("rules", () => {
@@ -81,8 +96,7 @@ describe("fallback on SQLite", () => {
     await fx.channel({ name: "big-1", base_url: down.url, models: ["fb-big"] });
     await fx.channel({ name: "big-2", base_url: down.url, models: ["fb-big"] });
     const midId = await fx.channel({ name: "mid", base_url: fx.mock.url, models: ["fb-mid"] });
-    const user = await fx.user(QUOTA);
-    const token = await fx.token(user.id, { remain_quota: QUOTA });
+    const { user, token } = await funded(fx);
     const res = await fx.call("/v1/chat/completions", token.key, chat("fb-big"));
     expect(res.status).toBe(200);
     const body = await res.json();
@@ -107,12 +121,28 @@ describe("fallback on SQLite", () => {
     expect(fx.ctx.deps.options.get("ModelFallbacks")).toContain("fb-big");
   });
 
+  test("a pricier fallback: held and billed at its own price; one the token's balance cannot hold is skipped", async () => {
+    const { user, token } = await failingOver(fx, down, "hold-a", "hold-b", { "hold-a": 1, "hold-b": 1000 });
+    // hold-b's hold (prompt estimate + max_tokens 5, at ratio 1000) is thousands; hold-a's a few units.
+    const poor = await fx.token(user.id, { remain_quota: 3000 });
+    const refused = await fx.call("/v1/chat/completions", poor.key, chat("hold-a"));
+    expect(refused.status).toBe(503);
+    expect((await tokenRow(fx, poor.id)).remain_quota).toBe(3000);
+    const res = await fx.call("/v1/chat/completions", token.key, chat("hold-a"));
+    expect(res.status).toBe(200);
+    const [log] = await consumeLogs(fx, user.id);
+    expect(log.quota).toBe(price("hold-b"));
+    expect(log.token_id).toBe(token.id);
+    expect((await tokenRow(fx, token.id)).remain_quota).toBe(QUOTA - price("hold-b"));
+    expect((await tokenRow(fx, poor.id)).remain_quota).toBe(3000);
+    expect((await userRow(fx, user.id)).quota).toBe(QUOTA - price("hold-b"));
+  });
+
   test("no rule, no fallback: the failure is the answer and nothing is billed", async () => {
     await setRatios(fx, { "nf-big": 1, "nf-small": 1 });
     await fx.channel({ base_url: down.url, models: ["nf-big"] });
     await fx.channel({ base_url: fx.mock.url, models: ["nf-small"] });
-    const user = await fx.user(QUOTA);
-    const token = await fx.token(user.id, { remain_quota: QUOTA });
+    const { user, token } = await funded(fx);
     const res = await fx.call("/v1/chat/completions", token.key, chat("nf-big"));
     expect(res.status).toBe(503);
     expect(await consumeLogs(fx, user.id)).toEqual([]);
@@ -129,8 +159,7 @@ describe("fallback on SQLite", () => {
       await fx.channel({ base_url: small.url, models: ["ctx-small"] });
       await fx.channel({ base_url: bad.url, models: ["ctx-bad"] });
       await fx.channel({ base_url: fx.mock.url, models: ["ctx-long"] });
-      const user = await fx.user(QUOTA);
-      const token = await fx.token(user.id, { remain_quota: QUOTA });
+      const { user, token } = await funded(fx);
       const res = await fx.call("/v1/chat/completions", token.key, chat("ctx-small"));
       expect(res.status).toBe(200);
       expect(small.calls()).toBe(1);
@@ -155,8 +184,7 @@ describe("fallback on SQLite", () => {
       const { invalidateRelayCaches } = await import("../../server/relay/state.ts");
       invalidateRelayCaches(fx.ctx.deps);
       await fx.channel({ base_url: fx.mock.url, models: ["win-big"] });
-      const user = await fx.user(QUOTA);
-      const token = await fx.token(user.id, { remain_quota: QUOTA });
+      const { user, token } = await funded(fx);
       // A short prompt fits: served by the model itself (the tiny upstream answers an empty JSON).
       const short = await fx.call("/v1/chat/completions", token.key, chat("win-tiny"));
       await short.text();
@@ -177,8 +205,7 @@ describe("fallback on SQLite", () => {
     await fx.option("ModelFallbacks", JSON.stringify({ "off-a": ["off-b"] }));
     await fx.channel({ base_url: fx.mock.url, models: ["off-a"], status: 2 });
     await fx.channel({ base_url: fx.mock.url, models: ["off-b"] });
-    const user = await fx.user(QUOTA);
-    const token = await fx.token(user.id, { remain_quota: QUOTA });
+    const { user, token } = await funded(fx);
     const res = await fx.call("/v1/chat/completions", token.key, chat("off-a"));
     expect(res.status).toBe(200);
     const [log] = await consumeLogs(fx, user.id);
@@ -227,12 +254,7 @@ describe("fallback on SQLite", () => {
   });
 
   test("streaming: the client gets a stream from the fallback model, billed at its price", async () => {
-    await setRatios(fx, { "st-a": 9, "st-b": 1.5 });
-    await fx.option("ModelFallbacks", JSON.stringify({ "st-a": ["st-b"] }));
-    await fx.channel({ base_url: down.url, models: ["st-a"] });
-    await fx.channel({ base_url: fx.mock.url, models: ["st-b"] });
-    const user = await fx.user(QUOTA);
-    const token = await fx.token(user.id, { remain_quota: QUOTA });
+    const { user, token } = await failingOver(fx, down, "st-a", "st-b", { "st-a": 9, "st-b": 1.5 });
     const res = await fx.call("/v1/chat/completions", token.key, chat("st-a", { stream: true }));
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toContain("text/event-stream");
@@ -252,8 +274,7 @@ describe("fallback on SQLite", () => {
       await fx.option("ModelFallbacks", JSON.stringify({ "cl-a": ["cl-b"] }));
       await fx.channel({ type: 14, base_url: `http://127.0.0.1:${claude.port}`, models: ["cl-a"] });
       await fx.channel({ base_url: fx.mock.url, models: ["cl-b"] });
-      const user = await fx.user(QUOTA);
-      const token = await fx.token(user.id, { remain_quota: QUOTA });
+      const { user, token } = await funded(fx);
       const body = { model: "cl-a", max_tokens: 16, messages: [{ role: "user", content: "hi" }] };
       const res = await fx.call("/v1/messages", token.key, body, { "anthropic-version": "2023-06-01" });
       expect(res.status).toBe(200);
@@ -274,12 +295,7 @@ describe("fallback on SQLite", () => {
   });
 
   test("Gemini and Responses API clients fall back too, answered in their own shapes", async () => {
-    await setRatios(fx, { "gm-a": 2, "gm-b": 1 });
-    await fx.option("ModelFallbacks", JSON.stringify({ "gm-a": ["gm-b"] }));
-    await fx.channel({ base_url: down.url, models: ["gm-a"] });
-    await fx.channel({ base_url: fx.mock.url, models: ["gm-b"] });
-    const user = await fx.user(QUOTA);
-    const token = await fx.token(user.id, { remain_quota: QUOTA });
+    const { user, token } = await failingOver(fx, down, "gm-a", "gm-b", { "gm-a": 2, "gm-b": 1 });
     const gemini = await fx.call("/v1beta/models/gm-a:generateContent", token.key, { contents: [{ role: "user", parts: [{ text: "hi" }] }] });
     expect(gemini.status).toBe(200);
     expect((await gemini.json()).candidates[0].content.parts[0].text).toBeString();
@@ -299,8 +315,7 @@ describe("fallback on SQLite", () => {
     await fx.option("ModelFallbacks", JSON.stringify({ "cy-a": ["cy-b", "cy-a"], "cy-b": ["cy-a"] }));
     await fx.option("LogErrorEnabled", "true");
     await fx.channel({ base_url: down.url, models: ["cy-a", "cy-b"] });
-    const user = await fx.user(QUOTA);
-    const token = await fx.token(user.id, { remain_quota: QUOTA });
+    const { user, token } = await funded(fx);
     const before = down.seen.length;
     expect((await fx.call("/v1/chat/completions", token.key, chat("cy-a"))).status).toBe(503);
     expect(down.seen.length - before).toBe(2);
@@ -349,20 +364,14 @@ for (const kind of storageKinds().filter((k) => k !== "sqlite")) {
     const fx = await relayFixture(kind);
     const down = startMockUpstream({ failStatus: 502 });
     try {
-      await fx.option("ModelRatio", JSON.stringify({ "pg-a": 20, "pg-b": 0.5 }));
-      await fx.option("CompletionRatio", JSON.stringify({ "pg-a": 1, "pg-b": 1 }));
-      await fx.option("ModelFallbacks", JSON.stringify({ "pg-a": ["pg-b"] }));
-      await fx.channel({ base_url: down.url, models: ["pg-a"] });
-      await fx.channel({ base_url: fx.mock.url, models: ["pg-b"] });
-      const user = await fx.user(QUOTA);
-      const token = await fx.token(user.id, { remain_quota: QUOTA });
+      const { user, token } = await failingOver(fx, down, "pg-a", "pg-b", { "pg-a": 20, "pg-b": 0.5 });
       const statuses = await Promise.all(Array.from({ length: 5 }, () => fx.call("/v1/chat/completions", token.key, chat("pg-a")).then(async (r) => (await r.text(), r.status))));
       expect(statuses).toEqual([200, 200, 200, 200, 200]);
       await fx.flush();
       const logs = (await logsOf(fx, user.id)).filter((l) => l.type === 2);
-      expect(logs.map((l) => l.quota)).toEqual([15, 15, 15, 15, 15]);
-      expect((await userRow(fx, user.id)).quota).toBe(QUOTA - 75);
-      expect((await tokenRow(fx, token.id)).remain_quota).toBe(QUOTA - 75);
+      expect(logs.map((l) => l.quota)).toEqual(Array(5).fill(price("pg-b")));
+      expect((await userRow(fx, user.id)).quota).toBe(QUOTA - 5 * price("pg-b"));
+      expect((await tokenRow(fx, token.id)).remain_quota).toBe(QUOTA - 5 * price("pg-b"));
       const holds = await fx.ctx.deps.db.selectFrom("quota_holds").selectAll().execute();
       expect(holds).toEqual([]);
     } finally {
