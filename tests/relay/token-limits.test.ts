@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { storageKinds } from "../helpers/db.ts";
 import { relayFixture, logsOf, tokenRow, type RelayFixture } from "./fixtures.ts";
 import { setLimits, status } from "./token-limits-fixtures.ts";
-import { limitsRuntime, periodEnd, takeTokenLimits, LEASE_MS, tokenLimits } from "../../server/modules/token/limits.ts";
+import { limitsRuntime, periodEnd, takeTokenLimits, LEASE_MS, MAX_CALL_MS, tokenLimits } from "../../server/modules/token/limits.ts";
 
 const chat = (model: string, extra: Record<string, unknown> = {}) => ({ model, messages: [{ role: "user", content: "hi" }], ...extra });
 /** 2026-11-24 (a Tuesday) 10:00:30 UTC */
@@ -201,6 +201,29 @@ describe("per-token limits on the relay", () => {
     expect(gemini.status).toBe(429);
     expect(gemini.headers.get("retry-after")).toBe("45");
     expect(await gemini.json()).toMatchObject({ error: { code: 429, status: "RESOURCE_EXHAUSTED" } });
+  });
+
+  test("a live call's lease is renewed past LEASE_MS; a slot never ended stops being renewed after MAX_CALL_MS", async () => {
+    now = Date.UTC(2026, 11, 4, 9);
+    const start = now;
+    const t = await token({ concurrency_limit: 1 });
+    const rt = limitsRuntime(fx.ctx.deps);
+    const lease = await takeTokenLimits(fx.ctx.deps, t.id, tokenLimits(await tokenRow(fx, t.id))!, 0);
+    now = start + LEASE_MS - 1;
+    await rt.renew();
+    now = start + LEASE_MS + 10_000;
+    expect((await fx.call("/v1/chat/completions", t.key, chat("tl-fixed"))).status).toBe(429);
+    await lease.end();
+    expect(await status(await fx.call("/v1/chat/completions", t.key, chat("tl-fixed")))).toBe(200);
+
+    // A slot some path forgot to end: renewed for MAX_CALL_MS, then left to expire.
+    const forgotten = now;
+    await takeTokenLimits(fx.ctx.deps, t.id, tokenLimits(await tokenRow(fx, t.id))!, 0);
+    now = forgotten + MAX_CALL_MS + 1;
+    await rt.renew();
+    expect(rt.live.size).toBe(0);
+    now += LEASE_MS;
+    expect(await status(await fx.call("/v1/chat/completions", t.key, chat("tl-fixed")))).toBe(200);
   });
 
   test("a lease of a call whose instance died (no renewal) expires: the slot does not leak", async () => {

@@ -231,14 +231,16 @@ class RedisCounters implements CounterStore {
 
 /** A slot in flight expires this long after its last renewal (renewed every third of it while the call lives). */
 export const LEASE_MS = 60_000;
+/** No call keeps a slot longer than this: a slot some path forgot to end would otherwise stay renewed for good. */
+export const MAX_CALL_MS = 2 * 3600_000;
 
 class LimitsRuntime {
   /** Milliseconds since the epoch; tests move it to cross minutes and budget periods. */
   clock: () => number = () => Date.now();
   leaseMs = LEASE_MS;
   readonly store: CounterStore;
-  /** lease id → token id of this process's live calls */
-  readonly live = new Map<string, number>();
+  /** lease id → token id and start of this process's live calls */
+  readonly live = new Map<string, { tokenId: number; since: number }>();
   private timer: ReturnType<typeof setInterval> | null = null;
 
   constructor(deps: AppDeps) {
@@ -246,7 +248,7 @@ class LimitsRuntime {
   }
 
   hold(lease: string, tokenId: number) {
-    this.live.set(lease, tokenId);
+    this.live.set(lease, { tokenId, since: this.clock() });
     if (this.timer) return;
     this.timer = setInterval(() => {
       if (this.live.size === 0) {
@@ -254,9 +256,20 @@ class LimitsRuntime {
         this.timer = null;
         return;
       }
-      this.store.renew(this.live, this.clock() + this.leaseMs).catch((e) => console.error("token limit lease renewal failed:", (e as Error).message));
+      this.renew().catch((e) => console.error("token limit lease renewal failed:", (e as Error).message));
     }, Math.max(50, Math.floor(this.leaseMs / 3)));
     this.timer.unref?.();
+  }
+
+  /** Extends the leases of this process's live calls (those past MAX_CALL_MS are left to expire). */
+  renew(): Promise<void> {
+    const now = this.clock();
+    const renewed: [string, number][] = [];
+    for (const [lease, call] of this.live) {
+      if (now - call.since > MAX_CALL_MS) this.live.delete(lease);
+      else renewed.push([lease, call.tokenId]);
+    }
+    return this.store.renew(renewed, now + this.leaseMs);
   }
 
   drop(lease: string, tokenId: number): Promise<void> {
