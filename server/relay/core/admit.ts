@@ -110,7 +110,7 @@ export async function admit(deps: AppDeps, req: RelayRequest, opts: AdmitOptions
   try {
     hold = await state.ledger.take({ userId: caller.userId, tokenId: caller.tokenId, unlimited: caller.unlimited }, estimate);
   } catch (e) {
-    await limits?.end();
+    if (limits) await limits.end();
     throw e;
   }
   return { req, started, price, calls, hold, ticket, routes: { table, candidates, pinned }, limits };

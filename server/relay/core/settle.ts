@@ -46,11 +46,11 @@ export function finish(deps: AppDeps, s: Served, usage: Usage | null, generated?
       const cost = s.costRatio === undefined ? full : Math.round(full * s.costRatio);
       const taken = await ledger.settle(s.hold, cost, (q) => records(deps, s, u, q, other));
       observeSettled(s, u, taken);
-      await s.limits?.spend(taken, u.prompt_tokens + u.completion_tokens);
+      if (s.limits) await s.limits.spend(taken, u.prompt_tokens + u.completion_tokens);
       warnIfLow(deps, s, taken);
     } finally {
       // A realtime session settles each response here and frees its slot when it closes (release()).
-      if (s.req.mode !== "realtime") await s.limits?.end();
+      if (s.limits && s.req.mode !== "realtime") await s.limits.end();
     }
   })();
   writer.track(job);
@@ -63,7 +63,7 @@ export async function release(deps: AppDeps, adm: Admission): Promise<void> {
     await relayState(deps).ledger.giveBack(adm.hold);
   } finally {
     // The token's slot and unspent budget estimate too (modules/token/limits.ts); once, whichever path ends the call.
-    await adm.limits?.end();
+    if (adm.limits) await adm.limits.end();
   }
 }
 
