@@ -51,6 +51,19 @@ describe("response cache settings", () => {
   });
 });
 
+test("Clear the cache asks first, then saves a new ResponseCacheGeneration", async () => {
+  fm = mockFetch({ "GET /api/option/": ok(optionList()), "PUT /api/option/": ok(undefined, "saved"), "GET /api/status": ok({ setup: true }) });
+  await renderApp("/setting?tab=system", { user: ADMIN });
+  const card = await waitFor(() => screen.getByTestId("section-Response cache"));
+  fireEvent.click(within(card).getByText("Clear the cache"));
+  const dialog = (await screen.findByText(/Every stored answer stops being served/)).closest(".arco-modal") as HTMLElement;
+  expect(puts()).toHaveLength(0);
+  fireEvent.click(within(dialog).getByText("OK"));
+  await waitFor(() => expect(puts()).toHaveLength(1));
+  expect(puts()[0].key).toBe("ResponseCacheGeneration");
+  expect(Number(puts()[0].value)).toBeGreaterThan(0);
+});
+
 describe("a cache hit in the usage log", () => {
   test("the details say it was answered from the cache, when it was stored and at what fraction", async () => {
     await changeLanguage("en");

@@ -267,6 +267,33 @@ describe("response cache (SQLite, database store)", () => {
     expect(upstreamCalls(fx) - before).toBeGreaterThanOrEqual(4);
   });
 
+  test("a new ResponseCacheGeneration (the console's Clear the cache) leaves every stored answer unreachable", async () => {
+    const { key } = await caller(fx);
+    const body = chat();
+    await send(fx, key, body);
+    await fx.flush();
+    expect((await send(fx, key, body)).cache).toBe("HIT");
+    await fx.ctx.request("PUT", "/api/option/", { as: await fx.ctx.login("root", "rootpass123"), body: { key: "ResponseCacheGeneration", value: String(Date.now()) } });
+    expect((await send(fx, key, body)).cache).toBe("MISS");
+    await fx.flush();
+    expect((await send(fx, key, body)).cache).toBe("HIT");
+  });
+
+  test("options are validated: ratio 0–1, whole seconds, a model → seconds object", async () => {
+    const root = await fx.ctx.login("root", "rootpass123");
+    const put = async (key: string, value: string) => (await fx.ctx.request("PUT", "/api/option/", { as: root, body: { key, value } })).body;
+    expect((await put("ResponseCacheBillingRatio", "1.5")).success).toBe(false);
+    expect((await put("ResponseCacheBillingRatio", "-0.1")).success).toBe(false);
+    expect((await put("ResponseCacheTTLSeconds", "1.5")).success).toBe(false);
+    expect((await put("ResponseCacheMaxEntryBytes", "0")).success).toBe(false);
+    const bad = await put("ResponseCacheModelTTL", '{"gpt-4o": -1}');
+    expect(bad.success).toBe(false);
+    expect(bad.message).toContain("gpt-4o");
+    expect((await put("ResponseCacheModelTTL", "[]")).success).toBe(false);
+    expect((await put("ResponseCacheBillingRatio", "0.25")).success).toBe(true);
+    expect((await put("ResponseCacheBillingRatio", "0")).success).toBe(true);
+  });
+
   test("off: no header, nothing stored, the upstream is called every time", async () => {
     await fx.option("ResponseCacheEnabled", "false");
     try {
@@ -389,3 +416,63 @@ test("a client that leaves mid-stream: the upstream is stopped, what it got is b
     await fx.close();
   }
 }, 20_000);
+
+describe("native client formats", () => {
+  let fx: RelayFixture;
+  beforeAll(async () => {
+    fx = await relayFixture("sqlite");
+    await setup(fx);
+  });
+  afterAll(() => fx.close());
+
+  const post = async (path: string, key: string, body: unknown, headers: Record<string, string> = {}) => {
+    const res = await fx.ctx.app.handle(new Request("http://localhost" + path, {
+      method: "POST", headers: { "x-api-key": key, "x-goog-api-key": key, "content-type": "application/json", ...headers }, body: JSON.stringify(body),
+    }));
+    return { status: res.status, cache: res.headers.get("x-switchyard-cache"), type: res.headers.get("content-type"), text: await res.text() };
+  };
+
+  test("Claude /v1/messages, JSON and stream, each replayed in Claude's shape", async () => {
+    const { key } = await caller(fx);
+    const body = { model: "rc-c", max_tokens: 50, messages: [{ role: "user", content: `claude ${Math.random()}` }] };
+    const before = upstreamCalls(fx);
+    const json1 = await post("/v1/messages", key, body);
+    expect(json1.status).toBe(200);
+    expect(json1.cache).toBe("MISS");
+    await fx.flush();
+    const json2 = await post("/v1/messages", key, body);
+    expect(json2.cache).toBe("HIT");
+    expect(JSON.parse(json2.text)).toEqual(JSON.parse(json1.text));
+    expect(JSON.parse(json2.text).type).toBe("message");
+    const s1 = await post("/v1/messages", key, { ...body, stream: true });
+    expect(s1.cache).toBe("MISS");
+    await fx.flush();
+    const s2 = await post("/v1/messages", key, { ...body, stream: true });
+    expect(s2.cache).toBe("HIT");
+    expect(s2.type).toContain("text/event-stream");
+    expect(s2.text).toBe(s1.text);
+    expect(s2.text).toContain("event: message_stop");
+    expect(upstreamCalls(fx) - before).toBe(2);
+  });
+
+  test("Gemini generateContent and streamGenerateContent?alt=sse; the same question on the OpenAI route is another entry", async () => {
+    const { key } = await caller(fx);
+    const text = `gemini ${Math.random()}`;
+    const body = { contents: [{ role: "user", parts: [{ text }] }] };
+    const before = upstreamCalls(fx);
+    const g1 = await post("/v1beta/models/rc-c:generateContent", key, body);
+    expect(g1.status).toBe(200);
+    await fx.flush();
+    const g2 = await post("/v1beta/models/rc-c:generateContent", key, body);
+    expect(g2.cache).toBe("HIT");
+    expect(g2.text).toBe(g1.text);
+    const s1 = await post("/v1beta/models/rc-c:streamGenerateContent?alt=sse", key, body);
+    expect(s1.cache).toBe("MISS");
+    await fx.flush();
+    const s2 = await post("/v1beta/models/rc-c:streamGenerateContent?alt=sse", key, body);
+    expect(s2.cache).toBe("HIT");
+    expect(s2.text).toBe(s1.text);
+    expect((await send(fx, key, { model: "rc-c", messages: [{ role: "user", content: text }] })).cache).toBe("MISS");
+    expect(upstreamCalls(fx) - before).toBe(3);
+  });
+});

@@ -12,6 +12,8 @@ export const RESPONSE_CACHE_DEFAULTS: Record<string, string> = {
   ResponseCacheBillingRatio: "0",
   /** answers larger than this (bytes, as sent to the client) are not kept */
   ResponseCacheMaxEntryBytes: String(1024 * 1024),
+  /** part of every key: a new value (the console's "Clear cache") leaves every stored answer unreachable */
+  ResponseCacheGeneration: "0",
 };
 
 export const isResponseCacheOption = (key: string) => key in RESPONSE_CACHE_DEFAULTS;
@@ -42,7 +44,7 @@ export function validateResponseCacheOption(key: string, value: string): string 
     return String(n);
   }
   if (!Number.isSafeInteger(n)) throw badRequest(`${key} must be a whole number`);
-  if (key === "ResponseCacheTTLSeconds" && n < 0) throw badRequest(`${key} must not be negative`);
+  if ((key === "ResponseCacheTTLSeconds" || key === "ResponseCacheGeneration") && n < 0) throw badRequest(`${key} must not be negative`);
   if (key === "ResponseCacheMaxEntryBytes" && n < 1) throw badRequest(`${key} must be at least 1`);
   return String(n);
 }

@@ -58,7 +58,7 @@ export class ResponseCache {
 
   constructor(private deps: AppDeps, private req: RelayRequest, private d: Directives) {
     this.st = responseCacheState(deps);
-    this.key = cacheKey(req);
+    this.key = cacheKey(req, deps.options.get("ResponseCacheGeneration"));
   }
 
   /** A stored answer for this request, admitted and billed, or null (a miss, or the client asked to refresh). */

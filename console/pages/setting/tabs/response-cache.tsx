@@ -1,8 +1,12 @@
 // The relay's response cache (server/relay/cache): on/off, how long answers are kept (site-wide and per
-// model), what a hit costs and the largest answer kept. Part of the system settings tab.
+// model), what a hit costs and the largest answer kept, and a button that clears it (a new
+// ResponseCacheGeneration, part of every key). Part of the system settings tab.
 import React from "react";
+import { Button, Message, Modal } from "@arco-design/web-react";
 import { useTranslation } from "react-i18next";
+import { api } from "../../../api/index.ts";
 import { OptionSection } from "../OptionSection.tsx";
+import { useSettings } from "../context.tsx";
 import type { FieldDef } from "../fields.ts";
 
 /** {"model": seconds} with whole, non-negative seconds; an i18n key when not. */
@@ -18,6 +22,24 @@ export function modelTtlProblem(value: string): string | null {
   return Object.values(parsed).every((v) => Number.isSafeInteger(v) && (v as number) >= 0) ? null : "system.responseCacheModelTtlInvalid";
 }
 
+function ClearCacheButton() {
+  const { t } = useTranslation();
+  const { commit } = useSettings();
+  const clear = () => Modal.confirm({
+    title: t("system.responseCacheClear"),
+    content: t("system.responseCacheClearConfirm"),
+    onOk: async () => {
+      const value = String(Date.now());
+      const r = await api.put("/api/option/", { key: "ResponseCacheGeneration", value });
+      if (r.success) {
+        commit({ ResponseCacheGeneration: value });
+        Message.success(t("system.responseCacheCleared"));
+      } else Message.error(r.message || t("save.failed"));
+    },
+  });
+  return <div style={{ marginBottom: 16 }}><Button status="warning" onClick={clear}>{t("system.responseCacheClear")}</Button></div>;
+}
+
 export function ResponseCacheSection() {
   const { t } = useTranslation();
   const off = (all: Record<string, string>) => all.ResponseCacheEnabled !== "true";
@@ -31,5 +53,5 @@ export function ResponseCacheSection() {
       help: t("system.responseCacheModelTtlHelp"), validate: (v) => modelTtlProblem(v), disabledWhen: off,
     },
   ];
-  return <OptionSection title={t("system.responseCache")} fields={fields} />;
+  return <OptionSection title={t("system.responseCache")} fields={fields} extra={() => <ClearCacheButton />} />;
 }
