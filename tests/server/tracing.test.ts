@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import * as semconv from "@opentelemetry/semantic-conventions/incubating";
 import { activeTracing, shutdownTracing } from "../../server/infra/tracing.ts";
+import { gracefulShutdown } from "../../server/shutdown.ts";
 import { loadConfig, type TracingConfig } from "../../server/config.ts";
 import { ratios, relayFixture, type RelayFixture } from "../relay/fixtures.ts";
 import { startMockUpstream, type MockUpstream } from "../mocks/openai-upstream.ts";
@@ -166,6 +167,36 @@ describe("relay traces exported over OTLP/HTTP", () => {
     expect(names.has(semconv.ATTR_GEN_AI_USAGE_INPUT_TOKENS)).toBe(true);
     expect(names.has(semconv.ATTR_GEN_AI_REQUEST_MODEL)).toBe(true);
     expect(names.has(semconv.ATTR_GEN_AI_PROVIDER_NAME)).toBe(true);
+  });
+});
+
+describe("graceful shutdown", () => {
+  test("exports the spans still in the batch before the process exits", async () => {
+    const bodies: any[] = [];
+    const receiver = Bun.serve({ port: 0, async fetch(req) {
+      bodies.push(await req.json());
+      return Response.json({});
+    } });
+    const fx = await relayFixture("sqlite", {}, { tracing: loadConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `http://127.0.0.1:${receiver.port}/v1/traces` }).tracing });
+    try {
+      await fx.channel({ base_url: fx.mock.url, models: ["gpt-4o"] });
+      await ratios(fx, ["gpt-4o"], 1);
+      const user = await fx.user(10_000_000);
+      const { key } = await fx.token(user.id);
+      const res = await fx.call("/v1/chat/completions", key, { model: "gpt-4o", messages: [{ role: "user", content: "hi" }] });
+      expect(res.status).toBe(200);
+      await res.text();
+      // The batch waits 5 s before exporting on its own; nothing has gone out yet.
+      expect(bodies).toEqual([]);
+      await gracefulShutdown(null, fx.ctx.deps, { graceMs: 1000, log: () => {} });
+      const names = bodies.flatMap((b) => b.resourceSpans.flatMap((rs: any) => rs.scopeSpans.flatMap((ss: any) => ss.spans.map((s: any) => s.name))));
+      expect(names).toEqual(["admission", "upstream chat gpt-4o", "settlement", "chat gpt-4o"]);
+      expect(activeTracing()).toBeNull();
+    } finally {
+      // (Closing the deps again after the shutdown closed them is harmless; it drops the temporary database.)
+      await fx.close();
+      receiver.stop(true);
+    }
   });
 });
 
