@@ -336,7 +336,9 @@ describe("options", () => {
   afterAll(() => fx.close());
   const put = async (key: string, value: string) => {
     const root = await fx.user(0, { role: 100 });
-    return (await fx.ctx.request("PUT", "/api/option/", { as: root, body: { key, value } })).body;
+    const r = await fx.ctx.request("PUT", "/api/option/", { as: root, body: { key, value } });
+    expect(r.status).toBe(r.body.success ? 200 : 400);
+    return r.body;
   };
 
   test("ModelFallbacks and GroupModelFallbacks: bad JSON or shapes are refused with a message naming the problem", async () => {
