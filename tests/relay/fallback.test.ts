@@ -138,6 +138,19 @@ describe("fallback on SQLite", () => {
     expect((await userRow(fx, user.id)).quota).toBe(QUOTA - price("hold-b"));
   });
 
+  test("the request counts once against the user's rate limit, however many models it tries", async () => {
+    const { user, token } = await failingOver(fx, down, "rl-a", "rl-b", { "rl-a": 1, "rl-b": 1 });
+    await fx.option("ModelRequestRateLimitCount", "1");
+    await fx.option("ModelRequestRateLimitEnabled", "true");
+    try {
+      expect((await fx.call("/v1/chat/completions", token.key, chat("rl-a"))).status).toBe(200);
+      expect((await fx.call("/v1/chat/completions", token.key, chat("rl-a"))).status).toBe(429);
+      expect((await consumeLogs(fx, user.id)).map((l) => l.model_name)).toEqual(["rl-b"]);
+    } finally {
+      await fx.option("ModelRequestRateLimitEnabled", "false");
+    }
+  });
+
   test("no rule, no fallback: the failure is the answer and nothing is billed", async () => {
     await setRatios(fx, { "nf-big": 1, "nf-small": 1 });
     await fx.channel({ base_url: down.url, models: ["nf-big"] });

@@ -138,7 +138,10 @@ export async function routeWithFallbacks<A, T>(deps: AppDeps, req: RelayRequest,
   if (!reason || !chain!.length) return { adm: null, failure: failure!, usedChannels, fallback: null, started };
   const tried: FallbackFacts["tried"] = [{ model: req.model, reason }];
   const facts = (served: string): FallbackFacts => ({ requested: req.model, served, reason, tried });
+  // The call's rate-limit ticket, taken by the first admission that got that far: never counted twice.
+  let ticket = adm?.ticket;
   for (const model of chain!) {
+    if (req.signal?.aborted) throw new AppError(499, "the client closed the request");
     if (req.caller.modelLimits && !req.caller.modelLimits.has(model)) {
       tried.push({ model, reason: "not_allowed" });
       continue;
@@ -148,7 +151,7 @@ export async function routeWithFallbacks<A, T>(deps: AppDeps, req: RelayRequest,
     let next: Admission;
     try {
       const fallbackReq = requestFor(req, model);
-      next = await observeAdmission(fallbackReq, () => admit(deps, fallbackReq, { ticket: adm?.ticket }));
+      next = await observeAdmission(fallbackReq, () => admit(deps, fallbackReq, { ticket }));
     } catch (e) {
       // Not served in the caller's group, not priced, or the balances do not hold this model's estimate.
       const why = fallbackReason(e);
@@ -156,6 +159,7 @@ export async function routeWithFallbacks<A, T>(deps: AppDeps, req: RelayRequest,
       if (why) failure = e as AppError;
       continue;
     }
+    ticket ??= next.ticket;
     if (await overflowsWindow(next)) {
       await release(deps, next);
       tried.push({ model, reason: "context_length_exceeded" });
