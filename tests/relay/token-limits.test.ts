@@ -61,6 +61,9 @@ describe("per-token limits on the relay", () => {
     const res = await fx.call("/v1/chat/completions", t.key, chat("tl-fixed"));
     expect(res.status).toBe(429);
     expect(res.headers.get("retry-after")).toBe("30"); // 10:00:30 → 10:01:00
+    expect(res.headers.get("x-ratelimit-limit-requests")).toBe("2");
+    expect(res.headers.get("x-ratelimit-remaining-requests")).toBe("0");
+    expect(res.headers.get("x-ratelimit-reset-requests")).toBe("30s");
     const body: any = await res.json();
     expect(body.error.code).toBe("rate_limit_exceeded");
     expect(body.error.message).toContain("2 requests per minute");
@@ -79,6 +82,7 @@ describe("per-token limits on the relay", () => {
     const res = await fx.call("/v1/chat/completions", t.key, chat("tl-fixed"));
     expect(res.status).toBe(429);
     expect(Number(res.headers.get("retry-after"))).toBe(30);
+    expect(res.headers.get("x-ratelimit-limit-tokens")).toBe("40");
     expect(((await res.json()) as any).error.message).toContain("40 tokens per minute");
     const list = await fx.ctx.request("GET", "/api/token/?p=1&size=50", { as: await sessionOf(fx, userId) });
     const row = list.body.data.items.find((r: any) => r.id === t.id);

@@ -297,9 +297,15 @@ export interface LimitLease {
   end(): Promise<void>;
 }
 
-function refused(message: string, code: string, retryMs: number): AppError {
+/** 429 with Retry-After (whole seconds), and OpenAI's x-ratelimit-* headers for the limit that refused. */
+function refused(message: string, code: string, retryMs: number, limit?: { kind: "requests" | "tokens"; value: number }): AppError {
   const e = new AppError(429, message, code);
-  e.headers = { "Retry-After": String(Math.max(1, Math.ceil(retryMs / 1000))) };
+  e.headers = { "Retry-After": String(seconds(retryMs)) };
+  if (limit) {
+    e.headers[`x-ratelimit-limit-${limit.kind}`] = String(limit.value);
+    e.headers[`x-ratelimit-remaining-${limit.kind}`] = "0";
+    e.headers[`x-ratelimit-reset-${limit.kind}`] = `${seconds(retryMs)}s`;
+  }
   return e;
 }
 
@@ -318,7 +324,8 @@ export async function takeTokenLimits(deps: AppDeps, tokenId: number, lim: Token
     const v = await rt.store.admit(tokenId, lim, lease, now, rt.leaseMs);
     if (!v.ok) {
       const [what, limit] = v.kind === "rpm" ? ["requests per minute", lim.rpm] : v.kind === "tpm" ? ["tokens per minute", lim.tpm] : ["calls in flight", lim.concurrency];
-      throw refused(`this token's rate limit is reached: at most ${limit} ${what}; retry in ${seconds(v.retryMs)} s`, "rate_limit_exceeded", v.retryMs);
+      const header = v.kind === "concurrency" ? undefined : { kind: v.kind === "rpm" ? "requests" as const : "tokens" as const, value: limit as number };
+      throw refused(`this token's rate limit is reached: at most ${limit} ${what}; retry in ${seconds(v.retryMs)} s`, "rate_limit_exceeded", v.retryMs, header);
     }
     if (lease) rt.hold(lease, tokenId);
   }
