@@ -308,6 +308,34 @@ for (const kind of storageKinds()) {
         await fx.close();
       }
     }, 60_000);
+
+    test(`${CALLS} simultaneous calls whose estimate is above their cost: the unused part goes back, budget_used = logged quota, never over`, async () => {
+      const fx = await relayFixture(kind);
+      try {
+        // 10 prompt + 20 completion tokens at ratio 1 = 30 per call; the estimate holds the prompt + max_tokens 60.
+        await fx.option("ModelRatio", JSON.stringify({ "tl-ratio": 1 }));
+        await fx.option("CompletionRatio", JSON.stringify({ "tl-ratio": 1 }));
+        await fx.channel({ base_url: fx.mock.url, models: ["tl-ratio"] });
+        const user = await fx.user(100_000_000);
+        const t = await fx.token(user.id, { unlimited_quota: true });
+        const BUDGET = 30 * K;
+        await setLimits(fx, t.id, { budget_quota: BUDGET, budget_period: "weekly" });
+        const results = await Promise.all(Array.from({ length: CALLS }, () =>
+          fx.call("/v1/chat/completions", t.key, chat("tl-ratio", { max_tokens: 60 })).then(status)));
+        const ok = results.filter((s) => s === 200).length;
+        expect(ok).toBeGreaterThan(0);
+        expect(ok).toBeLessThanOrEqual(K);
+        expect(results.every((s) => s === 200 || s === 429)).toBe(true);
+        await fx.flush();
+        const row = await tokenRow(fx, t.id);
+        const logged = (await logsOf(fx, user.id)).reduce((s, l) => s + l.quota, 0);
+        expect(logged).toBe(ok * 30);
+        expect(Number(row.budget_used)).toBe(logged);
+        expect(Number(row.budget_used)).toBeLessThanOrEqual(BUDGET);
+      } finally {
+        await fx.close();
+      }
+    }, 60_000);
   });
 }
 
