@@ -330,23 +330,25 @@ export async function takeTokenLimits(deps: AppDeps, tokenId: number, lim: Token
     if (lease) rt.hold(lease, tokenId);
   }
   let end = 0;
-  const held = Math.max(0, Math.floor(estimate));
+  let held = 0;
   if (lim.budget) {
     end = periodEnd(lim.period, Math.floor(now / 1000));
+    const amount = Math.max(0, Math.floor(estimate));
     try {
-      await takeBudget(deps, tokenId, lim, held, Math.floor(now / 1000), end);
+      if (await takeBudget(deps, tokenId, lim, amount, Math.floor(now / 1000), end)) held = amount;
     } catch (e) {
       if (lease) await rt.drop(lease, tokenId).catch(() => {});
       throw e;
     }
   }
-  return new Lease(deps, rt, tokenId, lim, lease, lim.budget ? held : 0, end);
+  return new Lease(deps, rt, tokenId, lim, lease, held, end);
 }
 
 /** now ≥ budget_reset_at: the row's period is over, and this statement starts the next one. */
 const over = (now: number) => sql<boolean>`budget_reset_at <= ${now}`;
 
-async function takeBudget(deps: AppDeps, tokenId: number, lim: TokenLimits, amount: number, now: number, end: number): Promise<void> {
+/** Adds `amount` to the period's spend (true), or throws 429; false when the row no longer has a budget. */
+async function takeBudget(deps: AppDeps, tokenId: number, lim: TokenLimits, amount: number, now: number, end: number): Promise<boolean> {
   // budget_used is set before budget_reset_at: MySQL evaluates SET left to right with the new values.
   const r = await deps.db.updateTable("tokens").set({
     budget_used: sql`case when ${over(now)} then ${amount} else budget_used + ${amount} end`,
@@ -355,9 +357,9 @@ async function takeBudget(deps: AppDeps, tokenId: number, lim: TokenLimits, amou
     // A call estimated at 0 still needs budget left: used + max(estimate, 1) ≤ budget.
     .where(sql`(case when ${over(now)} then 0 else budget_used end) + ${Math.max(1, amount)}`, "<=", sql.ref("budget_quota"))
     .executeTakeFirst();
-  if (Number(r.numUpdatedRows) > 0) return;
+  if (Number(r.numUpdatedRows) > 0) return true;
   const row = await deps.db.selectFrom("tokens").select(["budget_quota", "budget_used", "budget_reset_at"]).where("id", "=", tokenId).executeTakeFirst();
-  if (!row || Number(row.budget_quota) <= 0) return; // the budget was just removed: nothing to hold against
+  if (!row || Number(row.budget_quota) <= 0) return false; // the budget was just removed: nothing to hold against
   const resetAt = Number(row.budget_reset_at) > now ? Number(row.budget_reset_at) : end;
   const used = Number(row.budget_reset_at) > now ? Number(row.budget_used) : 0;
   const wait = (resetAt - now) * 1000;
