@@ -241,7 +241,7 @@ export interface ResponseCacheTable {
   /** sha256 (hex) of the normalised request, its caller's group and model */
   cache_key: string;
   model: string;
-  /** the stored answer (JSON: body or SSE frames, usage, times) */
+  /** the stored answer: one line of JSON facts (usage, times, kind), then the body or SSE frames as sent */
   entry: string;
   /** epoch seconds */
   created_at: number;

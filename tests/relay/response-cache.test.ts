@@ -342,7 +342,7 @@ describe("database store on every database", () => {
     } finally {
       await fx.close();
     }
-  });
+  }, 30_000);
 });
 
 describe.if(!!process.env.REDIS_CONN_STRING)("Redis store", () => {

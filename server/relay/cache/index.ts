@@ -10,6 +10,7 @@ import type { Channel } from "../../../db/schema.ts";
 import type { RelayMode, Usage } from "../providers/types.ts";
 import { admit, type RelayRequest } from "../core/admit.ts";
 import { finish, type Served } from "../core/settle.ts";
+import { relayState } from "../state.ts";
 import { cacheKey, directivesOf, type Directives } from "./key.ts";
 import { answerStore, type AnswerStore, type CachedAnswer } from "./store.ts";
 
@@ -100,7 +101,8 @@ export class ResponseCache {
     let kind: CachedAnswer["kind"] = "body";
     let contentType = "";
     const maybeStore = () => {
-      if (usage && body !== null && !s.interrupted && complete(this.req.format, kind, body)) void this.store(kind, contentType, body, usage, s, ttl);
+      // Tracked by the write-behind: its flush (and a graceful shutdown) waits for the entry to be written.
+      if (usage && body !== null && !s.interrupted && complete(this.req.format, kind, body)) relayState(this.deps).writer.track(this.store(kind, contentType, body, usage, s, ttl));
     };
     if (storing) s.onSettled = (u) => ((usage = u), maybeStore());
     const res = await deliver();
