@@ -22,12 +22,11 @@ function insertText(dialect: Dialect, table: string, columns: string[], rows: nu
   return text;
 }
 
-/** Inserts rows (plain column → value objects) in statements of at most `perStatement` rows. Rows with
- * different key sets go in separate statements, so a missing key keeps its column default. `between` runs
- * after each statement (the write-behind yields to the event loop there). */
-export async function insertRows(db: Kysely<any>, table: string, rows: Record<string, unknown>[], perStatement = 200, between?: () => Promise<void>): Promise<void> {
-  if (rows.length === 0) return;
-  const dialect = dialectOf(db);
+/** The INSERT statements for rows (plain column → value objects), at most `perStatement` rows each. Rows with
+ * different key sets go in separate statements, so a missing key keeps its column default. */
+export function compileInserts(dialect: Dialect, table: string, rows: Record<string, unknown>[], perStatement = 200): { sql: string; parameters: unknown[] }[] {
+  const out: { sql: string; parameters: unknown[] }[] = [];
+  if (rows.length === 0) return out;
   const groups = new Map<string, { columns: string[]; rows: Record<string, unknown>[] }>();
   for (const row of rows) {
     const columns = Object.keys(row).filter((k) => row[k] !== undefined);
@@ -39,12 +38,21 @@ export async function insertRows(db: Kysely<any>, table: string, rows: Record<st
   for (const { columns, rows: list } of groups.values()) {
     for (let i = 0; i < list.length; i += perStatement) {
       const chunk = list.slice(i, i + perStatement);
-      const params: unknown[] = [];
-      for (const row of chunk) for (const c of columns) params.push(row[c]);
-      // CompiledQuery.raw freezes the parameter list, and freezing a list of thousands of values cost
-      // more than the insert itself; the spread keeps the query's frozen shell and a plain list.
-      await db.executeQuery({ ...CompiledQuery.raw(insertText(dialect, table, columns, chunk.length)), parameters: params });
-      await between?.();
+      const parameters: unknown[] = [];
+      for (const row of chunk) for (const c of columns) parameters.push(row[c]);
+      out.push({ sql: insertText(dialect, table, columns, chunk.length), parameters });
     }
+  }
+  return out;
+}
+
+/** Inserts rows through compileInserts. `between` runs after each statement (the write-behind yields to the
+ * event loop there). */
+export async function insertRows(db: Kysely<any>, table: string, rows: Record<string, unknown>[], perStatement = 200, between?: () => Promise<void>): Promise<void> {
+  for (const { sql, parameters } of compileInserts(dialectOf(db), table, rows, perStatement)) {
+    // CompiledQuery.raw freezes the parameter list, and freezing a list of thousands of values cost
+    // more than the insert itself; the spread keeps the query's frozen shell and a plain list.
+    await db.executeQuery({ ...CompiledQuery.raw(sql), parameters });
+    await between?.();
   }
 }

@@ -4,7 +4,7 @@ import type { AppDeps } from "./deps.ts";
 import { openDatabase } from "../db/index.ts";
 import { OptionStore } from "./modules/option/store.ts";
 import { openCache } from "./infra/cache.ts";
-import { startWalCheckpointer } from "./infra/wal-checkpoint.ts";
+import { startSqliteWorker, stopSqliteWorker } from "./infra/sqlite-worker.ts";
 
 export async function buildDeps(config: Config): Promise<AppDeps> {
   const db = await openDatabase({ kind: config.database.kind, url: config.database.url, sqlitePath: config.database.sqlitePath });
@@ -12,11 +12,9 @@ export async function buildDeps(config: Config): Promise<AppDeps> {
   await options.load();
   const cache = await openCache(config.redisUrl);
   const deps: AppDeps = { config, db, options, cache, startTime: Math.floor(Date.now() / 1000), shutdownHooks: [] };
-  if (config.database.kind === "sqlite") {
-    const checkpointer = startWalCheckpointer(db, config.database.sqlitePath);
-    // Stopping restores SQLite's own checkpoint on commit, so the final flushes after it stay bounded too.
-    if (checkpointer) deps.shutdownHooks.push(() => checkpointer.stop());
-  }
+  // SQLite: the write-behind's transactions and WAL checkpoints run on a worker thread (stopped in closeDeps,
+  // after the last flush).
+  if (config.database.kind === "sqlite") startSqliteWorker(db, config.database.sqlitePath);
   return deps;
 }
 
@@ -31,6 +29,7 @@ export async function closeDeps(deps: AppDeps): Promise<void> {
     }
   }
   await deps.options.settled();
+  await stopSqliteWorker(deps.db);
   await deps.cache.close();
   await deps.db.destroy();
 }

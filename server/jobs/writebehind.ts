@@ -10,9 +10,13 @@
 // (user, model, hour); the dashboard sums rows, so totals stay right.
 // Balances are updated tokens first, then users, each in id order: the same order as the ledger's
 // transactions, so concurrent writers on PostgreSQL and MySQL cannot deadlock.
+// On SQLite with a database file the transactions run on the SQLite worker's connection (infra/sqlite-worker.ts),
+// off the event loop; the statements are compiled here, so both paths write the same SQL.
 import type { Database } from "../../db/index.ts";
 import { dialectOf } from "../../db/index.ts";
-import { insertRows } from "../../db/bulk.ts";
+import { CompiledQuery } from "kysely";
+import { compileInserts, insertRows } from "../../db/bulk.ts";
+import { sqliteWorkerFor, type WorkerStatement } from "../infra/sqlite-worker.ts";
 import type { NewLog } from "../../db/schema.ts";
 import type { DataExportPolicy } from "../modules/dashboard/export.ts";
 
@@ -27,12 +31,17 @@ interface HeldQuota { id: string | null; userId: number; tokenId: number; amount
 interface HoldSettlement { id: string; userId: number; tokenId: number; amount: number; taken: number }
 
 const LOG_BATCH = 200;
-/** SQLite runs statements on the event loop's own thread: smaller inserts, and a yield between them. */
+/** SQLite on the main connection runs statements on the event loop's own thread: smaller inserts, and a
+ * yield between them. */
 const SQLITE_LOG_BATCH = 64;
 const ID_BATCH = 500;
 /** SQLite: the longest run of synchronous writing before the flush lets requests in (a whole second's
  * batch written in one go stalled every request for up to ~100 ms). */
 const SLICE_MS = 0.5;
+/** Records per transaction. A flush writes its records in slices of this many, each slice one transaction
+ * holding its logs together with its debits and counters (so the books balance after a crash between two),
+ * which bounds how long a flush holds SQLite's write lock against the main connection's other writes. */
+export const SLICE_RECORDS = 256;
 
 /** A function to await between statements: on SQLite it yields to the event loop once SLICE_MS of work
  * has run since the last yield; on PostgreSQL and MySQL statements are I/O already, so it does nothing. */
@@ -46,36 +55,38 @@ function pacer(sqlite: boolean): () => Promise<void> {
   };
 }
 
-interface Batch {
+/** Records written in one transaction: logs, the counters of their calls and the debits that pay for them. */
+interface Slice {
   logs: NewLog[];
   users: Map<number, { quota: number; count: number }>;
   tokens: Map<number, number>;
   channels: Map<number, number>;
-  rollups: Map<string, Rollup>;
   userDebits: Map<number, number>;
   tokenDebits: Map<number, number>;
   holds: HoldSettlement[];
+  records: number;
 }
+
+const newSlice = (): Slice => ({
+  logs: [], users: new Map(), tokens: new Map(), channels: new Map(), userDebits: new Map(), tokenDebits: new Map(), holds: [], records: 0,
+});
 
 const add = (m: Map<number, number>, k: number, v: number) => m.set(k, (m.get(k) ?? 0) + v);
 
 export class WriteBehind {
-  private logs: NewLog[] = [];
-  private users = new Map<number, { quota: number; count: number }>();
-  private tokens = new Map<number, number>();
-  private channels = new Map<number, number>();
+  /** Full slices waiting for the next flush, oldest first, and the one filling up. */
+  private slices: Slice[] = [];
+  private current = newSlice();
   private rollups = new Map<string, Rollup>();
-  /** SQLite: quota settled calls have spent that the database does not show yet, written with their logs. */
+  /** SQLite: quota settled calls have spent that the database does not show yet (all unwritten slices). */
   private userDebits = new Map<number, number>();
   private tokenDebits = new Map<number, number>();
   /** SQLite: the holds of running calls (memory reservations). */
   private userReserved = new Map<number, number>();
   private tokenReserved = new Map<number, number>();
-  /** Debits of the batch being written: still invisible to a reader outside the write until it commits. */
+  /** Debits of the slices being written: still invisible to a reader outside the write until they commit. */
   private userWriting = new Map<number, number>();
   private tokenWriting = new Map<number, number>();
-  /** PostgreSQL / MySQL: settled hold rows to delete (and refund the unused part of) with their logs. */
-  private holds: HoldSettlement[] = [];
   private pending = new Set<Promise<unknown>>();
   /** Streamed replies still being read from upstream: their settlement is not even tracked yet. */
   private streams = new Set<Promise<void>>();
@@ -148,31 +159,50 @@ export class WriteBehind {
 
   /** A call is settled: its hold becomes `taken` and its records are queued, all for the same transaction. */
   settled(hold: HeldQuota, taken: number, entry: SettledEntry): void {
+    const s = this.current;
     if (hold.id) {
-      this.holds.push({ id: hold.id, userId: hold.userId, tokenId: hold.tokenId, amount: hold.amount, taken });
+      s.holds.push({ id: hold.id, userId: hold.userId, tokenId: hold.tokenId, amount: hold.amount, taken });
     } else {
       this.unreserve(hold.userId, hold.tokenId, hold.amount);
       if (taken > 0) {
+        add(s.userDebits, hold.userId, taken);
         add(this.userDebits, hold.userId, taken);
-        if (hold.tokenId) add(this.tokenDebits, hold.tokenId, taken);
+        if (hold.tokenId) {
+          add(s.tokenDebits, hold.tokenId, taken);
+          add(this.tokenDebits, hold.tokenId, taken);
+        }
       }
     }
-    this.usage(entry.usage);
-    if (entry.log) this.logs.push(entry.log);
+    this.count(s, entry.usage);
+    if (entry.log) s.logs.push(entry.log);
+    this.grew(s);
   }
 
   log(entry: NewLog): void {
-    this.logs.push(entry);
+    this.current.logs.push(entry);
+    this.grew(this.current);
   }
 
-  /** One settled call: quota to the user's, token's and channel's used_quota, a request to the user, and the hourly rollup. */
+  /** One settled call without a log: its counters (see count). */
   usage(u: UsageEntry): void {
-    const user = this.users.get(u.userId) ?? { quota: 0, count: 0 };
+    this.count(this.current, u);
+    this.grew(this.current);
+  }
+
+  private grew(s: Slice): void {
+    if (++s.records < SLICE_RECORDS) return;
+    this.slices.push(s);
+    this.current = newSlice();
+  }
+
+  /** Quota to the user's, token's and channel's used_quota, a request to the user, and the hourly rollup. */
+  private count(s: Slice, u: UsageEntry): void {
+    const user = s.users.get(u.userId) ?? { quota: 0, count: 0 };
     user.quota += u.quota;
     user.count += 1;
-    this.users.set(u.userId, user);
-    if (u.tokenId) this.tokens.set(u.tokenId, (this.tokens.get(u.tokenId) ?? 0) + u.quota);
-    if (u.channelId) this.channels.set(u.channelId, (this.channels.get(u.channelId) ?? 0) + u.quota);
+    s.users.set(u.userId, user);
+    if (u.tokenId) add(s.tokens, u.tokenId, u.quota);
+    if (u.channelId) add(s.channels, u.channelId, u.quota);
     if (!this.dataExport.enabled()) return;
     const hour = u.at - (u.at % 3600);
     const key = `${u.userId}\n${u.model}\n${hour}`;
@@ -196,109 +226,139 @@ export class WriteBehind {
 
   /** Rows and counters waiting for the next flush (the metrics backlog gauge). */
   backlog(): number {
-    return this.logs.length + this.users.size + this.tokens.size + this.channels.size + this.rollups.size + this.userDebits.size + this.tokenDebits.size + this.holds.length;
+    let n = this.rollups.size;
+    for (const s of [...this.slices, this.current]) n += s.logs.length + s.users.size + s.tokens.size + s.channels.size + s.userDebits.size + s.tokenDebits.size + s.holds.length;
+    return n;
   }
 
   private isEmpty(withRollups: boolean) {
-    return this.logs.length === 0 && this.users.size === 0 && this.tokens.size === 0 && this.channels.size === 0
-      && (!withRollups || this.rollups.size === 0) && this.userDebits.size === 0 && this.tokenDebits.size === 0 && this.holds.length === 0;
+    return this.slices.length === 0 && this.current.records === 0 && (!withRollups || this.rollups.size === 0);
   }
 
   private async write(withRollups: boolean): Promise<void> {
-    const batch: Batch = {
-      logs: this.logs, users: this.users, tokens: this.tokens, channels: this.channels, rollups: withRollups ? this.rollups : new Map(),
-      userDebits: this.userDebits, tokenDebits: this.tokenDebits, holds: this.holds,
-    };
-    this.logs = [];
-    this.users = new Map();
-    this.tokens = new Map();
-    this.channels = new Map();
-    if (withRollups) this.rollups = new Map();
+    const slices = this.current.records > 0 ? [...this.slices, this.current] : this.slices;
+    this.slices = [];
+    this.current = newSlice();
+    let rollups: Map<string, Rollup> | null = null;
+    if (withRollups && this.rollups.size > 0) {
+      rollups = this.rollups;
+      this.rollups = new Map();
+      if (slices.length === 0) slices.push(newSlice());
+    }
     this.userDebits = new Map();
     this.tokenDebits = new Map();
-    this.holds = [];
-    for (const [id, q] of batch.userDebits) add(this.userWriting, id, q);
-    for (const [id, q] of batch.tokenDebits) add(this.tokenWriting, id, q);
+    for (const s of slices) {
+      for (const [id, q] of s.userDebits) add(this.userWriting, id, q);
+      for (const [id, q] of s.tokenDebits) add(this.tokenWriting, id, q);
+    }
+    const sqlite = dialectOf(this.db) === "sqlite";
+    let done = 0;
     try {
-      await this.db.transaction().execute((trx) => this.writeBatch(trx, batch));
-      // Synchronously with dropping `writing` below: a balance read before this commit is never used after it.
-      this.onCommitted?.(batch.userDebits.keys(), batch.tokenDebits.keys());
+      for (; done < slices.length; done++) {
+        const s = slices[done];
+        // The rollups go with the last slice.
+        const r = done === slices.length - 1 ? rollups : null;
+        const worker = sqlite ? sqliteWorkerFor(this.db) : null;
+        if (worker && s.holds.length === 0) await worker.write(this.statements(this.db, s, new Set(), r));
+        else await this.db.transaction().execute((trx) => this.writeSlice(trx, s, r));
+        this.committed(s);
+      }
       if (withRollups) this.rollupsWrittenAt = Date.now();
     } catch (e) {
-      // Nothing is lost on a failed write: the batch goes back in front of whatever arrived meanwhile.
-      this.requeue(batch);
+      // Nothing is lost on a failed write: the slices not committed go back in front of whatever arrived meanwhile.
+      this.requeue(slices.slice(done), rollups);
       throw e;
-    } finally {
-      for (const [id, q] of batch.userDebits) drop(this.userWriting, id, q);
-      for (const [id, q] of batch.tokenDebits) drop(this.tokenWriting, id, q);
     }
   }
 
-  private async writeBatch(trx: Database, batch: Batch): Promise<void> {
+  /** Synchronously with dropping `writing`: a balance read before this commit is never used after it. */
+  private committed(s: Slice): void {
+    this.onCommitted?.(s.userDebits.keys(), s.tokenDebits.keys());
+    for (const [id, q] of s.userDebits) drop(this.userWriting, id, q);
+    for (const [id, q] of s.tokenDebits) drop(this.tokenWriting, id, q);
+  }
+
+  /** One slice in the transaction `trx` of the main connection (PostgreSQL, MySQL, SQLite without its worker). */
+  private async writeSlice(trx: Database, s: Slice, rollups: Map<string, Rollup> | null): Promise<void> {
     const sqlite = dialectOf(trx) === "sqlite";
     const pace = pacer(sqlite);
-    await insertRows(trx, "logs", batch.logs as Record<string, unknown>[], sqlite ? SQLITE_LOG_BATCH : LOG_BATCH, pace);
-    // Balance changes: memory debits, and for hold rows the unused part refunded — or, for a row another
-    // instance already refunded as abandoned (this one stalled past the lease), the cost charged again.
+    await insertRows(trx, "logs", s.logs as Record<string, unknown>[], sqlite ? SQLITE_LOG_BATCH : LOG_BATCH, pace);
+    const alive = await claimHolds(trx, s.holds.map((h) => h.id));
+    for (const st of this.statements(trx, s, alive, rollups, false)) {
+      const res = await trx.executeQuery({ ...CompiledQuery.raw(st.sql), parameters: st.parameters });
+      if (st.orElse && Number(res.numAffectedRows ?? 0) === 0) await trx.executeQuery({ ...CompiledQuery.raw(st.orElse.sql), parameters: st.orElse.parameters });
+      await pace();
+    }
+  }
+
+  /**
+   * A slice's statements: its logs (unless `withLogs` is false), then the balances — memory debits, and for
+   * hold rows the unused part refunded or, for a row another instance already refunded as abandoned (this one
+   * stalled past the lease; `alive` lacks it), the cost charged again — in the ledger's lock order (tokens,
+   * then users, by id), the channels' used quota and the rollups.
+   */
+  private statements(db: Database, s: Slice, alive: Set<string>, rollups: Map<string, Rollup> | null, withLogs = true): WorkerStatement[] {
+    const out: WorkerStatement[] = withLogs ? compileInserts(dialectOf(db), "logs", s.logs as Record<string, unknown>[], LOG_BATCH) : [];
+    const plain = (q: { compile(): { sql: string; parameters: readonly unknown[] } }) => {
+      const c = q.compile();
+      return { sql: c.sql, parameters: [...c.parameters] };
+    };
     const userDelta = new Map<number, number>();
     const tokenDelta = new Map<number, number>();
-    for (const [id, q] of batch.userDebits) add(userDelta, id, -q);
-    for (const [id, q] of batch.tokenDebits) add(tokenDelta, id, -q);
-    const alive = await claimHolds(trx, batch.holds.map((h) => h.id));
-    for (const h of batch.holds) {
+    for (const [id, q] of s.userDebits) add(userDelta, id, -q);
+    for (const [id, q] of s.tokenDebits) add(tokenDelta, id, -q);
+    for (const h of s.holds) {
       const change = alive.has(h.id) ? h.amount - h.taken : -h.taken;
       if (change === 0) continue;
       add(userDelta, h.userId, change);
       if (h.tokenId) add(tokenDelta, h.tokenId, change);
     }
     const now = Math.floor(Date.now() / 1000);
-    for (const id of sortedKeys(batch.tokens, tokenDelta)) {
-      const used = batch.tokens.get(id);
+    for (const id of sortedKeys(s.tokens, tokenDelta)) {
+      const used = s.tokens.get(id);
       const delta = tokenDelta.get(id) ?? 0;
       if (used === undefined && delta === 0) continue;
-      await trx.updateTable("tokens").set((eb) => ({
+      out.push(plain(db.updateTable("tokens").set((eb) => ({
         ...(used !== undefined ? { used_quota: eb("used_quota", "+", used), accessed_time: now } : {}),
         ...(delta ? { remain_quota: eb("remain_quota", "+", delta) } : {}),
-      })).where("id", "=", id).execute();
-      await pace();
+      })).where("id", "=", id)));
     }
-    for (const id of sortedKeys(batch.users, userDelta)) {
-      const u = batch.users.get(id);
+    for (const id of sortedKeys(s.users, userDelta)) {
+      const u = s.users.get(id);
       const delta = userDelta.get(id) ?? 0;
       if (!u && delta === 0) continue;
-      await trx.updateTable("users").set((eb) => ({
+      out.push(plain(db.updateTable("users").set((eb) => ({
         ...(u ? { used_quota: eb("used_quota", "+", u.quota), request_count: eb("request_count", "+", u.count) } : {}),
         ...(delta ? { quota: eb("quota", "+", delta) } : {}),
-      })).where("id", "=", id).execute();
-      await pace();
+      })).where("id", "=", id)));
     }
-    for (const id of [...batch.channels.keys()].sort((a, b) => a - b)) {
-      const q = batch.channels.get(id)!;
-      await trx.updateTable("channels").set((eb) => ({ used_quota: eb("used_quota", "+", q) })).where("id", "=", id).execute();
-      await pace();
+    for (const id of [...s.channels.keys()].sort((a, b) => a - b)) {
+      out.push(plain(db.updateTable("channels").set((eb) => ({ used_quota: eb("used_quota", "+", s.channels.get(id)!) })).where("id", "=", id)));
     }
-    for (const r of batch.rollups.values()) {
-      const res = await trx.updateTable("quota_data")
-        .set((eb) => ({ token_used: eb("token_used", "+", r.token_used), count: eb("count", "+", r.count), quota: eb("quota", "+", r.quota) }))
-        .where("user_id", "=", r.user_id).where("model_name", "=", r.model_name).where("created_at", "=", r.created_at)
-        .executeTakeFirst();
-      if (Number(res.numUpdatedRows) === 0) await trx.insertInto("quota_data").values(r).execute();
-      await pace();
+    for (const r of rollups?.values() ?? []) {
+      out.push({
+        ...plain(db.updateTable("quota_data")
+          .set((eb) => ({ token_used: eb("token_used", "+", r.token_used), count: eb("count", "+", r.count), quota: eb("quota", "+", r.quota) }))
+          .where("user_id", "=", r.user_id).where("model_name", "=", r.model_name).where("created_at", "=", r.created_at)),
+        orElse: plain(db.insertInto("quota_data").values(r)),
+      });
     }
+    return out;
   }
 
-  private requeue(b: Batch) {
-    for (const [id, q] of b.userDebits) add(this.userDebits, id, q);
-    for (const [id, q] of b.tokenDebits) add(this.tokenDebits, id, q);
-    this.holds = [...b.holds, ...this.holds];
-    this.logs = [...b.logs, ...this.logs];
-    for (const [id, u] of b.users) {
-      const cur = this.users.get(id) ?? { quota: 0, count: 0 };
-      this.users.set(id, { quota: cur.quota + u.quota, count: cur.count + u.count });
+  private requeue(slices: Slice[], rollups: Map<string, Rollup> | null) {
+    for (const s of slices) {
+      for (const [id, q] of s.userDebits) {
+        drop(this.userWriting, id, q);
+        add(this.userDebits, id, q);
+      }
+      for (const [id, q] of s.tokenDebits) {
+        drop(this.tokenWriting, id, q);
+        add(this.tokenDebits, id, q);
+      }
     }
-    for (const [id, q] of b.tokens) this.tokens.set(id, (this.tokens.get(id) ?? 0) + q);
-    for (const [id, q] of b.channels) this.channels.set(id, (this.channels.get(id) ?? 0) + q);
-    for (const [k, r] of b.rollups) {
+    this.slices = [...slices.filter((s) => s.records > 0), ...this.slices];
+    for (const [k, r] of rollups ?? []) {
       const cur = this.rollups.get(k);
       this.rollups.set(k, cur ? { ...cur, token_used: cur.token_used + r.token_used, count: cur.count + r.count, quota: cur.quota + r.quota } : r);
     }

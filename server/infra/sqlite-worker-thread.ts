@@ -1,0 +1,85 @@
+// The SQLite worker (sqlite-worker.ts): its own connection to the database file, on its own thread. It runs
+// the write-behind's transactions (each a list of compiled statements, committed or rolled back whole) and
+// copies the write-ahead log back into the database every interval with a PASSIVE checkpoint, which never
+// waits on readers or the writer. `bun build --compile` needs this file as an entry point of its own
+// (scripts/build.ts lists it).
+import { Database, type Statement } from "bun:sqlite";
+
+declare const self: Worker;
+
+/** One statement; `orElse` runs when it changed no row (update-or-insert of a rollup). */
+export interface WorkerStatement { sql: string; parameters: unknown[]; orElse?: { sql: string; parameters: unknown[] } }
+export type WorkerRequest =
+  | { type: "open"; path: string; intervalMs: number }
+  | { type: "write"; id: number; statements: WorkerStatement[] }
+  | { type: "stop" };
+
+let db: Database | null = null;
+let timer: ReturnType<typeof setInterval> | null = null;
+const statements = new Map<string, Statement>();
+const STATEMENT_CACHE_SIZE = 200;
+
+function prepared(sql: string): Statement {
+  let st = statements.get(sql);
+  if (!st) {
+    if (statements.size >= STATEMENT_CACHE_SIZE) {
+      for (const s of statements.values()) s.finalize();
+      statements.clear();
+    }
+    st = db!.prepare(sql);
+    statements.set(sql, st);
+  }
+  return st;
+}
+
+function write(list: WorkerStatement[]): void {
+  db!.exec("BEGIN IMMEDIATE");
+  try {
+    for (const s of list) {
+      const r = prepared(s.sql).run(s.parameters as any);
+      if (s.orElse && r.changes === 0) prepared(s.orElse.sql).run(s.orElse.parameters as any);
+    }
+    db!.exec("COMMIT");
+  } catch (e) {
+    try {
+      db!.exec("ROLLBACK");
+    } catch {}
+    throw e;
+  }
+}
+
+self.onmessage = (e: MessageEvent<WorkerRequest>) => {
+  const m = e.data;
+  if (m.type === "stop") {
+    if (timer) clearInterval(timer);
+    for (const s of statements.values()) s.finalize();
+    db?.close();
+    db = null;
+    self.postMessage({ type: "stopped" });
+    return;
+  }
+  if (m.type === "write") {
+    try {
+      write(m.statements);
+      self.postMessage({ type: "written", id: m.id });
+    } catch (err) {
+      self.postMessage({ type: "written", id: m.id, error: String((err as Error)?.message ?? err) });
+    }
+    return;
+  }
+  db = new Database(m.path);
+  // The same settings as the main connection (db/index.ts): a write waits for the other connection's
+  // transaction instead of failing.
+  db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;");
+  const checkpoint = db.query<{ busy: number; log: number; checkpointed: number }, []>("PRAGMA wal_checkpoint(PASSIVE)");
+  const run = () => {
+    try {
+      const r = checkpoint.get();
+      self.postMessage({ type: "checkpoint", log: r?.log ?? 0, checkpointed: r?.checkpointed ?? 0 });
+    } catch (err) {
+      self.postMessage({ type: "checkpoint", error: String((err as Error)?.message ?? err) });
+    }
+  };
+  timer = setInterval(run, m.intervalMs);
+  self.postMessage({ type: "ready" });
+};

@@ -1,0 +1,133 @@
+// SQLite's synchronous work off the event loop: a worker thread with its own connection checkpoints the WAL
+// (the main connection's automatic checkpoint is off while it runs) and commits the write-behind's
+// transactions, each slice of records (logs with their debits and counters) whole or not at all.
+import { expect, test } from "bun:test";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openDatabase, rawSqlite, type Database } from "../../db/index.ts";
+import { sqliteWorkerFor, startSqliteWorker, stopSqliteWorker } from "../../server/infra/sqlite-worker.ts";
+import { insertRows } from "../../db/bulk.ts";
+import { SLICE_RECORDS, WriteBehind } from "../../server/jobs/writebehind.ts";
+
+async function fileDb() {
+  const dir = mkdtempSync(join(tmpdir(), "sy-sqlw-"));
+  const path = join(dir, "x.db");
+  const db = await openDatabase({ kind: "sqlite", url: "", sqlitePath: path });
+  return { db, path, done: async () => {
+    await stopSqliteWorker(db);
+    await db.destroy();
+    rmSync(dir, { recursive: true, force: true });
+  } };
+}
+
+test("a worker checkpoints the WAL; the main connection does not", async () => {
+  const { db, path, done } = await fileDb();
+  const cp = startSqliteWorker(db, path, 50)!;
+  try {
+    expect(cp).not.toBeNull();
+    await cp.next();
+    const raw = rawSqlite(db)!;
+    expect((raw.query("PRAGMA wal_autocheckpoint").get() as any).wal_autocheckpoint).toBe(0);
+    const rows = Array.from({ length: 5000 }, (_, i) => ({ user_id: 1, created_at: i, type: 2, content: "x".repeat(200), username: "u", quota: 1 }));
+    await insertRows(db, "logs", rows);
+    // The main connection never checkpoints now, so only the worker can have copied the ~1 MB of rows from
+    // the log into the database file: wait for a checkpoint that took every frame, then look at the file.
+    let r = await cp.next();
+    for (let i = 0; i < 40 && (r.checkpointed < r.log || statSync(path).size < 1_000_000); i++) r = await cp.next();
+    expect(r.checkpointed).toBe(r.log);
+    expect(statSync(path).size).toBeGreaterThan(1_000_000);
+    await cp.stop();
+    expect((rawSqlite(db)!.query("PRAGMA wal_autocheckpoint").get() as any).wal_autocheckpoint).toBe(1000);
+  } finally {
+    await done();
+  }
+});
+
+const at = Math.floor(Date.now() / 1000);
+const entry = (userId: number, tokenId: number, quota: number, extraLog: Record<string, unknown> = {}) => ({
+  usage: { userId, username: "u", tokenId, channelId: 7, model: "m", quota, tokens: 3, at },
+  log: { user_id: userId, created_at: at, type: 2, content: "c", username: "u", quota, ...extraLog },
+});
+
+async function seed(db: Database) {
+  await db.insertInto("users").values({ id: 1, username: "u", password: "x", quota: 1_000_000, group: "default" } as any).execute();
+  await db.insertInto("tokens").values({ id: 1, user_id: 1, key: "k".repeat(48), name: "t", created_time: at, remain_quota: 1_000_000 } as any).execute();
+  await db.insertInto("channels").values({ id: 7, type: 1, key: "x", name: "c", created_time: at, models: "m", group: "default" } as any).execute();
+}
+
+test("the write-behind commits its slices on the worker: logs, debits, counters and rollups, exactly", async () => {
+  const { db, path, done } = await fileDb();
+  try {
+    const worker = startSqliteWorker(db, path)!;
+    let transactions = 0;
+    const write = worker.write.bind(worker);
+    worker.write = (statements) => (transactions++, write(statements));
+    await seed(db);
+    const writer = new WriteBehind(db, 0, { enabled: () => true, intervalMs: () => 0 });
+    const committed: number[] = [];
+    writer.onCommitted = (users) => committed.push(...users);
+    const n = SLICE_RECORDS * 2 + 17;
+    for (let i = 0; i < n; i++) {
+      writer.reserve(1, 1, 10);
+      writer.settled({ id: null, userId: 1, tokenId: 1, amount: 10 }, 3, entry(1, 1, 3));
+    }
+    expect(writer.unsettled("user", 1)).toBe(3 * n);
+    await writer.flush(true);
+    expect(writer.unsettled("user", 1)).toBe(0);
+    expect(writer.unsettled("token", 1)).toBe(0);
+    expect(committed.length).toBe(3);
+    expect(transactions).toBe(3);
+    const user = await db.selectFrom("users").select(["quota", "used_quota", "request_count"]).where("id", "=", 1).executeTakeFirstOrThrow();
+    expect(user).toEqual({ quota: 1_000_000 - 3 * n, used_quota: 3 * n, request_count: n });
+    const token = await db.selectFrom("tokens").select(["remain_quota", "used_quota"]).where("id", "=", 1).executeTakeFirstOrThrow();
+    expect(token).toEqual({ remain_quota: 1_000_000 - 3 * n, used_quota: 3 * n });
+    expect((await db.selectFrom("channels").select("used_quota").where("id", "=", 7).executeTakeFirstOrThrow()).used_quota).toBe(3 * n);
+    expect(Number((await db.selectFrom("logs").select((eb) => eb.fn.countAll().as("n")).executeTakeFirstOrThrow()).n)).toBe(n);
+    const rollup = await db.selectFrom("quota_data").select(["count", "quota", "token_used"]).execute();
+    expect(rollup).toEqual([{ count: n, quota: 3 * n, token_used: 3 * n }]);
+    // A second flush adds to the same rollup row (update, not a second insert).
+    writer.settled({ id: null, userId: 1, tokenId: 1, amount: 0 }, 0, entry(1, 1, 0));
+    await writer.flush(true);
+    expect(await db.selectFrom("quota_data").select(["count"]).execute()).toEqual([{ count: n + 1 }]);
+  } finally {
+    await done();
+  }
+});
+
+test("a slice that fails is rolled back whole and stays queued with its debits; the ones before it are committed", async () => {
+  const { db, path, done } = await fileDb();
+  try {
+    expect(startSqliteWorker(db, path)).not.toBeNull();
+    await seed(db);
+    const writer = new WriteBehind(db, 0, { enabled: () => false, intervalMs: () => 0 });
+    for (let i = 0; i < SLICE_RECORDS; i++) writer.settled({ id: null, userId: 1, tokenId: 1, amount: 0 }, 2, entry(1, 1, 2));
+    // The second slice holds a log the database refuses.
+    writer.settled({ id: null, userId: 1, tokenId: 1, amount: 0 }, 5, entry(1, 1, 5, { no_such_column: 1 }));
+    writer.settled({ id: null, userId: 1, tokenId: 1, amount: 0 }, 5, entry(1, 1, 5));
+    await expect(writer.flush()).rejects.toThrow();
+    expect((await db.selectFrom("users").select("quota").where("id", "=", 1).executeTakeFirstOrThrow()).quota).toBe(1_000_000 - 2 * SLICE_RECORDS);
+    expect(Number((await db.selectFrom("logs").select((eb) => eb.fn.countAll().as("n")).executeTakeFirstOrThrow()).n)).toBe(SLICE_RECORDS);
+    expect(writer.unsettled("user", 1)).toBe(10);
+    expect(writer.backlog()).toBeGreaterThan(0);
+  } finally {
+    await done();
+  }
+});
+
+test("without its worker (stopped or failed) the write-behind writes on the main connection", async () => {
+  const { db, path, done } = await fileDb();
+  try {
+    startSqliteWorker(db, path);
+    await seed(db);
+    await stopSqliteWorker(db);
+    expect(sqliteWorkerFor(db)).toBeNull();
+    const writer = new WriteBehind(db, 0, { enabled: () => false, intervalMs: () => 0 });
+    for (let i = 0; i < 300; i++) writer.settled({ id: null, userId: 1, tokenId: 1, amount: 0 }, 1, entry(1, 1, 1));
+    await writer.flush();
+    expect((await db.selectFrom("users").select("quota").where("id", "=", 1).executeTakeFirstOrThrow()).quota).toBe(1_000_000 - 300);
+    expect(writer.unsettled("user", 1)).toBe(0);
+  } finally {
+    await done();
+  }
+});
