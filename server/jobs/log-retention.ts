@@ -4,6 +4,7 @@
 // deleting rows another instance already deleted is harmless.
 import type { AppDeps } from "../deps.ts";
 import { LOG_TYPE } from "../catalogue/index.ts";
+import { startPeriodicJob } from "./periodic.ts";
 
 export const RETENTION_BATCH = 500;
 const TICK_MS = 60 * 60 * 1000;
@@ -32,26 +33,5 @@ export async function pruneLogs(deps: AppDeps, now = Math.floor(Date.now() / 100
 }
 
 export function startLogRetentionJob(deps: AppDeps): () => void {
-  const stop = new AbortController();
-  let running: Promise<unknown> | null = null;
-  const run = () => {
-    if (running) return;
-    running = pruneLogs(deps, undefined, undefined, stop.signal)
-      .catch((e) => console.error("log retention failed:", (e as Error).message))
-      .finally(() => (running = null));
-  };
-  const first = setTimeout(run, FIRST_RUN_MS);
-  const timer = setInterval(run, TICK_MS);
-  first.unref?.();
-  timer.unref?.();
-  const halt = () => {
-    clearTimeout(first);
-    clearInterval(timer);
-    stop.abort();
-  };
-  deps.shutdownHooks.push(async () => {
-    halt();
-    await running;
-  });
-  return halt;
+  return startPeriodicJob(deps, "log retention", FIRST_RUN_MS, TICK_MS, (cancel) => pruneLogs(deps, undefined, undefined, cancel));
 }

@@ -3,6 +3,7 @@
 // small without a long lock or a stalled request. Redis expires its entries itself (EX). Every instance may
 // run it; deleting rows another instance already deleted is harmless.
 import type { AppDeps } from "../deps.ts";
+import { startPeriodicJob } from "./periodic.ts";
 
 export const CACHE_CLEANUP_BATCH = 200;
 const TICK_MS = 10 * 60 * 1000;
@@ -28,26 +29,5 @@ export async function pruneResponseCache(deps: AppDeps, now = Math.floor(Date.no
 export function startResponseCacheCleanup(deps: AppDeps): () => void {
   // With Redis the table is not used (and entries expire on their own).
   if (deps.cache.kind === "redis") return () => {};
-  const stop = new AbortController();
-  let running: Promise<unknown> | null = null;
-  const run = () => {
-    if (running) return;
-    running = pruneResponseCache(deps, undefined, stop.signal)
-      .catch((e) => console.error("response cache clean-up failed:", (e as Error).message))
-      .finally(() => (running = null));
-  };
-  const first = setTimeout(run, FIRST_RUN_MS);
-  const timer = setInterval(run, TICK_MS);
-  first.unref?.();
-  timer.unref?.();
-  const halt = () => {
-    clearTimeout(first);
-    clearInterval(timer);
-    stop.abort();
-  };
-  deps.shutdownHooks.push(async () => {
-    halt();
-    await running;
-  });
-  return halt;
+  return startPeriodicJob(deps, "response cache clean-up", FIRST_RUN_MS, TICK_MS, (cancel) => pruneResponseCache(deps, undefined, cancel));
 }

@@ -117,8 +117,8 @@ export function duplicateTopLevelKeys(text: string): string[] {
   return dups;
 }
 
-/** ModelRequestRateLimitGroup: {"group": [max requests >= 0, max successes >= 1]}. */
-export function rateLimitGroupProblem(text: string): string | null {
+/** A JSON object whose every value passes `ok` (empty text is fine): null, "settings.invalidJson", or `shapeKey`. */
+export function objectValuesProblem(text: string, shapeKey: string, ok: (value: unknown) => boolean): string | null {
   if (text.trim() === "") return null;
   let v: unknown;
   try {
@@ -126,13 +126,17 @@ export function rateLimitGroupProblem(text: string): string | null {
   } catch {
     return "settings.invalidJson";
   }
-  if (!v || typeof v !== "object" || Array.isArray(v)) return "ratelimit.groupShape";
-  for (const pair of Object.values(v as Record<string, unknown>)) {
-    if (!Array.isArray(pair) || pair.length !== 2) return "ratelimit.groupShape";
+  if (!v || typeof v !== "object" || Array.isArray(v)) return shapeKey;
+  return Object.values(v as Record<string, unknown>).every(ok) ? null : shapeKey;
+}
+
+/** ModelRequestRateLimitGroup: {"group": [max requests >= 0, max successes >= 1]}. */
+export function rateLimitGroupProblem(text: string): string | null {
+  return objectValuesProblem(text, "ratelimit.groupShape", (pair) => {
+    if (!Array.isArray(pair) || pair.length !== 2) return false;
     const [count, success] = pair.map(Number);
-    if (!Number.isInteger(count) || count < 0 || !Number.isInteger(success) || success < 1) return "ratelimit.groupShape";
-  }
-  return null;
+    return Number.isInteger(count) && count >= 0 && Number.isInteger(success) && success >= 1;
+  });
 }
 
 export function groupNamesProblem(text: string): string | null {

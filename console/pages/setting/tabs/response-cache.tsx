@@ -7,20 +7,11 @@ import { useTranslation } from "react-i18next";
 import { api } from "../../../api/index.ts";
 import { OptionSection } from "../OptionSection.tsx";
 import { useSettings } from "../context.tsx";
-import type { FieldDef } from "../fields.ts";
+import { objectValuesProblem, type FieldDef } from "../fields.ts";
 
 /** {"model": seconds} with whole, non-negative seconds; an i18n key when not. */
-export function modelTtlProblem(value: string): string | null {
-  if (value.trim() === "") return null;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(value);
-  } catch {
-    return "settings.invalidJson";
-  }
-  if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) return "system.responseCacheModelTtlInvalid";
-  return Object.values(parsed).every((v) => Number.isSafeInteger(v) && (v as number) >= 0) ? null : "system.responseCacheModelTtlInvalid";
-}
+export const modelTtlProblem = (value: string): string | null =>
+  objectValuesProblem(value, "system.responseCacheModelTtlInvalid", (v) => Number.isSafeInteger(v) && (v as number) >= 0);
 
 function ClearCacheButton() {
   const { t } = useTranslation();
