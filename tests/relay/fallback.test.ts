@@ -375,10 +375,19 @@ describe("options", () => {
 });
 
 for (const kind of storageKinds().filter((k) => k !== "sqlite")) {
-  test(`on ${kind}: the hold is re-taken at the fallback's price and the books are exact`, async () => {
-    const fx = await relayFixture(kind);
-    const down = startMockUpstream({ failStatus: 502 });
-    try {
+  describe(`on ${kind}`, () => {
+    let fx: RelayFixture;
+    let down: MockUpstream;
+    beforeAll(async () => {
+      fx = await relayFixture(kind);
+      down = startMockUpstream({ failStatus: 502 });
+    }, 60_000);
+    afterAll(async () => {
+      await down.stop();
+      await fx.close();
+    });
+
+    test("the hold is re-taken at the fallback's price and the books are exact", async () => {
       const { user, token } = await failingOver(fx, down, "pg-a", "pg-b", { "pg-a": 20, "pg-b": 0.5 });
       const statuses = await Promise.all(Array.from({ length: 5 }, () => fx.call("/v1/chat/completions", token.key, chat("pg-a")).then(async (r) => (await r.text(), r.status))));
       expect(statuses).toEqual([200, 200, 200, 200, 200]);
@@ -389,9 +398,6 @@ for (const kind of storageKinds().filter((k) => k !== "sqlite")) {
       expect((await tokenRow(fx, token.id)).remain_quota).toBe(QUOTA - 5 * price("pg-b"));
       const holds = await fx.ctx.deps.db.selectFrom("quota_holds").selectAll().execute();
       expect(holds).toEqual([]);
-    } finally {
-      await down.stop();
-      await fx.close();
-    }
+    }, 30_000);
   });
 }
