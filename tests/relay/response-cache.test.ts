@@ -174,6 +174,41 @@ describe("response cache (SQLite, database store)", () => {
     expect(upstreamCalls(fx) - before).toBe(2);
   });
 
+  test("ResponseCacheScope user or token: a caller is served only its own earlier answers", async () => {
+    const a = await caller(fx);
+    const aOther = await fx.token(a.user.id, { remain_quota: QUOTA });
+    const b = await caller(fx);
+    try {
+      await fx.option("ResponseCacheScope", "user");
+      const body = chat();
+      await send(fx, a.key, body);
+      await fx.flush();
+      expect((await send(fx, b.key, body)).cache).toBe("MISS");
+      expect((await send(fx, aOther.key, body)).cache).toBe("HIT");
+      await fx.option("ResponseCacheScope", "token");
+      const body2 = chat();
+      await send(fx, a.key, body2);
+      await fx.flush();
+      expect((await send(fx, aOther.key, body2)).cache).toBe("MISS");
+      expect((await send(fx, a.key, body2)).cache).toBe("HIT");
+    } finally {
+      await fx.option("ResponseCacheScope", "group");
+    }
+  });
+
+  test("the console's playground never uses the cache", async () => {
+    const user = await fx.user(QUOTA);
+    const body = chat();
+    const before = upstreamCalls(fx);
+    for (let i = 0; i < 2; i++) {
+      const r = await fx.ctx.request("POST", "/pg/chat/completions", { as: user, body });
+      expect(r.status).toBe(200);
+      expect(r.headers.get("x-switchyard-cache")).toBeNull();
+      await fx.flush();
+    }
+    expect(upstreamCalls(fx) - before).toBe(2);
+  });
+
   for (const ratio of [0, 0.5]) test(`a hit costs ResponseCacheBillingRatio (${ratio}) × the original cost, logged with cache_hit and the usage`, async () => {
     await fx.option("ResponseCacheBillingRatio", String(ratio));
     try {
@@ -290,6 +325,7 @@ describe("response cache (SQLite, database store)", () => {
     expect(bad.success).toBe(false);
     expect(bad.message).toContain("gpt-4o");
     expect((await put("ResponseCacheModelTTL", "[]")).success).toBe(false);
+    expect((await put("ResponseCacheScope", "everyone")).success).toBe(false);
     expect((await put("ResponseCacheBillingRatio", "0.25")).success).toBe(true);
     expect((await put("ResponseCacheBillingRatio", "0")).success).toBe(true);
   });

@@ -12,6 +12,8 @@ export const RESPONSE_CACHE_DEFAULTS: Record<string, string> = {
   ResponseCacheBillingRatio: "0",
   /** answers larger than this (bytes, as sent to the client) are not kept */
   ResponseCacheMaxEntryBytes: String(1024 * 1024),
+  /** who shares answers: "group" (every caller of the group), "user" (each user its own) or "token" */
+  ResponseCacheScope: "group",
   /** part of every key: a new value (the console's "Clear cache") leaves every stored answer unreachable */
   ResponseCacheGeneration: "0",
 };
@@ -22,6 +24,10 @@ export const isResponseCacheOption = (key: string) => key in RESPONSE_CACHE_DEFA
 export function validateResponseCacheOption(key: string, value: string): string {
   if (key === "ResponseCacheEnabled") {
     if (value !== "true" && value !== "false") throw badRequest(`${key} must be "true" or "false"`);
+    return value;
+  }
+  if (key === "ResponseCacheScope") {
+    if (!["group", "user", "token"].includes(value)) throw badRequest(`${key} must be group, user or token`);
     return value;
   }
   if (key === "ResponseCacheModelTTL") {

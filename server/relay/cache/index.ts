@@ -44,6 +44,8 @@ export function responseCacheState(deps: AppDeps): CacheState {
 export function responseCache(deps: AppDeps, req: RelayRequest): ResponseCache | null {
   if (!deps.options.bool("ResponseCacheEnabled")) return null;
   if (!CACHEABLE.has(req.mode) || !req.body || typeof req.body !== "object" || req.body instanceof FormData) return null;
+  // The console's playground is for trying models: a regenerated answer must be a new one.
+  if (req.path.startsWith("/pg/")) return null;
   const d = directivesOf(req);
   return d.lookup || d.store ? new ResponseCache(deps, req, d) : null;
 }
@@ -59,7 +61,7 @@ export class ResponseCache {
 
   constructor(private deps: AppDeps, private req: RelayRequest, private d: Directives) {
     this.st = responseCacheState(deps);
-    this.key = cacheKey(req, deps.options.get("ResponseCacheGeneration"));
+    this.key = cacheKey(req, deps.options.get("ResponseCacheGeneration"), deps.options.get("ResponseCacheScope"));
   }
 
   /** A stored answer for this request, admitted and billed, or null (a miss, or the client asked to refresh). */

@@ -86,12 +86,13 @@ function sorted(_k: string, v: unknown): unknown {
 }
 
 /**
- * The hash naming one answer: the caller's group (answers never cross groups), the model, the client's
+ * The hash naming one answer: the caller's group (answers never cross groups) — and with ResponseCacheScope
+ * "user" or "token" the caller's user or token —, the model, the client's
  * format, endpoint and stream shape (a stream and a JSON answer are kept apart), the channel a token pins,
  * the client headers an adaptor forwards (anthropic-beta), the body in canonical form, and the cache's
  * generation (ResponseCacheGeneration: a new one clears the cache).
  */
-export function cacheKey(req: RelayRequest, generation: string): string {
+export function cacheKey(req: RelayRequest, generation: string, scope: string): string {
   const body: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(req.body as Record<string, unknown>)) if (!IGNORED.has(k)) body[k] = v;
   // The usage frame is sent only to a client that asked for it: a stream replayed must match the ask.
@@ -100,7 +101,7 @@ export function cacheKey(req: RelayRequest, generation: string): string {
   const alt = req.search ? new URLSearchParams(req.search).get("alt") ?? "" : "";
   const parts = {
     // A token of group "auto" is routed to one of its user's groups at admission: the user's group names the choice.
-    v: 1, generation, group: req.caller.group, userGroup: req.caller.group === "auto" ? req.caller.userGroup ?? "" : "", model: req.model, mode: req.mode, format: req.format, stream: req.stream, usageFrame, alt,
+    v: 1, generation, owner: scope === "user" ? `u${req.caller.userId}` : scope === "token" ? `t${req.caller.userId}.${req.caller.tokenId}` : "", group: req.caller.group, userGroup: req.caller.group === "auto" ? req.caller.userGroup ?? "" : "", model: req.model, mode: req.mode, format: req.format, stream: req.stream, usageFrame, alt,
     pinned: req.caller.pinnedChannel, headers: req.headers ?? null, body,
   };
   return new Bun.CryptoHasher("sha256").update(JSON.stringify(parts, sorted)).digest("hex");

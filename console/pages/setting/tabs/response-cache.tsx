@@ -36,6 +36,13 @@ export function ResponseCacheSection() {
   const off = (all: Record<string, string>) => all.ResponseCacheEnabled !== "true";
   const fields: FieldDef[] = [
     { key: "ResponseCacheEnabled", label: t("system.responseCacheEnabled"), type: "switch", help: t("system.responseCacheEnabledHelp") },
+    {
+      key: "ResponseCacheScope", label: t("system.responseCacheScope"), type: "select", span: 2, help: t("system.responseCacheScopeHelp"), disabledWhen: off,
+      options: [
+        { value: "group", label: t("system.responseCacheScopeGroup") }, { value: "user", label: t("system.responseCacheScopeUser") },
+        { value: "token", label: t("system.responseCacheScopeToken") },
+      ],
+    },
     { key: "ResponseCacheTTLSeconds", label: t("system.responseCacheTtl"), type: "number", min: 0, integer: true, span: 2, help: t("system.responseCacheTtlHelp"), disabledWhen: off },
     { key: "ResponseCacheBillingRatio", label: t("system.responseCacheRatio"), type: "number", min: 0, max: 1, step: 0.05, span: 2, help: t("system.responseCacheRatioHelp"), disabledWhen: off },
     { key: "ResponseCacheMaxEntryBytes", label: t("system.responseCacheMaxBytes"), type: "number", min: 1, integer: true, span: 2, help: t("system.responseCacheMaxBytesHelp"), disabledWhen: off },
