@@ -51,59 +51,7 @@ function build(client: PromClient) {
       labelNames: ["channel"] as const,
       registers,
     }),
-    // Relay calls by model, channel and group. Every label value comes from the operator's configuration
-    // (model names a channel serves, channel ids, group names), never from users: calls refused before
-    // routing (unknown model, limits, quota) carry empty model and channel labels.
-    relayRequests: new client.Counter({
-      name: "switchyard_relay_requests_total",
-      help: "Relay calls answered, by requested model, channel id, group and client-facing status code.",
-      labelNames: RELAY_STATUS_LABELS,
-      registers,
-    }),
-    relayErrors: new client.Counter({
-      name: "switchyard_relay_errors_total",
-      help: "Relay calls that failed (status >= 400), by requested model, channel id (empty when refused before routing), group and status code.",
-      labelNames: RELAY_STATUS_LABELS,
-      registers,
-    }),
-    promptTokens: new client.Counter({
-      name: "switchyard_relay_prompt_tokens_total",
-      help: "Prompt (input) tokens of settled relay calls.",
-      labelNames: RELAY_LABELS,
-      registers,
-    }),
-    completionTokens: new client.Counter({
-      name: "switchyard_relay_completion_tokens_total",
-      help: "Completion (output) tokens of settled relay calls.",
-      labelNames: RELAY_LABELS,
-      registers,
-    }),
-    quotaSpent: new client.Counter({
-      name: "switchyard_relay_quota_total",
-      help: "Quota charged for settled relay calls (500000 = 1 USD at the default QuotaPerUnit).",
-      labelNames: RELAY_LABELS,
-      registers,
-    }),
-    relayDuration: new client.Histogram({
-      name: "switchyard_relay_request_duration_seconds",
-      help: "Time from the call's admission to the end of its answer (streams: the last chunk), served calls.",
-      labelNames: RELAY_LABELS,
-      buckets: LATENCY_BUCKETS,
-      registers,
-    }),
-    firstToken: new client.Histogram({
-      name: "switchyard_relay_first_token_seconds",
-      help: "Time from the call's admission to the first streamed chunk, streamed calls.",
-      labelNames: RELAY_LABELS,
-      buckets: FIRST_TOKEN_BUCKETS,
-      registers,
-    }),
-    streamsInFlight: new client.Gauge({
-      name: "switchyard_relay_streams_in_flight",
-      help: "Streamed relay answers being forwarded now.",
-      labelNames: RELAY_LABELS,
-      registers,
-    }),
+    ...relayMetrics(client, registers),
     pendingWrites: new client.Gauge({
       name: "switchyard_pending_writes",
       help: "Writes queued by the write-behind and not yet in the database, by queue.",
@@ -150,6 +98,26 @@ function build(client: PromClient) {
   };
   client.collectDefaultMetrics({ register: registry });
   return metrics;
+}
+
+/** Relay calls by model, channel and group (recorded by server/relay/observe.ts). Every label value comes from
+ * the operator's configuration (model names the routing table serves, channel ids, group names), never from
+ * users: calls refused at admission carry empty model and channel labels. */
+function relayMetrics(client: PromClient, registers: import("prom-client").Registry[]) {
+  const name = (n: string) => `switchyard_relay_${n}`;
+  const counter = (n: string, help: string) => new client.Counter({ name: name(n), help, labelNames: RELAY_LABELS, registers });
+  const byStatus = (n: string, help: string) => new client.Counter({ name: name(n), help, labelNames: RELAY_STATUS_LABELS, registers });
+  const histogram = (n: string, help: string, buckets: number[]) => new client.Histogram({ name: name(n), help, labelNames: RELAY_LABELS, buckets, registers });
+  return {
+    relayRequests: byStatus("requests_total", "Relay calls answered, by the model that served them, channel id, group and the client's status code."),
+    relayErrors: byStatus("errors_total", "Relay calls that failed (status >= 400), by model, channel id and group (both empty when refused at admission) and status code."),
+    promptTokens: counter("prompt_tokens_total", "Prompt (input) tokens of settled relay calls."),
+    completionTokens: counter("completion_tokens_total", "Completion (output) tokens of settled relay calls."),
+    quotaSpent: counter("quota_total", "Quota charged for settled relay calls (500000 = 1 USD at the default QuotaPerUnit)."),
+    relayDuration: histogram("request_duration_seconds", "Time from the call's admission to the end of its answer (streams: the last chunk), served calls.", LATENCY_BUCKETS),
+    firstToken: histogram("first_token_seconds", "Time from the call's admission to the first streamed chunk, streamed calls.", FIRST_TOKEN_BUCKETS),
+    streamsInFlight: new client.Gauge({ name: name("streams_in_flight"), help: "Streamed relay answers being forwarded now.", labelNames: RELAY_LABELS, registers }),
+  };
 }
 
 export type Metrics = ReturnType<typeof build>;
