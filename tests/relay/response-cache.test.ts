@@ -110,6 +110,9 @@ describe("response cache (SQLite, database store)", () => {
       await send(fx, key, never);
       await fx.flush();
       expect((await send(fx, key, never)).cache).toBe("MISS");
+      const neverStream = await send(fx, key, { ...never, stream: true });
+      expect(neverStream.cache).toBe("MISS");
+      expect(neverStream.text).toContain("data: [DONE]");
 
       // x-switchyard-cache-ttl sets this answer's TTL.
       shift = 0;

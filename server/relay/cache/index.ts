@@ -147,6 +147,13 @@ function billingRatio(deps: AppDeps): number {
 
 /** The answer with x-switchyard-cache: MISS, over `body`. */
 function marked(res: Response, body: ReadableStream<Uint8Array> | null): Response {
+  if (body === res.body) {
+    // The relay's own answers have mutable headers: no second Response around the same body.
+    try {
+      res.headers.set(CACHE_HEADER, "MISS");
+      return res;
+    } catch {}
+  }
   const headers = new Headers(res.headers);
   headers.set(CACHE_HEADER, "MISS");
   return new Response(body, { status: res.status, statusText: res.statusText, headers });
