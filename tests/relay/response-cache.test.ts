@@ -333,6 +333,25 @@ describe("response cache (SQLite, database store)", () => {
     expect((await put("ResponseCacheBillingRatio", "0")).success).toBe(true);
   });
 
+  test("an answer served by a fallback model is not kept for the requested model", async () => {
+    await fx.option("ModelFallbacks", JSON.stringify({ "rc-fail-500": ["rc-a"] }));
+    try {
+      const { key } = await caller(fx);
+      const body = chat("rc-fail-500");
+      const before = upstreamCalls(fx);
+      for (let i = 0; i < 2; i++) {
+        const r = await send(fx, key, body);
+        expect(r.status).toBe(200);
+        expect(r.cache).toBe("MISS");
+        await fx.flush();
+      }
+      // Each call: the failing model, then its fallback.
+      expect(upstreamCalls(fx) - before).toBeGreaterThanOrEqual(4);
+    } finally {
+      await fx.option("ModelFallbacks", "{}");
+    }
+  });
+
   test("off: no header, nothing stored, the upstream is called every time", async () => {
     await fx.option("ResponseCacheEnabled", "false");
     try {

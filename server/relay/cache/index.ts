@@ -102,9 +102,12 @@ export class ResponseCache {
     let body: string | null = null;
     let kind: CachedAnswer["kind"] = "body";
     let contentType = "";
+    let kept = false;
     const maybeStore = () => {
+      if (kept || !usage || body === null || s.interrupted || !complete(this.req.format, kind, body)) return;
+      kept = true;
       // Tracked by the write-behind: its flush (and a graceful shutdown) waits for the entry to be written.
-      if (usage && body !== null && !s.interrupted && complete(this.req.format, kind, body)) relayState(this.deps).writer.track(this.store(kind, contentType, body, usage, s, ttl));
+      relayState(this.deps).writer.track(this.store(kind, contentType, body, usage, s, ttl));
     };
     if (storing) s.onSettled = (u) => ((usage = u), maybeStore());
     const res = await deliver();
