@@ -3,6 +3,7 @@ import React, { useCallback, useEffect, useState } from "react";
 import { Alert, Button, Input, Tag, Tooltip } from "@arco-design/web-react";
 import { IconCopy } from "@arco-design/web-react/icon";
 import { useTranslation } from "react-i18next";
+import type { TFunction } from "i18next";
 import { Page } from "../../components/Page.tsx";
 import { ResponsiveTable, type RColumn, type RowAction } from "../../components/ResponsiveTable.tsx";
 import { toast } from "../../lib/toast.ts";
@@ -150,7 +151,7 @@ export default function TokenPage() {
 }
 
 /** What the token uses now against each of its limits ("3/60 requests/min", ...); empty when it has none. */
-export function limitUsage(row: TokenRow, t: (key: string, o?: Record<string, unknown>) => string): string[] {
+export function limitUsage(row: TokenRow, t: TFunction): string[] {
   const out: string[] = [];
   if (row.rpm_limit) out.push(t("ops.token.usage.rpm", { used: row.rpm_used ?? 0, limit: row.rpm_limit }));
   if (row.tpm_limit) out.push(t("ops.token.usage.tpm", { used: row.tpm_used ?? 0, limit: row.tpm_limit }));
