@@ -116,6 +116,7 @@ function relayMetrics(client: PromClient, registers: import("prom-client").Regis
     quotaSpent: counter("quota_total", "Quota charged for settled relay calls (500000 = 1 USD at the default QuotaPerUnit)."),
     relayDuration: histogram("request_duration_seconds", "Time from the call's admission to the end of its answer (streams: the last chunk), served calls.", LATENCY_BUCKETS),
     firstToken: histogram("first_token_seconds", "Time from the call's admission to the first streamed chunk, streamed calls.", FIRST_TOKEN_BUCKETS),
+    upstreamAttempts: byStatus("upstream_attempts_total", "Upstream attempts by model, channel id, group and the upstream's status (502/504: no connection, timeout), retried ones included."),
     streamsInFlight: new client.Gauge({ name: name("streams_in_flight"), help: "Streamed relay answers being forwarded now.", labelNames: RELAY_LABELS, registers }),
   };
 }

@@ -116,14 +116,18 @@ export function observeAttempt(req: RelayRequest, call: ProviderCall): void {
 
 /** The attempt ended: an answer (its upstream status) or the error after which the relay may try the next channel. */
 export function observeAttemptEnd(req: RelayRequest, result: { res: Response } | AppError): void {
-  const t = traceOf(req);
+  const state = stateOf(req);
+  if (!state) return;
+  const status = "res" in result ? result.res.status : result.status;
+  enabledMetrics()?.upstreamAttempts.inc({ ...labels(req, state.channel), status: String(status) });
+  const t = activeTracing() ? state.trace : null;
   if (!t?.attempt) return;
   const span = t.attempt;
   t.attempt = null;
-  if ("res" in result) span.setAttribute("http.response.status_code", result.res.status);
+  if ("res" in result) span.setAttribute("http.response.status_code", status);
   else {
     span.setAttributes({
-      "http.response.status_code": result.status,
+      "http.response.status_code": status,
       "error.type": result.code ?? String(result.status),
       "switchyard.retryable": (result as { retry?: boolean }).retry === true,
     });

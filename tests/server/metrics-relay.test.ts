@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { FIRST_TOKEN_BUCKETS, LATENCY_BUCKETS, resetMetrics } from "../../server/http/metrics.ts";
 import { logsOf, ratios, relayFixture, type RelayFixture } from "../relay/fixtures.ts";
+import { startMockUpstream } from "../mocks/openai-upstream.ts";
 
 /** Prometheus text exposition → samples: name → (sorted label set → value). */
 function parse(text: string): Map<string, Map<string, number>> {
@@ -100,6 +101,13 @@ describe("relay metrics per model, channel and group", () => {
     expect(requests.get(set(refused))).toBe(2);
     expect(errors.get(set(refused))).toBe(2);
     expect([...requests.keys()].some((k) => k.includes("no-such-model") || k.includes("another-made-up-name"))).toBe(false);
+    // Upstream attempts: one per call that reached a channel, under the upstream's status.
+    const attempts = m.get("switchyard_relay_upstream_attempts_total")!;
+    expect(attempts.get(set({ ...dflt, status: "200" }))).toBe(2);
+    expect(attempts.get(set({ ...vip, status: "200" }))).toBe(1);
+    expect(attempts.get(set(f500))).toBe(1);
+    expect(attempts.get(set(f429))).toBe(1);
+    expect(attempts.size).toBe(4);
     // Every series is one of the above: successes are not errors.
     expect(requests.size).toBe(5);
     expect(errors.size).toBe(3);
@@ -135,6 +143,35 @@ describe("relay metrics per model, channel and group", () => {
     expect(m.get("switchyard_relay_streams_in_flight")!.get(set(vip))).toBe(0);
     // The write-behind queue depth is still exposed.
     expect(m.has("switchyard_pending_writes")).toBe(true);
+  });
+
+  test("a call retried on a second channel: one request, served by the second; both attempts counted by status", async () => {
+    resetMetrics();
+    const flaky = startMockUpstream({ failStatus: 503 });
+    try {
+      const bad = await fx.channel({ name: "flaky", base_url: flaky.url, models: ["gpt-retry"], priority: 10 });
+      const good = await fx.channel({ name: "good", base_url: fx.mock.url, models: ["gpt-retry"] });
+      await ratios(fx, ["gpt-4o", "gpt-fail-500", "gpt-fail-429", "gpt-gated", "gpt-retry"], 1, 2);
+      await fx.option("RetryTimes", "1");
+      const dave = await fx.user(10_000_000);
+      const d = await fx.token(dave.id);
+      const res = await fx.call("/v1/chat/completions", d.key, { model: "gpt-retry", messages: [{ role: "user", content: "hi" }] });
+      expect(res.status).toBe(200);
+      await res.text();
+      await fx.flush();
+      const m = await scrape();
+      const at = (channel: number, status?: string) => ({ model: "gpt-retry", channel: String(channel), group: "default", ...(status ? { status } : {}) });
+      expect(m.get("switchyard_relay_requests_total")!.get(set(at(good, "200")))).toBe(1);
+      expect(m.get("switchyard_relay_requests_total")!.size).toBe(1);
+      expect(m.get("switchyard_relay_errors_total")?.size ?? 0).toBe(0);
+      expect(m.get("switchyard_relay_upstream_attempts_total")!.get(set(at(bad, "503")))).toBe(1);
+      expect(m.get("switchyard_relay_upstream_attempts_total")!.get(set(at(good, "200")))).toBe(1);
+      expect(m.get("switchyard_upstream_errors_total")!.get(`channel="${bad}"`)).toBe(1);
+      expect(m.get("switchyard_relay_request_duration_seconds_count")!.get(set(at(good)))).toBe(1);
+    } finally {
+      await fx.option("RetryTimes", "0");
+      await flaky.stop();
+    }
   });
 
   test("a stream is counted in flight from its first chunk until it ends", async () => {
