@@ -7,7 +7,8 @@
 // a number came back as a string from PostgreSQL. Elysia still runs its cleaner over a reply, which is why a
 // described `data` is built from `loose` objects with scalar (or t.Any) fields, and arrays only where the code
 // always answers an array: the cleaner cannot alter such a value.
-import { t, type TProperties, type TSchema } from "elysia";
+import { t, type DocumentDecoration, type TSchema } from "elysia";
+import type { TProperties } from "@sinclair/typebox";
 
 /** An object that accepts, and keeps, properties it does not name. */
 export const loose = <P extends TProperties>(properties: P, options: { description?: string } = {}) =>
@@ -15,13 +16,15 @@ export const loose = <P extends TProperties>(properties: P, options: { descripti
 
 /**
  * The management reply: `{success, message, data}`. `data` is described where practical and is any JSON
- * otherwise; errors have the same shape with `success: false` (and sometimes a `code`).
+ * otherwise; errors have the same shape with `success: false` (and sometimes a `code`). `extra`: top-level
+ * fields some one-api/new-api replies carry beside data.
  */
-export const envelope = (data: TSchema = t.Any({ description: "the answer; its shape depends on the route" }), description?: string) =>
+export const envelope = (data: TSchema = t.Any({ description: "the answer; its shape depends on the route" }), description?: string, extra: TProperties = {}) =>
   loose({
     success: t.Boolean({ description: "false when the call failed; message then says why" }),
     message: t.String({ description: "a human-readable note, empty on most successes" }),
     data: t.Optional(data),
+    ...extra,
   }, { description: description ?? "the management envelope {success, message, data}", noValidate: true } as { description: string });
 
 /** A reply without data (`ok()` / `ok(undefined, "saved")`). */
@@ -39,6 +42,12 @@ export const pageOf = (item: TSchema = t.Any()) =>
     page_size: t.Optional(t.Integer()),
   }), "one page of the list");
 
+/** A number the console may send as a numeric string; the service reads and checks it. */
+export const numberish = (description?: string) => t.Union([t.Number(), t.String()], description ? { description } : {});
+
+/** Text that may arrive as null (treated as empty by the service). */
+export const text = (description?: string) => t.Union([t.String(), t.Null()], description ? { description } : {});
+
 /** `:id` path parameter, checked by the handler or service (kept as a string so its own message is answered). */
 export const idPathParam = t.Object({ id: t.String({ description: "numeric id" }) });
 
@@ -53,13 +62,13 @@ export const pagingQuery = {
 export const ROLE_FIELD = "x-switchyard-role";
 
 /** Signed-in callers: session cookie + New-Api-User, or an access token (security schemes of the document). */
-const SIGNED_IN = [{ session: [], userId: [] }, { accessToken: [] }];
+const SIGNED_IN: Record<string, string[]>[] = [{ session: [], userId: [] }, { accessToken: [] }];
 
 /** What the `role` macro adds to a route's OpenAPI operation: its least role and how to sign in. */
-export function roleDetail(min: number) {
+export function roleDetail(min: number): DocumentDecoration {
   const role = min >= 100 ? "root" : min >= 10 ? "admin" : "user";
-  return { [ROLE_FIELD]: role, security: SIGNED_IN };
+  return { [ROLE_FIELD]: role, security: SIGNED_IN } as DocumentDecoration;
 }
 
 /** The same for the `viewer` macro: guests allowed, a signed-in caller recognised. */
-export const viewerDetail = () => ({ [ROLE_FIELD]: "viewer", security: [{}, ...SIGNED_IN] });
+export const viewerDetail = (): DocumentDecoration => ({ [ROLE_FIELD]: "viewer", security: [{}, ...SIGNED_IN] }) as DocumentDecoration;

@@ -6,7 +6,8 @@ import { ok } from "../../http/envelope.ts";
 import { clientIp, enforceLimit } from "../../http/ratelimit.ts";
 import { checkTurnstile } from "../../http/turnstile.ts";
 import * as svc from "../user/service.ts";
-import { loginBody, registerBody } from "../user/model.ts";
+import { loginBody, registerBody, signInResult, turnstileQuery } from "../user/model.ts";
+import { okReply } from "../../http/schema.ts";
 import { signInReply } from "../twofa/signin.ts";
 
 export function authModule(deps: AppDeps) {
@@ -16,21 +17,21 @@ export function authModule(deps: AppDeps) {
     await enforceLimit(deps, "critical", ip);
     await checkTurnstile(deps, turnstile, ip);
   };
-  return new Elysia({ prefix: "/api/user" })
+  return new Elysia({ prefix: "/api/user", tags: ["auth"] })
     .use(authPlugin(deps))
     .post("/register", async ({ body, query, request, server }) => {
       await guard(request, server, query.turnstile);
       await svc.register(deps, body as svc.RegisterInput);
       return ok(undefined, "registered");
-    }, { body: registerBody })
+    }, { body: registerBody, query: turnstileQuery, response: okReply })
     .post("/login", async ({ body, query, request, server, sessionJwt, cookie }) => {
       await guard(request, server, query.turnstile);
       const { user, message } = await svc.login(deps, body.username ?? "", body.password ?? "");
       // With two-factor sign-in on, the password only opens a short pending sign-in (new-api's require_2fa).
       return signInReply(deps, { sessionJwt, cookie, request }, user, message);
-    }, { body: loginBody })
+    }, { body: loginBody, query: turnstileQuery, response: signInResult })
     .get("/logout", async ({ cookie, headers, sessionJwt }) => {
       await endSession(deps, sessionJwt, cookie, headers);
       return ok(undefined, "logged out");
-    });
+    }, { response: okReply });
 }

@@ -1,4 +1,5 @@
-import { t } from "elysia";
+import { t, type TSchema } from "elysia";
+import { envelope, loose, pageOf } from "../../http/schema.ts";
 
 const str = (field: string) => t.Optional(t.Union([t.String(), t.Null()], { error: `${field} must be a string` }));
 const list = (field: string) => t.Optional(t.Union([t.String(), t.Array(t.String()), t.Null()], { error: `${field} must be a comma-separated string or a list of strings` }));
@@ -86,3 +87,39 @@ export const keyViewBody = t.Optional(t.Object({
 export const copyQuery = t.Object({ suffix: t.Optional(t.String()), reset_balance: t.Optional(t.String()) }, { additionalProperties: true });
 
 export const tagQuery = t.Object({ tag: t.Optional(t.String()) }, { additionalProperties: true });
+
+/** POST /api/channel/multi_key/manage (new-api): one action on one key of a multi-key channel. */
+export const multiKeyBody = t.Object({
+  channel_id: t.Optional(t.Integer({ error: "channel_id is required" })),
+  action: t.Optional(t.String({ description: "get_key_status, enable_key, disable_key, delete_key, enable_all_keys, disable_all_keys or delete_disabled_keys" })),
+  key_index: t.Optional(t.Integer({ error: "key_index is out of range" })),
+  page: t.Optional(t.Integer({ error: "page must be an integer" })),
+  page_size: t.Optional(t.Integer({ error: "page_size must be an integer" })),
+  status: t.Optional(t.Integer({ error: "status must be an integer" })),
+}, { additionalProperties: true });
+
+const opt = <T extends TSchema>(s: T) => t.Optional(s);
+/** A channel as the admin sees it (the key left out of lists); more fields are sent. */
+export const channelView = loose({
+  id: opt(t.Integer()),
+  type: opt(t.Integer({ description: "channel type (GET /api/channel/ types: see the console's catalogue)" })),
+  name: opt(t.String()),
+  status: opt(t.Integer({ description: "1 enabled, 2 disabled by hand, 3 disabled automatically" })),
+  base_url: opt(t.Union([t.String(), t.Null()])),
+  models: opt(t.String({ description: "comma-separated" })),
+  group: opt(t.String({ description: "comma-separated" })),
+  priority: opt(t.Union([t.Integer(), t.Null()])),
+  weight: opt(t.Union([t.Integer(), t.Null()])),
+  tag: opt(t.Union([t.String(), t.Null()])),
+  balance: opt(t.Number()),
+  used_quota: opt(t.Integer()),
+  response_time: opt(t.Integer({ description: "ms, last test" })),
+  key_count: opt(t.Integer()),
+}, { description: "a channel" });
+export const channelPage = pageOf(channelView);
+export const channelReply = envelope(channelView);
+/** GET /api/channel/test/{id}: one-api's shape, time at the top level. */
+export const testReply = envelope(t.Null({ description: "absent" }), "the test's outcome", { time: t.Optional(t.Number({ description: "seconds" })) });
+/** GET /api/channel/update_balance/{id}: one-api's balance at the top level, new-api's in data. */
+export const balanceReply = envelope(loose({ balance: t.Number() }), "the channel's balance", { balance: t.Optional(t.Number()) });
+export const modelsReply = envelope(t.Array(t.String()), "model names");

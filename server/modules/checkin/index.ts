@@ -5,12 +5,13 @@ import { authPlugin } from "../../http/auth.ts";
 import { ok } from "../../http/envelope.ts";
 import { ROLE } from "../../catalogue/index.ts";
 import { checkIn, checkinStatus } from "./service.ts";
+import { anyReply } from "../../http/schema.ts";
 
 export function checkinModule(deps: AppDeps) {
-  return new Elysia({ prefix: "/api/user" })
+  return new Elysia({ prefix: "/api/user", tags: ["checkin"] })
     .use(authPlugin(deps))
     .get("/checkin", async ({ user, query }) => ok(await checkinStatus(deps, user.id, query.month)), {
-      role: ROLE.common, query: t.Object({ month: t.Optional(t.String()) }, { additionalProperties: true }),
+      role: ROLE.common, query: t.Object({ month: t.Optional(t.String({ description: "YYYY-MM" })) }, { additionalProperties: true }), response: anyReply,
     })
-    .post("/checkin", async ({ user }) => ok(await checkIn(deps, user), "checked in"), { role: ROLE.common });
+    .post("/checkin", async ({ user }) => ok(await checkIn(deps, user), "checked in"), { role: ROLE.common, response: anyReply });
 }

@@ -1,4 +1,4 @@
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
 import type { AppDeps } from "../../deps.ts";
 import { authPlugin } from "../../http/auth.ts";
 import { ok } from "../../http/envelope.ts";
@@ -6,7 +6,8 @@ import { ROLE } from "../../catalogue/index.ts";
 import { optInt, optStr } from "../log/query.ts";
 import { quotaData, type DashboardQuery } from "./service.ts";
 
-const anyQuery = t.Record(t.String(), t.String());
+import { anyReply } from "../../http/schema.ts";
+import { dataQuery } from "./model.ts";
 
 function parse(q: Record<string, string | undefined>): DashboardQuery {
   return {
@@ -18,8 +19,8 @@ function parse(q: Record<string, string | undefined>): DashboardQuery {
 }
 
 export function dashboardModule(deps: AppDeps) {
-  return new Elysia({ prefix: "/api/data" })
+  return new Elysia({ prefix: "/api/data", tags: ["dashboard"] })
     .use(authPlugin(deps))
-    .get("/", async ({ query }) => ok(await quotaData(deps, parse(query), null)), { role: ROLE.admin, query: anyQuery })
-    .get("/self", async ({ query, user }) => ok(await quotaData(deps, parse(query), { userId: user.id })), { role: ROLE.common, query: anyQuery });
+    .get("/", async ({ query }) => ok(await quotaData(deps, parse(query), null)), { role: ROLE.admin, query: dataQuery, response: anyReply })
+    .get("/self", async ({ query, user }) => ok(await quotaData(deps, parse(query), { userId: user.id })), { role: ROLE.common, query: dataQuery, response: anyReply });
 }

@@ -3,7 +3,7 @@
 // from the jsDelivr CDN. Off with API_DOCS_ENABLED=false.
 import { Elysia, t } from "elysia";
 import type { AppDeps } from "../../deps.ts";
-import { buildDocument } from "./service.ts";
+import { buildDocument, type Document } from "./service.ts";
 import { DOCS_PAGE } from "./page.ts";
 
 const html = (body: string) => new Response(body, { headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-cache" } });
@@ -13,7 +13,7 @@ export function docsModule(deps: AppDeps) {
   const plugin = new Elysia({ prefix: "/api", tags: ["docs"] });
   if (!deps.config.apiDocsEnabled) return plugin;
   // Built once, on the first request, from the route table of the app this plugin is mounted on.
-  let doc: Promise<unknown> | null = null;
+  let doc: Promise<Document> | null = null;
   return plugin
     // (async: Elysia cleans a reply by its schema, and must see the document, not the promise of it)
     .get("/openapi.json", async () => await (doc ??= buildDocument(plugin).catch((e) => {

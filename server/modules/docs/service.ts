@@ -7,7 +7,7 @@ import { VERSION } from "../../config.ts";
 import { ROLE_FIELD } from "../../http/schema.ts";
 
 type Operation = Record<string, any>;
-type Document = { openapi: string; paths: Record<string, Record<string, Operation>>; [k: string]: unknown };
+export type Document = { openapi: string; paths: Record<string, Record<string, Operation>>; [k: string]: unknown };
 
 /** One line per module tag (the `tags` of each module's Elysia instance). */
 export const TAGS: Record<string, string> = {
@@ -91,7 +91,9 @@ const WITH_BODY = new Set(["post", "put", "patch", "delete"]);
 export async function buildDocument(app: AnyElysia): Promise<Document> {
   const { toOpenAPISchema } = await import("@elysiajs/openapi/openapi");
   const optionalBody = new Set<string>();
-  const routes = app.getGlobalRoutes().filter((r) => API_PATH.test(r.path)).map((r) => {
+  // The whole app's table (a plugin's own `routes` holds only its own routes; the global ones are its parent's).
+  const global = app as unknown as { getGlobalRoutes(): AnyElysia["routes"]; getGlobalDefinitions(): unknown };
+  const routes = global.getGlobalRoutes().filter((r) => API_PATH.test(r.path)).map((r) => {
     const hooks = { ...r.hooks } as Record<string, any>;
     if (hooks.body?.[OptionalKind]) optionalBody.add(`${r.method.toLowerCase()} ${openapiPath(r.path)}`);
     // The app's own body parser (app.ts: size limit, JSON) is a function the generator cannot describe; with
@@ -101,7 +103,7 @@ export async function buildDocument(app: AnyElysia): Promise<Document> {
     else delete hooks.parse;
     return { ...r, hooks };
   });
-  const table = { getGlobalRoutes: () => routes, getGlobalDefinitions: () => app.getGlobalDefinitions() } as unknown as AnyElysia;
+  const table = { getGlobalRoutes: () => routes, getGlobalDefinitions: () => global.getGlobalDefinitions() } as unknown as AnyElysia;
   const { paths, components } = toOpenAPISchema(table, { staticFile: false, methods: ["options", "head"] }) as { paths: Document["paths"]; components: { schemas: Record<string, unknown> } };
   for (const [path, item] of Object.entries(paths)) {
     for (const [method, op] of Object.entries(item)) completeOperation(op, WITH_BODY.has(method) && optionalBody.has(`${method} ${path}`));
@@ -131,11 +133,12 @@ function completeOperation(op: Operation, optionalBody: boolean): void {
     // The generator offers JSON, urlencoded and multipart for an object body. Elysia would parse all three,
     // but management clients send JSON; the payment callbacks, which take forms, name their parser.
     const content = op.requestBody.content;
-    if (content?.["application/json"] && content["multipart/form-data"]) {
+    if (content?.["application/json"] && content["multipart/form-data"] && !op["x-form-body"]) {
       delete content["application/x-www-form-urlencoded"];
       delete content["multipart/form-data"];
     }
   }
+  delete op["x-form-body"];
   op.responses ??= {};
   op.responses.default ??= {
     description: "An error: a 4xx/5xx status and `{success: false, message}`",

@@ -1,4 +1,4 @@
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
 import type { AppDeps } from "../../deps.ts";
 import { authPlugin } from "../../http/auth.ts";
 import { ok, paging } from "../../http/envelope.ts";
@@ -7,7 +7,7 @@ import { listLogs, logStat, deleteLogsBefore, type LogFilter } from "./service.t
 import { optInt, optStr } from "./query.ts";
 
 type Q = Record<string, string | undefined>;
-const anyQuery = t.Record(t.String(), t.String());
+import * as m from "./model.ts";
 
 /** Filters as the console sends them; username and channel only count for admins. */
 function filterFrom(q: Q, admin: boolean): LogFilter {
@@ -27,19 +27,19 @@ function filterFrom(q: Q, admin: boolean): LogFilter {
 }
 
 export function logModule(deps: AppDeps) {
-  return new Elysia({ prefix: "/api/log" })
+  return new Elysia({ prefix: "/api/log", tags: ["log"] })
     .use(authPlugin(deps))
     .get("/", async ({ query }) => ok(await listLogs(deps, filterFrom(query, true), paging(query, 10, MAX_PAGE_SIZE), true)), {
-      role: ROLE.admin, query: anyQuery,
+      role: ROLE.admin, query: m.logQuery, response: m.logPage,
     })
     .get("/self", async ({ query, user }) => ok(await listLogs(deps, { ...filterFrom(query, false), userId: user.id }, paging(query, 10, MAX_PAGE_SIZE), false)), {
-      role: ROLE.common, query: anyQuery,
+      role: ROLE.common, query: m.logQuery, response: m.logPage,
     })
-    .get("/stat", async ({ query }) => ok(await logStat(deps, filterFrom(query, true))), { role: ROLE.admin, query: anyQuery })
+    .get("/stat", async ({ query }) => ok(await logStat(deps, filterFrom(query, true))), { role: ROLE.admin, query: m.logQuery, response: m.statReply })
     .get("/self/stat", async ({ query, user }) => ok(await logStat(deps, { ...filterFrom(query, false), userId: user.id })), {
-      role: ROLE.common, query: anyQuery,
+      role: ROLE.common, query: m.logQuery, response: m.statReply,
     })
     .delete("/", async ({ query }) => ok(await deleteLogsBefore(deps, optInt(query, "target_timestamp")), "logs deleted"), {
-      role: ROLE.admin, query: anyQuery,
+      role: ROLE.admin, query: m.deleteQuery, response: m.deletedReply,
     });
 }

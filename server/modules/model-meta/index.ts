@@ -9,6 +9,7 @@ import { ok, paging } from "../../http/envelope.ts";
 import { badRequest } from "../../http/errors.ts";
 import { ROLE } from "../../catalogue/index.ts";
 import * as svc from "./service.ts";
+import * as m from "./model.ts";
 
 const id = (raw: string) => {
   const n = Number(raw);
@@ -20,26 +21,32 @@ export function modelMetaModule(deps: AppDeps) {
   // Per app: Elysia keeps what it resolves for a route on its hook object, so one shared object would carry
   // the first app's session lookup into every other app of the process.
   const admin = { role: ROLE.admin };
-  return new Elysia({ prefix: "/api" })
+  return new Elysia({ prefix: "/api", tags: ["model-meta"] })
     .use(authPlugin(deps))
-    .get("/models/search", async ({ query }) => ok(await svc.listModels(deps, { ...paging(query), keyword: query.keyword, vendor: query.vendor })), admin)
-    .get("/models/missing", async () => ok(await svc.missingModels(deps)), admin)
-    .get("/models/:id", async ({ params }) => ok(await svc.getModel(deps, id(params.id))), admin)
-    .post("/models", async ({ body }) => ok(await svc.saveModel(deps, (body ?? {}) as svc.ModelInput, false)), admin)
-    .put("/models", async ({ body, query }) => ok(await svc.saveModel(deps, (body ?? {}) as svc.ModelInput, true, query.status_only === "true")), admin)
+    .get("/models/search", async ({ query }) => ok(await svc.listModels(deps, { ...paging(query), keyword: query.keyword, vendor: query.vendor })), {
+      ...admin, query: m.listQuery, response: m.listReply,
+    })
+    .get("/models/missing", async () => ok(await svc.missingModels(deps)), { ...admin, response: m.itemReply })
+    .get("/models/:id", async ({ params }) => ok(await svc.getModel(deps, id(params.id))), { ...admin, params: m.idParam, response: m.itemReply })
+    .post("/models", async ({ body }) => ok(await svc.saveModel(deps, (body ?? {}) as svc.ModelInput, false)), { ...admin, body: m.modelBody, response: m.itemReply })
+    .put("/models", async ({ body, query }) => ok(await svc.saveModel(deps, (body ?? {}) as svc.ModelInput, true, query.status_only === "true")), {
+      ...admin, body: m.modelBody, query: m.updateQuery, response: m.itemReply,
+    })
     .delete("/models/:id", async ({ params }) => {
       await svc.deleteModel(deps, id(params.id));
       return ok();
-    }, admin)
-    .get("/vendors", async ({ query }) => ok(await svc.listVendors(deps, paging(query))), admin)
-    .get("/vendors/search", async ({ query }) => ok(await svc.listVendors(deps, { ...paging(query), keyword: query.keyword })), admin)
-    .get("/vendors/:id", async ({ params }) => ok(svc.vendorView(await svc.getVendor(deps, id(params.id)))), admin)
-    .post("/vendors", async ({ body }) => ok(await svc.saveVendor(deps, (body ?? {}) as svc.VendorInput, false)), admin)
-    .put("/vendors", async ({ body }) => ok(await svc.saveVendor(deps, (body ?? {}) as svc.VendorInput, true)), admin)
+    }, { ...admin, params: m.idParam, response: m.deletedReply })
+    .get("/vendors", async ({ query }) => ok(await svc.listVendors(deps, paging(query))), { ...admin, query: m.listQuery, response: m.listReply })
+    .get("/vendors/search", async ({ query }) => ok(await svc.listVendors(deps, { ...paging(query), keyword: query.keyword })), {
+      ...admin, query: m.listQuery, response: m.listReply,
+    })
+    .get("/vendors/:id", async ({ params }) => ok(svc.vendorView(await svc.getVendor(deps, id(params.id)))), { ...admin, params: m.idParam, response: m.itemReply })
+    .post("/vendors", async ({ body }) => ok(await svc.saveVendor(deps, (body ?? {}) as svc.VendorInput, false)), { ...admin, body: m.vendorBody, response: m.itemReply })
+    .put("/vendors", async ({ body }) => ok(await svc.saveVendor(deps, (body ?? {}) as svc.VendorInput, true)), { ...admin, body: m.vendorBody, response: m.itemReply })
     .delete("/vendors/:id", async ({ params }) => {
       await svc.deleteVendor(deps, id(params.id));
       return ok();
-    }, admin);
+    }, { ...admin, params: m.idParam, response: m.deletedReply });
 }
 
 /** GET /api/models/ with the trailing slash: new-api's metadata list (the lists module hands it over). */

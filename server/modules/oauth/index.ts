@@ -10,7 +10,8 @@ import { clientIp, enforceLimit } from "../../http/ratelimit.ts";
 import { ROLE } from "../../catalogue/index.ts";
 import { publicUser } from "../user/view.ts";
 import { signInReply } from "../twofa/signin.ts";
-import { callbackQuery, stateQuery, wechatQuery, type ExternalIdentity } from "./model.ts";
+import { authorizeReply, callbackQuery, stateQuery, stateReply, telegramQuery, wechatQuery, type ExternalIdentity } from "./model.ts";
+import { signInResult as signInSchema, userReply } from "../user/model.ts";
 import { STATE_COOKIE, STATE_COOKIE_PATH, STATE_TTL_SECONDS, consumeState, issueState, type StateData } from "./state.ts";
 import { assertProviderEnabled, bind, signIn, type Provider } from "./service.ts";
 import { githubIdentity } from "./github.ts";
@@ -61,44 +62,44 @@ export function oauthModule(deps: AppDeps) {
   const setStateCookie = (cookie: Record<string, any>, request: Request, state: string) =>
     cookie[STATE_COOKIE].set({ value: state, httpOnly: true, sameSite: "lax", path: STATE_COOKIE_PATH, maxAge: STATE_TTL_SECONDS, secure: isHttps(request) });
 
-  return new Elysia({ prefix: "/api/oauth" })
+  return new Elysia({ prefix: "/api/oauth", tags: ["oauth"] })
     .use(authPlugin(deps))
     .get("/state", async ({ query, cookie, request, viewer }) => {
       const state = await issueState(deps, { aff: query.aff ?? "", bindFor: viewer?.id ?? 0 });
       setStateCookie(cookie, request, state);
       return ok(state);
-    }, { query: stateQuery, viewer: true })
+    }, { query: stateQuery, viewer: true, response: stateReply })
     // OIDC's authorisation URL built here, so it can carry a nonce and a PKCE challenge kept with the state.
     .get("/oidc/authorize", async ({ query, cookie, request, viewer }) => {
       assertProviderEnabled(deps, "oidc");
       const started = await oidcAuthorizationUrl(deps, request, (checks) => issueState(deps, { aff: query.aff ?? "", bindFor: viewer?.id ?? 0, ...checks }));
       setStateCookie(cookie, request, started.state);
       return ok(started);
-    }, { query: stateQuery, viewer: true })
-    .get("/github", codeCallback("github", githubIdentity), { query: callbackQuery, viewer: true })
-    .get("/oidc", codeCallback("oidc", oidcIdentity), { query: callbackQuery, viewer: true })
-    .get("/linuxdo", codeCallback("linuxdo", linuxdoIdentity), { query: callbackQuery, viewer: true })
+    }, { query: stateQuery, viewer: true, response: authorizeReply })
+    .get("/github", codeCallback("github", githubIdentity), { query: callbackQuery, viewer: true, response: signInSchema })
+    .get("/oidc", codeCallback("oidc", oidcIdentity), { query: callbackQuery, viewer: true, response: signInSchema })
+    .get("/linuxdo", codeCallback("linuxdo", linuxdoIdentity), { query: callbackQuery, viewer: true, response: signInSchema })
     // WeChat has no redirect, so no state: the code the user types is proof enough, and binding is its own route.
     .get("/wechat", async (ctx) => {
       await limit(ctx.request, ctx.server);
       assertProviderEnabled(deps, "wechat");
       return logIn(ctx, await signIn(deps, "wechat", await wechatIdentity(deps, ctx.query.code ?? "")));
-    }, { query: wechatQuery })
+    }, { query: wechatQuery, response: signInSchema })
     .get("/wechat/bind", async ({ query, user }) => {
       assertProviderEnabled(deps, "wechat");
       return ok(publicUser(await bind(deps, user, "wechat", await wechatIdentity(deps, query.code ?? ""))), "bind");
-    }, { query: wechatQuery, role: ROLE.common })
+    }, { query: wechatQuery, role: ROLE.common, response: userReply })
     // Telegram's widget signs the fields itself; every query field is part of the signature, so the raw query is read.
     .get("/telegram/login", async (ctx) => {
       await limit(ctx.request, ctx.server);
       assertProviderEnabled(deps, "telegram");
       const identity = telegramIdentity(new URL(ctx.request.url).searchParams, deps.options.get("TelegramBotToken"));
       return logIn(ctx, await signIn(deps, "telegram", identity));
-    })
+    }, { query: telegramQuery, response: signInSchema })
     // JSON, not the widget's redirect: that would bind on a bare cookie, which a cross-site link also carries.
     .get("/telegram/bind", async ({ request, user }) => {
       assertProviderEnabled(deps, "telegram");
       const identity = telegramIdentity(new URL(request.url).searchParams, deps.options.get("TelegramBotToken"));
       return ok(publicUser(await bind(deps, user, "telegram", identity)), "bind");
-    }, { role: ROLE.common });
+    }, { role: ROLE.common, query: telegramQuery, response: userReply });
 }

@@ -3,8 +3,9 @@ import { Elysia } from "elysia";
 import type { AppDeps } from "../../deps.ts";
 import { ok } from "../../http/envelope.ts";
 import { uptimeStatus } from "./uptime.ts";
+import { anyReply } from "../../http/schema.ts";
 
 export function panelsModule(deps: AppDeps) {
-  return new Elysia({ prefix: "/api" })
-    .get("/uptime/status", async () => ok(await uptimeStatus(deps.options.get("console_setting.uptime_kuma_groups"))));
+  return new Elysia({ prefix: "/api", tags: ["panels"] })
+    .get("/uptime/status", async () => ok(await uptimeStatus(deps.options.get("console_setting.uptime_kuma_groups"))), { response: anyReply });
 }

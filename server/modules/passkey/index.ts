@@ -13,6 +13,8 @@ import { markPasskeyReady, sessionTag } from "../twofa/secure.ts";
 import { VERIFY_MSG } from "../twofa/index.ts";
 import { relyingParty } from "./relying-party.ts";
 import * as svc from "./service.ts";
+import { anyReply, envelope, loose, okReply } from "../../http/schema.ts";
+import { userReply } from "../user/model.ts";
 
 /** The browser's passkey sign-in attempt: an HttpOnly cookie naming the challenge waiting in the cache. */
 const FLOW_COOKIE = "passkey_flow";
@@ -20,6 +22,9 @@ const FLOW_PATH = "/api/user/passkey/login";
 
 const credentialBody = t.Record(t.String(), t.Any(), { error: "the body must be the passkey credential as JSON" });
 const deleteQuery = t.Object({ id: t.Optional(t.Numeric({ minimum: 1, error: "id must be a positive integer" })) }, { additionalProperties: true });
+/** WebAuthn options for navigator.credentials.create()/get(), as new-api sends them. */
+const optionsReply = envelope(loose({ options: loose({ publicKey: loose({}) }, { description: "{publicKey: ...} for the browser's WebAuthn call" }) }));
+
 const idParam = t.Object({ id: t.Numeric({ minimum: 1, error: "id must be a positive integer" }) });
 
 export function passkeyModule(deps: AppDeps) {
@@ -29,21 +34,21 @@ export function passkeyModule(deps: AppDeps) {
     if (!tag) throw new AppError(403, VERIFY_MSG.needsSession);
     return tag;
   };
-  return new Elysia({ prefix: "/api/user" })
+  return new Elysia({ prefix: "/api/user", tags: ["passkey"] })
     .use(authPlugin(deps))
-    .get("/passkey", async ({ user }) => ok(await svc.passkeyStatus(deps, user.id)), { role: ROLE.common })
+    .get("/passkey", async ({ user }) => ok(await svc.passkeyStatus(deps, user.id)), { role: ROLE.common, response: anyReply })
     .delete("/passkey", async ({ user, query }) => {
       await svc.deletePasskeys(deps, user.id, query.id);
       return ok(undefined, "passkey removed");
-    }, { role: ROLE.common, query: deleteQuery })
+    }, { role: ROLE.common, query: deleteQuery, response: okReply })
     .post("/passkey/register/begin", async ({ user, request }) =>
-      ok({ options: await svc.registerBegin(deps, user, relyingParty(deps, request)) }), { role: ROLE.common })
+      ok({ options: await svc.registerBegin(deps, user, relyingParty(deps, request)) }), { role: ROLE.common, response: optionsReply })
     .post("/passkey/register/finish", async ({ user, body, request }) => {
       await svc.registerFinish(deps, user, relyingParty(deps, request), body as any);
       return ok(undefined, "passkey registered");
-    }, { role: ROLE.common, body: credentialBody })
+    }, { role: ROLE.common, body: credentialBody, response: okReply })
     .post("/passkey/verify/begin", async ({ user, cookie, request }) =>
-      ok({ options: await svc.verifyBegin(deps, user, relyingParty(deps, request), tagOf(cookie)) }), { role: ROLE.common })
+      ok({ options: await svc.verifyBegin(deps, user, relyingParty(deps, request), tagOf(cookie)) }), { role: ROLE.common, response: optionsReply })
     .post("/passkey/verify/finish", async ({ user, body, cookie, request, server }) => {
       await limit(request, server);
       const tag = tagOf(cookie);
@@ -51,7 +56,7 @@ export function passkeyModule(deps: AppDeps) {
       // As in new-api, the passkey proof becomes a secure verification through POST /api/verify {method: "passkey"}.
       await markPasskeyReady(deps, user.id, tag);
       return ok(undefined, "passkey verified");
-    }, { role: ROLE.common, body: credentialBody })
+    }, { role: ROLE.common, body: credentialBody, response: okReply })
     .post("/passkey/login/begin", async ({ cookie, request, server }) => {
       await limit(request, server);
       const flow = randomString(32);
@@ -60,7 +65,7 @@ export function passkeyModule(deps: AppDeps) {
         value: flow, httpOnly: true, sameSite: "strict", path: FLOW_PATH, maxAge: svc.CEREMONY_SECONDS, secure: new URL(request.url).protocol === "https:",
       });
       return ok({ options });
-    })
+    }, { response: optionsReply })
     .post("/passkey/login/finish", async ({ body, cookie, request, server, sessionJwt }) => {
       await limit(request, server);
       const flow = cookie[FLOW_COOKIE]?.value;
@@ -69,9 +74,9 @@ export function passkeyModule(deps: AppDeps) {
       cookie[FLOW_COOKIE].remove();
       await startSession(sessionJwt, cookie, user, new URL(request.url).protocol === "https:");
       return ok(publicUser(user));
-    }, { body: credentialBody })
+    }, { body: credentialBody, response: userReply })
     .delete("/:id/reset_passkey", async ({ user, params }) => {
       await svc.adminResetPasskeys(deps, user, params.id);
       return ok(undefined, "passkeys reset");
-    }, { role: ROLE.admin, params: idParam });
+    }, { role: ROLE.admin, params: idParam, response: okReply });
 }

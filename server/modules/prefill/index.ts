@@ -6,18 +6,19 @@ import { ok } from "../../http/envelope.ts";
 import { badRequest } from "../../http/errors.ts";
 import { ROLE } from "../../catalogue/index.ts";
 import { deletePrefillGroup, listPrefillGroups, savePrefillGroup, type PrefillInput } from "./service.ts";
+import * as m from "./model.ts";
 
 export function prefillModule(deps: AppDeps) {
   const admin = { role: ROLE.admin };
-  return new Elysia({ prefix: "/api/prefill_group" })
+  return new Elysia({ prefix: "/api/prefill_group", tags: ["prefill"] })
     .use(authPlugin(deps))
-    .get("/", async ({ query }) => ok(await listPrefillGroups(deps, query.type || undefined)), admin)
-    .post("/", async ({ body }) => ok(await savePrefillGroup(deps, (body ?? {}) as PrefillInput, false)), admin)
-    .put("/", async ({ body }) => ok(await savePrefillGroup(deps, (body ?? {}) as PrefillInput, true)), admin)
+    .get("/", async ({ query }) => ok(await listPrefillGroups(deps, query.type || undefined)), { ...admin, query: m.listQuery, response: m.groupsReply })
+    .post("/", async ({ body }) => ok(await savePrefillGroup(deps, (body ?? {}) as PrefillInput, false)), { ...admin, body: m.prefillBody, response: m.groupReply })
+    .put("/", async ({ body }) => ok(await savePrefillGroup(deps, (body ?? {}) as PrefillInput, true)), { ...admin, body: m.prefillBody, response: m.groupReply })
     .delete("/:id", async ({ params }) => {
       const id = Number(params.id);
       if (!Number.isInteger(id) || id < 1) throw badRequest("id must be a positive integer");
       await deletePrefillGroup(deps, id);
       return ok();
-    }, admin);
+    }, { ...admin, params: m.idParam, response: m.deletedReply });
 }

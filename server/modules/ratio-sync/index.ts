@@ -6,11 +6,13 @@ import { authPlugin } from "../../http/auth.ts";
 import { ok } from "../../http/envelope.ts";
 import { ROLE } from "../../catalogue/index.ts";
 import { fetchUpstreamRatios, ratioConfig, syncableChannels, type SyncRequest } from "./service.ts";
+import { anyReply } from "../../http/schema.ts";
+import { fetchBody } from "./model.ts";
 
 export function ratioSyncModule(deps: AppDeps) {
-  return new Elysia({ prefix: "/api" })
+  return new Elysia({ prefix: "/api", tags: ["ratio-sync"] })
     .use(authPlugin(deps))
-    .get("/ratio_config", () => ok(ratioConfig(deps)))
-    .get("/ratio_sync/channels", async () => ok(await syncableChannels(deps)), { role: ROLE.root })
-    .post("/ratio_sync/fetch", async ({ body }) => ok(await fetchUpstreamRatios(deps, (body ?? {}) as SyncRequest)), { role: ROLE.root });
+    .get("/ratio_config", () => ok(ratioConfig(deps)), { response: anyReply })
+    .get("/ratio_sync/channels", async () => ok(await syncableChannels(deps)), { role: ROLE.root, response: anyReply })
+    .post("/ratio_sync/fetch", async ({ body }) => ok(await fetchUpstreamRatios(deps, (body ?? {}) as SyncRequest)), { role: ROLE.root, body: fetchBody, response: anyReply });
 }

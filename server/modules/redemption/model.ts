@@ -1,4 +1,5 @@
 import { t } from "elysia";
+import { envelope, loose, pageOf } from "../../http/schema.ts";
 
 export const idParam = t.Object({ id: t.Numeric({ minimum: 1, error: "id must be a positive integer" }) });
 
@@ -28,3 +29,15 @@ export const updateBody = t.Object({
 export const updateQuery = t.Object({ status_only: t.Optional(t.String()) });
 
 export const redeemBody = t.Object({ key: t.Optional(t.String()) });
+
+const n = (description?: string) => t.Optional(t.Integer(description ? { description } : {}));
+/** A redemption code as the admin sees it. */
+export const redemptionView = loose({
+  id: n(), user_id: n("creator"), key: t.Optional(t.String()), status: n("1 unused, 2 disabled, 3 used"), name: t.Optional(t.String()),
+  quota: n(), created_time: n("unix seconds"), redeemed_time: n("unix seconds"), used_user_id: n(), expired_time: n("unix seconds, 0 never"),
+}, { description: "a redemption code" });
+export const redemptionReply = envelope(redemptionView);
+export const redemptionPage = pageOf(redemptionView);
+export const keysReply = envelope(t.Array(t.String()), "the codes created");
+export const countReply = envelope(t.Integer({ description: "how many were removed" }));
+export const redeemReply = envelope(t.Integer({ description: "the quota added to the caller's balance" }));

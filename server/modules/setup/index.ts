@@ -1,6 +1,7 @@
 import { Elysia, t } from "elysia";
 import type { AppDeps } from "../../deps.ts";
 import { ok } from "../../http/envelope.ts";
+import { anyReply, okReply } from "../../http/schema.ts";
 import { setupStatus, runSetup } from "./service.ts";
 
 const setupBody = t.Object({
@@ -12,11 +13,11 @@ const setupBody = t.Object({
 }, { additionalProperties: true });
 
 export function setupModule(deps: AppDeps, onDone: () => void) {
-  return new Elysia({ prefix: "/api/setup" })
-    .get("", async () => ok(await setupStatus(deps)))
+  return new Elysia({ prefix: "/api/setup", tags: ["setup"] })
+    .get("", async () => ok(await setupStatus(deps)), { response: anyReply })
     .post("", async ({ body }) => {
       await runSetup(deps, body);
       onDone();
       return ok(undefined, "system initialised");
-    }, { body: setupBody });
+    }, { body: setupBody, response: okReply });
 }

@@ -1,4 +1,4 @@
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
 import type { AppDeps } from "../../deps.ts";
 import { authPlugin } from "../../http/auth.ts";
 import { ok } from "../../http/envelope.ts";
@@ -8,7 +8,7 @@ import { optInt, optStr } from "../log/query.ts";
 import { listDrawings, listTasks, type TaskQuery } from "./service.ts";
 
 type Q = Record<string, string | undefined>;
-const anyQuery = t.Record(t.String(), t.String());
+import { taskList, taskQuery } from "./model.ts";
 
 /** Page index from 0 (?p=), size from ?page_size= (default 10, at most 100). */
 function parse(q: Q, idName: "mj_id" | "task_id", admin: boolean): TaskQuery {
@@ -25,14 +25,14 @@ function parse(q: Q, idName: "mj_id" | "task_id", admin: boolean): TaskQuery {
 }
 
 export function taskModule(deps: AppDeps) {
-  return new Elysia({ prefix: "/api" })
+  return new Elysia({ prefix: "/api", tags: ["task"] })
     .use(authPlugin(deps))
-    .get("/mj/", async ({ query }) => ok(await listDrawings(deps, parse(query, "mj_id", true), true)), { role: ROLE.admin, query: anyQuery })
+    .get("/mj/", async ({ query }) => ok(await listDrawings(deps, parse(query, "mj_id", true), true)), { role: ROLE.admin, query: taskQuery, response: taskList })
     .get("/mj/self", async ({ query, user }) => ok(await listDrawings(deps, { ...parse(query, "mj_id", false), userId: user.id }, false)), {
-      role: ROLE.common, query: anyQuery,
+      role: ROLE.common, query: taskQuery, response: taskList,
     })
-    .get("/task/", async ({ query }) => ok(await listTasks(deps, parse(query, "task_id", true), true)), { role: ROLE.admin, query: anyQuery })
+    .get("/task/", async ({ query }) => ok(await listTasks(deps, parse(query, "task_id", true), true)), { role: ROLE.admin, query: taskQuery, response: taskList })
     .get("/task/self", async ({ query, user }) => ok(await listTasks(deps, { ...parse(query, "task_id", false), userId: user.id }, false)), {
-      role: ROLE.common, query: anyQuery,
+      role: ROLE.common, query: taskQuery, response: taskList,
     });
 }

@@ -6,25 +6,26 @@ import { ok, paging } from "../../http/envelope.ts";
 import { ROLE } from "../../catalogue/index.ts";
 import * as svc from "./service.ts";
 import * as m from "./model.ts";
+import { okReply } from "../../http/schema.ts";
 
 export function tokenModule(deps: AppDeps) {
-  return new Elysia({ prefix: "/api/token" })
+  return new Elysia({ prefix: "/api/token", tags: ["token"] })
     .use(authPlugin(deps))
-    .get("/", ({ user, query }) => svc.listTokens(deps, user, paging(query)).then(ok), { role: ROLE.common, query: m.listQuery })
-    .get("/search", ({ user, query }) => svc.listTokens(deps, user, { ...paging(query), keyword: query.keyword, token: query.token }).then(ok), {
-      role: ROLE.common, query: m.listQuery,
+    .get("/", async ({ user, query }) => ok(await svc.listTokens(deps, user, paging(query))), { role: ROLE.common, query: m.listQuery, response: m.tokenPage })
+    .get("/search", async ({ user, query }) => ok(await svc.listTokens(deps, user, { ...paging(query), keyword: query.keyword, token: query.token })), {
+      role: ROLE.common, query: m.listQuery, response: m.tokenPage,
     })
-    .get("/:id", async ({ user, params }) => ok(svc.tokenView(await svc.ownToken(deps, user, params.id))), { role: ROLE.common, params: m.idParam })
-    .post("/", async ({ user, body }) => ok(await svc.createTokens(deps, user, body), "token created"), { role: ROLE.common, body: m.tokenBody })
+    .get("/:id", async ({ user, params }) => ok(svc.tokenView(await svc.ownToken(deps, user, params.id))), { role: ROLE.common, params: m.idParam, response: m.tokenReply })
+    .post("/", async ({ user, body }) => ok(await svc.createTokens(deps, user, body), "token created"), { role: ROLE.common, body: m.tokenBody, response: m.tokensReply })
     .put("/", async ({ user, body, query }) => {
       if (body.id === undefined) throw badRequest("id is required");
       const statusOnly = query.status_only === "true" || query.status_only === "1";
       return ok(await svc.updateToken(deps, user, body.id, body, statusOnly));
-    }, { role: ROLE.common, body: m.tokenBody, query: m.updateQuery })
+    }, { role: ROLE.common, body: m.tokenBody, query: m.updateQuery, response: m.tokenReply })
     // new-api's batch delete: {ids}; data is how many of the caller's tokens went
-    .post("/batch", async ({ user, body }) => ok(await svc.deleteTokens(deps, user, (body as { ids?: unknown } | null)?.ids)), { role: ROLE.common })
+    .post("/batch", async ({ user, body }) => ok(await svc.deleteTokens(deps, user, body?.ids)), { role: ROLE.common, body: m.batchBody, response: m.countReply })
     .delete("/:id", async ({ user, params }) => {
       await svc.deleteToken(deps, user, params.id);
       return ok(undefined, "token deleted");
-    }, { role: ROLE.common, params: m.idParam });
+    }, { role: ROLE.common, params: m.idParam, response: okReply });
 }

@@ -1,4 +1,5 @@
 import { t } from "elysia";
+import { envelope, loose, pageOf } from "../../http/schema.ts";
 
 const num = (field: string) => t.Number({ error: `${field} must be a number` });
 
@@ -34,3 +35,39 @@ export const listQuery = t.Object({
 }, { additionalProperties: true });
 
 export const idParam = t.Object({ id: t.Numeric({ minimum: 1, error: "id must be a positive integer" }) });
+
+/** POST /api/token/batch (new-api): the caller's tokens to delete; a missing or bad list is answered by the service. */
+export const batchBody = t.Optional(t.Object({
+  ids: t.Optional(t.Array(t.Any(), { error: "ids is required: a list of token ids", description: "ids of the caller's tokens (positive integers)" })),
+}, { additionalProperties: true }));
+
+const n = (description?: string) => t.Optional(t.Number(description ? { description } : {}));
+/** A token as its owner sees it (the key with its sk- prefix); more fields may be sent. */
+export const tokenView = loose({
+  id: t.Optional(t.Integer()),
+  user_id: t.Optional(t.Integer()),
+  name: t.Optional(t.String()),
+  key: t.Optional(t.String({ description: "sk-..." })),
+  status: t.Optional(t.Integer({ description: "1 enabled, 2 disabled, 3 expired, 4 exhausted" })),
+  created_time: n("unix seconds"),
+  accessed_time: n("unix seconds"),
+  expired_time: n("unix seconds, -1 never"),
+  remain_quota: n(),
+  used_quota: n(),
+  unlimited_quota: t.Optional(t.Boolean()),
+  model_limits_enabled: t.Optional(t.Boolean()),
+  model_limits: t.Optional(t.String({ description: "comma-separated model names" })),
+  allow_ips: t.Optional(t.String({ description: "one IP or CIDR range per line" })),
+  group: t.Optional(t.String()),
+  rpm_limit: n("requests per minute, 0 none"),
+  tpm_limit: n("tokens per minute, 0 none"),
+  concurrency_limit: n("calls at once, 0 none"),
+  budget_quota: n("quota per budget period, 0 none"),
+  budget_period: t.Optional(t.String({ description: "'', daily, weekly or monthly" })),
+  budget_used: n(),
+  budget_reset_at: n("unix seconds, 0 none started"),
+}, { description: "a token" });
+export const tokenReply = envelope(tokenView);
+export const tokensReply = envelope(t.Array(tokenView), "the tokens created");
+export const tokenPage = pageOf(tokenView);
+export const countReply = envelope(t.Integer({ description: "how many were deleted" }));

@@ -13,6 +13,8 @@ import { verifyPassword } from "../user/password.ts";
 import * as svc from "./service.ts";
 import { completePendingLogin, PENDING_LOGIN_COOKIE } from "./pending.ts";
 import { consumePasskeyReady, markVerified, sessionTag, verifiedUntil } from "./secure.ts";
+import { anyReply, envelope, loose, okReply } from "../../http/schema.ts";
+import { userReply } from "../user/model.ts";
 
 const code = t.Optional(t.Union([t.String(), t.Number()], { error: "code must be a string" }));
 const codeBody = t.Object({ code }, { additionalProperties: true });
@@ -23,6 +25,12 @@ const verifyBody = t.Object({
   password: t.Optional(t.String({ error: "password must be a string" })),
 }, { additionalProperties: true });
 const idParam = t.Object({ id: t.Numeric({ minimum: 1, error: "id must be a positive integer" }) });
+
+const verifyReply = envelope(loose({
+  verified: t.Boolean(),
+  expires_at: t.Optional(t.Integer({ description: "unix seconds: until then, secure operations need no new proof" })),
+}));
+const backupCodesReply = envelope(loose({ backup_codes: t.Array(t.String(), { description: "one-time codes; the old ones stop working" }) }));
 
 const str = (v: unknown) => (v === undefined || v === null ? undefined : String(v));
 
@@ -43,30 +51,30 @@ export async function checkOwnPassword(deps: AppDeps, user: User, password: stri
 
 export function twoFAModule(deps: AppDeps) {
   const limit = (request: Request, server: unknown) => enforceLimit(deps, "critical", clientIp(request, server as any, deps.config.trustProxy));
-  return new Elysia({ prefix: "/api" })
+  return new Elysia({ prefix: "/api", tags: ["twofa"] })
     .use(authPlugin(deps))
-    .get("/user/2fa/status", async ({ user }) => ok(await svc.twoFAStatus(deps, user.id)), { role: ROLE.common })
+    .get("/user/2fa/status", async ({ user }) => ok(await svc.twoFAStatus(deps, user.id)), { role: ROLE.common, response: anyReply })
     .post("/user/2fa/setup", async ({ user }) => ok(await svc.setupTwoFA(deps, user),
-      "scan the QR code with your authenticator app, then enter its code to finish"), { role: ROLE.common })
+      "scan the QR code with your authenticator app, then enter its code to finish"), { role: ROLE.common, response: anyReply })
     .post("/user/2fa/enable", async ({ user, body, request, server }) => {
       await limit(request, server);
       await svc.enableTwoFA(deps, user, str(body.code));
       return ok(undefined, "two-factor sign-in is enabled");
-    }, { role: ROLE.common, body: codeBody })
+    }, { role: ROLE.common, body: codeBody, response: okReply })
     .post("/user/2fa/disable", async ({ user, body, request, server }) => {
       await limit(request, server);
       await svc.disableTwoFA(deps, user, str(body.code));
       return ok(undefined, "two-factor sign-in is disabled");
-    }, { role: ROLE.common, body: codeBody })
+    }, { role: ROLE.common, body: codeBody, response: okReply })
     .post("/user/2fa/backup_codes", async ({ user, body, request, server }) => {
       await limit(request, server);
       return ok({ backup_codes: await svc.regenerateBackupCodes(deps, user, str(body.code)) }, "new backup codes generated");
-    }, { role: ROLE.common, body: codeBody })
-    .get("/user/2fa/stats", async () => ok(await svc.twoFAStats(deps)), { role: ROLE.admin })
+    }, { role: ROLE.common, body: codeBody, response: backupCodesReply })
+    .get("/user/2fa/stats", async () => ok(await svc.twoFAStats(deps)), { role: ROLE.admin, response: anyReply })
     .delete("/user/:id/2fa", async ({ user, params }) => {
       await svc.adminDisableTwoFA(deps, user, params.id);
       return ok(undefined, "two-factor sign-in of the user is disabled");
-    }, { role: ROLE.admin, params: idParam })
+    }, { role: ROLE.admin, params: idParam, response: okReply })
     // The second step of a password sign-in (POST /api/user/login answered require_2fa).
     .post("/user/login/2fa", async ({ body, cookie, request, server, sessionJwt }) => {
       await limit(request, server);
@@ -75,7 +83,7 @@ export function twoFAModule(deps: AppDeps) {
       cookie[PENDING_LOGIN_COOKIE]?.remove();
       await startSession(sessionJwt, cookie, user, new URL(request.url).protocol === "https:");
       return ok(publicUser(user));
-    }, { body: loginBody })
+    }, { body: loginBody, response: userReply })
     .post("/verify", async ({ user, body, cookie, request, server }) => {
       await limit(request, server);
       const tag = sessionTag(cookie);
@@ -88,9 +96,9 @@ export function twoFAModule(deps: AppDeps) {
       else throw badRequest(VERIFY_MSG.badMethod);
       const expires_at = await markVerified(deps, user.id, tag, method);
       return ok({ verified: true, expires_at }, VERIFY_MSG.verified);
-    }, { role: ROLE.common, body: verifyBody })
+    }, { role: ROLE.common, body: verifyBody, response: verifyReply })
     .get("/verify/status", async ({ user, cookie }) => {
       const until = await verifiedUntil(deps, user.id, sessionTag(cookie));
       return ok(until ? { verified: true, expires_at: until } : { verified: false });
-    }, { role: ROLE.common });
+    }, { role: ROLE.common, response: verifyReply });
 }

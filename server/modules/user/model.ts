@@ -1,4 +1,5 @@
-import { t } from "elysia";
+import { t, type TSchema } from "elysia";
+import { envelope, loose, pageOf } from "../../http/schema.ts";
 
 const int = t.Integer();
 export const idParam = t.Object({ id: t.Numeric({ minimum: 1 }) });
@@ -66,3 +67,35 @@ export const loginBody = t.Object({
   username: t.Optional(t.String()),
   password: t.Optional(t.String()),
 }, { additionalProperties: true });
+
+/** ?turnstile= : the Cloudflare Turnstile answer, when the site turned the check on. */
+export const turnstileQuery = t.Object({ turnstile: t.Optional(t.String({ description: "Turnstile token (when TurnstileCheckEnabled)" })) }, { additionalProperties: true });
+
+const opt = <T extends TSchema>(s: T) => t.Optional(s);
+const userFields = {
+  id: opt(t.Integer()),
+  username: opt(t.String()),
+  display_name: opt(t.String()),
+  role: opt(t.Integer({ description: "1 user, 10 admin, 100 super admin" })),
+  status: opt(t.Integer({ description: "1 enabled, 2 banned" })),
+  email: opt(t.String()),
+  group: opt(t.String()),
+  quota: opt(t.Integer({ description: "remaining quota (500000 = 1 USD by default)" })),
+  used_quota: opt(t.Integer()),
+  request_count: opt(t.Integer()),
+  aff_code: opt(t.String()),
+  setting: opt(t.String({ description: "JSON text of the user's notification settings" })),
+};
+/** A user record as clients see it (never the password hash or the access token); more fields are sent. */
+export const userView = loose(userFields, { description: "a user" });
+export const userReply = envelope(userView);
+/** A first-factor sign-in: the user (and a session cookie), or, with two-factor sign-in on, the pending step. */
+export const signInResult = envelope(loose({
+  ...userFields,
+  require_2fa: opt(t.Boolean({ description: "true: POST /api/user/login/2fa with the code and flow_token" })),
+  flow_token: opt(t.String()),
+  expires_at: opt(t.Integer()),
+  require_2fa_setup: opt(t.Boolean({ description: "a super admin who must set up two-factor sign-in first" })),
+}, { description: "the user, or the two-factor step" }));
+export const userPage = pageOf(userView);
+export const stringReply = (description: string) => envelope(t.String({ description }));

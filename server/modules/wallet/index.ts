@@ -7,6 +7,7 @@ import { ROLE } from "../../catalogue/index.ts";
 import * as svc from "./service.ts";
 import * as m from "./model.ts";
 import { topupInfo } from "./topup-info.ts";
+import { anyReply } from "../../http/schema.ts";
 
 /** Provider callbacks answer in plain text, as the providers expect ("success" / "fail"). */
 async function noticeReply(run: () => Promise<string>): Promise<Response> {
@@ -27,15 +28,19 @@ function noticeParams(request: Request, body: unknown): Record<string, string> {
 }
 
 export function walletModule(deps: AppDeps) {
-  return new Elysia({ prefix: "/api/user" })
+  return new Elysia({ prefix: "/api/user", tags: ["wallet"] })
     .use(authPlugin(deps))
-    .get("/topup/info", () => ok(topupInfo(deps)), { role: ROLE.common })
-    .post("/amount", ({ user, body }) => ok(svc.quoteAmount(deps, user, body.amount).toFixed(2)), { role: ROLE.common, body: m.amountBody })
+    .get("/topup/info", () => ok(topupInfo(deps)), { role: ROLE.common, response: anyReply })
+    .post("/amount", ({ user, body }) => ok(svc.quoteAmount(deps, user, body.amount).toFixed(2)), { role: ROLE.common, body: m.amountBody, response: m.amountReply })
     .post("/pay", async ({ user, body }) => {
       const { url, data } = await svc.startPayment(deps, user, body.amount, body.payment_method);
       return { ...ok(data, "success"), url };
-    }, { role: ROLE.common, body: m.payBody })
+    }, { role: ROLE.common, body: m.payBody, response: m.payReply })
     // Epay calls back with GET; some deployments POST a form. Both carry the same signed fields.
-    .get("/epay/notify", ({ request }) => noticeReply(() => svc.handleNotice(deps, "epay", noticeParams(request, null))))
-    .post("/epay/notify", ({ request, body }) => noticeReply(() => svc.handleNotice(deps, "epay", noticeParams(request, body))));
+    .get("/epay/notify", ({ request }) => noticeReply(() => svc.handleNotice(deps, "epay", noticeParams(request, null))), {
+      query: m.noticeQuery, response: m.noticeReply,
+    })
+    .post("/epay/notify", ({ request, body }) => noticeReply(() => svc.handleNotice(deps, "epay", noticeParams(request, body))), {
+      query: m.noticeQuery, body: m.noticeForm, response: m.noticeReply, detail: { "x-form-body": true },
+    });
 }

@@ -1,4 +1,5 @@
 import { t } from "elysia";
+import { envelope, loose } from "../../http/schema.ts";
 
 export const amountBody = t.Object({
   amount: t.Integer({ error: "amount must be an integer" }),
@@ -10,3 +11,26 @@ export const payBody = t.Object({
   top_up_code: t.Optional(t.String()),
   payment_method: t.String({ minLength: 1, error: "payment_method is required (zfb or wx)" }),
 }, { additionalProperties: true });
+
+/** Epay's signed notice (query string, or a form for a POST); every field is part of the signature. */
+const noticeFields = {
+  pid: t.Optional(t.String({ description: "merchant id" })),
+  trade_no: t.Optional(t.String()),
+  out_trade_no: t.Optional(t.String({ description: "the order number this site gave" })),
+  type: t.Optional(t.String({ description: "alipay, wxpay, ..." })),
+  name: t.Optional(t.String()),
+  money: t.Optional(t.String()),
+  trade_status: t.Optional(t.String({ description: "TRADE_SUCCESS when paid" })),
+  sign: t.Optional(t.String()),
+  sign_type: t.Optional(t.String()),
+};
+export const noticeQuery = t.Object(noticeFields, { additionalProperties: true });
+export const noticeForm = t.Optional(t.Object(noticeFields, { additionalProperties: true }));
+/** The provider expects plain text. */
+export const noticeReply = t.String({ description: "success, or fail (with a 4xx status)" });
+
+export const amountReply = envelope(t.String({ description: "the price to pay for that amount, 2 decimals" }));
+/** new-api's shape: the form fields in data and the provider's URL at the top level. */
+export const payReply = envelope(loose({}, { description: "the form fields to POST to url" }), "where to pay", {
+  url: t.Optional(t.String({ description: "the payment page to submit data to" })),
+});

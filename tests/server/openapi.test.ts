@@ -1,0 +1,162 @@
+// The management API's OpenAPI document (GET /api/openapi.json): a valid OpenAPI 3.1 document, generated from
+// the route table, that covers every /api route with its request and reply schemas, its tag and its least role;
+// and the docs pages that read it.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Validator } from "@seriousme/openapi-schema-validator";
+import { testContext, type Session, type TestContext } from "../helpers/app.ts";
+import { ROLE } from "../../server/catalogue/index.ts";
+
+const API = /^\/api(\/|$)/;
+const ROLES = ["public", "viewer", "user", "admin", "root"];
+const openapiPath = (path: string) => path.replace(/:([^/]+)/g, "{$1}");
+
+let ctx: TestContext;
+let doc: any;
+let user: Session;
+let admin: Session;
+
+beforeAll(async () => {
+  ctx = await testContext();
+  user = await ctx.user(ROLE.common);
+  admin = await ctx.user(ROLE.admin);
+  const r = await ctx.request("GET", "/api/openapi.json");
+  expect(r.status).toBe(200);
+  doc = r.body;
+});
+afterAll(() => ctx.close());
+
+/** Every route of the app under /api, as Elysia's route table has it (OPTIONS/HEAD are not operations). */
+const apiRoutes = () => (ctx.app.routes as { method: string; path: string; handler: unknown; hooks: Record<string, any> }[])
+  .filter((r) => API.test(r.path) && !["OPTIONS", "HEAD"].includes(r.method));
+
+describe("GET /api/openapi.json", () => {
+  test("is a valid OpenAPI 3.1 document", async () => {
+    expect(doc.openapi).toMatch(/^3\.1\./);
+    const result = await new Validator().validate(doc);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(["accessToken", "session", "userId"]);
+  });
+
+  test("every /api route is in it, with request schemas for what it reads, a reply schema, a tag and a role", () => {
+    const problems: string[] = [];
+    const declared = new Set((doc.tags ?? []).map((t: { name: string }) => t.name));
+    for (const r of apiRoutes()) {
+      const name = `${r.method} ${r.path}`;
+      const op = doc.paths[openapiPath(r.path)]?.[r.method.toLowerCase()];
+      if (!op) {
+        problems.push(`${name}: not in the document`);
+        continue;
+      }
+      const source = String(r.handler);
+      if (r.path.includes(":") && !r.hooks.params) problems.push(`${name}: path parameters without a params schema`);
+      if (/\b(query|searchParams)\b/.test(source) && !r.hooks.query) problems.push(`${name}: reads the query string but has no query schema`);
+      if (/\bbody\b/.test(source) && !r.hooks.body) problems.push(`${name}: reads a body but has no body schema`);
+      if (r.hooks.body && !op.requestBody?.content) problems.push(`${name}: body schema missing from the document`);
+      const replies = Object.entries(op.responses ?? {}).filter(([status, reply]: [string, any]) => /^2\d\d$/.test(status) && reply.content);
+      if (!replies.length || !r.hooks.response) problems.push(`${name}: no reply schema`);
+      if (!op.tags?.length || !op.tags.every((t: string) => declared.has(t))) problems.push(`${name}: no declared tag (${op.tags})`);
+      if (!ROLES.includes(op["x-switchyard-role"])) problems.push(`${name}: no x-switchyard-role`);
+    }
+    expect(problems).toEqual([]);
+  });
+
+  test("it holds /api routes only: the relay follows its providers' own specifications", () => {
+    const paths = Object.keys(doc.paths);
+    expect(paths.length).toBeGreaterThan(100);
+    expect(paths.filter((p) => !API.test(p))).toEqual([]);
+    expect(paths.length).toBe(new Set(apiRoutes().map((r) => openapiPath(r.path))).size);
+  });
+
+  test("management replies are described as the envelope {success, message, data}", () => {
+    const reply = doc.paths["/api/token/"].get.responses["200"].content["application/json"].schema;
+    expect(reply.required).toEqual(expect.arrayContaining(["success", "message"]));
+    expect(Object.keys(reply.properties)).toEqual(expect.arrayContaining(["success", "message", "data"]));
+    expect(doc.paths["/api/token/"].get.responses.default.content["application/json"].schema.$ref).toBe("#/components/schemas/ErrorReply");
+  });
+
+  test("bodies that were not described before are now, and stay permissive", () => {
+    const batch = doc.paths["/api/token/batch"].post.requestBody.content["application/json"].schema;
+    expect(batch.properties.ids).toBeDefined();
+    expect(batch.additionalProperties).not.toBe(false);
+  });
+
+  test("the roles it names are the roles the routes enforce", async () => {
+    const wrong: string[] = [];
+    for (const [path, item] of Object.entries<any>(doc.paths)) {
+      for (const [method, op] of Object.entries<any>(item)) {
+        const role = op["x-switchyard-role"];
+        if (!["user", "admin", "root"].includes(role)) continue;
+        const url = path.replace(/\{[^}]+\}/g, "999999");
+        // No credentials: refused before the handler runs (a malformed request may be refused first, with 400).
+        const guest = await ctx.request(method.toUpperCase(), url);
+        if (![400, 401].includes(guest.status) || guest.body.success !== false) wrong.push(`${method} ${path} as guest: ${guest.status}`);
+        if (role === "user") continue;
+        const below = role === "root" ? admin : user;
+        const r = await ctx.request(method.toUpperCase(), url, { as: below });
+        if (![400, 403].includes(r.status)) wrong.push(`${method} ${path} below ${role}: ${r.status}`);
+      }
+    }
+    expect(wrong).toEqual([]);
+    expect(doc.paths["/api/option/"].get["x-switchyard-role"]).toBe("root");
+    expect(doc.paths["/api/channel/"].get["x-switchyard-role"]).toBe("admin");
+    expect(doc.paths["/api/user/self"].get["x-switchyard-role"]).toBe("user");
+    expect(doc.paths["/api/status"].get["x-switchyard-role"]).toBe("public");
+    expect(doc.paths["/api/pricing"].get["x-switchyard-role"]).toBe("viewer");
+    expect(doc.paths["/api/user/self"].get.security).toEqual([{ session: [], userId: [] }, { accessToken: [] }]);
+  });
+
+  test("is answered before the setup wizard has run, and the same document every time", async () => {
+    const fresh = await testContext({ setup: false });
+    try {
+      const a = await fresh.request("GET", "/api/openapi.json");
+      const b = await fresh.request("GET", "/api/openapi.json");
+      expect(a.status).toBe(200);
+      expect(b.body).toEqual(a.body);
+    } finally {
+      await fresh.close();
+    }
+  });
+
+  test("nothing of it is loaded at start: the generator is imported with the first request for the document", () => {
+    const script = `
+      const loaded = () => Object.keys(require.cache).some((k) => k.includes("/node_modules/@elysiajs/openapi/"));
+      const { Elysia } = await import("elysia");
+      await import("./server/app.ts");
+      const atStart = loaded();
+      await (await import("./server/modules/docs/service.ts")).buildDocument(new Elysia().get("/api/x", () => "x"));
+      console.log(JSON.stringify({ atStart, afterFirst: loaded() }));
+    `;
+    const proc = Bun.spawnSync([process.execPath, "-e", script], { cwd: `${import.meta.dir}/../..`, env: { ...process.env } });
+    expect(proc.exitCode).toBe(0);
+    expect(JSON.parse(proc.stdout.toString().trim().split("\n").at(-1)!)).toEqual({ atStart: false, afterFirst: true });
+  });
+
+  test("API_DOCS_ENABLED=false turns the document and the pages off", async () => {
+    const off = await testContext({ config: { apiDocsEnabled: false } });
+    try {
+      for (const p of ["/api/openapi.json", "/api/docs", "/api/docs/scalar"]) expect((await off.request("GET", p)).status).toBe(404);
+    } finally {
+      await off.close();
+    }
+  });
+});
+
+describe("GET /api/docs", () => {
+  test("answers a self-contained HTML page that reads the document", async () => {
+    const r = await ctx.request("GET", "/api/docs");
+    expect(r.status).toBe(200);
+    expect(r.headers.get("content-type")).toContain("text/html");
+    expect(r.body).toContain("/api/openapi.json");
+    // Nothing loaded from another host: the page works offline.
+    expect(r.body).not.toMatch(/<script[^>]+src=|<link[^>]+href="http/);
+  });
+
+  test("/api/docs/scalar answers Scalar's page, which loads its script from the CDN", async () => {
+    const r = await ctx.request("GET", "/api/docs/scalar");
+    expect(r.status).toBe(200);
+    expect(r.headers.get("content-type")).toContain("text/html");
+    expect(r.body).toContain("/api/openapi.json");
+    expect(r.body).toContain("cdn.jsdelivr.net");
+  });
+});
