@@ -8,6 +8,7 @@ import { fallbacksProblem, groupFallbacksProblem } from "../../console/pages/set
 import { changeLanguage, t } from "../../console/i18n/index.ts";
 import { logDetails } from "../../console/pages/log/details.ts";
 import { LOG_TYPE } from "../../server/catalogue/index.ts";
+import { emptyChannel, fromChannel, toBody, validateChannel } from "../../console/pages/channel-edit/ChannelForm.tsx";
 
 let fm: FetchMock;
 afterEach(() => {
@@ -56,6 +57,18 @@ describe("settings editor", () => {
     expect(fm.calls.filter((c) => c.method === "PUT").map((c) => c.body)).toEqual([
       { key: "ModelFallbacks", value: rule }, { key: "GroupModelFallbacks", value: '{"vip": {"gpt-4o": []}}' },
     ]);
+  });
+});
+
+describe("channel form: max input tokens (the context window the fallback check reads)", () => {
+  test("read, checked and sent; empty sends 0 (not known)", () => {
+    expect(fromChannel({ max_input_tokens: 128000, models: "m" }).max_input_tokens).toBe("128000");
+    expect(fromChannel({ max_input_tokens: 0, models: "m" }).max_input_tokens).toBe("");
+    const v = { ...emptyChannel(), name: "n", key: "k", models: ["m"] };
+    expect(validateChannel({ ...v, max_input_tokens: "12.5k" }, true, (k) => k)).toBe("ops.ch.maxInputTokensInt");
+    expect(validateChannel({ ...v, max_input_tokens: "200000" }, true, (k) => k)).toBeNull();
+    expect(toBody({ ...v, max_input_tokens: "200000" }).max_input_tokens).toBe(200000);
+    expect(toBody({ ...v, max_input_tokens: "" }, 3).max_input_tokens).toBe(0);
   });
 });
 

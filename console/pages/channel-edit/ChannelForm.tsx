@@ -14,6 +14,8 @@ export interface ChannelFormValues {
   type: number; name: string; key: string; base_url: string; other: string; openai_organization: string;
   models: string[]; groups: string[]; model_mapping: string; status_code_mapping: string; param_override: string; setting: string;
   tag: string; priority: string; weight: string; auto_ban: boolean; test_model: string; batch: boolean; multi_to_single: boolean;
+  /** the context window of the channel's models in tokens ("" or 0: not known); a longer prompt goes to the model's fallback */
+  max_input_tokens: string;
   /** a multi-key channel (edit) or one to be made of the key lines (create): its rotation, and whether new keys are added */
   multi_key: boolean; multi_key_mode: "polling" | "random"; key_append: boolean;
 }
@@ -24,6 +26,7 @@ export function emptyChannel(): ChannelFormValues {
     type: 1, name: "", key: "", base_url: "", other: "", openai_organization: "", models: [], groups: [DEFAULT_GROUP],
     model_mapping: "", status_code_mapping: "", param_override: "", setting: "", tag: "", priority: "0", weight: "0",
     auto_ban: true, test_model: "", batch: false, multi_to_single: false, multi_key: false, multi_key_mode: "polling", key_append: false,
+    max_input_tokens: "",
   };
 }
 
@@ -36,6 +39,7 @@ export function fromChannel(c: Record<string, any>): ChannelFormValues {
     status_code_mapping: c.status_code_mapping ?? "", param_override: c.param_override ?? "", setting: c.setting ?? "", tag: c.tag ?? "",
     priority: String(c.priority ?? 0), weight: String(c.weight ?? 0), auto_ban: Number(c.auto_ban ?? 1) === 1, test_model: c.test_model ?? "",
     multi_key: Boolean(c.channel_info?.is_multi_key), multi_key_mode: c.channel_info?.multi_key_mode === "random" ? "random" : "polling",
+    max_input_tokens: Number(c.max_input_tokens) > 0 ? String(c.max_input_tokens) : "",
   };
 }
 
@@ -55,6 +59,7 @@ export function channelProblem(v: ChannelFormValues, creating: boolean, t: (k: s
   if (!isProxyUrl(String(readSetting(v.setting).proxy ?? ""))) return problem("ops.ch.proxyInvalid", "setting");
   if (v.priority.trim() && !/^-?\d+$/.test(v.priority.trim())) return problem("ops.ch.priorityInt", "priority");
   if (v.weight.trim() && !/^\d+$/.test(v.weight.trim())) return problem("ops.ch.weightInt", "weight");
+  if (v.max_input_tokens.trim() && !/^\d+$/.test(v.max_input_tokens.trim())) return problem("ops.ch.maxInputTokensInt", "max_input_tokens");
   if (fieldsFor(v.type).baseUrl?.required && !v.base_url.trim()) return problem("ops.ch.baseUrlRequired", "base_url");
   if (fieldsFor(v.type).other?.required && !v.other.trim()) return problem("ops.ch.otherRequired", "other");
   return null;
@@ -77,6 +82,7 @@ export function toBody(v: ChannelFormValues, id?: number): Record<string, unknow
   };
   if (v.priority.trim()) body.priority = Number(v.priority);
   if (v.weight.trim()) body.weight = Number(v.weight);
+  body.max_input_tokens = v.max_input_tokens.trim() ? Number(v.max_input_tokens) : 0;
   if (id) {
     body.id = id;
     // An empty key on edit keeps the stored key; a multi-key channel may add keys instead of replacing them.
@@ -313,6 +319,10 @@ export function ChannelForm({ id, onSaved, onCancel }: { id?: number; onSaved: (
         <Field label={t("ops.ch.priority")} {...mark("priority")}><Input value={v.priority} onChange={(x) => set("priority", x)} style={{ width: 100 }} /></Field>
         <Field label={t("ops.ch.weight")} {...mark("weight")}><Input value={v.weight} onChange={(x) => set("weight", x)} style={{ width: 100 }} /></Field>
         <Field label={t("ops.ch.testModel")}><Input value={v.test_model} onChange={(x) => set("test_model", x)} style={{ width: 180 }} /></Field>
+        <Field label={t("ops.ch.maxInputTokens")} {...mark("max_input_tokens")}>
+          <Input value={v.max_input_tokens} onChange={(x) => set("max_input_tokens", x)} placeholder={t("ops.ch.maxInputTokensHint")} style={{ width: 200 }}
+            name="max_input_tokens" title={t("ops.ch.maxInputTokensHelp")} />
+        </Field>
       </Space>
       <Space>
         <Switch checked={v.auto_ban} onChange={(x) => set("auto_ban", x)} />
