@@ -266,6 +266,19 @@ describe("fallback on SQLite", () => {
     await fx.option("GroupModelFallbacks", "{}");
   });
 
+  test("a token of group auto: the fallback is routed in the first of its groups that serves it", async () => {
+    await setRatios(fx, { "au-a": 1, "au-b": 1 });
+    await fx.option("ModelFallbacks", JSON.stringify({ "au-a": ["au-b"] }));
+    await fx.option("UserUsableGroups", JSON.stringify({ default: "", vip: "" }));
+    await fx.option("AutoGroups", JSON.stringify(["default", "vip"]));
+    await fx.channel({ base_url: down.url, models: ["au-a"], groups: ["default"] });
+    await fx.channel({ base_url: fx.mock.url, models: ["au-b"], groups: ["vip"] });
+    const { user, token } = await funded(fx, { group: "auto" });
+    expect((await fx.call("/v1/chat/completions", token.key, chat("au-a"))).status).toBe(200);
+    const [log] = await consumeLogs(fx, user.id);
+    expect([log.model_name, log.group]).toEqual(["au-b", "vip"]);
+  });
+
   test("streaming: the client gets a stream from the fallback model, billed at its price", async () => {
     const { user, token } = await failingOver(fx, down, "st-a", "st-b", { "st-a": 9, "st-b": 1.5 });
     const res = await fx.call("/v1/chat/completions", token.key, chat("st-a", { stream: true }));
