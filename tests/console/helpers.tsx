@@ -8,6 +8,7 @@ import { Message } from "@arco-design/web-react";
 import App from "../../console/App.tsx";
 import { changeLanguage, type Language } from "../../console/i18n/index.ts";
 import type { SiteStatus, StoredUser } from "../../console/lib/storage.ts";
+import { OPTION_DEFAULTS, SECRET_OPTIONS } from "../../server/modules/option/defaults.ts";
 
 // The machine is shared with other jobs; lazy pages and Arco animations can take over a second there.
 configure({ asyncUtilTimeout: 4000 });
@@ -42,6 +43,10 @@ export function mockFetch(routes: Record<string, Handler | unknown> = {}): Fetch
 }
 
 export const ok = (data?: unknown, message = "") => ({ success: true, message, data });
+
+/** GET /api/option/'s list: every option's default (secrets left out), with `over` applied. */
+export const optionList = (over: Record<string, string> = {}) =>
+  Object.entries({ ...OPTION_DEFAULTS, ...over }).filter(([k]) => !SECRET_OPTIONS.has(k)).map(([key, value]) => ({ key, value }));
 export const fail = (message: string) => ({ success: false, message });
 
 export const ADMIN: StoredUser = { id: 1, username: "root", display_name: "Root User", role: 100, status: 1, group: "default", quota: 100_000_000 };

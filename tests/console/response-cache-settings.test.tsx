@@ -3,8 +3,7 @@
 // seconds is refused where it is typed. A cache hit's log says so in its details.
 import { afterEach, describe, expect, test } from "bun:test";
 import { screen, waitFor, fireEvent, within } from "@testing-library/react";
-import { ADMIN, mockFetch, ok, renderApp, resetDom, type FetchMock } from "./helpers.tsx";
-import { OPTION_DEFAULTS, SECRET_OPTIONS } from "../../server/modules/option/defaults.ts";
+import { ADMIN, mockFetch, ok, optionList, renderApp, resetDom, type FetchMock } from "./helpers.tsx";
 import { modelTtlProblem } from "../../console/pages/setting/tabs/response-cache.tsx";
 import { changeLanguage, t } from "../../console/i18n/index.ts";
 import { logDetails } from "../../console/pages/log/details.ts";
@@ -16,8 +15,6 @@ afterEach(() => {
   resetDom();
 });
 
-const optionList = (over: Record<string, string> = {}) =>
-  Object.entries({ ...OPTION_DEFAULTS, ...over }).filter(([k]) => !SECRET_OPTIONS.has(k)).map(([key, value]) => ({ key, value }));
 const puts = () => fm.calls.filter((c) => c.method === "PUT" && c.path === "/api/option/").map((c) => c.body);
 const field = (name: string) => document.querySelector(`[name="${name}"]`) as HTMLInputElement;
 

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { screen, waitFor, fireEvent, within } from "@testing-library/react";
-import { ADMIN, mockFetch, ok, fail, renderApp, resetDom, sleep, type FetchMock } from "./helpers.tsx";
-import { OPTION_DEFAULTS, SECRET_OPTIONS } from "../../server/modules/option/defaults.ts";
+import { ADMIN, mockFetch, ok, fail, optionList, renderApp, resetDom, sleep, type FetchMock } from "./helpers.tsx";
+import { OPTION_DEFAULTS } from "../../server/modules/option/defaults.ts";
 import {
   addDomain, duplicateTopLevelKeys, fieldProblem, groupNamesProblem, outgoingValues, rateLimitGroupProblem, wellKnownProblem, type FieldDef,
 } from "../../console/pages/setting/fields.ts";
@@ -12,9 +12,6 @@ afterEach(() => {
   fm?.restore();
   resetDom();
 });
-
-const optionList = (over: Record<string, string> = {}) =>
-  Object.entries({ ...OPTION_DEFAULTS, ...over }).filter(([k]) => !SECRET_OPTIONS.has(k)).map(([key, value]) => ({ key, value }));
 
 function settingsApi(over: Record<string, string> = {}, extra: Record<string, unknown> = {}) {
   return mockFetch({ "GET /api/option/": ok(optionList(over)), "PUT /api/option/": ok(undefined, "saved"), "GET /api/status": ok({ setup: true }), ...extra });

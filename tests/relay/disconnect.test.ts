@@ -1,7 +1,7 @@
 // A client that disconnects mid-stream: the upstream call is stopped, and the user pays for what had
 // been generated up to that moment (counted, since no usage chunk ever arrived).
 import { expect, test } from "bun:test";
-import { relayFixture, logsOf, userRow } from "./fixtures.ts";
+import { relayFixture, logsOf, userRow, leaveStreamAt } from "./fixtures.ts";
 import { countTokens } from "../../server/relay/tokenizer.ts";
 
 test("disconnecting mid-stream stops the upstream and bills what was produced", async () => {
@@ -21,14 +21,8 @@ test("disconnecting mid-stream stops the upstream and bills what was produced", 
       body: JSON.stringify({ model: "dc-slow", stream: true, stream_options: { include_usage: true }, messages: [{ role: "user", content: "count" }] }),
     });
     expect(res.status).toBe(200);
-    const reader = res.body!.getReader();
-    const dec = new TextDecoder();
-    let received = "";
-    while (!received.includes("word4")) received += dec.decode((await reader.read()).value!, { stream: true });
-    abort.abort();
-    await reader.cancel().catch(() => {});
     // The gateway notices, stops the upstream, and settles.
-    for (let i = 0; i < 100 && fx.mock.cancelled === 0; i++) await Bun.sleep(20);
+    await leaveStreamAt(fx, res, abort, "word4");
     expect(fx.mock.cancelled).toBe(1);
     await Bun.sleep(50);
     await fx.flush();

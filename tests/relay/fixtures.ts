@@ -163,3 +163,16 @@ export async function callAsNewUser(fx: RelayFixture, path: string, body: unknow
   await fx.flush();
   return { status: res.status, text, user, logs: await logsOf(fx, user.id) };
 }
+
+/** A client leaving mid-stream: reads the streamed answer until it includes `marker`, then aborts the request
+ * and cancels the body, and waits until the mock upstream saw its stream cancelled. Returns what was read. */
+export async function leaveStreamAt(fx: RelayFixture, res: Response, abort: AbortController, marker: string): Promise<string> {
+  const reader = res.body!.getReader();
+  const dec = new TextDecoder();
+  let received = "";
+  while (!received.includes(marker)) received += dec.decode((await reader.read()).value!, { stream: true });
+  abort.abort();
+  await reader.cancel().catch(() => {});
+  for (let i = 0; i < 100 && fx.mock.cancelled === 0; i++) await Bun.sleep(20);
+  return received;
+}

@@ -6,7 +6,7 @@
 // kept. Storage: the database table on SQLite, PostgreSQL and MySQL, and Redis (two instances share hits).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
-import { relayFixture, logsOf, userRow, type RelayFixture } from "./fixtures.ts";
+import { relayFixture, logsOf, userRow, leaveStreamAt, type RelayFixture } from "./fixtures.ts";
 import { storageKinds } from "../helpers/db.ts";
 import { responseCacheState } from "../../server/relay/cache/index.ts";
 import { pruneResponseCache } from "../../server/jobs/response-cache-cleanup.ts";
@@ -455,13 +455,7 @@ test("a client that leaves mid-stream: the upstream is stopped, what it got is b
       method: "POST", signal: abort.signal, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body,
     });
     expect(res.headers.get("x-switchyard-cache")).toBe("MISS");
-    const reader = res.body!.getReader();
-    const dec = new TextDecoder();
-    let received = "";
-    while (!received.includes("word4")) received += dec.decode((await reader.read()).value!, { stream: true });
-    abort.abort();
-    await reader.cancel().catch(() => {});
-    for (let i = 0; i < 100 && fx.mock.cancelled === 0; i++) await Bun.sleep(20);
+    await leaveStreamAt(fx, res, abort, "word4");
     expect(fx.mock.cancelled).toBe(1);
     await Bun.sleep(50);
     await fx.flush();
