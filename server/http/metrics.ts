@@ -26,6 +26,10 @@ type PromClient = typeof import("prom-client");
 /** Backlog readers by queue name, registered whether or not metrics are on; read at each scrape. */
 const pendingReaders = new Map<string, () => number>();
 
+interface ChannelRow { id: number; name: string | null; type: number }
+/** The channels of the app serving /metrics (names for the dashboards' legends); read at each scrape. */
+let channelReader: (() => Promise<ChannelRow[]>) | null = null;
+
 /** Every metric of the process, registered in one registry. */
 function build(client: PromClient) {
   const registry = new client.Registry();
@@ -52,6 +56,22 @@ function build(client: PromClient) {
       registers,
     }),
     ...relayMetrics(client, registers),
+    // One series per channel, value 1: joined on `channel` it puts names on the per-channel series
+    // (`* on (channel) group_left (name) switchyard_channel_info`). Names are the operator's.
+    channelInfo: new client.Gauge({
+      name: "switchyard_channel_info",
+      help: "Each channel's name and type, value 1, for joining on the channel label.",
+      labelNames: ["channel", "name", "type"] as const,
+      registers,
+      async collect() {
+        this.reset();
+        let rows: ChannelRow[] = [];
+        try {
+          rows = channelReader ? await channelReader() : [];
+        } catch {} // the database being away must not break the scrape
+        for (const c of rows) this.set({ channel: String(c.id), name: c.name ?? "", type: String(c.type) }, 1);
+      },
+    }),
     pendingWrites: new client.Gauge({
       name: "switchyard_pending_writes",
       help: "Writes queued by the write-behind and not yet in the database, by queue.",
@@ -174,6 +194,11 @@ export function metricsPlugin(deps: AppDeps) {
       Response.json(errorBody("envelope", 404, "metrics are disabled: set METRICS_ENABLED=true to expose /metrics"), { status: 404 }));
   }
   const { registry } = enableMetrics();
+  const readChannels = () => deps.db.selectFrom("channels").select(["id", "name", "type"]).execute();
+  channelReader = readChannels;
+  deps.shutdownHooks.push(async () => {
+    if (channelReader === readChannels) channelReader = null;
+  });
   // A wrapper around the whole fetch handler sees the final Response, after error mapping, and records
   // before the response is sent; lifecycle hooks run after it (too late for a scrape that follows).
   return new Elysia()

@@ -25,7 +25,7 @@ function analyse(expr: string) {
     return " ";
   });
   const grouping: string[] = [];
-  rest = rest.replace(/\b(?:by|without)\s*\(([^)]*)\)/g, (_all, labels: string) => {
+  rest = rest.replace(/\b(?:by|without|on|ignoring|group_left|group_right)\s*\(([^)]*)\)/g, (_all, labels: string) => {
     grouping.push(...labels.split(",").map((l) => l.trim()).filter(Boolean));
     return " ";
   });
@@ -80,6 +80,9 @@ describe("Grafana dashboard JSON", () => {
     const a = analyse('histogram_quantile(0.95, sum by (le, model) (rate(switchyard_relay_request_duration_seconds_bucket{model=~"$model",group="x"}[$__rate_interval]))) / clamp_min(up, 1e-9)');
     expect(a.selectors).toEqual([{ metric: "switchyard_relay_request_duration_seconds_bucket", labels: ["model", "group"] }, { metric: "up", labels: [] }]);
     expect(a.grouping).toEqual(["le", "model"]);
+    const b = analyse('sum by (channel) (rate(x_total[5m])) * on (channel) group_left (name) topk by (channel) (1, max by (channel, name) (info{job="j"}))');
+    expect(b.selectors).toEqual([{ metric: "info", labels: ["job"] }, { metric: "x_total", labels: [] }]);
+    expect(b.grouping).toEqual(["channel", "channel", "name", "channel", "channel", "name"]);
   });
 
   describe("against a live /metrics", () => {

@@ -141,6 +141,9 @@ describe("relay metrics per model, channel and group", () => {
     expect(m.get("switchyard_relay_first_token_seconds_bucket")!.has(set({ ...vip, le: String(FIRST_TOKEN_BUCKETS[0]) }))).toBe(true);
     // The stream has ended: nothing in flight.
     expect(m.get("switchyard_relay_streams_in_flight")!.get(set(vip))).toBe(0);
+    // Channel names for the dashboards' legends, one series per channel.
+    expect(m.get("switchyard_channel_info")!.get(set({ channel: String(ok), name: "mock", type: "1" }))).toBe(1);
+    expect(m.get("switchyard_channel_info")!.size).toBe(3);
     // The write-behind queue depth is still exposed.
     expect(m.has("switchyard_pending_writes")).toBe(true);
   });
