@@ -40,7 +40,7 @@ const chat = (model = "rc-a", extra: Record<string, unknown> = {}) => ({ model, 
 
 async function send(fx: RelayFixture, key: string, body: unknown, headers: Record<string, string> = {}) {
   const res = await fx.call("/v1/chat/completions", key, body, headers);
-  return { status: res.status, cache: res.headers.get("x-switchyard-cache"), age: res.headers.get("age"), type: res.headers.get("content-type"), text: await res.text() };
+  return { status: res.status, cache: res.headers.get("x-switchyard-cache"), key: res.headers.get("x-switchyard-cache-key"), age: res.headers.get("age"), type: res.headers.get("content-type"), text: await res.text() };
 }
 
 describe("response cache (SQLite, database store)", () => {
@@ -64,6 +64,8 @@ describe("response cache (SQLite, database store)", () => {
     expect(second.cache).toBe("HIT");
     expect(second.text).toBe(first.text);
     expect(second.type).toContain("application/json");
+    expect(second.key).toMatch(/^[0-9a-f]{64}$/);
+    expect(second.key).toBe(first.key);
     expect(upstreamCalls(fx) - before).toBe(1);
     // Key order does not matter; a changed parameter is another request.
     const reordered = await send(fx, key, { messages: body.messages, model: body.model });
@@ -154,6 +156,16 @@ describe("response cache (SQLite, database store)", () => {
     expect((await send(fx, key, body, { "x-portkey-cache-force-refresh": "true" })).cache).toBe("MISS");
     fx.mock.options.chunks = undefined;
     expect(upstreamCalls(fx) - before).toBe(6);
+
+    // A namespace partitions the cache: another namespace misses, the same one hits.
+    const spaced = chat();
+    await send(fx, key, spaced, { "x-switchyard-cache-namespace": "team-a" });
+    await fx.flush();
+    expect((await send(fx, key, spaced)).cache).toBe("MISS");
+    expect((await send(fx, key, spaced, { "x-switchyard-cache-namespace": "team-b" })).cache).toBe("MISS");
+    await fx.flush();
+    expect((await send(fx, key, spaced, { "x-switchyard-cache-namespace": "team-a" })).cache).toBe("HIT");
+    expect((await send(fx, key, { ...spaced, cache: { namespace: "team-b" } })).cache).toBe("HIT");
 
     // LiteLLM's body field is obeyed and never sent upstream.
     const lite = chat();

@@ -15,6 +15,8 @@ import { cacheKey, directivesOf, type Directives } from "./key.ts";
 import { answerStore, type AnswerStore, type CachedAnswer } from "./store.ts";
 
 export const CACHE_HEADER = "x-switchyard-cache";
+/** The entry's name (a SHA-256), as LiteLLM's x-litellm-cache-key: the same value means the same entry. */
+export const KEY_HEADER = "x-switchyard-cache-key";
 
 /** Endpoints whose answer is a function of the request. Images (expiring URLs), audio, the Responses API
  * (server-side state: previous_response_id) and tasks are never cached. */
@@ -61,7 +63,7 @@ export class ResponseCache {
 
   constructor(private deps: AppDeps, private req: RelayRequest, private d: Directives) {
     this.st = responseCacheState(deps);
-    this.key = cacheKey(req, deps.options.get("ResponseCacheGeneration"), deps.options.get("ResponseCacheScope"));
+    this.key = cacheKey(req, deps.options.get("ResponseCacheGeneration"), deps.options.get("ResponseCacheScope"), d.namespace);
   }
 
   /** A stored answer for this request, admitted and billed, or null (a miss, or the client asked to refresh). */
@@ -89,6 +91,7 @@ export class ResponseCache {
     finish(this.deps, s, entry.usage, undefined, { cache_hit: true, response_cache: { billing_ratio: ratio, age_seconds: age, channel_id: entry.channelId, upstream_model: entry.upstreamModel } });
     const headers: Record<string, string> = entry.kind === "sse" ? { ...SSE_HEADERS } : { "content-type": entry.contentType };
     headers[CACHE_HEADER] = "HIT";
+    headers[KEY_HEADER] = this.key;
     headers.age = String(age);
     return new Response(entry.body, { status: 200, headers });
   }
@@ -111,11 +114,11 @@ export class ResponseCache {
     };
     if (storing) s.onSettled = (u) => ((usage = u), maybeStore());
     const res = await deliver();
-    if (!storing || res.status !== 200 || !res.body) return marked(res, res.body);
+    if (!storing || res.status !== 200 || !res.body) return marked(res, res.body, this.key);
     contentType = res.headers.get("content-type") ?? "";
     kind = contentType.includes("text/event-stream") ? "sse" : "body";
     const cap = Math.max(1, this.deps.options.number("ResponseCacheMaxEntryBytes", DEFAULT_MAX_ENTRY_BYTES)) || DEFAULT_MAX_ENTRY_BYTES;
-    return marked(res, recorded(res.body, cap, (text) => ((body = text), maybeStore())));
+    return marked(res, recorded(res.body, cap, (text) => ((body = text), maybeStore())), this.key);
   }
 
   private ttl(): number {
@@ -148,17 +151,19 @@ function billingRatio(deps: AppDeps): number {
   return r > 0 ? r : 0;
 }
 
-/** The answer with x-switchyard-cache: MISS, over `body`. */
-function marked(res: Response, body: ReadableStream<Uint8Array> | null): Response {
+/** The answer with x-switchyard-cache: MISS and its key, over `body`. */
+function marked(res: Response, body: ReadableStream<Uint8Array> | null, key: string): Response {
   if (body === res.body) {
     // The relay's own answers have mutable headers: no second Response around the same body.
     try {
       res.headers.set(CACHE_HEADER, "MISS");
+      res.headers.set(KEY_HEADER, key);
       return res;
     } catch {}
   }
   const headers = new Headers(res.headers);
   headers.set(CACHE_HEADER, "MISS");
+  headers.set(KEY_HEADER, key);
   return new Response(body, { status: res.status, statusText: res.statusText, headers });
 }
 

@@ -12,6 +12,8 @@ export interface Directives {
   ttl?: number;
   /** the oldest stored answer (seconds) the client accepts; undefined: any live one */
   maxAge?: number;
+  /** a client-chosen partition of the cache (x-switchyard-cache-namespace, LiteLLM's `namespace`) */
+  namespace?: string;
 }
 
 const NONE: Directives = { lookup: false, store: false };
@@ -28,8 +30,9 @@ function seconds(v: unknown): number | undefined {
  *   x-switchyard-cache: no-store | off | bypass           (neither look up nor keep)
  *                       no-cache | force-refresh | refresh (do not look up; keep the fresh answer)
  *   x-switchyard-cache-ttl: N                              (keep the answer N seconds)
+ *   x-switchyard-cache-namespace: NAME                     (answers are shared only within NAME)
  *   x-portkey-cache-force-refresh: true                    (Portkey's refresh)
- * and LiteLLM's body field `cache: {"no-cache": true, "no-store": true, "ttl": N, "s-maxage": N}`, which is
+ * and LiteLLM's body field `cache: {"no-cache": true, "no-store": true, "ttl": N, "s-maxage": N, "namespace": NAME}`, which is
  * taken out of the body so it never reaches the upstream.
  */
 export function directivesOf(req: RelayRequest): Directives {
@@ -56,6 +59,8 @@ export function directivesOf(req: RelayRequest): Directives {
     if (own === "no-cache" || own === "force-refresh" || own === "refresh") d.lookup = false;
     const ttl = seconds(h.get("x-switchyard-cache-ttl") ?? undefined);
     if (ttl !== undefined) d.ttl = ttl;
+    const ns = h.get("x-switchyard-cache-namespace");
+    if (ns) d.namespace = ns.slice(0, 256);
     if (h.get("x-portkey-cache-force-refresh")?.trim().toLowerCase() === "true") d.lookup = false;
   }
   const body = req.body;
@@ -68,6 +73,7 @@ export function directivesOf(req: RelayRequest): Directives {
     if (ttl !== undefined) d.ttl = ttl;
     const maxAge = seconds(lite["s-maxage"]);
     if (maxAge !== undefined) d.maxAge = maxAge;
+    if (typeof lite.namespace === "string" && lite.namespace) d.namespace = lite.namespace.slice(0, 256);
   }
   if (d.ttl === 0) d.store = false;
   return d;
@@ -89,10 +95,10 @@ function sorted(_k: string, v: unknown): unknown {
  * The hash naming one answer: the caller's group (answers never cross groups) — and with ResponseCacheScope
  * "user" or "token" the caller's user or token —, the model, the client's
  * format, endpoint and stream shape (a stream and a JSON answer are kept apart), the channel a token pins,
- * the client headers an adaptor forwards (anthropic-beta), the body in canonical form, and the cache's
- * generation (ResponseCacheGeneration: a new one clears the cache).
+ * the client headers an adaptor forwards (anthropic-beta), the body in canonical form, the client's
+ * namespace, and the cache's generation (ResponseCacheGeneration: a new one clears the cache).
  */
-export function cacheKey(req: RelayRequest, generation: string, scope: string): string {
+export function cacheKey(req: RelayRequest, generation: string, scope: string, namespace = ""): string {
   const body: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(req.body as Record<string, unknown>)) if (!IGNORED.has(k)) body[k] = v;
   // The usage frame is sent only to a client that asked for it: a stream replayed must match the ask.
@@ -101,7 +107,7 @@ export function cacheKey(req: RelayRequest, generation: string, scope: string): 
   const alt = req.search ? new URLSearchParams(req.search).get("alt") ?? "" : "";
   const parts = {
     // A token of group "auto" is routed to one of its user's groups at admission: the user's group names the choice.
-    v: 1, generation, owner: scope === "user" ? `u${req.caller.userId}` : scope === "token" ? `t${req.caller.userId}.${req.caller.tokenId}` : "", group: req.caller.group, userGroup: req.caller.group === "auto" ? req.caller.userGroup ?? "" : "", model: req.model, mode: req.mode, format: req.format, stream: req.stream, usageFrame, alt,
+    v: 1, generation, namespace, owner: scope === "user" ? `u${req.caller.userId}` : scope === "token" ? `t${req.caller.userId}.${req.caller.tokenId}` : "", group: req.caller.group, userGroup: req.caller.group === "auto" ? req.caller.userGroup ?? "" : "", model: req.model, mode: req.mode, format: req.format, stream: req.stream, usageFrame, alt,
     pinned: req.caller.pinnedChannel, headers: req.headers ?? null, body,
   };
   return new Bun.CryptoHasher("sha256").update(JSON.stringify(parts, sorted)).digest("hex");
