@@ -339,30 +339,44 @@ for (const kind of storageKinds()) {
   });
 }
 
-describe("task endpoints count toward the token's limits", () => {
-  test("a Suno submit counts a request, spends its price from the budget and frees its slot; past the budget, 429 in Suno's shape", async () => {
+for (const kind of storageKinds()) describe(`task endpoints count toward the token's limits on ${kind}`, () => {
+  test("a Suno submit counts a request, spends its price from the budget and frees its slot; a failed task gives it back; past the budget, 429 in Suno's shape", async () => {
     const { taskFixture, PRICE_UNIT } = await import("./task-fixtures.ts");
     const { startSunoMock } = await import("../mocks/suno-upstream.ts");
     const { SUNO_MODELS } = await import("../../server/catalogue/tasks.ts");
-    const fx = await taskFixture("sqlite");
+    const fx = await taskFixture(kind);
     const suno = startSunoMock({ key: "suno-key-tl" });
     try {
       await fx.channel({ type: 36, key: "suno-key-tl", base_url: suno.url, models: [...SUNO_MODELS] });
       const MUSIC = 0.1 * PRICE_UNIT;
+      const LYRICS = 0.01 * PRICE_UNIT;
       const p = await fx.payer(10_000_000, null);
       await setLimits(fx, p.tokenId, { rpm_limit: 10, concurrency_limit: 1, budget_quota: MUSIC, budget_period: "daily" });
-      const first = await fx.post("/suno/submit/music", p.key, { prompt: "a sea shanty" });
-      expect(first.status).toBe(200);
-      expect(Number((await tokenRow(fx, p.tokenId)).budget_used)).toBe(MUSIC);
-      expect(limitsRuntime(fx.ctx.deps).live.size).toBe(0);
-      const res = await fx.ctx.app.handle(new Request("http://localhost/suno/submit/music", {
-        method: "POST", headers: { authorization: `Bearer ${p.key}`, "content-type": "application/json" }, body: JSON.stringify({ prompt: "another" }),
+      const used = async () => Number((await tokenRow(fx, p.tokenId)).budget_used);
+      const submit = (action: string, prompt: string) => fx.ctx.app.handle(new Request(`http://localhost/suno/submit/${action}`, {
+        method: "POST", headers: { authorization: `Bearer ${p.key}`, "content-type": "application/json" }, body: JSON.stringify({ prompt }),
       }));
-      expect(res.status).toBe(429);
-      expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0);
-      expect(await res.json()).toMatchObject({ code: "budget_exceeded", data: null });
+      const lyrics = await submit("lyrics", "words that fail");
+      expect(lyrics.status).toBe(200);
+      const lyricsId = ((await lyrics.json()) as any).data;
+      expect(await used()).toBe(LYRICS);
+      expect(limitsRuntime(fx.ctx.deps).live.size).toBe(0);
+      // LYRICS + MUSIC would pass the budget
+      const over = await submit("music", "a sea shanty");
+      expect(over.status).toBe(429);
+      expect(Number(over.headers.get("retry-after"))).toBeGreaterThan(0);
+      expect(await over.json()).toMatchObject({ code: "budget_exceeded", data: null });
+      // The lyrics fail upstream: their price goes back to the quota and to the budget, once.
+      suno.advance(4);
+      await fx.round();
+      await fx.round();
+      expect((await fx.ctx.deps.db.selectFrom("tasks").select("status").where("task_id", "=", lyricsId).executeTakeFirstOrThrow()).status).toBe("FAILURE");
+      expect(await used()).toBe(0);
+      expect((await submit("music", "a sea shanty")).status).toBe(200);
+      expect(await used()).toBe(MUSIC);
+      expect((await submit("lyrics", "more words")).status).toBe(429);
       const list = await fx.ctx.request("GET", "/api/token/?p=1&size=10", { as: p.session });
-      expect(list.body.data.items[0]).toMatchObject({ rpm_used: 2, budget_used: MUSIC, budget_quota: MUSIC });
+      expect(list.body.data.items[0]).toMatchObject({ rpm_used: 4, budget_used: MUSIC, budget_quota: MUSIC });
     } finally {
       await suno.stop();
       await fx.close();

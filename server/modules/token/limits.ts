@@ -295,6 +295,9 @@ export interface LimitLease {
   spend(cost: number, tokens: number): Promise<void>;
   /** The call is over: its slot frees and whatever of its budget estimate was not spent goes back. Once only. */
   end(): Promise<void>;
+  /** The end (epoch seconds) of the budget period the call spends in; 0 without a budget. A task refunded
+   * later gives its price back to that period only (core/task-settle.ts). */
+  readonly budgetEnd: number;
 }
 
 /** 429 with Retry-After (whole seconds), and OpenAI's x-ratelimit-* headers for the limit that refused. */
@@ -389,6 +392,10 @@ class Lease implements LimitLease {
         : amount > 0 ? addBudget(this.deps, this.tokenId, this.lim, amount, Math.floor(this.rt.clock() / 1000)) : Promise.resolve());
     }
     await Promise.all(jobs).catch((e) => console.error("token limit settlement failed:", (e as Error).message));
+  }
+
+  get budgetEnd(): number {
+    return this.lim.budget ? this.end_ : 0;
   }
 
   async end(): Promise<void> {

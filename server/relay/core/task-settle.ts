@@ -6,6 +6,7 @@
 // token), takes it out of used_quota of user, token and channel, and writes a system log saying so. Whoever
 // finishes a task first — the poller of any instance, or the upstream's notify callback — wins that UPDATE;
 // everyone else changes nothing, so a task is refunded at most once whatever the number of instances.
+import { sql } from "kysely";
 import type { AppDeps } from "../../deps.ts";
 import type { Channel, Midjourney, Task } from "../../../db/schema.ts";
 import type { Database } from "../../../db/index.ts";
@@ -39,6 +40,8 @@ export interface TaskPrivate {
   key_index: number;
   /** the client's notifyHook (drawing tasks): told of every change while MjNotifyEnabled */
   notify_hook?: string;
+  /** the end of the token's budget period the price was spent in (modules/token/limits.ts): a refund goes back there */
+  budget_end?: number;
 }
 
 export interface TaskRef {
@@ -56,6 +59,7 @@ export function taskPrivate(text: string | null | undefined): TaskPrivate {
     token_id: Number(p.token_id) || 0, token_limited: p.token_limited === true, token_name: String(p.token_name ?? ""),
     username: String(p.username ?? ""), group: String(p.group ?? ""), model: String(p.model ?? ""), key_index: Number(p.key_index) || 0,
     notify_hook: typeof p.notify_hook === "string" && p.notify_hook ? p.notify_hook : undefined,
+    budget_end: Number(p.budget_end) || undefined,
   };
 }
 
@@ -82,7 +86,7 @@ export async function chargeTask(deps: AppDeps, adm: Admission, quota: number, i
   let taken: number;
   try {
     taken = await ledger.settle(adm.hold, quota, (q) => chargeRecords(deps, adm, q, info));
-    // The token's budget is spent at submission (a task that fails later is refunded to the quota only).
+    // The token's budget is spent at submission (a task that fails later gets it back: refundIn).
     await adm.limits?.spend(taken, 0);
   } finally {
     await adm.limits?.end();
@@ -117,6 +121,7 @@ export function newTaskPrivate(adm: Admission, keyIndex: number, notifyHook?: st
   const p: TaskPrivate = {
     token_id: c.tokenId, token_limited: c.tokenId !== 0 && !c.unlimited, token_name: c.tokenName, username: c.username,
     group: c.group, model: adm.req.model, key_index: keyIndex, ...(notifyHook ? { notify_hook: notifyHook } : {}),
+    ...(adm.limits?.budgetEnd ? { budget_end: adm.limits.budgetEnd } : {}),
   };
   return JSON.stringify(p);
 }
@@ -223,6 +228,8 @@ async function refundIn(trx: Database, ref: TaskRef, reason: string): Promise<vo
   if (priv.token_id) {
     await trx.updateTable("tokens").set((eb) => ({
       used_quota: eb("used_quota", "-", q), ...(priv.token_limited ? { remain_quota: eb("remain_quota", "+", q) } : {}),
+      // The budget period the price was spent in gets it back, if it is still the token's current one.
+      ...(priv.budget_end ? { budget_used: sql<number>`case when budget_reset_at <> ${priv.budget_end} then budget_used when budget_used > ${q} then budget_used - ${q} else 0 end` } : {}),
     })).where("id", "=", priv.token_id).execute();
   }
   await trx.updateTable("users").set((eb) => ({ quota: eb("quota", "+", q), used_quota: eb("used_quota", "-", q) })).where("id", "=", row.user_id).execute();
