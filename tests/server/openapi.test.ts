@@ -3,7 +3,8 @@
 // and the docs pages that read it.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Validator } from "@seriousme/openapi-schema-validator";
-import { testContext, type Session, type TestContext } from "../helpers/app.ts";
+import { Value } from "@sinclair/typebox/value";
+import { ROOT_PASSWORD, testContext, type Session, type TestContext } from "../helpers/app.ts";
 import { ROLE } from "../../server/catalogue/index.ts";
 
 const API = /^\/api(\/|$)/;
@@ -106,6 +107,26 @@ describe("GET /api/openapi.json", () => {
     expect(doc.paths["/api/user/self"].get.security).toEqual([{ session: [], userId: [] }, { accessToken: [] }]);
   });
 
+  test("what the routes answer matches the reply schemas they document", async () => {
+    const root = await ctx.login("root", ROOT_PASSWORD);
+    await ctx.request("POST", "/api/token/", { as: root, body: { name: "doc", unlimited_quota: true } });
+    await ctx.request("POST", "/api/redemption/", { as: root, body: { name: "doc", quota: 100, count: 1 } });
+    await ctx.request("POST", "/api/channel/", { as: root, body: { type: 1, name: "doc", key: "sk-x", models: "gpt-4o", group: "default" } });
+    const calls = ["/api/status", "/api/notice", "/api/setup", "/api/user/self", "/api/user/", "/api/token/", "/api/channel/", "/api/redemption/",
+      "/api/log/", "/api/log/stat", "/api/option/", "/api/group/", "/api/pricing", "/api/user/models", "/api/channel/models", "/api/channel/models_enabled",
+      "/api/user/2fa/status", "/api/verify/status", "/api/prefill_group/", "/api/models/search", "/api/mj/", "/api/data/"];
+    const table = apiRoutes();
+    const wrong: string[] = [];
+    for (const path of calls) {
+      const r = await ctx.request("GET", path, { as: root });
+      const route = table.find((x) => x.method === "GET" && x.path === path)!;
+      const schema = route.hooks.response?.[200] ?? route.hooks.response;
+      if (r.status !== 200 || r.body.success !== true) wrong.push(`${path}: ${r.status} ${r.body.message}`);
+      else if (!Value.Check(schema, r.body)) wrong.push(`${path}: ${[...Value.Errors(schema, r.body)].slice(0, 3).map((e) => `${e.path} ${e.message}`).join("; ")}`);
+    }
+    expect(wrong).toEqual([]);
+  });
+
   test("is answered before the setup wizard has run, and the same document every time", async () => {
     const fresh = await testContext({ setup: false });
     try {
@@ -116,6 +137,17 @@ describe("GET /api/openapi.json", () => {
     } finally {
       await fresh.close();
     }
+  });
+
+  test("is sent gzipped when the client accepts it, and answers 304 to its ETag", async () => {
+    const url = "http://localhost/api/openapi.json";
+    const gz = await ctx.app.handle(new Request(url, { headers: { "accept-encoding": "gzip, br" } }));
+    expect(gz.headers.get("content-encoding")).toBe("gzip");
+    expect(JSON.parse(new TextDecoder().decode(Bun.gunzipSync(new Uint8Array(await gz.arrayBuffer()))))).toEqual(doc);
+    const etag = gz.headers.get("etag")!;
+    expect(etag).toBeTruthy();
+    const again = await ctx.app.handle(new Request(url, { headers: { "if-none-match": etag } }));
+    expect(again.status).toBe(304);
   });
 
   test("nothing of it is loaded at start: the generator is imported with the first request for the document", () => {

@@ -9,17 +9,31 @@ import { DOCS_PAGE } from "./page.ts";
 const html = (body: string) => new Response(body, { headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-cache" } });
 const page = t.String({ description: "an HTML page" });
 
+/** The document serialised once, plain and gzipped, with an ETag for conditional requests. */
+interface Served { json: string; gz: Uint8Array; etag: string }
+
+async function serialise(doc: Document): Promise<Served> {
+  const json = JSON.stringify(doc);
+  return { json, gz: Bun.gzipSync(json), etag: `"${Bun.hash(json).toString(36)}"` };
+}
+
+function reply(served: Served, request: Request): Response {
+  const headers: Record<string, string> = { "content-type": "application/json; charset=utf-8", "cache-control": "no-cache", etag: served.etag, vary: "accept-encoding" };
+  if (request.headers.get("if-none-match") === served.etag) return new Response(null, { status: 304, headers });
+  if (/\bgzip\b/.test(request.headers.get("accept-encoding") ?? "")) return new Response(served.gz, { headers: { ...headers, "content-encoding": "gzip" } });
+  return new Response(served.json, { headers });
+}
+
 export function docsModule(deps: AppDeps) {
   const plugin = new Elysia({ prefix: "/api", tags: ["docs"] });
   if (!deps.config.apiDocsEnabled) return plugin;
   // Built once, on the first request, from the route table of the app this plugin is mounted on.
-  let doc: Promise<Document> | null = null;
+  let served: Promise<Served> | null = null;
   return plugin
-    // (async: Elysia cleans a reply by its schema, and must see the document, not the promise of it)
-    .get("/openapi.json", async () => await (doc ??= buildDocument(plugin).catch((e) => {
-      doc = null;
+    .get("/openapi.json", async ({ request }) => reply(await (served ??= buildDocument(plugin).then(serialise).catch((e) => {
+      served = null;
       throw e;
-    })), {
+    })), request), {
       response: t.Object({ openapi: t.String() }, { additionalProperties: true, description: "an OpenAPI 3.1 document", noValidate: true } as {}),
       detail: { summary: "This document (OpenAPI 3.1)" },
     })
