@@ -1,8 +1,10 @@
 // The Grafana dashboard in scripts/grafana/switchyard-dashboard.json: valid dashboard JSON (Prometheus
-// datasource as the variable ${DS_PROMETHEUS}, unique panel ids, targets, a layout without overlaps), and
-// every PromQL expression names metrics — and labels — that GET /metrics really exposes after relay traffic.
+// datasource as the variable ${DS_PROMETHEUS}, unique panel ids, targets, a layout without overlaps), every
+// expression valid PromQL by Prometheus's own grammar (@prometheus-io/lezer-promql), and every expression
+// names metrics — and labels — that GET /metrics really exposes after relay traffic.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
+import { parser as promqlParser } from "@prometheus-io/lezer-promql";
 import { ratios, relayFixture, type RelayFixture } from "../relay/fixtures.ts";
 
 const DASHBOARD = `${import.meta.dir}/../../scripts/grafana/switchyard-dashboard.json`;
@@ -74,6 +76,24 @@ describe("Grafana dashboard JSON", () => {
       for (const [, name] of expr.matchAll(/\$(\w+)/g)) if (!name.startsWith("__")) expect(defined.has(name)).toBe(true);
     }
     for (const v of vars.filter((v) => v.type === "query")) expect(v.datasource.uid).toBe("${DS_PROMETHEUS}");
+  });
+
+  test("every expression is PromQL by Prometheus's own grammar, and names the metrics read here", () => {
+    for (const { panel, expr } of targets) {
+      // Grafana's range variables become durations before the query reaches Prometheus.
+      const promql = expr.replaceAll("$__rate_interval", "5m").replaceAll("$__range", "1h");
+      const tree = promqlParser.parse(promql);
+      const errors: number[] = [];
+      const metrics = new Set<string>();
+      tree.iterate({
+        enter(n) {
+          if (n.type.isError) errors.push(n.from);
+          if (n.name === "Identifier" && n.node.parent?.name === "VectorSelector") metrics.add(promql.slice(n.from, n.to));
+        },
+      });
+      expect({ panel, errors }).toEqual({ panel, errors: [] });
+      expect([...metrics].sort()).toEqual([...new Set(analyse(expr).selectors.map((x) => x.metric))].sort());
+    }
   });
 
   test("the expression parser sees what it should", () => {
