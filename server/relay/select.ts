@@ -33,19 +33,21 @@ export const EXPLORE_SHARE = 0.1;
 
 /**
  * ChannelSelectionStrategy "latency": among the channels not tried yet and not cooling down after a failure,
- * the highest priority tier, and inside it a channel never measured on this instance first (by weight), else
- * — but for EXPLORE_SHARE of picks, a random one — the lowest expected latency: recent p50 ÷ (1 − error
- * rate), so a fast channel that fails often loses to a slightly slower reliable one. Cooling channels are
- * picked only when nothing else is left (highest priority, the soonest to end its cooldown first).
- * One pass over the candidates: O(channels).
+ * the highest priority tier, and inside it a channel never measured for `model` on this instance first (by
+ * weight), else — but for EXPLORE_SHARE of picks, a random one — the lowest expected latency: recent p50 ÷
+ * (1 − error rate), so a fast channel that fails often loses to a slightly slower reliable one. Cooling
+ * channels are picked only when nothing else is left (highest priority, the soonest to end its cooldown
+ * first). One pass over the candidates to find the tier and one over it: O(channels).
  */
-export function pickFastest(candidates: readonly Candidate[], tried: ReadonlySet<number>, stats: ChannelStats, now = Date.now(), random: () => number = Math.random): number | null {
+export function pickFastest(
+  candidates: readonly Candidate[], tried: ReadonlySet<number>, stats: ChannelStats, model: string, now = Date.now(), random: () => number = Math.random,
+): number | null {
   let top = -Infinity;
   let cooling: Candidate | null = null;
   let coolingEnd = Infinity;
   for (const c of candidates) {
     if (tried.has(c.channelId)) continue;
-    const end = stats.get(c.channelId)?.coolUntil ?? 0;
+    const end = stats.coolUntil(c.channelId);
     if (end > now) {
       if (!cooling || c.priority > cooling.priority || (c.priority === cooling.priority && end < coolingEnd)) {
         cooling = c;
@@ -54,15 +56,15 @@ export function pickFastest(candidates: readonly Candidate[], tried: ReadonlySet
     } else if (c.priority > top) top = c.priority;
   }
   if (top === -Infinity) return cooling ? cooling.channelId : null;
+  const measured = stats.model(model);
   const tier: Candidate[] = [];
   const unmeasured: Candidate[] = [];
   let best: Candidate | null = null;
   let bestScore = Infinity;
   for (const c of candidates) {
-    if (c.priority !== top || tried.has(c.channelId)) continue;
-    const s = stats.get(c.channelId);
-    if (s && s.coolUntil > now) continue;
+    if (c.priority !== top || tried.has(c.channelId) || stats.coolUntil(c.channelId) > now) continue;
     tier.push(c);
+    const s = measured?.get(c.channelId);
     if (!s) {
       unmeasured.push(c);
       continue;

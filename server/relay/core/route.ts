@@ -44,7 +44,7 @@ export async function route<A, T>(
   const stats = deps.options.get("ChannelSelectionStrategy") === "latency" ? channelStatsOf(deps.options) : null;
   let failure: AppError | null = null;
   for (let i = 0; i < attempts; i++) {
-    const id = pinned ? pinned.id : stats ? pickFastest(candidates, tried, stats) : pickChannel(candidates, tried);
+    const id = pinned ? pinned.id : stats ? pickFastest(candidates, tried, stats, adm.req.model) : pickChannel(candidates, tried);
     const channel = pinned ?? (id !== null ? table.channels.get(id) : undefined);
     if (!channel) break;
     tried.add(channel.id);
@@ -56,7 +56,7 @@ export async function route<A, T>(
     }
     const sent = stats ? performance.now() : 0;
     const result = await tryOne(adaptor, channel);
-    if (stats) measure(deps, stats, channel.id, result, performance.now() - sent);
+    if (stats) measure(deps, stats, channel.id, adm.req.model, result, performance.now() - sent);
     if (result instanceof AppError) {
       failure = result;
       if (result instanceof UpstreamError && result.retry) continue;
@@ -69,9 +69,9 @@ export async function route<A, T>(
 
 /** An attempt's outcome for the latency strategy: answered (its latency), or failed in a way another channel
  * may not (the channel then cools down). Other errors (the client's bad request) say nothing of the channel. */
-function measure(deps: AppDeps, stats: ChannelStats, channelId: number, result: unknown, ms: number): void {
-  if (!(result instanceof AppError)) stats.succeeded(channelId, ms);
-  else if (result instanceof UpstreamError && result.retry) stats.failed(channelId, deps.options.number("ChannelCooldownSeconds", 30) * 1000);
+function measure(deps: AppDeps, stats: ChannelStats, channelId: number, model: string, result: unknown, ms: number): void {
+  if (!(result instanceof AppError)) stats.succeeded(channelId, model, ms);
+  else if (result instanceof UpstreamError && result.retry) stats.failed(channelId, model, deps.options.number("ChannelCooldownSeconds", 30) * 1000);
 }
 
 interface ChannelConfig { mapping: Record<string, string>; statusMap: Record<string, string>; override: Record<string, unknown> | null; options: Record<string, unknown>; keyInfo: ChannelInfo }
