@@ -90,3 +90,26 @@ test("a session counts one request, holds its slot until it closes, and spends e
   expect(third.status).toBe(429);
   expect(JSON.parse(third.body).error.message).toContain("2 requests per minute");
 });
+
+test("each next response is held from the budget like the first: a session whose next response does not fit is told and closed", async () => {
+  const user = await fx.user(100_000_000);
+  const t = await fx.token(user.id, { unlimited_quota: true });
+  // A response holds 1024 audio output tokens (16384 quota) and costs RT_QUOTA (2660): the third does not fit 20000.
+  await setLimits(fx, t.id, { budget_quota: 20_000, budget_period: "daily" });
+  const { ws, seen } = open(t.key);
+  await seen("session.created");
+  const closed = new Promise<number>((resolve) => ws.addEventListener("close", (e) => resolve(e.code)));
+  const error = seen("error");
+  ws.send(JSON.stringify({ type: "response.create" }));
+  await seen("response.done");
+  ws.send(JSON.stringify({ type: "response.create" }));
+  await seen("response.done");
+  const ev = await error;
+  expect(ev.error.code).toBe("budget_exceeded");
+  expect(ev.error.message).toContain("daily budget");
+  expect(await closed).toBe(1008);
+  for (let i = 0; i < 100 && limitsRuntime(fx.ctx.deps).live.size > 0; i++) await Bun.sleep(10);
+  await Bun.sleep(50);
+  await fx.flush();
+  expect(Number((await tokenRow(fx, t.id)).budget_used)).toBe(2 * RT_QUOTA);
+});

@@ -295,6 +295,9 @@ export interface LimitLease {
   spend(cost: number, tokens: number): Promise<void>;
   /** The call is over: its slot frees and whatever of its budget estimate was not spent goes back. Once only. */
   end(): Promise<void>;
+  /** A realtime session's next response, after the last was spent: its estimate taken from the budget as at
+   * admission (429 when it does not fit). */
+  holdNext(estimate: number): Promise<void>;
   /** The end (epoch seconds) of the budget period the call spends in; 0 without a budget. A task refunded
    * later gives its price back to that period only (core/task-settle.ts). */
   readonly budgetEnd: number;
@@ -392,6 +395,17 @@ class Lease implements LimitLease {
         : amount > 0 ? addBudget(this.deps, this.tokenId, this.lim, amount, Math.floor(this.rt.clock() / 1000)) : Promise.resolve());
     }
     await Promise.all(jobs).catch((e) => console.error("token limit settlement failed:", (e as Error).message));
+  }
+
+  async holdNext(estimate: number): Promise<void> {
+    if (!this.lim.budget || this.ended) return;
+    const now = Math.floor(this.rt.clock() / 1000);
+    const end = periodEnd(this.lim.period, now);
+    const amount = Math.max(0, Math.floor(estimate));
+    if (!(await takeBudget(this.deps, this.tokenId, this.lim, amount, now, end))) return;
+    if (this.held > 0) await adjustBudget(this.deps, this.tokenId, -this.held, this.end_);
+    this.held = amount;
+    this.end_ = end;
   }
 
   get budgetEnd(): number {

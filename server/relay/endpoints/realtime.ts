@@ -207,6 +207,8 @@ class Session {
     try {
       const c = s.req.caller;
       this.served.hold = await relayState(this.deps).ledger.take({ userId: c.userId, tokenId: c.tokenId, unlimited: c.unlimited }, turnHold(s.price));
+      // The token's budget holds the next response too (modules/token/limits.ts); the hold above goes back at the end.
+      if (s.limits) await s.limits.holdNext(turnHold(s.price));
       if (--this.unbilled === 0) this.resume();
     } catch (e) {
       const err = e instanceof AppError ? e : new AppError(403, "quota is not enough to continue the session", "insufficient_user_quota");
