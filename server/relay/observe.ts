@@ -201,6 +201,16 @@ export function observeSettled(s: Served, u: Usage, quota: number): void {
   t.call.end();
 }
 
+/** A task relay's submission (Midjourney, Suno, video) was taken by `channelId`: a served call. Its quota is
+ * not counted here — a task that fails later is refunded, and counters cannot go back. */
+export function observeTaskAccepted(adm: Admission, channelId: number): void {
+  const m = enabledMetrics();
+  if (!m) return;
+  const l = labels(adm.req, channelId);
+  m.relayRequests.inc({ ...l, status: "200" });
+  m.relayDuration.observe(l, (performance.now() - adm.started) / 1000);
+}
+
 /** The call failed after admission (recordError(): no channel answered, or the answer broke). */
 export function observeError(req: RelayRequest, err: AppError, channelId: number): void {
   const state = stateOf(req);

@@ -6,6 +6,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { FIRST_TOKEN_BUCKETS, LATENCY_BUCKETS, resetMetrics } from "../../server/http/metrics.ts";
 import { logsOf, ratios, relayFixture, type RelayFixture } from "../relay/fixtures.ts";
 import { startMockUpstream } from "../mocks/openai-upstream.ts";
+import { taskFixture, type TaskFixture } from "../relay/task-fixtures.ts";
+import { startSunoMock, type SunoMock } from "../mocks/suno-upstream.ts";
+import { SUNO_MODELS } from "../../server/catalogue/tasks.ts";
 
 /** Prometheus text exposition → samples: name → (sorted label set → value). */
 function parse(text: string): Map<string, Map<string, number>> {
@@ -199,5 +202,33 @@ describe("relay metrics per model, channel and group", () => {
     expect(m.get("switchyard_relay_requests_total")!.get(set({ model: "gpt-gated", channel: String(gatedChannel), group: "default", status: "200" }))).toBe(1);
     expect(m.get("switchyard_relay_prompt_tokens_total")!.get(labels)).toBe(3);
     expect(m.get("switchyard_relay_first_token_seconds_count")!.get(labels)).toBe(1);
+  });
+});
+
+describe("task relays", () => {
+  let fx: TaskFixture;
+  let suno: SunoMock;
+  let channelId: number;
+  beforeAll(async () => {
+    fx = await taskFixture("sqlite", { metricsEnabled: true });
+    suno = startSunoMock({ key: "suno-key-123456" });
+    channelId = await fx.channel({ type: 36, key: "suno-key-123456", base_url: suno.url, models: [...SUNO_MODELS] });
+  });
+  afterAll(async () => {
+    await suno.stop();
+    await fx.close();
+  });
+
+  test("an accepted submission is a served call of its action's model (price key), without quota", async () => {
+    resetMetrics();
+    const p = await fx.payer(10_000_000, 5_000_000);
+    expect((await fx.post("/suno/submit/music", p.key, { prompt: "a sea shanty", tags: "folk" })).status).toBe(200);
+    expect((await fx.post("/suno/submit/music", p.key, { prompt: "and another" })).status).toBe(200);
+    const m = parse(await (await fx.ctx.app.handle(new Request("http://localhost/metrics"))).text());
+    const l = { model: "suno_music", channel: String(channelId), group: "default" };
+    expect(m.get("switchyard_relay_requests_total")!.get(set({ ...l, status: "200" }))).toBe(2);
+    expect(m.get("switchyard_relay_request_duration_seconds_count")!.get(set(l))).toBe(2);
+    // Quota of tasks is not counted at submission (a failed task is refunded later).
+    expect(m.get("switchyard_relay_quota_total")?.get(set(l))).toBeUndefined();
   });
 });

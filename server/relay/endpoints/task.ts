@@ -19,6 +19,7 @@ import { admit, type Admission, type RelayRequest } from "../core/admit.ts";
 import { mappedStatus, providerCall, reportFailure, route, UpstreamError } from "../core/route.ts";
 import { recordError, release } from "../core/settle.ts";
 import { chargeTask } from "../core/task-settle.ts";
+import { observeTaskAccepted } from "../observe.ts";
 
 export interface TaskSubmit {
   /** `model` is the price key the task is billed and routed by (mj_imagine, suno_music, sora-2, ...). */
@@ -91,6 +92,7 @@ export async function submitTask(deps: AppDeps, sub: TaskSubmit): Promise<TaskAc
   if (served?.result.outcome.accepted) {
     const { outcome, keyIndex } = served.result;
     const paid = await chargeTask(deps, adm, quota, { channel: served.channel, usedChannels, action: sub.action, taskId: outcome.id });
+    observeTaskAccepted(adm, served.channel.id);
     return { accepted: true, outcome, adm, channel: served.channel, keyIndex, quota: paid };
   }
   await release(deps, adm);
