@@ -83,6 +83,30 @@ for (const kind of storageKinds().filter((k) => k !== "sqlite")) {
       }
     });
 
+    test("a token that has enough for a user who has not (or is banned) is not debited either; a short token names itself", async () => {
+      const { ctx, db, user, writer } = await fixture();
+      const ledger = openLedger(db, dialectOf(db), writer, { instance: "a", leaseMs: 60_000 });
+      try {
+        const now = Math.floor(Date.now() / 1000);
+        await db.insertInto("tokens").values({ user_id: user.id, key: "l".repeat(48), name: "t", created_time: now, expired_time: -1, remain_quota: 500_000, unlimited_quota: false }).execute();
+        const tokenId = Number((await db.selectFrom("tokens").select("id").where("key", "=", "l".repeat(48)).executeTakeFirstOrThrow()).id);
+        const remain = async () => Number((await db.selectFrom("tokens").select("remain_quota").where("id", "=", tokenId).executeTakeFirstOrThrow()).remain_quota);
+        await expect(ledger.take({ userId: user.id, tokenId, unlimited: false }, 200_000)).rejects.toThrow("user quota is not enough");
+        expect([await remain(), (await userRow({ ctx } as RelayFixture, user.id)).quota, (await holds(db)).length]).toEqual([500_000, 100_000, 0]);
+        await db.updateTable("users").set({ status: 2 }).where("id", "=", user.id).execute();
+        await expect(ledger.take({ userId: user.id, tokenId, unlimited: false }, 10)).rejects.toThrow("banned");
+        expect([await remain(), (await holds(db)).length]).toEqual([500_000, 0]);
+        await db.updateTable("users").set({ status: 1 }).where("id", "=", user.id).execute();
+        await expect(ledger.take({ userId: user.id, tokenId, unlimited: false }, 600_000)).rejects.toThrow("token quota is not enough");
+        const h = await ledger.take({ userId: user.id, tokenId, unlimited: false }, 30_000);
+        expect([await remain(), (await userRow({ ctx } as RelayFixture, user.id)).quota]).toEqual([470_000, 70_000]);
+        expect((await holds(db)).map((r) => [r.id, Number(r.user_id), Number(r.token_id), Number(r.amount), r.instance])).toEqual([[h.id!, user.id, tokenId, 30_000, "a"]]);
+      } finally {
+        await ledger.stop();
+        await ctx.close();
+      }
+    });
+
     test("settling deletes the row in the same write as the log and refunds what the call did not use", async () => {
       const { ctx, db, user, writer } = await fixture();
       const ledger = openLedger(db, dialectOf(db), writer, { instance: "a", leaseMs: 60_000 });

@@ -8,7 +8,7 @@
 //   the hot path writes nothing. The write-behind debits the balance in the same transaction as it writes
 //   the call's log: a crash loses both or neither.
 // - PostgreSQL / MySQL (instances may share the database): the hold is one transaction — conditional
-//   UPDATEs of token and user plus a quota_holds row. The write-behind deletes the row in the same
+//   UPDATEs of token and user plus a quota_holds row (on PostgreSQL one statement doing all three). The write-behind deletes the row in the same
 //   transaction as it writes the call's log and refunds the difference, so money that left a balance is
 //   always in a hold row or a log. Each instance renews its rows; rows nobody renews (the instance died)
 //   are refunded by any instance, and an instance starting again refunds its previous life's rows at once.
@@ -17,7 +17,7 @@
 // order), so concurrent transactions on PostgreSQL and MySQL cannot deadlock one another.
 import type { Database as SqliteDatabase } from "bun:sqlite";
 import type { Database, Dialect } from "../../../db/index.ts";
-import type { Selectable } from "kysely";
+import { sql, type Selectable } from "kysely";
 import type { QuotaHoldsTable } from "../../../db/schema.ts";
 import { rawSqlite } from "../../../db/index.ts";
 import { AppError } from "../../http/errors.ts";
@@ -229,23 +229,7 @@ class HoldLedger implements Ledger {
     const tokenId = limitedToken(payer);
     const hold: Hold = { id: crypto.randomUUID(), userId: payer.userId, tokenId, amount };
     const now = Math.floor(Date.now() / 1000);
-    const outcome = await withRetry(() => this.db.transaction().execute(async (trx) => {
-      if (tokenId) {
-        const t = await trx.updateTable("tokens").set((eb) => ({ remain_quota: eb("remain_quota", "-", amount) }))
-          .where("id", "=", tokenId).where("status", "=", TOKEN_STATUS.enabled).where("remain_quota", ">=", amount).executeTakeFirst();
-        if (Number(t.numUpdatedRows) === 0) return "token" as const;
-      }
-      const u = await trx.updateTable("users").set((eb) => ({ quota: eb("quota", "-", amount) }))
-        .where("id", "=", payer.userId).where("status", "=", USER_STATUS.enabled).where("quota", ">=", amount).executeTakeFirst();
-      if (Number(u.numUpdatedRows) === 0) throw new ShortUser();
-      await trx.insertInto("quota_holds").values({
-        id: hold.id!, user_id: payer.userId, token_id: tokenId, amount, instance: this.opts.instance, life: this.life, created_at: now, renewed_at: now,
-      }).execute();
-      return "held" as const;
-    }).catch(async (e) => {
-      if (!(e instanceof ShortUser)) throw e;
-      return "user" as const;
-    }));
+    const outcome = await withRetry(() => this.dialect === "postgres" ? this.takeInOneStatement(hold, now) : this.takeInTransaction(hold, now));
     if (outcome === "token") {
       await markExhausted(this.db, tokenId);
       throw tokenShort();
@@ -255,6 +239,63 @@ class HoldLedger implements Ledger {
       throw user && user.status !== USER_STATUS.enabled ? userBanned() : userShort();
     }
     return hold;
+  }
+
+  /** The hold as a transaction: token, user, hold row (MySQL; five round trips with the row locks held throughout). */
+  private takeInTransaction(hold: Hold, now: number): Promise<"held" | "token" | "user"> {
+    const { userId, tokenId, amount } = hold;
+    return this.db.transaction().execute(async (trx) => {
+      if (tokenId) {
+        const t = await trx.updateTable("tokens").set((eb) => ({ remain_quota: eb("remain_quota", "-", amount) }))
+          .where("id", "=", tokenId).where("status", "=", TOKEN_STATUS.enabled).where("remain_quota", ">=", amount).executeTakeFirst();
+        if (Number(t.numUpdatedRows) === 0) return "token" as const;
+      }
+      const u = await trx.updateTable("users").set((eb) => ({ quota: eb("quota", "-", amount) }))
+        .where("id", "=", userId).where("status", "=", USER_STATUS.enabled).where("quota", ">=", amount).executeTakeFirst();
+      if (Number(u.numUpdatedRows) === 0) throw new ShortUser();
+      await trx.insertInto("quota_holds").values({
+        id: hold.id!, user_id: userId, token_id: tokenId, amount, instance: this.opts.instance, life: this.life, created_at: now, renewed_at: now,
+      }).execute();
+      return "held" as const;
+    }).catch(async (e) => {
+      if (!(e instanceof ShortUser)) throw e;
+      return "user" as const;
+    });
+  }
+
+  /**
+   * PostgreSQL: the same hold as one statement, so one round trip and the token's and user's row locks held
+   * for one statement instead of a whole transaction (all calls of a user queue on its row). The user is
+   * debited only if the token was; a token debited for a user that is short makes the statement divide by
+   * zero, which undoes it whole.
+   */
+  private async takeInOneStatement(hold: Hold, now: number): Promise<"held" | "token" | "user"> {
+    const { userId, tokenId, amount } = hold;
+    try {
+      const r = await sql<{ t: number; u: number }>`
+        with t as (
+          update tokens set remain_quota = remain_quota - ${amount}
+          where id = ${tokenId} and status = ${TOKEN_STATUS.enabled} and remain_quota >= ${amount} returning id
+        ), u as (
+          update users set quota = quota - ${amount}
+          where id = ${userId} and status = ${USER_STATUS.enabled} and quota >= ${amount}
+            and (cast(${tokenId} as bigint) = 0 or exists (select 1 from t)) returning id
+        ), h as (
+          insert into quota_holds (id, user_id, token_id, amount, instance, life, created_at, renewed_at)
+          select cast(${hold.id} as text), cast(${userId} as bigint), cast(${tokenId} as bigint), cast(${amount} as bigint),
+            cast(${this.opts.instance} as text), cast(${this.life} as text), cast(${now} as bigint), cast(${now} as bigint)
+          where exists (select 1 from u) returning id
+        )
+        select (select count(*) from t)::int as t, (select count(*) from u)::int as u,
+          case when exists (select 1 from t) and not exists (select 1 from u) then 1 / (select count(*) from h)::int else 0 end as undo`.execute(this.db);
+      const row = r.rows[0];
+      if (Number(row?.u) === 1) return "held";
+      return tokenId && Number(row?.t) === 0 ? "token" : "user";
+    } catch (e) {
+      // division_by_zero: the token had enough and the user not (the token's debit went with the statement).
+      if (String((e as any)?.code) === "22012") return "user";
+      throw e;
+    }
   }
 
   async giveBack(hold: Hold): Promise<void> {
