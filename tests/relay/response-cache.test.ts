@@ -345,6 +345,19 @@ describe("response cache (SQLite, database store)", () => {
     expect((await put("ResponseCacheBillingRatio", "0")).success).toBe(true);
   });
 
+  test("a request whose text exceeds 1 MiB is not cached (its key would hold the event loop too long)", async () => {
+    const { key } = await caller(fx);
+    const body = chat("rc-a", { messages: [{ role: "user", content: "x".repeat(1024 * 1024 + 1) }] });
+    const before = upstreamCalls(fx);
+    for (let i = 0; i < 2; i++) {
+      const r = await send(fx, key, body);
+      expect(r.status).toBe(200);
+      expect(r.cache).toBeNull();
+      await fx.flush();
+    }
+    expect(upstreamCalls(fx) - before).toBe(2);
+  });
+
   test("an answer served by a fallback model is not kept for the requested model", async () => {
     await fx.option("ModelFallbacks", JSON.stringify({ "rc-fail-500": ["rc-a"] }));
     try {

@@ -11,7 +11,7 @@ import type { RelayMode, Usage } from "../providers/types.ts";
 import { admit, type RelayRequest } from "../core/admit.ts";
 import { finish, type Served } from "../core/settle.ts";
 import { relayState } from "../state.ts";
-import { cacheKey, directivesOf, type Directives } from "./key.ts";
+import { cacheKey, directivesOf, largerThan, MAX_KEYED_CHARS, type Directives } from "./key.ts";
 import { answerStore, type AnswerStore, type CachedAnswer } from "./store.ts";
 
 export const CACHE_HEADER = "x-switchyard-cache";
@@ -48,6 +48,7 @@ export function responseCache(deps: AppDeps, req: RelayRequest): ResponseCache |
   if (!CACHEABLE.has(req.mode) || !req.body || typeof req.body !== "object" || req.body instanceof FormData) return null;
   // The console's playground is for trying models: a regenerated answer must be a new one.
   if (req.path.startsWith("/pg/")) return null;
+  if (largerThan(req.body, MAX_KEYED_CHARS)) return null;
   const d = directivesOf(req);
   return d.lookup || d.store ? new ResponseCache(deps, req, d) : null;
 }

@@ -83,12 +83,55 @@ export function directivesOf(req: RelayRequest): Directives {
  * the key on its own), and bookkeeping the provider keeps for itself. */
 const IGNORED = new Set(["user", "stream", "stream_options", "metadata", "store", "safety_identifier", "prompt_cache_key", "cache"]);
 
-/** Object keys sorted at every depth; arrays keep their order (message order is meaning). */
-function sorted(_k: string, v: unknown): unknown {
-  if (!v || typeof v !== "object" || Array.isArray(v)) return v;
-  const out: Record<string, unknown> = {};
-  for (const k of Object.keys(v).sort()) out[k] = (v as Record<string, unknown>)[k];
-  return out;
+/** Requests whose strings add up to more than this are not cached: their key alone (SHA-256 over the text)
+ * would hold the event loop for more than about a millisecond. */
+export const MAX_KEYED_CHARS = 1024 * 1024;
+
+/** Whether the strings (keys and values) of `v` add up to more than `limit` characters; stops as soon as
+ * they do. One pass over the nodes, not the characters. */
+export function largerThan(v: unknown, limit: number): boolean {
+  let left = limit;
+  const walk = (x: unknown): boolean => {
+    if (typeof x === "string") return (left -= x.length) < 0;
+    if (!x || typeof x !== "object") return false;
+    if (Array.isArray(x)) return x.some(walk);
+    for (const k in x as Record<string, unknown>) if ((left -= k.length) < 0 || walk((x as Record<string, unknown>)[k])) return true;
+    return false;
+  };
+  return walk(v);
+}
+
+type Hasher = InstanceType<typeof Bun.CryptoHasher>;
+
+/** Feeds `v` to the hasher in canonical JSON form — object keys sorted at every depth, arrays in order
+ * (message order is meaning) — without building the JSON text; a long string goes in as its length and its
+ * raw characters, unescaped (a prefix no JSON value starts with, so no two values read the same). */
+function feed(h: Hasher, v: unknown): void {
+  if (typeof v === "string") {
+    if (v.length > 256) h.update(`s${v.length}:`).update(v);
+    else h.update(JSON.stringify(v));
+  } else if (v === null || typeof v !== "object") {
+    h.update(JSON.stringify(v) ?? "null");
+  } else if (Array.isArray(v)) {
+    h.update("[");
+    v.forEach((x, i) => {
+      if (i) h.update(",");
+      feed(h, x);
+    });
+    h.update("]");
+  } else {
+    h.update("{");
+    let first = true;
+    for (const k of Object.keys(v).sort()) {
+      const x = (v as Record<string, unknown>)[k];
+      if (x === undefined) continue;
+      if (!first) h.update(",");
+      first = false;
+      h.update(JSON.stringify(k)).update(":");
+      feed(h, x);
+    }
+    h.update("}");
+  }
 }
 
 /**
@@ -110,5 +153,7 @@ export function cacheKey(req: RelayRequest, generation: string, scope: string, n
     v: 1, generation, namespace, owner: scope === "user" ? `u${req.caller.userId}` : scope === "token" ? `t${req.caller.userId}.${req.caller.tokenId}` : "", group: req.caller.group, userGroup: req.caller.group === "auto" ? req.caller.userGroup ?? "" : "", model: req.model, mode: req.mode, format: req.format, stream: req.stream, usageFrame, alt,
     pinned: req.caller.pinnedChannel, headers: req.headers ?? null, body,
   };
-  return new Bun.CryptoHasher("sha256").update(JSON.stringify(parts, sorted)).digest("hex");
+  const h = new Bun.CryptoHasher("sha256");
+  feed(h, parts);
+  return h.digest("hex");
 }
