@@ -26,9 +26,22 @@ type PromClient = typeof import("prom-client");
 /** Backlog readers by queue name, registered whether or not metrics are on; read at each scrape. */
 const pendingReaders = new Map<string, () => number>();
 
-interface ChannelRow { id: number; name: string | null; type: number }
-/** The channels of the app serving /metrics (names for the dashboards' legends); read at each scrape. */
+interface ChannelRow { id: number; name: string | null; type: number; status: number }
+/** The channels of the app serving /metrics (names for the dashboards' legends, status); read at each scrape. */
 let channelReader: (() => Promise<ChannelRow[]>) | null = null;
+let channelRead: Promise<ChannelRow[]> | null = null;
+
+/** One database read per scrape for the gauges that show channels (a scrape starts every collect() at once,
+ * so they share the read in flight); a failing read shows none. */
+function channelRows(): Promise<ChannelRow[]> {
+  if (!channelRead) {
+    const read: Promise<ChannelRow[]> = (channelReader?.() ?? Promise.resolve([])).catch(() => []).finally(() => {
+      if (channelRead === read) channelRead = null;
+    });
+    channelRead = read;
+  }
+  return channelRead;
+}
 
 /** Every metric of the process, registered in one registry. */
 function build(client: PromClient) {
@@ -65,11 +78,17 @@ function build(client: PromClient) {
       registers,
       async collect() {
         this.reset();
-        let rows: ChannelRow[] = [];
-        try {
-          rows = channelReader ? await channelReader() : [];
-        } catch {} // the database being away must not break the scrape
-        for (const c of rows) this.set({ channel: String(c.id), name: c.name ?? "", type: String(c.type) }, 1);
+        for (const c of await channelRows()) this.set({ channel: String(c.id), name: c.name ?? "", type: String(c.type) }, 1);
+      },
+    }),
+    channelStatus: new client.Gauge({
+      name: "switchyard_channel_status",
+      help: "Each channel's status: 1 enabled, 2 disabled by an admin, 3 disabled automatically (failures, balance).",
+      labelNames: ["channel"] as const,
+      registers,
+      async collect() {
+        this.reset();
+        for (const c of await channelRows()) this.set({ channel: String(c.id) }, c.status);
       },
     }),
     pendingWrites: new client.Gauge({
@@ -136,6 +155,12 @@ function relayMetrics(client: PromClient, registers: import("prom-client").Regis
     quotaSpent: counter("quota_total", "Quota charged for settled relay calls (500000 = 1 USD at the default QuotaPerUnit)."),
     relayDuration: histogram("request_duration_seconds", "Time from the call's admission to the end of its answer (streams: the last chunk), served calls.", LATENCY_BUCKETS),
     firstToken: histogram("first_token_seconds", "Time from the call's admission to the first streamed chunk, streamed calls.", FIRST_TOKEN_BUCKETS),
+    fallbacks: new client.Counter({
+      name: name("fallbacks_total"),
+      help: "Calls served by a fallback model (ModelFallbacks / GroupModelFallbacks), by requested and serving model, reason and group.",
+      labelNames: ["requested", "served", "reason", "group"] as const,
+      registers,
+    }),
     upstreamAttempts: byStatus("upstream_attempts_total", "Upstream attempts by model, channel id, group and the upstream's status (502/504: no connection, timeout), retried ones included."),
     streamsInFlight: new client.Gauge({ name: name("streams_in_flight"), help: "Streamed relay answers being forwarded now.", labelNames: RELAY_LABELS, registers }),
   };
@@ -194,7 +219,7 @@ export function metricsPlugin(deps: AppDeps) {
       Response.json(errorBody("envelope", 404, "metrics are disabled: set METRICS_ENABLED=true to expose /metrics"), { status: 404 }));
   }
   const { registry } = enableMetrics();
-  const readChannels = () => deps.db.selectFrom("channels").select(["id", "name", "type"]).execute();
+  const readChannels = () => deps.db.selectFrom("channels").select(["id", "name", "type", "status"]).execute();
   channelReader = readChannels;
   deps.shutdownHooks.push(async () => {
     if (channelReader === readChannels) channelReader = null;

@@ -153,6 +153,8 @@ export function observeSettling(s: Served): void {
     m.relayRequests.inc({ ...l, status: "200" });
     m.relayDuration.observe(l, (performance.now() - s.started) / 1000);
     if (s.req.stream && s.firstByteMs > 0) m.firstToken.observe(l, s.firstByteMs / 1000);
+    // Both model names are the operator's: a fallback follows only a configured rule.
+    if (s.fallback) m.fallbacks.inc({ requested: s.fallback.requested, served: s.fallback.served, reason: s.fallback.reason, group: s.req.caller.group });
   }
   const state = stateOf(s.req);
   if (!state) return;
@@ -195,6 +197,7 @@ export function observeSettled(s: Served, u: Usage, quota: number): void {
     "switchyard.served_model": s.req.model,
     "switchyard.channel.id": s.channel.id,
     "switchyard.channels_tried": s.usedChannels.length,
+    ...(s.fallback ? { "switchyard.fallback.requested": s.fallback.requested, "switchyard.fallback.reason": s.fallback.reason } : {}),
     "http.response.status_code": 200,
     ...(s.interrupted ? { "switchyard.stream_interrupted": true } : {}),
   });

@@ -16,7 +16,7 @@ const targets = panels.flatMap((p: any) => p.targets.map((t: any) => ({ panel: p
 const TARGET_LABELS = ["instance", "job"];
 const PROMQL_WORDS = new Set([
   "sum", "avg", "min", "max", "count", "topk", "bottomk", "by", "without", "on", "ignoring", "group_left", "group_right", "and", "or", "unless",
-  "rate", "irate", "increase", "delta", "histogram_quantile", "clamp_min", "clamp_max", "sort", "sort_desc", "abs", "label_replace",
+  "rate", "irate", "increase", "delta", "histogram_quantile", "clamp_min", "clamp_max", "sort", "sort_desc", "abs", "label_replace", "vector",
 ]);
 
 /** The metric selectors and the aggregation labels of one PromQL expression. */
@@ -111,11 +111,12 @@ describe("Grafana dashboard JSON", () => {
     const exposed = new Map<string, Set<string>>();
     beforeAll(async () => {
       fx = await relayFixture("sqlite", {}, { metricsEnabled: true });
-      await fx.channel({ base_url: fx.mock.url, models: ["gpt-4o", "gpt-fail-500"] });
-      await ratios(fx, ["gpt-4o", "gpt-fail-500"], 1);
+      await fx.channel({ base_url: fx.mock.url, models: ["gpt-4o", "gpt-fail-500", "gpt-fail-503"] });
+      await ratios(fx, ["gpt-4o", "gpt-fail-500", "gpt-fail-503"], 1);
+      await fx.option("ModelFallbacks", JSON.stringify({ "gpt-fail-503": ["gpt-4o"] }));
       const user = await fx.user(10_000_000);
       const { key } = await fx.token(user.id);
-      for (const [model, stream] of [["gpt-4o", false], ["gpt-4o", true], ["gpt-fail-500", false], ["unknown", false]] as const) {
+      for (const [model, stream] of [["gpt-4o", false], ["gpt-4o", true], ["gpt-fail-500", false], ["gpt-fail-503", false], ["unknown", false]] as const) {
         await (await fx.call("/v1/chat/completions", key, { model, stream, messages: [{ role: "user", content: "hi" }] })).text();
       }
       await fx.flush();

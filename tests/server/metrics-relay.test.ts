@@ -147,6 +147,7 @@ describe("relay metrics per model, channel and group", () => {
     // Channel names for the dashboards' legends, one series per channel.
     expect(m.get("switchyard_channel_info")!.get(set({ channel: String(ok), name: "mock", type: "1" }))).toBe(1);
     expect(m.get("switchyard_channel_info")!.size).toBe(3);
+    expect(m.get("switchyard_channel_status")!.get(`channel="${ok}"`)).toBe(1);
     // The write-behind queue depth is still exposed.
     expect(m.has("switchyard_pending_writes")).toBe(true);
   });
@@ -178,6 +179,40 @@ describe("relay metrics per model, channel and group", () => {
       await fx.option("RetryTimes", "0");
       await flaky.stop();
     }
+  });
+
+  test("a call served by a fallback model: counted under the serving model, and as a fallback", async () => {
+    resetMetrics();
+    await fx.option("ModelFallbacks", JSON.stringify({ "gpt-fail-500": ["gpt-4o"] }));
+    try {
+      const erin = await fx.user(10_000_000);
+      const e = await fx.token(erin.id);
+      const res = await fx.call("/v1/chat/completions", e.key, { model: "gpt-fail-500", messages: [{ role: "user", content: "hi" }] });
+      expect(res.status).toBe(200);
+      await res.text();
+      await fx.flush();
+      const m = await scrape();
+      expect(m.get("switchyard_relay_fallbacks_total")!.get(set({ requested: "gpt-fail-500", served: "gpt-4o", reason: "upstream_error", group: "default" }))).toBe(1);
+      expect(m.get("switchyard_relay_requests_total")!.get(set({ model: "gpt-4o", channel: String(ok), group: "default", status: "200" }))).toBe(1);
+      expect(m.get("switchyard_relay_requests_total")!.size).toBe(1);
+      // Both attempts: the requested model's channel failed, the fallback's answered.
+      expect(m.get("switchyard_relay_upstream_attempts_total")!.get(set({ model: "gpt-fail-500", channel: String(failing), group: "default", status: "500" }))).toBe(1);
+      expect(m.get("switchyard_relay_upstream_attempts_total")!.get(set({ model: "gpt-4o", channel: String(ok), group: "default", status: "200" }))).toBe(1);
+    } finally {
+      await fx.option("ModelFallbacks", "{}");
+    }
+  });
+
+  test("channel status: 1 enabled, 2 disabled by an admin, read at each scrape", async () => {
+    await fx.ctx.deps.db.updateTable("channels").set({ status: 2 }).where("id", "=", failing).execute();
+    try {
+      const m = await scrape();
+      expect(m.get("switchyard_channel_status")!.get(`channel="${failing}"`)).toBe(2);
+      expect(m.get("switchyard_channel_status")!.get(`channel="${ok}"`)).toBe(1);
+    } finally {
+      await fx.ctx.deps.db.updateTable("channels").set({ status: 1 }).where("id", "=", failing).execute();
+    }
+    expect((await scrape()).get("switchyard_channel_status")!.get(`channel="${failing}"`)).toBe(1);
   });
 
   test("a stream is counted in flight from its first chunk until it ends", async () => {
