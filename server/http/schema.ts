@@ -9,6 +9,7 @@
 // always answers an array: the cleaner cannot alter such a value.
 import { t, type DocumentDecoration, type TSchema } from "elysia";
 import type { TProperties } from "@sinclair/typebox";
+import { ROLE } from "../catalogue/index.ts";
 
 /** An object that accepts, and keeps, properties it does not name. */
 export const loose = <P extends TProperties>(properties: P, options: { description?: string } = {}) =>
@@ -66,7 +67,7 @@ const SIGNED_IN: Record<string, string[]>[] = [{ session: [], userId: [] }, { ac
 
 /** What the `role` macro adds to a route's OpenAPI operation: its least role and how to sign in. */
 export function roleDetail(min: number): DocumentDecoration {
-  const role = min >= 100 ? "root" : min >= 10 ? "admin" : "user";
+  const role = min >= ROLE.root ? "root" : min >= ROLE.admin ? "admin" : "user";
   return { [ROLE_FIELD]: role, security: SIGNED_IN } as DocumentDecoration;
 }
 

@@ -10,11 +10,11 @@ const html = (body: string) => new Response(body, { headers: { "content-type": "
 const page = t.String({ description: "an HTML page" });
 
 /** The document serialised once, plain and gzipped, with an ETag for conditional requests. */
-interface Served { json: string; gz: Uint8Array; etag: string }
+interface Served { json: string; gz: Uint8Array<ArrayBuffer>; etag: string }
 
 async function serialise(doc: Document): Promise<Served> {
   const json = JSON.stringify(doc);
-  return { json, gz: Bun.gzipSync(json), etag: `"${Bun.hash(json).toString(36)}"` };
+  return { json, gz: Bun.gzipSync(json) as Uint8Array<ArrayBuffer>, etag: `"${Bun.hash(json).toString(36)}"` };
 }
 
 function reply(served: Served, request: Request): Response {

@@ -23,6 +23,7 @@ export const DOCS_PAGE = `<!doctype html>
   .body { padding: 4px 12px 10px; } .body h4 { margin: 10px 0 2px; font-size: 13px; }
   pre { background: #8881; padding: 8px; border-radius: 4px; overflow: auto; max-height: 420px; margin: 0; font-size: 12px; }
   table { border-collapse: collapse; } td, th { border: 1px solid var(--line); padding: 2px 8px; text-align: left; font-size: 13px; }
+  details.raw { border: none; margin: 2px 0 0; } details.raw > summary { padding: 0; font-size: 12px; color: var(--muted); }
   #filter { width: 100%; box-sizing: border-box; margin-bottom: 8px; padding: 4px; }
 </style>
 </head>
@@ -32,8 +33,35 @@ export const DOCS_PAGE = `<!doctype html>
 <main><h1 id="title">Switchyard management API</h1><div class="intro" id="intro">Loading /api/openapi.json ...</div><div id="ops"></div></main>
 <script>
 const esc = (s) => String(s ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
-const pretty = (v) => "<pre>" + esc(JSON.stringify(v, null, 2)) + "</pre>";
-function render(doc) {
+// A schema as a short TypeScript-like outline (descriptions as comments), the raw JSON Schema one click away.
+let doc = { components: {} };
+function outline(s, pad) {
+  if (!s || typeof s !== "object") return "any";
+  if (s.$ref) {
+    const name = s.$ref.split("/").pop(), target = ((doc.components || {}).schemas || {})[name];
+    return target && !target.$ref ? name + " " + outline(target, pad) : name;
+  }
+  if (s.const !== undefined) return JSON.stringify(s.const);
+  if (s.anyOf || s.oneOf) return (s.anyOf || s.oneOf).map((x) => outline(x, pad)).join(" | ");
+  if (Array.isArray(s.type)) return s.type.join(" | ");
+  if (s.type === "array") return outline(s.items, pad) + "[]";
+  if (s.type === "object" || s.properties) {
+    const props = Object.entries(s.properties || {});
+    if (!props.length) return s.additionalProperties === false ? "{}" : "object";
+    const inner = pad + "  ", req = new Set(s.required || []);
+    let out = "{\\n";
+    for (const [k, v] of props) {
+      const note = v && v.description ? "  // " + v.description : "";
+      out += inner + k + (req.has(k) ? "" : "?") + ": " + outline(v, inner) + note + "\\n";
+    }
+    if (s.additionalProperties !== false) out += inner + "...\\n";
+    return out + pad + "}";
+  }
+  return (s.type || "any") + (s.format ? " (" + s.format + ")" : "");
+}
+const pretty = (v) => "<pre>" + esc(outline(v, "")) + "</pre><details class=\\"raw\\"><summary>JSON Schema</summary><pre>" + esc(JSON.stringify(v, null, 2)) + "</pre></details>";
+function render(loaded) {
+  doc = loaded;
   document.getElementById("title").textContent = doc.info.title + " " + doc.info.version;
   document.getElementById("intro").textContent = doc.info.description || "";
   const byTag = new Map((doc.tags || []).map((t) => [t.name, { desc: t.description, ops: [] }]));
@@ -69,7 +97,7 @@ function render(doc) {
 }
 document.getElementById("filter").addEventListener("input", (e) => {
   const q = e.target.value.trim().toLowerCase();
-  for (const d of document.querySelectorAll("details")) d.style.display = !q || d.dataset.search.includes(q) ? "" : "none";
+  for (const d of document.querySelectorAll("details[data-search]")) d.style.display = !q || d.dataset.search.includes(q) ? "" : "none";
 });
 fetch("/api/openapi.json").then((r) => r.json()).then(render).catch((e) => { document.getElementById("intro").textContent = "Could not load /api/openapi.json: " + e; });
 </script>

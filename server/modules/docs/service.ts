@@ -104,7 +104,11 @@ export async function buildDocument(app: AnyElysia): Promise<Document> {
     return { ...r, hooks };
   });
   const table = { getGlobalRoutes: () => routes, getGlobalDefinitions: () => global.getGlobalDefinitions() } as unknown as AnyElysia;
-  const { paths, components } = toOpenAPISchema(table, { staticFile: false, methods: ["options", "head"] }) as { paths: Document["paths"]; components: { schemas: Record<string, unknown> } };
+  const generated = toOpenAPISchema(table, { staticFile: false, methods: ["options", "head"] }) as { paths: Document["paths"]; components: { schemas: Record<string, unknown> } };
+  // A copy: the generator hands back the routes' own schema objects, which Elysia validates with.
+  const { paths, components } = JSON.parse(JSON.stringify(generated)) as typeof generated;
+  stripElysiaKeywords(paths);
+  stripElysiaKeywords(components);
   for (const [path, item] of Object.entries(paths)) {
     for (const [method, op] of Object.entries(item)) completeOperation(op, WITH_BODY.has(method) && optionalBody.has(`${method} ${path}`));
   }
@@ -116,6 +120,20 @@ export async function buildDocument(app: AnyElysia): Promise<Document> {
     paths,
     components: { ...components, schemas: { ...components.schemas, ErrorReply: ERROR_REPLY }, securitySchemes: SECURITY_SCHEMES },
   };
+}
+
+/**
+ * Removes what Elysia's schemas carry for Elysia only: `noValidate` (reply schemas are documentation) and
+ * `error` (the message a failed check answers). A property that happens to be named "error" is an object.
+ */
+function stripElysiaKeywords(node: unknown): void {
+  if (Array.isArray(node)) for (const v of node) stripElysiaKeywords(v);
+  else if (node && typeof node === "object") {
+    const o = node as Record<string, unknown>;
+    delete o.noValidate;
+    if (typeof o.error === "string") delete o.error;
+    for (const v of Object.values(o)) stripElysiaKeywords(v);
+  }
 }
 
 /** Elysia's /user/:id as OpenAPI's /user/{id}. */
