@@ -57,6 +57,8 @@ export interface TracingConfig {
   /** Where spans are POSTed (OTLP/HTTP JSON): OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as is, else
    * OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces. */
   url: string;
+  /** OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL: http/json (default) or http/protobuf. */
+  protocol: "http/json" | "http/protobuf";
   /** OTEL_EXPORTER_OTLP_HEADERS, then OTEL_EXPORTER_OTLP_TRACES_HEADERS (k=v,k2=v2, values URL-encoded). */
   headers: Record<string, string>;
   /** OTEL_SERVICE_NAME (default switchyard). */
@@ -212,8 +214,13 @@ function tracingConfig(env: Record<string, string | undefined>): TracingConfig |
   const base = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
   if ((!traces && !base) || bool(env.OTEL_SDK_DISABLED, false)) return null;
   const ratio = Number(env.OTEL_TRACES_SAMPLER_ARG);
+  const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL?.trim() || env.OTEL_EXPORTER_OTLP_PROTOCOL?.trim() || "http/json").toLowerCase();
+  if (protocol !== "http/json" && protocol !== "http/protobuf") {
+    throw new Error(`OTEL_EXPORTER_OTLP_PROTOCOL=${protocol} is not supported: use http/protobuf or http/json (the collector's OTLP/HTTP port, usually 4318)`);
+  }
   return {
     url: traces || `${base!.replace(/\/+$/, "")}/v1/traces`,
+    protocol,
     headers: { ...keyValues(env.OTEL_EXPORTER_OTLP_HEADERS), ...keyValues(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS) },
     serviceName: env.OTEL_SERVICE_NAME?.trim() || "switchyard",
     resourceAttributes: keyValues(env.OTEL_RESOURCE_ATTRIBUTES),

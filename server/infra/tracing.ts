@@ -1,9 +1,10 @@
 // OpenTelemetry tracing through the OpenTelemetry JS SDK: a TracerProvider with a BatchSpanProcessor and
-// the OTLP/HTTP (JSON) trace exporter, a W3C trace-context propagator and an AsyncLocalStorage context
-// manager. It is built only when an OTLP endpoint is configured (config.tracing; the SDK takes ~75 ms to
-// evaluate and a process without tracing never loads it); until then activeTracing() is null and every
-// relay hook (server/relay/observe.ts) returns at once. Spans are created by server/relay/observe.ts;
-// this module only owns the SDK: start, the incoming `traceparent`, flush on shutdown.
+// the OTLP/HTTP trace exporter (JSON; protobuf with OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf), a W3C
+// trace-context propagator and an AsyncLocalStorage context manager. It is built only when an OTLP endpoint
+// is configured (config.tracing; the SDK takes ~75 ms to evaluate and a process without tracing never loads
+// it); until then activeTracing() is null and every relay hook (server/relay/observe.ts) returns at once.
+// Spans are created by server/relay/observe.ts; this module only owns the SDK: start, the incoming
+// `traceparent`, flush on shutdown.
 import { Elysia } from "elysia";
 import type * as OtelApi from "@opentelemetry/api";
 import { VERSION, type TracingConfig } from "../config.ts";
@@ -31,7 +32,9 @@ export function enableTracing(cfg: TracingConfig, instanceId?: string): Tracing 
   if (current) void current.shutdown().catch(() => {});
   const api = require("@opentelemetry/api") as typeof OtelApi;
   const sdk = require("@opentelemetry/sdk-trace") as typeof import("@opentelemetry/sdk-trace");
-  const { OTLPTraceExporter } = require("@opentelemetry/exporter-trace-otlp-http") as typeof import("@opentelemetry/exporter-trace-otlp-http");
+  const { OTLPTraceExporter } = (cfg.protocol === "http/protobuf"
+    ? require("@opentelemetry/exporter-trace-otlp-proto")
+    : require("@opentelemetry/exporter-trace-otlp-http")) as typeof import("@opentelemetry/exporter-trace-otlp-http");
   const { resourceFromAttributes } = require("@opentelemetry/resources") as typeof import("@opentelemetry/resources");
   const { W3CTraceContextPropagator } = require("@opentelemetry/core") as typeof import("@opentelemetry/core");
   const { AsyncLocalStorageContextManager } = require("@opentelemetry/context-async-hooks") as typeof import("@opentelemetry/context-async-hooks");

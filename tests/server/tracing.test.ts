@@ -200,6 +200,42 @@ describe("graceful shutdown", () => {
   });
 });
 
+describe("OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf", () => {
+  test("spans go out as binary OTLP protobuf, with the caller's trace id", async () => {
+    const bodies: { type: string | null; bytes: Buffer }[] = [];
+    const receiver = Bun.serve({ port: 0, async fetch(req) {
+      bodies.push({ type: req.headers.get("content-type"), bytes: Buffer.from(await req.arrayBuffer()) });
+      return new Response(new Uint8Array(0), { headers: { "content-type": "application/x-protobuf" } });
+    } });
+    const tracing = loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiver.port}`, OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf" }).tracing!;
+    expect(tracing.protocol).toBe("http/protobuf");
+    const fx = await relayFixture("sqlite", {}, { tracing });
+    try {
+      await fx.channel({ base_url: fx.mock.url, models: ["gpt-4o"] });
+      await ratios(fx, ["gpt-4o"], 1);
+      const user = await fx.user(10_000_000);
+      const { key } = await fx.token(user.id);
+      const traceId = "5b8efff798038103d269b633813fc60c";
+      const res = await fx.call("/v1/chat/completions", key, { model: "gpt-4o", messages: [{ role: "user", content: "hi" }] }, { traceparent: `00-${traceId}-eee19b7ec3c1b174-01` });
+      expect(res.status).toBe(200);
+      await res.text();
+      await fx.flush();
+      await activeTracing()!.flush();
+      expect(bodies.length).toBeGreaterThan(0);
+      expect(bodies.every((b) => b.type === "application/x-protobuf")).toBe(true);
+      const all = Buffer.concat(bodies.map((b) => b.bytes));
+      // Protobuf carries the span names as UTF-8 and the trace id as its 16 raw bytes.
+      for (const name of ["chat gpt-4o", "admission", "upstream chat gpt-4o", "settlement"]) expect(all.includes(Buffer.from(name))).toBe(true);
+      expect(all.includes(Buffer.from(traceId, "hex"))).toBe(true);
+      expect(all.includes(Buffer.from('"traceId"'))).toBe(false);
+    } finally {
+      await shutdownTracing();
+      await fx.close();
+      receiver.stop(true);
+    }
+  });
+});
+
 describe("tracing off (no OTLP endpoint)", () => {
   test("no configuration: tracing is null; OTEL_SDK_DISABLED wins over an endpoint", () => {
     expect(loadConfig({}).tracing).toBeNull();
@@ -209,6 +245,8 @@ describe("tracing off (no OTLP endpoint)", () => {
     expect(c.serviceName).toBe("switchyard");
     expect(c.sampler).toBe("parentbased_traceidratio");
     expect(c.samplerRatio).toBe(0.25);
+    expect(c.protocol).toBe("http/json");
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4317", OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" })).toThrow("OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not supported");
   });
 
   test("the relay hooks pass the call through and load neither the OpenTelemetry SDK nor prom-client", () => {
