@@ -241,6 +241,9 @@ function failed(req: RelayRequest, e: unknown, channelId: number, refused: boole
     span.setAttribute("error.type", errorType);
     span.end();
   }
+  // Span names feed span-metrics (Tempo, Jaeger SPM) as a label: a model nobody serves is the client's text, so
+  // a refused call's span is named by its operation alone (the model stays in gen_ai.request.model).
+  if (refused) t.call.updateName(operation(req.mode));
   t.call.setAttributes({ "http.response.status_code": status, "error.type": errorType, ...(channelId ? { "switchyard.channel.id": channelId } : {}) });
   t.call.setStatus({ code: SpanStatusCode.ERROR, message });
   t.call.end();

@@ -147,12 +147,15 @@ describe("relay traces exported over OTLP/HTTP", () => {
     expect(children.every((s) => s.traceId === call.traceId)).toBe(true);
   });
 
-  test("a refused call: the call and its admission end in error with the client's status", async () => {
+  test("a refused call: the call and its admission end in error with the client's status; the span is named by its operation", async () => {
     const res = await fx.call("/v1/chat/completions", key, { model: "no-such-model", messages: [{ role: "user", content: "hi" }] },
       { traceparent: "00-11111111111111111111111111111111-2222222222222222-01" });
     expect(res.status).toBe(404);
     const { call, children } = await traceOf((s) => s.traceId === "11111111111111111111111111111111");
     expect(call.status.code).toBe(STATUS.ERROR);
+    // Not "chat no-such-model": span names must not carry text a client made up.
+    expect(call.name).toBe("chat");
+    expect(attr(call, "gen_ai.request.model")).toBe("no-such-model");
     expect(attr(call, "http.response.status_code")).toBe(404);
     expect(attr(call, "error.type")).toBe("model_not_found");
     expect(children.map((s) => s.name)).toEqual(["admission"]);
