@@ -1,7 +1,7 @@
 // What the relay tells Prometheus (server/http/metrics.ts) and OpenTelemetry (server/infra/tracing.ts) about
 // each call. The relay core calls these with one line each — admission, each upstream attempt, the start
-// of a stream, settlement, failure — and each returns after a null check when METRICS_ENABLED is off and
-// no OTLP endpoint is configured: no allocation, no await, no I/O.
+// of a stream, settlement, failure — and each returns after a null check (or a lookup in an empty WeakMap)
+// when METRICS_ENABLED is off and no OTLP endpoint is configured: no await, no I/O, nothing kept.
 //
 // Spans of one call (exchange endpoints: /v1/chat/completions, /v1/messages, Gemini, responses, ...):
 //   "{operation} {model}" (SERVER; child of the caller's `traceparent` when it sent one)
