@@ -152,6 +152,17 @@ describe("relay metrics per model, channel and group", () => {
     expect(m.has("switchyard_pending_writes")).toBe(true);
   });
 
+  /** One successful chat call of `model` by a new user, settled, then a scrape. */
+  const servedBy = async (model: string) => {
+    const user = await fx.user(10_000_000);
+    const { key } = await fx.token(user.id);
+    const res = await fx.call("/v1/chat/completions", key, { model, messages: [{ role: "user", content: "hi" }] });
+    expect(res.status).toBe(200);
+    await res.text();
+    await fx.flush();
+    return scrape();
+  };
+
   test("a call retried on a second channel: one request, served by the second; both attempts counted by status", async () => {
     resetMetrics();
     const flaky = startMockUpstream({ failStatus: 503 });
@@ -160,13 +171,7 @@ describe("relay metrics per model, channel and group", () => {
       const good = await fx.channel({ name: "good", base_url: fx.mock.url, models: ["gpt-retry"] });
       await ratios(fx, ["gpt-4o", "gpt-fail-500", "gpt-fail-429", "gpt-gated", "gpt-retry"], 1, 2);
       await fx.option("RetryTimes", "1");
-      const dave = await fx.user(10_000_000);
-      const d = await fx.token(dave.id);
-      const res = await fx.call("/v1/chat/completions", d.key, { model: "gpt-retry", messages: [{ role: "user", content: "hi" }] });
-      expect(res.status).toBe(200);
-      await res.text();
-      await fx.flush();
-      const m = await scrape();
+      const m = await servedBy("gpt-retry");
       const at = (channel: number, status?: string) => ({ model: "gpt-retry", channel: String(channel), group: "default", ...(status ? { status } : {}) });
       expect(m.get("switchyard_relay_requests_total")!.get(set(at(good, "200")))).toBe(1);
       expect(m.get("switchyard_relay_requests_total")!.size).toBe(1);
@@ -185,13 +190,7 @@ describe("relay metrics per model, channel and group", () => {
     resetMetrics();
     await fx.option("ModelFallbacks", JSON.stringify({ "gpt-fail-500": ["gpt-4o"] }));
     try {
-      const erin = await fx.user(10_000_000);
-      const e = await fx.token(erin.id);
-      const res = await fx.call("/v1/chat/completions", e.key, { model: "gpt-fail-500", messages: [{ role: "user", content: "hi" }] });
-      expect(res.status).toBe(200);
-      await res.text();
-      await fx.flush();
-      const m = await scrape();
+      const m = await servedBy("gpt-fail-500");
       expect(m.get("switchyard_relay_fallbacks_total")!.get(set({ requested: "gpt-fail-500", served: "gpt-4o", reason: "upstream_error", group: "default" }))).toBe(1);
       expect(m.get("switchyard_relay_requests_total")!.get(set({ model: "gpt-4o", channel: String(ok), group: "default", status: "200" }))).toBe(1);
       expect(m.get("switchyard_relay_requests_total")!.size).toBe(1);
