@@ -43,17 +43,17 @@ export function listsModule(deps: AppDeps) {
       ? ok(await modelMetaList(deps, query))
       : ok(Object.fromEntries(CHANNEL_TYPES.map((t) => [t.id, [...t.models]]))), {
       role: ROLE.admin, query: modelMetaQuery, response: anyReply,
-      detail: { description: "/api/models: channel type id → its default model names. /api/models/ (trailing slash): new-api's model metadata list, one page ({items, total, page, page_size})." },
+      detail: { summary: "Default models by channel type (with a trailing slash: the model metadata list)", description: "/api/models: channel type id → its default model names. /api/models/ (trailing slash): new-api's model metadata list, one page ({items, total, page, page_size})." },
     })
-    .get("/user/models", async ({ user }) => ok(await userModels(deps, user.group)), { role: ROLE.common, response: namesReply })
+    .get("/user/models", async ({ user }) => ok(await userModels(deps, user.group)), { role: ROLE.common, detail: { summary: "The models the caller can use" }, response: namesReply })
     .get("/user/self/groups", ({ user }) => ok(usableGroups(deps, user.group)), {
-      role: ROLE.common, response: envelope(loose({}, { description: "group name → {desc, ratio}: the groups the caller may put on a token" })),
+      role: ROLE.common, detail: { summary: "The groups the caller may put on a token" }, response: envelope(loose({}, { description: "group name → {desc, ratio}: the groups the caller may put on a token" })),
     })
     .get("/channel/models", async () => {
       const owners = new Map<string, string>();
       for (const t of CHANNEL_TYPES) for (const m of t.models) if (!owners.has(m)) owners.set(m, t.kind);
       for (const m of await enabledModels(deps)) if (!owners.has(m)) owners.set(m, "custom");
       return ok([...owners].map(([id, owned_by]) => ({ id, object: "model", created: 1626777600, owned_by })));
-    }, { role: ROLE.admin, response: envelope(t.Array(loose({ id: t.String(), object: t.String(), created: t.Integer(), owned_by: t.String() }))) })
-    .get("/channel/models_enabled", async () => ok(await enabledModels(deps)), { role: ROLE.admin, response: namesReply });
+    }, { role: ROLE.admin, detail: { summary: "Every model the channels know" }, response: envelope(t.Array(loose({ id: t.String(), object: t.String(), created: t.Integer(), owned_by: t.String() }))) })
+    .get("/channel/models_enabled", async () => ok(await enabledModels(deps)), { role: ROLE.admin, detail: { summary: "Models of enabled channels" }, response: namesReply });
 }

@@ -39,7 +39,7 @@ describe("GET /api/openapi.json", () => {
     expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(["accessToken", "session", "userId"]);
   });
 
-  test("every /api route is in it, with request schemas for what it reads, a reply schema, a tag and a role", () => {
+  test("every /api route is in it, with request schemas for what it reads, a reply schema, a tag, a role and a summary", () => {
     const problems: string[] = [];
     const declared = new Set((doc.tags ?? []).map((t: { name: string }) => t.name));
     for (const r of apiRoutes()) {
@@ -58,6 +58,7 @@ describe("GET /api/openapi.json", () => {
       if (!replies.length || !r.hooks.response) problems.push(`${name}: no reply schema`);
       if (!op.tags?.length || !op.tags.every((t: string) => declared.has(t))) problems.push(`${name}: no declared tag (${op.tags})`);
       if (!ROLES.includes(op["x-switchyard-role"])) problems.push(`${name}: no x-switchyard-role`);
+      if (!op.summary) problems.push(`${name}: no summary (detail: { summary })`);
     }
     expect(problems).toEqual([]);
   });

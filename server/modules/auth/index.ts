@@ -23,15 +23,15 @@ export function authModule(deps: AppDeps) {
       await guard(request, server, query.turnstile);
       await svc.register(deps, body as svc.RegisterInput);
       return ok(undefined, "registered");
-    }, { body: registerBody, query: turnstileQuery, response: okReply })
+    }, { body: registerBody, query: turnstileQuery, detail: { summary: "Register with a password" }, response: okReply })
     .post("/login", async ({ body, query, request, server, sessionJwt, cookie }) => {
       await guard(request, server, query.turnstile);
       const { user, message } = await svc.login(deps, body.username ?? "", body.password ?? "");
       // With two-factor sign-in on, the password only opens a short pending sign-in (new-api's require_2fa).
       return signInReply(deps, { sessionJwt, cookie, request }, user, message);
-    }, { body: loginBody, query: turnstileQuery, response: signInResult })
+    }, { body: loginBody, query: turnstileQuery, detail: { summary: "Sign in with a password" }, response: signInResult })
     .get("/logout", async ({ cookie, headers, sessionJwt }) => {
       await endSession(deps, sessionJwt, cookie, headers);
       return ok(undefined, "logged out");
-    }, { response: okReply });
+    }, { detail: { summary: "Sign out (ends every session of the account)" }, response: okReply });
 }

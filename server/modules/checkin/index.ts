@@ -11,7 +11,7 @@ export function checkinModule(deps: AppDeps) {
   return new Elysia({ prefix: "/api/user", tags: ["checkin"] })
     .use(authPlugin(deps))
     .get("/checkin", async ({ user, query }) => ok(await checkinStatus(deps, user.id, query.month)), {
-      role: ROLE.common, query: t.Object({ month: t.Optional(t.String({ description: "YYYY-MM" })) }, { additionalProperties: true }), response: anyReply,
+      role: ROLE.common, query: t.Object({ month: t.Optional(t.String({ description: "YYYY-MM" })) }, { additionalProperties: true }), detail: { summary: "Check-in status and the month's check-ins" }, response: anyReply,
     })
-    .post("/checkin", async ({ user }) => ok(await checkIn(deps, user), "checked in"), { role: ROLE.common, response: anyReply });
+    .post("/checkin", async ({ user }) => ok(await checkIn(deps, user), "checked in"), { role: ROLE.common, detail: { summary: "Check in for today" }, response: anyReply });
 }

@@ -68,38 +68,38 @@ export function oauthModule(deps: AppDeps) {
       const state = await issueState(deps, { aff: query.aff ?? "", bindFor: viewer?.id ?? 0 });
       setStateCookie(cookie, request, state);
       return ok(state);
-    }, { query: stateQuery, viewer: true, response: stateReply })
+    }, { query: stateQuery, viewer: true, detail: { summary: "Start a third-party sign-in: a state (and its cookie)" }, response: stateReply })
     // OIDC's authorisation URL built here, so it can carry a nonce and a PKCE challenge kept with the state.
     .get("/oidc/authorize", async ({ query, cookie, request, viewer }) => {
       assertProviderEnabled(deps, "oidc");
       const started = await oidcAuthorizationUrl(deps, request, (checks) => issueState(deps, { aff: query.aff ?? "", bindFor: viewer?.id ?? 0, ...checks }));
       setStateCookie(cookie, request, started.state);
       return ok(started);
-    }, { query: stateQuery, viewer: true, response: authorizeReply })
-    .get("/github", codeCallback("github", githubIdentity), { query: callbackQuery, viewer: true, response: signInSchema })
-    .get("/oidc", codeCallback("oidc", oidcIdentity), { query: callbackQuery, viewer: true, response: signInSchema })
-    .get("/linuxdo", codeCallback("linuxdo", linuxdoIdentity), { query: callbackQuery, viewer: true, response: signInSchema })
+    }, { query: stateQuery, viewer: true, detail: { summary: "Start an OIDC sign-in: the authorisation URL" }, response: authorizeReply })
+    .get("/github", codeCallback("github", githubIdentity), { query: callbackQuery, viewer: true, detail: { summary: "GitHub callback: sign in, register or bind" }, response: signInSchema })
+    .get("/oidc", codeCallback("oidc", oidcIdentity), { query: callbackQuery, viewer: true, detail: { summary: "OIDC callback: sign in, register or bind" }, response: signInSchema })
+    .get("/linuxdo", codeCallback("linuxdo", linuxdoIdentity), { query: callbackQuery, viewer: true, detail: { summary: "LinuxDO callback: sign in, register or bind" }, response: signInSchema })
     // WeChat has no redirect, so no state: the code the user types is proof enough, and binding is its own route.
     .get("/wechat", async (ctx) => {
       await limit(ctx.request, ctx.server);
       assertProviderEnabled(deps, "wechat");
       return logIn(ctx, await signIn(deps, "wechat", await wechatIdentity(deps, ctx.query.code ?? "")));
-    }, { query: wechatQuery, response: signInSchema })
+    }, { query: wechatQuery, detail: { summary: "Sign in with a WeChat code" }, response: signInSchema })
     .get("/wechat/bind", async ({ query, user }) => {
       assertProviderEnabled(deps, "wechat");
       return ok(publicUser(await bind(deps, user, "wechat", await wechatIdentity(deps, query.code ?? ""))), "bind");
-    }, { query: wechatQuery, role: ROLE.common, response: userReply })
+    }, { query: wechatQuery, role: ROLE.common, detail: { summary: "Bind WeChat to the caller's account" }, response: userReply })
     // Telegram's widget signs the fields itself; every query field is part of the signature, so the raw query is read.
     .get("/telegram/login", async (ctx) => {
       await limit(ctx.request, ctx.server);
       assertProviderEnabled(deps, "telegram");
       const identity = telegramIdentity(new URL(ctx.request.url).searchParams, deps.options.get("TelegramBotToken"));
       return logIn(ctx, await signIn(deps, "telegram", identity));
-    }, { query: telegramQuery, response: signInSchema })
+    }, { query: telegramQuery, detail: { summary: "Sign in with Telegram's login widget" }, response: signInSchema })
     // JSON, not the widget's redirect: that would bind on a bare cookie, which a cross-site link also carries.
     .get("/telegram/bind", async ({ request, user }) => {
       assertProviderEnabled(deps, "telegram");
       const identity = telegramIdentity(new URL(request.url).searchParams, deps.options.get("TelegramBotToken"));
       return ok(publicUser(await bind(deps, user, "telegram", identity)), "bind");
-    }, { role: ROLE.common, query: telegramQuery, response: userReply });
+    }, { role: ROLE.common, query: telegramQuery, detail: { summary: "Bind Telegram to the caller's account" }, response: userReply });
 }

@@ -20,13 +20,13 @@ export function optionModule(deps: AppDeps) {
   followOptionChanges(deps);
   return new Elysia({ prefix: "/api/option", tags: ["option"] })
     .use(authPlugin(deps))
-    .get("/", () => ok(listOptions(deps)), { role: ROLE.root, response: optionsReply })
+    .get("/", () => ok(listOptions(deps)), { role: ROLE.root, detail: { summary: "Every site option (secrets left out)" }, response: optionsReply })
     .put("/", async ({ body }) => {
       await updateOption(deps, body.key, body.value);
       return ok(undefined, "saved");
-    }, { role: ROLE.root, body: putBody, response: okReply })
+    }, { role: ROLE.root, body: putBody, detail: { summary: "Set one site option" }, response: okReply })
     .post("/rest_model_ratio", async () => {
       await resetModelRatios(deps);
       return ok(undefined, "model ratios reset to defaults");
-    }, { role: ROLE.root, response: okReply });
+    }, { role: ROLE.root, detail: { summary: "Reset the model ratios to their defaults" }, response: okReply });
 }

@@ -36,19 +36,19 @@ export function passkeyModule(deps: AppDeps) {
   };
   return new Elysia({ prefix: "/api/user", tags: ["passkey"] })
     .use(authPlugin(deps))
-    .get("/passkey", async ({ user }) => ok(await svc.passkeyStatus(deps, user.id)), { role: ROLE.common, response: anyReply })
+    .get("/passkey", async ({ user }) => ok(await svc.passkeyStatus(deps, user.id)), { role: ROLE.common, detail: { summary: "The caller's passkey" }, response: anyReply })
     .delete("/passkey", async ({ user, query }) => {
       await svc.deletePasskeys(deps, user.id, query.id);
       return ok(undefined, "passkey removed");
-    }, { role: ROLE.common, query: deleteQuery, response: okReply })
+    }, { role: ROLE.common, query: deleteQuery, detail: { summary: "Remove the caller's passkey" }, response: okReply })
     .post("/passkey/register/begin", async ({ user, request }) =>
-      ok({ options: await svc.registerBegin(deps, user, relyingParty(deps, request)) }), { role: ROLE.common, response: optionsReply })
+      ok({ options: await svc.registerBegin(deps, user, relyingParty(deps, request)) }), { role: ROLE.common, detail: { summary: "Begin registering a passkey" }, response: optionsReply })
     .post("/passkey/register/finish", async ({ user, body, request }) => {
       await svc.registerFinish(deps, user, relyingParty(deps, request), body as any);
       return ok(undefined, "passkey registered");
-    }, { role: ROLE.common, body: credentialBody, response: okReply })
+    }, { role: ROLE.common, body: credentialBody, detail: { summary: "Finish registering a passkey" }, response: okReply })
     .post("/passkey/verify/begin", async ({ user, cookie, request }) =>
-      ok({ options: await svc.verifyBegin(deps, user, relyingParty(deps, request), tagOf(cookie)) }), { role: ROLE.common, response: optionsReply })
+      ok({ options: await svc.verifyBegin(deps, user, relyingParty(deps, request), tagOf(cookie)) }), { role: ROLE.common, detail: { summary: "Begin a passkey check (secure verification)" }, response: optionsReply })
     .post("/passkey/verify/finish", async ({ user, body, cookie, request, server }) => {
       await limit(request, server);
       const tag = tagOf(cookie);
@@ -56,7 +56,7 @@ export function passkeyModule(deps: AppDeps) {
       // As in new-api, the passkey proof becomes a secure verification through POST /api/verify {method: "passkey"}.
       await markPasskeyReady(deps, user.id, tag);
       return ok(undefined, "passkey verified");
-    }, { role: ROLE.common, body: credentialBody, response: okReply })
+    }, { role: ROLE.common, body: credentialBody, detail: { summary: "Finish a passkey check" }, response: okReply })
     .post("/passkey/login/begin", async ({ cookie, request, server }) => {
       await limit(request, server);
       const flow = randomString(32);
@@ -65,7 +65,7 @@ export function passkeyModule(deps: AppDeps) {
         value: flow, httpOnly: true, sameSite: "strict", path: FLOW_PATH, maxAge: svc.CEREMONY_SECONDS, secure: new URL(request.url).protocol === "https:",
       });
       return ok({ options });
-    }, { response: optionsReply })
+    }, { detail: { summary: "Begin signing in with a passkey" }, response: optionsReply })
     .post("/passkey/login/finish", async ({ body, cookie, request, server, sessionJwt }) => {
       await limit(request, server);
       const flow = cookie[FLOW_COOKIE]?.value;
@@ -74,9 +74,9 @@ export function passkeyModule(deps: AppDeps) {
       cookie[FLOW_COOKIE].remove();
       await startSession(sessionJwt, cookie, user, new URL(request.url).protocol === "https:");
       return ok(publicUser(user));
-    }, { body: credentialBody, response: userReply })
+    }, { body: credentialBody, detail: { summary: "Finish signing in with a passkey" }, response: userReply })
     .delete("/:id/reset_passkey", async ({ user, params }) => {
       await svc.adminResetPasskeys(deps, user, params.id);
       return ok(undefined, "passkeys reset");
-    }, { role: ROLE.admin, params: idParam, response: okReply });
+    }, { role: ROLE.admin, params: idParam, detail: { summary: "Remove a user's passkeys" }, response: okReply });
 }

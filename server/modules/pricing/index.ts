@@ -10,5 +10,5 @@ export function pricingModule(deps: AppDeps) {
     .get("/pricing", async ({ viewer }) => {
       const { data, group_ratio, usable_group } = await pricing(deps, viewer?.group ?? null);
       return { success: true, message: "", data, group_ratio, usable_group };
-    }, { viewer: true, response: pricingReply });
+    }, { viewer: true, detail: { summary: "Model prices and the group ratios the caller may use" }, response: pricingReply });
 }

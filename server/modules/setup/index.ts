@@ -14,10 +14,10 @@ const setupBody = t.Object({
 
 export function setupModule(deps: AppDeps, onDone: () => void) {
   return new Elysia({ prefix: "/api/setup", tags: ["setup"] })
-    .get("", async () => ok(await setupStatus(deps)), { response: anyReply })
+    .get("", async () => ok(await setupStatus(deps)), { detail: { summary: "Whether the setup wizard has run" }, response: anyReply })
     .post("", async ({ body }) => {
       await runSetup(deps, body);
       onDone();
       return ok(undefined, "system initialised");
-    }, { body: setupBody, response: okReply });
+    }, { body: setupBody, detail: { summary: "Run the setup wizard: create the super admin" }, response: okReply });
 }

@@ -27,12 +27,12 @@ function parse(q: Q, idName: "mj_id" | "task_id", admin: boolean): TaskQuery {
 export function taskModule(deps: AppDeps) {
   return new Elysia({ prefix: "/api", tags: ["task"] })
     .use(authPlugin(deps))
-    .get("/mj/", async ({ query }) => ok(await listDrawings(deps, parse(query, "mj_id", true), true)), { role: ROLE.admin, query: taskQuery, response: taskList })
+    .get("/mj/", async ({ query }) => ok(await listDrawings(deps, parse(query, "mj_id", true), true)), { role: ROLE.admin, query: taskQuery, detail: { summary: "Midjourney drawings of every user" }, response: taskList })
     .get("/mj/self", async ({ query, user }) => ok(await listDrawings(deps, { ...parse(query, "mj_id", false), userId: user.id }, false)), {
-      role: ROLE.common, query: taskQuery, response: taskList,
+      role: ROLE.common, query: taskQuery, detail: { summary: "The caller's Midjourney drawings" }, response: taskList,
     })
-    .get("/task/", async ({ query }) => ok(await listTasks(deps, parse(query, "task_id", true), true)), { role: ROLE.admin, query: taskQuery, response: taskList })
+    .get("/task/", async ({ query }) => ok(await listTasks(deps, parse(query, "task_id", true), true)), { role: ROLE.admin, query: taskQuery, detail: { summary: "Tasks (Suno, video) of every user" }, response: taskList })
     .get("/task/self", async ({ query, user }) => ok(await listTasks(deps, { ...parse(query, "task_id", false), userId: user.id }, false)), {
-      role: ROLE.common, query: taskQuery, response: taskList,
+      role: ROLE.common, query: taskQuery, detail: { summary: "The caller's tasks" }, response: taskList,
     });
 }

@@ -11,21 +11,21 @@ import { okReply } from "../../http/schema.ts";
 export function tokenModule(deps: AppDeps) {
   return new Elysia({ prefix: "/api/token", tags: ["token"] })
     .use(authPlugin(deps))
-    .get("/", async ({ user, query }) => ok(await svc.listTokens(deps, user, paging(query))), { role: ROLE.common, query: m.listQuery, response: m.tokenPage })
+    .get("/", async ({ user, query }) => ok(await svc.listTokens(deps, user, paging(query))), { role: ROLE.common, query: m.listQuery, detail: { summary: "The caller's tokens (one page)" }, response: m.tokenPage })
     .get("/search", async ({ user, query }) => ok(await svc.listTokens(deps, user, { ...paging(query), keyword: query.keyword, token: query.token })), {
-      role: ROLE.common, query: m.listQuery, response: m.tokenPage,
+      role: ROLE.common, query: m.listQuery, detail: { summary: "Search the caller's tokens by name or key" }, response: m.tokenPage,
     })
-    .get("/:id", async ({ user, params }) => ok(svc.tokenView(await svc.ownToken(deps, user, params.id))), { role: ROLE.common, params: m.idParam, response: m.tokenReply })
-    .post("/", async ({ user, body }) => ok(await svc.createTokens(deps, user, body), "token created"), { role: ROLE.common, body: m.tokenBody, response: m.tokensReply })
+    .get("/:id", async ({ user, params }) => ok(svc.tokenView(await svc.ownToken(deps, user, params.id))), { role: ROLE.common, params: m.idParam, detail: { summary: "One of the caller's tokens" }, response: m.tokenReply })
+    .post("/", async ({ user, body }) => ok(await svc.createTokens(deps, user, body), "token created"), { role: ROLE.common, body: m.tokenBody, detail: { summary: "Create tokens (count for several)" }, response: m.tokensReply })
     .put("/", async ({ user, body, query }) => {
       if (body.id === undefined) throw badRequest("id is required");
       const statusOnly = query.status_only === "true" || query.status_only === "1";
       return ok(await svc.updateToken(deps, user, body.id, body, statusOnly));
-    }, { role: ROLE.common, body: m.tokenBody, query: m.updateQuery, response: m.tokenReply })
+    }, { role: ROLE.common, body: m.tokenBody, query: m.updateQuery, detail: { summary: "Update a token (or only its status)" }, response: m.tokenReply })
     // new-api's batch delete: {ids}; data is how many of the caller's tokens went
-    .post("/batch", async ({ user, body }) => ok(await svc.deleteTokens(deps, user, body?.ids)), { role: ROLE.common, body: m.batchBody, response: m.countReply })
+    .post("/batch", async ({ user, body }) => ok(await svc.deleteTokens(deps, user, body?.ids)), { role: ROLE.common, body: m.batchBody, detail: { summary: "Delete several of the caller's tokens" }, response: m.countReply })
     .delete("/:id", async ({ user, params }) => {
       await svc.deleteToken(deps, user, params.id);
       return ok(undefined, "token deleted");
-    }, { role: ROLE.common, params: m.idParam, response: okReply });
+    }, { role: ROLE.common, params: m.idParam, detail: { summary: "Delete a token" }, response: okReply });
 }

@@ -53,28 +53,28 @@ export function twoFAModule(deps: AppDeps) {
   const limit = (request: Request, server: unknown) => enforceLimit(deps, "critical", clientIp(request, server as any, deps.config.trustProxy));
   return new Elysia({ prefix: "/api", tags: ["twofa"] })
     .use(authPlugin(deps))
-    .get("/user/2fa/status", async ({ user }) => ok(await svc.twoFAStatus(deps, user.id)), { role: ROLE.common, response: anyReply })
+    .get("/user/2fa/status", async ({ user }) => ok(await svc.twoFAStatus(deps, user.id)), { role: ROLE.common, detail: { summary: "Whether two-factor sign-in is on" }, response: anyReply })
     .post("/user/2fa/setup", async ({ user }) => ok(await svc.setupTwoFA(deps, user),
-      "scan the QR code with your authenticator app, then enter its code to finish"), { role: ROLE.common, response: anyReply })
+      "scan the QR code with your authenticator app, then enter its code to finish"), { role: ROLE.common, detail: { summary: "Start setting up two-factor sign-in (secret, QR code, backup codes)" }, response: anyReply })
     .post("/user/2fa/enable", async ({ user, body, request, server }) => {
       await limit(request, server);
       await svc.enableTwoFA(deps, user, str(body.code));
       return ok(undefined, "two-factor sign-in is enabled");
-    }, { role: ROLE.common, body: codeBody, response: okReply })
+    }, { role: ROLE.common, body: codeBody, detail: { summary: "Turn two-factor sign-in on" }, response: okReply })
     .post("/user/2fa/disable", async ({ user, body, request, server }) => {
       await limit(request, server);
       await svc.disableTwoFA(deps, user, str(body.code));
       return ok(undefined, "two-factor sign-in is disabled");
-    }, { role: ROLE.common, body: codeBody, response: okReply })
+    }, { role: ROLE.common, body: codeBody, detail: { summary: "Turn two-factor sign-in off" }, response: okReply })
     .post("/user/2fa/backup_codes", async ({ user, body, request, server }) => {
       await limit(request, server);
       return ok({ backup_codes: await svc.regenerateBackupCodes(deps, user, str(body.code)) }, "new backup codes generated");
-    }, { role: ROLE.common, body: codeBody, response: backupCodesReply })
-    .get("/user/2fa/stats", async () => ok(await svc.twoFAStats(deps)), { role: ROLE.admin, response: anyReply })
+    }, { role: ROLE.common, body: codeBody, detail: { summary: "New backup codes" }, response: backupCodesReply })
+    .get("/user/2fa/stats", async () => ok(await svc.twoFAStats(deps)), { role: ROLE.admin, detail: { summary: "How many users use two-factor sign-in" }, response: anyReply })
     .delete("/user/:id/2fa", async ({ user, params }) => {
       await svc.adminDisableTwoFA(deps, user, params.id);
       return ok(undefined, "two-factor sign-in of the user is disabled");
-    }, { role: ROLE.admin, params: idParam, response: okReply })
+    }, { role: ROLE.admin, params: idParam, detail: { summary: "Turn a user's two-factor sign-in off" }, response: okReply })
     // The second step of a password sign-in (POST /api/user/login answered require_2fa).
     .post("/user/login/2fa", async ({ body, cookie, request, server, sessionJwt }) => {
       await limit(request, server);
@@ -83,7 +83,7 @@ export function twoFAModule(deps: AppDeps) {
       cookie[PENDING_LOGIN_COOKIE]?.remove();
       await startSession(sessionJwt, cookie, user, new URL(request.url).protocol === "https:");
       return ok(publicUser(user));
-    }, { body: loginBody, response: userReply })
+    }, { body: loginBody, detail: { summary: "Second step of a sign-in: the code" }, response: userReply })
     .post("/verify", async ({ user, body, cookie, request, server }) => {
       await limit(request, server);
       const tag = sessionTag(cookie);
@@ -96,9 +96,9 @@ export function twoFAModule(deps: AppDeps) {
       else throw badRequest(VERIFY_MSG.badMethod);
       const expires_at = await markVerified(deps, user.id, tag, method);
       return ok({ verified: true, expires_at }, VERIFY_MSG.verified);
-    }, { role: ROLE.common, body: verifyBody, response: verifyReply })
+    }, { role: ROLE.common, body: verifyBody, detail: { summary: "Secure verification (2FA code, passkey or password)" }, response: verifyReply })
     .get("/verify/status", async ({ user, cookie }) => {
       const until = await verifiedUntil(deps, user.id, sessionTag(cookie));
       return ok(until ? { verified: true, expires_at: until } : { verified: false });
-    }, { role: ROLE.common, response: verifyReply });
+    }, { role: ROLE.common, detail: { summary: "Whether the session is freshly verified" }, response: verifyReply });
 }

@@ -24,21 +24,21 @@ export function verificationModule(deps: AppDeps) {
       if (!viewer) await checkTurnstile(deps, query.turnstile, ip);
       await svc.sendVerificationCode(deps, query.email, viewer);
       return ok(undefined, "verification code sent");
-    }, { viewer: true, query: emailQuery, response: okReply })
+    }, { viewer: true, query: emailQuery, detail: { summary: "Send an email verification code" }, response: okReply })
     .get("/reset_password", async ({ query, request, server, viewer }) => {
       const ip = ipOf(request, server);
       await enforceLimit(deps, "critical", ip);
       if (!viewer) await checkTurnstile(deps, query.turnstile, ip);
       await svc.sendResetLink(deps, query.email);
       return ok(undefined, svc.VERIFY_MSG.resetSent);
-    }, { viewer: true, query: emailQuery, response: okReply })
+    }, { viewer: true, query: emailQuery, detail: { summary: "Send a password reset link" }, response: okReply })
     .post("/user/reset", async ({ body, request, server }) => {
       await enforceLimit(deps, "critical", ipOf(request, server));
       return ok(await svc.resetPassword(deps, body.email, body.token));
-    }, { body: resetBody, response: anyReply })
+    }, { body: resetBody, detail: { summary: "Reset a password with the emailed token" }, response: anyReply })
     .get("/oauth/email/bind", async ({ query, request, server, user }) => {
       await enforceLimit(deps, "critical", ipOf(request, server));
       await svc.bindEmail(deps, user, query.email, query.code);
       return ok(undefined, svc.VERIFY_MSG.bound);
-    }, { role: ROLE.common, query: bindQuery, response: okReply });
+    }, { role: ROLE.common, query: bindQuery, detail: { summary: "Bind an email address with its code" }, response: okReply });
 }

@@ -30,17 +30,17 @@ function noticeParams(request: Request, body: unknown): Record<string, string> {
 export function walletModule(deps: AppDeps) {
   return new Elysia({ prefix: "/api/user", tags: ["wallet"] })
     .use(authPlugin(deps))
-    .get("/topup/info", () => ok(topupInfo(deps)), { role: ROLE.common, response: anyReply })
-    .post("/amount", ({ user, body }) => ok(svc.quoteAmount(deps, user, body.amount).toFixed(2)), { role: ROLE.common, body: m.amountBody, response: m.amountReply })
+    .get("/topup/info", () => ok(topupInfo(deps)), { role: ROLE.common, detail: { summary: "Top-up options (amounts, payment methods, prices)" }, response: anyReply })
+    .post("/amount", ({ user, body }) => ok(svc.quoteAmount(deps, user, body.amount).toFixed(2)), { role: ROLE.common, body: m.amountBody, detail: { summary: "The price of a top-up amount" }, response: m.amountReply })
     .post("/pay", async ({ user, body }) => {
       const { url, data } = await svc.startPayment(deps, user, body.amount, body.payment_method);
       return { ...ok(data, "success"), url };
-    }, { role: ROLE.common, body: m.payBody, response: m.payReply })
+    }, { role: ROLE.common, body: m.payBody, detail: { summary: "Start an online payment" }, response: m.payReply })
     // Epay calls back with GET; some deployments POST a form. Both carry the same signed fields.
     .get("/epay/notify", ({ request }) => noticeReply(() => svc.handleNotice(deps, "epay", noticeParams(request, null))), {
-      query: m.noticeQuery, response: m.noticeReply,
+      query: m.noticeQuery, detail: { summary: "Epay's payment notice (GET)" }, response: m.noticeReply,
     })
     .post("/epay/notify", ({ request, body }) => noticeReply(() => svc.handleNotice(deps, "epay", noticeParams(request, body))), {
-      query: m.noticeQuery, body: m.noticeForm, response: m.noticeReply, detail: { "x-form-body": true },
+      query: m.noticeQuery, body: m.noticeForm, response: m.noticeReply, detail: { summary: "Epay's payment notice (form POST)", "x-form-body": true },
     });
 }
