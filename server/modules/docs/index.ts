@@ -8,6 +8,8 @@ import { DOCS_PAGE } from "./page.ts";
 
 const html = (body: string) => new Response(body, { headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-cache" } });
 const page = t.String({ description: "an HTML page" });
+/** Scalar's browser bundle, major version 1 (1.72 when this was written): fixes arrive, breaking changes do not. */
+const SCALAR_CDN = "https://cdn.jsdelivr.net/npm/@scalar/api-reference@1/dist/browser/standalone.min.js";
 
 /** The document serialised once, plain and gzipped, with an ETag for conditional requests. */
 interface Served { json: string; gz: Uint8Array<ArrayBuffer>; etag: string }
@@ -42,7 +44,7 @@ export function docsModule(deps: AppDeps) {
       const { ScalarRender } = await import("@elysiajs/openapi/scalar");
       return html(ScalarRender(
         { title: "Switchyard management API", description: "Switchyard management API", version: "" },
-        { url: "/api/openapi.json", cdn: "https://cdn.jsdelivr.net/npm/@scalar/api-reference/dist/browser/standalone.min.js", _integration: "elysiajs" } as any,
+        { url: "/api/openapi.json", cdn: SCALAR_CDN, _integration: "elysiajs" } as any,
       ));
     }, { response: page, detail: { summary: "Scalar's interactive reference of this document (loads its script from cdn.jsdelivr.net)" } });
 }
