@@ -282,6 +282,31 @@ describe("token API: limit fields", () => {
   });
 });
 
+for (const kind of storageKinds()) describe(`token API: limit values at the edges on ${kind}`, () => {
+  test("values past what the columns hold are refused with 400 (not a database error); the largest accepted are kept", async () => {
+    const fx = await relayFixture(kind);
+    try {
+      const u = await fx.ctx.user();
+      const created = await fx.ctx.request("POST", "/api/token/", { as: u, body: { name: "edge", remain_quota: 1000, expired_time: -1 } });
+      const id = created.body.data[0].id;
+      // rpm_limit and concurrency_limit are 32-bit columns (new-api's int); tpm_limit and budget_quota 64-bit.
+      for (const bad of [{ rpm_limit: 2 ** 31 }, { concurrency_limit: 3_000_000_000 }, { rpm_limit: 1e12 }, { tpm_limit: 2 ** 53 }, { budget_quota: 1e300 }]) {
+        const r = await fx.ctx.request("PUT", "/api/token/", { as: u, body: { id, name: "edge", ...bad } });
+        expect(r.status).toBe(400);
+        expect(r.body.message).toContain(Object.keys(bad)[0]);
+      }
+      const max = { rpm_limit: 2 ** 31 - 1, concurrency_limit: 2 ** 31 - 1, tpm_limit: Number.MAX_SAFE_INTEGER, budget_quota: Number.MAX_SAFE_INTEGER, budget_period: "monthly" };
+      const ok = await fx.ctx.request("PUT", "/api/token/", { as: u, body: { id, name: "edge", ...max } });
+      expect(ok.body.success).toBe(true);
+      expect((await fx.ctx.request("GET", `/api/token/${id}`, { as: u })).body.data).toMatchObject(max);
+      const bigNew = await fx.ctx.request("POST", "/api/token/", { as: u, body: { name: "edge2", remain_quota: 1, expired_time: -1, rpm_limit: 2 ** 31 } });
+      expect(bigNew.status).toBe(400);
+    } finally {
+      await fx.close();
+    }
+  }, 30_000);
+});
+
 for (const kind of storageKinds()) {
   describe(`budget exact under concurrency on ${kind}`, () => {
     const CALLS = 200;

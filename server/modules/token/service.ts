@@ -27,13 +27,17 @@ export const MSG = {
   enableExhausted: "the token's quota is used up and it cannot be enabled: raise its remaining quota first, or make it unlimited",
   notFound: "token not found",
   idsRequired: "ids is required: a list of token ids",
-  badLimit: (field: string) => `${field} must be a whole number, 0 or more (0 = no limit)`,
+  badLimit: (field: "rpm_limit" | "tpm_limit" | "concurrency_limit" | "budget_quota") => `${field} must be a whole number from 0 (no limit) to ${LIMIT_MAX[field]}`,
   badPeriod: "budget_period must be '' (no budget), daily, weekly or monthly",
   budgetNeedsPeriod: "a budget_quota needs a budget_period: daily, weekly or monthly",
 } as const;
 
 /** The per-token limit fields (server/modules/token/limits.ts), as the API sends and takes them. */
 export const LIMIT_FIELDS = ["rpm_limit", "tpm_limit", "concurrency_limit", "budget_quota"] as const;
+/** The largest value each limit column holds: rpm and concurrency are 32-bit int columns (db/migrations/tables.ts). */
+export const LIMIT_MAX: Record<(typeof LIMIT_FIELDS)[number], number> = {
+  rpm_limit: 2 ** 31 - 1, tpm_limit: Number.MAX_SAFE_INTEGER, concurrency_limit: 2 ** 31 - 1, budget_quota: Number.MAX_SAFE_INTEGER,
+};
 
 /** Rows new-api soft-deleted (deleted_at set) are gone for every token route, as they are for new-api. */
 const live = <QB extends { where: (...a: any[]) => QB }>(qb: QB): QB => qb.where("deleted_at", "is", null);
@@ -128,7 +132,7 @@ function validatedFields(deps: AppDeps, user: User, input: TokenInput): Record<s
   for (const field of LIMIT_FIELDS) {
     const v = input[field];
     if (v === undefined) continue;
-    if (!Number.isSafeInteger(v) || v < 0) throw badRequest(MSG.badLimit(field));
+    if (!Number.isSafeInteger(v) || v < 0 || v > LIMIT_MAX[field]) throw badRequest(MSG.badLimit(field));
     out[field] = v;
   }
   if (input.budget_period !== undefined) {
