@@ -3,8 +3,8 @@
 // from the jsDelivr CDN. Off with API_DOCS_ENABLED=false.
 import { Elysia, t } from "elysia";
 import type { AppDeps } from "../../deps.ts";
-import { buildDocument, type Document } from "./service.ts";
-import { DOCS_PAGE } from "./page.ts";
+// The generator, the document's texts and the page are loaded with the first request for them, not at start.
+import type { Document } from "./service.ts";
 
 const html = (body: string) => new Response(body, { headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-cache" } });
 const page = t.String({ description: "an HTML page" });
@@ -32,14 +32,14 @@ export function docsModule(deps: AppDeps) {
   // Built once, on the first request, from the route table of the app this plugin is mounted on.
   let served: Promise<Served> | null = null;
   return plugin
-    .get("/openapi.json", async ({ request }) => reply(await (served ??= buildDocument(plugin).then(serialise).catch((e) => {
+    .get("/openapi.json", async ({ request }) => reply(await (served ??= import("./service.ts").then(({ buildDocument }) => buildDocument(plugin)).then(serialise).catch((e) => {
       served = null;
       throw e;
     })), request), {
       response: t.Object({ openapi: t.String() }, { additionalProperties: true, description: "an OpenAPI 3.1 document", noValidate: true } as {}),
       detail: { summary: "This document (OpenAPI 3.1)" },
     })
-    .get("/docs", () => html(DOCS_PAGE), { response: page, detail: { summary: "A page that reads this document (self-contained)" } })
+    .get("/docs", async () => html((await import("./page.ts")).DOCS_PAGE), { response: page, detail: { summary: "A page that reads this document (self-contained)" } })
     .get("/docs/scalar", async () => {
       const { ScalarRender } = await import("@elysiajs/openapi/scalar");
       return html(ScalarRender(
