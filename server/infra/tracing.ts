@@ -36,7 +36,7 @@ export function enableTracing(cfg: TracingConfig, instanceId?: string): Tracing 
     ? require("@opentelemetry/exporter-trace-otlp-proto")
     : require("@opentelemetry/exporter-trace-otlp-http")) as typeof import("@opentelemetry/exporter-trace-otlp-http");
   const { resourceFromAttributes } = require("@opentelemetry/resources") as typeof import("@opentelemetry/resources");
-  const { W3CTraceContextPropagator } = require("@opentelemetry/core") as typeof import("@opentelemetry/core");
+  const { W3CTraceContextPropagator, setGlobalErrorHandler } = require("@opentelemetry/core") as typeof import("@opentelemetry/core");
   const { AsyncLocalStorageContextManager } = require("@opentelemetry/context-async-hooks") as typeof import("@opentelemetry/context-async-hooks");
   const { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } = require("@opentelemetry/semantic-conventions") as typeof import("@opentelemetry/semantic-conventions");
 
@@ -45,8 +45,12 @@ export function enableTracing(cfg: TracingConfig, instanceId?: string): Tracing 
   if (!contextManagerSet) {
     api.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
     api.propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+    // A collector that refuses or cannot be reached is said on stderr, one line per failed batch; never thrown.
+    setGlobalErrorHandler(exportFailed);
+    api.diag.setLogger(new api.DiagConsoleLogger(), { logLevel: api.DiagLogLevel.WARN, suppressOverrideMessage: true });
     contextManagerSet = true;
   }
+  exportUrl = cfg.url;
   const exporter = new OTLPTraceExporter({ url: cfg.url, headers: cfg.headers });
   const provider = new sdk.TracerProvider({
     resource: resourceFromAttributes({
@@ -70,12 +74,15 @@ export function enableTracing(cfg: TracingConfig, instanceId?: string): Tracing 
   return tracing;
 }
 let contextManagerSet = false;
+/** For the error line of a failed export (which may come after shutdownTracing() has let go of `current`). */
+let exportUrl = "";
+const exportFailed = (e: unknown) => console.error(`tracing: exporting spans to ${exportUrl} failed: ${e instanceof Error ? e.message : String(e)}`);
 
 /** Exports the spans still batched and stops the exporter (graceful shutdown; tests). */
 export async function shutdownTracing(): Promise<void> {
   const t = current;
   current = null;
-  if (t) await t.shutdown().catch((e) => console.error("tracing shutdown failed:", e instanceof Error ? e.message : e));
+  if (t) await t.shutdown().catch(exportFailed);
 }
 
 function sameConfig(a: TracingConfig, b: TracingConfig): boolean {

@@ -203,6 +203,32 @@ describe("graceful shutdown", () => {
   });
 });
 
+describe("a collector that fails", () => {
+  test("costs the call nothing; the failed export is one line on stderr", async () => {
+    const receiver = Bun.serve({ port: 0, fetch: () => new Response("broken", { status: 500 }) });
+    const fx = await relayFixture("sqlite", {}, { tracing: loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiver.port}` }).tracing });
+    const logged: string[] = [];
+    const original = console.error;
+    console.error = (...args: unknown[]) => void logged.push(args.join(" "));
+    try {
+      await fx.channel({ base_url: fx.mock.url, models: ["gpt-4o"] });
+      await ratios(fx, ["gpt-4o"], 1);
+      const user = await fx.user(10_000_000);
+      const { key } = await fx.token(user.id);
+      const res = await fx.call("/v1/chat/completions", key, { model: "gpt-4o", messages: [{ role: "user", content: "hi" }] });
+      expect(res.status).toBe(200);
+      expect((await res.json()).choices[0].message.content).toBeTruthy();
+      await fx.flush();
+      await shutdownTracing();
+      expect(logged).toEqual([`tracing: exporting spans to http://127.0.0.1:${receiver.port}/v1/traces failed: Internal Server Error`]);
+    } finally {
+      console.error = original;
+      await fx.close();
+      receiver.stop(true);
+    }
+  });
+});
+
 describe("OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf", () => {
   test("spans go out as binary OTLP protobuf, with the caller's trace id", async () => {
     const bodies: { type: string | null; bytes: Buffer }[] = [];
