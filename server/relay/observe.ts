@@ -249,7 +249,7 @@ function failed(req: RelayRequest, e: unknown, channelId: number, refused: boole
   t.call.end();
 }
 
-function startCall(tracing: Tracing, req: RelayRequest): CallTrace {
+function startCall(tracing: Tracing, req: RelayRequest): CallTrace | null {
   const { api, tracer } = tracing;
   const parent = api.context.active();
   const op = operation(req.mode);
@@ -270,6 +270,8 @@ function startCall(tracing: Tracing, req: RelayRequest): CallTrace {
   if (typeof body?.temperature === "number") attrs["gen_ai.request.temperature"] = body.temperature;
   if (typeof body?.top_p === "number") attrs["gen_ai.request.top_p"] = body.top_p;
   const call = tracer.startSpan(`${op} ${req.model}`, { kind: api.SpanKind.SERVER, attributes: attrs }, parent);
+  // Not sampled: no child spans either (the other hooks see no trace), so a call left out costs next to nothing.
+  if (!call.isRecording()) return null;
   return { tracing, call, ctx: api.trace.setSpan(parent, call), attempt: null, settlement: null, attempts: 0 };
 }
 

@@ -229,6 +229,39 @@ describe("a collector that fails", () => {
   });
 });
 
+describe("sampling", () => {
+  test("a call the sampler leaves out exports nothing, children included; a sampled caller's trace is followed", async () => {
+    const names: string[] = [];
+    const receiver = Bun.serve({ port: 0, async fetch(req) {
+      const b: any = await req.json();
+      for (const rs of b.resourceSpans) for (const ss of rs.scopeSpans) for (const sp of ss.spans) names.push(sp.name);
+      return Response.json({});
+    } });
+    const tracing = loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiver.port}`, OTEL_TRACES_SAMPLER: "parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG: "0" }).tracing!;
+    const fx = await relayFixture("sqlite", {}, { tracing });
+    try {
+      await fx.channel({ base_url: fx.mock.url, models: ["gpt-4o"] });
+      await ratios(fx, ["gpt-4o"], 1);
+      const user = await fx.user(10_000_000);
+      const { key } = await fx.token(user.id);
+      const body = { model: "gpt-4o", messages: [{ role: "user", content: "hi" }] };
+      expect((await fx.call("/v1/chat/completions", key, body)).status).toBe(200);
+      await fx.flush();
+      await activeTracing()!.flush();
+      expect(names).toEqual([]);
+      // The caller sampled its trace (flags 01): parent-based sampling follows it.
+      expect((await fx.call("/v1/chat/completions", key, body, { traceparent: "00-aaaabbbbccccddddeeeeffff00001111-1234567890abcdef-01" })).status).toBe(200);
+      await fx.flush();
+      await activeTracing()!.flush();
+      expect(names).toEqual(["admission", "upstream chat gpt-4o", "settlement", "chat gpt-4o"]);
+    } finally {
+      await shutdownTracing();
+      await fx.close();
+      receiver.stop(true);
+    }
+  });
+});
+
 describe("OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf", () => {
   test("spans go out as binary OTLP protobuf, with the caller's trace id", async () => {
     const bodies: { type: string | null; bytes: Buffer }[] = [];
