@@ -202,6 +202,33 @@ describe("relay metrics per model, channel and group", () => {
     }
   });
 
+  test("a response-cache hit: a served call with an empty channel, tokens and the quota it was billed", async () => {
+    resetMetrics();
+    await fx.option("ResponseCacheEnabled", "true");
+    try {
+      const frank = await fx.user(10_000_000);
+      const { key } = await fx.token(frank.id);
+      const body = { model: "gpt-4o", messages: [{ role: "user", content: "the same question" }] };
+      for (const expected of ["MISS", "HIT"]) {
+        const res = await fx.call("/v1/chat/completions", key, body);
+        expect(res.status).toBe(200);
+        expect(res.headers.get("x-switchyard-cache")).toBe(expected);
+        await res.text();
+        await fx.flush();
+      }
+      const m = await scrape();
+      const hit = { model: "gpt-4o", channel: "", group: "default" };
+      expect(m.get("switchyard_relay_requests_total")!.get(set({ model: "gpt-4o", channel: String(ok), group: "default", status: "200" }))).toBe(1);
+      expect(m.get("switchyard_relay_requests_total")!.get(set({ ...hit, status: "200" }))).toBe(1);
+      expect(m.get("switchyard_relay_prompt_tokens_total")!.get(set(hit))).toBe(10);
+      // Hits are billed at ResponseCacheBillingRatio, 0 by default.
+      expect(m.get("switchyard_relay_quota_total")!.get(set(hit))).toBe(0);
+      expect(m.get("switchyard_relay_upstream_attempts_total")!.get(set({ model: "gpt-4o", channel: String(ok), group: "default", status: "200" }))).toBe(1);
+    } finally {
+      await fx.option("ResponseCacheEnabled", "false");
+    }
+  });
+
   test("channel status: 1 enabled, 2 disabled by an admin, read at each scrape", async () => {
     await fx.ctx.deps.db.updateTable("channels").set({ status: 2 }).where("id", "=", failing).execute();
     try {
