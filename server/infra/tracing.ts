@@ -42,13 +42,13 @@ export function enableTracing(cfg: TracingConfig, instanceId?: string): Tracing 
 
   // Global, once per process: the active context follows async calls (the incoming traceparent reaches the
   // relay through it), and traceparent/tracestate are read and written in the W3C format.
-  if (!contextManagerSet) {
+  if (!globalsSet) {
     api.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
     api.propagation.setGlobalPropagator(new W3CTraceContextPropagator());
     // A collector that refuses or cannot be reached is said on stderr, one line per failed batch; never thrown.
     setGlobalErrorHandler(exportFailed);
     api.diag.setLogger(new api.DiagConsoleLogger(), { logLevel: api.DiagLogLevel.WARN, suppressOverrideMessage: true });
-    contextManagerSet = true;
+    globalsSet = true;
   }
   exportUrl = cfg.url;
   const exporter = new OTLPTraceExporter({ url: cfg.url, headers: cfg.headers });
@@ -57,8 +57,8 @@ export function enableTracing(cfg: TracingConfig, instanceId?: string): Tracing 
       ...cfg.resourceAttributes,
       [ATTR_SERVICE_NAME]: cfg.serviceName,
       [ATTR_SERVICE_VERSION]: VERSION,
-      // Semantic conventions' service.instance.id (incubating): which instance of the gateway served the call.
-      "service.instance.id": instanceId ?? cfg.resourceAttributes["service.instance.id"] ?? "",
+      // Semantic conventions' service.instance.id: which instance of the gateway served the call (INSTANCE_ID).
+      ...(instanceId ? { "service.instance.id": instanceId } : {}),
     }),
     sampler: sampler(sdk, cfg),
     spanProcessors: [new sdk.BatchSpanProcessor({ exporter })],
@@ -73,7 +73,7 @@ export function enableTracing(cfg: TracingConfig, instanceId?: string): Tracing 
   current = tracing;
   return tracing;
 }
-let contextManagerSet = false;
+let globalsSet = false;
 /** For the error line of a failed export (which may come after shutdownTracing() has let go of `current`). */
 let exportUrl = "";
 const exportFailed = (e: unknown) => console.error(`tracing: exporting spans to ${exportUrl} failed: ${e instanceof Error ? e.message : String(e)}`);
