@@ -25,6 +25,8 @@ export interface Config {
   relayTimeoutMs: number;
   consoleDir: string | null;
   metricsEnabled: boolean;
+  /** METRICS_TOKEN: when set, GET /metrics answers only `Authorization: Bearer <it>` (Prometheus' bearer_token). */
+  metricsToken: string | null;
   /** GET /api/openapi.json and the /api/docs pages (API_DOCS_ENABLED, default true). */
   apiDocsEnabled: boolean;
   tz: string;
@@ -84,7 +86,7 @@ Usage: switchyard [--port N] [--data-dir DIR] [--console-dir DIR] [--help] [--ve
 
 Environment: PORT, SQL_DSN, SQLITE_PATH, REDIS_CONN_STRING, SESSION_SECRET, SYNC_FREQUENCY,
 BATCH_UPDATE_INTERVAL, CHANNEL_TEST_FREQUENCY, RELAY_TIMEOUT, TASK_POLL_INTERVAL, TASK_TIMEOUT_MINUTES,
-METRICS_ENABLED, OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME, TZ. See README.md.`;
+METRICS_ENABLED, METRICS_TOKEN, OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME, TZ. See README.md.`;
 
 export function parseFlags(argv: string[]): CliFlags {
   const flags: CliFlags = { help: false, version: false };
@@ -171,6 +173,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     relayTimeoutMs: int(env.RELAY_TIMEOUT, 300) * 1000,
     consoleDir: flags.consoleDir ?? env.CONSOLE_DIR ?? null,
     metricsEnabled: bool(env.METRICS_ENABLED, false),
+    metricsToken: env.METRICS_TOKEN?.trim() || null,
     apiDocsEnabled: bool(env.API_DOCS_ENABLED, true),
     // Read on demand: starting Intl's time-zone data costs ~10 ms, and nothing at start-up needs it.
     get tz() {

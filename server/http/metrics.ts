@@ -5,8 +5,9 @@
 // never needs it); until then recording is a no-op, as nobody could scrape. The relay and the jobs record
 // with plain function calls (recordUpstreamError, registerPendingWrites, and server/relay/observe.ts for the
 // per model/channel/group relay metrics) and need no deps; a new metric is one more object in build().
-// GET /metrics answers only when METRICS_ENABLED is set; keep it off the public internet (no auth).
+// GET /metrics answers only when METRICS_ENABLED is set; with METRICS_TOKEN, only to that bearer token.
 import { Elysia } from "elysia";
+import { createHash, timingSafeEqual } from "node:crypto";
 import type { AppDeps } from "../deps.ts";
 import { errorBody } from "./errors.ts";
 
@@ -219,6 +220,7 @@ export function metricsPlugin(deps: AppDeps) {
       Response.json(errorBody("envelope", 404, "metrics are disabled: set METRICS_ENABLED=true to expose /metrics"), { status: 404 }));
   }
   const { registry } = enableMetrics();
+  const token = deps.config.metricsToken;
   const readChannels = () => deps.db.selectFrom("channels").select(["id", "name", "type", "status"]).execute();
   channelReader = readChannels;
   deps.shutdownHooks.push(async () => {
@@ -234,6 +236,17 @@ export function metricsPlugin(deps: AppDeps) {
       recordRequest(routeClass(new URL(request.url).pathname), status, (performance.now() - t0) / 1000);
       return response;
     })
-    .get("/metrics", async () =>
-      new Response(await registry.metrics(), { headers: { "content-type": registry.contentType, "cache-control": "no-store" } }));
+    .get("/metrics", async ({ request }) => {
+      if (token && !bearerIs(request, token)) {
+        return Response.json(errorBody("envelope", 401, "metrics need Authorization: Bearer <METRICS_TOKEN>"), { status: 401, headers: { "www-authenticate": "Bearer" } });
+      }
+      return new Response(await registry.metrics(), { headers: { "content-type": registry.contentType, "cache-control": "no-store" } });
+    });
+}
+
+/** The request's bearer token equals `token`, compared in constant time. */
+function bearerIs(request: Request, token: string): boolean {
+  const m = /^Bearer\s+(.+)$/i.exec(request.headers.get("authorization") ?? "");
+  const given = createHash("sha256").update(m?.[1]?.trim() ?? "").digest();
+  return timingSafeEqual(given, createHash("sha256").update(token).digest());
 }

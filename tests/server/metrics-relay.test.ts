@@ -5,10 +5,15 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { FIRST_TOKEN_BUCKETS, LATENCY_BUCKETS, resetMetrics } from "../../server/http/metrics.ts";
 import { logsOf, ratios, relayFixture, type RelayFixture } from "../relay/fixtures.ts";
+import { testContext, type TestContext } from "../helpers/app.ts";
+import { loadConfig } from "../../server/config.ts";
 import { startMockUpstream } from "../mocks/openai-upstream.ts";
 import { taskFixture, type TaskFixture } from "../relay/task-fixtures.ts";
 import { startSunoMock, type SunoMock } from "../mocks/suno-upstream.ts";
 import { SUNO_MODELS } from "../../server/catalogue/tasks.ts";
+
+/** The configuration these variables give (with a session secret, so nothing is written to ./data). */
+const config = (env: Record<string, string>) => loadConfig({ SESSION_SECRET: "test-secret", ...env });
 
 /** Prometheus text exposition → samples: name → (sorted label set → value). */
 function parse(text: string): Map<string, Map<string, number>> {
@@ -291,5 +296,25 @@ describe("task relays", () => {
     expect(m.get("switchyard_relay_request_duration_seconds_count")!.get(set(l))).toBe(2);
     // Quota of tasks is not counted at submission (a failed task is refunded later).
     expect(m.get("switchyard_relay_quota_total")?.get(set(l))).toBeUndefined();
+  });
+});
+
+describe("METRICS_TOKEN", () => {
+  let ctx: TestContext;
+  beforeAll(async () => (ctx = await testContext({ config: { metricsEnabled: true, metricsToken: config({ METRICS_TOKEN: " s3cret-scrape " }).metricsToken } })));
+  afterAll(() => ctx.close());
+
+  test("GET /metrics answers only the bearer token (Prometheus' bearer_token / authorization)", async () => {
+    expect(ctx.deps.config.metricsToken).toBe("s3cret-scrape");
+    const scrape = (headers: Record<string, string> = {}) => ctx.app.handle(new Request("http://localhost/metrics", { headers }));
+    const none = await scrape();
+    expect(none.status).toBe(401);
+    expect(none.headers.get("www-authenticate")).toBe("Bearer");
+    expect(await none.json()).toEqual({ success: false, message: "metrics need Authorization: Bearer <METRICS_TOKEN>" });
+    expect((await scrape({ authorization: "Bearer wrong" })).status).toBe(401);
+    expect((await scrape({ authorization: "s3cret-scrape" })).status).toBe(401);
+    const ok = await scrape({ authorization: "Bearer s3cret-scrape" });
+    expect(ok.status).toBe(200);
+    expect(await ok.text()).toContain("# TYPE switchyard_relay_requests_total counter");
   });
 });

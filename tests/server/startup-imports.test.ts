@@ -18,7 +18,7 @@ test("loading the app loads none of the on-demand libraries; each loads when fir
     await (await import("./server/infra/mail.ts")).buildMessage("a@example.com", { to: "b@example.com", subject: "s", html: "x" });
     const afterMail = loaded();
     const { loadConfig } = await import("./server/config.ts");
-    const tracing = (await import("./server/infra/tracing.ts")).enableTracing(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9" }).tracing);
+    const tracing = (await import("./server/infra/tracing.ts")).enableTracing(loadConfig({ SESSION_SECRET: "s", OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9" }).tracing);
     const afterTracing = loaded();
     await tracing.shutdown();
     console.log(JSON.stringify({ atStart, afterMetrics, afterMail, afterTracing }));

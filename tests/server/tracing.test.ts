@@ -10,6 +10,9 @@ import { loadConfig, type TracingConfig } from "../../server/config.ts";
 import { ratios, relayFixture, type RelayFixture } from "../relay/fixtures.ts";
 import { startMockUpstream, type MockUpstream } from "../mocks/openai-upstream.ts";
 
+/** The configuration these variables give (with a session secret, so nothing is written to ./data). */
+const config = (env: Record<string, string>) => loadConfig({ SESSION_SECRET: "test-secret", ...env });
+
 interface OtlpSpan {
   traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number;
   attributes: { key: string; value: Record<string, unknown> }[];
@@ -55,7 +58,7 @@ describe("relay traces exported over OTLP/HTTP", () => {
 
   beforeAll(async () => {
     const tracing: TracingConfig = {
-      ...loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiver.port}/`, OTEL_EXPORTER_OTLP_HEADERS: "x-collector-key=s3cret%20value", OTEL_SERVICE_NAME: "gateway-under-test" }).tracing!,
+      ...config({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiver.port}/`, OTEL_EXPORTER_OTLP_HEADERS: "x-collector-key=s3cret%20value", OTEL_SERVICE_NAME: "gateway-under-test" }).tracing!,
     };
     expect(tracing.url).toBe(`http://127.0.0.1:${receiver.port}/v1/traces`);
     fx = await relayFixture("sqlite", {}, { tracing });
@@ -180,7 +183,7 @@ describe("graceful shutdown", () => {
       bodies.push(await req.json());
       return Response.json({});
     } });
-    const fx = await relayFixture("sqlite", {}, { tracing: loadConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `http://127.0.0.1:${receiver.port}/v1/traces` }).tracing });
+    const fx = await relayFixture("sqlite", {}, { tracing: config({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `http://127.0.0.1:${receiver.port}/v1/traces` }).tracing });
     try {
       await fx.channel({ base_url: fx.mock.url, models: ["gpt-4o"] });
       await ratios(fx, ["gpt-4o"], 1);
@@ -206,7 +209,7 @@ describe("graceful shutdown", () => {
 describe("a collector that fails", () => {
   test("costs the call nothing; the failed export is one line on stderr", async () => {
     const receiver = Bun.serve({ port: 0, fetch: () => new Response("broken", { status: 500 }) });
-    const fx = await relayFixture("sqlite", {}, { tracing: loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiver.port}` }).tracing });
+    const fx = await relayFixture("sqlite", {}, { tracing: config({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiver.port}` }).tracing });
     const logged: string[] = [];
     const original = console.error;
     console.error = (...args: unknown[]) => void logged.push(args.join(" "));
@@ -237,7 +240,7 @@ describe("sampling", () => {
       for (const rs of b.resourceSpans) for (const ss of rs.scopeSpans) for (const sp of ss.spans) names.push(sp.name);
       return Response.json({});
     } });
-    const tracing = loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiver.port}`, OTEL_TRACES_SAMPLER: "parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG: "0" }).tracing!;
+    const tracing = config({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiver.port}`, OTEL_TRACES_SAMPLER: "parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG: "0" }).tracing!;
     const fx = await relayFixture("sqlite", {}, { tracing });
     try {
       await fx.channel({ base_url: fx.mock.url, models: ["gpt-4o"] });
@@ -269,7 +272,7 @@ describe("OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf", () => {
       bodies.push({ type: req.headers.get("content-type"), bytes: Buffer.from(await req.arrayBuffer()) });
       return new Response(new Uint8Array(0), { headers: { "content-type": "application/x-protobuf" } });
     } });
-    const tracing = loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiver.port}`, OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf" }).tracing!;
+    const tracing = config({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiver.port}`, OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf" }).tracing!;
     expect(tracing.protocol).toBe("http/protobuf");
     const fx = await relayFixture("sqlite", {}, { tracing });
     try {
@@ -300,15 +303,15 @@ describe("OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf", () => {
 
 describe("tracing off (no OTLP endpoint)", () => {
   test("no configuration: tracing is null; OTEL_SDK_DISABLED wins over an endpoint", () => {
-    expect(loadConfig({}).tracing).toBeNull();
-    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318", OTEL_SDK_DISABLED: "true" }).tracing).toBeNull();
-    const c = loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318", OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://other:4318/custom", OTEL_TRACES_SAMPLER: "parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG: "0.25" }).tracing!;
+    expect(config({}).tracing).toBeNull();
+    expect(config({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318", OTEL_SDK_DISABLED: "true" }).tracing).toBeNull();
+    const c = config({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318", OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://other:4318/custom", OTEL_TRACES_SAMPLER: "parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG: "0.25" }).tracing!;
     expect(c.url).toBe("http://other:4318/custom");
     expect(c.serviceName).toBe("switchyard");
     expect(c.sampler).toBe("parentbased_traceidratio");
     expect(c.samplerRatio).toBe(0.25);
     expect(c.protocol).toBe("http/json");
-    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4317", OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" })).toThrow("OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not supported");
+    expect(() => config({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4317", OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" })).toThrow("OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not supported");
   });
 
   test("the relay hooks pass the call through and load neither the OpenTelemetry SDK nor prom-client", () => {
