@@ -43,8 +43,8 @@ export const pageOf = (item: TSchema = t.Any()) =>
     page_size: t.Optional(t.Integer()),
   }), "one page of the list");
 
-/** A number the console may send as a numeric string; the service reads and checks it. */
-export const numberish = (description?: string) => t.Union([t.Number(), t.String()], description ? { description } : {});
+/** A number the console may send as a numeric string (or null, as Go's JSON accepts); the service reads and checks it. */
+export const numberish = (description?: string) => t.Union([t.Number(), t.String(), t.Null()], description ? { description } : {});
 
 /** Text that may arrive as null (treated as empty by the service). */
 export const text = (description?: string) => t.Union([t.String(), t.Null()], description ? { description } : {});

@@ -88,14 +88,17 @@ export const copyQuery = t.Object({ suffix: t.Optional(t.String()), reset_balanc
 
 export const tagQuery = t.Object({ tag: t.Optional(t.String()) }, { additionalProperties: true });
 
+const lenientInt = (description: string) => t.Union([t.Integer(), t.String(), t.Null()], { description });
+
 /** POST /api/channel/multi_key/manage (new-api): one action on one key of a multi-key channel. */
 export const multiKeyBody = t.Object({
   channel_id: t.Optional(t.Integer({ error: "channel_id is required" })),
   action: t.Optional(t.String({ description: "get_key_status, enable_key, disable_key, delete_key, enable_all_keys, disable_all_keys or delete_disabled_keys" })),
   key_index: t.Optional(t.Integer({ error: "key_index is out of range" })),
-  page: t.Optional(t.Integer({ error: "page must be an integer" })),
-  page_size: t.Optional(t.Integer({ error: "page_size must be an integer" })),
-  status: t.Optional(t.Integer({ error: "status must be an integer" })),
+  // Read leniently by the service (a bad page is page 1, a null status is every key): any of these is accepted.
+  page: t.Optional(lenientInt("page of keys, from 1 (default 1)")),
+  page_size: t.Optional(lenientInt("keys per page (default 50, at most 500)")),
+  status: t.Optional(lenientInt("only keys in this status: 1 enabled, 2 disabled by hand, 3 disabled automatically; null for all")),
 }, { additionalProperties: true });
 
 const opt = <T extends TSchema>(s: T) => t.Optional(s);
