@@ -3,7 +3,8 @@
 // of a stream, settlement, failure — and each returns after a null check (or a lookup in an empty WeakMap)
 // when METRICS_ENABLED is off and no OTLP endpoint is configured: no await, no I/O, nothing kept.
 //
-// Spans of one call (exchange endpoints: /v1/chat/completions, /v1/messages, Gemini, responses, ...):
+// Spans of one call (exchange endpoints: /v1/chat/completions, /v1/messages, Gemini, responses, ...; task
+// submissions alike, their charge as the settlement):
 //   "{operation} {model}" (SERVER; child of the caller's `traceparent` when it sent one)
 //     ├─ "admission"                      token, model, price, limits, hold
 //     ├─ "upstream {operation} {model}"   (CLIENT) one per attempt: channel id/type/name, status, retry
@@ -14,7 +15,7 @@
 // Metric labels come from the operator's configuration only — model names the routing table serves,
 // channel ids, group names — never users' free text: a call refused at admission (unknown model, token
 // limits, quota) is counted with empty model and channel, so random model names cannot create series.
-import type { AppError } from "../http/errors.ts";
+import { AppError } from "../http/errors.ts";
 import { channelType } from "../catalogue/channel-types.ts";
 import { enabledMetrics } from "../http/metrics.ts";
 import { activeTracing, type Context, type Span, type Tracing } from "../infra/tracing.ts";
@@ -53,7 +54,7 @@ const traceOf = (req: RelayRequest): CallTrace | null | undefined => activeTraci
 
 /** Runs an exchange call (admit → route → deliver) under observation: its trace, and its failure when it
  * throws one that recordError() did not count (refused at admission, client gone mid-attempt). */
-export function observeCall(req: RelayRequest, run: () => Promise<Response>): Promise<Response> {
+export function observeCall<T = Response>(req: RelayRequest, run: () => Promise<T>): Promise<T> {
   const tracing = activeTracing();
   if (!tracing && !enabledMetrics()) return run();
   const state: CallState = { trace: tracing ? startCall(tracing, req) : null, admitted: false, channel: 0, done: false };
@@ -114,17 +115,18 @@ export function observeAttempt(req: RelayRequest, call: ProviderCall): void {
   t.attempt = tracer.startSpan(`upstream ${op} ${call.upstreamModel}`, { kind: api.SpanKind.CLIENT, attributes: attrs }, t.ctx);
 }
 
-/** The attempt ended: an answer (its upstream status) or the error after which the relay may try the next channel. */
-export function observeAttemptEnd(req: RelayRequest, result: { res: Response } | AppError): void {
+/** The attempt ended: an answer (an exchange's upstream Response, a task's accepted submission: 200) or the
+ * error after which the relay may try the next channel. */
+export function observeAttemptEnd(req: RelayRequest, result: { res: Response } | AppError | object): void {
   const state = stateOf(req);
   if (!state) return;
-  const status = "res" in result ? result.res.status : result.status;
+  const status = result instanceof AppError ? result.status : "res" in result && result.res instanceof Response ? result.res.status : 200;
   enabledMetrics()?.upstreamAttempts.inc({ ...labels(req, state.channel), status: String(status) });
   const t = activeTracing() ? state.trace : null;
   if (!t?.attempt) return;
   const span = t.attempt;
   t.attempt = null;
-  if ("res" in result) span.setAttribute("http.response.status_code", status);
+  if (!(result instanceof AppError)) span.setAttribute("http.response.status_code", status);
   else {
     span.setAttributes({
       "http.response.status_code": status,
@@ -204,14 +206,48 @@ export function observeSettled(s: Served, u: Usage, quota: number): void {
   t.call.end();
 }
 
-/** A task relay's submission (Midjourney, Suno, video) was taken by `channelId`: a served call. Its quota is
- * not counted here — a task that fails later is refunded, and counters cannot go back. */
-export function observeTaskAccepted(adm: Admission, channelId: number): void {
+/** A task relay's submission (Midjourney, Suno, video) under observation, like observeCall(): it ends when
+ * the submission is answered — taken (observeTaskAccepted) or refused by every channel tried. */
+export function observeTaskCall<T>(req: RelayRequest, run: () => Promise<T>): Promise<T> {
+  if (!activeTracing() && !enabledMetrics()) return run();
+  return observeCall(req, run).then((result) => {
+    const t = traceOf(req);
+    if (t) {
+      // Still open: no channel took the task (each refusal is its attempt's error).
+      calls.delete(req.caller);
+      t.call.setAttributes({ "switchyard.task.accepted": false });
+      t.call.setStatus({ code: t.tracing.api.SpanStatusCode.ERROR, message: "the upstream refused the task" });
+      t.call.end();
+    }
+    return result;
+  });
+}
+
+/** The task's price is being charged (core/task-settle.ts chargeTask): its settlement span. */
+export function observeTaskCharging(req: RelayRequest): void {
+  const t = traceOf(req);
+  if (t) t.settlement = t.tracing.tracer.startSpan("settlement", undefined, t.ctx);
+}
+
+/** A task relay's submission was taken by `channelId`: a served call. Its quota is not counted in the
+ * metrics — a task that fails later is refunded, and counters cannot go back (the span carries it). */
+export function observeTaskAccepted(adm: Admission, channelId: number, quota: number, req: RelayRequest = adm.req): void {
   const m = enabledMetrics();
-  if (!m) return;
-  const l = labels(adm.req, channelId);
-  m.relayRequests.inc({ ...l, status: "200" });
-  m.relayDuration.observe(l, (performance.now() - adm.started) / 1000);
+  if (m) {
+    const l = labels(adm.req, channelId);
+    m.relayRequests.inc({ ...l, status: "200" });
+    m.relayDuration.observe(l, (performance.now() - adm.started) / 1000);
+  }
+  const state = stateOf(req);
+  if (!state) return;
+  state.done = true;
+  const t = activeTracing() ? state.trace : null;
+  if (!t) return;
+  calls.delete(req.caller);
+  t.settlement?.setAttribute("switchyard.quota", quota);
+  t.settlement?.end();
+  t.call.setAttributes({ "switchyard.task.accepted": true, "switchyard.quota": quota, "switchyard.channel.id": channelId, "switchyard.group": adm.req.caller.group, "http.response.status_code": 200 });
+  t.call.end();
 }
 
 /** The call failed after admission (recordError(): no channel answered, or the answer broke). */

@@ -9,6 +9,9 @@ import { gracefulShutdown } from "../../server/shutdown.ts";
 import { loadConfig, type TracingConfig } from "../../server/config.ts";
 import { ratios, relayFixture, type RelayFixture } from "../relay/fixtures.ts";
 import { startMockUpstream, type MockUpstream } from "../mocks/openai-upstream.ts";
+import { taskFixture } from "../relay/task-fixtures.ts";
+import { startSunoMock } from "../mocks/suno-upstream.ts";
+import { SUNO_MODELS } from "../../server/catalogue/tasks.ts";
 
 /** The configuration these variables give (with a session secret, so nothing is written to ./data). */
 const config = (env: Record<string, string>) => loadConfig({ SESSION_SECRET: "test-secret", ...env });
@@ -226,6 +229,42 @@ describe("a collector that fails", () => {
       expect(logged).toEqual([`tracing: exporting spans to http://127.0.0.1:${receiver.port}/v1/traces failed: Internal Server Error`]);
     } finally {
       console.error = original;
+      await fx.close();
+      receiver.stop(true);
+    }
+  });
+});
+
+describe("task relays", () => {
+  test("a task submission: the call span with admission, the upstream attempt and the charge as settlement", async () => {
+    const bodies: any[] = [];
+    const receiver = Bun.serve({ port: 0, async fetch(req) {
+      bodies.push(await req.json());
+      return Response.json({});
+    } });
+    const fx = await taskFixture("sqlite", { tracing: config({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiver.port}` }).tracing });
+    const suno = startSunoMock({ key: "suno-key-123456" });
+    try {
+      const channelId = await fx.channel({ type: 36, key: "suno-key-123456", base_url: suno.url, models: [...SUNO_MODELS] });
+      const p = await fx.payer(10_000_000, 5_000_000);
+      const r = await fx.post("/suno/submit/music", p.key, { prompt: "a sea shanty" }, { traceparent: "00-cccccccccccccccccccccccccccccccc-dddddddddddddddd-01" });
+      expect(r.status).toBe(200);
+      await activeTracing()!.flush();
+      const spans: OtlpSpan[] = bodies.flatMap((b) => b.resourceSpans.flatMap((rs: any) => rs.scopeSpans.flatMap((ss: any) => ss.spans)));
+      const call = spans.find((s) => s.kind === SPAN_KIND.SERVER)!;
+      expect(call.traceId).toBe("cccccccccccccccccccccccccccccccc");
+      expect(attr(call, "gen_ai.request.model")).toBe("suno_music");
+      expect(attr(call, "switchyard.task.accepted")).toBe(true);
+      expect(attr(call, "switchyard.quota")).toBeGreaterThan(0);
+      expect(attr(call, "switchyard.channel.id")).toBe(channelId);
+      const children = spans.filter((s) => s.parentSpanId === call.spanId);
+      expect(children.map((s) => s.name)).toEqual(["admission", `upstream ${attr(call, "gen_ai.operation.name")} suno_music`, "settlement"]);
+      expect(attr(children[1], "http.response.status_code")).toBe(200);
+      expect(attr(children[1], "switchyard.channel.id")).toBe(channelId);
+      expect(attr(children[2], "switchyard.quota")).toBe(attr(call, "switchyard.quota"));
+    } finally {
+      await shutdownTracing();
+      await suno.stop();
       await fx.close();
       receiver.stop(true);
     }

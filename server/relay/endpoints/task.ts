@@ -19,7 +19,7 @@ import { admit, type Admission, type RelayRequest } from "../core/admit.ts";
 import { mappedStatus, providerCall, reportFailure, route, UpstreamError } from "../core/route.ts";
 import { recordError, release } from "../core/settle.ts";
 import { chargeTask } from "../core/task-settle.ts";
-import { observeTaskAccepted } from "../observe.ts";
+import { observeAdmission, observeAttempt, observeAttemptEnd, observeTaskAccepted, observeTaskCall, observeTaskCharging } from "../observe.ts";
 
 export interface TaskSubmit {
   /** `model` is the price key the task is billed and routed by (mj_imagine, suno_music, sora-2, ...). */
@@ -69,21 +69,30 @@ export function taskQuota(price: Price, units: number): number {
   return Math.round(price.modelPrice * QUOTA_PER_UNIT * price.groupRatio * units);
 }
 
-export async function submitTask(deps: AppDeps, sub: TaskSubmit): Promise<TaskAccepted | TaskRefused> {
+/** Submits the task, observed (relay/observe.ts: its metrics and trace; nothing when both are off). */
+export function submitTask(deps: AppDeps, sub: TaskSubmit): Promise<TaskAccepted | TaskRefused> {
+  return observeTaskCall(sub.req, () => submit(deps, sub));
+}
+
+async function submit(deps: AppDeps, sub: TaskSubmit): Promise<TaskAccepted | TaskRefused> {
   const { req } = sub;
   if (!deps.options.bool("TaskEnabled")) throw new AppError(403, "task relays are turned off on this site (TaskEnabled)", "task_disabled");
   const caller = sub.channelId ? { ...req.caller, pinnedChannel: sub.channelId } : req.caller;
   let quota = 0;
-  const adm = await admit(deps, { ...req, caller }, {
+  const adm = await observeAdmission(req, () => admit(deps, { ...req, caller }, {
     estimate: (price) => (quota = taskQuota(taskPrice(price, req.model), sub.units)),
-  });
+  }));
   adm.price = taskPrice(adm.price, req.model);
   let routed;
   try {
     routed = await route(deps, adm, (channel) => {
       const a = taskAdaptorFor(channel.type);
       return a && a.platform === sub.platform ? a : null;
-    }, (adaptor, channel) => attempt(deps, sub, adaptor, channel));
+    }, async (adaptor, channel) => {
+      const result = await attempt(deps, sub, adaptor, channel);
+      observeAttemptEnd(req, result);
+      return result;
+    });
   } catch (e) {
     await release(deps, adm);
     throw e;
@@ -91,8 +100,9 @@ export async function submitTask(deps: AppDeps, sub: TaskSubmit): Promise<TaskAc
   const { served, usedChannels } = routed;
   if (served?.result.outcome.accepted) {
     const { outcome, keyIndex } = served.result;
+    observeTaskCharging(req);
     const paid = await chargeTask(deps, adm, quota, { channel: served.channel, usedChannels, action: sub.action, taskId: outcome.id });
-    observeTaskAccepted(adm, served.channel.id);
+    observeTaskAccepted(adm, served.channel.id, paid, req);
     return { accepted: true, outcome, adm, channel: served.channel, keyIndex, quota: paid };
   }
   await release(deps, adm);
@@ -106,6 +116,7 @@ export async function submitTask(deps: AppDeps, sub: TaskSubmit): Promise<TaskAc
 
 async function attempt(deps: AppDeps, sub: TaskSubmit, adaptor: TaskAdaptor, channel: Channel): Promise<{ outcome: SubmitOutcome; keyIndex: number } | AppError> {
   const call = providerCall(sub.req, channel, deps.options);
+  observeAttempt(sub.req, call);
   const up = adaptor.request({ baseUrl: call.baseUrl, key: call.key, channelType: channel.type }, "POST", sub.path(channel), sub.body(channel, call));
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(new Error("timeout")), deps.config.relayTimeoutMs);
