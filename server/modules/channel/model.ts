@@ -1,5 +1,5 @@
 import { t, type TSchema } from "elysia";
-import { envelope, loose, pageOf } from "../../http/schema.ts";
+import { envelope, loose, pageOf, pagingQuery } from "../../http/schema.ts";
 
 const str = (field: string) => t.Optional(t.Union([t.String(), t.Null()], { error: `${field} must be a string` }));
 const list = (field: string) => t.Optional(t.Union([t.String(), t.Array(t.String()), t.Null()], { error: `${field} must be a comma-separated string or a list of strings` }));
@@ -35,16 +35,14 @@ export const channelBody = t.Object({
 }, { additionalProperties: true });
 
 export const listQuery = t.Object({
-  p: t.Optional(t.String()),
-  page_size: t.Optional(t.String()),
-  size: t.Optional(t.String()),
-  id_sort: t.Optional(t.String()),
-  tag_mode: t.Optional(t.String()),
-  keyword: t.Optional(t.String()),
-  group: t.Optional(t.String()),
-  model: t.Optional(t.String()),
-  status: t.Optional(t.String()),
-  type: t.Optional(t.String()),
+  ...pagingQuery,
+  id_sort: t.Optional(t.String({ description: "true: by id instead of priority" })),
+  tag_mode: t.Optional(t.String({ description: "true: one row per tag" })),
+  keyword: t.Optional(t.String({ description: "part of the name, base URL, tag or models, or the id (never the key)" })),
+  group: t.Optional(t.String({ description: "only channels of this group" })),
+  model: t.Optional(t.String({ description: "only channels serving this model" })),
+  status: t.Optional(t.String({ description: "1 enabled, 2 disabled by hand, 3 disabled automatically" })),
+  type: t.Optional(t.String({ description: "channel type id" })),
 }, { additionalProperties: true });
 
 export const idParam = t.Object({ id: t.Numeric({ minimum: 1, error: "id must be a positive integer" }) });

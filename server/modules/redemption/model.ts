@@ -1,13 +1,11 @@
 import { t } from "elysia";
-import { envelope, loose, pageOf } from "../../http/schema.ts";
+import { envelope, loose, pageOf, pagingQuery } from "../../http/schema.ts";
 
 export const idParam = t.Object({ id: t.Numeric({ minimum: 1, error: "id must be a positive integer" }) });
 
 export const listQuery = t.Object({
-  p: t.Optional(t.String()),
-  page_size: t.Optional(t.String()),
-  size: t.Optional(t.String()),
-  keyword: t.Optional(t.String()),
+  ...pagingQuery,
+  keyword: t.Optional(t.String({ description: "the start of the name, the whole code, or the id" })),
 });
 
 export const createBody = t.Object({

@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { envelope, loose, pageOf } from "../../http/schema.ts";
+import { envelope, loose, pageOf, pagingQuery } from "../../http/schema.ts";
 
 const num = (field: string) => t.Number({ error: `${field} must be a number` });
 
@@ -27,11 +27,9 @@ export const tokenBody = t.Object({
 export const updateQuery = t.Object({ status_only: t.Optional(t.String()) }, { additionalProperties: true });
 
 export const listQuery = t.Object({
-  p: t.Optional(t.String()),
-  size: t.Optional(t.String()),
-  page_size: t.Optional(t.String()),
-  keyword: t.Optional(t.String()),
-  token: t.Optional(t.String()),
+  ...pagingQuery,
+  keyword: t.Optional(t.String({ description: "part of the token's name" })),
+  token: t.Optional(t.String({ description: "part of the key (with or without sk-)" })),
 }, { additionalProperties: true });
 
 export const idParam = t.Object({ id: t.Numeric({ minimum: 1, error: "id must be a positive integer" }) });

@@ -1,5 +1,5 @@
 import { t, type TSchema } from "elysia";
-import { envelope, loose, pageOf } from "../../http/schema.ts";
+import { envelope, loose, pageOf, pagingQuery } from "../../http/schema.ts";
 
 const int = t.Integer();
 export const idParam = t.Object({ id: t.Numeric({ minimum: 1 }) });
@@ -48,10 +48,9 @@ export const settingBody = t.Object({
 }, { additionalProperties: true });
 
 export const listQuery = t.Object({
-  p: t.Optional(t.String()),
-  page_size: t.Optional(t.String()),
-  keyword: t.Optional(t.String()),
-  group: t.Optional(t.String()),
+  ...pagingQuery,
+  keyword: t.Optional(t.String({ description: "part of the user name, display name or email, or the id" })),
+  group: t.Optional(t.String({ description: "only users of this group" })),
 }, { additionalProperties: true });
 
 export const registerBody = t.Object({
