@@ -179,70 +179,84 @@ describe("relay traces exported over OTLP/HTTP", () => {
   });
 });
 
+/** A local OTLP/HTTP receiver: what each export request carried (JSON parsed, else the raw bytes). */
+function collector(answer: () => Response = () => Response.json({})) {
+  const bodies: any[] = [];
+  const raw: { type: string | null; bytes: Buffer }[] = [];
+  const server = Bun.serve({ port: 0, async fetch(req) {
+    const type = req.headers.get("content-type");
+    const bytes = Buffer.from(await req.arrayBuffer());
+    raw.push({ type, bytes });
+    if (type?.includes("json")) bodies.push(JSON.parse(bytes.toString()));
+    return answer();
+  } });
+  return {
+    url: `http://127.0.0.1:${server.port}`, bodies, raw,
+    names: () => spansIn(bodies).map((sp) => sp.name),
+    stop: () => server.stop(true),
+  };
+}
+const spansIn = (bodies: any[]): OtlpSpan[] => bodies.flatMap((b) => b.resourceSpans.flatMap((rs: any) => rs.scopeSpans.flatMap((ss: any) => ss.spans)));
+
+/** A gateway traced as the OTEL_* `env` says, one channel serving gpt-4o, and a chat call to it. */
+async function tracedGateway(env: Record<string, string>) {
+  const fx = await relayFixture("sqlite", {}, { tracing: config(env).tracing });
+  await fx.channel({ base_url: fx.mock.url, models: ["gpt-4o"] });
+  await ratios(fx, ["gpt-4o"], 1);
+  const user = await fx.user(10_000_000);
+  const { key } = await fx.token(user.id);
+  const chat = async (headers?: Record<string, string>) => {
+    const res = await fx.call("/v1/chat/completions", key, { model: "gpt-4o", messages: [{ role: "user", content: "hi" }] }, headers);
+    expect(res.status).toBe(200);
+    const body = await res.json();
+    await fx.flush();
+    return body;
+  };
+  return { fx, chat };
+}
+
 describe("graceful shutdown", () => {
   test("exports the spans still in the batch before the process exits", async () => {
-    const bodies: any[] = [];
-    const receiver = Bun.serve({ port: 0, async fetch(req) {
-      bodies.push(await req.json());
-      return Response.json({});
-    } });
-    const fx = await relayFixture("sqlite", {}, { tracing: config({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `http://127.0.0.1:${receiver.port}/v1/traces` }).tracing });
+    const otlp = collector();
+    const { fx, chat } = await tracedGateway({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${otlp.url}/v1/traces` });
     try {
-      await fx.channel({ base_url: fx.mock.url, models: ["gpt-4o"] });
-      await ratios(fx, ["gpt-4o"], 1);
-      const user = await fx.user(10_000_000);
-      const { key } = await fx.token(user.id);
-      const res = await fx.call("/v1/chat/completions", key, { model: "gpt-4o", messages: [{ role: "user", content: "hi" }] });
-      expect(res.status).toBe(200);
-      await res.text();
+      await chat();
       // The batch waits 5 s before exporting on its own; nothing has gone out yet.
-      expect(bodies).toEqual([]);
+      expect(otlp.raw).toEqual([]);
       await gracefulShutdown(null, fx.ctx.deps, { graceMs: 1000, log: () => {} });
-      const names = bodies.flatMap((b) => b.resourceSpans.flatMap((rs: any) => rs.scopeSpans.flatMap((ss: any) => ss.spans.map((s: any) => s.name))));
-      expect(names).toEqual(["admission", "upstream chat gpt-4o", "settlement", "chat gpt-4o"]);
+      expect(otlp.names()).toEqual(["admission", "upstream chat gpt-4o", "settlement", "chat gpt-4o"]);
       expect(activeTracing()).toBeNull();
     } finally {
       // (Closing the deps again after the shutdown closed them is harmless; it drops the temporary database.)
       await fx.close();
-      receiver.stop(true);
+      otlp.stop();
     }
   });
 });
 
 describe("a collector that fails", () => {
   test("costs the call nothing; the failed export is one line on stderr", async () => {
-    const receiver = Bun.serve({ port: 0, fetch: () => new Response("broken", { status: 500 }) });
-    const fx = await relayFixture("sqlite", {}, { tracing: config({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiver.port}` }).tracing });
+    const otlp = collector(() => new Response("broken", { status: 500 }));
+    const { fx, chat } = await tracedGateway({ OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url });
     const logged: string[] = [];
     const original = console.error;
     console.error = (...args: unknown[]) => void logged.push(args.join(" "));
     try {
-      await fx.channel({ base_url: fx.mock.url, models: ["gpt-4o"] });
-      await ratios(fx, ["gpt-4o"], 1);
-      const user = await fx.user(10_000_000);
-      const { key } = await fx.token(user.id);
-      const res = await fx.call("/v1/chat/completions", key, { model: "gpt-4o", messages: [{ role: "user", content: "hi" }] });
-      expect(res.status).toBe(200);
-      expect((await res.json()).choices[0].message.content).toBeTruthy();
-      await fx.flush();
+      expect((await chat()).choices[0].message.content).toBeTruthy();
       await shutdownTracing();
-      expect(logged).toEqual([`tracing: exporting spans to http://127.0.0.1:${receiver.port}/v1/traces failed: Internal Server Error`]);
+      expect(logged).toEqual([`tracing: exporting spans to ${otlp.url}/v1/traces failed: Internal Server Error`]);
     } finally {
       console.error = original;
       await fx.close();
-      receiver.stop(true);
+      otlp.stop();
     }
   });
 });
 
 describe("task relays", () => {
   test("a task submission: the call span with admission, the upstream attempt and the charge as settlement", async () => {
-    const bodies: any[] = [];
-    const receiver = Bun.serve({ port: 0, async fetch(req) {
-      bodies.push(await req.json());
-      return Response.json({});
-    } });
-    const fx = await taskFixture("sqlite", { tracing: config({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiver.port}` }).tracing });
+    const otlp = collector();
+    const fx = await taskFixture("sqlite", { tracing: config({ OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url }).tracing });
     const suno = startSunoMock({ key: "suno-key-123456" });
     try {
       const channelId = await fx.channel({ type: 36, key: "suno-key-123456", base_url: suno.url, models: [...SUNO_MODELS] });
@@ -250,7 +264,7 @@ describe("task relays", () => {
       const r = await fx.post("/suno/submit/music", p.key, { prompt: "a sea shanty" }, { traceparent: "00-cccccccccccccccccccccccccccccccc-dddddddddddddddd-01" });
       expect(r.status).toBe(200);
       await activeTracing()!.flush();
-      const spans: OtlpSpan[] = bodies.flatMap((b) => b.resourceSpans.flatMap((rs: any) => rs.scopeSpans.flatMap((ss: any) => ss.spans)));
+      const spans = spansIn(otlp.bodies);
       const call = spans.find((s) => s.kind === SPAN_KIND.SERVER)!;
       expect(call.traceId).toBe("cccccccccccccccccccccccccccccccc");
       expect(attr(call, "gen_ai.request.model")).toBe("suno_music");
@@ -266,68 +280,43 @@ describe("task relays", () => {
       await shutdownTracing();
       await suno.stop();
       await fx.close();
-      receiver.stop(true);
+      otlp.stop();
     }
   });
 });
 
 describe("sampling", () => {
   test("a call the sampler leaves out exports nothing, children included; a sampled caller's trace is followed", async () => {
-    const names: string[] = [];
-    const receiver = Bun.serve({ port: 0, async fetch(req) {
-      const b: any = await req.json();
-      for (const rs of b.resourceSpans) for (const ss of rs.scopeSpans) for (const sp of ss.spans) names.push(sp.name);
-      return Response.json({});
-    } });
-    const tracing = config({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiver.port}`, OTEL_TRACES_SAMPLER: "parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG: "0" }).tracing!;
-    const fx = await relayFixture("sqlite", {}, { tracing });
+    const otlp = collector();
+    const { fx, chat } = await tracedGateway({ OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_TRACES_SAMPLER: "parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG: "0" });
     try {
-      await fx.channel({ base_url: fx.mock.url, models: ["gpt-4o"] });
-      await ratios(fx, ["gpt-4o"], 1);
-      const user = await fx.user(10_000_000);
-      const { key } = await fx.token(user.id);
-      const body = { model: "gpt-4o", messages: [{ role: "user", content: "hi" }] };
-      expect((await fx.call("/v1/chat/completions", key, body)).status).toBe(200);
-      await fx.flush();
+      await chat();
       await activeTracing()!.flush();
-      expect(names).toEqual([]);
+      expect(otlp.raw).toEqual([]);
       // The caller sampled its trace (flags 01): parent-based sampling follows it.
-      expect((await fx.call("/v1/chat/completions", key, body, { traceparent: "00-aaaabbbbccccddddeeeeffff00001111-1234567890abcdef-01" })).status).toBe(200);
-      await fx.flush();
+      await chat({ traceparent: "00-aaaabbbbccccddddeeeeffff00001111-1234567890abcdef-01" });
       await activeTracing()!.flush();
-      expect(names).toEqual(["admission", "upstream chat gpt-4o", "settlement", "chat gpt-4o"]);
+      expect(otlp.names()).toEqual(["admission", "upstream chat gpt-4o", "settlement", "chat gpt-4o"]);
     } finally {
       await shutdownTracing();
       await fx.close();
-      receiver.stop(true);
+      otlp.stop();
     }
   });
 });
 
 describe("OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf", () => {
   test("spans go out as binary OTLP protobuf, with the caller's trace id", async () => {
-    const bodies: { type: string | null; bytes: Buffer }[] = [];
-    const receiver = Bun.serve({ port: 0, async fetch(req) {
-      bodies.push({ type: req.headers.get("content-type"), bytes: Buffer.from(await req.arrayBuffer()) });
-      return new Response(new Uint8Array(0), { headers: { "content-type": "application/x-protobuf" } });
-    } });
-    const tracing = config({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiver.port}`, OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf" }).tracing!;
-    expect(tracing.protocol).toBe("http/protobuf");
-    const fx = await relayFixture("sqlite", {}, { tracing });
+    const otlp = collector(() => new Response(new Uint8Array(0), { headers: { "content-type": "application/x-protobuf" } }));
+    expect(config({ OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf" }).tracing!.protocol).toBe("http/protobuf");
+    const { fx, chat } = await tracedGateway({ OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf" });
     try {
-      await fx.channel({ base_url: fx.mock.url, models: ["gpt-4o"] });
-      await ratios(fx, ["gpt-4o"], 1);
-      const user = await fx.user(10_000_000);
-      const { key } = await fx.token(user.id);
       const traceId = "5b8efff798038103d269b633813fc60c";
-      const res = await fx.call("/v1/chat/completions", key, { model: "gpt-4o", messages: [{ role: "user", content: "hi" }] }, { traceparent: `00-${traceId}-eee19b7ec3c1b174-01` });
-      expect(res.status).toBe(200);
-      await res.text();
-      await fx.flush();
+      await chat({ traceparent: `00-${traceId}-eee19b7ec3c1b174-01` });
       await activeTracing()!.flush();
-      expect(bodies.length).toBeGreaterThan(0);
-      expect(bodies.every((b) => b.type === "application/x-protobuf")).toBe(true);
-      const all = Buffer.concat(bodies.map((b) => b.bytes));
+      expect(otlp.raw.length).toBeGreaterThan(0);
+      expect(otlp.raw.every((b) => b.type === "application/x-protobuf")).toBe(true);
+      const all = Buffer.concat(otlp.raw.map((b) => b.bytes));
       // Protobuf carries the span names as UTF-8 and the trace id as its 16 raw bytes.
       for (const name of ["chat gpt-4o", "admission", "upstream chat gpt-4o", "settlement"]) expect(all.includes(Buffer.from(name))).toBe(true);
       expect(all.includes(Buffer.from(traceId, "hex"))).toBe(true);
@@ -335,7 +324,7 @@ describe("OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf", () => {
     } finally {
       await shutdownTracing();
       await fx.close();
-      receiver.stop(true);
+      otlp.stop();
     }
   });
 });
