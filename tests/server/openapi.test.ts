@@ -145,7 +145,8 @@ describe("GET /api/openapi.json", () => {
     await ctx.request("POST", "/api/channel/", { as: root, body: { type: 1, name: "doc", key: "sk-x", models: "gpt-4o", group: "default" } });
     const calls = ["/api/status", "/api/notice", "/api/setup", "/api/user/self", "/api/user/", "/api/token/", "/api/channel/", "/api/redemption/",
       "/api/log/", "/api/log/stat", "/api/option/", "/api/group/", "/api/pricing", "/api/user/models", "/api/channel/models", "/api/channel/models_enabled",
-      "/api/user/2fa/status", "/api/verify/status", "/api/prefill_group/", "/api/models/search", "/api/mj/", "/api/data/"];
+      "/api/user/2fa/status", "/api/user/2fa/stats", "/api/verify/status", "/api/user/passkey", "/api/user/topup/info", "/api/prefill_group/",
+      "/api/models/search", "/api/mj/", "/api/data/"];
     const table = apiRoutes();
     const wrong: string[] = [];
     for (const path of calls) {

@@ -13,7 +13,7 @@ import { markPasskeyReady, sessionTag } from "../twofa/secure.ts";
 import { VERIFY_MSG } from "../twofa/index.ts";
 import { relyingParty } from "./relying-party.ts";
 import * as svc from "./service.ts";
-import { anyReply, envelope, loose, okReply } from "../../http/schema.ts";
+import { envelope, loose, okReply } from "../../http/schema.ts";
 import { userReply } from "../user/model.ts";
 
 /** The browser's passkey sign-in attempt: an HttpOnly cookie naming the challenge waiting in the cache. */
@@ -24,6 +24,12 @@ const credentialBody = t.Record(t.String(), t.Any(), { error: "the body must be 
 const deleteQuery = t.Object({ id: t.Optional(t.Numeric({ minimum: 1, error: "id must be a positive integer" })) }, { additionalProperties: true });
 /** WebAuthn options for navigator.credentials.create()/get(), as new-api sends them. */
 const optionsReply = envelope(loose({ options: loose({ publicKey: loose({}) }, { description: "{publicKey: ...} for the browser's WebAuthn call" }) }));
+
+const statusReply = envelope(loose({
+  enabled: t.Boolean({ description: "the caller has a passkey" }),
+  last_used_at: t.Union([t.String({ description: "RFC 3339" }), t.Null()]),
+  passkeys: t.Array(loose({ id: t.Integer(), attachment: t.Any(), backup_eligible: t.Boolean(), created_at: t.Any(), last_used_at: t.Any() })),
+}));
 
 const idParam = t.Object({ id: t.Numeric({ minimum: 1, error: "id must be a positive integer" }) });
 
@@ -36,7 +42,7 @@ export function passkeyModule(deps: AppDeps) {
   };
   return new Elysia({ prefix: "/api/user", tags: ["passkey"] })
     .use(authPlugin(deps))
-    .get("/passkey", async ({ user }) => ok(await svc.passkeyStatus(deps, user.id)), { role: ROLE.common, detail: { summary: "The caller's passkey" }, response: anyReply })
+    .get("/passkey", async ({ user }) => ok(await svc.passkeyStatus(deps, user.id)), { role: ROLE.common, detail: { summary: "The caller's passkey" }, response: statusReply })
     .delete("/passkey", async ({ user, query }) => {
       await svc.deletePasskeys(deps, user.id, query.id);
       return ok(undefined, "passkey removed");

@@ -1,8 +1,14 @@
 import { Elysia, t } from "elysia";
 import type { AppDeps } from "../../deps.ts";
 import { ok } from "../../http/envelope.ts";
-import { anyReply, okReply } from "../../http/schema.ts";
+import { envelope, loose, okReply } from "../../http/schema.ts";
 import { setupStatus, runSetup } from "./service.ts";
+
+const setupReply = envelope(loose({
+  status: t.Boolean({ description: "true once the wizard has run" }),
+  root_init: t.Boolean({ description: "a super admin exists (an imported database may have one)" }),
+  database_type: t.String({ description: "sqlite, postgres or mysql" }),
+}));
 
 const setupBody = t.Object({
   username: t.Optional(t.String()),
@@ -14,7 +20,7 @@ const setupBody = t.Object({
 
 export function setupModule(deps: AppDeps, onDone: () => void) {
   return new Elysia({ prefix: "/api/setup", tags: ["setup"] })
-    .get("", async () => ok(await setupStatus(deps)), { detail: { summary: "Whether the setup wizard has run" }, response: anyReply })
+    .get("", async () => ok(await setupStatus(deps)), { detail: { summary: "Whether the setup wizard has run" }, response: setupReply })
     .post("", async ({ body }) => {
       await runSetup(deps, body);
       onDone();

@@ -13,7 +13,7 @@ import { verifyPassword } from "../user/password.ts";
 import * as svc from "./service.ts";
 import { completePendingLogin, PENDING_LOGIN_COOKIE } from "./pending.ts";
 import { consumePasskeyReady, markVerified, sessionTag, verifiedUntil } from "./secure.ts";
-import { anyReply, envelope, loose, okReply } from "../../http/schema.ts";
+import { envelope, loose, okReply } from "../../http/schema.ts";
 import { userReply } from "../user/model.ts";
 
 const code = t.Optional(t.Union([t.String(), t.Number()], { error: "code must be a string" }));
@@ -30,6 +30,17 @@ const verifyReply = envelope(loose({
   verified: t.Boolean(),
   expires_at: t.Optional(t.Integer({ description: "unix seconds: until then, secure operations need no new proof" })),
 }));
+const statusReply = envelope(loose({
+  enabled: t.Boolean(),
+  locked: t.Boolean({ description: "too many wrong codes: locked for a while" }),
+  backup_codes_remaining: t.Optional(t.Integer()),
+}));
+const setupReply = envelope(loose({
+  secret: t.String({ description: "the TOTP secret (base32)" }),
+  qr_code_data: t.String({ description: "the otpauth:// URI to show as a QR code" }),
+  backup_codes: t.Array(t.String()),
+}, { description: "not in force until POST /api/user/2fa/enable with a code" }));
+const statsReply = envelope(loose({ total_users: t.Integer(), enabled_users: t.Integer(), enabled_rate: t.String({ description: "e.g. 12.5%" }) }));
 const backupCodesReply = envelope(loose({ backup_codes: t.Array(t.String(), { description: "one-time codes; the old ones stop working" }) }));
 
 const str = (v: unknown) => (v === undefined || v === null ? undefined : String(v));
@@ -53,9 +64,9 @@ export function twoFAModule(deps: AppDeps) {
   const limit = (request: Request, server: unknown) => enforceLimit(deps, "critical", clientIp(request, server as any, deps.config.trustProxy));
   return new Elysia({ prefix: "/api", tags: ["twofa"] })
     .use(authPlugin(deps))
-    .get("/user/2fa/status", async ({ user }) => ok(await svc.twoFAStatus(deps, user.id)), { role: ROLE.common, detail: { summary: "Whether two-factor sign-in is on" }, response: anyReply })
+    .get("/user/2fa/status", async ({ user }) => ok(await svc.twoFAStatus(deps, user.id)), { role: ROLE.common, detail: { summary: "Whether two-factor sign-in is on" }, response: statusReply })
     .post("/user/2fa/setup", async ({ user }) => ok(await svc.setupTwoFA(deps, user),
-      "scan the QR code with your authenticator app, then enter its code to finish"), { role: ROLE.common, detail: { summary: "Start setting up two-factor sign-in (secret, QR code, backup codes)" }, response: anyReply })
+      "scan the QR code with your authenticator app, then enter its code to finish"), { role: ROLE.common, detail: { summary: "Start setting up two-factor sign-in (secret, QR code, backup codes)" }, response: setupReply })
     .post("/user/2fa/enable", async ({ user, body, request, server }) => {
       await limit(request, server);
       await svc.enableTwoFA(deps, user, str(body.code));
@@ -70,7 +81,7 @@ export function twoFAModule(deps: AppDeps) {
       await limit(request, server);
       return ok({ backup_codes: await svc.regenerateBackupCodes(deps, user, str(body.code)) }, "new backup codes generated");
     }, { role: ROLE.common, body: codeBody, detail: { summary: "New backup codes" }, response: backupCodesReply })
-    .get("/user/2fa/stats", async () => ok(await svc.twoFAStats(deps)), { role: ROLE.admin, detail: { summary: "How many users use two-factor sign-in" }, response: anyReply })
+    .get("/user/2fa/stats", async () => ok(await svc.twoFAStats(deps)), { role: ROLE.admin, detail: { summary: "How many users use two-factor sign-in" }, response: statsReply })
     .delete("/user/:id/2fa", async ({ user, params }) => {
       await svc.adminDisableTwoFA(deps, user, params.id);
       return ok(undefined, "two-factor sign-in of the user is disabled");

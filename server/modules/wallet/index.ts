@@ -7,7 +7,6 @@ import { ROLE } from "../../catalogue/index.ts";
 import * as svc from "./service.ts";
 import * as m from "./model.ts";
 import { topupInfo } from "./topup-info.ts";
-import { anyReply } from "../../http/schema.ts";
 
 /** Provider callbacks answer in plain text, as the providers expect ("success" / "fail"). */
 async function noticeReply(run: () => Promise<string>): Promise<Response> {
@@ -30,7 +29,7 @@ function noticeParams(request: Request, body: unknown): Record<string, string> {
 export function walletModule(deps: AppDeps) {
   return new Elysia({ prefix: "/api/user", tags: ["wallet"] })
     .use(authPlugin(deps))
-    .get("/topup/info", () => ok(topupInfo(deps)), { role: ROLE.common, detail: { summary: "Top-up options (amounts, payment methods, prices)" }, response: anyReply })
+    .get("/topup/info", () => ok(topupInfo(deps)), { role: ROLE.common, detail: { summary: "Top-up options (amounts, payment methods, prices)" }, response: m.topupInfoReply })
     .post("/amount", ({ user, body }) => ok(svc.quoteAmount(deps, user, body.amount).toFixed(2)), { role: ROLE.common, body: m.amountBody, detail: { summary: "The price of a top-up amount" }, response: m.amountReply })
     .post("/pay", async ({ user, body }) => {
       const { url, data } = await svc.startPayment(deps, user, body.amount, body.payment_method);

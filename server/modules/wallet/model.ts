@@ -29,6 +29,15 @@ export const noticeForm = t.Optional(t.Object(noticeFields, { additionalProperti
 /** The provider expects plain text. */
 export const noticeReply = t.String({ description: "success, or fail (with a 4xx status)" });
 
+/** GET /api/user/topup/info: what the top-up page offers (new-api's shape). */
+export const topupInfoReply = envelope(loose({
+  enable_online_topup: t.Boolean({ description: "Epay is configured" }),
+  pay_methods: t.Array(t.Any(), { description: "payment methods ({name, type, color, ...})" }),
+  min_topup: t.Number(),
+  amount_options: t.Array(t.Any(), { description: "preset amounts" }),
+  discount: loose({}, { description: "amount → discount ratio" }),
+}));
+
 export const amountReply = envelope(t.String({ description: "the price to pay for that amount, 2 decimals" }));
 /** new-api's shape: the form fields in data and the provider's URL at the top level. */
 export const payReply = envelope(loose({}, { description: "the form fields to POST to url" }), "where to pay", {
