@@ -123,8 +123,9 @@ export async function buildDocument(app: AnyElysia): Promise<Document> {
 }
 
 /**
- * Removes what Elysia's schemas carry for Elysia only: `noValidate` (reply schemas are documentation) and
- * `error` (the message a failed check answers). A property that happens to be named "error" is an object.
+ * Removes what Elysia's schemas carry for Elysia only: `noValidate` (reply schemas are documentation), `error`
+ * (the message a failed check answers; a property that happens to be named "error" is an object) and the
+ * numeric-string branch's default.
  */
 function stripElysiaKeywords(node: unknown): void {
   if (Array.isArray(node)) for (const v of node) stripElysiaKeywords(v);
@@ -132,6 +133,8 @@ function stripElysiaKeywords(node: unknown): void {
     const o = node as Record<string, unknown>;
     delete o.noValidate;
     if (typeof o.error === "string") delete o.error;
+    // Elysia's t.Integer/t.Numeric also take a numeric string; that branch's `default: 0` is no default of the API.
+    if (o.type === "string" && (o.format === "integer" || o.format === "numeric") && o.default === 0) delete o.default;
     for (const v of Object.values(o)) stripElysiaKeywords(v);
   }
 }
