@@ -165,6 +165,25 @@ describe("per-token limits on the relay", () => {
     expect(Number(next.budget_reset_at)).toBe(Date.UTC(2026, 10, 26) / 1000);
   });
 
+  test("a call larger than the whole budget is refused saying so, without a Retry-After (no period would take it) and marked not to retry", async () => {
+    now = Date.UTC(2026, 10, 24, 12, 0, 0);
+    const t = await token({ budget_quota: 500, budget_period: "daily" }); // tl-fixed costs 1000 a call
+    const res = await fx.call("/v1/chat/completions", t.key, chat("tl-fixed"));
+    expect(res.status).toBe(429);
+    expect(res.headers.get("retry-after")).toBeNull();
+    // The openai and Anthropic SDKs read x-should-retry: they surface the error at once instead of retrying it.
+    expect(res.headers.get("x-should-retry")).toBe("false");
+    const body: any = await res.json();
+    expect(body.error.code).toBe("budget_exceeded");
+    expect(body.error.message).toBe("this call (estimated at 1000 quota) is larger than this token's whole daily budget of 500 quota: no period can take it (ask for fewer max_tokens, or raise the budget)");
+    const claude = await fx.call("/v1/messages", t.key, { model: "tl-fixed", max_tokens: 5, messages: [{ role: "user", content: "hi" }] });
+    expect(claude.status).toBe(429);
+    expect(claude.headers.get("x-should-retry")).toBe("false");
+    expect(((await claude.json()) as any).error.type).toBe("rate_limit_error");
+    await fx.flush();
+    expect(Number((await tokenRow(fx, t.id)).budget_used)).toBe(0);
+  });
+
   test("weekly and monthly budgets reset on Monday and on the first of the month; the estimate's unused part goes back", async () => {
     now = Date.UTC(2026, 10, 29, 12); // Sunday
     // per-token price: the hold is the prompt estimate + max_tokens (500); the call costs 30

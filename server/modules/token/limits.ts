@@ -370,6 +370,13 @@ async function takeBudget(deps: AppDeps, tokenId: number, lim: TokenLimits, amou
   const used = Number(row.budget_reset_at) > now ? Number(row.budget_used) : 0;
   const wait = (resetAt - now) * 1000;
   const label = `${lim.period} budget of ${Number(row.budget_quota)} quota`;
+  if (Math.max(1, amount) > Number(row.budget_quota)) {
+    // No period can take this call: waiting does not help, so no Retry-After, and the SDKs that read
+    // x-should-retry (openai, Anthropic) surface it at once instead of retrying.
+    const e = new AppError(429, `this call (estimated at ${amount} quota) is larger than this token's whole ${label}: no period can take it (ask for fewer max_tokens, or raise the budget)`, "budget_exceeded");
+    e.headers = { "x-should-retry": "false" };
+    throw e;
+  }
   throw refused(used >= Number(row.budget_quota)
     ? `this token's ${label} is used up; it resets in ${seconds(wait)} s`
     : `this call (estimated at ${amount} quota) would exceed this token's ${label} (${used} used); it resets in ${seconds(wait)} s`,
