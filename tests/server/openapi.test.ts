@@ -5,7 +5,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { Value } from "@sinclair/typebox/value";
 import { ROOT_PASSWORD, testContext, type Session, type TestContext } from "../helpers/app.ts";
+import { Elysia } from "elysia";
 import { ROLE } from "../../server/catalogue/index.ts";
+import { docsModule } from "../../server/modules/docs/index.ts";
+import { okReply } from "../../server/http/schema.ts";
 
 const API = /^\/api(\/|$)/;
 const ROLES = ["public", "viewer", "user", "admin", "root"];
@@ -26,9 +29,38 @@ beforeAll(async () => {
 });
 afterAll(() => ctx.close());
 
+type RouteEntry = { method: string; path: string; handler: unknown; hooks: Record<string, any> };
+
 /** Every route of the app under /api, as Elysia's route table has it (OPTIONS/HEAD are not operations). */
-const apiRoutes = () => (ctx.app.routes as { method: string; path: string; handler: unknown; hooks: Record<string, any> }[])
-  .filter((r) => API.test(r.path) && !["OPTIONS", "HEAD"].includes(r.method));
+const apiRoutes = () => (ctx.app.routes as RouteEntry[]).filter((r) => API.test(r.path) && !["OPTIONS", "HEAD"].includes(r.method));
+
+/**
+ * What a route lacks in the document: its operation; a schema for the path parameters, query or body its handler
+ * reads (read from the handler's source, as Elysia itself does); a reply schema; a declared tag; a role; a summary.
+ */
+function coverageProblems(routes: RouteEntry[], document: any): string[] {
+  const problems: string[] = [];
+  const declared = new Set((document.tags ?? []).map((t: { name: string }) => t.name));
+  for (const r of routes) {
+    const name = `${r.method} ${r.path}`;
+    const op = document.paths[openapiPath(r.path)]?.[r.method.toLowerCase()];
+    if (!op) {
+      problems.push(`${name}: not in the document`);
+      continue;
+    }
+    const source = String(r.handler);
+    if (r.path.includes(":") && !r.hooks.params) problems.push(`${name}: path parameters without a params schema`);
+    if (/\b(query|searchParams)\b/.test(source) && !r.hooks.query) problems.push(`${name}: reads the query string but has no query schema`);
+    if (/\bbody\b/.test(source) && !r.hooks.body) problems.push(`${name}: reads a body but has no body schema`);
+    if (r.hooks.body && !op.requestBody?.content) problems.push(`${name}: body schema missing from the document`);
+    const replies = Object.entries(op.responses ?? {}).filter(([status, reply]: [string, any]) => /^2\d\d$/.test(status) && reply.content);
+    if (!replies.length || !r.hooks.response) problems.push(`${name}: no reply schema`);
+    if (!op.tags?.length || !op.tags.every((t: string) => declared.has(t))) problems.push(`${name}: no declared tag (${op.tags})`);
+    if (!ROLES.includes(op["x-switchyard-role"])) problems.push(`${name}: no x-switchyard-role`);
+    if (!op.summary) problems.push(`${name}: no summary (detail: { summary })`);
+  }
+  return problems;
+}
 
 describe("GET /api/openapi.json", () => {
   test("is a valid OpenAPI 3.1 document", async () => {
@@ -40,27 +72,24 @@ describe("GET /api/openapi.json", () => {
   });
 
   test("every /api route is in it, with request schemas for what it reads, a reply schema, a tag, a role and a summary", () => {
-    const problems: string[] = [];
-    const declared = new Set((doc.tags ?? []).map((t: { name: string }) => t.name));
-    for (const r of apiRoutes()) {
-      const name = `${r.method} ${r.path}`;
-      const op = doc.paths[openapiPath(r.path)]?.[r.method.toLowerCase()];
-      if (!op) {
-        problems.push(`${name}: not in the document`);
-        continue;
-      }
-      const source = String(r.handler);
-      if (r.path.includes(":") && !r.hooks.params) problems.push(`${name}: path parameters without a params schema`);
-      if (/\b(query|searchParams)\b/.test(source) && !r.hooks.query) problems.push(`${name}: reads the query string but has no query schema`);
-      if (/\bbody\b/.test(source) && !r.hooks.body) problems.push(`${name}: reads a body but has no body schema`);
-      if (r.hooks.body && !op.requestBody?.content) problems.push(`${name}: body schema missing from the document`);
-      const replies = Object.entries(op.responses ?? {}).filter(([status, reply]: [string, any]) => /^2\d\d$/.test(status) && reply.content);
-      if (!replies.length || !r.hooks.response) problems.push(`${name}: no reply schema`);
-      if (!op.tags?.length || !op.tags.every((t: string) => declared.has(t))) problems.push(`${name}: no declared tag (${op.tags})`);
-      if (!ROLES.includes(op["x-switchyard-role"])) problems.push(`${name}: no x-switchyard-role`);
-      if (!op.summary) problems.push(`${name}: no summary (detail: { summary })`);
-    }
-    expect(problems).toEqual([]);
+    expect(coverageProblems(apiRoutes(), doc)).toEqual([]);
+  });
+
+  test("the coverage check fails for a route that reads input without schemas and describes no reply", async () => {
+    const app = new Elysia().use(docsModule(ctx.deps))
+      .post("/api/undocumented/:id", ({ body, query, params }) => ({ body, query, params }))
+      .get("/api/described", () => ({ success: true, message: "" }), { response: okReply, detail: { summary: "described" } });
+    const bad = await (await app.handle(new Request("http://localhost/api/openapi.json"))).json();
+    const routes = (app.routes as RouteEntry[]).filter((r) => API.test(r.path) && !r.path.startsWith("/api/docs") && r.path !== "/api/openapi.json");
+    expect(coverageProblems(routes, bad)).toEqual([
+      "POST /api/undocumented/:id: path parameters without a params schema",
+      "POST /api/undocumented/:id: reads the query string but has no query schema",
+      "POST /api/undocumented/:id: reads a body but has no body schema",
+      "POST /api/undocumented/:id: no reply schema",
+      "POST /api/undocumented/:id: no declared tag (undefined)",
+      "POST /api/undocumented/:id: no summary (detail: { summary })",
+      "GET /api/described: no declared tag (undefined)",
+    ]);
   });
 
   test("it holds /api routes only: the relay follows its providers' own specifications", () => {
