@@ -8,6 +8,7 @@ import { ROOT_PASSWORD, testContext, type Session, type TestContext } from "../h
 import { Elysia } from "elysia";
 import { ROLE } from "../../server/catalogue/index.ts";
 import { docsModule } from "../../server/modules/docs/index.ts";
+import { loadConfig } from "../../server/config.ts";
 import { okReply } from "../../server/http/schema.ts";
 
 const API = /^\/api(\/|$)/;
@@ -226,6 +227,8 @@ describe("GET /api/openapi.json", () => {
   });
 
   test("API_DOCS_ENABLED=false turns the document and the pages off", async () => {
+    expect(loadConfig({ SESSION_SECRET: "x" }).apiDocsEnabled).toBe(true);
+    expect(loadConfig({ SESSION_SECRET: "x", API_DOCS_ENABLED: "false" }).apiDocsEnabled).toBe(false);
     const off = await testContext({ config: { apiDocsEnabled: false } });
     try {
       for (const p of ["/api/openapi.json", "/api/docs", "/api/docs/scalar"]) expect((await off.request("GET", p)).status).toBe(404);
