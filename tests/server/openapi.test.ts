@@ -176,7 +176,7 @@ describe("GET /api/openapi.json", () => {
     const calls = ["/api/status", "/api/notice", "/api/setup", "/api/user/self", "/api/user/", "/api/token/", "/api/channel/", "/api/redemption/",
       "/api/log/", "/api/log/stat", "/api/option/", "/api/group/", "/api/pricing", "/api/user/models", "/api/channel/models", "/api/channel/models_enabled",
       "/api/user/2fa/status", "/api/user/2fa/stats", "/api/verify/status", "/api/user/passkey", "/api/user/topup/info", "/api/prefill_group/",
-      "/api/models/search", "/api/mj/", "/api/data/"];
+      "/api/models/search", "/api/mj/", "/api/data/", "/api/channel/test/progress", "/api/channel/update_balance/progress"];
     const table = apiRoutes();
     const wrong: string[] = [];
     for (const path of calls) {

@@ -44,9 +44,9 @@ export function channelModule(deps: AppDeps) {
     .get("/test", () => {
       const run = startTestAll(deps);
       return ok(run.progress, run.started ? "testing all channels started in the background" : "a test of all channels is already running");
-    }, { ...admin, detail: { summary: "Test every channel (in the background)" }, response: anyReply })
+    }, { ...admin, detail: { summary: "Test every channel (in the background)" }, response: m.testRunReply })
     // ?since=N leaves out the first N per-channel results (the console polls while a run goes on).
-    .get("/test/progress", ({ query }) => ok(testAllProgress(deps, optInt(query.since) ?? 0)), { ...admin, query: m.progressQuery, detail: { summary: "Progress of the test of every channel" }, response: anyReply })
+    .get("/test/progress", ({ query }) => ok(testAllProgress(deps, optInt(query.since) ?? 0)), { ...admin, query: m.progressQuery, detail: { summary: "Progress of the test of every channel" }, response: m.testRunReply })
     .get("/test/:id", async ({ params, query }) => {
       const r = await testChannel(deps, params.id, { model: query.model });
       return { success: r.success, message: r.message, time: r.time };
@@ -55,8 +55,8 @@ export function channelModule(deps: AppDeps) {
     .get("/update_balance", () => {
       const run = startBalanceRefresh(deps);
       return ok({ ...run.progress }, run.started ? "updating the balances of all channels in the background" : "a balance update of all channels is already running");
-    }, { ...admin, detail: { summary: "Refresh every channel's balance (in the background)" }, response: anyReply })
-    .get("/update_balance/progress", ({ query }) => ok(balanceRefreshProgress(deps, optInt(query.since) ?? 0)), { ...admin, query: m.progressQuery, detail: { summary: "Progress of the balance refresh" }, response: anyReply })
+    }, { ...admin, detail: { summary: "Refresh every channel's balance (in the background)" }, response: m.balanceRunReply })
+    .get("/update_balance/progress", ({ query }) => ok(balanceRefreshProgress(deps, optInt(query.since) ?? 0)), { ...admin, query: m.progressQuery, detail: { summary: "Progress of the balance refresh" }, response: m.balanceRunReply })
     .get("/update_balance/:id", async ({ params }) => {
       const balance = await updateBalance(deps, params.id);
       return { success: true, message: "", balance, data: { balance } };

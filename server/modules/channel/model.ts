@@ -124,3 +124,30 @@ export const testReply = envelope(t.Null({ description: "absent" }), "the test's
 /** GET /api/channel/update_balance/{id}: one-api's balance at the top level, new-api's in data. */
 export const balanceReply = envelope(loose({ balance: t.Number() }), "the channel's balance", { balance: t.Optional(t.Number()) });
 export const modelsReply = envelope(t.Array(t.String()), "model names");
+
+const runFields = {
+  running: t.Boolean(),
+  total: t.Integer(),
+  done: t.Integer(),
+  failed: t.Integer(),
+  started_at: t.Integer({ description: "unix seconds" }),
+  finished_at: t.Integer({ description: "unix seconds, 0 while running" }),
+};
+/** GET /api/channel/test and /test/progress: the background run of every channel's test (null before the first). */
+export const testRunReply = envelope(t.Union([loose({
+  ...runFields,
+  succeeded: t.Integer(),
+  results: t.Array(loose({
+    id: t.Integer(), name: t.String(), success: t.Boolean(), message: t.String(), time: t.Number({ description: "seconds" }),
+    response_time: t.Integer({ description: "ms" }), test_time: t.Integer({ description: "unix seconds" }), status: t.Integer({ description: "the channel's status after the test" }),
+  }), { description: "in the order the tests finished; ?since=N leaves out the first N" }),
+}), t.Null()], { description: "the run, or null before the first" }));
+/** GET /api/channel/update_balance and /update_balance/progress: the background balance refresh (null before the first). */
+export const balanceRunReply = envelope(t.Union([loose({
+  ...runFields,
+  updated: t.Integer(),
+  skipped: t.Integer({ description: "channel types without a balance API" }),
+  results: t.Array(loose({ id: t.Integer(), name: t.String(), success: t.Boolean(), balance: t.Optional(t.Number()), skipped: t.Optional(t.Boolean()) }), {
+    description: "in the order the channels were done; ?since=N leaves out the first N",
+  }),
+}), t.Null()], { description: "the run, or null before the first" }));

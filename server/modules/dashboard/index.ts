@@ -6,8 +6,7 @@ import { ROLE } from "../../catalogue/index.ts";
 import { optInt, optStr } from "../log/query.ts";
 import { quotaData, type DashboardQuery } from "./service.ts";
 
-import { anyReply } from "../../http/schema.ts";
-import { dataQuery } from "./model.ts";
+import { dataQuery, dataReply } from "./model.ts";
 
 function parse(q: Record<string, string | undefined>): DashboardQuery {
   return {
@@ -21,6 +20,6 @@ function parse(q: Record<string, string | undefined>): DashboardQuery {
 export function dashboardModule(deps: AppDeps) {
   return new Elysia({ prefix: "/api/data", tags: ["dashboard"] })
     .use(authPlugin(deps))
-    .get("/", async ({ query }) => ok(await quotaData(deps, parse(query), null)), { role: ROLE.admin, query: dataQuery, detail: { summary: "Quota usage over time, every user" }, response: anyReply })
-    .get("/self", async ({ query, user }) => ok(await quotaData(deps, parse(query), { userId: user.id })), { role: ROLE.common, query: dataQuery, detail: { summary: "The caller's quota usage over time" }, response: anyReply });
+    .get("/", async ({ query }) => ok(await quotaData(deps, parse(query), null)), { role: ROLE.admin, query: dataQuery, detail: { summary: "Quota usage over time, every user" }, response: dataReply })
+    .get("/self", async ({ query, user }) => ok(await quotaData(deps, parse(query), { userId: user.id })), { role: ROLE.common, query: dataQuery, detail: { summary: "The caller's quota usage over time" }, response: dataReply });
 }

@@ -1,4 +1,5 @@
-import { loose } from "../../http/schema.ts";
+import { t } from "elysia";
+import { envelope, loose } from "../../http/schema.ts";
 import { str, timeRange } from "../log/model.ts";
 
 /** GET /api/data/: time range, user and bucket size. */
@@ -8,3 +9,12 @@ export const dataQuery = loose({
   granularity: str("hour, day or week"),
   default_time: str("the console's name for granularity"),
 });
+
+/** One bucket per model and time step, oldest first (new-api's quota_data rows). */
+export const dataReply = envelope(t.Array(loose({
+  model_name: t.String(),
+  created_at: t.Integer({ description: "unix seconds: the start of the bucket" }),
+  token_used: t.Integer(),
+  count: t.Integer({ description: "requests" }),
+  quota: t.Integer(),
+})));
