@@ -96,7 +96,11 @@ export function createApp(deps: AppDeps) {
         console.error(`[${request.method} ${path}]`, error);
       }
       set.status = status;
-      return errorBody(format, status, message, errorCode);
+      const body = errorBody(format, status, message, errorCode);
+      // Google's 429 carries its wait as a google.rpc.RetryInfo detail too (Google's clients read it).
+      const wait = format === "gemini" && status === 429 ? appError?.headers?.["Retry-After"] : undefined;
+      if (wait) (body as { error: Record<string, unknown> }).error.details = [{ "@type": "type.googleapis.com/google.rpc.RetryInfo", retryDelay: `${wait}s` }];
+      return body;
     })
     .onRequest(async ({ request, server }) => {
       const path = new URL(request.url).pathname;

@@ -223,7 +223,10 @@ describe("per-token limits on the relay", () => {
     }));
     expect(gemini.status).toBe(429);
     expect(gemini.headers.get("retry-after")).toBe("45");
-    expect(await gemini.json()).toMatchObject({ error: { code: 429, status: "RESOURCE_EXHAUSTED" } });
+    // As Google's API answers a 429: the wait in a google.rpc.RetryInfo detail, which Google's clients read.
+    expect(await gemini.json()).toMatchObject({
+      error: { code: 429, status: "RESOURCE_EXHAUSTED", details: [{ "@type": "type.googleapis.com/google.rpc.RetryInfo", retryDelay: "45s" }] },
+    });
   });
 
   test("a live call's lease is renewed past LEASE_MS; a slot never ended stops being renewed after MAX_CALL_MS", async () => {
