@@ -70,6 +70,19 @@ describe("GET /api/openapi.json", () => {
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
     expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(["accessToken", "session", "userId"]);
+    // What the schema cannot check: unique operationIds, every {name} of a path declared as a path parameter.
+    const ids = new Set<string>();
+    const semantic: string[] = [];
+    for (const [path, item] of Object.entries<any>(doc.paths)) {
+      const names = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]).sort();
+      for (const [method, op] of Object.entries<any>(item)) {
+        if (ids.has(op.operationId)) semantic.push(`${method} ${path}: operationId ${op.operationId} repeated`);
+        ids.add(op.operationId);
+        const declared = (op.parameters ?? []).filter((p: any) => p.in === "path").map((p: any) => p.name).sort();
+        if (JSON.stringify(declared) !== JSON.stringify(names)) semantic.push(`${method} ${path}: path parameters ${declared} for ${names}`);
+      }
+    }
+    expect(semantic).toEqual([]);
   });
 
   test("every /api route is in it, with request schemas for what it reads, a reply schema, a tag, a role and a summary", () => {
