@@ -223,6 +223,8 @@ describe("GET /api/openapi.json", () => {
     expect(etag).toBeTruthy();
     const again = await ctx.app.handle(new Request(url, { headers: { "if-none-match": etag } }));
     expect(again.status).toBe(304);
+    // Readable from another origin (an online editor, a client generator in the browser); no credentials involved.
+    expect(gz.headers.get("access-control-allow-origin")).toBe("*");
   });
 
   test("nothing of it is loaded at start: the generator is imported with the first request for the document", () => {

@@ -20,7 +20,11 @@ async function serialise(doc: Document): Promise<Served> {
 }
 
 function reply(served: Served, request: Request): Response {
-  const headers: Record<string, string> = { "content-type": "application/json; charset=utf-8", "cache-control": "no-cache", etag: served.etag, vary: "accept-encoding" };
+  // Public and without credentials, so any origin may read it (an editor or a client generator in a browser).
+  const headers: Record<string, string> = {
+    "content-type": "application/json; charset=utf-8", "cache-control": "no-cache", etag: served.etag, vary: "accept-encoding",
+    "access-control-allow-origin": "*",
+  };
   if (request.headers.get("if-none-match") === served.etag) return new Response(null, { status: 304, headers });
   if (/\bgzip\b/.test(request.headers.get("accept-encoding") ?? "")) return new Response(served.gz, { headers: { ...headers, "content-encoding": "gzip" } });
   return new Response(served.json, { headers });
