@@ -187,6 +187,25 @@ describe("fallback on SQLite", () => {
     }
   });
 
+  test("a context-length 400 no fallback serves reaches the client as context_length_exceeded (clients trim the prompt on that code)", async () => {
+    const small = answering(400, OPENAI_OVERFLOW);
+    try {
+      await setRatios(fx, { "ctxo-a": 1, "ctxo-b": 1, "ctxo-none": 1 });
+      await fx.option("ModelFallbacks", JSON.stringify({ "ctxo-a": ["ctxo-b"] }));
+      await fx.channel({ base_url: small.url, models: ["ctxo-a", "ctxo-b", "ctxo-none"] });
+      const { token } = await funded(fx);
+      for (const model of ["ctxo-none", "ctxo-a"]) { // no rule; a rule whose every model overflows
+        const res = await fx.call("/v1/chat/completions", token.key, chat(model));
+        expect(res.status).toBe(400);
+        const body: any = await res.json();
+        expect(body.error.code).toBe("context_length_exceeded");
+        expect(body.error.message).toContain("maximum context length");
+      }
+    } finally {
+      small.stop();
+    }
+  });
+
   test("a prompt larger than every channel's max_input_tokens goes to the fallback without calling the model", async () => {
     const tiny = answering(200, {});
     try {

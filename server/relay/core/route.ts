@@ -14,9 +14,10 @@ import type { Admission, RelayRequest } from "./admit.ts";
 
 /** An upstream failure, and whether another channel may be tried after it. */
 export class UpstreamError extends AppError {
-  /** `contextOverflow`: the upstream said the prompt exceeds the model's context window (core/fallback.ts). */
+  /** `contextOverflow`: the upstream said the prompt exceeds the model's context window (core/fallback.ts); the
+   * client then gets OpenAI's code for it, on which clients trim the prompt. */
   constructor(status: number, message: string, public retry: boolean, public contextOverflow = false) {
-    super(status, message, "upstream_error");
+    super(status, message, contextOverflow ? "context_length_exceeded" : "upstream_error");
   }
 }
 
