@@ -98,7 +98,7 @@ describe("per-token limits on the relay", () => {
     const second = await fx.call("/v1/chat/completions", t.key, chat("tl-fixed"));
     expect(second.status).toBe(429);
     expect(second.headers.get("retry-after")).toBe("1");
-    expect(((await second.json()) as any).error.message).toContain("1 calls in flight");
+    expect(((await second.json()) as any).error.message).toContain("at most 1 call in flight;");
     const list = await fx.ctx.request("GET", "/api/token/?p=1&size=50", { as: await sessionOf(fx, userId) });
     expect(list.body.data.items.find((r: any) => r.id === t.id).concurrency_used).toBe(1);
     await first.text();
@@ -216,7 +216,7 @@ describe("per-token limits on the relay", () => {
     expect(claude.headers.get("retry-after")).toBe("45");
     const cb: any = await claude.json();
     expect(cb).toMatchObject({ type: "error", error: { type: "rate_limit_error" } });
-    expect(cb.error.message).toContain("1 requests per minute");
+    expect(cb.error.message).toContain("at most 1 request per minute;");
 
     const gemini = await fx.ctx.app.handle(new Request(`http://localhost/v1beta/models/gemini-tl:generateContent?key=${t.key}`, {
       method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "hi" }] }] }),

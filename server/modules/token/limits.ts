@@ -329,9 +329,10 @@ export async function takeTokenLimits(deps: AppDeps, tokenId: number, lim: Token
     lease = lim.concurrency ? crypto.randomUUID() : null;
     const v = await rt.store.admit(tokenId, lim, lease, now, rt.leaseMs);
     if (!v.ok) {
-      const [what, limit] = v.kind === "rpm" ? ["requests per minute", lim.rpm] : v.kind === "tpm" ? ["tokens per minute", lim.tpm] : ["calls in flight", lim.concurrency];
+      const [what, limit] = v.kind === "rpm" ? ["request", lim.rpm] : v.kind === "tpm" ? ["token", lim.tpm] : ["call", lim.concurrency];
+      const unit = `${what}${limit === 1 ? "" : "s"} ${v.kind === "concurrency" ? "in flight" : "per minute"}`;
       const header = v.kind === "concurrency" ? undefined : { kind: v.kind === "rpm" ? "requests" as const : "tokens" as const, value: limit as number };
-      throw refused(`this token's rate limit is reached: at most ${limit} ${what}; retry in ${seconds(v.retryMs)} s`, "rate_limit_exceeded", v.retryMs, header);
+      throw refused(`this token's rate limit is reached: at most ${limit} ${unit}; retry in ${seconds(v.retryMs)} s`, "rate_limit_exceeded", v.retryMs, header);
     }
     if (lease) rt.hold(lease, tokenId);
   }
