@@ -3,6 +3,7 @@ import { Elysia } from "elysia";
 import type { AppDeps } from "./deps.ts";
 import { AppError, errorBody, errorFormatFor } from "./http/errors.ts";
 import { clientIp, enforceLimit } from "./http/ratelimit.ts";
+import { isApiUrl } from "./http/paths.ts";
 import { metricsPlugin } from "./http/metrics.ts";
 import { tracingPlugin } from "./infra/tracing.ts";
 import { consolePlugin } from "./http/console.ts";
@@ -103,6 +104,8 @@ export function createApp(deps: AppDeps) {
       return body;
     })
     .onRequest(async ({ request, server }) => {
+      // Runs for every request, relay calls included: those leave before a URL is parsed.
+      if (!isApiUrl(request.url)) return;
       const path = new URL(request.url).pathname;
       if (!path.startsWith("/api/")) return;
       const len = Number(request.headers.get("content-length") ?? 0);

@@ -1,10 +1,11 @@
 // Relay benchmark: a mock upstream, a bare Bun pass-through proxy and the gateway (token auth, billing,
 // routing, logging all on, SQLite) measured against the same load in one run, each in its own process.
 //
-//   bun scripts/bench/relay.ts [--seconds 3] [--concurrency 1,16,64] [--modes json,stream] [--soak 60] [--cpu-prof DIR]
+//   bun scripts/bench/relay.ts [--seconds 3] [--concurrency 1,16,64] [--modes json,stream] [--targets direct,proxy,minimal,gateway]
+//                              [--soak 60] [--cpu-prof DIR]
 //   (PG_DSN=postgres://... : the gateway runs on a fresh PostgreSQL database instead of SQLite)
 //
-// For each target (direct = the mock itself, proxy, gateway), concurrency level and mode (JSON, stream)
+// For each target (direct = the mock itself, proxy, minimal = the least a JSON-reading hop does, gateway), concurrency level and mode (JSON, stream)
 // it prints throughput, p50/p99/p99.9 latency, stream time-to-first-byte, the target's CPU time per
 // request (from /proc) and, for the gateway, the longest stall of its event loop during the cell (a 1 ms
 // timer inside the gateway process, reset per cell). --soak N additionally runs the gateway for N seconds
@@ -51,6 +52,34 @@ function runMock() {
       return new Response(stream, { headers: { "content-type": "text/event-stream" } });
     },
   });
+  console.log(JSON.stringify({ port: server.port }));
+}
+
+/**
+ * The least a JSON-handling hop can do in Bun: read the body, parse it, set the model, send it upstream, parse
+ * the answer (where a gateway finds the usage), send it on. No auth, billing, routing or logs: the floor under
+ * any gateway that looks at what it relays, between the byte-piping proxy and the gateway.
+ */
+function runMinimal() {
+  const upstream = process.argv[3];
+  const server = Bun.serve({
+    port: 0,
+    async fetch(req) {
+      const body: any = JSON.parse(await req.text());
+      body.model = String(body.model);
+      if (body.stream) body.stream_options = { include_usage: true };
+      const abort = new AbortController();
+      const res = await fetch(upstream + new URL(req.url).pathname, {
+        method: "POST", headers: { "content-type": "application/json", authorization: "Bearer sk-upstream" }, body: JSON.stringify(body), signal: abort.signal,
+      });
+      if (body.stream) return new Response(res.body, { headers: { "content-type": "text/event-stream" } });
+      const text = await res.text();
+      const usage = JSON.parse(text).usage;
+      if (!usage) throw new Error("no usage");
+      return new Response(text, { headers: { "content-type": "application/json" } });
+    },
+  });
+  process.on("SIGTERM", () => process.exit(0));
   console.log(JSON.stringify({ port: server.port }));
 }
 
@@ -207,16 +236,20 @@ async function main() {
   const levels = arg("concurrency", "1,16,64").split(",").map(Number);
   const soak = Number(arg("soak", "0"));
   const modes = arg("modes", "json,stream").split(",");
+  const only = arg("targets", "direct,proxy,minimal,gateway").split(",");
 
   const mock = await start(["mock"]);
   const mockUrl = `http://127.0.0.1:${mock.info.port}`;
   const proxy = await start(["proxy", mockUrl]);
   const gateway = await start(["gateway", mockUrl]);
+  const minimal = await start(["minimal", mockUrl]);
   const targets: Target[] = [
     { name: "direct", url: mockUrl, proc: mock.proc },
     { name: "proxy", url: `http://127.0.0.1:${proxy.info.port}`, proc: proxy.proc },
+    { name: "minimal", url: `http://127.0.0.1:${minimal.info.port}`, proc: minimal.proc },
     { name: "gateway", url: `http://127.0.0.1:${gateway.info.port}`, proc: gateway.proc, key: gateway.info.key },
   ];
+  for (let i = targets.length - 1; i >= 0; i--) if (!only.includes(targets[i].name)) targets.splice(i, 1);
   // Warm-up: JIT, connection pools, the gateway's caches.
   for (const t of targets) for (const s of [false, true]) await load(t, 8, 1, s);
 
@@ -232,17 +265,18 @@ async function main() {
         const x = r[t.name];
         console.log(`${(stream ? "stream" : "json").padEnd(6)} ${String(c).padStart(3)}   ${t.name.padEnd(8)} ${x.rps.toFixed(0).padStart(6)} ${x.p50.toFixed(3).padStart(9)} ${x.p99.toFixed(3).padStart(8)} ${x.p999.toFixed(3).padStart(8)} ${stream ? x.ttfb.toFixed(3).padStart(8) : "       -"} ${x.cpuPerReq.toFixed(3).padStart(11)} ${String(x.errors).padStart(7)} ${Number.isNaN(x.stall) ? "        -" : x.stall.toFixed(2).padStart(9)}`);
       }
-      const d = r.direct, p = r.proxy, g = r.gateway;
+      const d = r.direct, p = r.proxy, g = r.gateway, m = r.minimal;
+      if (!d || !p || !g || !m) continue;
       summary.push(`${stream ? "stream" : "json  "} c=${String(c).padEnd(3)} gateway/proxy throughput ${(g.rps / p.rps).toFixed(2)}x; added p50 vs direct: proxy ${(p.p50 - d.p50).toFixed(3)} ms, gateway ${(g.p50 - d.p50).toFixed(3)} ms` +
         `; p99 gateway − proxy ${(g.p99 - p.p99).toFixed(3)} ms, p99.9 ${(g.p999 - p.p999).toFixed(3)} ms; longest stall ${g.stall.toFixed(2)} ms` +
         (stream ? `; added ttfb: proxy ${(p.ttfb - d.ttfb).toFixed(3)} ms, gateway ${(g.ttfb - d.ttfb).toFixed(3)} ms` : "") +
-        `; cpu/req gateway/proxy ${(g.cpuPerReq / p.cpuPerReq).toFixed(2)}x`);
+        `; cpu/req gateway/proxy ${(g.cpuPerReq / p.cpuPerReq).toFixed(2)}x (minimal JSON hop/proxy ${(m.cpuPerReq / p.cpuPerReq).toFixed(2)}x, throughput ${(m.rps / p.rps).toFixed(2)}x)`);
     }
   }
   console.log("\n" + summary.join("\n"));
 
   if (soak > 0) {
-    const g = targets[2];
+    const g = targets.find((t) => t.name === "gateway")!;
     // RSS swings by tens of MB with the garbage collector's rhythm, so one before/after pair says little:
     // sample it through the run and compare the peaks of the first and second halves (a leak raises the second).
     const samples: number[] = [];
@@ -275,5 +309,6 @@ async function runBenchmark() {
 
 if (role === "mock") runMock();
 else if (role === "proxy") runProxy();
+else if (role === "minimal") runMinimal();
 else if (role === "gateway") await runGateway(process.argv[3]);
 else await runBenchmark();

@@ -16,3 +16,18 @@ export function decodeOr400(part: string): string {
   if (out === null) throw new AppError(400, "the path holds a malformed percent-escape");
   return out;
 }
+
+/** Whether a request URL's path is under /api/, without parsing the URL unless its path holds dot segments
+ * or escapes (which a parser would resolve). */
+export function isApiUrl(url: string): boolean {
+  const scheme = url.indexOf("://");
+  const start = url.indexOf("/", scheme === -1 ? 0 : scheme + 3);
+  if (start === -1) return false;
+  if (url.startsWith("/api/", start)) return true;
+  if (url.indexOf("/.", start) === -1 && url.indexOf("%", start) === -1) return false;
+  try {
+    return new URL(url).pathname.startsWith("/api/");
+  } catch {
+    return false;
+  }
+}

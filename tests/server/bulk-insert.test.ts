@@ -2,7 +2,7 @@
 // defaults for keys a row leaves out, on every dialect (the write-behind writes consume logs with it).
 import { describe, expect, test } from "bun:test";
 import { createKysely, migrate } from "../../db/index.ts";
-import { insertRows } from "../../db/bulk.ts";
+import { compileInserts, insertRows } from "../../db/bulk.ts";
 import { storageKinds, tempDatabase } from "../helpers/db.ts";
 
 for (const kind of storageKinds()) {
@@ -42,3 +42,20 @@ for (const kind of storageKinds()) {
     });
   });
 }
+
+// compileInserts: rows of one shape share statements; a row with other keys (or an undefined value, which leaves
+// the column to its default) goes into a statement of its own shape; values stay in row order.
+test("rows are grouped by their defined columns, at most perStatement rows per statement", () => {
+  const rows = [
+    { a: 1, b: "x" }, { a: 2, b: "y" }, { a: 3, b: undefined }, { a: 4, b: "z" }, { b: "w", a: 5 }, { a: 6, b: "v" },
+  ];
+  const out = compileInserts("sqlite", "t", rows, 2);
+  expect(out).toEqual([
+    { sql: `insert into "t" ("a", "b") values (?, ?), (?, ?)`, parameters: [1, "x", 2, "y"] },
+    { sql: `insert into "t" ("a", "b") values (?, ?), (?, ?)`, parameters: [4, "z", 6, "v"] },
+    { sql: `insert into "t" ("a") values (?)`, parameters: [3] },
+    { sql: `insert into "t" ("b", "a") values (?, ?)`, parameters: ["w", 5] },
+  ]);
+  expect(compileInserts("postgres", "t", [{ a: 1 }, { a: 2 }])).toEqual([{ sql: `insert into "t" ("a") values ($1), ($2)`, parameters: [1, 2] }]);
+  expect(compileInserts("mysql", "t", [])).toEqual([]);
+});

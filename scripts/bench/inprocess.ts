@@ -1,0 +1,50 @@
+// The gateway's own work per call, without sockets: app.handle() in this process with the upstream's fetch
+// answered from memory, 16 callers at a time; prints the process's CPU (every thread, the SQLite worker's
+// included) per call. The network-facing benchmark (relay.ts) measures what a client sees; this one measures
+// only the gateway's code, steadily enough to compare two builds on a busy machine.
+//
+//   bun scripts/bench/inprocess.ts [ROOT]   (ROOT: another checkout of the project to measure; N=calls)
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+
+const root = resolve(process.argv[2] ?? join(import.meta.dir, "../.."));
+const { loadConfig } = await import(root + "/server/config.ts");
+const { buildDeps, closeDeps } = await import(root + "/server/bootstrap.ts");
+const { createApp } = await import(root + "/server/app.ts");
+const { nowSeconds } = await import(root + "/db/index.ts");
+const MODEL = "bench-model";
+const REPLY = JSON.stringify({ id: "chatcmpl-bench", object: "chat.completion", created: 1700000000, model: MODEL, choices: [{ index: 0, message: { role: "assistant", content: "Hello from the bench upstream." }, finish_reason: "stop" }], usage: { prompt_tokens: 12, completion_tokens: 8, total_tokens: 20 } });
+const realFetch = globalThis.fetch;
+(globalThis as any).fetch = async (url: any, init: any) => {
+  if (String(url).startsWith("http://upstream.local")) return new Response(REPLY, { headers: { "content-type": "application/json", "content-length": String(REPLY.length) } });
+  return realFetch(url, init);
+};
+const dir = mkdtempSync(join(tmpdir(), "sy-inproc-"));
+const config = loadConfig({ DATA_DIR: dir, SESSION_SECRET: "bench", PORT: "0", NODE_ENV: "production", SYNC_FREQUENCY: "60" });
+const deps = await buildDeps(config);
+const app = createApp(deps);
+await app.handle(new Request("http://localhost/api/setup", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "root", password: "benchpass123", confirmPassword: "benchpass123" }) }));
+await deps.options.set("ModelRatio", JSON.stringify({ [MODEL]: 1 }));
+const db = deps.db;
+const user = await db.selectFrom("users").select("id").where("username", "=", "root").executeTakeFirstOrThrow();
+await db.updateTable("users").set({ quota: 1e15 }).where("id", "=", user.id).execute();
+const key = "benchbenchbenchbenchbenchbenchbenchbenchbenchbenc";
+await db.insertInto("tokens").values({ user_id: user.id, key, name: "bench", created_time: nowSeconds(), expired_time: -1, remain_quota: 1e15, unlimited_quota: false } as any).execute();
+const ch = await db.insertInto("channels").values({ type: 1, key: "sk-upstream", name: "bench", base_url: "http://upstream.local", models: MODEL, group: "default", created_time: nowSeconds(), openai_organization: null, test_model: null, model_mapping: null, param_override: null } as any).returning("id").executeTakeFirstOrThrow();
+await db.insertInto("abilities").values({ group: "default", model: MODEL, channel_id: Number(ch.id), enabled: true, priority: 0, weight: 0, tag: null } as any).execute();
+const body = JSON.stringify({ model: MODEL, stream: false, messages: [{ role: "user", content: "Say hello to the benchmark." }] });
+const req = () => new Request("http://localhost/v1/chat/completions", { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer sk-" + key, "content-length": String(body.length) }, body });
+async function run(n: number, c: number) {
+  let left = n;
+  await Promise.all(Array.from({ length: c }, async () => { while (left-- > 0) { const r = await app.handle(req()); await r.arrayBuffer(); if (r.status !== 200) throw new Error(`status ${r.status}`); } }));
+}
+await run(20000, 16);
+const N = Number(process.env.N ?? 100000);
+const t0 = process.cpuUsage(); const w0 = performance.now();
+await run(N, 16);
+const cpu = process.cpuUsage(t0);
+console.log(`${root}: ${((cpu.user + cpu.system) / N).toFixed(1)} µs CPU per call, ${(N / ((performance.now() - w0) / 1000)).toFixed(0)} calls/s`);
+await closeDeps(deps);
+rmSync(dir, { recursive: true, force: true });
+process.exit(0);
