@@ -2,14 +2,14 @@
 // routing, logging all on, SQLite) measured against the same load in one run, each in its own process.
 //
 //   bun scripts/bench/relay.ts [--seconds 3] [--concurrency 1,16,64] [--modes json,stream] [--targets direct,proxy,minimal,gateway]
-//                              [--soak 60] [--cpu-prof DIR]
+//                              [--soak 60] [--soak-concurrency 64] [--cpu-prof DIR]
 //   (PG_DSN=postgres://... : the gateway runs on a fresh PostgreSQL database instead of SQLite)
 //
 // For each target (direct = the mock itself, proxy, minimal = the least a JSON-reading hop does, gateway), concurrency level and mode (JSON, stream)
 // it prints throughput, p50/p99/p99.9 latency, stream time-to-first-byte, the target's CPU time per
 // request (from /proc) and, for the gateway, the longest stall of its event loop during the cell (a 1 ms
 // timer inside the gateway process, reset per cell). --soak N additionally runs the gateway for N seconds
-// at c=16 and samples RSS through the run. Numbers are noisy on a shared 2-core machine: compare ratios
+// at c=16 (--soak-concurrency) and samples RSS through the run. Numbers are noisy on a shared 2-core machine: compare ratios
 // within one run.
 import { spawn, type Subprocess } from "bun";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -235,6 +235,7 @@ async function main() {
   const seconds = Number(arg("seconds", "3"));
   const levels = arg("concurrency", "1,16,64").split(",").map(Number);
   const soak = Number(arg("soak", "0"));
+  const soakConcurrency = Number(arg("soak-concurrency", "16"));
   const modes = arg("modes", "json,stream").split(",");
   const only = arg("targets", "direct,proxy,minimal,gateway").split(",");
 
@@ -281,11 +282,11 @@ async function main() {
     // sample it through the run and compare the peaks of the first and second halves (a leak raises the second).
     const samples: number[] = [];
     const sampler = setInterval(() => samples.push(rssMb(g.proc.pid)), 2000);
-    const r = await load(g, 16, soak, false);
+    const r = await load(g, soakConcurrency, soak, false);
     clearInterval(sampler);
     const half = Math.floor(samples.length / 2);
     const peak = (xs: number[]) => Math.max(...xs).toFixed(1);
-    console.log(`\nsoak: gateway c=16 for ${soak}s: ${r.rps.toFixed(0)} req/s; RSS every 2 s: ${samples.map((x) => x.toFixed(0)).join(" ")} MB`);
+    console.log(`\nsoak: gateway c=${soakConcurrency} for ${soak}s: ${r.rps.toFixed(0)} req/s; RSS every 2 s: ${samples.map((x) => x.toFixed(0)).join(" ")} MB`);
     console.log(`soak: RSS peak first half ${peak(samples.slice(0, half))} MB, second half ${peak(samples.slice(half))} MB`);
   }
 }
