@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { buildConsole } from "../../scripts/build-console.ts";
-import { ROOT, startServer, type Running } from "../helpers/server-process.ts";
+import { ROOT, startServer, stopServer, type Running } from "../helpers/server-process.ts";
 import { startMjMock, type MjMock } from "../mocks/midjourney-upstream.ts";
 import { startSunoMock, type SunoMock } from "../mocks/suno-upstream.ts";
 import { MJ_MODELS, SUNO_MODELS } from "../../server/catalogue/tasks.ts";
@@ -84,10 +84,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close().catch(() => {});
-  if (server) {
-    server.proc.kill("SIGTERM");
-    await server.proc.exited;
-  }
+  await stopServer(server);
   await mj?.stop();
   await suno?.stop();
   if (work) rmSync(work, { recursive: true, force: true });

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser } from "playwright-core";
 import { ARTIFACTS, builtConsole, launchChromium, signedInPage } from "../helpers/browser.ts";
-import { startServer, type Running } from "../helpers/server-process.ts";
+import { startServer, stopServer, type Running } from "../helpers/server-process.ts";
 
 const ROOT_USER = { username: "root", password: "rootpass123" };
 let work = "";
@@ -29,10 +29,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close().catch(() => {});
-  if (server) {
-    server.proc.kill("SIGTERM");
-    await server.proc.exited;
-  }
+  await stopServer(server);
   if (work) rmSync(work, { recursive: true, force: true });
 });
 

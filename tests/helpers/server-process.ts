@@ -37,6 +37,13 @@ export async function startServer(dataDir: string, env: Record<string, string> =
   throw new Error(`server did not start:\n${out}`);
 }
 
+/** Stops a server started by startServer (graceful: SIGTERM) and waits for it; nothing when none was started. */
+export async function stopServer(server: Running | undefined): Promise<void> {
+  if (!server) return;
+  server.proc.kill("SIGTERM");
+  await server.proc.exited;
+}
+
 export interface Provisioned { key: string; userId: number; tokenId: number }
 
 /** Setup, login, a channel on the upstream serving `model`, and a token (unlimited unless `remainQuota`). */
