@@ -252,7 +252,8 @@ async function main() {
   ];
   for (let i = targets.length - 1; i >= 0; i--) if (!only.includes(targets[i].name)) targets.splice(i, 1);
   // Warm-up: JIT, connection pools, the gateway's caches.
-  for (const t of targets) for (const s of [false, true]) await load(t, 8, 1, s);
+  const warmup = Number(arg("warmup", "1"));
+  for (const t of targets) for (const s of [false, true]) await load(t, 8, warmup, s);
 
   console.log(`relay benchmark: ${seconds}s per cell, Bun ${Bun.version}, ${navigator.hardwareConcurrency} CPUs, gateway on ${process.env.PG_DSN ? "PostgreSQL" : "SQLite"}\n`);
   console.log("mode    c   target    req/s    p50 ms   p99 ms p99.9 ms  ttfb ms  cpu ms/req  errors  stall ms");
