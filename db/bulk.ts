@@ -32,33 +32,67 @@ function sameColumns(row: Record<string, unknown>, columns: string[]): boolean {
   return i === columns.length;
 }
 
+type Flatten = (row: Record<string, unknown>, out: unknown[]) => boolean;
+const flatteners = new Map<string, Flatten>();
+
+/**
+ * Appends a row's values for `columns` to `out`, or answers false (appending nothing) when one is undefined.
+ * Generated per column set with one named property read per column: the write-behind's rows share one shape,
+ * and a generic `row[column]` loop over them cost about five times as much.
+ */
+function flattenerFor(columns: string[], sig: string): Flatten {
+  let f = flatteners.get(sig);
+  if (!f) {
+    const reads = columns.map((c, i) => `const v${i} = row[${JSON.stringify(c)}]; if (v${i} === undefined) return false;`).join("\n");
+    f = new Function("row", "out", `${reads}\nout.push(${columns.map((_, i) => `v${i}`).join(", ")});\nreturn true;`) as Flatten;
+    if (flatteners.size >= TEXT_CACHE_SIZE) flatteners.clear();
+    flatteners.set(sig, f);
+  }
+  return f;
+}
+
+/** Whether the row has exactly `columns` as its own keys, in that order (values unchecked). */
+function sameKeys(row: Record<string, unknown>, columns: string[]): boolean {
+  const keys = Object.keys(row);
+  if (keys.length !== columns.length) return false;
+  for (let i = 0; i < keys.length; i++) if (keys[i] !== columns[i]) return false;
+  return true;
+}
+
 /** The INSERT statements for rows (plain column → value objects), at most `perStatement` rows each. Rows with
  * different key sets go in separate statements, so a missing key keeps its column default. */
 export function compileInserts(dialect: Dialect, table: string, rows: Record<string, unknown>[], perStatement = 200): { sql: string; parameters: unknown[] }[] {
   const out: { sql: string; parameters: unknown[] }[] = [];
   if (rows.length === 0) return out;
-  const groups = new Map<string, { columns: string[]; rows: Record<string, unknown>[] }>();
-  // Rows mostly share one shape (the write-behind's logs): a row with the previous row's columns skips the
-  // signature string, which was most of this function's cost.
-  let last: { columns: string[]; rows: Record<string, unknown>[] } | null = null;
+  type Group = { columns: string[]; flatten: Flatten; rows: number; parameters: unknown[] };
+  const groups = new Map<string, Group>();
+  // Rows mostly share one shape (the write-behind's logs): a row with the previous row's keys, none of them
+  // undefined, goes straight into that group's values; only other rows pay for a signature string.
+  let last: Group | null = null;
   for (const row of rows) {
+    if (last && sameKeys(row, last.columns) && last.flatten(row, last.parameters)) {
+      last.rows++;
+      continue;
+    }
     if (last && sameColumns(row, last.columns)) {
-      last.rows.push(row);
+      for (const c of last.columns) last.parameters.push(row[c]);
+      last.rows++;
       continue;
     }
     const columns = Object.keys(row).filter((k) => row[k] !== undefined);
     const sig = columns.join(",");
     let g = groups.get(sig);
-    if (!g) groups.set(sig, (g = { columns, rows: [] }));
-    g.rows.push(row);
+    if (!g) groups.set(sig, (g = { columns, flatten: flattenerFor(columns, sig), rows: 0, parameters: [] }));
+    for (const c of columns) g.parameters.push(row[c]);
+    g.rows++;
     last = g;
   }
-  for (const { columns, rows: list } of groups.values()) {
-    for (let i = 0; i < list.length; i += perStatement) {
-      const chunk = list.slice(i, i + perStatement);
-      const parameters: unknown[] = [];
-      for (const row of chunk) for (const c of columns) parameters.push(row[c]);
-      out.push({ sql: insertText(dialect, table, columns, chunk.length), parameters });
+  for (const { columns, rows: count, parameters } of groups.values()) {
+    const width = columns.length;
+    for (let i = 0; i < count; i += perStatement) {
+      const n = Math.min(perStatement, count - i);
+      const slice = count <= perStatement ? parameters : parameters.slice(i * width, (i + n) * width);
+      out.push({ sql: insertText(dialect, table, columns, n), parameters: slice });
     }
   }
   return out;

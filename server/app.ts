@@ -64,6 +64,30 @@ export function createApp(deps: AppDeps) {
     return setupDone;
   };
 
+  /** The guard of every /api/ call: body size, the per-IP API rate limit, and nothing but setup before setup. */
+  async function guardApi(request: Request, server: unknown): Promise<void> {
+    const path = new URL(request.url).pathname;
+    if (!path.startsWith("/api/")) return;
+    const len = Number(request.headers.get("content-length") ?? 0);
+    if (len > API_MAX_BODY_BYTES) throw new AppError(413, `request body too large (limit ${API_MAX_BODY_BYTES} bytes)`);
+    const ip = clientIp(request, server as any, deps.config.trustProxy);
+    await enforceLimit(deps, "api", ip);
+    if (!SETUP_EXEMPT.has(path) && !(await isSetupDone())) {
+      throw new AppError(403, "the system is not initialised yet: finish the setup wizard at /setup first");
+    }
+  }
+
+  async function parseApiJson(request: Request): Promise<unknown> {
+    const text = await request.text();
+    if (text.length > API_MAX_BODY_BYTES) throw new AppError(413, `request body too large (limit ${API_MAX_BODY_BYTES} bytes)`);
+    if (text.trim() === "") return {};
+    try {
+      return JSON.parse(text);
+    } catch {
+      throw new AppError(400, "malformed request body: expected valid JSON");
+    }
+  }
+
   return new Elysia({ serve: { idleTimeout: 255, maxRequestBodySize: deps.config.maxBodyBytes } })
     .decorate("deps", deps)
     .use(metricsPlugin(deps))
@@ -103,30 +127,17 @@ export function createApp(deps: AppDeps) {
       if (wait) (body as { error: Record<string, unknown> }).error.details = [{ "@type": "type.googleapis.com/google.rpc.RetryInfo", retryDelay: `${wait}s` }];
       return body;
     })
-    .onRequest(async ({ request, server }) => {
-      // Runs for every request, relay calls included: those leave before a URL is parsed.
-      if (!isApiUrl(request.url)) return;
-      const path = new URL(request.url).pathname;
-      if (!path.startsWith("/api/")) return;
-      const len = Number(request.headers.get("content-length") ?? 0);
-      if (len > API_MAX_BODY_BYTES) throw new AppError(413, `request body too large (limit ${API_MAX_BODY_BYTES} bytes)`);
-      const ip = clientIp(request, server as any, deps.config.trustProxy);
-      await enforceLimit(deps, "api", ip);
-      if (!SETUP_EXEMPT.has(path) && !(await isSetupDone())) {
-        throw new AppError(403, "the system is not initialised yet: finish the setup wizard at /setup first");
-      }
+    .onRequest(({ request, server, path }) => {
+      // Runs for every request, relay calls included: those leave on Elysia's path (a static route's own, so
+      // request.url is not read again), unless it holds dot segments or escapes a URL parser would resolve.
+      if (!path.startsWith("/api/") && ((path.indexOf("/.") === -1 && path.indexOf("%") === -1) || !isApiUrl(request.url))) return;
+      return guardApi(request, server);
     })
-    .onParse({ as: "global" }, async ({ request, contentType }) => {
-      // Management bodies without a Content-Length (chunked) are measured here instead of in onRequest.
-      if (!contentType?.startsWith("application/json") || !request.url.includes("/api/")) return;
-      const text = await request.text();
-      if (text.length > API_MAX_BODY_BYTES) throw new AppError(413, `request body too large (limit ${API_MAX_BODY_BYTES} bytes)`);
-      if (text.trim() === "") return {};
-      try {
-        return JSON.parse(text);
-      } catch {
-        throw new AppError(400, "malformed request body: expected valid JSON");
-      }
+    .onParse({ as: "global" }, ({ request, contentType, path }) => {
+      // Management bodies without a Content-Length (chunked) are measured here instead of in onRequest. Not a
+      // promise for the relay's routes, which parse their own bodies.
+      if (!contentType?.startsWith("application/json") || !path.startsWith("/api/")) return;
+      return parseApiJson(request);
     })
     .use(statusModule(deps))
     .use(setupModule(deps, () => (setupDone = true)))

@@ -56,6 +56,14 @@ test("rows are grouped by their defined columns, at most perStatement rows per s
     { sql: `insert into "t" ("a") values (?)`, parameters: [3] },
     { sql: `insert into "t" ("b", "a") values (?, ?)`, parameters: ["w", 5] },
   ]);
+  // After a run of one shape: an extra key is never dropped, null is a value (not the default), and the last
+  // statement holds the rows left over.
+  const run = [{ a: 1, b: 2 }, { a: 3, b: null }, { a: 5, b: 6, c: 7 }, { a: 8, b: 9 }, { a: 10, b: 11 }];
+  expect(compileInserts("sqlite", "t", run, 2)).toEqual([
+    { sql: `insert into "t" ("a", "b") values (?, ?), (?, ?)`, parameters: [1, 2, 3, null] },
+    { sql: `insert into "t" ("a", "b") values (?, ?), (?, ?)`, parameters: [8, 9, 10, 11] },
+    { sql: `insert into "t" ("a", "b", "c") values (?, ?, ?)`, parameters: [5, 6, 7] },
+  ]);
   expect(compileInserts("postgres", "t", [{ a: 1 }, { a: 2 }])).toEqual([{ sql: `insert into "t" ("a") values ($1), ($2)`, parameters: [1, 2] }]);
   expect(compileInserts("mysql", "t", [])).toEqual([]);
 });

@@ -38,13 +38,24 @@ export function finish(deps: AppDeps, s: Served, usage: Usage | null, generated?
   s.ticket.succeeded();
   observeSettling(s);
   const { ledger, writer } = relayState(deps);
+  // The usual call (usage known, SQLite's memory ledger, no token limits) settles before this returns: no
+  // promises to create, track and collect per call, and nothing for a flush to wait on.
+  if (usage && ledger.settleNow && !s.limits) {
+    try {
+      s.onSettled?.(usage);
+      const taken = ledger.settleNow(s.hold, costOf(s, usage), (q) => records(deps, s, usage, q, other));
+      observeSettled(s, usage, taken);
+      warnIfLow(deps, s, taken);
+    } catch (e) {
+      console.error("settlement failed:", (e as Error)?.message ?? e);
+    }
+    return SETTLED;
+  }
   const job = (async () => {
     try {
       const u = usage ?? await countedUsageExact(s.req.body, generated?.() ?? "");
       s.onSettled?.(u);
-      const full = quotaFor(s.price, u, s.calls);
-      const cost = s.costRatio === undefined ? full : Math.round(full * s.costRatio);
-      const taken = await ledger.settle(s.hold, cost, (q) => records(deps, s, u, q, other));
+      const taken = await ledger.settle(s.hold, costOf(s, u), (q) => records(deps, s, u, q, other));
       observeSettled(s, u, taken);
       if (s.limits) await s.limits.spend(taken, u.prompt_tokens + u.completion_tokens);
       warnIfLow(deps, s, taken);
@@ -55,6 +66,14 @@ export function finish(deps: AppDeps, s: Served, usage: Usage | null, generated?
   })();
   writer.track(job);
   return job;
+}
+
+const SETTLED: Promise<void> = Promise.resolve();
+
+/** What the call is billed: its price for the usage, times the cache's billing ratio on a response-cache hit. */
+function costOf(s: Served, u: Usage): number {
+  const full = quotaFor(s.price, u, s.calls);
+  return s.costRatio === undefined ? full : Math.round(full * s.costRatio);
 }
 
 /** The call was not served (or its answer was unusable): the hold goes back in full. */
