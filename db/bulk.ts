@@ -59,49 +59,68 @@ function sameKeys(row: Record<string, unknown>, columns: string[]): boolean {
   return true;
 }
 
-/** The INSERT statements for rows (plain column → value objects), at most `perStatement` rows each. Rows with
- * different key sets go in separate statements, so a missing key keeps its column default. */
-export function compileInserts(dialect: Dialect, table: string, rows: Record<string, unknown>[], perStatement = 200): { sql: string; parameters: unknown[] }[] {
-  const out: { sql: string; parameters: unknown[] }[] = [];
-  if (rows.length === 0) return out;
-  type Group = { columns: string[]; flatten: Flatten; rows: number; parameters: unknown[] };
-  const groups = new Map<string, Group>();
-  // Rows mostly share one shape (the write-behind's logs): a row with the previous row's keys, none of them
-  // undefined, goes straight into that group's values; only other rows pay for a signature string.
-  let last: Group | null = null;
-  for (const row of rows) {
+type Group = { columns: string[]; flatten: Flatten; rows: number; parameters: unknown[] };
+
+/**
+ * Rows for one table, turned into statement parameters as they are added. The write-behind adds each log row
+ * the moment its call settles, while the row is still in the CPU's cache: flattening a second's rows at flush
+ * time read each one back from memory and cost several times as much. Rows with different key sets go in
+ * separate statements, so a missing (or undefined) key keeps its column default; values stay in row order.
+ */
+export class RowBatch {
+  private groups = new Map<string, Group>();
+  private last: Group | null = null;
+  size = 0;
+
+  add(row: Record<string, unknown>): void {
+    this.size++;
+    const last = this.last;
+    // Rows mostly share one shape: a row with the previous row's keys, none of them undefined, goes straight
+    // into that group's values; only other rows pay for a signature string.
     if (last && sameKeys(row, last.columns) && last.flatten(row, last.parameters)) {
       last.rows++;
-      continue;
+      return;
     }
     if (last && sameColumns(row, last.columns)) {
       for (const c of last.columns) last.parameters.push(row[c]);
       last.rows++;
-      continue;
+      return;
     }
     const columns = Object.keys(row).filter((k) => row[k] !== undefined);
     const sig = columns.join(",");
-    let g = groups.get(sig);
-    if (!g) groups.set(sig, (g = { columns, flatten: flattenerFor(columns, sig), rows: 0, parameters: [] }));
+    let g = this.groups.get(sig);
+    if (!g) this.groups.set(sig, (g = { columns, flatten: flattenerFor(columns, sig), rows: 0, parameters: [] }));
     for (const c of columns) g.parameters.push(row[c]);
     g.rows++;
-    last = g;
+    this.last = g;
   }
-  for (const { columns, rows: count, parameters } of groups.values()) {
-    const width = columns.length;
-    for (let i = 0; i < count; i += perStatement) {
-      const n = Math.min(perStatement, count - i);
-      const slice = count <= perStatement ? parameters : parameters.slice(i * width, (i + n) * width);
-      out.push({ sql: insertText(dialect, table, columns, n), parameters: slice });
+
+  /** The INSERT statements, at most `perStatement` rows each. */
+  statements(dialect: Dialect, table: string, perStatement = 200): { sql: string; parameters: unknown[] }[] {
+    const out: { sql: string; parameters: unknown[] }[] = [];
+    for (const { columns, rows: count, parameters } of this.groups.values()) {
+      const width = columns.length;
+      for (let i = 0; i < count; i += perStatement) {
+        const n = Math.min(perStatement, count - i);
+        out.push({ sql: insertText(dialect, table, columns, n), parameters: count <= perStatement ? parameters : parameters.slice(i * width, (i + n) * width) });
+      }
     }
+    return out;
   }
-  return out;
 }
 
-/** Inserts rows through compileInserts. `between` runs after each statement (the write-behind yields to the
+/** The INSERT statements for rows (plain column → value objects), at most `perStatement` rows each (see RowBatch). */
+export function compileInserts(dialect: Dialect, table: string, rows: Record<string, unknown>[], perStatement = 200): { sql: string; parameters: unknown[] }[] {
+  const batch = new RowBatch();
+  for (const row of rows) batch.add(row);
+  return batch.statements(dialect, table, perStatement);
+}
+
+/** Inserts rows (or a RowBatch) through compileInserts. `between` runs after each statement (the write-behind yields to the
  * event loop there). */
-export async function insertRows(db: Kysely<any>, table: string, rows: Record<string, unknown>[], perStatement = 200, between?: () => Promise<void>): Promise<void> {
-  for (const { sql, parameters } of compileInserts(dialectOf(db), table, rows, perStatement)) {
+export async function insertRows(db: Kysely<any>, table: string, rows: Record<string, unknown>[] | RowBatch, perStatement = 200, between?: () => Promise<void>): Promise<void> {
+  const statements = rows instanceof RowBatch ? rows.statements(dialectOf(db), table, perStatement) : compileInserts(dialectOf(db), table, rows, perStatement);
+  for (const { sql, parameters } of statements) {
     // CompiledQuery.raw freezes the parameter list, and freezing a list of thousands of values cost
     // more than the insert itself; the spread keeps the query's frozen shell and a plain list.
     await db.executeQuery({ ...CompiledQuery.raw(sql), parameters });

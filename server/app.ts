@@ -127,12 +127,13 @@ export function createApp(deps: AppDeps) {
       if (wait) (body as { error: Record<string, unknown> }).error.details = [{ "@type": "type.googleapis.com/google.rpc.RetryInfo", retryDelay: `${wait}s` }];
       return body;
     })
-    .onRequest(({ request, server, path }) => {
+    .onRequest((({ request, server, path }: { request: Request; server: unknown; path: string }) => {
+      // (Elysia's types omit `path` here, but the context carries it.)
       // Runs for every request, relay calls included: those leave on Elysia's path (a static route's own, so
       // request.url is not read again), unless it holds dot segments or escapes a URL parser would resolve.
       if (!path.startsWith("/api/") && ((path.indexOf("/.") === -1 && path.indexOf("%") === -1) || !isApiUrl(request.url))) return;
       return guardApi(request, server);
-    })
+    }) as any)
     .onParse({ as: "global" }, ({ request, contentType, path }) => {
       // Management bodies without a Content-Length (chunked) are measured here instead of in onRequest. Not a
       // promise for the relay's routes, which parse their own bodies.

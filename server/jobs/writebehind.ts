@@ -15,7 +15,7 @@
 import type { Database } from "../../db/index.ts";
 import { dialectOf } from "../../db/index.ts";
 import { CompiledQuery } from "kysely";
-import { compileInserts, insertRows } from "../../db/bulk.ts";
+import { insertRows, RowBatch } from "../../db/bulk.ts";
 import { sqliteWorkerFor, type WorkerStatement } from "../infra/sqlite-worker.ts";
 import type { NewLog } from "../../db/schema.ts";
 import type { DataExportPolicy } from "../modules/dashboard/export.ts";
@@ -57,7 +57,7 @@ function pacer(sqlite: boolean): () => Promise<void> {
 
 /** Records written in one transaction: logs, the counters of their calls and the debits that pay for them. */
 interface Slice {
-  logs: NewLog[];
+  logs: RowBatch;
   users: Map<number, { quota: number; count: number }>;
   tokens: Map<number, number>;
   channels: Map<number, number>;
@@ -68,7 +68,7 @@ interface Slice {
 }
 
 const newSlice = (): Slice => ({
-  logs: [], users: new Map(), tokens: new Map(), channels: new Map(), userDebits: new Map(), tokenDebits: new Map(), holds: [], records: 0,
+  logs: new RowBatch(), users: new Map(), tokens: new Map(), channels: new Map(), userDebits: new Map(), tokenDebits: new Map(), holds: [], records: 0,
 });
 
 const add = (m: Map<number, number>, k: number, v: number) => m.set(k, (m.get(k) ?? 0) + v);
@@ -174,12 +174,12 @@ export class WriteBehind {
       }
     }
     this.count(s, entry.usage);
-    if (entry.log) s.logs.push(entry.log);
+    if (entry.log) s.logs.add(entry.log as Record<string, unknown>);
     this.grew(s);
   }
 
   log(entry: NewLog): void {
-    this.current.logs.push(entry);
+    this.current.logs.add(entry as Record<string, unknown>);
     this.grew(this.current);
   }
 
@@ -227,7 +227,7 @@ export class WriteBehind {
   /** Rows and counters waiting for the next flush (the metrics backlog gauge). */
   backlog(): number {
     let n = this.rollups.size;
-    for (const s of [...this.slices, this.current]) n += s.logs.length + s.users.size + s.tokens.size + s.channels.size + s.userDebits.size + s.tokenDebits.size + s.holds.length;
+    for (const s of [...this.slices, this.current]) n += s.logs.size + s.users.size + s.tokens.size + s.channels.size + s.userDebits.size + s.tokenDebits.size + s.holds.length;
     return n;
   }
 
@@ -282,7 +282,7 @@ export class WriteBehind {
   private async writeSlice(trx: Database, s: Slice, rollups: Map<string, Rollup> | null): Promise<void> {
     const sqlite = dialectOf(trx) === "sqlite";
     const pace = pacer(sqlite);
-    await insertRows(trx, "logs", s.logs as Record<string, unknown>[], sqlite ? SQLITE_LOG_BATCH : LOG_BATCH, pace);
+    await insertRows(trx, "logs", s.logs, sqlite ? SQLITE_LOG_BATCH : LOG_BATCH, pace);
     const alive = await claimHolds(trx, s.holds.map((h) => h.id));
     for (const st of this.statements(trx, s, alive, rollups, false)) {
       const res = await trx.executeQuery({ ...CompiledQuery.raw(st.sql), parameters: st.parameters });
@@ -298,7 +298,7 @@ export class WriteBehind {
    * then users, by id), the channels' used quota and the rollups.
    */
   private statements(db: Database, s: Slice, alive: Set<string>, rollups: Map<string, Rollup> | null, withLogs = true): WorkerStatement[] {
-    const out: WorkerStatement[] = withLogs ? compileInserts(dialectOf(db), "logs", s.logs as Record<string, unknown>[], LOG_BATCH) : [];
+    const out: WorkerStatement[] = withLogs ? s.logs.statements(dialectOf(db), "logs", LOG_BATCH) : [];
     const plain = (q: { compile(): { sql: string; parameters: readonly unknown[] } }) => {
       const c = q.compile();
       return { sql: c.sql, parameters: [...c.parameters] };
