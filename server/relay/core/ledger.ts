@@ -17,7 +17,7 @@
 // order), so concurrent transactions on PostgreSQL and MySQL cannot deadlock one another.
 import type { Database as SqliteDatabase } from "bun:sqlite";
 import type { Database, Dialect } from "../../../db/index.ts";
-import { sql, type Selectable } from "kysely";
+import { CompiledQuery, sql, type Selectable } from "kysely";
 import type { QuotaHoldsTable } from "../../../db/schema.ts";
 import { rawSqlite } from "../../../db/index.ts";
 import { AppError } from "../../http/errors.ts";
@@ -204,6 +204,29 @@ async function withRetry<T>(run: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * PostgreSQL's hold (HoldLedger.takeInOneStatement) as fixed text: built through Kysely on every call it cost
+ * more CPU than the round trip; as one text the driver also prepares it once per connection.
+ * $1 amount, $2 token id (0: none), $3 enabled token status, $4 user id, $5 enabled user status, $6 hold id,
+ * $7 instance, $8 life, $9 now.
+ */
+const HOLD_IN_ONE_STATEMENT = `
+  with t as (
+    update tokens set remain_quota = remain_quota - $1
+    where id = $2 and status = $3 and remain_quota >= $1 returning id
+  ), u as (
+    update users set quota = quota - $1
+    where id = $4 and status = $5 and quota >= $1
+      and (cast($2 as bigint) = 0 or exists (select 1 from t)) returning id
+  ), h as (
+    insert into quota_holds (id, user_id, token_id, amount, instance, life, created_at, renewed_at)
+    select cast($6 as text), cast($4 as bigint), cast($2 as bigint), cast($1 as bigint),
+      cast($7 as text), cast($8 as text), cast($9 as bigint), cast($9 as bigint)
+    where exists (select 1 from u) returning id
+  )
+  select (select count(*) from t)::int as t, (select count(*) from u)::int as u,
+    case when exists (select 1 from t) and not exists (select 1 from u) then 1 / (select count(*) from h)::int else 0 end as undo`;
+
 class HoldLedger implements Ledger {
   private timer: ReturnType<typeof setInterval> | null = null;
   /** This process's life of the instance: rows of the same instance with another life are left from before a restart. */
@@ -278,22 +301,8 @@ class HoldLedger implements Ledger {
   private async takeInOneStatement(hold: Hold, now: number): Promise<"held" | "token" | "user"> {
     const { userId, tokenId, amount } = hold;
     try {
-      const r = await sql<{ t: number; u: number }>`
-        with t as (
-          update tokens set remain_quota = remain_quota - ${amount}
-          where id = ${tokenId} and status = ${TOKEN_STATUS.enabled} and remain_quota >= ${amount} returning id
-        ), u as (
-          update users set quota = quota - ${amount}
-          where id = ${userId} and status = ${USER_STATUS.enabled} and quota >= ${amount}
-            and (cast(${tokenId} as bigint) = 0 or exists (select 1 from t)) returning id
-        ), h as (
-          insert into quota_holds (id, user_id, token_id, amount, instance, life, created_at, renewed_at)
-          select cast(${hold.id} as text), cast(${userId} as bigint), cast(${tokenId} as bigint), cast(${amount} as bigint),
-            cast(${this.opts.instance} as text), cast(${this.life} as text), cast(${now} as bigint), cast(${now} as bigint)
-          where exists (select 1 from u) returning id
-        )
-        select (select count(*) from t)::int as t, (select count(*) from u)::int as u,
-          case when exists (select 1 from t) and not exists (select 1 from u) then 1 / (select count(*) from h)::int else 0 end as undo`.execute(this.db);
+      const r = await this.db.executeQuery<{ t: number; u: number }>(CompiledQuery.raw(HOLD_IN_ONE_STATEMENT,
+        [amount, tokenId, TOKEN_STATUS.enabled, userId, USER_STATUS.enabled, hold.id, this.opts.instance, this.life, now]));
       const row = r.rows[0];
       if (Number(row?.u) === 1) return "held";
       return tokenId && Number(row?.t) === 0 ? "token" : "user";
