@@ -1,6 +1,6 @@
 // Memory benchmark: the gateway's RSS on a very long stream and on a very large non-stream answer.
 //
-//   bun scripts/bench/memory.ts [--chunks 200000] [--minutes 0] [--mb 50] [--target gateway|proxy]
+//   bun scripts/bench/memory.ts [--chunks 200000] [--minutes 0] [--mb 50] [--target gateway|proxy] [--cases answer,stream]
 //
 // A mock upstream streams `--chunks` chat chunks (spread over `--minutes`, 0 = as fast as it can) and answers
 // an embeddings call with a JSON body of `--mb` megabytes. The gateway (scripts/bench/relay.ts's gateway: token
@@ -91,28 +91,38 @@ async function main() {
     const idle = rssMb(gateway.proc.pid);
     console.log(`gateway idle RSS ${idle.toFixed(1)} MB`);
 
-    const samples: number[] = [];
-    const sampler = setInterval(() => samples.push(rssMb(gateway.proc.pid)), 2000);
-    const t0 = performance.now();
-    const res = await call("/v1/chat/completions", { model: "bench-model", stream: true, messages: [{ role: "user", content: "a long one" }] });
-    const reader = res.body!.getReader();
-    let bytes = 0;
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      bytes += value.byteLength;
+    // Each case is measured from the RSS just before it as well as from idle: a burst stream leaves the
+    // allocator holding pages it freed, which would otherwise count against whatever runs next.
+    const cases = arg("cases", "answer,stream").split(",");
+    for (const which of cases) {
+      const before = rssMb(gateway.proc.pid);
+      if (which === "stream") {
+        const samples: number[] = [];
+        const sampler = setInterval(() => samples.push(rssMb(gateway.proc.pid)), 2000);
+        const t0 = performance.now();
+        const res = await call("/v1/chat/completions", { model: "bench-model", stream: true, messages: [{ role: "user", content: "a long one" }] });
+        const reader = res.body!.getReader();
+        let bytes = 0;
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          bytes += value.byteLength;
+        }
+        clearInterval(sampler);
+        samples.push(rssMb(gateway.proc.pid));
+        const peak = Math.max(...samples);
+        console.log(`stream: ${chunks} chunks, ${(bytes / 1e6).toFixed(1)} MB in ${((performance.now() - t0) / 1000).toFixed(1)} s; RSS peak ${peak.toFixed(1)} MB (+${(peak - idle).toFixed(1)} over idle, +${(peak - before).toFixed(1)} over the ${before.toFixed(1)} MB before it), samples ${samples.map((x) => x.toFixed(0)).join(" ")}`);
+      } else {
+        let peak = 0;
+        const big = setInterval(() => (peak = Math.max(peak, rssMb(gateway.proc.pid))), 50);
+        const r2 = await call("/v1/embeddings", { model: "bench-model", input: "hi" });
+        const size = (await r2.arrayBuffer()).byteLength;
+        clearInterval(big);
+        peak = Math.max(peak, rssMb(gateway.proc.pid));
+        console.log(`non-stream: ${(size / 1e6).toFixed(1)} MB answer; RSS peak ${peak.toFixed(1)} MB (+${(peak - idle).toFixed(1)} over idle, +${(peak - before).toFixed(1)} over the ${before.toFixed(1)} MB before it)`);
+      }
+      await Bun.sleep(2000);
     }
-    clearInterval(sampler);
-    samples.push(rssMb(gateway.proc.pid));
-    console.log(`stream: ${chunks} chunks, ${(bytes / 1e6).toFixed(1)} MB in ${((performance.now() - t0) / 1000).toFixed(1)} s; RSS peak ${Math.max(...samples).toFixed(1)} MB (+${(Math.max(...samples) - idle).toFixed(1)} over idle), samples ${samples.map((x) => x.toFixed(0)).join(" ")}`);
-
-    let peak = 0;
-    const big = setInterval(() => (peak = Math.max(peak, rssMb(gateway.proc.pid))), 50);
-    const r2 = await call("/v1/embeddings", { model: "bench-model", input: "hi" });
-    const size = (await r2.arrayBuffer()).byteLength;
-    clearInterval(big);
-    peak = Math.max(peak, rssMb(gateway.proc.pid));
-    console.log(`non-stream: ${(size / 1e6).toFixed(1)} MB answer; RSS peak ${peak.toFixed(1)} MB (+${(peak - idle).toFixed(1)} over idle)`);
   } finally {
     gateway.proc.kill("SIGTERM");
     mock.proc.kill("SIGTERM");

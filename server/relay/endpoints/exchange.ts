@@ -184,7 +184,7 @@ async function deliver(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCa
 /** Pass-through answers up to this size are read whole (checked as JSON, usage parsed); larger ones are
  * streamed through as they arrive, so a 50 MB embeddings answer costs the gateway no more memory than 1 MiB. */
 const BUFFERED_ANSWER_BYTES = 1024 * 1024;
-/** A streamed-through answer asks for a concurrent collection after every this many bytes. Its chunks are
+/** A streamed-through answer or stream asks for a concurrent collection after every this many bytes. Its chunks are
  * native buffers the collector does not count towards the heap, so without the nudge a 50 MB answer left
  * +30 MB of spent chunks before a collection came; with it, +12 MB (scripts/bench/memory.ts). Each request
  * costs the loop ~0.3 ms; a synchronous collection, which frees slightly more, blocks it for ~15 ms. */
@@ -306,6 +306,7 @@ function streamReply(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCall
   const closed = relayState(deps).writer.streamOpened();
   observeStream(o);
   let clientGone = false;
+  let sinceGc = 0;
   /** The closing event of a cut stream, in the client's own error format (the SDKs raise it). */
   const interrupted = () => {
     o.interrupted = true;
@@ -340,6 +341,11 @@ function streamReply(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCall
             return;
           }
           if (!o.firstByteMs) o.firstByteMs = performance.now() - o.started;
+          sinceGc += value.byteLength;
+          if (sinceGc >= GC_NUDGE_BYTES) {
+            sinceGc = 0;
+            Bun.gc(false);
+          }
           let out = "";
           for (const ev of sse.push(value)) out += mapper.event(ev);
           if (out) {
