@@ -20,6 +20,9 @@ export interface DatabaseOptions {
   /** file path or ":memory:" (SQLite only) */
   sqlitePath: string;
   poolSize?: number;
+  /** PostgreSQL: commit without waiting for the WAL flush (synchronous_commit = off) on this pool's sessions. A
+   * crash of the PostgreSQL server may then lose the last fraction of a second of acknowledged commits, whole. */
+  asyncCommit?: boolean;
 }
 
 export function createKysely(opts: DatabaseOptions): Database {
@@ -32,6 +35,7 @@ export function createKysely(opts: DatabaseOptions): Database {
     const client = postgres(opts.url, {
       max: opts.poolSize ?? 10,
       onnotice: () => {},
+      ...(opts.asyncCommit ? { connection: { synchronous_commit: "off" } } : {}),
       // int8 and numeric (count(*), sum()) as JS numbers: quota fits well inside 2^53.
       types: {
         bigint: { to: 20, from: [20, 1700], serialize: (x: number) => String(x), parse: (x: string) => Number(x) },

@@ -6,7 +6,7 @@
 // UPDATEs.
 import type { AppDeps } from "../deps.ts";
 import type { Channel, Token, User } from "../../db/schema.ts";
-import { dialectOf, type Dialect } from "../../db/index.ts";
+import { createKysely, dialectOf, type Dialect } from "../../db/index.ts";
 import { CHANNEL_STATUS } from "../catalogue/index.ts";
 import type { Candidate } from "./select.ts";
 import { WriteBehind } from "../jobs/writebehind.ts";
@@ -164,6 +164,9 @@ export interface RelayState {
   ledger: Ledger;
 }
 
+/** PostgreSQL: connections of the ledger's own pool for taking holds (core/ledger.ts, LedgerOptions.holdDb). */
+const HOLD_POOL_SIZE = 8;
+
 const states = new WeakMap<AppDeps, RelayState>();
 
 export function relayState(deps: AppDeps): RelayState {
@@ -172,7 +175,11 @@ export function relayState(deps: AppDeps): RelayState {
     const writer = new WriteBehind(deps.db, deps.config.batchUpdateIntervalMs, dataExportPolicy(deps.options));
     writer.start();
     const dialect = dialectOf(deps.db);
-    const ledger = openLedger(deps.db, dialect, writer, { instance: deps.config.instanceId, leaseMs: deps.config.holdLeaseMs });
+    const { database } = deps.config;
+    const holdDb = dialect === "postgres" && database.kind === "postgres"
+      ? createKysely({ kind: "postgres", url: database.url, sqlitePath: "", poolSize: HOLD_POOL_SIZE, asyncCommit: true })
+      : undefined;
+    const ledger = openLedger(deps.db, dialect, writer, { instance: deps.config.instanceId, leaseMs: deps.config.holdLeaseMs, holdDb });
     const tokens = new TokenCache(deps);
     const routing = new RoutingCache(deps);
     const tokenChanges = onTokenChanged(deps, (c) => ("key" in c ? tokens.forget(c.key) : tokens.forgetUser(c.userId)));

@@ -8,6 +8,8 @@ import { storageKinds } from "../helpers/db.ts";
 import { testContext } from "../helpers/app.ts";
 import { BALANCE_ROW_TTL_MS, openLedger } from "../../server/relay/core/ledger.ts";
 import { WriteBehind } from "../../server/jobs/writebehind.ts";
+import { relayState } from "../../server/relay/state.ts";
+import { sql } from "kysely";
 import { dialectOf, type Database } from "../../db/index.ts";
 
 const policy = { enabled: () => false, intervalMs: () => 60_000 };
@@ -204,6 +206,28 @@ for (const kind of storageKinds().filter((k) => k !== "sqlite")) {
     });
   });
 }
+
+// PostgreSQL takes holds on a pool of its own that commits without waiting for the WAL flush; everything else
+// (refunds, settlements, logs) stays on the synchronous pool. A hold lost with an unflushed commit (the server
+// crashed) takes its debit with it, and the settlement charges the cost in full: the case above.
+if (storageKinds().includes("postgres")) test("postgres: the relay's ledger takes holds on an async-commit pool; the main pool stays synchronous", async () => {
+  const ctx = await testContext({ kind: "postgres" });
+  try {
+    const { ledger } = relayState(ctx.deps);
+    const holdDb = (ledger as any).opts.holdDb as typeof ctx.deps.db;
+    expect(holdDb).toBeDefined();
+    const setting = async (d: typeof ctx.deps.db) => (await sql<{ synchronous_commit: string }>`show synchronous_commit`.execute(d)).rows[0].synchronous_commit;
+    expect(await setting(holdDb)).toBe("off");
+    expect(await setting(ctx.deps.db)).toBe("on");
+    const user = await ctx.user(1, { quota: 50_000 });
+    const h = await ledger.take({ userId: user.id, tokenId: 0, unlimited: true }, 20_000);
+    expect(Number((await ctx.deps.db.selectFrom("users").select("quota").where("id", "=", user.id).executeTakeFirstOrThrow()).quota)).toBe(30_000);
+    await ledger.giveBack(h);
+    expect(Number((await ctx.deps.db.selectFrom("users").select("quota").where("id", "=", user.id).executeTakeFirstOrThrow()).quota)).toBe(50_000);
+  } finally {
+    await ctx.close();
+  }
+});
 
 describe("memory holds on SQLite", () => {
   test("reservations count against the balance until the debit is written, including while it is being written", async () => {
