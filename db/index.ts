@@ -20,9 +20,6 @@ export interface DatabaseOptions {
   /** file path or ":memory:" (SQLite only) */
   sqlitePath: string;
   poolSize?: number;
-  /** PostgreSQL: commit without waiting for the WAL flush (synchronous_commit = off) on this pool's sessions. A
-   * crash of the PostgreSQL server may then lose the last fraction of a second of acknowledged commits, whole. */
-  asyncCommit?: boolean;
 }
 
 export function createKysely(opts: DatabaseOptions): Database {
@@ -35,7 +32,6 @@ export function createKysely(opts: DatabaseOptions): Database {
     const client = postgres(opts.url, {
       max: opts.poolSize ?? 10,
       onnotice: () => {},
-      ...(opts.asyncCommit ? { connection: { synchronous_commit: "off" } } : {}),
       // int8 and numeric (count(*), sum()) as JS numbers: quota fits well inside 2^53.
       types: {
         bigint: { to: 20, from: [20, 1700], serialize: (x: number) => String(x), parse: (x: string) => Number(x) },
@@ -113,6 +109,19 @@ export async function migrate(db: Database): Promise<void> {
   // The numbered migrations ran once; the table list may have grown since (see 0001_init's up). When 0001
   // has just run it built everything from the current list, and a second pass would only cost start-up time.
   if (!results?.some((r) => r.migrationName === "0001_init" && r.status === "Success")) await reconcileSchema(db);
+}
+
+/**
+ * PostgreSQL: a small pool on Bun's built-in client whose sessions commit without waiting for the WAL flush
+ * (synchronous_commit = off: a crash of the server may lose the last fraction of a second of acknowledged
+ * commits, each whole). Bun's client parses the protocol natively; in the relay a query on it cost ~85 µs less
+ * CPU than on postgres.js. Only for statements whose results are int4 and text: on this client int8 comes back
+ * as a string and json as an object, unlike the main pool (createKysely).
+ */
+export function createAsyncCommitPool(url: string, size: number): Database {
+  const { PostgresJSDialect } = require("kysely-postgres-js") as typeof import("kysely-postgres-js");
+  const client = new Bun.SQL(url, { max: size, connection: { synchronous_commit: "off" } });
+  return new Kysely<DB>({ dialect: new PostgresJSDialect({ postgres: client as any }) });
 }
 
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {

@@ -6,7 +6,7 @@
 // UPDATEs.
 import type { AppDeps } from "../deps.ts";
 import type { Channel, Token, User } from "../../db/schema.ts";
-import { createKysely, dialectOf, type Dialect } from "../../db/index.ts";
+import { createAsyncCommitPool, dialectOf, type Dialect } from "../../db/index.ts";
 import { CHANNEL_STATUS } from "../catalogue/index.ts";
 import type { Candidate } from "./select.ts";
 import { WriteBehind } from "../jobs/writebehind.ts";
@@ -177,7 +177,7 @@ export function relayState(deps: AppDeps): RelayState {
     const dialect = dialectOf(deps.db);
     const { database } = deps.config;
     const holdDb = dialect === "postgres" && database.kind === "postgres"
-      ? createKysely({ kind: "postgres", url: database.url, sqlitePath: "", poolSize: HOLD_POOL_SIZE, asyncCommit: true })
+      ? createAsyncCommitPool(database.url, HOLD_POOL_SIZE)
       : undefined;
     const ledger = openLedger(deps.db, dialect, writer, { instance: deps.config.instanceId, leaseMs: deps.config.holdLeaseMs, holdDb });
     const tokens = new TokenCache(deps);

@@ -224,6 +224,13 @@ if (storageKinds().includes("postgres")) test("postgres: the relay's ledger take
     expect(Number((await ctx.deps.db.selectFrom("users").select("quota").where("id", "=", user.id).executeTakeFirstOrThrow()).quota)).toBe(30_000);
     await ledger.giveBack(h);
     expect(Number((await ctx.deps.db.selectFrom("users").select("quota").where("id", "=", user.id).executeTakeFirstOrThrow()).quota)).toBe(50_000);
+    // A token with enough for a user without: the statement undoes itself (division by zero) on this pool too.
+    const token = await ctx.deps.db.insertInto("tokens").values({ user_id: user.id, key: "asyncpool" + "x".repeat(39), name: "t", created_time: 1, expired_time: -1, remain_quota: 1_000_000, unlimited_quota: false } as any).returning("id").executeTakeFirstOrThrow();
+    await expect(ledger.take({ userId: user.id, tokenId: Number(token.id), unlimited: false }, 60_000)).rejects.toMatchObject({ status: 403, code: "insufficient_user_quota" });
+    const t = await ctx.deps.db.selectFrom("tokens").select("remain_quota").where("id", "=", Number(token.id)).executeTakeFirstOrThrow();
+    expect(Number(t.remain_quota)).toBe(1_000_000);
+    expect(Number((await ctx.deps.db.selectFrom("users").select("quota").where("id", "=", user.id).executeTakeFirstOrThrow()).quota)).toBe(50_000);
+    expect((await ctx.deps.db.selectFrom("quota_holds").select("id").execute()).length).toBe(0);
   } finally {
     await ctx.close();
   }

@@ -195,10 +195,18 @@ class MemoryLedger implements Ledger {
 
 // ---------------------------------------------------------------------------------------------------
 
+/** The server's error codes: postgres.js and mysql2 name it in `code` (mysql2 its number in `errno`); Bun's
+ * client (the PostgreSQL hold pool) in `errno`, its `code` being Bun's own. */
+function errorCodes(e: unknown): string[] {
+  const x = e as { code?: unknown; errno?: unknown } | null;
+  return [String(x?.code ?? ""), String(x?.errno ?? "")];
+}
+
+const RETRYABLE_CODES = new Set(["40P01", "40001", "ER_LOCK_DEADLOCK", "1213", "ER_LOCK_WAIT_TIMEOUT"]);
+
 /** PostgreSQL's deadlock and serialization failures and MySQL's deadlock: safe to run the transaction again. */
 function retryable(e: unknown): boolean {
-  const code = String((e as any)?.code ?? (e as any)?.errno ?? "");
-  return code === "40P01" || code === "40001" || code === "ER_LOCK_DEADLOCK" || code === "1213" || code === "ER_LOCK_WAIT_TIMEOUT";
+  return errorCodes(e).some((c) => RETRYABLE_CODES.has(c));
 }
 
 async function withRetry<T>(run: () => Promise<T>): Promise<T> {
@@ -317,7 +325,7 @@ class HoldLedger implements Ledger {
       return tokenId && Number(row?.t) === 0 ? "token" : "user";
     } catch (e) {
       // division_by_zero: the token had enough and the user not (the token's debit went with the statement).
-      if (String((e as any)?.code) === "22012") return "user";
+      if (errorCodes(e).includes("22012")) return "user";
       throw e;
     }
   }
