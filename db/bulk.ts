@@ -116,8 +116,8 @@ export function compileInserts(dialect: Dialect, table: string, rows: Record<str
   return batch.statements(dialect, table, perStatement);
 }
 
-/** Inserts rows (or a RowBatch) through compileInserts. `between` runs after each statement (the write-behind yields to the
- * event loop there). */
+/** Inserts rows (or a RowBatch) through compileInserts. `between` runs after each statement (the write-behind
+ * yields to the event loop there). */
 export async function insertRows(db: Kysely<any>, table: string, rows: Record<string, unknown>[] | RowBatch, perStatement = 200, between?: () => Promise<void>): Promise<void> {
   const statements = rows instanceof RowBatch ? rows.statements(dialectOf(db), table, perStatement) : compileInserts(dialectOf(db), table, rows, perStatement);
   for (const { sql, parameters } of statements) {
