@@ -161,6 +161,8 @@ describe("errors in Gemini's format", () => {
   });
 
   test("bad bodies and unknown methods are refused without calling upstream or charging", async () => {
+    // The previous test's call is settled first: its debit landing mid-test is not this test's charge.
+    await fx.flush();
     const before = (await tokenRow(fx, tokenId)).remain_quota;
     const calls = gemini.requests.length;
     const empty = await fetch(`${base}/v1beta/models/gemini-2.5-flash:generateContent`, { method: "POST", headers: { "x-goog-api-key": key }, body: JSON.stringify({ contents: [] }) });
