@@ -17,7 +17,7 @@
 // order), so concurrent transactions on PostgreSQL and MySQL cannot deadlock one another.
 import type { Database as SqliteDatabase } from "bun:sqlite";
 import type { Database, Dialect } from "../../../db/index.ts";
-import { CompiledQuery, sql, type Selectable } from "kysely";
+import { CompiledQuery, type Selectable } from "kysely";
 import type { QuotaHoldsTable } from "../../../db/schema.ts";
 import { rawSqlite } from "../../../db/index.ts";
 import { AppError } from "../../http/errors.ts";

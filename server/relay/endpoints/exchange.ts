@@ -189,6 +189,17 @@ const BUFFERED_ANSWER_BYTES = 1024 * 1024;
  * +30 MB of spent chunks before a collection came; with it, +12 MB (scripts/bench/memory.ts). Each request
  * costs the loop ~0.3 ms; a synchronous collection, which frees slightly more, blocks it for ~15 ms. */
 const GC_NUDGE_BYTES = 2 * 1024 * 1024;
+
+/** Counts the bytes a reply passes and asks for a concurrent collection after every GC_NUDGE_BYTES of them. */
+function gcNudger(): (bytes: number) => void {
+  let since = 0;
+  return (bytes) => {
+    since += bytes;
+    if (since < GC_NUDGE_BYTES) return;
+    since = 0;
+    Bun.gc(false);
+  };
+}
 /** Where a streamed-through answer's usage is looked for: OpenAI puts it last. */
 const ANSWER_TAIL_BYTES = 64 * 1024;
 
@@ -235,7 +246,7 @@ function passLargeAnswer(deps: AppDeps, call: ProviderCall, answer: Answer, o: S
     recordError(deps, o.req, new AppError(502, `the upstream channel sent ${why}`, "bad_response_body"), call.channel.id, o.usedChannels, o.started);
   };
   let settled = false;
-  let sinceGc = 0;
+  const passed = gcNudger();
   const settle = async (ok: boolean) => {
     if (settled) return;
     settled = true;
@@ -264,11 +275,7 @@ function passLargeAnswer(deps: AppDeps, call: ProviderCall, answer: Answer, o: S
         }
         keepTail(value);
         controller.enqueue(value);
-        sinceGc += value.byteLength;
-        if (sinceGc >= GC_NUDGE_BYTES) {
-          sinceGc = 0;
-          Bun.gc(false);
-        }
+        passed(value.byteLength);
       } catch {
         await settle(false);
         controller.error(new Error("the upstream channel broke off its answer"));
@@ -306,7 +313,7 @@ function streamReply(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCall
   const closed = relayState(deps).writer.streamOpened();
   observeStream(o);
   let clientGone = false;
-  let sinceGc = 0;
+  const passed = gcNudger();
   /** The closing event of a cut stream, in the client's own error format (the SDKs raise it). */
   const interrupted = () => {
     o.interrupted = true;
@@ -341,11 +348,7 @@ function streamReply(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCall
             return;
           }
           if (!o.firstByteMs) o.firstByteMs = performance.now() - o.started;
-          sinceGc += value.byteLength;
-          if (sinceGc >= GC_NUDGE_BYTES) {
-            sinceGc = 0;
-            Bun.gc(false);
-          }
+          passed(value.byteLength);
           let out = "";
           for (const ev of sse.push(value)) out += mapper.event(ev);
           if (out) {
