@@ -158,10 +158,11 @@ export const TABLES: TableDef[] = [
     ],
   },
   {
-    // Quota taken from a balance for a relay call still running or not yet settled by the write-behind
-    // (PostgreSQL and MySQL; SQLite reserves in memory). The settlement deletes the row in the same
-    // transaction as it writes the call's log, so money that left a balance is always either here or in a
-    // log; rows whose instance stopped renewing them (a crash) are refunded (server/relay/core/ledger.ts).
+    // Quota leases: quota an instance has taken from a balance ahead of the relay calls it pays for
+    // (PostgreSQL and MySQL; SQLite reserves in memory). The write-behind moves each settled call's cost out
+    // of its row in the same transaction as it writes the call's log, so money that left a balance is always
+    // either here or in a log; rows whose instance stopped renewing them (a crash) are refunded
+    // (server/relay/core/ledger.ts).
     name: "quota_holds",
     columns: [
       c("id", "varchar(40)", { notNull: true }), i("user_id"), i("token_id"), n("amount"), c("instance", "varchar(64)", { notNull: true, default: "" }),

@@ -1,15 +1,16 @@
 // Write-behind of everything the relay records after a call: consume/error logs, per-user, per-token
 // and per-channel counters, the hourly quota_data rollup, and the settlement of each call's hold. The
 // response never waits for these; they are written in one transaction every BATCH_UPDATE_INTERVAL ms and
-// on graceful shutdown. A call's settlement (its debit, or the deletion of its hold row with the refund of
-// what it did not use) goes into the same transaction as its log, so after a crash every unit that left a
-// balance is either in a log or in a hold row that the ledger refunds (server/relay/core/ledger.ts).
+// on graceful shutdown. A call's settlement (its debit on SQLite; on PostgreSQL and MySQL its cost moved
+// out of the lease row that paid for it) goes into the same transaction as its log, so after a crash every
+// unit that left a balance is either in a log or in a lease row that the ledger refunds
+// (server/relay/core/ledger.ts).
 // This rollup is the only writer of quota_data (the dashboard's source): it follows DataExportEnabled
 // (off: nothing is gathered) and DataExportInterval (rollups gather that long between writes, which is
 // the point of the option: fewer quota_data writes). Two instances may each insert a row for one
 // (user, model, hour); the dashboard sums rows, so totals stay right.
-// Balances are updated tokens first, then users, each in id order: the same order as the ledger's
-// transactions, so concurrent writers on PostgreSQL and MySQL cannot deadlock.
+// Balances are updated tokens first, then users, each in id order, then lease rows: the same order as the
+// ledger's top-ups, so concurrent writers on PostgreSQL and MySQL cannot deadlock.
 // On SQLite with a database file the transactions run on the SQLite worker's connection (infra/sqlite-worker.ts),
 // off the event loop; the statements are compiled here, so both paths write the same SQL.
 import type { Database } from "../../db/index.ts";
@@ -26,15 +27,16 @@ interface Rollup { user_id: number; username: string; model_name: string; create
 export interface UsageEntry { userId: number; username: string; tokenId: number; channelId: number; model: string; quota: number; tokens: number; at: number }
 export interface SettledEntry { usage: UsageEntry; log: NewLog | null }
 
-/** The part of a ledger hold the write-behind settles (see server/relay/core/ledger.ts). */
-interface HeldQuota { id: string | null; userId: number; tokenId: number; amount: number }
-interface HoldSettlement { id: string; userId: number; tokenId: number; amount: number; taken: number }
+/** The part of a ledger hold the write-behind settles (see server/relay/core/ledger.ts): a memory
+ * reservation (SQLite, `lease` null) or a call paid from the lease row `lease`. */
+interface HeldQuota { lease: { readonly id: string } | null; userId: number; tokenId: number; amount: number }
+/** What the settled calls of one lease row spent: moved out of the row in the same transaction as their logs. */
+export interface LeaseSpend { userId: number; tokenId: number; taken: number; calls: number }
 
 const LOG_BATCH = 200;
 /** SQLite on the main connection runs statements on the event loop's own thread: smaller inserts, and a
  * yield between them. */
 const SQLITE_LOG_BATCH = 64;
-const ID_BATCH = 500;
 /** SQLite: the longest run of synchronous writing before the flush lets requests in (a whole second's
  * batch written in one go stalled every request for up to ~100 ms). */
 const SLICE_MS = 0.5;
@@ -63,12 +65,12 @@ interface Slice {
   channels: Map<number, number>;
   userDebits: Map<number, number>;
   tokenDebits: Map<number, number>;
-  holds: HoldSettlement[];
+  leases: Map<string, LeaseSpend>;
   records: number;
 }
 
 const newSlice = (): Slice => ({
-  logs: new RowBatch(), users: new Map(), tokens: new Map(), channels: new Map(), userDebits: new Map(), tokenDebits: new Map(), holds: [], records: 0,
+  logs: new RowBatch(), users: new Map(), tokens: new Map(), channels: new Map(), userDebits: new Map(), tokenDebits: new Map(), leases: new Map(), records: 0,
 });
 
 const add = (m: Map<number, number>, k: number, v: number) => m.set(k, (m.get(k) ?? 0) + v);
@@ -95,6 +97,8 @@ export class WriteBehind {
   private rollupsWrittenAt = Date.now();
   /** Hears which users' and tokens' balances a flush has just committed (the ledger drops its kept rows). */
   onCommitted: ((users: Iterable<number>, tokens: Iterable<number>) => void) | null = null;
+  /** Hears which lease rows' spends a flush has just committed, and which of those rows it found gone. */
+  onLeasesCommitted: ((spends: Map<string, LeaseSpend>, gone: Set<string>) => void) | null = null;
 
   constructor(private db: Database, private intervalMs: number, private dataExport: DataExportPolicy) {}
 
@@ -160,8 +164,14 @@ export class WriteBehind {
   /** A call is settled: its hold becomes `taken` and its records are queued, all for the same transaction. */
   settled(hold: HeldQuota, taken: number, entry: SettledEntry): void {
     const s = this.current;
-    if (hold.id) {
-      s.holds.push({ id: hold.id, userId: hold.userId, tokenId: hold.tokenId, amount: hold.amount, taken });
+    if (hold.lease) {
+      const spend = s.leases.get(hold.lease.id);
+      if (spend) {
+        spend.taken += taken;
+        spend.calls++;
+      } else {
+        s.leases.set(hold.lease.id, { userId: hold.userId, tokenId: hold.tokenId, taken, calls: 1 });
+      }
     } else {
       this.unreserve(hold.userId, hold.tokenId, hold.amount);
       if (taken > 0) {
@@ -227,7 +237,7 @@ export class WriteBehind {
   /** Rows and counters waiting for the next flush (the metrics backlog gauge). */
   backlog(): number {
     let n = this.rollups.size;
-    for (const s of [...this.slices, this.current]) n += s.logs.size + s.users.size + s.tokens.size + s.channels.size + s.userDebits.size + s.tokenDebits.size + s.holds.length;
+    for (const s of [...this.slices, this.current]) n += s.logs.size + s.users.size + s.tokens.size + s.channels.size + s.userDebits.size + s.tokenDebits.size + s.leases.size;
     return n;
   }
 
@@ -259,9 +269,10 @@ export class WriteBehind {
         // The rollups go with the last slice.
         const r = done === slices.length - 1 ? rollups : null;
         const worker = sqlite ? sqliteWorkerFor(this.db) : null;
-        if (worker && s.holds.length === 0) await worker.write(this.statements(this.db, s, new Set(), r));
-        else await this.db.transaction().execute((trx) => this.writeSlice(trx, s, r));
-        this.committed(s);
+        let gone = NONE_GONE;
+        if (worker && s.leases.size === 0) await worker.write(this.statements(this.db, s, r));
+        else gone = await this.db.transaction().execute((trx) => this.writeSlice(trx, s, r));
+        this.committed(s, gone);
       }
       if (withRollups) this.rollupsWrittenAt = Date.now();
     } catch (e) {
@@ -272,32 +283,33 @@ export class WriteBehind {
   }
 
   /** Synchronously with dropping `writing`: a balance read before this commit is never used after it. */
-  private committed(s: Slice): void {
+  private committed(s: Slice, gone: Set<string>): void {
     this.onCommitted?.(s.userDebits.keys(), s.tokenDebits.keys());
+    if (s.leases.size > 0) this.onLeasesCommitted?.(s.leases, gone);
     for (const [id, q] of s.userDebits) drop(this.userWriting, id, q);
     for (const [id, q] of s.tokenDebits) drop(this.tokenWriting, id, q);
   }
 
-  /** One slice in the transaction `trx` of the main connection (PostgreSQL, MySQL, SQLite without its worker). */
-  private async writeSlice(trx: Database, s: Slice, rollups: Map<string, Rollup> | null): Promise<void> {
+  /** One slice in the transaction `trx` of the main connection (PostgreSQL, MySQL, SQLite without its worker).
+   * Answers the lease rows it found gone. */
+  private async writeSlice(trx: Database, s: Slice, rollups: Map<string, Rollup> | null): Promise<Set<string>> {
     const sqlite = dialectOf(trx) === "sqlite";
     const pace = pacer(sqlite);
     await insertRows(trx, "logs", s.logs, sqlite ? SQLITE_LOG_BATCH : LOG_BATCH, pace);
-    const alive = await claimHolds(trx, s.holds.map((h) => h.id));
-    for (const st of this.statements(trx, s, alive, rollups, false)) {
+    for (const st of this.statements(trx, s, rollups, false)) {
       const res = await trx.executeQuery({ ...CompiledQuery.raw(st.sql), parameters: st.parameters });
       if (st.orElse && Number(res.numAffectedRows ?? 0) === 0) await trx.executeQuery({ ...CompiledQuery.raw(st.orElse.sql), parameters: st.orElse.parameters });
       await pace();
     }
+    return s.leases.size > 0 ? spendFromLeases(trx, s.leases) : NONE_GONE;
   }
 
   /**
-   * A slice's statements: its logs (unless `withLogs` is false), then the balances — memory debits, and for
-   * hold rows the unused part refunded or, for a row another instance already refunded as abandoned (this one
-   * stalled past the lease; `alive` lacks it), the cost charged again — in the ledger's lock order (tokens,
-   * then users, by id), the channels' used quota and the rollups.
+   * A slice's statements: its logs (unless `withLogs` is false), then the counters and memory debits in the
+   * ledger's lock order (tokens, then users, by id), the channels' used quota and the rollups. Lease spends
+   * come after these (spendFromLeases): the balances were debited when the lease was topped up.
    */
-  private statements(db: Database, s: Slice, alive: Set<string>, rollups: Map<string, Rollup> | null, withLogs = true): WorkerStatement[] {
+  private statements(db: Database, s: Slice, rollups: Map<string, Rollup> | null, withLogs = true): WorkerStatement[] {
     const out: WorkerStatement[] = withLogs ? s.logs.statements(dialectOf(db), "logs", LOG_BATCH) : [];
     const plain = (q: { compile(): { sql: string; parameters: readonly unknown[] } }) => {
       const c = q.compile();
@@ -307,12 +319,6 @@ export class WriteBehind {
     const tokenDelta = new Map<number, number>();
     for (const [id, q] of s.userDebits) add(userDelta, id, -q);
     for (const [id, q] of s.tokenDebits) add(tokenDelta, id, -q);
-    for (const h of s.holds) {
-      const change = alive.has(h.id) ? h.amount - h.taken : -h.taken;
-      if (change === 0) continue;
-      add(userDelta, h.userId, change);
-      if (h.tokenId) add(tokenDelta, h.tokenId, change);
-    }
     const now = Math.floor(Date.now() / 1000);
     for (const id of sortedKeys(s.tokens, tokenDelta)) {
       const used = s.tokens.get(id);
@@ -375,20 +381,24 @@ function sortedKeys(a: Map<number, unknown>, b: Map<number, unknown>): number[] 
   return [...new Set([...a.keys(), ...b.keys()])].sort((x, y) => x - y);
 }
 
-/** Deletes the settled hold rows and answers which of them still existed (a row an instance refunded as
- * abandoned is gone). PostgreSQL and SQLite say so with RETURNING; MySQL locks and reads them first. */
-async function claimHolds(trx: Database, ids: string[]): Promise<Set<string>> {
-  const alive = new Set<string>();
-  if (ids.length === 0) return alive;
-  const mysql = dialectOf(trx) === "mysql";
-  for (let i = 0; i < ids.length; i += ID_BATCH) {
-    const part = ids.slice(i, i + ID_BATCH);
-    if (mysql) {
-      for (const r of await trx.selectFrom("quota_holds").select("id").where("id", "in", part).forUpdate().execute()) alive.add(r.id);
-      await trx.deleteFrom("quota_holds").where("id", "in", part).execute();
-    } else {
-      for (const r of await trx.deleteFrom("quota_holds").where("id", "in", part).returning("id").execute()) alive.add(r.id);
-    }
+const NONE_GONE: Set<string> = new Set();
+
+/**
+ * Moves what each lease row's calls spent out of the row (its quota left the balances when the lease was
+ * topped up). A row that is gone was refunded as abandoned by another instance (this one stalled past the
+ * lease): its calls are charged to the balances again, which this transaction has already locked (every
+ * lease spend's user and token have counters in the slice), so the books still balance. Answers the gone rows.
+ */
+async function spendFromLeases(trx: Database, leases: Map<string, LeaseSpend>): Promise<Set<string>> {
+  const gone = new Set<string>();
+  for (const id of [...leases.keys()].sort()) {
+    const spend = leases.get(id)!;
+    if (spend.taken === 0) continue;
+    const r = await trx.updateTable("quota_holds").set((eb) => ({ amount: eb("amount", "-", spend.taken) })).where("id", "=", id).executeTakeFirst();
+    if (Number(r.numUpdatedRows) > 0) continue;
+    gone.add(id);
+    if (spend.tokenId) await trx.updateTable("tokens").set((eb) => ({ remain_quota: eb("remain_quota", "-", spend.taken) })).where("id", "=", spend.tokenId).execute();
+    await trx.updateTable("users").set((eb) => ({ quota: eb("quota", "-", spend.taken) })).where("id", "=", spend.userId).execute();
   }
-  return alive;
+  return gone;
 }

@@ -164,8 +164,9 @@ export interface RelayState {
   ledger: Ledger;
 }
 
-/** PostgreSQL: connections of the ledger's own pool for taking holds (core/ledger.ts, LedgerOptions.holdDb). */
-const HOLD_POOL_SIZE = 8;
+/** PostgreSQL: connections of the ledger's own pool for topping leases up (core/ledger.ts, LedgerOptions.holdDb):
+ * one top-up per payer per burst, so a few suffice. */
+const HOLD_POOL_SIZE = 4;
 
 const states = new WeakMap<AppDeps, RelayState>();
 
@@ -205,7 +206,11 @@ export function invalidateRelayCaches(deps: AppDeps): void {
   s.routing.clear();
 }
 
-/** Waits for streams still being read and in-flight settlements, then writes every pending log and counter. */
+/** Waits for streams still being read and in-flight settlements, then writes every pending log and counter
+ * and gives back the quota leases nothing is using (PostgreSQL, MySQL). */
 export async function flushRelayWrites(deps: AppDeps, maxWaitMs = 5000): Promise<void> {
-  await states.get(deps)?.writer.drain(maxWaitMs);
+  const s = states.get(deps);
+  if (!s) return;
+  await s.writer.drain(maxWaitMs);
+  await s.ledger.returnLeases?.();
 }

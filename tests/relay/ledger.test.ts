@@ -1,12 +1,13 @@
-// The ledger: SQLite reserves in memory and debits with the log; PostgreSQL and MySQL hold in a quota_holds
-// row that the write-behind deletes with the log. After a crash every unit that left a balance is in a log or
-// in a hold row, and hold rows nobody settles go back: at once for the instance's own previous life, after
-// the lease for any other instance.
+// The ledger: SQLite reserves in memory and debits with the log; PostgreSQL and MySQL give calls quota from
+// leases (quota_holds rows topped up ahead of the calls) and the write-behind moves each call's cost out of
+// its lease row with the log. After a crash every unit that left a balance is in a log or in a lease row, and
+// rows nobody renews go back: at once for the instance's own previous life, after the lease time for any
+// other instance.
 import { describe, expect, test } from "bun:test";
 import { relayFixture, logsOf, userRow, tokenRow, type RelayFixture } from "./fixtures.ts";
 import { storageKinds } from "../helpers/db.ts";
 import { testContext } from "../helpers/app.ts";
-import { BALANCE_ROW_TTL_MS, openLedger } from "../../server/relay/core/ledger.ts";
+import { BALANCE_ROW_TTL_MS, LEASE_IDLE_MS, openLedger } from "../../server/relay/core/ledger.ts";
 import { WriteBehind } from "../../server/jobs/writebehind.ts";
 import { relayState } from "../../server/relay/state.ts";
 import { sql } from "kysely";
@@ -23,7 +24,7 @@ async function holds(db: Database) {
 }
 
 describe("relay calls of a well-funded user", () => {
-  for (const kind of storageKinds()) test(`${kind}: ${kind === "sqlite" ? "reserved in memory, debited with the log" : "held in a row, settled with the log"}`, async () => {
+  for (const kind of storageKinds()) test(`${kind}: ${kind === "sqlite" ? "reserved in memory, debited with the log" : "given from a lease, settled with the log"}`, async () => {
     const fx = await relayFixture(kind, {}, { batchUpdateIntervalMs: 0 });
     try {
       await fx.option("ModelRatio", JSON.stringify({ "tb-m": 1 }));
@@ -57,28 +58,54 @@ describe("relay calls of a well-funded user", () => {
 });
 
 for (const kind of storageKinds().filter((k) => k !== "sqlite")) {
-  describe(`hold rows on ${kind}`, () => {
-    async function fixture() {
+  describe(`leases on ${kind}`, () => {
+    async function fixture(quota = 100_000) {
       const ctx = await testContext({ kind });
       const db = ctx.deps.db;
-      const user = await ctx.user(1, { quota: 100_000 });
+      const user = await ctx.user(1, { quota });
       const writer = new WriteBehind(db, 0, policy);
       return { ctx, db, user, writer };
     }
+    const quotaOf = async (ctx: Awaited<ReturnType<typeof fixture>>["ctx"], id: number) => (await userRow({ ctx } as RelayFixture, id)).quota;
+    const amounts = async (db: Database) => (await holds(db)).map((r) => Number(r.amount));
+    const payer = (userId: number) => ({ userId, tokenId: 0, unlimited: true });
 
-    test("a hold takes the quota and writes a row; a refused one changes nothing", async () => {
+    test("the first call tops a lease up (4× its hold, at most 1/8 of the balance beyond it); calls it covers touch no balance; a refused one changes nothing", async () => {
       const { ctx, db, user, writer } = await fixture();
       const ledger = openLedger(db, dialectOf(db), writer, { instance: "a", leaseMs: 60_000 });
       try {
-        const h = await ledger.take({ userId: user.id, tokenId: 0, unlimited: true }, 60_000);
-        expect((await userRow({ ctx } as RelayFixture, user.id)).quota).toBe(40_000);
-        expect((await holds(db)).map((r) => [r.id, Number(r.amount), r.instance])).toEqual([[h.id!, 60_000, "a"]]);
-        await expect(ledger.take({ userId: user.id, tokenId: 0, unlimited: true }, 60_000)).rejects.toThrow("user quota is not enough");
-        expect((await userRow({ ctx } as RelayFixture, user.id)).quota).toBe(40_000);
-        expect((await holds(db)).length).toBe(1);
-        await ledger.giveBack(h);
-        expect((await userRow({ ctx } as RelayFixture, user.id)).quota).toBe(100_000);
-        expect(await holds(db)).toEqual([]);
+        // 4 × 3_000 = 12_000 wished; 1/8 of 100_000 = 12_500 allows it.
+        const h1 = await ledger.take(payer(user.id), 3_000);
+        expect([await quotaOf(ctx, user.id), await amounts(db)]).toEqual([88_000, [12_000]]);
+        expect((await holds(db))[0].instance).toBe("a");
+        const h2 = await ledger.take(payer(user.id), 9_000);
+        expect([await quotaOf(ctx, user.id), await amounts(db)]).toEqual([88_000, [12_000]]);
+        // Short by 2_000 a second later: twice the last top-up (24_000) is wished, 1/8 of 88_000 = 11_000 allowed.
+        const h3 = await ledger.take(payer(user.id), 2_000);
+        expect([await quotaOf(ctx, user.id), await amounts(db)]).toEqual([77_000, [23_000]]);
+        await expect(ledger.take(payer(user.id), 90_000)).rejects.toThrow("user quota is not enough");
+        expect([await quotaOf(ctx, user.id), await amounts(db)]).toEqual([77_000, [23_000]]);
+        for (const h of [h1, h2, h3]) await ledger.giveBack(h);
+        expect(await quotaOf(ctx, user.id)).toBe(77_000);
+        await ledger.returnLeases!();
+        expect([await quotaOf(ctx, user.id), await holds(db)]).toEqual([100_000, []]);
+      } finally {
+        await ledger.stop();
+        await ctx.close();
+      }
+    });
+
+    test("a short balance still gives a call exactly what it needs: the last units of a balance can be spent", async () => {
+      const { ctx, db, user, writer } = await fixture(10_000);
+      const ledger = openLedger(db, dialectOf(db), writer, { instance: "a", leaseMs: 60_000 });
+      try {
+        const h = await ledger.take(payer(user.id), 10_000);
+        expect([await quotaOf(ctx, user.id), await amounts(db)]).toEqual([0, [10_000]]);
+        await expect(ledger.take(payer(user.id), 1)).rejects.toThrow("user quota is not enough");
+        expect(await ledger.settle(h, 10_000, (q) => entry(user.id, q))).toBe(10_000);
+        await writer.flush(true);
+        await ledger.returnLeases!();
+        expect([await quotaOf(ctx, user.id), await holds(db)]).toEqual([0, []]);
       } finally {
         await ledger.stop();
         await ctx.close();
@@ -94,69 +121,121 @@ for (const kind of storageKinds().filter((k) => k !== "sqlite")) {
         const tokenId = Number((await db.selectFrom("tokens").select("id").where("key", "=", "l".repeat(48)).executeTakeFirstOrThrow()).id);
         const remain = async () => Number((await db.selectFrom("tokens").select("remain_quota").where("id", "=", tokenId).executeTakeFirstOrThrow()).remain_quota);
         await expect(ledger.take({ userId: user.id, tokenId, unlimited: false }, 200_000)).rejects.toThrow("user quota is not enough");
-        expect([await remain(), (await userRow({ ctx } as RelayFixture, user.id)).quota, (await holds(db)).length]).toEqual([500_000, 100_000, 0]);
+        expect([await remain(), await quotaOf(ctx, user.id), (await holds(db)).length]).toEqual([500_000, 100_000, 0]);
         await db.updateTable("users").set({ status: 2 }).where("id", "=", user.id).execute();
         await expect(ledger.take({ userId: user.id, tokenId, unlimited: false }, 10)).rejects.toThrow("banned");
         expect([await remain(), (await holds(db)).length]).toEqual([500_000, 0]);
         await db.updateTable("users").set({ status: 1 }).where("id", "=", user.id).execute();
         await expect(ledger.take({ userId: user.id, tokenId, unlimited: false }, 600_000)).rejects.toThrow("token quota is not enough");
-        const h = await ledger.take({ userId: user.id, tokenId, unlimited: false }, 30_000);
-        expect([await remain(), (await userRow({ ctx } as RelayFixture, user.id)).quota]).toEqual([470_000, 70_000]);
-        expect((await holds(db)).map((r) => [r.id, Number(r.user_id), Number(r.token_id), Number(r.amount), r.instance])).toEqual([[h.id!, user.id, tokenId, 30_000, "a"]]);
+        // Wished 4 × 30_000; the user's 1/8 (12_500) caps it below the need, so the need it is.
+        await ledger.take({ userId: user.id, tokenId, unlimited: false }, 30_000);
+        expect([await remain(), await quotaOf(ctx, user.id)]).toEqual([470_000, 70_000]);
+        expect((await holds(db)).map((r) => [Number(r.user_id), Number(r.token_id), Number(r.amount), r.instance])).toEqual([[user.id, tokenId, 30_000, "a"]]);
       } finally {
         await ledger.stop();
         await ctx.close();
       }
     });
 
-    test("settling deletes the row in the same write as the log and refunds what the call did not use", async () => {
+    test("settling moves the cost out of the row in the same write as the log; the unused part stays in the lease until it goes back", async () => {
       const { ctx, db, user, writer } = await fixture();
       const ledger = openLedger(db, dialectOf(db), writer, { instance: "a", leaseMs: 60_000 });
       try {
-        const h = await ledger.take({ userId: user.id, tokenId: 0, unlimited: true }, 5_000);
+        const h = await ledger.take(payer(user.id), 3_000);
         expect(await ledger.settle(h, 1_200, (q) => entry(user.id, q))).toBe(1_200);
-        expect((await holds(db)).length).toBe(1);
+        expect(await amounts(db)).toEqual([12_000]);
         await writer.flush(true);
-        expect(await holds(db)).toEqual([]);
-        const row = await userRow({ ctx } as RelayFixture, user.id);
-        expect([row.quota, row.used_quota]).toEqual([98_800, 1_200]);
+        expect(await amounts(db)).toEqual([10_800]);
+        let row = await userRow({ ctx } as RelayFixture, user.id);
+        expect([row.quota, row.used_quota]).toEqual([88_000, 1_200]);
         expect((await logsOf({ ctx } as RelayFixture, user.id)).map((l) => l.quota)).toEqual([1_200]);
+        // The unused 1_800 went back to the lease: the next call of 10_000 needs no top-up.
+        await ledger.take(payer(user.id), 10_000);
+        expect(await amounts(db)).toEqual([10_800]);
+        await ledger.returnLeases!();
+        expect(await amounts(db)).toEqual([10_800]);
       } finally {
         await ledger.stop();
         await ctx.close();
       }
     });
 
-    test("an answer costing more than the hold is charged as far as the balance reaches, and the row says so", async () => {
+    test("an answer costing more than the hold is paid from the lease, then from the balance as far as it reaches", async () => {
       const { ctx, db, user, writer } = await fixture();
       const ledger = openLedger(db, dialectOf(db), writer, { instance: "a", leaseMs: 60_000 });
       try {
-        const h = await ledger.take({ userId: user.id, tokenId: 0, unlimited: true }, 90_000);
-        expect(await ledger.settle(h, 250_000, (q) => entry(user.id, q))).toBe(100_000);
-        expect(Number((await holds(db))[0].amount)).toBe(100_000);
+        const small = await ledger.take(payer(user.id), 1_000);
+        expect(await amounts(db)).toEqual([4_000]);
+        expect(await ledger.settle(small, 3_500, (q) => entry(user.id, q))).toBe(3_500);
+        expect([await quotaOf(ctx, user.id), await amounts(db)]).toEqual([96_000, [4_000]]);
+        const big = await ledger.take(payer(user.id), 90_000);
+        expect(await quotaOf(ctx, user.id)).toBe(6_500);
+        expect(await ledger.settle(big, 250_000, (q) => entry(user.id, q))).toBe(96_500);
         await writer.flush(true);
+        await ledger.returnLeases!();
         const row = await userRow({ ctx } as RelayFixture, user.id);
-        expect([row.quota, row.used_quota]).toEqual([0, 100_000]);
+        expect([row.quota, row.used_quota, (await holds(db)).length]).toEqual([0, 100_000, 0]);
       } finally {
         await ledger.stop();
         await ctx.close();
       }
     });
 
-    test("after a crash: the restarted instance refunds its previous life's holds at once; a live instance's are kept", async () => {
+    test("calls arriving while a lease is topped up wait for that top-up; a burst needs a few top-ups, not one per call", async () => {
+      const { ctx, db, user, writer } = await fixture(10_000_000);
+      const ledger = openLedger(db, dialectOf(db), writer, { instance: "a", leaseMs: 60_000 });
+      try {
+        const held = await Promise.all(Array.from({ length: 40 }, () => ledger.take(payer(user.id), 1_000)));
+        // 4_000, then 8_000, 16_000, 32_000: each top-up within a second of the last asks for twice as much.
+        expect(await amounts(db)).toEqual([60_000]);
+        expect(await quotaOf(ctx, user.id)).toBe(10_000_000 - 60_000);
+        for (const h of held) await ledger.settle(h, 500, (q) => entry(user.id, q));
+        await writer.flush(true);
+        await ledger.returnLeases!();
+        const row = await userRow({ ctx } as RelayFixture, user.id);
+        expect([row.quota, row.used_quota, (await holds(db)).length]).toEqual([10_000_000 - 20_000, 20_000, 0]);
+      } finally {
+        await ledger.stop();
+        await ctx.close();
+      }
+    });
+
+    test(`a lease nothing uses goes back by itself after ${LEASE_IDLE_MS} ms; one with a call running does not`, async () => {
+      const { ctx, db, user, writer } = await fixture();
+      const ledger = openLedger(db, dialectOf(db), writer, { instance: "a", leaseMs: 60_000 });
+      try {
+        await db.insertInto("tokens").values({ user_id: user.id, key: "i".repeat(48), name: "t", created_time: 1, expired_time: -1, remain_quota: 1_000_000, unlimited_quota: false }).execute();
+        const tokenId = Number((await db.selectFrom("tokens").select("id").where("key", "=", "i".repeat(48)).executeTakeFirstOrThrow()).id);
+        const idle = await ledger.take(payer(user.id), 1_000);
+        await ledger.settle(idle, 700, (q) => entry(user.id, q));
+        await ledger.take({ userId: user.id, tokenId, unlimited: false }, 1_000);
+        await writer.flush(true);
+        expect((await holds(db)).length).toBe(2);
+        await Bun.sleep(LEASE_IDLE_MS + 1_500);
+        expect((await holds(db)).map((r) => Number(r.token_id))).toEqual([tokenId]);
+        expect(await quotaOf(ctx, user.id)).toBe(100_000 - 700 - 4_000);
+      } finally {
+        await ledger.stop();
+        await ctx.close();
+      }
+    }, 10_000);
+
+    test("after a crash: the restarted instance refunds its previous life's leases at once; a live instance's are kept", async () => {
       const { ctx, db, user, writer } = await fixture();
       const crashed = openLedger(db, dialectOf(db), writer, { instance: "host-a", leaseMs: 60_000 });
       const other = openLedger(db, dialectOf(db), new WriteBehind(db, 0, policy), { instance: "host-b", leaseMs: 60_000 });
       let restarted: ReturnType<typeof openLedger> | null = null;
       try {
-        await crashed.take({ userId: user.id, tokenId: 0, unlimited: true }, 30_000);
-        await other.take({ userId: user.id, tokenId: 0, unlimited: true }, 20_000);
-        // kill -9: nothing is flushed, the timers just stop.
+        await crashed.take(payer(user.id), 30_000);
+        await other.take(payer(user.id), 20_000);
+        expect(await quotaOf(ctx, user.id)).toBe(50_000);
+        // kill -9: nothing is flushed or given back, the timers just stop.
+        (crashed as any).returnLeases = async () => {};
         await crashed.stop();
         restarted = openLedger(db, dialectOf(db), new WriteBehind(db, 0, policy), { instance: "host-a", leaseMs: 60_000 });
         for (let i = 0; i < 100 && (await holds(db)).length > 1; i++) await Bun.sleep(20);
         expect((await holds(db)).map((r) => r.instance)).toEqual(["host-b"]);
-        expect((await userRow({ ctx } as RelayFixture, user.id)).quota).toBe(80_000);
+        expect(await quotaOf(ctx, user.id)).toBe(80_000);
       } finally {
         await restarted?.stop();
         await other.stop();
@@ -164,14 +243,15 @@ for (const kind of storageKinds().filter((k) => k !== "sqlite")) {
       }
     });
 
-    test("holds nobody renews past the lease are refunded by any instance, once; renewed ones are not", async () => {
+    test("leases nobody renews past the lease time are refunded by any instance, once; renewed ones are not", async () => {
       const { ctx, db, user, writer } = await fixture();
       const dead = openLedger(db, dialectOf(db), writer, { instance: "dead", leaseMs: 60_000 });
       const live = openLedger(db, dialectOf(db), new WriteBehind(db, 0, policy), { instance: "live", leaseMs: 2_000 });
       const sweeper = openLedger(db, dialectOf(db), new WriteBehind(db, 0, policy), { instance: "sweeper", leaseMs: 2_000 });
       try {
-        await dead.take({ userId: user.id, tokenId: 0, unlimited: true }, 10_000);
-        await live.take({ userId: user.id, tokenId: 0, unlimited: true }, 20_000);
+        await dead.take(payer(user.id), 10_000);
+        await live.take(payer(user.id), 20_000);
+        (dead as any).returnLeases = async () => {};
         await dead.stop();
         const old = Math.floor(Date.now() / 1000) - 3_600;
         await db.updateTable("quota_holds").set({ renewed_at: old, created_at: old }).where("instance", "=", "dead").execute();
@@ -179,7 +259,7 @@ for (const kind of storageKinds().filter((k) => k !== "sqlite")) {
         for (let i = 0; i < 150 && (await holds(db)).length > 1; i++) await Bun.sleep(20);
         await Bun.sleep(3_000);
         expect((await holds(db)).map((r) => r.instance)).toEqual(["live"]);
-        expect((await userRow({ ctx } as RelayFixture, user.id)).quota).toBe(80_000);
+        expect(await quotaOf(ctx, user.id)).toBe(80_000);
       } finally {
         await live.stop();
         await sweeper.stop();
@@ -187,18 +267,28 @@ for (const kind of storageKinds().filter((k) => k !== "sqlite")) {
       }
     }, 15_000);
 
-    test("a call settled after its row was refunded as abandoned is charged again: the books still balance", async () => {
+    test("a call settled after its lease was refunded as abandoned is charged again, and the next call gets a new lease: the books still balance", async () => {
       const { ctx, db, user, writer } = await fixture();
       const ledger = openLedger(db, dialectOf(db), writer, { instance: "slow", leaseMs: 60_000 });
       try {
-        const h = await ledger.take({ userId: user.id, tokenId: 0, unlimited: true }, 10_000);
+        const h = await ledger.take(payer(user.id), 3_000);
+        const [first] = await holds(db);
         // Another instance decided this one was dead and refunded the row.
         await db.deleteFrom("quota_holds").execute();
-        await db.updateTable("users").set((eb) => ({ quota: eb("quota", "+", 10_000) })).where("id", "=", user.id).execute();
+        await db.updateTable("users").set((eb) => ({ quota: eb("quota", "+", 12_000) })).where("id", "=", user.id).execute();
         await ledger.settle(h, 7_000, (q) => entry(user.id, q));
         await writer.flush(true);
-        const row = await userRow({ ctx } as RelayFixture, user.id);
+        let row = await userRow({ ctx } as RelayFixture, user.id);
         expect([row.quota, row.used_quota]).toEqual([93_000, 7_000]);
+        // What the lost lease had is not given again: a new one is topped up.
+        const next = await ledger.take(payer(user.id), 1_000);
+        const now = await holds(db);
+        expect(now.length).toBe(1);
+        expect(now[0].id).not.toBe(first.id);
+        await ledger.giveBack(next);
+        await ledger.returnLeases!();
+        row = await userRow({ ctx } as RelayFixture, user.id);
+        expect([row.quota, (await holds(db)).length]).toEqual([93_000, 0]);
       } finally {
         await ledger.stop();
         await ctx.close();
@@ -207,10 +297,10 @@ for (const kind of storageKinds().filter((k) => k !== "sqlite")) {
   });
 }
 
-// PostgreSQL takes holds on a pool of its own that commits without waiting for the WAL flush; everything else
-// (refunds, settlements, logs) stays on the synchronous pool. A hold lost with an unflushed commit (the server
-// crashed) takes its debit with it, and the settlement charges the cost in full: the case above.
-if (storageKinds().includes("postgres")) test("postgres: the relay's ledger takes holds on an async-commit pool; the main pool stays synchronous", async () => {
+// PostgreSQL tops leases up on a pool of its own that commits without waiting for the WAL flush; everything
+// else (refunds, settlements, logs) stays on the synchronous pool. A top-up lost with an unflushed commit (the
+// server crashed) takes its debit with it, and the settlements find the row short or gone and charge in full.
+if (storageKinds().includes("postgres")) test("postgres: the relay's ledger tops leases up on an async-commit pool; the main pool stays synchronous", async () => {
   const ctx = await testContext({ kind: "postgres" });
   try {
     const { ledger } = relayState(ctx.deps);
@@ -223,6 +313,7 @@ if (storageKinds().includes("postgres")) test("postgres: the relay's ledger take
     const h = await ledger.take({ userId: user.id, tokenId: 0, unlimited: true }, 20_000);
     expect(Number((await ctx.deps.db.selectFrom("users").select("quota").where("id", "=", user.id).executeTakeFirstOrThrow()).quota)).toBe(30_000);
     await ledger.giveBack(h);
+    await ledger.returnLeases!();
     expect(Number((await ctx.deps.db.selectFrom("users").select("quota").where("id", "=", user.id).executeTakeFirstOrThrow()).quota)).toBe(50_000);
     // A token with enough for a user without: the statement undoes itself (division by zero) on this pool too.
     const token = await ctx.deps.db.insertInto("tokens").values({ user_id: user.id, key: "asyncpool" + "x".repeat(39), name: "t", created_time: 1, expired_time: -1, remain_quota: 1_000_000, unlimited_quota: false } as any).returning("id").executeTakeFirstOrThrow();

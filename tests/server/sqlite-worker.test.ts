@@ -70,7 +70,7 @@ test("the write-behind commits its slices on the worker: logs, debits, counters 
     const n = SLICE_RECORDS * 2 + 17;
     for (let i = 0; i < n; i++) {
       writer.reserve(1, 1, 10);
-      writer.settled({ id: null, userId: 1, tokenId: 1, amount: 10 }, 3, entry(1, 1, 3));
+      writer.settled({ lease: null, userId: 1, tokenId: 1, amount: 10 }, 3, entry(1, 1, 3));
     }
     expect(writer.unsettled("user", 1)).toBe(3 * n);
     await writer.flush(true);
@@ -87,7 +87,7 @@ test("the write-behind commits its slices on the worker: logs, debits, counters 
     const rollup = await db.selectFrom("quota_data").select(["count", "quota", "token_used"]).execute();
     expect(rollup).toEqual([{ count: n, quota: 3 * n, token_used: 3 * n }]);
     // A second flush adds to the same rollup row (update, not a second insert).
-    writer.settled({ id: null, userId: 1, tokenId: 1, amount: 0 }, 0, entry(1, 1, 0));
+    writer.settled({ lease: null, userId: 1, tokenId: 1, amount: 0 }, 0, entry(1, 1, 0));
     await writer.flush(true);
     expect(await db.selectFrom("quota_data").select(["count"]).execute()).toEqual([{ count: n + 1 }]);
   } finally {
@@ -101,10 +101,10 @@ test("a slice that fails is rolled back whole and stays queued with its debits; 
     expect(startSqliteWorker(db, path)).not.toBeNull();
     await seed(db);
     const writer = new WriteBehind(db, 0, { enabled: () => false, intervalMs: () => 0 });
-    for (let i = 0; i < SLICE_RECORDS; i++) writer.settled({ id: null, userId: 1, tokenId: 1, amount: 0 }, 2, entry(1, 1, 2));
+    for (let i = 0; i < SLICE_RECORDS; i++) writer.settled({ lease: null, userId: 1, tokenId: 1, amount: 0 }, 2, entry(1, 1, 2));
     // The second slice holds a log the database refuses.
-    writer.settled({ id: null, userId: 1, tokenId: 1, amount: 0 }, 5, entry(1, 1, 5, { no_such_column: 1 }));
-    writer.settled({ id: null, userId: 1, tokenId: 1, amount: 0 }, 5, entry(1, 1, 5));
+    writer.settled({ lease: null, userId: 1, tokenId: 1, amount: 0 }, 5, entry(1, 1, 5, { no_such_column: 1 }));
+    writer.settled({ lease: null, userId: 1, tokenId: 1, amount: 0 }, 5, entry(1, 1, 5));
     await expect(writer.flush()).rejects.toThrow();
     expect((await db.selectFrom("users").select("quota").where("id", "=", 1).executeTakeFirstOrThrow()).quota).toBe(1_000_000 - 2 * SLICE_RECORDS);
     expect(Number((await db.selectFrom("logs").select((eb) => eb.fn.countAll().as("n")).executeTakeFirstOrThrow()).n)).toBe(SLICE_RECORDS);
@@ -123,7 +123,7 @@ test("without its worker (stopped or failed) the write-behind writes on the main
     await stopSqliteWorker(db);
     expect(sqliteWorkerFor(db)).toBeNull();
     const writer = new WriteBehind(db, 0, { enabled: () => false, intervalMs: () => 0 });
-    for (let i = 0; i < 300; i++) writer.settled({ id: null, userId: 1, tokenId: 1, amount: 0 }, 1, entry(1, 1, 1));
+    for (let i = 0; i < 300; i++) writer.settled({ lease: null, userId: 1, tokenId: 1, amount: 0 }, 1, entry(1, 1, 1));
     await writer.flush();
     expect((await db.selectFrom("users").select("quota").where("id", "=", 1).executeTakeFirstOrThrow()).quota).toBe(1_000_000 - 300);
     expect(writer.unsettled("user", 1)).toBe(0);

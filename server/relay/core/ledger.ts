@@ -7,17 +7,20 @@
 //   await between the read and the reservation — so concurrent calls can never reserve the same units, and
 //   the hot path writes nothing. The write-behind debits the balance in the same transaction as it writes
 //   the call's log: a crash loses both or neither.
-// - PostgreSQL / MySQL (instances may share the database): the hold is one transaction — conditional
-//   UPDATEs of token and user plus a quota_holds row (on PostgreSQL one statement doing all three). The write-behind deletes the row in the same
-//   transaction as it writes the call's log and refunds the difference, so money that left a balance is
-//   always in a hold row or a log. Each instance renews its rows; rows nobody renews (the instance died)
-//   are refunded by any instance, and an instance starting again refunds its previous life's rows at once.
+// - PostgreSQL / MySQL (instances may share the database): calls are paid from leases, quota an instance
+//   has moved from the balances into a quota_holds row of its own ahead of them (LeaseLedger below), so a
+//   call's hold and settlement touch only memory. The write-behind moves each call's cost out of the row
+//   in the same transaction as it writes the call's log, so money that left a balance is always in a lease
+//   row or a log. Each instance renews its rows; rows nobody renews (the instance died) are refunded by any
+//   instance, and an instance starting again refunds its previous life's rows at once.
 //
-// Locks are always taken token before user (and the write-behind updates tokens before users, each in id
-// order), so concurrent transactions on PostgreSQL and MySQL cannot deadlock one another.
+// Locks are always taken token, then user, then lease row (the write-behind updates tokens, then users, each
+// in id order, then lease rows), so concurrent transactions on PostgreSQL and MySQL cannot deadlock one
+// another. Giving a lease back locks its row first: it runs only when no other transaction of this
+// instance can touch that row.
 import type { Database as SqliteDatabase } from "bun:sqlite";
 import type { Database, Dialect } from "../../../db/index.ts";
-import { CompiledQuery, type Selectable } from "kysely";
+import { CompiledQuery, sql, type Selectable } from "kysely";
 import type { QuotaHoldsTable } from "../../../db/schema.ts";
 import { rawSqlite } from "../../../db/index.ts";
 import { AppError } from "../../http/errors.ts";
@@ -33,8 +36,8 @@ export interface Payer {
 
 /** Quota taken for one call. */
 export interface Hold {
-  /** the quota_holds row; null when reserved in this process's memory (SQLite) or nothing was taken */
-  id: string | null;
+  /** the lease it was given from (PostgreSQL, MySQL); null when reserved in memory (SQLite) or nothing was taken */
+  lease: Lease | null;
   userId: number;
   /** the token whose remain_quota is drawn; 0 when none is (unlimited token, playground) */
   tokenId: number;
@@ -46,6 +49,8 @@ export interface Ledger {
   take(payer: Payer, amount: number): Promise<Hold>;
   /** The call was not served: everything goes back now. */
   giveBack(hold: Hold): Promise<void>;
+  /** Gives quota taken ahead of calls (leases) back to the balances where nothing is using it (drain, tests). */
+  returnLeases?(): Promise<void>;
   /**
    * The call cost `cost`: takes it out of the hold (charging beyond the hold only as far as the balances
    * reach) and queues the settlement with the call's records in one write-behind entry, so they are written
@@ -60,7 +65,7 @@ export interface Ledger {
 }
 
 const limitedToken = (payer: Payer) => (payer.tokenId !== 0 && !payer.unlimited ? payer.tokenId : 0);
-const noHold = (payer: Payer): Hold => ({ id: null, userId: payer.userId, tokenId: limitedToken(payer), amount: 0 });
+const noHold = (payer: Payer): Hold => ({ lease: null, userId: payer.userId, tokenId: limitedToken(payer), amount: 0 });
 
 const tokenShort = () => new AppError(403, "token quota is not enough for this request", "insufficient_token_quota");
 const userShort = () => new AppError(403, "user quota is not enough for this request", "insufficient_user_quota");
@@ -72,11 +77,11 @@ export interface LedgerOptions {
   /** a row not renewed for this long belongs to a dead instance and is refunded */
   leaseMs: number;
   /**
-   * PostgreSQL: the connections that take holds, committing without waiting for the WAL flush (the hold was one
-   * flush per call, and calls of one user queue on its row behind it). Safe for holds alone: a hold the server
-   * loses in a crash loses its debit with it, and the call's settlement, finding no row, charges the cost in
-   * full in the same durable transaction as the log. Refunds, settlements and logs stay synchronous. The
-   * ledger closes it on stop.
+   * PostgreSQL: the connections that top leases up, committing without waiting for the WAL flush (calls of one
+   * payer wait for the top-up). Safe for top-ups alone: one the server loses in a crash loses its debit with
+   * it, and the settlements that spent it find the row short (or gone) and are charged in full in the same
+   * durable transaction as their logs. Refunds, settlements and logs stay synchronous. The ledger closes it
+   * on stop.
    */
   holdDb?: Database;
 }
@@ -84,7 +89,7 @@ export interface LedgerOptions {
 export function openLedger(db: Database, dialect: Dialect, writer: WriteBehind, opts: LedgerOptions): Ledger {
   const raw = rawSqlite(db);
   if (raw) return new MemoryLedger(db, raw, writer);
-  const ledger = new HoldLedger(db, dialect, writer, opts);
+  const ledger = new LeaseLedger(db, dialect, writer, opts);
   ledger.start();
   return ledger;
 }
@@ -158,7 +163,7 @@ class MemoryLedger implements Ledger {
     if (!u || u.status !== USER_STATUS.enabled) throw userBanned();
     if (u.balance - this.writer.unsettled("user", payer.userId) < amount) throw userShort();
     this.writer.reserve(payer.userId, tokenId, amount);
-    return { id: null, userId: payer.userId, tokenId, amount };
+    return { lease: null, userId: payer.userId, tokenId, amount };
   }
 
   async giveBack(hold: Hold): Promise<void> {
@@ -220,36 +225,114 @@ async function withRetry<T>(run: () => Promise<T>): Promise<T> {
   }
 }
 
+/** A top-up takes at most this share of what the balance has left (1/8), and never less than the call needs:
+ * several instances serving one user each keep a part without starving the others. */
+const LEASE_SHARE = 8;
+/** A lease topped up again within this long asks for twice as much next time; after a quieter spell, for
+ * what the call needs times LEASE_FIRST. */
+const LEASE_WINDOW_MS = 1_000;
+const LEASE_FIRST = 4;
+/** A lease nothing has used for this long goes back to the balances (so they read right between bursts). */
+export const LEASE_IDLE_MS = 2_000;
+
 /**
- * PostgreSQL's hold (HoldLedger.takeInOneStatement) as fixed text: built through Kysely on every call it cost
- * more CPU than the round trip; as one text the driver also prepares it once per connection.
- * $1 amount, $2 token id (0: none), $3 enabled token status, $4 user id, $5 enabled user status, $6 hold id,
- * $7 instance, $8 life, $9 now.
+ * Quota this process has taken from one payer's balances (user, and the token when it has a limit of its
+ * own) into one quota_holds row, and gives to that payer's calls in memory. Opaque outside the ledger.
  */
-const HOLD_IN_ONE_STATEMENT = `
-  with t as (
-    update tokens set remain_quota = remain_quota - $1
-    where id = $2 and status = $3 and remain_quota >= $1 returning id
+export interface Lease {
+  readonly id: string;
+  readonly key: string;
+  readonly userId: number;
+  readonly tokenId: number;
+  /** in the row and promised to no call */
+  free: number;
+  /** promised to calls still running */
+  held: number;
+  /** settled calls whose spend the write-behind has not committed */
+  unwritten: number;
+  /** settlements charging beyond their hold (their I/O is running) */
+  busy: number;
+  toppingUp: Promise<void> | null;
+  /** what the last top-up got, and when (performance.now()) */
+  granted: number;
+  toppedAt: number;
+  usedAt: number;
+  /** a top-up or an extra charge has written the row */
+  inDb: boolean;
+  /** no longer given to new calls: found refunded as abandoned, or being given back */
+  closed: boolean;
+  releasing: boolean;
+}
+
+/**
+ * PostgreSQL's top-up (LeaseLedger.topUpInOneStatement) as fixed text, prepared once per connection.
+ * It takes `amt` from the token and the user and adds it to the lease row (creating it): amt is what the
+ * call needs ($1) or, if the balances allow, up to the wish ($2) capped at 1/LEASE_SHARE of each balance.
+ * The user is debited only if the token was; a token debited for a user that is short makes the statement
+ * divide by zero, which undoes it whole.
+ * $1 need, $2 wish, $3 token id (0: none), $4 enabled token status, $5 user id, $6 enabled user status,
+ * $7 lease id, $8 instance, $9 life, $10 now, $11 share.
+ */
+const TOP_UP_IN_ONE_STATEMENT = `
+  with a as (
+    select greatest(cast($1 as bigint), least(cast($2 as bigint),
+      coalesce((select quota from users where id = $5), 0) / cast($11 as bigint),
+      case when cast($3 as bigint) = 0 then cast($2 as bigint)
+        else coalesce((select remain_quota from tokens where id = $3), 0) / cast($11 as bigint) end)) as amt
+  ), t as (
+    update tokens set remain_quota = remain_quota - (select amt from a)
+    where id = $3 and status = $4 and remain_quota >= (select amt from a) returning id
   ), u as (
-    update users set quota = quota - $1
-    where id = $4 and status = $5 and quota >= $1
-      and (cast($2 as bigint) = 0 or exists (select 1 from t)) returning id
+    update users set quota = quota - (select amt from a)
+    where id = $5 and status = $6 and quota >= (select amt from a)
+      and (cast($3 as bigint) = 0 or exists (select 1 from t)) returning id
   ), h as (
     insert into quota_holds (id, user_id, token_id, amount, instance, life, created_at, renewed_at)
-    select cast($6 as text), cast($4 as bigint), cast($2 as bigint), cast($1 as bigint),
-      cast($7 as text), cast($8 as text), cast($9 as bigint), cast($9 as bigint)
-    where exists (select 1 from u) returning id
+    select cast($7 as text), cast($5 as bigint), cast($3 as bigint), (select amt from a),
+      cast($8 as text), cast($9 as text), cast($10 as bigint), cast($10 as bigint)
+    where exists (select 1 from u)
+    on conflict (id) do update set amount = quota_holds.amount + excluded.amount, renewed_at = excluded.renewed_at
+    returning id
   )
-  select (select count(*) from t)::int as t, (select count(*) from u)::int as u,
+  select (select count(*) from t)::int as t, (select count(*) from u)::int as u, (select amt from a)::float8 as amt,
     case when exists (select 1 from t) and not exists (select 1 from u) then 1 / (select count(*) from h)::int else 0 end as undo`;
 
-class HoldLedger implements Ledger {
+type TopUp = { granted: number } | "token" | "user";
+
+/**
+ * PostgreSQL and MySQL. A call is paid from its payer's lease: quota this process took from the balances
+ * into a quota_holds row ahead of the calls, so the usual call takes and settles its hold in memory and the
+ * database sees one top-up per burst instead of one statement per call. A lease short of a call's hold is
+ * topped up first (one statement on PostgreSQL; a transaction locking token, then user, then the row on
+ * MySQL); calls arriving meanwhile wait for that top-up rather than start their own. What a call does not
+ * use goes back to the lease at once; what it costs beyond its hold comes from the lease, then from the
+ * balances as far as they reach. The write-behind moves each settled call's cost out of the row in the
+ * same transaction as its log. A lease unused for LEASE_IDLE_MS, with nothing running or unwritten on it,
+ * goes back to the balances (row deleted, its amount refunded), as do all of them on drain and shutdown.
+ * While a payer is busy its balance reads lower by what its leases hold (at most what its calls need plus
+ * 1/LEASE_SHARE of the balance per top-up).
+ */
+class LeaseLedger implements Ledger {
   private timer: ReturnType<typeof setInterval> | null = null;
+  private releaser: ReturnType<typeof setInterval> | null = null;
   /** This process's life of the instance: rows of the same instance with another life are left from before a restart. */
   private readonly life = crypto.randomUUID().slice(0, 16);
   private sweeping: Promise<void> | null = null;
+  /** The lease calls of each payer are given from now. */
+  private open = new Map<string, Lease>();
+  /** Every lease whose row may exist, until it is given back. */
+  private all = new Map<string, Lease>();
 
-  constructor(private db: Database, private dialect: Dialect, private writer: WriteBehind, private opts: LedgerOptions) {}
+  constructor(private db: Database, private dialect: Dialect, private writer: WriteBehind, private opts: LedgerOptions) {
+    writer.onLeasesCommitted = (spends, gone) => {
+      for (const [id, spend] of spends) {
+        const lease = this.all.get(id);
+        if (!lease) continue;
+        lease.unwritten -= spend.calls;
+        if (gone.has(id)) this.close(lease, true);
+      }
+    };
+  }
 
   start(): void {
     // The rows this instance left behind when it last stopped without settling them (a crash) go back at once.
@@ -261,68 +344,92 @@ class HoldLedger implements Ledger {
         .catch((e) => console.error("hold renewal failed:", e.message)).finally(() => (this.sweeping = null));
     }, every);
     this.timer.unref?.();
+    this.releaser = setInterval(() => void this.returnLeases(LEASE_IDLE_MS), LEASE_IDLE_MS / 2);
+    this.releaser.unref?.();
   }
 
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
-    this.timer = null;
+    if (this.releaser) clearInterval(this.releaser);
+    this.timer = this.releaser = null;
     await this.sweeping;
+    await this.returnLeases(0);
     await this.opts.holdDb?.destroy();
+  }
+
+  private leaseFor(userId: number, tokenId: number): Lease {
+    const key = `${userId}:${tokenId}`;
+    let lease = this.open.get(key);
+    if (!lease) {
+      lease = {
+        id: crypto.randomUUID(), key, userId, tokenId, free: 0, held: 0, unwritten: 0, busy: 0, toppingUp: null,
+        granted: 0, toppedAt: -Infinity, usedAt: performance.now(), inDb: false, closed: false, releasing: false,
+      };
+      this.open.set(key, lease);
+      this.all.set(lease.id, lease);
+    }
+    return lease;
+  }
+
+  /** No new calls are given from it; `abandoned`: another instance refunded its row, so what it had is gone. */
+  private close(lease: Lease, abandoned: boolean): void {
+    lease.closed = true;
+    if (abandoned) lease.free = 0;
+    if (this.open.get(lease.key) === lease) this.open.delete(lease.key);
   }
 
   async take(payer: Payer, amount: number): Promise<Hold> {
     if (amount <= 0) return noHold(payer);
     const tokenId = limitedToken(payer);
-    const hold: Hold = { id: crypto.randomUUID(), userId: payer.userId, tokenId, amount };
-    const now = Math.floor(Date.now() / 1000);
-    const outcome = await withRetry(() => this.dialect === "postgres" ? this.takeInOneStatement(hold, now) : this.takeInTransaction(hold, now));
+    for (;;) {
+      const lease = this.leaseFor(payer.userId, tokenId);
+      if (lease.free >= amount) {
+        lease.free -= amount;
+        lease.held += amount;
+        lease.usedAt = performance.now();
+        return { lease, userId: payer.userId, tokenId, amount };
+      }
+      if (lease.toppingUp) {
+        // One top-up at a time per lease: the others' calls wait for it, then look again.
+        await lease.toppingUp.catch(() => {});
+        continue;
+      }
+      const running = this.topUp(lease, amount - lease.free).finally(() => {
+        if (lease.toppingUp === running) lease.toppingUp = null;
+      });
+      lease.toppingUp = running;
+      await running;
+    }
+  }
+
+  private async topUp(lease: Lease, need: number): Promise<void> {
+    const now = performance.now();
+    const wish = now - lease.toppedAt < LEASE_WINDOW_MS ? Math.max(need, 2 * lease.granted) : need * LEASE_FIRST;
+    const at = Math.floor(Date.now() / 1000);
+    const outcome = await withRetry(() => this.dialect === "postgres" ? this.topUpInOneStatement(lease, need, wish, at) : this.topUpInTransaction(lease, need, wish, at));
     if (outcome === "token") {
-      await markExhausted(this.db, tokenId);
+      await markExhausted(this.db, lease.tokenId);
       throw tokenShort();
     }
     if (outcome === "user") {
-      const user = await this.db.selectFrom("users").select("status").where("id", "=", payer.userId).executeTakeFirst();
+      const user = await this.db.selectFrom("users").select("status").where("id", "=", lease.userId).executeTakeFirst();
       throw user && user.status !== USER_STATUS.enabled ? userBanned() : userShort();
     }
-    return hold;
+    lease.inDb = true;
+    lease.granted = outcome.granted;
+    lease.toppedAt = now;
+    // A lease found abandoned while this ran keeps the new quota in its row until it is given back.
+    if (!lease.closed) lease.free += outcome.granted;
   }
 
-  /** The hold as a transaction: token, user, hold row (MySQL; five round trips with the row locks held throughout). */
-  private takeInTransaction(hold: Hold, now: number): Promise<"held" | "token" | "user"> {
-    const { userId, tokenId, amount } = hold;
-    return this.db.transaction().execute(async (trx) => {
-      if (tokenId) {
-        const t = await trx.updateTable("tokens").set((eb) => ({ remain_quota: eb("remain_quota", "-", amount) }))
-          .where("id", "=", tokenId).where("status", "=", TOKEN_STATUS.enabled).where("remain_quota", ">=", amount).executeTakeFirst();
-        if (Number(t.numUpdatedRows) === 0) return "token" as const;
-      }
-      const u = await trx.updateTable("users").set((eb) => ({ quota: eb("quota", "-", amount) }))
-        .where("id", "=", userId).where("status", "=", USER_STATUS.enabled).where("quota", ">=", amount).executeTakeFirst();
-      if (Number(u.numUpdatedRows) === 0) throw new ShortUser();
-      await trx.insertInto("quota_holds").values({
-        id: hold.id!, user_id: userId, token_id: tokenId, amount, instance: this.opts.instance, life: this.life, created_at: now, renewed_at: now,
-      }).execute();
-      return "held" as const;
-    }).catch(async (e) => {
-      if (!(e instanceof ShortUser)) throw e;
-      return "user" as const;
-    });
-  }
-
-  /**
-   * PostgreSQL: the same hold as one statement, so one round trip and the token's and user's row locks held
-   * for one statement instead of a whole transaction (all calls of a user queue on its row). The user is
-   * debited only if the token was; a token debited for a user that is short makes the statement divide by
-   * zero, which undoes it whole.
-   */
-  private async takeInOneStatement(hold: Hold, now: number): Promise<"held" | "token" | "user"> {
-    const { userId, tokenId, amount } = hold;
+  private async topUpInOneStatement(lease: Lease, need: number, wish: number, now: number): Promise<TopUp> {
     try {
-      const r = await (this.opts.holdDb ?? this.db).executeQuery<{ t: number; u: number }>(CompiledQuery.raw(HOLD_IN_ONE_STATEMENT,
-        [amount, tokenId, TOKEN_STATUS.enabled, userId, USER_STATUS.enabled, hold.id, this.opts.instance, this.life, now]));
+      const r = await (this.opts.holdDb ?? this.db).executeQuery<{ t: number; u: number; amt: number }>(CompiledQuery.raw(TOP_UP_IN_ONE_STATEMENT, [
+        need, wish, lease.tokenId, TOKEN_STATUS.enabled, lease.userId, USER_STATUS.enabled, lease.id, this.opts.instance, this.life, now, LEASE_SHARE,
+      ]));
       const row = r.rows[0];
-      if (Number(row?.u) === 1) return "held";
-      return tokenId && Number(row?.t) === 0 ? "token" : "user";
+      if (Number(row?.u) === 1) return { granted: Number(row.amt) };
+      return lease.tokenId && Number(row?.t) === 0 ? "token" : "user";
     } catch (e) {
       // division_by_zero: the token had enough and the user not (the token's debit went with the statement).
       if (errorCodes(e).includes("22012")) return "user";
@@ -330,64 +437,138 @@ class HoldLedger implements Ledger {
     }
   }
 
+  /** MySQL: token, user, then the lease row, each locked in that order (the write-behind's order). */
+  private topUpInTransaction(lease: Lease, need: number, wish: number, now: number): Promise<TopUp> {
+    return this.db.transaction().execute(async (trx): Promise<TopUp> => {
+      let amount = wish;
+      if (lease.tokenId) {
+        const t = await trx.selectFrom("tokens").select(["remain_quota", "status"]).where("id", "=", lease.tokenId).forUpdate().executeTakeFirst();
+        if (!t || t.status !== TOKEN_STATUS.enabled || Number(t.remain_quota) < need) return "token";
+        amount = Math.min(amount, Math.floor(Number(t.remain_quota) / LEASE_SHARE));
+      }
+      const u = await trx.selectFrom("users").select(["quota", "status"]).where("id", "=", lease.userId).forUpdate().executeTakeFirst();
+      if (!u || u.status !== USER_STATUS.enabled || Number(u.quota) < need) return "user";
+      amount = Math.max(need, Math.min(amount, Math.floor(Number(u.quota) / LEASE_SHARE)));
+      await this.debit(trx, lease, amount, now);
+      return { granted: amount };
+    });
+  }
+
+  /** Takes `amount` from the token and user (locked by the caller's transaction) into the lease row. */
+  private async debit(trx: Database, lease: Lease, amount: number, now: number): Promise<void> {
+    if (lease.tokenId) await trx.updateTable("tokens").set((eb) => ({ remain_quota: eb("remain_quota", "-", amount) })).where("id", "=", lease.tokenId).execute();
+    await trx.updateTable("users").set((eb) => ({ quota: eb("quota", "-", amount) })).where("id", "=", lease.userId).execute();
+    const row = { id: lease.id, user_id: lease.userId, token_id: lease.tokenId, amount, instance: this.opts.instance, life: this.life, created_at: now, renewed_at: now };
+    const insert = trx.insertInto("quota_holds").values(row);
+    await (this.dialect === "mysql"
+      ? insert.onDuplicateKeyUpdate({ amount: sql`amount + ${amount}`, renewed_at: now })
+      : insert.onConflict((oc) => oc.column("id").doUpdateSet((eb) => ({ amount: eb("quota_holds.amount", "+", amount), renewed_at: now })))
+    ).execute();
+  }
+
   async giveBack(hold: Hold): Promise<void> {
-    if (hold.id) await withRetry(() => this.refund(hold.id!, () => true));
+    const lease = hold.lease;
+    if (!lease || hold.amount <= 0) return;
+    lease.held -= hold.amount;
+    if (!lease.closed) lease.free += hold.amount;
+    lease.usedAt = performance.now();
   }
 
   async settle(hold: Hold, cost: number, entry: (taken: number) => SettledEntry): Promise<number> {
     const want = Math.max(0, cost);
+    const own = hold.amount > 0 ? hold.lease : null;
     let taken = Math.min(want, hold.amount);
-    if (want > hold.amount) {
-      // A call admitted without a hold (a zero estimate) gets a row of its own first, so it is settled with its log like every other.
-      if (!hold.id) hold = await this.emptyHold(hold);
-      const h = hold;
-      taken = h.amount + await withRetry(() => this.chargeExtra(h, want - h.amount));
-      hold = { ...hold, amount: taken };
+    if (want === 0 && !own) {
+      this.writer.settled(hold, 0, entry(0));
+      return 0;
     }
-    // The write-behind refunds amount − taken when it deletes the row with the log.
-    this.writer.settled(hold, taken, entry(taken));
-    return taken;
+    // A hold of nothing (a zero estimate, a realtime turn's placeholder) is paid from the payer's lease of now.
+    const lease = own ?? this.leaseFor(hold.userId, hold.tokenId);
+    lease.busy++;
+    try {
+      if (want > taken) {
+        const fromFree = lease.closed ? 0 : Math.min(want - taken, Math.max(0, lease.free));
+        lease.free -= fromFree;
+        taken += fromFree;
+        if (want > taken) {
+          taken += await withRetry(() => this.chargeExtra(lease, want - taken)).catch((e) => {
+            console.error("charging beyond the hold failed:", (e as Error).message);
+            return 0;
+          });
+        }
+      }
+      if (own) {
+        lease.held -= hold.amount;
+        if (!lease.closed) lease.free += hold.amount - Math.min(hold.amount, want);
+      }
+      lease.usedAt = performance.now();
+      lease.unwritten++;
+      this.writer.settled({ lease, userId: hold.userId, tokenId: hold.tokenId, amount: taken }, taken, entry(taken));
+      return taken;
+    } finally {
+      lease.busy--;
+    }
   }
 
   remaining(_userId: number, authQuota: number): number {
     return authQuota;
   }
 
-  /** More than the hold: as much of `extra` as token and user still have, added to the hold row. */
-  private chargeExtra(hold: Hold, extra: number): Promise<number> {
+  /** More than the hold and the lease have: as much of `extra` as token and user still have, into the lease row. */
+  private chargeExtra(lease: Lease, extra: number): Promise<number> {
     return this.db.transaction().execute(async (trx) => {
       let left = extra;
-      if (hold.tokenId) {
-        const t = await trx.selectFrom("tokens").select("remain_quota").where("id", "=", hold.tokenId).forUpdate().executeTakeFirst();
+      if (lease.tokenId) {
+        const t = await trx.selectFrom("tokens").select("remain_quota").where("id", "=", lease.tokenId).forUpdate().executeTakeFirst();
         left = Math.min(left, Math.max(0, Number(t?.remain_quota ?? 0)));
       }
-      const u = await trx.selectFrom("users").select("quota").where("id", "=", hold.userId).forUpdate().executeTakeFirst();
+      const u = await trx.selectFrom("users").select("quota").where("id", "=", lease.userId).forUpdate().executeTakeFirst();
       left = Math.min(left, Math.max(0, Number(u?.quota ?? 0)));
       if (left <= 0) return 0;
-      if (hold.tokenId) await trx.updateTable("tokens").set((eb) => ({ remain_quota: eb("remain_quota", "-", left) })).where("id", "=", hold.tokenId).execute();
-      await trx.updateTable("users").set((eb) => ({ quota: eb("quota", "-", left) })).where("id", "=", hold.userId).execute();
-      await trx.updateTable("quota_holds").set((eb) => ({ amount: eb("amount", "+", left) })).where("id", "=", hold.id!).execute();
+      await this.debit(trx, lease, left, Math.floor(Date.now() / 1000));
+      lease.inDb = true;
       return left;
     });
   }
 
-  private async emptyHold(hold: Hold): Promise<Hold> {
-    const id = crypto.randomUUID();
-    const now = Math.floor(Date.now() / 1000);
-    await this.db.insertInto("quota_holds").values({
-      id, user_id: hold.userId, token_id: hold.tokenId, amount: 0, instance: this.opts.instance, life: this.life, created_at: now, renewed_at: now,
-    }).execute();
-    return { ...hold, id, amount: 0 };
+  /**
+   * Gives back the leases unused for `idleMs` with nothing running, settling or unwritten on them (and those
+   * found abandoned, once idle the same way): each row is deleted and its amount refunded in one transaction.
+   */
+  async returnLeases(idleMs = 0): Promise<void> {
+    const now = performance.now();
+    const due = [...this.all.values()].filter((l) =>
+      !l.releasing && l.held === 0 && l.unwritten === 0 && l.busy === 0 && !l.toppingUp && (l.closed || now - l.usedAt >= idleMs));
+    // Closed before the first await: no call can be given from them while they go back.
+    for (const lease of due) {
+      lease.releasing = true;
+      this.close(lease, false);
+    }
+    for (const lease of due) {
+      try {
+        if (lease.inDb) await withRetry(() => this.refund(lease.id, () => true));
+        this.all.delete(lease.id);
+      } catch (e) {
+        // Kept (closed): the next round tries again.
+        console.error("giving back a quota lease failed:", (e as Error).message);
+      } finally {
+        lease.releasing = false;
+      }
+    }
   }
 
-  /** Deletes a hold row and gives its amount back, in one transaction, if the row (read under lock) still qualifies. */
+  /**
+   * Deletes a lease row and gives its amount back, in one transaction, if the row (read under lock) still
+   * qualifies. A negative amount (calls spent more than a top-up the database lost in a crash had put in)
+   * is charged the same way.
+   */
   private refund(id: string, qualifies: (row: QuotaHold) => boolean): Promise<void> {
     return this.db.transaction().execute(async (trx) => {
       const row = await trx.selectFrom("quota_holds").selectAll().where("id", "=", id).forUpdate().executeTakeFirst();
       if (!row || !qualifies(row)) return;
       await trx.deleteFrom("quota_holds").where("id", "=", id).execute();
       const amount = Number(row.amount);
-      if (amount <= 0) return;
+      if (amount === 0) return;
       if (row.token_id) await trx.updateTable("tokens").set((eb) => ({ remain_quota: eb("remain_quota", "+", amount) })).where("id", "=", row.token_id).execute();
       await trx.updateTable("users").set((eb) => ({ quota: eb("quota", "+", amount) })).where("id", "=", row.user_id).execute();
     });
@@ -399,7 +580,7 @@ class HoldLedger implements Ledger {
       .where("instance", "=", this.opts.instance).where("life", "=", this.life).execute();
   }
 
-  /** Refunds holds whose instance is gone: this instance's own from before it started, or anyone's past the lease. */
+  /** Refunds rows whose instance is gone: this instance's own from before it started, or anyone's past the lease. */
   private async sweep(own: boolean): Promise<void> {
     const now = Math.floor(Date.now() / 1000);
     const staleBefore = now - Math.ceil(this.opts.leaseMs / 1000);
@@ -417,7 +598,6 @@ class HoldLedger implements Ledger {
   }
 }
 
-class ShortUser extends Error {}
 type QuotaHold = Selectable<QuotaHoldsTable>;
 
 async function markExhausted(db: Database, tokenId: number): Promise<void> {

@@ -202,7 +202,7 @@ class Session {
     };
     await finish(this.deps, s, usage, undefined, other).catch(() => {});
     // The next response's hold, taken from the balance as it now stands.
-    this.served = { ...s, hold: { ...s.hold, id: null, amount: 0 }, started: performance.now(), firstByteMs: 0 };
+    this.served = { ...s, hold: { ...s.hold, amount: 0 }, started: performance.now(), firstByteMs: 0 };
     if (this.closed) return;
     try {
       const c = s.req.caller;
