@@ -33,7 +33,6 @@ interface HeldQuota { lease: { readonly id: string } | null; userId: number; tok
 /** What the settled calls of one lease row spent: moved out of the row in the same transaction as their logs. */
 export interface LeaseSpend { userId: number; tokenId: number; taken: number; calls: number }
 
-const LOG_BATCH = 200;
 /** SQLite on the main connection runs statements on the event loop's own thread: smaller inserts, and a
  * yield between them. */
 const SQLITE_LOG_BATCH = 64;
@@ -44,6 +43,8 @@ const SLICE_MS = 0.5;
  * holding its logs together with its debits and counters (so the books balance after a crash between two),
  * which bounds how long a flush holds SQLite's write lock against the main connection's other writes. */
 export const SLICE_RECORDS = 256;
+/** Log rows per INSERT: a slice's in one statement (two statements per slice copied half of its values). */
+const LOG_BATCH = SLICE_RECORDS;
 
 /** A function to await between statements: on SQLite it yields to the event loop once SLICE_MS of work
  * has run since the last yield; on PostgreSQL and MySQL statements are I/O already, so it does nothing. */
