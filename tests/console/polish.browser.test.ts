@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
-import { ARTIFACTS, builtConsole, launchChromium, signedInPage, watchErrors } from "../helpers/browser.ts";
+import { ARTIFACTS, builtConsole, launchChromium, settledWhenQuiet, signedInPage, visit, watchErrors } from "../helpers/browser.ts";
 import { ROOT_PASSWORD, testContext, type Session, type TestContext } from "../helpers/app.ts";
 import { writeLog } from "../../server/modules/log/write.ts";
 import { LOG_TYPE } from "../../server/catalogue/index.ts";
@@ -140,13 +140,14 @@ describe("every route renders, in every language and in dark mode", () => {
   for (const c of cases) {
     test(`[${c.lang}, ${c.theme}] as the admin: each route shows its screen, no raw keys, no script errors`, async () => {
       const { context, page } = await contextAt(1440, ROOT_USER, c.lang, c.theme);
+      const settled = settledWhenQuiet(page, base);
       try {
         for (const route of c.routes) {
           const before = errors.length;
-          await page.goto(base + route);
+          await visit(page, base, route);
           await page.locator(".sy-content > *").first().waitFor({ timeout: 10_000 });
-          // The page's first answers (lists, options) are in by then on this local server.
-          await page.waitForTimeout(250);
+          // The screen's code and its first answers (lists, options).
+          await settled();
           expect(await page.locator(".sy-content").innerText(), route).not.toContain("The page does not exist");
           expect(await rawKeys(page), route).toEqual([]);
           expect(errors.slice(before), route).toEqual([]);
@@ -166,11 +167,12 @@ describe("every route renders, in every language and in dark mode", () => {
   test("as a user and as a guest: their routes render; admin routes are not theirs", async () => {
     for (const [who, routes] of [[ALICE, ["/token", "/log", "/topup", "/personal", "/playground", "/pricing"]], [null, ["/", "/pricing", "/about", "/login", "/register"]]] as const) {
       const { context, page } = await contextAt(1280, who, "ru");
+      const settled = settledWhenQuiet(page, base);
       try {
         for (const route of routes) {
-          await page.goto(base + route);
+          await visit(page, base, route);
           await page.locator(".sy-content > *").first().waitFor();
-          await page.waitForTimeout(250);
+          await settled();
           expect(await rawKeys(page), route).toEqual([]);
         }
         if (who) {
@@ -222,12 +224,14 @@ describe("tables read at 1440, 1280 and 390 px in en, zh and ru", () => {
     for (const lang of LANGS) {
       test(`${width} px [${lang}]: no sideways scroll, no column under another, no text out of its cell`, async () => {
         const { context, page } = await contextAt(width, ROOT_USER, lang);
+        const settled = settledWhenQuiet(page, base);
         try {
           for (const path of PAGES) {
-            await page.goto(base + path);
+            await visit(page, base, path);
+            await settled();
             await page.locator(".sy-rtable table").first().waitFor();
             if (!["/midjourney", "/task"].includes(path)) await page.locator(".sy-rtable tbody tr td").nth(2).waitFor();
-            await page.waitForTimeout(150);
+            await settled();
             if (["/channel", "/log", "/token", "/user"].includes(path)) await shot(page, `${path.slice(1)}-${width}-${lang}`);
             expect(await layoutProblems(page), `${path} at ${width} px [${lang}]`).toEqual([]);
           }

@@ -59,3 +59,48 @@ export async function signedInPage(context: BrowserContext, base: string, who: {
   }, { who, lang: opts.lang ?? "en", theme: opts.theme ?? "light" });
   return page;
 }
+
+/**
+ * Follows what `page` loads from the console's server `base` (scripts, API calls; an embedded chat's other
+ * site is not waited for) and answers a function that resolves once nothing has been in flight for
+ * `quietMs`: the screen's code and first answers are in. Waiting for that instead of a fixed pause made the
+ * console's walk through every route several times faster.
+ */
+export function settledWhenQuiet(page: Page, base: string): (quietMs?: number, timeoutMs?: number) => Promise<void> {
+  let inFlight = 0;
+  let changed = performance.now();
+  const ours = (r: { url(): string }) => r.url().startsWith(base);
+  const started = (r: { url(): string }) => {
+    if (!ours(r)) return;
+    inFlight++;
+    changed = performance.now();
+  };
+  const ended = (r: { url(): string }) => {
+    if (!ours(r)) return;
+    inFlight = Math.max(0, inFlight - 1);
+    changed = performance.now();
+  };
+  page.on("request", started);
+  page.on("requestfinished", ended);
+  page.on("requestfailed", ended);
+  return async (quietMs = 80, timeoutMs = 5_000) => {
+    const until = performance.now() + timeoutMs;
+    while (performance.now() < until && (inFlight > 0 || performance.now() - changed < quietMs)) await Bun.sleep(10);
+  };
+}
+
+/**
+ * Opens `route` the way a user moves inside the console: through its router (no reload) once the page shows
+ * the console, loading it anew otherwise. Each full load re-ran the bundle, the language and the user's data.
+ */
+export async function visit(page: Page, base: string, route: string): Promise<void> {
+  const here = page.url();
+  if (here.startsWith(base) && !new URL(here).pathname.startsWith("/api/")) {
+    await page.evaluate((r) => {
+      history.pushState(null, "", r);
+      dispatchEvent(new PopStateEvent("popstate"));
+    }, route);
+  } else {
+    await page.goto(base + route);
+  }
+}
