@@ -43,8 +43,20 @@ const SLICE_MS = 0.5;
  * holding its logs together with its debits and counters (so the books balance after a crash between two),
  * which bounds how long a flush holds SQLite's write lock against the main connection's other writes. */
 export const SLICE_RECORDS = 256;
-/** Log rows per INSERT: a slice's in one statement (two statements per slice copied half of its values). */
-const LOG_BATCH = SLICE_RECORDS;
+/** PostgreSQL and MySQL: no lock to bound, and each transaction is several round trips and a WAL flush;
+ * with 256 records per transaction PostgreSQL fell behind at ~17,000 calls/s. Their logs still go in
+ * INSERTs of SLICE_RECORDS rows: the driver encodes a statement's parameters in one piece on the event loop,
+ * and 2,048-row statements stalled it for several milliseconds. */
+export const SERVER_SLICE_RECORDS = 1024;
+/**
+ * Records waiting to be written beyond which new calls wait (WriteBehind.room) until the writer is back
+ * under BACKLOG_RESUME: when the database cannot write as fast as calls settle, calls slow down to its pace
+ * instead of the gateway's memory growing without bound (~1 KB per record).
+ */
+export const BACKLOG_LIMIT = 60_000;
+const BACKLOG_RESUME = 30_000;
+/** The longest a call waits for the writer: a database that stopped writing must not stop the relay. */
+const BACKLOG_WAIT_MS = 10_000;
 
 /** A function to await between statements: on SQLite it yields to the event loop once SLICE_MS of work
  * has run since the last yield; on PostgreSQL and MySQL statements are I/O already, so it does nothing. */
@@ -100,8 +112,31 @@ export class WriteBehind {
   onCommitted: ((users: Iterable<number>, tokens: Iterable<number>) => void) | null = null;
   /** Hears which lease rows' spends a flush has just committed, and which of those rows it found gone. */
   onLeasesCommitted: ((spends: Map<string, LeaseSpend>, gone: Set<string>) => void) | null = null;
+  private readonly sliceRecords: number;
+  /** Records added and not yet committed (the backlog room() watches). */
+  private unwritten = 0;
+  private roomWaiters: (() => void)[] = [];
 
-  constructor(private db: Database, private intervalMs: number, private dataExport: DataExportPolicy) {}
+  constructor(private db: Database, private intervalMs: number, private dataExport: DataExportPolicy) {
+    this.sliceRecords = dialectOf(db) === "sqlite" ? SLICE_RECORDS : SERVER_SLICE_RECORDS;
+  }
+
+  /**
+   * null when the writer keeps up; else a promise that resolves once its backlog is back under
+   * BACKLOG_RESUME (or after BACKLOG_WAIT_MS): a call about to start waits for it (core/admit.ts).
+   */
+  room(): Promise<void> | null {
+    if (this.unwritten < BACKLOG_LIMIT) return null;
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, BACKLOG_WAIT_MS);
+      this.roomWaiters.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+      // Waiting for the timer's next tick would leave the writer idle while calls queue.
+      if (!this.flushing) void this.flush().catch((e) => console.error("write-behind flush failed:", e.message));
+    });
+  }
 
   start(): void {
     if (this.timer || this.intervalMs <= 0) return;
@@ -201,7 +236,8 @@ export class WriteBehind {
   }
 
   private grew(s: Slice): void {
-    if (++s.records < SLICE_RECORDS) return;
+    this.unwritten++;
+    if (++s.records < this.sliceRecords) return;
     this.slices.push(s);
     this.current = newSlice();
   }
@@ -285,6 +321,8 @@ export class WriteBehind {
 
   /** Synchronously with dropping `writing`: a balance read before this commit is never used after it. */
   private committed(s: Slice, gone: Set<string>): void {
+    this.unwritten -= s.records;
+    if (this.roomWaiters.length > 0 && this.unwritten < BACKLOG_RESUME) for (const w of this.roomWaiters.splice(0)) w();
     this.onCommitted?.(s.userDebits.keys(), s.tokenDebits.keys());
     if (s.leases.size > 0) this.onLeasesCommitted?.(s.leases, gone);
     for (const [id, q] of s.userDebits) drop(this.userWriting, id, q);
@@ -296,7 +334,7 @@ export class WriteBehind {
   private async writeSlice(trx: Database, s: Slice, rollups: Map<string, Rollup> | null): Promise<Set<string>> {
     const sqlite = dialectOf(trx) === "sqlite";
     const pace = pacer(sqlite);
-    await insertRows(trx, "logs", s.logs, sqlite ? SQLITE_LOG_BATCH : LOG_BATCH, pace);
+    await insertRows(trx, "logs", s.logs, sqlite ? SQLITE_LOG_BATCH : SLICE_RECORDS, pace);
     for (const st of this.statements(trx, s, rollups, false)) {
       const res = await trx.executeQuery({ ...CompiledQuery.raw(st.sql), parameters: st.parameters });
       if (st.orElse && Number(res.numAffectedRows ?? 0) === 0) await trx.executeQuery({ ...CompiledQuery.raw(st.orElse.sql), parameters: st.orElse.parameters });
@@ -311,7 +349,8 @@ export class WriteBehind {
    * come after these (spendFromLeases): the balances were debited when the lease was topped up.
    */
   private statements(db: Database, s: Slice, rollups: Map<string, Rollup> | null, withLogs = true): WorkerStatement[] {
-    const out: WorkerStatement[] = withLogs ? s.logs.statements(dialectOf(db), "logs", LOG_BATCH) : [];
+    // A slice's log rows in one INSERT (two statements per slice copied half of its values).
+    const out: WorkerStatement[] = withLogs ? s.logs.statements(dialectOf(db), "logs", SLICE_RECORDS) : [];
     const plain = (q: { compile(): { sql: string; parameters: readonly unknown[] } }) => {
       const c = q.compile();
       return { sql: c.sql, parameters: [...c.parameters] };

@@ -69,6 +69,9 @@ export async function admit(deps: AppDeps, req: RelayRequest, opts: AdmitOptions
   const started = performance.now();
   const { caller, model, body } = req;
   const state = relayState(deps);
+  // The write-behind is too far behind the calls (the database writes slower than they settle): wait for it.
+  const room = state.writer.room();
+  if (room) await room;
   if (caller.modelLimits && !caller.modelLimits.has(model)) {
     throw new AppError(403, `this token is not allowed to use model ${model}`, "model_not_allowed");
   }
