@@ -220,6 +220,29 @@ for (const kind of storageKinds().filter((k) => k !== "sqlite")) {
       }
     }, 10_000);
 
+    test("a lease with a settled call not yet written is not given back, even after a free call on a placeholder copied from its hold", async () => {
+      const { ctx, db, user, writer } = await fixture();
+      const ledger = openLedger(db, dialectOf(db), writer, { instance: "a", leaseMs: 60_000 });
+      try {
+        const h = await ledger.take(payer(user.id), 1_000);
+        await ledger.settle(h, 500, (q) => entry(user.id, q));
+        // A realtime session's next-turn placeholder: the same hold with nothing in it, settled free.
+        await ledger.settle({ ...h, amount: 0 }, 0, (q) => entry(user.id, q));
+        await writer.flush(true);
+        const next = await ledger.take(payer(user.id), 100);
+        await ledger.settle(next, 100, (q) => entry(user.id, q));
+        await ledger.returnLeases!();
+        expect(await amounts(db)).toEqual([3_500]);
+        await writer.flush(true);
+        await ledger.returnLeases!();
+        const row = await userRow({ ctx } as RelayFixture, user.id);
+        expect([row.quota, row.used_quota, (await holds(db)).length]).toEqual([99_400, 600, 0]);
+      } finally {
+        await ledger.stop();
+        await ctx.close();
+      }
+    });
+
     test("after a crash: the restarted instance refunds its previous life's leases at once; a live instance's are kept", async () => {
       const { ctx, db, user, writer } = await fixture();
       const crashed = openLedger(db, dialectOf(db), writer, { instance: "host-a", leaseMs: 60_000 });

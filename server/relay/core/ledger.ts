@@ -479,7 +479,8 @@ class LeaseLedger implements Ledger {
     const own = hold.amount > 0 ? hold.lease : null;
     let taken = Math.min(want, hold.amount);
     if (want === 0 && !own) {
-      this.writer.settled(hold, 0, entry(0));
+      // Not a lease's spend: a placeholder hold may still name the lease it was copied from.
+      this.writer.settled({ lease: null, userId: hold.userId, tokenId: hold.tokenId, amount: 0 }, 0, entry(0));
       return 0;
     }
     // A hold of nothing (a zero estimate, a realtime turn's placeholder) is paid from the payer's lease of now.
