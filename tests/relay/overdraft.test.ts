@@ -4,8 +4,9 @@
 // is what used to overdraw on SQLite, where well-funded calls were debited in memory while the holds of
 // the others read a database that did not show those debits yet.
 import { describe, expect, test } from "bun:test";
-import { storageKinds } from "../helpers/db.ts";
+import { storageKinds, tempDatabase } from "../helpers/db.ts";
 import { relayFixture, logsOf, tokenRow, userRow, type RelayFixture } from "./fixtures.ts";
+import { invalidateRelayCaches } from "../../server/relay/state.ts";
 
 const CALLS = 1000;
 const COST = 1000; // ModelPrice 0.002 × 500000
@@ -101,4 +102,38 @@ for (const kind of storageKinds()) {
       }
     }, 120_000);
   });
+}
+
+// Instances sharing a database each pay their calls from leases of their own: together they never serve more
+// than the balance pays for, and once both have given their leases back the books balance to the unit.
+for (const kind of storageKinds().filter((k) => k !== "sqlite")) {
+  test(`${kind}: two instances, one user worth 200 calls, ${CALLS} at once across both: at most 200 served, books exact`, async () => {
+    const database = await tempDatabase(kind);
+    const a = await relayFixture(kind, {}, { batchUpdateIntervalMs: 20, instanceId: "od-a" }, false, database);
+    const b = await relayFixture(kind, {}, { batchUpdateIntervalMs: 20, instanceId: "od-b" }, false, database);
+    try {
+      for (const fx of [a, b]) await fx.option("ModelPrice", JSON.stringify({ "od-two": 0.002 }));
+      await a.channel({ base_url: a.mock.url, models: ["od-two"] });
+      invalidateRelayCaches(b.ctx.deps);
+      const K = 200;
+      const user = await a.user(K * COST);
+      const token = await a.token(user.id, { remain_quota: 10 * K * COST });
+      const results = (await Promise.all([burst(a, token.key, "od-two", CALLS / 2), burst(b, token.key, "od-two", CALLS / 2, true)])).flat();
+      const ok = results.filter((s) => s === 200).length;
+      expect(results.every((s) => s === 200 || s === 403)).toBe(true);
+      expect(ok).toBeLessThanOrEqual(K);
+      expect(ok).toBeGreaterThan(K / 2);
+      await b.flush();
+      const books_ = await books(a, user.id, token.id);
+      expect(books_.user.quota).toBe(K * COST - ok * COST);
+      expect(books_.user.used_quota).toBe(ok * COST);
+      expect(books_.token.remain_quota).toBe(10 * K * COST - ok * COST);
+      expect([books_.logs, books_.logged]).toEqual([ok, ok * COST]);
+      expect(Number((await a.ctx.deps.db.selectFrom("quota_holds").select((eb) => eb.fn.countAll().as("n")).executeTakeFirstOrThrow()).n)).toBe(0);
+    } finally {
+      await b.close();
+      await a.close();
+      await database.drop();
+    }
+  }, 120_000);
 }
