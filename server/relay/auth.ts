@@ -62,7 +62,8 @@ export async function authenticate(deps: AppDeps, rawKey: string, ip: string): P
     throw new AppError(401, "this token has expired", "invalid_api_key");
   }
   const unlimited = Boolean(token.unlimited_quota);
-  if (token.status === TOKEN_STATUS.exhausted || (!unlimited && token.remain_quota <= 0)) {
+  // A token whose row reads 0 may still have quota in this instance's lease of it (PostgreSQL, MySQL).
+  if (token.status === TOKEN_STATUS.exhausted || (!unlimited && token.remain_quota <= 0 && !((relayState(deps).ledger.leased?.(user.id, token.id) ?? 0) > 0))) {
     throw new AppError(403, "this token's quota is exhausted", "insufficient_token_quota");
   }
   if (token.status !== TOKEN_STATUS.enabled) throw new AppError(401, "this token is not enabled", "invalid_api_key");

@@ -9,7 +9,8 @@ import { storageKinds } from "../helpers/db.ts";
 import { testContext } from "../helpers/app.ts";
 import { BALANCE_ROW_TTL_MS, LEASE_IDLE_MS, openLedger } from "../../server/relay/core/ledger.ts";
 import { WriteBehind } from "../../server/jobs/writebehind.ts";
-import { relayState } from "../../server/relay/state.ts";
+import { invalidateRelayCaches, relayState } from "../../server/relay/state.ts";
+import { authenticate } from "../../server/relay/auth.ts";
 import { sql } from "kysely";
 import { dialectOf, type Database } from "../../db/index.ts";
 
@@ -319,6 +320,34 @@ for (const kind of storageKinds().filter((k) => k !== "sqlite")) {
     });
   });
 }
+
+// A token whose row reads 0 because this instance's lease holds the rest is still usable here.
+for (const kind of storageKinds().filter((k) => k !== "sqlite")) test(`${kind}: a token whose remaining quota is all in this instance's lease is not refused as exhausted`, async () => {
+  const ctx = await testContext({ kind });
+  try {
+    const user = await ctx.user(1, { quota: 1_000_000 });
+    const db = ctx.deps.db;
+    await db.insertInto("tokens").values({ user_id: user.id, key: "e".repeat(48), name: "t", created_time: 1, expired_time: -1, remain_quota: 5_000, unlimited_quota: false }).execute();
+    const tokenId = Number((await db.selectFrom("tokens").select("id").where("key", "=", "e".repeat(48)).executeTakeFirstOrThrow()).id);
+    const { ledger, writer } = relayState(ctx.deps);
+    const h = await ledger.take({ userId: user.id, tokenId, unlimited: false }, 5_000);
+    await ledger.settle(h, 100, (q) => entry(user.id, q));
+    expect(Number((await db.selectFrom("tokens").select("remain_quota").where("id", "=", tokenId).executeTakeFirstOrThrow()).remain_quota)).toBe(0);
+    invalidateRelayCaches(ctx.deps);
+    expect((await authenticate(ctx.deps, "sk-" + "e".repeat(48), "127.0.0.1")).tokenId).toBe(tokenId);
+    // A call bigger than the lease is refused, but the token is not marked exhausted: its 4_900 come back.
+    await expect(ledger.take({ userId: user.id, tokenId, unlimited: false }, 6_000)).rejects.toMatchObject({ code: "insufficient_token_quota" });
+    expect((await db.selectFrom("tokens").select("status").where("id", "=", tokenId).executeTakeFirstOrThrow()).status).toBe(1);
+    // Once the lease is back in the row, and spent there, the token is exhausted again.
+    await writer.flush(true);
+    await ledger.returnLeases!();
+    await db.updateTable("tokens").set({ remain_quota: 0 }).where("id", "=", tokenId).execute();
+    invalidateRelayCaches(ctx.deps);
+    await expect(authenticate(ctx.deps, "sk-" + "e".repeat(48), "127.0.0.1")).rejects.toMatchObject({ status: 403, code: "insufficient_token_quota" });
+  } finally {
+    await ctx.close();
+  }
+});
 
 // PostgreSQL tops leases up on a pool of its own that commits without waiting for the WAL flush; everything
 // else (refunds, settlements, logs) stays on the synchronous pool. A top-up lost with an unflushed commit (the

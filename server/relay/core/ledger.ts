@@ -51,6 +51,8 @@ export interface Ledger {
   giveBack(hold: Hold): Promise<void>;
   /** Gives quota taken ahead of calls (leases) back to the balances where nothing is using it (drain, tests). */
   returnLeases?(): Promise<void>;
+  /** What this instance's lease for a token (a limited one) still holds for new calls: not in the token's row. */
+  leased?(userId: number, tokenId: number): number;
   /**
    * The call cost `cost`: takes it out of the hold (charging beyond the hold only as far as the balances
    * reach) and queues the settlement with the call's records in one write-behind entry, so they are written
@@ -408,7 +410,8 @@ class LeaseLedger implements Ledger {
     const at = Math.floor(Date.now() / 1000);
     const outcome = await withRetry(() => this.dialect === "postgres" ? this.topUpInOneStatement(lease, need, wish, at) : this.topUpInTransaction(lease, need, wish, at));
     if (outcome === "token") {
-      await markExhausted(this.db, lease.tokenId);
+      // Not while this lease still holds some of the token (its unused part goes back to the row).
+      if (lease.free <= 0 && lease.held === 0) await markExhausted(this.db, lease.tokenId);
       throw tokenShort();
     }
     if (outcome === "user") {
@@ -513,6 +516,10 @@ class LeaseLedger implements Ledger {
 
   remaining(_userId: number, authQuota: number): number {
     return authQuota;
+  }
+
+  leased(userId: number, tokenId: number): number {
+    return this.open.get(`${userId}:${tokenId}`)?.free ?? 0;
   }
 
   /** More than the hold and the lease have: as much of `extra` as token and user still have, into the lease row. */
