@@ -3,7 +3,7 @@
 import type { AppDeps } from "../deps.ts";
 import { AppError } from "../http/errors.ts";
 import { ROLE, TOKEN_STATUS, USER_STATUS, TOKEN_KEY_PREFIX } from "../catalogue/index.ts";
-import { relayState } from "./state.ts";
+import { relayState, type TokenEntry } from "./state.ts";
 import { ipAllowed } from "../modules/token/ips.ts";
 import { tokenLimits, type TokenLimits } from "../modules/token/limits.ts";
 
@@ -77,16 +77,31 @@ export async function authenticate(deps: AppDeps, rawKey: string, ip: string): P
     if (!Number.isInteger(id) || id <= 0) throw new AppError(400, "the channel id after the key must be a positive integer");
     pinnedChannel = id;
   }
+  // A copy per call: admission may change its group (auto groups).
+  return pinnedChannel === null ? { ...callerOf(entry) } : { ...callerOf(entry), pinnedChannel };
+}
+
+/** What a token cache entry says about its callers, worked out once per entry (the cache renews entries, so
+ * an edited token or user is seen with them): the model list, the user's settings JSON, the limits. */
+const callers = new WeakMap<TokenEntry, Caller>();
+
+function callerOf(entry: TokenEntry): Caller {
+  let c = callers.get(entry);
+  if (c) return c;
+  const { token, user } = entry;
+  const unlimited = Boolean(token.unlimited_quota);
   const limits = Boolean(token.model_limits_enabled)
     ? new Set(String(token.model_limits ?? "").split(",").map((s) => s.trim()).filter(Boolean))
     : null;
-  return {
+  c = {
     userId: user.id, username: user.username, role: user.role, group: token.group || user.group, userGroup: user.group,
-    tokenId: token.id, tokenName: token.name, unlimited, modelLimits: limits, pinnedChannel,
+    tokenId: token.id, tokenName: token.name, unlimited, modelLimits: limits, pinnedChannel: null,
     acceptUnsetModel: acceptsUnset(user.setting),
     userQuota: Number(user.quota), tokenQuota: unlimited ? null : Number(token.remain_quota), userSetting: user.setting,
     limits: tokenLimits(token),
   };
+  callers.set(entry, c);
+  return c;
 }
 
 export function acceptsUnset(setting: string | null | undefined): boolean {
