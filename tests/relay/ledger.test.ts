@@ -67,14 +67,25 @@ for (const kind of storageKinds().filter((k) => k !== "sqlite")) {
       const writer = new WriteBehind(db, 0, policy);
       return { ctx, db, user, writer };
     }
+    /** A ledger of instance "a" over a fresh database with one user, stopped and closed after `run`. */
+    async function withLedger(...args: [number, Run] | [Run]) {
+      const [quota, run] = args.length === 2 ? args : [undefined, args[0]];
+      const { ctx, db, user, writer } = await fixture(quota);
+      const ledger = openLedger(db, dialectOf(db), writer, { instance: "a", leaseMs: 60_000 });
+      try {
+        await run({ ctx, db, user, writer, ledger });
+      } finally {
+        await ledger.stop();
+        await ctx.close();
+      }
+    }
+    type Run = (f: Awaited<ReturnType<typeof fixture>> & { ledger: ReturnType<typeof openLedger> }) => Promise<void>;
     const quotaOf = async (ctx: Awaited<ReturnType<typeof fixture>>["ctx"], id: number) => (await userRow({ ctx } as RelayFixture, id)).quota;
     const amounts = async (db: Database) => (await holds(db)).map((r) => Number(r.amount));
     const payer = (userId: number) => ({ userId, tokenId: 0, unlimited: true });
 
     test("the first call tops a lease up (4× its hold, at most 1/8 of the balance beyond it); calls it covers touch no balance; a refused one changes nothing", async () => {
-      const { ctx, db, user, writer } = await fixture();
-      const ledger = openLedger(db, dialectOf(db), writer, { instance: "a", leaseMs: 60_000 });
-      try {
+      await withLedger(async ({ ctx, db, user, writer, ledger }) => {
         // 4 × 3_000 = 12_000 wished; 1/8 of 100_000 = 12_500 allows it.
         const h1 = await ledger.take(payer(user.id), 3_000);
         expect([await quotaOf(ctx, user.id), await amounts(db)]).toEqual([88_000, [12_000]]);
@@ -90,16 +101,11 @@ for (const kind of storageKinds().filter((k) => k !== "sqlite")) {
         expect(await quotaOf(ctx, user.id)).toBe(77_000);
         await ledger.returnLeases!();
         expect([await quotaOf(ctx, user.id), await holds(db)]).toEqual([100_000, []]);
-      } finally {
-        await ledger.stop();
-        await ctx.close();
-      }
+      });
     });
 
     test("a short balance still gives a call exactly what it needs: the last units of a balance can be spent", async () => {
-      const { ctx, db, user, writer } = await fixture(10_000);
-      const ledger = openLedger(db, dialectOf(db), writer, { instance: "a", leaseMs: 60_000 });
-      try {
+      await withLedger(10_000, async ({ ctx, db, user, writer, ledger }) => {
         const h = await ledger.take(payer(user.id), 10_000);
         expect([await quotaOf(ctx, user.id), await amounts(db)]).toEqual([0, [10_000]]);
         await expect(ledger.take(payer(user.id), 1)).rejects.toThrow("user quota is not enough");
@@ -107,16 +113,11 @@ for (const kind of storageKinds().filter((k) => k !== "sqlite")) {
         await writer.flush(true);
         await ledger.returnLeases!();
         expect([await quotaOf(ctx, user.id), await holds(db)]).toEqual([0, []]);
-      } finally {
-        await ledger.stop();
-        await ctx.close();
-      }
+      });
     });
 
     test("a token that has enough for a user who has not (or is banned) is not debited either; a short token names itself", async () => {
-      const { ctx, db, user, writer } = await fixture();
-      const ledger = openLedger(db, dialectOf(db), writer, { instance: "a", leaseMs: 60_000 });
-      try {
+      await withLedger(async ({ ctx, db, user, writer, ledger }) => {
         const now = Math.floor(Date.now() / 1000);
         await db.insertInto("tokens").values({ user_id: user.id, key: "l".repeat(48), name: "t", created_time: now, expired_time: -1, remain_quota: 500_000, unlimited_quota: false }).execute();
         const tokenId = Number((await db.selectFrom("tokens").select("id").where("key", "=", "l".repeat(48)).executeTakeFirstOrThrow()).id);
@@ -132,16 +133,11 @@ for (const kind of storageKinds().filter((k) => k !== "sqlite")) {
         await ledger.take({ userId: user.id, tokenId, unlimited: false }, 30_000);
         expect([await remain(), await quotaOf(ctx, user.id)]).toEqual([470_000, 70_000]);
         expect((await holds(db)).map((r) => [Number(r.user_id), Number(r.token_id), Number(r.amount), r.instance])).toEqual([[user.id, tokenId, 30_000, "a"]]);
-      } finally {
-        await ledger.stop();
-        await ctx.close();
-      }
+      });
     });
 
     test("settling moves the cost out of the row in the same write as the log; the unused part stays in the lease until it goes back", async () => {
-      const { ctx, db, user, writer } = await fixture();
-      const ledger = openLedger(db, dialectOf(db), writer, { instance: "a", leaseMs: 60_000 });
-      try {
+      await withLedger(async ({ ctx, db, user, writer, ledger }) => {
         const h = await ledger.take(payer(user.id), 3_000);
         expect(await ledger.settle(h, 1_200, (q) => entry(user.id, q))).toBe(1_200);
         expect(await amounts(db)).toEqual([12_000]);
@@ -155,16 +151,11 @@ for (const kind of storageKinds().filter((k) => k !== "sqlite")) {
         expect(await amounts(db)).toEqual([10_800]);
         await ledger.returnLeases!();
         expect(await amounts(db)).toEqual([10_800]);
-      } finally {
-        await ledger.stop();
-        await ctx.close();
-      }
+      });
     });
 
     test("an answer costing more than the hold is paid from the lease, then from the balance as far as it reaches", async () => {
-      const { ctx, db, user, writer } = await fixture();
-      const ledger = openLedger(db, dialectOf(db), writer, { instance: "a", leaseMs: 60_000 });
-      try {
+      await withLedger(async ({ ctx, db, user, writer, ledger }) => {
         const small = await ledger.take(payer(user.id), 1_000);
         expect(await amounts(db)).toEqual([4_000]);
         expect(await ledger.settle(small, 3_500, (q) => entry(user.id, q))).toBe(3_500);
@@ -176,16 +167,11 @@ for (const kind of storageKinds().filter((k) => k !== "sqlite")) {
         await ledger.returnLeases!();
         const row = await userRow({ ctx } as RelayFixture, user.id);
         expect([row.quota, row.used_quota, (await holds(db)).length]).toEqual([0, 100_000, 0]);
-      } finally {
-        await ledger.stop();
-        await ctx.close();
-      }
+      });
     });
 
     test("calls arriving while a lease is topped up wait for that top-up; a burst needs a few top-ups, not one per call", async () => {
-      const { ctx, db, user, writer } = await fixture(10_000_000);
-      const ledger = openLedger(db, dialectOf(db), writer, { instance: "a", leaseMs: 60_000 });
-      try {
+      await withLedger(10_000_000, async ({ ctx, db, user, writer, ledger }) => {
         const held = await Promise.all(Array.from({ length: 40 }, () => ledger.take(payer(user.id), 1_000)));
         // 4_000, then 8_000, 16_000, 32_000: each top-up within a second of the last asks for twice as much.
         expect(await amounts(db)).toEqual([60_000]);
@@ -195,16 +181,11 @@ for (const kind of storageKinds().filter((k) => k !== "sqlite")) {
         await ledger.returnLeases!();
         const row = await userRow({ ctx } as RelayFixture, user.id);
         expect([row.quota, row.used_quota, (await holds(db)).length]).toEqual([10_000_000 - 20_000, 20_000, 0]);
-      } finally {
-        await ledger.stop();
-        await ctx.close();
-      }
+      });
     });
 
     test(`a lease nothing uses goes back by itself after ${LEASE_IDLE_MS} ms; one with a call running does not`, async () => {
-      const { ctx, db, user, writer } = await fixture();
-      const ledger = openLedger(db, dialectOf(db), writer, { instance: "a", leaseMs: 60_000 });
-      try {
+      await withLedger(async ({ ctx, db, user, writer, ledger }) => {
         await db.insertInto("tokens").values({ user_id: user.id, key: "i".repeat(48), name: "t", created_time: 1, expired_time: -1, remain_quota: 1_000_000, unlimited_quota: false }).execute();
         const tokenId = Number((await db.selectFrom("tokens").select("id").where("key", "=", "i".repeat(48)).executeTakeFirstOrThrow()).id);
         const idle = await ledger.take(payer(user.id), 1_000);
@@ -215,16 +196,11 @@ for (const kind of storageKinds().filter((k) => k !== "sqlite")) {
         await Bun.sleep(LEASE_IDLE_MS + 1_500);
         expect((await holds(db)).map((r) => Number(r.token_id))).toEqual([tokenId]);
         expect(await quotaOf(ctx, user.id)).toBe(100_000 - 700 - 4_000);
-      } finally {
-        await ledger.stop();
-        await ctx.close();
-      }
+      });
     }, 10_000);
 
     test("a lease with a settled call not yet written is not given back, even after a free call on a placeholder copied from its hold", async () => {
-      const { ctx, db, user, writer } = await fixture();
-      const ledger = openLedger(db, dialectOf(db), writer, { instance: "a", leaseMs: 60_000 });
-      try {
+      await withLedger(async ({ ctx, db, user, writer, ledger }) => {
         const h = await ledger.take(payer(user.id), 1_000);
         await ledger.settle(h, 500, (q) => entry(user.id, q));
         // A realtime session's next-turn placeholder: the same hold with nothing in it, settled free.
@@ -238,10 +214,7 @@ for (const kind of storageKinds().filter((k) => k !== "sqlite")) {
         await ledger.returnLeases!();
         const row = await userRow({ ctx } as RelayFixture, user.id);
         expect([row.quota, row.used_quota, (await holds(db)).length]).toEqual([99_400, 600, 0]);
-      } finally {
-        await ledger.stop();
-        await ctx.close();
-      }
+      });
     });
 
     test("after a crash: the restarted instance refunds its previous life's leases at once; a live instance's are kept", async () => {
