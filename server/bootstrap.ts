@@ -1,10 +1,12 @@
 // config → database → migrations → options → cache: the dependencies createApp needs.
 import type { Config } from "./config.ts";
 import type { AppDeps } from "./deps.ts";
-import { openDatabase } from "../db/index.ts";
+import { openDatabase, type Database } from "../db/index.ts";
 import { OptionStore } from "./modules/option/store.ts";
 import { openCache } from "./infra/cache.ts";
-import { startSqliteWorker, stopSqliteWorker } from "./infra/sqlite-worker.ts";
+import { startSqliteWorker } from "./infra/sqlite-worker.ts";
+import { startSqlWorker } from "./infra/sql-worker.ts";
+import { stopWorker } from "./infra/statement-worker.ts";
 
 export async function buildDeps(config: Config): Promise<AppDeps> {
   const db = await openDatabase({ kind: config.database.kind, url: config.database.url, sqlitePath: config.database.sqlitePath });
@@ -12,10 +14,15 @@ export async function buildDeps(config: Config): Promise<AppDeps> {
   await options.load();
   const cache = await openCache(config.redisUrl);
   const deps: AppDeps = { config, db, options, cache, startTime: Math.floor(Date.now() / 1000), shutdownHooks: [] };
-  // SQLite: the write-behind's transactions and WAL checkpoints run on a worker thread (stopped in closeDeps,
-  // after the last flush).
-  if (config.database.kind === "sqlite") startSqliteWorker(db, config.database.sqlitePath);
+  startDatabaseWorker(db, config.database);
   return deps;
+}
+
+/** The write-behind's transactions (and SQLite's WAL checkpoints) run on a worker thread with its own
+ * connection (stopped in closeDeps, after the last flush). An in-memory SQLite database has none. */
+export function startDatabaseWorker(db: Database, database: Config["database"]): void {
+  if (database.kind === "sqlite") startSqliteWorker(db, database.sqlitePath);
+  else startSqlWorker(db, database.url);
 }
 
 /** Runs the shutdown hooks (write-behind flushes) in order, then closes the cache and the database. */
@@ -29,7 +36,7 @@ export async function closeDeps(deps: AppDeps): Promise<void> {
     }
   }
   await deps.options.settled();
-  await stopSqliteWorker(deps.db);
+  await stopWorker(deps.db);
   await deps.cache.close();
   await deps.db.destroy();
 }

@@ -4,15 +4,9 @@
 // waits on readers or the writer. `bun build --compile` needs this file as an entry point of its own
 // (scripts/build.ts lists it).
 import { Database, type Statement } from "bun:sqlite";
+import type { WorkerRequest, WorkerStatement } from "./worker-protocol.ts";
 
 declare const self: Worker;
-
-/** One statement; `orElse` runs when it changed no row (update-or-insert of a rollup). */
-export interface WorkerStatement { sql: string; parameters: unknown[]; orElse?: { sql: string; parameters: unknown[] } }
-export type WorkerRequest =
-  | { type: "open"; path: string; intervalMs: number }
-  | { type: "write"; id: number; statements: WorkerStatement[] }
-  | { type: "stop" };
 
 let db: Database | null = null;
 let timer: ReturnType<typeof setInterval> | null = null;
@@ -32,14 +26,18 @@ function prepared(sql: string): Statement {
   return st;
 }
 
-function write(list: WorkerStatement[]): void {
+/** Answers the `gone` tags of the statements that changed no row. */
+function write(list: WorkerStatement[]): string[] {
+  const gone: string[] = [];
   db!.exec("BEGIN IMMEDIATE");
   try {
     for (const s of list) {
-      const r = prepared(s.sql).run(s.parameters as any);
-      if (s.orElse && r.changes === 0) prepared(s.orElse.sql).run(s.orElse.parameters as any);
+      if (prepared(s.sql).run(s.parameters as any).changes > 0) continue;
+      if (s.gone !== undefined) gone.push(s.gone);
+      for (const e of s.orElse ?? []) prepared(e.sql).run(e.parameters as any);
     }
     db!.exec("COMMIT");
+    return gone;
   } catch (e) {
     try {
       db!.exec("ROLLBACK");
@@ -60,13 +58,13 @@ self.onmessage = (e: MessageEvent<WorkerRequest>) => {
   }
   if (m.type === "write") {
     try {
-      write(m.statements);
-      self.postMessage({ type: "written", id: m.id });
+      self.postMessage({ type: "written", id: m.id, gone: write(m.statements) });
     } catch (err) {
       self.postMessage({ type: "written", id: m.id, error: String((err as Error)?.message ?? err) });
     }
     return;
   }
+  if (!("path" in m)) return;
   db = new Database(m.path);
   // The same settings as the main connection (db/index.ts): a write waits for the other connection's
   // transaction instead of failing.

@@ -11,13 +11,14 @@
 // (user, model, hour); the dashboard sums rows, so totals stay right.
 // Balances are updated tokens first, then users, each in id order, then lease rows: the same order as the
 // ledger's top-ups, so concurrent writers on PostgreSQL and MySQL cannot deadlock.
-// On SQLite with a database file the transactions run on the SQLite worker's connection (infra/sqlite-worker.ts),
-// off the event loop; the statements are compiled here, so both paths write the same SQL.
+// The transactions run on a worker thread's own connection, off the event loop: SQLite's worker with a database
+// file (infra/sqlite-worker.ts), PostgreSQL's and MySQL's (infra/sql-worker.ts). The statements are compiled
+// here, so the worker and the main-connection fallback write the same SQL.
 import type { Database } from "../../db/index.ts";
 import { dialectOf } from "../../db/index.ts";
 import { CompiledQuery } from "kysely";
 import { insertRows, RowBatch } from "../../db/bulk.ts";
-import { sqliteWorkerFor, type WorkerStatement } from "../infra/sqlite-worker.ts";
+import { workerFor, type WorkerStatement } from "../infra/statement-worker.ts";
 import type { NewLog } from "../../db/schema.ts";
 import type { DataExportPolicy } from "../modules/dashboard/export.ts";
 
@@ -298,17 +299,16 @@ export class WriteBehind {
       for (const [id, q] of s.userDebits) add(this.userWriting, id, q);
       for (const [id, q] of s.tokenDebits) add(this.tokenWriting, id, q);
     }
-    const sqlite = dialectOf(this.db) === "sqlite";
     let done = 0;
     try {
       for (; done < slices.length; done++) {
         const s = slices[done];
         // The rollups go with the last slice.
         const r = done === slices.length - 1 ? rollups : null;
-        const worker = sqlite ? sqliteWorkerFor(this.db) : null;
-        let gone = NONE_GONE;
-        if (worker && s.leases.size === 0) await worker.write(this.statements(this.db, s, r));
-        else gone = await this.db.transaction().execute((trx) => this.writeSlice(trx, s, r));
+        const worker = workerFor(this.db);
+        const gone = worker
+          ? new Set(await worker.write(this.statements(this.db, s, r)))
+          : await this.db.transaction().execute((trx) => this.writeSlice(trx, s, r));
         this.committed(s, gone);
       }
       if (withRollups) this.rollupsWrittenAt = Date.now();
@@ -335,26 +335,26 @@ export class WriteBehind {
     const sqlite = dialectOf(trx) === "sqlite";
     const pace = pacer(sqlite);
     await insertRows(trx, "logs", s.logs, sqlite ? SQLITE_LOG_BATCH : SLICE_RECORDS, pace);
+    const gone = new Set<string>();
+    const run = (st: { sql: string; parameters: unknown[] }) => trx.executeQuery({ ...CompiledQuery.raw(st.sql), parameters: st.parameters });
     for (const st of this.statements(trx, s, rollups, false)) {
-      const res = await trx.executeQuery({ ...CompiledQuery.raw(st.sql), parameters: st.parameters });
-      if (st.orElse && Number(res.numAffectedRows ?? 0) === 0) await trx.executeQuery({ ...CompiledQuery.raw(st.orElse.sql), parameters: st.orElse.parameters });
+      if (Number((await run(st)).numAffectedRows ?? 0) === 0) {
+        if (st.gone !== undefined) gone.add(st.gone);
+        for (const e of st.orElse ?? []) await run(e);
+      }
       await pace();
     }
-    return s.leases.size > 0 ? spendFromLeases(trx, s.leases) : NONE_GONE;
+    return gone;
   }
 
   /**
    * A slice's statements: its logs (unless `withLogs` is false), then the counters and memory debits in the
-   * ledger's lock order (tokens, then users, by id), the channels' used quota and the rollups. Lease spends
-   * come after these (spendFromLeases): the balances were debited when the lease was topped up.
+   * ledger's lock order (tokens, then users, by id), the channels' used quota and the rollups, and last what
+   * each lease row's calls spent (leaseSpends).
    */
   private statements(db: Database, s: Slice, rollups: Map<string, Rollup> | null, withLogs = true): WorkerStatement[] {
     // A slice's log rows in one INSERT (two statements per slice copied half of its values).
     const out: WorkerStatement[] = withLogs ? s.logs.statements(dialectOf(db), "logs", SLICE_RECORDS) : [];
-    const plain = (q: { compile(): { sql: string; parameters: readonly unknown[] } }) => {
-      const c = q.compile();
-      return { sql: c.sql, parameters: [...c.parameters] };
-    };
     const userDelta = new Map<number, number>();
     const tokenDelta = new Map<number, number>();
     for (const [id, q] of s.userDebits) add(userDelta, id, -q);
@@ -386,8 +386,12 @@ export class WriteBehind {
         ...plain(db.updateTable("quota_data")
           .set((eb) => ({ token_used: eb("token_used", "+", r.token_used), count: eb("count", "+", r.count), quota: eb("quota", "+", r.quota) }))
           .where("user_id", "=", r.user_id).where("model_name", "=", r.model_name).where("created_at", "=", r.created_at)),
-        orElse: plain(db.insertInto("quota_data").values(r)),
+        orElse: [plain(db.insertInto("quota_data").values(r))],
       });
+    }
+    for (const [id, spend] of [...s.leases].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+      if (spend.taken === 0) continue;
+      out.push(leaseSpend(db, id, spend));
     }
     return out;
   }
@@ -421,24 +425,25 @@ function sortedKeys(a: Map<number, unknown>, b: Map<number, unknown>): number[] 
   return [...new Set([...a.keys(), ...b.keys()])].sort((x, y) => x - y);
 }
 
-const NONE_GONE: Set<string> = new Set();
+/** A compiled query as a worker statement (its parameters a plain list: Kysely's is frozen). */
+function plain(q: { compile(): { sql: string; parameters: readonly unknown[] } }): WorkerStatement {
+  const c = q.compile();
+  return { sql: c.sql, parameters: [...c.parameters] };
+}
 
 /**
- * Moves what each lease row's calls spent out of the row (its quota left the balances when the lease was
- * topped up). A row that is gone was refunded as abandoned by another instance (this one stalled past the
- * lease): its calls are charged to the balances again, which this transaction has already locked (every
- * lease spend's user and token have counters in the slice), so the books still balance. Answers the gone rows.
+ * Moves what a lease row's calls spent out of the row (its quota left the balances when the lease was topped
+ * up). A row that is gone was refunded as abandoned by another instance (this one stalled past the lease): its
+ * calls are charged to the balances again, which this transaction has already locked (every lease spend's user
+ * and token have counters in the slice), so the books still balance; the row's id comes back as gone.
  */
-async function spendFromLeases(trx: Database, leases: Map<string, LeaseSpend>): Promise<Set<string>> {
-  const gone = new Set<string>();
-  for (const id of [...leases.keys()].sort()) {
-    const spend = leases.get(id)!;
-    if (spend.taken === 0) continue;
-    const r = await trx.updateTable("quota_holds").set((eb) => ({ amount: eb("amount", "-", spend.taken) })).where("id", "=", id).executeTakeFirst();
-    if (Number(r.numUpdatedRows) > 0) continue;
-    gone.add(id);
-    if (spend.tokenId) await trx.updateTable("tokens").set((eb) => ({ remain_quota: eb("remain_quota", "-", spend.taken) })).where("id", "=", spend.tokenId).execute();
-    await trx.updateTable("users").set((eb) => ({ quota: eb("quota", "-", spend.taken) })).where("id", "=", spend.userId).execute();
-  }
-  return gone;
+function leaseSpend(db: Database, id: string, spend: LeaseSpend): WorkerStatement {
+  return {
+    ...plain(db.updateTable("quota_holds").set((eb) => ({ amount: eb("amount", "-", spend.taken) })).where("id", "=", id)),
+    gone: id,
+    orElse: [
+      ...(spend.tokenId ? [plain(db.updateTable("tokens").set((eb) => ({ remain_quota: eb("remain_quota", "-", spend.taken) })).where("id", "=", spend.tokenId))] : []),
+      plain(db.updateTable("users").set((eb) => ({ quota: eb("quota", "-", spend.taken) })).where("id", "=", spend.userId)),
+    ],
+  };
 }

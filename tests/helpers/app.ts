@@ -3,7 +3,7 @@
 import { loadConfig, type Config } from "../../server/config.ts";
 import type { AppDeps } from "../../server/deps.ts";
 import { createApp, type App } from "../../server/app.ts";
-import { closeDeps } from "../../server/bootstrap.ts";
+import { closeDeps, startDatabaseWorker } from "../../server/bootstrap.ts";
 import { openDatabase, nowSeconds, type Dialect } from "../../db/index.ts";
 import { OptionStore } from "../../server/modules/option/store.ts";
 import { MemoryCache, openCache } from "../../server/infra/cache.ts";
@@ -38,6 +38,8 @@ export async function testContext(opts: { kind?: Dialect; setup?: boolean; confi
     ...opts.config,
   };
   const db = await openDatabase({ kind: tmp.kind, url: tmp.url, sqlitePath: tmp.sqlitePath, poolSize: 20 });
+  // As in production: PostgreSQL's and MySQL's write-behind commits on its worker thread.
+  startDatabaseWorker(db, config.database);
   const options = new OptionStore(db);
   await options.load();
   const cache = opts.redis && process.env.REDIS_CONN_STRING ? await openCache(process.env.REDIS_CONN_STRING, `sytest:${Math.random().toString(36).slice(2)}:`) : new MemoryCache();

@@ -1,0 +1,55 @@
+// The PostgreSQL/MySQL worker (sql-worker.ts): its own connection, on its own thread, through Bun's built-in
+// SQL client (the wire protocol parsed natively, not in JavaScript). It commits the write-behind's
+// transactions, each a list of compiled statements, whole or not at all. `bun build --compile` needs this
+// file as an entry point of its own (scripts/build.ts lists it).
+import { SQL } from "bun";
+import type { WorkerRequest, WorkerStatement } from "./worker-protocol.ts";
+
+declare const self: Worker;
+
+let sql: SQL | null = null;
+/** Messages are handled one after another: a stop waits for the transaction before it. */
+let queue: Promise<void> = Promise.resolve();
+
+/** Answers the `gone` tags of the statements that changed no row. */
+async function write(list: WorkerStatement[]): Promise<string[]> {
+  const gone: string[] = [];
+  await sql!.begin(async (tx) => {
+    for (const s of list) {
+      // `count` is the rows the statement changed (MySQL: changed, not matched; every statement here with an
+      // `orElse` changes the row it finds).
+      if ((await tx.unsafe(s.sql, s.parameters as any[])).count > 0) continue;
+      if (s.gone !== undefined) gone.push(s.gone);
+      for (const e of s.orElse ?? []) await tx.unsafe(e.sql, e.parameters as any[]);
+    }
+  });
+  return gone;
+}
+
+async function handle(m: WorkerRequest): Promise<void> {
+  if (m.type === "stop") {
+    await sql?.close().catch(() => {});
+    sql = null;
+    self.postMessage({ type: "stopped" });
+  } else if (m.type === "write") {
+    try {
+      self.postMessage({ type: "written", id: m.id, gone: await write(m.statements) });
+    } catch (err) {
+      self.postMessage({ type: "written", id: m.id, error: String((err as Error)?.message ?? err) });
+    }
+  } else if ("url" in m) {
+    try {
+      sql = new SQL(m.url, { max: 1 });
+      // A database this client cannot reach or speak to (a DSN option it does not know, an authentication
+      // method it lacks) fails here, and the write-behind stays on the main connection.
+      await sql.unsafe("select 1");
+      self.postMessage({ type: "ready" });
+    } catch (err) {
+      self.postMessage({ type: "failed", error: String((err as Error)?.message ?? err) });
+    }
+  }
+}
+
+self.onmessage = (e: MessageEvent<WorkerRequest>) => {
+  queue = queue.then(() => handle(e.data));
+};

@@ -1,0 +1,13 @@
+// PostgreSQL and MySQL: the write-behind's transactions on a worker thread with its own connection
+// (sql-worker-thread.ts). On the main connection a second's logs cost the event loop ~11 µs per call in the
+// JavaScript drivers (postgres.js, mysql2) encoding parameters and parsing replies — more than the rest of the
+// call's settlement — and every batch was a pause for the requests in flight. The statements are compiled here
+// (the same SQL as the main-connection path writes); the worker commits each transaction whole or not at all.
+// If the worker cannot start, reach the database or fails, the write-behind writes on the main connection.
+import type { Database } from "../../db/index.ts";
+import { spawnStatementWorker, workerUrl, type StatementWorker } from "./statement-worker.ts";
+
+export function startSqlWorker(db: Database, url: string): StatementWorker | null {
+  if (!url) return null;
+  return spawnStatementWorker(db, workerUrl("sql-worker-thread.ts"), { type: "open", url }, "database write worker");
+}

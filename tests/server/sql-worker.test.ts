@@ -1,0 +1,118 @@
+// PostgreSQL and MySQL: the write-behind's transactions run on a worker thread with its own connection (Bun's
+// SQL client), each slice of records (logs with their counters, debits and lease spends) committed whole or not
+// at all; without a worker that can reach the database, the main connection writes as before.
+import { describe, expect, test } from "bun:test";
+import { openDatabase, type Database } from "../../db/index.ts";
+import { startSqlWorker } from "../../server/infra/sql-worker.ts";
+import { stopWorker, workerFor } from "../../server/infra/statement-worker.ts";
+import { SERVER_SLICE_RECORDS, WriteBehind } from "../../server/jobs/writebehind.ts";
+import { storageKinds, tempDatabase, type TempDb } from "../helpers/db.ts";
+
+const at = Math.floor(Date.now() / 1000);
+const entry = (quota: number, extraLog: Record<string, unknown> = {}) => ({
+  usage: { userId: 1, username: "u", tokenId: 1, channelId: 7, model: "m", quota, tokens: 3, at },
+  log: { user_id: 1, created_at: at, type: 2, content: "c", username: "u", quota, ...extraLog },
+});
+
+async function seed(db: Database) {
+  await db.insertInto("users").values({ id: 1, username: "u", password: "x", quota: 1_000_000, group: "default" } as any).execute();
+  await db.insertInto("tokens").values({ id: 1, user_id: 1, key: "k".repeat(48), name: "t", created_time: at, remain_quota: 1_000_000 } as any).execute();
+  await db.insertInto("channels").values({ id: 7, type: 1, key: "x", name: "c", created_time: at, models: "m", group: "default" } as any).execute();
+}
+
+async function withDb(kind: "postgres" | "mysql", run: (db: Database, tmp: TempDb) => Promise<void>) {
+  const tmp = await tempDatabase(kind);
+  const db = await openDatabase({ kind, url: tmp.url, sqlitePath: "" });
+  try {
+    await seed(db);
+    await run(db, tmp);
+  } finally {
+    await stopWorker(db);
+    await db.destroy();
+    await tmp.drop();
+  }
+}
+
+const count = async (db: Database, table: "logs" | "quota_holds") =>
+  Number((await db.selectFrom(table).select((eb) => eb.fn.countAll().as("n")).executeTakeFirstOrThrow()).n);
+
+for (const kind of storageKinds().filter((k) => k !== "sqlite") as ("postgres" | "mysql")[]) {
+  describe(`the write-behind on ${kind}`, () => {
+    test("commits its slices on the worker: logs (any Unicode), counters, rollups and lease spends, exactly; a lease row found gone is charged to the balances", async () => {
+      await withDb(kind, async (db, tmp) => {
+        const worker = startSqlWorker(db, tmp.url)!;
+        let transactions = 0;
+        const write = worker.write.bind(worker);
+        worker.write = (statements) => (transactions++, write(statements));
+        // Two lease rows holding quota that left the balances when they were topped up; "b" is gone by the
+        // time the calls it paid for are written (another instance refunded it as abandoned).
+        await db.insertInto("quota_holds").values([
+          { id: "a", user_id: 1, token_id: 1, amount: 50_000, instance: "i", created_at: at, renewed_at: at },
+        ] as any).execute();
+        const writer = new WriteBehind(db, 0, { enabled: () => true, intervalMs: () => 0 });
+        const gone: string[][] = [];
+        writer.onLeasesCommitted = (_spends, g) => gone.push([...g]);
+        const n = SERVER_SLICE_RECORDS + 17;
+        const text = "naïve 日本語 🙂 \\ ' \" %s $1 ?";
+        for (let i = 0; i < n; i++) writer.settled({ lease: { id: "a" }, userId: 1, tokenId: 1, amount: 10 }, 3, entry(3, { content: text }));
+        writer.settled({ lease: { id: "b" }, userId: 1, tokenId: 1, amount: 10 }, 7, entry(7));
+        await writer.flush(true);
+        expect(transactions).toBe(2);
+        expect(workerFor(db)).toBe(worker);
+        expect(await count(db, "logs")).toBe(n + 1);
+        const logs = await db.selectFrom("logs").select(["content", "quota"]).where("quota", "=", 3).limit(1).execute();
+        expect(logs).toEqual([{ content: text, quota: 3 }]);
+        // The first slice spent 3 × 1,024 from lease "a"; the second 3 × 17 from "a" and 7 from the gone "b",
+        // which is charged to the token and the user instead.
+        expect(Number((await db.selectFrom("quota_holds").select("amount").where("id", "=", "a").executeTakeFirstOrThrow()).amount)).toBe(50_000 - 3 * n);
+        expect(gone).toEqual([[], ["b"]]);
+        const user = await db.selectFrom("users").select(["quota", "used_quota", "request_count"]).where("id", "=", 1).executeTakeFirstOrThrow();
+        expect([user.quota, user.used_quota, user.request_count].map(Number)).toEqual([1_000_000 - 7, 3 * n + 7, n + 1]);
+        const token = await db.selectFrom("tokens").select(["remain_quota", "used_quota"]).where("id", "=", 1).executeTakeFirstOrThrow();
+        expect([token.remain_quota, token.used_quota].map(Number)).toEqual([1_000_000 - 7, 3 * n + 7]);
+        expect(Number((await db.selectFrom("channels").select("used_quota").where("id", "=", 7).executeTakeFirstOrThrow()).used_quota)).toBe(3 * n + 7);
+        const rollup = await db.selectFrom("quota_data").select(["count", "quota", "token_used"]).execute();
+        expect(rollup.map((r) => [r.count, r.quota, r.token_used].map(Number))).toEqual([[n + 1, 3 * n + 7, 3 * (n + 1)]]);
+        // A second flush adds to the same rollup row (update, not a second insert).
+        writer.settled({ lease: null, userId: 1, tokenId: 1, amount: 0 }, 0, entry(0));
+        await writer.flush(true);
+        expect((await db.selectFrom("quota_data").select("count").execute()).map((r) => Number(r.count))).toEqual([n + 2]);
+      });
+    });
+
+    test("a slice that fails is rolled back whole and stays queued with its records; the one before it is committed", async () => {
+      await withDb(kind, async (db, tmp) => {
+        startSqlWorker(db, tmp.url);
+        const writer = new WriteBehind(db, 0, { enabled: () => false, intervalMs: () => 0 });
+        for (let i = 0; i < SERVER_SLICE_RECORDS; i++) writer.settled({ lease: null, userId: 1, tokenId: 1, amount: 0 }, 2, entry(2));
+        // The second slice holds a log the database refuses.
+        writer.settled({ lease: null, userId: 1, tokenId: 1, amount: 0 }, 5, entry(5, { no_such_column: 1 }));
+        writer.settled({ lease: null, userId: 1, tokenId: 1, amount: 0 }, 5, entry(5));
+        await expect(writer.flush()).rejects.toThrow();
+        expect(workerFor(db)).not.toBeNull();
+        expect(Number((await db.selectFrom("users").select("quota").where("id", "=", 1).executeTakeFirstOrThrow()).quota)).toBe(1_000_000 - 2 * SERVER_SLICE_RECORDS);
+        expect(await count(db, "logs")).toBe(SERVER_SLICE_RECORDS);
+        expect(writer.unsettled("user", 1)).toBe(10);
+        expect(writer.backlog()).toBeGreaterThan(0);
+      });
+    });
+
+    test("a worker that cannot reach the database gives way: the write-behind writes on the main connection, nothing lost", async () => {
+      await withDb(kind, async (db, tmp) => {
+        const bad = new URL(tmp.url);
+        bad.pathname = "/sy_no_such_database";
+        const worker = startSqlWorker(db, bad.toString())!;
+        const writer = new WriteBehind(db, 0, { enabled: () => false, intervalMs: () => 0 });
+        for (let i = 0; i < 300; i++) writer.settled({ lease: null, userId: 1, tokenId: 1, amount: 0 }, 1, entry(1));
+        // The first flush may have been posted to the worker before it reported the failure: then it is
+        // requeued, and the next one writes on the main connection.
+        await writer.flush().catch(() => writer.flush());
+        expect(worker.alive).toBe(false);
+        expect(workerFor(db)).toBeNull();
+        expect(Number((await db.selectFrom("users").select("quota").where("id", "=", 1).executeTakeFirstOrThrow()).quota)).toBe(1_000_000 - 300);
+        expect(await count(db, "logs")).toBe(300);
+        expect(writer.unsettled("user", 1)).toBe(0);
+      });
+    });
+  });
+}
