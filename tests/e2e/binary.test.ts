@@ -11,6 +11,8 @@ import { chromium, type Browser, type Page } from "playwright-core";
 import OpenAI from "openai";
 import { buildBinary } from "../../scripts/build.ts";
 import { MANIFEST_PATH } from "../../scripts/build-console.ts";
+import { openDatabase } from "../../db/index.ts";
+import { storageKinds, tempDatabase } from "../helpers/db.ts";
 
 const CHUNKS = ["The", " binary", " streams", " this", " answer."];
 const ANSWER = CHUNKS.join("");
@@ -397,4 +399,62 @@ describe("the compiled binary's command line", () => {
       expect(await child.exited).toBe(0);
     }
   }, 20_000);
+});
+
+// PostgreSQL and MySQL: the binary's write-behind commits on its own worker thread (an entry point embedded in
+// the binary); a worker that could not be found would only show as a line on stderr and writes on the main
+// connection, so the test looks for that line too.
+describe("the compiled binary on a server database", () => {
+  for (const kind of storageKinds().filter((k) => k !== "sqlite")) test(`${kind}: a call through the binary is logged and billed by its worker thread`, async () => {
+    const tmp = await tempDatabase(kind);
+    const p = await freePort();
+    const b = `http://127.0.0.1:${p}`;
+    const env: Record<string, string> = { PATH: process.env.PATH ?? "", SQL_DSN: tmp.url, BATCH_UPDATE_INTERVAL: "200" };
+    const child = Bun.spawn([join(runDir, "switchyard"), "--port", String(p), "--data-dir", join(work, `db-${kind}`)], { cwd: work, env, stdout: "pipe", stderr: "pipe" });
+    let out = "";
+    const dec = new TextDecoder();
+    void (async () => { for await (const c of child.stderr as ReadableStream<Uint8Array>) out += dec.decode(c); })();
+    void (async () => { for await (const c of child.stdout as ReadableStream<Uint8Array>) out += dec.decode(c); })();
+    try {
+      let up = false;
+      for (let i = 0; i < 300 && !up; i++) {
+        up = await fetch(`${b}/api/status`).then((r) => r.ok, () => false);
+        if (!up) await Bun.sleep(50);
+      }
+      expect(up).toBe(true);
+      const json = { "content-type": "application/json" };
+      expect((await (await fetch(`${b}/api/setup`, { method: "POST", headers: json, body: JSON.stringify({ username: "root", password: "rootpass123", confirmPassword: "rootpass123" }) })).json() as any).success).toBe(true);
+      const login = await fetch(`${b}/api/user/login`, { method: "POST", headers: json, body: JSON.stringify({ username: "root", password: "rootpass123" }) });
+      const who = ((await login.json()) as any).data.id;
+      const as = { ...json, cookie: (login.headers.get("set-cookie") ?? "").split(";")[0], "New-Api-User": String(who) };
+      const api = async (method: string, path: string, body?: unknown) => (await fetch(b + path, { method, headers: as, body: body === undefined ? undefined : JSON.stringify(body) })).json() as Promise<any>;
+      expect((await api("POST", "/api/channel/", { type: 1, name: "up", key: "sk-mock", models: MODEL, base_url: `http://127.0.0.1:${upstream.port}` })).success).toBe(true);
+      expect((await api("POST", "/api/token/", { name: "db-token", unlimited_quota: true })).success).toBe(true);
+      const key = (await api("GET", "/api/token/?p=1&size=10")).data.items.find((t: any) => t.name === "db-token").key;
+      const client = new OpenAI({ apiKey: key, baseURL: `${b}/v1`, maxRetries: 0, dangerouslyAllowBrowser: true });
+      for (let i = 0; i < 3; i++) {
+        const answer = await client.chat.completions.create({ model: MODEL, messages: [{ role: "user", content: `call ${i}` }] });
+        expect(answer.choices[0].message.content).toBe(ANSWER);
+      }
+      child.kill("SIGTERM");
+      expect(await child.exited).toBe(0);
+      const db = await openDatabase({ kind, url: tmp.url, sqlitePath: "" });
+      try {
+        const logs = await db.selectFrom("logs").select(["quota", "token_name"]).where("type", "=", 2).execute();
+        expect(logs.length).toBe(3);
+        expect(logs.every((l) => l.token_name === "db-token" && Number(l.quota) > 0)).toBe(true);
+        const user = await db.selectFrom("users").select(["used_quota", "request_count"]).where("username", "=", "root").executeTakeFirstOrThrow();
+        expect(Number(user.request_count)).toBe(3);
+        expect(Number(user.used_quota)).toBe(logs.reduce((n, l) => n + Number(l.quota), 0));
+      } finally {
+        await db.destroy();
+      }
+      expect(out).not.toContain("worker failed");
+      expect(out).not.toContain("could not start");
+    } finally {
+      if (child.exitCode === null) child.kill("SIGKILL");
+      await child.exited;
+      await tmp.drop();
+    }
+  }, 60_000);
 });
