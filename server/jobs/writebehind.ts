@@ -350,7 +350,7 @@ export class WriteBehind {
   /**
    * A slice's statements: its logs (unless `withLogs` is false), then the counters and memory debits in the
    * ledger's lock order (tokens, then users, by id), the channels' used quota and the rollups, and last what
-   * each lease row's calls spent (leaseSpends).
+   * each lease row's calls spent (leaseSpend).
    */
   private statements(db: Database, s: Slice, rollups: Map<string, Rollup> | null, withLogs = true): WorkerStatement[] {
     // A slice's log rows in one INSERT (two statements per slice copied half of its values).
