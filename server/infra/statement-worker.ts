@@ -12,6 +12,8 @@ export interface StatementWorker {
   write(statements: WorkerStatement[]): Promise<string[]>;
   /** false once the worker failed or stopped: writers fall back to the main connection. */
   readonly alive: boolean;
+  /** Retires the worker (its writes go back to the main connection), saying why on stderr. */
+  abandon(why: string): void;
   stop(): Promise<void>;
 }
 
@@ -83,6 +85,7 @@ export function spawnStatementWorker(db: Database, url: string, open: WorkerRequ
     get alive() {
       return alive;
     },
+    abandon: fail,
     write(statements) {
       if (!alive) return Promise.reject(new Error(`the ${name} is not running`));
       const id = nextId++;

@@ -58,6 +58,8 @@ export const BACKLOG_LIMIT = 60_000;
 const BACKLOG_RESUME = 30_000;
 /** The longest a call waits for the writer: a database that stopped writing must not stop the relay. */
 const BACKLOG_WAIT_MS = 10_000;
+/** Slices the write worker failed and the main connection then committed, in a row, before the worker is retired. */
+export const WORKER_STRIKES = 3;
 
 /** A function to await between statements: on SQLite it yields to the event loop once SLICE_MS of work
  * has run since the last yield; on PostgreSQL and MySQL statements are I/O already, so it does nothing. */
@@ -90,6 +92,8 @@ const newSlice = (): Slice => ({
 const add = (m: Map<number, number>, k: number, v: number) => m.set(k, (m.get(k) ?? 0) + v);
 
 export class WriteBehind {
+  /** Slices in a row the worker could not commit and the main connection could (writeOne). */
+  private workerStrikes = 0;
   /** Full slices waiting for the next flush, oldest first, and the one filling up. */
   private slices: Slice[] = [];
   private current = newSlice();
@@ -305,17 +309,34 @@ export class WriteBehind {
         const s = slices[done];
         // The rollups go with the last slice.
         const r = done === slices.length - 1 ? rollups : null;
-        const worker = workerFor(this.db);
-        const gone = worker
-          ? new Set(await worker.write(this.statements(this.db, s, r)))
-          : await this.db.transaction().execute((trx) => this.writeSlice(trx, s, r));
-        this.committed(s, gone);
+        this.committed(s, await this.writeOne(s, r));
       }
       if (withRollups) this.rollupsWrittenAt = Date.now();
     } catch (e) {
       // Nothing is lost on a failed write: the slices not committed go back in front of whatever arrived meanwhile.
       this.requeue(slices.slice(done), rollups);
       throw e;
+    }
+  }
+
+  /**
+   * One slice, on the worker when there is one. A slice the worker could not commit (rolled back) is tried on
+   * the main connection at once: a worker whose writes fail while the main connection's succeed — a connection
+   * it cannot use (a pooler, a server option) — is retired after WORKER_STRIKES such slices. When the main
+   * connection fails too, the database is the problem and the error goes up (the slice is requeued).
+   */
+  private async writeOne(s: Slice, r: Map<string, Rollup> | null): Promise<Set<string>> {
+    const worker = workerFor(this.db);
+    const onMain = () => this.db.transaction().execute((trx) => this.writeSlice(trx, s, r));
+    if (!worker) return onMain();
+    try {
+      const gone = new Set(await worker.write(this.statements(this.db, s, r)));
+      this.workerStrikes = 0;
+      return gone;
+    } catch (e) {
+      const gone = await onMain();
+      if (++this.workerStrikes >= WORKER_STRIKES) worker.abandon(`${WORKER_STRIKES} transactions failed on it and succeeded on the main connection; the last: ${(e as Error).message}`);
+      return gone;
     }
   }
 
