@@ -164,9 +164,9 @@ export interface RelayState {
   ledger: Ledger;
 }
 
-/** PostgreSQL: connections of the ledger's own pool for topping leases up (core/ledger.ts, LedgerOptions.holdDb):
+/** PostgreSQL: connections of the ledger's own pool for topping leases up (core/ledger.ts, LedgerOptions.topUpDb):
  * one top-up per payer per burst, so a few suffice. */
-const HOLD_POOL_SIZE = 4;
+const TOP_UP_POOL_SIZE = 4;
 
 const states = new WeakMap<AppDeps, RelayState>();
 
@@ -177,10 +177,10 @@ export function relayState(deps: AppDeps): RelayState {
     writer.start();
     const dialect = dialectOf(deps.db);
     const { database } = deps.config;
-    const holdDb = dialect === "postgres" && database.kind === "postgres"
-      ? createAsyncCommitPool(database.url, HOLD_POOL_SIZE)
+    const topUpDb = dialect === "postgres" && database.kind === "postgres"
+      ? createAsyncCommitPool(database.url, TOP_UP_POOL_SIZE)
       : undefined;
-    const ledger = openLedger(deps.db, dialect, writer, { instance: deps.config.instanceId, leaseMs: deps.config.holdLeaseMs, holdDb });
+    const ledger = openLedger(deps.db, dialect, writer, { instance: deps.config.instanceId, leaseMs: deps.config.holdLeaseMs, topUpDb });
     const tokens = new TokenCache(deps);
     const routing = new RoutingCache(deps);
     const tokenChanges = onTokenChanged(deps, (c) => ("key" in c ? tokens.forget(c.key) : tokens.forgetUser(c.userId)));

@@ -329,10 +329,10 @@ if (storageKinds().includes("postgres")) test("postgres: the relay's ledger tops
   const ctx = await testContext({ kind: "postgres" });
   try {
     const { ledger } = relayState(ctx.deps);
-    const holdDb = (ledger as any).opts.holdDb as typeof ctx.deps.db;
-    expect(holdDb).toBeDefined();
+    const topUpDb = (ledger as any).opts.topUpDb as typeof ctx.deps.db;
+    expect(topUpDb).toBeDefined();
     const setting = async (d: typeof ctx.deps.db) => (await sql<{ synchronous_commit: string }>`show synchronous_commit`.execute(d)).rows[0].synchronous_commit;
-    expect(await setting(holdDb)).toBe("off");
+    expect(await setting(topUpDb)).toBe("off");
     expect(await setting(ctx.deps.db)).toBe("on");
     const user = await ctx.user(1, { quota: 50_000 });
     const h = await ledger.take({ userId: user.id, tokenId: 0, unlimited: true }, 20_000);

@@ -85,7 +85,7 @@ export interface LedgerOptions {
    * durable transaction as their logs. Refunds, settlements and logs stay synchronous. The ledger closes it
    * on stop.
    */
-  holdDb?: Database;
+  topUpDb?: Database;
 }
 
 export function openLedger(db: Database, dialect: Dialect, writer: WriteBehind, opts: LedgerOptions): Ledger {
@@ -356,7 +356,7 @@ class LeaseLedger implements Ledger {
     this.timer = this.releaser = null;
     await this.sweeping;
     await this.returnLeases(0);
-    await this.opts.holdDb?.destroy();
+    await this.opts.topUpDb?.destroy();
   }
 
   private leaseFor(userId: number, tokenId: number): Lease {
@@ -427,7 +427,7 @@ class LeaseLedger implements Ledger {
 
   private async topUpInOneStatement(lease: Lease, need: number, wish: number, now: number): Promise<TopUp> {
     try {
-      const r = await (this.opts.holdDb ?? this.db).executeQuery<{ t: number; u: number; amt: number }>(CompiledQuery.raw(TOP_UP_IN_ONE_STATEMENT, [
+      const r = await (this.opts.topUpDb ?? this.db).executeQuery<{ t: number; u: number; amt: number }>(CompiledQuery.raw(TOP_UP_IN_ONE_STATEMENT, [
         need, wish, lease.tokenId, TOKEN_STATUS.enabled, lease.userId, USER_STATUS.enabled, lease.id, this.opts.instance, this.life, now, LEASE_SHARE,
       ]));
       const row = r.rows[0];
