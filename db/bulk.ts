@@ -62,6 +62,16 @@ function sameKeys(row: Record<string, unknown>, columns: string[]): boolean {
 type Group = { columns: string[]; flatten: Flatten; rows: number; parameters: unknown[] };
 
 /**
+ * Rows in the next statement when `left` are to be written: `perStatement`, or the largest power of two not
+ * above what is left. The drivers keep a prepared statement per SQL text on each connection, and a statement
+ * per leftover count (1 to 255 rows of 17 columns) held ~125 MB of a PostgreSQL backend's memory for good; this
+ * way a column set has at most nine texts.
+ */
+function statementRows(left: number, perStatement: number): number {
+  return left >= perStatement ? perStatement : 1 << (31 - Math.clz32(left));
+}
+
+/**
  * Rows for one table, turned into statement parameters as they are added. The write-behind adds each log row
  * the moment its call settles, while the row is still in the CPU's cache: flattening a second's rows at flush
  * time read each one back from memory and cost several times as much. Rows with different key sets go in
@@ -95,14 +105,14 @@ export class RowBatch {
     this.last = g;
   }
 
-  /** The INSERT statements, at most `perStatement` rows each. */
+  /** The INSERT statements: `perStatement` rows each, the rows left over in statements of a power of two rows. */
   statements(dialect: Dialect, table: string, perStatement = 200): { sql: string; parameters: unknown[] }[] {
     const out: { sql: string; parameters: unknown[] }[] = [];
     for (const { columns, rows: count, parameters } of this.groups.values()) {
       const width = columns.length;
-      for (let i = 0; i < count; i += perStatement) {
-        const n = Math.min(perStatement, count - i);
-        out.push({ sql: insertText(dialect, table, columns, n), parameters: count <= perStatement ? parameters : parameters.slice(i * width, (i + n) * width) });
+      for (let i = 0, n = 0; i < count; i += n) {
+        n = statementRows(count - i, perStatement);
+        out.push({ sql: insertText(dialect, table, columns, n), parameters: n === count ? parameters : parameters.slice(i * width, (i + n) * width) });
       }
     }
     return out;
