@@ -3,7 +3,8 @@
 //
 //   bun scripts/bench/relay.ts [--seconds 3] [--concurrency 1,16,64] [--modes json,stream] [--targets direct,proxy,minimal,gateway]
 //                              [--soak 60] [--soak-concurrency 64] [--cpu-prof DIR]
-//   (PG_DSN=postgres://... : the gateway runs on a fresh PostgreSQL database instead of SQLite)
+//   (PG_DSN=postgres://... : the gateway runs on a fresh PostgreSQL database instead of SQLite; MYSQL_DSN=mysql://...
+//   without PG_DSN: on a fresh MySQL database)
 //
 // For each target (direct = the mock itself, proxy, minimal = the least a JSON-reading hop does, gateway), concurrency level and mode (JSON, stream)
 // it prints throughput, p50/p99/p99.9 latency, stream time-to-first-byte, the target's CPU time per
@@ -115,6 +116,17 @@ async function runGateway(upstream: string) {
     u.pathname = "/" + pgName;
     sqlDsn = u.toString();
   }
+  let myName = "";
+  if (!process.env.PG_DSN && process.env.MYSQL_DSN) {
+    const { createConnection } = await import("mysql2/promise");
+    const admin = await createConnection(process.env.MYSQL_DSN);
+    myName = `sy_bench_${Date.now()}`;
+    await admin.query(`create database ${myName}`);
+    await admin.end();
+    const u = new URL(process.env.MYSQL_DSN);
+    u.pathname = "/" + myName;
+    sqlDsn = u.toString();
+  }
   const config = loadConfig({ DATA_DIR: dir, SESSION_SECRET: "bench", PORT: "0", NODE_ENV: "production", SYNC_FREQUENCY: "60", SQL_DSN: sqlDsn });
   const deps = await buildDeps(config);
   const app = createApp(deps);
@@ -128,7 +140,9 @@ async function runGateway(upstream: string) {
   await db.updateTable("users").set({ quota: 1e15 }).where("id", "=", user.id).execute();
   const key = "benchbenchbenchbenchbenchbenchbenchbenchbenchbenc";
   await db.insertInto("tokens").values({ user_id: user.id, key, name: "bench", created_time: nowSeconds(), expired_time: -1, remain_quota: 1e15, unlimited_quota: false }).execute();
-  const ch = await db.insertInto("channels").values({ type: 1, key: "sk-upstream", name: "bench", base_url: upstream, models: MODEL, group: "default", created_time: nowSeconds(), openai_organization: null, test_model: null, model_mapping: null, param_override: null }).returning("id").executeTakeFirstOrThrow();
+  // (No RETURNING: MySQL has none.)
+  await db.insertInto("channels").values({ type: 1, key: "sk-upstream", name: "bench", base_url: upstream, models: MODEL, group: "default", created_time: nowSeconds(), openai_organization: null, test_model: null, model_mapping: null, param_override: null }).execute();
+  const ch = await db.selectFrom("channels").select("id").where("name", "=", "bench").executeTakeFirstOrThrow();
   await db.insertInto("abilities").values({ group: "default", model: MODEL, channel_id: Number(ch.id), enabled: true, priority: 0, weight: 0, tag: null }).execute();
   // The event loop's longest stall since the last read: a timer due every millisecond that fires late.
   let stall = 0;
@@ -149,6 +163,12 @@ async function runGateway(upstream: string) {
     await app.stop(true);
     await closeDeps(deps);
     rmSync(dir, { recursive: true, force: true });
+    if (myName) {
+      const { createConnection } = await import("mysql2/promise");
+      const admin = await createConnection(process.env.MYSQL_DSN!);
+      await admin.query(`drop database if exists ${myName}`);
+      await admin.end();
+    }
     if (pgName) {
       const postgres = (await import("postgres")).default;
       const admin = postgres(process.env.PG_DSN!, { max: 1, onnotice: () => {} });
@@ -174,7 +194,11 @@ let start = async (args: string[]): Promise<{ proc: Subprocess; info: any }> => 
   if (prof.length) console.log(`cpu profile of the ${args[0]}: ${profileDir}/*.${proc.pid}.*.cpuprofile`);
   const reader = proc.stdout.getReader();
   let text = "";
-  while (!text.includes("\n")) text += new TextDecoder().decode((await reader.read()).value);
+  while (!text.includes("\n")) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`the ${args[0]} exited before it was ready`);
+    text += new TextDecoder().decode(value);
+  }
   reader.releaseLock();
   return { proc, info: JSON.parse(text.split("\n")[0]) };
 };
@@ -255,7 +279,7 @@ async function main() {
   const warmup = Number(arg("warmup", "1"));
   for (const t of targets) for (const s of [false, true]) await load(t, 8, warmup, s);
 
-  console.log(`relay benchmark: ${seconds}s per cell, Bun ${Bun.version}, ${navigator.hardwareConcurrency} CPUs, gateway on ${process.env.PG_DSN ? "PostgreSQL" : "SQLite"}\n`);
+  console.log(`relay benchmark: ${seconds}s per cell, Bun ${Bun.version}, ${navigator.hardwareConcurrency} CPUs, gateway on ${process.env.PG_DSN ? "PostgreSQL" : process.env.MYSQL_DSN ? "MySQL" : "SQLite"}\n`);
   console.log("mode    c   target    req/s    p50 ms   p99 ms p99.9 ms  ttfb ms  cpu ms/req  errors  stall ms");
   const summary: string[] = [];
   for (const stream of [false, true]) {
