@@ -104,29 +104,10 @@ async function runGateway(upstream: string) {
   const { createApp } = await import("../../server/app.ts");
   const { nowSeconds } = await import("../../db/index.ts");
   const dir = mkdtempSync(join(tmpdir(), "sy-bench-"));
-  let pgName = "";
-  let sqlDsn = "";
-  if (process.env.PG_DSN) {
-    const postgres = (await import("postgres")).default;
-    const admin = postgres(process.env.PG_DSN, { max: 1, onnotice: () => {} });
-    pgName = `sy_bench_${Date.now()}`;
-    await admin.unsafe(`create database ${pgName}`);
-    await admin.end();
-    const u = new URL(process.env.PG_DSN);
-    u.pathname = "/" + pgName;
-    sqlDsn = u.toString();
-  }
-  let myName = "";
-  if (!process.env.PG_DSN && process.env.MYSQL_DSN) {
-    const { createConnection } = await import("mysql2/promise");
-    const admin = await createConnection(process.env.MYSQL_DSN);
-    myName = `sy_bench_${Date.now()}`;
-    await admin.query(`create database ${myName}`);
-    await admin.end();
-    const u = new URL(process.env.MYSQL_DSN);
-    u.pathname = "/" + myName;
-    sqlDsn = u.toString();
-  }
+  // A fresh server database when asked for one (the tests' temporary databases: created here, dropped on exit).
+  const kind = process.env.PG_DSN ? "postgres" : process.env.MYSQL_DSN ? "mysql" : null;
+  const server = kind ? await (await import("../../tests/helpers/db.ts")).tempDatabase(kind) : null;
+  const sqlDsn = server?.url ?? "";
   const config = loadConfig({ DATA_DIR: dir, SESSION_SECRET: "bench", PORT: "0", NODE_ENV: "production", SYNC_FREQUENCY: "60", SQL_DSN: sqlDsn });
   const deps = await buildDeps(config);
   const app = createApp(deps);
@@ -163,18 +144,7 @@ async function runGateway(upstream: string) {
     await app.stop(true);
     await closeDeps(deps);
     rmSync(dir, { recursive: true, force: true });
-    if (myName) {
-      const { createConnection } = await import("mysql2/promise");
-      const admin = await createConnection(process.env.MYSQL_DSN!);
-      await admin.query(`drop database if exists ${myName}`);
-      await admin.end();
-    }
-    if (pgName) {
-      const postgres = (await import("postgres")).default;
-      const admin = postgres(process.env.PG_DSN!, { max: 1, onnotice: () => {} });
-      await admin.unsafe(`drop database if exists ${pgName} with (force)`);
-      await admin.end();
-    }
+    await server?.drop();
     process.exit(0);
   });
 }
