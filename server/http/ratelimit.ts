@@ -11,13 +11,16 @@ export const LIMITS = {
 } as const;
 
 export function clientIp(request: Request, server: { requestIP(r: Request): { address: string } | null } | null, trustProxy: boolean): string {
-  if (trustProxy) {
-    const fwd = request.headers.get("x-forwarded-for");
-    if (fwd) return fwd.split(",")[0].trim();
-    const real = request.headers.get("x-real-ip");
-    if (real) return real.trim();
-  }
-  return server?.requestIP(request)?.address ?? "local";
+  return forwardedIp(request, trustProxy) ?? server?.requestIP(request)?.address ?? "local";
+}
+
+/** The client's address a trusted reverse proxy passed on (X-Forwarded-For, X-Real-IP), if any. */
+export function forwardedIp(request: Request, trustProxy: boolean): string | null {
+  if (!trustProxy) return null;
+  const fwd = request.headers.get("x-forwarded-for");
+  if (fwd) return fwd.split(",")[0].trim();
+  const real = request.headers.get("x-real-ip");
+  return real ? real.trim() : null;
 }
 
 export async function enforceLimit(deps: AppDeps, bucket: keyof typeof LIMITS, ip: string): Promise<void> {

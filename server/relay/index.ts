@@ -4,7 +4,7 @@ import { Elysia } from "elysia";
 import type { AppDeps } from "../deps.ts";
 import { AppError } from "../http/errors.ts";
 import { authPlugin } from "../http/auth.ts";
-import { clientIp } from "../http/ratelimit.ts";
+import { clientIp, forwardedIp } from "../http/ratelimit.ts";
 import { decodeOr400 } from "../http/paths.ts";
 import { ROLE } from "../catalogue/index.ts";
 import type { RelayMode } from "./providers/types.ts";
@@ -67,16 +67,18 @@ export function relayModule(deps: AppDeps) {
   relayState(deps);
   const trustProxy = deps.config.trustProxy;
   const tokenCaller = (request: Request, server: any) => {
-    const ip = clientIp(request, server, trustProxy);
-    return authenticate(deps, presentedKey(request), ip).then((caller) => ({ caller, ip }));
+    // A request that came in on a connection has its peer's address (app.handle()'s have none).
+    const peer: { address: string } | null = server?.requestIP(request) ?? null;
+    const ip = forwardedIp(request, trustProxy) ?? peer?.address ?? "local";
+    return authenticate(deps, presentedKey(request), ip).then((caller) => ({ caller, ip, socket: peer !== null }));
   };
 
   let app = new Elysia({ name: "relay" }) as any;
   for (const [path, mode] of ROUTES) {
     app = app.post(path, async ({ request, server, body: raw }: { request: Request; server: any; body: unknown }) => {
-      const { caller, ip } = await tokenCaller(request, server);
+      const { caller, ip, socket } = await tokenCaller(request, server);
       const { body, model, stream } = readBody(raw, mode);
-      return relay(deps, { mode, format: "openai", path, search: "", body, model, stream, caller, ip, signal: request.signal, httpHeaders: request.headers });
+      return relay(deps, { mode, format: "openai", path, search: "", body, model, stream, caller, ip, signal: request.signal, httpHeaders: request.headers, socket });
     }, { parse: MULTIPART.has(mode) ? "formdata" : textWithin(bodyLimit(mode, deps.config.maxBodyBytes)) });
   }
   return (app as Elysia)

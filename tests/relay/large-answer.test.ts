@@ -95,3 +95,62 @@ test("an answer that breaks off before 1 MiB is a 502, not billed, logged as an 
   expect(logs.map((l) => l.type)).toEqual([5]);
   expect((await userRow(fx, user.id)).quota).toBe(10_000_000);
 });
+
+// The gateway gives each chunk's memory back once the client's connection has taken it; a client that reads
+// slowly (the socket pushing back) must still get every byte as sent.
+test("a slow client over a real socket receives a large answer byte for byte", async () => {
+  const app = fx.ctx.app.listen({ port: 0, hostname: "127.0.0.1" });
+  try {
+    for (const model of ["big-sized", "big-chunked"]) {
+      const user = await fx.user(10_000_000);
+      const token = await fx.token(user.id, { remain_quota: 10_000_000 });
+      const res = await fetch(`http://127.0.0.1:${app.server!.port}/v1/embeddings`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token.key}`, "content-type": "application/json" },
+        body: JSON.stringify({ model, input: "hello" }),
+      });
+      expect(res.status).toBe(200);
+      const reader = res.body!.getReader();
+      const parts: Uint8Array[] = [];
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        parts.push(value.slice());
+        await Bun.sleep(4);
+      }
+      const text = Buffer.concat(parts).toString("utf8");
+      expect(text.length).toBe(FIVE.length);
+      expect(text === FIVE).toBe(true);
+      await fx.flush();
+      expect((await userRow(fx, user.id)).quota).toBe(10_000_000 - 321);
+    }
+  } finally {
+    await app.stop(true);
+  }
+}, 30_000);
+
+// With the response cache recording the answer, its chunks are kept for the cache entry, not given back.
+test("a large answer the response cache records over a real socket is stored and replayed whole", async () => {
+  await fx.option("ResponseCacheEnabled", "true");
+  await fx.option("ResponseCacheMaxEntryBytes", String(8 * 1024 * 1024));
+  const app = fx.ctx.app.listen({ port: 0, hostname: "127.0.0.1" });
+  try {
+    const user = await fx.user(10_000_000);
+    const token = await fx.token(user.id, { remain_quota: 10_000_000 });
+    const send = () => fetch(`http://127.0.0.1:${app.server!.port}/v1/embeddings`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token.key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "big-chunked", input: "cache me" }),
+    });
+    const first = await send();
+    expect(first.headers.get("x-switchyard-cache")).toBe("MISS");
+    expect((await first.text()) === FIVE).toBe(true);
+    await fx.flush();
+    const second = await send();
+    expect(second.headers.get("x-switchyard-cache")).toBe("HIT");
+    expect((await second.text()) === FIVE).toBe(true);
+  } finally {
+    await app.stop(true);
+    await fx.option("ResponseCacheEnabled", "false");
+  }
+}, 30_000);

@@ -36,6 +36,9 @@ export interface RelayRequest {
   headers?: Record<string, string>;
   /** The client's request headers, read only by the response cache (Cache-Control, x-switchyard-cache). */
   httpHeaders?: Headers;
+  /** The request came in on a connection (not through app.handle()), so its answer's body is read by the
+   * server writing it out and by nothing else unless the response cache records it. */
+  socket?: boolean;
 }
 
 /** Where the call may go: the channels of the caller's group for the model, or the one the token pins. */

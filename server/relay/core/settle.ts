@@ -21,6 +21,9 @@ export interface Served extends Admission {
   upstreamModel: string;
   usedChannels: number[];
   firstByteMs: number;
+  /** The answer's body goes straight to the client's connection, read by nothing in between (see exchange.ts
+   * freeSent): a large answer's chunks are given back as soon as they are sent. */
+  straightToSocket?: boolean;
   /** The upstream cut the stream before the answer was complete (logged in `other`). */
   interrupted?: boolean;
   /** Bills this fraction of the call's cost (a response-cache hit: ResponseCacheBillingRatio). */

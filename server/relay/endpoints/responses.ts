@@ -53,7 +53,7 @@ function asInput(output: unknown): unknown[] {
   return out;
 }
 
-export function responsesRoute(deps: AppDeps, tokenCaller: (request: Request, server: any) => Promise<{ caller: Caller; ip: string }>) {
+export function responsesRoute(deps: AppDeps, tokenCaller: (request: Request, server: any) => Promise<{ caller: Caller; ip: string; socket: boolean }>) {
   return new Elysia({ name: "relay-responses" })
     .post("/v1/responses", async ({ request, server, body: raw }) => {
       const { caller, ip } = await tokenCaller(request, server as any);
