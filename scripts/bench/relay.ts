@@ -8,12 +8,12 @@
 //
 // For each target (direct = the mock itself, proxy, minimal = the least a JSON-reading hop does, gateway), concurrency level and mode (JSON, stream)
 // it prints throughput, p50/p99/p99.9 latency, stream time-to-first-byte, the target's CPU time per
-// request (from /proc) and, for the gateway, the longest stall of its event loop during the cell (a 1 ms
+// request (from /proc; each thread's share on the line below the cell) and, for the gateway, the longest stall of its event loop during the cell (a 1 ms
 // timer inside the gateway process, reset per cell). --soak N additionally runs the gateway for N seconds
 // at c=16 (--soak-concurrency) and samples RSS through the run. Numbers are noisy on a shared 2-core machine: compare ratios
 // within one run.
 import { spawn, type Subprocess } from "bun";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -178,6 +178,35 @@ function cpuMs(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICK;
 }
+/** CPU time (ms) per thread of a process, summed by thread name: the main thread is the process's first task;
+ * Bun names its others (HTTP Client, Worker for a worker thread, HeapHelper, JITWorker, ...). */
+function threadCpuMs(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  let tasks: string[] = [];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const tid of tasks) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+      const name = tid === String(pid) ? "main" : stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      out.set(name, (out.get(name) ?? 0) + ((Number(fields[11]) + Number(fields[12])) * 1000) / TICK);
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return out;
+}
+
+/** "main 32.1 · HTTP Client 5.2 · Worker 3.9 ..." µs per call from two threadCpuMs readings, largest first. */
+function perThread(before: Map<string, number>, after: Map<string, number>, calls: number): string {
+  return [...after].map(([name, ms]) => [name, ((ms - (before.get(name) ?? 0)) * 1000) / Math.max(1, calls)] as const)
+    .filter(([, us]) => us >= 0.05).sort((a, b) => b[1] - a[1]).map(([name, us]) => `${name} ${us.toFixed(1)}`).join(" · ");
+}
+
 function rssMb(pid: number): number {
   const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
   return m ? Number(m[1]) / 1024 : 0;
@@ -193,6 +222,7 @@ async function load(t: Target, concurrency: number, seconds: number, stream: boo
   let errors = 0;
   const until = performance.now() + seconds * 1000;
   const cpu0 = cpuMs(t.proc.pid);
+  const threads0 = threadCpuMs(t.proc.pid);
   const worker = async () => {
     while (performance.now() < until) {
       const t0 = performance.now();
@@ -216,9 +246,10 @@ async function load(t: Target, concurrency: number, seconds: number, stream: boo
   const stall = t.name === "gateway" ? ((await (await fetch(t.url + "/__bench/stall")).json()) as any).stall as number : NaN;
   const elapsed = (performance.now() - started) / 1000;
   const cpu = cpuMs(t.proc.pid) - cpu0;
+  const threads = perThread(threads0, threadCpuMs(t.proc.pid), lat.length);
   lat.sort((a, b) => a - b);
   ttfb.sort((a, b) => a - b);
-  return { rps: lat.length / elapsed, p50: pct(lat, 0.5), p99: pct(lat, 0.99), p999: pct(lat, 0.999), ttfb: pct(ttfb, 0.5), cpuPerReq: cpu / Math.max(1, lat.length), errors, n: lat.length, stall };
+  return { rps: lat.length / elapsed, p50: pct(lat, 0.5), p99: pct(lat, 0.99), p999: pct(lat, 0.999), ttfb: pct(ttfb, 0.5), cpuPerReq: cpu / Math.max(1, lat.length), threads, errors, n: lat.length, stall };
 }
 
 async function main() {
@@ -261,6 +292,7 @@ async function main() {
         const x = r[t.name];
         console.log(`${(stream ? "stream" : "json").padEnd(6)} ${String(c).padStart(3)}   ${t.name.padEnd(8)} ${x.rps.toFixed(0).padStart(6)} ${x.p50.toFixed(3).padStart(9)} ${x.p99.toFixed(3).padStart(8)} ${x.p999.toFixed(3).padStart(8)} ${stream ? x.ttfb.toFixed(3).padStart(8) : "       -"} ${x.cpuPerReq.toFixed(3).padStart(11)} ${String(x.errors).padStart(7)} ${Number.isNaN(x.stall) ? "        -" : x.stall.toFixed(2).padStart(9)}`);
       }
+      for (const t of targets) if (t.name !== "direct") console.log(`               ${t.name} CPU µs per call by thread: ${r[t.name].threads}`);
       const d = r.direct, p = r.proxy, g = r.gateway, m = r.minimal;
       if (!d || !p || !g || !m) continue;
       summary.push(`${stream ? "stream" : "json  "} c=${String(c).padEnd(3)} gateway/proxy throughput ${(g.rps / p.rps).toFixed(2)}x; added p50 vs direct: proxy ${(p.p50 - d.p50).toFixed(3)} ms, gateway ${(g.p50 - d.p50).toFixed(3)} ms` +
