@@ -174,9 +174,13 @@ let start = async (args: string[]): Promise<{ proc: Subprocess; info: any }> => 
 };
 
 const TICK = 100; // USER_HZ on Linux
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+/** User + system CPU time (ms) in the text of a /proc stat file (a process's or one thread's). */
+function statCpuMs(stat: string): number {
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICK;
+}
+function cpuMs(pid: number): number {
+  return statCpuMs(readFileSync(`/proc/${pid}/stat`, "utf8"));
 }
 /** CPU time (ms) per thread of a process, summed by thread name: the main thread is the process's first task;
  * Bun names its others (HTTP Client, Worker for a worker thread, HeapHelper, JITWorker, ...). */
@@ -192,8 +196,7 @@ function threadCpuMs(pid: number): Map<string, number> {
     try {
       const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
       const name = tid === String(pid) ? "main" : stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      out.set(name, (out.get(name) ?? 0) + ((Number(fields[11]) + Number(fields[12])) * 1000) / TICK);
+      out.set(name, (out.get(name) ?? 0) + statCpuMs(stat));
     } catch {
       // The thread ended between the listing and the read.
     }

@@ -10,12 +10,14 @@ export const LIMITS = {
   api: { count: 480, windowSeconds: 180 },
 } as const;
 
-export function clientIp(request: Request, server: { requestIP(r: Request): { address: string } | null } | null, trustProxy: boolean): string {
-  return forwardedIp(request, trustProxy) ?? server?.requestIP(request)?.address ?? "local";
+/** The client's address: the one a trusted reverse proxy passed on, else the connection's peer (`peer` when the
+ * caller has looked it up already), else "local" (a request made in process, through app.handle()). */
+export function clientIp(request: Request, server: { requestIP(r: Request): { address: string } | null } | null, trustProxy: boolean, peer?: { address: string } | null): string {
+  return forwardedIp(request, trustProxy) ?? (peer === undefined ? server?.requestIP(request) : peer)?.address ?? "local";
 }
 
 /** The client's address a trusted reverse proxy passed on (X-Forwarded-For, X-Real-IP), if any. */
-export function forwardedIp(request: Request, trustProxy: boolean): string | null {
+function forwardedIp(request: Request, trustProxy: boolean): string | null {
   if (!trustProxy) return null;
   const fwd = request.headers.get("x-forwarded-for");
   if (fwd) return fwd.split(",")[0].trim();

@@ -4,7 +4,7 @@ import { Elysia } from "elysia";
 import type { AppDeps } from "../deps.ts";
 import { AppError } from "../http/errors.ts";
 import { authPlugin } from "../http/auth.ts";
-import { clientIp, forwardedIp } from "../http/ratelimit.ts";
+import { clientIp } from "../http/ratelimit.ts";
 import { decodeOr400 } from "../http/paths.ts";
 import { ROLE } from "../catalogue/index.ts";
 import type { RelayMode } from "./providers/types.ts";
@@ -69,7 +69,7 @@ export function relayModule(deps: AppDeps) {
   const tokenCaller = (request: Request, server: any) => {
     // A request that came in on a connection has its peer's address (app.handle()'s have none).
     const peer: { address: string } | null = server?.requestIP(request) ?? null;
-    const ip = forwardedIp(request, trustProxy) ?? peer?.address ?? "local";
+    const ip = clientIp(request, server, trustProxy, peer);
     return authenticate(deps, presentedKey(request), ip).then((caller) => ({ caller, ip, socket: peer !== null }));
   };
 
