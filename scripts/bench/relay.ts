@@ -8,7 +8,7 @@
 //
 // For each target (direct = the mock itself, proxy, minimal = the least a JSON-reading hop does, gateway), concurrency level and mode (JSON, stream)
 // it prints throughput, p50/p99/p99.9 latency, stream time-to-first-byte, the target's CPU time per
-// request (from /proc; each thread's share on the line below the cell) and, for the gateway, the longest stall of its event loop during the cell (a 1 ms
+// request (from /proc; each thread's share on the line below the cell) and, for each hop, the longest stall of its event loop during the cell (a 1 ms
 // timer inside the gateway process, reset per cell). --soak N additionally runs the gateway for N seconds
 // at c=16 (--soak-concurrency) and samples RSS through the run. Numbers are noisy on a shared 2-core machine: compare ratios
 // within one run.
@@ -56,6 +56,25 @@ function runMock() {
   console.log(JSON.stringify({ port: server.port }));
 }
 
+/** The event loop's longest stall since the last read: a timer due every millisecond that fires late. Every
+ * hop carries the same instrument (its timer costs a few µs of CPU per millisecond, which at c=1 is a large share
+ * of a call), so their CPU and stalls compare like for like; GET /__bench/stall reads and resets it. */
+function watchStalls(): () => Response {
+  let stall = 0;
+  let last = performance.now();
+  setInterval(() => {
+    const now = performance.now();
+    stall = Math.max(stall, now - last - 1);
+    last = now;
+  }, 1);
+  return () => {
+    const out = stall;
+    stall = 0;
+    return Response.json({ stall: out });
+  };
+}
+const STALL_PATH = "/__bench/stall";
+
 /**
  * The least a JSON-handling hop can do in Bun: read the body, parse it, set the model, send it upstream, parse
  * the answer (where a gateway finds the usage), send it on. No auth, billing, routing or logs: the floor under
@@ -63,9 +82,11 @@ function runMock() {
  */
 function runMinimal() {
   const upstream = process.argv[3];
+  const stalls = watchStalls();
   const server = Bun.serve({
     port: 0,
     async fetch(req) {
+      if (req.method === "GET") return stalls();
       const body: any = JSON.parse(await req.text());
       body.model = String(body.model);
       if (body.stream) body.stream_options = { include_usage: true };
@@ -86,9 +107,11 @@ function runMinimal() {
 
 function runProxy() {
   const upstream = process.argv[3];
+  const stalls = watchStalls();
   const server = Bun.serve({
     port: 0,
     fetch(req) {
+      if (req.method === "GET") return stalls();
       const url = new URL(req.url);
       return fetch(upstream + url.pathname, { method: req.method, headers: req.headers, body: req.body });
     },
@@ -125,19 +148,8 @@ async function runGateway(upstream: string) {
   await db.insertInto("channels").values({ type: 1, key: "sk-upstream", name: "bench", base_url: upstream, models: MODEL, group: "default", created_time: nowSeconds(), openai_organization: null, test_model: null, model_mapping: null, param_override: null }).execute();
   const ch = await db.selectFrom("channels").select("id").where("name", "=", "bench").executeTakeFirstOrThrow();
   await db.insertInto("abilities").values({ group: "default", model: MODEL, channel_id: Number(ch.id), enabled: true, priority: 0, weight: 0, tag: null }).execute();
-  // The event loop's longest stall since the last read: a timer due every millisecond that fires late.
-  let stall = 0;
-  let last = performance.now();
-  setInterval(() => {
-    const now = performance.now();
-    stall = Math.max(stall, now - last - 1);
-    last = now;
-  }, 1);
-  app.get("/__bench/stall", () => {
-    const out = stall;
-    stall = 0;
-    return { stall: out };
-  });
+  const stalls = watchStalls();
+  app.get(STALL_PATH, stalls);
   app.listen({ port: 0, hostname: "127.0.0.1" });
   console.log(JSON.stringify({ port: app.server!.port, key: "sk-" + key }));
   process.on("SIGTERM", async () => {
@@ -244,9 +256,10 @@ async function load(t: Target, concurrency: number, seconds: number, stream: boo
     }
   };
   const started = performance.now();
-  if (t.name === "gateway") await fetch(t.url + "/__bench/stall");
+  const measured = t.name !== "direct";
+  if (measured) await fetch(t.url + STALL_PATH);
   await Promise.all(Array.from({ length: concurrency }, worker));
-  const stall = t.name === "gateway" ? ((await (await fetch(t.url + "/__bench/stall")).json()) as any).stall as number : NaN;
+  const stall = measured ? ((await (await fetch(t.url + STALL_PATH)).json()) as any).stall as number : NaN;
   const elapsed = (performance.now() - started) / 1000;
   const cpu = cpuMs(t.proc.pid) - cpu0;
   const threads = perThread(threads0, threadCpuMs(t.proc.pid), lat.length);
@@ -299,7 +312,7 @@ async function main() {
       const d = r.direct, p = r.proxy, g = r.gateway, m = r.minimal;
       if (!d || !p || !g || !m) continue;
       summary.push(`${stream ? "stream" : "json  "} c=${String(c).padEnd(3)} gateway/proxy throughput ${(g.rps / p.rps).toFixed(2)}x; added p50 vs direct: proxy ${(p.p50 - d.p50).toFixed(3)} ms, gateway ${(g.p50 - d.p50).toFixed(3)} ms` +
-        `; p99 gateway − proxy ${(g.p99 - p.p99).toFixed(3)} ms, p99.9 ${(g.p999 - p.p999).toFixed(3)} ms; longest stall ${g.stall.toFixed(2)} ms` +
+        `; p99 gateway − proxy ${(g.p99 - p.p99).toFixed(3)} ms, p99.9 ${(g.p999 - p.p999).toFixed(3)} ms; longest stall gateway ${g.stall.toFixed(2)} ms, proxy ${p.stall.toFixed(2)} ms` +
         (stream ? `; added ttfb: proxy ${(p.ttfb - d.ttfb).toFixed(3)} ms, gateway ${(g.ttfb - d.ttfb).toFixed(3)} ms` : "") +
         `; cpu/req gateway/proxy ${(g.cpuPerReq / p.cpuPerReq).toFixed(2)}x (minimal JSON hop/proxy ${(m.cpuPerReq / p.cpuPerReq).toFixed(2)}x, throughput ${(m.rps / p.rps).toFixed(2)}x)`);
     }

@@ -44,6 +44,15 @@ test("a worker checkpoints the WAL; the main connection does not", async () => {
   }
 });
 
+/** A started worker that counts the transactions it is given. */
+function countingWorker(db: Database, path: string) {
+  const worker = startSqliteWorker(db, path)!;
+  const counted = { transactions: 0 };
+  const write = worker.write.bind(worker);
+  worker.write = (statements) => (counted.transactions++, write(statements));
+  return counted;
+}
+
 const at = Math.floor(Date.now() / 1000);
 const entry = (userId: number, tokenId: number, quota: number, extraLog: Record<string, unknown> = {}) => ({
   usage: { userId, username: "u", tokenId, channelId: 7, model: "m", quota, tokens: 3, at },
@@ -59,10 +68,7 @@ async function seed(db: Database) {
 test("the write-behind commits its slices on the worker: logs, debits, counters and rollups, exactly", async () => {
   const { db, path, done } = await fileDb();
   try {
-    const worker = startSqliteWorker(db, path)!;
-    let transactions = 0;
-    const write = worker.write.bind(worker);
-    worker.write = (statements) => (transactions++, write(statements));
+    const worker = countingWorker(db, path);
     await seed(db);
     const writer = new WriteBehind(db, 0, { enabled: () => true, intervalMs: () => 0 });
     const committed: number[] = [];
@@ -77,7 +83,7 @@ test("the write-behind commits its slices on the worker: logs, debits, counters 
     expect(writer.unsettled("user", 1)).toBe(0);
     expect(writer.unsettled("token", 1)).toBe(0);
     expect(committed.length).toBe(3);
-    expect(transactions).toBe(3);
+    expect(worker.transactions).toBe(3);
     const user = await db.selectFrom("users").select(["quota", "used_quota", "request_count"]).where("id", "=", 1).executeTakeFirstOrThrow();
     expect(user).toEqual({ quota: 1_000_000 - 3 * n, used_quota: 3 * n, request_count: n });
     const token = await db.selectFrom("tokens").select(["remain_quota", "used_quota"]).where("id", "=", 1).executeTakeFirstOrThrow();
@@ -110,6 +116,64 @@ test("a slice that fails is rolled back whole and stays queued with its debits; 
     expect(Number((await db.selectFrom("logs").select((eb) => eb.fn.countAll().as("n")).executeTakeFirstOrThrow()).n)).toBe(SLICE_RECORDS);
     expect(writer.unsettled("user", 1)).toBe(10);
     expect(writer.backlog()).toBeGreaterThan(0);
+  } finally {
+    await done();
+  }
+});
+
+const logCount = async (db: Database) => Number((await db.selectFrom("logs").select((eb) => eb.fn.countAll().as("n")).executeTakeFirstOrThrow()).n);
+
+test("a running writer commits a full slice at once; the slice filling up waits for the timer", async () => {
+  const { db, path, done } = await fileDb();
+  try {
+    expect(startSqliteWorker(db, path)).not.toBeNull();
+    await seed(db);
+    // A timer far away: only a full slice can start a write before stop().
+    const writer = new WriteBehind(db, 60_000, { enabled: () => false, intervalMs: () => 0 });
+    writer.start();
+    // The second slice fills while the first is being written: it goes when that write ends, and the five
+    // records after it stay with the slice filling up.
+    const full = 2 * SLICE_RECORDS;
+    for (let i = 0; i < full + 5; i++) writer.settled({ lease: null, userId: 1, tokenId: 1, amount: 0 }, 2, entry(1, 1, 2));
+    for (let i = 0; i < 200 && (await logCount(db)) < full; i++) await Bun.sleep(10);
+    await Bun.sleep(20);
+    expect(await logCount(db)).toBe(full);
+    expect((await db.selectFrom("users").select("quota").where("id", "=", 1).executeTakeFirstOrThrow()).quota).toBe(1_000_000 - 2 * full);
+    // The five records of the slice filling up still count against the balance, and only they.
+    expect(writer.unsettled("user", 1)).toBe(10);
+    expect(writer.unsettled("token", 1)).toBe(10);
+    await writer.stop();
+    expect(await logCount(db)).toBe(full + 5);
+    expect(writer.unsettled("user", 1)).toBe(0);
+  } finally {
+    await done();
+  }
+});
+
+test("a full slice the database refuses stays queued and is not retried in a loop; the next flush tries it again", async () => {
+  const { db, path, done } = await fileDb();
+  try {
+    const worker = countingWorker(db, path);
+    await seed(db);
+    const writer = new WriteBehind(db, 60_000, { enabled: () => false, intervalMs: () => 0 });
+    writer.start();
+    const errors: string[] = [];
+    const log = console.error;
+    console.error = (...a: unknown[]) => void errors.push(a.join(" "));
+    try {
+      writer.settled({ lease: null, userId: 1, tokenId: 1, amount: 0 }, 5, entry(1, 1, 5, { no_such_column: 1 }));
+      for (let i = 1; i < SLICE_RECORDS; i++) writer.settled({ lease: null, userId: 1, tokenId: 1, amount: 0 }, 2, entry(1, 1, 2));
+      await Bun.sleep(300);
+    } finally {
+      console.error = log;
+    }
+    expect(worker.transactions).toBe(1);
+    expect(errors.some((e) => e.includes("write-behind flush failed"))).toBe(true);
+    expect(await logCount(db)).toBe(0);
+    expect(writer.unsettled("user", 1)).toBe(5 + 2 * (SLICE_RECORDS - 1));
+    await expect(writer.flush()).rejects.toThrow();
+    expect(worker.transactions).toBe(2);
+    expect(writer.unsettled("user", 1)).toBe(5 + 2 * (SLICE_RECORDS - 1));
   } finally {
     await done();
   }
