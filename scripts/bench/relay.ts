@@ -227,6 +227,8 @@ function rssMb(pid: number): number {
   return m ? Number(m[1]) / 1024 : 0;
 }
 
+const IDLE_MS = 4000;
+
 const pct = (sorted: number[], p: number) => sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] : NaN;
 
 async function load(t: Target, concurrency: number, seconds: number, stream: boolean) {
@@ -296,7 +298,13 @@ async function main() {
   const warmup = Number(arg("warmup", "1"));
   for (const t of targets) for (const s of [false, true]) await load(t, 8, warmup, s);
 
-  console.log(`relay benchmark: ${seconds}s per cell, Bun ${Bun.version}, ${navigator.hardwareConcurrency} CPUs, gateway on ${process.env.PG_DSN ? "PostgreSQL" : process.env.MYSQL_DSN ? "MySQL" : "SQLite"}\n`);
+  console.log(`relay benchmark: ${seconds}s per cell, Bun ${Bun.version}, ${navigator.hardwareConcurrency} CPUs, gateway on ${process.env.PG_DSN ? "PostgreSQL" : process.env.MYSQL_DSN ? "MySQL" : "SQLite"}`);
+  // What each hop spends with no calls at all (its timers, the stall instrument's 1 ms timer, the collector's
+  // and allocator's housekeeping): at c=1, streamed calls come ~90 a second, so this is much of their CPU per call.
+  const hops = targets.filter((t) => t.name !== "direct");
+  const idle0 = hops.map((t) => cpuMs(t.proc.pid));
+  await Bun.sleep(IDLE_MS);
+  console.log(`idle CPU, ms per second: ${hops.map((t, i) => `${t.name} ${(((cpuMs(t.proc.pid) - idle0[i]) * 1000) / IDLE_MS).toFixed(1)}`).join(", ")}\n`);
   console.log("mode    c   target    req/s    p50 ms   p99 ms p99.9 ms  ttfb ms  cpu ms/req  errors  stall ms");
   const summary: string[] = [];
   for (const stream of [false, true]) {
