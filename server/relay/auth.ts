@@ -33,11 +33,14 @@ export interface Caller {
   limits?: TokenLimits | null;
 }
 
+/** Made once: a regular expression literal inside the function is a new object on every call. */
+const BEARER = /^Bearer\s+/i;
+
 /** The raw key from whichever header the calling SDK uses. */
 export function presentedKey(request: Request): string {
   const h = request.headers;
   const auth = h.get("authorization");
-  if (auth) return auth.replace(/^Bearer\s+/i, "").trim();
+  if (auth) return auth.replace(BEARER, "").trim();
   const alt = h.get("x-api-key") ?? h.get("x-goog-api-key");
   if (alt) return alt.trim();
   const q = request.url.indexOf("key=");
