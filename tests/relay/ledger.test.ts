@@ -170,6 +170,25 @@ for (const kind of storageKinds().filter((k) => k !== "sqlite")) {
       });
     });
 
+    test("a cost the hold and the lease's free quota cover settles at once; beyond them settleNow does nothing and settle() charges the balance", async () => {
+      await withLedger(async ({ ctx, writer, user, ledger }) => {
+        // The first top-up is 4 × 1_000: 3_000 free beside the hold.
+        const h1 = await ledger.take(payer(user.id), 1_000);
+        expect(ledger.settleNow!(h1, 3_500, (q) => entry(user.id, q))).toBe(3_500);
+        expect(ledger.leased!(user.id, 0)).toBe(500);
+        const h2 = await ledger.take(payer(user.id), 500);
+        const backlog = writer.backlog();
+        expect(ledger.settleNow!(h2, 2_000, (q) => entry(user.id, q))).toBeNull();
+        expect([ledger.leased!(user.id, 0), writer.backlog()]).toEqual([0, backlog]);
+        expect(await ledger.settle(h2, 2_000, (q) => entry(user.id, q))).toBe(2_000);
+        await writer.flush(true);
+        await ledger.returnLeases!();
+        const row = await userRow({ ctx } as RelayFixture, user.id);
+        expect([row.quota, row.used_quota]).toEqual([100_000 - 5_500, 5_500]);
+        expect((await logsOf({ ctx } as RelayFixture, user.id)).map((l) => l.quota).sort((a, b) => a - b)).toEqual([2_000, 3_500]);
+      });
+    });
+
     test("calls arriving while a lease is topped up wait for that top-up; a burst needs a few top-ups, not one per call", async () => {
       await withLedger(10_000_000, async ({ ctx, db, user, writer, ledger }) => {
         const held = await Promise.all(Array.from({ length: 40 }, () => ledger.take(payer(user.id), 1_000)));

@@ -59,8 +59,11 @@ export interface Ledger {
    * in the same transaction. Returns the quota actually taken, which `entry` receives to build the records.
    */
   settle(hold: Hold, cost: number, entry: (taken: number) => SettledEntry): Promise<number>;
-  /** settle() without a promise, for a ledger that settles in memory (SQLite's); absent where settling is I/O. */
-  settleNow?(hold: Hold, cost: number, entry: (taken: number) => SettledEntry): number;
+  /**
+   * settle() without a promise when it needs no I/O: SQLite's memory ledger always, a lease when the hold and the
+   * lease's free quota cover the cost. null: nothing was done, settle() it (a charge beyond both reads the balances).
+   */
+  settleNow?(hold: Hold, cost: number, entry: (taken: number) => SettledEntry): number | null;
   /** Roughly what the user can still spend (the low-balance warning), given the balance read at auth. */
   remaining(userId: number, authQuota: number): number;
   stop(): Promise<void>;
@@ -477,10 +480,9 @@ class LeaseLedger implements Ledger {
     lease.usedAt = performance.now();
   }
 
-  async settle(hold: Hold, cost: number, entry: (taken: number) => SettledEntry): Promise<number> {
+  settleNow(hold: Hold, cost: number, entry: (taken: number) => SettledEntry): number | null {
     const want = Math.max(0, cost);
     const own = hold.amount > 0 ? hold.lease : null;
-    let taken = Math.min(want, hold.amount);
     if (want === 0 && !own) {
       // Not a lease's spend: a placeholder hold may still name the lease it was copied from.
       this.writer.settled({ lease: null, userId: hold.userId, tokenId: hold.tokenId, amount: 0 }, 0, entry(0));
@@ -488,30 +490,46 @@ class LeaseLedger implements Ledger {
     }
     // A hold of nothing (a zero estimate, a realtime turn's placeholder) is paid from the payer's lease of now.
     const lease = own ?? this.leaseFor(hold.userId, hold.tokenId);
+    const fromFree = Math.min(Math.max(0, want - hold.amount), lease.closed ? 0 : Math.max(0, lease.free));
+    const taken = Math.min(want, hold.amount) + fromFree;
+    if (want > taken) return null;
+    lease.free -= fromFree;
+    return this.spent(lease, own, hold, want, taken, entry);
+  }
+
+  async settle(hold: Hold, cost: number, entry: (taken: number) => SettledEntry): Promise<number> {
+    const now = this.settleNow(hold, cost, entry);
+    if (now !== null) return now;
+    // More than the hold and the lease's free quota: all of those, then the rest as far as the balances reach.
+    const want = Math.max(0, cost);
+    const own = hold.amount > 0 ? hold.lease : null;
+    const lease = own ?? this.leaseFor(hold.userId, hold.tokenId);
     lease.busy++;
     try {
-      if (want > taken) {
-        const fromFree = lease.closed ? 0 : Math.min(want - taken, Math.max(0, lease.free));
-        lease.free -= fromFree;
-        taken += fromFree;
-        if (want > taken) {
-          taken += await withRetry(() => this.chargeExtra(lease, want - taken)).catch((e) => {
-            console.error("charging beyond the hold failed:", (e as Error).message);
-            return 0;
-          });
-        }
-      }
-      if (own) {
-        lease.held -= hold.amount;
-        if (!lease.closed) lease.free += hold.amount - Math.min(hold.amount, want);
-      }
-      lease.usedAt = performance.now();
-      lease.unwritten++;
-      this.writer.settled({ lease, userId: hold.userId, tokenId: hold.tokenId, amount: taken }, taken, entry(taken));
-      return taken;
+      const fromFree = lease.closed ? 0 : Math.max(0, lease.free);
+      lease.free -= fromFree;
+      let taken = Math.min(want, hold.amount) + fromFree;
+      taken += await withRetry(() => this.chargeExtra(lease, want - taken)).catch((e) => {
+        console.error("charging beyond the hold failed:", (e as Error).message);
+        return 0;
+      });
+      return this.spent(lease, own, hold, want, taken, entry);
     } finally {
       lease.busy--;
     }
+  }
+
+  /** A settled call's bookkeeping: its hold leaves the lease (the unused part back to its free quota) and its
+   * spend is queued with its records. */
+  private spent(lease: Lease, own: Lease | null, hold: Hold, want: number, taken: number, entry: (taken: number) => SettledEntry): number {
+    if (own) {
+      lease.held -= hold.amount;
+      if (!lease.closed) lease.free += hold.amount - Math.min(hold.amount, want);
+    }
+    lease.usedAt = performance.now();
+    lease.unwritten++;
+    this.writer.settled({ lease, userId: hold.userId, tokenId: hold.tokenId, amount: taken }, taken, entry(taken));
+    return taken;
   }
 
   remaining(_userId: number, authQuota: number): number {

@@ -41,18 +41,21 @@ export function finish(deps: AppDeps, s: Served, usage: Usage | null, generated?
   s.ticket.succeeded();
   observeSettling(s);
   const { ledger, writer } = relayState(deps);
-  // The usual call (usage known, SQLite's memory ledger, no token limits) settles before this returns: no
-  // promises to create, track and collect per call, and nothing for a flush to wait on.
+  // The usual call (usage known, no token limits, a cost its hold or its lease covers) settles before this
+  // returns: no promises to create, track and collect per call, and nothing for a flush to wait on.
   if (usage && ledger.settleNow && !s.limits) {
     try {
-      s.onSettled?.(usage);
       const taken = ledger.settleNow(s.hold, costOf(s, usage), (q) => records(deps, s, usage, q, other));
-      observeSettled(s, usage, taken);
-      warnIfLow(deps, s, taken);
+      if (taken !== null) {
+        s.onSettled?.(usage);
+        observeSettled(s, usage, taken);
+        warnIfLow(deps, s, taken);
+        return SETTLED;
+      }
     } catch (e) {
       console.error("settlement failed:", (e as Error)?.message ?? e);
+      return SETTLED;
     }
-    return SETTLED;
   }
   const job = (async () => {
     try {
