@@ -228,6 +228,7 @@ function rssMb(pid: number): number {
 }
 
 const IDLE_MS = 4000;
+const IDLE_SETTLE_MS = 3000;
 
 const pct = (sorted: number[], p: number) => sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] : NaN;
 
@@ -302,6 +303,8 @@ async function main() {
   // What each hop spends with no calls at all (its timers, the stall instrument's 1 ms timer, the collector's
   // and allocator's housekeeping): at c=1, streamed calls come ~90 a second, so this is much of their CPU per call.
   const hops = targets.filter((t) => t.name !== "direct");
+  // After the warm-up's own aftermath (its last write-behind flush, collections, compilation) has settled.
+  await Bun.sleep(IDLE_SETTLE_MS);
   const idle0 = hops.map((t) => cpuMs(t.proc.pid));
   await Bun.sleep(IDLE_MS);
   console.log(`idle CPU, ms per second: ${hops.map((t, i) => `${t.name} ${(((cpuMs(t.proc.pid) - idle0[i]) * 1000) / IDLE_MS).toFixed(1)}`).join(", ")}\n`);
