@@ -9,7 +9,7 @@
 // For each target (direct = the mock itself, proxy, minimal = the least a JSON-reading hop does, gateway), concurrency level and mode (JSON, stream)
 // it prints throughput, p50/p99/p99.9 latency, stream time-to-first-byte, the target's CPU time per
 // request (from /proc; each thread's share on the line below the cell) and, for each hop, the longest stall of its event loop during the cell (a 1 ms
-// timer inside the gateway process, reset per cell). --soak N additionally runs the gateway for N seconds
+// timer inside each hop's process, reset per cell; before the cells, each hop's idle CPU). --soak N additionally runs the gateway for N seconds
 // at c=16 (--soak-concurrency) and samples RSS through the run. Numbers are noisy on a shared 2-core machine: compare ratios
 // within one run.
 import { spawn, type Subprocess } from "bun";
@@ -301,7 +301,7 @@ async function main() {
 
   console.log(`relay benchmark: ${seconds}s per cell, Bun ${Bun.version}, ${navigator.hardwareConcurrency} CPUs, gateway on ${process.env.PG_DSN ? "PostgreSQL" : process.env.MYSQL_DSN ? "MySQL" : "SQLite"}`);
   // What each hop spends with no calls at all (its timers, the stall instrument's 1 ms timer, the collector's
-  // and allocator's housekeeping): at c=1, streamed calls come ~90 a second, so this is much of their CPU per call.
+  // and allocator's housekeeping): the floor under the c=1 cells' CPU per call, where calls are few.
   const hops = targets.filter((t) => t.name !== "direct");
   // After the warm-up's own aftermath (its last write-behind flush, collections, compilation) has settled.
   await Bun.sleep(IDLE_SETTLE_MS);
