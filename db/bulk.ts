@@ -2,7 +2,7 @@
 // building them through Kysely's query tree (a frozen node per value) cost more CPU than SQLite's own
 // insert; the text here is cached per column set and row count, so the statement cache reuses it too.
 import { CompiledQuery, type Kysely } from "kysely";
-import { dialectOf, type Dialect } from "./dialect.ts";
+import { dialectOf, identifierQuoter, placeholders, type Dialect } from "./dialect.ts";
 
 const texts = new Map<string, string>();
 const TEXT_CACHE_SIZE = 200;
@@ -11,9 +11,8 @@ function insertText(dialect: Dialect, table: string, columns: string[], rows: nu
   const key = `${dialect}|${table}|${columns.join(",")}|${rows}`;
   let text = texts.get(key);
   if (text) return text;
-  const q = dialect === "mysql" ? (id: string) => `\`${id}\`` : (id: string) => `"${id}"`;
-  let n = 0;
-  const ph = dialect === "postgres" ? () => `$${++n}` : () => "?";
+  const q = identifierQuoter(dialect);
+  const ph = placeholders(dialect);
   const tuples: string[] = [];
   for (let r = 0; r < rows; r++) tuples.push(`(${columns.map(ph).join(", ")})`);
   text = `insert into ${q(table)} (${columns.map(q).join(", ")}) values ${tuples.join(", ")}`;

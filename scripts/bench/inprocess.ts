@@ -1,10 +1,11 @@
 // The gateway's own work per call, without sockets: app.handle() in this process with the upstream's fetch
 // answered from memory, 16 callers at a time; prints the process's CPU (every thread, the SQLite worker's
-// included) per call. The network-facing benchmark (relay.ts) measures what a client sees; this one measures
-// only the gateway's code, steadily enough to compare two builds on a busy machine.
+// included) per call, and the event loop's thread's share. The network-facing benchmark (relay.ts) measures what
+// a client sees; this one measures only the gateway's code, steadily enough to compare two builds on a busy machine.
 //
-//   bun scripts/bench/inprocess.ts [ROOT]   (ROOT: another checkout of the project to measure; N=calls)
-import { mkdtempSync, rmSync } from "node:fs";
+//   bun scripts/bench/inprocess.ts [ROOT]   (ROOT: another checkout of the project to measure; N=calls;
+//                                            USERS=n: calls spread over n users, each with a token)
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
@@ -29,22 +30,41 @@ await deps.options.set("ModelRatio", JSON.stringify({ [MODEL]: 1 }));
 const db = deps.db;
 const user = await db.selectFrom("users").select("id").where("username", "=", "root").executeTakeFirstOrThrow();
 await db.updateTable("users").set({ quota: 1e15 }).where("id", "=", user.id).execute();
-const key = "benchbenchbenchbenchbenchbenchbenchbenchbenchbenc";
-await db.insertInto("tokens").values({ user_id: user.id, key, name: "bench", created_time: nowSeconds(), expired_time: -1, remain_quota: 1e15, unlimited_quota: false } as any).execute();
+// USERS=N: calls rotate over N users with a token each (a slice of the write-behind then updates many balance
+// rows, as on a shared gateway); the default is one user and token.
+const USERS = Math.max(1, Number(process.env.USERS ?? 1));
+const keys: string[] = [];
+for (let i = 0; i < USERS; i++) {
+  const key = `bench${String(i).padStart(6, "0")}`.padEnd(48, "b");
+  let userId = user.id;
+  if (i > 0) {
+    await db.insertInto("users").values({ username: `bench${i}`, password: "x", display_name: `bench${i}`, role: 1, status: 1, quota: 1e15, group: "default", aff_code: `aff${i}` } as any).execute();
+    userId = (await db.selectFrom("users").select("id").where("username", "=", `bench${i}`).executeTakeFirstOrThrow()).id;
+  }
+  await db.insertInto("tokens").values({ user_id: userId, key, name: "bench", created_time: nowSeconds(), expired_time: -1, remain_quota: 1e15, unlimited_quota: false } as any).execute();
+  keys.push(key);
+}
 const ch = await db.insertInto("channels").values({ type: 1, key: "sk-upstream", name: "bench", base_url: "http://upstream.local", models: MODEL, group: "default", created_time: nowSeconds(), openai_organization: null, test_model: null, model_mapping: null, param_override: null } as any).returning("id").executeTakeFirstOrThrow();
 await db.insertInto("abilities").values({ group: "default", model: MODEL, channel_id: Number(ch.id), enabled: true, priority: 0, weight: 0, tag: null } as any).execute();
 const body = JSON.stringify({ model: MODEL, stream: false, messages: [{ role: "user", content: "Say hello to the benchmark." }] });
-const req = () => new Request("http://localhost/v1/chat/completions", { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer sk-" + key, "content-length": String(body.length) }, body });
+let nextKey = 0;
+const req = () => new Request("http://localhost/v1/chat/completions", { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer sk-" + keys[nextKey++ % USERS], "content-length": String(body.length) }, body });
 async function run(n: number, c: number) {
   let left = n;
   await Promise.all(Array.from({ length: c }, async () => { while (left-- > 0) { const r = await app.handle(req()); await r.arrayBuffer(); if (r.status !== 200) throw new Error(`status ${r.status}`); } }));
 }
 await run(20000, 16);
 const N = Number(process.env.N ?? 100000);
+/** This thread's CPU in µs (from /proc: the SQLite worker's share is the rest of the process's). */
+function mainThreadCpu(): number {
+  const fields = readFileSync(`/proc/self/task/${process.pid}/stat`, "utf8").split(") ")[1].split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 1e6 / 100;
+}
+const m0 = mainThreadCpu();
 const t0 = process.cpuUsage(); const w0 = performance.now();
 await run(N, 16);
 const cpu = process.cpuUsage(t0);
-console.log(`${root}: ${((cpu.user + cpu.system) / N).toFixed(1)} µs CPU per call, ${(N / ((performance.now() - w0) / 1000)).toFixed(0)} calls/s`);
+console.log(`${root}: ${USERS} user(s), ${((cpu.user + cpu.system) / N).toFixed(1)} µs CPU per call (main thread ${((mainThreadCpu() - m0) / N).toFixed(1)}), ${(N / ((performance.now() - w0) / 1000)).toFixed(0)} calls/s`);
 await closeDeps(deps);
 rmSync(dir, { recursive: true, force: true });
 process.exit(0);

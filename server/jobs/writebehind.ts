@@ -17,7 +17,9 @@
 import type { Database } from "../../db/index.ts";
 import { dialectOf } from "../../db/index.ts";
 import { CompiledQuery } from "kysely";
-import { insertRows, RowBatch } from "../../db/bulk.ts";
+import { compileInserts, insertRows, RowBatch } from "../../db/bulk.ts";
+import { updateStatement, type SetTerm } from "../../db/update-text.ts";
+import type { Dialect } from "../../db/dialect.ts";
 import { workerFor, type WorkerStatement } from "../infra/statement-worker.ts";
 import type { NewLog } from "../../db/schema.ts";
 import type { DataExportPolicy } from "../modules/dashboard/export.ts";
@@ -393,8 +395,9 @@ export class WriteBehind {
    * each lease row's calls spent (leaseSpend).
    */
   private statements(db: Database, s: Slice, rollups: Map<string, Rollup> | null, withLogs = true): WorkerStatement[] {
+    const dialect = dialectOf(db);
     // A slice's log rows in one INSERT (two statements per slice copied half of its values).
-    const out: WorkerStatement[] = withLogs ? s.logs.statements(dialectOf(db), "logs", SLICE_RECORDS) : [];
+    const out: WorkerStatement[] = withLogs ? s.logs.statements(dialect, "logs", SLICE_RECORDS) : [];
     const userDelta = new Map<number, number>();
     const tokenDelta = new Map<number, number>();
     for (const [id, q] of s.userDebits) add(userDelta, id, -q);
@@ -404,34 +407,31 @@ export class WriteBehind {
       const used = s.tokens.get(id);
       const delta = tokenDelta.get(id) ?? 0;
       if (used === undefined && delta === 0) continue;
-      out.push(plain(db.updateTable("tokens").set((eb) => ({
-        ...(used !== undefined ? { used_quota: eb("used_quota", "+", used), accessed_time: now } : {}),
-        ...(delta ? { remain_quota: eb("remain_quota", "+", delta) } : {}),
-      })).where("id", "=", id)));
+      const sets: SetTerm[] = used !== undefined ? [["used_quota", "+", used], ["accessed_time", "=", now]] : [];
+      if (delta) sets.push(["remain_quota", "+", delta]);
+      out.push(updateStatement(dialect, "tokens", sets, [["id", id]]));
     }
     for (const id of sortedKeys(s.users, userDelta)) {
       const u = s.users.get(id);
       const delta = userDelta.get(id) ?? 0;
       if (!u && delta === 0) continue;
-      out.push(plain(db.updateTable("users").set((eb) => ({
-        ...(u ? { used_quota: eb("used_quota", "+", u.quota), request_count: eb("request_count", "+", u.count) } : {}),
-        ...(delta ? { quota: eb("quota", "+", delta) } : {}),
-      })).where("id", "=", id)));
+      const sets: SetTerm[] = u ? [["used_quota", "+", u.quota], ["request_count", "+", u.count]] : [];
+      if (delta) sets.push(["quota", "+", delta]);
+      out.push(updateStatement(dialect, "users", sets, [["id", id]]));
     }
     for (const id of [...s.channels.keys()].sort((a, b) => a - b)) {
-      out.push(plain(db.updateTable("channels").set((eb) => ({ used_quota: eb("used_quota", "+", s.channels.get(id)!) })).where("id", "=", id)));
+      out.push(updateStatement(dialect, "channels", [["used_quota", "+", s.channels.get(id)!]], [["id", id]]));
     }
     for (const r of rollups?.values() ?? []) {
       out.push({
-        ...plain(db.updateTable("quota_data")
-          .set((eb) => ({ token_used: eb("token_used", "+", r.token_used), count: eb("count", "+", r.count), quota: eb("quota", "+", r.quota) }))
-          .where("user_id", "=", r.user_id).where("model_name", "=", r.model_name).where("created_at", "=", r.created_at)),
-        orElse: [plain(db.insertInto("quota_data").values(r))],
+        ...updateStatement(dialect, "quota_data", [["token_used", "+", r.token_used], ["count", "+", r.count], ["quota", "+", r.quota]],
+          [["user_id", r.user_id], ["model_name", r.model_name], ["created_at", r.created_at]]),
+        orElse: compileInserts(dialect, "quota_data", [r as unknown as Record<string, unknown>]),
       });
     }
     for (const [id, spend] of [...s.leases].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
       if (spend.taken === 0) continue;
-      out.push(leaseSpend(db, id, spend));
+      out.push(leaseSpend(dialect, id, spend));
     }
     return out;
   }
@@ -470,25 +470,19 @@ function sortedKeys(a: Map<number, unknown>, b: Map<number, unknown>): number[] 
   return [...new Set([...a.keys(), ...b.keys()])].sort((x, y) => x - y);
 }
 
-/** A compiled query as a worker statement (its parameters a plain list: Kysely's is frozen). */
-function plain(q: { compile(): { sql: string; parameters: readonly unknown[] } }): WorkerStatement {
-  const c = q.compile();
-  return { sql: c.sql, parameters: [...c.parameters] };
-}
-
 /**
  * Moves what a lease row's calls spent out of the row (its quota left the balances when the lease was topped
  * up). A row that is gone was refunded as abandoned by another instance (this one stalled past the lease): its
  * calls are charged to the balances again, which this transaction has already locked (every lease spend's user
  * and token have counters in the slice), so the books still balance; the row's id comes back as gone.
  */
-function leaseSpend(db: Database, id: string, spend: LeaseSpend): WorkerStatement {
+function leaseSpend(dialect: Dialect, id: string, spend: LeaseSpend): WorkerStatement {
   return {
-    ...plain(db.updateTable("quota_holds").set((eb) => ({ amount: eb("amount", "-", spend.taken) })).where("id", "=", id)),
+    ...updateStatement(dialect, "quota_holds", [["amount", "-", spend.taken]], [["id", id]]),
     gone: id,
     orElse: [
-      ...(spend.tokenId ? [plain(db.updateTable("tokens").set((eb) => ({ remain_quota: eb("remain_quota", "-", spend.taken) })).where("id", "=", spend.tokenId))] : []),
-      plain(db.updateTable("users").set((eb) => ({ quota: eb("quota", "-", spend.taken) })).where("id", "=", spend.userId)),
+      ...(spend.tokenId ? [updateStatement(dialect, "tokens", [["remain_quota", "-", spend.taken]], [["id", spend.tokenId]])] : []),
+      updateStatement(dialect, "users", [["quota", "-", spend.taken]], [["id", spend.userId]]),
     ],
   };
 }
