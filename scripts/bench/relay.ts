@@ -2,7 +2,7 @@
 // routing, logging all on, SQLite) measured against the same load in one run, each in its own process.
 //
 //   bun scripts/bench/relay.ts [--seconds 3] [--concurrency 1,16,64] [--modes json,stream] [--targets direct,proxy,minimal,gateway]
-//                              [--soak 60] [--soak-concurrency 64] [--cpu-prof DIR]
+//                              [--soak 60] [--soak-concurrency 64] [--cpu-prof DIR] [--users 1]
 //   (PG_DSN=postgres://... : the gateway runs on a fresh PostgreSQL database instead of SQLite; MYSQL_DSN=mysql://...
 //   without PG_DSN: on a fresh MySQL database)
 //
@@ -121,7 +121,10 @@ function runProxy() {
   console.log(JSON.stringify({ port: server.port }));
 }
 
-async function runGateway(upstream: string) {
+/** The sk- key of the bench's token `i`. */
+const benchKey = (i: number) => `sk-bench${String(i).padStart(6, "0")}`.padEnd(51, "b");
+
+async function runGateway(upstream: string, users: number) {
   const { loadConfig } = await import("../../server/config.ts");
   const { buildDeps, closeDeps } = await import("../../server/bootstrap.ts");
   const { createApp } = await import("../../server/app.ts");
@@ -142,8 +145,15 @@ async function runGateway(upstream: string) {
   const db = deps.db;
   const user = await db.selectFrom("users").select("id").where("username", "=", "root").executeTakeFirstOrThrow();
   await db.updateTable("users").set({ quota: 1e15 }).where("id", "=", user.id).execute();
-  const key = "benchbenchbenchbenchbenchbenchbenchbenchbenchbenc";
-  await db.insertInto("tokens").values({ user_id: user.id, key, name: "bench", created_time: nowSeconds(), expired_time: -1, remain_quota: 1e15, unlimited_quota: false }).execute();
+  // Token i belongs to user i (user 0 is root): --users N spreads the load over N users' balances and logs.
+  for (let i = 0; i < users; i++) {
+    let userId = user.id;
+    if (i > 0) {
+      await db.insertInto("users").values({ username: `bench${i}`, password: "x", display_name: `bench${i}`, role: 1, status: 1, quota: 1e15, group: "default", aff_code: `bench${i}` } as any).execute();
+      userId = (await db.selectFrom("users").select("id").where("username", "=", `bench${i}`).executeTakeFirstOrThrow()).id;
+    }
+    await db.insertInto("tokens").values({ user_id: userId, key: benchKey(i).slice(3), name: "bench", created_time: nowSeconds(), expired_time: -1, remain_quota: 1e15, unlimited_quota: false }).execute();
+  }
   // (No RETURNING: MySQL has none.)
   await db.insertInto("channels").values({ type: 1, key: "sk-upstream", name: "bench", base_url: upstream, models: MODEL, group: "default", created_time: nowSeconds(), openai_organization: null, test_model: null, model_mapping: null, param_override: null }).execute();
   const ch = await db.selectFrom("channels").select("id").where("name", "=", "bench").executeTakeFirstOrThrow();
@@ -151,7 +161,7 @@ async function runGateway(upstream: string) {
   const stalls = watchStalls();
   app.get(STALL_PATH, stalls);
   app.listen({ port: 0, hostname: "127.0.0.1" });
-  console.log(JSON.stringify({ port: app.server!.port, key: "sk-" + key }));
+  console.log(JSON.stringify({ port: app.server!.port, users }));
   process.on("SIGTERM", async () => {
     await app.stop(true);
     await closeDeps(deps);
@@ -161,7 +171,8 @@ async function runGateway(upstream: string) {
   });
 }
 
-interface Target { name: string; url: string; proc: Subprocess; key?: string }
+/** `keys`: the gateway's tokens, taken in turn (the other hops ignore the key). */
+interface Target { name: string; url: string; proc: Subprocess; keys?: string[] }
 
 /** --cpu-prof DIR: the proxy and the gateway run under Bun's CPU profiler and write their .cpuprofile files
  * to DIR when they stop (named by pid, printed at the start; summarise one with scripts/bench/profile-top.ts). */
@@ -234,7 +245,8 @@ const pct = (sorted: number[], p: number) => sorted.length ? sorted[Math.min(sor
 
 async function load(t: Target, concurrency: number, seconds: number, stream: boolean) {
   const body = JSON.stringify({ model: MODEL, stream, messages: [{ role: "user", content: "Say hello to the benchmark." }] });
-  const headers = { "content-type": "application/json", authorization: `Bearer ${t.key ?? "sk-direct"}` };
+  const keys = t.keys ?? ["sk-direct"];
+  let nextKey = 0;
   const lat: number[] = [];
   const ttfb: number[] = [];
   let errors = 0;
@@ -245,6 +257,7 @@ async function load(t: Target, concurrency: number, seconds: number, stream: boo
     while (performance.now() < until) {
       const t0 = performance.now();
       try {
+        const headers = { "content-type": "application/json", authorization: `Bearer ${keys[nextKey++ % keys.length]}` };
         const res = await fetch(t.url + "/v1/chat/completions", { method: "POST", headers, body });
         const reader = res.body!.getReader();
         const first = await reader.read();
@@ -286,20 +299,21 @@ async function main() {
   const mock = await start(["mock"]);
   const mockUrl = `http://127.0.0.1:${mock.info.port}`;
   const proxy = await start(["proxy", mockUrl]);
-  const gateway = await start(["gateway", mockUrl]);
+  const users = Math.max(1, Number(arg("users", "1")));
+  const gateway = await start(["gateway", mockUrl, String(users)]);
   const minimal = await start(["minimal", mockUrl]);
   const targets: Target[] = [
     { name: "direct", url: mockUrl, proc: mock.proc },
     { name: "proxy", url: `http://127.0.0.1:${proxy.info.port}`, proc: proxy.proc },
     { name: "minimal", url: `http://127.0.0.1:${minimal.info.port}`, proc: minimal.proc },
-    { name: "gateway", url: `http://127.0.0.1:${gateway.info.port}`, proc: gateway.proc, key: gateway.info.key },
+    { name: "gateway", url: `http://127.0.0.1:${gateway.info.port}`, proc: gateway.proc, keys: Array.from({ length: users }, (_, i) => benchKey(i)) },
   ];
   for (let i = targets.length - 1; i >= 0; i--) if (!only.includes(targets[i].name)) targets.splice(i, 1);
   // Warm-up: JIT, connection pools, the gateway's caches.
   const warmup = Number(arg("warmup", "1"));
   for (const t of targets) for (const s of [false, true]) await load(t, 8, warmup, s);
 
-  console.log(`relay benchmark: ${seconds}s per cell, Bun ${Bun.version}, ${navigator.hardwareConcurrency} CPUs, gateway on ${process.env.PG_DSN ? "PostgreSQL" : process.env.MYSQL_DSN ? "MySQL" : "SQLite"}`);
+  console.log(`relay benchmark: ${seconds}s per cell, Bun ${Bun.version}, ${navigator.hardwareConcurrency} CPUs, gateway on ${process.env.PG_DSN ? "PostgreSQL" : process.env.MYSQL_DSN ? "MySQL" : "SQLite"}${users > 1 ? `, calls spread over ${users} users' tokens` : ""}`);
   // What each hop spends with no calls at all (its timers, the stall instrument's 1 ms timer, the collector's
   // and allocator's housekeeping): the floor under the c=1 cells' CPU per call, where calls are few.
   const hops = targets.filter((t) => t.name !== "direct");
@@ -365,5 +379,5 @@ async function runBenchmark() {
 if (role === "mock") runMock();
 else if (role === "proxy") runProxy();
 else if (role === "minimal") runMinimal();
-else if (role === "gateway") await runGateway(process.argv[3]);
+else if (role === "gateway") await runGateway(process.argv[3], Math.max(1, Number(process.argv[4] ?? 1)));
 else await runBenchmark();

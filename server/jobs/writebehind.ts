@@ -85,10 +85,12 @@ interface Slice {
   tokenDebits: Map<number, number>;
   leases: Map<string, LeaseSpend>;
   records: number;
+  /** Which write this slice went out with (WriteBehind.writesStarted when its write began). */
+  writeSeq: number;
 }
 
 const newSlice = (): Slice => ({
-  logs: new RowBatch(), users: new Map(), tokens: new Map(), channels: new Map(), userDebits: new Map(), tokenDebits: new Map(), leases: new Map(), records: 0,
+  logs: new RowBatch(), users: new Map(), tokens: new Map(), channels: new Map(), userDebits: new Map(), tokenDebits: new Map(), leases: new Map(), records: 0, writeSeq: 0,
 });
 
 const add = (m: Map<number, number>, k: number, v: number) => m.set(k, (m.get(k) ?? 0) + v);
@@ -115,8 +117,14 @@ export class WriteBehind {
   private timer: ReturnType<typeof setInterval> | null = null;
   private flushing: Promise<void> | null = null;
   private rollupsWrittenAt = Date.now();
-  /** Hears which users' and tokens' balances a flush has just committed (the ledger drops its kept rows). */
-  onCommitted: ((users: Iterable<number>, tokens: Iterable<number>) => void) | null = null;
+  /**
+   * Hears the debits a slice has just committed (id → quota taken from the user's and the token's balance) and
+   * the write it went out with: a balance row read before that write began lacks them (the ledger takes them
+   * off its kept row), one read since may or may not hold them (it reads that row again).
+   */
+  onCommitted: ((users: Map<number, number>, tokens: Map<number, number>, writeSeq: number) => void) | null = null;
+  /** Slice writes begun so far: a reader notes it with what it reads (see onCommitted). */
+  writesStarted = 0;
   /** Hears which lease rows' spends a flush has just committed, and which of those rows it found gone. */
   onLeasesCommitted: ((spends: Map<string, LeaseSpend>, gone: Set<string>) => void) | null = null;
   private readonly sliceRecords: number;
@@ -323,7 +331,10 @@ export class WriteBehind {
       if (slices.length === 0) slices.push(newSlice());
     }
     // The slice filling up, if left, keeps its debits where they are.
-    for (const s of slices) this.moveDebits(s, true);
+    for (const s of slices) {
+      this.moveDebits(s, true);
+      s.writeSeq = ++this.writesStarted;
+    }
     let done = 0;
     try {
       for (; done < slices.length; done++) {
@@ -365,7 +376,7 @@ export class WriteBehind {
   private committed(s: Slice, gone: Set<string>): void {
     this.unwritten -= s.records;
     if (this.roomWaiters.length > 0 && this.unwritten < BACKLOG_RESUME) for (const w of this.roomWaiters.splice(0)) w();
-    this.onCommitted?.(s.userDebits.keys(), s.tokenDebits.keys());
+    this.onCommitted?.(s.userDebits, s.tokenDebits, s.writeSeq);
     if (s.leases.size > 0) this.onLeasesCommitted?.(s.leases, gone);
     for (const [id, q] of s.userDebits) drop(this.userWriting, id, q);
     for (const [id, q] of s.tokenDebits) drop(this.tokenWriting, id, q);
