@@ -104,6 +104,21 @@ for (const kind of storageKinds().filter((k) => k !== "sqlite")) {
       });
     });
 
+    test("stop() during a give-back already under way (the idle releaser's) waits for it: every lease is back when it returns", async () => {
+      await withLedger(async ({ ctx, db, ledger }) => {
+        const users = [];
+        for (let i = 0; i < 6; i++) users.push((await ctx.user(1, { quota: 100_000 })).id);
+        for (const id of users) await ledger.giveBack(await ledger.take(payer(id), 1_000));
+        expect((await holds(db)).length).toBe(6);
+        // As the releaser's timer does: not awaited, and stop() comes while it is on its first row.
+        const releasing = ledger.returnLeases!();
+        await ledger.stop();
+        expect(await holds(db)).toEqual([]);
+        for (const id of users) expect(await quotaOf(ctx, id)).toBe(100_000);
+        await releasing;
+      });
+    });
+
     test("a short balance still gives a call exactly what it needs: the last units of a balance can be spent", async () => {
       await withLedger(10_000, async ({ ctx, db, user, writer, ledger }) => {
         const h = await ledger.take(payer(user.id), 10_000);

@@ -337,6 +337,8 @@ class LeaseLedger implements Ledger {
   /** This process's life of the instance: rows of the same instance with another life are left from before a restart. */
   private readonly life = crypto.randomUUID().slice(0, 16);
   private sweeping: Promise<void> | null = null;
+  /** Give-backs under way (returnLeases): stop() waits for them. */
+  private returning = new Set<Promise<void>>();
   /** The lease calls of each payer are given from now. */
   private open = new Map<string, Lease>();
   /** Every lease whose row may exist, until it is given back. */
@@ -372,6 +374,9 @@ class LeaseLedger implements Ledger {
     if (this.releaser) clearInterval(this.releaser);
     this.timer = this.releaser = null;
     await this.sweeping;
+    // A give-back under way (the releaser's) holds its leases as releasing, which this last round skips: it
+    // must finish before the database closes under it (it then failed row by row and left them held).
+    while (this.returning.size > 0) await Promise.allSettled([...this.returning]);
     await this.returnLeases(0);
     await this.opts.topUpDb?.destroy();
   }
@@ -575,7 +580,13 @@ class LeaseLedger implements Ledger {
    * Gives back the leases unused for `idleMs` with nothing running, settling or unwritten on them (and those
    * found abandoned, once idle the same way): each row is deleted and its amount refunded in one transaction.
    */
-  async returnLeases(idleMs = 0): Promise<void> {
+  returnLeases(idleMs = 0): Promise<void> {
+    const run = this.giveBackIdle(idleMs).finally(() => this.returning.delete(run));
+    this.returning.add(run);
+    return run;
+  }
+
+  private async giveBackIdle(idleMs: number): Promise<void> {
     const now = performance.now();
     const due = [...this.all.values()].filter((l) =>
       !l.releasing && l.held === 0 && l.unwritten === 0 && l.busy === 0 && !l.toppingUp && (l.closed || now - l.usedAt >= idleMs));
