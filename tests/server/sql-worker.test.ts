@@ -80,6 +80,51 @@ for (const kind of storageKinds().filter((k) => k !== "sqlite") as ("postgres" |
       });
     });
 
+    test("a slice of many users' calls (hundreds of statements sent together) commits every balance exactly; one refused in the middle rolls it all back", async () => {
+      await withDb(kind, async (db, tmp) => {
+        startSqlWorker(db, tmp.url);
+        const USERS = 200;
+        for (let id = 2; id <= USERS; id++) {
+          await db.insertInto("users").values({ id, username: `u${id}`, password: "x", quota: 1_000_000, group: "default" } as any).execute();
+          await db.insertInto("tokens").values({ id, user_id: id, key: `k${id}`.padEnd(48, "k"), name: "t", created_time: at, remain_quota: 1_000_000 } as any).execute();
+        }
+        // Even users pay from a lease row; odd users' rows are gone (refunded elsewhere): charged to their balances.
+        for (let id = 2; id <= USERS; id += 2) await db.insertInto("quota_holds").values({ id: `l${id}`, user_id: id, token_id: id, amount: 1_000, instance: "i", created_at: at, renewed_at: at } as any).execute();
+        const writer = new WriteBehind(db, 0, { enabled: () => true, intervalMs: () => 0 });
+        const gone: string[] = [];
+        writer.onLeasesCommitted = (_spends, g) => gone.push(...g);
+        const settle = (id: number, quota: number) => writer.settled({ lease: { id: `l${id}` }, userId: id, tokenId: id, amount: 10 }, quota,
+          { usage: { userId: id, username: `u${id}`, tokenId: id, channelId: 7, model: "m", quota, tokens: 1, at }, log: { user_id: id, created_at: at, type: 2, content: "c", username: `u${id}`, quota } });
+        for (let id = 2; id <= USERS; id++) settle(id, id);
+        await writer.flush(true);
+        expect(gone.sort()).toEqual(Array.from({ length: USERS / 2 - 1 }, (_, i) => `l${2 * i + 3}`).sort());
+        const balances = async () => (await db.selectFrom("users").innerJoin("tokens", "tokens.user_id", "users.id")
+          .select(["users.id", "users.quota", "users.used_quota", "tokens.remain_quota"]).where("users.id", ">=", 2).orderBy("users.id").execute())
+          .map((r) => [Number(r.id), Number(r.quota), Number(r.used_quota), Number(r.remain_quota)]);
+        const expected = Array.from({ length: USERS - 1 }, (_, i) => {
+          const id = i + 2;
+          const charged = id % 2 === 1 ? id : 0;
+          return [id, 1_000_000 - charged, id, 1_000_000 - charged];
+        });
+        expect(await balances()).toEqual(expected);
+        const leases = await db.selectFrom("quota_holds").select(["id", "amount"]).orderBy("id").execute();
+        expect(leases.length).toBe(USERS / 2);
+        for (const l of leases) expect(Number(l.amount)).toBe(1_000 - Number(l.id.slice(1)));
+        expect(await count(db, "logs")).toBe(USERS - 1);
+        // A second slice, one of whose updates the database refuses (user 150's used_quota would overflow): the
+        // whole slice rolls back, on the worker and on the main connection, and stays queued with its records.
+        await db.updateTable("users").set({ used_quota: "9223372036854775807" as any }).where("id", "=", 150).execute();
+        for (let id = 2; id <= USERS; id++) settle(id, 1);
+        await expect(writer.flush(true)).rejects.toThrow();
+        await db.updateTable("users").set({ used_quota: 150 }).where("id", "=", 150).execute();
+        expect(await balances()).toEqual(expected);
+        expect(await count(db, "logs")).toBe(USERS - 1);
+        await writer.flush(true);
+        expect(await balances()).toEqual(expected.map(([id, q, used, r]) => id % 2 === 1 ? [id, q - 1, used + 1, r - 1] : [id, q, used + 1, r]));
+        expect(await count(db, "logs")).toBe(2 * (USERS - 1));
+      });
+    });
+
     test("a slice that fails is rolled back whole and stays queued with its records; the one before it is committed", async () => {
       await withDb(kind, async (db, tmp) => {
         startSqlWorker(db, tmp.url);
