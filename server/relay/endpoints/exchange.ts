@@ -373,10 +373,12 @@ function streamReply(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCall
           passed(value.byteLength);
           let out = "";
           for (const ev of sse.push(value)) out += mapper.event(ev);
-          if (out) {
-            controller.write(out);
-            await controller.flush();
-          }
+          // The sink sends what was written once the microtasks have run (one socket write for the chunks of
+          // a tick), and answers a promise instead of a byte count when its buffer is full: waiting only then
+          // holds a slow client's stream at the sink's buffer. Awaiting flush() after every write never waited
+          // for a full buffer: a paused client let a whole 49 MB stream pile up in the gateway.
+          const sent = out ? controller.write(out) : 0;
+          if (typeof sent !== "number") await sent;
         }
       } catch {
         // The upstream broke off mid-stream (or the client went away while a write was pending): the
