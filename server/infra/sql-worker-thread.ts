@@ -3,7 +3,7 @@
 // transactions, each a list of compiled statements, whole or not at all. `bun build --compile` needs this
 // file as an entry point of its own (scripts/build.ts lists it).
 import { SQL } from "bun";
-import type { WorkerRequest, WorkerStatement } from "./worker-protocol.ts";
+import { unpackStatements, type WorkerRequest, type WorkerStatement } from "./worker-protocol.ts";
 
 declare const self: Worker;
 
@@ -42,7 +42,7 @@ async function handle(m: WorkerRequest): Promise<void> {
     self.postMessage({ type: "stopped" });
   } else if (m.type === "write") {
     try {
-      self.postMessage({ type: "written", id: m.id, gone: await write(m.statements) });
+      self.postMessage({ type: "written", id: m.id, gone: await write(unpackStatements(m.statements)) });
     } catch (err) {
       self.postMessage({ type: "written", id: m.id, error: String((err as Error)?.message ?? err) });
     }

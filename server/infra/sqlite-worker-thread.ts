@@ -4,7 +4,7 @@
 // waits on readers or the writer. `bun build --compile` needs this file as an entry point of its own
 // (scripts/build.ts lists it).
 import { Database, type Statement } from "bun:sqlite";
-import type { WorkerRequest, WorkerStatement } from "./worker-protocol.ts";
+import { unpackStatements, type WorkerRequest, type WorkerStatement } from "./worker-protocol.ts";
 
 declare const self: Worker;
 
@@ -58,7 +58,7 @@ self.onmessage = (e: MessageEvent<WorkerRequest>) => {
   }
   if (m.type === "write") {
     try {
-      self.postMessage({ type: "written", id: m.id, gone: write(m.statements) });
+      self.postMessage({ type: "written", id: m.id, gone: write(unpackStatements(m.statements)) });
     } catch (err) {
       self.postMessage({ type: "written", id: m.id, error: String((err as Error)?.message ?? err) });
     }

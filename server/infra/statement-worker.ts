@@ -2,7 +2,7 @@
 // committed (or rolled back) and keeps the database's worker where the write-behind finds it. The SQLite
 // worker (sqlite-worker.ts) and the PostgreSQL/MySQL one (sql-worker.ts) are both this.
 import type { Database } from "../../db/index.ts";
-import type { WorkerRequest, WorkerStatement, WrittenMessage } from "./worker-protocol.ts";
+import { packStatements, type WorkerRequest, type WorkerStatement, type WrittenMessage } from "./worker-protocol.ts";
 
 export type { WorkerStatement } from "./worker-protocol.ts";
 
@@ -91,7 +91,7 @@ export function spawnStatementWorker(db: Database, url: string, open: WorkerRequ
       const id = nextId++;
       return new Promise<string[]>((resolve, reject) => {
         writes.set(id, { resolve, reject });
-        post({ type: "write", id, statements });
+        post({ type: "write", id, statements: packStatements(statements) });
       });
     },
     async stop() {

@@ -1,0 +1,40 @@
+// The write-behind's transactions cross to the database worker packed (each SQL text once, parameters in one
+// flat list): what the worker unpacks is exactly what the main thread built, statement for statement.
+import { expect, test } from "bun:test";
+import { packStatements, unpackStatements, type WorkerStatement } from "../../server/infra/worker-protocol.ts";
+
+const U = 'update "users" set "quota" = "quota" + $1 where "id" = $2';
+const T = 'update "tokens" set "remain_quota" = "remain_quota" + $1 where "id" = $2';
+
+test("pack → structured clone → unpack gives back every statement, its orElse and gone tag, and nothing else", () => {
+  const list: WorkerStatement[] = [
+    { sql: "insert into logs (a, b, c) values (?, ?, ?), (?, ?, ?)", parameters: [1, "x", null, 2, "line\nbreak ☃", true] },
+    { sql: U, parameters: [-5, 1] },
+    { sql: T, parameters: [], orElse: [] },
+    { sql: 'update "quota_holds" set "amount" = "amount" - $1 where "id" = $2', parameters: [7, "lease-a"], gone: "lease-a", orElse: [{ sql: T, parameters: [-7, 3] }, { sql: U, parameters: [-7, 4] }] },
+    { sql: U, parameters: [0, 9], gone: "" },
+    { sql: "update quota_data set count = count + 1", parameters: [], orElse: [{ sql: "insert into quota_data (n) values (?)", parameters: [Number.MAX_SAFE_INTEGER] }] },
+  ];
+  const packed = structuredClone(packStatements(list));
+  // Each text crosses once however many statements use it.
+  expect(packed.texts.filter((t) => t === U).length).toBe(1);
+  expect(packed.texts.length).toBe(6);
+  const back = unpackStatements(packed);
+  // An empty orElse carries nothing, so it comes back absent, which the workers treat alike.
+  expect(back).toEqual(list.map((s) => (s.orElse?.length === 0 ? { sql: s.sql, parameters: s.parameters } : s)));
+  expect(back[4].gone).toBe("");
+  expect("gone" in back[1]).toBe(false);
+  expect(unpackStatements(packStatements([]))).toEqual([]);
+});
+
+test("a slice's worth of statements (3,000, most sharing three texts) round-trips in order", () => {
+  const list: WorkerStatement[] = [];
+  for (let i = 0; i < 1000; i++) {
+    list.push({ sql: T, parameters: [-i, i] });
+    list.push({ sql: U, parameters: [i, i, -i, i] });
+    list.push({ sql: 'update "quota_holds" set "amount" = "amount" - $1 where "id" = $2', parameters: [i, `lease-${i}`], gone: `lease-${i}`, orElse: [{ sql: U, parameters: [-i, i] }] });
+  }
+  const packed = structuredClone(packStatements(list));
+  expect(packed.texts.length).toBe(3);
+  expect(unpackStatements(packed)).toEqual(list);
+});
