@@ -29,3 +29,14 @@ test("one huge event in small pieces costs in proportion to its size (10× the p
   // Linear: about 10×. Rescanning the unfinished event on every piece (as before) made it about 100×.
   expect(run(50_000) / small).toBeLessThan(35);
 });
+test("a chunk that is one whole data line gives the same event (data and raw text) as the same bytes read piece by piece", () => {
+  const events = ['data: {"a":1}\n\n', "data:no-space\n\n", "data: \n\n", "event: e\ndata: x\n\n", "data: a\ndata: b\n\n", "data: [DONE]\n\n", ": ping\n\n", 'data: {"b":"☃"}\n\n'];
+  const all = (r: SseReader, chunks: string[]) => [...chunks.flatMap((c) => r.push(enc.encode(c))), ...r.finish()].map((e) => [e.event, e.data, e.raw]);
+  const bytewise = all(new SseReader(), [...events.join("")]);
+  expect(bytewise.length).toBe(7);
+  expect(all(new SseReader(), events)).toEqual(bytewise);
+  // After an unfinished event, the next whole-looking line still belongs to it.
+  const r = new SseReader();
+  expect(r.push(enc.encode("data: start\n"))).toEqual([]);
+  expect(r.push(enc.encode("data: more\n\n")).map((e) => e.data)).toEqual(["start\nmore"]);
+});
