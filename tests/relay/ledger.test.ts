@@ -7,7 +7,7 @@ import { describe, expect, test } from "bun:test";
 import { relayFixture, logsOf, userRow, tokenRow, type RelayFixture } from "./fixtures.ts";
 import { storageKinds } from "../helpers/db.ts";
 import { testContext } from "../helpers/app.ts";
-import { BALANCE_ROW_TTL_MS, LEASE_IDLE_MS, openLedger } from "../../server/relay/core/ledger.ts";
+import { BALANCE_ROW_TTL_MS, GIVE_BACK_CONCURRENCY, LEASE_IDLE_MS, openLedger } from "../../server/relay/core/ledger.ts";
 import { WriteBehind } from "../../server/jobs/writebehind.ts";
 import { invalidateRelayCaches, relayState } from "../../server/relay/state.ts";
 import { authenticate } from "../../server/relay/auth.ts";
@@ -116,6 +116,43 @@ for (const kind of storageKinds().filter((k) => k !== "sqlite")) {
         expect(await holds(db)).toEqual([]);
         for (const id of users) expect(await quotaOf(ctx, id)).toBe(100_000);
         await releasing;
+      });
+    });
+
+    test(`leases go back ${GIVE_BACK_CONCURRENCY} at a time, users with several tokens included: every row gone, every balance whole`, async () => {
+      await withLedger(async ({ ctx, db, ledger }) => {
+        const now = Math.floor(Date.now() / 1000);
+        const payers: { userId: number; tokenId: number; unlimited: boolean }[] = [];
+        for (let i = 0; i < 5; i++) {
+          const userId = (await ctx.user(1, { quota: 100_000 })).id;
+          payers.push({ userId, tokenId: 0, unlimited: true });
+          // Two tokens of the same user: two leases whose give-backs both lock that user's row.
+          for (let t = 0; t < 2; t++) {
+            const key = `gb${i}${t}`.padEnd(48, "k");
+            await db.insertInto("tokens").values({ user_id: userId, key, name: "t", created_time: now, expired_time: -1, remain_quota: 50_000, unlimited_quota: false }).execute();
+            payers.push({ userId, tokenId: Number((await db.selectFrom("tokens").select("id").where("key", "=", key).executeTakeFirstOrThrow()).id), unlimited: false });
+          }
+        }
+        for (const p of payers) await ledger.giveBack(await ledger.take(p, 1_000));
+        expect((await holds(db)).length).toBe(15);
+        let running = 0;
+        let most = 0;
+        const refund = (ledger as any).refund.bind(ledger);
+        (ledger as any).refund = async (...args: unknown[]) => {
+          most = Math.max(most, ++running);
+          try {
+            return await refund(...args);
+          } finally {
+            running--;
+          }
+        };
+        await ledger.stop();
+        expect(most).toBe(GIVE_BACK_CONCURRENCY);
+        expect(await holds(db)).toEqual([]);
+        for (const p of payers) {
+          expect(await quotaOf(ctx, p.userId)).toBe(100_000);
+          if (p.tokenId) expect(Number((await db.selectFrom("tokens").select("remain_quota").where("id", "=", p.tokenId).executeTakeFirstOrThrow()).remain_quota)).toBe(50_000);
+        }
       });
     });
 

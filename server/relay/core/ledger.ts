@@ -253,6 +253,14 @@ const LEASE_WINDOW_MS = 1_000;
 const LEASE_FIRST = 4;
 /** A lease nothing has used for this long goes back to the balances (so they read right between bursts). */
 export const LEASE_IDLE_MS = 2_000;
+/**
+ * Lease rows given back at once, each in its own transaction that locks the row, then its token's and its
+ * user's. Two leases share at most a user (a lease is one user's and token's), whose row each locks last, so
+ * concurrent give-backs queue there rather than deadlock. Stopping with 1,000 leases on an idle PostgreSQL or
+ * MariaDB took 850 ms one at a time, 340–460 ms four at a time. Four of the main pool's ten connections leave
+ * the rest to the calls arriving while idle leases go back.
+ */
+export const GIVE_BACK_CONCURRENCY = 4;
 
 /**
  * Quota this process has taken from one payer's balances (user, and the token when it has a limit of its
@@ -595,17 +603,21 @@ class LeaseLedger implements Ledger {
       lease.releasing = true;
       this.close(lease, false);
     }
-    for (const lease of due) {
-      try {
-        if (lease.inDb) await withRetry(() => this.refund(lease.id, () => true));
-        this.all.delete(lease.id);
-      } catch (e) {
-        // Kept (closed): the next round tries again.
-        console.error("giving back a quota lease failed:", (e as Error).message);
-      } finally {
-        lease.releasing = false;
+    let next = 0;
+    const giveBackNext = async () => {
+      for (let lease = due[next++]; lease; lease = due[next++]) {
+        try {
+          if (lease.inDb) await withRetry(() => this.refund(lease.id, () => true));
+          this.all.delete(lease.id);
+        } catch (e) {
+          // Kept (closed): the next round tries again.
+          console.error("giving back a quota lease failed:", (e as Error).message);
+        } finally {
+          lease.releasing = false;
+        }
       }
-    }
+    };
+    await Promise.all(Array.from({ length: Math.min(GIVE_BACK_CONCURRENCY, due.length) }, giveBackNext));
   }
 
   /**
