@@ -5,7 +5,7 @@
 // channel takes effect at once everywhere. Balances are never trusted from here: spends are conditional
 // UPDATEs.
 import type { AppDeps } from "../deps.ts";
-import type { Channel, Token, User } from "../../db/schema.ts";
+import type { Channel, Token } from "../../db/schema.ts";
 import { createAsyncCommitPool, dialectOf, type Dialect } from "../../db/index.ts";
 import { CHANNEL_STATUS } from "../catalogue/index.ts";
 import type { Candidate } from "./select.ts";
@@ -17,12 +17,13 @@ import { onChannelsChanged } from "../modules/channel/events.ts";
 import type { Subscription } from "../infra/announce.ts";
 import { parseAllowIps, type IpRange } from "../modules/token/ips.ts";
 import { registerPendingWrites } from "../http/metrics.ts";
+import { loadToken, type TokenUser } from "./token-load.ts";
 
 export const CACHE_TTL_MS = 3000;
 /** Unknown keys are remembered briefly so a flood of bad keys does not reach the database. */
 const MISS_TTL_MS = 1000;
 
-export type TokenUser = Pick<User, "id" | "username" | "role" | "status" | "group" | "setting" | "deleted_at" | "quota">;
+export type { TokenUser } from "./token-load.ts";
 export interface TokenEntry {
   token: Token;
   user: TokenUser;
@@ -34,21 +35,18 @@ class TokenCache {
   private map = new Map<string, { entry: TokenEntry | null; at: number }>();
   /** Bumped on every invalidation, so a load that read the database before it never installs its result. */
   private generation = 0;
-  constructor(private deps: AppDeps) {}
+  private dialect: Dialect;
+  constructor(private deps: AppDeps) {
+    this.dialect = dialectOf(deps.db);
+  }
 
   async get(key: string): Promise<TokenEntry | null> {
     const hit = this.map.get(key);
     const now = Date.now();
     if (hit && now - hit.at < (hit.entry ? CACHE_TTL_MS : MISS_TTL_MS)) return hit.entry;
     const gen = this.generation;
-    const token = await this.deps.db.selectFrom("tokens").selectAll().where("key", "=", key).where("deleted_at", "is", null).executeTakeFirst();
-    let entry: TokenEntry | null = null;
-    if (token) {
-      const user = await this.deps.db.selectFrom("users")
-        .select(["id", "username", "role", "status", "group", "setting", "deleted_at", "quota"])
-        .where("id", "=", token.user_id).executeTakeFirst();
-      if (user) entry = { token, user, allowIps: parseAllowIps(token.allow_ips).ranges };
-    }
+    const found = await loadToken(this.deps.db, this.dialect, key);
+    const entry: TokenEntry | null = found && { ...found, allowIps: parseAllowIps(found.token.allow_ips).ranges };
     if (gen !== this.generation) return entry;
     if (this.map.size > 50_000) this.map.clear();
     this.map.set(key, { entry, at: now });

@@ -1,0 +1,41 @@
+// The token cache's database read: a token by its key (not deleted) and the user columns the relay needs, in
+// one statement of fixed text. Built through Kysely, the two queries it replaces cost 55 µs of CPU per reload on
+// SQLite and 140–190 µs on MySQL and PostgreSQL (two round trips); with a thousand users' tokens each reloaded
+// every CACHE_TTL_MS that was several percent of a core.
+import { CompiledQuery } from "kysely";
+import type { Database, Dialect } from "../../db/index.ts";
+import type { Token, User } from "../../db/schema.ts";
+import { identifierQuoter, placeholders } from "../../db/dialect.ts";
+
+export type TokenUser = Pick<User, "id" | "username" | "role" | "status" | "group" | "setting" | "deleted_at" | "quota">;
+
+const USER_COLUMNS = ["id", "username", "role", "status", "group", "setting", "deleted_at", "quota"] as const;
+/** The user's columns come back under this prefix, next to every column of the token's row. */
+const PREFIX = "sy_user_";
+
+const texts = new Map<Dialect, string>();
+
+function textFor(dialect: Dialect): string {
+  let text = texts.get(dialect);
+  if (text) return text;
+  const q = identifierQuoter(dialect);
+  const ph = placeholders(dialect);
+  const user = USER_COLUMNS.map((c) => `u.${q(c)} as ${q(PREFIX + c)}`).join(", ");
+  text = `select t.*, ${user} from ${q("tokens")} t inner join ${q("users")} u on u.${q("id")} = t.${q("user_id")} where t.${q("key")} = ${ph()} and t.${q("deleted_at")} is null`;
+  texts.set(dialect, text);
+  return text;
+}
+
+/** The token of `key` and its user, or null when either is missing (a deleted token counts as missing). */
+export async function loadToken(db: Database, dialect: Dialect, key: string): Promise<{ token: Token; user: TokenUser } | null> {
+  const { rows } = await db.executeQuery<Record<string, unknown>>(CompiledQuery.raw(textFor(dialect), [key]));
+  const row = rows[0];
+  if (!row) return null;
+  const token: Record<string, unknown> = {};
+  const user: Record<string, unknown> = {};
+  for (const k in row) {
+    if (k.startsWith(PREFIX)) user[k.slice(PREFIX.length)] = row[k];
+    else token[k] = row[k];
+  }
+  return { token: token as Token, user: user as TokenUser };
+}
