@@ -4,7 +4,9 @@
 // a client sees; this one measures only the gateway's code, steadily enough to compare two builds on a busy machine.
 //
 //   bun scripts/bench/inprocess.ts [ROOT]   (ROOT: another checkout of the project to measure; N=calls;
-//                                            USERS=n: calls spread over n users, each with a token)
+//                                            USERS=n: calls spread over n users, each with a token;
+//                                            STREAM=1: streamed calls, the upstream's seven SSE chunks read one by one;
+//                                            PG_DSN=postgres://... or MYSQL_DSN=mysql://...: on a fresh database there)
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -16,13 +18,29 @@ const { createApp } = await import(root + "/server/app.ts");
 const { nowSeconds } = await import(root + "/db/index.ts");
 const MODEL = "bench-model";
 const REPLY = JSON.stringify({ id: "chatcmpl-bench", object: "chat.completion", created: 1700000000, model: MODEL, choices: [{ index: 0, message: { role: "assistant", content: "Hello from the bench upstream." }, finish_reason: "stop" }], usage: { prompt_tokens: 12, completion_tokens: 8, total_tokens: 20 } });
+const STREAM = process.env.STREAM === "1";
+const frame = (o: unknown) => new TextEncoder().encode(`data: ${JSON.stringify(o)}\n\n`);
+const CHUNKS = [
+  ...["Hello", " from", " the", " bench", " upstream."].map((t) => frame({ id: "c", object: "chat.completion.chunk", created: 1700000000, model: MODEL, choices: [{ index: 0, delta: { content: t }, finish_reason: null }] })),
+  frame({ id: "c", object: "chat.completion.chunk", created: 1700000000, model: MODEL, choices: [], usage: { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 } }),
+  new TextEncoder().encode("data: [DONE]\n\n"),
+];
+/** The upstream's stream, a chunk per read as a socket delivers them. */
+function sse(): ReadableStream<Uint8Array> {
+  let i = 0;
+  return new ReadableStream({ pull(c) { if (i < CHUNKS.length) c.enqueue(CHUNKS[i++]); else c.close(); } }, { highWaterMark: 0 });
+}
 const realFetch = globalThis.fetch;
 (globalThis as any).fetch = async (url: any, init: any) => {
+  if (String(url).startsWith("http://upstream.local") && STREAM) return new Response(sse(), { headers: { "content-type": "text/event-stream" } });
   if (String(url).startsWith("http://upstream.local")) return new Response(REPLY, { headers: { "content-type": "application/json", "content-length": String(REPLY.length) } });
   return realFetch(url, init);
 };
 const dir = mkdtempSync(join(tmpdir(), "sy-inproc-"));
-const config = loadConfig({ DATA_DIR: dir, SESSION_SECRET: "bench", PORT: "0", NODE_ENV: "production", SYNC_FREQUENCY: "60" });
+// A fresh server database when asked for one (the tests' temporary databases: created here, dropped at the end).
+const kind = process.env.PG_DSN ? "postgres" : process.env.MYSQL_DSN ? "mysql" : null;
+const server = kind ? await (await import(root + "/tests/helpers/db.ts")).tempDatabase(kind) : null;
+const config = loadConfig({ DATA_DIR: dir, SESSION_SECRET: "bench", PORT: "0", NODE_ENV: "production", SYNC_FREQUENCY: "60", SQL_DSN: server?.url ?? "" });
 const deps = await buildDeps(config);
 const app = createApp(deps);
 await app.handle(new Request("http://localhost/api/setup", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "root", password: "benchpass123", confirmPassword: "benchpass123" }) }));
@@ -46,7 +64,7 @@ for (let i = 0; i < USERS; i++) {
 }
 const ch = await db.insertInto("channels").values({ type: 1, key: "sk-upstream", name: "bench", base_url: "http://upstream.local", models: MODEL, group: "default", created_time: nowSeconds(), openai_organization: null, test_model: null, model_mapping: null, param_override: null } as any).returning("id").executeTakeFirstOrThrow();
 await db.insertInto("abilities").values({ group: "default", model: MODEL, channel_id: Number(ch.id), enabled: true, priority: 0, weight: 0, tag: null } as any).execute();
-const body = JSON.stringify({ model: MODEL, stream: false, messages: [{ role: "user", content: "Say hello to the benchmark." }] });
+const body = JSON.stringify({ model: MODEL, stream: STREAM, messages: [{ role: "user", content: "Say hello to the benchmark." }] });
 let nextKey = 0;
 const req = () => new Request("http://localhost/v1/chat/completions", { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer sk-" + keys[nextKey++ % USERS], "content-length": String(body.length) }, body });
 async function run(n: number, c: number) {
@@ -64,7 +82,8 @@ const m0 = mainThreadCpu();
 const t0 = process.cpuUsage(); const w0 = performance.now();
 await run(N, 16);
 const cpu = process.cpuUsage(t0);
-console.log(`${root}: ${USERS} user(s), ${((cpu.user + cpu.system) / N).toFixed(1)} µs CPU per call (main thread ${((mainThreadCpu() - m0) / N).toFixed(1)}), ${(N / ((performance.now() - w0) / 1000)).toFixed(0)} calls/s`);
+console.log(`${root}: ${kind ?? "sqlite"}, ${USERS} user(s)${STREAM ? ", streams" : ""}, ${((cpu.user + cpu.system) / N).toFixed(1)} µs CPU per call (main thread ${((mainThreadCpu() - m0) / N).toFixed(1)}), ${(N / ((performance.now() - w0) / 1000)).toFixed(0)} calls/s`);
 await closeDeps(deps);
+await server?.drop();
 rmSync(dir, { recursive: true, force: true });
 process.exit(0);

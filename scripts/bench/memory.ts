@@ -82,7 +82,12 @@ async function main() {
   const gateway = await start([new URL("./relay.ts", import.meta.url).pathname, target, `http://127.0.0.1:${mock.info.port}`]);
   const base = `http://127.0.0.1:${gateway.info.port}`;
   const headers = { "content-type": "application/json", authorization: `Bearer ${gateway.info.key}` };
-  const call = (path: string, body: unknown) => fetch(base + path, { method: "POST", headers, body: JSON.stringify(body) });
+  // A refused call would measure nothing (a 401 once printed "0.0 MB answer" as a result): it stops the run.
+  const call = async (path: string, body: unknown) => {
+    const res = await fetch(base + path, { method: "POST", headers, body: JSON.stringify(body) });
+    if (res.status !== 200) throw new Error(`${path} answered ${res.status}: ${await res.text()}`);
+    return res;
+  };
   try {
     // Warm-up: short calls of both kinds, then idle.
     for (let i = 0; i < 20; i++) await (await call("/v1/chat/completions", { model: "bench-model", messages: [{ role: "user", content: "hi" }] })).text();

@@ -161,7 +161,8 @@ async function runGateway(upstream: string, users: number) {
   const stalls = watchStalls();
   app.get(STALL_PATH, stalls);
   app.listen({ port: 0, hostname: "127.0.0.1" });
-  console.log(JSON.stringify({ port: app.server!.port, users }));
+  // `key`: the first token's, for callers that use one (memory.ts).
+  console.log(JSON.stringify({ port: app.server!.port, users, key: benchKey(0) }));
   process.on("SIGTERM", async () => {
     await app.stop(true);
     await closeDeps(deps);
