@@ -7,6 +7,7 @@ import type {
 } from "./wire.ts";
 import { AppError } from "../../../http/errors.ts";
 import { THINKING, effortFromBudget, effortOf } from "../reasoning.ts";
+import { TextBuffer } from "../text-buffer.ts";
 
 function imageUrl(b: ClaudeBlock): string {
   const src = (b as any).source ?? {};
@@ -192,12 +193,12 @@ export class OpenAIStreamToClaude {
   private finish: string | null = null;
   private usage: OpenAIUsage | null = null;
   private ended = false;
-  private text = "";
+  private text = new TextBuffer();
 
   constructor(private model: string, private id = `msg_${crypto.randomUUID().replace(/-/g, "").slice(0, 24)}`) {}
 
   get receivedText(): string {
-    return this.text;
+    return this.text.toString();
   }
 
   private start(out: ClaudeStreamEvent[]): void {
@@ -235,7 +236,7 @@ export class OpenAIStreamToClaude {
         out.push({ type: "content_block_delta", index: this.blockIndex, delta: { type: "thinking_delta", thinking: reasoning } });
       }
       if (typeof d.content === "string" && d.content !== "") {
-        this.text += d.content;
+        this.text.add(d.content);
         if (this.open?.kind !== "text") this.openBlock(out, "text", { type: "text", text: "" });
         out.push({ type: "content_block_delta", index: this.blockIndex, delta: { type: "text_delta", text: d.content } });
       }
@@ -246,7 +247,7 @@ export class OpenAIStreamToClaude {
         }
         const args = call.function?.arguments;
         if (args) {
-          this.text += args;
+          this.text.add(args);
           out.push({ type: "content_block_delta", index: this.blockIndex, delta: { type: "input_json_delta", partial_json: args } });
         }
       }

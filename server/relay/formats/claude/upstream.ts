@@ -7,6 +7,7 @@ import type {
 import { AppError } from "../../../http/errors.ts";
 import { claudeBudget, effortOf, thinkingOf } from "../reasoning.ts";
 import { refuseOpenAIOnly } from "../chat-only.ts";
+import { TextBuffer } from "../text-buffer.ts";
 
 export interface ClaudeSettings {
   /** max_tokens when the client sends none (option claude.default_max_tokens). */
@@ -330,7 +331,7 @@ export class ClaudeStreamToOpenAI {
   /** the content block of the structured-output tool, whose JSON input streams out as text */
   private structuredBlock = -1;
   private finish: string | null = null;
-  private text = "";
+  private text = new TextBuffer();
   private outputFinal = false;
   error: { type: string; message: string } | null = null;
 
@@ -338,7 +339,7 @@ export class ClaudeStreamToOpenAI {
 
   /** The completion text received so far, thinking included (for counting when usage is missing). */
   get receivedText(): string {
-    return this.text;
+    return this.text.toString();
   }
 
   /** Whether the upstream reported input_tokens (message_start normally does). */
@@ -378,15 +379,15 @@ export class ClaudeStreamToOpenAI {
         if (block.type === "tool_use") {
           const index = this.toolIndex.size;
           this.toolIndex.set(ev.index, index);
-          this.text += block.name ?? "";
+          this.text.add(block.name ?? "");
           return [this.chunk({ tool_calls: [{ index, id: block.id, type: "function", function: { name: block.name, arguments: "" } }] })];
         }
         if (block.type === "text" && block.text) {
-          this.text += block.text;
+          this.text.add(block.text);
           return [this.chunk({ content: block.text })];
         }
         if (block.type === "thinking" && block.thinking) {
-          this.text += block.thinking;
+          this.text.add(block.thinking);
           return [this.chunk({ reasoning_content: block.thinking })];
         }
         return [];
@@ -394,21 +395,21 @@ export class ClaudeStreamToOpenAI {
       case "content_block_delta": {
         const d = ev.delta ?? {};
         if (d.type === "text_delta") {
-          this.text += d.text;
+          this.text.add(d.text);
           return [this.chunk({ content: d.text })];
         }
         if (d.type === "thinking_delta") {
-          this.text += d.thinking ?? "";
+          this.text.add(d.thinking ?? "");
           return [this.chunk({ reasoning_content: d.thinking })];
         }
         if (d.type === "input_json_delta" && ev.index === this.structuredBlock) {
           if (!d.partial_json) return [];
-          this.text += d.partial_json;
+          this.text.add(d.partial_json);
           return [this.chunk({ content: d.partial_json })];
         }
         if (d.type === "input_json_delta") {
           const index = this.toolIndex.get(ev.index) ?? 0;
-          this.text += d.partial_json ?? "";
+          this.text.add(d.partial_json ?? "");
           return [this.chunk({ tool_calls: [{ index, function: { arguments: d.partial_json ?? "" } } as Partial<OpenAIToolCall>] })];
         }
         return [];

@@ -6,6 +6,7 @@ import type { GeminiPart, GeminiRequest, GeminiResponse, GeminiUsageMetadata } f
 import { AppError } from "../../../http/errors.ts";
 import { geminiSchemaToJson } from "../schema.ts";
 import { THINKING, effortFromBudget, effortFromLevel } from "../reasoning.ts";
+import { TextBuffer } from "../text-buffer.ts";
 
 /** Gemini inline data as an OpenAI content part: images, PDFs (file) and audio (input_audio); nothing else converts. */
 function inlinePart(mimeType: string, data: string): OpenAIContentPart {
@@ -206,12 +207,12 @@ export class OpenAIStreamToGemini {
   private finish = new Map<number, string>();
   private usage: OpenAIUsage | null = null;
   private ended = false;
-  private text = "";
+  private text = new TextBuffer();
 
   constructor(private model: string, private id = crypto.randomUUID().replace(/-/g, ""), private thoughts = true) {}
 
   get receivedText(): string {
-    return this.text;
+    return this.text.toString();
   }
 
   private frame(candidates: NonNullable<GeminiResponse["candidates"]>, usage?: OpenAIUsage | null): GeminiResponse {
@@ -230,7 +231,7 @@ export class OpenAIStreamToGemini {
       const reasoning = reasoningText(d as any);
       if (reasoning && this.thoughts) parts.push({ text: reasoning, thought: true });
       if (typeof d.content === "string" && d.content) {
-        this.text += d.content;
+        this.text.add(d.content);
         parts.push({ text: d.content });
       }
       if (d.tool_calls?.length && !this.calls.has(index)) this.calls.set(index, new Map());
@@ -241,7 +242,7 @@ export class OpenAIStreamToGemini {
         if (t.function?.name) cur.name = t.function.name;
         if (t.function?.arguments) {
           cur.args += t.function.arguments;
-          this.text += t.function.arguments;
+          this.text.add(t.function.arguments);
         }
         held.set(idx, cur);
       }

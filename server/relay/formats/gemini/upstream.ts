@@ -7,6 +7,7 @@ import { parseDataUrl } from "../claude/upstream.ts";
 import { GEMINI_BUDGET_CAP, effortOf, geminiBudget, thinkingOf } from "../reasoning.ts";
 import { refuseOpenAIOnly } from "../chat-only.ts";
 import { AppError } from "../../../http/errors.ts";
+import { TextBuffer } from "../text-buffer.ts";
 
 export type GeminiPart = {
   text?: string;
@@ -354,7 +355,7 @@ export class GeminiStreamToOpenAI {
   private id = `chatcmpl-${crypto.randomUUID().replace(/-/g, "")}`;
   private started = false;
   private toolIndex = 0;
-  private text = "";
+  private text = new TextBuffer();
   private finished = false;
   private completionCounted = false;
   private promptCounted = false;
@@ -364,7 +365,7 @@ export class GeminiStreamToOpenAI {
 
   /** Content, thoughts and tool calls received so far (for counting when usage is missing or partial). */
   get receivedText(): string {
-    return this.text;
+    return this.text.toString();
   }
 
   /** Whether the latest usageMetadata counted the prompt. */
@@ -401,17 +402,17 @@ export class GeminiStreamToOpenAI {
       const index = c.index ?? i;
       const { text, written, thought, calls } = splitParts(c.content?.parts);
       if (thought) {
-        this.text += thought;
+        this.text.add(thought);
         out.push(this.chunk({ reasoning_content: thought }, null, index));
       }
       if (text) {
-        this.text += written;
+        this.text.add(written);
         out.push(this.chunk({ content: text }, null, index));
       }
       if (calls.length) {
         const tool_calls = calls.map((call) => {
           const args = JSON.stringify(call.args);
-          this.text += call.name + args;
+          this.text.add(call.name + args);
           return { index: this.toolIndex++, id: call.id || callId(), type: "function" as const, function: { name: call.name, arguments: args } };
         });
         out.push(this.chunk({ tool_calls }, null, index));

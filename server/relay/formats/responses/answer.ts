@@ -3,6 +3,7 @@
 // with the indices the openai SDK's stream accumulator checks.
 import type { OpenAIChatResponse, OpenAIChunk, OpenAIUsage } from "../claude/wire.ts";
 import type { ResponsesRequest } from "./request.ts";
+import { TextBuffer } from "../text-buffer.ts";
 
 /**
  * The previous_response_id a request named before the gateway replaced it with the earlier turns (its
@@ -73,7 +74,7 @@ export function chatToResponse(chat: OpenAIChatResponse, req: ResponsesRequest, 
   return out;
 }
 
-interface OpenItem { kind: "reasoning" | "message" | "function"; index: number; id: string; text: string; toolIndex?: number; callId?: string; name?: string }
+interface OpenItem { kind: "reasoning" | "message" | "function"; index: number; id: string; text: TextBuffer; toolIndex?: number; callId?: string; name?: string }
 
 /**
  * Chat chunks → Responses stream events. Reasoning and message items close when another kind of output
@@ -111,19 +112,20 @@ export class ChatStreamToResponses {
   private close(item: OpenItem | null): string {
     if (!item) return "";
     const base = { item_id: item.id, output_index: item.index };
+    const text = item.text.toString();
     let out = "";
     if (item.kind === "reasoning") {
-      const part = { type: "summary_text", text: item.text };
-      out += this.ev("response.reasoning_summary_text.done", { ...base, summary_index: 0, text: item.text });
+      const part = { type: "summary_text", text };
+      out += this.ev("response.reasoning_summary_text.done", { ...base, summary_index: 0, text });
       out += this.ev("response.reasoning_summary_part.done", { ...base, summary_index: 0, part });
-      this.output[item.index] = reasoningItem(item.id, item.text);
+      this.output[item.index] = reasoningItem(item.id, text);
     } else if (item.kind === "message") {
-      out += this.ev("response.output_text.done", { ...base, content_index: 0, text: item.text, logprobs: [] });
-      out += this.ev("response.content_part.done", { ...base, content_index: 0, part: { type: "output_text", text: item.text, annotations: [], logprobs: [] } });
-      this.output[item.index] = messageItem(item.id, item.text);
+      out += this.ev("response.output_text.done", { ...base, content_index: 0, text, logprobs: [] });
+      out += this.ev("response.content_part.done", { ...base, content_index: 0, part: { type: "output_text", text, annotations: [], logprobs: [] } });
+      this.output[item.index] = messageItem(item.id, text);
     } else {
-      out += this.ev("response.function_call_arguments.done", { ...base, name: item.name, arguments: item.text });
-      this.output[item.index] = callItem(item.id, item.callId!, item.name!, item.text);
+      out += this.ev("response.function_call_arguments.done", { ...base, name: item.name, arguments: text });
+      this.output[item.index] = callItem(item.id, item.callId!, item.name!, text);
     }
     out += this.ev("response.output_item.done", { output_index: item.index, item: this.output[item.index] });
     if (this.open === item) this.open = null;
@@ -132,7 +134,7 @@ export class ChatStreamToResponses {
 
   private openItem(kind: "reasoning" | "message"): string {
     let out = this.close(this.open);
-    const item: OpenItem = { kind, index: this.output.length, id: `${kind === "reasoning" ? "rs" : "msg"}_${hex()}`, text: "" };
+    const item: OpenItem = { kind, index: this.output.length, id: `${kind === "reasoning" ? "rs" : "msg"}_${hex()}`, text: new TextBuffer() };
     this.open = item;
     const base = { item_id: item.id, output_index: item.index };
     if (kind === "reasoning") {
@@ -157,12 +159,12 @@ export class ChatStreamToResponses {
     const reasoning = reasoningOf(d);
     if (reasoning) {
       if (this.open?.kind !== "reasoning") out += this.openItem("reasoning");
-      this.open!.text += reasoning;
+      this.open!.text.add(reasoning);
       out += this.ev("response.reasoning_summary_text.delta", { item_id: this.open!.id, output_index: this.open!.index, summary_index: 0, delta: reasoning });
     }
     if (typeof d.content === "string" && d.content !== "") {
       if (this.open?.kind !== "message") out += this.openItem("message");
-      this.open!.text += d.content;
+      this.open!.text.add(d.content);
       out += this.ev("response.output_text.delta", { item_id: this.open!.id, output_index: this.open!.index, content_index: 0, delta: d.content, logprobs: [] });
     }
     for (const t of d.tool_calls ?? []) {
@@ -170,14 +172,14 @@ export class ChatStreamToResponses {
       let item = this.calls.get(toolIndex);
       if (!item) {
         out += this.close(this.open);
-        item = { kind: "function", index: this.output.length, id: `fc_${hex()}`, text: "", toolIndex, callId: t.id ?? `call_${hex().slice(0, 24)}`, name: t.function?.name ?? "" };
+        item = { kind: "function", index: this.output.length, id: `fc_${hex()}`, text: new TextBuffer(), toolIndex, callId: t.id ?? `call_${hex().slice(0, 24)}`, name: t.function?.name ?? "" };
         this.calls.set(toolIndex, item);
         this.output.push(callItem(item.id, item.callId!, item.name!, "", "in_progress"));
         out += this.ev("response.output_item.added", { output_index: item.index, item: this.output[item.index] });
       }
       const args = t.function?.arguments;
       if (args) {
-        item.text += args;
+        item.text.add(args);
         out += this.ev("response.function_call_arguments.delta", { item_id: item.id, output_index: item.index, delta: args });
       }
     }

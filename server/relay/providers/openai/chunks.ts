@@ -5,6 +5,7 @@ import type { ProviderCall, SseEvent, StreamMapper, Usage } from "../types.ts";
 import { SSE_DONE, sseFrame } from "../../formats/sse.ts";
 import { shownUsage } from "../../formats/shown-usage.ts";
 import { scrub } from "../../formats/scrub.ts";
+import { TextBuffer } from "../../formats/text-buffer.ts";
 
 export interface ToolCall { id: string; type: "function"; function: { name: string; arguments: string } }
 
@@ -46,7 +47,7 @@ export function chatCompletion(model: string, message: { content: string | null;
 export abstract class ConvertedStream implements StreamMapper {
   protected found: Usage | null = null;
   protected finished = false;
-  private pieces: string[] = [];
+  private generated = new TextBuffer();
   private id = completionId();
   private created = Math.floor(Date.now() / 1000);
   private started = false;
@@ -82,19 +83,19 @@ export abstract class ConvertedStream implements StreamMapper {
 
   protected text(s: string): string {
     if (!s) return "";
-    this.pieces.push(s);
+    this.generated.add(s);
     return this.frame({ content: s });
   }
 
   protected reasoning(s: string): string {
     if (!s) return "";
-    this.pieces.push(s);
+    this.generated.add(s);
     return this.frame({ reasoning_content: s });
   }
 
   /** A tool call's first chunk (id and name) or a later piece of its arguments (index only). */
   protected tool(index: number, part: { id?: string; name?: string; arguments?: string }): string {
-    this.pieces.push((part.name ?? "") + (part.arguments ?? ""));
+    this.generated.add((part.name ?? "") + (part.arguments ?? ""));
     const fn: Record<string, string> = { arguments: part.arguments ?? "" };
     if (part.name !== undefined) fn.name = part.name;
     const call: Record<string, unknown> = { index, function: fn };
@@ -129,7 +130,7 @@ export abstract class ConvertedStream implements StreamMapper {
   }
 
   generatedText(): string {
-    return this.pieces.join("");
+    return this.generated.toString();
   }
 
   complete(): boolean {

@@ -8,6 +8,7 @@ import { openaiRealtime } from "./realtime.ts";
 import { PATHS, apiRoot, openaiUrl, quirksFor } from "./quirks.ts";
 import { ReshapingMapper, reshapeBody, type Reshape } from "./reshape.ts";
 import { channelSettings } from "../settings.ts";
+import { TextBuffer } from "../../formats/text-buffer.ts";
 
 export { PATHS, upstreamUrl } from "./quirks.ts";
 
@@ -29,9 +30,8 @@ const RAW_CHUNK_BUDGET = 256 * 1024;
 class PassThroughMapper implements StreamMapper {
   private seen: string[] = [];
   private seenBytes = 0;
-  /** text of the chunks already folded out of `seen`, in pieces joined now and then: appending to one
-   * string per chunk builds a rope of hundreds of thousands of nodes on a long stream */
-  private folded: string[] = [];
+  /** text of the chunks already folded out of `seen` */
+  private folded = new TextBuffer();
   private found: Usage | null = null;
   private finished = false;
   constructor(private wantsUsage: boolean) {}
@@ -69,7 +69,7 @@ class PassThroughMapper implements StreamMapper {
   }
   generatedText(): string {
     this.fold();
-    return this.folded.join("");
+    return this.folded.toString();
   }
 
   private keep(data: string) {
@@ -79,16 +79,13 @@ class PassThroughMapper implements StreamMapper {
   }
 
   private fold() {
-    let text = "";
     for (const d of this.seen) {
       try {
-        text += generatedTextOf(JSON.parse(d));
+        this.folded.add(generatedTextOf(JSON.parse(d)));
       } catch {}
     }
     this.seen = [];
     this.seenBytes = 0;
-    if (text) this.folded.push(text);
-    if (this.folded.length >= 256) this.folded = [this.folded.join("")];
   }
 }
 
