@@ -1,8 +1,9 @@
 // Memory benchmark: the gateway's RSS on a very long stream and on a very large non-stream answer.
 //
-//   bun scripts/bench/memory.ts [--chunks 200000] [--minutes 0] [--mb 50] [--target gateway|proxy] [--cases answer,stream]
+//   bun scripts/bench/memory.ts [--chunks 200000] [--minutes 0] [--burst 500] [--mb 50] [--target gateway|proxy] [--cases answer,stream]
 //
-// A mock upstream streams `--chunks` chat chunks (spread over `--minutes`, 0 = as fast as it can) and answers
+// A mock upstream streams `--chunks` chat chunks (spread over `--minutes`, 0 = as fast as it can, sent
+// `--burst` at a time: 1 sends each chunk on its own, as a model's tokens arrive) and answers
 // an embeddings call with a JSON body of `--mb` megabytes. The gateway (scripts/bench/relay.ts's gateway: token
 // auth, billing, routing and logging on, SQLite) relays both; its RSS is read from /proc before (idle, after a
 // warm-up), through the stream every 2 s, and after each call. Target: both stay within 20 MB of idle.
@@ -15,7 +16,7 @@ const arg = (name: string, def: string) => {
   return i >= 0 ? process.argv[i + 1] : def;
 };
 
-function runMock(chunks: number, minutes: number, mb: number) {
+function runMock(chunks: number, minutes: number, mb: number, burst: number) {
   const piece = (i: number) => `data: {"id":"c","object":"chat.completion.chunk","created":1700000000,"model":"bench-model","choices":[{"index":0,"delta":{"content":"tok${i % 10} "},"finish_reason":null}]}\n\n`;
   const vector = Array.from({ length: 1536 }, (_, i) => ((i % 97) / 97).toFixed(6)).join(",");
   const item = (i: number) => `{"object":"embedding","index":${i},"embedding":[${vector}]}`;
@@ -46,9 +47,9 @@ function runMock(chunks: number, minutes: number, mb: number) {
         async pull(c: any) {
           for (let i = 0; i < chunks; i++) {
             c.write(piece(i));
-            if (i % 500 === 0) {
+            if (i % burst === 0) {
               await c.flush();
-              await Bun.sleep(gap * 500);
+              await Bun.sleep(gap * burst);
             }
           }
           const tail = body.stream_options?.include_usage ? `data: {"id":"c","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":9,"completion_tokens":${chunks},"total_tokens":${chunks + 9}}}\n\n` : "";
@@ -76,7 +77,8 @@ async function main() {
   const chunks = Number(arg("chunks", "200000"));
   const minutes = Number(arg("minutes", "0"));
   const mb = Number(arg("mb", "50"));
-  const mock = await start([import.meta.path, "mock", String(chunks), String(minutes), String(mb)]);
+  const burst = Number(arg("burst", "500"));
+  const mock = await start([import.meta.path, "mock", String(chunks), String(minutes), String(mb), String(burst)]);
   // --target proxy measures relay.ts's bare pass-through proxy instead: the floor Bun itself sets.
   const target = arg("target", "gateway");
   const gateway = await start([new URL("./relay.ts", import.meta.url).pathname, target, `http://127.0.0.1:${mock.info.port}`]);
@@ -135,5 +137,5 @@ async function main() {
   }
 }
 
-if (role === "mock") runMock(Number(process.argv[3]), Number(process.argv[4]), Number(process.argv[5]));
+if (role === "mock") runMock(Number(process.argv[3]), Number(process.argv[4]), Number(process.argv[5]), Number(process.argv[6]));
 else await main();
