@@ -64,6 +64,27 @@ describe("usage log page", () => {
     expect(fm.calls.filter((c) => c.path === "/api/log/self/").length).toBe(1);
   });
 
+  test("a minute that turns between the prefetch and the page's first render does not make it ask again", async () => {
+    fm = mockFetch({ "GET /api/log/self/": ok({ items: [LOG({ model_name: "prefetched-model" })], total: 1 }), "GET /api/log/self/stat": ok({ quota: 40, rpm: 1, tpm: 17 }) });
+    localStorage.setItem("user", JSON.stringify(USER));
+    const realNow = Date.now;
+    const noon = new Date(2026, 10, 25, 12, 0, 59, 900).getTime();
+    try {
+      Date.now = () => noon;
+      prefetchFirstLogPage();
+      await waitFor(() => expect(fm.calls.filter((c) => c.path === "/api/log/self/").length).toBe(1));
+      Date.now = () => noon + 300;
+      await renderApp("/log", { user: USER });
+      expect(await screen.findByText("prefetched-model")).toBeTruthy();
+      await screen.findByTestId("log-stat");
+    } finally {
+      Date.now = realNow;
+    }
+    const asked = fm.calls.filter((c) => c.path === "/api/log/self/");
+    expect(asked).toHaveLength(1);
+    expect(fm.calls.find((c) => c.path === "/api/log/self/stat")!.query.get("end_timestamp")).toBe(asked[0].query.get("end_timestamp"));
+  });
+
   test("an admin filters by username and channel, sees retries and opens the user's info", async () => {
     fm = mockFetch({
       "GET /api/log/": ok({ items: [LOG({ use_time: 150 })], total: 1 }), "GET /api/log/stat": ok({ quota: 40, rpm: 1, tpm: 17 }),

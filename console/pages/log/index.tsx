@@ -15,7 +15,7 @@ import { firstTokenColor, useTimeColor } from "../_shared/colors.ts";
 import { ColumnPicker, useColumnVisibility } from "../_shared/ColumnPicker.tsx";
 import { asPage, sizeOptions, usePageSize } from "../_shared/paging.ts";
 import { logDetails, parseOther } from "./details.ts";
-import { defaultRange, logPageUrl, prefetchUnderWay, takePrefetched } from "./prefetch.ts";
+import { defaultRange, logPageUrl, peekPrefetched, prefetchedRange, prefetchUnderWay, takePrefetched } from "./prefetch.ts";
 
 export { parseOther };
 
@@ -59,10 +59,10 @@ export default function LogPage() {
   const [size, setSize] = usePageSize("log");
   // The first page: the one console/preload.ts asked for while the console loaded, when it has arrived.
   const [first] = useState(() => {
-    const f = defaultFilters();
+    const f = { ...defaultFilters(), ...prefetchedRange() };
     const q = queryOf(f, admin)!;
     const url = logPageUrl(admin, q, 1, size);
-    return { f, q, url, reply: takePrefetched(url) as Envelope | null };
+    return { f, q, url, reply: peekPrefetched(url) as Envelope | null };
   });
   const [filters, setFilters] = useState<Filters>(first.f);
   const [rows, setRows] = useState<LogRow[]>(() => (first.reply ? asPage<LogRow>(first.reply.data).items : []));
@@ -129,7 +129,8 @@ export default function LogPage() {
   // effect, so the query leaves before the page is laid out and painted, not after.
   useLayoutEffect(() => {
     void (async () => {
-      if (!first.reply) {
+      if (first.reply) takePrefetched(first.url);
+      else {
         const underWay = prefetchUnderWay(first.url);
         if (underWay) {
           setLoading(true);

@@ -25,15 +25,16 @@ export function defaultQuery(admin: boolean, range = defaultRange()): Record<str
   return q;
 }
 
-interface Slot { url: string; reply?: unknown; done: Promise<void> }
+interface Slot { url: string; range: { start: string; end: string }; reply?: unknown; done: Promise<void> }
 let slot: Slot | null = null;
 
 export function prefetchFirstLogPage(): void {
   const user = getStoredUser();
   if (!user) return;
   const admin = user.role >= ROLE.admin;
-  const url = logPageUrl(admin, defaultQuery(admin), 1, getPageSize("log", DEFAULT_PAGE_SIZE));
-  const own: Slot = { url, done: Promise.resolve() };
+  const range = defaultRange();
+  const url = logPageUrl(admin, defaultQuery(admin, range), 1, getPageSize("log", DEFAULT_PAGE_SIZE));
+  const own: Slot = { url, range, done: Promise.resolve() };
   own.done = fetch(url, { headers: { "New-Api-User": String(user.id) }, credentials: "same-origin" })
     .then((r) => (r.ok ? r.json() : null))
     .then((j) => {
@@ -43,11 +44,24 @@ export function prefetchFirstLogPage(): void {
   slot = own;
 }
 
+/** The default range the prefetch asked for: the page opens on it, so a minute (or a day) that turns between
+ * the prefetch and the page's first render does not make the page ask again for a range one minute on. */
+export function prefetchedRange(): { start: string; end: string } | null {
+  return slot?.range ?? null;
+}
+
+/** The prefetched reply for exactly this URL once it has arrived, else null; left in place. A page reads it while
+ * rendering with this: React may throw a render away (a lazy part still loading) and run it again, and a reply
+ * taken by the discarded render was lost, so the page asked for the same page a second time. */
+export function peekPrefetched(url: string): unknown {
+  if (!slot || slot.url !== url || slot.reply === undefined) return null;
+  return slot.reply;
+}
+
 /** The prefetched reply for exactly this URL once it has arrived (taken once), else null. */
 export function takePrefetched(url: string): unknown {
-  if (!slot || slot.url !== url || slot.reply === undefined) return null;
-  const reply = slot.reply;
-  slot = null;
+  const reply = peekPrefetched(url);
+  if (reply !== null) slot = null;
   return reply;
 }
 
