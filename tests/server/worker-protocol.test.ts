@@ -38,3 +38,34 @@ test("a slice's worth of statements (3,000, most sharing three texts) round-trip
   expect(packed.texts.length).toBe(3);
   expect(unpackStatements(packed)).toEqual(list);
 });
+
+test("every kind of parameter crosses as it was: numbers, strings short and long, null, booleans and the rest", () => {
+  const long = "x".repeat(65) + "☃";
+  const bytes = new Uint8Array([1, 2, 3]);
+  const list: WorkerStatement[] = [
+    { sql: "insert into t values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", parameters: [0, -0, 1.5, -7, Number.MAX_SAFE_INTEGER, NaN, "", "short", long, null, true, false] },
+    { sql: "insert into u values (?, ?, ?, ?)", parameters: [12345678901234567890n, bytes, undefined, "short"], orElse: [{ sql: "x", parameters: [long, "short", 3] }] },
+  ];
+  const packed = structuredClone(packStatements(list));
+  const back = unpackStatements(packed);
+  expect(back).toEqual(list);
+  expect(Object.is(back[0].parameters[1], -0)).toBe(true);
+  expect(back[1].parameters[0]).toBe(12345678901234567890n);
+  expect(back[1].parameters[1]).toEqual(bytes);
+  expect(back[1].parameters).toHaveLength(4);
+  // A short string crosses once however often it occurs; a long one each time.
+  expect(packed.strings.filter((s) => s === "short")).toHaveLength(1);
+  expect(packed.strings.filter((s) => s === long)).toHaveLength(2);
+});
+
+test("a log slice's repeated columns (content, username, token, model, group, IP) cross once, each row's own values in order", () => {
+  const rows = 256;
+  const parameters: unknown[] = [];
+  for (let i = 0; i < rows; i++) {
+    parameters.push(i, "model ratio 1, completion ratio 1, group ratio 1", "alice", "tok", "gpt-4o", "default", "127.0.0.1", JSON.stringify({ frt: i, admin_info: { use_channel: ["1"] } }), i % 2 === 0);
+  }
+  const list: WorkerStatement[] = [{ sql: "insert into logs values ...", parameters }];
+  const packed = structuredClone(packStatements(list));
+  expect(packed.strings.length).toBe(6 + rows);
+  expect(unpackStatements(packed)).toEqual(list);
+});
