@@ -2,7 +2,7 @@
 // routing, logging all on, SQLite) measured against the same load in one run, each in its own process.
 //
 //   bun scripts/bench/relay.ts [--seconds 3] [--concurrency 1,16,64] [--modes json,stream] [--targets direct,proxy,minimal,gateway]
-//                              [--soak 60] [--soak-concurrency 64] [--cpu-prof DIR] [--users 1]
+//                              [--soak 60] [--soak-concurrency 64] [--cpu-prof DIR] [--perf DIR] [--users 1]
 //   (PG_DSN=postgres://... : the gateway runs on a fresh PostgreSQL database instead of SQLite; MYSQL_DSN=mysql://...
 //   without PG_DSN: on a fresh MySQL database)
 //
@@ -13,7 +13,7 @@
 // at c=16 (--soak-concurrency) and samples RSS through the run. Numbers are noisy on a shared 2-core machine: compare ratios
 // within one run.
 import { spawn, type Subprocess } from "bun";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -182,9 +182,17 @@ const profileDir = (() => {
   return i >= 0 ? process.argv[i + 1] : "";
 })();
 
+/** `--perf DIR`: each hop writes JavaScriptCore's JIT dump there and each measured cell is recorded with Linux
+ * `perf` (every thread, native and kernel frames included), for perf-attr.ts to summarise. */
+const perfDir = (() => {
+  const i = process.argv.indexOf("--perf");
+  return i >= 0 ? process.argv[i + 1] : "";
+})();
+
 let start = async (args: string[]): Promise<{ proc: Subprocess; info: any }> => {
   const prof = profileDir && args[0] !== "mock" ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
-  const proc = spawn([process.execPath, ...prof, import.meta.path, ...args], { stdout: "pipe", stderr: "inherit" });
+  const env = perfDir && args[0] !== "mock" ? { ...process.env, BUN_JSC_useJITDump: "1", BUN_JSC_jitDumpDirectory: perfDir } : process.env;
+  const proc = spawn([process.execPath, ...prof, import.meta.path, ...args], { stdout: "pipe", stderr: "inherit", env });
   if (prof.length) console.log(`cpu profile of the ${args[0]}: ${profileDir}/*.${proc.pid}.*.cpuprofile`);
   const reader = proc.stdout.getReader();
   let text = "";
@@ -244,13 +252,26 @@ const IDLE_SETTLE_MS = 3000;
 
 const pct = (sorted: number[], p: number) => sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] : NaN;
 
-async function load(t: Target, concurrency: number, seconds: number, stream: boolean) {
+/** Starts `perf record` on a hop for a measured cell; the returned function stops it and notes the calls made. */
+async function perfRecord(t: Target, cell: string): Promise<(calls: number) => Promise<void>> {
+  const file = join(perfDir, `${t.name}-${cell}.data`);
+  const rec = spawn(["perf", "record", "-k", "1", "-F", "1999", "-e", "cpu-clock", "-g", "-p", String(t.proc.pid), "-o", file], { stdout: "ignore", stderr: "ignore" });
+  await Bun.sleep(300); // perf attaches before the load starts
+  return async (calls) => {
+    rec.kill("SIGINT");
+    await rec.exited;
+    writeFileSync(`${file}.json`, JSON.stringify({ pid: t.proc.pid, calls, target: t.name, cell }));
+  };
+}
+
+async function load(t: Target, concurrency: number, seconds: number, stream: boolean, record = false) {
   const body = JSON.stringify({ model: MODEL, stream, messages: [{ role: "user", content: "Say hello to the benchmark." }] });
   const keys = t.keys ?? ["sk-direct"];
   let nextKey = 0;
   const lat: number[] = [];
   const ttfb: number[] = [];
   let errors = 0;
+  const stopPerf = record && perfDir && t.name !== "direct" ? await perfRecord(t, `${stream ? "stream" : "json"}-c${concurrency}`) : null;
   const until = performance.now() + seconds * 1000;
   const cpu0 = cpuMs(t.proc.pid);
   const threads0 = threadCpuMs(t.proc.pid);
@@ -278,6 +299,7 @@ async function load(t: Target, concurrency: number, seconds: number, stream: boo
   await Promise.all(Array.from({ length: concurrency }, worker));
   const stall = measured ? ((await (await fetch(t.url + STALL_PATH)).json()) as any).stall as number : NaN;
   const elapsed = (performance.now() - started) / 1000;
+  await stopPerf?.(lat.length);
   const cpu = cpuMs(t.proc.pid) - cpu0;
   const threads = perThread(threads0, threadCpuMs(t.proc.pid), lat.length);
   lat.sort((a, b) => a - b);
@@ -297,6 +319,7 @@ async function main() {
   const modes = arg("modes", "json,stream").split(",");
   const only = arg("targets", "direct,proxy,minimal,gateway").split(",");
 
+  if (perfDir) mkdirSync(perfDir, { recursive: true });
   const mock = await start(["mock"]);
   const mockUrl = `http://127.0.0.1:${mock.info.port}`;
   const proxy = await start(["proxy", mockUrl]);
@@ -330,7 +353,7 @@ async function main() {
     for (const c of levels) {
       const r: Record<string, Awaited<ReturnType<typeof load>>> = {};
       for (const t of targets) {
-        r[t.name] = await load(t, c, seconds, stream);
+        r[t.name] = await load(t, c, seconds, stream, true);
         const x = r[t.name];
         console.log(`${(stream ? "stream" : "json").padEnd(6)} ${String(c).padStart(3)}   ${t.name.padEnd(8)} ${x.rps.toFixed(0).padStart(6)} ${x.p50.toFixed(3).padStart(9)} ${x.p99.toFixed(3).padStart(8)} ${x.p999.toFixed(3).padStart(8)} ${stream ? x.ttfb.toFixed(3).padStart(8) : "       -"} ${x.cpuPerReq.toFixed(3).padStart(11)} ${String(x.errors).padStart(7)} ${Number.isNaN(x.stall) ? "        -" : x.stall.toFixed(2).padStart(9)}`);
       }
