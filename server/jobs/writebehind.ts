@@ -102,6 +102,8 @@ export class WriteBehind {
   private slices: Slice[] = [];
   private current = newSlice();
   private rollups = new Map<string, Rollup>();
+  /** Per user, the rollup its last call counted in (an entry of `rollups`; cleared whenever that map changes hands). */
+  private lastRollup = new Map<number, { model: string; r: Rollup }>();
   /** SQLite: quota settled calls have spent that the database does not show yet (all unwritten slices). */
   private userDebits = new Map<number, number>();
   private tokenDebits = new Map<number, number>();
@@ -288,12 +290,19 @@ export class WriteBehind {
     if (u.channelId) add(s.channels, u.channelId, u.quota);
     if (!this.dataExport.enabled()) return;
     const hour = u.at - (u.at % 3600);
-    const key = `${u.userId}\n${u.model}\n${hour}`;
-    const r = this.rollups.get(key) ?? { user_id: u.userId, username: u.username, model_name: u.model, created_at: hour, token_used: 0, count: 0, quota: 0 };
+    // The user's last rollup, found by number: a key string built and hashed per call cost more.
+    const last = this.lastRollup.get(u.userId);
+    let r: Rollup;
+    if (last && last.model === u.model && last.r.created_at === hour) r = last.r;
+    else {
+      const key = `${u.userId}\n${u.model}\n${hour}`;
+      r = this.rollups.get(key) ?? { user_id: u.userId, username: u.username, model_name: u.model, created_at: hour, token_used: 0, count: 0, quota: 0 };
+      this.rollups.set(key, r);
+      this.lastRollup.set(u.userId, { model: u.model, r });
+    }
     r.token_used += u.tokens;
     r.count += 1;
     r.quota += u.quota;
-    this.rollups.set(key, r);
   }
 
   /** `all`: write the rollups too even if DataExportInterval has not passed (shutdown, drain). */
@@ -328,6 +337,7 @@ export class WriteBehind {
     if (withRollups && this.rollups.size > 0) {
       rollups = this.rollups;
       this.rollups = new Map();
+      this.lastRollup.clear();
       if (slices.length === 0) slices.push(newSlice());
     }
     // The slice filling up, if left, keeps its debits where they are.
@@ -464,6 +474,7 @@ export class WriteBehind {
   private requeue(slices: Slice[], rollups: Map<string, Rollup> | null) {
     for (const s of slices) this.moveDebits(s, false);
     this.slices = [...slices.filter((s) => s.records > 0), ...this.slices];
+    this.lastRollup.clear();
     for (const [k, r] of rollups ?? []) {
       const cur = this.rollups.get(k);
       this.rollups.set(k, cur ? { ...cur, token_used: cur.token_used + r.token_used, count: cur.count + r.count, quota: cur.quota + r.quota } : r);

@@ -103,6 +103,33 @@ describe("write-behind rollup timing", () => {
     }
   });
 
+  test("each (user, model, hour) gets its own row: models alternating, the hour turning, calls after a rollup write", async () => {
+    const ctx = await testContext({ setup: false });
+    try {
+      let intervalMs = 0;
+      const writer = new WriteBehind(ctx.deps.db, 0, { enabled: () => true, intervalMs: () => intervalMs });
+      const hour = 3600 * Math.floor(Date.now() / 3_600_000);
+      const use = (userId: number, model: string, at: number, quota: number) =>
+        writer.usage({ userId, username: `u${userId}`, tokenId: 0, channelId: 0, model, quota, tokens: 1, at });
+      use(8, "a", hour + 10, 1);
+      use(8, "b", hour + 20, 2);
+      use(9, "a", hour + 30, 4);
+      use(8, "a", hour + 40, 8);
+      use(8, "a", hour + 3600, 16); // the next hour
+      use(8, "a", hour + 50, 32); // a late call of the earlier hour
+      await writer.flush();
+      use(8, "a", hour + 60, 64); // after the rollups were written: added to the stored row
+      intervalMs = 0;
+      await writer.flush();
+      const rows = await ctx.deps.db.selectFrom("quota_data").selectAll().where("user_id", "in", [8, 9]).orderBy("user_id").orderBy("model_name").orderBy("created_at").execute();
+      expect(rows.map((r) => [Number(r.user_id), r.model_name, Number(r.created_at) - hour, Number(r.count), Number(r.quota)])).toEqual([
+        [8, "a", 0, 4, 1 + 8 + 32 + 64], [8, "a", 3600, 1, 16], [8, "b", 0, 1, 2], [9, "a", 0, 1, 4],
+      ]);
+    } finally {
+      await ctx.close();
+    }
+  });
+
   test("the policy reads DataExportEnabled and DataExportInterval (minutes) live from the options", async () => {
     const ctx = await testContext({ setup: false });
     try {

@@ -148,13 +148,14 @@ async function deliver(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCa
   }
   release();
   o.firstByteMs = performance.now() - o.started;
-  const contentType = res.headers.get("content-type") ?? "";
   let json: any;
   try {
     json = JSON.parse(text);
   } catch {
     // Plain-text answers (audio transcription with response_format=text/srt/vtt) pass through as they are;
     // anything else that does not parse is a broken answer (a body cut short): not the client's to pay for.
+    // (The upstream's headers are read only here: the first read of a fetch answer's headers builds them.)
+    const contentType = res.headers.get("content-type") ?? "";
     if (isTextAnswer(call, contentType)) {
       finish(deps, o, null, () => text);
       return new Response(text, { status: res.status, headers: { "content-type": contentType || "text/plain; charset=utf-8" } });
