@@ -78,7 +78,8 @@ export function relayModule(deps: AppDeps) {
     app = app.post(path, async ({ request, server, body: raw }: { request: Request; server: any; body: unknown }) => {
       const { caller, ip, socket } = await tokenCaller(request, server);
       const { body, model, stream } = readBody(raw, mode);
-      return relay(deps, { mode, format: "openai", path, search: "", body, model, stream, caller, ip, signal: request.signal, httpHeaders: request.headers, socket });
+      // The client's signal only when asked for (exchange.ts LISTEN_AFTER_MS): creating it has a cost.
+      return relay(deps, { mode, format: "openai", path, search: "", body, model, stream, caller, ip, get signal() { return request.signal; }, httpHeaders: request.headers, socket });
     }, { parse: MULTIPART.has(mode) ? "formdata" : textWithin(bodyLimit(mode, deps.config.maxBodyBytes)) });
   }
   return (app as Elysia)

@@ -29,6 +29,8 @@ export interface MockUpstream {
   seen: SeenRequest[];
   /** Streams the client (the gateway) cancelled before they ended. */
   cancelled: number;
+  /** Slow non-stream answers whose caller (the gateway) had gone when they were ready. */
+  abandoned: number;
   options: MockOptions;
   stop(): Promise<void>;
 }
@@ -38,7 +40,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export const SECRET_IN_ERRORS = "sk-upstreamsecret123456";
 
 export function startMockUpstream(options: MockOptions = {}): MockUpstream {
-  const mock: MockUpstream = { url: "", server: null as any, seen: [], cancelled: 0, options, stop: async () => mock.server.stop(true) };
+  const mock: MockUpstream = { url: "", server: null as any, seen: [], cancelled: 0, abandoned: 0, options, stop: async () => mock.server.stop(true) };
   const usage = () => {
     const u = mock.options.usage ?? { prompt_tokens: 10, completion_tokens: 20 };
     return {
@@ -80,7 +82,10 @@ export function startMockUpstream(options: MockOptions = {}): MockUpstream {
         const reasoning = chat && body?.reasoning_effort ? REASONING : null;
         const n = chat ? Math.max(1, Number(body?.n) || 1) : 1;
         if (body?.stream) return streamAnswer(mock, { chat, model, chunks, tool, reasoning, n, slow, cut: model.includes("-cut"), eof: model.includes("-eof"), usage: body?.stream_options?.include_usage && !noUsage ? usage() : null });
-        if (slow) await sleep(slow);
+        if (slow) {
+          await sleep(slow);
+          if (req.signal.aborted) mock.abandoned++;
+        }
         if (model.includes("-badjson")) return new Response('{"id":"cmpl-mock","object":"chat.completion","choices":[{"index":0,"message":{"role":"assis', { headers: { "content-type": "application/json" } });
         const text = chunks.join("");
         const base = { id: "cmpl-mock", created: 1700000000, model, ...(noUsage ? {} : { usage: usage() }) };
