@@ -1,7 +1,7 @@
 // createApp(deps) composes the module plugins. Tests build it without listening and call app.handle().
 import { Elysia } from "elysia";
 import type { AppDeps } from "./deps.ts";
-import { AppError, errorBody, errorFormatFor } from "./http/errors.ts";
+import { AppError, errorReply } from "./http/errors.ts";
 import { clientIp, enforceLimit } from "./http/ratelimit.ts";
 import { isApiUrl } from "./http/paths.ts";
 import { metricsPlugin } from "./http/metrics.ts";
@@ -31,7 +31,7 @@ import { ratioSyncModule } from "./modules/ratio-sync/index.ts";
 import { modelMetaModule } from "./modules/model-meta/index.ts";
 import { prefillModule } from "./modules/prefill/index.ts";
 import { docsModule } from "./modules/docs/index.ts";
-import { relayModule } from "./relay/index.ts";
+import { relayJsonRoutes, relayModule } from "./relay/index.ts";
 import { nativeModule } from "./relay/endpoints/native.ts";
 
 /** Management bodies are small; the relay accepts up to config.maxBodyBytes (images, audio). */
@@ -39,21 +39,6 @@ export const API_MAX_BODY_BYTES = 2 * 1024 * 1024;
 
 const SETUP_EXEMPT = new Set(["/api/setup", "/api/status", "/api/notice", "/api/about", "/api/home_page_content",
   "/api/openapi.json", "/api/docs", "/api/docs/scalar"]);
-
-function validationMessage(error: any): string {
-  const first = error?.all?.[0];
-  if (!first) return "invalid parameter";
-  const path = String(first.path ?? "").replace(/^\//, "").replace(/\//g, ".");
-  const schema = first.schema ?? {};
-  if (typeof schema.error === "string") return schema.error;
-  if (/missing/i.test(first.summary ?? "")) return `invalid parameter ${path}: it is required`;
-  // Elysia models t.Integer/t.Numeric as a union; describe the first member instead of the union.
-  const member = schema.anyOf?.[0] ?? schema;
-  const bounds = [member.minimum !== undefined && `minimum ${member.minimum}`, member.maximum !== undefined && `maximum ${member.maximum}`,
-    member.minLength !== undefined && `at least ${member.minLength} characters`].filter(Boolean).join(", ");
-  const expected = member.type ? `expected ${member.type}${bounds ? ` (${bounds})` : ""}` : first.summary ?? first.message;
-  return path ? `invalid parameter ${path}: ${expected}` : `invalid parameter: ${expected}`;
-}
 
 export function createApp(deps: AppDeps) {
   let setupDone: boolean | null = null;
@@ -88,44 +73,20 @@ export function createApp(deps: AppDeps) {
     }
   }
 
-  return new Elysia({ serve: { idleTimeout: 255, maxRequestBodySize: deps.config.maxBodyBytes } })
+  const relayRoutes = relayJsonRoutes(deps);
+  // The relay's JSON routes go on the server's own route table, past Elysia, unless a wrapper of every request
+  // (Prometheus metrics, OpenTelemetry traces) must see them: then Elysia serves them (relay/index.ts).
+  const nativeRoutes = deps.config.metricsEnabled || deps.config.tracing ? undefined
+    : Object.fromEntries([...relayRoutes].map(([path, route]) => [path, { POST: route }]));
+  return new Elysia({ serve: { idleTimeout: 255, maxRequestBodySize: deps.config.maxBodyBytes, routes: nativeRoutes } as any })
     .decorate("deps", deps)
     .use(metricsPlugin(deps))
     .use(tracingPlugin(deps))
     .onError({ as: "global" }, ({ code, error, request, set }) => {
-      const path = new URL(request.url).pathname;
-      const format = errorFormatFor(path);
-      let status = 500;
-      let message = "internal server error, please contact the administrator";
-      let errorCode: string | undefined;
-      // Elysia wraps errors thrown while parsing in a ParseError; the AppError is its cause.
-      const appError = error instanceof AppError ? error : (error as any)?.cause instanceof AppError ? (error as any).cause as AppError : null;
-      if (appError) {
-        status = appError.status;
-        message = appError.message;
-        errorCode = appError.code;
-        if (appError.headers) Object.assign(set.headers, appError.headers);
-      } else if (code === "VALIDATION") {
-        status = 400;
-        message = validationMessage(error);
-      } else if (code === "PARSE") {
-        status = 400;
-        message = "malformed request body: expected valid JSON";
-      } else if (code === "NOT_FOUND") {
-        status = 404;
-        message = format === "envelope" ? "not found" : `unknown route ${path}`;
-      } else if (code === "INVALID_COOKIE_SIGNATURE") {
-        status = 401;
-        message = "invalid session cookie";
-      } else {
-        console.error(`[${request.method} ${path}]`, error);
-      }
-      set.status = status;
-      const body = errorBody(format, status, message, errorCode);
-      // Google's 429 carries its wait as a google.rpc.RetryInfo detail too (Google's clients read it).
-      const wait = format === "gemini" && status === 429 ? appError?.headers?.["Retry-After"] : undefined;
-      if (wait) (body as { error: Record<string, unknown> }).error.details = [{ "@type": "type.googleapis.com/google.rpc.RetryInfo", retryDelay: `${wait}s` }];
-      return body;
+      const reply = errorReply(new URL(request.url).pathname, error, code);
+      set.status = reply.status;
+      if (reply.headers) Object.assign(set.headers, reply.headers);
+      return reply.body;
     })
     .onRequest((({ request, server, path }: { request: Request; server: unknown; path: string }) => {
       // (Elysia's types omit `path` here, but the context carries it.)
@@ -165,7 +126,7 @@ export function createApp(deps: AppDeps) {
     .use(prefillModule(deps))
     .use(docsModule(deps))
     .use(nativeModule(deps))
-    .use(relayModule(deps))
+    .use(relayModule(deps, relayRoutes))
     // Last: the console answers every GET no module claimed (SPA deep links), JSON 404 for API paths.
     .use(consolePlugin(deps));
 }

@@ -51,3 +51,56 @@ export function errorBody(format: ErrorFormat, status: number, message: string, 
 export function errorResponse(path: string, status: number, message: string, code?: string): Response {
   return Response.json(errorBody(errorFormatFor(path), status, message, code), { status });
 }
+
+function validationMessage(error: any): string {
+  const first = error?.all?.[0];
+  if (!first) return "invalid parameter";
+  const path = String(first.path ?? "").replace(/^\//, "").replace(/\//g, ".");
+  const schema = first.schema ?? {};
+  if (typeof schema.error === "string") return schema.error;
+  if (/missing/i.test(first.summary ?? "")) return `invalid parameter ${path}: it is required`;
+  // Elysia models t.Integer/t.Numeric as a union; describe the first member instead of the union.
+  const member = schema.anyOf?.[0] ?? schema;
+  const bounds = [member.minimum !== undefined && `minimum ${member.minimum}`, member.maximum !== undefined && `maximum ${member.maximum}`,
+    member.minLength !== undefined && `at least ${member.minLength} characters`].filter(Boolean).join(", ");
+  const expected = member.type ? `expected ${member.type}${bounds ? ` (${bounds})` : ""}` : first.summary ?? first.message;
+  return path ? `invalid parameter ${path}: ${expected}` : `invalid parameter: ${expected}`;
+}
+
+/**
+ * What a failed call answers: its status, its body in the caller's format (by path) and the headers the error
+ * carries. `code` is Elysia's name for the failure when it raised one (a validation or parse error, no route).
+ * One mapping for Elysia's error hook and the relay's routes served without Elysia (relay/index.ts).
+ */
+export function errorReply(path: string, error: unknown, code?: unknown): { status: number; body: unknown; headers?: Record<string, string> } {
+  const format = errorFormatFor(path);
+  let status = 500;
+  let message = "internal server error, please contact the administrator";
+  let errorCode: string | undefined;
+  // Elysia wraps errors thrown while parsing in a ParseError; the AppError is its cause.
+  const appError = error instanceof AppError ? error : (error as any)?.cause instanceof AppError ? (error as any).cause as AppError : null;
+  if (appError) {
+    status = appError.status;
+    message = appError.message;
+    errorCode = appError.code;
+  } else if (code === "VALIDATION") {
+    status = 400;
+    message = validationMessage(error);
+  } else if (code === "PARSE") {
+    status = 400;
+    message = "malformed request body: expected valid JSON";
+  } else if (code === "NOT_FOUND") {
+    status = 404;
+    message = format === "envelope" ? "not found" : `unknown route ${path}`;
+  } else if (code === "INVALID_COOKIE_SIGNATURE") {
+    status = 401;
+    message = "invalid session cookie";
+  } else {
+    console.error(`[${path}]`, error);
+  }
+  const body = errorBody(format, status, message, errorCode);
+  // Google's 429 carries its wait as a google.rpc.RetryInfo detail too (Google's clients read it).
+  const wait = format === "gemini" && status === 429 ? appError?.headers?.["Retry-After"] : undefined;
+  if (wait) (body as { error: Record<string, unknown> }).error.details = [{ "@type": "type.googleapis.com/google.rpc.RetryInfo", retryDelay: `${wait}s` }];
+  return { status, body, headers: appError?.headers };
+}

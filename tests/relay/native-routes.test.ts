@@ -1,0 +1,98 @@
+// The relay's JSON routes are served from the server's own route table, past Elysia (relay/index.ts
+// relayJsonRoutes), and through Elysia under app.handle(): a client must not be able to tell the two apart.
+// Each case is sent both ways and the answers compared: status, content type, the headers a client reads, body.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { relayFixture, logsOf, userRow, type RelayFixture } from "./fixtures.ts";
+import { createApp } from "../../server/app.ts";
+
+let fx: RelayFixture;
+let server: any;
+let key = "";
+let userId = 0;
+
+beforeAll(async () => {
+  fx = await relayFixture("sqlite");
+  await fx.option("ModelRatio", JSON.stringify({ "nr-model": 1 }));
+  await fx.channel({ base_url: fx.mock.url, models: ["nr-model"] });
+  const user = await fx.user(10_000_000);
+  userId = user.id;
+  key = (await fx.token(user.id)).key;
+  server = fx.ctx.app.listen({ port: 0, hostname: "127.0.0.1" });
+});
+
+afterAll(async () => {
+  await server?.stop(true);
+  await fx?.close();
+});
+
+interface Case { name: string; method?: string; path?: string; headers?: Record<string, string>; body?: string | null }
+
+const chat = (o: Record<string, unknown>) => JSON.stringify({ model: "nr-model", messages: [{ role: "user", content: "hello" }], ...o });
+
+const cases = (): Case[] => [
+  { name: "a served call", body: chat({}) },
+  { name: "a served stream", body: chat({ stream: true }) },
+  { name: "an embeddings call", path: "/v1/embeddings", body: JSON.stringify({ model: "nr-model", input: "hello" }) },
+  { name: "no key", headers: { authorization: "" }, body: chat({}) },
+  { name: "an unknown key", headers: { authorization: "Bearer sk-nosuchkeyatall000000000000000000000000000000" }, body: chat({}) },
+  { name: "malformed JSON", body: "{\"model\": " },
+  { name: "a body that is not an object", body: "[1,2,3]" },
+  { name: "no model", body: JSON.stringify({ messages: [] }) },
+  { name: "an unknown model", body: chat({ model: "nr-no-such-model" }) },
+  { name: "a body over the route's cap", path: "/v1/images/generations", body: JSON.stringify({ model: "nr-model", prompt: "x".repeat(1024 * 1024 + 10) }) },
+  { name: "a body nested too deep", body: "[".repeat(200) + "]".repeat(200) },
+  { name: "GET on a POST route", method: "GET", body: null },
+];
+
+async function send(c: Case, native: boolean): Promise<{ status: number; type: string | null; retryAfter: string | null; body: any }> {
+  const path = c.path ?? "/v1/chat/completions";
+  const headers: Record<string, string> = { authorization: `Bearer ${key}`, "content-type": "application/json", ...c.headers };
+  if (headers.authorization === "") delete headers.authorization;
+  const init: RequestInit = { method: c.method ?? "POST", headers, body: c.body ?? undefined };
+  const res = native ? await fetch(`http://127.0.0.1:${server.server.port}${path}`, init) : await fx.ctx.app.handle(new Request(`http://localhost${path}`, init));
+  const text = await res.text();
+  let body: any = text;
+  try {
+    body = JSON.parse(text);
+  } catch {}
+  return { status: res.status, type: res.headers.get("content-type"), retryAfter: res.headers.get("retry-after"), body };
+}
+
+test("the relay's JSON routes are on the server's native route table", () => {
+  const routes = (fx.ctx.app as any).config.serve.routes;
+  for (const path of ["/v1/chat/completions", "/v1/completions", "/v1/embeddings", "/v1/moderations", "/v1/images/generations", "/v1/audio/speech", "/v1/rerank"]) {
+    expect(typeof routes[path]?.POST).toBe("function");
+  }
+  // Multipart uploads stay with Elysia, which parses their form.
+  expect(routes["/v1/audio/transcriptions"]).toBeUndefined();
+});
+
+test("with metrics on, every request goes through Elysia (its wrapper records them): no native relay routes", () => {
+  const app = createApp({ ...fx.ctx.deps, config: { ...fx.ctx.deps.config, metricsEnabled: true } });
+  expect((app as any).config.serve.routes).toBeUndefined();
+});
+
+for (const c of cases()) {
+  test(`${c.name}: the same answer from the native route and through Elysia`, async () => {
+    const viaElysia = await send(c, false);
+    const native = await send(c, true);
+    expect(native).toEqual(viaElysia);
+  });
+}
+
+test("a call on the native route is billed and logged like one through Elysia", async () => {
+  await fx.flush();
+  const before = (await userRow(fx, userId)).quota;
+  const logs = (await logsOf(fx, userId)).length;
+  const a = await send({ name: "native", body: chat({}) }, true);
+  const b = await send({ name: "elysia", body: chat({}) }, false);
+  expect(a.status).toBe(200);
+  expect(b.status).toBe(200);
+  await fx.flush();
+  const rows = await logsOf(fx, userId);
+  expect(rows.length).toBe(logs + 2);
+  const [x, y] = rows.slice(-2);
+  expect(x.quota).toBe(y.quota);
+  expect(x.quota).toBeGreaterThan(0);
+  expect((await userRow(fx, userId)).quota).toBe(before - x.quota - y.quota);
+});
