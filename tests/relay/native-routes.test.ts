@@ -1,4 +1,4 @@
-// The relay's JSON routes are served from the server's own route table, past Elysia (relay/index.ts
+// The relay's JSON routes (OpenAI's and Claude's /v1/messages) are served from the server's own route table, past Elysia (relay/index.ts
 // relayJsonRoutes), and through Elysia under app.handle(): a client must not be able to tell the two apart.
 // Each case is sent both ways and the answers compared: status, content type, the headers a client reads, body.
 import { afterAll, beforeAll, expect, test } from "bun:test";
@@ -29,6 +29,8 @@ interface Case { name: string; method?: string; path?: string; headers?: Record<
 
 const chat = (o: Record<string, unknown>) => JSON.stringify({ model: "nr-model", messages: [{ role: "user", content: "hello" }], ...o });
 
+const claude = (o: Record<string, unknown>) => JSON.stringify({ model: "nr-model", max_tokens: 50, messages: [{ role: "user", content: "hello" }], ...o });
+
 const cases = (): Case[] => [
   { name: "a served call", body: chat({}) },
   { name: "a served stream", body: chat({ stream: true }) },
@@ -42,15 +44,23 @@ const cases = (): Case[] => [
   { name: "a body over the route's cap", path: "/v1/images/generations", body: JSON.stringify({ model: "nr-model", prompt: "x".repeat(1024 * 1024 + 10) }) },
   { name: "a body nested too deep", body: "[".repeat(200) + "]".repeat(200) },
   { name: "GET on a POST route", method: "GET", body: null },
+  { name: "Claude: a served message", path: "/v1/messages", body: claude({}) },
+  { name: "Claude: a served stream", path: "/v1/messages", body: claude({ stream: true }) },
+  { name: "Claude: the key in x-api-key", path: "/v1/messages", headers: { authorization: "", "x-api-key": "@key" }, body: claude({}) },
+  { name: "Claude: no key", path: "/v1/messages", headers: { authorization: "" }, body: claude({}) },
+  { name: "Claude: no messages", path: "/v1/messages", body: JSON.stringify({ model: "nr-model", max_tokens: 10 }) },
+  { name: "Claude: malformed JSON", path: "/v1/messages", body: "{" },
 ];
 
 async function send(c: Case, native: boolean): Promise<{ status: number; type: string | null; retryAfter: string | null; body: any }> {
   const path = c.path ?? "/v1/chat/completions";
   const headers: Record<string, string> = { authorization: `Bearer ${key}`, "content-type": "application/json", ...c.headers };
   if (headers.authorization === "") delete headers.authorization;
+  if (headers["x-api-key"] === "@key") headers["x-api-key"] = key;
   const init: RequestInit = { method: c.method ?? "POST", headers, body: c.body ?? undefined };
   const res = native ? await fetch(`http://127.0.0.1:${server.server.port}${path}`, init) : await fx.ctx.app.handle(new Request(`http://localhost${path}`, init));
-  const text = await res.text();
+  // Ids the gateway makes up per answer (Claude's msg_...) differ between any two calls.
+  const text = (await res.text()).replace(/msg_[0-9a-f]{24}/g, "msg_ID");
   let body: any = text;
   try {
     body = JSON.parse(text);
@@ -63,6 +73,7 @@ test("the relay's JSON routes are on the server's native route table", () => {
   for (const path of ["/v1/chat/completions", "/v1/completions", "/v1/embeddings", "/v1/moderations", "/v1/images/generations", "/v1/audio/speech", "/v1/rerank"]) {
     expect(typeof routes[path]?.POST).toBe("function");
   }
+  expect(typeof routes["/v1/messages"]?.POST).toBe("function");
   // Multipart uploads stay with Elysia, which parses their form.
   expect(routes["/v1/audio/transcriptions"]).toBeUndefined();
 });

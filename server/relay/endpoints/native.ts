@@ -14,6 +14,7 @@ import { countPromptTokens } from "../tokenizer.ts";
 import { claudeRequestToOpenAI } from "../formats/claude/client.ts";
 import { geminiRequestToOpenAI } from "../formats/gemini/client.ts";
 import { bodyLimit, parseJsonObject, textWithin } from "../body.ts";
+import { plainRoute, type PlainRoute } from "../plain-route.ts";
 import { geminiEmbedTexts } from "../formats/gemini/client.ts";
 import { callerModels, modelList, oneModel } from "./models.ts";
 
@@ -54,11 +55,28 @@ export function geminiTarget(tail: string): { model: string; action: string; str
   return { model, action, stream: action === "streamGenerateContent" };
 }
 
+const callerOf = (deps: AppDeps) => (request: Request, server: any) => {
+  const ip = clientIp(request, server, deps.config.trustProxy);
+  return authenticate(deps, presentedKey(request), ip).then((c) => ({ caller: c, ip }));
+};
+
+/** Claude's POST /v1/messages as a plain route (relay/index.ts relayJsonRoutes serves it). */
+export function claudeMessagesRoute(deps: AppDeps): PlainRoute {
+  const caller = callerOf(deps);
+  return plainRoute("/v1/messages", bodyLimit("native", deps.config.maxBodyBytes), async (request, server, text) => {
+    const { caller: who, ip } = await caller(request, server);
+    const body = parseJsonObject(text);
+    const model = checkClaudeBody(body);
+    const beta = request.headers.get("anthropic-beta");
+    return relay(deps, {
+      mode: "chat", format: "claude", path: "/v1/messages", search: "", body, model, stream: body.stream === true, caller: who, ip,
+      get signal() { return request.signal; }, headers: beta ? { "anthropic-beta": beta } : undefined, httpHeaders: request.headers,
+    });
+  });
+}
+
 export function nativeModule(deps: AppDeps) {
-  const caller = (request: Request, server: any) => {
-    const ip = clientIp(request, server, deps.config.trustProxy);
-    return authenticate(deps, presentedKey(request), ip).then((c) => ({ caller: c, ip }));
-  };
+  const caller = callerOf(deps);
 
   const gemini = async ({ request, server, body: raw, params }: { request: Request; server: any; body: unknown; params: Record<string, string> }) => {
     const { model, action, stream } = geminiTarget(params["*"] ?? "");
@@ -92,16 +110,6 @@ export function nativeModule(deps: AppDeps) {
       const body = parseJsonObject(raw);
       checkClaudeBody(body);
       return { input_tokens: await countPromptTokens(claudeRequestToOpenAI(body as any)) };
-    }, { parse })
-    .post("/v1/messages", async ({ request, server, body: raw }) => {
-      const { caller: who, ip } = await caller(request, server);
-      const body = parseJsonObject(raw);
-      const model = checkClaudeBody(body);
-      const beta = request.headers.get("anthropic-beta");
-      return relay(deps, {
-        mode: "chat", format: "claude", path: "/v1/messages", search: "", body, model, stream: body.stream === true, caller: who, ip,
-        signal: request.signal, headers: beta ? { "anthropic-beta": beta } : undefined, httpHeaders: request.headers,
-      });
     }, { parse })
     .post("/v1beta/models/*", gemini as any, { parse })
     .post("/v1/models/*", gemini as any, { parse })
