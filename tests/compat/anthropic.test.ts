@@ -41,7 +41,9 @@ beforeAll(async () => {
   const t = await fx.token(user.id, { remain_quota: 5_000_000 });
   tokenId = t.id;
   key = t.key;
-  server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (req) => fx.ctx.app.handle(req) });
+  // As the binary listens: /v1/messages is then served from the native route table (relay/plain-route.ts).
+  const app = fx.ctx.app.listen({ port: 0, hostname: "127.0.0.1" });
+  server = app.server;
   // The test preload registers a DOM (for console tests), which the SDK takes for a browser.
   client = new Anthropic({ apiKey: key, baseURL: `http://127.0.0.1:${server.port}`, maxRetries: 0, dangerouslyAllowBrowser: true });
 });
