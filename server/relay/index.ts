@@ -14,7 +14,7 @@ import { relayState } from "./state.ts";
 import { listsModule } from "./lists.ts";
 import { bodyLimit, parseJsonObject, textWithin } from "./body.ts";
 import { plainRoute, type PlainRoute } from "./plain-route.ts";
-import { claudeMessagesRoute } from "./endpoints/native.ts";
+import { claudeMessagesRoute, GEMINI_ROUTES, geminiRoute } from "./endpoints/native.ts";
 import { taskRoutesModule } from "./task-routes.ts";
 import { callerModels, listShape, modelList, oneModel } from "./endpoints/models.ts";
 import { balanceModule } from "./endpoints/balance.ts";
@@ -77,8 +77,8 @@ function tokenCallerOf(deps: AppDeps) {
 }
 
 /**
- * The relay's JSON routes of the OpenAI format (every route of ROUTES but the multipart uploads) and Claude's
- * /v1/messages, each a plain handler that reads its own body and answers its own errors (relay/plain-route.ts).
+ * The relay's JSON routes of the OpenAI format (every route of ROUTES but the multipart uploads), Claude's
+ * /v1/messages and Gemini's POST /v1beta/models/* and /v1/models/*, each a plain handler that reads its own body and answers its own errors (relay/plain-route.ts).
  * The app serves them twice over: from the server's native route table (createApp's `serve.routes`), where a
  * call skips Elysia's per-request context, hooks and response mapping (~1.5-2 µs of the event loop per call),
  * and as Elysia routes, which app.handle() and a server with a request wrapper (metrics, tracing) go through.
@@ -89,7 +89,7 @@ export function relayJsonRoutes(deps: AppDeps): Map<string, PlainRoute> {
   const routes = new Map<string, PlainRoute>();
   for (const [path, mode] of ROUTES) {
     if (MULTIPART.has(mode)) continue;
-    routes.set(path, plainRoute(path, bodyLimit(mode, deps.config.maxBodyBytes), async (request, server, text) => {
+    routes.set(path, plainRoute(bodyLimit(mode, deps.config.maxBodyBytes), async (request, server, text) => {
       const { caller, ip, socket } = await tokenCaller(request, server);
       const { body, model, stream } = readBody(text, mode);
       // The client's signal only when asked for (exchange.ts LISTEN_AFTER_MS): creating it has a cost.
@@ -97,6 +97,8 @@ export function relayJsonRoutes(deps: AppDeps): Map<string, PlainRoute> {
     }));
   }
   routes.set("/v1/messages", claudeMessagesRoute(deps));
+  const gemini = geminiRoute(deps);
+  for (const path of GEMINI_ROUTES) routes.set(path, gemini);
   return routes;
 }
 

@@ -7,13 +7,17 @@ import { readBodyText } from "./body.ts";
 /** `server`: the one the request came in on (null under app.handle()). */
 export type PlainRoute = (request: Request, server: any) => Promise<Response>;
 
-export function plainRoute(path: string, limit: number, run: (request: Request, server: any, text: string) => Promise<Response>): PlainRoute {
+/** `run` answers a Response, or a plain value sent as JSON (as an Elysia handler's is). */
+export function plainRoute(limit: number, run: (request: Request, server: any, text: string) => Promise<Response | object>): PlainRoute {
   return async (request, server) => {
     try {
       // The body first, as Elysia's parse step does: an oversized body is a 413 whatever the key.
-      return await run(request, server, await readBodyText(request, limit));
+      const answer = await run(request, server, await readBodyText(request, limit));
+      return answer instanceof Response ? answer : Response.json(answer);
     } catch (e) {
-      const reply = errorReply(path, e);
+      // The error's format follows the path asked for, as in Elysia's error hook (a wildcard route serves both
+      // /v1beta/models/... and /v1/models/...).
+      const reply = errorReply(new URL(request.url).pathname, e);
       return Response.json(reply.body, { status: reply.status, headers: reply.headers });
     }
   };

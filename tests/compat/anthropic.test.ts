@@ -43,7 +43,7 @@ beforeAll(async () => {
   key = t.key;
   // As the binary listens: /v1/messages is then served from the native route table (relay/plain-route.ts).
   const app = fx.ctx.app.listen({ port: 0, hostname: "127.0.0.1" });
-  server = app.server;
+  server = app.server!;
   // The test preload registers a DOM (for console tests), which the SDK takes for a browser.
   client = new Anthropic({ apiKey: key, baseURL: `http://127.0.0.1:${server.port}`, maxRetries: 0, dangerouslyAllowBrowser: true });
 });

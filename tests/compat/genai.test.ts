@@ -34,7 +34,8 @@ beforeAll(async () => {
   const t = await fx.token(user.id);
   key = t.key;
   tokenId = t.id;
-  server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (req) => fx.ctx.app.handle(req) });
+  // As the binary listens: the Gemini routes are then served from the native route table (relay/plain-route.ts).
+  server = fx.ctx.app.listen({ port: 0, hostname: "127.0.0.1" }).server!;
   base = `http://127.0.0.1:${server.port}`;
   ai = new GoogleGenAI({ apiKey: key, httpOptions: { baseUrl: base } });
 });

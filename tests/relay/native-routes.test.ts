@@ -1,4 +1,4 @@
-// The relay's JSON routes (OpenAI's and Claude's /v1/messages) are served from the server's own route table, past Elysia (relay/index.ts
+// The relay's JSON routes (OpenAI's, Claude's /v1/messages and Gemini's) are served from the server's own route table, past Elysia (relay/index.ts
 // relayJsonRoutes), and through Elysia under app.handle(): a client must not be able to tell the two apart.
 // Each case is sent both ways and the answers compared: status, content type, the headers a client reads, body.
 import { afterAll, beforeAll, expect, test } from "bun:test";
@@ -31,6 +31,9 @@ const chat = (o: Record<string, unknown>) => JSON.stringify({ model: "nr-model",
 
 const claude = (o: Record<string, unknown>) => JSON.stringify({ model: "nr-model", max_tokens: 50, messages: [{ role: "user", content: "hello" }], ...o });
 
+const gemini = JSON.stringify({ contents: [{ role: "user", parts: [{ text: "hello" }] }] });
+const goog = { authorization: "", "x-goog-api-key": "@key" };
+
 const cases = (): Case[] => [
   { name: "a served call", body: chat({}) },
   { name: "a served stream", body: chat({ stream: true }) },
@@ -50,17 +53,32 @@ const cases = (): Case[] => [
   { name: "Claude: no key", path: "/v1/messages", headers: { authorization: "" }, body: claude({}) },
   { name: "Claude: no messages", path: "/v1/messages", body: JSON.stringify({ model: "nr-model", max_tokens: 10 }) },
   { name: "Claude: malformed JSON", path: "/v1/messages", body: "{" },
+  { name: "Gemini: generateContent", path: "/v1beta/models/nr-model:generateContent", headers: goog, body: gemini },
+  { name: "Gemini: a stream", path: "/v1beta/models/nr-model:streamGenerateContent?alt=sse", headers: goog, body: gemini },
+  { name: "Gemini: under /v1/models", path: "/v1/models/nr-model:generateContent", headers: goog, body: gemini },
+  { name: "Gemini: the key in ?key=", path: "/v1beta/models/nr-model:generateContent?key=@key", headers: { authorization: "" }, body: gemini },
+  { name: "Gemini: an encoded model path", path: "/v1beta/models/models%2Fnr-model:generateContent", headers: goog, body: gemini },
+  { name: "Gemini: countTokens", path: "/v1beta/models/nr-model:countTokens", headers: goog, body: gemini },
+  { name: "Gemini: embedContent", path: "/v1beta/models/nr-model:embedContent", headers: goog, body: JSON.stringify({ content: { parts: [{ text: "hi" }] } }) },
+  { name: "Gemini: an unsupported method", path: "/v1beta/models/nr-model:tuneModel", headers: goog, body: gemini },
+  { name: "Gemini: no method", path: "/v1beta/models/nr-model", headers: goog, body: gemini },
+  { name: "Gemini: a bad escape in the path", path: "/v1beta/models/nr%ZZmodel:generateContent", headers: goog, body: gemini },
+  { name: "Gemini: no contents", path: "/v1beta/models/nr-model:generateContent", headers: goog, body: JSON.stringify({ contents: [] }) },
+  { name: "Gemini: no key", path: "/v1beta/models/nr-model:generateContent", headers: { authorization: "" }, body: gemini },
+  { name: "Gemini: GET of a model", method: "GET", path: "/v1beta/models/nr-model", headers: goog, body: null },
+  { name: "Gemini: GET of a model under /v1", method: "GET", path: "/v1/models/nr-model", body: null },
 ];
 
 async function send(c: Case, native: boolean): Promise<{ status: number; type: string | null; retryAfter: string | null; body: any }> {
-  const path = c.path ?? "/v1/chat/completions";
+  let path = c.path ?? "/v1/chat/completions";
   const headers: Record<string, string> = { authorization: `Bearer ${key}`, "content-type": "application/json", ...c.headers };
   if (headers.authorization === "") delete headers.authorization;
-  if (headers["x-api-key"] === "@key") headers["x-api-key"] = key;
+  for (const h of ["x-api-key", "x-goog-api-key"]) if (headers[h] === "@key") headers[h] = key;
+  path = path.replace("@key", key);
   const init: RequestInit = { method: c.method ?? "POST", headers, body: c.body ?? undefined };
   const res = native ? await fetch(`http://127.0.0.1:${server.server.port}${path}`, init) : await fx.ctx.app.handle(new Request(`http://localhost${path}`, init));
-  // Ids the gateway makes up per answer (Claude's msg_...) differ between any two calls.
-  const text = (await res.text()).replace(/msg_[0-9a-f]{24}/g, "msg_ID");
+  // Ids the gateway makes up per answer (Claude's msg_..., Gemini's responseId) differ between any two calls.
+  const text = (await res.text()).replace(/msg_[0-9a-f]{24}/g, "msg_ID").replace(/"responseId":"[0-9a-f]{32}"/g, '"responseId":"ID"');
   let body: any = text;
   try {
     body = JSON.parse(text);
@@ -74,6 +92,8 @@ test("the relay's JSON routes are on the server's native route table", () => {
     expect(typeof routes[path]?.POST).toBe("function");
   }
   expect(typeof routes["/v1/messages"]?.POST).toBe("function");
+  expect(typeof routes["/v1beta/models/*"]?.POST).toBe("function");
+  expect(typeof routes["/v1/models/*"]?.POST).toBe("function");
   // Multipart uploads stay with Elysia, which parses their form.
   expect(routes["/v1/audio/transcriptions"]).toBeUndefined();
 });

@@ -63,7 +63,7 @@ const callerOf = (deps: AppDeps) => (request: Request, server: any) => {
 /** Claude's POST /v1/messages as a plain route (relay/index.ts relayJsonRoutes serves it). */
 export function claudeMessagesRoute(deps: AppDeps): PlainRoute {
   const caller = callerOf(deps);
-  return plainRoute("/v1/messages", bodyLimit("native", deps.config.maxBodyBytes), async (request, server, text) => {
+  return plainRoute(bodyLimit("native", deps.config.maxBodyBytes), async (request, server, text) => {
     const { caller: who, ip } = await caller(request, server);
     const body = parseJsonObject(text);
     const model = checkClaudeBody(body);
@@ -75,20 +75,25 @@ export function claudeMessagesRoute(deps: AppDeps): PlainRoute {
   });
 }
 
-export function nativeModule(deps: AppDeps) {
-  const caller = callerOf(deps);
+/** The POST routes of Gemini's API (relay/index.ts relayJsonRoutes serves them); the model and method follow the prefix. */
+export const GEMINI_ROUTES = ["/v1beta/models/*", "/v1/models/*"];
 
-  const gemini = async ({ request, server, body: raw, params }: { request: Request; server: any; body: unknown; params: Record<string, string> }) => {
-    const { model, action, stream } = geminiTarget(params["*"] ?? "");
+/** Gemini's generateContent, streamGenerateContent, countTokens and embeddings as one plain route. */
+export function geminiRoute(deps: AppDeps): PlainRoute {
+  const caller = callerOf(deps);
+  return plainRoute(bodyLimit("native", deps.config.maxBodyBytes), async (request, server, text) => {
+    const url = new URL(request.url);
+    // The path after /v1beta/models/ or /v1/models/, as sent (geminiTarget decodes it).
+    const tail = url.pathname.slice(url.pathname.indexOf("/models/") + "/models/".length);
+    const { model, action, stream } = geminiTarget(tail);
     const { caller: who, ip } = await caller(request, server);
-    const body = parseJsonObject(raw);
+    const body = parseJsonObject(text);
     // countTokens may wrap the request: {"generateContentRequest": {...}}.
     if (action === "countTokens") {
       const inner = body.generateContentRequest && typeof body.generateContentRequest === "object" ? body.generateContentRequest : body;
       checkGeminiBody(inner);
       return { totalTokens: await countPromptTokens(geminiRequestToOpenAI(inner, model, false)) };
     }
-    const url = new URL(request.url);
     if (EMBED_ACTIONS.has(action)) {
       // Checked here so a bad body costs nothing; embeddings are served by Gemini and OpenAI-format channels.
       if (action === "batchEmbedContents" ? !Array.isArray(body.requests) || body.requests.length === 0 : !body.content) {
@@ -98,8 +103,12 @@ export function nativeModule(deps: AppDeps) {
       return relay(deps, { mode: "embeddings", format: "gemini", path: url.pathname, search: url.search, body, model, stream: false, caller: who, ip, signal: request.signal, httpHeaders: request.headers });
     }
     checkGeminiBody(body);
-    return relay(deps, { mode: "chat", format: "gemini", path: url.pathname, search: url.search, body, model, stream, caller: who, ip, signal: request.signal, httpHeaders: request.headers });
-  };
+    return relay(deps, { mode: "chat", format: "gemini", path: url.pathname, search: url.search, body, model, stream, caller: who, ip, get signal() { return request.signal; }, httpHeaders: request.headers });
+  });
+}
+
+export function nativeModule(deps: AppDeps) {
+  const caller = callerOf(deps);
 
   // Claude and Gemini requests carry images and documents: the server-wide MAX_BODY_BYTES.
   const parse = textWithin(bodyLimit("native", deps.config.maxBodyBytes));
@@ -111,8 +120,6 @@ export function nativeModule(deps: AppDeps) {
       checkClaudeBody(body);
       return { input_tokens: await countPromptTokens(claudeRequestToOpenAI(body as any)) };
     }, { parse })
-    .post("/v1beta/models/*", gemini as any, { parse })
-    .post("/v1/models/*", gemini as any, { parse })
     // genai's models.list / models.get: the key's models as Gemini Model resources.
     .get("/v1beta/models", async ({ request, server }) => modelList(await callerModels(deps, (await caller(request, server)).caller), "gemini"))
     .get("/v1beta/models/*", async ({ request, server, params }) => {
