@@ -70,7 +70,7 @@ function validationMessage(error: any): string {
 /**
  * What a failed call answers: its status, its body in the caller's format (by path) and the headers the error
  * carries. `code` is Elysia's name for the failure when it raised one (a validation or parse error, no route).
- * One mapping for Elysia's error hook and the relay's routes served without Elysia (relay/index.ts).
+ * One mapping for Elysia's error hook and the relay's plain routes, served without Elysia (relay/plain-route.ts).
  */
 export function errorReply(path: string, error: unknown, code?: unknown): { status: number; body: unknown; headers?: Record<string, string> } {
   const format = errorFormatFor(path);
