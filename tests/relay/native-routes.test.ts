@@ -25,7 +25,7 @@ afterAll(async () => {
   await fx?.close();
 });
 
-interface Case { name: string; method?: string; path?: string; headers?: Record<string, string>; body?: string | null }
+interface Case { name: string; method?: string; path?: string; headers?: Record<string, string>; body?: string | null; chunked?: boolean }
 
 const chat = (o: Record<string, unknown>) => JSON.stringify({ model: "nr-model", messages: [{ role: "user", content: "hello" }], ...o });
 
@@ -47,12 +47,16 @@ const cases = (): Case[] => [
   { name: "a body over the route's cap", path: "/v1/images/generations", body: JSON.stringify({ model: "nr-model", prompt: "x".repeat(1024 * 1024 + 10) }) },
   { name: "a body nested too deep", body: "[".repeat(200) + "]".repeat(200) },
   { name: "GET on a POST route", method: "GET", body: null },
+  { name: "a trailing slash", path: "/v1/chat/completions/", body: chat({}) },
+  { name: "a query string", path: "/v1/chat/completions?trace=1", body: chat({}) },
+  { name: "a chunked body (no Content-Length)", chunked: true, body: chat({}) },
   { name: "Claude: a served message", path: "/v1/messages", body: claude({}) },
   { name: "Claude: a served stream", path: "/v1/messages", body: claude({ stream: true }) },
   { name: "Claude: the key in x-api-key", path: "/v1/messages", headers: { authorization: "", "x-api-key": "@key" }, body: claude({}) },
   { name: "Claude: no key", path: "/v1/messages", headers: { authorization: "" }, body: claude({}) },
   { name: "Claude: no messages", path: "/v1/messages", body: JSON.stringify({ model: "nr-model", max_tokens: 10 }) },
   { name: "Claude: malformed JSON", path: "/v1/messages", body: "{" },
+  { name: "Claude: the beta SDK's ?beta=true", path: "/v1/messages?beta=true", headers: { "anthropic-beta": "prompt-caching-2024-07-31" }, body: claude({}) },
   { name: "Gemini: generateContent", path: "/v1beta/models/nr-model:generateContent", headers: goog, body: gemini },
   { name: "Gemini: a stream", path: "/v1beta/models/nr-model:streamGenerateContent?alt=sse", headers: goog, body: gemini },
   { name: "Gemini: under /v1/models", path: "/v1/models/nr-model:generateContent", headers: goog, body: gemini },
@@ -75,7 +79,9 @@ async function send(c: Case, native: boolean): Promise<{ status: number; type: s
   if (headers.authorization === "") delete headers.authorization;
   for (const h of ["x-api-key", "x-goog-api-key"]) if (headers[h] === "@key") headers[h] = key;
   path = path.replace("@key", key);
-  const init: RequestInit = { method: c.method ?? "POST", headers, body: c.body ?? undefined };
+  // A stream body goes out chunked, without a Content-Length.
+  const sent = c.chunked && c.body ? new Blob([c.body]).stream() : c.body ?? undefined;
+  const init: RequestInit = { method: c.method ?? "POST", headers, body: sent, duplex: "half" } as RequestInit;
   const res = native ? await fetch(`http://127.0.0.1:${server.server.port}${path}`, init) : await fx.ctx.app.handle(new Request(`http://localhost${path}`, init));
   // Ids the gateway makes up per answer (Claude's msg_..., Gemini's responseId) differ between any two calls.
   const text = (await res.text()).replace(/msg_[0-9a-f]{24}/g, "msg_ID").replace(/"responseId":"[0-9a-f]{32}"/g, '"responseId":"ID"');
