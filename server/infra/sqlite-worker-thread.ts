@@ -69,6 +69,7 @@ self.onmessage = (e: MessageEvent<WorkerRequest>) => {
   // The same settings as the main connection (db/index.ts): a write waits for the other connection's
   // transaction instead of failing.
   db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;");
+  db.exec(`PRAGMA wal_autocheckpoint = ${Math.trunc(m.autocheckpointPages)};`);
   const checkpoint = db.query<{ busy: number; log: number; checkpointed: number }, []>("PRAGMA wal_checkpoint(PASSIVE)");
   const run = () => {
     try {

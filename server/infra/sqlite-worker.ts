@@ -5,7 +5,8 @@
 //   them; the worker commits each transaction whole or not at all and answers (statement-worker.ts).
 // - WAL checkpoints: SQLite's automatic checkpoint runs inside the COMMIT that crosses 1000 WAL pages, on the
 //   connection that committed, and stalled requests for tens of milliseconds. The main connection stops
-//   checkpointing itself and the worker checkpoints (PASSIVE) every second.
+//   checkpointing itself; the worker checkpoints (PASSIVE) every second, and its own commits past
+//   WORKER_AUTOCHECKPOINT_PAGES of WAL.
 // If the worker cannot start or fails, the write-behind writes on the main connection again (in small paced
 // slices) and SQLite's automatic checkpoints come back on.
 import type { Database } from "../../db/index.ts";
@@ -13,6 +14,14 @@ import { rawSqlite } from "../../db/index.ts";
 import { spawnStatementWorker, stopWorker, workerFor, workerUrl, type StatementWorker } from "./statement-worker.ts";
 
 export const CHECKPOINT_INTERVAL_MS = 1000;
+/** The worker's own connection checkpoints inside the commit that takes the WAL past this many pages (SQLite's
+ * default is 1,000), besides the timer's checkpoint. With a thousand users calling, a 256-call slice dirties ~600
+ * pages (each user's and token's balance row, each user's place in the logs' user and username indexes), so at
+ * 1,000 the worker copied the WAL back into the file every other commit and wrote the same hot pages over and over.
+ * At 10,000 (a WAL of up to ~40 MB under such a load; the timer keeps it far smaller below it) the worker's CPU per
+ * call went from 23–24 to 20–21 µs (scripts/bench/relay.ts --users 1000, JSON c=64, two alternating pairs); with
+ * one user, 6.6–6.8 µs either way. */
+export const WORKER_AUTOCHECKPOINT_PAGES = 10_000;
 
 export interface SqliteWorker extends StatementWorker {
   /** Resolves with the latest report once a checkpoint has run (tests). */
@@ -34,7 +43,7 @@ export function startSqliteWorker(db: Database, path: string, intervalMs = CHECK
       raw.exec("PRAGMA wal_autocheckpoint = 1000;");
     } catch {}
   };
-  const worker = spawnStatementWorker(db, workerUrl("sqlite-worker-thread.ts"), { type: "open", path, intervalMs }, "SQLite worker", {
+  const worker = spawnStatementWorker(db, workerUrl("sqlite-worker-thread.ts"), { type: "open", path, intervalMs, autocheckpointPages: WORKER_AUTOCHECKPOINT_PAGES }, "SQLite worker", {
     ready: () => raw.exec("PRAGMA wal_autocheckpoint = 0;"),
     failed: autocheckpoint,
     stopped: autocheckpoint,

@@ -11,7 +11,7 @@ export interface WorkerStatement {
 }
 
 export type WorkerRequest =
-  | { type: "open"; path: string; intervalMs: number }
+  | { type: "open"; path: string; intervalMs: number; autocheckpointPages: number }
   | { type: "open"; url: string }
   | { type: "write"; id: number; statements: PackedStatements }
   | { type: "stop" };

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase, rawSqlite, type Database } from "../../db/index.ts";
-import { sqliteWorkerFor, startSqliteWorker, stopSqliteWorker } from "../../server/infra/sqlite-worker.ts";
+import { sqliteWorkerFor, startSqliteWorker, stopSqliteWorker, WORKER_AUTOCHECKPOINT_PAGES } from "../../server/infra/sqlite-worker.ts";
 import { insertRows } from "../../db/bulk.ts";
 import { SLICE_RECORDS, WriteBehind } from "../../server/jobs/writebehind.ts";
 import { BALANCE_ROW_TTL_MS, openLedger } from "../../server/relay/core/ledger.ts";
@@ -40,6 +40,27 @@ test("a worker checkpoints the WAL; the main connection does not", async () => {
     expect(statSync(path).size).toBeGreaterThan(1_000_000);
     await cp.stop();
     expect((rawSqlite(db)!.query("PRAGMA wal_autocheckpoint").get() as any).wal_autocheckpoint).toBe(1000);
+  } finally {
+    await done();
+  }
+});
+
+test("the worker's own commits checkpoint only past WORKER_AUTOCHECKPOINT_PAGES of WAL, not SQLite's 1,000", async () => {
+  const { db, path, done } = await fileDb();
+  // No timer checkpoint during the test: only the worker connection's automatic one could copy the WAL back.
+  const worker = startSqliteWorker(db, path, 600_000)!;
+  try {
+    expect(WORKER_AUTOCHECKPOINT_PAGES).toBeGreaterThan(2_500);
+    // Twelve transactions of ~250 pages each (~3,000 WAL frames). Checkpointing at 1,000 frames would restart the
+    // WAL from its start every few commits and leave the file near 1,250 frames.
+    const content = "x".repeat(3_000);
+    for (let t = 0; t < 12; t++) {
+      const parameters: unknown[] = [];
+      for (let i = 0; i < 300; i++) parameters.push(1, t * 300 + i, 2, content, "u", 1);
+      const sql = `insert into logs (user_id, created_at, type, content, username, quota) values ${Array.from({ length: 300 }, () => "(?, ?, ?, ?, ?, ?)").join(", ")}`;
+      await worker.write([{ sql, parameters }]);
+    }
+    expect(statSync(`${path}-wal`).size).toBeGreaterThan(2_500 * 4096);
   } finally {
     await done();
   }
