@@ -1,7 +1,7 @@
 // The token cache's database read: a token by its key (not deleted) and the user columns the relay needs, in
-// one statement of fixed text on PostgreSQL and MySQL (two on SQLite, below). Built through Kysely, the two queries it replaces cost 55 µs of CPU per reload on
-// SQLite and 140–190 µs on MySQL and PostgreSQL (two round trips); with a thousand users' tokens each reloaded
-// every CACHE_TTL_MS that was several percent of a core.
+// one statement of fixed text on PostgreSQL and MySQL (two on SQLite, below). Built through Kysely, the two
+// queries it replaces cost 55 µs of CPU per reload on SQLite and 140–190 µs on MySQL and PostgreSQL (two round
+// trips); with a thousand users' tokens each reloaded every CACHE_TTL_MS that was several percent of a core.
 import { CompiledQuery } from "kysely";
 import type { Database, Dialect } from "../../db/index.ts";
 import type { Token, User } from "../../db/schema.ts";
