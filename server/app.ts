@@ -83,7 +83,7 @@ export function createApp(deps: AppDeps) {
     .use(metricsPlugin(deps))
     .use(tracingPlugin(deps))
     .onError({ as: "global" }, ({ code, error, request, set }) => {
-      const reply = errorReply(new URL(request.url).pathname, error, code);
+      const reply = errorReply(request, error, code);
       set.status = reply.status;
       if (reply.headers) Object.assign(set.headers, reply.headers);
       return reply.body;

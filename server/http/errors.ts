@@ -72,7 +72,8 @@ function validationMessage(error: any): string {
  * carries. `code` is Elysia's name for the failure when it raised one (a validation or parse error, no route).
  * One mapping for Elysia's error hook and the relay's plain routes, served without Elysia (relay/plain-route.ts).
  */
-export function errorReply(path: string, error: unknown, code?: unknown): { status: number; body: unknown; headers?: Record<string, string> } {
+export function errorReply(request: Request, error: unknown, code?: unknown): { status: number; body: unknown; headers?: Record<string, string> } {
+  const path = new URL(request.url).pathname;
   const format = errorFormatFor(path);
   let status = 500;
   let message = "internal server error, please contact the administrator";
@@ -96,7 +97,7 @@ export function errorReply(path: string, error: unknown, code?: unknown): { stat
     status = 401;
     message = "invalid session cookie";
   } else {
-    console.error(`[${path}]`, error);
+    console.error(`[${request.method} ${path}]`, error);
   }
   const body = errorBody(format, status, message, errorCode);
   // Google's 429 carries its wait as a google.rpc.RetryInfo detail too (Google's clients read it).

@@ -6,6 +6,7 @@ import { ROLE, TOKEN_STATUS, USER_STATUS, TOKEN_KEY_PREFIX } from "../catalogue/
 import { relayState, type TokenEntry } from "./state.ts";
 import { ipAllowed } from "../modules/token/ips.ts";
 import { tokenLimits, type TokenLimits } from "../modules/token/limits.ts";
+import { clientIp } from "../http/ratelimit.ts";
 
 export interface Caller {
   userId: number;
@@ -114,4 +115,15 @@ export function acceptsUnset(setting: string | null | undefined): boolean {
   } catch {
     return false;
   }
+}
+
+/** Who calls, from where, and whether the call came in on a connection, for the routes that take sk- tokens. */
+export function tokenCallerOf(deps: AppDeps) {
+  const trustProxy = deps.config.trustProxy;
+  return (request: Request, server: any) => {
+    // A request that came in on a connection has its peer's address (app.handle()'s have none).
+    const peer: { address: string } | null = server?.requestIP(request) ?? null;
+    const ip = clientIp(request, server, trustProxy, peer);
+    return authenticate(deps, presentedKey(request), ip).then((caller) => ({ caller, ip, socket: peer !== null }));
+  };
 }

@@ -8,7 +8,7 @@ import { clientIp } from "../http/ratelimit.ts";
 import { decodeOr400 } from "../http/paths.ts";
 import { ROLE } from "../catalogue/index.ts";
 import type { RelayMode } from "./providers/types.ts";
-import { authenticate, acceptsUnset, presentedKey, type Caller } from "./auth.ts";
+import { acceptsUnset, tokenCallerOf, type Caller } from "./auth.ts";
 import { relay } from "./endpoints/exchange.ts";
 import { relayState } from "./state.ts";
 import { listsModule } from "./lists.ts";
@@ -63,17 +63,6 @@ export function readBody(raw: unknown, mode: RelayMode): ParsedBody {
 
 function notImplemented(request: Request): never {
   throw new AppError(501, `${new URL(request.url).pathname} is not implemented by this gateway`, "not_implemented");
-}
-
-/** Who calls, from where, and whether the call came in on a connection, for the routes that take sk- tokens. */
-function tokenCallerOf(deps: AppDeps) {
-  const trustProxy = deps.config.trustProxy;
-  return (request: Request, server: any) => {
-    // A request that came in on a connection has its peer's address (app.handle()'s have none).
-    const peer: { address: string } | null = server?.requestIP(request) ?? null;
-    const ip = clientIp(request, server, trustProxy, peer);
-    return authenticate(deps, presentedKey(request), ip).then((caller) => ({ caller, ip, socket: peer !== null }));
-  };
 }
 
 /**

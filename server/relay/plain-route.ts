@@ -17,7 +17,7 @@ export function plainRoute(limit: number, run: (request: Request, server: any, t
     } catch (e) {
       // The error's format follows the path asked for, as in Elysia's error hook (a wildcard route serves both
       // /v1beta/models/... and /v1/models/...).
-      const reply = errorReply(new URL(request.url).pathname, e);
+      const reply = errorReply(request, e);
       return Response.json(reply.body, { status: reply.status, headers: reply.headers });
     }
   };

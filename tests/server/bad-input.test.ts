@@ -61,13 +61,16 @@ describe("bad input", () => {
     const broken = await testContext();
     const user = await broken.user(10);
     const quiet = console.error;
-    console.error = () => {};
+    const logged: unknown[][] = [];
+    console.error = (...args: unknown[]) => void logged.push(args);
     try {
       await broken.deps.db.destroy();
       const e = await broken.request("GET", "/api/user/?p=1", { as: user });
       expect(e.status).toBe(500);
       expect(e.body).toEqual({ success: false, message: "internal server error, please contact the administrator" });
       expect(JSON.stringify(e.body)).not.toMatch(/at .*\.ts|stack|kysely/i);
+      // The operator's log names the request (method and path) next to the error the caller does not see.
+      expect(logged.some((a) => a[0] === "[GET /api/user/]")).toBe(true);
     } finally {
       console.error = quiet;
       await broken.close().catch(() => {});

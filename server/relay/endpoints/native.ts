@@ -6,9 +6,8 @@
 import { Elysia } from "elysia";
 import type { AppDeps } from "../../deps.ts";
 import { AppError } from "../../http/errors.ts";
-import { clientIp } from "../../http/ratelimit.ts";
 import { decodeOr400 } from "../../http/paths.ts";
-import { authenticate, presentedKey } from "../auth.ts";
+import { tokenCallerOf } from "../auth.ts";
 import { relay } from "./exchange.ts";
 import { countPromptTokens } from "../tokenizer.ts";
 import { claudeRequestToOpenAI } from "../formats/claude/client.ts";
@@ -55,14 +54,9 @@ export function geminiTarget(tail: string): { model: string; action: string; str
   return { model, action, stream: action === "streamGenerateContent" };
 }
 
-const callerOf = (deps: AppDeps) => (request: Request, server: any) => {
-  const ip = clientIp(request, server, deps.config.trustProxy);
-  return authenticate(deps, presentedKey(request), ip).then((c) => ({ caller: c, ip }));
-};
-
 /** Claude's POST /v1/messages as a plain route (relay/index.ts relayJsonRoutes serves it). */
 export function claudeMessagesRoute(deps: AppDeps): PlainRoute {
-  const caller = callerOf(deps);
+  const caller = tokenCallerOf(deps);
   return plainRoute(bodyLimit("native", deps.config.maxBodyBytes), async (request, server, text) => {
     const { caller: who, ip } = await caller(request, server);
     const body = parseJsonObject(text);
@@ -80,7 +74,7 @@ export const GEMINI_ROUTES = ["/v1beta/models/*", "/v1/models/*"];
 
 /** Gemini's generateContent, streamGenerateContent, countTokens and embeddings as one plain route. */
 export function geminiRoute(deps: AppDeps): PlainRoute {
-  const caller = callerOf(deps);
+  const caller = tokenCallerOf(deps);
   return plainRoute(bodyLimit("native", deps.config.maxBodyBytes), async (request, server, text) => {
     const url = new URL(request.url);
     // The path after /v1beta/models/ or /v1/models/, as sent (geminiTarget decodes it).
@@ -108,7 +102,7 @@ export function geminiRoute(deps: AppDeps): PlainRoute {
 }
 
 export function nativeModule(deps: AppDeps) {
-  const caller = callerOf(deps);
+  const caller = tokenCallerOf(deps);
 
   // Claude and Gemini requests carry images and documents: the server-wide MAX_BODY_BYTES.
   const parse = textWithin(bodyLimit("native", deps.config.maxBodyBytes));
