@@ -8,7 +8,7 @@
 //
 // For each target (direct = the mock itself, proxy, minimal = the least a JSON-reading hop does, gateway), concurrency level and mode (JSON, stream)
 // it prints throughput, p50/p99/p99.9 latency, stream time-to-first-byte, the target's CPU time per
-// request (from /proc; each thread's share on the line below the cell) and, for each hop, the longest stall of its event loop during the cell (a 1 ms
+// request (from /proc; each thread's share on the line below the cell, with how long the main thread waited for a core) and, for each hop, the longest stall of its event loop during the cell (a 1 ms
 // timer inside each hop's process, reset per cell; before the cells, each hop's idle CPU). --soak N additionally runs the gateway for N seconds
 // at c=16 (--soak-concurrency) and samples RSS through the run. Numbers are noisy on a shared 2-core machine: compare ratios
 // within one run.
@@ -242,6 +242,17 @@ function perThread(before: Map<string, number>, after: Map<string, number>, call
     .filter(([, us]) => us >= 0.05).sort((a, b) => b[1] - a[1]).map(([name, us]) => `${name} ${us.toFixed(1)}`).join(" · ");
 }
 
+/** Nanoseconds a hop's main thread has spent runnable but waiting for a core (the second field of its schedstat):
+ * at c=64 the two cores are shared by every hop, the load and the database, and a stall or a p99 grows with this
+ * wait as much as with the hop's own work. */
+function mainWaitNs(pid: number): number {
+  try {
+    return Number(readFileSync(`/proc/${pid}/task/${pid}/schedstat`, "utf8").split(" ")[1]);
+  } catch {
+    return NaN;
+  }
+}
+
 function rssMb(pid: number): number {
   const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
   return m ? Number(m[1]) / 1024 : 0;
@@ -275,6 +286,7 @@ async function load(t: Target, concurrency: number, seconds: number, stream: boo
   const until = performance.now() + seconds * 1000;
   const cpu0 = cpuMs(t.proc.pid);
   const threads0 = threadCpuMs(t.proc.pid);
+  const wait0 = mainWaitNs(t.proc.pid);
   const worker = async () => {
     while (performance.now() < until) {
       const t0 = performance.now();
@@ -302,9 +314,10 @@ async function load(t: Target, concurrency: number, seconds: number, stream: boo
   await stopPerf?.(lat.length);
   const cpu = cpuMs(t.proc.pid) - cpu0;
   const threads = perThread(threads0, threadCpuMs(t.proc.pid), lat.length);
+  const waitMsPerS = (mainWaitNs(t.proc.pid) - wait0) / 1e6 / elapsed;
   lat.sort((a, b) => a - b);
   ttfb.sort((a, b) => a - b);
-  return { rps: lat.length / elapsed, p50: pct(lat, 0.5), p99: pct(lat, 0.99), p999: pct(lat, 0.999), ttfb: pct(ttfb, 0.5), cpuPerReq: cpu / Math.max(1, lat.length), threads, errors, n: lat.length, stall };
+  return { rps: lat.length / elapsed, p50: pct(lat, 0.5), p99: pct(lat, 0.99), p999: pct(lat, 0.999), ttfb: pct(ttfb, 0.5), cpuPerReq: cpu / Math.max(1, lat.length), threads, waitMsPerS, errors, n: lat.length, stall };
 }
 
 async function main() {
@@ -357,7 +370,7 @@ async function main() {
         const x = r[t.name];
         console.log(`${(stream ? "stream" : "json").padEnd(6)} ${String(c).padStart(3)}   ${t.name.padEnd(8)} ${x.rps.toFixed(0).padStart(6)} ${x.p50.toFixed(3).padStart(9)} ${x.p99.toFixed(3).padStart(8)} ${x.p999.toFixed(3).padStart(8)} ${stream ? x.ttfb.toFixed(3).padStart(8) : "       -"} ${x.cpuPerReq.toFixed(3).padStart(11)} ${String(x.errors).padStart(7)} ${Number.isNaN(x.stall) ? "        -" : x.stall.toFixed(2).padStart(9)}`);
       }
-      for (const t of targets) if (t.name !== "direct") console.log(`               ${t.name} CPU µs per call by thread: ${r[t.name].threads}`);
+      for (const t of targets) if (t.name !== "direct") console.log(`               ${t.name} CPU µs per call by thread: ${r[t.name].threads}; main thread waited for a core ${r[t.name].waitMsPerS.toFixed(0)} ms per s`);
       const d = r.direct, p = r.proxy, g = r.gateway, m = r.minimal;
       if (!d || !p || !g || !m) continue;
       summary.push(`${stream ? "stream" : "json  "} c=${String(c).padEnd(3)} gateway/proxy throughput ${(g.rps / p.rps).toFixed(2)}x; added p50 vs direct: proxy ${(p.p50 - d.p50).toFixed(3)} ms, gateway ${(g.p50 - d.p50).toFixed(3)} ms` +
