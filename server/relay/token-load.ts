@@ -32,19 +32,20 @@ function textFor(dialect: Dialect): string {
  * ~1.6 µs of the event loop per relay call. Two statements, not the join the servers get: bun:sqlite read the
  * join in ~20 µs and the token then its user in ~6 (1,000 users, this schema), and on SQLite a second statement
  * costs no round trip. Like the ledger's balance reads, they use Kysely's own connection. */
-const sqliteReads = new WeakMap<object, (key: string) => { token: Record<string, unknown>; user: Record<string, unknown> } | null>();
+type Loaded = { token: Token; user: TokenUser } | null;
+const sqliteReads = new WeakMap<object, (key: string) => Loaded>();
 
-function sqliteRead(db: Database): ((key: string) => { token: Record<string, unknown>; user: Record<string, unknown> } | null) | null {
+function sqliteRead(db: Database): ((key: string) => Loaded) | null {
   const raw = rawSqlite(db);
   if (!raw) return null;
   let read = sqliteReads.get(raw);
   if (!read) {
     const q = identifierQuoter("sqlite");
-    const token = raw.query<Record<string, unknown>, [string]>(`select * from ${q("tokens")} where ${q("key")} = ? and ${q("deleted_at")} is null`);
-    const user = raw.query<Record<string, unknown>, [number]>(`select ${USER_COLUMNS.map(q).join(", ")} from ${q("users")} where ${q("id")} = ?`);
+    const token = raw.query<Token, [string]>(`select * from ${q("tokens")} where ${q("key")} = ? and ${q("deleted_at")} is null`);
+    const user = raw.query<TokenUser, [number]>(`select ${USER_COLUMNS.map(q).join(", ")} from ${q("users")} where ${q("id")} = ?`);
     read = (key) => {
       const t = token.get(key);
-      const u = t && user.get(t.user_id as number);
+      const u = t && user.get(t.user_id);
       return u ? { token: t, user: u } : null;
     };
     sqliteReads.set(raw, read);
@@ -53,9 +54,9 @@ function sqliteRead(db: Database): ((key: string) => { token: Record<string, unk
 }
 
 /** The token of `key` and its user, or null when either is missing (a deleted token counts as missing). */
-export async function loadToken(db: Database, dialect: Dialect, key: string): Promise<{ token: Token; user: TokenUser } | null> {
+export async function loadToken(db: Database, dialect: Dialect, key: string): Promise<Loaded> {
   const read = sqliteRead(db);
-  if (read) return read(key) as { token: Token; user: TokenUser } | null;
+  if (read) return read(key);
   const row = (await db.executeQuery<Record<string, unknown>>(CompiledQuery.raw(textFor(dialect), [key]))).rows[0];
   if (!row) return null;
   const token: Record<string, unknown> = {};
