@@ -2,7 +2,7 @@
 // routing, logging all on, SQLite) measured against the same load in one run, each in its own process.
 //
 //   bun scripts/bench/relay.ts [--seconds 3] [--concurrency 1,16,64] [--modes json,stream] [--targets direct,proxy,minimal,gateway]
-//                              [--soak 60] [--soak-concurrency 64] [--cpu-prof DIR] [--perf DIR] [--users 1]
+//                              [--soak 60] [--soak-concurrency 64] [--cpu-prof DIR] [--perf DIR] [--users 1] [--driver bun|wrk]
 //   (PG_DSN=postgres://... : the gateway runs on a fresh PostgreSQL database instead of SQLite; MYSQL_DSN=mysql://...
 //   without PG_DSN: on a fresh MySQL database)
 //
@@ -11,7 +11,8 @@
 // request (from /proc; each thread's share on the line below the cell, with how long the main thread waited for a core) and, for each hop, the longest stall of its event loop during the cell (a 1 ms
 // timer inside each hop's process, reset per cell; before the cells, each hop's idle CPU). --soak N additionally runs the gateway for N seconds
 // at c=16 (--soak-concurrency) and samples RSS through the run. Numbers are noisy on a shared 2-core machine: compare ratios
-// within one run.
+// within one run. --driver wrk drives the measured cells with wrk (Debian's package) instead of the Bun client in
+// this process: no time to first byte then, and stream latency is the whole answer's.
 import { spawn, type Subprocess } from "bun";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -182,6 +183,11 @@ const profileDir = (() => {
   return i >= 0 ? process.argv[i + 1] : "";
 })();
 
+const driver = (() => {
+  const i = process.argv.indexOf("--driver");
+  return i >= 0 ? process.argv[i + 1] : "bun";
+})();
+
 /** `--perf DIR`: each hop writes JavaScriptCore's JIT dump there and each measured cell is recorded with Linux
  * `perf` (every thread, native and kernel frames included), for perf-attr.ts to summarise. */
 const perfDir = (() => {
@@ -275,6 +281,37 @@ async function perfRecord(t: Target, cell: string): Promise<(calls: number) => P
   };
 }
 
+/** wrk's Lua script for one cell: POSTs the chat body with the target's keys in turn, and prints the latency
+ * percentiles (µs) and counts as one JSON line at the end. */
+function wrkScript(body: string, keys: string[]): string {
+  return `local keys = {${keys.map((k) => JSON.stringify(k)).join(",")}}
+local n = 0
+request = function()
+  n = n + 1
+  return wrk.format("POST", "/v1/chat/completions", { ["content-type"] = "application/json", ["authorization"] = "Bearer " .. keys[(n % #keys) + 1] }, ${JSON.stringify(body)})
+end
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format('{"n":%d,"us":%d,"p50":%f,"p99":%f,"p999":%f,"errors":%d}\\n', summary.requests, summary.duration,
+    latency:percentile(50), latency:percentile(99), latency:percentile(99.9), e.connect + e.read + e.write + e.status + e.timeout))
+end
+`;
+}
+
+/** One cell driven by wrk (`--driver wrk`), the load generator the issue's figures came from: a C client
+ * that takes far less of the two cores than the Bun one, so the hops measured get more of them. */
+async function wrkLoad(t: Target, concurrency: number, seconds: number, body: string, keys: string[]) {
+  const script = join(tmpdir(), `relay-bench-${process.pid}.lua`);
+  writeFileSync(script, wrkScript(body, keys));
+  const proc = spawn(["wrk", "-t", "1", "-c", String(concurrency), "-d", `${seconds}s`, "-s", script, t.url], { stdout: "pipe", stderr: "pipe" });
+  const out = await new Response(proc.stdout).text();
+  await proc.exited;
+  const line = out.split("\n").find((l) => l.startsWith("{\"n\""));
+  if (!line) throw new Error(`wrk printed no summary: ${out} ${await new Response(proc.stderr).text()}`);
+  const r = JSON.parse(line);
+  return { n: r.n as number, elapsed: r.us / 1e6, p50: r.p50 / 1000, p99: r.p99 / 1000, p999: r.p999 / 1000, errors: r.errors as number };
+}
+
 async function load(t: Target, concurrency: number, seconds: number, stream: boolean, record = false) {
   const body = JSON.stringify({ model: MODEL, stream, messages: [{ role: "user", content: "Say hello to the benchmark." }] });
   const keys = t.keys ?? ["sk-direct"];
@@ -305,18 +342,21 @@ async function load(t: Target, concurrency: number, seconds: number, stream: boo
       }
     }
   };
-  const started = performance.now();
+  let started = performance.now();
   const measured = t.name !== "direct";
   if (measured) await fetch(t.url + STALL_PATH);
-  await Promise.all(Array.from({ length: concurrency }, worker));
+  const byWrk = driver === "wrk" && record ? await wrkLoad(t, concurrency, seconds, body, keys) : null;
+  if (!byWrk) await Promise.all(Array.from({ length: concurrency }, worker));
   const stall = measured ? ((await (await fetch(t.url + STALL_PATH)).json()) as any).stall as number : NaN;
-  const elapsed = (performance.now() - started) / 1000;
-  await stopPerf?.(lat.length);
+  const elapsed = byWrk ? byWrk.elapsed : (performance.now() - started) / 1000;
+  const calls = byWrk ? byWrk.n : lat.length;
+  await stopPerf?.(calls);
   const cpu = cpuMs(t.proc.pid) - cpu0;
-  const threads = perThread(threads0, threadCpuMs(t.proc.pid), lat.length);
+  const threads = perThread(threads0, threadCpuMs(t.proc.pid), calls);
   const waitMsPerS = (mainWaitNs(t.proc.pid) - wait0) / 1e6 / elapsed;
   lat.sort((a, b) => a - b);
   ttfb.sort((a, b) => a - b);
+  if (byWrk) return { rps: calls / elapsed, p50: byWrk.p50, p99: byWrk.p99, p999: byWrk.p999, ttfb: NaN, cpuPerReq: cpu / Math.max(1, calls), threads, waitMsPerS, errors: byWrk.errors, n: calls, stall };
   return { rps: lat.length / elapsed, p50: pct(lat, 0.5), p99: pct(lat, 0.99), p999: pct(lat, 0.999), ttfb: pct(ttfb, 0.5), cpuPerReq: cpu / Math.max(1, lat.length), threads, waitMsPerS, errors, n: lat.length, stall };
 }
 
@@ -368,14 +408,14 @@ async function main() {
       for (const t of targets) {
         r[t.name] = await load(t, c, seconds, stream, true);
         const x = r[t.name];
-        console.log(`${(stream ? "stream" : "json").padEnd(6)} ${String(c).padStart(3)}   ${t.name.padEnd(8)} ${x.rps.toFixed(0).padStart(6)} ${x.p50.toFixed(3).padStart(9)} ${x.p99.toFixed(3).padStart(8)} ${x.p999.toFixed(3).padStart(8)} ${stream ? x.ttfb.toFixed(3).padStart(8) : "       -"} ${x.cpuPerReq.toFixed(3).padStart(11)} ${String(x.errors).padStart(7)} ${Number.isNaN(x.stall) ? "        -" : x.stall.toFixed(2).padStart(9)}`);
+        console.log(`${(stream ? "stream" : "json").padEnd(6)} ${String(c).padStart(3)}   ${t.name.padEnd(8)} ${x.rps.toFixed(0).padStart(6)} ${x.p50.toFixed(3).padStart(9)} ${x.p99.toFixed(3).padStart(8)} ${x.p999.toFixed(3).padStart(8)} ${stream && !Number.isNaN(x.ttfb) ? x.ttfb.toFixed(3).padStart(8) : "       -"} ${x.cpuPerReq.toFixed(3).padStart(11)} ${String(x.errors).padStart(7)} ${Number.isNaN(x.stall) ? "        -" : x.stall.toFixed(2).padStart(9)}`);
       }
       for (const t of targets) if (t.name !== "direct") console.log(`               ${t.name} CPU µs per call by thread: ${r[t.name].threads}; main thread waited for a core ${r[t.name].waitMsPerS.toFixed(0)} ms per s`);
       const d = r.direct, p = r.proxy, g = r.gateway, m = r.minimal;
       if (!d || !p || !g || !m) continue;
       summary.push(`${stream ? "stream" : "json  "} c=${String(c).padEnd(3)} gateway/proxy throughput ${(g.rps / p.rps).toFixed(2)}x; added p50 vs direct: proxy ${(p.p50 - d.p50).toFixed(3)} ms, gateway ${(g.p50 - d.p50).toFixed(3)} ms` +
         `; p99 gateway − proxy ${(g.p99 - p.p99).toFixed(3)} ms, p99.9 ${(g.p999 - p.p999).toFixed(3)} ms; longest stall gateway ${g.stall.toFixed(2)} ms, proxy ${p.stall.toFixed(2)} ms` +
-        (stream ? `; added ttfb: proxy ${(p.ttfb - d.ttfb).toFixed(3)} ms, gateway ${(g.ttfb - d.ttfb).toFixed(3)} ms` : "") +
+        (stream && driver !== "wrk" ? `; added ttfb: proxy ${(p.ttfb - d.ttfb).toFixed(3)} ms, gateway ${(g.ttfb - d.ttfb).toFixed(3)} ms` : "") +
         `; cpu/req gateway/proxy ${(g.cpuPerReq / p.cpuPerReq).toFixed(2)}x (minimal JSON hop/proxy ${(m.cpuPerReq / p.cpuPerReq).toFixed(2)}x, throughput ${(m.rps / p.rps).toFixed(2)}x)`);
     }
   }
