@@ -9,12 +9,17 @@ export interface RateTicket {
   succeeded(): void;
 }
 
-const NOOP: RateTicket = { succeeded() {} };
+export const NO_RATE_LIMIT: RateTicket = { succeeded() {} };
 
 /** Refuses with 429 when the user's total or successful requests in the current window reach the limit. */
+/** Whether takeRateLimit has anything to count (ModelRequestRateLimitEnabled); when not, its ticket is NO_RATE_LIMIT. */
+export function rateLimitOn(deps: AppDeps): boolean {
+  return deps.options.bool("ModelRequestRateLimitEnabled");
+}
+
 export async function takeRateLimit(deps: AppDeps, userId: number, group: string): Promise<RateTicket> {
   const o = deps.options;
-  if (!o.bool("ModelRequestRateLimitEnabled")) return NOOP;
+  if (!rateLimitOn(deps)) return NO_RATE_LIMIT;
   const minutes = Math.max(1, o.number("ModelRequestRateLimitDurationMinutes", 1));
   let total = o.number("ModelRequestRateLimitCount", 0);
   let success = o.number("ModelRequestRateLimitSuccessCount", 1000);
@@ -34,7 +39,7 @@ export async function takeRateLimit(deps: AppDeps, userId: number, group: string
     const n = await deps.cache.incr(`mrl:t:${userId}:${slot}`, windowSeconds);
     if (n > total) throw limitError(total, minutes, "");
   }
-  if (success <= 0) return NOOP;
+  if (success <= 0) return NO_RATE_LIMIT;
   return { succeeded: () => void deps.cache.incr(successKey, windowSeconds).catch(() => {}) };
 }
 

@@ -54,6 +54,12 @@ const traceOf = (req: RelayRequest): CallTrace | null | undefined => activeTraci
 
 /** Runs an exchange call (admit → route → deliver) under observation: its trace, and its failure when it
  * throws one that recordError() did not count (refused at admission, client gone mid-attempt). */
+/** Whether calls are observed at all (metrics or tracing on): when not, a caller skips the wrappers below and
+ * the closure it would hand them (one less function and scope per call). */
+export function callsObserved(): boolean {
+  return activeTracing() !== null || enabledMetrics() !== null;
+}
+
 export function observeCall<T = Response>(req: RelayRequest, run: () => Promise<T>): Promise<T> {
   const tracing = activeTracing();
   if (!tracing && !enabledMetrics()) return run();

@@ -12,19 +12,34 @@ export interface Candidate {
 
 /** Picks a channel id, skipping `tried`; null when every candidate has failed already. */
 export function pickChannel(candidates: readonly Candidate[], tried: ReadonlySet<number>, random: () => number = Math.random): number | null {
+  // Two passes over the candidates and no arrays or callbacks: this runs on every call.
   let top = -Infinity;
-  for (const c of candidates) if (!tried.has(c.channelId) && c.priority > top) top = c.priority;
-  if (top === -Infinity) return null;
-  const tier = candidates.filter((c) => c.priority === top && !tried.has(c.channelId));
-  const total = tier.reduce((s, c) => s + Math.max(0, c.weight), 0);
+  let size = 0;
+  let total = 0;
+  for (const c of candidates) {
+    if (tried.has(c.channelId)) continue;
+    if (c.priority > top) {
+      top = c.priority;
+      size = 0;
+      total = 0;
+    }
+    if (c.priority === top) {
+      size++;
+      total += Math.max(0, c.weight);
+    }
+  }
+  if (size === 0) return null;
   // All weights zero means "no preference": pick uniformly.
-  if (total <= 0) return tier[Math.floor(random() * tier.length)].channelId;
-  let r = random() * total;
-  for (const c of tier) {
-    r -= Math.max(0, c.weight);
+  const uniform = total <= 0;
+  let r = uniform ? Math.floor(random() * size) : random() * total;
+  let last = -1;
+  for (const c of candidates) {
+    if (c.priority !== top || tried.has(c.channelId)) continue;
+    last = c.channelId;
+    r -= uniform ? 1 : Math.max(0, c.weight);
     if (r < 0) return c.channelId;
   }
-  return tier[tier.length - 1].channelId;
+  return last;
 }
 
 /** Share of latency-aware picks that go to a random channel of the tier instead of the fastest, so a channel

@@ -40,6 +40,12 @@ class TokenCache {
     this.dialect = dialectOf(deps.db);
   }
 
+  /** The cached entry (null: a cached miss), or undefined when it has to be loaded: get() it. */
+  cached(key: string): TokenEntry | null | undefined {
+    const hit = this.map.get(key);
+    return hit && Date.now() - hit.at < (hit.entry ? CACHE_TTL_MS : MISS_TTL_MS) ? hit.entry : undefined;
+  }
+
   async get(key: string): Promise<TokenEntry | null> {
     const hit = this.map.get(key);
     const now = Date.now();
@@ -97,12 +103,14 @@ class RoutingCache {
 
   /** Fresh table, or the stale one while a reload runs in the background (the hot path never waits twice). */
   async get(): Promise<RoutingTable> {
-    if (this.table && Date.now() - this.table.loadedAt < CACHE_TTL_MS) return this.table;
-    if (this.table) {
-      void this.reload().catch((e) => console.error("routing table reload failed:", e.message));
-      return this.table;
-    }
-    return this.reload();
+    return this.current() ?? this.reload();
+  }
+
+  /** get() without a promise once a table has loaded (null before the first load: get() it). */
+  current(): RoutingTable | null {
+    if (!this.table) return null;
+    if (Date.now() - this.table.loadedAt >= CACHE_TTL_MS) void this.reload().catch((e) => console.error("routing table reload failed:", e.message));
+    return this.table;
   }
 
   reload(): Promise<RoutingTable> {

@@ -166,12 +166,15 @@ function failWorker(): void {
   }
 }
 
+/** The body's keys whose strings or arrays are prompt text (one array for every call, not one per call). */
+const PROMPT_KEYS = ["prompt", "input", "query", "instructions", "system"] as const;
+
 /** Every piece of text a request sends to the model (for counting and the sensitive-word check). */
 export function promptText(body: any): string {
   if (!body || typeof body !== "object" || body instanceof FormData) return "";
   let out = "";
   if (Array.isArray(body.messages)) for (const m of body.messages) out += textOf(m?.content) + "\n";
-  for (const k of ["prompt", "input", "query", "instructions", "system"]) {
+  for (const k of PROMPT_KEYS) {
     const v = body[k];
     if (typeof v === "string") out += v + "\n";
     else if (Array.isArray(v)) for (const x of v) out += (typeof x === "string" ? x : textOf(x?.content ?? x?.text ?? "")) + "\n";

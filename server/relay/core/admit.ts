@@ -9,7 +9,7 @@ import type { ClientFormat, RelayMode } from "../providers/types.ts";
 import { relayState, type RoutingTable } from "../state.ts";
 import type { Candidate } from "../select.ts";
 import { preConsumeQuota, priceFor, type Price } from "../billing.ts";
-import { findSensitive, takeRateLimit, type RateTicket } from "../limits.ts";
+import { findSensitive, NO_RATE_LIMIT, rateLimitOn, takeRateLimit, type RateTicket } from "../limits.ts";
 import { estimateTokens, promptText } from "../tokenizer.ts";
 import type { Hold } from "./ledger.ts";
 import { AUTO_GROUP, pickAutoGroup } from "../../modules/group/auto.ts";
@@ -81,7 +81,9 @@ export async function admit(deps: AppDeps, req: RelayRequest, opts: AdmitOptions
   const prompt = promptText(body);
   if (findSensitive(deps, prompt) !== null) throw new AppError(400, "the prompt contains a sensitive word and was refused", "sensitive_words_detected");
 
-  const table = await state.routing.get();
+  // The table and the rate-limit ticket without an `await` when they need no I/O (as usual): an admission that
+  // never suspends is one promise, where each `await` made it a generator, two scopes and a turn of the loop.
+  const table = state.routing.current() ?? await state.routing.get();
   // A token of group "auto" (new-api's auto groups) runs in the first of AutoGroups the user may use that serves
   // the model; from here on the call is routed, priced and logged in that group.
   if (caller.group === AUTO_GROUP) {
@@ -99,7 +101,7 @@ export async function admit(deps: AppDeps, req: RelayRequest, opts: AdmitOptions
     throw new AppError(404, `the model '${model}' does not exist or you do not have access to it (no channel serves it in group ${caller.group})`, "model_not_found");
   }
   const price = priceFor(deps.options, model, caller.group, caller.acceptUnsetModel, caller.userGroup);
-  const ticket = opts.ticket ?? await takeRateLimit(deps, caller.userId, caller.group);
+  const ticket = opts.ticket ?? (rateLimitOn(deps) ? await takeRateLimit(deps, caller.userId, caller.group) : NO_RATE_LIMIT);
 
   const images = req.mode === "images" || req.mode === "image_edits";
   const calls = images ? Math.max(1, Math.min(10, Math.floor(Number(body instanceof FormData ? body.get("n") : body?.n) || 1))) : 1;
@@ -114,7 +116,8 @@ export async function admit(deps: AppDeps, req: RelayRequest, opts: AdmitOptions
   const limits = caller.limits ? await takeTokenLimits(deps, caller.tokenId, opts.ticket ? { ...caller.limits, rpm: 0 } : caller.limits, estimate) : null;
   let hold: Hold;
   try {
-    hold = await state.ledger.take({ userId: caller.userId, tokenId: caller.tokenId, unlimited: caller.unlimited }, estimate);
+    const payer = { userId: caller.userId, tokenId: caller.tokenId, unlimited: caller.unlimited };
+    hold = state.ledger.takeNow?.(payer, estimate) ?? await state.ledger.take(payer, estimate);
   } catch (e) {
     if (limits) await limits.end();
     throw e;

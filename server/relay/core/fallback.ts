@@ -12,7 +12,7 @@ import { countTokens, promptText } from "../tokenizer.ts";
 import { admit, type Admission, type RelayRequest } from "./admit.ts";
 import { UpstreamError, type Routed } from "./route.ts";
 import { release } from "./settle.ts";
-import { observeAdmission } from "../observe.ts";
+import { callsObserved, observeAdmission } from "../observe.ts";
 
 export type FallbackReason = "upstream_error" | "model_not_available" | "context_length_exceeded";
 
@@ -108,7 +108,7 @@ export type Outcome<A, T> =
  * keeps its admission's hold (the caller settles it); on a failed outcome every hold has been given back.
  * An admission error of the requested model other than model_not_available is thrown as before.
  */
-export async function routeWithFallbacks<A, T>(deps: AppDeps, req: RelayRequest, run: (adm: Admission) => Promise<Routed<A, T>>): Promise<Outcome<A, T>> {
+export async function routeWithFallbacks<A, T>(deps: AppDeps, req: RelayRequest, run: (adm: Admission, deps: AppDeps) => Promise<Routed<A, T>>): Promise<Outcome<A, T>> {
   const started = performance.now();
   const tokenGroup = req.caller.group;
   let adm: Admission | null = null;
@@ -116,7 +116,7 @@ export async function routeWithFallbacks<A, T>(deps: AppDeps, req: RelayRequest,
   let usedChannels: number[] = [];
   let chain: string[];
   try {
-    adm = await observeAdmission(req, () => admit(deps, req));
+    adm = callsObserved() ? await observeAdmission(req, () => admit(deps, req)) : await admit(deps, req);
   } catch (e) {
     if (fallbackReason(e) === null || !(chain = fallbackModels(deps.options, req.caller.group, req.model)).length) throw e;
     failure = e as AppError;
@@ -127,7 +127,15 @@ export async function routeWithFallbacks<A, T>(deps: AppDeps, req: RelayRequest,
       await release(deps, adm);
       failure = new UpstreamError(400, `the prompt exceeds the context window of model ${req.model} (the max_input_tokens of its channels)`, false, true);
     } else {
-      const routed = await runHolding(deps, adm, run);
+      // The hold goes back if routing throws (the client went away). Inline, not in a helper: another async
+      // layer on every call is another generator and two scopes.
+      let routed: Routed<A, T>;
+      try {
+        routed = await run(adm, deps);
+      } catch (e) {
+        await release(deps, adm);
+        throw e;
+      }
       if (routed.served) return { adm, routed: routed as any, fallback: null };
       await release(deps, adm);
       usedChannels = routed.usedChannels;
@@ -165,7 +173,13 @@ export async function routeWithFallbacks<A, T>(deps: AppDeps, req: RelayRequest,
       tried.push({ model, reason: "context_length_exceeded" });
       continue;
     }
-    const routed = await runHolding(deps, next, run);
+    let routed: Routed<A, T>;
+    try {
+      routed = await run(next, deps);
+    } catch (e) {
+      await release(deps, next);
+      throw e;
+    }
     usedChannels = [...usedChannels, ...routed.usedChannels];
     if (routed.served) {
       tried.push({ model });
@@ -182,12 +196,3 @@ export async function routeWithFallbacks<A, T>(deps: AppDeps, req: RelayRequest,
   return { adm: null, failure: failure!, usedChannels, fallback: facts(""), started };
 }
 
-/** Runs the routing of one admission; its hold goes back if routing throws (the client went away). */
-async function runHolding<A, T>(deps: AppDeps, adm: Admission, run: (adm: Admission) => Promise<Routed<A, T>>): Promise<Routed<A, T>> {
-  try {
-    return await run(adm);
-  } catch (e) {
-    await release(deps, adm);
-    throw e;
-  }
-}

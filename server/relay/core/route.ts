@@ -29,34 +29,40 @@ export interface Routed<A, T> {
   usedChannels: number[];
 }
 
+const NOTHING_TRIED: ReadonlySet<number> = new Set();
+
 /**
  * Tries the call on up to 1 + RetryTimes channels (the pinned one only, when the token pins one), each
  * picked by priority and weight among those not tried yet. `adaptorOf` answers null for a channel that
- * cannot serve this endpoint (the attempt then counts as a 501 and the next channel is tried).
+ * cannot serve this endpoint (the attempt then counts as a 501 and the next channel is tried). Both callbacks
+ * are also handed the admission and deps, so an endpoint can pass functions made once instead of closures.
  */
 export async function route<A, T>(
-  deps: AppDeps, adm: Admission, adaptorOf: (channel: Channel) => A | null, tryOne: (adaptor: A, channel: Channel) => Promise<T | AppError>,
+  deps: AppDeps, adm: Admission, adaptorOf: (channel: Channel, adm: Admission) => A | null,
+  tryOne: (adaptor: A, channel: Channel, adm: Admission, deps: AppDeps) => Promise<T | AppError>,
 ): Promise<Routed<A, T>> {
   const { table, candidates, pinned } = adm.routes;
-  const tried = new Set<number>();
+  // Made only when a next attempt may follow (most calls make one).
+  let tried: Set<number> | null = null;
   const usedChannels: number[] = [];
   const attempts = pinned ? 1 : 1 + Math.max(0, Math.floor(deps.options.number("RetryTimes", 0)));
   // "latency": the fastest healthy channel of the tier, measured on this instance (channel-stats.ts).
   const stats = deps.options.get("ChannelSelectionStrategy") === "latency" ? channelStatsOf(deps.options) : null;
   let failure: AppError | null = null;
   for (let i = 0; i < attempts; i++) {
-    const id = pinned ? pinned.id : stats ? pickFastest(candidates, tried, stats, adm.req.model) : pickChannel(candidates, tried);
+    const skip = tried ?? NOTHING_TRIED;
+    const id = pinned ? pinned.id : stats ? pickFastest(candidates, skip, stats, adm.req.model) : pickChannel(candidates, skip);
     const channel = pinned ?? (id !== null ? table.channels.get(id) : undefined);
     if (!channel) break;
-    tried.add(channel.id);
+    if (i + 1 < attempts) (tried ??= new Set()).add(channel.id);
     usedChannels.push(channel.id);
-    const adaptor = adaptorOf(channel);
+    const adaptor = adaptorOf(channel, adm);
     if (!adaptor) {
       failure = new AppError(501, `${adm.req.path} is not supported by the channels serving model ${adm.req.model}`, "not_implemented");
       continue;
     }
     const sent = stats ? performance.now() : 0;
-    const result = await tryOne(adaptor, channel);
+    const result = await tryOne(adaptor, channel, adm, deps);
     if (stats) measure(deps, stats, channel.id, adm.req.model, result, performance.now() - sent);
     if (result instanceof AppError) {
       failure = result;

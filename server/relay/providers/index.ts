@@ -62,5 +62,8 @@ export function adaptorFor(type: number): ProviderAdaptor | undefined {
 /** The channel's base URL, or its type's default, without trailing slashes. */
 export function baseUrlOf(channel: Pick<Channel, "type" | "base_url">): string {
   const url = (channel.base_url || channelType(channel.type)?.baseUrl || "").trim();
-  return url.replace(/\/+$/, "");
+  return url.replace(TRAILING_SLASHES, "");
 }
+
+/** Made once: a regular expression literal inside a function is a new object on every call (every attempt here). */
+const TRAILING_SLASHES = /\/+$/;
