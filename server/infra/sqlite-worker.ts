@@ -26,6 +26,8 @@ export const WORKER_AUTOCHECKPOINT_PAGES = 10_000;
 export interface SqliteWorker extends StatementWorker {
   /** Resolves with the latest report once a checkpoint has run (tests). */
   next(): Promise<{ log: number; checkpointed: number }>;
+  /** The worker connection's settings as SQLite reads them back, once it is open. */
+  pragmas(): Promise<Record<string, unknown>>;
 }
 
 /** The running worker of a SQLite database, if it has one. */
@@ -43,8 +45,13 @@ export function startSqliteWorker(db: Database, path: string, intervalMs = CHECK
       raw.exec("PRAGMA wal_autocheckpoint = 1000;");
     } catch {}
   };
+  let opened: (pragmas: Record<string, unknown>) => void = () => {};
+  const pragmas = new Promise<Record<string, unknown>>((resolve) => (opened = resolve));
   const worker = spawnStatementWorker(db, workerUrl("sqlite-worker-thread.ts"), { type: "open", path, intervalMs, autocheckpointPages: WORKER_AUTOCHECKPOINT_PAGES }, "SQLite worker", {
-    ready: () => raw.exec("PRAGMA wal_autocheckpoint = 0;"),
+    ready: (m) => {
+      raw.exec("PRAGMA wal_autocheckpoint = 0;");
+      opened(m?.pragmas ?? {});
+    },
     failed: autocheckpoint,
     stopped: autocheckpoint,
     message(m) {
@@ -54,5 +61,5 @@ export function startSqliteWorker(db: Database, path: string, intervalMs = CHECK
     },
   });
   if (!worker) return null;
-  return Object.assign(worker, { next: () => new Promise<{ log: number; checkpointed: number }>((resolve) => waiters.push(resolve)) });
+  return Object.assign(worker, { next: () => new Promise<{ log: number; checkpointed: number }>((resolve) => waiters.push(resolve)), pragmas: () => pragmas });
 }

@@ -18,8 +18,8 @@ export interface StatementWorker {
 }
 
 export interface WorkerHooks {
-  /** The worker is open (its first message). */
-  ready?(): void;
+  /** The worker is open (its first message, with whatever the worker reports of its connection). */
+  ready?(m: any): void;
   /** The worker failed; writes go back to the main connection. */
   failed?(why: string): void;
   /** Any other message. */
@@ -67,7 +67,7 @@ export function spawnStatementWorker(db: Database, url: string, open: WorkerRequ
   };
   worker.onmessage = (e: MessageEvent) => {
     const m = e.data;
-    if (m?.type === "ready") hooks.ready?.();
+    if (m?.type === "ready") hooks.ready?.(m);
     else if (m?.type === "failed") fail(String(m.error));
     else if (m?.type === "stopped") stopped?.();
     else if (m?.type === "written") {

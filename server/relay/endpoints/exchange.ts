@@ -245,12 +245,12 @@ async function deliver(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCa
   if (parsed.body === json && parsed.usage) {
     // The usual answer: its usage is billed, the generated text is never needed (no closure made for it).
     finish(deps, o, parsed.usage);
-    return new Response(text, { status: res.status, headers: { "content-type": "application/json" } });
+    return new Response(text, jsonInit(res.status));
   }
   const generated = () => (adaptor.generatedText ?? openAIGeneratedText)(call, json);
   if (parsed.body === json) {
     finish(deps, o, parsed.usage, generated);
-    return new Response(text, { status: res.status, headers: { "content-type": "application/json" } });
+    return new Response(text, jsonInit(res.status));
   }
   let body = parsed.body;
   let usage = parsed.usage;
@@ -260,7 +260,13 @@ async function deliver(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCa
     body = withBilledUsage(call.format, body, usage);
   }
   finish(deps, o, usage, generated);
-  return new Response(JSON.stringify(body), { status: res.status, headers: { "content-type": "application/json" } });
+  return new Response(JSON.stringify(body), jsonInit(res.status));
+}
+
+/** A JSON answer's status and headers; the usual 200's made once (the Response copies what it reads). */
+const JSON_OK: ResponseInit = { status: 200, headers: { "content-type": "application/json" } };
+function jsonInit(status: number): ResponseInit {
+  return status === 200 ? JSON_OK : { status, headers: { "content-type": "application/json" } };
 }
 
 /** Pass-through answers up to this size are read whole (checked as JSON, usage parsed); larger ones are
