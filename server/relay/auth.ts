@@ -49,18 +49,38 @@ export function presentedKey(request: Request): string {
   return "";
 }
 
+/** The caller behind `rawKey`, or throws 401/403 in the caller's terms. */
 export async function authenticate(deps: AppDeps, rawKey: string, ip: string): Promise<Caller> {
+  return authenticateNow(deps, rawKey, ip) ?? callerFor(deps, await relayState(deps).tokens.get(tokenKeyOf(rawKey)), rawKey, ip);
+}
+
+/**
+ * authenticate() without a promise when the token is cached (as usual): its caller, or null when the token has
+ * to be read (then authenticate() it). Throws as authenticate() rejects. A route that awaited authenticate()
+ * suspended on every call (a generator, two scopes and a turn of the loop).
+ */
+export function authenticateNow(deps: AppDeps, rawKey: string, ip: string): Caller | null {
+  const entry = relayState(deps).tokens.cached(tokenKeyOf(rawKey));
+  return entry === undefined ? null : callerFor(deps, entry, rawKey, ip);
+}
+
+/** The key with sk- taken off: KEY, or KEY-CHANNELID. */
+function bareKey(rawKey: string): string {
+  return rawKey.startsWith(TOKEN_KEY_PREFIX) ? rawKey.slice(TOKEN_KEY_PREFIX.length) : rawKey;
+}
+
+/** The token's key in a presented key; throws 401 on a missing or malformed one. Read without split()'s array. */
+function tokenKeyOf(rawKey: string): string {
   if (!rawKey) throw new AppError(401, "no API key provided: send Authorization: Bearer sk-...", "invalid_api_key");
-  const bare = rawKey.startsWith(TOKEN_KEY_PREFIX) ? rawKey.slice(TOKEN_KEY_PREFIX.length) : rawKey;
-  // KEY or KEY-CHANNELID, read without split()'s array on every call.
+  const bare = bareKey(rawKey);
   const dash = bare.indexOf("-");
   const key = dash === -1 ? bare : bare.slice(0, dash);
-  const channelPart = dash === -1 ? undefined : bare.slice(dash + 1);
-  if (!key || (channelPart !== undefined && channelPart.includes("-"))) throw new AppError(401, "invalid API key", "invalid_api_key");
-  // Without an `await` when the token is cached (as usual): an authentication that never suspends is one promise.
-  const tokens = relayState(deps).tokens;
-  const cached = tokens.cached(key);
-  const entry = cached !== undefined ? cached : await tokens.get(key);
+  if (!key || (dash !== -1 && bare.indexOf("-", dash + 1) !== -1)) throw new AppError(401, "invalid API key", "invalid_api_key");
+  return key;
+}
+
+/** The checks on a token cache entry (null: no such token) and the caller it makes for this call. */
+function callerFor(deps: AppDeps, entry: TokenEntry | null, rawKey: string, ip: string): Caller {
   if (!entry) throw new AppError(401, "invalid API key", "invalid_api_key");
   const { token, user, allowIps } = entry;
   const now = Math.floor(Date.now() / 1000);
@@ -80,10 +100,12 @@ export async function authenticate(deps: AppDeps, rawKey: string, ip: string): P
   if (user.deleted_at || user.status !== USER_STATUS.enabled) throw new AppError(403, "user has been banned", "user_banned");
   if (!ipAllowed(allowIps, ip)) throw new AppError(403, `this token may not be used from ${ip}`, "ip_not_allowed");
 
+  const bare = bareKey(rawKey);
+  const dash = bare.indexOf("-");
   let pinnedChannel: number | null = null;
-  if (channelPart !== undefined) {
+  if (dash !== -1) {
     if (user.role < ROLE.admin) throw new AppError(403, "ordinary users cannot specify a channel", "channel_pinning_forbidden");
-    const id = Number(channelPart);
+    const id = Number(bare.slice(dash + 1));
     if (!Number.isInteger(id) || id <= 0) throw new AppError(400, "the channel id after the key must be a positive integer");
     pinnedChannel = id;
   }
@@ -123,13 +145,22 @@ export function acceptsUnset(setting: string | null | undefined): boolean {
   }
 }
 
-/** Who calls, from where, and whether the call came in on a connection, for the routes that take sk- tokens. */
+export interface TokenCaller { caller: Caller; ip: string; socket: boolean }
+
+/**
+ * Who calls, from where, and whether the call came in on a connection, for the routes that take sk- tokens:
+ * without a promise when the token is cached (a route on the hot path checks for one instead of awaiting it),
+ * and throwing as the promise would reject.
+ */
 export function tokenCallerOf(deps: AppDeps) {
   const trustProxy = deps.config.trustProxy;
-  return (request: Request, server: any) => {
+  return (request: Request, server: any): TokenCaller | Promise<TokenCaller> => {
     // A request that came in on a connection has its peer's address (app.handle()'s have none).
     const peer: { address: string } | null = server?.requestIP(request) ?? null;
     const ip = clientIp(request, server, trustProxy, peer);
-    return authenticate(deps, presentedKey(request), ip).then((caller) => ({ caller, ip, socket: peer !== null }));
+    const socket = peer !== null;
+    const key = presentedKey(request);
+    const caller = authenticateNow(deps, key, ip);
+    return caller ? { caller, ip, socket } : authenticate(deps, key, ip).then((c) => ({ caller: c, ip, socket }));
   };
 }

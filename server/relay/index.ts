@@ -80,7 +80,9 @@ export function relayJsonRoutes(deps: AppDeps): Map<string, PlainRoute> {
   for (const [path, mode] of ROUTES) {
     if (MULTIPART.has(mode)) continue;
     routes.set(path, plainRoute(bodyLimit(mode, deps.config.maxBodyBytes), async (request, server, text) => {
-      const { caller, ip, socket } = await tokenCaller(request, server);
+      // A cached token answers at once: awaiting it anyway would suspend this handler on every call.
+      const who = tokenCaller(request, server);
+      const { caller, ip, socket } = who instanceof Promise ? await who : who;
       const { body, model, stream } = readBody(text, mode);
       // The client's signal only when asked for (exchange.ts LISTEN_AFTER_MS): creating it has a cost.
       return relay(deps, { mode, format: "openai", path, search: "", body, model, stream, caller, ip, get signal() { return request.signal; }, httpHeaders: request.headers, socket });

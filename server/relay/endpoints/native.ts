@@ -58,7 +58,9 @@ export function geminiTarget(tail: string): { model: string; action: string; str
 export function claudeMessagesRoute(deps: AppDeps): PlainRoute {
   const caller = tokenCallerOf(deps);
   return plainRoute(bodyLimit("native", deps.config.maxBodyBytes), async (request, server, text) => {
-    const { caller: who, ip } = await caller(request, server);
+    // A cached token answers at once (relay/index.ts relayJsonRoutes): no suspension for it.
+    const found = caller(request, server);
+    const { caller: who, ip } = found instanceof Promise ? await found : found;
     const body = parseJsonObject(text);
     const model = checkClaudeBody(body);
     const beta = request.headers.get("anthropic-beta");
@@ -80,7 +82,8 @@ export function geminiRoute(deps: AppDeps): PlainRoute {
     // The path after /v1beta/models/ or /v1/models/, as sent (geminiTarget decodes it).
     const tail = url.pathname.slice(url.pathname.indexOf("/models/") + "/models/".length);
     const { model, action, stream } = geminiTarget(tail);
-    const { caller: who, ip } = await caller(request, server);
+    const found = caller(request, server);
+    const { caller: who, ip } = found instanceof Promise ? await found : found;
     const body = parseJsonObject(text);
     // countTokens may wrap the request: {"generateContentRequest": {...}}.
     if (action === "countTokens") {

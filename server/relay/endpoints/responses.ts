@@ -7,7 +7,7 @@ import { Elysia } from "elysia";
 import type { AppDeps } from "../../deps.ts";
 import { AppError } from "../../http/errors.ts";
 import { decodeOr400 } from "../../http/paths.ts";
-import type { Caller } from "../auth.ts";
+import type { Caller, TokenCaller } from "../auth.ts";
 import { bodyLimit, parseJsonObject, textWithin } from "../body.ts";
 import { ON_RESPONSE } from "../formats/bridge.ts";
 import { PREVIOUS_RESPONSE } from "../formats/responses/answer.ts";
@@ -53,7 +53,7 @@ function asInput(output: unknown): unknown[] {
   return out;
 }
 
-export function responsesRoute(deps: AppDeps, tokenCaller: (request: Request, server: any) => Promise<{ caller: Caller; ip: string; socket: boolean }>) {
+export function responsesRoute(deps: AppDeps, tokenCaller: (request: Request, server: any) => TokenCaller | Promise<TokenCaller>) {
   return new Elysia({ name: "relay-responses" })
     .post("/v1/responses", async ({ request, server, body: raw }) => {
       const { caller, ip } = await tokenCaller(request, server as any);
