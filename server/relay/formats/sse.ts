@@ -2,6 +2,9 @@
 // unfinished tail of the current event.
 import type { SseEvent } from "../providers/types.ts";
 
+/** decode()'s options for a piece of a stream, made once instead of for every chunk. */
+const STREAMING: TextDecodeOptions = { stream: true };
+
 export class SseReader {
   private decoder = new TextDecoder();
   /** The unfinished event, in the pieces it arrived in: each new piece is scanned once, and the pieces are
@@ -15,7 +18,7 @@ export class SseReader {
 
   /** Feeds a chunk and returns every event it completed. */
   push(chunk: Uint8Array): SseEvent[] {
-    return this.add(this.decoder.decode(chunk, { stream: true }), false);
+    return this.add(this.decoder.decode(chunk, STREAMING), false);
   }
 
   /** Returns what is left when the stream ends (an event without its closing blank line). */
