@@ -85,7 +85,7 @@ export function relayJsonRoutes(deps: AppDeps): Map<string, PlainRoute> {
       const { caller, ip, socket } = who instanceof Promise ? await who : who;
       const { body, model, stream } = readBody(text, mode);
       // The client's signal only when asked for (exchange.ts LISTEN_AFTER_MS): creating it has a cost.
-      return relay(deps, { mode, format: "openai", path, search: "", body, model, stream, caller, ip, get signal() { return request.signal; }, httpHeaders: request.headers, socket });
+      return relay(deps, { mode, format: "openai", path, search: "", body, model, stream, caller, ip, incoming: request, httpHeaders: request.headers, socket });
     }));
   }
   routes.set("/v1/messages", claudeMessagesRoute(deps));

@@ -9,7 +9,7 @@ import type { AppDeps } from "../../deps.ts";
 import { AppError } from "../../http/errors.ts";
 import type { OptionStore } from "../../modules/option/store.ts";
 import { countTokens, promptText } from "../tokenizer.ts";
-import { admit, type Admission, type RelayRequest } from "./admit.ts";
+import { admit, clientSignal, type Admission, type RelayRequest } from "./admit.ts";
 import { UpstreamError, type Routed } from "./route.ts";
 import { release } from "./settle.ts";
 import { callsObserved, observeAdmission } from "../observe.ts";
@@ -149,7 +149,7 @@ export async function routeWithFallbacks<A, T>(deps: AppDeps, req: RelayRequest,
   // The call's rate-limit ticket, taken by the first admission that got that far: never counted twice.
   let ticket = adm?.ticket;
   for (const model of chain!) {
-    if (req.signal?.aborted) throw new AppError(499, "the client closed the request");
+    if (clientSignal(req)?.aborted) throw new AppError(499, "the client closed the request");
     if (req.caller.modelLimits && !req.caller.modelLimits.has(model)) {
       tried.push({ model, reason: "not_allowed" });
       continue;

@@ -13,7 +13,7 @@ import { SseReader, sseFrame } from "../formats/sse.ts";
 import { scrub } from "../formats/scrub.ts";
 import { applyParamOverride } from "../override.ts";
 import { recordUpstreamError } from "../../http/metrics.ts";
-import type { Admission, RelayRequest } from "../core/admit.ts";
+import { clientSignal, type Admission, type RelayRequest } from "../core/admit.ts";
 import type { Channel } from "../../../db/schema.ts";
 import { contextExceeded, routeWithFallbacks } from "../core/fallback.ts";
 import { errorCode, mappedStatus, providerCall, reportFailure, route, UpstreamError } from "../core/route.ts";
@@ -114,7 +114,7 @@ class UpstreamRequest implements Answer {
 
   /** Starts listening for the client going away (and stops the upstream at once if it already has). */
   listen(): void {
-    const signal = this.req.signal;
+    const signal = clientSignal(this.req);
     if (this.listening || !signal) return;
     this.listening = true;
     // No { once: true }: an options object made adding the listener cost ~0.5 µs more, and every path
@@ -131,7 +131,7 @@ class UpstreamRequest implements Answer {
   /** Ends the timer and the listening: the answer is being delivered, or the attempt failed. */
   release(): void {
     clearTimeout(this.timer);
-    if (this.listening) this.req.signal?.removeEventListener("abort", this);
+    if (this.listening) clientSignal(this.req)?.removeEventListener("abort", this);
   }
 
   abortUpstream(): void {
@@ -160,7 +160,7 @@ async function attempt(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCa
   } catch (e) {
     u.release();
     if (e instanceof AppError) return attemptEnded(req, e);
-    if (req.signal?.aborted) throw new AppError(499, "the client closed the request");
+    if (clientSignal(req)?.aborted) throw new AppError(499, "the client closed the request");
     const timedOut = (u.abort.signal.reason as Error)?.message === "timeout";
     recordUpstreamError(call.channel.id);
     reportFailure(deps, call, undefined, timedOut ? "timeout" : "connection failed");
