@@ -109,7 +109,7 @@ class UpstreamRequest implements Answer {
   private listening = false;
 
   constructor(private req: RelayRequest, readonly call: ProviderCall, readonly timeoutMs: number) {
-    this.timer = setTimeout(timeoutMs <= LISTEN_AFTER_MS ? timedOut : listenThenTime, Math.min(LISTEN_AFTER_MS, timeoutMs), this);
+    this.timer = setTimeout(timeoutMs <= LISTEN_AFTER_MS ? abortOnTimeout : listenThenTime, Math.min(LISTEN_AFTER_MS, timeoutMs), this);
   }
 
   /** Starts listening for the client going away (and stops the upstream at once if it already has). */
@@ -139,13 +139,13 @@ class UpstreamRequest implements Answer {
   }
 }
 
-function timedOut(u: UpstreamRequest): void {
+function abortOnTimeout(u: UpstreamRequest): void {
   u.abort.abort(new Error("timeout"));
 }
 
 function listenThenTime(u: UpstreamRequest): void {
   u.listen();
-  u.timer = setTimeout(timedOut, u.timeoutMs - LISTEN_AFTER_MS, u);
+  u.timer = setTimeout(abortOnTimeout, u.timeoutMs - LISTEN_AFTER_MS, u);
 }
 
 async function attempt(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCall, req: RelayRequest): Promise<Answer | AppError> {
