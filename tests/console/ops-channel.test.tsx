@@ -353,7 +353,10 @@ describe("channel page bulk actions", () => {
   test("a list that cannot be loaded says 'refresh failed' with the reason", async () => {
     fm = mockFetch(routes({ "GET /api/channel/": { success: false, message: "database is locked" } }));
     await renderApp("/channel", { user: ADMIN });
-    expect(await screen.findByText("refresh failed: database is locked")).toBeTruthy();
+    // Under a loaded CI machine the page and its toast once took longer than the 4 s default (the toast was not
+    // there yet): wait for the list request first, then give the toast the time a busy machine needs.
+    await waitFor(() => expect(fm.calls.some((c) => c.method === "GET" && c.path === "/api/channel/")).toBe(true), { timeout: 10_000 });
+    expect(await screen.findByText("refresh failed: database is locked", {}, { timeout: 10_000 })).toBeTruthy();
   });
 });
 
