@@ -47,9 +47,9 @@ class TokenCache {
   }
 
   async get(key: string): Promise<TokenEntry | null> {
-    const hit = this.map.get(key);
+    const cached = this.cached(key);
+    if (cached !== undefined) return cached;
     const now = Date.now();
-    if (hit && now - hit.at < (hit.entry ? CACHE_TTL_MS : MISS_TTL_MS)) return hit.entry;
     const gen = this.generation;
     const found = await loadToken(this.deps.db, this.dialect, key);
     const entry: TokenEntry | null = found && { ...found, allowIps: parseAllowIps(found.token.allow_ips).ranges };

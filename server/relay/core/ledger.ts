@@ -437,16 +437,10 @@ class LeaseLedger implements Ledger {
   }
 
   async take(payer: Payer, amount: number): Promise<Hold> {
-    if (amount <= 0) return noHold(payer);
-    const tokenId = limitedToken(payer);
     for (;;) {
-      const lease = this.leaseFor(payer.userId, tokenId);
-      if (lease.free >= amount) {
-        lease.free -= amount;
-        lease.held += amount;
-        lease.usedAt = performance.now();
-        return { lease, userId: payer.userId, tokenId, amount };
-      }
+      const held = this.takeNow(payer, amount);
+      if (held) return held;
+      const lease = this.leaseFor(payer.userId, limitedToken(payer));
       if (lease.toppingUp) {
         // One top-up at a time per lease: the others' calls wait for it, then look again.
         await lease.toppingUp.catch(() => {});
