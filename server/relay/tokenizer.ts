@@ -16,7 +16,9 @@ export const SYNC_STEPS = 64 * 1024;
 export const WORKER_STEPS = 8 * 1024 * 1024;
 /** Texts up to this size are counted in place by the async functions once the tables are loaded here. */
 const INLINE_CHARS = 4 * 1024;
-/** Counts waiting for the worker beyond this are counted here, capped like the synchronous functions. */
+/** Counts waiting for the worker beyond this are counted here, capped like the synchronous functions, once the
+ * tables are loaded here; until then they wait for the worker too: loading them here would stall the event loop
+ * for 100-250 ms (a burst of 64 clients leaving their streams at once did, under load). */
 const MAX_WAITING = 64;
 
 let o200k: Bpe | null = null;
@@ -24,6 +26,11 @@ let cl100k: Bpe | null = null;
 
 export function o200kBase(): Bpe {
   return (o200k ??= new Bpe(require("js-tiktoken/ranks/o200k_base") as RankFile));
+}
+
+/** Whether this thread has loaded o200k_base (the async counts never load it on the event loop). */
+export function o200kLoaded(): boolean {
+  return o200k !== null;
 }
 
 export function cl100kBase(): Bpe {
@@ -117,7 +124,7 @@ function countOffLoop(texts: string[], framing: number): Promise<number> {
   let chars = 0;
   for (const t of texts) chars += t.length;
   if (chars === 0) return Promise.resolve(framing);
-  if ((o200k && chars <= INLINE_CHARS) || workerFailed || waiting.size >= MAX_WAITING) {
+  if ((o200k && (chars <= INLINE_CHARS || waiting.size >= MAX_WAITING)) || workerFailed) {
     return Promise.resolve(framing + countTextsNow(texts));
   }
   const w = counter();
