@@ -76,49 +76,40 @@ export interface AdmitOptions {
   ticket?: RateTicket;
 }
 
+/**
+ * The usual admission, made without a promise: no write-behind backlog to wait for, the routing table current,
+ * no pinned channel, no rate limit to take, no token limits, and a hold the ledger takes without I/O. Null when
+ * any of that needs I/O (then admit() does the whole admission). Refusals are thrown as admit() rejects them.
+ * An async admission that never suspends still builds its generator, two scopes and a promise, and its caller
+ * waits a turn of the loop for it.
+ */
+export function admitNow(deps: AppDeps, req: RelayRequest, opts: AdmitOptions = {}): Admission | null {
+  const state = relayState(deps);
+  const table = state.routing.current();
+  const { caller } = req;
+  if (!table || state.writer.room() || caller.pinnedChannel !== null || caller.limits || (!opts.ticket && rateLimitOn(deps))) return null;
+  const started = performance.now();
+  const checked = screen(deps, req, table, false);
+  const price = priceFor(deps.options, req.model, caller.group, caller.acceptUnsetModel, caller.userGroup);
+  const { calls, estimate } = estimated(deps, req, checked.prompt, price, opts);
+  const hold = state.ledger.takeNow?.({ userId: caller.userId, tokenId: caller.tokenId, unlimited: caller.unlimited }, estimate) ?? null;
+  if (hold === null) return null;
+  return { req, started, price, calls, hold, ticket: opts.ticket ?? NO_RATE_LIMIT, routes: { table, candidates: checked.candidates, pinned: null }, limits: null };
+}
+
 export async function admit(deps: AppDeps, req: RelayRequest, opts: AdmitOptions = {}): Promise<Admission> {
   const started = performance.now();
-  const { caller, model, body } = req;
+  const { caller, model } = req;
   const state = relayState(deps);
   // The write-behind is too far behind the calls (the database writes slower than they settle): wait for it.
   const room = state.writer.room();
   if (room) await room;
-  if (caller.modelLimits && !caller.modelLimits.has(model)) {
-    throw new AppError(403, `this token is not allowed to use model ${model}`, "model_not_allowed");
-  }
-  const prompt = promptText(body);
-  if (findSensitive(deps, prompt) !== null) throw new AppError(400, "the prompt contains a sensitive word and was refused", "sensitive_words_detected");
-
-  // The table and the rate-limit ticket without an `await` when they need no I/O (as usual): an admission that
-  // never suspends is one promise, where each `await` made it a generator, two scopes and a turn of the loop.
   const table = state.routing.current() ?? await state.routing.get();
-  // A token of group "auto" (new-api's auto groups) runs in the first of AutoGroups the user may use that serves
-  // the model; from here on the call is routed, priced and logged in that group.
-  if (caller.group === AUTO_GROUP) {
-    const serves = (g: string) => (table.abilities.get(`${g}\n${model}`)?.length ?? 0) > 0;
-    caller.group = pickAutoGroup(deps.options, (u) => usableGroups(deps, u), caller.userGroup ?? DEFAULT_GROUP, serves) ?? caller.group;
-  }
-  const candidates = table.abilities.get(`${caller.group}\n${model}`) ?? [];
+  const { prompt, candidates } = screen(deps, req, table, caller.pinnedChannel !== null);
   const pinned = caller.pinnedChannel !== null ? await pinnedChannel(deps, table, caller.pinnedChannel) : null;
-  if (!pinned && candidates.length === 0) {
-    // A model the group has channels for, all disabled, is down (503, which SDKs retry); a model no channel
-    // of the group serves does not exist for the caller (404: not_found_error / NOT_FOUND in the native formats).
-    if (table.offline.has(`${caller.group}\n${model}`)) {
-      throw new AppError(503, `no available channel for model ${model} in group ${caller.group}: its channels are disabled`, "model_not_available");
-    }
-    throw new AppError(404, `the model '${model}' does not exist or you do not have access to it (no channel serves it in group ${caller.group})`, "model_not_found");
-  }
   const price = priceFor(deps.options, model, caller.group, caller.acceptUnsetModel, caller.userGroup);
   const ticket = opts.ticket ?? (rateLimitOn(deps) ? await takeRateLimit(deps, caller.userId, caller.group) : NO_RATE_LIMIT);
-
-  const images = req.mode === "images" || req.mode === "image_edits";
-  const calls = images ? Math.max(1, Math.min(10, Math.floor(Number(body instanceof FormData ? body.get("n") : body?.n) || 1))) : 1;
-  let estimate: number;
-  if (opts.estimate) estimate = opts.estimate(price);
-  else {
-    const maxTokens = Math.max(0, Math.floor(Number(body?.max_tokens ?? body?.max_completion_tokens ?? body?.max_output_tokens) || 0));
-    estimate = preConsumeQuota(price, estimateTokens(prompt), maxTokens, deps.options.number("PreConsumedQuota", 0), calls);
-  }
+  const { calls, estimate } = estimated(deps, req, prompt, price, opts);
   // The token's own limits and budget (none: nothing), taken with this call's estimate before the hold; a
   // fallback's admission (opts.ticket) does not count the request again.
   const limits = caller.limits ? await takeTokenLimits(deps, caller.tokenId, opts.ticket ? { ...caller.limits, rpm: 0 } : caller.limits, estimate) : null;
@@ -131,6 +122,43 @@ export async function admit(deps: AppDeps, req: RelayRequest, opts: AdmitOptions
     throw e;
   }
   return { req, started, price, calls, hold, ticket, routes: { table, candidates, pinned }, limits };
+}
+
+/** The checks that need no I/O: the token may use the model, the prompt passes the sensitive-word filter, and
+ * some channel of the caller's group serves the model (unless the token pins one). The prompt and candidates. */
+function screen(deps: AppDeps, req: RelayRequest, table: RoutingTable, pins: boolean): { prompt: string; candidates: Candidate[] } {
+  const { caller, model } = req;
+  if (caller.modelLimits && !caller.modelLimits.has(model)) {
+    throw new AppError(403, `this token is not allowed to use model ${model}`, "model_not_allowed");
+  }
+  const prompt = promptText(req.body);
+  if (findSensitive(deps, prompt) !== null) throw new AppError(400, "the prompt contains a sensitive word and was refused", "sensitive_words_detected");
+  // A token of group "auto" (new-api's auto groups) runs in the first of AutoGroups the user may use that serves
+  // the model; from here on the call is routed, priced and logged in that group.
+  if (caller.group === AUTO_GROUP) {
+    const serves = (g: string) => (table.abilities.get(`${g}\n${model}`)?.length ?? 0) > 0;
+    caller.group = pickAutoGroup(deps.options, (u) => usableGroups(deps, u), caller.userGroup ?? DEFAULT_GROUP, serves) ?? caller.group;
+  }
+  const candidates = table.abilities.get(`${caller.group}\n${model}`) ?? [];
+  if (!pins && candidates.length === 0) {
+    // A model the group has channels for, all disabled, is down (503, which SDKs retry); a model no channel
+    // of the group serves does not exist for the caller (404: not_found_error / NOT_FOUND in the native formats).
+    if (table.offline.has(`${caller.group}\n${model}`)) {
+      throw new AppError(503, `no available channel for model ${model} in group ${caller.group}: its channels are disabled`, "model_not_available");
+    }
+    throw new AppError(404, `the model '${model}' does not exist or you do not have access to it (no channel serves it in group ${caller.group})`, "model_not_found");
+  }
+  return { prompt, candidates };
+}
+
+/** The call's billed units (images: n) and the quota its hold takes before the answer is known. */
+function estimated(deps: AppDeps, req: RelayRequest, prompt: string, price: Price, opts: AdmitOptions): { calls: number; estimate: number } {
+  const body = req.body;
+  const images = req.mode === "images" || req.mode === "image_edits";
+  const calls = images ? Math.max(1, Math.min(10, Math.floor(Number(body instanceof FormData ? body.get("n") : body?.n) || 1))) : 1;
+  if (opts.estimate) return { calls, estimate: opts.estimate(price) };
+  const maxTokens = Math.max(0, Math.floor(Number(body?.max_tokens ?? body?.max_completion_tokens ?? body?.max_output_tokens) || 0));
+  return { calls, estimate: preConsumeQuota(price, estimateTokens(prompt), maxTokens, deps.options.number("PreConsumedQuota", 0), calls) };
 }
 
 async function pinnedChannel(deps: AppDeps, table: RoutingTable, id: number): Promise<Channel> {

@@ -9,7 +9,7 @@ import type { AppDeps } from "../../deps.ts";
 import { AppError } from "../../http/errors.ts";
 import type { OptionStore } from "../../modules/option/store.ts";
 import { countTokens, promptText } from "../tokenizer.ts";
-import { admit, clientSignal, type Admission, type RelayRequest } from "./admit.ts";
+import { admit, admitNow, clientSignal, type Admission, type RelayRequest } from "./admit.ts";
 import { UpstreamError, type Routed } from "./route.ts";
 import { release } from "./settle.ts";
 import { callsObserved, observeAdmission } from "../observe.ts";
@@ -116,7 +116,7 @@ export async function routeWithFallbacks<A, T>(deps: AppDeps, req: RelayRequest,
   let usedChannels: number[] = [];
   let chain: string[];
   try {
-    adm = callsObserved() ? await observeAdmission(req, () => admit(deps, req)) : await admit(deps, req);
+    adm = callsObserved() ? await observeAdmission(req, () => admit(deps, req)) : admitNow(deps, req) ?? await admit(deps, req);
   } catch (e) {
     if (fallbackReason(e) === null || !(chain = fallbackModels(deps.options, req.caller.group, req.model)).length) throw e;
     failure = e as AppError;
