@@ -114,8 +114,10 @@ export class WriteBehind {
   private userWriting = new Map<number, number>();
   private tokenWriting = new Map<number, number>();
   private pending = new Set<Promise<unknown>>();
-  /** Streamed replies still being read from upstream: their settlement is not even tracked yet. */
-  private streams = new Set<Promise<void>>();
+  /** Streamed replies still being read from upstream (their settlement is not even tracked yet), and drain()s
+   * waiting for the last of them to close. */
+  private openStreams = 0;
+  private streamsClosed: (() => void)[] = [];
   private timer: ReturnType<typeof setInterval> | null = null;
   private flushing: Promise<void> | null = null;
   private rollupsWrittenAt = Date.now();
@@ -176,24 +178,25 @@ export class WriteBehind {
     p.catch((e) => console.error("settlement failed:", e?.message ?? e)).finally(() => this.pending.delete(p));
   }
 
-  /** A streamed reply has started; call the returned function once its settlement is tracked. */
+  /** A streamed reply has started; call the returned function once its settlement is tracked. A count, not a
+   * promise per stream: drain() only needs to know when none is open. */
   streamOpened(): () => void {
-    let end!: () => void;
-    const p = new Promise<void>((resolve) => (end = resolve));
-    this.streams.add(p);
+    this.openStreams++;
+    let open = true;
     return () => {
-      this.streams.delete(p);
-      end();
+      if (!open) return;
+      open = false;
+      if (--this.openStreams === 0) for (const settled of this.streamsClosed.splice(0)) settled();
     };
   }
 
   /** Waits (at most maxWaitMs) for open streams to settle, then flushes. A client can have read a
    * stream's last event before the upstream closes it, so only this makes its charge observable. */
   async drain(maxWaitMs: number): Promise<void> {
-    if (this.streams.size > 0) {
+    if (this.openStreams > 0) {
       let timer: ReturnType<typeof setTimeout> | undefined;
       const expired = new Promise<void>((resolve) => (timer = setTimeout(resolve, maxWaitMs)));
-      await Promise.race([Promise.allSettled([...this.streams]), expired]);
+      await Promise.race([new Promise<void>((resolve) => this.streamsClosed.push(resolve)), expired]);
       clearTimeout(timer);
     }
     await this.flush(true);

@@ -58,3 +58,29 @@ test("sqlite: a relay call arriving at a full backlog waits for the writer, then
     await fx.close();
   }
 }, 30_000);
+
+test("drain() waits for the open streams to close (each closer counts once), and at most maxWaitMs", async () => {
+  const ctx = await testContext({ kind: "sqlite" });
+  try {
+    const writer = new WriteBehind(ctx.deps.db, 0, policy);
+    await writer.drain(1000); // none open: at once
+    const a = writer.streamOpened();
+    const b = writer.streamOpened();
+    let drained = false;
+    const draining = writer.drain(5000).then(() => (drained = true));
+    a();
+    a(); // a second call of the same closer does not close another stream
+    await Bun.sleep(30);
+    expect(drained).toBe(false);
+    b();
+    await draining;
+    expect(drained).toBe(true);
+    // A stream that never closes holds drain() for maxWaitMs only.
+    writer.streamOpened();
+    const t0 = performance.now();
+    await writer.drain(100);
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(90);
+  } finally {
+    await ctx.close();
+  }
+});
