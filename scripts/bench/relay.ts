@@ -2,7 +2,7 @@
 // routing, logging all on, SQLite) measured against the same load in one run, each in its own process.
 //
 //   bun scripts/bench/relay.ts [--seconds 3] [--concurrency 1,16,64] [--modes json,stream] [--targets direct,proxy,minimal,gateway]
-//                              [--soak 60] [--soak-concurrency 64] [--cpu-prof DIR] [--perf DIR] [--users 1] [--driver bun|wrk]
+//                              [--soak 60] [--soak-concurrency 64] [--cpu-prof DIR] [--perf DIR] [--gc-log DIR] [--users 1] [--driver bun|wrk]
 //   (PG_DSN=postgres://... : the gateway runs on a fresh PostgreSQL database instead of SQLite; MYSQL_DSN=mysql://...
 //   without PG_DSN: on a fresh MySQL database)
 //
@@ -17,6 +17,7 @@ import { spawn, type Subprocess } from "bun";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { describeGc, summariseGcLog } from "./gc-log.ts";
 
 const role = process.argv[2];
 const MODEL = "bench-model";
@@ -71,9 +72,12 @@ function watchStalls(): () => Response {
   return () => {
     const out = stall;
     stall = 0;
+    // --gc-log: the reads bracket each cell, so the mark splits the collection log by cell.
+    if (process.env.BUN_JSC_logGC) console.error(GC_MARK);
     return Response.json({ stall: out });
   };
 }
+const GC_MARK = "-- relay bench: stall read --";
 const STALL_PATH = "/__bench/stall";
 
 /**
@@ -195,10 +199,22 @@ const perfDir = (() => {
   return i >= 0 ? process.argv[i + 1] : "";
 })();
 
+/** `--gc-log DIR`: each hop runs with JavaScriptCore's collection log on, written to DIR/<hop>.log, and each
+ * measured cell prints its hops' collections, pauses and allocation (scripts/bench/gc-log.ts). */
+const gcLogDir = (() => {
+  const i = process.argv.indexOf("--gc-log");
+  return i >= 0 ? process.argv[i + 1] : "";
+})();
+
 let start = async (args: string[]): Promise<{ proc: Subprocess; info: any }> => {
   const prof = profileDir && args[0] !== "mock" ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
-  const env = perfDir && args[0] !== "mock" ? { ...process.env, BUN_JSC_useJITDump: "1", BUN_JSC_jitDumpDirectory: perfDir } : process.env;
-  const proc = spawn([process.execPath, ...prof, import.meta.path, ...args], { stdout: "pipe", stderr: "inherit", env });
+  let env: Record<string, string | undefined> = perfDir && args[0] !== "mock" ? { ...process.env, BUN_JSC_useJITDump: "1", BUN_JSC_jitDumpDirectory: perfDir } : process.env;
+  const gcLog = gcLogDir && args[0] !== "mock" ? join(gcLogDir, `${args[0]}.log`) : "";
+  if (gcLog) {
+    mkdirSync(gcLogDir, { recursive: true });
+    env = { ...env, BUN_JSC_logGC: "1" };
+  }
+  const proc = spawn([process.execPath, ...prof, import.meta.path, ...args], { stdout: "pipe", stderr: gcLog ? Bun.file(gcLog) : "inherit", env });
   if (prof.length) console.log(`cpu profile of the ${args[0]}: ${profileDir}/*.${proc.pid}.*.cpuprofile`);
   const reader = proc.stdout.getReader();
   let text = "";
@@ -312,6 +328,14 @@ async function wrkLoad(t: Target, concurrency: number, seconds: number, body: st
   return { n: r.n as number, elapsed: r.us / 1e6, p50: r.p50 / 1000, p99: r.p99 / 1000, p999: r.p999 / 1000, errors: r.errors as number };
 }
 
+/** The hop's collections during the cell just measured: its log between the last two stall reads. */
+async function cellGc(t: Target, seconds: number): Promise<string> {
+  await Bun.sleep(100); // the hop's stderr reaches the file
+  const parts = readFileSync(join(gcLogDir, `${t.name}.log`), "utf8").split(GC_MARK);
+  const s = summariseGcLog(parts[parts.length - 2] ?? "");
+  return s ? describeGc(s, seconds) : "none";
+}
+
 async function load(t: Target, concurrency: number, seconds: number, stream: boolean, record = false) {
   const body = JSON.stringify({ model: MODEL, stream, messages: [{ role: "user", content: "Say hello to the benchmark." }] });
   const keys = t.keys ?? ["sk-direct"];
@@ -349,6 +373,7 @@ async function load(t: Target, concurrency: number, seconds: number, stream: boo
   if (!byWrk) await Promise.all(Array.from({ length: concurrency }, worker));
   const stall = measured ? ((await (await fetch(t.url + STALL_PATH)).json()) as any).stall as number : NaN;
   const elapsed = byWrk ? byWrk.elapsed : (performance.now() - started) / 1000;
+  const gc = record && gcLogDir && measured ? await cellGc(t, elapsed) : "";
   const calls = byWrk ? byWrk.n : lat.length;
   await stopPerf?.(calls);
   const cpu = cpuMs(t.proc.pid) - cpu0;
@@ -356,8 +381,8 @@ async function load(t: Target, concurrency: number, seconds: number, stream: boo
   const waitMsPerS = (mainWaitNs(t.proc.pid) - wait0) / 1e6 / elapsed;
   lat.sort((a, b) => a - b);
   ttfb.sort((a, b) => a - b);
-  if (byWrk) return { rps: calls / elapsed, p50: byWrk.p50, p99: byWrk.p99, p999: byWrk.p999, ttfb: NaN, cpuPerReq: cpu / Math.max(1, calls), threads, waitMsPerS, errors: byWrk.errors, n: calls, stall };
-  return { rps: lat.length / elapsed, p50: pct(lat, 0.5), p99: pct(lat, 0.99), p999: pct(lat, 0.999), ttfb: pct(ttfb, 0.5), cpuPerReq: cpu / Math.max(1, lat.length), threads, waitMsPerS, errors, n: lat.length, stall };
+  if (byWrk) return { rps: calls / elapsed, p50: byWrk.p50, p99: byWrk.p99, p999: byWrk.p999, ttfb: NaN, cpuPerReq: cpu / Math.max(1, calls), threads, waitMsPerS, errors: byWrk.errors, n: calls, stall, gc };
+  return { rps: lat.length / elapsed, p50: pct(lat, 0.5), p99: pct(lat, 0.99), p999: pct(lat, 0.999), ttfb: pct(ttfb, 0.5), cpuPerReq: cpu / Math.max(1, lat.length), threads, waitMsPerS, errors, n: lat.length, stall, gc };
 }
 
 async function main() {
@@ -411,6 +436,7 @@ async function main() {
         console.log(`${(stream ? "stream" : "json").padEnd(6)} ${String(c).padStart(3)}   ${t.name.padEnd(8)} ${x.rps.toFixed(0).padStart(6)} ${x.p50.toFixed(3).padStart(9)} ${x.p99.toFixed(3).padStart(8)} ${x.p999.toFixed(3).padStart(8)} ${stream && !Number.isNaN(x.ttfb) ? x.ttfb.toFixed(3).padStart(8) : "       -"} ${x.cpuPerReq.toFixed(3).padStart(11)} ${String(x.errors).padStart(7)} ${Number.isNaN(x.stall) ? "        -" : x.stall.toFixed(2).padStart(9)}`);
       }
       for (const t of targets) if (t.name !== "direct") console.log(`               ${t.name} CPU µs per call by thread: ${r[t.name].threads}; main thread waited for a core ${r[t.name].waitMsPerS.toFixed(0)} ms per s`);
+      if (gcLogDir) for (const t of targets) if (t.name !== "direct") console.log(`               ${t.name} collections: ${r[t.name].gc}`);
       const d = r.direct, p = r.proxy, g = r.gateway, m = r.minimal;
       if (!d || !p || !g || !m) continue;
       summary.push(`${stream ? "stream" : "json  "} c=${String(c).padEnd(3)} gateway/proxy throughput ${(g.rps / p.rps).toFixed(2)}x; added p50 vs direct: proxy ${(p.p50 - d.p50).toFixed(3)} ms, gateway ${(g.p50 - d.p50).toFixed(3)} ms` +
