@@ -28,7 +28,8 @@ export function o200kBase(): Bpe {
   return (o200k ??= new Bpe(require("js-tiktoken/ranks/o200k_base") as RankFile));
 }
 
-/** Whether this thread has loaded o200k_base (the async counts never load it on the event loop). */
+/** Whether this thread has loaded o200k_base (while the counting worker runs, the async counts never load it
+ * on the event loop). */
 export function o200kLoaded(): boolean {
   return o200k !== null;
 }

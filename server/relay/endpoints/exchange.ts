@@ -498,4 +498,3 @@ const SSE_OK: ResponseInit = {
   status: 200,
   headers: new Headers({ "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", connection: "keep-alive", "x-accel-buffering": "no" }),
 };
-
