@@ -181,8 +181,10 @@ async function start(args: string[], env: Record<string, string> = {}, stderr: a
   return { proc, port: JSON.parse(text.split("\n")[0]).port as number };
 }
 
+/** User + system CPU time of a process, ms (USER_HZ 100). */
 const cpuMs = (pid: number) => {
-  const f = readFileSync(`/proc/${pid}/stat`, "utf8").slice(readFileSync(`/proc/${pid}/stat`, "utf8").lastIndexOf(")") + 2).split(" ");
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
 };
 
