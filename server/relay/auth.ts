@@ -64,18 +64,18 @@ export function authenticateNow(deps: AppDeps, rawKey: string, ip: string): Call
   return entry === undefined ? null : callerFor(deps, entry, rawKey, ip);
 }
 
-/** The key with sk- taken off: KEY, or KEY-CHANNELID. */
-function bareKey(rawKey: string): string {
-  return rawKey.startsWith(TOKEN_KEY_PREFIX) ? rawKey.slice(TOKEN_KEY_PREFIX.length) : rawKey;
+/** Where a presented key's own part (KEY, or KEY-CHANNELID) starts: after sk- when it has one. */
+function keyStart(rawKey: string): number {
+  return rawKey.startsWith(TOKEN_KEY_PREFIX) ? TOKEN_KEY_PREFIX.length : 0;
 }
 
 /** The token's key in a presented key; throws 401 on a missing or malformed one. Read without split()'s array. */
 function tokenKeyOf(rawKey: string): string {
   if (!rawKey) throw new AppError(401, "no API key provided: send Authorization: Bearer sk-...", "invalid_api_key");
-  const bare = bareKey(rawKey);
-  const dash = bare.indexOf("-");
-  const key = dash === -1 ? bare : bare.slice(0, dash);
-  if (!key || (dash !== -1 && bare.indexOf("-", dash + 1) !== -1)) throw new AppError(401, "invalid API key", "invalid_api_key");
+  const start = keyStart(rawKey);
+  const dash = rawKey.indexOf("-", start);
+  const key = dash === -1 ? rawKey.slice(start) : rawKey.slice(start, dash);
+  if (!key || (dash !== -1 && rawKey.indexOf("-", dash + 1) !== -1)) throw new AppError(401, "invalid API key", "invalid_api_key");
   return key;
 }
 
@@ -100,12 +100,11 @@ function callerFor(deps: AppDeps, entry: TokenEntry | null, rawKey: string, ip: 
   if (user.deleted_at || user.status !== USER_STATUS.enabled) throw new AppError(403, "user has been banned", "user_banned");
   if (!ipAllowed(allowIps, ip)) throw new AppError(403, `this token may not be used from ${ip}`, "ip_not_allowed");
 
-  const bare = bareKey(rawKey);
-  const dash = bare.indexOf("-");
+  const dash = rawKey.indexOf("-", keyStart(rawKey));
   let pinnedChannel: number | null = null;
   if (dash !== -1) {
     if (user.role < ROLE.admin) throw new AppError(403, "ordinary users cannot specify a channel", "channel_pinning_forbidden");
-    const id = Number(bare.slice(dash + 1));
+    const id = Number(rawKey.slice(dash + 1));
     if (!Number.isInteger(id) || id <= 0) throw new AppError(400, "the channel id after the key must be a positive integer");
     pinnedChannel = id;
   }

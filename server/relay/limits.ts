@@ -11,12 +11,12 @@ export interface RateTicket {
 
 export const NO_RATE_LIMIT: RateTicket = { succeeded() {} };
 
-/** Refuses with 429 when the user's total or successful requests in the current window reach the limit. */
 /** Whether takeRateLimit has anything to count (ModelRequestRateLimitEnabled); when not, its ticket is NO_RATE_LIMIT. */
 export function rateLimitOn(deps: AppDeps): boolean {
   return deps.options.bool("ModelRequestRateLimitEnabled");
 }
 
+/** Refuses with 429 when the user's total or successful requests in the current window reach the limit. */
 export async function takeRateLimit(deps: AppDeps, userId: number, group: string): Promise<RateTicket> {
   const o = deps.options;
   if (!rateLimitOn(deps)) return NO_RATE_LIMIT;
