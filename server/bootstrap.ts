@@ -7,8 +7,10 @@ import { openCache } from "./infra/cache.ts";
 import { startSqliteWorker } from "./infra/sqlite-worker.ts";
 import { startSqlWorker } from "./infra/sql-worker.ts";
 import { stopWorker } from "./infra/statement-worker.ts";
+import { closeIdleStreamConnections, configureStreamClient } from "./infra/stream-client.ts";
 
 export async function buildDeps(config: Config): Promise<AppDeps> {
+  configureStreamClient(config.streamClient);
   const db = await openDatabase({ kind: config.database.kind, url: config.database.url, sqlitePath: config.database.sqlitePath });
   const options = new OptionStore(db);
   await options.load();
@@ -38,5 +40,6 @@ export async function closeDeps(deps: AppDeps): Promise<void> {
   await deps.options.settled();
   await stopWorker(deps.db);
   await deps.cache.close();
+  closeIdleStreamConnections();
   await deps.db.destroy();
 }

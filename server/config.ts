@@ -23,6 +23,9 @@ export interface Config {
   batchUpdateIntervalMs: number;
   channelTestFrequencyMinutes: number;
   relayTimeoutMs: number;
+  /** How streamed upstream calls are made (UPSTREAM_STREAM_CLIENT: socket, the default, or fetch) and the
+   * protocols fetch() sends through a proxy from HTTP_PROXY / HTTPS_PROXY (the socket client leaves those to it). */
+  streamClient: { enabled: boolean; proxiedProtocols: string[] };
   consoleDir: string | null;
   metricsEnabled: boolean;
   /** METRICS_TOKEN: when set, GET /metrics answers only `Authorization: Bearer <it>` (Prometheus' bearer_token). */
@@ -171,6 +174,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     batchUpdateIntervalMs: int(env.BATCH_UPDATE_INTERVAL, 1000),
     channelTestFrequencyMinutes: int(env.CHANNEL_TEST_FREQUENCY, 0),
     relayTimeoutMs: int(env.RELAY_TIMEOUT, 300) * 1000,
+    streamClient: {
+      enabled: (env.UPSTREAM_STREAM_CLIENT?.trim().toLowerCase() || "socket") !== "fetch",
+      proxiedProtocols: [...(env.HTTP_PROXY || env.http_proxy ? ["http:"] : []), ...(env.HTTPS_PROXY || env.https_proxy ? ["https:"] : [])],
+    },
     consoleDir: flags.consoleDir ?? env.CONSOLE_DIR ?? null,
     metricsEnabled: bool(env.METRICS_ENABLED, false),
     metricsToken: env.METRICS_TOKEN?.trim() || null,

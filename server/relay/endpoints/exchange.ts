@@ -4,6 +4,7 @@
 import type { AppDeps } from "../../deps.ts";
 import { AppError, errorBody } from "../../http/errors.ts";
 import type { ProviderAdaptor, ProviderCall, Usage } from "../providers/types.ts";
+import { sendUpstream } from "../providers/settings.ts";
 import { adaptorFor } from "../providers/index.ts";
 import { relayState } from "../state.ts";
 import { retryable } from "../select.ts";
@@ -156,7 +157,7 @@ async function attempt(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCa
     const built = adaptor.buildRequest(call, upstreamBody(req, call));
     const up = applyParamOverride(adaptor, call, built instanceof Promise ? await built : built);
     const init: RequestInit = { method: up.method ?? "POST", headers: up.headers, body: up.body, signal: u.abort.signal, redirect: "manual" };
-    res = await (adaptor.send ? adaptor.send(call, up.url, init) : fetch(up.url, init));
+    res = await (adaptor.send ? adaptor.send(call, up.url, init) : sendUpstream(call, up.url, init));
   } catch (e) {
     u.release();
     if (e instanceof AppError) return attemptEnded(req, e);

@@ -7,6 +7,7 @@
 //   force_format, thinking_to_content   read by the OpenAI-compatible adaptor (providers/openai/index.ts)
 import type { ClientFormat, ProviderAdaptor, ProviderCall, RelayMode } from "./types.ts";
 import { proxyUrl } from "../../infra/proxy.ts";
+import { streamFetch } from "../../infra/stream-client.ts";
 
 /** The channel settings a relay call reads, typed. Unknown or wrongly typed values count as unset. */
 export interface ChannelSettings {
@@ -44,6 +45,12 @@ function readSettings(o: Record<string, unknown>): ChannelSettings {
 export async function withChannelProxy(call: Pick<ProviderCall, "options">, init: RequestInit = {}): Promise<RequestInit> {
   const proxy = await proxyUrl(channelSettings(call.options).proxy);
   return proxy ? ({ ...init, proxy } as RequestInit) : init;
+}
+
+/** A call's main upstream request: a streamed call through the stream client (infra/stream-client.ts, which
+ * hands a proxied request to fetch), any other through fetch. */
+export function sendUpstream(call: Pick<ProviderCall, "stream">, url: string, init: RequestInit): Promise<Response> {
+  return call.stream ? streamFetch(url, init) : fetch(url, init);
 }
 
 /** fetch through the channel's proxy (for the extra requests an adaptor makes: tokens, task polls, audio files). */
@@ -108,8 +115,8 @@ export function withChannelSettings(adaptor: ProviderAdaptor): ProviderAdaptor {
     },
     send(call, url, init) {
       // Most channels have no proxy: no extra promise on the hot path for them.
-      if (!channelSettings(call.options).proxy) return adaptor.send ? adaptor.send(call, url, init) : fetch(url, init);
-      return withChannelProxy(call, init).then((proxied) => (adaptor.send ? adaptor.send(call, url, proxied) : fetch(url, proxied)));
+      if (!channelSettings(call.options).proxy) return adaptor.send ? adaptor.send(call, url, init) : sendUpstream(call, url, init);
+      return withChannelProxy(call, init).then((proxied) => (adaptor.send ? adaptor.send(call, url, proxied) : sendUpstream(call, url, proxied)));
     },
   };
   wrapped.set(adaptor, out);

@@ -10,7 +10,7 @@ import { DEFAULT_CHANNEL_MODELS } from "../../../catalogue/models.ts";
 import { openaiAdaptor } from "../openai/index.ts";
 import { upstreamUrl } from "../openai/quirks.ts";
 import { errorResponse, providerErrorMessage, usageOf } from "../openai/chunks.ts";
-import { channelFetch } from "../settings.ts";
+import { channelFetch, sendUpstream } from "../settings.ts";
 
 /** The DashScope host of a base URL (the compatible-mode or native API path it may carry is dropped). */
 export const dashscopeHost = (base: string) => base.replace(/\/(compatible-mode(\/v1)?|api\/v1)$/, "");
@@ -92,7 +92,7 @@ export const aliAdaptor: ProviderAdaptor = {
     return { url: host + path, headers, body: JSON.stringify(payload) };
   },
   async send(call, url, init) {
-    const res = await fetch(url, init);
+    const res = await sendUpstream(call, url, init);
     if (!res.ok || !NATIVE.has(call.mode)) return res;
     if (call.mode === "audio_speech") return speech(call, res);
     if (call.mode !== "images") return res;

@@ -6,7 +6,7 @@ import type { ProviderAdaptor, ProviderCall, SseEvent } from "../types.ts";
 import { AppError } from "../../../http/errors.ts";
 import { DEFAULT_CHANNEL_MODELS } from "../../../catalogue/models.ts";
 import { ConvertedStream, chatCompletion, contentText, providerErrorMessage, rejectErrorBody, usageOf, type ToolCall } from "../openai/chunks.ts";
-import { channelFetch } from "../settings.ts";
+import { channelFetch, sendUpstream } from "../settings.ts";
 import { usageFrom } from "../openai/usage.ts";
 
 /** Model name → endpoint of the chat API (names one-api users have in their channels; others lower-cased). */
@@ -154,14 +154,14 @@ export const baiduAdaptor: ProviderAdaptor = {
     return { url, headers: { "content-type": "application/json" }, body: JSON.stringify(out) };
   },
   async send(call, url, init) {
-    let res = await rejectErrorBody(await fetch(url, init), errorOf);
+    let res = await rejectErrorBody(await sendUpstream(call, url, init), errorOf);
     if (res.status === 401) {
       const code = (await res.clone().json().catch(() => null))?.error?.code;
       if (TOKEN_ERRORS.has(Number(code))) {
         // The token was revoked or expired early: one fresh token, one more try.
         const token = await accessToken(call, true);
         const retry = url.replace(/access_token=[^&]*/, `access_token=${encodeURIComponent(token)}`);
-        res = await rejectErrorBody(await fetch(retry, init), errorOf);
+        res = await rejectErrorBody(await sendUpstream(call, retry, init), errorOf);
       }
     }
     return res;

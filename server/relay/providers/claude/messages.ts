@@ -2,6 +2,7 @@
 // (33) and Claude on Vertex (41): request body for the call's client format, response and stream
 // mapping, usage. Only URL, auth and two body fields differ between the three.
 import type { ParsedResponse, ProviderCall, SseEvent, StreamMapper, Usage } from "../types.ts";
+import { sendUpstream } from "../settings.ts";
 import { sseFrame, SSE_DONE } from "../../formats/sse.ts";
 import { plainName, scrub, scrubFrame } from "../../formats/scrub.ts";
 import { perModel, siteOf } from "../site.ts";
@@ -99,7 +100,7 @@ const MORE = "_fan_out";
  */
 export async function claudeSend(call: ProviderCall, url: string, init: RequestInit): Promise<Response> {
   const n = requestFacts.get(call)?.fanOut ?? 1;
-  if (n <= 1) return fetch(url, init);
+  if (n <= 1) return sendUpstream(call, url, init);
   const all = await Promise.all(Array.from({ length: n }, () => fetch(url, init)));
   const failed = all.find((r) => !r.ok);
   if (failed) {

@@ -5,6 +5,7 @@
 // keep working through it. A signed body cannot change afterwards, so this adaptor applies the channel's
 // param_override itself.
 import type { ProviderAdaptor, ProviderCall, SseEvent } from "../types.ts";
+import { sendUpstream } from "../settings.ts";
 import { DEFAULT_CHANNEL_MODELS } from "../../../catalogue/models.ts";
 import { openaiAdaptor } from "../openai/index.ts";
 import { upstreamUrl } from "../openai/quirks.ts";
@@ -119,7 +120,7 @@ export const tencentAdaptor: ProviderAdaptor = {
     return { url: `${base}/`, headers, body: payload };
   },
   async send(call, url, init) {
-    const res = await fetch(url, init);
+    const res = await sendUpstream(call, url, init);
     return signed(call) ? rejectErrorBody(res, errorOf) : res;
   },
   parseResponse(call, json) {

@@ -2,6 +2,7 @@
 // OAuth token minted from the service-account JSON stored as the channel key. The region comes from
 // the channel's `other` field: a region name, or JSON {"default": "...", "<model>": "..."}.
 import type { ProviderAdaptor, ProviderCall } from "../types.ts";
+import { sendUpstream } from "../settings.ts";
 import { AppError } from "../../../http/errors.ts";
 import { DEFAULT_CHANNEL_MODELS } from "../../../catalogue/models.ts";
 import { ClaudeStreamMapper, claudeErrorMessage, claudeModelHeaders, claudeRequestFor, claudeSend, parseClaudeResponse } from "../claude/messages.ts";
@@ -91,7 +92,7 @@ export const vertexAdaptor: ProviderAdaptor = {
       body: JSON.stringify(out),
     };
   },
-  send: (call, url, init) => (isClaudeModel(call.upstreamModel) ? claudeSend(call, url, init) : fetch(url, init)),
+  send: (call, url, init) => (isClaudeModel(call.upstreamModel) ? claudeSend(call, url, init) : sendUpstream(call, url, init)),
   parseResponse: (call, json) => (isClaudeModel(call.upstreamModel) ? parseClaudeResponse(call, json) : parseGeminiResponse(call, json)),
   generatedText: (call, json) => (isClaudeModel(call.upstreamModel) ? claudeGeneratedText(json) : geminiGeneratedText(json)),
   streamMapper: (call) => (isClaudeModel(call.upstreamModel) ? new ClaudeStreamMapper(call) : new GeminiStreamMapper(call)),

@@ -4,6 +4,7 @@
 // the v3 model API (…/model-api/{model}/invoke, or sse-invoke with "add"/"finish" events whose finish
 // carries the usage in a `meta:` line).
 import type { ProviderAdaptor, ProviderCall, SseEvent } from "../types.ts";
+import { sendUpstream } from "../settings.ts";
 import { AppError } from "../../../http/errors.ts";
 import { DEFAULT_CHANNEL_MODELS } from "../../../catalogue/models.ts";
 import { openaiAdaptor } from "../openai/index.ts";
@@ -113,7 +114,7 @@ export const zhipuAdaptor: ProviderAdaptor = {
     };
   },
   async send(call, url, init) {
-    const res = await fetch(url, init);
+    const res = await sendUpstream(call, url, init);
     if (!isLegacy(call)) return res;
     return rejectErrorBody(res, (j) => (j && j.success === false ? { status: zhipuStatus(Number(j.code)), message: String(j.msg ?? "upstream error"), code: j.code } : null));
   },

@@ -1,0 +1,486 @@
+// The relay's streamed upstream calls go through this keep-alive HTTP/1.1 client over `Bun.connect` instead of
+// `fetch()`. Why: Bun's reader of a fetch() body allocates its 256 KB chunk buffer for every stream before the
+// first read; at 64 concurrent streams that was ~1.5 GB/s of garbage, 40+ collections a second and ~10 % of the
+// time paused (README, "Session 14"). Here the socket's own chunks become the body's chunks (each a fresh buffer),
+// so a stream allocates what it carries. `streamFetch()` answers a real `Response` (status, headers, a body stream
+// with backpressure), so everything downstream reads it as it read fetch()'s.
+//
+// It takes only what it does exactly like fetch(): http/https URLs with `redirect: "manual"`, a string or byte
+// body, no proxy (a channel's proxy, or HTTP(S)_PROXY in the environment), no custom TLS; anything else, or
+// UPSTREAM_STREAM_CLIENT=fetch, goes to fetch(). TLS verifies the certificate and host name as fetch() does
+// (system CAs plus NODE_EXTRA_CA_CERTS; NODE_TLS_REJECT_UNAUTHORIZED=0 turns it off for both).
+import { isIP } from "node:net";
+import type { Socket } from "bun";
+
+export interface StreamClientSettings {
+  /** false: every call goes to fetch() (UPSTREAM_STREAM_CLIENT=fetch). */
+  enabled: boolean;
+  /** Protocols ("http:", "https:") that fetch() sends through a proxy from the environment. */
+  proxiedProtocols: string[];
+}
+
+let settings: StreamClientSettings = { enabled: true, proxiedProtocols: [] };
+
+/** Set once at start-up from the configuration. */
+export function configureStreamClient(s: StreamClientSettings): void {
+  settings = s;
+}
+
+/** An idle connection is closed after this long (or sooner when the server's Keep-Alive says so): servers close
+ * theirs after 5 s (Node's default) to 60 s and more; reusing one they are closing costs a retry. */
+const IDLE_MS = 4000;
+/** At most this many idle connections are kept per origin; more are closed when they come back. */
+const MAX_IDLE_PER_ORIGIN = 256;
+/** A response head larger than this is refused. */
+const MAX_HEAD_BYTES = 64 * 1024;
+/** The body stream asks for more (resumes the socket) when fewer than this many chunks wait unread. */
+const BODY_HIGH_WATER_CHUNKS = 16;
+
+/** fetch() for a streamed upstream call: through the socket client when it can take the request, else fetch(). */
+export function streamFetch(url: string, init: RequestInit): Promise<Response> {
+  if (!settings.enabled || init.redirect !== "manual" || init.method === "HEAD" || (init as any).proxy || (init as any).tls || (init as any).unix) return fetch(url, init);
+  const body = init.body;
+  if (body != null && typeof body !== "string" && !(body instanceof Uint8Array) && !(body instanceof ArrayBuffer)) return fetch(url, init);
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return fetch(url, init);
+  }
+  if ((u.protocol !== "http:" && u.protocol !== "https:") || settings.proxiedProtocols.includes(u.protocol) || u.username || u.password) return fetch(url, init);
+  let head: string;
+  try {
+    head = requestHead(u, init, body);
+  } catch (e) {
+    return Promise.reject(e);
+  }
+  return new Promise<Response>((resolve, reject) => new Exchange(poolFor(u), head, body as string | Uint8Array | ArrayBuffer | null | undefined, init.signal ?? null, resolve, reject).start());
+}
+
+function requestHead(u: URL, init: RequestInit, body: unknown): string {
+  const method = (init.method ?? "GET").toUpperCase();
+  if (!/^[A-Z]+$/.test(method)) throw new TypeError(`invalid method ${method}`);
+  // A Headers object checks names and values (no CR, LF or NUL: nothing can be smuggled into the head).
+  const headers = new Headers(init.headers);
+  let head = `${method} ${u.pathname}${u.search} HTTP/1.1\r\n`;
+  if (!headers.has("host")) head += `host: ${u.host}\r\n`;
+  for (const [name, value] of headers) {
+    if (name === "content-length" || name === "transfer-encoding" || name === "connection") continue;
+    head += `${name}: ${value}\r\n`;
+  }
+  if (!headers.has("accept")) head += "accept: */*\r\n";
+  if (!headers.has("user-agent")) head += `user-agent: Bun/${Bun.version}\r\n`;
+  // An uncompressed stream: chunks reach the client as they come; a server that compresses anyway is decoded.
+  if (!headers.has("accept-encoding")) head += "accept-encoding: identity\r\n";
+  const length = body == null ? 0 : typeof body === "string" ? Buffer.byteLength(body) : (body as Uint8Array | ArrayBuffer).byteLength;
+  if (body != null || !(method === "GET" || method === "HEAD")) head += `content-length: ${length}\r\n`;
+  return head + "connection: keep-alive\r\n\r\n";
+}
+
+/** The connections to one origin. */
+class Pool {
+  idle: Conn[] = [];
+  constructor(readonly host: string, readonly port: number, readonly tls: boolean, readonly serverName: string | undefined) {}
+
+  /** An idle connection that is still open, if any (the most recently used: the least likely to be closing). */
+  take(): Conn | undefined {
+    for (;;) {
+      const c = this.idle.pop();
+      if (!c) return undefined;
+      if (c.closed) continue;
+      if (c.idleUntil <= Date.now()) {
+        c.destroy();
+        continue;
+      }
+      c.sock!.ref();
+      return c;
+    }
+  }
+
+  release(c: Conn, keepAliveMs: number): void {
+    if (c.closed) return;
+    if (this.idle.length >= MAX_IDLE_PER_ORIGIN) return c.destroy();
+    c.idleUntil = Date.now() + keepAliveMs;
+    c.sock!.unref();
+    this.idle.push(c);
+    sweepSoon();
+  }
+
+  forget(c: Conn): void {
+    const i = this.idle.indexOf(c);
+    if (i >= 0) this.idle.splice(i, 1);
+  }
+
+  sweep(now: number): void {
+    const keep: Conn[] = [];
+    for (const c of this.idle) {
+      if (c.closed) continue;
+      if (c.idleUntil <= now) c.destroy();
+      else keep.push(c);
+    }
+    this.idle = keep;
+  }
+}
+
+const pools = new Map<string, Pool>();
+
+function poolFor(u: URL): Pool {
+  const key = u.protocol + u.host;
+  let pool = pools.get(key);
+  if (!pool) {
+    const tls = u.protocol === "https:";
+    const host = u.hostname.startsWith("[") ? u.hostname.slice(1, -1) : u.hostname;
+    const port = u.port ? Number(u.port) : tls ? 443 : 80;
+    pool = new Pool(host, port, tls, tls && !isIP(host) ? host : undefined);
+    pools.set(key, pool);
+  }
+  return pool;
+}
+
+let sweeper: ReturnType<typeof setInterval> | null = null;
+
+function sweepSoon(): void {
+  if (sweeper) return;
+  sweeper = setInterval(() => {
+    const now = Date.now();
+    let idle = 0;
+    for (const pool of pools.values()) {
+      pool.sweep(now);
+      idle += pool.idle.length;
+    }
+    if (idle === 0 && sweeper) {
+      clearInterval(sweeper);
+      sweeper = null;
+    }
+  }, 1000);
+  sweeper.unref?.();
+}
+
+/** Closes every idle connection (tests, shutdown). */
+export function closeIdleStreamConnections(): void {
+  for (const pool of pools.values()) {
+    for (const c of pool.idle) c.destroy();
+    pool.idle = [];
+  }
+}
+
+/** How many idle connections the client keeps (tests). */
+export function idleStreamConnections(): number {
+  let n = 0;
+  for (const pool of pools.values()) n += pool.idle.filter((c) => !c.closed).length;
+  return n;
+}
+
+/** One socket; carries one exchange at a time. */
+class Conn {
+  sock: Socket<Conn> | null = null;
+  exchange: Exchange | null = null;
+  closed = false;
+  /** Has carried an exchange before: a close before any answer may be the server closing it while idle. */
+  used = false;
+  idleUntil = 0;
+  /** Request bytes the socket did not take yet (written on drain). */
+  unsent: Buffer | null = null;
+  constructor(readonly pool: Pool) {}
+
+  send(head: string, body: string | Uint8Array | ArrayBuffer | null | undefined): void {
+    const sock = this.sock!;
+    if (body == null || typeof body === "string") {
+      const text = body ? head + body : head;
+      const written = sock.write(text);
+      if (written < Buffer.byteLength(text)) this.unsent = Buffer.from(text).subarray(Math.max(0, written));
+      return;
+    }
+    const bytes = Buffer.concat([Buffer.from(head, "latin1"), body instanceof ArrayBuffer ? new Uint8Array(body) : body]);
+    const written = sock.write(bytes);
+    if (written < bytes.length) this.unsent = bytes.subarray(Math.max(0, written));
+  }
+
+  drain(): void {
+    if (!this.unsent) return;
+    const written = this.sock!.write(this.unsent);
+    this.unsent = written >= this.unsent.length ? null : this.unsent.subarray(Math.max(0, written));
+  }
+
+  destroy(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.pool.forget(this);
+    this.sock?.terminate();
+  }
+}
+
+const HANDLERS = {
+  binaryType: "buffer" as const,
+  data(sock: Socket<Conn>, data: Buffer) {
+    const ex = sock.data.exchange;
+    if (ex) ex.onData(data);
+    // Bytes from an idle connection: nothing asked for them; the connection cannot be trusted any more.
+    else sock.data.destroy();
+  },
+  drain(sock: Socket<Conn>) {
+    sock.data.drain();
+  },
+  close(sock: Socket<Conn>, error?: Error) {
+    const c = sock.data;
+    c.closed = true;
+    c.pool.forget(c);
+    c.exchange?.onClose(error);
+  },
+  error(_sock: Socket<Conn>, _error: Error) {
+    // The close that follows reports it to the exchange.
+  },
+  connectError(sock: Socket<Conn>, error: Error) {
+    sock.data.closed = true;
+    sock.data.exchange?.onClose(error);
+  },
+};
+
+const enum Read { Head, SizeLine, Chunk, ChunkEnd, Trailers, Length, UntilClose, Done }
+const HEAD_END = Buffer.from("\r\n\r\n");
+const NULL_BODY = new Set([204, 205, 304]);
+
+/** One request and its answer. */
+class Exchange {
+  private conn: Conn | null = null;
+  private retried = false;
+  private answered = false;
+  private finished = false;
+  private ctl: ReadableStreamDefaultController<Uint8Array> | null = null;
+  private read = Read.Head;
+  private left = 0;
+  private held: Buffer | null = null;
+  private reusable = false;
+  private keepAliveMs = IDLE_MS;
+  private paused = false;
+  private received = false;
+
+  constructor(
+    private pool: Pool,
+    private head: string,
+    private body: string | Uint8Array | ArrayBuffer | null | undefined,
+    private signal: AbortSignal | null,
+    private resolve: (r: Response) => void,
+    private reject: (e: unknown) => void,
+  ) {}
+
+  start(): void {
+    if (this.signal?.aborted) return this.reject(this.signal.reason);
+    this.signal?.addEventListener("abort", this);
+    const idle = this.pool.take();
+    if (idle) this.use(idle);
+    else this.connect();
+  }
+
+  private connect(): void {
+    const conn = new Conn(this.pool);
+    conn.exchange = this;
+    this.conn = conn;
+    const p = this.pool;
+    Bun.connect<Conn>({ hostname: p.host, port: p.port, data: conn, socket: HANDLERS as any, ...(p.tls ? { tls: p.serverName ? { serverName: p.serverName } : true } : {}) }).then(
+      (sock) => {
+        conn.sock = sock;
+        if (this.conn !== conn || this.finished) return sock.terminate();
+        // A TLS connection whose certificate did not verify closes before it opens.
+        if (conn.closed) return this.onClose(undefined);
+        conn.send(this.head, this.body);
+      },
+      (e) => {
+        conn.closed = true;
+        if (this.conn === conn) this.onClose(e);
+      },
+    );
+  }
+
+  private use(conn: Conn): void {
+    conn.exchange = this;
+    this.conn = conn;
+    conn.send(this.head, this.body);
+  }
+
+  /** The signal fired (the client went away, or the timeout). */
+  handleEvent(): void {
+    this.fail(this.signal!.reason, true);
+  }
+
+  onData(data: Buffer): void {
+    this.received = true;
+    let b = this.held ? Buffer.concat([this.held, data]) : data;
+    this.held = null;
+    let i = 0;
+    try {
+      while (!this.finished) {
+        if (this.read === Read.Head) {
+          const end = b.indexOf(HEAD_END, i);
+          if (end < 0) {
+            if (b.length - i > MAX_HEAD_BYTES) throw new Error("the upstream's answer head is too large");
+            break;
+          }
+          i = this.onHead(b.toString("latin1", i, end), end + 4);
+          if (i < 0) return;
+        } else if (this.read === Read.SizeLine || this.read === Read.ChunkEnd || this.read === Read.Trailers) {
+          const end = b.indexOf("\r\n", i);
+          if (end < 0) {
+            if (b.length - i > MAX_HEAD_BYTES) throw new Error("the upstream's chunk framing is malformed");
+            break;
+          }
+          const line = b.toString("latin1", i, end);
+          i = end + 2;
+          if (this.read === Read.SizeLine) {
+            const size = parseInt(line, 16);
+            if (!(size >= 0)) throw new Error("the upstream's chunk framing is malformed");
+            this.left = size;
+            this.read = size === 0 ? Read.Trailers : Read.Chunk;
+          } else if (this.read === Read.ChunkEnd) {
+            if (line !== "") throw new Error("the upstream's chunk framing is malformed");
+            this.read = Read.SizeLine;
+          } else if (line === "") {
+            this.endBody();
+            break;
+          }
+        } else if (this.read === Read.Chunk || this.read === Read.Length || this.read === Read.UntilClose) {
+          if (i >= b.length) break;
+          const n = this.read === Read.UntilClose ? b.length - i : Math.min(this.left, b.length - i);
+          this.deliver(i === 0 && n === b.length ? b : b.subarray(i, i + n));
+          i += n;
+          if (this.read === Read.UntilClose) break;
+          this.left -= n;
+          if (this.left > 0) break;
+          if (this.read === Read.Length) {
+            this.endBody();
+            break;
+          }
+          this.read = Read.ChunkEnd;
+        } else break;
+      }
+    } catch (e) {
+      return this.fail(e, false);
+    }
+    if (this.finished) {
+      // Bytes past the end of the answer: the connection is out of step; it is not reused.
+      if (i < b.length && this.conn) this.conn.destroy();
+      return;
+    }
+    if (i < b.length) this.held = i === 0 ? b : b.subarray(i);
+  }
+
+  /** Reads a response head; returns where the body starts, or -1 when the exchange ended. */
+  private onHead(text: string, bodyAt: number): number {
+    const lines = text.split("\r\n");
+    const status = /^HTTP\/1\.([01]) (\d{3})(?: (.*))?$/.exec(lines[0]);
+    if (!status) throw new Error("the upstream did not answer in HTTP/1.1");
+    const code = Number(status[2]);
+    // Interim answers (100 Continue, 103 Early Hints) come before the real one.
+    if (code >= 100 && code < 200 && code !== 101) return bodyAt;
+    if (code < 200 || code > 599) throw new Error(`the upstream answered with status ${code}`);
+    const headers = new Headers();
+    for (let k = 1; k < lines.length; k++) {
+      const line = lines[k];
+      const colon = line.indexOf(":");
+      if (colon <= 0) continue;
+      headers.append(line.slice(0, colon).trim(), line.slice(colon + 1).trim());
+    }
+    const connection = (headers.get("connection") ?? "").toLowerCase();
+    this.reusable = status[1] === "1" && !connection.includes("close");
+    const keepAlive = /timeout=(\d+)/i.exec(headers.get("keep-alive") ?? "");
+    if (keepAlive) this.keepAliveMs = Math.min(IDLE_MS, Math.max(0, Number(keepAlive[1]) * 1000 - 1000));
+    const chunked = (headers.get("transfer-encoding") ?? "").toLowerCase().includes("chunked");
+    const length = headers.get("content-length");
+    if (chunked) this.read = Read.SizeLine;
+    else if (length !== null) {
+      if (!/^\d+$/.test(length.trim())) throw new Error("the upstream's content-length is malformed");
+      this.left = Number(length);
+      this.read = Read.Length;
+    } else {
+      this.read = Read.UntilClose;
+      this.reusable = false;
+    }
+    const init = { status: code, statusText: status[3] ?? "", headers };
+    if (NULL_BODY.has(code) || this.read === Read.Length && this.left === 0) {
+      this.answered = true;
+      this.resolve(new Response(NULL_BODY.has(code) ? null : "", init));
+      this.endBody();
+      return -1;
+    }
+    const stream = new ReadableStream<Uint8Array>({ start: (c) => void (this.ctl = c), pull: () => this.resume(), cancel: () => this.cancel() }, { highWaterMark: BODY_HIGH_WATER_CHUNKS });
+    const encoding = (headers.get("content-encoding") ?? "identity").trim().toLowerCase();
+    const format = encoding === "gzip" || encoding === "x-gzip" ? "gzip" : encoding === "deflate" ? "deflate" : encoding === "br" ? "brotli" : encoding === "zstd" ? "zstd" : encoding === "identity" ? null : undefined;
+    if (format === undefined) throw new Error(`the upstream's content-encoding ${encoding} is not supported`);
+    this.answered = true;
+    this.resolve(new Response(format ? stream.pipeThrough(new DecompressionStream(format as any) as any) : stream, init));
+    return bodyAt;
+  }
+
+  private deliver(chunk: Buffer): void {
+    const ctl = this.ctl!;
+    ctl.enqueue(chunk);
+    // A reader slower than the upstream: stop reading the socket (TCP holds the rest at the upstream).
+    if (!this.paused && (ctl.desiredSize ?? 1) <= 0 && this.conn?.sock) {
+      this.paused = true;
+      this.conn.sock.pause();
+    }
+  }
+
+  private resume(): void {
+    if (!this.paused) return;
+    this.paused = false;
+    this.conn?.sock?.resume();
+  }
+
+  private endBody(): void {
+    this.read = Read.Done;
+    this.finished = true;
+    this.signal?.removeEventListener("abort", this);
+    const conn = this.conn!;
+    conn.exchange = null;
+    conn.used = true;
+    if (this.paused) conn.sock?.resume();
+    if (this.reusable && !conn.closed && !conn.unsent) this.pool.release(conn, this.keepAliveMs);
+    else conn.destroy();
+    try {
+      this.ctl?.close();
+    } catch {}
+  }
+
+  /** The body's reader cancelled it: the rest of the answer is not wanted. */
+  private cancel(): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.signal?.removeEventListener("abort", this);
+    this.conn?.destroy();
+  }
+
+  onClose(error: Error | undefined): void {
+    if (this.finished) return;
+    const conn = this.conn;
+    // A kept connection the server closed just as it was reused: the request never reached it; send it again
+    // once on a new connection.
+    if (conn?.used && !this.received && !this.retried) {
+      this.retried = true;
+      this.conn = null;
+      return this.connect();
+    }
+    if (this.read === Read.UntilClose) {
+      this.reusable = false;
+      return this.endBody();
+    }
+    this.fail(error ?? new Error(this.answered ? "the upstream closed the connection mid-answer" : "the upstream closed the connection"), false);
+  }
+
+  private fail(reason: unknown, aborted: boolean): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.signal?.removeEventListener("abort", this);
+    if (this.conn) {
+      this.conn.exchange = null;
+      this.conn.destroy();
+    }
+    if (!this.answered) {
+      this.answered = true;
+      return this.reject(aborted ? reason : new TypeError(String((reason as Error)?.message ?? reason), { cause: reason }));
+    }
+    try {
+      this.ctl?.error(reason);
+    } catch {}
+  }
+}

@@ -1,0 +1,365 @@
+// The socket client for streamed upstream calls (server/infra/stream-client.ts) answers like fetch(): the same
+// status, headers and bytes; it reuses connections, resends once on a kept connection the server closed, stops
+// on abort and on cancel, holds a slow reader's stream at the socket, verifies TLS, and leaves proxies to fetch().
+import { afterAll, afterEach, describe, expect, test } from "bun:test";
+import { gzipSync } from "node:zlib";
+import { join } from "node:path";
+import { closeIdleStreamConnections, configureStreamClient, idleStreamConnections, streamFetch } from "../../server/infra/stream-client.ts";
+
+const POST = (body = '{"stream":true}', extra: RequestInit = {}): RequestInit => ({ method: "POST", headers: { "content-type": "application/json", authorization: "Bearer sk-up" }, body, redirect: "manual", ...extra });
+
+/** A raw HTTP server: `answer` gets each request's head and body text and the socket to write to. */
+function rawServer(answer: (req: { head: string; body: string; conn: number; n: number }, sock: any) => void) {
+  let conns = 0;
+  const heads: string[] = [];
+  const server = Bun.listen<{ id: number; buf: Buffer; n: number }>({
+    hostname: "127.0.0.1",
+    port: 0,
+    socket: {
+      open(s) {
+        s.data = { id: ++conns, buf: Buffer.alloc(0), n: 0 };
+      },
+      data(s, d) {
+        s.data.buf = Buffer.concat([s.data.buf, d]);
+        for (;;) {
+          const end = s.data.buf.indexOf("\r\n\r\n");
+          if (end < 0) return;
+          const head = s.data.buf.toString("latin1", 0, end);
+          const length = Number(/content-length: *(\d+)/i.exec(head)?.[1] ?? 0);
+          if (s.data.buf.length < end + 4 + length) return;
+          const body = s.data.buf.toString("utf8", end + 4, end + 4 + length);
+          s.data.buf = s.data.buf.subarray(end + 4 + length);
+          heads.push(head);
+          answer({ head, body, conn: s.data.id, n: ++s.data.n }, s);
+        }
+      },
+    },
+  });
+  return { url: `http://127.0.0.1:${server.port}`, server, heads, connections: () => conns };
+}
+
+const chunked = (parts: string[]) => parts.map((p) => `${Buffer.byteLength(p).toString(16)}\r\n${p}\r\n`).join("") + "0\r\n\r\n";
+
+afterEach(() => closeIdleStreamConnections());
+afterAll(() => configureStreamClient({ enabled: true, proxiedProtocols: [] }));
+
+describe("answers like fetch()", () => {
+  const sse = Bun.serve({
+    port: 0,
+    async fetch(req) {
+      const url = new URL(req.url);
+      if (url.pathname === "/echo") return Response.json({ method: req.method, headers: Object.fromEntries(req.headers), body: await req.text() });
+      if (url.pathname === "/error") return Response.json({ error: { message: "slow down" } }, { status: 429, headers: { "retry-after": "3" } });
+      if (url.pathname === "/empty") return new Response(null, { status: 204 });
+      let i = 0;
+      return new Response(new ReadableStream({
+        async pull(c) {
+          if (i === 5) return c.close();
+          c.enqueue(`data: {"i":${i++},"text":"héllo ✓"}\n\n`);
+          await Bun.sleep(2);
+        },
+      }), { headers: { "content-type": "text/event-stream", "x-upstream": "yes" } });
+    },
+  });
+  afterAll(() => sse.stop(true));
+  const base = `http://127.0.0.1:${sse.port}`;
+
+  test("a chunked SSE stream: same status, headers and bytes as fetch(), read chunk by chunk", async () => {
+    const [a, b] = await Promise.all([streamFetch(base + "/sse", POST()), fetch(base + "/sse", POST())]);
+    expect(a.status).toBe(200);
+    expect(a.headers.get("content-type")).toBe(b.headers.get("content-type"));
+    expect(a.headers.get("x-upstream")).toBe("yes");
+    const chunks: Uint8Array[] = [];
+    const reader = a.body!.getReader();
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+    }
+    expect(chunks.length).toBeGreaterThan(1);
+    expect(Buffer.concat(chunks).toString()).toBe(await b.text());
+  });
+
+  test("the request arrives as sent: method, headers, a UTF-8 body and its length", async () => {
+    const body = JSON.stringify({ text: "日本語 ✓", n: 1 });
+    const res = await streamFetch(base + "/echo", POST(body, { headers: { "content-type": "application/json", "x-api-key": "k1" } }));
+    const got: any = await res.json();
+    expect(got.method).toBe("POST");
+    expect(got.body).toBe(body);
+    expect(got.headers["x-api-key"]).toBe("k1");
+    expect(got.headers["content-length"]).toBe(String(Buffer.byteLength(body)));
+    expect(got.headers.host).toBe(`127.0.0.1:${sse.port}`);
+    expect(got.headers["user-agent"]).toStartWith("Bun/");
+  });
+
+  test("a byte body and a 2 MB body arrive whole", async () => {
+    const bytes = new TextEncoder().encode('{"a":"bytes"}');
+    expect((await (await streamFetch(base + "/echo", POST(bytes as any))).json() as any).body).toBe('{"a":"bytes"}');
+    const big = JSON.stringify({ text: "x".repeat(2 * 1024 * 1024) });
+    expect((await (await streamFetch(base + "/echo", POST(big))).json() as any).body.length).toBe(big.length);
+  });
+
+  test("an error answer is a Response with its status, headers and body", async () => {
+    const res = await streamFetch(base + "/error", POST());
+    expect(res.status).toBe(429);
+    expect(res.ok).toBe(false);
+    expect(res.headers.get("retry-after")).toBe("3");
+    expect(await res.json()).toEqual({ error: { message: "slow down" } });
+  });
+
+  test("a 204 has no body", async () => {
+    const res = await streamFetch(base + "/empty", POST());
+    expect(res.status).toBe(204);
+    expect(res.body).toBeNull();
+  });
+
+  test("a header value with a line break is refused before anything is sent", async () => {
+    await expect(streamFetch(base + "/echo", POST("{}", { headers: { "x-bad": "a\r\nx-injected: 1" } }))).rejects.toThrow();
+  });
+});
+
+describe("connections", () => {
+  test("sequential calls reuse one connection; the idle one is kept, then closed on request", async () => {
+    const up = rawServer((r, s) => s.write(`HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n${chunked(["data: 1\n\n", "data: 2\n\n"])}`));
+    try {
+      for (let i = 0; i < 3; i++) expect(await (await streamFetch(up.url + "/v1/chat/completions", POST())).text()).toBe("data: 1\n\ndata: 2\n\n");
+      expect(up.connections()).toBe(1);
+      expect(idleStreamConnections()).toBe(1);
+      closeIdleStreamConnections();
+      expect(idleStreamConnections()).toBe(0);
+    } finally {
+      up.server.stop(true);
+    }
+  });
+
+  test("a kept connection the server closed as it was reused: the request is sent once more on a new one", async () => {
+    const up = rawServer((r, s) => {
+      // The second request on a connection finds it closing (a server's keep-alive ran out).
+      if (r.n === 2) return s.end();
+      s.write(`HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok`);
+    });
+    try {
+      expect(await (await streamFetch(up.url + "/a", POST())).text()).toBe("ok");
+      expect(await (await streamFetch(up.url + "/b", POST())).text()).toBe("ok");
+      expect(up.connections()).toBe(2);
+      expect(up.heads.filter((h) => h.startsWith("POST /b ")).length).toBe(2);
+    } finally {
+      up.server.stop(true);
+    }
+  });
+
+  test("a new connection closed before any answer is an error, not a retry", async () => {
+    const up = rawServer((_r, s) => s.end());
+    try {
+      await expect(streamFetch(up.url + "/a", POST())).rejects.toThrow(/closed/);
+      expect(up.heads.length).toBe(1);
+    } finally {
+      up.server.stop(true);
+    }
+  });
+
+  test("a connection refused is an error", async () => {
+    const closedPort = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+    const port = closedPort.port;
+    closedPort.stop(true);
+    await expect(streamFetch(`http://127.0.0.1:${port}/x`, POST())).rejects.toThrow();
+  });
+
+  test("an answer cut mid-body errors the body's reader; the connection is not kept", async () => {
+    const up = rawServer((_r, s) => {
+      s.write(`HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n${"9\r\ndata: 1\n\n\r\n"}`);
+      setTimeout(() => s.end(), 20);
+    });
+    try {
+      const res = await streamFetch(up.url + "/a", POST());
+      await expect(res.text()).rejects.toThrow();
+      expect(idleStreamConnections()).toBe(0);
+    } finally {
+      up.server.stop(true);
+    }
+  });
+
+  test("an answer without a length ends when the server closes (and its connection is not kept)", async () => {
+    const up = rawServer((_r, s) => {
+      s.write("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\ndata: a\n\n");
+      setTimeout(() => {
+        s.write("data: b\n\n");
+        s.end();
+      }, 20);
+    });
+    try {
+      expect(await (await streamFetch(up.url + "/a", POST())).text()).toBe("data: a\n\ndata: b\n\n");
+      expect(idleStreamConnections()).toBe(0);
+    } finally {
+      up.server.stop(true);
+    }
+  });
+
+  test("interim 100 Continue is skipped; chunk extensions and trailers are read", async () => {
+    const up = rawServer((_r, s) => s.write("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n0\r\nx-trailer: t\r\n\r\n"));
+    try {
+      expect(await (await streamFetch(up.url + "/a", POST())).text()).toBe("hello");
+      expect(idleStreamConnections()).toBe(1);
+    } finally {
+      up.server.stop(true);
+    }
+  });
+
+  test("a gzip-encoded answer is decoded", async () => {
+    const zipped = gzipSync("data: compressed\n\n");
+    const up = rawServer((_r, s) => {
+      s.write(`HTTP/1.1 200 OK\r\ncontent-encoding: gzip\r\ncontent-length: ${zipped.length}\r\n\r\n`);
+      s.write(zipped);
+    });
+    try {
+      expect(await (await streamFetch(up.url + "/a", POST())).text()).toBe("data: compressed\n\n");
+      expect(up.heads[0]).toContain("accept-encoding: identity");
+    } finally {
+      up.server.stop(true);
+    }
+  });
+});
+
+describe("aborts, cancels and backpressure", () => {
+  test("an abort before the answer rejects with the signal's reason and closes the connection", async () => {
+    let closed = false;
+    const up = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {}, close() { closed = true; } } });
+    try {
+      const abort = new AbortController();
+      const p = streamFetch(`http://127.0.0.1:${up.port}/a`, POST("{}", { signal: abort.signal }));
+      setTimeout(() => abort.abort(new Error("timeout")), 30);
+      await expect(p).rejects.toThrow("timeout");
+      await Bun.sleep(30);
+      expect(closed).toBe(true);
+      const already = new AbortController();
+      already.abort(new Error("gone"));
+      await expect(streamFetch(`http://127.0.0.1:${up.port}/a`, POST("{}", { signal: already.signal }))).rejects.toThrow("gone");
+    } finally {
+      up.stop(true);
+    }
+  });
+
+  test("an abort mid-stream errors the reader; cancelling the body closes the connection", async () => {
+    const up = rawServer((r, s) => {
+      s.write("HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nfirst\r\n");
+    });
+    try {
+      const abort = new AbortController();
+      const res = await streamFetch(up.url + "/a", POST("{}", { signal: abort.signal }));
+      const reader = res.body!.getReader();
+      expect(new TextDecoder().decode((await reader.read()).value)).toBe("first");
+      abort.abort(new Error("client disconnected"));
+      await expect(reader.read()).rejects.toThrow("client disconnected");
+      const second = await streamFetch(up.url + "/b", POST());
+      const r2 = second.body!.getReader();
+      await r2.read();
+      await r2.cancel();
+      expect(idleStreamConnections()).toBe(0);
+      expect(up.connections()).toBe(2);
+    } finally {
+      up.server.stop(true);
+    }
+  });
+
+  test("a reader that stops reading holds the stream at the socket: the upstream cannot send it all", async () => {
+    const total = 64 * 1024 * 1024;
+    let sent = 0;
+    const chunk = Buffer.alloc(64 * 1024, 120);
+    const pump = (s: any) => {
+      while (sent < total) {
+        const part = chunk.subarray(0, Math.min(chunk.length, total - sent));
+        const n = s.write(part);
+        sent += n;
+        if (n < part.length) return;
+      }
+    };
+    const up = Bun.listen({
+      hostname: "127.0.0.1",
+      port: 0,
+      socket: {
+        data(s) {
+          s.write(`HTTP/1.1 200 OK\r\ncontent-length: ${total}\r\n\r\n`);
+          pump(s);
+        },
+        drain: pump,
+      },
+    });
+    try {
+      const res = await streamFetch(`http://127.0.0.1:${up.port}/a`, POST());
+      const reader = res.body!.getReader();
+      let got = (await reader.read()).value!.byteLength;
+      await Bun.sleep(300);
+      // Socket buffers and the body's few queued chunks, not the 64 MB.
+      expect(sent).toBeLessThan(16 * 1024 * 1024);
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        got += value.byteLength;
+      }
+      expect(sent).toBe(total);
+      expect(got).toBe(total);
+    } finally {
+      up.stop(true);
+    }
+  });
+});
+
+describe("what it leaves to fetch()", () => {
+  test("a request with a proxy goes through the proxy (fetch())", async () => {
+    const proxy = rawServer((_r, s) => s.write("HTTP/1.1 200 OK\r\ncontent-length: 7\r\n\r\nproxied"));
+    try {
+      const res = await streamFetch("http://upstream.invalid/v1/chat/completions", POST("{}", { proxy: proxy.url } as any));
+      expect(await res.text()).toBe("proxied");
+      expect(proxy.heads[0]).toStartWith("POST http://upstream.invalid/v1/chat/completions HTTP/1.1");
+    } finally {
+      proxy.server.stop(true);
+    }
+  });
+
+  test("switched off (UPSTREAM_STREAM_CLIENT=fetch), or for a proxied protocol, every call goes to fetch()", async () => {
+    const up = rawServer((_r, s) => s.write("HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok"));
+    try {
+      configureStreamClient({ enabled: false, proxiedProtocols: [] });
+      await (await streamFetch(up.url + "/a", POST())).text();
+      configureStreamClient({ enabled: true, proxiedProtocols: ["http:"] });
+      await (await streamFetch(up.url + "/b", POST())).text();
+      configureStreamClient({ enabled: true, proxiedProtocols: [] });
+      await (await streamFetch(up.url + "/c", POST())).text();
+      // fetch() says so in its user agent and asks for compression; the socket client asks for none.
+      expect(up.heads[0]).toMatch(/accept-encoding: gzip/i);
+      expect(up.heads[1]).toMatch(/accept-encoding: gzip/i);
+      expect(up.heads[2]).toContain("accept-encoding: identity");
+    } finally {
+      up.server.stop(true);
+    }
+  });
+});
+
+describe("TLS", () => {
+  const dir = join(import.meta.dir, "..", "helpers", "tls");
+  const tls = { cert: Bun.file(join(dir, "localhost.crt")), key: Bun.file(join(dir, "localhost.key")) };
+
+  test("a certificate no trusted authority signed is refused", async () => {
+    const server = Bun.serve({ port: 0, tls, fetch: () => new Response("secret") });
+    try {
+      await expect(streamFetch(`https://localhost:${server.port}/a`, POST())).rejects.toThrow();
+    } finally {
+      server.stop(true);
+    }
+  });
+
+  test("with the authority trusted (NODE_EXTRA_CA_CERTS) the stream is read; a name the certificate does not carry is refused", async () => {
+    const script = `
+      import { streamFetch } from ${JSON.stringify(join(import.meta.dir, "..", "..", "server", "infra", "stream-client.ts"))};
+      const server = Bun.serve({ port: 0, tls: { cert: Bun.file(${JSON.stringify(join(dir, "localhost.crt"))}), key: Bun.file(${JSON.stringify(join(dir, "localhost.key"))}) },
+        fetch: () => new Response("data: over tls\\n\\n", { headers: { "content-type": "text/event-stream" } }) });
+      const init = { method: "POST", body: "{}", redirect: "manual" };
+      const ok = await (await streamFetch("https://localhost:" + server.port + "/a", init)).text();
+      const wrongName = await streamFetch("https://127.0.0.2:" + server.port + "/a", init).then(() => "accepted", () => "refused");
+      console.log(JSON.stringify({ ok, wrongName }));
+      process.exit(0);`;
+    const proc = Bun.spawn([process.execPath, "-e", script], { env: { ...process.env, NODE_EXTRA_CA_CERTS: join(dir, "localhost.crt") }, stdout: "pipe", stderr: "pipe" });
+    const out = await new Response(proc.stdout).text();
+    expect(JSON.parse(out.trim().split("\n").pop()!)).toEqual({ ok: "data: over tls\n\n", wrongName: "refused" });
+  });
+});
