@@ -62,7 +62,9 @@ const dir = mkdtempSync(join(tmpdir(), "sy-inproc-"));
 // A fresh server database when asked for one (the tests' temporary databases: created here, dropped at the end).
 const kind = process.env.PG_DSN ? "postgres" : process.env.MYSQL_DSN ? "mysql" : null;
 const server = kind ? await (await import(root + "/tests/helpers/db.ts")).tempDatabase(kind) : null;
-const config = loadConfig({ DATA_DIR: dir, SESSION_SECRET: "bench", PORT: "0", NODE_ENV: "production", SYNC_FREQUENCY: "60", SQL_DSN: server?.url ?? "" });
+const config = loadConfig({ DATA_DIR: dir, SESSION_SECRET: "bench", PORT: "0", NODE_ENV: "production", SYNC_FREQUENCY: "60", SQL_DSN: server?.url ?? "",
+  // Streamed calls would otherwise reach for the upstream through the socket client; here fetch() answers them.
+  UPSTREAM_STREAM_CLIENT: "fetch" });
 const deps = await buildDeps(config);
 const app = createApp(deps);
 await app.handle(new Request("http://localhost/api/setup", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "root", password: "benchpass123", confirmPassword: "benchpass123" }) }));

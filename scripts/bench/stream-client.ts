@@ -1,167 +1,41 @@
 // What reading an upstream's streamed answer costs a hop, by how it is read: `fetch()` and a body reader (what
-// the relay does) against a keep-alive HTTP/1.1 client over a raw socket (`Bun.connect`) that hands the body's
-// bytes over as they arrive. Each hop relays the mock's seven-chunk SSE answer (decoded to text and written to a
+// the relay did until session 15) against the relay's keep-alive HTTP/1.1 client over `Bun.connect`
+// (server/infra/stream-client.ts, whose body chunks are the socket's own buffers). Each hop relays the mock's seven-chunk SSE answer (decoded to text and written to a
 // direct stream, as the relay does) and runs with JavaScriptCore's collection log on; wrk drives c=64 streams.
 //   bun scripts/bench/stream-client.ts [--rounds 2] [--seconds 6]        (needs wrk: apt-get install wrk)
 // Prints, per hop and round: streams/s, p99, CPU per stream (every thread, from /proc) and the collections.
 // Session 14 measured here why the relay's streams cost more than a bare pipe: Bun's reader of a fetch() body
-// allocates a 256 KB buffer per stream before its first read (see README, "Session 14").
+// allocates a 256 KB buffer per stream before its first read (see README, "Session 14"); session 15 moved the
+// relay's streamed calls onto the socket client.
 import { spawn } from "bun";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describeGc, summariseGcLog } from "./gc-log.ts";
+import { streamFetch } from "../../server/infra/stream-client.ts";
 
 const arg = (name: string, d: string) => {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 ? process.argv[i + 1] : d;
 };
 
-/** A keep-alive HTTP/1.1 client for one origin: POSTs a body and hands the answer's status, then its body's
- * bytes (chunked or with a length), to a sink. A prototype for measuring: no TLS, proxies or stale-socket retry. */
-class SocketClient {
-  private idle: Conn[] = [];
-  constructor(private host: string, private port: number) {}
-
-  async post(path: string, headers: string, body: string, sink: Sink): Promise<void> {
-    let c = this.idle.pop();
-    if (!c) {
-      const conn = new Conn(this);
-      conn.sock = await Bun.connect({ hostname: this.host, port: this.port, socket: {
-        data: (_s, d) => conn.onData(d as unknown as Buffer),
-        close: () => conn.closed(),
-        error: () => {},
-      } });
-      c = conn;
-    }
-    c.sink = sink;
-    c.sock.write(`POST ${path} HTTP/1.1\r\nHost: ${this.host}:${this.port}\r\n${headers}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
-  }
-
-  release(c: Conn): void {
-    this.idle.push(c);
-  }
-
-  forget(c: Conn): void {
-    const i = this.idle.indexOf(c);
-    if (i >= 0) this.idle.splice(i, 1);
-  }
-}
-
-interface Sink { head(status: number): void; data(b: Uint8Array): void; end(): void; fail(e: Error): void }
-
-const HEAD_END = Buffer.from("\r\n\r\n");
-const enum At { Head, SizeLine, Data, LengthData, SizeCrlf, LastCrlf }
-
-class Conn {
-  sock: any;
-  sink: Sink | null = null;
-  private held: Buffer | null = null;
-  private at = At.Head;
-  private left = 0;
-  constructor(private client: SocketClient) {}
-
-  onData(data: Buffer): void {
-    const b = this.held ? Buffer.concat([this.held, data]) : data;
-    this.held = null;
-    let i = 0;
-    while (i < b.length || this.at === At.LastCrlf) {
-      if (this.at === At.Head) {
-        const end = b.indexOf(HEAD_END, i);
-        if (end < 0) break;
-        const head = b.toString("latin1", i, end).toLowerCase();
-        i = end + 4;
-        this.sink!.head(Number(head.slice(9, 12)));
-        const length = /\r\ncontent-length: *(\d+)/.exec(head);
-        if (head.includes("\r\ntransfer-encoding: chunked")) this.at = At.SizeLine;
-        else if ((this.left = length ? Number(length[1]) : 0) > 0) this.at = At.LengthData;
-        else return this.done();
-      } else if (this.at === At.SizeLine) {
-        const end = b.indexOf("\r\n", i);
-        if (end < 0) break;
-        this.left = parseInt(b.toString("latin1", i, end), 16);
-        i = end + 2;
-        this.at = this.left === 0 ? At.LastCrlf : At.Data;
-      } else if (this.at === At.Data || this.at === At.LengthData) {
-        const n = Math.min(this.left, b.length - i);
-        this.sink!.data(b.subarray(i, i + n));
-        i += n;
-        if ((this.left -= n) > 0) break;
-        if (this.at === At.LengthData) return this.done();
-        this.at = At.SizeCrlf;
-      } else {
-        if (b.length - i < 2) break;
-        i += 2;
-        if (this.at === At.LastCrlf) return this.done();
-        this.at = At.SizeLine;
-      }
-    }
-    if (i < b.length) this.held = b.subarray(i);
-  }
-
-  closed(): void {
-    this.client.forget(this);
-    this.sink?.fail(new Error("the upstream closed the connection"));
-  }
-
-  private done(): void {
-    const sink = this.sink!;
-    this.sink = null;
-    this.at = At.Head;
-    this.client.release(this);
-    sink.end();
-  }
-}
-
 const SSE = new Headers({ "content-type": "text/event-stream; charset=utf-8" });
 
-/** A hop: `how` is fetch or socket. */
+/** A hop: `how` is fetch (Bun's fetch()) or socket (the relay's client, server/infra/stream-client.ts). */
 function runHop(upstream: URL, how: string) {
-  const client = new SocketClient(upstream.hostname, Number(upstream.port));
+  const send = how === "fetch" ? fetch : streamFetch;
   const server = Bun.serve({ port: 0, async fetch(req) {
     const body: any = await req.json();
     body.stream_options = { include_usage: true };
-    const text = JSON.stringify(body);
     const decoder = new TextDecoder();
-    if (how === "fetch") {
-      const res = await fetch(upstream.origin + "/v1/chat/completions", { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer sk-upstream" }, body: text });
-      const reader = res.body!.getReader();
-      return new Response(new ReadableStream({ type: "direct", async pull(out: any) {
-        for (;;) {
-          const { value, done } = await reader.read();
-          if (done) return out.close();
-          out.write(decoder.decode(value, { stream: true }));
-        }
-      } } as any), { headers: SSE });
-    }
-    // The answer's bytes arrive by callback: written at once once the stream is being served, kept until then.
-    let out: any = null;
-    const early: string[] = [];
-    let ended = false;
-    let wake: (() => void) | null = null;
-    await new Promise<void>((resolve, reject) => void client.post("/v1/chat/completions", "Content-Type: application/json\r\nAuthorization: Bearer sk-upstream\r\n", text, {
-      head: () => resolve(),
-      data: (b) => {
-        const s = decoder.decode(b, { stream: true });
-        if (out) out.write(s);
-        else early.push(s);
-      },
-      end: () => {
-        ended = true;
-        wake?.();
-      },
-      fail: (e) => {
-        ended = true;
-        wake?.();
-        reject(e);
-      },
-    }).catch(reject));
-    return new Response(new ReadableStream({ type: "direct", async pull(controller: any) {
-      out = controller;
-      for (const s of early) controller.write(s);
-      early.length = 0;
-      if (!ended) await new Promise<void>((r) => (wake = r));
-      controller.close();
+    const res = await send(upstream.origin + "/v1/chat/completions", { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer sk-upstream" }, body: JSON.stringify(body), redirect: "manual" });
+    const reader = res.body!.getReader();
+    return new Response(new ReadableStream({ type: "direct", async pull(out: any) {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return out.close();
+        out.write(decoder.decode(value, { stream: true }));
+      }
     } } as any), { headers: SSE });
   } });
   console.log(JSON.stringify({ port: server.port }));

@@ -41,41 +41,69 @@ export function streamFetch(url: string, init: RequestInit): Promise<Response> {
   if (!settings.enabled || init.redirect !== "manual" || init.method === "HEAD" || (init as any).proxy || (init as any).tls || (init as any).unix) return fetch(url, init);
   const body = init.body;
   if (body != null && typeof body !== "string" && !(body instanceof Uint8Array) && !(body instanceof ArrayBuffer)) return fetch(url, init);
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    return fetch(url, init);
-  }
-  if ((u.protocol !== "http:" && u.protocol !== "https:") || settings.proxiedProtocols.includes(u.protocol) || u.username || u.password) return fetch(url, init);
+  const target = targetOf(url);
+  if (!target || settings.proxiedProtocols.includes(target.protocol)) return fetch(url, init);
   let head: string;
   try {
-    head = requestHead(u, init, body);
+    head = requestHead(target, init, body);
   } catch (e) {
     return Promise.reject(e);
   }
-  return new Promise<Response>((resolve, reject) => new Exchange(poolFor(u), head, body as string | Uint8Array | ArrayBuffer | null | undefined, init.signal ?? null, resolve, reject).start());
+  return new Promise<Response>((resolve, reject) => new Exchange(target.pool, head, body as string | Uint8Array | ArrayBuffer | null | undefined, init.signal ?? null, resolve, reject).start());
 }
 
-function requestHead(u: URL, init: RequestInit, body: unknown): string {
+/** Where a URL's requests go: its origin's connections, the request line's target and the Host header. */
+interface Target { pool: Pool; protocol: string; path: string; host: string }
+/** Targets by URL: a channel's few upstream URLs repeat on every call (parsing one costs ~1 µs). */
+const targets = new Map<string, Target | null>();
+const MAX_TARGETS = 1024;
+
+function targetOf(url: string): Target | null {
+  let t = targets.get(url);
+  if (t !== undefined) return t;
+  t = null;
+  try {
+    const u = new URL(url);
+    if ((u.protocol === "http:" || u.protocol === "https:") && !u.username && !u.password) t = { pool: poolFor(u), protocol: u.protocol, path: u.pathname + u.search, host: u.host };
+  } catch {}
+  if (targets.size >= MAX_TARGETS) targets.clear();
+  targets.set(url, t);
+  return t;
+}
+
+/** A header name (an HTTP token) and a value without CR, LF or NUL: nothing can be smuggled into the head. */
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const BAD_VALUE = /[\r\n\0]/;
+
+function requestHead(target: Target, init: RequestInit, body: unknown): string {
   const method = (init.method ?? "GET").toUpperCase();
-  if (!/^[A-Z]+$/.test(method)) throw new TypeError(`invalid method ${method}`);
-  // A Headers object checks names and values (no CR, LF or NUL: nothing can be smuggled into the head).
-  const headers = new Headers(init.headers);
-  let head = `${method} ${u.pathname}${u.search} HTTP/1.1\r\n`;
-  if (!headers.has("host")) head += `host: ${u.host}\r\n`;
-  for (const [name, value] of headers) {
-    if (name === "content-length" || name === "transfer-encoding" || name === "connection") continue;
-    head += `${name}: ${value}\r\n`;
-  }
-  if (!headers.has("accept")) head += "accept: */*\r\n";
-  if (!headers.has("user-agent")) head += `user-agent: Bun/${Bun.version}\r\n`;
+  if (!TOKEN.test(method)) throw new TypeError(`invalid method ${method}`);
+  let head = `${method} ${target.path} HTTP/1.1\r\n`;
+  let host = false, accept = false, agent = false, encoding = false;
+  const add = (name: string, value: string) => {
+    if (!TOKEN.test(name) || BAD_VALUE.test(value)) throw new TypeError(`invalid header ${JSON.stringify(name)}`);
+    const lower = name.toLowerCase();
+    if (lower === "content-length" || lower === "transfer-encoding" || lower === "connection") return;
+    if (lower === "host") host = true;
+    else if (lower === "accept") accept = true;
+    else if (lower === "user-agent") agent = true;
+    else if (lower === "accept-encoding") encoding = true;
+    head += `${name}: ${value.trim()}\r\n`;
+  };
+  const h = init.headers;
+  if (h instanceof Headers || Array.isArray(h)) for (const [name, value] of h as Iterable<[string, string]>) add(name, String(value));
+  else if (h) for (const name in h) add(name, String((h as Record<string, string>)[name]));
+  if (!host) head += `host: ${target.host}\r\n`;
+  if (!accept) head += "accept: */*\r\n";
+  if (!agent) head += USER_AGENT;
   // An uncompressed stream: chunks reach the client as they come; a server that compresses anyway is decoded.
-  if (!headers.has("accept-encoding")) head += "accept-encoding: identity\r\n";
+  if (!encoding) head += "accept-encoding: identity\r\n";
   const length = body == null ? 0 : typeof body === "string" ? Buffer.byteLength(body) : (body as Uint8Array | ArrayBuffer).byteLength;
   if (body != null || !(method === "GET" || method === "HEAD")) head += `content-length: ${length}\r\n`;
   return head + "connection: keep-alive\r\n\r\n";
 }
+
+const USER_AGENT = `user-agent: Bun/${Bun.version}\r\n`;
 
 /** The connections to one origin. */
 class Pool {

@@ -115,6 +115,8 @@ describe("answers like fetch()", () => {
 
   test("a header value with a line break is refused before anything is sent", async () => {
     await expect(streamFetch(base + "/echo", POST("{}", { headers: { "x-bad": "a\r\nx-injected: 1" } }))).rejects.toThrow();
+    await expect(streamFetch(base + "/echo", POST("{}", { headers: new Headers([["x-ok", "1"]]) as any, method: "POST\r\nX: y" }))).rejects.toThrow();
+    await expect(streamFetch(base + "/echo", POST("{}", { headers: { "bad name": "1" } }))).rejects.toThrow();
   });
 });
 
