@@ -33,6 +33,9 @@ const IDLE_MS = 4000;
 const MAX_IDLE_PER_ORIGIN = 256;
 /** A response head larger than this is refused. */
 const MAX_HEAD_BYTES = 64 * 1024;
+/** A kept connection closed within this long of a request sent on it, before any answer, is taken for one the
+ * server was closing as it was reused, and the request is resent once on a new connection. */
+const STALE_CLOSE_MS = 1000;
 /** The body stream asks for more (resumes the socket) when fewer than this many chunks wait unread. */
 const BODY_HIGH_WATER_CHUNKS = 16;
 
@@ -272,6 +275,8 @@ const NULL_BODY = new Set([204, 205, 304]);
 class Exchange {
   private conn: Conn | null = null;
   private retried = false;
+  /** When the request went out on a kept connection (for the resend rule). */
+  private sentOnKeptAt = -1;
   private answered = false;
   private finished = false;
   private ctl: ReadableStreamDefaultController<Uint8Array> | null = null;
@@ -323,6 +328,7 @@ class Exchange {
   private use(conn: Conn): void {
     conn.exchange = this;
     this.conn = conn;
+    this.sentOnKeptAt = performance.now();
     conn.send(this.head, this.body);
   }
 
@@ -481,9 +487,11 @@ class Exchange {
   onClose(error: Error | undefined): void {
     if (this.finished) return;
     const conn = this.conn;
-    // A kept connection the server closed just as it was reused: the request never reached it; send it again
-    // once on a new connection.
-    if (conn?.used && !this.received && !this.retried) {
+    // A kept connection the server closed just as it was reused (its keep-alive ran out as the request went
+    // out): the request was not served; send it again once on a new connection. Only right after sending: a
+    // server that took the request and died later without a byte of answer may have started on it (an
+    // upstream that bills what it generates), and a second request would cost twice.
+    if (conn?.used && !this.received && !this.retried && performance.now() - this.sentOnKeptAt < STALE_CLOSE_MS) {
       this.retried = true;
       this.conn = null;
       return this.connect();

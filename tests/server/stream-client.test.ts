@@ -150,6 +150,20 @@ describe("connections", () => {
     }
   });
 
+  test("a kept connection closed long after the request, without an answer, is an error: the upstream may have started on it", async () => {
+    const up = rawServer((r, s) => {
+      if (r.n === 2) return void setTimeout(() => s.end(), 1200);
+      s.write(`HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok`);
+    });
+    try {
+      expect(await (await streamFetch(up.url + "/a", POST())).text()).toBe("ok");
+      await expect(streamFetch(up.url + "/b", POST())).rejects.toThrow(/closed/);
+      expect(up.heads.filter((h) => h.startsWith("POST /b ")).length).toBe(1);
+    } finally {
+      up.server.stop(true);
+    }
+  });
+
   test("a new connection closed before any answer is an error, not a retry", async () => {
     const up = rawServer((_r, s) => s.end());
     try {
