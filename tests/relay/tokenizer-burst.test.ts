@@ -20,3 +20,31 @@ test("300 counts at once are all exact, and the event loop never loads the table
   expect(await proc.exited).toBe(0);
   expect(JSON.parse(out.trim().split("\n").pop()!)).toEqual({ loaded: false, same: true, n: 300 });
 }, 60_000);
+
+test("an answer without usage shows and bills the worker's count; the event loop never loads the tables for it", async () => {
+  // A Claude client on an OpenAI channel whose answer has no usage: the gateway writes the usage it bills.
+  const script = `
+    const { relayFixture, ratios, logsOf } = await import(${JSON.stringify(join(import.meta.dir, "fixtures.ts"))});
+    const t = await import(${JSON.stringify(TOKENIZER)});
+    const fx = await relayFixture("sqlite");
+    await ratios(fx, ["plain-nousage"], 1, 1);
+    await fx.channel({ base_url: fx.mock.url, models: ["plain-nousage"] });
+    const user = await fx.user(1e9);
+    const key = (await fx.token(user.id, { unlimited_quota: true })).key;
+    const res = await fx.call("/v1/messages", key, { model: "plain-nousage", max_tokens: 64, messages: [{ role: "user", content: "count these words for me, please" }] });
+    const body = await res.json();
+    const loaded = t.o200kLoaded();
+    await fx.flush();
+    const [log] = await logsOf(fx, user.id);
+    await fx.close();
+    console.log(JSON.stringify({ status: res.status, loaded, shown: body.usage, billed: { input_tokens: log.prompt_tokens, output_tokens: log.completion_tokens } }));
+  `;
+  const proc = Bun.spawn([process.execPath, "-e", script], { stdout: "pipe", stderr: "inherit" });
+  const out = await new Response(proc.stdout).text();
+  expect(await proc.exited).toBe(0);
+  const r = JSON.parse(out.trim().split("\n").pop()!);
+  expect(r.status).toBe(200);
+  expect(r.loaded).toBe(false);
+  expect(r.shown.output_tokens).toBeGreaterThan(0);
+  expect({ input_tokens: r.shown.input_tokens, output_tokens: r.shown.output_tokens }).toEqual(r.billed);
+}, 60_000);

@@ -256,8 +256,10 @@ async function deliver(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCa
   let body = parsed.body;
   let usage = parsed.usage;
   if (!usage && call.mode === "chat") {
-    // The gateway wrote this body's usage (zeros, with none upstream): it shows what is billed instead.
-    usage = countedUsage(o.req.body, generated());
+    // The gateway wrote this body's usage (zeros, with none upstream): it shows what is billed instead, counted
+    // in the tokenizer's worker (on the loop a long answer's count took up to ~10 ms, and a process's first count
+    // loaded the rank tables there: 100-250 ms).
+    usage = await countedUsageExact(o.req.body, generated());
     body = withBilledUsage(call.format, body, usage);
   }
   finish(deps, o, usage, generated);
