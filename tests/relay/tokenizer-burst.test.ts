@@ -48,3 +48,32 @@ test("an answer without usage shows and bills the worker's count; the event loop
   expect(r.shown.output_tokens).toBeGreaterThan(0);
   expect({ input_tokens: r.shown.input_tokens, output_tokens: r.shown.output_tokens }).toEqual(r.billed);
 }, 60_000);
+
+test("a Claude stream cut before its output count bills the text counted in the worker; the event loop never loads the tables", async () => {
+  const script = `
+    const { relayFixture, logsOf } = await import(${JSON.stringify(join(import.meta.dir, "fixtures.ts"))});
+    const { startClaudeUpstream } = await import(${JSON.stringify(join(import.meta.dir, "../mocks/claude-upstream.ts"))});
+    const t = await import(${JSON.stringify(TOKENIZER)});
+    const textDeltas = Array.from({ length: 40 }, (_, i) => " word" + i);
+    const fx = await relayFixture("sqlite");
+    const claude = startClaudeUpstream({ textDeltas });
+    await fx.channel({ type: 14, key: "claude-key", base_url: claude.url, models: ["claude-x-cut"] });
+    await fx.option("ModelRatio", JSON.stringify({ "claude-x-cut": 1 }));
+    const user = await fx.user(1e9);
+    const key = (await fx.token(user.id, { unlimited_quota: true })).key;
+    const res = await fx.call("/v1/chat/completions", key, { model: "claude-x-cut", stream: true, max_tokens: 64, messages: [{ role: "user", content: "count" }] });
+    await res.text().catch(() => "");
+    await fx.flush();
+    const loaded = t.o200kLoaded();
+    const [log] = await logsOf(fx, user.id);
+    claude.stop();
+    await fx.close();
+    console.log(JSON.stringify({ loaded, billed: log.completion_tokens, counted: t.countTextsNow([textDeltas.join("")]) }));
+  `;
+  const proc = Bun.spawn([process.execPath, "-e", script], { stdout: "pipe", stderr: "inherit" });
+  const out = await new Response(proc.stdout).text();
+  expect(await proc.exited).toBe(0);
+  const r = JSON.parse(out.trim().split("\n").pop()!);
+  expect(r.loaded).toBe(false);
+  expect(r.billed).toBe(r.counted);
+}, 60_000);

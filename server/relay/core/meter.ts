@@ -12,6 +12,11 @@ export function countedUsage(body: unknown, generated: string): Usage {
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
 }
 
+/** A generated text's token count, made off the event loop (the tokenizer's worker). */
+export function countGenerated(text: string): Promise<number> {
+  return countTokens(text);
+}
+
 /** countedUsage, counted exactly off the event loop (the tokenizer's worker) for texts past its inline cap. */
 export async function countedUsageExact(body: unknown, generated: string): Promise<Usage> {
   const [prompt, completion] = await Promise.all([body instanceof FormData ? 0 : countPromptTokens(body), countTokens(generated)]);

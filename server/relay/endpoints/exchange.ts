@@ -19,7 +19,7 @@ import type { Channel } from "../../../db/schema.ts";
 import { contextExceeded, routeWithFallbacks } from "../core/fallback.ts";
 import { errorCode, mappedStatus, providerCall, reportFailure, route, UpstreamError } from "../core/route.ts";
 import { finish, recordError, release as releaseHold, type Served } from "../core/settle.ts";
-import { countedUsage, countedUsageExact } from "../core/meter.ts";
+import { countedUsage, countedUsageExact, countGenerated } from "../core/meter.ts";
 import { callsObserved, observeAttempt, observeAttemptEnd, observeCall, observeStream } from "../observe.ts";
 import { responseCache } from "../cache/index.ts";
 
@@ -435,12 +435,21 @@ function streamReply(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCall
     const body = errorBody(call.format, 502, "the upstream channel broke off the stream before the answer was complete (stream interrupted)", "stream_interrupted");
     return call.format === "claude" ? sseFrame(JSON.stringify(body), "error") : sseFrame(JSON.stringify(body));
   };
+  const settle = () => {
+    finish(deps, o, mapper.usage() ?? counted, () => mapper.generatedText());
+    closed();
+  };
   const done = () => {
     if (settled) return;
     settled = true;
     answer.release();
-    finish(deps, o, mapper.usage() ?? counted, () => mapper.generatedText());
-    closed();
+    // A report without its final output count (a cut Claude or Gemini stream) bills the text counted: in the
+    // worker, handed to the mapper.
+    if (!mapper.countsText?.()) return settle();
+    countGenerated(mapper.generatedText()).then((n) => {
+      mapper.textCounted?.(n);
+      settle();
+    }, settle);
   };
   // A Bun "direct" stream: chunks are written straight to the socket instead of going through a
   // ReadableStream queue, which costs several times the CPU per streamed call.
@@ -454,6 +463,7 @@ function streamReply(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCall
             let out = "";
             for (const ev of sse.finish()) out += mapper.event(ev);
             // Without upstream usage the end frames show the gateway's count: made exactly, off the loop.
+            if (mapper.countsText?.()) mapper.textCounted?.(await countGenerated(mapper.generatedText()));
             if (mapper.complete() && !mapper.usage() && !counted) counted = await countedUsageExact(o.req.body, mapper.generatedText());
             if (mapper.complete()) out += mapper.end(count);
             else out += interrupted();

@@ -4,8 +4,9 @@
 import type { Usage } from "../providers/types.ts";
 import { countTokensNow } from "../tokenizer.ts";
 
-export function withCountedCompletion(u: Usage, generated: string): Usage {
-  const counted = countTokensNow(generated);
+/** `tokens`: the count of `generated` when already made (in the tokenizer's worker). */
+export function withCountedCompletion(u: Usage, generated: string, tokens?: number): Usage {
+  const counted = tokens ?? countTokensNow(generated);
   if (counted <= u.completion_tokens) return u;
   return { ...u, completion_tokens: counted, total_tokens: u.prompt_tokens + counted };
 }

@@ -137,6 +137,8 @@ export function parseClaudeResponse(call: ProviderCall, json: any): ParsedRespon
 export class ClaudeStreamMapper implements StreamMapper {
   private conv: ClaudeStreamToOpenAI;
   private finished = false;
+  /** The relay's count of the text as it was that long (textCounted()). */
+  private counted: { chars: number; tokens: number } | null = null;
   constructor(private call: ProviderCall) {
     this.conv = new ClaudeStreamToOpenAI(undefined, requestFacts.get(call));
   }
@@ -191,13 +193,22 @@ export class ClaudeStreamMapper implements StreamMapper {
     return out + SSE_DONE;
   }
 
+  countsText(): boolean {
+    return this.conv.hasInputUsage && !this.conv.hasFinalOutput;
+  }
+
+  textCounted(tokens: number): void {
+    this.counted = { chars: this.conv.receivedText.length, tokens };
+  }
+
   usage(): Usage | null {
     // Without the input side this is no usage: the relay counts the prompt as well as the text.
     if (!this.conv.hasInputUsage) return null;
     const u = toUsage(this.conv.usage);
     if (this.conv.hasFinalOutput) return u;
     // Cut or abandoned before message_delta: message_start's output_tokens is a placeholder (often 1).
-    return withCountedCompletion(u, this.conv.receivedText);
+    const text = this.conv.receivedText;
+    return withCountedCompletion(u, text, this.counted?.chars === text.length ? this.counted.tokens : undefined);
   }
 
   generatedText(): string {

@@ -128,6 +128,8 @@ export function parseGeminiResponse(call: ProviderCall, json: any): ParsedRespon
 export class GeminiStreamMapper implements StreamMapper {
   private conv: GeminiStreamToOpenAI;
   private finished = false;
+  /** The relay's count of the text as it was that long (textCounted()). */
+  private counted: { chars: number; tokens: number } | null = null;
 
   complete(): boolean {
     return this.finished;
@@ -169,6 +171,14 @@ export class GeminiStreamMapper implements StreamMapper {
     return (chunk.usage ? sseFrame(JSON.stringify(chunk)) : "") + SSE_DONE;
   }
 
+  countsText(): boolean {
+    return !!this.conv.usage && this.conv.hasPromptCount && !this.conv.hasFinalUsage;
+  }
+
+  textCounted(tokens: number): void {
+    this.counted = { chars: this.conv.receivedText.length, tokens };
+  }
+
   usage(): Usage | null {
     // Without a prompt count this is no usage: the relay counts the prompt as well as the text.
     if (!this.conv.usage || !this.conv.hasPromptCount) return null;
@@ -176,7 +186,8 @@ export class GeminiStreamMapper implements StreamMapper {
     if (this.conv.hasFinalUsage) return u;
     // Cut or abandoned before the finishing chunk (or it came without a completion count): intermediate
     // usageMetadata often counts the prompt only.
-    return withCountedCompletion(u, this.conv.receivedText);
+    const text = this.conv.receivedText;
+    return withCountedCompletion(u, text, this.counted?.chars === text.length ? this.counted.tokens : undefined);
   }
 
   generatedText(): string {
