@@ -41,7 +41,7 @@ const BODY_HIGH_WATER_CHUNKS = 16;
 
 /** fetch() for a streamed upstream call: through the socket client when it can take the request, else fetch(). */
 export function streamFetch(url: string, init: RequestInit): Promise<Response> {
-  if (!settings.enabled || init.redirect !== "manual" || init.method === "HEAD" || (init as any).proxy || (init as any).tls || (init as any).unix) return fetch(url, init);
+  if (!settings.enabled || init.redirect !== "manual" || init.method?.toUpperCase() === "HEAD" || (init as any).proxy || (init as any).tls || (init as any).unix) return fetch(url, init);
   const body = init.body;
   if (body != null && typeof body !== "string" && !(body instanceof Uint8Array) && !(body instanceof ArrayBuffer)) return fetch(url, init);
   const target = targetOf(url);

@@ -332,6 +332,18 @@ describe("what it leaves to fetch()", () => {
     }
   });
 
+  test("a HEAD request (any spelling) goes to fetch(): its answer has no body whatever its length says", async () => {
+    const up = rawServer((_r, s) => s.write("HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\n"));
+    try {
+      const res = await streamFetch(up.url + "/a", { method: "head", redirect: "manual" });
+      expect(res.status).toBe(200);
+      expect(await res.text()).toBe("");
+      expect(up.heads[0]).toMatch(/accept-encoding: gzip/i);
+    } finally {
+      up.server.stop(true);
+    }
+  });
+
   test("switched off (UPSTREAM_STREAM_CLIENT=fetch), or for a proxied protocol, every call goes to fetch()", async () => {
     const up = rawServer((_r, s) => s.write("HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok"));
     try {
