@@ -89,6 +89,11 @@ export function countTokens(text: string): Promise<number> {
   return countOffLoop([text], 0);
 }
 
+/** countTextsNow with WORKER_STEPS, counted off the event loop. */
+export function countTexts(texts: string[]): Promise<number> {
+  return countOffLoop(texts, 0);
+}
+
 /** The texts a prompt is counted from, plus the tokens of its framing. */
 function promptParts(body: any): { texts: string[]; framing: number } {
   if (!Array.isArray(body?.messages)) return { texts: [promptText(body)], framing: 0 };

@@ -77,3 +77,34 @@ test("a Claude stream cut before its output count bills the text counted in the 
   expect(r.loaded).toBe(false);
   expect(r.billed).toBe(r.counted);
 }, 60_000);
+
+test("Gemini embeddings are counted in the worker while the upstream answers; the event loop never loads the tables", async () => {
+  const script = `
+    const { relayFixture, logsOf } = await import(${JSON.stringify(join(import.meta.dir, "fixtures.ts"))});
+    const { startGeminiUpstream } = await import(${JSON.stringify(join(import.meta.dir, "../mocks/gemini-upstream.ts"))});
+    const t = await import(${JSON.stringify(TOKENIZER)});
+    const fx = await relayFixture("sqlite");
+    const gemini = startGeminiUpstream();
+    await fx.channel({ type: 24, key: "gemini-key", base_url: gemini.url, models: ["text-embedding-004"] });
+    await fx.option("ModelRatio", JSON.stringify({ "text-embedding-004": 1 }));
+    const user = await fx.user(1e9);
+    const key = (await fx.token(user.id, { unlimited_quota: true })).key;
+    const input = ["The quick brown fox jumps over the lazy dog.", "Counted off the event loop."];
+    const res = await fx.call("/v1/embeddings", key, { model: "text-embedding-004", input });
+    const body = await res.json();
+    const loaded = t.o200kLoaded();
+    await fx.flush();
+    const [log] = await logsOf(fx, user.id);
+    gemini.stop();
+    await fx.close();
+    console.log(JSON.stringify({ status: res.status, loaded, shown: body.usage.prompt_tokens, billed: log.prompt_tokens, counted: t.countTextsNow(input) }));
+  `;
+  const proc = Bun.spawn([process.execPath, "-e", script], { stdout: "pipe", stderr: "inherit" });
+  const out = await new Response(proc.stdout).text();
+  expect(await proc.exited).toBe(0);
+  const r = JSON.parse(out.trim().split("\n").pop()!);
+  expect(r.status).toBe(200);
+  expect(r.loaded).toBe(false);
+  expect(r.shown).toBe(r.counted);
+  expect(r.billed).toBe(r.counted);
+}, 60_000);

@@ -13,7 +13,7 @@ import { fetchImages } from "./images.ts";
 import { EMBED_BATCH_MAX, sendEmbedBatches } from "./embed-batches.ts";
 import type { OpenAIUsage } from "../../formats/claude/wire.ts";
 import { geminiEmbedTexts } from "../../formats/gemini/client.ts";
-import { countTextsNow, decodeEmbeddingTokens } from "../../tokenizer.ts";
+import { countTexts, countTextsNow, decodeEmbeddingTokens } from "../../tokenizer.ts";
 import { plainName, scrub, scrubFrame } from "../../formats/scrub.ts";
 import { shownUsage } from "../../formats/shown-usage.ts";
 import { withCountedCompletion } from "../../formats/usage.ts";
@@ -48,7 +48,8 @@ export function toUsage(u: OpenAIUsage): Usage {
 }
 
 /** What an embeddings call sent, kept until its answer is parsed: batchEmbedContents reports no usage. */
-interface Embedded { texts: string[]; tokenIds: number; base64: boolean }
+/** `counted`: the texts' count, made in the tokenizer's worker while the upstream answered. */
+interface Embedded { texts: string[]; tokenIds: number; base64: boolean; counted?: number }
 const embedded = new WeakMap<ProviderCall, Embedded>();
 
 const BAD_EMBEDDING_INPUT = "input must be a non-empty string, array of strings, array of token ids or array of token-id arrays";
@@ -69,7 +70,7 @@ function embeddingTexts(input: unknown): { texts: string[]; tokenIds: number } {
 
 function embeddingUsage(sent: Embedded): Usage {
   // One counting budget for all the inputs: thousands of texts are one call's work, not thousands of calls'.
-  const n = sent.tokenIds || countTextsNow(sent.texts);
+  const n = sent.tokenIds || (sent.counted ?? countTextsNow(sent.texts));
   return { prompt_tokens: n, completion_tokens: 0, total_tokens: n };
 }
 
@@ -217,7 +218,12 @@ export const geminiAdaptor: ProviderAdaptor = {
   },
   send(call, url, init) {
     const sent = call.mode === "embeddings" ? embedded.get(call) : undefined;
-    return sent && sent.texts.length > EMBED_BATCH_MAX ? sendEmbedBatches(url, init) : fetch(url, init);
+    const answer = sent && sent.texts.length > EMBED_BATCH_MAX ? sendEmbedBatches(url, init) : fetch(url, init);
+    if (!sent || sent.tokenIds) return answer;
+    // Gemini reports no usage for embeddings: the texts are counted in the tokenizer's worker while the upstream
+    // answers (on the event loop, thousands of inputs took up to ~10 ms, and a fresh process loaded the tables).
+    const counting = countTexts(sent.texts).then((n) => void (sent.counted = n), () => {});
+    return Promise.all([answer, counting]).then(([res]) => res);
   },
   parseResponse: parseGeminiResponse,
   generatedText: (_call, json) => geminiGeneratedText(json),
