@@ -6,6 +6,14 @@ import { join } from "node:path";
 
 const TOKENIZER = join(import.meta.dir, "../../server/relay/tokenizer.ts");
 
+/** Runs a script in a fresh process (no rank tables loaded yet) and answers the JSON its last line prints. */
+async function runFresh(script: string): Promise<any> {
+  const proc = Bun.spawn([process.execPath, "-e", script], { stdout: "pipe", stderr: "inherit" });
+  const out = await new Response(proc.stdout).text();
+  expect(await proc.exited).toBe(0);
+  return JSON.parse(out.trim().split("\n").pop()!);
+}
+
 test("300 counts at once are all exact, and the event loop never loads the tables for them", async () => {
   const script = `
     const t = await import(${JSON.stringify(TOKENIZER)});
@@ -15,10 +23,7 @@ test("300 counts at once are all exact, and the event loop never loads the table
     const exact = texts.map((x) => t.countTextsNow([x]));
     console.log(JSON.stringify({ loaded, same: counts.every((n, i) => n === exact[i]), n: counts.length }));
   `;
-  const proc = Bun.spawn([process.execPath, "-e", script], { stdout: "pipe", stderr: "inherit" });
-  const out = await new Response(proc.stdout).text();
-  expect(await proc.exited).toBe(0);
-  expect(JSON.parse(out.trim().split("\n").pop()!)).toEqual({ loaded: false, same: true, n: 300 });
+  expect(await runFresh(script)).toEqual({ loaded: false, same: true, n: 300 });
 }, 60_000);
 
 test("an answer without usage shows and bills the worker's count; the event loop never loads the tables for it", async () => {
@@ -39,10 +44,7 @@ test("an answer without usage shows and bills the worker's count; the event loop
     await fx.close();
     console.log(JSON.stringify({ status: res.status, loaded, shown: body.usage, billed: { input_tokens: log.prompt_tokens, output_tokens: log.completion_tokens } }));
   `;
-  const proc = Bun.spawn([process.execPath, "-e", script], { stdout: "pipe", stderr: "inherit" });
-  const out = await new Response(proc.stdout).text();
-  expect(await proc.exited).toBe(0);
-  const r = JSON.parse(out.trim().split("\n").pop()!);
+  const r = await runFresh(script);
   expect(r.status).toBe(200);
   expect(r.loaded).toBe(false);
   expect(r.shown.output_tokens).toBeGreaterThan(0);
@@ -70,10 +72,7 @@ test("a Claude stream cut before its output count bills the text counted in the 
     await fx.close();
     console.log(JSON.stringify({ loaded, billed: log.completion_tokens, counted: t.countTextsNow([textDeltas.join("")]) }));
   `;
-  const proc = Bun.spawn([process.execPath, "-e", script], { stdout: "pipe", stderr: "inherit" });
-  const out = await new Response(proc.stdout).text();
-  expect(await proc.exited).toBe(0);
-  const r = JSON.parse(out.trim().split("\n").pop()!);
+  const r = await runFresh(script);
   expect(r.loaded).toBe(false);
   expect(r.billed).toBe(r.counted);
 }, 60_000);
@@ -99,10 +98,7 @@ test("Gemini embeddings are counted in the worker while the upstream answers; th
     await fx.close();
     console.log(JSON.stringify({ status: res.status, loaded, shown: body.usage.prompt_tokens, billed: log.prompt_tokens, counted: t.countTextsNow(input) }));
   `;
-  const proc = Bun.spawn([process.execPath, "-e", script], { stdout: "pipe", stderr: "inherit" });
-  const out = await new Response(proc.stdout).text();
-  expect(await proc.exited).toBe(0);
-  const r = JSON.parse(out.trim().split("\n").pop()!);
+  const r = await runFresh(script);
   expect(r.status).toBe(200);
   expect(r.loaded).toBe(false);
   expect(r.shown).toBe(r.counted);
