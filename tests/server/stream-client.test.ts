@@ -278,7 +278,7 @@ describe("aborts, cancels and backpressure", () => {
   });
 
   test("a reader that stops reading holds the stream at the socket: the upstream cannot send it all", async () => {
-    const total = 64 * 1024 * 1024;
+    const total = 128 * 1024 * 1024;
     let sent = 0;
     const chunk = Buffer.alloc(64 * 1024, 120);
     const pump = (s: any) => {
@@ -305,8 +305,8 @@ describe("aborts, cancels and backpressure", () => {
       const reader = res.body!.getReader();
       let got = (await reader.read()).value!.byteLength;
       await Bun.sleep(300);
-      // Socket buffers and the body's few queued chunks, not the 64 MB.
-      expect(sent).toBeLessThan(16 * 1024 * 1024);
+      // Socket buffers (several MB each way on loopback) and the body's few queued chunks, not the 128 MB.
+      expect(sent).toBeLessThan(48 * 1024 * 1024);
       for (;;) {
         const { value, done } = await reader.read();
         if (done) break;
