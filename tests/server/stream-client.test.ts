@@ -8,11 +8,18 @@ import { closeIdleStreamConnections, configureStreamClient, idleStreamConnection
 
 const POST = (body = '{"stream":true}', extra: RequestInit = {}): RequestInit => ({ method: "POST", headers: { "content-type": "application/json", authorization: "Bearer sk-up" }, body, redirect: "manual", ...extra });
 
+/** Servers a test started, stopped after it. */
+const started: { stop(closeActive?: boolean): unknown }[] = [];
+function stopAfterTest<T extends { stop(closeActive?: boolean): unknown }>(server: T): T {
+  started.push(server);
+  return server;
+}
+
 /** A raw HTTP server: `answer` gets each request's head and body text and the socket to write to. */
 function rawServer(answer: (req: { head: string; body: string; conn: number; n: number }, sock: any) => void) {
   let conns = 0;
   const heads: string[] = [];
-  const server = Bun.listen<{ id: number; buf: Buffer; n: number }>({
+  const server = stopAfterTest(Bun.listen<{ id: number; buf: Buffer; n: number }>({
     hostname: "127.0.0.1",
     port: 0,
     socket: {
@@ -34,13 +41,16 @@ function rawServer(answer: (req: { head: string; body: string; conn: number; n: 
         }
       },
     },
-  });
+  }));
   return { url: `http://127.0.0.1:${server.port}`, server, heads, connections: () => conns };
 }
 
 const chunked = (parts: string[]) => parts.map((p) => `${Buffer.byteLength(p).toString(16)}\r\n${p}\r\n`).join("") + "0\r\n\r\n";
 
-afterEach(() => closeIdleStreamConnections());
+afterEach(() => {
+  for (const server of started.splice(0)) server.stop(true);
+  closeIdleStreamConnections();
+});
 afterAll(() => configureStreamClient({ enabled: true, proxiedProtocols: [] }));
 
 describe("answers like fetch()", () => {
@@ -123,15 +133,11 @@ describe("answers like fetch()", () => {
 describe("connections", () => {
   test("sequential calls reuse one connection; the idle one is kept, then closed on request", async () => {
     const up = rawServer((r, s) => s.write(`HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n${chunked(["data: 1\n\n", "data: 2\n\n"])}`));
-    try {
-      for (let i = 0; i < 3; i++) expect(await (await streamFetch(up.url + "/v1/chat/completions", POST())).text()).toBe("data: 1\n\ndata: 2\n\n");
-      expect(up.connections()).toBe(1);
-      expect(idleStreamConnections()).toBe(1);
-      closeIdleStreamConnections();
-      expect(idleStreamConnections()).toBe(0);
-    } finally {
-      up.server.stop(true);
-    }
+    for (let i = 0; i < 3; i++) expect(await (await streamFetch(up.url + "/v1/chat/completions", POST())).text()).toBe("data: 1\n\ndata: 2\n\n");
+    expect(up.connections()).toBe(1);
+    expect(idleStreamConnections()).toBe(1);
+    closeIdleStreamConnections();
+    expect(idleStreamConnections()).toBe(0);
   });
 
   test("a kept connection the server closed as it was reused: the request is sent once more on a new one", async () => {
@@ -140,14 +146,10 @@ describe("connections", () => {
       if (r.n === 2) return s.end();
       s.write(`HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok`);
     });
-    try {
-      expect(await (await streamFetch(up.url + "/a", POST())).text()).toBe("ok");
-      expect(await (await streamFetch(up.url + "/b", POST())).text()).toBe("ok");
-      expect(up.connections()).toBe(2);
-      expect(up.heads.filter((h) => h.startsWith("POST /b ")).length).toBe(2);
-    } finally {
-      up.server.stop(true);
-    }
+    expect(await (await streamFetch(up.url + "/a", POST())).text()).toBe("ok");
+    expect(await (await streamFetch(up.url + "/b", POST())).text()).toBe("ok");
+    expect(up.connections()).toBe(2);
+    expect(up.heads.filter((h) => h.startsWith("POST /b ")).length).toBe(2);
   });
 
   test("a kept connection closed long after the request, without an answer, is an error: the upstream may have started on it", async () => {
@@ -155,23 +157,15 @@ describe("connections", () => {
       if (r.n === 2) return void setTimeout(() => s.end(), 1200);
       s.write(`HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok`);
     });
-    try {
-      expect(await (await streamFetch(up.url + "/a", POST())).text()).toBe("ok");
-      await expect(streamFetch(up.url + "/b", POST())).rejects.toThrow(/closed/);
-      expect(up.heads.filter((h) => h.startsWith("POST /b ")).length).toBe(1);
-    } finally {
-      up.server.stop(true);
-    }
+    expect(await (await streamFetch(up.url + "/a", POST())).text()).toBe("ok");
+    await expect(streamFetch(up.url + "/b", POST())).rejects.toThrow(/closed/);
+    expect(up.heads.filter((h) => h.startsWith("POST /b ")).length).toBe(1);
   });
 
   test("a new connection closed before any answer is an error, not a retry", async () => {
     const up = rawServer((_r, s) => s.end());
-    try {
-      await expect(streamFetch(up.url + "/a", POST())).rejects.toThrow(/closed/);
-      expect(up.heads.length).toBe(1);
-    } finally {
-      up.server.stop(true);
-    }
+    await expect(streamFetch(up.url + "/a", POST())).rejects.toThrow(/closed/);
+    expect(up.heads.length).toBe(1);
   });
 
   test("a connection refused is an error", async () => {
@@ -186,13 +180,9 @@ describe("connections", () => {
       s.write(`HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n${"9\r\ndata: 1\n\n\r\n"}`);
       setTimeout(() => s.end(), 20);
     });
-    try {
-      const res = await streamFetch(up.url + "/a", POST());
-      await expect(res.text()).rejects.toThrow();
-      expect(idleStreamConnections()).toBe(0);
-    } finally {
-      up.server.stop(true);
-    }
+    const res = await streamFetch(up.url + "/a", POST());
+    await expect(res.text()).rejects.toThrow();
+    expect(idleStreamConnections()).toBe(0);
   });
 
   test("an answer without a length ends when the server closes (and its connection is not kept)", async () => {
@@ -203,22 +193,14 @@ describe("connections", () => {
         s.end();
       }, 20);
     });
-    try {
-      expect(await (await streamFetch(up.url + "/a", POST())).text()).toBe("data: a\n\ndata: b\n\n");
-      expect(idleStreamConnections()).toBe(0);
-    } finally {
-      up.server.stop(true);
-    }
+    expect(await (await streamFetch(up.url + "/a", POST())).text()).toBe("data: a\n\ndata: b\n\n");
+    expect(idleStreamConnections()).toBe(0);
   });
 
   test("interim 100 Continue is skipped; chunk extensions and trailers are read", async () => {
     const up = rawServer((_r, s) => s.write("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n0\r\nx-trailer: t\r\n\r\n"));
-    try {
-      expect(await (await streamFetch(up.url + "/a", POST())).text()).toBe("hello");
-      expect(idleStreamConnections()).toBe(1);
-    } finally {
-      up.server.stop(true);
-    }
+    expect(await (await streamFetch(up.url + "/a", POST())).text()).toBe("hello");
+    expect(idleStreamConnections()).toBe(1);
   });
 
   test("a gzip-encoded answer is decoded", async () => {
@@ -227,54 +209,42 @@ describe("connections", () => {
       s.write(`HTTP/1.1 200 OK\r\ncontent-encoding: gzip\r\ncontent-length: ${zipped.length}\r\n\r\n`);
       s.write(zipped);
     });
-    try {
-      expect(await (await streamFetch(up.url + "/a", POST())).text()).toBe("data: compressed\n\n");
-      expect(up.heads[0]).toContain("accept-encoding: identity");
-    } finally {
-      up.server.stop(true);
-    }
+    expect(await (await streamFetch(up.url + "/a", POST())).text()).toBe("data: compressed\n\n");
+    expect(up.heads[0]).toContain("accept-encoding: identity");
   });
 });
 
 describe("aborts, cancels and backpressure", () => {
   test("an abort before the answer rejects with the signal's reason and closes the connection", async () => {
     let closed = false;
-    const up = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {}, close() { closed = true; } } });
-    try {
-      const abort = new AbortController();
-      const p = streamFetch(`http://127.0.0.1:${up.port}/a`, POST("{}", { signal: abort.signal }));
-      setTimeout(() => abort.abort(new Error("timeout")), 30);
-      await expect(p).rejects.toThrow("timeout");
-      await Bun.sleep(30);
-      expect(closed).toBe(true);
-      const already = new AbortController();
-      already.abort(new Error("gone"));
-      await expect(streamFetch(`http://127.0.0.1:${up.port}/a`, POST("{}", { signal: already.signal }))).rejects.toThrow("gone");
-    } finally {
-      up.stop(true);
-    }
+    const up = stopAfterTest(Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {}, close() { closed = true; } } }));
+    const abort = new AbortController();
+    const p = streamFetch(`http://127.0.0.1:${up.port}/a`, POST("{}", { signal: abort.signal }));
+    setTimeout(() => abort.abort(new Error("timeout")), 30);
+    await expect(p).rejects.toThrow("timeout");
+    await Bun.sleep(30);
+    expect(closed).toBe(true);
+    const already = new AbortController();
+    already.abort(new Error("gone"));
+    await expect(streamFetch(`http://127.0.0.1:${up.port}/a`, POST("{}", { signal: already.signal }))).rejects.toThrow("gone");
   });
 
   test("an abort mid-stream errors the reader; cancelling the body closes the connection", async () => {
     const up = rawServer((r, s) => {
       s.write("HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nfirst\r\n");
     });
-    try {
-      const abort = new AbortController();
-      const res = await streamFetch(up.url + "/a", POST("{}", { signal: abort.signal }));
-      const reader = res.body!.getReader();
-      expect(new TextDecoder().decode((await reader.read()).value)).toBe("first");
-      abort.abort(new Error("client disconnected"));
-      await expect(reader.read()).rejects.toThrow("client disconnected");
-      const second = await streamFetch(up.url + "/b", POST());
-      const r2 = second.body!.getReader();
-      await r2.read();
-      await r2.cancel();
-      expect(idleStreamConnections()).toBe(0);
-      expect(up.connections()).toBe(2);
-    } finally {
-      up.server.stop(true);
-    }
+    const abort = new AbortController();
+    const res = await streamFetch(up.url + "/a", POST("{}", { signal: abort.signal }));
+    const reader = res.body!.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe("first");
+    abort.abort(new Error("client disconnected"));
+    await expect(reader.read()).rejects.toThrow("client disconnected");
+    const second = await streamFetch(up.url + "/b", POST());
+    const r2 = second.body!.getReader();
+    await r2.read();
+    await r2.cancel();
+    expect(idleStreamConnections()).toBe(0);
+    expect(up.connections()).toBe(2);
   });
 
   test("a reader that stops reading holds the stream at the socket: the upstream cannot send it all", async () => {
@@ -289,7 +259,7 @@ describe("aborts, cancels and backpressure", () => {
         if (n < part.length) return;
       }
     };
-    const up = Bun.listen({
+    const up = stopAfterTest(Bun.listen({
       hostname: "127.0.0.1",
       port: 0,
       socket: {
@@ -299,67 +269,51 @@ describe("aborts, cancels and backpressure", () => {
         },
         drain: pump,
       },
-    });
-    try {
-      const res = await streamFetch(`http://127.0.0.1:${up.port}/a`, POST());
-      const reader = res.body!.getReader();
-      let got = (await reader.read()).value!.byteLength;
-      await Bun.sleep(300);
-      // Socket buffers (several MB each way on loopback) and the body's few queued chunks, not the 128 MB.
-      expect(sent).toBeLessThan(48 * 1024 * 1024);
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        got += value.byteLength;
-      }
-      expect(sent).toBe(total);
-      expect(got).toBe(total);
-    } finally {
-      up.stop(true);
+    }));
+    const res = await streamFetch(`http://127.0.0.1:${up.port}/a`, POST());
+    const reader = res.body!.getReader();
+    let got = (await reader.read()).value!.byteLength;
+    await Bun.sleep(300);
+    // Socket buffers (several MB each way on loopback) and the body's few queued chunks, not the 128 MB.
+    expect(sent).toBeLessThan(48 * 1024 * 1024);
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      got += value.byteLength;
     }
+    expect(sent).toBe(total);
+    expect(got).toBe(total);
   });
 });
 
 describe("what it leaves to fetch()", () => {
   test("a request with a proxy goes through the proxy (fetch())", async () => {
     const proxy = rawServer((_r, s) => s.write("HTTP/1.1 200 OK\r\ncontent-length: 7\r\n\r\nproxied"));
-    try {
-      const res = await streamFetch("http://upstream.invalid/v1/chat/completions", POST("{}", { proxy: proxy.url } as any));
-      expect(await res.text()).toBe("proxied");
-      expect(proxy.heads[0]).toStartWith("POST http://upstream.invalid/v1/chat/completions HTTP/1.1");
-    } finally {
-      proxy.server.stop(true);
-    }
+    const res = await streamFetch("http://upstream.invalid/v1/chat/completions", POST("{}", { proxy: proxy.url } as any));
+    expect(await res.text()).toBe("proxied");
+    expect(proxy.heads[0]).toStartWith("POST http://upstream.invalid/v1/chat/completions HTTP/1.1");
   });
 
   test("a HEAD request (any spelling) goes to fetch(): its answer has no body whatever its length says", async () => {
     const up = rawServer((_r, s) => s.write("HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\n"));
-    try {
-      const res = await streamFetch(up.url + "/a", { method: "head", redirect: "manual" });
-      expect(res.status).toBe(200);
-      expect(await res.text()).toBe("");
-      expect(up.heads[0]).toMatch(/accept-encoding: gzip/i);
-    } finally {
-      up.server.stop(true);
-    }
+    const res = await streamFetch(up.url + "/a", { method: "head", redirect: "manual" });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe("");
+    expect(up.heads[0]).toMatch(/accept-encoding: gzip/i);
   });
 
   test("switched off (UPSTREAM_STREAM_CLIENT=fetch), or for a proxied protocol, every call goes to fetch()", async () => {
     const up = rawServer((_r, s) => s.write("HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok"));
-    try {
-      configureStreamClient({ enabled: false, proxiedProtocols: [] });
-      await (await streamFetch(up.url + "/a", POST())).text();
-      configureStreamClient({ enabled: true, proxiedProtocols: ["http:"] });
-      await (await streamFetch(up.url + "/b", POST())).text();
-      configureStreamClient({ enabled: true, proxiedProtocols: [] });
-      await (await streamFetch(up.url + "/c", POST())).text();
-      // fetch() says so in its user agent and asks for compression; the socket client asks for none.
-      expect(up.heads[0]).toMatch(/accept-encoding: gzip/i);
-      expect(up.heads[1]).toMatch(/accept-encoding: gzip/i);
-      expect(up.heads[2]).toContain("accept-encoding: identity");
-    } finally {
-      up.server.stop(true);
-    }
+    configureStreamClient({ enabled: false, proxiedProtocols: [] });
+    await (await streamFetch(up.url + "/a", POST())).text();
+    configureStreamClient({ enabled: true, proxiedProtocols: ["http:"] });
+    await (await streamFetch(up.url + "/b", POST())).text();
+    configureStreamClient({ enabled: true, proxiedProtocols: [] });
+    await (await streamFetch(up.url + "/c", POST())).text();
+    // fetch() says so in its user agent and asks for compression; the socket client asks for none.
+    expect(up.heads[0]).toMatch(/accept-encoding: gzip/i);
+    expect(up.heads[1]).toMatch(/accept-encoding: gzip/i);
+    expect(up.heads[2]).toContain("accept-encoding: identity");
   });
 });
 
@@ -368,12 +322,8 @@ describe("TLS", () => {
   const tls = { cert: Bun.file(join(dir, "localhost.crt")), key: Bun.file(join(dir, "localhost.key")) };
 
   test("a certificate no trusted authority signed is refused", async () => {
-    const server = Bun.serve({ port: 0, tls, fetch: () => new Response("secret") });
-    try {
-      await expect(streamFetch(`https://localhost:${server.port}/a`, POST())).rejects.toThrow();
-    } finally {
-      server.stop(true);
-    }
+    const server = stopAfterTest(Bun.serve({ port: 0, tls, fetch: () => new Response("secret") }));
+    await expect(streamFetch(`https://localhost:${server.port}/a`, POST())).rejects.toThrow();
   });
 
   test("with the authority trusted (NODE_EXTRA_CA_CERTS) the stream is read; a name the certificate does not carry is refused", async () => {
