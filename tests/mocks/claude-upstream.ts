@@ -5,7 +5,7 @@
 // "-slow" ones wait slowMs before each event, and "-streamerror" ones send an `event: error` that
 // echoes the key and an internal address after the first text delta. Models named with "-nousage"
 // send no usage objects at all (answers, message_start and message_delta), as some Claude-compatible
-// upstreams do.
+// upstreams do; "-nooutputcount" answers (not streams) report input_tokens and no output_tokens.
 // Like the real API it refuses fields it does not know (n, response_format, reasoning_effort...), input
 // schemas that are not JSON Schema, and thinking with forced tool use or after a tool-use turn that did not
 // start with a thinking block. A forced tool_choice is answered with a call of that tool (its input fits the
@@ -104,6 +104,7 @@ export function claudeReply(body: any, model = body?.model ?? "claude-test") {
     stop_reason: wantsTool(body) ? "tool_use" : "end_turn", stop_sequence: null, usage: CLAUDE_USAGE,
   };
   if (String(model).includes("-nousage")) delete reply.usage;
+  else if (String(model).includes("-nooutputcount")) reply.usage = { input_tokens: CLAUDE_USAGE.input_tokens };
   return reply;
 }
 

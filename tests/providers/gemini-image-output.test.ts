@@ -6,6 +6,7 @@ import { geminiAdaptor } from "../../server/relay/providers/gemini/index.ts";
 import type { ClientFormat, SseEvent } from "../../server/relay/providers/types.ts";
 import { countTokensNow } from "../../server/relay/tokenizer.ts";
 import { makeCall } from "./harness.ts";
+import { answerUsage } from "../../server/relay/core/meter.ts";
 
 const call = (format: ClientFormat = "openai", stream = false) => makeCall({ baseUrl: "http://127.0.0.1:1", key: "k", stream, format });
 const frame = (data: unknown): SseEvent => ({ data: JSON.stringify(data), raw: `data: ${JSON.stringify(data)}\n\n` });
@@ -25,8 +26,8 @@ describe("non-stream", () => {
     });
   }
 
-  test("a usage without candidatesTokenCount counts the caption only", () => {
-    const u = geminiAdaptor.parseResponse(call(), answer({ promptTokenCount: 9, totalTokenCount: 9 })).usage!;
+  test("a usage without candidatesTokenCount counts the caption only", async () => {
+    const u = (await answerUsage(geminiAdaptor.parseResponse(call(), answer({ promptTokenCount: 9, totalTokenCount: 9 }))))!;
     expect(u.completion_tokens).toBe(countTokensNow(CAPTION));
   });
 

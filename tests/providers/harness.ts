@@ -5,6 +5,7 @@ import type { ClientFormat, ProviderAdaptor, ProviderCall, RelayMode, SiteOption
 import { SseReader } from "../../server/relay/formats/sse.ts";
 import { nativeAware } from "../../server/relay/formats/bridge.ts";
 import { OPTION_DEFAULTS } from "../../server/modules/option/defaults.ts";
+import { answerUsage } from "../../server/relay/core/meter.ts";
 
 export function channel(fields: Partial<Channel> = {}): Channel {
   return {
@@ -60,7 +61,7 @@ export async function run(adaptor: ProviderAdaptor, call: ProviderCall, body: an
   }
   if (!call.stream) {
     const parsed = a.parseResponse(call, await res.json());
-    return { status: res.status, body: parsed.body, usage: parsed.usage, text: "", events: [] };
+    return { status: res.status, body: parsed.body, usage: await answerUsage(parsed), text: "", events: [] };
   }
   const stream = a.decodeStream ? a.decodeStream(call, res.body!) : res.body!;
   const mapper = a.streamMapper(call);

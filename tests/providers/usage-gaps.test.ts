@@ -11,6 +11,7 @@ import { claudeAdaptor } from "../../server/relay/providers/claude/index.ts";
 import { geminiAdaptor } from "../../server/relay/providers/gemini/index.ts";
 import type { ClientFormat, SseEvent } from "../../server/relay/providers/types.ts";
 import { makeCall } from "./harness.ts";
+import { answerUsage } from "../../server/relay/core/meter.ts";
 
 const KEY = "sk-ant-api03-gapsecret0123456789";
 const BASE = "http://10.9.9.9:7000";
@@ -31,15 +32,19 @@ describe("Claude answers", () => {
     expect(claudeAdaptor.parseResponse(call("claude"), answer({ output_tokens: 5 })).usage).toBeNull();
   });
 
-  test("a usage without output_tokens gets the answer's text counted", () => {
-    const u = claudeAdaptor.parseResponse(call(), answer({ input_tokens: 10 })).usage!;
+  test("a usage without output_tokens gets the answer's text counted (by the relay, off the event loop)", async () => {
+    const parsed = claudeAdaptor.parseResponse(call(), answer({ input_tokens: 10 }));
+    expect(parsed.uncountedOutput).toBe(CLAUDE_TEXT);
+    const u = (await answerUsage(parsed))!;
     expect(u.prompt_tokens).toBe(10);
     expect(u.completion_tokens).toBe(countTokensNow(CLAUDE_TEXT));
     expect(u.total_tokens).toBe(10 + u.completion_tokens);
   });
 
   test("a complete usage is taken as reported", () => {
-    const u = claudeAdaptor.parseResponse(call(), answer({ input_tokens: 10, output_tokens: 0 })).usage!;
+    const parsed = claudeAdaptor.parseResponse(call(), answer({ input_tokens: 10, output_tokens: 0 }));
+    expect(parsed.uncountedOutput).toBeUndefined();
+    const u = parsed.usage!;
     expect([u.prompt_tokens, u.completion_tokens]).toEqual([10, 0]);
   });
 });
@@ -97,14 +102,14 @@ describe("Gemini answers", () => {
     });
   }
 
-  test("usageMetadata without candidatesTokenCount gets the answer's text counted", () => {
-    const u = geminiAdaptor.parseResponse(call(), answer({ promptTokenCount: 9, totalTokenCount: 9 })).usage!;
+  test("usageMetadata without candidatesTokenCount gets the answer's text counted (by the relay, off the event loop)", async () => {
+    const u = (await answerUsage(geminiAdaptor.parseResponse(call(), answer({ promptTokenCount: 9, totalTokenCount: 9 }))))!;
     expect(u.prompt_tokens).toBe(9);
     expect(u.completion_tokens).toBe(countTokensNow("Hello from Gemini."));
   });
 
-  test("a blocked prompt (no candidates) bills the prompt only", () => {
-    const u = geminiAdaptor.parseResponse(call(), { promptFeedback: { blockReason: "SAFETY" }, usageMetadata: { promptTokenCount: 9, totalTokenCount: 9 } }).usage!;
+  test("a blocked prompt (no candidates) bills the prompt only", async () => {
+    const u = (await answerUsage(geminiAdaptor.parseResponse(call(), { promptFeedback: { blockReason: "SAFETY" }, usageMetadata: { promptTokenCount: 9, totalTokenCount: 9 } })))!;
     expect([u.prompt_tokens, u.completion_tokens]).toEqual([9, 0]);
   });
 });

@@ -104,3 +104,31 @@ test("Gemini embeddings are counted in the worker while the upstream answers; th
   expect(r.shown).toBe(r.counted);
   expect(r.billed).toBe(r.counted);
 }, 60_000);
+
+test("a Claude answer without its output count bills the text counted in the worker; the event loop never loads the tables", async () => {
+  const script = `
+    const { relayFixture, logsOf } = await import(${JSON.stringify(join(import.meta.dir, "fixtures.ts"))});
+    const { startClaudeUpstream, CLAUDE_USAGE } = await import(${JSON.stringify(join(import.meta.dir, "../mocks/claude-upstream.ts"))});
+    const t = await import(${JSON.stringify(TOKENIZER)});
+    const fx = await relayFixture("sqlite");
+    const claude = startClaudeUpstream();
+    await fx.channel({ type: 14, key: "claude-key", base_url: claude.url, models: ["claude-x-nooutputcount"] });
+    await fx.option("ModelRatio", JSON.stringify({ "claude-x-nooutputcount": 1 }));
+    const user = await fx.user(1e9);
+    const key = (await fx.token(user.id, { unlimited_quota: true })).key;
+    const res = await fx.call("/v1/messages", key, { model: "claude-x-nooutputcount", max_tokens: 64, messages: [{ role: "user", content: "say something" }] });
+    const body = await res.json();
+    const loaded = t.o200kLoaded();
+    await fx.flush();
+    const [log] = await logsOf(fx, user.id);
+    claude.stop();
+    await fx.close();
+    const text = body.content.filter((b) => b.type === "text").map((b) => b.text).join("");
+    console.log(JSON.stringify({ status: res.status, loaded, billed: [log.prompt_tokens, log.completion_tokens], expected: [CLAUDE_USAGE.input_tokens, t.countTextsNow([text])] }));
+  `;
+  const r = await runFresh(script);
+  expect(r.status).toBe(200);
+  expect(r.loaded).toBe(false);
+  expect(r.billed).toEqual(r.expected);
+  expect(r.billed[1]).toBeGreaterThan(0);
+}, 60_000);

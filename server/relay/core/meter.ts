@@ -2,7 +2,8 @@
 // counts the prompt and the generated text. (A partial report is completed by formats/usage.ts.) Settlement
 // counts exactly in the tokenizer's worker; the synchronous form (capped, the rest estimated) is for the few
 // places that must answer at once.
-import type { Usage } from "../providers/types.ts";
+import type { ParsedResponse, Usage } from "../providers/types.ts";
+import { withCountedCompletion } from "../formats/usage.ts";
 import { countPromptTokens, countPromptTokensNow, countTokens, countTokensNow } from "../tokenizer.ts";
 
 /** Usage counted by the gateway itself: the request's prompt and the text the answer generated. */
@@ -21,4 +22,10 @@ export function countGenerated(text: string): Promise<number> {
 export async function countedUsageExact(body: unknown, generated: string): Promise<Usage> {
   const [prompt, completion] = await Promise.all([body instanceof FormData ? 0 : countPromptTokens(body), countTokens(generated)]);
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+}
+
+/** A parsed answer's usage, its output counted off the event loop when the upstream left that count out. */
+export async function answerUsage(parsed: ParsedResponse): Promise<Usage | null> {
+  if (parsed.uncountedOutput === undefined || !parsed.usage) return parsed.usage;
+  return withCountedCompletion(parsed.usage, parsed.uncountedOutput, await countTokens(parsed.uncountedOutput));
 }

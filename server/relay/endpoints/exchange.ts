@@ -19,7 +19,7 @@ import type { Channel } from "../../../db/schema.ts";
 import { contextExceeded, routeWithFallbacks } from "../core/fallback.ts";
 import { errorCode, mappedStatus, providerCall, reportFailure, route, UpstreamError } from "../core/route.ts";
 import { finish, recordError, release as releaseHold, type Served } from "../core/settle.ts";
-import { countedUsage, countedUsageExact, countGenerated } from "../core/meter.ts";
+import { answerUsage, countedUsage, countedUsageExact, countGenerated } from "../core/meter.ts";
 import { callsObserved, observeAttempt, observeAttemptEnd, observeCall, observeStream } from "../observe.ts";
 import { responseCache } from "../cache/index.ts";
 
@@ -243,6 +243,9 @@ async function deliver(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCa
     throw err;
   }
   const parsed = adaptor.parseResponse(call, json);
+  // An answer without its output count bills its text counted in the tokenizer's worker (on the loop a long
+  // answer's count took up to ~10 ms, and a process's first count loaded the rank tables there).
+  if (parsed.uncountedOutput !== undefined) parsed.usage = await answerUsage(parsed);
   if (parsed.body === json && parsed.usage) {
     // The usual answer: its usage is billed, the generated text is never needed (no closure made for it).
     finish(deps, o, parsed.usage);

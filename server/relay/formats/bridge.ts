@@ -198,14 +198,14 @@ export function nativeAware(adaptor: ProviderAdaptor): ProviderAdaptor {
       const f = factsOf(plan, call);
       const inner = adaptor.parseResponse(f.inner, json);
       const body = inner.body as any;
-      if (plan === "embed") return { body: openAIEmbedToGemini(body, /:batchEmbedContents$/.test(call.path)), usage: inner.usage };
+      if (plan === "embed") return { body: openAIEmbedToGemini(body, /:batchEmbedContents$/.test(call.path)), usage: inner.usage, uncountedOutput: inner.uncountedOutput };
       if (plan === "responses") {
         const response = chatToResponse(body, f.responses ?? { model: call.requestModel }, call.requestModel);
         f.onResponse?.(response);
-        return { body: response, usage: inner.usage };
+        return { body: response, usage: inner.usage, uncountedOutput: inner.uncountedOutput };
       }
       const converted = call.format === "claude" ? openAIResponseToClaude(body, call.requestModel) : openAIResponseToGemini(body, call.requestModel, f.thoughts);
-      return { body: converted, usage: inner.usage };
+      return { body: converted, usage: inner.usage, uncountedOutput: inner.uncountedOutput };
     },
     streamMapper(call) {
       const plan = planOf(adaptor, call);

@@ -149,6 +149,9 @@ export interface ParsedResponse {
   /** The body to send to the client (already in the client's format). */
   body: unknown;
   usage: Usage | null;
+  /** `usage` lacks the upstream's output count: the text the answer generated, which the relay counts off the
+   * event loop (the tokenizer's worker) to complete it (formats/usage.ts withCountedCompletion). */
+  uncountedOutput?: string;
 }
 
 export interface ProviderAdaptor {

@@ -112,25 +112,25 @@ export async function claudeSend(call: ProviderCall, url: string, init: RequestI
   return Response.json({ ...bodies[0], [MORE]: bodies.slice(1) });
 }
 
-/**
- * An answer's usage. Without an input count it is none at all (the relay then counts both sides, where
- * zeros would bill nothing); a missing output count is counted from the answer's text.
- */
-function answerUsage(json: any): Usage | null {
-  const raw = json?.usage;
-  if (typeof raw?.input_tokens !== "number") return null;
-  const usage = toUsage(usageFromClaude(raw));
-  return typeof raw.output_tokens === "number" ? usage : withCountedCompletion(usage, claudeGeneratedText(json));
+/** Whether an answer reports usage: without an input count it has none at all (the relay then counts both
+ * sides, where zeros would bill nothing). */
+const hasUsage = (json: any): boolean => typeof json?.usage?.input_tokens === "number";
+
+/** An answer's usage; a missing output count is left for the relay to count from the answer's text. */
+function answerUsage(body: unknown, json: any): ParsedResponse {
+  if (!hasUsage(json)) return { body, usage: null };
+  const usage = toUsage(usageFromClaude(json.usage));
+  return typeof json.usage.output_tokens === "number" ? { body, usage } : { body, usage, uncountedOutput: claudeGeneratedText(json) };
 }
 
 export function parseClaudeResponse(call: ProviderCall, json: any): ParsedResponse {
-  if (call.format === "claude") return { body: json, usage: answerUsage(json) };
+  if (call.format === "claude") return answerUsage(json, json);
   const more: any[] = Array.isArray(json?.[MORE]) ? json[MORE] : [];
   const body = fromClaudeResponse(json, undefined, requestFacts.get(call), more);
   body.model = call.requestModel;
   // A fan-out is billed for every request it made; any answer without usage leaves the counting to the relay.
-  const usage = more.length ? (more.every((m) => answerUsage(m)) && answerUsage(json) ? toUsage(body.usage!) : null) : answerUsage(json);
-  return { body, usage };
+  if (more.length) return { body, usage: more.every(hasUsage) && hasUsage(json) ? toUsage(body.usage!) : null };
+  return answerUsage(body, json);
 }
 
 /** Reads Claude stream events; answers them verbatim to Claude clients, as OpenAI chunks to others. */

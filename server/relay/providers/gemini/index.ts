@@ -105,13 +105,13 @@ export async function geminiBodyFor(call: ProviderCall, body: any): Promise<{ mo
 
 /**
  * An answer's usageMetadata. Without a prompt count it is none at all (the relay then counts both sides,
- * where zeros would bill nothing); a missing candidates count is counted from the answer's text.
+ * where zeros would bill nothing); a missing candidates count is left for the relay to count from the text.
  */
-function answerUsage(json: any): Usage | null {
+function answerUsage(body: unknown, json: any): ParsedResponse {
   const meta = json?.usageMetadata;
-  if (typeof meta?.promptTokenCount !== "number") return null;
+  if (typeof meta?.promptTokenCount !== "number") return { body, usage: null };
   const usage = toUsage(usageFromGemini(meta));
-  return typeof meta.candidatesTokenCount === "number" ? usage : withCountedCompletion(usage, geminiGeneratedText(json));
+  return typeof meta.candidatesTokenCount === "number" ? { body, usage } : { body, usage, uncountedOutput: geminiGeneratedText(json) };
 }
 
 export function parseGeminiResponse(call: ProviderCall, json: any): ParsedResponse {
@@ -121,9 +121,7 @@ export function parseGeminiResponse(call: ProviderCall, json: any): ParsedRespon
     if (call.format === "gemini") return { body: json, usage };
     return { body: fromEmbedResponse(json, call.requestModel, usage?.prompt_tokens ?? 0, sent?.base64), usage };
   }
-  const usage = answerUsage(json);
-  if (call.format === "gemini") return { body: json, usage };
-  return { body: fromGeminiResponse(json, call.requestModel), usage };
+  return answerUsage(call.format === "gemini" ? json : fromGeminiResponse(json, call.requestModel), json);
 }
 
 export class GeminiStreamMapper implements StreamMapper {
