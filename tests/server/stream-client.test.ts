@@ -203,6 +203,50 @@ describe("connections", () => {
     expect(idleStreamConnections()).toBe(1);
   });
 
+  test("an answer arriving a byte at a time (head, sizes, extensions, payloads and line ends split anywhere) reads the same", async () => {
+    const parts = ['data: {"text":"héllo ✓"}\n\n', "data: [DONE]\n\n"];
+    const answer = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n" +
+      parts.map((p, i) => `${Buffer.byteLength(p).toString(16)}${i ? ";x=y" : ""}\r\n${p}\r\n`).join("") + "0\r\nx-trailer: t\r\n\r\n";
+    const up = rawServer(async (_r, s) => {
+      for (const byte of Buffer.from(answer)) {
+        s.write(Buffer.from([byte]));
+        s.flush();
+        await Bun.sleep(0);
+      }
+    });
+    const res = await streamFetch(up.url + "/a", POST());
+    expect(res.headers.get("content-type")).toBe("text/event-stream");
+    expect(await res.text()).toBe(parts.join(""));
+    expect(idleStreamConnections()).toBe(1);
+  });
+
+  test("the body's chunks are buffers of their own, not views into the socket's", async () => {
+    const up = rawServer((_r, s) => s.write(`HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n${chunked(["data: a\n\n", "data: b\n\n"])}`));
+    const reader = (await streamFetch(up.url + "/a", POST())).body!.getReader();
+    let text = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      expect([value.byteOffset, value.byteLength]).toEqual([0, value.buffer.byteLength]);
+      text += Buffer.from(value).toString();
+    }
+    expect(text).toBe("data: a\n\ndata: b\n\n");
+  });
+
+  for (const [name, body] of [
+    ["a size that is not hex", "zz\r\nhello\r\n0\r\n\r\n"],
+    ["an empty size line", "\r\nhello\r\n0\r\n\r\n"],
+    ["bytes after the size that are not an extension", "5 x\r\nhello\r\n0\r\n\r\n"],
+    ["a chunk longer than its size", "5\r\nhello!\r\n0\r\n\r\n"],
+  ]) {
+    test(`malformed chunk framing (${name}) errors the body's reader; the connection is not kept`, async () => {
+      const up = rawServer((_r, s) => s.write(`HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n${body}`));
+      const res = await streamFetch(up.url + "/a", POST());
+      await expect(res.text()).rejects.toThrow();
+      expect(idleStreamConnections()).toBe(0);
+    });
+  }
+
   test("a gzip-encoded answer is decoded", async () => {
     const zipped = gzipSync("data: compressed\n\n");
     const up = rawServer((_r, s) => {
