@@ -296,14 +296,16 @@ function chunkSize(b: Buffer, from: number, end: number): number {
   while (i < end && (b[i] === 32 || b[i] === 9)) i++;
   let size = 0;
   let digits = 0;
+  let significant = 0;
   for (; i < end; i++, digits++) {
     const c = b[i];
     const d = c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 102 ? c - 87 : c >= 65 && c <= 70 ? c - 55 : -1;
     if (d < 0) break;
+    if (size > 0 || d > 0) significant++;
     size = size * 16 + d;
   }
-  // 13 hex digits pass Number.MAX_SAFE_INTEGER; what follows the digits must be whitespace or extensions.
-  if (digits === 0 || digits > 13) return -1;
+  // 14 significant hex digits pass Number.MAX_SAFE_INTEGER; what follows the digits must be whitespace or extensions.
+  if (digits === 0 || significant > 13) return -1;
   while (i < end && (b[i] === 32 || b[i] === 9)) i++;
   return i === end || b[i] === 59 ? size : -1;
 }

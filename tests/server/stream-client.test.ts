@@ -220,6 +220,11 @@ describe("connections", () => {
     expect(idleStreamConnections()).toBe(1);
   });
 
+  test("chunk sizes with leading zeros and upper-case digits are read", async () => {
+    const up = rawServer((_r, s) => s.write("HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n0000000000000000005\r\nhello\r\n0000C\r\n hello world\r\n0\r\n\r\n"));
+    expect(await (await streamFetch(up.url + "/a", POST())).text()).toBe("hello hello world");
+  });
+
   test("the body's chunks are buffers of their own, not views into the socket's", async () => {
     const up = rawServer((_r, s) => s.write(`HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n${chunked(["data: a\n\n", "data: b\n\n"])}`));
     const reader = (await streamFetch(up.url + "/a", POST())).body!.getReader();

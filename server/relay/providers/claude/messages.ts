@@ -117,20 +117,20 @@ export async function claudeSend(call: ProviderCall, url: string, init: RequestI
 const hasUsage = (json: any): boolean => typeof json?.usage?.input_tokens === "number";
 
 /** An answer's usage; a missing output count is left for the relay to count from the answer's text. */
-function answerUsage(body: unknown, json: any): ParsedResponse {
+function parsedAnswer(body: unknown, json: any): ParsedResponse {
   if (!hasUsage(json)) return { body, usage: null };
   const usage = toUsage(usageFromClaude(json.usage));
   return typeof json.usage.output_tokens === "number" ? { body, usage } : { body, usage, uncountedOutput: claudeGeneratedText(json) };
 }
 
 export function parseClaudeResponse(call: ProviderCall, json: any): ParsedResponse {
-  if (call.format === "claude") return answerUsage(json, json);
+  if (call.format === "claude") return parsedAnswer(json, json);
   const more: any[] = Array.isArray(json?.[MORE]) ? json[MORE] : [];
   const body = fromClaudeResponse(json, undefined, requestFacts.get(call), more);
   body.model = call.requestModel;
   // A fan-out is billed for every request it made; any answer without usage leaves the counting to the relay.
   if (more.length) return { body, usage: more.every(hasUsage) && hasUsage(json) ? toUsage(body.usage!) : null };
-  return answerUsage(body, json);
+  return parsedAnswer(body, json);
 }
 
 /** Reads Claude stream events; answers them verbatim to Claude clients, as OpenAI chunks to others. */

@@ -107,7 +107,7 @@ export async function geminiBodyFor(call: ProviderCall, body: any): Promise<{ mo
  * An answer's usageMetadata. Without a prompt count it is none at all (the relay then counts both sides,
  * where zeros would bill nothing); a missing candidates count is left for the relay to count from the text.
  */
-function answerUsage(body: unknown, json: any): ParsedResponse {
+function parsedAnswer(body: unknown, json: any): ParsedResponse {
   const meta = json?.usageMetadata;
   if (typeof meta?.promptTokenCount !== "number") return { body, usage: null };
   const usage = toUsage(usageFromGemini(meta));
@@ -121,7 +121,7 @@ export function parseGeminiResponse(call: ProviderCall, json: any): ParsedRespon
     if (call.format === "gemini") return { body: json, usage };
     return { body: fromEmbedResponse(json, call.requestModel, usage?.prompt_tokens ?? 0, sent?.base64), usage };
   }
-  return answerUsage(call.format === "gemini" ? json : fromGeminiResponse(json, call.requestModel), json);
+  return parsedAnswer(call.format === "gemini" ? json : fromGeminiResponse(json, call.requestModel), json);
 }
 
 export class GeminiStreamMapper implements StreamMapper {
