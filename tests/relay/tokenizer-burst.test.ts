@@ -6,6 +6,19 @@ import { join } from "node:path";
 
 const TOKENIZER = join(import.meta.dir, "../../server/relay/tokenizer.ts");
 
+/** A fresh-process script's set-up: a gateway fixture on SQLite (`fx`), the tokenizer (`t`), the mock upstreams'
+ * starters, and a funded user with an unlimited token (`user`, `key`); then `body`. */
+const withGateway = (body: string) => `
+  const { relayFixture, ratios, logsOf } = await import(${JSON.stringify(join(import.meta.dir, "fixtures.ts"))});
+  const { startClaudeUpstream, CLAUDE_USAGE } = await import(${JSON.stringify(join(import.meta.dir, "../mocks/claude-upstream.ts"))});
+  const { startGeminiUpstream } = await import(${JSON.stringify(join(import.meta.dir, "../mocks/gemini-upstream.ts"))});
+  const t = await import(${JSON.stringify(TOKENIZER)});
+  const fx = await relayFixture("sqlite");
+  const user = await fx.user(1e9);
+  const key = (await fx.token(user.id, { unlimited_quota: true })).key;
+  ${body}
+`;
+
 /** Runs a script in a fresh process (no rank tables loaded yet) and answers the JSON its last line prints. */
 async function runFresh(script: string): Promise<any> {
   const proc = Bun.spawn([process.execPath, "-e", script], { stdout: "pipe", stderr: "inherit" });
@@ -28,14 +41,9 @@ test("300 counts at once are all exact, and the event loop never loads the table
 
 test("an answer without usage shows and bills the worker's count; the event loop never loads the tables for it", async () => {
   // A Claude client on an OpenAI channel whose answer has no usage: the gateway writes the usage it bills.
-  const script = `
-    const { relayFixture, ratios, logsOf } = await import(${JSON.stringify(join(import.meta.dir, "fixtures.ts"))});
-    const t = await import(${JSON.stringify(TOKENIZER)});
-    const fx = await relayFixture("sqlite");
+  const script = withGateway(`
     await ratios(fx, ["plain-nousage"], 1, 1);
     await fx.channel({ base_url: fx.mock.url, models: ["plain-nousage"] });
-    const user = await fx.user(1e9);
-    const key = (await fx.token(user.id, { unlimited_quota: true })).key;
     const res = await fx.call("/v1/messages", key, { model: "plain-nousage", max_tokens: 64, messages: [{ role: "user", content: "count these words for me, please" }] });
     const body = await res.json();
     const loaded = t.o200kLoaded();
@@ -43,7 +51,7 @@ test("an answer without usage shows and bills the worker's count; the event loop
     const [log] = await logsOf(fx, user.id);
     await fx.close();
     console.log(JSON.stringify({ status: res.status, loaded, shown: body.usage, billed: { input_tokens: log.prompt_tokens, output_tokens: log.completion_tokens } }));
-  `;
+  `);
   const r = await runFresh(script);
   expect(r.status).toBe(200);
   expect(r.loaded).toBe(false);
@@ -52,17 +60,11 @@ test("an answer without usage shows and bills the worker's count; the event loop
 }, 60_000);
 
 test("a Claude stream cut before its output count bills the text counted in the worker; the event loop never loads the tables", async () => {
-  const script = `
-    const { relayFixture, logsOf } = await import(${JSON.stringify(join(import.meta.dir, "fixtures.ts"))});
-    const { startClaudeUpstream } = await import(${JSON.stringify(join(import.meta.dir, "../mocks/claude-upstream.ts"))});
-    const t = await import(${JSON.stringify(TOKENIZER)});
+  const script = withGateway(`
     const textDeltas = Array.from({ length: 40 }, (_, i) => " word" + i);
-    const fx = await relayFixture("sqlite");
     const claude = startClaudeUpstream({ textDeltas });
     await fx.channel({ type: 14, key: "claude-key", base_url: claude.url, models: ["claude-x-cut"] });
     await fx.option("ModelRatio", JSON.stringify({ "claude-x-cut": 1 }));
-    const user = await fx.user(1e9);
-    const key = (await fx.token(user.id, { unlimited_quota: true })).key;
     const res = await fx.call("/v1/chat/completions", key, { model: "claude-x-cut", stream: true, max_tokens: 64, messages: [{ role: "user", content: "count" }] });
     await res.text().catch(() => "");
     await fx.flush();
@@ -71,23 +73,17 @@ test("a Claude stream cut before its output count bills the text counted in the 
     claude.stop();
     await fx.close();
     console.log(JSON.stringify({ loaded, billed: log.completion_tokens, counted: t.countTextsNow([textDeltas.join("")]) }));
-  `;
+  `);
   const r = await runFresh(script);
   expect(r.loaded).toBe(false);
   expect(r.billed).toBe(r.counted);
 }, 60_000);
 
 test("Gemini embeddings are counted in the worker while the upstream answers; the event loop never loads the tables", async () => {
-  const script = `
-    const { relayFixture, logsOf } = await import(${JSON.stringify(join(import.meta.dir, "fixtures.ts"))});
-    const { startGeminiUpstream } = await import(${JSON.stringify(join(import.meta.dir, "../mocks/gemini-upstream.ts"))});
-    const t = await import(${JSON.stringify(TOKENIZER)});
-    const fx = await relayFixture("sqlite");
+  const script = withGateway(`
     const gemini = startGeminiUpstream();
     await fx.channel({ type: 24, key: "gemini-key", base_url: gemini.url, models: ["text-embedding-004"] });
     await fx.option("ModelRatio", JSON.stringify({ "text-embedding-004": 1 }));
-    const user = await fx.user(1e9);
-    const key = (await fx.token(user.id, { unlimited_quota: true })).key;
     const input = ["The quick brown fox jumps over the lazy dog.", "Counted off the event loop."];
     const res = await fx.call("/v1/embeddings", key, { model: "text-embedding-004", input });
     const body = await res.json();
@@ -97,7 +93,7 @@ test("Gemini embeddings are counted in the worker while the upstream answers; th
     gemini.stop();
     await fx.close();
     console.log(JSON.stringify({ status: res.status, loaded, shown: body.usage.prompt_tokens, billed: log.prompt_tokens, counted: t.countTextsNow(input) }));
-  `;
+  `);
   const r = await runFresh(script);
   expect(r.status).toBe(200);
   expect(r.loaded).toBe(false);
@@ -106,16 +102,10 @@ test("Gemini embeddings are counted in the worker while the upstream answers; th
 }, 60_000);
 
 test("a Claude answer without its output count bills the text counted in the worker; the event loop never loads the tables", async () => {
-  const script = `
-    const { relayFixture, logsOf } = await import(${JSON.stringify(join(import.meta.dir, "fixtures.ts"))});
-    const { startClaudeUpstream, CLAUDE_USAGE } = await import(${JSON.stringify(join(import.meta.dir, "../mocks/claude-upstream.ts"))});
-    const t = await import(${JSON.stringify(TOKENIZER)});
-    const fx = await relayFixture("sqlite");
+  const script = withGateway(`
     const claude = startClaudeUpstream();
     await fx.channel({ type: 14, key: "claude-key", base_url: claude.url, models: ["claude-x-nooutputcount"] });
     await fx.option("ModelRatio", JSON.stringify({ "claude-x-nooutputcount": 1 }));
-    const user = await fx.user(1e9);
-    const key = (await fx.token(user.id, { unlimited_quota: true })).key;
     const res = await fx.call("/v1/messages", key, { model: "claude-x-nooutputcount", max_tokens: 64, messages: [{ role: "user", content: "say something" }] });
     const body = await res.json();
     const loaded = t.o200kLoaded();
@@ -125,7 +115,7 @@ test("a Claude answer without its output count bills the text counted in the wor
     await fx.close();
     const text = body.content.filter((b) => b.type === "text").map((b) => b.text).join("");
     console.log(JSON.stringify({ status: res.status, loaded, billed: [log.prompt_tokens, log.completion_tokens], expected: [CLAUDE_USAGE.input_tokens, t.countTextsNow([text])] }));
-  `;
+  `);
   const r = await runFresh(script);
   expect(r.status).toBe(200);
   expect(r.loaded).toBe(false);

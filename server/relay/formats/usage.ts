@@ -10,3 +10,20 @@ export function withCountedCompletion(u: Usage, generated: string, tokens?: numb
   if (counted <= u.completion_tokens) return u;
   return { ...u, completion_tokens: counted, total_tokens: u.prompt_tokens + counted };
 }
+
+/** A stream's generated text counted by the relay (in the tokenizer's worker): valid while the text has the length
+ * it had when counted (a longer text is counted again). */
+export class TextCount {
+  private chars = -1;
+  private tokens = 0;
+
+  set(text: string, tokens: number): void {
+    this.chars = text.length;
+    this.tokens = tokens;
+  }
+
+  /** The count of `text`, if it is the text counted. */
+  of(text: string): number | undefined {
+    return text.length === this.chars ? this.tokens : undefined;
+  }
+}

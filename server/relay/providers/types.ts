@@ -134,9 +134,9 @@ export interface StreamMapper {
   usage(): Usage | null;
   /** Text generated so far (content, reasoning, tool arguments), for counting when no usage came. */
   generatedText(): string;
-  /** usage() would count generatedText() (a report without its final output count): the relay counts it in the
-   *  tokenizer's worker first and hands the count over (textCounted()), so that usage() and end() use it
-   *  instead of counting on the event loop. */
+  /** usage() would count generatedText() (a report without its final output count, and no count handed over for
+   *  the text as it is): the relay counts it in the tokenizer's worker first and hands the count over
+   *  (textCounted()), so that usage() and end() use it instead of counting on the event loop. */
   countsText?(): boolean;
   /** The count of generatedText() as it is now (a later text is counted again). */
   textCounted?(tokens: number): void;

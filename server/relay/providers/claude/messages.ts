@@ -7,7 +7,7 @@ import { sseFrame, SSE_DONE } from "../../formats/sse.ts";
 import { plainName, scrub, scrubFrame } from "../../formats/scrub.ts";
 import { perModel, siteOf } from "../site.ts";
 import { shownUsage } from "../../formats/shown-usage.ts";
-import { withCountedCompletion } from "../../formats/usage.ts";
+import { TextCount, withCountedCompletion } from "../../formats/usage.ts";
 import {
   ClaudeStreamToOpenAI, claudeGeneratedText, fromClaudeResponse, toClaudeRequest, usageFromClaude, type ClaudeRequestFacts, type ClaudeSettings,
 } from "../../formats/claude/upstream.ts";
@@ -137,8 +137,8 @@ export function parseClaudeResponse(call: ProviderCall, json: any): ParsedRespon
 export class ClaudeStreamMapper implements StreamMapper {
   private conv: ClaudeStreamToOpenAI;
   private finished = false;
-  /** The relay's count of the text as it was that long (textCounted()). */
-  private counted: { chars: number; tokens: number } | null = null;
+  /** The relay's count of the text (textCounted()). */
+  private counted = new TextCount();
   constructor(private call: ProviderCall) {
     this.conv = new ClaudeStreamToOpenAI(undefined, requestFacts.get(call));
   }
@@ -194,11 +194,11 @@ export class ClaudeStreamMapper implements StreamMapper {
   }
 
   countsText(): boolean {
-    return this.conv.hasInputUsage && !this.conv.hasFinalOutput;
+    return this.conv.hasInputUsage && !this.conv.hasFinalOutput && this.counted.of(this.conv.receivedText) === undefined;
   }
 
   textCounted(tokens: number): void {
-    this.counted = { chars: this.conv.receivedText.length, tokens };
+    this.counted.set(this.conv.receivedText, tokens);
   }
 
   usage(): Usage | null {
@@ -208,7 +208,7 @@ export class ClaudeStreamMapper implements StreamMapper {
     if (this.conv.hasFinalOutput) return u;
     // Cut or abandoned before message_delta: message_start's output_tokens is a placeholder (often 1).
     const text = this.conv.receivedText;
-    return withCountedCompletion(u, text, this.counted?.chars === text.length ? this.counted.tokens : undefined);
+    return withCountedCompletion(u, text, this.counted.of(text));
   }
 
   generatedText(): string {

@@ -16,7 +16,7 @@ import { geminiEmbedTexts } from "../../formats/gemini/client.ts";
 import { countTexts, countTextsNow, decodeEmbeddingTokens } from "../../tokenizer.ts";
 import { plainName, scrub, scrubFrame } from "../../formats/scrub.ts";
 import { shownUsage } from "../../formats/shown-usage.ts";
-import { withCountedCompletion } from "../../formats/usage.ts";
+import { TextCount, withCountedCompletion } from "../../formats/usage.ts";
 
 export function geminiSettings(call: Pick<ProviderCall, "site">): GeminiSettings {
   const site = siteOf(call);
@@ -127,8 +127,8 @@ export function parseGeminiResponse(call: ProviderCall, json: any): ParsedRespon
 export class GeminiStreamMapper implements StreamMapper {
   private conv: GeminiStreamToOpenAI;
   private finished = false;
-  /** The relay's count of the text as it was that long (textCounted()). */
-  private counted: { chars: number; tokens: number } | null = null;
+  /** The relay's count of the text (textCounted()). */
+  private counted = new TextCount();
 
   complete(): boolean {
     return this.finished;
@@ -171,11 +171,11 @@ export class GeminiStreamMapper implements StreamMapper {
   }
 
   countsText(): boolean {
-    return !!this.conv.usage && this.conv.hasPromptCount && !this.conv.hasFinalUsage;
+    return !!this.conv.usage && this.conv.hasPromptCount && !this.conv.hasFinalUsage && this.counted.of(this.conv.receivedText) === undefined;
   }
 
   textCounted(tokens: number): void {
-    this.counted = { chars: this.conv.receivedText.length, tokens };
+    this.counted.set(this.conv.receivedText, tokens);
   }
 
   usage(): Usage | null {
@@ -186,7 +186,7 @@ export class GeminiStreamMapper implements StreamMapper {
     // Cut or abandoned before the finishing chunk (or it came without a completion count): intermediate
     // usageMetadata often counts the prompt only.
     const text = this.conv.receivedText;
-    return withCountedCompletion(u, text, this.counted?.chars === text.length ? this.counted.tokens : undefined);
+    return withCountedCompletion(u, text, this.counted.of(text));
   }
 
   generatedText(): string {
