@@ -3,6 +3,7 @@
 // insert; the text here is cached per column set and row count, so the statement cache reuses it too.
 import { CompiledQuery, type Kysely } from "kysely";
 import { dialectOf, identifierQuoter, placeholders, type Dialect } from "./dialect.ts";
+import { copyStatement } from "./copy.ts";
 
 const texts = new Map<string, string>();
 const TEXT_CACHE_SIZE = 200;
@@ -18,6 +19,17 @@ function insertText(dialect: Dialect, table: string, columns: string[], rows: nu
   text = `insert into ${q(table)} (${columns.map(q).join(", ")}) values ${tuples.join(", ")}`;
   if (texts.size >= TEXT_CACHE_SIZE) texts.clear();
   texts.set(key, text);
+  return text;
+}
+
+function copyText(table: string, columns: string[]): string {
+  const key = `copy|${table}|${columns.join(",")}`;
+  let text = texts.get(key);
+  if (!text) {
+    text = copyStatement(table, columns);
+    if (texts.size >= TEXT_CACHE_SIZE) texts.clear();
+    texts.set(key, text);
+  }
   return text;
 }
 
@@ -104,14 +116,18 @@ export class RowBatch {
     this.last = g;
   }
 
-  /** The INSERT statements: `perStatement` rows each, the rows left over in statements of a power of two rows. */
-  statements(dialect: Dialect, table: string, perStatement = 200): { sql: string; parameters: unknown[] }[] {
-    const out: { sql: string; parameters: unknown[] }[] = [];
+  /** The INSERT statements: `perStatement` rows each, the rows left over in statements of a power of two rows.
+   * `copy` (PostgreSQL only): each also says how its rows go as a COPY (db/copy.ts), for the database worker. */
+  statements(dialect: Dialect, table: string, perStatement = 200, copy = false): { sql: string; parameters: unknown[]; copy?: { sql: string; width: number } }[] {
+    const out: { sql: string; parameters: unknown[]; copy?: { sql: string; width: number } }[] = [];
     for (const { columns, rows: count, parameters } of this.groups.values()) {
       const width = columns.length;
+      const asCopy = copy && dialect === "postgres" ? { sql: copyText(table, columns), width } : undefined;
       for (let i = 0, n = 0; i < count; i += n) {
         n = statementRows(count - i, perStatement);
-        out.push({ sql: insertText(dialect, table, columns, n), parameters: n === count ? parameters : parameters.slice(i * width, (i + n) * width) });
+        const st: { sql: string; parameters: unknown[]; copy?: { sql: string; width: number } } = { sql: insertText(dialect, table, columns, n), parameters: n === count ? parameters : parameters.slice(i * width, (i + n) * width) };
+        if (asCopy) st.copy = asCopy;
+        out.push(st);
       }
     }
     return out;

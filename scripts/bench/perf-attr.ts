@@ -6,7 +6,9 @@
 // sample is charged to its innermost JavaScript function (its own code and the native calls it makes, but not
 // the JavaScript functions it calls); samples with no JavaScript frame are the runtime's own.
 //   bun scripts/bench/relay.ts --targets minimal,gateway --modes json --concurrency 64 --perf /tmp/perf
-//   bun scripts/bench/perf-attr.ts /tmp/perf/gateway-json-c64.data [--top 30]
+//   bun scripts/bench/perf-attr.ts /tmp/perf/gateway-json-c64.data [--top 30] [--within NAME]
+// --within NAME (a function name as listed, without its #hash): for the samples charged to it, the native
+// entry points it called (the frame just under it) and the native code the samples landed in.
 // Needs Linux `perf` (it records the cpu-clock software event, so it works in virtual machines too).
 import { spawnSync } from "bun";
 import { readdirSync, readFileSync } from "node:fs";
@@ -15,6 +17,7 @@ import { basename, dirname, join } from "node:path";
 const file = process.argv[2];
 if (!file) throw new Error("usage: bun scripts/bench/perf-attr.ts DIR/<target>-<cell>.data [--top N]");
 const top = Number(process.argv[process.argv.indexOf("--top") + 1]) || 30;
+const within = process.argv.includes("--within") ? process.argv[process.argv.indexOf("--within") + 1] : null;
 const meta = JSON.parse(readFileSync(`${file}.json`, "utf8")) as { pid: number; calls: number; target: string; cell: string };
 
 interface Code { at: bigint; start: bigint; end: bigint; name: string }
@@ -66,6 +69,8 @@ const script = spawnSync(["perf", "script", "-i", file, "-F", "tid,time,ip,sym,d
 const text = script.stdout.toString();
 const fn = new Map<string, number>();
 const leaf = new Map<string, number>();
+const entry = new Map<string, number>();
+const landed = new Map<string, number>();
 let samples = 0;
 const add = (m: Map<string, number>, k: string) => m.set(k, (m.get(k) ?? 0) + 1);
 for (const block of text.split("\n\n")) {
@@ -77,7 +82,12 @@ for (const block of text.split("\n\n")) {
   const frames = lines.slice(1).map((l) => l.trim().split(/\s+/));
   // JIT code lives outside the binary's and the kernel's address ranges, so every frame can be looked up.
   let owner: string | null = null;
-  for (const f of frames) if ((owner = jsAt(BigInt(`0x${f[0]}`), ns))) break;
+  let depth = 0;
+  for (; depth < frames.length; depth++) if ((owner = jsAt(BigInt(`0x${frames[depth][0]}`), ns))) break;
+  if (within && owner?.split("#")[0] === within) {
+    add(entry, depth > 0 ? frames[depth - 1].slice(1).join(" ") : "(its own JavaScript)");
+    add(landed, depth > 0 ? frames[0].slice(1).join(" ") : "(its own JavaScript)");
+  }
   const where = frames[0]?.slice(1).join(" ") ?? "";
   add(leaf, frames[0] && jsAt(BigInt(`0x${frames[0][0]}`), ns) ? "JIT-compiled JavaScript" : where.includes("kernel") ? "kernel" : where.includes("libc") ? "libc" : "runtime (native)");
   add(fn, owner ?? "(no JavaScript frame: the runtime's own work)");
@@ -87,3 +97,9 @@ console.log(`${basename(file)}: ${meta.target} ${meta.cell}, ${samples} main-thr
 console.log(`where the samples landed: ${[...leaf].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${us(n).trim()}`).join(" · ")} (µs per call)`);
 console.log(`\nµs per call by innermost JavaScript function (its own code and the native calls it makes):`);
 for (const [k, n] of [...fn].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${us(n)}  ${k}`);
+if (within) {
+  console.log(`\n${within}: µs per call by the native entry point it called`);
+  for (const [k, n] of [...entry].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${us(n)}  ${k}`);
+  console.log(`\n${within}: µs per call by the native code the samples landed in`);
+  for (const [k, n] of [...landed].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${us(n)}  ${k}`);
+}

@@ -4,10 +4,13 @@
 // file as an entry point of its own (scripts/build.ts lists it).
 import { SQL } from "bun";
 import { unpackStatements, type WorkerRequest, type WorkerStatement } from "./worker-protocol.ts";
+import { copyRows } from "../../db/copy.ts";
 
 declare const self: Worker;
 
 let sql: SQL | null = null;
+/** COPY is PostgreSQL's; on MySQL the statements' INSERTs run. */
+let postgres = false;
 /** Messages are handled one after another: a stop waits for the transaction before it. */
 let queue: Promise<void> = Promise.resolve();
 
@@ -22,12 +25,33 @@ let queue: Promise<void> = Promise.resolve();
 async function write(list: WorkerStatement[]): Promise<string[]> {
   const gone: string[] = [];
   await sql!.begin(async (tx) => {
-    const results = await Promise.all(list.map((s) => tx.unsafe(s.sql, s.parameters as any[])));
-    for (let i = 0; i < list.length; i++) {
+    // The log rows lead the list: they go first, as COPY where they can (a connection runs nothing else while
+    // a COPY is open), consecutive statements of one COPY text in one stream.
+    let from = 0;
+    if (postgres) {
+      while (from < list.length && list[from].copy) {
+        const copy = list[from].copy!;
+        let data = "";
+        let to = from;
+        for (; to < list.length && list[to].copy?.sql === copy.sql; to++) {
+          const rows = copyRows(list[to].parameters, copy.width);
+          if (rows === undefined) break;
+          data += rows;
+        }
+        if (to === from) break;
+        const w = tx.unsafe(copy.sql).writable().getWriter();
+        await w.write(data);
+        await w.close();
+        from = to;
+      }
+    }
+    const rest = from === 0 ? list : list.slice(from);
+    const results = await Promise.all(rest.map((s) => tx.unsafe(s.sql, s.parameters as any[])));
+    for (let i = 0; i < rest.length; i++) {
       // `count` is the rows the statement changed (MySQL: changed, not matched; every statement here with an
       // `orElse` changes the row it finds).
       if (results[i].count > 0) continue;
-      const s = list[i];
+      const s = rest[i];
       if (s.gone !== undefined) gone.push(s.gone);
       for (const e of s.orElse ?? []) await tx.unsafe(e.sql, e.parameters as any[]);
     }
@@ -49,6 +73,7 @@ async function handle(m: WorkerRequest): Promise<void> {
   } else if ("url" in m) {
     try {
       sql = new SQL(m.url, { max: 1 });
+      postgres = /^postgres(ql)?:/i.test(m.url);
       // A database this client cannot reach or speak to (a DSN option it does not know, an authentication
       // method it lacks) fails here, and the write-behind stays on the main connection.
       await sql.unsafe("select 1");

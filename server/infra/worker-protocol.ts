@@ -8,6 +8,9 @@ export interface WorkerStatement {
   parameters: unknown[];
   orElse?: { sql: string; parameters: unknown[] }[];
   gone?: string;
+  /** PostgreSQL: the rows of this multi-row INSERT may go as this COPY statement instead (db/copy.ts), `width`
+   * parameters per row; the worker falls back to the INSERT for values COPY text is not written for. */
+  copy?: { sql: string; width: number };
 }
 
 export type WorkerRequest =
@@ -42,6 +45,8 @@ export interface PackedStatements {
   others: unknown[];
   /** Per statement (not orElse): its `gone` tag, or null. */
   gone: (string | null)[];
+  /** Per statement (not orElse): its `copy`, or null. */
+  copies: (WorkerStatement["copy"] | null)[];
 }
 
 const P_NUMBER = 0, P_STRING = 1, P_NULL = 2, P_TRUE = 3, P_FALSE = 4, P_OTHER = 5;
@@ -64,6 +69,7 @@ export function packStatements(list: readonly WorkerStatement[]): PackedStatemen
   const shared = new Map<string, number>();
   const others: unknown[] = [];
   const gone: (string | null)[] = [];
+  const copies: (WorkerStatement["copy"] | null)[] = [];
   let at = 0;
   const add = (s: { sql: string; parameters: readonly unknown[] }) => {
     let t = index.get(s.sql);
@@ -101,8 +107,9 @@ export function packStatements(list: readonly WorkerStatement[]): PackedStatemen
     shape.push(s.orElse?.length ?? 0);
     if (s.orElse) for (const e of s.orElse) add(e);
     gone.push(s.gone ?? null);
+    copies.push(s.copy ?? null);
   }
-  return { texts, shape: Int32Array.from(shape), kinds, values, strings, others, gone };
+  return { texts, shape: Int32Array.from(shape), kinds, values, strings, others, gone, copies };
 }
 
 export function unpackStatements(p: PackedStatements): WorkerStatement[] {
@@ -136,6 +143,8 @@ export function unpackStatements(p: PackedStatements): WorkerStatement[] {
     }
     const g = p.gone[i];
     if (g !== null) s.gone = g;
+    const c = p.copies[i];
+    if (c) s.copy = c;
     out.push(s);
   }
   return out;

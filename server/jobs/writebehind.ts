@@ -421,7 +421,8 @@ export class WriteBehind {
   private statements(db: Database, s: Slice, rollups: Map<string, Rollup> | null, withLogs = true): WorkerStatement[] {
     const dialect = dialectOf(db);
     // A slice's log rows in one INSERT (two statements per slice copied half of its values).
-    const out: WorkerStatement[] = withLogs ? s.logs.statements(dialect, "logs", SLICE_RECORDS) : [];
+    // On PostgreSQL the worker sends them as a COPY (db/copy.ts).
+    const out: WorkerStatement[] = withLogs ? s.logs.statements(dialect, "logs", SLICE_RECORDS, true) : [];
     const userDelta = new Map<number, number>();
     const tokenDelta = new Map<number, number>();
     for (const [id, q] of s.userDebits) add(userDelta, id, -q);

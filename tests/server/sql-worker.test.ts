@@ -7,6 +7,7 @@ import { startSqlWorker } from "../../server/infra/sql-worker.ts";
 import { stopWorker, workerFor } from "../../server/infra/statement-worker.ts";
 import { SERVER_SLICE_RECORDS, WORKER_STRIKES, WriteBehind } from "../../server/jobs/writebehind.ts";
 import { storageKinds, tempDatabase, type TempDb } from "../helpers/db.ts";
+import { copyStatement } from "../../db/copy.ts";
 
 const at = Math.floor(Date.now() / 1000);
 const entry = (quota: number, extraLog: Record<string, unknown> = {}) => ({
@@ -124,6 +125,56 @@ for (const kind of storageKinds().filter((k) => k !== "sqlite") as ("postgres" |
         expect(await count(db, "logs")).toBe(2 * (USERS - 1));
       });
     });
+
+    if (kind === "postgres") {
+      test("log rows go as COPY: text COPY reads specially (tab, newline, CR, backslash, \\N, \\.) and empty and boolean values read back exactly", async () => {
+        await withDb(kind, async (db, tmp) => {
+          const worker = startSqlWorker(db, tmp.url)!;
+          const sent: boolean[] = [];
+          const write = worker.write.bind(worker);
+          worker.write = (statements) => (sent.push(statements.some((st) => st.copy)), write(statements));
+          const writer = new WriteBehind(db, 0, { enabled: () => false, intervalMs: () => 0 });
+          const texts = ["tab\there", "line\nbreak", "cr\rlf\r\n", "back\\slash \\t", "\\N", "\\.", "", "naïve 日本語 🙂"];
+          for (const [i, t] of texts.entries()) {
+            writer.settled({ lease: null, userId: 1, tokenId: 1, amount: 0 }, 1, entry(1, { content: t, token_name: t, other: JSON.stringify({ t }), is_stream: i % 2 === 0, created_at: at + i }));
+          }
+          // A row without some columns (an error log): their defaults apply, as with the INSERT.
+          writer.log({ user_id: 1, created_at: at + 100, type: 5, content: "failed", username: "u", quota: 0 } as any);
+          await writer.flush();
+          expect(sent).toEqual([true]);
+          const rows = await db.selectFrom("logs").select(["content", "token_name", "other", "is_stream", "prompt_tokens"]).orderBy("created_at").execute();
+          expect(rows.slice(0, texts.length).map((r) => [r.content, r.token_name, r.other, Boolean(r.is_stream)])).toEqual(texts.map((t, i) => [t, t, JSON.stringify({ t }), i % 2 === 0]));
+          expect(rows[texts.length]).toMatchObject({ content: "failed", token_name: "", prompt_tokens: 0 });
+        });
+      });
+
+      test("the worker sends a log statement's rows as its COPY (its INSERT text is not run), and as the INSERT when a value has no COPY text", async () => {
+        await withDb(kind, async (db, tmp) => {
+          const worker = startSqlWorker(db, tmp.url)!;
+          const columns = ["user_id", "created_at", "type", "content", "username", "quota"];
+          const copy = { sql: copyStatement("logs", columns), width: columns.length };
+          // Two statements of one COPY text go as one COPY; the INSERT texts are not SQL at all.
+          await worker.write([
+            { sql: "not an insert", parameters: [1, at, 2, "first", "u", 5, 1, at, 2, "second", "u", 6], copy },
+            { sql: "not an insert either", parameters: [1, at, 2, "third", "u", 7], copy },
+            { sql: 'update "users" set "quota" = "quota" - $1 where "id" = $2', parameters: [18, 1] },
+          ]);
+          expect((await db.selectFrom("logs").select("content").orderBy("quota").execute()).map((r) => r.content)).toEqual(["first", "second", "third"]);
+          expect(Number((await db.selectFrom("users").select("quota").where("id", "=", 1).executeTakeFirstOrThrow()).quota)).toBe(1_000_000 - 18);
+          // A value COPY text is not written for here (bytes): that statement runs as its INSERT.
+          const insert = `insert into "logs" (${columns.map((c) => `"${c}"`).join(", ")}) values ($1, $2, $3, convert_from($4, 'UTF8'), $5, $6)`;
+          await worker.write([{ sql: insert, parameters: [1, at, 2, new TextEncoder().encode("bytes"), "u", 8], copy }]);
+          expect(await count(db, "logs")).toBe(4);
+          // A COPY the server refuses rolls the transaction back whole.
+          await expect(worker.write([
+            { sql: "x", parameters: [1, at, 2, "kept?", "u", "not a number"], copy },
+            { sql: 'update "users" set "quota" = "quota" - $1 where "id" = $2', parameters: [1, 1] },
+          ])).rejects.toThrow();
+          expect(await count(db, "logs")).toBe(4);
+          expect(Number((await db.selectFrom("users").select("quota").where("id", "=", 1).executeTakeFirstOrThrow()).quota)).toBe(1_000_000 - 18);
+        });
+      });
+    }
 
     test("a slice that fails is rolled back whole and stays queued with its records; the one before it is committed", async () => {
       await withDb(kind, async (db, tmp) => {

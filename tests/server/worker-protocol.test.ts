@@ -27,6 +27,18 @@ test("pack → structured clone → unpack gives back every statement, its orEls
   expect(unpackStatements(packStatements([]))).toEqual([]);
 });
 
+test("a statement's COPY form (PostgreSQL's log rows) crosses with it; statements without one come back without", () => {
+  const copy = { sql: 'copy "logs" ("a", "b") from stdin', width: 2 };
+  const list: WorkerStatement[] = [
+    { sql: "insert into logs (a, b) values ($1, $2), ($3, $4)", parameters: [1, "x", 2, "y"], copy },
+    { sql: "insert into logs (a, b) values ($1, $2)", parameters: [3, "z"], copy },
+    { sql: U, parameters: [-5, 1] },
+  ];
+  const back = unpackStatements(structuredClone(packStatements(list)));
+  expect(back).toEqual(list);
+  expect("copy" in back[2]).toBe(false);
+});
+
 test("a slice's worth of statements (3,000, most sharing three texts) round-trips in order", () => {
   const list: WorkerStatement[] = [];
   for (let i = 0; i < 1000; i++) {
