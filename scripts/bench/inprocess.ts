@@ -7,13 +7,15 @@
 //                                            USERS=n: calls spread over n users, each with a token;
 //                                            STREAM=1: streamed calls, the upstream's seven SSE chunks read one by one;
 //                                            PG_DSN=postgres://... or MYSQL_DSN=mysql://...: on a fresh database there;
-//                                            ALLOC=1: also the bytes the JavaScript heap allocated per call)
+//                                            ALLOC=1: also the bytes the JavaScript heap allocated per call;
+//                                            PROMPT_BYTES=n: a conversation of about n bytes in each request)
 // ALLOC=1 runs the measurement in a child with JavaScriptCore's collection log on and adds up the bytes each
 // collection says were allocated since the one before: unlike CPU time, that count barely moves with what else
 // the machine is doing (±2 % between runs), so it shows a change in what a call allocates on any day.
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { benchMessages } from "./prompt.ts";
 
 const DEFAULT_CALLS = 100000;
 const MEASURE_START = "-- measured calls start --";
@@ -88,7 +90,7 @@ for (let i = 0; i < USERS; i++) {
 }
 const ch = await db.insertInto("channels").values({ type: 1, key: "sk-upstream", name: "bench", base_url: "http://upstream.local", models: MODEL, group: "default", created_time: nowSeconds(), openai_organization: null, test_model: null, model_mapping: null, param_override: null } as any).returning("id").executeTakeFirstOrThrow();
 await db.insertInto("abilities").values({ group: "default", model: MODEL, channel_id: Number(ch.id), enabled: true, priority: 0, weight: 0, tag: null } as any).execute();
-const body = JSON.stringify({ model: MODEL, stream: STREAM, messages: [{ role: "user", content: "Say hello to the benchmark." }] });
+const body = JSON.stringify({ model: MODEL, stream: STREAM, messages: benchMessages(Number(process.env.PROMPT_BYTES ?? 0)) });
 let nextKey = 0;
 const req = () => new Request("http://localhost/v1/chat/completions", { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer sk-" + keys[nextKey++ % USERS], "content-length": String(body.length) }, body });
 async function run(n: number, c: number) {

@@ -3,8 +3,9 @@
 //
 //   bun scripts/bench/relay.ts [--seconds 3] [--concurrency 1,16,64] [--modes json,stream] [--targets direct,proxy,minimal,gateway]
 //                              [--soak 60] [--soak-concurrency 64] [--cpu-prof DIR] [--perf DIR] [--gc-log DIR] [--users 1] [--driver bun|wrk]
+//                              [--prompt-bytes N]
 //   (PG_DSN=postgres://... : the gateway runs on a fresh PostgreSQL database instead of SQLite; MYSQL_DSN=mysql://...
-//   without PG_DSN: on a fresh MySQL database)
+//   without PG_DSN: on a fresh MySQL database; BENCH_NO_LOGS=1: the gateway's consume logs off)
 //
 // For each target (direct = the mock itself, proxy, minimal = the least a JSON-reading hop does, gateway), concurrency level and mode (JSON, stream)
 // it prints throughput, p50/p99/p99.9 latency, stream time-to-first-byte, the target's CPU time per
@@ -18,6 +19,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describeGc, summariseGcLog } from "./gc-log.ts";
+import { benchMessages } from "./prompt.ts";
 
 const role = process.argv[2];
 const MODEL = "bench-model";
@@ -203,6 +205,8 @@ const perfDir = (() => {
 
 /** `--gc-log DIR`: each hop runs with JavaScriptCore's collection log on, written to DIR/<hop>.log, and each
  * measured cell prints its hops' collections, pauses and allocation (scripts/bench/gc-log.ts). */
+/** --prompt-bytes N: each request carries a conversation of about N bytes (default: a one-line greeting). */
+const promptBytes = Number(process.argv[process.argv.indexOf("--prompt-bytes") + 1] ?? 0) * (process.argv.includes("--prompt-bytes") ? 1 : 0);
 const gcLogDir = (() => {
   const i = process.argv.indexOf("--gc-log");
   return i >= 0 ? process.argv[i + 1] : "";
@@ -356,7 +360,7 @@ async function cellGc(t: Target, seconds: number): Promise<string> {
 }
 
 async function load(t: Target, concurrency: number, seconds: number, stream: boolean, record = false) {
-  const body = JSON.stringify({ model: MODEL, stream, messages: [{ role: "user", content: "Say hello to the benchmark." }] });
+  const body = JSON.stringify({ model: MODEL, stream, messages: benchMessages(promptBytes) });
   const keys = t.keys ?? ["sk-direct"];
   let nextKey = 0;
   const lat: number[] = [];

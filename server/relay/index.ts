@@ -13,6 +13,7 @@ import { relay } from "./endpoints/exchange.ts";
 import { relayState } from "./state.ts";
 import { listsModule } from "./lists.ts";
 import { bodyLimit, parseJsonObject, textWithin } from "./body.ts";
+import type { ClientJson } from "./formats/client-json.ts";
 import { plainRoute, type PlainRoute } from "./plain-route.ts";
 import { claudeMessagesRoute, GEMINI_ROUTES, geminiRoute } from "./endpoints/native.ts";
 import { taskRoutesModule } from "./task-routes.ts";
@@ -39,7 +40,8 @@ const DEFAULT_MODEL: Partial<Record<RelayMode, string>> = { moderations: "omni-m
 
 const MULTIPART: ReadonlySet<RelayMode> = new Set(["audio_transcription", "audio_translation", "image_edits"]);
 
-export interface ParsedBody { body: any; model: string; stream: boolean }
+/** `json`: the client's text and its parse, while nothing has changed the parse (see RelayRequest.json). */
+export interface ParsedBody { body: any; model: string; stream: boolean; json?: ClientJson }
 
 /** Turns the body Elysia read (text for JSON routes, fields for multipart) into the relay's request. */
 export function readBody(raw: unknown, mode: RelayMode): ParsedBody {
@@ -57,8 +59,11 @@ export function readBody(raw: unknown, mode: RelayMode): ParsedBody {
   const body = parseJsonObject(raw);
   const model = typeof body.model === "string" && body.model.trim() ? body.model.trim() : DEFAULT_MODEL[mode] ?? "";
   if (!model) throw new AppError(400, "model is required");
-  if (body.model !== model) body.model = model;
-  return { body, model, stream: body.stream === true };
+  if (body.model !== model) {
+    body.model = model;
+    return { body, model, stream: body.stream === true };
+  }
+  return { body, model, stream: body.stream === true, json: typeof raw === "string" ? { body, text: raw } : undefined };
 }
 
 function notImplemented(request: Request): never {
@@ -83,9 +88,9 @@ export function relayJsonRoutes(deps: AppDeps): Map<string, PlainRoute> {
       // A cached token answers at once: awaiting it anyway would suspend this handler on every call.
       const who = tokenCaller(request, server);
       const { caller, ip, socket } = who instanceof Promise ? await who : who;
-      const { body, model, stream } = readBody(text, mode);
+      const { body, model, stream, json } = readBody(text, mode);
       // The client's signal only when asked for (exchange.ts LISTEN_AFTER_MS): creating it has a cost.
-      return relay(deps, { mode, format: "openai", path, search: "", body, model, stream, caller, ip, incoming: request, httpHeaders: request.headers, socket });
+      return relay(deps, { mode, format: "openai", path, search: "", body, model, stream, caller, ip, incoming: request, httpHeaders: request.headers, socket, json });
     }));
   }
   routes.set("/v1/messages", claudeMessagesRoute(deps));

@@ -21,7 +21,8 @@ export interface MockOptions {
   chunks?: string[];
 }
 
-export interface SeenRequest { path: string; authorization: string | null; body: any }
+/** `raw`: a JSON body's text as it arrived. */
+export interface SeenRequest { path: string; authorization: string | null; body: any; raw?: string }
 
 export interface MockUpstream {
   url: string;
@@ -58,8 +59,15 @@ export function startMockUpstream(options: MockOptions = {}): MockUpstream {
       const path = new URL(req.url).pathname;
       const isForm = (req.headers.get("content-type") ?? "").includes("multipart/form-data");
       let body: any = null;
-      if (req.method === "POST") body = isForm ? Object.fromEntries((await req.formData()).entries()) : await req.json().catch(() => null);
-      mock.seen.push({ path, authorization: req.headers.get("authorization"), body });
+      let raw: string | undefined;
+      if (req.method === "POST" && isForm) body = Object.fromEntries((await req.formData()).entries());
+      else if (req.method === "POST") {
+        raw = await req.text();
+        try {
+          body = JSON.parse(raw);
+        } catch {}
+      }
+      mock.seen.push({ path, authorization: req.headers.get("authorization"), body, raw });
       const model = String(body?.model ?? "");
       const failMatch = /-fail-(\d{3})/.exec(model);
       const fail = mock.options.failStatus ?? (failMatch ? Number(failMatch[1]) : 0);

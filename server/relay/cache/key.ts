@@ -67,6 +67,8 @@ export function directivesOf(req: RelayRequest): Directives {
   const lite = body && typeof body === "object" && !(body instanceof FormData) ? body.cache : undefined;
   if (lite && typeof lite === "object" && !Array.isArray(lite)) {
     delete body.cache;
+    // The client's text still has it: the body is serialised from here on.
+    req.json = undefined;
     if (lite["no-store"] === true) return NONE;
     if (lite["no-cache"] === true) d.lookup = false;
     const ttl = seconds(lite.ttl);

@@ -16,6 +16,7 @@ import { AUTO_GROUP, pickAutoGroup } from "../../modules/group/auto.ts";
 import { takeTokenLimits, type LimitLease } from "../../modules/token/limits.ts";
 import { usableGroups } from "../../modules/token/service.ts";
 import { DEFAULT_GROUP } from "../../catalogue/index.ts";
+import type { ClientJson } from "../formats/client-json.ts";
 
 /** One client call as every endpoint kind hands it to the relay core. */
 export interface RelayRequest {
@@ -37,6 +38,9 @@ export interface RelayRequest {
   incoming?: Request;
   /** Client headers an adaptor may forward (e.g. anthropic-beta on /v1/messages), lower-case names. */
   headers?: Record<string, string>;
+  /** The JSON text `body` was parsed from, while `body` is unchanged: sent upstream as it is where the relay
+   * would send the same object (formats/client-json.ts). Whoever changes `body` in place drops this. */
+  json?: ClientJson;
   /** The client's request headers, read only by the response cache (Cache-Control, x-switchyard-cache). */
   httpHeaders?: Headers;
   /** The request came in on a connection (not through app.handle()), so its answer's body is read by the

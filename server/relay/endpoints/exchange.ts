@@ -11,6 +11,7 @@ import { retryable } from "../select.ts";
 import { withBilledUsage } from "../formats/shown-usage.ts";
 import { generatedTextOf, usageFromTail } from "../providers/openai/usage.ts";
 import { SseReader, sseFrame } from "../formats/sse.ts";
+import { withUsageRequest } from "../formats/client-json.ts";
 import { scrub } from "../formats/scrub.ts";
 import { applyParamOverride } from "../override.ts";
 import { recordUpstreamError } from "../../http/metrics.ts";
@@ -75,13 +76,22 @@ function upstreamBody(req: RelayRequest, call: ProviderCall): any {
     for (const [k, v] of req.body.entries()) form.append(k, k === "model" ? call.upstreamModel : v);
     return form;
   }
+  // The client's text goes with the body when it still says the same (formats/client-json.ts).
+  const json = req.json?.body === req.body ? req.json : undefined;
   // global.pass_through_request_enabled or the channel's pass_through_body_enabled: the client's JSON goes
   // upstream as sent (no model mapping, overrides or usage request); an adaptor of another wire format
   // still has to convert it.
-  if (call.passThroughBody) return req.body;
-  if (req.format !== "openai") return req.body;
+  if (call.passThroughBody || req.format !== "openai") {
+    if (json) call.json = json;
+    return req.body;
+  }
   const body = { ...req.body, model: call.upstreamModel };
-  if (req.stream && (req.mode === "chat" || req.mode === "completions")) body.stream_options = { ...(req.body.stream_options ?? {}), include_usage: true };
+  const usage = req.stream && (req.mode === "chat" || req.mode === "completions");
+  if (usage) body.stream_options = { ...(req.body.stream_options ?? {}), include_usage: true };
+  if (json && call.upstreamModel === req.model) {
+    const text = usage ? withUsageRequest(json.text, req.body) : json.text;
+    if (text !== undefined) call.json = { body, text };
+  }
   return body;
 }
 

@@ -31,6 +31,7 @@
 //     "claude"/"gemini": the body is the client's native body, and the adaptor whose native format it
 //     is passes it through (still building URL + auth and extracting usage).
 import type { Channel } from "../../../db/schema.ts";
+import type { ClientJson } from "../formats/client-json.ts";
 
 /** What kind of call this is; the route decides it. "task": a submit of the task endpoint (endpoints/task.ts),
  * served by task adaptors (providers/tasks.ts), never by an exchange adaptor. */
@@ -93,6 +94,9 @@ export interface ProviderCall {
   passThroughBody?: boolean;
   /** The gateway user making the call (providers that keep per-user state upstream, e.g. Dify conversations). */
   userId?: number;
+  /** The body the relay hands the adaptor and its JSON text, when that text is the client's own
+   * (formats/client-json.ts): an adaptor sending that very object sends the text (jsonText). */
+  json?: ClientJson;
 }
 
 /** The read side of the option store, as providers need it. */

@@ -4,6 +4,7 @@ import type { ProviderAdaptor, ProviderCall } from "../types.ts";
 import { openaiAdaptor } from "../openai/index.ts";
 import { DEFAULT_CHANNEL_MODELS } from "../../../catalogue/models.ts";
 import { azureRealtime } from "./realtime.ts";
+import { jsonText } from "../../formats/client-json.ts";
 
 /** Used when the channel does not name an API version. */
 export const AZURE_DEFAULT_API_VERSION = "2024-10-21";
@@ -75,7 +76,7 @@ export const azureAdaptor: ProviderAdaptor = {
     const headers: Record<string, string> = { "api-key": call.key };
     if (body instanceof FormData) return { url: azureUrl(call), headers, body };
     headers["content-type"] = "application/json";
-    return { url: azureUrl(call), headers, body: JSON.stringify(body) };
+    return { url: azureUrl(call), headers, body: jsonText(call.json, body) };
   },
   parseResponse: openaiAdaptor.parseResponse,
   passThroughJson: openaiAdaptor.passThroughJson,

@@ -9,6 +9,7 @@ import { PATHS, apiRoot, openaiUrl, quirksFor } from "./quirks.ts";
 import { ReshapingMapper, reshapeBody, type Reshape } from "./reshape.ts";
 import { channelSettings } from "../settings.ts";
 import { TextBuffer } from "../../formats/text-buffer.ts";
+import { jsonText } from "../../formats/client-json.ts";
 
 export { PATHS, upstreamUrl } from "./quirks.ts";
 
@@ -105,7 +106,7 @@ export const openaiAdaptor: ProviderAdaptor = {
     const url = openaiUrl(call);
     if (body instanceof FormData) return { url, headers, body };
     headers["content-type"] = "application/json";
-    return { url, headers, body: JSON.stringify(body) };
+    return { url, headers, body: jsonText(call.json, body) };
   },
   parseResponse(call, json) {
     const r = reshapeOf(call);

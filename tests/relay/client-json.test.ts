@@ -1,0 +1,99 @@
+// The client's JSON text goes upstream as it came (formats/client-json.ts) whenever the gateway would send the
+// same object: no re-serialising of a long conversation on the event loop, and numbers JavaScript cannot hold
+// (a 64-bit seed) reach the upstream intact. Whatever the gateway changes (a mapped model, a system prompt, a
+// param_override, the response cache's body directive) still reaches the upstream changed.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { relayFixture, type RelayFixture } from "./fixtures.ts";
+import { jsonText, withUsageRequest } from "../../server/relay/formats/client-json.ts";
+
+let fx: RelayFixture;
+let key: string;
+
+beforeAll(async () => {
+  fx = await relayFixture("sqlite");
+  await fx.option("ModelRatio", JSON.stringify({ "cj-plain": 1, "cj-mapped": 1, "cj-prompt": 1, "cj-override": 1, "cj-cached": 1 }));
+  await fx.channel({ type: 1, base_url: fx.mock.url, models: ["cj-plain", "cj-cached"] });
+  await fx.channel({ type: 1, base_url: fx.mock.url, models: ["cj-mapped"], model_mapping: { "cj-mapped": "upstream-model" } });
+  await fx.channel({ type: 1, base_url: fx.mock.url, models: ["cj-prompt"], setting: { system_prompt: "Be brief." } });
+  await fx.channel({ type: 1, base_url: fx.mock.url, models: ["cj-override"], param_override: { temperature: 0.1 } });
+  key = (await fx.token((await fx.user(100_000_000)).id)).key;
+});
+afterAll(() => fx.close());
+
+/** Posts `text` as it is (fx.call would serialise an object). */
+const post = (text: string, headers: Record<string, string> = {}) => fx.ctx.app.handle(new Request("http://localhost/v1/chat/completions", {
+  method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...headers }, body: text,
+}));
+const last = () => fx.mock.seen.at(-1)!;
+
+/** A body whose text JSON.stringify would not write back: spacing, escapes, a number past 2^53. */
+const odd = (model: string, more = "") => `{ "model" : "${model}",\n  "messages": [ {"role":"user", "content":"caf\\u00e9 \\"hi\\""} ],\n  "seed": 12345678901234567890${more} }\n`;
+
+describe("the client's JSON text upstream", () => {
+  test("a call the gateway changes nothing in goes upstream byte for byte", async () => {
+    const text = odd("cj-plain");
+    const res = await post(text);
+    expect(res.status).toBe(200);
+    expect(last().raw).toBe(text);
+    expect(last().body.messages[0].content).toBe('café "hi"');
+  });
+
+  test("a stream gets its usage request written into the client's text; one that asked for usage goes as it came", async () => {
+    const text = odd("cj-plain", `, "stream": true`);
+    const res = await post(text);
+    expect(res.status).toBe(200);
+    await res.text();
+    expect(last().raw).toBe(`{ "model" : "cj-plain",\n  "messages": [ {"role":"user", "content":"caf\\u00e9 \\"hi\\""} ],\n  "seed": 12345678901234567890, "stream": true ,"stream_options":{"include_usage":true}}\n`);
+    expect(last().body.stream_options).toEqual({ include_usage: true });
+
+    const asked = odd("cj-plain", `, "stream": true, "stream_options": {"include_usage": true}`);
+    await (await post(asked)).text();
+    expect(last().raw).toBe(asked);
+
+    // Options of its own without the usage request: serialised, with both.
+    await (await post(odd("cj-plain", `, "stream": true, "stream_options": {"continuous_usage_stats": false}`))).text();
+    expect(last().body.stream_options).toEqual({ continuous_usage_stats: false, include_usage: true });
+  });
+
+  test("what the gateway changes reaches the upstream changed: a mapped model, a system prompt, a param_override", async () => {
+    await post(odd("cj-mapped"));
+    expect(last().body.model).toBe("upstream-model");
+    await post(odd("cj-prompt"));
+    expect(last().body.messages[0]).toEqual({ role: "system", content: "Be brief." });
+    await post(odd("cj-override"));
+    expect(last().body.temperature).toBe(0.1);
+    // A model name the gateway trims is sent trimmed.
+    await post(odd(" cj-plain "));
+    expect(last().body.model).toBe("cj-plain");
+  });
+
+  test("with the response cache on, its body directive is taken out before the body goes upstream", async () => {
+    await fx.option("ResponseCacheEnabled", "true");
+    try {
+      const res = await post(odd("cj-cached", `, "cache": {"ttl": 60}`));
+      expect(res.status).toBe(200);
+      expect(last().body).not.toHaveProperty("cache");
+      expect(last().body.model).toBe("cj-cached");
+    } finally {
+      await fx.option("ResponseCacheEnabled", "false");
+    }
+  });
+});
+
+describe("formats/client-json.ts", () => {
+  test("withUsageRequest writes the usage request before the closing brace, with a comma only when the object has members", () => {
+    expect(withUsageRequest('{"a":1}', { a: 1 })).toBe('{"a":1,"stream_options":{"include_usage":true}}');
+    expect(withUsageRequest('{"a":1}\r\n\t ', { a: 1 })).toBe('{"a":1,"stream_options":{"include_usage":true}}\r\n\t ');
+    expect(withUsageRequest("{ \n }", {})).toBe('{ \n "stream_options":{"include_usage":true}}');
+    expect(withUsageRequest('{"a":"}","stream_options":{"include_usage":true}}', { a: "}", stream_options: { include_usage: true } })).toBe('{"a":"}","stream_options":{"include_usage":true}}');
+    expect(withUsageRequest('{"stream_options":null}', { stream_options: null })).toBeUndefined();
+    expect(withUsageRequest('{"stream_options":{"include_usage":false}}', { stream_options: { include_usage: false } })).toBeUndefined();
+  });
+
+  test("jsonText sends the client's text only for the very object it was parsed into", () => {
+    const body = { a: 1 };
+    expect(jsonText({ body, text: '{ "a" : 1 }' }, body)).toBe('{ "a" : 1 }');
+    expect(jsonText({ body, text: '{ "a" : 1 }' }, { ...body })).toBe('{"a":1}');
+    expect(jsonText(undefined, body)).toBe('{"a":1}');
+  });
+});
