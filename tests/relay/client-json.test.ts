@@ -5,20 +5,33 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { relayFixture, type RelayFixture } from "./fixtures.ts";
 import { jsonText, withUsageRequest } from "../../server/relay/formats/client-json.ts";
+import { startClaudeUpstream } from "../mocks/claude-upstream.ts";
+import { startGeminiUpstream } from "../mocks/gemini-upstream.ts";
+import type { MockUpstream } from "../mocks/recorder.ts";
 
 let fx: RelayFixture;
 let key: string;
+let claude: MockUpstream;
+let gemini: MockUpstream;
 
 beforeAll(async () => {
   fx = await relayFixture("sqlite");
-  await fx.option("ModelRatio", JSON.stringify({ "cj-plain": 1, "cj-mapped": 1, "cj-prompt": 1, "cj-override": 1, "cj-cached": 1 }));
+  claude = startClaudeUpstream();
+  gemini = startGeminiUpstream();
+  await fx.option("ModelRatio", JSON.stringify({ "cj-plain": 1, "cj-mapped": 1, "cj-prompt": 1, "cj-override": 1, "cj-cached": 1, "claude-sonnet-4-20250514": 1, "cj-claude": 1, "gemini-2.5-flash": 1 }));
+  await fx.channel({ type: 14, key: "claude-key", base_url: claude.url, models: ["claude-sonnet-4-20250514", "cj-claude"], model_mapping: { "cj-claude": "claude-sonnet-4-20250514" } });
+  await fx.channel({ type: 24, key: "gemini-key", base_url: gemini.url, models: ["gemini-2.5-flash"] });
   await fx.channel({ type: 1, base_url: fx.mock.url, models: ["cj-plain", "cj-cached"] });
   await fx.channel({ type: 1, base_url: fx.mock.url, models: ["cj-mapped"], model_mapping: { "cj-mapped": "upstream-model" } });
   await fx.channel({ type: 1, base_url: fx.mock.url, models: ["cj-prompt"], setting: { system_prompt: "Be brief." } });
   await fx.channel({ type: 1, base_url: fx.mock.url, models: ["cj-override"], param_override: { temperature: 0.1 } });
   key = (await fx.token((await fx.user(100_000_000)).id)).key;
 });
-afterAll(() => fx.close());
+afterAll(async () => {
+  claude.stop();
+  gemini.stop();
+  await fx.close();
+});
 
 /** Posts `text` as it is (fx.call would serialise an object). */
 const post = (text: string, headers: Record<string, string> = {}) => fx.ctx.app.handle(new Request("http://localhost/v1/chat/completions", {
@@ -77,6 +90,30 @@ describe("the client's JSON text upstream", () => {
     } finally {
       await fx.option("ResponseCacheEnabled", "false");
     }
+  });
+});
+
+describe("the client's JSON text upstream in Claude's and Gemini's formats", () => {
+  const native = (path: string, text: string, headers: Record<string, string>) => fx.ctx.app.handle(new Request(`http://localhost${path}`, {
+    method: "POST", headers: { "content-type": "application/json", ...headers }, body: text,
+  }));
+
+  test("Claude's /v1/messages to a Claude channel goes as it came; a mapped model or a missing max_tokens is written in", async () => {
+    const text = `{"model": "claude-sonnet-4-20250514", "max_tokens": 64,\n "messages": [{"role": "user", "content": "caf\\u00e9"}], "metadata": {"user_id": "u1"} }`;
+    const res = await native("/v1/messages", text, { "x-api-key": key, "anthropic-version": "2023-06-01" });
+    expect(res.status).toBe(200);
+    expect(claude.last().raw).toBe(text);
+    await native("/v1/messages", text.replace('"claude-sonnet-4-20250514"', '"cj-claude"'), { "x-api-key": key, "anthropic-version": "2023-06-01" });
+    expect(claude.last().body.model).toBe("claude-sonnet-4-20250514");
+    await native("/v1/messages", text.replace('"max_tokens": 64,', ""), { "x-api-key": key, "anthropic-version": "2023-06-01" });
+    expect(typeof claude.last().body.max_tokens).toBe("number");
+  });
+
+  test("Gemini's generateContent to a Gemini channel goes as it came", async () => {
+    const text = `{ "contents": [ {"role": "user", "parts": [{"text": "caf\\u00e9"}]} ],\n "generationConfig": {"temperature": 0.5} }`;
+    const res = await native("/v1beta/models/gemini-2.5-flash:generateContent", text, { "x-goog-api-key": key });
+    expect(res.status).toBe(200);
+    expect(gemini.last().raw).toBe(text);
   });
 });
 

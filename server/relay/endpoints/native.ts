@@ -66,7 +66,7 @@ export function claudeMessagesRoute(deps: AppDeps): PlainRoute {
     const beta = request.headers.get("anthropic-beta");
     return relay(deps, {
       mode: "chat", format: "claude", path: "/v1/messages", search: "", body, model, stream: body.stream === true, caller: who, ip,
-      incoming: request, headers: beta ? { "anthropic-beta": beta } : undefined, httpHeaders: request.headers,
+      incoming: request, headers: beta ? { "anthropic-beta": beta } : undefined, httpHeaders: request.headers, json: { body, text },
     });
   });
 }
@@ -100,7 +100,7 @@ export function geminiRoute(deps: AppDeps): PlainRoute {
       return relay(deps, { mode: "embeddings", format: "gemini", path: url.pathname, search: url.search, body, model, stream: false, caller: who, ip, signal: request.signal, httpHeaders: request.headers });
     }
     checkGeminiBody(body);
-    return relay(deps, { mode: "chat", format: "gemini", path: url.pathname, search: url.search, body, model, stream, caller: who, ip, incoming: request, httpHeaders: request.headers });
+    return relay(deps, { mode: "chat", format: "gemini", path: url.pathname, search: url.search, body, model, stream, caller: who, ip, incoming: request, httpHeaders: request.headers, json: { body, text } });
   });
 }
 

@@ -3,6 +3,7 @@ import type { ProviderAdaptor } from "../types.ts";
 import { DEFAULT_CHANNEL_MODELS } from "../../../catalogue/models.ts";
 import { ANTHROPIC_VERSION, ClaudeStreamMapper, claudeErrorMessage, claudeModelHeaders, claudeRequestFor, claudeSend, parseClaudeResponse } from "./messages.ts";
 import { claudeGeneratedText } from "../../formats/claude/upstream.ts";
+import { jsonText } from "../../formats/client-json.ts";
 
 /** A base URL given with its /v1 suffix still gets exactly one /v1. */
 export function messagesUrl(baseUrl: string): string {
@@ -21,7 +22,7 @@ export const claudeAdaptor: ProviderAdaptor = {
       "anthropic-version": ANTHROPIC_VERSION,
       ...claudeModelHeaders(call, req.model),
     };
-    return { url: messagesUrl(call.baseUrl), headers, body: JSON.stringify(req) };
+    return { url: messagesUrl(call.baseUrl), headers, body: jsonText(call.json, req) };
   },
   send: claudeSend,
   parseResponse: parseClaudeResponse,

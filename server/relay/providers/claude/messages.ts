@@ -65,6 +65,9 @@ export function claudeRequestFor(call: ProviderCall, body: any): ClaudeRequest {
     if (siteOf(call).bool("global.pass_through_request_enabled")) return body as ClaudeRequest;
     const out = { ...body, model: call.upstreamModel } as ClaudeRequest;
     if (out.max_tokens == null) out.max_tokens = claudeSettings(call, call.upstreamModel).defaultMaxTokens;
+    // Neither changed: the client's text says the same (formats/client-json.ts).
+    const sent = call.json;
+    if (sent !== undefined && sent.body === body && out.model === body.model && out.max_tokens === body.max_tokens) call.json = { body: out, text: sent.text };
     return out;
   }
   const facts: CallFacts = { fanOut: fanOutOf(call, body) };

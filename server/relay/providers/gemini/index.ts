@@ -17,6 +17,7 @@ import { countTexts, countTextsNow, decodeEmbeddingTokens } from "../../tokenize
 import { plainName, scrub, scrubFrame } from "../../formats/scrub.ts";
 import { shownUsage } from "../../formats/shown-usage.ts";
 import { TextCount, withCountedCompletion } from "../../formats/usage.ts";
+import { jsonText } from "../../formats/client-json.ts";
 
 export function geminiSettings(call: Pick<ProviderCall, "site">): GeminiSettings {
   const site = siteOf(call);
@@ -212,7 +213,7 @@ export const geminiAdaptor: ProviderAdaptor = {
   async buildRequest(call, body) {
     const { model, body: out } = await geminiBodyFor(call, body);
     const url = `${call.baseUrl}/${geminiVersion(call, model)}/models/${encodeURIComponent(model)}${geminiMethodSuffix(call.mode, call.stream, call.format === "gemini" ? call.path : "")}`;
-    return { url, headers: { "content-type": "application/json", "x-goog-api-key": call.key }, body: JSON.stringify(out) };
+    return { url, headers: { "content-type": "application/json", "x-goog-api-key": call.key }, body: jsonText(call.json, out) };
   },
   send(call, url, init) {
     const sent = call.mode === "embeddings" ? embedded.get(call) : undefined;
