@@ -44,25 +44,42 @@ export function generatedTextOf(obj: any): string {
  * `"usage": {...}` object in the text, read by matching its braces. Null when there is none.
  */
 export function usageFromTail(tail: string): Usage | null {
-  const at = tail.lastIndexOf('"usage"');
+  return usageAt(tail, usageSpan(tail));
+}
+
+/**
+ * The usage of a whole answer whose last member is its `"usage": {...}` and nothing but the object's closing
+ * brace follows (as OpenAI writes it), or null — then the answer has to be parsed to be read.
+ */
+export function closingUsage(text: string): Usage | null {
+  const span = usageSpan(text);
+  return span && /^\s*\}\s*$/.test(text.slice(span.close + 1)) ? usageAt(text, span) : null;
+}
+
+/** Where the last `"usage": {...}` object of `text` opens and closes (its braces matched). */
+function usageSpan(text: string): { open: number; close: number } | null {
+  const at = text.lastIndexOf('"usage"');
   if (at < 0) return null;
-  const open = tail.indexOf("{", at);
-  if (open < 0 || tail.slice(at + 7, open).replace(/[\s:]/g, "") !== "") return null;
+  const open = text.indexOf("{", at);
+  if (open < 0 || text.slice(at + 7, open).replace(/[\s:]/g, "") !== "") return null;
   let depth = 0;
-  for (let i = open; i < tail.length; i++) {
-    const c = tail[i];
+  for (let i = open; i < text.length; i++) {
+    const c = text[i];
     if (c === '"') {
-      for (i++; i < tail.length && tail[i] !== '"'; i++) if (tail[i] === "\\") i++;
+      for (i++; i < text.length && text[i] !== '"'; i++) if (text[i] === "\\") i++;
     } else if (c === "{") depth++;
-    else if (c === "}" && --depth === 0) {
-      try {
-        return usageFrom({ usage: JSON.parse(tail.slice(open, i + 1)) });
-      } catch {
-        return null;
-      }
-    }
+    else if (c === "}" && --depth === 0) return { open, close: i };
   }
   return null;
+}
+
+function usageAt(text: string, span: { open: number; close: number } | null): Usage | null {
+  if (!span) return null;
+  try {
+    return usageFrom({ usage: JSON.parse(text.slice(span.open, span.close + 1)) });
+  } catch {
+    return null;
+  }
 }
 
 const USAGE_OBJECT = /"usage"\s*:\s*\{/;
