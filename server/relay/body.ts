@@ -83,7 +83,7 @@ export function jsonShapeError(text: string, maxDepth = MAX_JSON_DEPTH, maxValue
 
 /** The index of the quote closing the string opened at `open`, or -1. Backslashes are counted only
  * in the run right before each quote, so the whole scan stays linear. */
-function stringEnd(text: string, open: number): number {
+export function stringEnd(text: string, open: number): number {
   let j = open + 1;
   for (;;) {
     j = text.indexOf('"', j);

@@ -4,7 +4,7 @@
 // param_override, the response cache's body directive) still reaches the upstream changed.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { relayFixture, type RelayFixture } from "./fixtures.ts";
-import { jsonText, withUsageRequest } from "../../server/relay/formats/client-json.ts";
+import { jsonText, withModel, withUsageRequest } from "../../server/relay/formats/client-json.ts";
 import { startClaudeUpstream } from "../mocks/claude-upstream.ts";
 import { startGeminiUpstream } from "../mocks/gemini-upstream.ts";
 import type { MockUpstream } from "../mocks/recorder.ts";
@@ -68,9 +68,18 @@ describe("the client's JSON text upstream", () => {
     expect(last().body.stream_options).toEqual({ continuous_usage_stats: false, include_usage: true });
   });
 
-  test("what the gateway changes reaches the upstream changed: a mapped model, a system prompt, a param_override", async () => {
+  test("a mapped model is written into the client's text (a body over 1 KB; a smaller one is serialised)", async () => {
+    const text = odd("cj-mapped", `, "stream": true, "user": "${"u".repeat(1100)}"`);
+    const res = await post(text);
+    expect(res.status).toBe(200);
+    await res.text();
+    expect(last().raw).toBe(text.replace('"cj-mapped"', '"upstream-model"').replace(/ }\n$/, ' ,"stream_options":{"include_usage":true}}\n'));
+    expect(last().body.model).toBe("upstream-model");
     await post(odd("cj-mapped"));
     expect(last().body.model).toBe("upstream-model");
+  });
+
+  test("what the gateway changes reaches the upstream changed: a system prompt, a param_override", async () => {
     await post(odd("cj-prompt"));
     expect(last().body.messages[0]).toEqual({ role: "system", content: "Be brief." });
     await post(odd("cj-override"));
@@ -133,4 +142,16 @@ describe("formats/client-json.ts", () => {
     expect(jsonText({ body, text: '{ "a" : 1 }' }, { ...body })).toBe('{"a":1}');
     expect(jsonText(undefined, body)).toBe('{"a":1}');
   });
+});
+
+test("withModel replaces the top-level model string only, the last of two, and gives up where a scan cannot be sure", () => {
+  expect(withModel('{"model":"a","messages":[{"model":"inner"}]}', "b")).toBe('{"model":"b","messages":[{"model":"inner"}]}');
+  expect(withModel('{ "messages": [{"role":"user","content":"\\"model\\": \\"x\\""}], "model" :\n "gpt-4\\u006f" }', "m/é\"")).toBe('{ "messages": [{"role":"user","content":"\\"model\\": \\"x\\""}], "model" :\n "m/é\\"" }');
+  expect(withModel('{"model":"a","model":"c"}', "b")).toBe('{"model":"a","model":"b"}');
+  expect(withModel('{"meta":{"model":"a"},"x":["model","y"]}', "b")).toBeUndefined();
+  expect(withModel('{"mod\\u0065l":"a","model":"z"}', "b")).toBeUndefined();
+  expect(withModel('{"model":null}', "b")).toBeUndefined();
+  for (const text of ['{"model":"a","messages":[1,{"k":"v"}],"n":2}', '{"n":{"model":"q"},"model":"a"}']) {
+    expect(JSON.parse(withModel(text, "b")!)).toEqual({ ...JSON.parse(text), model: "b" });
+  }
 });

@@ -10,7 +10,56 @@ export interface ClientJson {
   text: string;
 }
 
+import { stringEnd } from "../body.ts";
+
 const USAGE_REQUEST = '"stream_options":{"include_usage":true}';
+
+/**
+ * `text` (a JSON object's text) with its top-level "model" string replaced by `model`, or undefined when that
+ * cannot be done safely: no such string, or a top-level key written with escapes (JSON.parse would read it as
+ * a key this scan does not see). With the key twice, the last is the one JSON.parse keeps, and replaced.
+ */
+export function withModel(text: string, model: string): string | undefined {
+  let depth = 0;
+  let key = false;
+  let value = -1;
+  let valueEnd = -1;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      const end = stringEnd(text, i);
+      if (end < 0) return undefined;
+      if (depth === 1 && key) {
+        key = false;
+        for (let j = i + 1; j < end; j++) if (text.charCodeAt(j) === 0x5c) return undefined;
+        if (end - i === 6 && text.startsWith('"model"', i)) {
+          let j = end + 1;
+          while (isSpace(text.charCodeAt(j))) j++;
+          if (text.charCodeAt(j) !== 0x3a) return undefined;
+          j++;
+          while (isSpace(text.charCodeAt(j))) j++;
+          if (text.charCodeAt(j) !== 0x22) return undefined;
+          value = j;
+          valueEnd = stringEnd(text, j);
+          if (valueEnd < 0) return undefined;
+          i = valueEnd;
+          continue;
+        }
+      }
+      i = end;
+    } else if (c === 0x7b || c === 0x5b) {
+      depth++;
+      key = depth === 1 && c === 0x7b;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+    else if (c === 0x2c && depth === 1) key = true;
+  }
+  if (value < 0) return undefined;
+  return text.slice(0, value) + JSON.stringify(model) + text.slice(valueEnd + 1);
+}
+
+function isSpace(c: number): boolean {
+  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+}
 
 /**
  * The text of `body` with stream_options.include_usage set, written into the client's text, or undefined when
@@ -22,7 +71,7 @@ export function withUsageRequest(text: string, body: Record<string, any>): strin
   if (options === undefined) {
     const close = text.lastIndexOf("}");
     let k = close - 1;
-    while (k >= 0 && (text.charCodeAt(k) === 0x20 || text.charCodeAt(k) === 0x0a || text.charCodeAt(k) === 0x0d || text.charCodeAt(k) === 0x09)) k--;
+    while (k >= 0 && isSpace(text.charCodeAt(k))) k--;
     return text.slice(0, close) + (text.charCodeAt(k) === 0x7b ? "" : ",") + USAGE_REQUEST + text.slice(close);
   }
   if (options && typeof options === "object" && options.include_usage === true) return text;
