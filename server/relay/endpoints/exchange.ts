@@ -327,7 +327,6 @@ const ANSWER_TAIL_BYTES = 64 * 1024;
 /** Pass-through answers longer than this are not parsed whole when their tail holds their usage (deliver). */
 const PARSED_ANSWER_CHARS = 64 * 1024;
 
-
 type ReadAnswer = { text: string; rest?: undefined } | { text?: undefined; head: Uint8Array[]; rest: ReadableStreamDefaultReader<Uint8Array> };
 
 /** The whole answer as text when it is at most `limit` bytes; else what was read so far and the rest to stream. */
