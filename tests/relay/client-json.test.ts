@@ -34,7 +34,7 @@ afterAll(async () => {
 });
 
 /** Posts `text` as it is (fx.call would serialise an object). */
-const post = (text: string, headers: Record<string, string> = {}) => fx.ctx.app.handle(new Request("http://localhost/v1/chat/completions", {
+const post = (text: string, headers: Record<string, string> = {}, path = "/v1/chat/completions") => fx.ctx.app.handle(new Request(`http://localhost${path}`, {
   method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...headers }, body: text,
 }));
 const last = () => fx.mock.seen.at(-1)!;
@@ -86,6 +86,16 @@ describe("the client's JSON text upstream", () => {
     expect(last().body.temperature).toBe(0.1);
     // A model name the gateway trims is sent trimmed.
     await post(odd(" cj-plain "));
+    expect(last().body.model).toBe("cj-plain");
+  });
+
+  test("the Responses API to a channel that serves it goes as it came; a model name to trim is serialised", async () => {
+    const text = `{ "model": "cj-plain", "input": "caf\\u00e9", "store": false, "seed": 12345678901234567890 }`;
+    const res = await post(text, {}, "/v1/responses");
+    expect(res.status).toBe(200);
+    expect(last().path).toBe("/v1/responses");
+    expect(last().raw).toBe(text);
+    await post(text.replace('"cj-plain"', '" cj-plain "'), {}, "/v1/responses");
     expect(last().body.model).toBe("cj-plain");
   });
 

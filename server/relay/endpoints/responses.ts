@@ -60,6 +60,9 @@ export function responsesRoute(deps: AppDeps, tokenCaller: (request: Request, se
       const body = parseJsonObject(raw);
       const model = typeof body.model === "string" ? body.model.trim() : "";
       if (!model) throw new AppError(400, "model is required");
+      // The client's text goes upstream as it is while the body says the same (formats/client-json.ts): not
+      // after trimming the model or taking in a previous response's items. (Symbol keys are not JSON.)
+      let same = body.model === model && typeof raw === "string";
       body.model = model;
       let items = inputItems(body.input);
       const previous = typeof body.previous_response_id === "string" ? body.previous_response_id : "";
@@ -68,6 +71,7 @@ export function responsesRoute(deps: AppDeps, tokenCaller: (request: Request, se
         if (before) {
           items = [...before.items, ...items];
           body.input = items;
+          same = false;
           delete body.previous_response_id;
           (body as any)[PREVIOUS_RESPONSE] = previous;
         }
@@ -81,7 +85,10 @@ export function responsesRoute(deps: AppDeps, tokenCaller: (request: Request, se
           }
         };
       }
-      return relay(deps, { mode: "responses", format: "openai", path: "/v1/responses", search: "", body, model, stream: body.stream === true, caller, ip, signal: request.signal });
+      return relay(deps, {
+        mode: "responses", format: "openai", path: "/v1/responses", search: "", body, model, stream: body.stream === true, caller, ip, signal: request.signal,
+        json: same ? { body, text: raw as string } : undefined,
+      });
     }, { parse: textWithin(bodyLimit("responses", deps.config.maxBodyBytes)) })
     .get("/v1/responses/:id", async ({ request, server, params }) => {
       const { caller } = await tokenCaller(request, server as any);
