@@ -50,9 +50,14 @@ function limitError(limit: number, minutes: number, kind: string) {
 let memo: { raw: string; scan: WordScan } = { raw: "", scan: new WordScan([]) };
 
 /** A configured sensitive word the text contains (the one ending first), or null. One pass over the text. */
+/** Whether prompts are checked for sensitive words (findSensitive finds nothing otherwise). */
+export function promptWordsChecked(deps: AppDeps): boolean {
+  return deps.options.bool("CheckSensitiveEnabled") && deps.options.bool("CheckSensitiveOnPromptEnabled");
+}
+
 export function findSensitive(deps: AppDeps, text: string): string | null {
+  if (!promptWordsChecked(deps) || !text) return null;
   const o = deps.options;
-  if (!o.bool("CheckSensitiveEnabled") || !o.bool("CheckSensitiveOnPromptEnabled") || !text) return null;
   const raw = o.get("SensitiveWords");
   if (raw !== memo.raw) memo = { raw, scan: new WordScan(raw.split(/\r?\n/).map((w) => w.trim().toLowerCase()).filter(Boolean)) };
   if (memo.scan.empty) return null;

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { Tiktoken } from "js-tiktoken/lite";
 import {
   cl100kBase, countPromptTokens, countPromptTokensNow, countTextsNow, countTokens, countTokensNow, decodeEmbeddingTokens, o200kBase,
-  SYNC_STEPS, WORKER_STEPS,
+  estimatePromptTokens, estimateTokens, promptBytes, promptText, SYNC_STEPS, WORKER_STEPS,
 } from "../../server/relay/tokenizer.ts";
 
 const ROOT = join(import.meta.dir, "../..");
@@ -187,4 +187,21 @@ describe("capped work per call", () => {
     const counted = await countTokens(text);
     expect(Math.abs(counted - text.length / 8)).toBeLessThanOrEqual(8);
   }, 30_000);
+});
+
+test("promptBytes is the UTF-8 length of promptText for every shape of prompt, without joining it", () => {
+  const bodies: unknown[] = [
+    { messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "naïve 日本語 🙂\nline" }, { role: "user", content: [{ type: "text", text: "a" }, "b", { type: "image_url" }, { text: 7 }] }, { role: "assistant", content: null }, null] },
+    { messages: [{ content: [] }, { content: ["only"] }] },
+    { prompt: "complete this", input: ["x", { content: "y" }, { text: "z" }, { content: ["p", "q"] }, 3], query: "q?", instructions: "inst", system: "sys" },
+    { input: "one input", documents: ["d1", { text: "d2" }, { text: ["d3", "d4"] }, 5] },
+    { systemInstruction: { parts: [{ text: "snake" }] }, contents: [{ parts: [{ text: "hi" }, { inlineData: {} }] }, { parts: "not a list" }, {}] },
+    { system_instruction: { parts: [{ text: "camel" }] }, contents: [] },
+    {}, null, "text", new FormData(),
+  ];
+  for (const body of bodies) {
+    expect(promptBytes(body)).toBe(Buffer.byteLength(promptText(body), "utf8"));
+    expect(estimatePromptTokens(body)).toBe(estimateTokens(promptText(body)));
+  }
+  expect(promptText(bodies[0])).toBe("Be brief.\nnaïve 日本語 🙂\nline\na\nb\n\n\n\n\n");
 });

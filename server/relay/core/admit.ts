@@ -9,8 +9,8 @@ import type { ClientFormat, RelayMode } from "../providers/types.ts";
 import { relayState, type RoutingTable } from "../state.ts";
 import type { Candidate } from "../select.ts";
 import { preConsumeQuota, priceFor, type Price } from "../billing.ts";
-import { findSensitive, NO_RATE_LIMIT, rateLimitOn, takeRateLimit, type RateTicket } from "../limits.ts";
-import { estimateTokens, promptText } from "../tokenizer.ts";
+import { findSensitive, NO_RATE_LIMIT, promptWordsChecked, rateLimitOn, takeRateLimit, type RateTicket } from "../limits.ts";
+import { estimatePromptTokens, promptText } from "../tokenizer.ts";
 import type { Hold } from "./ledger.ts";
 import { AUTO_GROUP, pickAutoGroup } from "../../modules/group/auto.ts";
 import { takeTokenLimits, type LimitLease } from "../../modules/token/limits.ts";
@@ -93,12 +93,12 @@ export function admitNow(deps: AppDeps, req: RelayRequest, opts: AdmitOptions = 
   const { caller } = req;
   if (!table || state.writer.room() || caller.pinnedChannel !== null || caller.limits || (!opts.ticket && rateLimitOn(deps))) return null;
   const started = performance.now();
-  const checked = screen(deps, req, table, false);
+  const candidates = screen(deps, req, table, false);
   const price = priceFor(deps.options, req.model, caller.group, caller.acceptUnsetModel, caller.userGroup);
-  const { calls, estimate } = estimated(deps, req, checked.prompt, price, opts);
+  const { calls, estimate } = estimated(deps, req, price, opts);
   const hold = state.ledger.takeNow?.({ userId: caller.userId, tokenId: caller.tokenId, unlimited: caller.unlimited }, estimate) ?? null;
   if (hold === null) return null;
-  return { req, started, price, calls, hold, ticket: opts.ticket ?? NO_RATE_LIMIT, routes: { table, candidates: checked.candidates, pinned: null }, limits: null };
+  return { req, started, price, calls, hold, ticket: opts.ticket ?? NO_RATE_LIMIT, routes: { table, candidates, pinned: null }, limits: null };
 }
 
 export async function admit(deps: AppDeps, req: RelayRequest, opts: AdmitOptions = {}): Promise<Admission> {
@@ -109,11 +109,11 @@ export async function admit(deps: AppDeps, req: RelayRequest, opts: AdmitOptions
   const room = state.writer.room();
   if (room) await room;
   const table = state.routing.current() ?? await state.routing.get();
-  const { prompt, candidates } = screen(deps, req, table, caller.pinnedChannel !== null);
+  const candidates = screen(deps, req, table, caller.pinnedChannel !== null);
   const pinned = caller.pinnedChannel !== null ? await pinnedChannel(deps, table, caller.pinnedChannel) : null;
   const price = priceFor(deps.options, model, caller.group, caller.acceptUnsetModel, caller.userGroup);
   const ticket = opts.ticket ?? (rateLimitOn(deps) ? await takeRateLimit(deps, caller.userId, caller.group) : NO_RATE_LIMIT);
-  const { calls, estimate } = estimated(deps, req, prompt, price, opts);
+  const { calls, estimate } = estimated(deps, req, price, opts);
   // The token's own limits and budget (none: nothing), taken with this call's estimate before the hold; a
   // fallback's admission (opts.ticket) does not count the request again.
   const limits = caller.limits ? await takeTokenLimits(deps, caller.tokenId, opts.ticket ? { ...caller.limits, rpm: 0 } : caller.limits, estimate) : null;
@@ -129,14 +129,13 @@ export async function admit(deps: AppDeps, req: RelayRequest, opts: AdmitOptions
 }
 
 /** The checks that need no I/O: the token may use the model, the prompt passes the sensitive-word filter, and
- * some channel of the caller's group serves the model (unless the token pins one). The prompt and candidates. */
-function screen(deps: AppDeps, req: RelayRequest, table: RoutingTable, pins: boolean): { prompt: string; candidates: Candidate[] } {
+ * some channel of the caller's group serves the model (unless the token pins one). The candidates. */
+function screen(deps: AppDeps, req: RelayRequest, table: RoutingTable, pins: boolean): Candidate[] {
   const { caller, model } = req;
   if (caller.modelLimits && !caller.modelLimits.has(model)) {
     throw new AppError(403, `this token is not allowed to use model ${model}`, "model_not_allowed");
   }
-  const prompt = promptText(req.body);
-  if (findSensitive(deps, prompt) !== null) throw new AppError(400, "the prompt contains a sensitive word and was refused", "sensitive_words_detected");
+  if (promptWordsChecked(deps) && findSensitive(deps, promptText(req.body)) !== null) throw new AppError(400, "the prompt contains a sensitive word and was refused", "sensitive_words_detected");
   // A token of group "auto" (new-api's auto groups) runs in the first of AutoGroups the user may use that serves
   // the model; from here on the call is routed, priced and logged in that group.
   if (caller.group === AUTO_GROUP) {
@@ -152,17 +151,17 @@ function screen(deps: AppDeps, req: RelayRequest, table: RoutingTable, pins: boo
     }
     throw new AppError(404, `the model '${model}' does not exist or you do not have access to it (no channel serves it in group ${caller.group})`, "model_not_found");
   }
-  return { prompt, candidates };
+  return candidates;
 }
 
 /** The call's billed units (images: n) and the quota its hold takes before the answer is known. */
-function estimated(deps: AppDeps, req: RelayRequest, prompt: string, price: Price, opts: AdmitOptions): { calls: number; estimate: number } {
+function estimated(deps: AppDeps, req: RelayRequest, price: Price, opts: AdmitOptions): { calls: number; estimate: number } {
   const body = req.body;
   const images = req.mode === "images" || req.mode === "image_edits";
   const calls = images ? Math.max(1, Math.min(10, Math.floor(Number(body instanceof FormData ? body.get("n") : body?.n) || 1))) : 1;
   if (opts.estimate) return { calls, estimate: opts.estimate(price) };
   const maxTokens = Math.max(0, Math.floor(Number(body?.max_tokens ?? body?.max_completion_tokens ?? body?.max_output_tokens) || 0));
-  return { calls, estimate: preConsumeQuota(price, estimateTokens(prompt), maxTokens, deps.options.number("PreConsumedQuota", 0), calls) };
+  return { calls, estimate: preConsumeQuota(price, estimatePromptTokens(body), maxTokens, deps.options.number("PreConsumedQuota", 0), calls) };
 }
 
 async function pinnedChannel(deps: AppDeps, table: RoutingTable, id: number): Promise<Channel> {
