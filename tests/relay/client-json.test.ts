@@ -124,6 +124,10 @@ describe("the client's JSON text upstream in Claude's and Gemini's formats", () 
     expect(claude.last().raw).toBe(text);
     await native("/v1/messages", text.replace('"claude-sonnet-4-20250514"', '"cj-claude"'), { "x-api-key": key, "anthropic-version": "2023-06-01" });
     expect(claude.last().body.model).toBe("claude-sonnet-4-20250514");
+    // A long conversation with a mapped model: the model written into the client's text.
+    const long = text.replace('"claude-sonnet-4-20250514"', '"cj-claude"').replace('"u1"', `"${"u".repeat(1100)}"`);
+    await native("/v1/messages", long, { "x-api-key": key, "anthropic-version": "2023-06-01" });
+    expect(claude.last().raw).toBe(long.replace('"cj-claude"', '"claude-sonnet-4-20250514"'));
     await native("/v1/messages", text.replace('"max_tokens": 64,', ""), { "x-api-key": key, "anthropic-version": "2023-06-01" });
     expect(typeof claude.last().body.max_tokens).toBe("number");
   });

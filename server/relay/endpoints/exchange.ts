@@ -11,7 +11,7 @@ import { retryable } from "../select.ts";
 import { withBilledUsage } from "../formats/shown-usage.ts";
 import { closingUsage, generatedTextOf, usageFromTail } from "../providers/openai/usage.ts";
 import { SseReader, sseFrame } from "../formats/sse.ts";
-import { withModel, withUsageRequest } from "../formats/client-json.ts";
+import { renamedText, withUsageRequest } from "../formats/client-json.ts";
 import { scrub } from "../formats/scrub.ts";
 import { applyParamOverride } from "../override.ts";
 import { recordUpstreamError } from "../../http/metrics.ts";
@@ -89,16 +89,13 @@ function upstreamBody(req: RelayRequest, call: ProviderCall): any {
   const usage = req.stream && (req.mode === "chat" || req.mode === "completions");
   if (usage) body.stream_options = { ...(req.body.stream_options ?? {}), include_usage: true };
   if (json && req.body.model === req.model) {
-    // A mapped model is written into the text of a body over MAPPED_TEXT_CHARS (scanning 20 KB cost ~11 µs,
-    // serialising it ~47; below 1 KB serialising is as cheap).
-    const named = call.upstreamModel === req.model ? json.text : json.text.length > MAPPED_TEXT_CHARS ? withModel(json.text, call.upstreamModel) : undefined;
+    // A mapped model is written into the text (of a large body: renamedText).
+    const named = call.upstreamModel === req.model ? json.text : renamedText(json.text, call.upstreamModel);
     const text = named === undefined ? undefined : usage ? withUsageRequest(named, req.body) : named;
     if (text !== undefined) call.json = { body, text };
   }
   return body;
 }
-
-const MAPPED_TEXT_CHARS = 1024;
 
 /** A successful upstream answer, the call it answers, and the handles to end the attempt's timer and listeners
  * (methods: call them on the answer). */

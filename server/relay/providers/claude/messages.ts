@@ -13,6 +13,7 @@ import {
 } from "../../formats/claude/upstream.ts";
 import { AppError } from "../../../http/errors.ts";
 import type { ClaudeRequest, OpenAIUsage } from "../../formats/claude/wire.ts";
+import { renamedText } from "../../formats/client-json.ts";
 
 export const ANTHROPIC_VERSION = "2023-06-01";
 
@@ -65,9 +66,12 @@ export function claudeRequestFor(call: ProviderCall, body: any): ClaudeRequest {
     if (siteOf(call).bool("global.pass_through_request_enabled")) return body as ClaudeRequest;
     const out = { ...body, model: call.upstreamModel } as ClaudeRequest;
     if (out.max_tokens == null) out.max_tokens = claudeSettings(call, call.upstreamModel).defaultMaxTokens;
-    // Neither changed: the client's text says the same (formats/client-json.ts).
+    // The client's text says the same with a mapped model written into it (formats/client-json.ts).
     const sent = call.json;
-    if (sent !== undefined && sent.body === body && out.model === body.model && out.max_tokens === body.max_tokens) call.json = { body: out, text: sent.text };
+    if (sent !== undefined && sent.body === body && out.max_tokens === body.max_tokens) {
+      const text = out.model === body.model ? sent.text : renamedText(sent.text, out.model);
+      call.json = text === undefined ? undefined : { body: out, text };
+    }
     return out;
   }
   const facts: CallFacts = { fanOut: fanOutOf(call, body) };
