@@ -8,29 +8,28 @@ import { copyStatement } from "./copy.ts";
 const texts = new Map<string, string>();
 const TEXT_CACHE_SIZE = 200;
 
-function insertText(dialect: Dialect, table: string, columns: string[], rows: number): string {
-  const key = `${dialect}|${table}|${columns.join(",")}|${rows}`;
+/** The statement text under `key`, made once. */
+function cachedText(key: string, make: () => string): string {
   let text = texts.get(key);
   if (text) return text;
-  const q = identifierQuoter(dialect);
-  const ph = placeholders(dialect);
-  const tuples: string[] = [];
-  for (let r = 0; r < rows; r++) tuples.push(`(${columns.map(ph).join(", ")})`);
-  text = `insert into ${q(table)} (${columns.map(q).join(", ")}) values ${tuples.join(", ")}`;
+  text = make();
   if (texts.size >= TEXT_CACHE_SIZE) texts.clear();
   texts.set(key, text);
   return text;
 }
 
+function insertText(dialect: Dialect, table: string, columns: string[], rows: number): string {
+  return cachedText(`${dialect}|${table}|${columns.join(",")}|${rows}`, () => {
+    const q = identifierQuoter(dialect);
+    const ph = placeholders(dialect);
+    const tuples: string[] = [];
+    for (let r = 0; r < rows; r++) tuples.push(`(${columns.map(ph).join(", ")})`);
+    return `insert into ${q(table)} (${columns.map(q).join(", ")}) values ${tuples.join(", ")}`;
+  });
+}
+
 function copyText(table: string, columns: string[]): string {
-  const key = `copy|${table}|${columns.join(",")}`;
-  let text = texts.get(key);
-  if (!text) {
-    text = copyStatement(table, columns);
-    if (texts.size >= TEXT_CACHE_SIZE) texts.clear();
-    texts.set(key, text);
-  }
-  return text;
+  return cachedText(`copy|${table}|${columns.join(",")}`, () => copyStatement(table, columns));
 }
 
 /** Whether the row's defined keys are exactly `columns`, in that order. */
@@ -71,6 +70,9 @@ function sameKeys(row: Record<string, unknown>, columns: string[]): boolean {
 }
 
 type Group = { columns: string[]; flatten: Flatten; rows: number; parameters: unknown[] };
+
+/** A multi-row INSERT; `copy`: the same rows as a PostgreSQL COPY, `width` values per row (db/copy.ts). */
+export interface InsertStatement { sql: string; parameters: unknown[]; copy?: { sql: string; width: number } }
 
 /**
  * Rows in the next statement when `left` are to be written: `perStatement`, or the largest power of two not
@@ -118,14 +120,14 @@ export class RowBatch {
 
   /** The INSERT statements: `perStatement` rows each, the rows left over in statements of a power of two rows.
    * `copy` (PostgreSQL only): each also says how its rows go as a COPY (db/copy.ts), for the database worker. */
-  statements(dialect: Dialect, table: string, perStatement = 200, copy = false): { sql: string; parameters: unknown[]; copy?: { sql: string; width: number } }[] {
-    const out: { sql: string; parameters: unknown[]; copy?: { sql: string; width: number } }[] = [];
+  statements(dialect: Dialect, table: string, perStatement = 200, copy = false): InsertStatement[] {
+    const out: InsertStatement[] = [];
     for (const { columns, rows: count, parameters } of this.groups.values()) {
       const width = columns.length;
       const asCopy = copy && dialect === "postgres" ? { sql: copyText(table, columns), width } : undefined;
       for (let i = 0, n = 0; i < count; i += n) {
         n = statementRows(count - i, perStatement);
-        const st: { sql: string; parameters: unknown[]; copy?: { sql: string; width: number } } = { sql: insertText(dialect, table, columns, n), parameters: n === count ? parameters : parameters.slice(i * width, (i + n) * width) };
+        const st: InsertStatement = { sql: insertText(dialect, table, columns, n), parameters: n === count ? parameters : parameters.slice(i * width, (i + n) * width) };
         if (asCopy) st.copy = asCopy;
         out.push(st);
       }
