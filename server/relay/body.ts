@@ -62,6 +62,10 @@ export async function readBodyText(request: Request, limit: number): Promise<str
  * validate: malformed text is left for JSON.parse to refuse.
  */
 export function jsonShapeError(text: string, maxDepth = MAX_JSON_DEPTH, maxValues = MAX_JSON_VALUES): string | null {
+  // The usual request cannot break either cap: every value counted is a character of its own, and every level
+  // of nesting an opening bracket. Counting brackets by indexOf (strings' included) is a fraction of the pass
+  // below, which visits each string (a 20 KB conversation: ~3 µs instead of ~10).
+  if (text.length <= maxValues && bracketsAtMost(text, maxDepth)) return null;
   let depth = 0;
   let values = 0;
   for (let i = 0; i < text.length; i++) {
@@ -79,6 +83,14 @@ export function jsonShapeError(text: string, maxDepth = MAX_JSON_DEPTH, maxValue
     }
   }
   return null;
+}
+
+/** Whether `text` holds at most `max` opening brackets, inside strings or not (stops counting past `max`). */
+function bracketsAtMost(text: string, max: number): boolean {
+  let n = 0;
+  for (let i = text.indexOf("{"); i >= 0; i = text.indexOf("{", i + 1)) if (++n > max) return false;
+  for (let i = text.indexOf("["); i >= 0; i = text.indexOf("[", i + 1)) if (++n > max) return false;
+  return true;
 }
 
 /** The index of the quote closing the string opened at `open`, or -1. Backslashes are counted only

@@ -201,6 +201,16 @@ describe("the JSON shape check", () => {
     expect(jsonShapeError("[1,2,3,4]", 5, 3)).toBe("the request body holds more than 3 JSON values");
     expect(jsonShapeError('{"a":"never closed', 5, 5)).toBeNull();
   });
+
+  test("a text with no more brackets than the depth cap and no longer than the value cap passes without the full pass; one more of either is checked", () => {
+    expect(jsonShapeError("[[[1]]]", 3, 100)).toBeNull();
+    expect(jsonShapeError("[[[[1]]]]", 3, 100)).toBe("the request body nests deeper than 3 levels");
+    // Brackets inside strings count towards the quick test only: the full pass then finds the text fine.
+    expect(jsonShapeError('{"a":"[[[[[["}', 3, 100)).toBeNull();
+    expect(jsonShapeError("[1,2]", 5, 5)).toBeNull();
+    expect(jsonShapeError("[1,2,3]", 5, 5)).toBeNull();
+    expect(jsonShapeError("[1,2,3,4,5,6]", 5, 5)).toBe("the request body holds more than 5 JSON values");
+  });
 });
 
 describe("linear conversions of huge arrays", () => {
