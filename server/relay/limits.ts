@@ -3,6 +3,7 @@
 import type { AppDeps } from "../deps.ts";
 import { AppError } from "../http/errors.ts";
 import { WordScan } from "./wordscan.ts";
+import { promptText } from "./tokenizer.ts";
 
 export interface RateTicket {
   /** Counts a successful call toward the success limit. */
@@ -49,15 +50,13 @@ function limitError(limit: number, minutes: number, kind: string) {
 
 let memo: { raw: string; scan: WordScan } = { raw: "", scan: new WordScan([]) };
 
-/** A configured sensitive word the text contains (the one ending first), or null. One pass over the text. */
-/** Whether prompts are checked for sensitive words (findSensitive finds nothing otherwise). */
-export function promptWordsChecked(deps: AppDeps): boolean {
-  return deps.options.bool("CheckSensitiveEnabled") && deps.options.bool("CheckSensitiveOnPromptEnabled");
-}
-
-export function findSensitive(deps: AppDeps, text: string): string | null {
-  if (!promptWordsChecked(deps) || !text) return null;
+/** A configured sensitive word the request's prompt contains (the one ending first), or null. One pass over
+ * the prompt's text, joined only when prompts are checked (joining a long conversation is not free). */
+export function findSensitive(deps: AppDeps, body: unknown): string | null {
   const o = deps.options;
+  if (!o.bool("CheckSensitiveEnabled") || !o.bool("CheckSensitiveOnPromptEnabled")) return null;
+  const text = promptText(body);
+  if (!text) return null;
   const raw = o.get("SensitiveWords");
   if (raw !== memo.raw) memo = { raw, scan: new WordScan(raw.split(/\r?\n/).map((w) => w.trim().toLowerCase()).filter(Boolean)) };
   if (memo.scan.empty) return null;

@@ -9,8 +9,8 @@ import type { ClientFormat, RelayMode } from "../providers/types.ts";
 import { relayState, type RoutingTable } from "../state.ts";
 import type { Candidate } from "../select.ts";
 import { preConsumeQuota, priceFor, type Price } from "../billing.ts";
-import { findSensitive, NO_RATE_LIMIT, promptWordsChecked, rateLimitOn, takeRateLimit, type RateTicket } from "../limits.ts";
-import { estimatePromptTokens, promptText } from "../tokenizer.ts";
+import { findSensitive, NO_RATE_LIMIT, rateLimitOn, takeRateLimit, type RateTicket } from "../limits.ts";
+import { estimatePromptTokens } from "../tokenizer.ts";
 import type { Hold } from "./ledger.ts";
 import { AUTO_GROUP, pickAutoGroup } from "../../modules/group/auto.ts";
 import { takeTokenLimits, type LimitLease } from "../../modules/token/limits.ts";
@@ -135,7 +135,7 @@ function screen(deps: AppDeps, req: RelayRequest, table: RoutingTable, pins: boo
   if (caller.modelLimits && !caller.modelLimits.has(model)) {
     throw new AppError(403, `this token is not allowed to use model ${model}`, "model_not_allowed");
   }
-  if (promptWordsChecked(deps) && findSensitive(deps, promptText(req.body)) !== null) throw new AppError(400, "the prompt contains a sensitive word and was refused", "sensitive_words_detected");
+  if (findSensitive(deps, req.body) !== null) throw new AppError(400, "the prompt contains a sensitive word and was refused", "sensitive_words_detected");
   // A token of group "auto" (new-api's auto groups) runs in the first of AutoGroups the user may use that serves
   // the model; from here on the call is routed, priced and logged in that group.
   if (caller.group === AUTO_GROUP) {
