@@ -1,8 +1,18 @@
 export {};
 // `npm test`: runs the whole suite with bun test and ends with the line "N passed, N failed".
 // Extra arguments go to bun test (a path filter, -t NAME, ...).
+//
+// Files run in worker processes (TEST_WORKERS, default: the cores, at most 4; 1 runs them in one process as
+// before). Each file is isolated in its worker, and every storage test makes a database and a Redis prefix of
+// its own, so files never share state. tests/timings.json (per-file durations from an earlier run) makes the
+// slowest files start first: a 2-minute browser file started last would otherwise set the wall time.
+// `TEST_WORKERS=2 npm test -- --update-timings` refreshes it.
 const args = process.argv.slice(2);
-const proc = Bun.spawn([process.execPath, "test", ...(args.length ? args : ["tests/"])], {
+const workers = Number(process.env.TEST_WORKERS ?? Math.min(4, navigator.hardwareConcurrency || 1));
+const timings = new URL("../tests/timings.json", import.meta.url).pathname;
+const parallel = workers > 1 ? [`--parallel=${workers}`, `--timings=${timings}`] : [];
+const files = args.some((a) => !a.startsWith("-")) ? [] : ["tests/"];
+const proc = Bun.spawn([process.execPath, "test", ...parallel, ...args, ...files], {
   stdout: "inherit",
   stderr: "pipe",
   env: process.env,
