@@ -7,12 +7,16 @@ export {};
 // its own, so files never share state. tests/timings.json (per-file durations from an earlier run) makes the
 // slowest files start first: a 2-minute browser file started last would otherwise set the wall time.
 // `TEST_WORKERS=2 npm test -- --update-timings` refreshes it.
+const TEST_TIMEOUT_MS = 20_000;
 const args = process.argv.slice(2);
 const workers = Number(process.env.TEST_WORKERS ?? Math.min(4, navigator.hardwareConcurrency || 1));
 const timings = new URL("../tests/timings.json", import.meta.url).pathname;
 const parallel = workers > 1 ? [`--parallel=${workers}`, `--timings=${timings}`] : [];
 const files = args.some((a) => !a.startsWith("-")) ? [] : ["tests/"];
-const proc = Bun.spawn([process.execPath, "test", ...parallel, ...args, ...files], {
+// A test's time limit: bun test reads none from bunfig.toml (its default, 5 s, applied whatever [test] said),
+// and tests that start servers or several database instances take 3-6 s on a loaded 2-core machine.
+const timeout = args.some((a) => a.startsWith("--timeout")) ? [] : [`--timeout=${TEST_TIMEOUT_MS}`];
+const proc = Bun.spawn([process.execPath, "test", ...parallel, ...timeout, ...args, ...files], {
   stdout: "inherit",
   stderr: "pipe",
   env: process.env,
