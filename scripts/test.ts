@@ -1,4 +1,3 @@
-export {};
 // `npm test`: runs the whole suite with bun test and ends with the line "N passed, N failed".
 // Extra arguments go to bun test (a path filter, -t NAME, ...).
 //
@@ -7,10 +6,12 @@ export {};
 // its own, so files never share state. tests/timings.json (per-file durations from an earlier run) makes the
 // slowest files start first: a 2-minute browser file started last would otherwise set the wall time.
 // `TEST_WORKERS=2 npm test -- --update-timings` refreshes it.
+import { join } from "node:path";
+
 const TEST_TIMEOUT_MS = 20_000;
 const args = process.argv.slice(2);
 const workers = Number(process.env.TEST_WORKERS ?? Math.min(4, navigator.hardwareConcurrency || 1));
-const timings = new URL("../tests/timings.json", import.meta.url).pathname;
+const timings = join(import.meta.dir, "../tests/timings.json");
 const parallel = workers > 1 ? [`--parallel=${workers}`, `--timings=${timings}`] : [];
 const files = args.some((a) => !a.startsWith("-")) ? [] : ["tests/"];
 // A test's time limit: bun test reads none from bunfig.toml (its default, 5 s, applied whatever [test] said),
