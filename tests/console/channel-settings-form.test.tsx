@@ -4,14 +4,14 @@
 // asked for, and a retired type says so.
 import { afterEach, describe, expect, test } from "bun:test";
 import { cleanup, fireEvent, screen, waitFor } from "@testing-library/react";
-import { ADMIN, mockFetch, ok, renderApp, type FetchMock } from "./helpers.tsx";
+import { ADMIN, mockFetch, ok, renderApp, resetDom, type FetchMock } from "./helpers.tsx";
 import { emptyChannel, validateChannel } from "../../console/pages/channel-edit/ChannelForm.tsx";
 import { TYPE_FIELDS, readSetting, writeSetting } from "../../console/pages/channel-edit/fields.ts";
 import { CHANNEL_TYPES } from "../../server/catalogue/index.ts";
 
 let fm: FetchMock;
 afterEach(() => {
-  cleanup();
+  resetDom();
   fm?.restore();
 });
 

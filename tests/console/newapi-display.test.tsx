@@ -1,14 +1,14 @@
 // new-api's display settings in the console: amounts in the site's display currency (quota_display_type with
 // USDExchangeRate or a custom currency), and the dashboard's panels (API addresses, announcements, FAQ, Uptime Kuma).
 import { afterEach, describe, expect, test } from "bun:test";
-import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
-import { USER, mockFetch, ok, renderApp, type FetchMock } from "./helpers.tsx";
+import { fireEvent, screen, waitFor, within } from "@testing-library/react";
+import { USER, mockFetch, ok, renderApp, resetDom, type FetchMock } from "./helpers.tsx";
 import { renderQuota } from "../../console/lib/format.ts";
 import { storeStatus } from "../../console/lib/storage.ts";
 
 let fm: FetchMock | undefined;
 afterEach(() => {
-  cleanup();
+  resetDom();
   fm?.restore();
   localStorage.clear();
 });

@@ -1,16 +1,17 @@
 // Channel list and form (spec 001 §2 Channel page, §4 channel status/form, §5 channel submit and batch rules, §9 colours).
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
-import { ADMIN, USER, mockFetch, ok, renderApp, sleep, type FetchMock } from "./helpers.tsx";
+import { ADMIN, USER, mockFetch, ok, renderApp, resetDom, sleep, type FetchMock } from "./helpers.tsx";
 import { responseTimeColor } from "../../console/pages/_shared/colors.ts";
 import { emptyChannel, toBody, validateChannel } from "../../console/pages/channel-edit/ChannelForm.tsx";
 import { DEFAULT_CHANNEL_MODELS } from "../../server/catalogue/models.ts";
 import { runTiming } from "../../console/pages/channel/runs.tsx";
 
 let fm: FetchMock;
-// Unmount explicitly: with several test files in one run, the library's own cleanup is registered only once.
+// Unmount explicitly (with several test files in one run, the library's own cleanup is registered only once),
+// and clear the toasts: a message still showing from one test held Arco's container for the next one's.
 afterEach(() => {
-  cleanup();
+  resetDom();
   fm?.restore();
 });
 

@@ -1,7 +1,7 @@
 // Usage logs, dashboard, drawing and task logs (spec 001 §2, §4 task states, §6 admin extras, §9 colours and paging).
 import { afterEach, describe, expect, test } from "bun:test";
-import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
-import { ADMIN, USER, mockFetch, ok, renderApp, type FetchMock } from "./helpers.tsx";
+import { fireEvent, screen, waitFor, within } from "@testing-library/react";
+import { ADMIN, USER, mockFetch, ok, renderApp, resetDom, type FetchMock } from "./helpers.tsx";
 import { firstTokenColor, taskDuration, useTimeColor } from "../../console/pages/_shared/colors.ts";
 import { toSeries } from "../../console/pages/detail/index.tsx";
 import { axisTicks } from "../../console/pages/detail/StackedBars.tsx";
@@ -10,9 +10,10 @@ import { prefetchFirstLogPage } from "../../console/pages/log/prefetch.ts";
 let fm: FetchMock;
 /** The input of a labelled filter field. */
 const field = (label: string) => within(screen.getByTestId("filters")).getByText(label).closest(".sy-field")!.querySelector("input")!;
-// Unmount explicitly: with several test files in one run, the library's own cleanup is registered only once.
+// Unmount explicitly (with several test files in one run, the library's own cleanup is registered only once),
+// and clear the toasts: a message still showing from one test held Arco's container for the next one's.
 afterEach(() => {
-  cleanup();
+  resetDom();
   fm?.restore();
 });
 

@@ -1,15 +1,16 @@
 // Redemption codes (admin) and the wallet (spec 001 §2, §4 redemption status, §5 redemption and top-up rules, §8 top-up messages).
 import { afterEach, describe, expect, test } from "bun:test";
-import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
-import { ADMIN, USER, fail, mockFetch, ok, renderApp, type FetchMock } from "./helpers.tsx";
+import { fireEvent, screen, waitFor, within } from "@testing-library/react";
+import { ADMIN, USER, fail, mockFetch, ok, renderApp, resetDom, type FetchMock } from "./helpers.tsx";
 
 let fm: FetchMock;
 const realCreate = URL.createObjectURL;
 const realClick = HTMLAnchorElement.prototype.click;
 const realSubmit = HTMLFormElement.prototype.submit;
-// Unmount explicitly: with several test files in one run, the library's own cleanup is registered only once.
+// Unmount explicitly (with several test files in one run, the library's own cleanup is registered only once),
+// and clear the toasts: a message still showing from one test held Arco's container for the next one's.
 afterEach(() => {
-  cleanup();
+  resetDom();
   fm?.restore();
   URL.createObjectURL = realCreate;
   HTMLAnchorElement.prototype.click = realClick;

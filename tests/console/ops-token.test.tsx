@@ -1,12 +1,13 @@
 // Token page (spec 001 §2 Token page, §5 token rules, §9 presets/expiry shortcuts): what is shown and sent.
 import { afterEach, describe, expect, test } from "bun:test";
-import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
-import { USER, fail, mockFetch, ok, renderApp, withClipboard, type FetchMock } from "./helpers.tsx";
+import { fireEvent, screen, waitFor, within } from "@testing-library/react";
+import { USER, fail, mockFetch, ok, renderApp, resetDom, withClipboard, type FetchMock } from "./helpers.tsx";
 
 let fm: FetchMock;
-// Unmount explicitly: with several test files in one run, the library's own cleanup is registered only once.
+// Unmount explicitly (with several test files in one run, the library's own cleanup is registered only once),
+// and clear the toasts: a message still showing from one test held Arco's container for the next one's.
 afterEach(() => {
-  cleanup();
+  resetDom();
   fm?.restore();
 });
 

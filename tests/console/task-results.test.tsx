@@ -1,12 +1,12 @@
 // What the drawing and task log pages show of a task's result: a Suno task's cover image and audio links,
 // a video task's kind, and only web addresses from the upstream's data (never a javascript: link).
 import { afterEach, describe, expect, test } from "bun:test";
-import { cleanup, screen } from "@testing-library/react";
-import { USER, mockFetch, ok, renderApp, type FetchMock } from "./helpers.tsx";
+import { screen } from "@testing-library/react";
+import { USER, mockFetch, ok, renderApp, resetDom, type FetchMock } from "./helpers.tsx";
 
 let fm: FetchMock;
 afterEach(() => {
-  cleanup();
+  resetDom();
   fm?.restore();
 });
 

@@ -1,11 +1,11 @@
 // Token page: the drawer edits the per-token limits and budget (issue 20 part 2); the list shows usage against them.
 import { afterEach, describe, expect, test } from "bun:test";
-import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
-import { USER, mockFetch, ok, renderApp, type FetchMock } from "./helpers.tsx";
+import { fireEvent, screen, waitFor, within } from "@testing-library/react";
+import { USER, mockFetch, ok, renderApp, resetDom, type FetchMock } from "./helpers.tsx";
 
 let fm: FetchMock;
 afterEach(() => {
-  cleanup();
+  resetDom();
   fm?.restore();
 });
 

@@ -4,8 +4,8 @@
 // (Admin-written site texts — notice, about, home page, footer — are HTML by design, as in one-api; their
 // Markdown mode escapes raw HTML and keeps only safe link schemes, tested at the end.)
 import { afterEach, describe, expect, test } from "bun:test";
-import { cleanup, fireEvent, screen, within } from "@testing-library/react";
-import { ADMIN, USER, mockFetch, ok, renderApp, type FetchMock } from "./helpers.tsx";
+import { fireEvent, screen, within } from "@testing-library/react";
+import { ADMIN, USER, mockFetch, ok, renderApp, resetDom, type FetchMock } from "./helpers.tsx";
 import { renderMarkdown } from "../../console/lib/markdown.ts";
 
 const IMG = `<img src=x onerror="globalThis.__xss=1">`;
@@ -14,7 +14,7 @@ const SCRIPT = `<script>globalThis.__xss=1</script>`;
 
 let fm: FetchMock;
 afterEach(() => {
-  cleanup();
+  resetDom();
   fm?.restore();
   delete (globalThis as any).__xss;
 });
