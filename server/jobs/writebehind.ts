@@ -127,8 +127,11 @@ export class WriteBehind {
    * off its kept row), one read since may or may not hold them (it reads that row again).
    */
   onCommitted: ((users: Map<number, number>, tokens: Map<number, number>, writeSeq: number) => void) | null = null;
-  /** Slice writes begun so far: a reader notes it with what it reads (see onCommitted). */
-  writesStarted = 0;
+  private started = 0;
+  /** Slice writes begun so far: a reader notes it with what it reads (see onCommitted). Read-only outside. */
+  get writesStarted(): number {
+    return this.started;
+  }
   /** Hears which lease rows' spends a flush has just committed, and which of those rows it found gone. */
   onLeasesCommitted: ((spends: Map<string, LeaseSpend>, gone: Set<string>) => void) | null = null;
   private readonly sliceRecords: number;
@@ -346,7 +349,7 @@ export class WriteBehind {
     // The slice filling up, if left, keeps its debits where they are.
     for (const s of slices) {
       this.moveDebits(s, true);
-      s.writeSeq = ++this.writesStarted;
+      s.writeSeq = ++this.started;
     }
     let done = 0;
     try {
