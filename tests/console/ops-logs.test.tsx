@@ -11,7 +11,7 @@ let fm: FetchMock;
 /** The input of a labelled filter field. */
 const field = (label: string) => within(screen.getByTestId("filters")).getByText(label).closest(".sy-field")!.querySelector("input")!;
 // Unmount explicitly (with several test files in one run, the library's own cleanup is registered only once),
-// and clear the toasts: a message still showing from one test held Arco's container for the next one's.
+// and clear the toasts, so no test's message is left in the document for the next one.
 afterEach(() => {
   resetDom();
   fm?.restore();
