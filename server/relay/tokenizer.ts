@@ -219,8 +219,7 @@ function contentPieces(content: unknown, add: (piece: string) => void): void {
   else if (Array.isArray(content)) {
     for (let i = 0; i < content.length; i++) {
       if (i > 0) add("\n");
-      const p = content[i];
-      add(typeof p === "string" ? p : typeof p?.text === "string" ? p.text : "");
+      add(partText(content[i]));
     }
   }
   add("\n");
@@ -228,8 +227,13 @@ function contentPieces(content: unknown, add: (piece: string) => void): void {
 
 function textOf(content: unknown): string {
   if (typeof content === "string") return content;
-  if (Array.isArray(content)) return content.map((p: any) => (typeof p === "string" ? p : typeof p?.text === "string" ? p.text : "")).join("\n");
+  if (Array.isArray(content)) return content.map(partText).join("\n");
   return "";
+}
+
+/** The text of one part of a message's content: a string, or a part's `text`; anything else counts as none. */
+function partText(p: any): string {
+  return typeof p === "string" ? p : typeof p?.text === "string" ? p.text : "";
 }
 
 /** Tool definitions as counted text; a structure JSON cannot write (too deep) counts as nothing. */
