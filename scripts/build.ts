@@ -37,8 +37,8 @@ export async function buildBinary(opts: BuildOptions = {}): Promise<{ outfile: s
   // Only --minify-syntax: Elysia reads each handler's and hook's source text (Function.toString) to decide
   // what to parse for a route, and whitespace or identifier minification hides `cookie` from it, so every
   // session route answers 500 (checked with Bun 1.4.5 / Elysia 1.4.30). The runtime is ~95% of the size anyway.
-  // The token-counting and WAL-checkpoint workers are entry points of their own: a worker's file must be listed to be embedded.
-  const args = [process.execPath, "build", "--compile", "--minify-syntax", "--bytecode", "--format=esm", "./server/main.ts", "./server/relay/tokenizer-worker.ts", "./server/infra/sqlite-worker-thread.ts", "./server/infra/sql-worker-thread.ts", "--outfile", outfile];
+  // The token-counting, database-writing and SQLite-reading workers are entry points of their own: a worker's file must be listed to be embedded.
+  const args = [process.execPath, "build", "--compile", "--minify-syntax", "--bytecode", "--format=esm", "./server/main.ts", "./server/relay/tokenizer-worker.ts", "./server/infra/sqlite-worker-thread.ts", "./server/infra/sql-worker-thread.ts", "./server/infra/sqlite-read-thread.ts", "--outfile", outfile];
   if (opts.target) args.push(`--target=${opts.target}`);
   const t1 = performance.now();
   const proc = Bun.spawn(args, { cwd: ROOT, stdout: "pipe", stderr: "pipe" });

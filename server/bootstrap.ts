@@ -7,6 +7,7 @@ import { openCache } from "./infra/cache.ts";
 import { startSqliteWorker } from "./infra/sqlite-worker.ts";
 import { startSqlWorker } from "./infra/sql-worker.ts";
 import { stopWorker } from "./infra/statement-worker.ts";
+import { startSqliteReader, stopSqliteReader } from "./infra/sqlite-reader.ts";
 import { closeIdleStreamConnections, configureStreamClient } from "./infra/stream-client.ts";
 
 export async function buildDeps(config: Config): Promise<AppDeps> {
@@ -21,10 +22,13 @@ export async function buildDeps(config: Config): Promise<AppDeps> {
 }
 
 /** The write-behind's transactions (and SQLite's WAL checkpoints) run on a worker thread with its own
- * connection (stopped in closeDeps, after the last flush). An in-memory SQLite database has none. */
+ * connection (stopped in closeDeps, after the last flush), and on SQLite the console's heavy reads on another
+ * (infra/sqlite-reader.ts). An in-memory SQLite database has neither. */
 export function startDatabaseWorker(db: Database, database: Config["database"]): void {
-  if (database.kind === "sqlite") startSqliteWorker(db, database.sqlitePath);
-  else startSqlWorker(db, database.url);
+  if (database.kind === "sqlite") {
+    startSqliteWorker(db, database.sqlitePath);
+    startSqliteReader(db, database.sqlitePath);
+  } else startSqlWorker(db, database.url);
 }
 
 /** Runs the shutdown hooks (write-behind flushes) in order, then closes the cache and the database. */
@@ -39,6 +43,7 @@ export async function closeDeps(deps: AppDeps): Promise<void> {
   }
   await deps.options.settled();
   await stopWorker(deps.db);
+  await stopSqliteReader(deps.db);
   await deps.cache.close();
   closeIdleStreamConnections();
   await deps.db.destroy();

@@ -3,28 +3,16 @@
 // copies the write-ahead log back into the database every interval with a PASSIVE checkpoint, which never
 // waits on readers or the writer. `bun build --compile` needs this file as an entry point of its own
 // (scripts/build.ts lists it).
-import { Database, type Statement } from "bun:sqlite";
+import { Database } from "bun:sqlite";
 import { unpackStatements, type WorkerRequest, type WorkerStatement } from "./worker-protocol.ts";
+import { statementCache } from "./sqlite-statements.ts";
 
 declare const self: Worker;
 
 let db: Database | null = null;
 let timer: ReturnType<typeof setInterval> | null = null;
-const statements = new Map<string, Statement>();
-const STATEMENT_CACHE_SIZE = 200;
-
-function prepared(sql: string): Statement {
-  let st = statements.get(sql);
-  if (!st) {
-    if (statements.size >= STATEMENT_CACHE_SIZE) {
-      for (const s of statements.values()) s.finalize();
-      statements.clear();
-    }
-    st = db!.prepare(sql);
-    statements.set(sql, st);
-  }
-  return st;
-}
+const statements = statementCache(() => db!, 200);
+const prepared = statements.prepared;
 
 /** Answers the `gone` tags of the statements that changed no row. */
 function write(list: WorkerStatement[]): string[] {
@@ -50,7 +38,7 @@ self.onmessage = (e: MessageEvent<WorkerRequest>) => {
   const m = e.data;
   if (m.type === "stop") {
     if (timer) clearInterval(timer);
-    for (const s of statements.values()) s.finalize();
+    statements.clear();
     db?.close();
     db = null;
     self.postMessage({ type: "stopped" });

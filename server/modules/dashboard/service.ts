@@ -1,5 +1,6 @@
 // Dashboard data from quota_data: quota, tokens and requests per model per time bucket (hour, day, week).
 // The relay writes hourly rows; this groups them into the granularity asked for, in the server's time zone.
+import { readerOf } from "../../infra/sqlite-reader.ts";
 import type { AppDeps } from "../../deps.ts";
 import { nowSeconds } from "../../../db/index.ts";
 import { badRequest } from "../../http/errors.ts";
@@ -41,7 +42,7 @@ export async function quotaData(deps: AppDeps, q: DashboardQuery, self: { userId
   if (start > end) throw badRequest("start_timestamp must not be after end_timestamp");
   if (self && end - start > DASHBOARD_SELF_MAX_SPAN_SECONDS) throw badRequest("the time span cannot exceed one month");
 
-  let qb = deps.db.selectFrom("quota_data").where("created_at", ">=", start).where("created_at", "<=", end);
+  let qb = readerOf(deps.db).selectFrom("quota_data").where("created_at", ">=", start).where("created_at", "<=", end);
   if (self) qb = qb.where("user_id", "=", self.userId);
   else if (q.username) qb = qb.where("username", "=", q.username);
   const rows = await qb.select((eb) => [

@@ -5,6 +5,7 @@ import type { SelectQueryBuilder } from "kysely";
 import type { AppDeps } from "../../deps.ts";
 import type { DB, Log } from "../../../db/schema.ts";
 import { nowSeconds } from "../../../db/index.ts";
+import { readerOf } from "../../infra/sqlite-reader.ts";
 import { badRequest } from "../../http/errors.ts";
 import { LOG_RATE_WINDOW_SECONDS, LOG_TYPE } from "../../catalogue/index.ts";
 
@@ -67,7 +68,8 @@ export function logView(row: Log, channelName: string, admin: boolean) {
 }
 
 export async function listLogs(deps: AppDeps, f: LogFilter, page: LogPage, admin: boolean) {
-  const base = applyTime(applyFilters(deps.db.selectFrom("logs"), f, true), f);
+  // The page's total counts every matching row: on SQLite it runs off the event loop (infra/sqlite-reader.ts).
+  const base = applyTime(applyFilters(readerOf(deps.db).selectFrom("logs"), f, true), f);
   const [countRow, rows] = await Promise.all([
     base.select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirst(),
     base.selectAll().orderBy("created_at", "desc").orderBy("id", "desc").limit(page.size).offset(page.offset).execute(),
@@ -93,9 +95,10 @@ export async function listLogs(deps: AppDeps, f: LogFilter, page: LogPage, admin
  */
 export async function logStat(deps: AppDeps, f: LogFilter, now = nowSeconds()) {
   const consume = { ...f, type: LOG_TYPE.consume };
-  const quotaQ = applyTime(applyFilters(deps.db.selectFrom("logs"), consume, true), f)
+  const reader = readerOf(deps.db);
+  const quotaQ = applyTime(applyFilters(reader.selectFrom("logs"), consume, true), f)
     .select((eb) => eb.fn.coalesce(eb.fn.sum<number>("quota"), eb.lit(0)).as("quota"));
-  const rateQ = applyFilters(deps.db.selectFrom("logs"), consume, true)
+  const rateQ = applyFilters(reader.selectFrom("logs"), consume, true)
     .where("created_at", ">=", now - LOG_RATE_WINDOW_SECONDS)
     .select((eb) => [
       eb.fn.countAll<number>().as("rpm"),

@@ -3,6 +3,7 @@
 // console loads more when it reaches the last loaded page. Rows go out field by field with fixed JSON types
 // (numbers as numbers, text as strings, never null), so every database answers alike; private_data (who paid,
 // the client's notifyHook) never leaves the server.
+import { readerOf } from "../../infra/sqlite-reader.ts";
 import type { AppDeps } from "../../deps.ts";
 import type { Midjourney, Task } from "../../../db/schema.ts";
 import { mjImageUrl } from "./links.ts";
@@ -50,7 +51,7 @@ export function taskView(r: Task, admin: boolean) {
 }
 
 export async function listDrawings(deps: AppDeps, q: TaskQuery, admin: boolean): Promise<ReturnType<typeof drawingView>[]> {
-  let qb = deps.db.selectFrom("midjourneys").selectAll();
+  let qb = readerOf(deps.db).selectFrom("midjourneys").selectAll();
   if (q.userId !== undefined) qb = qb.where("user_id", "=", q.userId);
   if (q.channelId) qb = qb.where("channel_id", "=", q.channelId);
   if (q.id) qb = qb.where("mj_id", "=", q.id);
@@ -61,7 +62,7 @@ export async function listDrawings(deps: AppDeps, q: TaskQuery, admin: boolean):
 }
 
 export async function listTasks(deps: AppDeps, q: TaskQuery, admin: boolean): Promise<ReturnType<typeof taskView>[]> {
-  let qb = deps.db.selectFrom("tasks").selectAll();
+  let qb = readerOf(deps.db).selectFrom("tasks").selectAll();
   if (q.userId !== undefined) qb = qb.where("user_id", "=", q.userId);
   if (q.channelId) qb = qb.where("channel_id", "=", q.channelId);
   if (q.id) qb = qb.where("task_id", "=", q.id);

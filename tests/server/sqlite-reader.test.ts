@@ -1,0 +1,153 @@
+// The console's heavy SQLite reads (log pages and totals, log stats, dashboard rollups, task lists) run on a
+// reader thread's read-only connection, so a long one does not hold the relay's event loop.
+import { expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { sql } from "kysely";
+import { openDatabase, type Database } from "../../db/index.ts";
+import { abandonSqliteReader, readerOf, startSqliteReader, stopSqliteReader } from "../../server/infra/sqlite-reader.ts";
+import { insertRows } from "../../db/bulk.ts";
+import { testContext } from "../helpers/app.ts";
+import { listLogs, logStat } from "../../server/modules/log/service.ts";
+
+async function fileDb() {
+  const dir = mkdtempSync(join(tmpdir(), "sy-sqlr-"));
+  const path = join(dir, "x.db");
+  const db = await openDatabase({ kind: "sqlite", url: "", sqlitePath: path });
+  return { db, path, done: async () => {
+    await stopSqliteReader(db);
+    await db.destroy();
+    rmSync(dir, { recursive: true, force: true });
+  } };
+}
+
+async function ready(db: Database): Promise<Database> {
+  for (let i = 0; i < 200 && readerOf(db) === db; i++) await Bun.sleep(10);
+  expect(readerOf(db)).not.toBe(db);
+  return readerOf(db);
+}
+
+/** A read that takes a while in SQLite itself: a recursive count to `n`. */
+const slowRead = (n: number) => sql<{ n: number }>`with recursive c(i) as (select 1 union all select i + 1 from c where i < ${n}) select count(*) as n from c`;
+
+/** The message a promise rejects with (awaited plainly: in bun test 1.4.5 an expect().rejects on the second such rejection never settled here). */
+async function errorOf(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+  } catch (e) {
+    return (e as Error).message;
+  }
+  return "(resolved)";
+}
+
+/** How many times a 5 ms timer fired while `run` was pending. */
+async function ticksDuring(run: () => Promise<unknown>): Promise<number> {
+  let ticks = 0;
+  const timer = setInterval(() => ticks++, 5);
+  try {
+    await run();
+  } finally {
+    clearInterval(timer);
+  }
+  return ticks;
+}
+
+test("a long read on the reader leaves the event loop turning; the same read on the main connection holds it", async () => {
+  const { db, path, done } = await fileDb();
+  try {
+    expect(startSqliteReader(db, path)).toBe(true);
+    const reader = await ready(db);
+    const n = 3_000_000;
+    // The main connection: the query runs on this thread from start to end, so the timer waits for it.
+    let main = 0;
+    const onMain = await ticksDuring(async () => (main = (await slowRead(n).execute(db)).rows[0].n));
+    let off = 0;
+    const offLoop = await ticksDuring(async () => (off = (await slowRead(n).execute(reader)).rows[0].n));
+    expect(main).toBe(n);
+    expect(off).toBe(n);
+    expect(onMain).toBeLessThanOrEqual(2);
+    expect(offLoop).toBeGreaterThanOrEqual(5);
+  } finally {
+    await done();
+  }
+});
+
+test("the reader sees every committed row, answers SQLite's own errors, and is read-only", async () => {
+  const { db, path, done } = await fileDb();
+  try {
+    startSqliteReader(db, path);
+    const reader = await ready(db);
+    await insertRows(db, "logs", Array.from({ length: 300 }, (_, i) => ({ user_id: 1 + (i % 3), created_at: 1000 + i, type: 2, content: "", username: `u${i % 3}`, quota: 10 })));
+    const count = await reader.selectFrom("logs").select((eb) => eb.fn.countAll<number>().as("n")).where("user_id", "=", 2).executeTakeFirst();
+    expect(Number(count?.n)).toBe(100);
+    expect(await errorOf(sql`select nope from logs`.execute(reader))).toMatch(/no such column/);
+    expect(await errorOf(reader.insertInto("logs").values({ user_id: 9, created_at: 1, type: 2, content: "", username: "x", quota: 1 } as any).execute())).toMatch(/readonly/);
+    expect(Number((await db.selectFrom("logs").select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirst())?.n)).toBe(300);
+  } finally {
+    await done();
+  }
+});
+
+test("once stopped, or for an in-memory database, reads run on the database itself", async () => {
+  const { db, path, done } = await fileDb();
+  try {
+    startSqliteReader(db, path);
+    await ready(db);
+    await stopSqliteReader(db);
+    expect(readerOf(db)).toBe(db);
+    expect((await slowRead(10).execute(readerOf(db))).rows[0].n).toBe(10);
+  } finally {
+    await done();
+  }
+  const mem = await openDatabase({ kind: "sqlite", url: "", sqlitePath: ":memory:" });
+  try {
+    expect(startSqliteReader(mem, ":memory:")).toBe(false);
+    expect(readerOf(mem)).toBe(mem);
+  } finally {
+    await mem.destroy();
+  }
+});
+
+test("a reader that fails mid-query hands the query to the main connection", async () => {
+  const { db, path, done } = await fileDb();
+  try {
+    startSqliteReader(db, path);
+    const reader = await ready(db);
+    // A query that runs long on the reader, then the thread is gone: the caller still gets its answer.
+    const pending = slowRead(2_000_000).execute(reader);
+    await Bun.sleep(20);
+    abandonSqliteReader(db, "a test retired it");
+    expect((await pending).rows[0].n).toBe(2_000_000);
+    expect(readerOf(db)).toBe(db);
+  } finally {
+    await done();
+  }
+});
+
+test("the log page, its total and the log stat answer the same through the reader as on the main connection", async () => {
+  // The suite's contexts use in-memory SQLite (no reader); this one opens a file, as the gateway does.
+  const dir = mkdtempSync(join(tmpdir(), "sy-sqlr-"));
+  const ctx = await testContext({ database: { kind: "sqlite", url: "", sqlitePath: join(dir, "x.db"), drop: async () => {} } });
+  try {
+    const db = ctx.deps.db;
+    await ready(db);
+    const now = Math.floor(Date.now() / 1000);
+    await insertRows(db, "logs", Array.from({ length: 120 }, (_, i) => ({
+      user_id: 1 + (i % 2), created_at: now - 120 + i, type: i % 10 === 0 ? 5 : 2, content: "c", username: `u${i % 2}`, token_name: "t", model_name: i % 3 ? "m1" : "m2",
+      quota: i, prompt_tokens: 2, completion_tokens: 3, channel_id: 1, other: "{}",
+    })));
+    const filters = [{}, { userId: 1 }, { modelName: "m2", start: now - 100 }, { type: 5 }];
+    const viaReader = [];
+    for (const f of filters) viaReader.push([await listLogs(ctx.deps, f, { page: 1, size: 10, offset: 0 }, true), await logStat(ctx.deps, f, now)]);
+    await stopSqliteReader(db);
+    const viaMain = [];
+    for (const f of filters) viaMain.push([await listLogs(ctx.deps, f, { page: 1, size: 10, offset: 0 }, true), await logStat(ctx.deps, f, now)]);
+    expect(viaReader).toEqual(viaMain);
+    expect((viaReader[0][0] as any).total).toBe(120);
+    expect((viaReader[1][1] as any).quota).toBeGreaterThan(0);
+  } finally {
+    await ctx.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
