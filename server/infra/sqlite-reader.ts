@@ -46,8 +46,11 @@ export function startSqliteReader(db: Database, path: string): boolean {
   let nextId = 1;
   const pending = new Map<number, { resolve(rows: unknown[]): void; reject(e: Error): void }>();
   let stopped: (() => void) | null = null;
+  let retired = false;
+  // Also before the thread is ready (an error while it opens): it is ended either way.
   const fail = (why: string) => {
-    if (!reader.alive) return;
+    if (retired) return;
+    retired = true;
     reader.alive = false;
     console.error(`SQLite reader failed (${why}); console reads go back to the main thread`);
     for (const p of pending.values()) p.reject(new Error(`the SQLite reader failed: ${why}`));
@@ -104,7 +107,8 @@ export function startSqliteReader(db: Database, path: string): boolean {
     alive: false,
     abandon: (why) => fail(why),
     async stop() {
-      if (!reader.alive) return;
+      if (retired) return;
+      retired = true;
       reader.alive = false;
       const done = new Promise<void>((resolve) => (stopped = resolve));
       post({ type: "stop" });
@@ -122,10 +126,7 @@ export function startSqliteReader(db: Database, path: string): boolean {
       if (m.error !== undefined) p?.reject(new Error(m.error));
       else p?.resolve(m.rows);
     } else if (m?.type === "ready") reader.alive = true;
-    else if (m?.type === "failed") {
-      console.error("SQLite reader could not open the database; console reads stay on the main thread:", m.error);
-      worker.terminate();
-    } else if (m?.type === "stopped") stopped?.();
+    else if (m?.type === "failed") fail(`could not open the database: ${m.error}`); else if (m?.type === "stopped") stopped?.();
   };
   worker.onerror = (e) => fail(String((e as ErrorEvent).message ?? e));
   post({ type: "open", path });

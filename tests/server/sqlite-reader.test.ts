@@ -104,6 +104,11 @@ test("once stopped, or for an in-memory database, reads run on the database itse
   try {
     expect(startSqliteReader(mem, ":memory:")).toBe(false);
     expect(readerOf(mem)).toBe(mem);
+    // A file the reader cannot open (read-only, it never creates one): it retires, and reads stay on the database.
+    expect(startSqliteReader(mem, join(tmpdir(), "sy-sqlr-missing", "nope.db"))).toBe(true);
+    await Bun.sleep(300);
+    expect(readerOf(mem)).toBe(mem);
+    expect((await slowRead(10).execute(readerOf(mem))).rows[0].n).toBe(10);
   } finally {
     await mem.destroy();
   }
