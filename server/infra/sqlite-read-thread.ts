@@ -1,7 +1,8 @@
 // The SQLite reader (sqlite-reader.ts): a read-only connection to the database file on its own thread, for the
-// console's heavy reads (log pages and their totals, log stats, dashboard rollups). In WAL mode it reads the last
-// committed state without blocking the writers or being blocked by them. `bun build --compile` needs this file
-// as an entry point of its own (scripts/build.ts lists it).
+// console's heavy reads (log pages and their totals, log stats, dashboard rollups, drawing and task lists). It
+// answers one query after another. In WAL mode it reads the last committed state without blocking the writers
+// or being blocked by them. `bun build --compile` needs this file as an entry point of its own (scripts/build.ts
+// lists it).
 import { Database } from "bun:sqlite";
 import type { ReaderRequest } from "./sqlite-reader.ts";
 import { statementCache } from "./sqlite-statements.ts";
