@@ -1,14 +1,16 @@
 // What the console's heavy reads cost the relay's event loop on SQLite: the log page with its total and the log
 // stat, as the console asks for them, over a table of N logs, run on the main connection and through the reader
 // thread (server/infra/sqlite-reader.ts). Prints, per view, the wall time and the event loop's longest stall while
-// it ran (a 1 ms timer that fires late), median of the rounds.
+// it ran (a 1 ms timer that fires late), median of the rounds. Then the admin's "delete logs before" over the
+// oldest two days, once on the main connection and once (the next two days) with the database's worker threads.
 //   bun scripts/bench/log-reads.ts [--rows 1000000] [--rounds 5]
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase, migrate, rawSqlite, type Database } from "../../db/index.ts";
 import { readerOf, startSqliteReader, stopSqliteReader } from "../../server/infra/sqlite-reader.ts";
-import { listLogs, logStat, type LogFilter } from "../../server/modules/log/service.ts";
+import { deleteLogsBefore, listLogs, logStat, type LogFilter } from "../../server/modules/log/service.ts";
+import { startSqliteWorker, stopSqliteWorker } from "../../server/infra/sqlite-worker.ts";
 import type { AppDeps } from "../../server/deps.ts";
 
 const arg = (name: string, d: number) => {
@@ -45,7 +47,7 @@ const views: [string, LogFilter][] = [
   ["admin page + stat, all time", {}],
 ];
 
-async function measure(f: LogFilter): Promise<{ wall: number; stall: number }> {
+async function measure(f: LogFilter, run: () => Promise<unknown> = () => Promise.all([listLogs(deps, f, { page: 1, size: 10, offset: 0 }, true), logStat(deps, f, now)])): Promise<{ wall: number; stall: number }> {
   let stall = 0;
   let last = performance.now();
   const timer = setInterval(() => {
@@ -56,7 +58,7 @@ async function measure(f: LogFilter): Promise<{ wall: number; stall: number }> {
   await Bun.sleep(5);
   last = performance.now();
   const t0 = performance.now();
-  await Promise.all([listLogs(deps, f, { page: 1, size: 10, offset: 0 }, true), logStat(deps, f, now)]);
+  await run();
   const wall = performance.now() - t0;
   // The timer's next turn closes the measure of a stall that lasted to the end.
   await Bun.sleep(2);
@@ -78,6 +80,19 @@ for (const [name, f] of views) {
   }
   const fmt = (xs: { wall: number; stall: number }[]) => `${median(xs.map((x) => x.wall)).toFixed(1)} / ${median(xs.map((x) => x.stall)).toFixed(1)}`;
   console.log(`  ${name}: main connection ${fmt(off)} · reader ${fmt(on)}`);
+}
+{
+  // Deleting: the oldest two days on the main connection, then the next two with the worker threads.
+  const start = now - 30 * DAY;
+  await stopSqliteReader(db);
+  const main = await measure({}, () => deleteLogsBefore(deps, start + 2 * DAY));
+  startSqliteReader(db, path);
+  startSqliteWorker(db, path);
+  while (readerOf(db) === db) await Bun.sleep(10);
+  await Bun.sleep(100);
+  const workers = await measure({}, () => deleteLogsBefore(deps, start + 4 * DAY));
+  console.log(`  delete logs before (two days, ~${Math.round(ROWS / 15).toLocaleString()} rows): main connection ${main.wall.toFixed(1)} / ${main.stall.toFixed(1)} · worker threads ${workers.wall.toFixed(1)} / ${workers.stall.toFixed(1)}`);
+  await stopSqliteWorker(db);
 }
 await stopSqliteReader(db);
 await db.destroy();

@@ -1,7 +1,8 @@
 // The main thread's side of a database worker thread: posts a transaction's compiled statements, hears it
 // committed (or rolled back) and keeps the database's worker where the write-behind finds it. The SQLite
 // worker (sqlite-worker.ts) and the PostgreSQL/MySQL one (sql-worker.ts) are both this.
-import type { Database } from "../../db/index.ts";
+import type { CompiledQuery } from "kysely";
+import { dialectOf, type Database } from "../../db/index.ts";
 import { packStatements, type WorkerRequest, type WorkerStatement, type WrittenMessage } from "./worker-protocol.ts";
 
 export type { WorkerStatement } from "./worker-protocol.ts";
@@ -109,6 +110,29 @@ export function spawnStatementWorker(db: Database, url: string, open: WorkerRequ
   };
   workers.set(db, handle);
   return handle;
+}
+
+/**
+ * Runs one long write (thousands of rows and their index entries: deleting old logs) on SQLite's write worker
+ * when the database has one, off the event loop, else on the database itself (PostgreSQL and MySQL wait on a
+ * socket anyway). A write the worker rolled back is run on the database. Answers how many rows it changed when
+ * the database says (the worker path does not count them: null).
+ */
+export async function writeOffLoop(db: Database, query: { compile(): CompiledQuery; execute(): Promise<unknown> }): Promise<number | null> {
+  const worker = dialectOf(db) === "sqlite" ? workerFor(db) : null;
+  if (worker) {
+    const c = query.compile();
+    try {
+      await worker.write([{ sql: c.sql, parameters: [...c.parameters] }]);
+      return null;
+    } catch {
+      // Rolled back on the worker: nothing was changed there.
+    }
+  }
+  const r = (await query.execute()) as { numDeletedRows?: bigint; numUpdatedRows?: bigint } | { numDeletedRows?: bigint }[];
+  const one = Array.isArray(r) ? r[0] : r;
+  const n = one?.numDeletedRows ?? (one as { numUpdatedRows?: bigint })?.numUpdatedRows;
+  return n === undefined ? null : Number(n);
 }
 
 /** From source a worker sits next to this file; in the compiled binary every module's import.meta.url is the

@@ -5,6 +5,7 @@
 import type { AppDeps } from "../deps.ts";
 import { LOG_TYPE } from "../catalogue/index.ts";
 import { startPeriodicJob } from "./periodic.ts";
+import { deleteLogBatch } from "../modules/log/service.ts";
 
 export const RETENTION_BATCH = 500;
 const TICK_MS = 60 * 60 * 1000;
@@ -18,15 +19,13 @@ export async function pruneLogs(deps: AppDeps, now = Math.floor(Date.now() / 100
   const before = now - days * 86_400;
   let total = 0;
   while (!cancel?.aborted) {
-    // Ids first, then a delete by id: the one form of a bounded delete all three databases accept.
-    const ids = (await deps.db.selectFrom("logs").select("id")
-      .where("created_at", "<", before).where("type", "in", [LOG_TYPE.consume, LOG_TYPE.error])
-      .orderBy("id").limit(RETENTION_BATCH).execute()).map((r) => r.id);
-    if (ids.length === 0) break;
-    await deps.db.deleteFrom("logs").where("id", "in", ids).execute();
-    total += ids.length;
-    onBatch?.(ids.length);
-    if (ids.length < RETENTION_BATCH) break;
+    // A bounded batch by id (the one form of a bounded delete all three databases accept); on SQLite off the
+    // event loop (the reader thread and the write worker).
+    const { found } = await deleteLogBatch(deps, (eb) => eb.and([eb("created_at", "<", before), eb("type", "in", [LOG_TYPE.consume, LOG_TYPE.error])]), RETENTION_BATCH);
+    if (found === 0) break;
+    total += found;
+    onBatch?.(found);
+    if (found < RETENTION_BATCH) break;
     await Bun.sleep(PAUSE_MS);
   }
   return total;

@@ -9,7 +9,9 @@ import { openDatabase, type Database } from "../../db/index.ts";
 import { abandonSqliteReader, readerOf, startSqliteReader, stopSqliteReader } from "../../server/infra/sqlite-reader.ts";
 import { insertRows } from "../../db/bulk.ts";
 import { testContext } from "../helpers/app.ts";
-import { listLogs, logStat } from "../../server/modules/log/service.ts";
+import { deleteLogsBefore, listLogs, logStat } from "../../server/modules/log/service.ts";
+import { pruneLogs } from "../../server/jobs/log-retention.ts";
+import { LOG_TYPE } from "../../server/catalogue/index.ts";
 
 async function fileDb() {
   const dir = mkdtempSync(join(tmpdir(), "sy-sqlr-"));
@@ -26,6 +28,15 @@ async function ready(db: Database): Promise<Database> {
   for (let i = 0; i < 200 && readerOf(db) === db; i++) await Bun.sleep(10);
   expect(readerOf(db)).not.toBe(db);
   return readerOf(db);
+}
+
+/** A gateway's context over a SQLite file, its reader running (the suite's contexts use in-memory SQLite, which
+ * has none). */
+async function fileContext() {
+  const dir = mkdtempSync(join(tmpdir(), "sy-sqlr-"));
+  const ctx = await testContext({ database: { kind: "sqlite", url: "", sqlitePath: join(dir, "x.db"), drop: async () => {} } });
+  await ready(ctx.deps.db);
+  return { ctx, dir };
 }
 
 /** A read that takes a while in SQLite itself: a recursive count to `n`. */
@@ -131,12 +142,9 @@ test("a reader that fails mid-query hands the query to the main connection", asy
 });
 
 test("the log page, its total and the log stat answer the same through the reader as on the main connection", async () => {
-  // The suite's contexts use in-memory SQLite (no reader); this one opens a file, as the gateway does.
-  const dir = mkdtempSync(join(tmpdir(), "sy-sqlr-"));
-  const ctx = await testContext({ database: { kind: "sqlite", url: "", sqlitePath: join(dir, "x.db"), drop: async () => {} } });
+  const { ctx, dir } = await fileContext();
   try {
     const db = ctx.deps.db;
-    await ready(db);
     const now = Math.floor(Date.now() / 1000);
     await insertRows(db, "logs", Array.from({ length: 120 }, (_, i) => ({
       user_id: 1 + (i % 2), created_at: now - 120 + i, type: i % 10 === 0 ? 5 : 2, content: "c", username: `u${i % 2}`, token_name: "t", model_name: i % 3 ? "m1" : "m2",
@@ -151,6 +159,39 @@ test("the log page, its total and the log stat answer the same through the reade
     expect(viaReader).toEqual(viaMain);
     expect((viaReader[0][0] as any).total).toBe(120);
     expect((viaReader[1][1] as any).quota).toBeGreaterThan(0);
+  } finally {
+    await ctx.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("deleting old logs on SQLite runs off the event loop (reader finds each batch, the write worker deletes it) and counts right", async () => {
+  const { ctx, dir } = await fileContext();
+  try {
+    const db = ctx.deps.db;
+    const now = Math.floor(Date.now() / 1000);
+    const old = now - 40 * 86_400;
+    const rows = [];
+    for (let i = 0; i < 24_000; i++) rows.push({ user_id: 1, created_at: old + (i % 100), type: i % 500 === 7 || i % 500 === 77 ? LOG_TYPE.topup : LOG_TYPE.consume, content: "", username: "u", model_name: `m${i % 7}`, quota: 1 });
+    for (let i = 0; i < 50; i++) rows.push({ user_id: 1, created_at: now, type: LOG_TYPE.consume, content: "recent", username: "u", quota: 1 });
+    await insertRows(db, "logs", rows);
+    const count = async () => Number((await db.selectFrom("logs").select((eb) => eb.fn.countAll().as("n")).executeTakeFirstOrThrow()).n);
+    const older = rows.filter((r) => r.created_at < old + 50).length;
+    const keptTopups = rows.filter((r) => r.created_at >= old + 50 && r.type === LOG_TYPE.topup).length;
+
+    // The admin's delete takes every type, batch after batch with no pause: on the main connection it held the
+    // loop from the first batch to the last.
+    let deleted = 0;
+    const ticks = await ticksDuring(async () => (deleted = await deleteLogsBefore(ctx.deps, old + 50)));
+    expect(deleted).toBe(older);
+    expect(await count()).toBe(rows.length - older);
+    expect(ticks).toBeGreaterThanOrEqual(5);
+
+    // Retention: old consume logs go, old top-ups (two in five hundred, inside batches' ranges of ids) stay.
+    await ctx.deps.options.set("LogRetentionDays", "30");
+    expect(await pruneLogs(ctx.deps, now)).toBe(rows.length - older - keptTopups - 50);
+    expect(await count()).toBe(keptTopups + 50);
+    expect(keptTopups).toBeGreaterThan(0);
   } finally {
     await ctx.close();
     rmSync(dir, { recursive: true, force: true });

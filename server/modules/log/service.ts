@@ -1,11 +1,12 @@
 // Usage logs: the admin and self lists with filters, the {quota, rpm, tpm} stats and clearing old rows.
 // Lists sort newest first by (created_at, id) so that every filter can walk an index on
 // (<filter column>, created_at) backwards and stop after one page (see db/migrations/tables.ts).
-import type { SelectQueryBuilder } from "kysely";
+import type { Expression, ExpressionBuilder, SelectQueryBuilder, SqlBool } from "kysely";
 import type { AppDeps } from "../../deps.ts";
 import type { DB, Log } from "../../../db/schema.ts";
 import { nowSeconds } from "../../../db/index.ts";
 import { readerOf } from "../../infra/sqlite-reader.ts";
+import { writeOffLoop } from "../../infra/statement-worker.ts";
 import { badRequest } from "../../http/errors.ts";
 import { LOG_RATE_WINDOW_SECONDS, LOG_TYPE } from "../../catalogue/index.ts";
 
@@ -115,11 +116,32 @@ export async function deleteLogsBefore(deps: AppDeps, target: number | undefined
   if (target === undefined || target <= 0) throw badRequest("target_timestamp is required");
   let removed = 0;
   for (;;) {
-    const ids = (await deps.db.selectFrom("logs").select("id").where("created_at", "<", target).orderBy("id").limit(DELETE_BATCH).execute()).map((r) => r.id);
-    if (ids.length === 0) break;
-    const res = await deps.db.deleteFrom("logs").where("id", "in", ids).executeTakeFirst();
-    removed += Number(res.numDeletedRows);
-    if (ids.length < DELETE_BATCH) break;
+    const batch = await deleteLogBatch(deps, (eb) => eb("created_at", "<", target), DELETE_BATCH);
+    removed += batch.deleted;
+    if (batch.found < DELETE_BATCH) break;
   }
   return removed;
+}
+
+/** Which logs a batch delete takes. */
+export type LogCondition = (eb: ExpressionBuilder<DB, "logs">) => Expression<SqlBool>;
+
+/**
+ * Deletes the oldest `limit` logs (by id) that `where` picks; answers how many it found and how many went. The
+ * batch is found as its size and last id (the rows `where` picks up to that id are the batch: ids only grow), so
+ * neither the read nor the delete carries thousands of ids. On SQLite the read runs on the reader thread and the
+ * delete on the write worker: on the event loop a batch of 5,000 (each row with its seven index entries) held
+ * every relay call ~85 ms, and a large delete's batches ran back to back (at 1 million logs, two days' worth held
+ * it 1.1 s). There the count is the batch's (this process is SQLite's only writer).
+ */
+export async function deleteLogBatch(deps: AppDeps, where: LogCondition, limit: number): Promise<{ found: number; deleted: number }> {
+  const reader = readerOf(deps.db);
+  const batch = await reader
+    .selectFrom(reader.selectFrom("logs").select("id").where(where).orderBy("id").limit(limit).as("batch"))
+    .select((eb) => [eb.fn.countAll<number>().as("n"), eb.fn.max<number>("id").as("last")])
+    .executeTakeFirst();
+  const found = Number(batch?.n ?? 0);
+  if (found === 0 || batch?.last == null) return { found: 0, deleted: 0 };
+  const deleted = await writeOffLoop(deps.db, deps.db.deleteFrom("logs").where(where).where("id", "<=", Number(batch.last)));
+  return { found, deleted: deleted ?? found };
 }
