@@ -113,12 +113,12 @@ export function spawnStatementWorker(db: Database, url: string, open: WorkerRequ
 }
 
 /**
- * Runs one long write (thousands of rows and their index entries: deleting old logs) on SQLite's write worker
- * when the database has one, off the event loop, else on the database itself (PostgreSQL and MySQL wait on a
- * socket anyway). A write the worker rolled back is run on the database. Answers how many rows it changed when
- * the database says (the worker path does not count them: null).
+ * Runs one long delete (thousands of rows and their index entries: old logs) on SQLite's write worker when the
+ * database has one, off the event loop, else on the database itself (PostgreSQL and MySQL wait on a socket
+ * anyway). A delete the worker rolled back is run on the database. Answers how many rows went when the
+ * database says (the worker does not count them: null).
  */
-export async function writeOffLoop(db: Database, query: { compile(): CompiledQuery; execute(): Promise<unknown> }): Promise<number | null> {
+export async function deleteOffLoop(db: Database, query: { compile(): CompiledQuery; execute(): Promise<readonly { numDeletedRows: bigint }[]> }): Promise<number | null> {
   const worker = dialectOf(db) === "sqlite" ? workerFor(db) : null;
   if (worker) {
     const c = query.compile();
@@ -129,10 +129,8 @@ export async function writeOffLoop(db: Database, query: { compile(): CompiledQue
       // Rolled back on the worker: nothing was changed there.
     }
   }
-  const r = (await query.execute()) as { numDeletedRows?: bigint; numUpdatedRows?: bigint } | { numDeletedRows?: bigint }[];
-  const one = Array.isArray(r) ? r[0] : r;
-  const n = one?.numDeletedRows ?? (one as { numUpdatedRows?: bigint })?.numUpdatedRows;
-  return n === undefined ? null : Number(n);
+  const [r] = await query.execute();
+  return r ? Number(r.numDeletedRows) : null;
 }
 
 /** From source a worker sits next to this file; in the compiled binary every module's import.meta.url is the
