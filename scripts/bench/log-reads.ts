@@ -2,7 +2,8 @@
 // stat, as the console asks for them, over a table of N logs, run on the main connection and through the reader
 // thread (server/infra/sqlite-reader.ts). Prints, per view, the wall time and the event loop's longest stall while
 // it ran (a 1 ms timer that fires late), median of the rounds. Then the admin's "delete logs before" over the
-// oldest two days, once on the main connection and once (the next two days) with the database's worker threads.
+// oldest two days, once on the main connection and once (the next two days) with the database's worker threads,
+// with a console write on the main connection every 10 ms (how long the longest waited for the write lock).
 //   bun scripts/bench/log-reads.ts [--rows 1000000] [--rounds 5]
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -90,8 +91,23 @@ for (const [name, f] of views) {
   startSqliteWorker(db, path);
   while (readerOf(db) === db) await Bun.sleep(10);
   await Bun.sleep(100);
+  // Meanwhile a console write on the main connection every 10 ms: each waits, on the event loop, for the write
+  // lock a batch holds on the worker (SQLite's busy handler sleeps on the calling thread).
+  let writing = true;
+  let writeWait = 0;
+  const consoleWrites = (async () => {
+    const write = rawSqlite(db)!.prepare(`insert or replace into options ("key", value) values ('bench-console-write', ?)`);
+    while (writing) {
+      const t = performance.now();
+      write.run(String(t));
+      writeWait = Math.max(writeWait, performance.now() - t);
+      await Bun.sleep(10);
+    }
+  })();
   const workers = await measure({}, () => deleteLogsBefore(deps, start + 4 * DAY));
-  console.log(`  delete logs before (two days, ~${Math.round(ROWS / 15).toLocaleString()} rows): main connection ${main.wall.toFixed(1)} / ${main.stall.toFixed(1)} · worker threads ${workers.wall.toFixed(1)} / ${workers.stall.toFixed(1)}`);
+  writing = false;
+  await consoleWrites;
+  console.log(`  delete logs before (two days, ~${Math.round(ROWS / 15).toLocaleString()} rows): main connection ${main.wall.toFixed(1)} / ${main.stall.toFixed(1)} · worker threads ${workers.wall.toFixed(1)} / ${workers.stall.toFixed(1)} (a console write every 10 ms on the main connection meanwhile: the longest waited ${writeWait.toFixed(1)} ms)`);
   await stopSqliteWorker(db);
 }
 await stopSqliteReader(db);

@@ -113,12 +113,15 @@ export function spawnStatementWorker(db: Database, url: string, open: WorkerRequ
 }
 
 /**
- * Runs one long delete (thousands of rows and their index entries: old logs) on SQLite's write worker when the
- * database has one, off the event loop, else on the database itself (PostgreSQL and MySQL wait on a socket
- * anyway). A delete the worker rolled back is run on the database. Answers how many rows went when the
- * database says (the worker does not count them: null).
+ * Runs one write statement on SQLite's write worker when the database has one, off the event loop; else, or when
+ * the worker rolled it back, on the database (PostgreSQL and MySQL wait on a socket anyway). On SQLite's main
+ * connection a write waits for the write lock while the worker holds it (a slice of the write-behind, a batch
+ * of old logs being deleted: ~85 ms for 5,000 rows) in SQLite's busy handler, which sleeps on the calling
+ * thread — the event loop. Used for the long deletes (old logs, expired cache entries) and for writes made
+ * while relaying (the response cache's store, a task's row). Answers the database's result, or null when the
+ * worker ran it (it does not count rows).
  */
-export async function deleteOffLoop(db: Database, query: { compile(): CompiledQuery; execute(): Promise<readonly { numDeletedRows: bigint }[]> }): Promise<number | null> {
+export async function writeOffLoop<R>(db: Database, query: { compile(): CompiledQuery; execute(): Promise<R> }): Promise<R | null> {
   const worker = dialectOf(db) === "sqlite" ? workerFor(db) : null;
   if (worker) {
     const c = query.compile();
@@ -129,8 +132,7 @@ export async function deleteOffLoop(db: Database, query: { compile(): CompiledQu
       // Rolled back on the worker: nothing was changed there.
     }
   }
-  const [r] = await query.execute();
-  return r ? Number(r.numDeletedRows) : null;
+  return query.execute();
 }
 
 /** From source a worker sits next to this file; in the compiled binary every module's import.meta.url is the

@@ -4,6 +4,7 @@
 // run it; deleting rows another instance already deleted is harmless.
 import type { AppDeps } from "../deps.ts";
 import { startPeriodicJob } from "./periodic.ts";
+import { writeOffLoop } from "../infra/statement-worker.ts";
 
 export const CACHE_CLEANUP_BATCH = 200;
 const TICK_MS = 10 * 60 * 1000;
@@ -18,7 +19,9 @@ export async function pruneResponseCache(deps: AppDeps, now = Math.floor(Date.no
     const keys = (await deps.db.selectFrom("response_cache").select("cache_key")
       .where("expires_at", "<=", now).orderBy("expires_at").limit(CACHE_CLEANUP_BATCH).execute()).map((r) => r.cache_key);
     if (keys.length === 0) break;
-    await deps.db.deleteFrom("response_cache").where("cache_key", "in", keys).where("expires_at", "<=", now).execute();
+    // On SQLite by the write worker: entries of up to 1 MiB each make a batch's delete long, and on the main
+    // connection it (or its wait for the worker's write lock) ran on the event loop.
+    await writeOffLoop(deps.db, deps.db.deleteFrom("response_cache").where("cache_key", "in", keys).where("expires_at", "<=", now));
     total += keys.length;
     if (keys.length < CACHE_CLEANUP_BATCH) break;
     await Bun.sleep(PAUSE_MS);

@@ -12,6 +12,8 @@ import { testContext } from "../helpers/app.ts";
 import { deleteLogsBefore, listLogs, logStat } from "../../server/modules/log/service.ts";
 import { pruneLogs } from "../../server/jobs/log-retention.ts";
 import { LOG_TYPE } from "../../server/catalogue/index.ts";
+import { workerFor, writeOffLoop } from "../../server/infra/statement-worker.ts";
+import { answerStore, type CachedAnswer } from "../../server/relay/cache/store.ts";
 
 async function fileDb() {
   const dir = mkdtempSync(join(tmpdir(), "sy-sqlr-"));
@@ -192,6 +194,68 @@ test("deleting old logs on SQLite runs off the event loop (reader finds each bat
     expect(await pruneLogs(ctx.deps, now)).toBe(rows.length - older - keptTopups - 50);
     expect(await count()).toBe(keptTopups + 50);
     expect(keptTopups).toBeGreaterThan(0);
+  } finally {
+    await ctx.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+/** A write that holds SQLite's write lock for a while on the write worker: a recursive count to `n` stored as option `key`. */
+const slowWrite = (n: number, key: string) => ({
+  sql: `insert into options ("key", value) select '${key}', count(*) from (with recursive c(i) as (select 1 union all select i + 1 from c where i < ${n}) select i from c)`,
+  parameters: [],
+});
+
+test("on SQLite the response cache's store and a task's row are written by the write worker: while it holds the write lock the event loop keeps turning", async () => {
+  const { ctx, dir } = await fileContext();
+  try {
+    const db = ctx.deps.db;
+    const worker = workerFor(db)!;
+    expect(worker).not.toBeNull();
+    const store = answerStore(ctx.deps);
+    const at = Date.now();
+    const entry: CachedAnswer = { v: 1, kind: "body", contentType: "application/json", body: '{"ok":1}', usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } as CachedAnswer["usage"], upstreamModel: "gpt-x", channelId: 1, at, exp: at + 60_000 };
+    // On the main connection the store waited for the lock in SQLite's busy handler, which sleeps on this thread.
+    const holding = worker.write([slowWrite(3_000_000, "slow-1")]);
+    const ticks = await ticksDuring(() => store.put("k1", "gpt-x", entry));
+    await holding;
+    expect(ticks).toBeGreaterThanOrEqual(5);
+    expect((await store.get("k1", Date.now()))?.body).toBe('{"ok":1}');
+    // Stored again under the same key: replaced, not refused (the upsert runs on the worker as well).
+    await store.put("k1", "gpt-x", { ...entry, body: '{"ok":2}' });
+    expect((await store.get("k1", Date.now()))?.body).toBe('{"ok":2}');
+
+    const row = { created_at: 1, updated_at: 1, task_id: "t-off-loop", platform: "suno", user_id: 1, channel_id: 1, quota: 5, action: "MUSIC", status: "SUBMITTED", fail_reason: "", submit_time: 1, start_time: 0, finish_time: 0, progress: "0%", properties: "{}", private_data: null };
+    const holding2 = worker.write([slowWrite(3_000_000, "slow-2")]);
+    const ticks2 = await ticksDuring(() => writeOffLoop(db, db.insertInto("tasks").values(row as any)));
+    await holding2;
+    expect(ticks2).toBeGreaterThanOrEqual(5);
+    expect((await db.selectFrom("tasks").select("quota").where("task_id", "=", "t-off-loop").executeTakeFirstOrThrow()).quota).toBe(5);
+  } finally {
+    await ctx.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("writeOffLoop runs on the database when there is no worker, and again there when the worker rolls the statement back", async () => {
+  const mem = await openDatabase({ kind: "sqlite", url: "", sqlitePath: ":memory:" });
+  try {
+    await sql`create table t (k text primary key, v int)`.execute(mem);
+    expect(workerFor(mem)).toBeNull();
+    const r = await writeOffLoop(mem, mem.insertInto("t" as any).values({ k: "a", v: 1 }));
+    expect(r).not.toBeNull();
+    expect((await sql<{ v: number }>`select v from t where k = 'a'`.execute(mem)).rows[0].v).toBe(1);
+  } finally {
+    await mem.destroy();
+  }
+  const { ctx, dir } = await fileContext();
+  try {
+    const db = ctx.deps.db;
+    // A worker that stopped (as at shutdown): the write goes to the main connection.
+    await workerFor(db)!.stop();
+    const r = await writeOffLoop(db, db.insertInto("options").values({ key: "after-stop", value: "1" }));
+    expect(r).not.toBeNull();
+    expect(await db.selectFrom("options").select("value").where("key", "=", "after-stop").executeTakeFirst()).toEqual({ value: "1" });
   } finally {
     await ctx.close();
     rmSync(dir, { recursive: true, force: true });

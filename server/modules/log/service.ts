@@ -6,7 +6,7 @@ import type { AppDeps } from "../../deps.ts";
 import type { DB, Log } from "../../../db/schema.ts";
 import { nowSeconds } from "../../../db/index.ts";
 import { readerOf } from "../../infra/sqlite-reader.ts";
-import { deleteOffLoop } from "../../infra/statement-worker.ts";
+import { writeOffLoop } from "../../infra/statement-worker.ts";
 import { badRequest } from "../../http/errors.ts";
 import { LOG_RATE_WINDOW_SECONDS, LOG_TYPE } from "../../catalogue/index.ts";
 
@@ -142,6 +142,6 @@ export async function deleteLogBatch(deps: AppDeps, where: LogCondition, limit: 
     .executeTakeFirst();
   const found = Number(batch?.n ?? 0);
   if (found === 0 || batch?.last == null) return { found: 0, deleted: 0 };
-  const deleted = await deleteOffLoop(deps.db, deps.db.deleteFrom("logs").where(where).where("id", "<=", Number(batch.last)));
-  return { found, deleted: deleted ?? found };
+  const done = await writeOffLoop(deps.db, deps.db.deleteFrom("logs").where(where).where("id", "<=", Number(batch.last)));
+  return { found, deleted: done ? Number(done[0]?.numDeletedRows ?? 0) : found };
 }

@@ -15,6 +15,7 @@ import { taskAdaptorFor } from "../providers/tasks.ts";
 import { mjTaskObject } from "../formats/tasks.ts";
 import { applyTaskState, newTaskPrivate, refOf, taskCall } from "../core/task-settle.ts";
 import { submitTask } from "./task.ts";
+import { writeOffLoop } from "../../infra/statement-worker.ts";
 
 export const MJ_SUBMITS = ["imagine", "change", "simple-change", "describe", "blend", "action", "modal", "shorten", "upload-discord-images"] as const;
 export type MjSubmit = (typeof MJ_SUBMITS)[number] | "swap";
@@ -173,7 +174,7 @@ export async function mjSubmit(deps: AppDeps, kind: MjSubmit, path: string, body
   if (!result.accepted) {
     // Recorded so the drawing log shows why; nothing was paid.
     Object.assign(row, { status: TASK_STATUS.failure, progress: "100%", finish_time: nowMs, fail_reason: outcome.message ?? outcome.description ?? "" });
-    await deps.db.insertInto("midjourneys").values(row as any).execute();
+    await writeOffLoop(deps.db, deps.db.insertInto("midjourneys").values(row as any));
     return Response.json(outcome.body);
   }
   row.quota = result.quota;
@@ -185,7 +186,7 @@ export async function mjSubmit(deps: AppDeps, kind: MjSubmit, path: string, body
   if (action === "UPLOAD" || row.status === TASK_STATUS.success) Object.assign(row, { status: TASK_STATUS.success, progress: "100%", start_time: nowMs, finish_time: nowMs });
   // An existing task that already failed was paid like any other: the poller reads the failure and refunds it.
   else if (row.status === TASK_STATUS.failure) row.status = TASK_STATUS.submitted;
-  await deps.db.insertInto("midjourneys").values(row as any).execute();
+  await writeOffLoop(deps.db, deps.db.insertInto("midjourneys").values(row as any));
   // Codes 21 and 22 mean the job is taken: clients are told 1, except for the window actions that open
   // a MODAL (they need to know a window is waiting).
   const body1 = outcome.body && typeof outcome.body === "object" ? { ...(outcome.body as Record<string, unknown>) } : outcome.body;

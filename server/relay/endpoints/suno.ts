@@ -8,6 +8,7 @@ import type { Caller } from "../auth.ts";
 import { sunoTaskObject } from "../formats/tasks.ts";
 import { newTaskPrivate } from "../core/task-settle.ts";
 import { submitTask } from "./task.ts";
+import { writeOffLoop } from "../../infra/statement-worker.ts";
 
 export async function sunoAnswer(run: () => Promise<unknown>): Promise<Response> {
   try {
@@ -45,11 +46,11 @@ export async function sunoSubmit(deps: AppDeps, actionParam: string, body: Recor
   }
   const now = Math.floor(Date.now() / 1000);
   const input = String(sent.gpt_description_prompt || sent.prompt || "").slice(0, 4000);
-  await deps.db.insertInto("tasks").values({
+  await writeOffLoop(deps.db, deps.db.insertInto("tasks").values({
     created_at: now, updated_at: now, task_id: result.outcome.id, platform: TASK_PLATFORM.suno, user_id: caller.userId, channel_id: result.channel.id,
     quota: result.quota, action, status: TASK_STATUS.submitted, fail_reason: "", submit_time: now, start_time: 0, finish_time: 0, progress: "0%",
     properties: JSON.stringify({ input }), private_data: newTaskPrivate(result.adm, result.keyIndex),
-  }).execute();
+  }));
   return Response.json(result.outcome.body);
 }
 

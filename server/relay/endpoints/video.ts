@@ -13,6 +13,7 @@ import { taskAdaptorFor } from "../providers/tasks.ts";
 import { videoObject } from "../formats/tasks.ts";
 import { newTaskPrivate, taskCall, taskPrivate } from "../core/task-settle.ts";
 import { submitTask } from "./task.ts";
+import { writeOffLoop } from "../../infra/statement-worker.ts";
 
 /** Longest video a request may ask for (OpenAI offers 4, 8 and 12 seconds; other upstreams a little more). */
 const MAX_SECONDS = 60;
@@ -58,7 +59,7 @@ export async function videoSubmit(deps: AppDeps, body: Record<string, any> | For
   };
   // A video the upstream reports finished at once is left for the poller: it settles every ending the same way.
   if (row.status === TASK_STATUS.success || row.status === TASK_STATUS.failure) row.status = TASK_STATUS.inProgress;
-  await deps.db.insertInto("tasks").values(row).execute();
+  await writeOffLoop(deps.db, deps.db.insertInto("tasks").values(row));
   return videoObject({ ...row, id: 0 } as Task);
 }
 
