@@ -222,7 +222,10 @@ let start = async (args: string[]): Promise<{ proc: Subprocess; info: any }> => 
     env = { ...env, BUN_JSC_logGC: process.env.GC_LOG_LEVEL ?? "1" };
   }
   // GATEWAY_ENV="A=1 B=2": variables for the gateway's process only (JavaScriptCore options, say, with the other hops as they are).
-  if (args[0] === "gateway" && process.env.GATEWAY_ENV) env = { ...env, ...Object.fromEntries(process.env.GATEWAY_ENV.split(/\s+/).filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)])) };
+  if (args[0] === "gateway" && process.env.GATEWAY_ENV) {
+    const pairs = process.env.GATEWAY_ENV.split(/\s+/).filter((kv) => kv.includes("="));
+    env = { ...env, ...Object.fromEntries(pairs.map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)])) };
+  }
   const proc = spawn([process.execPath, ...prof, import.meta.path, ...args], { stdout: "pipe", stderr: gcLog ? Bun.file(gcLog) : "inherit", env });
   if (prof.length) console.log(`cpu profile of the ${args[0]}: ${profileDir}/*.${proc.pid}.*.cpuprofile`);
   const reader = proc.stdout.getReader();

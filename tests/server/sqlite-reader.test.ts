@@ -1,5 +1,6 @@
 // The console's heavy SQLite reads (log pages and totals, log stats, dashboard rollups, task lists) run on a
-// reader thread's read-only connection, so a long one does not hold the relay's event loop.
+// reader thread's read-only connection, so a long one does not hold the relay's event loop; long deletes and the
+// writes made while relaying run on the write worker, so neither they nor a wait for its write lock hold it.
 import { expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

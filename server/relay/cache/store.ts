@@ -86,7 +86,8 @@ function databaseStore(deps: AppDeps): AnswerStore {
       };
       const update = { model: row.model, entry: row.entry, created_at: row.created_at, expires_at: row.expires_at };
       const q = db.insertInto("response_cache").values(row);
-      // On SQLite by the write worker: on the main connection the store waited out the worker's write lock on the event loop.
+      // On SQLite by the write worker: on the main connection the store waited out the worker's write lock on the
+      // event loop.
       await writeOffLoop(db, mysql ? q.onDuplicateKeyUpdate(update) : q.onConflict((oc) => oc.column("cache_key").doUpdateSet(update)));
     },
   };
