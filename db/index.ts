@@ -2,7 +2,8 @@
 import { Database as SqliteDatabase } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import { Kysely, SqliteDialect, MysqlDialect } from "kysely";
+import { Kysely, MysqlDialect } from "kysely";
+import { BunSqliteDialect } from "./sqlite-dialect.ts";
 import { Migrator } from "kysely/migration";
 import type { DB } from "./schema.ts";
 import { migrations } from "./migrations/index.ts";
@@ -54,8 +55,9 @@ export function createKysely(opts: DatabaseOptions): Database {
   }
   if (opts.sqlitePath !== ":memory:") mkdirSync(dirname(opts.sqlitePath), { recursive: true });
   const raw = new SqliteDatabase(opts.sqlitePath, { create: true });
-  raw.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;");
-  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: reusingStatements(raw) as any }) });
+  raw.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;");
+  // The dialect sets the connection's busy timeout to 0 and waits for the write lock itself, off the event loop.
+  const db = new Kysely<DB>({ dialect: new BunSqliteDialect(raw, reusingStatements(raw)) });
   rawHandles.set(db, raw);
   return db;
 }
@@ -75,7 +77,7 @@ const STATEMENT_CACHE_SIZE = 500;
 /** Kysely's SQLite driver prepares every query anew, and compiling showed up as a steady share of the
  * relay's CPU (the write-behind runs the same few statements every second). The app issues a small set
  * of distinct SQL texts, so compiled statements are reused. Safe because every query runs to completion
- * (all/run) under Kysely's single-connection mutex; nothing here streams rows with iterate(). */
+ * (all/run) in one synchronous call (db/sqlite-dialect.ts); nothing here streams rows with iterate(). */
 function reusingStatements(raw: SqliteDatabase) {
   const cache = new Map<string, ReturnType<SqliteDatabase["prepare"]>>();
   return {

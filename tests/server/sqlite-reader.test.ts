@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sql } from "kysely";
+import { Database as SqliteFile } from "bun:sqlite";
 import { openDatabase, type Database } from "../../db/index.ts";
 import { abandonSqliteReader, readerOf, startSqliteReader, stopSqliteReader } from "../../server/infra/sqlite-reader.ts";
 import { insertRows } from "../../db/bulk.ts";
@@ -207,36 +208,63 @@ const slowWrite = (n: number, key: string) => ({
   parameters: [],
 });
 
-test("on SQLite the response cache's store and a task's row are written by the write worker: while it holds the write lock the event loop keeps turning", async () => {
+/** Resolves once another connection holds the database's write lock (a write posted to the worker has begun). */
+async function untilLocked(dir: string): Promise<void> {
+  const probe = new SqliteFile(join(dir, "x.db"));
+  try {
+    probe.exec("PRAGMA busy_timeout = 0;");
+    for (const until = performance.now() + 5000; performance.now() < until; await Bun.sleep(1)) {
+      try {
+        probe.exec("BEGIN IMMEDIATE");
+        probe.exec("ROLLBACK");
+      } catch {
+        return;
+      }
+    }
+    throw new Error("the worker never took the write lock");
+  } finally {
+    probe.close();
+  }
+}
+
+/** Runs `fn` in a file-backed context (the reader and the write worker running), then closes it. */
+async function inFileContext(fn: (ctx: Awaited<ReturnType<typeof fileContext>>["ctx"], dir: string) => Promise<void>): Promise<void> {
   const { ctx, dir } = await fileContext();
   try {
+    await fn(ctx, dir);
+  } finally {
+    await ctx.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** How many times a 5 ms timer fired during `run`, started while the write worker holds the write lock (option `key`). */
+async function ticksWhileLocked(db: Database, dir: string, key: string, run: () => Promise<unknown>): Promise<number> {
+  const holding = workerFor(db)!.write([slowWrite(3_000_000, key)]);
+  await untilLocked(dir);
+  const ticks = await ticksDuring(run);
+  await holding;
+  return ticks;
+}
+
+test("on SQLite the response cache's store and a task's row are written by the write worker: while it holds the write lock the event loop keeps turning", () =>
+  inFileContext(async (ctx, dir) => {
     const db = ctx.deps.db;
-    const worker = workerFor(db)!;
-    expect(worker).not.toBeNull();
+    expect(workerFor(db)).not.toBeNull();
     const store = answerStore(ctx.deps);
     const at = Date.now();
     const entry: CachedAnswer = { v: 1, kind: "body", contentType: "application/json", body: '{"ok":1}', usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } as CachedAnswer["usage"], upstreamModel: "gpt-x", channelId: 1, at, exp: at + 60_000 };
-    // On the main connection the store waited for the lock in SQLite's busy handler, which sleeps on this thread.
-    const holding = worker.write([slowWrite(3_000_000, "slow-1")]);
-    const ticks = await ticksDuring(() => store.put("k1", "gpt-x", entry));
-    await holding;
-    expect(ticks).toBeGreaterThanOrEqual(5);
+    // On the main connection the store waited for the lock in SQLite's busy handler, which slept on this thread.
+    expect(await ticksWhileLocked(db, dir, "slow-1", () => store.put("k1", "gpt-x", entry))).toBeGreaterThanOrEqual(5);
     expect((await store.get("k1", Date.now()))?.body).toBe('{"ok":1}');
     // Stored again under the same key: replaced, not refused (the upsert runs on the worker as well).
     await store.put("k1", "gpt-x", { ...entry, body: '{"ok":2}' });
     expect((await store.get("k1", Date.now()))?.body).toBe('{"ok":2}');
 
     const row = { created_at: 1, updated_at: 1, task_id: "t-off-loop", platform: "suno", user_id: 1, channel_id: 1, quota: 5, action: "MUSIC", status: "SUBMITTED", fail_reason: "", submit_time: 1, start_time: 0, finish_time: 0, progress: "0%", properties: "{}", private_data: null };
-    const holding2 = worker.write([slowWrite(3_000_000, "slow-2")]);
-    const ticks2 = await ticksDuring(() => writeOffLoop(db, db.insertInto("tasks").values(row as any)));
-    await holding2;
-    expect(ticks2).toBeGreaterThanOrEqual(5);
+    expect(await ticksWhileLocked(db, dir, "slow-2", () => writeOffLoop(db, db.insertInto("tasks").values(row as any)))).toBeGreaterThanOrEqual(5);
     expect((await db.selectFrom("tasks").select("quota").where("task_id", "=", "t-off-loop").executeTakeFirstOrThrow()).quota).toBe(5);
-  } finally {
-    await ctx.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+  }));
 
 test("writeOffLoop runs on the database when there is no worker, and again there when the worker rolls the statement back", async () => {
   const mem = await openDatabase({ kind: "sqlite", url: "", sqlitePath: ":memory:" });
@@ -249,16 +277,42 @@ test("writeOffLoop runs on the database when there is no worker, and again there
   } finally {
     await mem.destroy();
   }
-  const { ctx, dir } = await fileContext();
-  try {
+  await inFileContext(async (ctx) => {
     const db = ctx.deps.db;
     // A worker that stopped (as at shutdown): the write goes to the main connection.
     await workerFor(db)!.stop();
     const r = await writeOffLoop(db, db.insertInto("options").values({ key: "after-stop", value: "1" }));
     expect(r).not.toBeNull();
     expect(await db.selectFrom("options").select("value").where("key", "=", "after-stop").executeTakeFirst()).toEqual({ value: "1" });
-  } finally {
-    await ctx.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 });
+
+test("a write on SQLite's main connection waits for the worker's write lock without holding the event loop, in a transaction too", () =>
+  inFileContext(async (ctx, dir) => {
+    const db = ctx.deps.db;
+    // A console write (an option saved) while the worker holds the lock: before, SQLite's busy handler slept on
+    // this thread until the lock was free.
+    expect(await ticksWhileLocked(db, dir, "slow-3", () => db.insertInto("options").values({ key: "console-write", value: "1" }).execute())).toBeGreaterThanOrEqual(5);
+    expect(await db.selectFrom("options").select("value").where("key", "=", "console-write").executeTakeFirst()).toEqual({ value: "1" });
+    const inTransaction = () => db.transaction().execute(async (trx) => {
+      await trx.insertInto("options").values({ key: "in-transaction", value: "a" }).execute();
+      await trx.updateTable("options").set({ value: "b" }).where("key", "=", "in-transaction").execute();
+    });
+    expect(await ticksWhileLocked(db, dir, "slow-4", inTransaction)).toBeGreaterThanOrEqual(5);
+    expect(await db.selectFrom("options").select("value").where("key", "=", "in-transaction").executeTakeFirst()).toEqual({ value: "b" });
+  }));
+
+test("a transaction whose snapshot another writer outdated fails at once, as before, instead of waiting", () =>
+  inFileContext(async (ctx) => {
+    const db = ctx.deps.db;
+    const worker = workerFor(db)!;
+    const started = performance.now();
+    const message = await errorOf(db.transaction().execute(async (trx) => {
+      await trx.selectFrom("options").select("key").limit(1).execute();
+      await worker.write([{ sql: `insert into options ("key", value) values ('outdating', '1')`, parameters: [] }]);
+      await trx.insertInto("options").values({ key: "too-late", value: "1" }).execute();
+    }));
+    expect(message).toContain("locked");
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(await db.selectFrom("options").select("key").where("key", "=", "too-late").executeTakeFirst()).toBeUndefined();
+  }));
