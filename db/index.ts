@@ -77,7 +77,7 @@ const STATEMENT_CACHE_SIZE = 500;
 /** Kysely's SQLite driver prepares every query anew, and compiling showed up as a steady share of the
  * relay's CPU (the write-behind runs the same few statements every second). The app issues a small set
  * of distinct SQL texts, so compiled statements are reused. Safe because every query runs to completion
- * (all/run) in one synchronous call (db/sqlite-dialect.ts); nothing here streams rows with iterate(). */
+ * (all/run) under Kysely's single-connection mutex; nothing here streams rows with iterate(). */
 function reusingStatements(raw: SqliteDatabase) {
   const cache = new Map<string, ReturnType<SqliteDatabase["prepare"]>>();
   return {

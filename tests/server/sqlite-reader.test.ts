@@ -316,3 +316,25 @@ test("a transaction whose snapshot another writer outdated fails at once, as bef
     expect(performance.now() - started).toBeLessThan(1000);
     expect(await db.selectFrom("options").select("key").where("key", "=", "too-late").executeTakeFirst()).toBeUndefined();
   }));
+
+test("a write waiting for the lock does not end up inside a transaction other code opened meanwhile (its rollback leaves the write in place)", () =>
+  inFileContext(async (ctx, dir) => {
+    const db = ctx.deps.db;
+    const holding = workerFor(db)!.write([slowWrite(3_000_000, "slow-5")]);
+    await untilLocked(dir);
+    // Issued outside any transaction; it waits for the worker's lock.
+    const outsider = db.insertInto("options").values({ key: "outsider", value: "1" }).execute();
+    await Bun.sleep(2);
+    // Then a transaction is asked for on the same connection: it writes, waits a while and rolls back. Kysely
+    // lends the connection to the waiting write first, so the two never mix.
+    const rolledBack = errorOf(db.transaction().execute(async (trx) => {
+      await trx.insertInto("options").values({ key: "rolled-back", value: "1" }).execute();
+      await Bun.sleep(40);
+      throw new Error("changed my mind");
+    }));
+    expect(await rolledBack).toBe("changed my mind");
+    await outsider;
+    await holding;
+    expect(await db.selectFrom("options").select("key").where("key", "=", "rolled-back").executeTakeFirst()).toBeUndefined();
+    expect(await db.selectFrom("options").select("value").where("key", "=", "outsider").executeTakeFirst()).toEqual({ value: "1" });
+  }));
