@@ -3,7 +3,8 @@
 // worker's slice of logs, a batch of old logs being deleted: tens of ms), sleeps on that thread: every relay
 // call in flight waited with it. Here the connection's own busy timeout is 0, a statement refused with
 // SQLITE_BUSY is tried again after an async pause, and the wait ends with the same error after as long as the
-// busy timeout allowed before. Otherwise Kysely's own SQLite driver (0.29): one connection, plain BEGIN. Kysely
+// busy timeout allowed before. Otherwise Kysely's own SQLite driver (0.29): one connection, plain BEGIN (and no
+// savepoints: nothing here nests transactions). Kysely
 // lends the connection to one query or transaction at a time (its RuntimeDriver locks it for adapters without
 // multiple connections), so a statement waiting here holds back the connection's other queries, never the
 // loop, and never runs inside a transaction it was not issued in.
