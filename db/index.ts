@@ -3,7 +3,7 @@ import { Database as SqliteDatabase } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { Kysely, MysqlDialect } from "kysely";
-import { BunSqliteDialect } from "./sqlite-dialect.ts";
+import { bunSqliteDialect } from "./sqlite-dialect.ts";
 import { Migrator } from "kysely/migration";
 import type { DB } from "./schema.ts";
 import { migrations } from "./migrations/index.ts";
@@ -57,7 +57,7 @@ export function createKysely(opts: DatabaseOptions): Database {
   const raw = new SqliteDatabase(opts.sqlitePath, { create: true });
   raw.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;");
   // The dialect sets the connection's busy timeout to 0 and waits for the write lock itself, off the event loop.
-  const db = new Kysely<DB>({ dialect: new BunSqliteDialect(raw, reusingStatements(raw)) });
+  const db = new Kysely<DB>({ dialect: bunSqliteDialect(raw, reusingStatements(raw)) });
   rawHandles.set(db, raw);
   return db;
 }

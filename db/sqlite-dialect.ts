@@ -85,21 +85,18 @@ class BunSqliteDriver implements Driver {
   }
 }
 
-export class BunSqliteDialect implements Dialect {
-  /** `raw` has its busy timeout set to 0 here: the waiting is the driver's. */
-  constructor(raw: SqliteDatabase, private readonly statements: StatementSource) {
-    raw.exec("PRAGMA busy_timeout = 0;");
-  }
-  createAdapter() {
-    return new SqliteAdapter();
-  }
-  createDriver(): Driver {
-    return new BunSqliteDriver(this.statements);
-  }
-  createIntrospector(db: Kysely<any>) {
-    return new SqliteIntrospector(db);
-  }
-  createQueryCompiler() {
-    return new SqliteQueryCompiler();
-  }
+/** SQLite's query compiler, adapter and introspector around `driver` (also the reader thread's, sqlite-reader.ts). */
+export function sqliteDialect(driver: Driver): Dialect {
+  return {
+    createAdapter: () => new SqliteAdapter(),
+    createDriver: () => driver,
+    createIntrospector: (db: Kysely<any>) => new SqliteIntrospector(db),
+    createQueryCompiler: () => new SqliteQueryCompiler(),
+  };
+}
+
+/** The main connection's dialect. `raw` has its busy timeout set to 0 here: the waiting is the driver's. */
+export function bunSqliteDialect(raw: SqliteDatabase, statements: StatementSource): Dialect {
+  raw.exec("PRAGMA busy_timeout = 0;");
+  return sqliteDialect(new BunSqliteDriver(statements));
 }

@@ -6,7 +6,8 @@
 // committed state, as the main connection does for rows the write worker committed. On PostgreSQL and MySQL,
 // for an in-memory database, before start and after stop, or once the worker failed, readerOf is the database
 // itself; a query the worker fails runs on the main connection.
-import { CompiledQuery, Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler, type DatabaseConnection, type Driver, type QueryResult } from "kysely";
+import { Kysely, type CompiledQuery, type DatabaseConnection, type Driver, type QueryResult } from "kysely";
+import { sqliteDialect } from "../../db/sqlite-dialect.ts";
 import type { Database } from "../../db/index.ts";
 import type { DB } from "../../db/schema.ts";
 import { workerUrl } from "./statement-worker.ts";
@@ -93,14 +94,7 @@ export function startSqliteReader(db: Database, path: string): boolean {
     async releaseConnection() {},
     async destroy() {},
   };
-  const kysely = new Kysely<DB>({
-    dialect: {
-      createAdapter: () => new SqliteAdapter(),
-      createDriver: () => driver,
-      createIntrospector: (k) => new SqliteIntrospector(k),
-      createQueryCompiler: () => new SqliteQueryCompiler(),
-    },
-  });
+  const kysely = new Kysely<DB>({ dialect: sqliteDialect(driver) });
   // Not alive until the thread has opened the file: queries before that run on the database.
   const reader: Reader = {
     kysely,
@@ -126,7 +120,8 @@ export function startSqliteReader(db: Database, path: string): boolean {
       if (m.error !== undefined) p?.reject(new Error(m.error));
       else p?.resolve(m.rows);
     } else if (m?.type === "ready") reader.alive = true;
-    else if (m?.type === "failed") fail(`could not open the database: ${m.error}`); else if (m?.type === "stopped") stopped?.();
+    else if (m?.type === "failed") fail(`could not open the database: ${m.error}`);
+    else if (m?.type === "stopped") stopped?.();
   };
   worker.onerror = (e) => fail(String((e as ErrorEvent).message ?? e));
   post({ type: "open", path });

@@ -28,6 +28,16 @@ async function fileDb() {
   } };
 }
 
+/** Runs `fn` over a fresh SQLite file (no threads started), then closes and removes it. */
+async function inFileDb(fn: (db: Database, path: string) => Promise<void>): Promise<void> {
+  const { db, path, done } = await fileDb();
+  try {
+    await fn(db, path);
+  } finally {
+    await done();
+  }
+}
+
 async function ready(db: Database): Promise<Database> {
   for (let i = 0; i < 200 && readerOf(db) === db; i++) await Bun.sleep(10);
   expect(readerOf(db)).not.toBe(db);
@@ -41,6 +51,17 @@ async function fileContext() {
   const ctx = await testContext({ database: { kind: "sqlite", url: "", sqlitePath: join(dir, "x.db"), drop: async () => {} } });
   await ready(ctx.deps.db);
   return { ctx, dir };
+}
+
+/** Runs `fn` in a file-backed context (the reader and the write worker running), then closes it. */
+async function inFileContext(fn: (ctx: Awaited<ReturnType<typeof fileContext>>["ctx"], dir: string) => Promise<void>): Promise<void> {
+  const { ctx, dir } = await fileContext();
+  try {
+    await fn(ctx, dir);
+  } finally {
+    await ctx.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** A read that takes a while in SQLite itself: a recursive count to `n`. */
@@ -68,9 +89,8 @@ async function ticksDuring(run: () => Promise<unknown>): Promise<number> {
   return ticks;
 }
 
-test("a long read on the reader leaves the event loop turning; the same read on the main connection holds it", async () => {
-  const { db, path, done } = await fileDb();
-  try {
+test("a long read on the reader leaves the event loop turning; the same read on the main connection holds it", () =>
+  inFileDb(async (db, path) => {
     expect(startSqliteReader(db, path)).toBe(true);
     const reader = await ready(db);
     const n = 3_000_000;
@@ -83,14 +103,10 @@ test("a long read on the reader leaves the event loop turning; the same read on 
     expect(off).toBe(n);
     expect(onMain).toBeLessThanOrEqual(2);
     expect(offLoop).toBeGreaterThanOrEqual(5);
-  } finally {
-    await done();
-  }
-});
+  }));
 
-test("the reader sees every committed row, answers SQLite's own errors, and is read-only", async () => {
-  const { db, path, done } = await fileDb();
-  try {
+test("the reader sees every committed row, answers SQLite's own errors, and is read-only", () =>
+  inFileDb(async (db, path) => {
     startSqliteReader(db, path);
     const reader = await ready(db);
     await insertRows(db, "logs", Array.from({ length: 300 }, (_, i) => ({ user_id: 1 + (i % 3), created_at: 1000 + i, type: 2, content: "", username: `u${i % 3}`, quota: 10 })));
@@ -99,10 +115,7 @@ test("the reader sees every committed row, answers SQLite's own errors, and is r
     expect(await errorOf(sql`select nope from logs`.execute(reader))).toMatch(/no such column/);
     expect(await errorOf(reader.insertInto("logs").values({ user_id: 9, created_at: 1, type: 2, content: "", username: "x", quota: 1 } as any).execute())).toMatch(/readonly/);
     expect(Number((await db.selectFrom("logs").select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirst())?.n)).toBe(300);
-  } finally {
-    await done();
-  }
-});
+  }));
 
 test("once stopped, or for an in-memory database, reads run on the database itself", async () => {
   const { db, path, done } = await fileDb();
@@ -129,9 +142,8 @@ test("once stopped, or for an in-memory database, reads run on the database itse
   }
 });
 
-test("a reader that fails mid-query hands the query to the main connection", async () => {
-  const { db, path, done } = await fileDb();
-  try {
+test("a reader that fails mid-query hands the query to the main connection", () =>
+  inFileDb(async (db, path) => {
     startSqliteReader(db, path);
     const reader = await ready(db);
     // A query that runs long on the reader, then the thread is gone: the caller still gets its answer.
@@ -140,14 +152,10 @@ test("a reader that fails mid-query hands the query to the main connection", asy
     abandonSqliteReader(db, "a test retired it");
     expect((await pending).rows[0].n).toBe(2_000_000);
     expect(readerOf(db)).toBe(db);
-  } finally {
-    await done();
-  }
-});
+  }));
 
-test("the log page, its total and the log stat answer the same through the reader as on the main connection", async () => {
-  const { ctx, dir } = await fileContext();
-  try {
+test("the log page, its total and the log stat answer the same through the reader as on the main connection", () =>
+  inFileContext(async (ctx) => {
     const db = ctx.deps.db;
     const now = Math.floor(Date.now() / 1000);
     await insertRows(db, "logs", Array.from({ length: 120 }, (_, i) => ({
@@ -163,15 +171,10 @@ test("the log page, its total and the log stat answer the same through the reade
     expect(viaReader).toEqual(viaMain);
     expect((viaReader[0][0] as any).total).toBe(120);
     expect((viaReader[1][1] as any).quota).toBeGreaterThan(0);
-  } finally {
-    await ctx.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+  }));
 
-test("deleting old logs on SQLite runs off the event loop (reader finds each batch, the write worker deletes it) and counts right", async () => {
-  const { ctx, dir } = await fileContext();
-  try {
+test("deleting old logs on SQLite runs off the event loop (reader finds each batch, the write worker deletes it) and counts right", () =>
+  inFileContext(async (ctx) => {
     const db = ctx.deps.db;
     const now = Math.floor(Date.now() / 1000);
     const old = now - 40 * 86_400;
@@ -196,11 +199,7 @@ test("deleting old logs on SQLite runs off the event loop (reader finds each bat
     expect(await pruneLogs(ctx.deps, now)).toBe(rows.length - older - keptTopups - 50);
     expect(await count()).toBe(keptTopups + 50);
     expect(keptTopups).toBeGreaterThan(0);
-  } finally {
-    await ctx.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+  }));
 
 /** A write that holds SQLite's write lock for a while on the write worker: a recursive count to `n` stored as option `key`. */
 const slowWrite = (n: number, key: string) => ({
@@ -227,16 +226,6 @@ async function untilLocked(dir: string): Promise<void> {
   }
 }
 
-/** Runs `fn` in a file-backed context (the reader and the write worker running), then closes it. */
-async function inFileContext(fn: (ctx: Awaited<ReturnType<typeof fileContext>>["ctx"], dir: string) => Promise<void>): Promise<void> {
-  const { ctx, dir } = await fileContext();
-  try {
-    await fn(ctx, dir);
-  } finally {
-    await ctx.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 /** How many times a 5 ms timer fired during `run`, started while the write worker holds the write lock (option `key`). */
 async function ticksWhileLocked(db: Database, dir: string, key: string, run: () => Promise<unknown>): Promise<number> {
