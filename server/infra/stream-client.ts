@@ -38,6 +38,26 @@ const MAX_HEAD_BYTES = 64 * 1024;
 const STALE_CLOSE_MS = 1000;
 /** The body stream asks for more (resumes the socket) when fewer than this many chunks wait unread. */
 const BODY_HIGH_WATER_CHUNKS = 16;
+/** A request longer than this (in characters) is encoded into `scratch` and written from there. As one string
+ * it was joined, measured and encoded into a fresh buffer on every write, and fresh megabytes cost their page
+ * faults: a 1 MB conversation held the event loop ~15–20 ms per streamed call, encoding into kept memory
+ * ~0.03 ms. A shorter one goes as one string, one write. */
+const SCRATCH_FROM_CHARS = 16 * 1024;
+/** Requests up to this many bytes reuse `scratch`; a larger one gets a buffer of its own. */
+const SCRATCH_MAX_BYTES = 8 * 1024 * 1024;
+let scratch = Buffer.allocUnsafe(0);
+
+/** `head` (latin1, as header bytes are) and `body` (UTF-8) in one buffer, valid until the next call. */
+function encodeRequest(head: string, body: string): Buffer {
+  const size = head.length + Buffer.byteLength(body);
+  let out = scratch;
+  if (size > out.length) {
+    out = Buffer.allocUnsafe(size <= SCRATCH_MAX_BYTES ? Math.max(size, 2 * out.length) : size);
+    if (out.length <= SCRATCH_MAX_BYTES) scratch = out;
+  }
+  const at = out.latin1Write(head, 0);
+  return out.subarray(0, at + out.utf8Write(body, at));
+}
 
 /** fetch() for a streamed upstream call: through the socket client when it can take the request, else fetch(). */
 export function streamFetch(url: string, init: RequestInit): Promise<Response> {
@@ -216,6 +236,13 @@ class Conn {
 
   send(head: string, body: string | Uint8Array | ArrayBuffer | null | undefined): void {
     const sock = this.sock!;
+    if (typeof body === "string" && body.length > SCRATCH_FROM_CHARS) {
+      const bytes = encodeRequest(head, body);
+      const written = sock.write(bytes);
+      // The rest is copied: the scratch buffer is the next request's.
+      if (written < bytes.length) this.unsent = Buffer.from(bytes.subarray(Math.max(0, written)));
+      return;
+    }
     if (body == null || typeof body === "string") {
       const text = body ? head + body : head;
       const written = sock.write(text);

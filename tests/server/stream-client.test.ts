@@ -109,6 +109,17 @@ describe("answers like fetch()", () => {
     expect((await (await streamFetch(base + "/echo", POST(big))).json() as any).body.length).toBe(big.length);
   });
 
+  test("large UTF-8 bodies sent at once (each encoded into the one scratch buffer) arrive whole and unmixed", async () => {
+    // Each is larger than the socket takes in one write, so the next one's encoding would overwrite the first
+    // one's unsent rest if it were not copied out.
+    const bodies = ["a", "日", "✓"].map((c, i) => JSON.stringify({ i, text: c.repeat(1_500_000) }));
+    const got = await Promise.all(bodies.map(async (body) => (await (await streamFetch(base + "/echo", POST(body))).json()) as any));
+    got.forEach((g, i) => {
+      expect(g.headers["content-length"]).toBe(String(Buffer.byteLength(bodies[i]!)));
+      expect(g.body === bodies[i]).toBe(true);
+    });
+  });
+
   test("an error answer is a Response with its status, headers and body", async () => {
     const res = await streamFetch(base + "/error", POST());
     expect(res.status).toBe(429);
