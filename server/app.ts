@@ -77,7 +77,7 @@ export function createApp(deps: AppDeps) {
   // The relay's JSON routes go on the server's own route table, past Elysia, unless a wrapper of every request
   // (Prometheus metrics, OpenTelemetry traces) must see them: then Elysia serves them (relay/index.ts).
   const nativeRoutes = deps.config.metricsEnabled || deps.config.tracing ? undefined
-    : Object.fromEntries([...relayRoutes].map(([path, route]) => [path, { POST: route }]));
+    : Object.fromEntries([...relayRoutes].map(([path, route]) => [path, { POST: (request: Request, server: unknown) => route(request, server, true) }]));
   return new Elysia({ serve: { idleTimeout: 255, maxRequestBodySize: deps.config.maxBodyBytes, routes: nativeRoutes } as any })
     .decorate("deps", deps)
     .use(metricsPlugin(deps))

@@ -507,6 +507,7 @@ const en: Record<string, string> = {
   "ops.log.d.cacheHitShort": "; cache hit",
   "ops.log.d.firstToken": "First token",
   "ops.log.d.path": "Path",
+  "ops.log.d.ip": "Client IP",
   "ops.log.d.message": "Message",
   "ops.filter.reset": "Reset",
   "ops.filter.preset": "Quick range",

@@ -495,6 +495,7 @@ const ru: Record<string, string> = {
   "ops.log.d.cacheHitShort": "; из кэша",
   "ops.log.d.firstToken": "Первый токен",
   "ops.log.d.path": "Путь",
+  "ops.log.d.ip": "IP клиента",
   "ops.log.d.message": "Сообщение",
   "ops.filter.reset": "Сбросить",
   "ops.filter.preset": "Быстрый выбор",

@@ -495,6 +495,7 @@ const zh: Record<string, string> = {
   "ops.log.d.cacheHitShort": "；缓存命中",
   "ops.log.d.firstToken": "首字时间",
   "ops.log.d.path": "请求路径",
+  "ops.log.d.ip": "客户端 IP",
   "ops.log.d.message": "消息",
   "ops.filter.reset": "重置",
   "ops.filter.preset": "快捷范围",

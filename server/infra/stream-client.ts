@@ -55,8 +55,8 @@ function encodeRequest(head: string, body: string): Buffer {
     out = Buffer.allocUnsafe(size <= SCRATCH_MAX_BYTES ? Math.max(size, 2 * out.length) : size);
     if (out.length <= SCRATCH_MAX_BYTES) scratch = out;
   }
-  const at = out.latin1Write(head, 0);
-  return out.subarray(0, at + out.utf8Write(body, at));
+  const at = out.write(head, 0, "latin1");
+  return out.subarray(0, at + out.write(body, at, "utf8"));
 }
 
 /** fetch() for a streamed upstream call: through the socket client when it can take the request, else fetch(). */

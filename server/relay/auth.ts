@@ -24,6 +24,8 @@ export interface Caller {
   /** Admins may pin a channel with sk-KEY-CHANNELID. */
   pinnedChannel: number | null;
   acceptUnsetModel: boolean;
+  /** The user asked for their address in their consume and error logs (new-api's setting record_ip_log). */
+  recordIp: boolean;
   /** Balances as last read (a few seconds old at most): only used to decide whether a call needs a hold. */
   userQuota: number;
   /** null for unlimited tokens and the playground */
@@ -49,8 +51,12 @@ export function presentedKey(request: Request): string {
   return "";
 }
 
+/** The client's address, or how to find it: a relay route asks the socket only when the token's IP list or the
+ * user's logs need it (Bun's requestIP() is a system call on every call). */
+export type IpSource = string | (() => string);
+
 /** The caller behind `rawKey`, or throws 401/403 in the caller's terms. */
-export async function authenticate(deps: AppDeps, rawKey: string, ip: string): Promise<Caller> {
+export async function authenticate(deps: AppDeps, rawKey: string, ip: IpSource): Promise<Caller> {
   return authenticateNow(deps, rawKey, ip) ?? callerFor(deps, await relayState(deps).tokens.get(tokenKeyOf(rawKey)), rawKey, ip);
 }
 
@@ -59,7 +65,7 @@ export async function authenticate(deps: AppDeps, rawKey: string, ip: string): P
  * to be read (then authenticate() it). Throws as authenticate() rejects. A route that awaited authenticate()
  * suspended on every call (a generator, two scopes and a turn of the loop).
  */
-export function authenticateNow(deps: AppDeps, rawKey: string, ip: string): Caller | null {
+export function authenticateNow(deps: AppDeps, rawKey: string, ip: IpSource): Caller | null {
   const entry = relayState(deps).tokens.cached(tokenKeyOf(rawKey));
   return entry === undefined ? null : callerFor(deps, entry, rawKey, ip);
 }
@@ -80,7 +86,7 @@ function tokenKeyOf(rawKey: string): string {
 }
 
 /** The checks on a token cache entry (null: no such token) and the caller it makes for this call. */
-function callerFor(deps: AppDeps, entry: TokenEntry | null, rawKey: string, ip: string): Caller {
+function callerFor(deps: AppDeps, entry: TokenEntry | null, rawKey: string, ip: IpSource): Caller {
   if (!entry) throw new AppError(401, "invalid API key", "invalid_api_key");
   const { token, user, allowIps } = entry;
   const now = Math.floor(Date.now() / 1000);
@@ -98,7 +104,10 @@ function callerFor(deps: AppDeps, entry: TokenEntry | null, rawKey: string, ip: 
   }
   if (token.status !== TOKEN_STATUS.enabled) throw new AppError(401, "this token is not enabled", "invalid_api_key");
   if (user.deleted_at || user.status !== USER_STATUS.enabled) throw new AppError(403, "user has been banned", "user_banned");
-  if (!ipAllowed(allowIps, ip)) throw new AppError(403, `this token may not be used from ${ip}`, "ip_not_allowed");
+  if (allowIps.length > 0) {
+    const addr = typeof ip === "string" ? ip : ip();
+    if (!ipAllowed(allowIps, addr)) throw new AppError(403, `this token may not be used from ${addr}`, "ip_not_allowed");
+  }
 
   const dash = rawKey.indexOf("-", keyStart(rawKey));
   let pinnedChannel: number | null = null;
@@ -127,7 +136,8 @@ function callerOf(entry: TokenEntry): Caller {
   c = {
     userId: user.id, username: user.username, role: user.role, group: token.group || user.group, userGroup: user.group,
     tokenId: token.id, tokenName: token.name, unlimited, modelLimits: limits, pinnedChannel: null,
-    acceptUnsetModel: acceptsUnset(user.setting),
+    acceptUnsetModel: settingFlag(user.setting, "accept_unset_model_ratio_model"),
+    recordIp: settingFlag(user.setting, "record_ip_log"),
     userQuota: Number(user.quota), tokenQuota: unlimited ? null : Number(token.remain_quota), userSetting: user.setting,
     limits: tokenLimits(token),
   };
@@ -135,10 +145,11 @@ function callerOf(entry: TokenEntry): Caller {
   return c;
 }
 
-export function acceptsUnset(setting: string | null | undefined): boolean {
+/** A true/false field of a user's settings JSON (false when absent or unreadable). */
+export function settingFlag(setting: string | null | undefined, name: "accept_unset_model_ratio_model" | "record_ip_log"): boolean {
   if (!setting) return false;
   try {
-    return Boolean(JSON.parse(setting)?.accept_unset_model_ratio_model);
+    return Boolean(JSON.parse(setting)?.[name]);
   } catch {
     return false;
   }
@@ -153,13 +164,15 @@ export interface TokenCaller { caller: Caller; ip: string; socket: boolean }
  */
 export function tokenCallerOf(deps: AppDeps) {
   const trustProxy = deps.config.trustProxy;
-  return (request: Request, server: any): TokenCaller | Promise<TokenCaller> => {
-    // A request that came in on a connection has its peer's address (app.handle()'s have none).
-    const peer: { address: string } | null = server?.requestIP(request) ?? null;
-    const ip = clientIp(request, server, trustProxy, peer);
-    const socket = peer !== null;
+  // `socket`: the server's native route table serves only requests that came in on a connection; elsewhere one
+  // that did has its peer's address (app.handle()'s have none).
+  return (request: Request, server: any, socket?: boolean): TokenCaller | Promise<TokenCaller> => {
+    let peer: { address: string } | null | undefined;
+    const peerOf = () => (peer === undefined ? (peer = server?.requestIP(request) ?? null) : peer);
+    const ipOf = () => clientIp(request, server, trustProxy, peerOf());
     const key = presentedKey(request);
-    const caller = authenticateNow(deps, key, ip);
-    return caller ? { caller, ip, socket } : authenticate(deps, key, ip).then((c) => ({ caller: c, ip, socket }));
+    const found = (caller: Caller): TokenCaller => ({ caller, ip: caller.recordIp ? ipOf() : "", socket: socket ?? peerOf() !== null });
+    const caller = authenticateNow(deps, key, ipOf);
+    return caller ? found(caller) : authenticate(deps, key, ipOf).then(found);
   };
 }

@@ -8,7 +8,7 @@ import { clientIp } from "../http/ratelimit.ts";
 import { decodeOr400 } from "../http/paths.ts";
 import { ROLE } from "../catalogue/index.ts";
 import type { RelayMode } from "./providers/types.ts";
-import { acceptsUnset, tokenCallerOf, type Caller } from "./auth.ts";
+import { settingFlag, tokenCallerOf, type Caller } from "./auth.ts";
 import { relay } from "./endpoints/exchange.ts";
 import { relayState } from "./state.ts";
 import { listsModule } from "./lists.ts";
@@ -84,9 +84,9 @@ export function relayJsonRoutes(deps: AppDeps): Map<string, PlainRoute> {
   const routes = new Map<string, PlainRoute>();
   for (const [path, mode] of ROUTES) {
     if (MULTIPART.has(mode)) continue;
-    routes.set(path, plainRoute(bodyLimit(mode, deps.config.maxBodyBytes), async (request, server, text) => {
+    routes.set(path, plainRoute(bodyLimit(mode, deps.config.maxBodyBytes), async (request, server, text, fromSocket) => {
       // A cached token answers at once: awaiting it anyway would suspend this handler on every call.
-      const who = tokenCaller(request, server);
+      const who = tokenCaller(request, server, fromSocket);
       const { caller, ip, socket } = who instanceof Promise ? await who : who;
       const { body, model, stream, json } = readBody(text, mode);
       // The client's signal only when asked for (exchange.ts LISTEN_AFTER_MS): creating it has a cost.
@@ -155,8 +155,8 @@ function playgroundModule(deps: AppDeps) {
       if (!model) throw new AppError(400, "model is required");
       const caller: Caller = {
         userId: user.id, username: user.username, role: user.role, group, userGroup: user.group, tokenId: 0, tokenName: "playground",
-        unlimited: false, modelLimits: null, pinnedChannel: null, acceptUnsetModel: acceptsUnset(user.setting),
-        userQuota: Number(user.quota), tokenQuota: null, userSetting: user.setting,
+        unlimited: false, modelLimits: null, pinnedChannel: null, acceptUnsetModel: settingFlag(user.setting, "accept_unset_model_ratio_model"),
+        recordIp: settingFlag(user.setting, "record_ip_log"), userQuota: Number(user.quota), tokenQuota: null, userSetting: user.setting,
       };
       const ip = clientIp(request, server as any, deps.config.trustProxy);
       return relay(deps, { mode: "chat", format: "openai", path: "/pg/chat/completions", search: "", body: b, model, stream: b.stream === true, caller, ip, signal: request.signal });

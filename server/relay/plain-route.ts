@@ -4,15 +4,16 @@
 import { errorReply } from "../http/errors.ts";
 import { readBodyText } from "./body.ts";
 
-/** `server`: the one the request came in on (null under app.handle()). */
-export type PlainRoute = (request: Request, server: any) => Promise<Response>;
+/** `server`: the one the request came in on (null under app.handle()); `socket`: true from the server's native
+ * route table, which serves only requests that came in on a connection (unknown through Elysia). */
+export type PlainRoute = (request: Request, server: any, socket?: boolean) => Promise<Response>;
 
 /** `run` answers a Response, or a plain value sent as JSON (as an Elysia handler's is). */
-export function plainRoute(limit: number, run: (request: Request, server: any, text: string) => Promise<Response | object>): PlainRoute {
-  return async (request, server) => {
+export function plainRoute(limit: number, run: (request: Request, server: any, text: string, socket?: boolean) => Promise<Response | object>): PlainRoute {
+  return async (request, server, socket) => {
     try {
       // The body first, as Elysia's parse step does: an oversized body is a 413 whatever the key.
-      const answer = await run(request, server, await readBodyText(request, limit));
+      const answer = await run(request, server, await readBodyText(request, limit), socket);
       return answer instanceof Response ? answer : Response.json(answer);
     } catch (e) {
       // The error's format follows the path asked for, as in Elysia's error hook (a wildcard route serves both

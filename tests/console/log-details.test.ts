@@ -30,6 +30,17 @@ describe("log details", () => {
     expect(logDetails(r, t, true).entries.find((e) => e.key === "retry")!.value).toBe("2 → 5");
   });
 
+  test("the client's IP, when the log kept one (its user asked for it), is an entry; none when it is empty", async () => {
+    await changeLanguage("en");
+    const other = { model_ratio: 1, completion_ratio: 1, group_ratio: 1, model_price: -1 };
+    const kept = logDetails({ ...row(LOG_TYPE.consume, other, "", 10), ip: "203.0.113.7" }, t);
+    expect(kept.entries.find((e) => e.key === "ip")).toEqual({ key: "ip", label: "Client IP", value: "203.0.113.7" });
+    expect(keys(logDetails({ ...row(LOG_TYPE.consume, other, "", 10), ip: "" }, t).entries)).not.toContain("ip");
+    await changeLanguage("zh");
+    expect(logDetails({ ...row(LOG_TYPE.error, {}, "upstream failure", 0), ip: "::1" }, t).entries.find((e) => e.key === "ip")!.label).toBe("客户端 IP");
+    await changeLanguage("en");
+  });
+
   test("a realtime response: its audio tokens at the audio ratios", async () => {
     await changeLanguage("en");
     const d = logDetails(row(LOG_TYPE.consume, {

@@ -116,8 +116,22 @@ describe("personal settings screen", () => {
     await waitFor(() => expect(fm.calls.some((c) => c.path === "/api/user/setting")).toBe(true));
     expect(fm.calls.find((c) => c.path === "/api/user/setting")!.body).toEqual({
       notify_type: "webhook", webhook_url: "https://hook.test/x", webhook_secret: "s3cret", notification_email: "",
-      quota_warning_threshold: 100000, accept_unset_model_ratio_model: false,
+      quota_warning_threshold: 100000, accept_unset_model_ratio_model: false, record_ip_log: false,
     });
+  });
+
+  test("privacy: recording the client's IP in one's logs is off until switched on, and saved as record_ip_log", async () => {
+    fm = personalApi({ "PUT /api/user/setting": ok(undefined, "settings updated") });
+    await renderApp("/personal", { user: USER });
+    fireEvent.click(await screen.findByText("Privacy"));
+    const toggle = await waitFor(() => document.querySelector('[data-testid="record-ip"]') as HTMLButtonElement);
+    expect(toggle.getAttribute("aria-checked")).toBe("false");
+    expect(screen.getByText(/kept in your consume and error logs/)).toBeTruthy();
+    fireEvent.click(toggle);
+    const pane = toggle.closest(".arco-tabs-content-item") as HTMLElement;
+    fireEvent.click(within(pane).getByText("Save"));
+    await waitFor(() => expect(fm.calls.some((c) => c.path === "/api/user/setting")).toBe(true));
+    expect(fm.calls.find((c) => c.path === "/api/user/setting")!.body).toMatchObject({ record_ip_log: true });
   });
 
   test("clicking the empty invite-link field generates the link its placeholder promises", async () => {

@@ -5,7 +5,7 @@
 import { LOG_TYPE } from "../../../server/catalogue/index.ts";
 import { formatNumber, formatSeconds, renderNumber, renderQuota } from "../../lib/format.ts";
 
-export interface LogRowLike { type: number; content: string; other: string; quota: number; is_stream?: boolean }
+export interface LogRowLike { type: number; content: string; other: string; quota: number; is_stream?: boolean; ip?: string }
 export interface DetailEntry { key: string; label: string; value: string }
 type T = (key: string, opts?: any) => string;
 
@@ -106,6 +106,8 @@ export function logDetails(row: LogRowLike, t: T, admin = false): { summary: str
   if (o.web_search) add("webSearch", t("ops.log.webSearch"), String(o.web_search_call_count ?? o.web_search));
   if (o.file_search) add("fileSearch", t("ops.log.fileSearch"), String(o.file_search_call_count ?? o.file_search));
   if (o.request_path) add("path", t("ops.log.d.path"), String(o.request_path));
+  // Kept only for users who asked for it (personal settings, Privacy).
+  if (row.ip) add("ip", t("ops.log.d.ip"), row.ip);
   const used = o.admin_info?.use_channel;
   if (admin && Array.isArray(used) && used.length > 1) add("retry", t("ops.log.retry"), used.join(" → "));
 

@@ -22,7 +22,7 @@ export { parseOther };
 export interface LogRow {
   id: number; created_at: number; type: number; channel: number; channel_name?: string; username: string; user_id: number;
   token_name: string; group?: string; model_name: string; use_time: number; is_stream: boolean; prompt_tokens: number;
-  completion_tokens: number; quota: number; content: string; other: string;
+  completion_tokens: number; quota: number; content: string; other: string; ip?: string;
 }
 
 export const LOGS_COLUMNS_KEY = "logs-table-columns";

@@ -47,6 +47,7 @@ export default function PersonalPage() {
     quota_warning_threshold: Number(setting.quota_warning_threshold ?? FORM_DEFAULT_THRESHOLD),
   });
   const [acceptUnset, setAcceptUnset] = useState(!!setting.accept_unset_model_ratio_model);
+  const [recordIp, setRecordIp] = useState(!!setting.record_ip_log);
   const [notifyErrors, setNotifyErrors] = useState<ReturnType<typeof validateNotify>>({});
   // The login of a super admin who must use two-factor sign-in and has not set it up lands here (?twofa=setup).
   const [params] = useSearchParams();
@@ -94,7 +95,7 @@ export default function PersonalPage() {
     const e = validateNotify(notify);
     setNotifyErrors(e);
     if (Object.keys(e).length) return;
-    const r = await api.put("/api/user/setting", { ...notify, accept_unset_model_ratio_model: acceptUnset, ...patch });
+    const r = await api.put("/api/user/setting", { ...notify, accept_unset_model_ratio_model: acceptUnset, record_ip_log: recordIp, ...patch });
     if (r.success) {
       Message.success(t("personal.settingsSaved"));
       void refreshUser();
@@ -225,6 +226,16 @@ export default function PersonalPage() {
               </Space>
               <Typography.Text type="secondary">{t("personal.acceptUnsetHint")}</Typography.Text>
               <Button type="primary" onClick={() => void saveSetting({ accept_unset_model_ratio_model: acceptUnset })}>{t("common.save")}</Button>
+            </Space>
+          </Tabs.TabPane>
+          <Tabs.TabPane key="privacy" title={t("personal.privacyTab")}>
+            <Space direction="vertical">
+              <Space>
+                <Switch checked={recordIp} onChange={setRecordIp} data-testid="record-ip" />
+                <span>{t("personal.recordIp")}</span>
+              </Space>
+              <Typography.Text type="secondary">{t("personal.recordIpHint")}</Typography.Text>
+              <Button type="primary" onClick={() => void saveSetting({ record_ip_log: recordIp })}>{t("common.save")}</Button>
             </Space>
           </Tabs.TabPane>
         </Tabs>

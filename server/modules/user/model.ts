@@ -45,6 +45,7 @@ export const settingBody = t.Object({
   webhook_secret: t.Optional(t.String()),
   notification_email: t.Optional(t.String()),
   accept_unset_model_ratio_model: t.Optional(t.Boolean()),
+  record_ip_log: t.Optional(t.Boolean()),
 }, { additionalProperties: true });
 
 export const listQuery = t.Object({

@@ -358,6 +358,7 @@ export async function updateSetting(deps: AppDeps, me: User, input: UserSetting)
     next.notification_email = e;
   }
   if (input.accept_unset_model_ratio_model !== undefined) next.accept_unset_model_ratio_model = !!input.accept_unset_model_ratio_model;
+  if (input.record_ip_log !== undefined) next.record_ip_log = !!input.record_ip_log;
   if (next.notify_type === "webhook") {
     if (!next.webhook_url) throw badRequest("webhook URL is required for webhook notifications");
     let url: URL;

@@ -28,6 +28,8 @@ export interface UserSetting {
   webhook_secret?: string;
   notification_email?: string;
   accept_unset_model_ratio_model?: boolean;
+  /** new-api's: the client's address goes into this user's consume and error logs */
+  record_ip_log?: boolean;
 }
 
 export function parseSetting(raw: string | null | undefined): UserSetting {

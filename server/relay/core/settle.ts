@@ -124,7 +124,7 @@ function records(deps: AppDeps, s: Served, u: Usage, quota: number, extra?: Reco
     user_id: req.caller.userId, created_at: now, type: LOG_TYPE.consume, content, username: req.caller.username,
     token_name: req.caller.tokenName, model_name: req.model, quota, prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens,
     use_time: Math.round((performance.now() - s.started) / 1000), is_stream: req.stream, channel_id: s.channel.id,
-    token_id: req.caller.tokenId, group: req.caller.group, ip: req.ip, other: JSON.stringify(other),
+    token_id: req.caller.tokenId, group: req.caller.group, ip: loggedIp(req), other: JSON.stringify(other),
   } };
 }
 
@@ -154,7 +154,13 @@ export function recordError(deps: AppDeps, req: RelayRequest, err: AppError, cha
     user_id: req.caller.userId, created_at: Math.floor(Date.now() / 1000), type: LOG_TYPE.error, content: err.message,
     username: req.caller.username, token_name: req.caller.tokenName, model_name: req.model, quota: 0,
     use_time: Math.round((performance.now() - started) / 1000), is_stream: req.stream, channel_id: channelId,
-    token_id: req.caller.tokenId, group: req.caller.group, ip: req.ip,
+    token_id: req.caller.tokenId, group: req.caller.group, ip: loggedIp(req),
     other: JSON.stringify({ status_code: err.status, admin_info: { use_channel: used.map(String) }, request_path: req.path, ...(fallback ? { fallback } : {}) }),
   });
+}
+
+/** The address a consume or error log keeps: the client's when its user asked for it (record_ip_log, as in
+ * new-api), else none. */
+export function loggedIp(req: { caller: { recordIp: boolean }; ip: string }): string {
+  return req.caller.recordIp ? req.ip : "";
 }

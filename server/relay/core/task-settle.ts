@@ -22,6 +22,7 @@ import { baseUrlOf } from "../providers/index.ts";
 import { taskAdaptorFor, type TaskCall, type TaskState } from "../providers/tasks.ts";
 import { mjTaskObject } from "../formats/tasks.ts";
 import type { Admission } from "./admit.ts";
+import { loggedIp } from "./settle.ts";
 
 export type TaskTable = "midjourneys" | "tasks";
 
@@ -111,7 +112,7 @@ function chargeRecords(deps: AppDeps, adm: Admission, quota: number, info: Charg
     user_id: c.userId, created_at: now, type: LOG_TYPE.consume, username: c.username, token_name: c.tokenName, model_name: req.model,
     content: `model price $${price.modelPrice}, group ratio ${price.groupRatio}, action ${info.action}, task ${info.taskId}`,
     quota, prompt_tokens: 0, completion_tokens: 0, use_time: Math.round((performance.now() - adm.started) / 1000), is_stream: false,
-    channel_id: info.channel.id, token_id: c.tokenId, group: c.group, ip: req.ip, other: JSON.stringify(other),
+    channel_id: info.channel.id, token_id: c.tokenId, group: c.group, ip: loggedIp(req), other: JSON.stringify(other),
   } };
 }
 

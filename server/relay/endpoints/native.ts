@@ -57,9 +57,9 @@ export function geminiTarget(tail: string): { model: string; action: string; str
 /** Claude's POST /v1/messages as a plain route (relay/index.ts relayJsonRoutes serves it). */
 export function claudeMessagesRoute(deps: AppDeps): PlainRoute {
   const caller = tokenCallerOf(deps);
-  return plainRoute(bodyLimit("native", deps.config.maxBodyBytes), async (request, server, text) => {
+  return plainRoute(bodyLimit("native", deps.config.maxBodyBytes), async (request, server, text, socket) => {
     // A cached token answers at once (relay/index.ts relayJsonRoutes): no suspension for it.
-    const found = caller(request, server);
+    const found = caller(request, server, socket);
     const { caller: who, ip } = found instanceof Promise ? await found : found;
     const body = parseJsonObject(text);
     const model = checkClaudeBody(body);
@@ -77,12 +77,12 @@ export const GEMINI_ROUTES = ["/v1beta/models/*", "/v1/models/*"];
 /** Gemini's generateContent, streamGenerateContent, countTokens and embeddings as one plain route. */
 export function geminiRoute(deps: AppDeps): PlainRoute {
   const caller = tokenCallerOf(deps);
-  return plainRoute(bodyLimit("native", deps.config.maxBodyBytes), async (request, server, text) => {
+  return plainRoute(bodyLimit("native", deps.config.maxBodyBytes), async (request, server, text, socket) => {
     const url = new URL(request.url);
     // The path after /v1beta/models/ or /v1/models/, as sent (geminiTarget decodes it).
     const tail = url.pathname.slice(url.pathname.indexOf("/models/") + "/models/".length);
     const { model, action, stream } = geminiTarget(tail);
-    const found = caller(request, server);
+    const found = caller(request, server, socket);
     const { caller: who, ip } = found instanceof Promise ? await found : found;
     const body = parseJsonObject(text);
     // countTokens may wrap the request: {"generateContentRequest": {...}}.
