@@ -23,6 +23,21 @@ export const MODEL_CHIPS_COLLAPSED = 10;
 export const THRESHOLD_PRESETS = [100_000, 500_000, 1_000_000, 5_000_000];
 const FORM_DEFAULT_THRESHOLD = 100_000;
 
+/** One on/off setting of the user's, with its hint and its own save button (a tab of the settings card). */
+function SwitchSetting(p: { checked: boolean; onChange: (v: boolean) => void; testId: string; label: string; hint: string; onSave: () => void }) {
+  const { t } = useTranslation();
+  return (
+    <Space direction="vertical">
+      <Space>
+        <Switch checked={p.checked} onChange={p.onChange} data-testid={p.testId} />
+        <span>{p.label}</span>
+      </Space>
+      <Typography.Text type="secondary">{p.hint}</Typography.Text>
+      <Button type="primary" onClick={p.onSave}>{t("common.save")}</Button>
+    </Space>
+  );
+}
+
 function parseSetting(raw: unknown): Record<string, any> {
   if (typeof raw !== "string" || !raw) return {};
   try {
@@ -219,24 +234,12 @@ export default function PersonalPage() {
             </Form>
           </Tabs.TabPane>
           <Tabs.TabPane key="price" title={t("personal.priceTab")}>
-            <Space direction="vertical">
-              <Space>
-                <Switch checked={acceptUnset} onChange={setAcceptUnset} data-testid="accept-unset" />
-                <span>{t("personal.acceptUnset")}</span>
-              </Space>
-              <Typography.Text type="secondary">{t("personal.acceptUnsetHint")}</Typography.Text>
-              <Button type="primary" onClick={() => void saveSetting({ accept_unset_model_ratio_model: acceptUnset })}>{t("common.save")}</Button>
-            </Space>
+            <SwitchSetting checked={acceptUnset} onChange={setAcceptUnset} testId="accept-unset" label={t("personal.acceptUnset")}
+              hint={t("personal.acceptUnsetHint")} onSave={() => void saveSetting({ accept_unset_model_ratio_model: acceptUnset })} />
           </Tabs.TabPane>
           <Tabs.TabPane key="privacy" title={t("personal.privacyTab")}>
-            <Space direction="vertical">
-              <Space>
-                <Switch checked={recordIp} onChange={setRecordIp} data-testid="record-ip" />
-                <span>{t("personal.recordIp")}</span>
-              </Space>
-              <Typography.Text type="secondary">{t("personal.recordIpHint")}</Typography.Text>
-              <Button type="primary" onClick={() => void saveSetting({ record_ip_log: recordIp })}>{t("common.save")}</Button>
-            </Space>
+            <SwitchSetting checked={recordIp} onChange={setRecordIp} testId="record-ip" label={t("personal.recordIp")}
+              hint={t("personal.recordIpHint")} onSave={() => void saveSetting({ record_ip_log: recordIp })} />
           </Tabs.TabPane>
         </Tabs>
       </Card>
