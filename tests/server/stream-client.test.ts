@@ -113,6 +113,9 @@ describe("answers like fetch()", () => {
     // Each is larger than the socket takes in one write, so the next one's encoding would overwrite the first
     // one's unsent rest if it were not copied out.
     const bodies = ["a", "日", "✓"].map((c, i) => JSON.stringify({ i, text: c.repeat(1_500_000) }));
+    // A text joined from pieces, as the relay's stream usage request makes one, with 4-byte characters.
+    const joined = JSON.stringify({ i: 3, text: "😀".repeat(600_000) });
+    bodies.push(joined.slice(0, -1) + ',"stream_options":{"include_usage":true}' + joined.slice(-1));
     const got = await Promise.all(bodies.map(async (body) => (await (await streamFetch(base + "/echo", POST(body))).json()) as any));
     got.forEach((g, i) => {
       expect(g.headers["content-length"]).toBe(String(Buffer.byteLength(bodies[i]!)));
