@@ -16,6 +16,7 @@
 // applies call.paramOverride itself (withParamOverride).
 import type { ProviderAdaptor, ProviderCall, UpstreamRequest } from "./providers/types.ts";
 import { AppError } from "../http/errors.ts";
+import { fetchBody } from "../infra/stream-client.ts";
 
 export type ParamOverride = Record<string, unknown>;
 /** Facts about the call that conditions may test. */
@@ -223,10 +224,12 @@ export function overrideContext(call: Pick<ProviderCall, "requestModel" | "upstr
 /** The built request with call.paramOverride applied to its JSON body; other bodies stay as they are. */
 export function applyParamOverride(adaptor: ProviderAdaptor, call: ProviderCall, up: UpstreamRequest): UpstreamRequest {
   const override = call.paramOverride;
-  if (!override || adaptor.appliesParamOverride || typeof up.body !== "string") return up;
+  if (!override || adaptor.appliesParamOverride) return up;
+  const text = fetchBody(up.body);
+  if (typeof text !== "string") return up;
   let body: unknown;
   try {
-    body = JSON.parse(up.body);
+    body = JSON.parse(text);
   } catch {
     return up;
   }

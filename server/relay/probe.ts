@@ -10,6 +10,7 @@ import { applyParamOverride } from "./override.ts";
 import { channelConfig, errorCode, providerCall } from "./core/route.ts";
 import { withChannelProxy } from "./providers/settings.ts";
 import { taskAdaptorFor, type TaskAdaptor } from "./providers/tasks.ts";
+import { fetchBody } from "../infra/stream-client.ts";
 
 const EMBEDDING_RE = /embed|bge-|m3e|text-similarity/i;
 const RERANK_RE = /rerank/i;
@@ -52,7 +53,7 @@ export async function probeChannel(deps: AppDeps, channel: Channel, model: strin
   const keyIndex = call.keyIndex ?? 0;
   try {
     const up = applyParamOverride(adaptor, call, await adaptor.buildRequest(call, testBody(mode, call.upstreamModel)));
-    const init: RequestInit = { method: up.method ?? "POST", headers: up.headers, body: up.body, signal, redirect: "manual" };
+    const init: RequestInit = { method: up.method ?? "POST", headers: up.headers, body: fetchBody(up.body), signal, redirect: "manual" };
     const res = await (adaptor.send ? adaptor.send(call, up.url, init) : fetch(up.url, init));
     const text = await res.text();
     if (!res.ok) {
@@ -80,7 +81,7 @@ async function probeTaskChannel(deps: AppDeps, channel: Channel, tasks: TaskAdap
   const keyIndex = call.keyIndex ?? 0;
   const up = tasks.probe({ baseUrl: call.baseUrl, key: call.key, channelType: channel.type });
   try {
-    const res = await fetch(up.url, { method: up.method ?? "GET", headers: up.headers, body: up.body, signal, redirect: "manual" });
+    const res = await fetch(up.url, { method: up.method ?? "GET", headers: up.headers, body: fetchBody(up.body), signal, redirect: "manual" });
     const text = await res.text();
     if (!res.ok) return { ok: false, status: res.status, message: tasks.errorMessage(res.status, text), keyIndex };
     let json: unknown;

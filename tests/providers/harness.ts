@@ -6,6 +6,7 @@ import { SseReader } from "../../server/relay/formats/sse.ts";
 import { nativeAware } from "../../server/relay/formats/bridge.ts";
 import { OPTION_DEFAULTS } from "../../server/modules/option/defaults.ts";
 import { answerUsage } from "../../server/relay/core/meter.ts";
+import { fetchBody } from "../../server/infra/stream-client.ts";
 
 export function channel(fields: Partial<Channel> = {}): Channel {
   return {
@@ -54,7 +55,7 @@ export interface Outcome {
 export async function run(adaptor: ProviderAdaptor, call: ProviderCall, body: any): Promise<Outcome> {
   const a = nativeAware(adaptor);
   const up = await a.buildRequest(call, body);
-  const res = await fetch(up.url, { method: up.method ?? "POST", headers: up.headers, body: up.body });
+  const res = await fetch(up.url, { method: up.method ?? "POST", headers: up.headers, body: fetchBody(up.body) });
   if (!res.ok) {
     const text = await res.text();
     return { status: res.status, body: text, usage: null, text: "", events: [], error: a.errorMessage?.(res.status, text) };

@@ -8,6 +8,7 @@ import { jsonText, withModel, withUsageRequest } from "../../server/relay/format
 import { startClaudeUpstream } from "../mocks/claude-upstream.ts";
 import { startGeminiUpstream } from "../mocks/gemini-upstream.ts";
 import type { MockUpstream } from "../mocks/recorder.ts";
+import { JoinedText, configureStreamClient } from "../../server/infra/stream-client.ts";
 
 let fx: RelayFixture;
 let key: string;
@@ -140,7 +141,52 @@ describe("the client's JSON text upstream in Claude's and Gemini's formats", () 
   });
 });
 
+describe("a long streamed conversation: the usage request written in without joining the text", () => {
+  // Over 16K characters the text goes upstream as its pieces (a JoinedText), never joined in memory.
+  const long = (model: string) => `{ "model" : "${model}", "stream": true,\n  "messages": [${Array.from({ length: 60 }, (_, i) =>
+    `{"role":"${i % 2 ? "assistant" : "user"}", "content":"turn ${i}: ${"日本語 café ✓ ".repeat(30)}\\u00e9"}`).join(",\n ")}],\n  "seed": 12345678901234567890 }\n`;
+  const expected = (text: string) => text.slice(0, text.lastIndexOf("}")) + ',"stream_options":{"include_usage":true}' + text.slice(text.lastIndexOf("}"));
+
+  for (const client of ["the stream client", "fetch() (UPSTREAM_STREAM_CLIENT=fetch)"]) {
+    test(`through ${client}: upstream byte for byte with the usage request, the answer streamed`, async () => {
+      if (client.startsWith("fetch")) configureStreamClient({ enabled: false, proxiedProtocols: [] });
+      try {
+        const text = long("cj-plain");
+        expect(text.length).toBeGreaterThan(16 * 1024);
+        const res = await post(text);
+        expect(res.status).toBe(200);
+        expect(await res.text()).toContain("[DONE]");
+        expect(last().raw).toBe(expected(text));
+        expect(last().body.messages.length).toBe(60);
+        expect(last().body.stream_options).toEqual({ include_usage: true });
+      } finally {
+        configureStreamClient({ enabled: true, proxiedProtocols: [] });
+      }
+    });
+  }
+
+  test("a channel's param_override still applies to such a text", async () => {
+    const res = await post(long("cj-override"));
+    expect(res.status).toBe(200);
+    await res.text();
+    expect(last().body.temperature).toBe(0.1);
+    expect(last().body.stream_options).toEqual({ include_usage: true });
+    expect(last().body.messages.length).toBe(60);
+  });
+});
+
 describe("formats/client-json.ts", () => {
+  test("withUsageRequest keeps a long text as its pieces (JoinedText) that read as the joined text", () => {
+    const body = { a: "x".repeat(20_000) };
+    const text = JSON.stringify(body);
+    const pieces = withUsageRequest(text, body);
+    expect(pieces).toBeInstanceOf(JoinedText);
+    expect(String(pieces)).toBe(text.slice(0, -1) + ',"stream_options":{"include_usage":true}}');
+    expect((pieces as JoinedText).length).toBe(String(pieces).length);
+    expect((pieces as JoinedText).byteLength()).toBe(Buffer.byteLength(String(pieces)));
+    expect(jsonText({ body, text: pieces! }, body)).toBe(pieces!);
+  });
+
   test("withUsageRequest writes the usage request before the closing brace, with a comma only when the object has members", () => {
     expect(withUsageRequest('{"a":1}', { a: 1 })).toBe('{"a":1,"stream_options":{"include_usage":true}}');
     expect(withUsageRequest('{"a":1}\r\n\t ', { a: 1 })).toBe('{"a":1,"stream_options":{"include_usage":true}}\r\n\t ');

@@ -23,6 +23,7 @@ import { taskAdaptorFor, type TaskCall, type TaskState } from "../providers/task
 import { mjTaskObject } from "../formats/tasks.ts";
 import type { Admission } from "./admit.ts";
 import { loggedIp } from "./settle.ts";
+import { fetchBody } from "../../infra/stream-client.ts";
 
 export type TaskTable = "midjourneys" | "tasks";
 
@@ -289,7 +290,7 @@ export async function pollChannel(deps: AppDeps, channel: Channel, refs: TaskRef
       const up = adaptor.fetch(call, [...byId.keys()]);
       const timeout = AbortSignal.timeout(POLL_TIMEOUT_MS);
       try {
-        const res = await fetch(up.url, { method: up.method ?? "GET", headers: up.headers, body: up.body, redirect: "manual", signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
+        const res = await fetch(up.url, { method: up.method ?? "GET", headers: up.headers, body: fetchBody(up.body), redirect: "manual", signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
         const text = await res.text();
         if (!res.ok) throw new Error(adaptor.errorMessage(res.status, text));
         for (const st of adaptor.readFetch(JSON.parse(text), [...byId.keys()])) {

@@ -23,6 +23,7 @@ import { finish, recordError, release as releaseHold, type Served } from "../cor
 import { answerUsage, countedUsage, countedUsageExact, countGenerated } from "../core/meter.ts";
 import { callsObserved, observeAttempt, observeAttemptEnd, observeCall, observeStream } from "../observe.ts";
 import { responseCache } from "../cache/index.ts";
+import { fetchBody } from "../../infra/stream-client.ts";
 
 export type { RelayRequest } from "../core/admit.ts";
 
@@ -168,7 +169,9 @@ async function attempt(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCa
     // Most adaptors build their request synchronously: awaiting a plain value still costs a turn of the loop.
     const built = adaptor.buildRequest(call, upstreamBody(req, call));
     const up = applyParamOverride(adaptor, call, built instanceof Promise ? await built : built);
-    const init: RequestInit = { method: up.method ?? "POST", headers: up.headers, body: up.body, signal: u.abort.signal, redirect: "manual" };
+    // A streamed call's JoinedText body goes to the stream client as its pieces (sendUpstream); fetch() gets a string.
+    const body = call.stream ? (up.body as BodyInit | null | undefined) : fetchBody(up.body);
+    const init: RequestInit = { method: up.method ?? "POST", headers: up.headers, body, signal: u.abort.signal, redirect: "manual" };
     res = await (adaptor.send ? adaptor.send(call, up.url, init) : sendUpstream(call, up.url, init));
   } catch (e) {
     u.release();

@@ -20,6 +20,7 @@ import { mappedStatus, providerCall, reportFailure, route, UpstreamError } from 
 import { recordError, release } from "../core/settle.ts";
 import { chargeTask } from "../core/task-settle.ts";
 import { observeAdmission, observeAttempt, observeAttemptEnd, observeTaskAccepted, observeTaskCall, observeTaskCharging } from "../observe.ts";
+import { fetchBody } from "../../infra/stream-client.ts";
 
 export interface TaskSubmit {
   /** `model` is the price key the task is billed and routed by (mj_imagine, suno_music, sora-2, ...). */
@@ -123,7 +124,7 @@ async function attempt(deps: AppDeps, sub: TaskSubmit, adaptor: TaskAdaptor, cha
   let res: Response;
   let text: string;
   try {
-    res = await fetch(up.url, { method: up.method ?? "POST", headers: up.headers, body: up.body, signal: abort.signal, redirect: "manual" });
+    res = await fetch(up.url, { method: up.method ?? "POST", headers: up.headers, body: fetchBody(up.body), signal: abort.signal, redirect: "manual" });
     text = await res.text();
   } catch {
     const timedOut = (abort.signal.reason as Error)?.message === "timeout";

@@ -3,6 +3,7 @@
 // 100 KB on every call (as much again as parsing it), for a text equal to what the client sent whenever the
 // gateway changes nothing but what it can write into the text itself (the stream usage request, a mapped model).
 import { stringEnd } from "../body.ts";
+import { JoinedText } from "../../infra/stream-client.ts";
 
 /** The client's JSON text and the object parsed from it, while nothing has changed that object: whoever changes
  * the request's body in place drops its RelayRequest.json (relay/cache/key.ts). */
@@ -10,6 +11,16 @@ export interface ClientJson {
   body: object;
   text: string;
 }
+
+/** What an upstream call sends for its body (ProviderCall.json): the client's text, or that text with the stream
+ * usage request written in, kept as pieces when it is long (JoinedText). */
+export interface SentJson {
+  body: object;
+  text: string | JoinedText;
+}
+
+/** A text this long gets the usage request as a JoinedText of its pieces instead of a joined string. */
+const PIECES_FROM_CHARS = 16 * 1024;
 
 const USAGE_REQUEST = '"stream_options":{"include_usage":true}';
 
@@ -74,19 +85,22 @@ function isSpace(c: number): boolean {
  * the body has stream_options of its own that lack it (then the body is serialised). `text` is the JSON text of
  * `body`, an object.
  */
-export function withUsageRequest(text: string, body: Record<string, any>): string | undefined {
+export function withUsageRequest(text: string, body: Record<string, any>): string | JoinedText | undefined {
   const options = body.stream_options;
   if (options === undefined) {
     const close = text.lastIndexOf("}");
     let k = close - 1;
     while (k >= 0 && isSpace(text.charCodeAt(k))) k--;
-    return text.slice(0, close) + (text.charCodeAt(k) === 0x7b ? "" : ",") + USAGE_REQUEST + text.slice(close);
+    const insert = (text.charCodeAt(k) === 0x7b ? "" : ",") + USAGE_REQUEST;
+    // Slices of the client's text share its memory; the joined string would be a copy of it all.
+    if (text.length > PIECES_FROM_CHARS) return new JoinedText([text.slice(0, close), insert, text.slice(close)]);
+    return text.slice(0, close) + insert + text.slice(close);
   }
   if (options && typeof options === "object" && options.include_usage === true) return text;
   return undefined;
 }
 
 /** The JSON text to send for `body`: the client's own when `body` is what the relay built from it unchanged. */
-export function jsonText(sent: ClientJson | undefined, body: unknown): string {
+export function jsonText(sent: SentJson | undefined, body: unknown): string | JoinedText {
   return sent !== undefined && sent.body === body ? sent.text : JSON.stringify(body);
 }

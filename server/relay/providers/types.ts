@@ -31,7 +31,8 @@
 //     "claude"/"gemini": the body is the client's native body, and the adaptor whose native format it
 //     is passes it through (still building URL + auth and extracting usage).
 import type { Channel } from "../../../db/schema.ts";
-import type { ClientJson } from "../formats/client-json.ts";
+import type { SentJson } from "../formats/client-json.ts";
+import type { JoinedText } from "../../infra/stream-client.ts";
 
 /** What kind of call this is; the route decides it. "task": a submit of the task endpoint (endpoints/task.ts),
  * served by task adaptors (providers/tasks.ts), never by an exchange adaptor. */
@@ -96,7 +97,7 @@ export interface ProviderCall {
   userId?: number;
   /** The body the relay hands the adaptor and its JSON text, when that text is the client's own
    * (formats/client-json.ts): an adaptor sending that very object sends the text (jsonText). */
-  json?: ClientJson;
+  json?: SentJson;
 }
 
 /** The read side of the option store, as providers need it. */
@@ -111,7 +112,8 @@ export interface UpstreamRequest {
   url: string;
   method?: string;
   headers: Record<string, string>;
-  body?: BodyInit | null;
+  /** A JoinedText only from jsonText() (a long client text with the stream usage request written in). */
+  body?: BodyInit | JoinedText | null;
 }
 
 /** Where a realtime session connects: a ws(s) URL and the headers that authorise it. */

@@ -68,7 +68,8 @@ export function claudeRequestFor(call: ProviderCall, body: any): ClaudeRequest {
     if (out.max_tokens == null) out.max_tokens = claudeSettings(call, call.upstreamModel).defaultMaxTokens;
     // The client's text says the same with a mapped model written into it (formats/client-json.ts).
     const sent = call.json;
-    if (sent !== undefined && sent.body === body && out.max_tokens === body.max_tokens) {
+    // (A Claude client's text is its own string: only an OpenAI stream's gets pieces, formats/client-json.ts.)
+    if (sent !== undefined && typeof sent.text === "string" && sent.body === body && out.max_tokens === body.max_tokens) {
       const text = out.model === body.model ? sent.text : renamedText(sent.text, out.model);
       call.json = text === undefined ? undefined : { body: out, text };
     }
