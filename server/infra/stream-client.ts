@@ -81,7 +81,7 @@ function encodeRequest(head: string, parts: readonly string[], bodyBytes: number
   const size = head.length + bodyBytes;
   let out = scratch;
   if (size > out.length) {
-    out = Buffer.allocUnsafe(size <= SCRATCH_MAX_BYTES ? Math.max(size, 2 * out.length) : size);
+    out = Buffer.allocUnsafe(size <= SCRATCH_MAX_BYTES ? Math.min(SCRATCH_MAX_BYTES, Math.max(size, 2 * out.length)) : size);
     if (out.length <= SCRATCH_MAX_BYTES) scratch = out;
   }
   let at = out.write(head, 0, "latin1");

@@ -53,7 +53,7 @@ export function presentedKey(request: Request): string {
 
 /** The client's address, or how to find it: a relay route asks the socket only when the token's IP list or the
  * user's logs need it (Bun's requestIP() is a system call on every call). */
-export type IpSource = string | (() => string);
+export type IpSource = string | { ip(): string };
 
 /** The caller behind `rawKey`, or throws 401/403 in the caller's terms. */
 export async function authenticate(deps: AppDeps, rawKey: string, ip: IpSource): Promise<Caller> {
@@ -105,7 +105,7 @@ function callerFor(deps: AppDeps, entry: TokenEntry | null, rawKey: string, ip: 
   if (token.status !== TOKEN_STATUS.enabled) throw new AppError(401, "this token is not enabled", "invalid_api_key");
   if (user.deleted_at || user.status !== USER_STATUS.enabled) throw new AppError(403, "user has been banned", "user_banned");
   if (allowIps.length > 0) {
-    const addr = typeof ip === "string" ? ip : ip();
+    const addr = typeof ip === "string" ? ip : ip.ip();
     if (!ipAllowed(allowIps, addr)) throw new AppError(403, `this token may not be used from ${addr}`, "ip_not_allowed");
   }
 
@@ -164,15 +164,31 @@ export interface TokenCaller { caller: Caller; ip: string; socket: boolean }
  */
 export function tokenCallerOf(deps: AppDeps) {
   const trustProxy = deps.config.trustProxy;
-  // `socket`: the server's native route table serves only requests that came in on a connection; elsewhere one
-  // that did has its peer's address (app.handle()'s have none).
   return (request: Request, server: any, socket?: boolean): TokenCaller | Promise<TokenCaller> => {
-    let peer: { address: string } | null | undefined;
-    const peerOf = () => (peer === undefined ? (peer = server?.requestIP(request) ?? null) : peer);
-    const ipOf = () => clientIp(request, server, trustProxy, peerOf());
+    const peer = new CallPeer(request, server, trustProxy, socket);
     const key = presentedKey(request);
-    const found = (caller: Caller): TokenCaller => ({ caller, ip: caller.recordIp ? ipOf() : "", socket: socket ?? peerOf() !== null });
-    const caller = authenticateNow(deps, key, ipOf);
-    return caller ? found(caller) : authenticate(deps, key, ipOf).then(found);
+    const caller = authenticateNow(deps, key, peer);
+    return caller ? peer.found(caller) : authenticate(deps, key, peer).then((c) => peer.found(c));
   };
+}
+
+/** One call's peer, asked of the socket at most once and only when needed (one object rather than a closure per
+ * question). `socket`: true from the server's native route table, which serves only requests that came in on a
+ * connection; unknown elsewhere, where one that did has its peer's address (app.handle()'s have none). */
+class CallPeer {
+  private peer: { address: string } | null | undefined;
+  constructor(private request: Request, private server: any, private trustProxy: boolean, private socket: boolean | undefined) {}
+
+  private peerOf(): { address: string } | null {
+    if (this.peer === undefined) this.peer = (this.server?.requestIP(this.request) as { address: string } | null | undefined) ?? null;
+    return this.peer;
+  }
+
+  ip(): string {
+    return clientIp(this.request, this.server, this.trustProxy, this.peerOf());
+  }
+
+  found(caller: Caller): TokenCaller {
+    return { caller, ip: caller.recordIp ? this.ip() : "", socket: this.socket ?? this.peerOf() !== null };
+  }
 }
