@@ -142,7 +142,9 @@ describe("one client's pathological input does not hold up the others", () => {
     const logs = await logsOf(fx, user.id);
     const big = logs.filter((l) => l.model_name === MODEL && l.prompt_tokens > 100_000);
     expect(big.length).toBeGreaterThan(0);
-  }, 60_000);
+  // 80 large-body calls in one process beside the browser tests: 18 s alone, 58-60 s in a parallel run on a
+  // slow 2-core machine (a time-out there once). The victim's bounds above are what the test is about.
+  }, 180_000);
 });
 
 describe("body caps per route", () => {
