@@ -3,7 +3,7 @@
 //
 //   bun scripts/bench/relay.ts [--seconds 3] [--concurrency 1,16,64] [--modes json,stream] [--targets direct,proxy,minimal,gateway]
 //                              [--soak 60] [--soak-concurrency 64] [--cpu-prof DIR] [--perf DIR] [--gc-log DIR] [--users 1] [--driver bun|wrk]
-//                              [--prompt-bytes N]
+//                              [--prompt-bytes N] [--stall-why] [--compare DIR]
 //   (PG_DSN=postgres://... : the gateway runs on a fresh PostgreSQL database instead of SQLite; MYSQL_DSN=mysql://...
 //   without PG_DSN: on a fresh MySQL database; BENCH_NO_LOGS=1: the gateway's consume logs off)
 //
@@ -20,6 +20,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describeGc, summariseGcLog } from "./gc-log.ts";
 import { benchMessages } from "./prompt.ts";
+import { describeStalls, stallSplitter, type StallSplit } from "./stall-split.ts";
 
 const role = process.argv[2];
 const MODEL = "bench-model";
@@ -62,13 +63,19 @@ function runMock() {
 
 /** The event loop's longest stall since the last read: a timer due every millisecond that fires late. Every
  * hop carries the same instrument (its timer costs a few µs of CPU per millisecond, which at c=1 is a large share
- * of a call), so their CPU and stalls compare like for like; GET /__bench/stall reads and resets it. */
+ * of a call), so their CPU and stalls compare like for like; GET /__bench/stall reads and resets it.
+ * `--stall-why` (BENCH_STALL_WHY=1 in the hop) also reads the main thread's schedstat at every tick and splits
+ * each stall of 4 ms or more into the time the thread ran (its own work: code, collections), waited for a core
+ * (the scheduler gave the core to another thread) and neither (blocked in the kernel: a lock, a page fault).
+ * The read is one pread of /proc/thread-self/schedstat per tick (~1 % of a core), so only when asked. */
 function watchStalls(): () => Response {
   let stall = 0;
   let last = performance.now();
+  const why = process.env.BENCH_STALL_WHY === "1" ? stallSplitter() : null;
   setInterval(() => {
     const now = performance.now();
     stall = Math.max(stall, now - last - 1);
+    why?.tick(now - last);
     last = now;
   }, 1);
   return () => {
@@ -76,9 +83,10 @@ function watchStalls(): () => Response {
     stall = 0;
     // --gc-log: the reads bracket each cell, so the mark splits the collection log by cell.
     if (process.env.BUN_JSC_logGC) console.error(GC_MARK);
-    return Response.json({ stall: out });
+    return Response.json({ stall: out, why: why?.read() });
   };
 }
+
 const GC_MARK = "-- relay bench: stall read --";
 const STALL_PATH = "/__bench/stall";
 
@@ -213,21 +221,27 @@ const gcLogDir = (() => {
   return i >= 0 ? process.argv[i + 1] : "";
 })();
 
-let start = async (args: string[]): Promise<{ proc: Subprocess; info: any }> => {
+/** `--stall-why`: each hop splits its long stalls into running, waiting for a core and blocked (watchStalls). */
+const stallWhy = process.argv.includes("--stall-why");
+
+/** `script`: the relay.ts whose hop runs (--compare starts a second gateway from another checkout's); `name` names its logs. */
+let start = async (args: string[], script = import.meta.path, name = args[0]): Promise<{ proc: Subprocess; info: any }> => {
   const prof = profileDir && args[0] !== "mock" ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
   let env: Record<string, string | undefined> = perfDir && args[0] !== "mock" ? { ...process.env, BUN_JSC_useJITDump: "1", BUN_JSC_jitDumpDirectory: perfDir } : process.env;
-  const gcLog = gcLogDir && args[0] !== "mock" ? join(gcLogDir, `${args[0]}.log`) : "";
+  const gcLog = gcLogDir && args[0] !== "mock" ? join(gcLogDir, `${name}.log`) : "";
   if (gcLog) {
     mkdirSync(gcLogDir, { recursive: true });
     env = { ...env, BUN_JSC_logGC: process.env.GC_LOG_LEVEL ?? "1" };
   }
-  // GATEWAY_ENV="A=1 B=2": variables for the gateway's process only (JavaScriptCore options, say, with the other hops as they are).
-  if (args[0] === "gateway" && process.env.GATEWAY_ENV) {
+  if (stallWhy && args[0] !== "mock") env = { ...env, BENCH_STALL_WHY: "1" };
+  // GATEWAY_ENV="A=1 B=2": variables for the gateway's process only (JavaScriptCore options, say, with the other hops
+  // as they are; not the --compare base, so `--compare .` measures an option against the same build without it).
+  if (name === "gateway" && process.env.GATEWAY_ENV) {
     const pairs = process.env.GATEWAY_ENV.split(/\s+/).filter((kv) => kv.includes("="));
     env = { ...env, ...Object.fromEntries(pairs.map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)])) };
   }
-  const proc = spawn([process.execPath, ...prof, import.meta.path, ...args], { stdout: "pipe", stderr: gcLog ? Bun.file(gcLog) : "inherit", env });
-  if (prof.length) console.log(`cpu profile of the ${args[0]}: ${profileDir}/*.${proc.pid}.*.cpuprofile`);
+  const proc = spawn([process.execPath, ...prof, script, ...args], { stdout: "pipe", stderr: gcLog ? Bun.file(gcLog) : "inherit", env });
+  if (prof.length) console.log(`cpu profile of the ${name}: ${profileDir}/*.${proc.pid}.*.cpuprofile`);
   const reader = proc.stdout.getReader();
   let text = "";
   while (!text.includes("\n")) {
@@ -377,7 +391,7 @@ async function load(t: Target, concurrency: number, seconds: number, stream: boo
   const cpu0 = cpuMs(t.proc.pid);
   const threads0 = threadCpuMs(t.proc.pid);
   const wait0 = mainWaitNs(t.proc.pid);
-  const db0 = t.name === "gateway" ? dbServerCpuMs() : 0;
+  const db0 = t.name === "gateway" || t.name === "base" ? dbServerCpuMs() : 0;
   const worker = async () => {
     while (performance.now() < until) {
       const t0 = performance.now();
@@ -401,19 +415,21 @@ async function load(t: Target, concurrency: number, seconds: number, stream: boo
   if (measured) await fetch(t.url + STALL_PATH);
   const byWrk = driver === "wrk" && record ? await wrkLoad(t, concurrency, seconds, body, keys) : null;
   if (!byWrk) await Promise.all(Array.from({ length: concurrency }, worker));
-  const stall = measured ? ((await (await fetch(t.url + STALL_PATH)).json()) as any).stall as number : NaN;
+  const stallRead: { stall: number; why?: StallSplit } | null = measured ? ((await (await fetch(t.url + STALL_PATH)).json()) as any) : null;
+  const stall = stallRead ? stallRead.stall : NaN;
+  const why = stallRead?.why;
   const elapsed = byWrk ? byWrk.elapsed : (performance.now() - started) / 1000;
   const gc = record && gcLogDir && measured ? await cellGc(t, elapsed) : "";
   const calls = byWrk ? byWrk.n : lat.length;
   await stopPerf?.(calls);
   const cpu = cpuMs(t.proc.pid) - cpu0;
-  const dbUs = t.name === "gateway" && (process.env.PG_DSN || process.env.MYSQL_DSN) ? ((dbServerCpuMs() - db0) * 1000) / Math.max(1, calls) : NaN;
+  const dbUs = (t.name === "gateway" || t.name === "base") && (process.env.PG_DSN || process.env.MYSQL_DSN) ? ((dbServerCpuMs() - db0) * 1000) / Math.max(1, calls) : NaN;
   const threads = perThread(threads0, threadCpuMs(t.proc.pid), calls) + (Number.isNaN(dbUs) ? "" : `; database server ${dbUs.toFixed(1)} (not in cpu ms/req)`);
   const waitMsPerS = (mainWaitNs(t.proc.pid) - wait0) / 1e6 / elapsed;
   lat.sort((a, b) => a - b);
   ttfb.sort((a, b) => a - b);
-  if (byWrk) return { rps: calls / elapsed, p50: byWrk.p50, p99: byWrk.p99, p999: byWrk.p999, ttfb: NaN, cpuPerReq: cpu / Math.max(1, calls), threads, waitMsPerS, errors: byWrk.errors, n: calls, stall, gc };
-  return { rps: lat.length / elapsed, p50: pct(lat, 0.5), p99: pct(lat, 0.99), p999: pct(lat, 0.999), ttfb: pct(ttfb, 0.5), cpuPerReq: cpu / Math.max(1, lat.length), threads, waitMsPerS, errors, n: lat.length, stall, gc };
+  if (byWrk) return { rps: calls / elapsed, p50: byWrk.p50, p99: byWrk.p99, p999: byWrk.p999, ttfb: NaN, cpuPerReq: cpu / Math.max(1, calls), threads, waitMsPerS, errors: byWrk.errors, n: calls, stall, why, gc };
+  return { rps: lat.length / elapsed, p50: pct(lat, 0.5), p99: pct(lat, 0.99), p999: pct(lat, 0.999), ttfb: pct(ttfb, 0.5), cpuPerReq: cpu / Math.max(1, lat.length), threads, waitMsPerS, errors, n: lat.length, stall, why, gc };
 }
 
 async function main() {
@@ -435,13 +451,19 @@ async function main() {
   const users = Math.max(1, Number(arg("users", "1")));
   const gateway = await start(["gateway", mockUrl, String(users)]);
   const minimal = await start(["minimal", mockUrl]);
+  // --compare DIR: a second gateway ("base") from another checkout, measured in the same cells as this one, the two
+  // taking turns at going first: an A/B within seconds on a machine whose speed drifts by tens of per cent in minutes.
+  const compareDir = arg("compare", "");
+  const base = compareDir ? await start(["gateway", mockUrl, String(users)], join(compareDir, "scripts/bench/relay.ts"), "base") : null;
   const targets: Target[] = [
     { name: "direct", url: mockUrl, proc: mock.proc },
     { name: "proxy", url: `http://127.0.0.1:${proxy.info.port}`, proc: proxy.proc },
     { name: "minimal", url: `http://127.0.0.1:${minimal.info.port}`, proc: minimal.proc },
     { name: "gateway", url: `http://127.0.0.1:${gateway.info.port}`, proc: gateway.proc, keys: Array.from({ length: users }, (_, i) => benchKey(i)) },
   ];
-  for (let i = targets.length - 1; i >= 0; i--) if (!only.includes(targets[i].name)) targets.splice(i, 1);
+  if (base) targets.push({ name: "base", url: `http://127.0.0.1:${base.info.port}`, proc: base.proc, keys: Array.from({ length: users }, (_, i) => benchKey(i)) });
+  for (let i = targets.length - 1; i >= 0; i--) if (!only.includes(targets[i].name) && targets[i].name !== "base") targets.splice(i, 1);
+  let cell = 0;
   // Warm-up: JIT, connection pools, the gateway's caches. The mode measured first is warmed last, and the other
   // is warmed again just before its cells: code the JIT optimised under streams alone leaves the JSON paths out
   // (and the other way round), and the cell after such a warm-up measured the gateway recompiling its hot
@@ -468,13 +490,16 @@ async function main() {
     }
     for (const c of levels) {
       const r: Record<string, Awaited<ReturnType<typeof load>>> = {};
-      for (const t of targets) {
+      // With --compare, the gateway and the base take turns at going first.
+      const order = base && cell++ % 2 === 1 ? targets.map((t) => (t.name === "gateway" ? targets.find((x) => x.name === "base")! : t.name === "base" ? targets.find((x) => x.name === "gateway")! : t)) : targets;
+      for (const t of order) {
         r[t.name] = await load(t, c, seconds, stream, true);
         const x = r[t.name];
         console.log(`${(stream ? "stream" : "json").padEnd(6)} ${String(c).padStart(3)}   ${t.name.padEnd(8)} ${x.rps.toFixed(0).padStart(6)} ${x.p50.toFixed(3).padStart(9)} ${x.p99.toFixed(3).padStart(8)} ${x.p999.toFixed(3).padStart(8)} ${stream && !Number.isNaN(x.ttfb) ? x.ttfb.toFixed(3).padStart(8) : "       -"} ${x.cpuPerReq.toFixed(3).padStart(11)} ${String(x.errors).padStart(7)} ${Number.isNaN(x.stall) ? "        -" : x.stall.toFixed(2).padStart(9)}`);
       }
       for (const t of targets) if (t.name !== "direct") console.log(`               ${t.name} CPU µs per call by thread: ${r[t.name].threads}; main thread waited for a core ${r[t.name].waitMsPerS.toFixed(0)} ms per s`);
       if (gcLogDir) for (const t of targets) if (t.name !== "direct") console.log(`               ${t.name} collections: ${r[t.name].gc}`);
+      if (stallWhy) for (const t of targets) if (r[t.name].why) console.log(`               ${t.name} stalls: ${describeStalls(r[t.name].why!, r[t.name].n)}`);
       const d = r.direct, p = r.proxy, g = r.gateway, m = r.minimal;
       if (!d || !p || !g || !m) continue;
       summary.push(`${stream ? "stream" : "json  "} c=${String(c).padEnd(3)} gateway/proxy throughput ${(g.rps / p.rps).toFixed(2)}x; added p50 vs direct: proxy ${(p.p50 - d.p50).toFixed(3)} ms, gateway ${(g.p50 - d.p50).toFixed(3)} ms` +
@@ -504,8 +529,8 @@ async function main() {
 async function runBenchmark() {
   const children: Subprocess[] = [];
   const startChild = start;
-  start = async (args) => {
-    const c = await startChild(args);
+  start = async (args, script, name) => {
+    const c = await startChild(args, script, name);
     children.push(c.proc);
     return c;
   };

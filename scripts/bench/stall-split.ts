@@ -1,0 +1,48 @@
+// The stall instrument's --stall-why split (relay.ts, watchStalls): for each gap of 4 ms or more between the 1 ms
+// timer's ticks, how much of it the event loop's thread ran, waited for a core, or was blocked in the kernel,
+// from /proc/thread-self/schedstat read at every tick (call tick() from the thread being watched).
+import { openSync, readSync } from "node:fs";
+
+/** What the long gaps between the stall timer's ticks were made of (see watchStalls). */
+export interface StallSplit { n: number; gapMs: number; ranMs: number; waitedMs: number; longest: { gapMs: number; ranMs: number; waitedMs: number } }
+
+/** A cell's stalls of 4 ms or more: how many, and what their time was made of. */
+export function describeStalls(w: StallSplit, calls: number): string {
+  const blocked = (x: { gapMs: number; ranMs: number; waitedMs: number }) => Math.max(0, x.gapMs - x.ranMs - x.waitedMs);
+  const l = w.longest;
+  return `${w.n} of 4 ms or more (${((w.n * 1e4) / Math.max(1, calls)).toFixed(1)} per 10,000 calls), ${w.gapMs.toFixed(0)} ms in all: ran ${w.ranMs.toFixed(0)}, waited for a core ${w.waitedMs.toFixed(0)}, blocked ${blocked(w).toFixed(0)}; the longest ${l.gapMs.toFixed(1)} ms: ran ${l.ranMs.toFixed(1)}, waited ${l.waitedMs.toFixed(1)}, blocked ${blocked(l).toFixed(1)}`;
+}
+
+export function stallSplitter() {
+  const fd = openSync("/proc/thread-self/schedstat", "r");
+  const buf = Buffer.alloc(128);
+  // schedstat: ns on a core, ns waiting for one, time slices.
+  const sample = (): [number, number] => {
+    const n = readSync(fd, buf, 0, buf.length, 0);
+    const [ran, waited] = buf.toString("latin1", 0, n).split(" ");
+    return [Number(ran) / 1e6, Number(waited) / 1e6];
+  };
+  let [ran0, waited0] = sample();
+  const zero = (): StallSplit => ({ n: 0, gapMs: 0, ranMs: 0, waitedMs: 0, longest: { gapMs: 0, ranMs: 0, waitedMs: 0 } });
+  let acc = zero();
+  return {
+    tick(gapMs: number) {
+      const [ran, waited] = sample();
+      if (gapMs >= 5) {
+        const s = { gapMs: gapMs - 1, ranMs: ran - ran0, waitedMs: waited - waited0 };
+        acc.n++;
+        acc.gapMs += s.gapMs;
+        acc.ranMs += s.ranMs;
+        acc.waitedMs += s.waitedMs;
+        if (s.gapMs > acc.longest.gapMs) acc.longest = s;
+      }
+      ran0 = ran;
+      waited0 = waited;
+    },
+    read(): StallSplit {
+      const out = acc;
+      acc = zero();
+      return out;
+    },
+  };
+}
