@@ -451,8 +451,8 @@ async function main() {
   const users = Math.max(1, Number(arg("users", "1")));
   const gateway = await start(["gateway", mockUrl, String(users)]);
   const minimal = await start(["minimal", mockUrl]);
-  // --compare DIR: a second gateway ("base") from another checkout, measured in the same cells as this one, the two
-  // taking turns at going first: an A/B within seconds on a machine whose speed drifts by tens of per cent in minutes.
+  // --compare DIR: a second gateway ("base") from another checkout, measured in the same cells as this one: an A/B
+  // within seconds on a machine whose speed drifts by tens of per cent in minutes.
   const compareDir = arg("compare", "");
   const base = compareDir ? await start(["gateway", mockUrl, String(users)], join(compareDir, "scripts/bench/relay.ts"), "base") : null;
   const targets: Target[] = [
@@ -463,7 +463,6 @@ async function main() {
   ];
   if (base) targets.push({ name: "base", url: `http://127.0.0.1:${base.info.port}`, proc: base.proc, keys: Array.from({ length: users }, (_, i) => benchKey(i)) });
   for (let i = targets.length - 1; i >= 0; i--) if (!only.includes(targets[i].name) && targets[i].name !== "base") targets.splice(i, 1);
-  let cell = 0;
   // Warm-up: JIT, connection pools, the gateway's caches. The mode measured first is warmed last, and the other
   // is warmed again just before its cells: code the JIT optimised under streams alone leaves the JSON paths out
   // (and the other way round), and the cell after such a warm-up measured the gateway recompiling its hot
@@ -490,8 +489,9 @@ async function main() {
     }
     for (const c of levels) {
       const r: Record<string, Awaited<ReturnType<typeof load>>> = {};
-      // With --compare, the gateway and the base take turns at going first.
-      const order = base && cell++ % 2 === 1 ? targets.map((t) => (t.name === "gateway" ? targets.find((x) => x.name === "base")! : t.name === "base" ? targets.find((x) => x.name === "gateway")! : t)) : targets;
+      // With --compare, the gateway and the base are measured twice, in the order gateway, base, base, gateway (a
+      // drift of the machine's speed within the cell weighs on both alike); each line is one measurement.
+      const order = base ? [...targets.filter((t) => t.name !== "base"), targets.find((t) => t.name === "base")!, ...targets.filter((t) => t.name === "base" || t.name === "gateway").reverse()] : targets;
       for (const t of order) {
         r[t.name] = await load(t, c, seconds, stream, true);
         const x = r[t.name];
