@@ -189,6 +189,9 @@ async function runGateway(upstream: string, users: number) {
   });
 }
 
+/** The gateway, or the --compare base (another checkout's gateway). */
+const isGateway = (t: Target) => t.name === "gateway" || t.name === "base";
+
 /** `keys`: the gateway's tokens, taken in turn (the other hops ignore the key). */
 interface Target { name: string; url: string; proc: Subprocess; keys?: string[] }
 
@@ -391,7 +394,7 @@ async function load(t: Target, concurrency: number, seconds: number, stream: boo
   const cpu0 = cpuMs(t.proc.pid);
   const threads0 = threadCpuMs(t.proc.pid);
   const wait0 = mainWaitNs(t.proc.pid);
-  const db0 = t.name === "gateway" || t.name === "base" ? dbServerCpuMs() : 0;
+  const db0 = isGateway(t) ? dbServerCpuMs() : 0;
   const worker = async () => {
     while (performance.now() < until) {
       const t0 = performance.now();
@@ -423,7 +426,7 @@ async function load(t: Target, concurrency: number, seconds: number, stream: boo
   const calls = byWrk ? byWrk.n : lat.length;
   await stopPerf?.(calls);
   const cpu = cpuMs(t.proc.pid) - cpu0;
-  const dbUs = (t.name === "gateway" || t.name === "base") && (process.env.PG_DSN || process.env.MYSQL_DSN) ? ((dbServerCpuMs() - db0) * 1000) / Math.max(1, calls) : NaN;
+  const dbUs = isGateway(t) && (process.env.PG_DSN || process.env.MYSQL_DSN) ? ((dbServerCpuMs() - db0) * 1000) / Math.max(1, calls) : NaN;
   const threads = perThread(threads0, threadCpuMs(t.proc.pid), calls) + (Number.isNaN(dbUs) ? "" : `; database server ${dbUs.toFixed(1)} (not in cpu ms/req)`);
   const waitMsPerS = (mainWaitNs(t.proc.pid) - wait0) / 1e6 / elapsed;
   lat.sort((a, b) => a - b);
@@ -491,7 +494,8 @@ async function main() {
       const r: Record<string, Awaited<ReturnType<typeof load>>> = {};
       // With --compare, the gateway and the base are measured twice, in the order gateway, base, base, gateway (a
       // drift of the machine's speed within the cell weighs on both alike); each line is one measurement.
-      const order = base ? [...targets.filter((t) => t.name !== "base"), targets.find((t) => t.name === "base")!, ...targets.filter((t) => t.name === "base" || t.name === "gateway").reverse()] : targets;
+      const gateways = targets.filter(isGateway);
+      const order = base ? [...targets.filter((t) => !isGateway(t)), ...gateways, ...[...gateways].reverse()] : targets;
       for (const t of order) {
         r[t.name] = await load(t, c, seconds, stream, true);
         const x = r[t.name];
