@@ -20,6 +20,9 @@ test("a busy gap is counted as run, a blocked one as neither run nor waiting; sh
   };
   tick();
   busy(30);
+  // The kernel adds a running thread's time to schedstat when it leaves the core (or at a scheduler tick), so
+  // without this short sleep up to a tick's worth of the busy gap would be read in the next one.
+  sleep(2);
   tick();
   sleep(40);
   tick();
