@@ -8,7 +8,8 @@
 //                                            STREAM=1: streamed calls, the upstream's seven SSE chunks read one by one;
 //                                            PG_DSN=postgres://... or MYSQL_DSN=mysql://...: on a fresh database there;
 //                                            ALLOC=1: also the bytes the JavaScript heap allocated per call;
-//                                            PROMPT_BYTES=n: a conversation of about n bytes in each request)
+//                                            PROMPT_BYTES=n: a conversation of about n bytes in each request;
+//                                            BENCH_NO_LOGS=1: consume logs off)
 // ALLOC=1 runs the measurement in a child with JavaScriptCore's collection log on and adds up the bytes each
 // collection says were allocated since the one before: unlike CPU time, that count barely moves with what else
 // the machine is doing (±2 % between runs), so it shows a change in what a call allocates on any day.
@@ -71,6 +72,8 @@ const deps = await buildDeps(config);
 const app = createApp(deps);
 await app.handle(new Request("http://localhost/api/setup", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "root", password: "benchpass123", confirmPassword: "benchpass123" }) }));
 await deps.options.set("ModelRatio", JSON.stringify({ [MODEL]: 1 }));
+// BENCH_NO_LOGS=1: consume logs off (what the log rows cost per call, by difference; as in relay.ts).
+if (process.env.BENCH_NO_LOGS === "1") await deps.options.set("LogConsumeEnabled", "false");
 const db = deps.db;
 const user = await db.selectFrom("users").select("id").where("username", "=", "root").executeTakeFirstOrThrow();
 await db.updateTable("users").set({ quota: 1e15 }).where("id", "=", user.id).execute();
