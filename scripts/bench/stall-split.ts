@@ -16,7 +16,9 @@ export function describeStalls(w: StallSplit, calls: number): string {
 export function stallSplitter() {
   const fd = openSync("/proc/thread-self/schedstat", "r");
   const buf = Buffer.alloc(128);
-  // schedstat: ns on a core, ns waiting for one, time slices.
+  // schedstat: ns on a core, ns waiting for one, time slices. The kernel brings a running thread's count up to
+  // date only at its accounting points, so one gap's split can take in time run just before the gap (a busy
+  // turn, then a sleep, once read as 10 ms run while asleep); a cell's totals are not affected.
   const sample = (): [number, number] => {
     const n = readSync(fd, buf, 0, buf.length, 0);
     const [ran, waited] = buf.toString("latin1", 0, n).split(" ");
