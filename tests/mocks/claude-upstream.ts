@@ -6,6 +6,7 @@
 // echoes the key and an internal address after the first text delta. Models named with "-nousage"
 // send no usage objects at all (answers, message_start and message_delta), as some Claude-compatible
 // upstreams do; "-nooutputcount" answers (not streams) report input_tokens and no output_tokens.
+// Mid-conversation system messages (role "system" after a user turn) are taken as the API takes them.
 // Like the real API it refuses fields it does not know (n, response_format, reasoning_effort...), input
 // schemas that are not JSON Schema, and thinking with forced tool use or after a tool-use turn that did not
 // start with a thinking block. A forced tool_choice is answered with a call of that tool (its input fits the
@@ -50,7 +51,7 @@ function wantsTool(body: any): boolean {
   if (!Array.isArray(body?.tools) || body.tools.length === 0) return false;
   if (body.tool_choice?.type === "none") return false;
   if (body.tool_choice?.type === "tool" || body.tool_choice?.type === "any") return true;
-  const last = body.messages?.[body.messages.length - 1];
+  const last = [...(body.messages ?? [])].reverse().find((m: any) => m?.role !== "system");
   const blocks = Array.isArray(last?.content) ? last.content : [];
   return !blocks.some((b: any) => b.type === "tool_result");
 }
@@ -61,10 +62,22 @@ export function claudeRequestProblem(body: any, modelInBody = true): string | nu
   if (modelInBody && typeof body.model !== "string") return "model: Field required";
   if (typeof body.max_tokens !== "number") return "max_tokens: Field required";
   if (!Array.isArray(body.messages) || body.messages.length === 0) return "messages: Field required";
-  for (let i = 1; i < body.messages.length; i++) {
-    if (body.messages[i].role === body.messages[i - 1].role) return "messages: roles must alternate between user and assistant";
+  // A mid-conversation system message (role "system") may follow a user turn; user and assistant turns
+  // alternate around it.
+  let prev = "";
+  for (const [i, m] of body.messages.entries()) {
+    if (m?.role === "system") {
+      if (prev !== "user") return `messages.${i}: a system message must follow a user turn`;
+      if (!(typeof m.content === "string" || (Array.isArray(m.content) && m.content.every((b: any) => b?.type === "text")))) {
+        return `messages.${i}.content: a system message takes text only`;
+      }
+      continue;
+    }
+    if (m?.role !== "user" && m?.role !== "assistant") return `messages.${i}.role: Input should be 'user', 'assistant' or 'system'`;
+    if (i === 0 && m.role !== "user") return "messages: first message must use the user role";
+    if (m.role === prev) return "messages: roles must alternate between user and assistant";
+    prev = m.role;
   }
-  if (body.messages[0].role !== "user") return "messages: first message must use the user role";
   if (body.thinking && (body.temperature !== undefined || body.top_p !== undefined)) return "temperature may not be set with thinking";
   const extra = Object.keys(body).find((k) => !KNOWN.has(k));
   if (extra) return `${extra}: Extra inputs are not permitted`;

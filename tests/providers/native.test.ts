@@ -153,8 +153,11 @@ describe("entry-point input checks", () => {
   test("Claude bodies", () => {
     expect(checkClaudeBody({ model: " m ", messages: [{ role: "user", content: "x" }] })).toBe("m");
     expect(() => checkClaudeBody({ messages: [] })).toThrow("model: Field required");
-    expect(() => checkClaudeBody({ model: "m", messages: [{ role: "system", content: "x" }] })).toThrow("messages.0.role");
-    expect(() => checkClaudeBody({ model: "m", messages: [{ role: "user", content: 5 }] })).toThrow("messages.0.content");
+    expect(() => checkClaudeBody({ model: "m", messages: [{ content: "x" }] })).toThrow("messages.0.role: Field required");
+    // Roles and content are the channel's to judge: a Claude channel takes them as sent, a conversion names what it cannot map.
+    expect(checkClaudeBody({ model: "m", messages: [{ role: "user", content: "x" }, { role: "system", content: "y" }] })).toBe("m");
+    expect(checkClaudeBody({ model: "m", messages: [{ role: "user", content: 5 }] })).toBe("m");
+    expect(() => claudeRequestToOpenAI({ model: "m", max_tokens: 1, messages: [{ role: "user", content: 5 as any }] })).toThrow("messages.0.content");
     expect(() => checkClaudeBody({ model: "m", messages: [{ role: "user", content: "x" }], max_tokens: 0 })).toThrow("max_tokens");
   });
 

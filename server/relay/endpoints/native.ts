@@ -17,14 +17,18 @@ import { plainRoute, type PlainRoute } from "../plain-route.ts";
 import { geminiEmbedTexts } from "../formats/gemini/client.ts";
 import { callerModels, modelList, oneModel } from "./models.ts";
 
-/** Claude Messages request checks the gateway must make itself (converted calls never reach Anthropic). */
+/**
+ * The Claude Messages checks routing and billing need, made before any channel is chosen. Roles, content
+ * blocks and fields are not judged here: a Claude channel takes the body as sent (its API decides on what is
+ * newer than this code), and a conversion refuses, naming the field, what it has no counterpart for
+ * (formats/claude/client.ts).
+ */
 export function checkClaudeBody(body: Record<string, any>): string {
   const model = typeof body.model === "string" ? body.model.trim() : "";
   if (!model) throw new AppError(400, "model: Field required");
   if (!Array.isArray(body.messages) || body.messages.length === 0) throw new AppError(400, "messages: Field required");
   for (const [i, m] of body.messages.entries()) {
-    if (!m || (m.role !== "user" && m.role !== "assistant")) throw new AppError(400, `messages.${i}.role: Input should be 'user' or 'assistant'`);
-    if (typeof m.content !== "string" && !Array.isArray(m.content)) throw new AppError(400, `messages.${i}.content: Input should be a valid string or list`);
+    if (!m || typeof m !== "object" || typeof m.role !== "string" || !m.role) throw new AppError(400, `messages.${i}.role: Field required`);
   }
   if (body.max_tokens !== undefined && (!Number.isInteger(body.max_tokens) || body.max_tokens < 1)) {
     throw new AppError(400, "max_tokens: Input should be a positive integer");
@@ -36,6 +40,17 @@ export function checkGeminiBody(body: Record<string, any>): void {
   if (!Array.isArray(body.contents) || body.contents.length === 0) throw new AppError(400, "* GenerateContentRequest.contents: contents is not specified");
   for (const [i, c] of body.contents.entries()) {
     if (!c || !Array.isArray(c.parts)) throw new AppError(400, `* GenerateContentRequest.contents[${i}].parts: contents.parts must not be empty`);
+  }
+}
+
+/** A Claude body as the tokenizer counts it: converted to chat, or, where something has no chat counterpart
+ * (a Claude-only block, role or field), its messages as they are, with the system prompt first. */
+function countableClaudeBody(body: Record<string, any>): unknown {
+  try {
+    return claudeRequestToOpenAI(body as any);
+  } catch (e) {
+    if (!(e instanceof AppError)) throw e;
+    return { messages: [{ role: "system", content: body.system ?? "" }, ...body.messages], tools: body.tools };
   }
 }
 
@@ -115,7 +130,7 @@ export function nativeModule(deps: AppDeps) {
       await caller(request, server);
       const body = parseJsonObject(raw);
       checkClaudeBody(body);
-      return { input_tokens: await countPromptTokens(claudeRequestToOpenAI(body as any)) };
+      return { input_tokens: await countPromptTokens(countableClaudeBody(body)) };
     }, { parse })
     // genai's models.list / models.get: the key's models as Gemini Model resources.
     .get("/v1beta/models", async ({ request, server }) => modelList(await callerModels(deps, (await caller(request, server)).caller), "gemini"))

@@ -34,7 +34,18 @@ export function claudeRequestToOpenAI(req: ClaudeRequest): OpenAIChatRequest {
   const system = typeof req.system === "string" ? req.system : blocksText(req.system as ClaudeBlock[] | undefined);
   if (system) messages.push({ role: "system", content: system });
 
-  for (const m of req.messages ?? []) {
+  for (const [i, m] of (req.messages ?? []).entries()) {
+    if (!CONVERTED_ROLES.has(m.role)) {
+      throw new AppError(400, `messages.${i}.role: role '${String(m.role)}' has no counterpart on this channel (it is not a Claude channel): user, assistant and system are converted`);
+    }
+    if (typeof m.content !== "string" && !Array.isArray(m.content)) {
+      throw new AppError(400, `messages.${i}.content: Input should be a valid string or list`);
+    }
+    if (m.role === "system") {
+      // A mid-conversation system message: a system message at the same point.
+      messages.push({ role: "system", content: systemText(m.content, i) });
+      continue;
+    }
     if (typeof m.content === "string") {
       messages.push({ role: m.role, content: m.content });
       continue;
@@ -103,6 +114,18 @@ export function claudeRequestToOpenAI(req: ClaudeRequest): OpenAIChatRequest {
     if (c.disable_parallel_tool_use) out.parallel_tool_calls = false;
   }
   return out;
+}
+
+const CONVERTED_ROLES = new Set(["user", "assistant", "system"]);
+
+/** A mid-conversation system message's text; its blocks may only be text (what an OpenAI system message holds). */
+function systemText(content: string | ClaudeBlock[], i: number): string {
+  if (typeof content === "string") return content;
+  const other = content.findIndex((b) => b?.type !== "text");
+  if (other >= 0) {
+    throw new AppError(400, `messages.${i}.content.${other}.type: a system message's '${String(content[other]?.type)}' block has no counterpart on this channel (it is not a Claude channel): text only`);
+  }
+  return blocksText(content);
 }
 
 /** Request fields only Anthropic's API has: refused on converted channels rather than dropped. */

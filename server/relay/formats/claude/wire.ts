@@ -97,7 +97,8 @@ export type ClaudeBlock =
   | { type: string; [k: string]: any };
 
 export interface ClaudeMessage {
-  role: "user" | "assistant";
+  /** "system": a mid-conversation system message; other roles are the upstream's to judge. */
+  role: "user" | "assistant" | "system" | (string & {});
   content: string | ClaudeBlock[];
 }
 
