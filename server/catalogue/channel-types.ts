@@ -49,13 +49,28 @@ export interface ChannelTypeInfo {
   form?: ChannelForm;
   /** the upstream was shut down: the type to use instead (kind "retired") */
   replacedBy?: number;
+  /**
+   * The OpenAI endpoints without a chat-completions twin that the upstream serves itself. A call to one it
+   * lacks is answered through the channel's chat completions; a channel's `responses_api` setting overrides
+   * this per channel (an upstream that gained the Responses API, or a proxy in front of OpenAI).
+   */
+  nativeEndpoints?: readonly NativeEndpoint[];
 }
+
+/** The relay endpoints whose native service the catalogue states per type (the rest follow the type's kind). */
+export type NativeEndpoint = "/v1/responses" | "/v1/responses/compact";
+
+/** The values of a channel's `responses_api` setting: the upstream serves the Responses API itself, or not. */
+export const RESPONSES_API_SETTINGS = ["native", "chat"] as const;
+export type ResponsesApiSetting = (typeof RESPONSES_API_SETTINGS)[number];
+/** The channel kinds whose adaptor can send a Responses call upstream as it is (the others always convert). */
+export const RESPONSES_CAPABLE_KINDS: readonly ChannelKind[] = ["openai", "azure"];
 
 const MJ_FORM: ChannelForm = { baseUrl: { label: "ops.ch.mjUrl", placeholder: "ops.ch.mjUrlHint", required: true } };
 
 /** Channel type catalogue (spec 000 §3.5). baseUrl is the default upstream when a channel leaves it empty. */
 const ROWS: readonly Omit<ChannelTypeInfo, "models">[] = [
-  { id: 1, name: "OpenAI", kind: "openai", baseUrl: "https://api.openai.com", form: { organization: true } },
+  { id: 1, name: "OpenAI", kind: "openai", baseUrl: "https://api.openai.com", form: { organization: true }, nativeEndpoints: ["/v1/responses", "/v1/responses/compact"] },
   { id: 2, name: "Midjourney Proxy", kind: "midjourney", baseUrl: "", form: MJ_FORM },
   {
     id: 3, name: "Azure OpenAI", kind: "azure", baseUrl: "",
@@ -63,6 +78,8 @@ const ROWS: readonly Omit<ChannelTypeInfo, "models">[] = [
       baseUrl: { label: "ops.ch.azureEndpoint", placeholder: "https://your-resource.openai.azure.com", required: true },
       other: { label: "ops.ch.apiVersion", placeholder: "2024-10-21", defaultValue: "2024-10-21" },
     },
+    // from API version 2025-03-01-preview on (providers/azure: older versions go through chat)
+    nativeEndpoints: ["/v1/responses"],
   },
   { id: 4, name: "Ollama", kind: "openai", baseUrl: "http://localhost:11434" },
   { id: 5, name: "Midjourney Proxy Plus", kind: "midjourney", baseUrl: "", form: MJ_FORM },
@@ -118,3 +135,8 @@ export function channelType(id: number): ChannelTypeInfo | undefined {
   return byId.get(id);
 }
 
+
+/** Whether a channel type's upstream serves the endpoint itself (see ChannelTypeInfo.nativeEndpoints). */
+export function servesNatively(type: number, endpoint: NativeEndpoint): boolean {
+  return byId.get(type)?.nativeEndpoints?.includes(endpoint) ?? false;
+}

@@ -65,6 +65,27 @@ describe("channel form settings", () => {
     expect(JSON.parse(body.setting)).toEqual({ custom_key: 1, proxy: "socks5://u:p@127.0.0.1:1080", system_prompt: "Answer in French.", system_prompt_override: true, force_format: true });
   });
 
+  test("the Responses API choice shows the type's default and is saved as responses_api; a Claude channel has none", async () => {
+    fm = mockFetch(routes({
+      "GET /api/channel/21": ok({ id: 21, name: "ds", type: 43, models: "m", group: "default", key: "", setting: '{"custom_key": 1}' }),
+      "GET /api/channel/22": ok({ id: 22, name: "cl", type: 14, models: "m", group: "default", key: "", setting: "" }),
+      "PUT /api/channel/": ok(),
+    }));
+    await renderApp("/channel/edit/21", { user: ADMIN });
+    await waitFor(() => expect((screen.getByTestId("channel-name") as HTMLInputElement).value).toBe("ds"));
+    const select = screen.getByTestId("setting-responses_api");
+    expect(select.textContent).toContain("Type default: through chat completions");
+    fireEvent.click(select.querySelector(".arco-select-view")!);
+    fireEvent.click(await screen.findByText("served by the upstream"));
+    fireEvent.click(screen.getByTestId("channel-submit"));
+    await waitFor(() => expect(fm.calls.some((c) => c.method === "PUT")).toBe(true));
+    expect(JSON.parse(fm.calls.find((c) => c.method === "PUT")!.body.setting)).toEqual({ custom_key: 1, responses_api: "native" });
+    cleanup();
+    await renderApp("/channel/edit/22", { user: ADMIN });
+    await waitFor(() => expect((screen.getByTestId("channel-name") as HTMLInputElement).value).toBe("cl"));
+    expect(screen.queryByTestId("setting-responses_api")).toBeNull();
+  });
+
   test("a bad proxy address is refused before saving", async () => {
     fm = mockFetch(routes({ "GET /api/channel/8": ok({ id: 8, name: "c", type: 1, models: "m", group: "default", key: "", setting: "" }) }));
     await renderApp("/channel/edit/8", { user: ADMIN });

@@ -12,9 +12,19 @@ export interface CompatOptions {
   auth?: (rec: Recorded) => boolean;
   /** The answer's text (streamed in three pieces). */
   text?: string;
-  usage?: { prompt_tokens: number; completion_tokens: number };
+  usage?: { prompt_tokens: number; completion_tokens: number; prompt_tokens_details?: { cached_tokens: number }; completion_tokens_details?: { reasoning_tokens: number } };
+  /** What the model answers for a request, in place of the text or the first tool's call. */
+  reply?: (body: any) => CompatReply;
   /** The upstream refuses stream_options (400), as some compatibility APIs do. */
   refuseStreamOptions?: boolean;
+}
+
+/** A scripted answer: text, reasoning_content, tool calls (their arguments streamed in `pieces` parts). */
+export interface CompatReply {
+  text?: string;
+  reasoning?: string;
+  calls?: { id: string; name: string; arguments: string }[];
+  finish?: string;
 }
 
 export const COMPAT_TEXT = "Hello from a compatible upstream.";
@@ -46,9 +56,10 @@ export function compatHandler(o: CompatOptions = {}) {
     if (o.refuseStreamOptions && body.stream_options) {
       return Response.json({ error: { message: "invalid request: stream_options is not supported", type: "invalid_request_error", code: null } }, { status: 400 });
     }
+    const base = { id: "chatcmpl-compat", created: 1700000000, model, x_provider: "compat" };
+    if (o.reply) return scripted(o.reply(body), body, base, fullUsage);
     const reasoning = model.includes("reason") ? COMPAT_REASONING : "";
     const tool = Array.isArray(body.tools) && body.tools.length ? body.tools[0].function.name : null;
-    const base = { id: "chatcmpl-compat", created: 1700000000, model, x_provider: "compat" };
     if (!body.stream) {
       const message: Record<string, unknown> = tool
         ? { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: tool, arguments: "{\"city\":\"Paris\"}" } }] }
@@ -67,6 +78,31 @@ export function compatHandler(o: CompatOptions = {}) {
     frames.push("data: [DONE]\n\n");
     return new Response(frames.join(""), { headers: { "content-type": "text/event-stream" } });
   };
+}
+
+/** A scripted reply as a chat completion or chunk stream: the reasoning, the text and each call's arguments in
+ * three pieces, usage last when asked for. */
+function scripted(r: CompatReply, body: any, base: Record<string, unknown>, usage: Record<string, unknown>): Response {
+  const calls = r.calls ?? [];
+  const finish = r.finish ?? (calls.length ? "tool_calls" : "stop");
+  if (!body.stream) {
+    const message: Record<string, unknown> = { role: "assistant", content: r.text ?? null };
+    if (r.reasoning) message.reasoning_content = r.reasoning;
+    if (calls.length) message.tool_calls = calls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } }));
+    return Response.json({ ...base, object: "chat.completion", choices: [{ index: 0, message, finish_reason: finish, logprobs: null }], usage });
+  }
+  const chunk = (delta: Record<string, unknown>, f: string | null = null) => `data: ${JSON.stringify({ ...base, object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: f }] })}\n\n`;
+  const frames = [chunk({ role: "assistant", content: "" })];
+  if (r.reasoning) for (const p of pieces(r.reasoning)) frames.push(chunk({ reasoning_content: p }));
+  if (r.text) for (const p of pieces(r.text)) frames.push(chunk({ content: p }));
+  calls.forEach((c, index) => {
+    frames.push(chunk({ tool_calls: [{ index, id: c.id, type: "function", function: { name: c.name, arguments: "" } }] }));
+    for (const p of pieces(c.arguments)) if (p) frames.push(chunk({ tool_calls: [{ index, function: { arguments: p } }] }));
+  });
+  frames.push(chunk({}, finish));
+  if (body.stream_options?.include_usage) frames.push(`data: ${JSON.stringify({ ...base, object: "chat.completion.chunk", choices: [], usage })}\n\n`);
+  frames.push("data: [DONE]\n\n");
+  return new Response(frames.join(""), { headers: { "content-type": "text/event-stream" } });
 }
 
 export function startCompatUpstream(o: CompatOptions = {}): MockUpstream {

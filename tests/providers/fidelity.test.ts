@@ -243,7 +243,7 @@ describe("the Responses API through chat", () => {
     }, { model: "m" }, "alias");
     expect(r.output.map((o: any) => o.type)).toEqual(["reasoning", "message", "function_call"]);
     expect(r).toMatchObject({ object: "response", model: "alias", status: "incomplete", incomplete_details: { reason: "max_output_tokens" } });
-    expect(r.usage).toEqual({ input_tokens: 3, input_tokens_details: { cached_tokens: 0 }, output_tokens: 4, output_tokens_details: { reasoning_tokens: 2 }, total_tokens: 7 });
+    expect(r.usage).toEqual({ input_tokens: 3, input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 }, output_tokens: 4, output_tokens_details: { reasoning_tokens: 2 }, total_tokens: 7 });
   });
 
   test("a chat stream as typed events with rising sequence numbers and consistent indices", () => {

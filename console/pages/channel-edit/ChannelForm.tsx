@@ -4,7 +4,7 @@ import React, { useEffect, useRef, useState } from "react";
 import { Alert, AutoComplete, Button, Input, InputNumber, Message, Modal, Select, Space, Spin, Switch, Tag, Typography } from "@arco-design/web-react";
 import { useTranslation } from "react-i18next";
 import { api } from "../../api/index.ts";
-import { CHANNEL_TYPES, DEFAULT_GROUP, channelType } from "../../../server/catalogue/index.ts";
+import { CHANNEL_TYPES, DEFAULT_GROUP, RESPONSES_API_SETTINGS, RESPONSES_CAPABLE_KINDS, channelType, servesNatively } from "../../../server/catalogue/index.ts";
 import { SETTING_SWITCHES, fieldsFor, isJsonObjectOrEmpty, isProxyUrl, readSetting, splitNames, writeSetting } from "./fields.ts";
 import { cachedTypeModels, defaultModelsFor, loadTypeModels, sameList, type TypeModels } from "./typeModels.ts";
 import { KeyViewer } from "./KeyViewer.tsx";
@@ -309,7 +309,7 @@ export function ChannelForm({ id, onSaved, onCancel }: { id?: number; onSaved: (
       <Field label={t("ops.ch.paramOverride")} {...mark("param_override")}>
         <Input.TextArea value={v.param_override} onChange={(x) => set("param_override", x)} autoSize={{ minRows: 1 }} placeholder={'{"temperature": 0}'} />
       </Field>
-      <ChannelSettings setting={v.setting} onChange={(x) => set("setting", x)} />
+      <ChannelSettings type={v.type} setting={v.setting} onChange={(x) => set("setting", x)} />
       <Field label={t("ops.ch.setting")} {...mark("setting")}>
         <Input.TextArea value={v.setting} onChange={(x) => set("setting", x)} autoSize={{ minRows: 1 }} placeholder={'{"proxy": "socks5://user:pass@host:1080"}'}
           data-testid="channel-setting" />
@@ -357,10 +357,29 @@ const SWITCH_TEXT: Record<(typeof SETTING_SWITCHES)[number], [string, string]> =
   pass_through_body_enabled: ["ops.ch.passThroughBody", "ops.ch.passThroughBodyHelp"],
 };
 
-function ChannelSettings({ setting, onChange }: { setting: string; onChange: (text: string) => void }) {
+/** Whether the upstream serves the Responses API itself: the type's default, or the channel's own answer. */
+function ResponsesApiSelect({ type, value, onChange }: { type: number; value: unknown; onChange: (v: string) => void }) {
+  const { t } = useTranslation();
+  const byDefault = servesNatively(type, "/v1/responses") ? t("ops.ch.responsesNative") : t("ops.ch.responsesChat");
+  const current = (RESPONSES_API_SETTINGS as readonly unknown[]).includes(value) ? String(value) : "default";
+  return (
+    <Field label={t("ops.ch.responsesApi")}>
+      <Select style={{ width: 320 }} value={current} onChange={(x) => onChange(x === "default" ? "" : x)} data-testid="setting-responses_api"
+        options={[
+          { label: t("ops.ch.responsesDefault", { mode: byDefault }), value: "default" },
+          { label: t("ops.ch.responsesNative"), value: "native" },
+          { label: t("ops.ch.responsesChat"), value: "chat" },
+        ]} />
+      <Typography.Text type="secondary" style={{ display: "block", fontSize: 12 }}>{t("ops.ch.responsesApiHelp")}</Typography.Text>
+    </Field>
+  );
+}
+
+function ChannelSettings({ type, setting, onChange }: { type: number; setting: string; onChange: (text: string) => void }) {
   const { t } = useTranslation();
   const s = readSetting(setting);
   const put = (key: string, value: unknown) => onChange(writeSetting(setting, key, value));
+  const kind = channelType(type)?.kind;
   return (
     <div data-testid="channel-settings">
       <Field label={t("ops.ch.proxy")}>
@@ -371,6 +390,7 @@ function ChannelSettings({ setting, onChange }: { setting: string; onChange: (te
         <Input.TextArea value={String(s.system_prompt ?? "")} onChange={(x) => put("system_prompt", x)} autoSize={{ minRows: 1, maxRows: 6 }}
           placeholder={t("ops.ch.systemPromptHint")} data-testid="setting-system-prompt" />
       </Field>
+      {kind && RESPONSES_CAPABLE_KINDS.includes(kind) && <ResponsesApiSelect type={type} value={s.responses_api} onChange={(x) => put("responses_api", x)} />}
       <Space wrap size="large" style={{ marginTop: 6 }}>
         {SETTING_SWITCHES.map((key) => (
           <label key={key} title={t(SWITCH_TEXT[key][1])} style={{ display: "inline-flex", gap: 8, alignItems: "center" }}>

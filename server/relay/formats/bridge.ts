@@ -25,7 +25,8 @@ export function speaksNatively(adaptor: ProviderAdaptor, call: ProviderCall): bo
   return call.format === "openai" || (adaptor.nativeFormat?.(call) ?? "openai") === call.format;
 }
 
-/** Whether the channel serves this Responses API call itself (the adaptor says, per call; by default any adaptor with the mode). */
+/** Whether the channel serves this Responses API call itself (the adaptor says, per call: the channel's setting,
+ * its type's catalogue row, Azure's API version; by default any adaptor with the mode). */
 export function servesResponses(adaptor: ProviderAdaptor, call: ProviderCall): boolean {
   return adaptor.supports("responses") && (adaptor.nativeResponses?.(call) ?? true);
 }

@@ -19,7 +19,7 @@ import { cohereAdaptor } from "./cohere/index.ts";
 import { difyAdaptor } from "./dify/index.ts";
 import { retiredAdaptor } from "./retired/index.ts";
 import { nativeAware } from "../formats/bridge.ts";
-import { withChannelSettings } from "./settings.ts";
+import { withChannelSettings, withResponsesSetting } from "./settings.ts";
 
 export type * from "./types.ts";
 
@@ -54,7 +54,7 @@ export function adaptorFor(type: number): ProviderAdaptor | undefined {
   if (adaptor && modes) adaptor = { ...adaptor, supports: (mode) => modes.includes(mode) };
   // Claude/Gemini-format clients reach every adaptor (converted through OpenAI when it speaks another
   // format), and the channel's settings (proxy, system prompt) apply around all of it.
-  const out = adaptor && withChannelSettings(nativeAware(adaptor));
+  const out = adaptor && withChannelSettings(nativeAware(withResponsesSetting(adaptor)));
   byType.set(type, out);
   return out;
 }

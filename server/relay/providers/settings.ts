@@ -5,9 +5,12 @@
 //   system_prompt_override     and, when the client did send one, prepended to it (new-api's "concatenate")
 //   pass_through_body_enabled  the client's body goes upstream unchanged (read by the exchange, see call.passThroughBody)
 //   force_format, thinking_to_content   read by the OpenAI-compatible adaptor (providers/openai/index.ts)
+//   responses_api              "native" or "chat": whether the upstream serves the Responses API itself, over
+//                              the channel type's default (catalogue nativeEndpoints; see withResponsesSetting)
 import type { ClientFormat, ProviderAdaptor, ProviderCall, RelayMode } from "./types.ts";
 import { proxyUrl } from "../../infra/proxy.ts";
 import { streamFetch } from "../../infra/stream-client.ts";
+import { RESPONSES_API_SETTINGS, type ResponsesApiSetting } from "../../catalogue/channel-types.ts";
 
 /** The channel settings a relay call reads, typed. Unknown or wrongly typed values count as unset. */
 export interface ChannelSettings {
@@ -17,7 +20,10 @@ export interface ChannelSettings {
   passThroughBody: boolean;
   forceFormat: boolean;
   thinkingToContent: boolean;
+  /** "" when the channel type's default applies */
+  responsesApi: ResponsesApiSetting | "";
 }
+
 
 const settingsMemo = new WeakMap<object, ChannelSettings>();
 
@@ -38,6 +44,7 @@ function readSettings(o: Record<string, unknown>): ChannelSettings {
     passThroughBody: o.pass_through_body_enabled === true,
     forceFormat: o.force_format === true,
     thinkingToContent: o.thinking_to_content === true,
+    responsesApi: (RESPONSES_API_SETTINGS as readonly unknown[]).includes(o.responses_api) ? (o.responses_api as ResponsesApiSetting) : "",
   };
 }
 
@@ -96,6 +103,20 @@ export function withSystemPrompt(format: ClientFormat, mode: RelayMode, body: an
   }
   if (!override) return body;
   return { ...body, [key]: { ...body[key], parts: [{ text: prompt }, ...parts] } };
+}
+
+/** The adaptor with the channel's `responses_api` setting deciding, where set, whether a Responses call goes
+ * upstream as it is or through chat completions (formats/bridge.ts reads nativeResponses). */
+export function withResponsesSetting(adaptor: ProviderAdaptor): ProviderAdaptor {
+  if (!adaptor.supports("responses")) return adaptor;
+  const own = adaptor.nativeResponses;
+  return {
+    ...adaptor,
+    nativeResponses(call) {
+      const setting = channelSettings(call.options).responsesApi;
+      return setting ? setting === "native" : own ? own(call) : true;
+    },
+  };
 }
 
 const wrapped = new WeakMap<ProviderAdaptor, ProviderAdaptor>();

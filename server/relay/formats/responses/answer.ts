@@ -16,7 +16,7 @@ export const responseId = () => `resp_${hex()}${hex().slice(0, 16)}`;
 
 export interface ResponseUsage {
   input_tokens: number;
-  input_tokens_details: { cached_tokens: number };
+  input_tokens_details: { cached_tokens: number; cache_write_tokens: number };
   output_tokens: number;
   output_tokens_details: { reasoning_tokens: number };
   total_tokens: number;
@@ -25,7 +25,7 @@ export interface ResponseUsage {
 export function responseUsage(u: OpenAIUsage | null | undefined): ResponseUsage | null {
   if (!u) return null;
   return {
-    input_tokens: u.prompt_tokens, input_tokens_details: { cached_tokens: u.prompt_tokens_details?.cached_tokens ?? 0 },
+    input_tokens: u.prompt_tokens, input_tokens_details: { cached_tokens: u.prompt_tokens_details?.cached_tokens ?? 0, cache_write_tokens: u.prompt_tokens_details?.cached_creation_tokens ?? 0 },
     output_tokens: u.completion_tokens, output_tokens_details: { reasoning_tokens: u.completion_tokens_details?.reasoning_tokens ?? 0 },
     total_tokens: u.total_tokens ?? u.prompt_tokens + u.completion_tokens,
   };
@@ -198,7 +198,9 @@ export class ChatStreamToResponses {
     this.ended = true;
     let out = this.start() + this.close(this.open);
     for (const item of [...this.calls.values()].sort((a, b) => a.index - b.index)) out += this.close(item);
-    const final = { ...this.snapshot(), ...outcome(this.finish), usage: responseUsage(usage ?? this.usage) };
+    // The upstream's own usage chunk has every detail (reasoning tokens); the relay's reading of it, or its count
+    // when the stream had none, stands in otherwise.
+    const final = { ...this.snapshot(), ...outcome(this.finish), usage: responseUsage(this.usage ?? usage) };
     this.completed = final;
     return out + this.ev(final.status === "completed" ? "response.completed" : "response.incomplete", { response: final });
   }

@@ -10,6 +10,7 @@ import { ReshapingMapper, reshapeBody, type Reshape } from "./reshape.ts";
 import { channelSettings } from "../settings.ts";
 import { TextBuffer } from "../../formats/text-buffer.ts";
 import { jsonText } from "../../formats/client-json.ts";
+import { servesNatively } from "../../../catalogue/channel-types.ts";
 
 export { PATHS, upstreamUrl } from "./quirks.ts";
 
@@ -100,6 +101,8 @@ function reshapeOf(call: ProviderCall): Reshape | null {
 export const openaiAdaptor: ProviderAdaptor = {
   kind: "openai",
   supports: (mode) => mode in PATHS,
+  // Most OpenAI-compatible upstreams have chat completions only: their Responses calls go through it.
+  nativeResponses: (call) => servesNatively(call.channel.type, "/v1/responses"),
   realtime: openaiRealtime,
   buildRequest(call, body) {
     const headers = authHeaders(call);
