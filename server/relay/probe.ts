@@ -11,11 +11,10 @@ import { channelConfig, errorCode, providerCall } from "./core/route.ts";
 import { withChannelProxy } from "./providers/settings.ts";
 import { taskAdaptorFor, type TaskAdaptor } from "./providers/tasks.ts";
 import { fetchBody } from "../infra/stream-client.ts";
+import { REASONING_MODEL } from "./formats/reasoning.ts";
 
 const EMBEDDING_RE = /embed|bge-|m3e|text-similarity/i;
 const RERANK_RE = /rerank/i;
-/** Reasoning models refuse max_tokens and want max_completion_tokens. */
-const REASONING_RE = /^(o\d|gpt-5)/i;
 
 export interface ProbeOutcome {
   ok: boolean;
@@ -33,7 +32,7 @@ function testBody(mode: RelayMode, model: string): Record<string, unknown> {
   if (mode === "embeddings") return { model, input: "hi" };
   if (mode === "rerank") return { model, query: "hi", documents: ["hi"], top_n: 1 };
   const body: Record<string, unknown> = { model, messages: [{ role: "user", content: "hi" }], stream: false };
-  if (REASONING_RE.test(model)) body.max_completion_tokens = 16;
+  if (REASONING_MODEL.test(model)) body.max_completion_tokens = 16;
   else body.max_tokens = 16;
   return body;
 }

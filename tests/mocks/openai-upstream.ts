@@ -6,7 +6,8 @@
 //   "...-badjson"  non-stream answer is 200 with a JSON body cut in the middle
 // Chat also answers like OpenAI to: response_format (JSON content fitting the schema), reasoning_effort
 // (reasoning_content, as OpenAI-compatible reasoning models send it), n (that many choices); tool and
-// response schemas that are not JSON Schema (Gemini's "OBJECT") are refused with OpenAI's 400. The Responses
+// response schemas that are not JSON Schema (Gemini's "OBJECT") are refused with OpenAI's 400, and so is
+// max_tokens sent to a reasoning model (o-series, gpt-5*), which takes max_completion_tokens. The Responses
 // API answers text, a function call when given tools, and its typed events when streamed.
 import type { Server } from "bun";
 import { jsonSchemaProblem, sampleFor } from "./schema.ts";
@@ -137,6 +138,9 @@ export const REASONING = "Considered it.";
 
 /** What the real API refuses a chat request for that a conversion could get wrong. */
 export function chatProblem(body: any): string | null {
+  if (/^(o\d|gpt-5)/.test(String(body?.model ?? "")) && body?.max_tokens !== undefined) {
+    return "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.";
+  }
   for (const t of body?.tools ?? []) {
     const p = jsonSchemaProblem(t?.function?.parameters, `Invalid schema for function '${t?.function?.name}'`);
     if (p) return p;

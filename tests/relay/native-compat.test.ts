@@ -29,12 +29,16 @@ beforeAll(async () => {
   vertex = startVertexUpstream();
   const sa = await makeServiceAccount(vertex.url + "/token");
   vertex.trust(sa);
-  const kinds = ["claude", "bedrock", "vertex", "openai", "gemini"];
+  const kinds = ["claude", "bedrock", "vertex", "openai", "gemini", "o-series", "gpt5", "compat"];
   await fx.option("ModelRatio", JSON.stringify(Object.fromEntries(kinds.map((k) => [model(k), 1]))));
   await fx.channel({ type: 14, key: "claude-key", base_url: claude.url, models: [model("claude")], model_mapping: { [model("claude")]: "claude-sonnet-4-5-20250929" } });
   await fx.channel({ type: 33, key: `${creds.accessKeyId}|${creds.secretAccessKey}|us-east-1`, base_url: bedrock.url, models: [model("bedrock")], model_mapping: { [model("bedrock")]: "anthropic.claude-sonnet-4-5-20250929-v1:0" } });
   await fx.channel({ type: 41, key: JSON.stringify(sa.json), base_url: vertex.url, models: [model("vertex")], model_mapping: { [model("vertex")]: "claude-sonnet-4-5@20250929" } });
   await fx.channel({ type: 1, base_url: fx.mock.url, models: [model("openai")], model_mapping: { [model("openai")]: "gpt-4o-mini" } });
+  await fx.channel({ type: 1, base_url: fx.mock.url, models: [model("o-series")], model_mapping: { [model("o-series")]: "o4-mini" } });
+  await fx.channel({ type: 1, base_url: fx.mock.url, models: [model("gpt5")], model_mapping: { [model("gpt5")]: "gpt-5.1-codex" } });
+  // DeepSeek (43): an OpenAI-compatible API that documents max_tokens.
+  await fx.channel({ type: 43, base_url: fx.mock.url, models: [model("compat")], model_mapping: { [model("compat")]: "deepseek-reasoner" } });
   await fx.channel({ type: 24, key: "gemini-key", base_url: gemini.url, models: [model("gemini")], model_mapping: { [model("gemini")]: "gemini-2.5-flash" } });
   const user = await fx.user(500_000_000);
   key = (await fx.token(user.id, { remain_quota: 400_000_000 })).key;
@@ -152,4 +156,112 @@ test("Gemini client, Gemini channel: fields and parts newer than the gateway rea
   const res = await fx.call(`/v1beta/models/${model("gemini")}:generateContent`, key, body);
   expect(res.status).toBe(200);
   expect(gemini.last().body).toEqual(body);
+});
+
+/** Gemini CLI's routing call: its schemas written with Gemini's upper-case type names. */
+const routerSchema = {
+  type: "OBJECT",
+  properties: { reasoning: { type: "STRING" }, model_choice: { type: "STRING", enum: ["flash", "pro"] }, score: { type: "NUMBER", nullable: true } },
+  required: ["reasoning", "model_choice"],
+};
+const routerJson = {
+  type: "object",
+  properties: { reasoning: { type: "string" }, model_choice: { type: "string", enum: ["flash", "pro"] }, score: { type: ["number", "null"] } },
+  required: ["reasoning", "model_choice"],
+};
+const readFile = { name: "read_file", description: "Reads a file", parametersJsonSchema: { type: "OBJECT", properties: { path: { type: "STRING" } }, required: ["path"] } };
+const readFileJson = { type: "object", properties: { path: { type: "string" } }, required: ["path"] };
+
+for (const kind of ["openai", "claude"]) {
+  test(`Gemini client, ${kind} channel: upper-case schema types in responseJsonSchema become JSON Schema`, async () => {
+    const res = await fx.call(`/v1beta/models/${model(kind)}:generateContent`, key, {
+      contents: [{ role: "user", parts: [{ text: "Route this prompt." }] }],
+      generationConfig: { responseMimeType: "application/json", responseJsonSchema: routerSchema },
+    });
+    const answer = await res.json();
+    expect(answer.error).toBeUndefined();
+    expect(res.status).toBe(200);
+    expect(JSON.parse(answer.candidates[0].content.parts[0].text).model_choice).toBeDefined();
+    if (kind === "openai") expect(fx.mock.seen.at(-1)!.body.response_format.json_schema.schema).toEqual(routerJson);
+    else expect(claude.last().body.tools[0].input_schema).toEqual(routerJson);
+  });
+
+  test(`Gemini client, ${kind} channel: upper-case schema types in parametersJsonSchema and parameters become JSON Schema`, async () => {
+    const parameters = { type: "OBJECT", properties: { pattern: { type: "STRING" }, limit: { type: "INTEGER", minimum: 1 } } };
+    const res = await fx.call(`/v1beta/models/${model(kind)}:generateContent`, key, {
+      contents: [{ role: "user", parts: [{ text: "Read a.txt" }] }],
+      tools: [{ functionDeclarations: [readFile, { name: "grep", parameters }] }],
+    });
+    const answer = await res.json();
+    expect(answer.error).toBeUndefined();
+    expect(res.status).toBe(200);
+    const grepJson = { type: "object", properties: { pattern: { type: "string" }, limit: { type: "integer", minimum: 1 } } };
+    if (kind === "openai") {
+      expect(fx.mock.seen.at(-1)!.body.tools.map((t: any) => t.function.parameters)).toEqual([readFileJson, grepJson]);
+    } else expect(claude.last().body.tools.map((t: any) => t.input_schema)).toEqual([readFileJson, grepJson]);
+  });
+}
+
+test("Gemini client: a JSON Schema in responseJsonSchema passes to an OpenAI channel unchanged", async () => {
+  const schema = { type: "object", properties: { a: { type: ["string", "null"], description: "x" } }, additionalProperties: false };
+  const res = await fx.call(`/v1beta/models/${model("openai")}:generateContent`, key, {
+    contents: [{ role: "user", parts: [{ text: "x" }] }], generationConfig: { responseMimeType: "application/json", responseJsonSchema: schema },
+  });
+  expect(res.status).toBe(200);
+  expect(fx.mock.seen.at(-1)!.body.response_format.json_schema.schema).toEqual(schema);
+});
+
+const thinking = { thinking: { type: "enabled", budget_tokens: 4096 }, max_tokens: 8192, messages: [{ role: "user", content: "Think." }] };
+
+for (const kind of ["o-series", "gpt5", "openai"]) {
+  test(`Claude thinking, ${kind} channel: max_completion_tokens goes with reasoning_effort, never max_tokens`, async () => {
+    const res = await messages(kind, thinking);
+    const answer = await res.json();
+    expect(answer.error).toBeUndefined();
+    expect(res.status).toBe(200);
+    const sent = fx.mock.seen.at(-1)!.body;
+    expect(sent.max_completion_tokens).toBe(8192);
+    expect(sent.max_tokens).toBeUndefined();
+    expect(sent.reasoning_effort).toBeDefined();
+  });
+}
+
+test("Claude thinking, an OpenAI-compatible channel with a model of its own: max_tokens stays (its API documents it)", async () => {
+  const res = await messages("compat", thinking);
+  expect(res.status).toBe(200);
+  const sent = fx.mock.seen.at(-1)!.body;
+  expect(sent.max_tokens).toBe(8192);
+  expect(sent.max_completion_tokens).toBeUndefined();
+});
+
+test("Claude client without thinking, reasoning-model channel: max_tokens is sent as max_completion_tokens", async () => {
+  const res = await messages("gpt5", { max_tokens: 300, messages: [{ role: "user", content: "hi" }] });
+  expect(res.status).toBe(200);
+  const sent = fx.mock.seen.at(-1)!.body;
+  expect(sent.max_completion_tokens).toBe(300);
+  expect(sent.max_tokens).toBeUndefined();
+});
+
+test("Gemini client, reasoning-model channel: maxOutputTokens is sent as max_completion_tokens", async () => {
+  const res = await fx.call(`/v1beta/models/${model("o-series")}:generateContent`, key, {
+    contents: [{ role: "user", parts: [{ text: "x" }] }], generationConfig: { maxOutputTokens: 500, thinkingConfig: { thinkingBudget: 2048 } },
+  });
+  expect(res.status).toBe(200);
+  const sent = fx.mock.seen.at(-1)!.body;
+  expect(sent.max_completion_tokens).toBe(500);
+  expect(sent.max_tokens).toBeUndefined();
+});
+
+test("OpenAI client, reasoning-model channel: max_tokens is sent as max_completion_tokens, everything else as sent", async () => {
+  const body = { model: model("o-series"), max_tokens: 200, reasoning_effort: "low", messages: [{ role: "user", content: "hi" }], future_knob: 1 };
+  const res = await fx.call("/v1/chat/completions", key, body);
+  expect(res.status).toBe(200);
+  const { max_tokens: _m, ...rest } = body;
+  expect(fx.mock.seen.at(-1)!.body).toEqual({ ...rest, model: "o4-mini", max_completion_tokens: 200 });
+});
+
+test("OpenAI client, reasoning-model channel: a max_completion_tokens of its own is kept", async () => {
+  const res = await fx.call("/v1/chat/completions", key, { model: model("gpt5"), max_completion_tokens: 50, messages: [{ role: "user", content: "hi" }] });
+  expect(res.status).toBe(200);
+  expect(fx.mock.seen.at(-1)!.body.max_completion_tokens).toBe(50);
 });

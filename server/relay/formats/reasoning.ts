@@ -67,3 +67,19 @@ export function effortFromLevel(level: unknown): Effort | null {
   const l = typeof level === "string" ? level.toLowerCase() : "";
   return l === "minimal" || l === "low" || l === "medium" || l === "high" ? l : null;
 }
+
+/** OpenAI's reasoning models (o1, o3, o4-mini, gpt-5 and its variants; also behind a vendor prefix, "openai/o3"):
+ * they refuse max_tokens and take max_completion_tokens. */
+export const REASONING_MODEL = /(?:^|\/)(?:o\d|gpt-5)/i;
+
+/**
+ * A chat body's max_tokens as max_completion_tokens where the upstream wants that: a reasoning model, or
+ * OpenAI's own API (`openaiApi`: official and Azure) asked for reasoning_effort. Other OpenAI-compatible APIs
+ * document max_tokens and keep it. The body is copied only when it changes.
+ */
+export function withCompletionTokens<T extends Record<string, any>>(body: T, model: string, openaiApi: boolean): T {
+  if (body.max_tokens == null) return body;
+  if (!REASONING_MODEL.test(model) && !(openaiApi && body.reasoning_effort != null)) return body;
+  const { max_tokens, ...rest } = body;
+  return { ...rest, max_completion_tokens: body.max_completion_tokens ?? max_tokens } as unknown as T;
+}

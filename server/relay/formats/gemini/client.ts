@@ -98,8 +98,9 @@ export function geminiRequestToOpenAI(req: GeminiRequest, model: string, stream:
       type: "function" as const,
       function: {
         name: d.name, description: d.description,
-        // parameters are Gemini's schema (upper-case types); parametersJsonSchema is JSON Schema already.
-        parameters: (d.parameters ? geminiSchemaToJson(d.parameters) : (d as any).parametersJsonSchema ?? { type: "object", properties: {} }) as Record<string, unknown>,
+        // parameters are Gemini's schema (upper-case types); parametersJsonSchema is meant to be JSON Schema, but
+        // Gemini takes its upper-case type names there too and clients (Gemini CLI) send them: both are normalised.
+        parameters: geminiSchemaToJson(d.parameters ?? (d as any).parametersJsonSchema ?? { type: "object", properties: {} }) as Record<string, unknown>,
       },
     }));
     const mode = req.toolConfig?.functionCallingConfig?.mode;
@@ -114,7 +115,9 @@ export function geminiRequestToOpenAI(req: GeminiRequest, model: string, stream:
 /** responseMimeType + responseSchema (Gemini's schema) or responseJsonSchema (JSON Schema) → response_format. */
 function responseFormat(g: Record<string, any>, out: OpenAIChatRequest): void {
   const mime = typeof g.responseMimeType === "string" ? g.responseMimeType : "";
-  const schema = g.responseJsonSchema ?? (g.responseSchema ? geminiSchemaToJson(g.responseSchema) : undefined);
+  // responseJsonSchema too may carry Gemini's upper-case type names (Gemini CLI's routing call does).
+  const given = g.responseJsonSchema ?? g.responseSchema;
+  const schema = given ? geminiSchemaToJson(given) : undefined;
   if (mime === "text/x.enum") {
     throw new AppError(400, "responseMimeType text/x.enum is not supported on this channel (it is not a Gemini channel): use application/json with a schema");
   }

@@ -1,7 +1,7 @@
 // Azure OpenAI (channel type 3): OpenAI's wire format behind deployment URLs, an `api-key` header and
 // an api-version query parameter taken from the channel's `other` field.
 import type { ProviderAdaptor, ProviderCall } from "../types.ts";
-import { openaiAdaptor } from "../openai/index.ts";
+import { chatBody, openaiAdaptor } from "../openai/index.ts";
 import { DEFAULT_CHANNEL_MODELS } from "../../../catalogue/models.ts";
 import { azureRealtime } from "./realtime.ts";
 import { jsonText } from "../../formats/client-json.ts";
@@ -76,7 +76,7 @@ export const azureAdaptor: ProviderAdaptor = {
     const headers: Record<string, string> = { "api-key": call.key };
     if (body instanceof FormData) return { url: azureUrl(call), headers, body };
     headers["content-type"] = "application/json";
-    return { url: azureUrl(call), headers, body: jsonText(call.json, body) };
+    return { url: azureUrl(call), headers, body: jsonText(call.json, chatBody(call, body)) };
   },
   parseResponse: openaiAdaptor.parseResponse,
   passThroughJson: openaiAdaptor.passThroughJson,

@@ -11,6 +11,7 @@ import { channelSettings } from "../settings.ts";
 import { TextBuffer } from "../../formats/text-buffer.ts";
 import { jsonText } from "../../formats/client-json.ts";
 import { servesNatively } from "../../../catalogue/channel-types.ts";
+import { withCompletionTokens } from "../../formats/reasoning.ts";
 
 export { PATHS, upstreamUrl } from "./quirks.ts";
 
@@ -98,6 +99,14 @@ function reshapeOf(call: ProviderCall): Reshape | null {
   return s.forceFormat || s.thinkingToContent ? { forceFormat: s.forceFormat, thinkingToContent: s.thinkingToContent } : null;
 }
 
+/** Channel types whose upstream is OpenAI's own API (official, Azure): max_completion_tokens on every chat model. */
+const OPENAI_API_TYPES = new Set([1, 3]);
+
+/** A chat body as the channel's upstream takes it (max_tokens for reasoning models: formats/reasoning.ts). */
+export function chatBody(call: ProviderCall, body: any): any {
+  return call.mode === "chat" && body ? withCompletionTokens(body, call.upstreamModel, OPENAI_API_TYPES.has(call.channel.type)) : body;
+}
+
 export const openaiAdaptor: ProviderAdaptor = {
   kind: "openai",
   supports: (mode) => mode in PATHS,
@@ -109,7 +118,7 @@ export const openaiAdaptor: ProviderAdaptor = {
     const url = openaiUrl(call);
     if (body instanceof FormData) return { url, headers, body };
     headers["content-type"] = "application/json";
-    return { url, headers, body: jsonText(call.json, body) };
+    return { url, headers, body: jsonText(call.json, chatBody(call, body)) };
   },
   parseResponse(call, json) {
     const r = reshapeOf(call);
