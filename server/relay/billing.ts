@@ -6,6 +6,15 @@ import { builtinCompletionRatio, thinkingBaseModel } from "../catalogue/ratios.t
 import { groupRatioFor } from "../modules/group/auto.ts";
 import type { Usage } from "./providers/types.ts";
 
+/**
+ * What a 1-hour cache write costs relative to a 5-minute one: Anthropic bills them at 2× and 1.25× the base
+ * input price. new-api fixes this factor rather than reading an option, so CreateCacheRatio prices both.
+ */
+export const CACHE_1H_WRITE_FACTOR = 6 / 3.75;
+
+/** CreateCacheRatio without an entry: Anthropic's 5-minute write price over its input price, as new-api defaults. */
+export const DEFAULT_CREATE_CACHE_RATIO = 1.25;
+
 /** The ratio billed for a model nobody priced, when self-use mode or the user's setting accepts that. */
 export const UNSET_MODEL_RATIO = 37.5;
 
@@ -17,7 +26,10 @@ export interface Price {
   modelRatio: number;
   completionRatio: number;
   cacheRatio: number;
+  /** CreateCacheRatio: a cache write, and a 5-minute one where the upstream tells the TTL apart */
   cacheCreationRatio: number;
+  /** a 1-hour cache write: CreateCacheRatio × CACHE_1H_WRITE_FACTOR (cacheWrite1hRatio() when absent) */
+  cacheCreation1hRatio?: number;
   groupRatio: number;
   /** new-api's ImageRatio, AudioRatio, AudioCompletionRatio: image and audio tokens relative to text tokens */
   imageRatio?: number;
@@ -59,10 +71,12 @@ function computePrice(options: OptionStore, model: string, group: string, accept
   const pick = (table: Record<string, number>): number | undefined => (priced(table[model]) ? table[model] : base !== model && priced(table[base]) ? table[base] : undefined);
   const groupRatio = groupRatioFor(options, group, userGroup);
   const table = (key: string) => pick(options.json<Record<string, number>>(key, {}));
+  const createCache = table("CreateCacheRatio") ?? DEFAULT_CREATE_CACHE_RATIO;
   const rest = {
     completionRatio: pick(completion) ?? builtinCompletionRatio(model) ?? builtinCompletionRatio(base) ?? 1,
     cacheRatio: pick(cache) ?? 1,
-    cacheCreationRatio: table("CreateCacheRatio") ?? 1.25,
+    cacheCreationRatio: createCache,
+    cacheCreation1hRatio: createCache * CACHE_1H_WRITE_FACTOR,
     groupRatio,
     imageRatio: table("ImageRatio") ?? 1,
     audioRatio: table("AudioRatio") ?? 1,
@@ -80,28 +94,105 @@ function priced(v: unknown): v is number {
   return typeof v === "number" && Number.isFinite(v) && v >= 0;
 }
 
+/** The ratio of a 1-hour cache write under this price. */
+export function cacheWrite1hRatio(price: Price): number {
+  return price.cacheCreation1hRatio ?? price.cacheCreationRatio * CACHE_1H_WRITE_FACTOR;
+}
+
+/** A call's cache writes split by TTL: 1-hour ones where the upstream reported them, the rest 5-minute ones. */
+export function cacheWrites(usage: Usage): { total: number; fiveMinute: number; oneHour: number } {
+  const cached = Math.min(usage.cached_tokens ?? 0, usage.prompt_tokens);
+  const total = Math.min(usage.cache_creation_tokens ?? 0, usage.prompt_tokens - cached);
+  const oneHour = Math.min(usage.cache_creation_1h_tokens ?? 0, total);
+  return { total, fiveMinute: total - oneHour, oneHour };
+}
+
 /**
- * quota = group × model ratio × (uncached prompt + cached × cache ratio + cache writes × creation ratio
- * + image in × ImageRatio + audio in × AudioRatio + text completion × completion ratio
- * + audio completion × AudioRatio × AudioCompletionRatio), or price × QUOTA_PER_UNIT × group × calls for
- * per-call models. prompt_tokens includes cached, image and audio tokens and completion_tokens the audio
- * ones (OpenAI's convention), so each token is billed once, at its ratio.
+ * quota = group × model ratio × (uncached prompt + cache reads × CacheRatio + 5-minute cache writes ×
+ * CreateCacheRatio + 1-hour cache writes × CreateCacheRatio × CACHE_1H_WRITE_FACTOR + image in × ImageRatio
+ * + audio in × AudioRatio + text completion × completion ratio + audio completion × AudioRatio ×
+ * AudioCompletionRatio), rounded half up as new-api rounds its decimal sum, or price × QUOTA_PER_UNIT ×
+ * group × calls for per-call models. prompt_tokens includes cached, cache-write, image and audio tokens and
+ * completion_tokens the audio ones (OpenAI's convention), so each token is billed once, at its ratio.
  */
 export function quotaFor(price: Price, usage: Usage, calls = 1): number {
   if (price.perCall) return Math.round(price.modelPrice * QUOTA_PER_UNIT * price.groupRatio * calls);
-  const cached = Math.min(usage.cached_tokens ?? 0, usage.prompt_tokens);
-  const creation = Math.min(usage.cache_creation_tokens ?? 0, usage.prompt_tokens - cached);
-  const image = Math.min(usage.image_tokens ?? 0, usage.prompt_tokens - cached - creation);
-  const audioIn = Math.min(usage.audio_prompt_tokens ?? 0, usage.prompt_tokens - cached - creation - image);
-  const audioOut = Math.min(usage.audio_completion_tokens ?? 0, usage.completion_tokens);
-  const plain = usage.prompt_tokens - cached - creation - image - audioIn;
-  const weighted = plain + cached * price.cacheRatio + creation * price.cacheCreationRatio + image * (price.imageRatio ?? 1)
-    + audioIn * (price.audioRatio ?? 1) + (usage.completion_tokens - audioOut) * price.completionRatio
-    + audioOut * (price.audioRatio ?? 1) * (price.audioCompletionRatio ?? 1);
-  const quota = Math.round(price.groupRatio * price.modelRatio * weighted);
+  const n = billedTerms(price, usage);
+  let weighted = 0;
+  for (let i = 0; i < n; i += 2) weighted += TERMS[i]! * TERMS[i + 1]!;
+  const quota = roundedQuota(price.groupRatio, price.modelRatio, weighted, n);
   // Any used tokens of a priced model cost at least one unit, so nothing is free by rounding.
   if (quota === 0 && price.modelRatio > 0 && price.groupRatio > 0 && usage.prompt_tokens + usage.completion_tokens > 0) return 1;
   return quota;
+}
+
+/** (tokens, ratio) pairs of one call, written into TERMS (reused: quotaFor runs on every settled call). */
+const TERMS = new Float64Array(16);
+function billedTerms(price: Price, usage: Usage): number {
+  const cached = Math.min(usage.cached_tokens ?? 0, usage.prompt_tokens);
+  const writes = cacheWrites(usage);
+  const image = Math.min(usage.image_tokens ?? 0, usage.prompt_tokens - cached - writes.total);
+  const audioIn = Math.min(usage.audio_prompt_tokens ?? 0, usage.prompt_tokens - cached - writes.total - image);
+  const audioOut = Math.min(usage.audio_completion_tokens ?? 0, usage.completion_tokens);
+  let n = 0;
+  const term = (tokens: number, ratio: number) => {
+    if (tokens > 0) {
+      TERMS[n++] = tokens;
+      TERMS[n++] = ratio;
+    }
+  };
+  term(usage.prompt_tokens - cached - writes.total - image - audioIn, 1);
+  term(cached, price.cacheRatio);
+  term(writes.fiveMinute, price.cacheCreationRatio);
+  term(writes.oneHour, cacheWrite1hRatio(price));
+  term(image, price.imageRatio ?? 1);
+  term(audioIn, price.audioRatio ?? 1);
+  term(usage.completion_tokens - audioOut, price.completionRatio);
+  term(audioOut, (price.audioRatio ?? 1) * (price.audioCompletionRatio ?? 1));
+  return n;
+}
+
+/**
+ * round(ratio × weighted) as new-api computes it: in decimals made from each ratio's shortest printed form
+ * (what the operator typed), rounded half away from zero. Binary floating point agrees except within a hair
+ * of a half, where it may fall on either side (0.1 × 3 × 5 is 1.5000000000000002): there the terms are summed
+ * again exactly.
+ */
+function roundedQuota(groupRatio: number, modelRatio: number, weighted: number, n: number): number {
+  const x = groupRatio * modelRatio * weighted;
+  const frac = x - Math.floor(x);
+  if (Math.abs(frac - 0.5) > 1e-9 * Math.max(1, x)) return Math.round(x);
+  let sum = Dec.ZERO;
+  for (let i = 0; i < n; i += 2) sum = sum.add(Dec.of(TERMS[i]!).mul(Dec.of(TERMS[i + 1]!)));
+  return sum.mul(Dec.of(modelRatio).mul(Dec.of(groupRatio))).roundHalfUp();
+}
+
+/** A non-negative decimal as a BigInt over a power of ten: enough for new-api's decimal sums. */
+class Dec {
+  static ZERO = new Dec(0n, 0);
+  constructor(readonly units: bigint, readonly scale: number) {}
+  static of(x: number): Dec {
+    const [mant, exp] = String(x).split("e");
+    const [int, frac = ""] = mant!.split(".");
+    const shift = Number(exp ?? 0);
+    const digits = BigInt(int! + frac);
+    const scale = frac.length - shift;
+    return scale >= 0 ? new Dec(digits, scale) : new Dec(digits * 10n ** BigInt(-scale), 0);
+  }
+  private at(scale: number): bigint {
+    return this.units * 10n ** BigInt(scale - this.scale);
+  }
+  add(o: Dec): Dec {
+    const scale = Math.max(this.scale, o.scale);
+    return new Dec(this.at(scale) + o.at(scale), scale);
+  }
+  mul(o: Dec): Dec {
+    return new Dec(this.units * o.units, this.scale + o.scale);
+  }
+  roundHalfUp(): number {
+    const one = 10n ** BigInt(this.scale);
+    return Number((this.units * 2n + one) / (one * 2n));
+  }
 }
 
 /** What to hold before the call: the prompt estimate, plus max_tokens when given, else PreConsumedQuota. */

@@ -30,6 +30,28 @@ describe("log details", () => {
     expect(logDetails(r, t, true).entries.find((e) => e.key === "retry")!.value).toBe("2 → 5");
   });
 
+  test("prompt caching: reads, and writes by TTL at their ratios, in each language", async () => {
+    await changeLanguage("en");
+    const other = {
+      model_ratio: 1.5, completion_ratio: 5, group_ratio: 1, model_price: -1, cache_tokens: 3000, cache_ratio: 0.1,
+      cache_creation_tokens: 3000, cache_creation_ratio: 1.25, cache_creation_tokens_5m: 1000, cache_creation_ratio_5m: 1.25,
+      cache_creation_tokens_1h: 2000, cache_creation_ratio_1h: 2,
+    };
+    const d = logDetails(row(LOG_TYPE.consume, other, "", 8396), t);
+    expect(d.entries.filter((e) => e.key.startsWith("cache")).map((e) => [e.label, e.value])).toEqual([
+      ["Cache read tokens", "3000 at ratio 0.1"], ["Cache writes (5 min)", "1000 at ratio 1.25"], ["Cache writes (1 hour)", "2000 at ratio 2"],
+    ]);
+    expect(d.summary).toBe("Model ratio 1.5, completion ratio 5, group ratio 1; 3000 cached tokens; 3000 tokens written to cache");
+    // Writes without a TTL split (older upstreams) are one entry at the creation ratio.
+    const { cache_creation_tokens_5m: _a, cache_creation_ratio_5m: _b, cache_creation_tokens_1h: _c, cache_creation_ratio_1h: _d, ...unsplit } = other;
+    expect(logDetails(row(LOG_TYPE.consume, unsplit, "", 1), t).entries.filter((e) => e.key.startsWith("cache")).map((e) => e.key)).toEqual(["cache", "cacheCreation"]);
+    await changeLanguage("zh");
+    expect(logDetails(row(LOG_TYPE.consume, other), t).entries.filter((e) => e.key.startsWith("cacheWrite")).map((e) => e.label)).toEqual(["缓存写入（5 分钟）", "缓存写入（1 小时）"]);
+    await changeLanguage("ru");
+    expect(logDetails(row(LOG_TYPE.consume, other), t).entries.find((e) => e.key === "cacheWrite1h")!.value).toBe("2000 с коэффициентом 2");
+    await changeLanguage("en");
+  });
+
   test("the client's IP, when the log kept one (its user asked for it), is an entry; none when it is empty", async () => {
     await changeLanguage("en");
     const other = { model_ratio: 1, completion_ratio: 1, group_ratio: 1, model_price: -1 };

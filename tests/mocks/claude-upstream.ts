@@ -11,6 +11,8 @@
 // schemas that are not JSON Schema, and thinking with forced tool use or after a tool-use turn that did not
 // start with a thinking block. A forced tool_choice is answered with a call of that tool (its input fits the
 // schema); output_config.format with JSON text fitting the schema; thinking with a thinking block first.
+// A request with cache_control breakpoints reports prompt caching as the API does (claudeCacheUsage): a cache
+// read, and cache writes split by the TTLs its breakpoints asked for (cache_creation.ephemeral_5m/1h_input_tokens).
 import { serve, type MockUpstream } from "./recorder.ts";
 import { jsonSchemaProblem, sampleFor } from "./schema.ts";
 
@@ -18,6 +20,7 @@ import { jsonSchemaProblem, sampleFor } from "./schema.ts";
 const KNOWN = new Set([
   "model", "max_tokens", "messages", "system", "stop_sequences", "temperature", "top_p", "top_k", "stream", "tools", "tool_choice", "thinking",
   "metadata", "output_config", "output_format", "service_tier", "container", "mcp_servers", "context_management", "anthropic_version", "anthropic_beta",
+  "cache_control",
 ]);
 
 export const CLAUDE_THINKING = "Considering.";
@@ -36,6 +39,37 @@ export const CLAUDE_INTERNAL_URL = "http://10.1.2.3:8080/internal/v1/messages";
 
 export const CLAUDE_USAGE = { input_tokens: 12, cache_creation_input_tokens: 2, cache_read_input_tokens: 3, output_tokens: 7 };
 export const CLAUDE_TEXT = "Hello from Claude.";
+
+/** What a request with cache breakpoints reports: this many tokens read from the cache, and written per TTL asked for. */
+export const CLAUDE_CACHE = { read: 3000, write5m: 1000, write1h: 2000 };
+
+/** The TTLs of a request's cache_control breakpoints: on the request, system blocks, tools and message blocks. */
+export function cacheBreakpoints(body: any): { fiveMinute: number; oneHour: number } {
+  const found = { fiveMinute: 0, oneHour: 0 };
+  const see = (x: any) => {
+    const cc = x?.cache_control;
+    if (!cc || typeof cc !== "object") return;
+    if (cc.ttl === "1h") found.oneHour++;
+    else found.fiveMinute++;
+  };
+  see(body);
+  if (Array.isArray(body?.system)) body.system.forEach(see);
+  for (const t of body?.tools ?? []) see(t);
+  for (const m of body?.messages ?? []) if (Array.isArray(m.content)) m.content.forEach(see);
+  return found;
+}
+
+/** The usage of a request (stream or not), with prompt caching where it set breakpoints. */
+export function claudeCacheUsage(body: any, outputTokens: number = CLAUDE_USAGE.output_tokens): Record<string, unknown> {
+  const bp = cacheBreakpoints(body);
+  if (!bp.fiveMinute && !bp.oneHour) return { ...CLAUDE_USAGE, output_tokens: outputTokens };
+  const write5m = bp.fiveMinute ? CLAUDE_CACHE.write5m : 0;
+  const write1h = bp.oneHour ? CLAUDE_CACHE.write1h : 0;
+  return {
+    input_tokens: CLAUDE_USAGE.input_tokens, cache_creation_input_tokens: write5m + write1h, cache_read_input_tokens: CLAUDE_CACHE.read,
+    cache_creation: { ephemeral_5m_input_tokens: write5m, ephemeral_1h_input_tokens: write1h }, output_tokens: outputTokens,
+  };
+}
 
 /** The tool a reply calls: the forced one, else the first. */
 function toolOf(body: any): any {
@@ -114,7 +148,7 @@ export function claudeReply(body: any, model = body?.model ?? "claude-test") {
   if (body?.thinking && body.thinking.type !== "disabled") content.unshift({ type: "thinking", thinking: CLAUDE_THINKING, signature: "sig" });
   const reply: Record<string, unknown> = {
     id: "msg_01XFDUDYJgAACzvnptvVoYEL", type: "message", role: "assistant", model, content,
-    stop_reason: wantsTool(body) ? "tool_use" : "end_turn", stop_sequence: null, usage: CLAUDE_USAGE,
+    stop_reason: wantsTool(body) ? "tool_use" : "end_turn", stop_sequence: null, usage: claudeCacheUsage(body),
   };
   if (String(model).includes("-nousage")) delete reply.usage;
   else if (String(model).includes("-nooutputcount")) reply.usage = { input_tokens: CLAUDE_USAGE.input_tokens };
@@ -123,7 +157,7 @@ export function claudeReply(body: any, model = body?.model ?? "claude-test") {
 
 export function claudeEvents(body: any, model = body?.model ?? "claude-test", opts: ClaudeMockOptions = {}): object[] {
   const start = { type: "message_start", message: { id: "msg_01Stream", type: "message", role: "assistant", model, content: [], stop_reason: null, stop_sequence: null,
-    usage: { input_tokens: CLAUDE_USAGE.input_tokens, cache_creation_input_tokens: 2, cache_read_input_tokens: 3, output_tokens: 1 } } };
+    usage: claudeCacheUsage(body, 1) } };
   const evs: object[] = [start, { type: "ping" }];
   const thinks = body?.thinking && body.thinking.type !== "disabled";
   if (thinks) {

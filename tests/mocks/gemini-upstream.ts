@@ -8,6 +8,8 @@
 // [n, 0.2, 0.3] (so tests can follow each input), and a batch holding the text "#fail" answers 500.
 // Like the API it answers candidateCount candidates, a thought part first when thinkingConfig.includeThoughts
 // is set, and JSON fitting responseSchema / responseJsonSchema with responseMimeType application/json.
+// A request naming a context cache (cachedContent) counts the cache's tokens in its prompt and reports them
+// as cachedContentTokenCount (GEMINI_CACHED), as the API does.
 import { serve, sseResponse, type MockUpstream } from "./recorder.ts";
 import { sampleFor } from "./schema.ts";
 
@@ -27,6 +29,8 @@ export const GEMINI_TEXT = "Hello from Gemini.";
 /** batchEmbedContents' limit on requests per call. */
 export const EMBED_BATCH_MAX = 100;
 export const GEMINI_USAGE = { promptTokenCount: 9, candidatesTokenCount: 5, thoughtsTokenCount: 2, totalTokenCount: 16 };
+/** The tokens a request's cachedContent adds to its prompt, all read from the cache. */
+export const GEMINI_CACHED = 4000;
 
 function wantsTool(body: any): boolean {
   const decls = (body?.tools ?? []).flatMap((t: any) => t.functionDeclarations ?? []);
@@ -95,6 +99,10 @@ export function geminiAnswer(route: { model: string; method: string }, body: any
   if (problem) return Response.json({ error: { code: 400, message: problem, status: "INVALID_ARGUMENT" } }, { status: 400 });
   const usage = (r: any) => {
     if (route.model.includes("-nousage")) delete r.usageMetadata;
+    else if (typeof body?.cachedContent === "string" && r.usageMetadata) {
+      const m = r.usageMetadata;
+      r.usageMetadata = { ...m, promptTokenCount: m.promptTokenCount + GEMINI_CACHED, cachedContentTokenCount: GEMINI_CACHED, totalTokenCount: m.totalTokenCount + GEMINI_CACHED };
+    }
     return r;
   };
   if (route.model.includes("-blocked")) {

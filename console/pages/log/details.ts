@@ -49,9 +49,19 @@ export function logDetails(row: LogRowLike, t: T, admin = false): { summary: str
       add("cache", t("ops.log.cacheTokens"), t("ops.log.d.tokensAtRatio", { tokens: renderNumber(num(o.cache_tokens)), ratio: ratio(o.cache_ratio ?? 1) }));
       summary += t("ops.log.d.cached", { tokens: renderNumber(num(o.cache_tokens)) });
     }
-    if (num(o.cache_creation_tokens) > 0) {
+    // Cache writes by TTL where the upstream reported it (Claude: 5-minute and 1-hour writes are priced apart).
+    const split = has(o.cache_creation_tokens_5m) || has(o.cache_creation_tokens_1h);
+    if (split) {
+      if (num(o.cache_creation_tokens_5m) > 0) {
+        add("cacheWrite5m", t("ops.log.d.cacheWrite5m"), t("ops.log.d.tokensAtRatio", { tokens: renderNumber(num(o.cache_creation_tokens_5m)), ratio: ratio(o.cache_creation_ratio_5m ?? o.cache_creation_ratio ?? 1) }));
+      }
+      if (num(o.cache_creation_tokens_1h) > 0) {
+        add("cacheWrite1h", t("ops.log.d.cacheWrite1h"), t("ops.log.d.tokensAtRatio", { tokens: renderNumber(num(o.cache_creation_tokens_1h)), ratio: ratio(o.cache_creation_ratio_1h ?? 1) }));
+      }
+    } else if (num(o.cache_creation_tokens) > 0) {
       add("cacheCreation", t("ops.log.cacheCreationTokens"), t("ops.log.d.tokensAtRatio", { tokens: renderNumber(num(o.cache_creation_tokens)), ratio: ratio(o.cache_creation_ratio ?? 1) }));
     }
+    if (num(o.cache_creation_tokens) > 0) summary += t("ops.log.d.cacheWritten", { tokens: renderNumber(num(o.cache_creation_tokens)) });
     // A realtime response: its audio tokens, priced at the audio ratios (input, and output × completion).
     if (o.realtime) {
       const audio = num(o.audio_ratio ?? 1);

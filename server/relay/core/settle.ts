@@ -7,7 +7,7 @@ import type { AppError } from "../../http/errors.ts";
 import { LOG_TYPE } from "../../catalogue/index.ts";
 import type { Usage } from "../providers/types.ts";
 import { relayState } from "../state.ts";
-import { quotaFor, type Price } from "../billing.ts";
+import { cacheWrite1hRatio, cacheWrites, quotaFor, type Price } from "../billing.ts";
 import type { SettledEntry } from "../../jobs/writebehind.ts";
 import { maybeNotifyQuota } from "../../infra/notify.ts";
 import type { Admission, RelayRequest } from "./admit.ts";
@@ -116,6 +116,7 @@ function records(deps: AppDeps, s: Served, u: Usage, quota: number, extra?: Reco
     frt: Math.round(s.firstByteMs), is_model_mapped: s.upstreamModel !== req.model, upstream_model_name: s.upstreamModel,
     admin_info: { use_channel: s.usedChannels.map(String) }, request_path: req.path,
   };
+  if (u.cache_creation_1h_tokens !== undefined) cacheWriteDetails(other, price, u);
   if (s.interrupted) other.stream_interrupted = true;
   if (s.fallback) other.fallback = s.fallback;
   if (extra) Object.assign(other, extra);
@@ -126,6 +127,19 @@ function records(deps: AppDeps, s: Served, u: Usage, quota: number, extra?: Reco
     use_time: Math.round((performance.now() - s.started) / 1000), is_stream: req.stream, channel_id: s.channel.id,
     token_id: req.caller.tokenId, group: req.caller.group, ip: loggedIp(req), other: JSON.stringify(other),
   } };
+}
+
+/** Cache writes by TTL, under new-api's log keys (each where non-zero), when the upstream reported the TTLs. */
+function cacheWriteDetails(other: Record<string, unknown>, price: Price, u: Usage): void {
+  const writes = cacheWrites(u);
+  if (writes.fiveMinute) {
+    other.cache_creation_tokens_5m = writes.fiveMinute;
+    other.cache_creation_ratio_5m = price.cacheCreationRatio;
+  }
+  if (writes.oneHour) {
+    other.cache_creation_tokens_1h = writes.oneHour;
+    other.cache_creation_ratio_1h = cacheWrite1hRatio(price);
+  }
 }
 
 /**

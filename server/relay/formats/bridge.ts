@@ -72,10 +72,15 @@ export function toOpenAIBody(format: ClientFormat, call: ProviderCall, body: any
 
 function openAIUsage(u: Usage | null): OpenAIUsage | null {
   if (!u) return null;
-  return {
+  const out: OpenAIUsage = {
     prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens, total_tokens: u.total_tokens,
     prompt_tokens_details: { cached_tokens: u.cached_tokens ?? 0, cached_creation_tokens: u.cache_creation_tokens ?? 0 },
   };
+  if (u.cache_creation_1h_tokens !== undefined) {
+    out.claude_cache_creation_1_h_tokens = u.cache_creation_1h_tokens;
+    out.claude_cache_creation_5_m_tokens = Math.max(0, (u.cache_creation_tokens ?? 0) - u.cache_creation_1h_tokens);
+  }
+  return out;
 }
 
 /** The target format of a converted stream: one chunk (or error) in, the client's SSE text out. */

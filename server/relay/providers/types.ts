@@ -50,8 +50,11 @@ export interface Usage {
   total_tokens: number;
   /** prompt tokens served from the provider's cache (billed at CacheRatio) */
   cached_tokens?: number;
-  /** prompt tokens written to the provider's cache (Claude), billed at cache-creation ratio */
+  /** prompt tokens written to the provider's cache (Claude), billed at CreateCacheRatio; 1-hour writes included */
   cache_creation_tokens?: number;
+  /** the part of cache_creation_tokens written with a 1-hour TTL (Claude's cache_creation.ephemeral_1h_input_tokens),
+   * billed at the 1-hour write ratio; the rest are 5-minute writes. Absent: the upstream reported no TTL split */
+  cache_creation_1h_tokens?: number;
   /** prompt tokens that were images (prompt_tokens_details.image_tokens), billed at ImageRatio */
   image_tokens?: number;
   /** prompt and completion tokens that were audio (…_tokens_details.audio_tokens), billed at AudioRatio (× AudioCompletionRatio) */

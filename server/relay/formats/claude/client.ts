@@ -170,12 +170,18 @@ export function stopReasonOf(finish: string | null | undefined): string {
 export function claudeUsageOf(u: OpenAIUsage | undefined | null) {
   const cached = u?.prompt_tokens_details?.cached_tokens ?? 0;
   const created = u?.prompt_tokens_details?.cached_creation_tokens ?? 0;
-  return {
+  const out: { input_tokens: number; output_tokens: number; cache_read_input_tokens: number; cache_creation_input_tokens: number;
+    cache_creation?: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number } } = {
     input_tokens: Math.max(0, (u?.prompt_tokens ?? 0) - cached - created),
     output_tokens: u?.completion_tokens ?? 0,
     cache_read_input_tokens: cached,
     cache_creation_input_tokens: created,
   };
+  // The TTL split, where the upstream behind the conversion reported one (new-api's field names).
+  if (u?.claude_cache_creation_1_h_tokens !== undefined) {
+    out.cache_creation = { ephemeral_5m_input_tokens: u.claude_cache_creation_5_m_tokens ?? 0, ephemeral_1h_input_tokens: u.claude_cache_creation_1_h_tokens };
+  }
+  return out;
 }
 
 function messageId(id: string | undefined): string {

@@ -47,7 +47,34 @@ function textOf(content: OpenAIMessage["content"]): string {
   return content.filter((p) => p.type === "text").map((p) => (p as { text: string }).text).join("");
 }
 
+/**
+ * Copies a client's prompt-cache breakpoint onto the Claude block or tool made from what carried it. OpenAI's
+ * format has no such field; clients of Claude-backed gateways (LiteLLM's and OpenRouter's convention) put
+ * Anthropic's `cache_control` on content parts, on whole messages and on tools, and it passes as they wrote it.
+ */
+function marked<T extends object>(target: T, from: unknown): T {
+  const cc = (from as { cache_control?: unknown } | null | undefined)?.cache_control;
+  if (cc && typeof cc === "object") (target as { cache_control?: unknown }).cache_control = cc;
+  return target;
+}
+
+/** A message-level breakpoint belongs to the message's last block (Anthropic caches the prefix up to a block). */
+function markLast(blocks: ClaudeBlock[], message: unknown): ClaudeBlock[] {
+  const last = blocks[blocks.length - 1];
+  if (last) marked(last, message);
+  return blocks;
+}
+
+function hasBreakpoint(m: OpenAIMessage): boolean {
+  return !!(m as { cache_control?: unknown }).cache_control || (Array.isArray(m.content) && m.content.some((p) => !!(p as { cache_control?: unknown }).cache_control));
+}
+
 function partToBlock(part: OpenAIContentPart): ClaudeBlock | null {
+  const block = plainPartToBlock(part);
+  return block && marked(block, part);
+}
+
+function plainPartToBlock(part: OpenAIContentPart): ClaudeBlock | null {
   // Claude rejects empty text blocks.
   if (part.type === "text") return (part as { text: string }).text ? { type: "text", text: (part as { text: string }).text } : null;
   if (part.type === "image_url") {
@@ -100,27 +127,38 @@ export function toClaudeRequest(req: OpenAIChatRequest, settings: ClaudeSettings
   let model = req.model;
   const maxTokens = req.max_completion_tokens ?? req.max_tokens ?? settings.defaultMaxTokens;
   const system: string[] = [];
+  // System text as blocks, kept only when a system message carries a cache breakpoint (a string has no place for one).
+  const systemBlocks: { type: "text"; text: string; cache_control?: unknown }[] = [];
+  let systemMarked = false;
   const messages: ClaudeMessage[] = [];
 
   for (const m of req.messages ?? []) {
     if (m.role === "system" || m.role === "developer") {
       const text = textOf(m.content);
       if (text) system.push(text);
+      systemMarked ||= hasBreakpoint(m);
+      const parts = typeof m.content === "string" ? [{ type: "text", text: m.content }] : (m.content ?? []).filter((p) => p.type === "text");
+      const blocks = parts.filter((p) => (p as { text: string }).text).map((p) => marked({ type: "text" as const, text: (p as { text: string }).text }, p));
+      systemBlocks.push(...markLast(blocks, m) as typeof systemBlocks);
     } else if (m.role === "tool") {
-      pushTurn(messages, "user", [{ type: "tool_result", tool_use_id: m.tool_call_id ?? "", content: textOf(m.content) }]);
+      const marker = Array.isArray(m.content) ? m.content.find((p) => (p as { cache_control?: unknown }).cache_control) : undefined;
+      pushTurn(messages, "user", [marked(marked({ type: "tool_result", tool_use_id: m.tool_call_id ?? "", content: textOf(m.content) }, marker), m)]);
     } else if (m.role === "assistant") {
       const blocks = contentBlocks(m.content);
       for (const call of m.tool_calls ?? []) {
         blocks.push({ type: "tool_use", id: call.id, name: call.function.name, input: parseArguments(call.function.arguments) });
       }
-      pushTurn(messages, "assistant", blocks);
+      pushTurn(messages, "assistant", markLast(blocks, m));
     } else {
-      pushTurn(messages, "user", contentBlocks(m.content));
+      pushTurn(messages, "user", markLast(contentBlocks(m.content), m));
     }
   }
 
   const out: ClaudeRequest = { model, max_tokens: maxTokens, messages };
-  if (system.length) out.system = system.join("\n");
+  if (systemMarked) out.system = systemBlocks;
+  else if (system.length) out.system = system.join("\n");
+  // Anthropic's request-level breakpoint (automatic caching of the longest prefix) passes as the client set it.
+  marked(out, req);
   if (req.temperature != null) out.temperature = req.temperature;
   if (req.top_p != null) out.top_p = req.top_p;
   if (req.top_k != null) out.top_k = req.top_k;
@@ -131,11 +169,11 @@ export function toClaudeRequest(req: OpenAIChatRequest, settings: ClaudeSettings
   }
   if (req.user) out.metadata = { user_id: req.user };
   if (req.tools?.length) {
-    out.tools = req.tools.map((t) => ({
+    out.tools = req.tools.map((t) => marked(marked({
       name: t.function.name,
       description: t.function.description,
       input_schema: t.function.parameters ?? { type: "object", properties: {} },
-    }));
+    }, t.function), t));
   }
   const choice = req.tool_choice;
   if (choice && req.tools?.length) {
@@ -249,16 +287,27 @@ export function finishReasonOf(stopReason: string | null | undefined): string | 
   return FINISH[stopReason] ?? "stop";
 }
 
-/** Claude counts cached prompt tokens apart from input_tokens; OpenAI's prompt_tokens includes them. */
+/**
+ * Claude counts cached prompt tokens apart from input_tokens; OpenAI's prompt_tokens includes them. Cache writes
+ * keep their TTL split (cache_creation) when the upstream reports it: writes it leaves unaccounted for are
+ * 5-minute ones, the default TTL.
+ */
 export function usageFromClaude(u: Partial<ClaudeUsage> | undefined): OpenAIUsage {
   const cacheRead = u?.cache_read_input_tokens ?? 0;
-  const cacheWrite = u?.cache_creation_input_tokens ?? 0;
+  const split = u?.cache_creation;
+  const oneHour = split?.ephemeral_1h_input_tokens ?? 0;
+  const cacheWrite = Math.max(u?.cache_creation_input_tokens ?? 0, (split?.ephemeral_5m_input_tokens ?? 0) + oneHour);
   const prompt = (u?.input_tokens ?? 0) + cacheRead + cacheWrite;
   const completion = u?.output_tokens ?? 0;
-  return {
+  const usage: OpenAIUsage = {
     prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion,
     prompt_tokens_details: { cached_tokens: cacheRead, cached_creation_tokens: cacheWrite },
   };
+  if (split && cacheWrite > 0) {
+    usage.claude_cache_creation_5_m_tokens = cacheWrite - oneHour;
+    usage.claude_cache_creation_1_h_tokens = oneHour;
+  }
+  return usage;
 }
 
 /** Text, thinking and tool calls (name and input) of a Messages answer. */
@@ -310,6 +359,10 @@ export function fromClaudeResponse(res: ClaudeResponse, created = Math.floor(Dat
     usage.total_tokens += u.total_tokens;
     usage.prompt_tokens_details!.cached_tokens! += u.prompt_tokens_details?.cached_tokens ?? 0;
     usage.prompt_tokens_details!.cached_creation_tokens! += u.prompt_tokens_details?.cached_creation_tokens ?? 0;
+    if (u.claude_cache_creation_1_h_tokens !== undefined || usage.claude_cache_creation_1_h_tokens !== undefined) {
+      usage.claude_cache_creation_5_m_tokens = (usage.claude_cache_creation_5_m_tokens ?? 0) + (u.claude_cache_creation_5_m_tokens ?? 0);
+      usage.claude_cache_creation_1_h_tokens = (usage.claude_cache_creation_1_h_tokens ?? 0) + (u.claude_cache_creation_1_h_tokens ?? 0);
+    }
   }
   return {
     id: res.id, object: "chat.completion", created, model: res.model,
@@ -359,6 +412,8 @@ export class ClaudeStreamToOpenAI {
   private mergeUsage(u: Partial<ClaudeUsage> | undefined): void {
     if (!u) return;
     for (const [k, v] of Object.entries(u)) if (typeof v === "number") (this.raw as any)[k] = v;
+    // The TTL split of the writes comes as an object beside the counts, in message_start and message_delta alike.
+    if (u.cache_creation && typeof u.cache_creation === "object") this.raw.cache_creation = { ...this.raw.cache_creation, ...u.cache_creation };
     this.usage = usageFromClaude(this.raw);
   }
 

@@ -55,6 +55,9 @@ export interface OpenAIUsage {
   total_tokens: number;
   prompt_tokens_details?: { cached_tokens?: number; cached_creation_tokens?: number };
   completion_tokens_details?: { reasoning_tokens?: number };
+  /** A Claude upstream's cache writes by TTL, under new-api's names (only when the upstream reported the split). */
+  claude_cache_creation_5_m_tokens?: number;
+  claude_cache_creation_1_h_tokens?: number;
 }
 
 export interface OpenAIChatResponse {
@@ -107,13 +110,14 @@ export interface ClaudeTool {
   description?: string;
   input_schema?: Record<string, unknown>;
   type?: string;
+  cache_control?: unknown;
 }
 
 export interface ClaudeRequest {
   model: string;
   max_tokens: number;
   messages: ClaudeMessage[];
-  system?: string | { type: "text"; text: string }[];
+  system?: string | { type: "text"; text: string; cache_control?: unknown }[];
   stop_sequences?: string[];
   temperature?: number;
   top_p?: number;
@@ -131,6 +135,8 @@ export interface ClaudeUsage {
   output_tokens: number;
   cache_creation_input_tokens?: number | null;
   cache_read_input_tokens?: number | null;
+  /** cache_creation_input_tokens by the TTL the writes were made with */
+  cache_creation?: { ephemeral_5m_input_tokens?: number | null; ephemeral_1h_input_tokens?: number | null } | null;
 }
 
 export interface ClaudeResponse {

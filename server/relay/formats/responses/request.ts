@@ -36,8 +36,22 @@ function textOfParts(content: unknown): string {
   return content.map((p: any) => (typeof p?.text === "string" ? p.text : typeof p?.refusal === "string" ? p.refusal : "")).join("");
 }
 
+/**
+ * A prompt-cache breakpoint (Anthropic's cache_control, which clients of Claude-backed gateways set on input
+ * parts, items and tools) carried to the chat part, message or tool made from what carried it, so a Claude
+ * channel receives it (formats/claude/upstream.ts).
+ */
+function withBreakpoint<T extends object>(target: T, from: any): T {
+  if (from?.cache_control && typeof from.cache_control === "object") (target as any).cache_control = from.cache_control;
+  return target;
+}
+
 /** One input content part as a chat content part. */
 function chatPart(p: any): OpenAIContentPart {
+  return withBreakpoint(plainChatPart(p), p);
+}
+
+function plainChatPart(p: any): OpenAIContentPart {
   switch (p?.type) {
     case "input_text":
     case "output_text":
@@ -69,7 +83,8 @@ function messageContent(content: unknown): string | OpenAIContentPart[] {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
   const parts = content.map(chatPart);
-  return parts.every((p) => p.type === "text") ? parts.map((p) => (p as { text: string }).text).join("") : parts;
+  const plain = parts.every((p) => p.type === "text" && !(p as { cache_control?: unknown }).cache_control);
+  return plain ? parts.map((p) => (p as { text: string }).text).join("") : parts;
 }
 
 /** The input items as chat messages: function calls join the assistant message before them, outputs become tool messages. */
@@ -83,7 +98,7 @@ function chatMessages(input: ResponsesRequest["input"]): OpenAIMessage[] {
     if (type === "message") {
       const role = item.role === "developer" ? "system" : item.role;
       if (role !== "user" && role !== "system" && role !== "assistant") throw new AppError(400, `input message role '${String(item.role)}' is not one of user, system, developer, assistant`);
-      out.push(role === "assistant" ? { role, content: textOfParts(item.content) } : { role, content: messageContent(item.content) });
+      out.push(withBreakpoint(role === "assistant" ? { role, content: textOfParts(item.content) } : { role, content: messageContent(item.content) }, item));
     } else if (type === "function_call") {
       const call: OpenAIToolCall = { id: String(item.call_id ?? item.id ?? ""), type: "function", function: { name: String(item.name ?? ""), arguments: String(item.arguments ?? "") } };
       const last = out[out.length - 1];
@@ -91,7 +106,7 @@ function chatMessages(input: ResponsesRequest["input"]): OpenAIMessage[] {
       else out.push({ role: "assistant", content: null, tool_calls: [call] });
     } else if (type === "function_call_output") {
       const output = typeof item.output === "string" ? item.output : textOfParts(item.output);
-      out.push({ role: "tool", tool_call_id: String(item.call_id ?? ""), content: output });
+      out.push(withBreakpoint({ role: "tool", tool_call_id: String(item.call_id ?? ""), content: output }, item));
     } else if (type === "reasoning") {
       // Earlier reasoning: chat has no way to send it back; the answer it led to is in the other items.
       continue;
@@ -110,7 +125,7 @@ function chatTools(tools: any[] | undefined): OpenAIChatRequest["tools"] {
     if (t.description) fn.description = t.description;
     if (t.parameters) fn.parameters = t.parameters;
     if (typeof t.strict === "boolean") fn.strict = t.strict;
-    return { type: "function" as const, function: fn };
+    return withBreakpoint({ type: "function" as const, function: fn }, t);
   });
 }
 
@@ -131,7 +146,7 @@ export function responsesToChat(req: ResponsesRequest): OpenAIChatRequest {
   const messages: OpenAIMessage[] = [];
   if (req.instructions) messages.push({ role: "system", content: String(req.instructions) });
   messages.push(...chatMessages(req.input));
-  const out: OpenAIChatRequest = { model: req.model, messages };
+  const out: OpenAIChatRequest = withBreakpoint({ model: req.model, messages }, req);
   const effort = req.reasoning?.effort;
   if (effort) out.reasoning_effort = effort;
   if (req.max_output_tokens != null) {

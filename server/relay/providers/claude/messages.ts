@@ -50,11 +50,13 @@ export function claudeModelHeaders(call: Pick<ProviderCall, "site" | "clientHead
 }
 
 export function toUsage(u: OpenAIUsage): Usage {
-  return {
+  const out: Usage = {
     prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens, total_tokens: u.total_tokens,
     cached_tokens: u.prompt_tokens_details?.cached_tokens ?? 0,
     cache_creation_tokens: u.prompt_tokens_details?.cached_creation_tokens ?? 0,
   };
+  if (u.claude_cache_creation_1_h_tokens !== undefined) out.cache_creation_1h_tokens = u.claude_cache_creation_1_h_tokens;
+  return out;
 }
 
 /**
