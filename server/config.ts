@@ -89,7 +89,7 @@ Usage: switchyard [--port N] [--data-dir DIR] [--console-dir DIR] [--help] [--ve
 
 Environment: PORT, SQL_DSN, SQLITE_PATH, REDIS_CONN_STRING, SESSION_SECRET, SYNC_FREQUENCY,
 BATCH_UPDATE_INTERVAL, CHANNEL_TEST_FREQUENCY, RELAY_TIMEOUT, TASK_POLL_INTERVAL, TASK_TIMEOUT_MINUTES,
-METRICS_ENABLED, METRICS_TOKEN, OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME, TZ. See README.md.`;
+METRICS_ENABLED, METRICS_TOKEN, OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME, TZ. See docs/configuration.md.`;
 
 export function parseFlags(argv: string[]): CliFlags {
   const flags: CliFlags = { help: false, version: false };

@@ -48,3 +48,46 @@ export function stallSplitter() {
     },
   };
 }
+
+// `bun run scripts/bench/stall-split.ts --self-check`: the split must tell a busy gap (ran) from a thread asleep in
+// the kernel (blocked), with the ticks called by hand as the timer would. It depends on the scheduler, so it is
+// the benchmark's own check, run before trusting --stall-why on a machine, not a test of the product suite.
+function selfCheck(): boolean {
+  const busy = (ms: number) => {
+    const end = performance.now() + ms;
+    while (performance.now() < end);
+  };
+  const sleep = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+  const split = stallSplitter();
+  let last = performance.now();
+  const tick = () => {
+    const now = performance.now();
+    split.tick(now - last);
+    last = now;
+  };
+  tick();
+  busy(30);
+  // The kernel adds a running thread's time to schedstat when it leaves the core (or at a scheduler tick), so
+  // without this short sleep up to a tick's worth of the busy gap would be read in the next one.
+  sleep(2);
+  tick();
+  sleep(40);
+  tick();
+  busy(1);
+  tick();
+  const s = split.read();
+  console.log(describeStalls(s, 10_000));
+  const checks: [string, boolean][] = [
+    ["two gaps of 4 ms or more, the 1 ms one not a stall", s.n === 2],
+    // The busy gap ran nearly all of its 30 ms (or waited for a core, on a loaded machine); the blocked one neither.
+    ["the busy gap counted as run or waiting (over 25 ms)", s.ranMs + s.waitedMs > 25],
+    ["the asleep gap counted as neither", s.ranMs + s.waitedMs < s.gapMs - 30],
+    ["the longest gap is the asleep one (over 39 ms) and barely ran (under 5 ms)", s.longest.gapMs > 39 && s.longest.ranMs < 5],
+    ["the summary counts per 10,000 calls", describeStalls(s, 10_000).includes("2 of 4 ms or more (2.0 per 10,000 calls)")],
+    ["read() resets", split.read().n === 0],
+  ];
+  for (const [what, ok] of checks) console.log(`${ok ? "ok  " : "FAIL"} ${what}`);
+  return checks.every(([, ok]) => ok);
+}
+
+if (import.meta.main && process.argv.includes("--self-check")) process.exit(selfCheck() ? 0 : 1);
