@@ -6,6 +6,7 @@
 // its own, so files never share state. tests/timings.json (per-file durations from an earlier run) makes the
 // slowest files start first: a 2-minute browser file started last would otherwise set the wall time.
 // `TEST_WORKERS=2 npm test -- --update-timings` refreshes it.
+import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 
 const TEST_TIMEOUT_MS = 20_000;
@@ -14,6 +15,25 @@ const workers = Number(process.env.TEST_WORKERS ?? Math.min(4, navigator.hardwar
 const timings = join(import.meta.dir, "../tests/timings.json");
 const parallel = workers > 1 ? [`--parallel=${workers}`, `--timings=${timings}`] : [];
 const files = args.some((a) => !a.startsWith("-")) ? [] : ["tests/"];
+// The agent tests (tests/agents/) run the real coding agents and SDKs, a package of their own kept out of the
+// root one (about 1 GB). `npm ci && npm test` runs the whole suite, so a run that includes them installs that
+// package when it is missing or older than its lock file; when it cannot, the run stops here and says why
+// rather than pass without them.
+const agents = join(import.meta.dir, "../tests/agents");
+const wantsAgents = files.length > 0 || args.some((a) => a.includes("tests/agents"));
+if (wantsAgents) {
+  const installed = join(agents, "node_modules/.package-lock.json");
+  const stale = !existsSync(installed) || statSync(installed).mtimeMs < statSync(join(agents, "package-lock.json")).mtimeMs;
+  if (stale) {
+    console.error("installing tests/agents (npm ci --prefix tests/agents) ...");
+    const npm = Bun.spawnSync(["npm", "ci", "--prefix", agents, "--no-audit", "--no-fund"], { stdout: "inherit", stderr: "inherit", timeout: 900_000 });
+    if (npm.exitCode !== 0) {
+      console.error("npm ci --prefix tests/agents failed: the agent tests cannot run without it");
+      console.log("0 passed, 1 failed");
+      process.exit(1);
+    }
+  }
+}
 // A test's time limit: bun test reads none from bunfig.toml (its default, 5 s, applied whatever [test] said),
 // and tests that start servers or several database instances take 3-6 s on a loaded 2-core machine.
 const timeout = args.some((a) => a.startsWith("--timeout")) ? [] : [`--timeout=${TEST_TIMEOUT_MS}`];

@@ -221,6 +221,9 @@ describe("OpenAI-compatible adaptor", () => {
   test("Responses API usage (input/output tokens) is understood", () => {
     expect(usageFrom({ usage: { input_tokens: 4, output_tokens: 6, input_tokens_details: { cached_tokens: 2 } } }))
       .toEqual({ prompt_tokens: 4, completion_tokens: 6, total_tokens: 10, cached_tokens: 2 });
+    // DeepSeek's own spelling of cache hits
+    expect(usageFrom({ usage: { prompt_tokens: 140, completion_tokens: 8, total_tokens: 148, prompt_cache_hit_tokens: 100, prompt_cache_miss_tokens: 40 } }))
+      .toEqual({ prompt_tokens: 140, completion_tokens: 8, total_tokens: 148, cached_tokens: 100 });
   });
 
   test("the tokenizer counts real tokens", async () => {

@@ -12,7 +12,8 @@ export function usageFrom(obj: any): Usage | null {
   const total = num(u.total_tokens) || prompt + completion;
   // Rerank upstreams often report only a total: it is all input.
   const promptTokens = prompt || (completion === 0 ? total : 0);
-  const cached = num(u.prompt_tokens_details?.cached_tokens ?? u.input_tokens_details?.cached_tokens);
+  // DeepSeek reports its cache hits as prompt_cache_hit_tokens (with the misses beside them), not in the details.
+  const cached = num(u.prompt_tokens_details?.cached_tokens ?? u.input_tokens_details?.cached_tokens ?? u.prompt_cache_hit_tokens);
   const out: Usage = { prompt_tokens: promptTokens, completion_tokens: completion, total_tokens: Math.max(total, promptTokens + completion), cached_tokens: cached };
   // Image and audio parts are priced by ImageRatio / AudioRatio (relay/billing.ts quotaFor).
   const image = num(u.prompt_tokens_details?.image_tokens ?? u.input_tokens_details?.image_tokens);
