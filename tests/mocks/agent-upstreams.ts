@@ -422,3 +422,8 @@ export function startGeminiAgentUpstream(o: { key?: string; usage?: AgentUsage; 
     return geminiAnswer(rec.body, route.model, stream, decide(geminiTurn(rec.body), text), usage);
   }, usage, text);
 }
+
+/** The model a recorded call asked the upstream for (Gemini names it in the path). */
+export function modelOf(rec: Recorded): string | undefined {
+  return rec.body?.model ?? geminiRoute(rec.path)?.model;
+}

@@ -1,0 +1,69 @@
+// Claude Code (`claude -p`, its default tool set), unchanged, pointed at Switchyard with ANTHROPIC_BASE_URL and
+// an sk- key, through each channel kind: a plain answer, and a tool round trip in which the model asks for
+// the Read tool, Claude Code reads the file and sends its content back, and the final answer quotes it.
+import { describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { modelOf } from "../mocks/agent-upstreams.ts";
+import { agentGateway, describeRun, expectBilled, KINDS, runCli, tempHome, writeFile, type Lane } from "./harness.ts";
+
+const gw = agentGateway();
+const RUN_MS = 90_000;
+/** The model Claude Code asks for when given none. */
+const CLAUDE_CODE_MODEL = "claude-opus-5-5";
+
+async function claude(lane: Lane, prompt: string, work: string, home: string) {
+  const run = await runCli("claude", ["-p", prompt, "--output-format", "json"], {
+    cwd: work, timeoutMs: RUN_MS,
+    env: {
+      HOME: home, ANTHROPIC_BASE_URL: lane.base, ANTHROPIC_API_KEY: lane.key,
+      DISABLE_TELEMETRY: "1", DISABLE_AUTOUPDATER: "1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", DISABLE_ERROR_REPORTING: "1",
+    },
+  });
+  let out: any = null;
+  try {
+    out = JSON.parse(run.stdout);
+  } catch {}
+  return { run, out };
+}
+
+describe("claude -p", () => {
+  for (const kind of KINDS) {
+    test.concurrent(`a plain answer through a ${kind} channel`, async () => {
+      const lane = await gw.lane(kind);
+      const { home, work, cleanup } = tempHome("claude");
+      try {
+        const { run, out } = await claude(lane, "Say hello.", work, home);
+        expect(out?.is_error, describeRun(run, lane)).toBe(false);
+        expect(out.result).toBe(lane.mock.text);
+        const main = lane.mock.calls().find((c) => JSON.stringify(c.body).includes("Say hello."));
+        expect(main, describeRun(run, lane)).toBeDefined();
+        expect(modelOf(main!)).toBe(CLAUDE_CODE_MODEL);
+        if (kind === "claude") expect(main!.body.messages.some((m: any) => m.role === "system")).toBe(true);
+        await expectBilled(gw, lane);
+      } finally {
+        cleanup();
+      }
+    }, RUN_MS + 30_000);
+
+    test.concurrent(`a Read tool round trip through a ${kind} channel`, async () => {
+      const lane = await gw.lane(kind);
+      const { home, work, cleanup } = tempHome("claude");
+      try {
+        const marker = `MARKER-${kind}-${Math.random().toString(36).slice(2, 8)}`;
+        const file = join(work, "marker.txt");
+        writeFile(file, `${marker}\n`);
+        const { run, out } = await claude(lane, `Read the marker file. #tool Read ${JSON.stringify({ file_path: file })}`, work, home);
+        expect(out?.is_error, describeRun(run, lane)).toBe(false);
+        expect(out.result).toStartWith("Tool said: ");
+        expect(out.result).toContain(marker);
+        // The file's content went back to the upstream as the tool's result.
+        const calls = lane.mock.calls();
+        expect(calls.length, describeRun(run, lane)).toBeGreaterThanOrEqual(2);
+        expect(JSON.stringify(calls.at(-1)!.body)).toContain(marker);
+        await expectBilled(gw, lane);
+      } finally {
+        cleanup();
+      }
+    }, RUN_MS + 30_000);
+  }
+});
