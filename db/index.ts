@@ -8,6 +8,7 @@ import { Migrator } from "kysely/migration";
 import type { DB } from "./schema.ts";
 import { migrations } from "./migrations/index.ts";
 import { up as reconcileSchema } from "./migrations/0001_init.ts";
+import { up as usernameCaseIndex } from "./migrations/0005_username_case.ts";
 import { dialectOf, type Dialect } from "./dialect.ts";
 
 export type { DB } from "./schema.ts";
@@ -111,6 +112,8 @@ export async function migrate(db: Database): Promise<void> {
   // The numbered migrations ran once; the table list may have grown since (see 0001_init's up). When 0001
   // has just run it built everything from the current list, and a second pass would only cost start-up time.
   if (!results?.some((r) => r.migrationName === "0001_init" && r.status === "Success")) await reconcileSchema(db);
+  // A non-unique username index (names that differ only in case were there) becomes unique once they are gone.
+  if (!results?.some((r) => r.migrationName === "0005_username_case" && r.status === "Success")) await usernameCaseIndex(db);
 }
 
 /**

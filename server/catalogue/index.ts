@@ -18,6 +18,8 @@ export const TOPUP_STATUS = { pending: "pending", success: "success", expired: "
 export const REDEMPTION_NAME_MAX_LENGTH = 20;
 export const REDEMPTION_MAX_BATCH = 100;
 export const REDEMPTION_KEY_LENGTH = 32;
+/** Tokens one create call may make (count). */
+export const TOKEN_BATCH_MAX = 100;
 /** Online payment methods offered by the wallet (Epay names: zfb = Alipay, wx = WeChat Pay). */
 export const PAYMENT_METHODS = ["zfb", "wx"] as const;
 /** Request and token rates on the log page count the last 60 seconds (one-api's rpm/tpm). */

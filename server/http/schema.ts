@@ -8,8 +8,9 @@
 // described `data` is built from `loose` objects with scalar (or t.Any) fields, and arrays only where the code
 // always answers an array: the cleaner cannot alter such a value.
 import { t, type DocumentDecoration, type TSchema } from "elysia";
-import type { TProperties } from "@sinclair/typebox";
+import type { TInteger, TLiteral, TNull, TProperties, TUnion } from "@sinclair/typebox";
 import { ROLE } from "../catalogue/index.ts";
+import { integerMessage, numberMessage, type Range } from "./numbers.ts";
 
 /** An object that accepts, and keeps, properties it does not name. */
 export const loose = <P extends TProperties>(properties: P, options: { description?: string } = {}) =>
@@ -45,6 +46,24 @@ export const pageOf = (item: TSchema = t.Any()) =>
 
 /** A number the console may send as a numeric string (or null, as Go's JSON accepts); the service reads and checks it. */
 export const numberish = (description?: string) => t.Union([t.Number(), t.String(), t.Null()], description ? { description } : {});
+
+/**
+ * An integer field within `range` (a column's, http/numbers.ts): a number or its decimal text, anything else
+ * (a fraction, 1e21, 2^53 + 1, a word) refused with a 400 naming the field. `blank`: null and "" are let through
+ * as "not set" too, as the console's forms send them.
+ */
+export function int(field: string, range: Range, opts?: { description?: string; blank?: false }): TInteger;
+export function int(field: string, range: Range, opts: { description?: string; blank: true }): TUnion<[TInteger, TNull, TLiteral<"">]>;
+export function int(field: string, range: Range, opts: { description?: string; blank?: boolean } = {}) {
+  const error = integerMessage(field, range);
+  const n = t.Integer({ minimum: range.min, maximum: range.max, error, ...(opts.description ? { description: opts.description } : {}) });
+  return opts.blank ? t.Union([n, t.Null(), t.Literal("")], { error }) : n;
+}
+
+/** A number field within `range` that may carry a fraction (a price, a ratio, a threshold); the rest as int(). */
+export function num(field: string, range: Range, opts: { description?: string } = {}) {
+  return t.Number({ minimum: range.min, maximum: range.max, error: numberMessage(field, range), ...(opts.description ? { description: opts.description } : {}) });
+}
 
 /** Text that may arrive as null (treated as empty by the service). */
 export const text = (description?: string) => t.Union([t.String(), t.Null()], description ? { description } : {});

@@ -30,7 +30,7 @@ describe("bad input", () => {
     expect(r2.status).toBe(400);
     expect(r2.body.message).toBe("invalid parameter username: expected string");
     const r3 = await ctx.request("POST", "/api/user/aff_transfer", { as: root, body: { quota: "lots" } });
-    expect(r3.body).toEqual({ success: false, message: "quota must be an integer" });
+    expect(r3.body).toEqual({ success: false, message: "quota must be an integer from 1 to 9007199254740991" });
   });
 
   test("missing fields name the field", async () => {

@@ -49,9 +49,9 @@ for (const kind of storageKinds()) {
       expect(await msg({ ...base, model_mapping: "{nope" })).toBe("model mapping must be valid JSON");
       expect(await msg({ ...base, model_mapping: "[1]" })).toBe("model mapping must be valid JSON");
       expect(await msg({ ...base, status_code_mapping: "x" })).toBe("status code mapping must be valid JSON");
-      expect(await msg({ ...base, priority: "1.5" })).toBe("priority must be an integer");
-      expect(await msg({ ...base, priority: "high" })).toBe("priority must be an integer");
-      expect(await msg({ ...base, weight: -1 })).toBe("weight must be a non-negative integer");
+      expect(await msg({ ...base, priority: "1.5" })).toBe("priority must be an integer from -9007199254740991 to 9007199254740991");
+      expect(await msg({ ...base, priority: "high" })).toBe("priority must be an integer from -9007199254740991 to 9007199254740991");
+      expect(await msg({ ...base, weight: -1 })).toBe("weight must be an integer from 0 to 9007199254740991");
       expect(await msg({ ...base, type: 999 })).toBe("unknown channel type 999");
       expect(await msg({ ...base, base_url: "ftp://x" })).toBe("base URL must start with http:// or https://");
       expect(await msg({ ...base, mode: "weird" })).toBe("mode must be single, batch or multi_to_single");
@@ -142,7 +142,7 @@ for (const kind of storageKinds()) {
       expect(bad.body.message).toBe("select at least one model");
       expect((await channelRow(id)).name).toBe("upd2");
       expect((await ctx.request("PUT", "/api/channel/", { as: admin, body: { id, status: 3 } })).body.message).toBe("status must be 1 (enabled) or 2 (disabled)");
-      expect((await ctx.request("PUT", "/api/channel/", { as: admin, body: { id, weight: -2 } })).body.message).toBe("weight must be a non-negative integer");
+      expect((await ctx.request("PUT", "/api/channel/", { as: admin, body: { id, weight: -2 } })).body.message).toBe("weight must be an integer from 0 to 9007199254740991");
       expect((await ctx.request("PUT", "/api/channel/", { as: admin, body: { id: 999999, name: "x" } })).status).toBe(404);
     });
 
@@ -213,8 +213,8 @@ for (const kind of storageKinds()) {
 
       expect((await ctx.request("PUT", "/api/channel/tag", { as: admin, body: { tag: "grp" } })).body.message).toBe("no changes");
       expect((await ctx.request("PUT", "/api/channel/tag", { as: admin, body: { tag: "grp", model_mapping: "{x" } })).body.message).toBe("model mapping must be valid JSON");
-      expect((await ctx.request("PUT", "/api/channel/tag", { as: admin, body: { tag: "grp", weight: -1 } })).body.message).toBe("weight must be a non-negative integer");
-      expect((await ctx.request("PUT", "/api/channel/tag", { as: admin, body: { tag: "grp", priority: "x" } })).body.message).toBe("priority must be an integer");
+      expect((await ctx.request("PUT", "/api/channel/tag", { as: admin, body: { tag: "grp", weight: -1 } })).body.message).toBe("weight must be an integer from 0 to 9007199254740991");
+      expect((await ctx.request("PUT", "/api/channel/tag", { as: admin, body: { tag: "grp", priority: "x" } })).body.message).toBe("priority must be an integer from -9007199254740991 to 9007199254740991");
       expect((await ctx.request("PUT", "/api/channel/tag", { as: admin, body: { tag: "nosuchtag", priority: 1 } })).status).toBe(404);
       const edit = await ctx.request("PUT", "/api/channel/tag", {
         as: admin, body: { tag: "grp", new_tag: "grp2", models: "n1,n2", groups: "g1", priority: 7, weight: 2, model_mapping: '{"n1":"up1"}' },

@@ -92,7 +92,7 @@ for (const kind of storageKinds()) {
       expect(noMethod.status).toBe(400);
       expect(noMethod.body).toEqual({ success: false, message: "payment_method is required (zfb or wx)" });
       const frac = await ctx.request("POST", "/api/user/pay", { as: alice, body: { amount: 2.5, payment_method: "zfb" } });
-      expect(frac.body).toEqual({ success: false, message: "amount must be an integer" });
+      expect(frac.body).toEqual({ success: false, message: "amount must be an integer from 1 to 9007199254740991" });
       await ctx.deps.options.set("MinTopUp", "20");
       const small = await ctx.request("POST", "/api/user/pay", { as: alice, body: { amount: 10, payment_method: "zfb" } });
       expect(small.body).toEqual({ success: false, message: "top-up amount cannot be less than 20" });

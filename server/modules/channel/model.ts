@@ -1,37 +1,44 @@
 import { t, type TSchema } from "elysia";
-import { envelope, loose, pageOf, pagingQuery } from "../../http/schema.ts";
+import { envelope, int, loose, pageOf, pagingQuery } from "../../http/schema.ts";
+import { BIGINT_COLUMN, INT_COLUMN, within } from "../../http/numbers.ts";
 
 const str = (field: string) => t.Optional(t.Union([t.String(), t.Null()], { error: `${field} must be a string` }));
 const list = (field: string) => t.Optional(t.Union([t.String(), t.Array(t.String()), t.Null()], { error: `${field} must be a comma-separated string or a list of strings` }));
-/** Numbers arrive as numbers or numeric strings from the form; the service parses and names bad ones. */
-const numeric = t.Optional(t.Any());
+/** Numbers arrive as numbers or numeric strings from the form (null or "" for unset); each fits its column. */
+const numeric = (field: string, range = INT_COLUMN) => t.Optional(int(field, range, { blank: true }));
+const priority = numeric("priority", BIGINT_COLUMN);
+const weight = numeric("weight", within(BIGINT_COLUMN, 0));
 
-/** One body for create and update (update needs id). new-api's {mode, channel: {...}} wrapper is accepted too. */
-export const channelBody = t.Object({
-  id: t.Optional(t.Integer({ minimum: 1, error: "id must be a positive integer" })),
-  type: numeric,
+const channelFields = {
+  id: t.Optional(t.Integer({ minimum: 1, maximum: INT_COLUMN.max, error: "id must be a positive integer" })),
+  type: numeric("type"),
   key: str("key"),
   name: str("name"),
   openai_organization: str("openai_organization"),
   test_model: str("test_model"),
-  status: numeric,
-  weight: numeric,
-  priority: numeric,
+  status: numeric("status"),
+  weight,
+  priority,
   base_url: str("base_url"),
   other: str("other"),
   models: list("models"),
   group: list("group"),
   model_mapping: str("model_mapping"),
   status_code_mapping: str("status_code_mapping"),
-  auto_ban: numeric,
+  auto_ban: numeric("auto_ban"),
   tag: str("tag"),
   setting: str("setting"),
   param_override: str("param_override"),
-  max_input_tokens: numeric,
+  max_input_tokens: numeric("max_input_tokens", within(INT_COLUMN, 0)),
   mode: t.Optional(t.String({ error: "mode must be single, batch or multi_to_single" })),
   multi_key_mode: t.Optional(t.String({ error: "multi_key_mode must be polling or random" })),
   key_mode: t.Optional(t.String({ error: "key_mode must be replace or append" })),
-  channel: t.Optional(t.Record(t.String(), t.Any(), { error: "channel must be an object" })),
+};
+
+/** One body for create and update (update needs id). new-api's {mode, channel: {...}} wrapper is accepted too. */
+export const channelBody = t.Object({
+  ...channelFields,
+  channel: t.Optional(t.Object(channelFields, { additionalProperties: true, error: "channel must be an object" })),
 }, { additionalProperties: true });
 
 export const listQuery = t.Object({
@@ -62,8 +69,8 @@ export const tagEditBody = t.Object({
   model_mapping: str("model_mapping"),
   groups: list("groups"),
   models: list("models"),
-  priority: numeric,
-  weight: numeric,
+  priority,
+  weight,
 }, { additionalProperties: true });
 
 export const testQuery = t.Object({ model: t.Optional(t.String()) }, { additionalProperties: true });

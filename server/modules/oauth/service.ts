@@ -7,6 +7,7 @@ import { AppError, badRequest, forbidden } from "../../http/errors.ts";
 import { USER_STATUS } from "../../catalogue/index.ts";
 import { randomString } from "../../infra/random.ts";
 import { MSG as USER_MSG, insertSelfRegistered, registrationOpen } from "../user/service.ts";
+import { normaliseUsername, usernameProblem, usernameTaken } from "../user/username.ts";
 import type { ExternalIdentity } from "./model.ts";
 
 export type Provider = "github" | "oidc" | "linuxdo" | "wechat" | "telegram";
@@ -39,7 +40,7 @@ export const MSG = {
 } as const;
 
 /** Column widths of the users table (db/migrations/tables.ts). */
-const MAX = { username: 64, display_name: 64, email: 255, providerId: 64, oidcId: 128 } as const;
+const MAX = { display_name: 64, email: 255, providerId: 64, oidcId: 128 } as const;
 const REGISTER_LOCK_SECONDS = 30;
 
 export function assertProviderEnabled(deps: AppDeps, p: Provider): void {
@@ -103,7 +104,7 @@ async function register(deps: AppDeps, p: Provider, identity: ExternalIdentity, 
       await insertSelfRegistered(deps, { username, password: "", display_name, email, [info.column]: identity.id }, affCode);
     } catch (e) {
       // Someone took the name between the check and the insert: try another; anything else is real.
-      if (await byUsername(deps, username)) continue;
+      if (await usernameTaken(deps, username)) continue;
       throw e;
     }
     const user = await byUsername(deps, username);
@@ -113,11 +114,12 @@ async function register(deps: AppDeps, p: Provider, identity: ExternalIdentity, 
 }
 
 async function candidateUsername(deps: AppDeps, info: ProviderInfo, identity: ExternalIdentity, attempt: number): Promise<string> {
-  const suggested = identity.username?.trim() ?? "";
-  if (attempt === 0 && suggested && suggested.length <= MAX.username && !(await byUsername(deps, suggested))) return suggested;
+  // A provider's suggestion is used only when it is a name one could choose here, and free.
+  const suggested = normaliseUsername(identity.username);
+  if (attempt === 0 && suggested && !usernameProblem(suggested) && !(await usernameTaken(deps, suggested))) return suggested;
   const row = await deps.db.selectFrom("users").select((eb) => eb.fn.max("id").as("m")).executeTakeFirst();
   const base = `${info.usernamePrefix}${Number(row?.m ?? 0) + 1}`;
-  if (attempt === 0 && !(await byUsername(deps, base))) return base;
+  if (attempt === 0 && !(await usernameTaken(deps, base))) return base;
   return `${base}_${randomString(4).toLowerCase()}`;
 }
 

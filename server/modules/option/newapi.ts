@@ -4,6 +4,7 @@
 // form, so a database moves between the two servers unchanged. The features behind the other keys live in
 // their modules (see the README's "Moving from new-api (and back)").
 import { badRequest } from "../../http/errors.ts";
+import { BIGINT_COLUMN, numberMessage, within } from "../../http/numbers.ts";
 import { PANEL_OPTION_DEFAULTS, validatePanelOption } from "../panels/validate.ts";
 import { validateStatusCodes } from "../channel/status-codes.ts";
 
@@ -125,7 +126,7 @@ function json(key: string, value: string): unknown {
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === "object" && !Array.isArray(v);
-const isRatio = (v: unknown) => typeof v === "number" && Number.isFinite(v) && v >= 0;
+const isRatio = (v: unknown) => typeof v === "number" && Number.isFinite(v) && v >= 0 && v <= BIGINT_COLUMN.max;
 
 /** The value to store for one of NEW_API_OPTIONS, or a 400 naming the problem. */
 export function validateNewApiOption(key: string, value: string): string {
@@ -138,6 +139,7 @@ export function validateNewApiOption(key: string, value: string): string {
       const n = Number(value);
       if (value.trim() === "" || !Number.isFinite(n)) throw badRequest(`${key} must be a number`);
       if (spec.kind === "int" && !Number.isInteger(n)) throw badRequest(`${key} must be an integer`);
+      if (Math.abs(n) > BIGINT_COLUMN.max) throw badRequest(numberMessage(key, within(BIGINT_COLUMN, spec.kind === "positive" ? 0 : spec.min ?? 0)));
       if (spec.kind === "positive" ? n <= 0 : n < (spec.min ?? 0)) {
         throw badRequest(spec.kind === "positive" ? `${key} must be greater than 0` : `${key} must be at least ${spec.min ?? 0}`);
       }

@@ -1,6 +1,7 @@
 // Site options: typed validation per key, secrets never read back (spec 000 §3.4, §5; 001 §3, §5).
 import type { AppDeps } from "../../deps.ts";
 import { badRequest } from "../../http/errors.ts";
+import { BIGINT_COLUMN, INT_COLUMN, numberMessage, within } from "../../http/numbers.ts";
 import { QUOTA_PER_UNIT } from "../../catalogue/index.ts";
 import { OPTION_DEFAULTS, SECRET_OPTIONS, NUMBER_OPTIONS, JSON_OPTIONS, URL_OPTIONS, isBooleanOption } from "./defaults.ts";
 import { validateFetchSetting } from "./fetch-setting.ts";
@@ -43,6 +44,7 @@ function numberMap(value: unknown, key: string, min = 0) {
   if (!value || typeof value !== "object" || Array.isArray(value)) throw badRequest(`${key} must be a JSON object`);
   for (const [k, v] of Object.entries(value)) {
     if (typeof v !== "number" || !Number.isFinite(v) || v < min) throw badRequest(`${key}: the value of "${k}" must be a number >= ${min}`);
+    if (v > BIGINT_COLUMN.max) throw badRequest(`${key}: the value of "${k}" must be a number from ${min} to ${BIGINT_COLUMN.max}`);
   }
 }
 
@@ -68,11 +70,12 @@ export function validateOption(deps: AppDeps, key: string, raw: unknown): string
     const n = Number(value);
     if (value.trim() === "" || !Number.isFinite(n)) throw badRequest(`${key} must be a number`);
     if (n < 0) throw badRequest(`${key} must not be negative`);
+    if (n > BIGINT_COLUMN.max) throw badRequest(numberMessage(key, within(BIGINT_COLUMN, 0)));
     if (key === "QuotaPerUnit" && n !== QUOTA_PER_UNIT) throw badRequest(`QuotaPerUnit is fixed at ${QUOTA_PER_UNIT}`);
     if (key.endsWith("budget_tokens_percentage") && (n < 0.1 || n > 1)) throw badRequest(`${key} must be between 0.1 and 1`);
     if (key === "general_setting.ping_interval_seconds" && n < 1) throw badRequest(`${key} must be at least 1`);
     if (key === "ModelRequestRateLimitSuccessCount" && n < 1) throw badRequest(`${key} must be at least 1`);
-    if (["RetryTimes", "SMTPPort", "DataExportInterval", "LogRetentionDays", "QuotaForNewUser", "QuotaForInviter", "QuotaForInvitee", "PreConsumedQuota"].includes(key) && !Number.isInteger(n)) {
+    if (["RetryTimes", "SMTPPort", "DataExportInterval", "LogRetentionDays", "QuotaForNewUser", "QuotaForInviter", "QuotaForInvitee", "PreConsumedQuota"].includes(key) && !Number.isSafeInteger(n)) {
       throw badRequest(`${key} must be an integer`);
     }
     if (key === "DataExportInterval" && n < 1) throw badRequest(`${key} must be at least 1 minute`);
@@ -102,7 +105,7 @@ export function validateOption(deps: AppDeps, key: string, raw: unknown): string
       case "ModelRequestRateLimitGroup":
         if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) throw badRequest(`${key} must be a JSON object`);
         for (const [g, v] of Object.entries(parsed as object)) {
-          if (!Array.isArray(v) || v.length !== 2 || !Number.isInteger(v[0]) || !Number.isInteger(v[1]) || v[0] < 0 || v[1] < 1) {
+          if (!Array.isArray(v) || v.length !== 2 || !Number.isInteger(v[0]) || !Number.isInteger(v[1]) || v[0] < 0 || v[1] < 1 || v[0] > INT_COLUMN.max || v[1] > INT_COLUMN.max) {
             throw badRequest(`${key}: group "${g}" needs [max requests >= 0, max successful requests >= 1]`);
           }
         }

@@ -1,5 +1,10 @@
 import { t } from "elysia";
-import { envelope, loose, pageOf, pagingQuery } from "../../http/schema.ts";
+import { envelope, int, loose, pageOf, pagingQuery } from "../../http/schema.ts";
+import { BIGINT_COLUMN, INT_COLUMN, within } from "../../http/numbers.ts";
+import { REDEMPTION_MAX_BATCH } from "../../catalogue/index.ts";
+
+const quota = int("quota", within(BIGINT_COLUMN, 1));
+const expiry = int("expired_time", within(BIGINT_COLUMN, 0), { description: "unix seconds (0 for never)" });
 
 export const idParam = t.Object({ id: t.Numeric({ minimum: 1, error: "id must be a positive integer" }) });
 
@@ -10,18 +15,18 @@ export const listQuery = t.Object({
 
 export const createBody = t.Object({
   name: t.Optional(t.String()),
-  quota: t.Integer({ minimum: 1, error: "quota must be a positive integer" }),
-  count: t.Optional(t.Integer({ error: "count must be an integer" })),
-  expired_time: t.Optional(t.Integer({ error: "expired_time must be unix seconds (0 for never)" })),
+  quota,
+  count: t.Optional(int("count", within(INT_COLUMN, 1, REDEMPTION_MAX_BATCH), { description: "how many codes to create" })),
+  expired_time: t.Optional(expiry),
 }, { additionalProperties: true });
 
 /** PUT /api/redemption/ carries either the editable fields or, with ?status_only=true, just {id, status}. */
 export const updateBody = t.Object({
   id: t.Integer({ minimum: 1, error: "id must be a positive integer" }),
   name: t.Optional(t.String()),
-  quota: t.Optional(t.Integer({ minimum: 1, error: "quota must be a positive integer" })),
-  status: t.Optional(t.Integer({ error: "status must be an integer" })),
-  expired_time: t.Optional(t.Integer({ error: "expired_time must be unix seconds (0 for never)" })),
+  quota: t.Optional(quota),
+  status: t.Optional(int("status", INT_COLUMN)),
+  expired_time: t.Optional(expiry),
 }, { additionalProperties: true });
 
 export const updateQuery = t.Object({ status_only: t.Optional(t.String()) });

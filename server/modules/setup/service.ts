@@ -3,9 +3,10 @@ import type { AppDeps } from "../../deps.ts";
 import { nowSeconds } from "../../../db/index.ts";
 import { VERSION } from "../../config.ts";
 import { AppError, badRequest } from "../../http/errors.ts";
-import { DEFAULT_GROUP, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, ROLE, USER_STATUS, USERNAME_MAX_LENGTH } from "../../catalogue/index.ts";
+import { DEFAULT_GROUP, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, ROLE, USER_STATUS } from "../../catalogue/index.ts";
 import { hashPassword } from "../user/password.ts";
 import { MSG } from "../user/service.ts";
+import { chosenUsername } from "../user/username.ts";
 import { randomString } from "../../infra/random.ts";
 
 export async function setupStatus(deps: AppDeps) {
@@ -28,9 +29,7 @@ export async function runSetup(deps: AppDeps, input: SetupInput): Promise<void> 
   if (input.SelfUseModeEnabled && input.DemoSiteEnabled) throw badRequest("choose one usage mode: self-use or demo");
   let rootValues: { username: string; hash: string } | null = null;
   if (!state.root_init) {
-    const username = (input.username ?? "").trim();
-    if (!username) throw badRequest("username cannot be empty");
-    if (username.length > USERNAME_MAX_LENGTH) throw badRequest(MSG.usernameLong);
+    const username = chosenUsername(input.username);
     const password = input.password ?? "";
     if (password.length < PASSWORD_MIN_LENGTH) throw badRequest(MSG.passwordShort);
     if (password.length > PASSWORD_MAX_LENGTH) throw badRequest(MSG.passwordLong);

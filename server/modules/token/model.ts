@@ -1,26 +1,26 @@
 import { t } from "elysia";
-import { envelope, loose, pageOf, pagingQuery } from "../../http/schema.ts";
-
-const num = (field: string) => t.Number({ error: `${field} must be a number` });
+import { envelope, int, loose, pageOf, pagingQuery } from "../../http/schema.ts";
+import { BIGINT_COLUMN, INT_COLUMN, within } from "../../http/numbers.ts";
+import { TOKEN_BATCH_MAX } from "../../catalogue/index.ts";
 
 /** Create and update share one body; the console sends the whole token back, so extra fields are allowed. */
 export const tokenBody = t.Object({
   id: t.Optional(t.Integer({ minimum: 1, error: "id must be a positive integer" })),
   name: t.Optional(t.String({ error: "name must be a string" })),
-  remain_quota: t.Optional(num("remain_quota")),
-  expired_time: t.Optional(num("expired_time")),
+  remain_quota: t.Optional(int("remain_quota", within(BIGINT_COLUMN, 0))),
+  expired_time: t.Optional(int("expired_time", within(BIGINT_COLUMN, -1), { description: "unix seconds, -1 never" })),
   unlimited_quota: t.Optional(t.Boolean({ error: "unlimited_quota must be true or false" })),
   model_limits_enabled: t.Optional(t.Boolean({ error: "model_limits_enabled must be true or false" })),
   model_limits: t.Optional(t.String({ error: "model_limits must be a comma-separated string" })),
   allow_ips: t.Optional(t.String({ error: "allow_ips must be a string with one IP or CIDR range per line" })),
   group: t.Optional(t.String({ error: "group must be a string" })),
-  status: t.Optional(t.Integer({ error: "status must be an integer" })),
-  count: t.Optional(num("count")),
-  // Per-token limits and budget (0 = none); checked further in service.ts (whole numbers, not negative).
-  rpm_limit: t.Optional(num("rpm_limit")),
-  tpm_limit: t.Optional(num("tpm_limit")),
-  concurrency_limit: t.Optional(num("concurrency_limit")),
-  budget_quota: t.Optional(num("budget_quota")),
+  status: t.Optional(int("status", INT_COLUMN)),
+  count: t.Optional(int("count", within(INT_COLUMN, 1, TOKEN_BATCH_MAX), { description: "how many tokens to create" })),
+  // Per-token limits and budget (0 = none); each fits its column (db/migrations/tables.ts).
+  rpm_limit: t.Optional(int("rpm_limit", within(INT_COLUMN, 0))),
+  tpm_limit: t.Optional(int("tpm_limit", within(BIGINT_COLUMN, 0))),
+  concurrency_limit: t.Optional(int("concurrency_limit", within(INT_COLUMN, 0))),
+  budget_quota: t.Optional(int("budget_quota", within(BIGINT_COLUMN, 0))),
   budget_period: t.Optional(t.String({ error: "budget_period must be '', daily, weekly or monthly" })),
 }, { additionalProperties: true });
 

@@ -4,7 +4,8 @@ import type { AppDeps } from "../../deps.ts";
 import type { Token, User } from "../../../db/schema.ts";
 import { nowSeconds } from "../../../db/index.ts";
 import { badRequest, notFound } from "../../http/errors.ts";
-import { TOKEN_KEY_LENGTH, TOKEN_KEY_PREFIX, TOKEN_STATUS } from "../../catalogue/index.ts";
+import { TOKEN_BATCH_MAX, TOKEN_KEY_LENGTH, TOKEN_KEY_PREFIX, TOKEN_STATUS } from "../../catalogue/index.ts";
+import { BIGINT_COLUMN, INT_COLUMN } from "../../http/numbers.ts";
 import { randomString } from "../../infra/random.ts";
 import { parseAllowIps } from "./ips.ts";
 import { notifyTokenChanged } from "./events.ts";
@@ -12,7 +13,6 @@ import { AUTO_GROUP } from "../group/auto.ts";
 import { BUDGET_PERIODS, tokenUsage, type BudgetPeriod } from "./limits.ts";
 
 export const TOKEN_NAME_MAX_LENGTH = 30;
-export const TOKEN_BATCH_MAX = 100;
 const SUFFIX_LENGTH = 6;
 
 export const MSG = {
@@ -36,7 +36,7 @@ export const MSG = {
 export const LIMIT_FIELDS = ["rpm_limit", "tpm_limit", "concurrency_limit", "budget_quota"] as const;
 /** The largest value each limit column holds: rpm and concurrency are 32-bit int columns (db/migrations/tables.ts). */
 export const LIMIT_MAX: Record<(typeof LIMIT_FIELDS)[number], number> = {
-  rpm_limit: 2 ** 31 - 1, tpm_limit: Number.MAX_SAFE_INTEGER, concurrency_limit: 2 ** 31 - 1, budget_quota: Number.MAX_SAFE_INTEGER,
+  rpm_limit: INT_COLUMN.max, tpm_limit: BIGINT_COLUMN.max, concurrency_limit: INT_COLUMN.max, budget_quota: BIGINT_COLUMN.max,
 };
 
 /** Rows new-api soft-deleted (deleted_at set) are gone for every token route, as they are for new-api. */
@@ -97,7 +97,7 @@ function checkExpiry(v: number) {
 }
 
 function checkQuota(v: number) {
-  if (!Number.isInteger(v) || v < 0) throw badRequest(MSG.badQuota);
+  if (!Number.isSafeInteger(v) || v < 0) throw badRequest(MSG.badQuota);
 }
 
 /** Validates the fields shared by create and update; returns the column values to write. */

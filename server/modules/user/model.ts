@@ -1,14 +1,15 @@
 import { t, type TSchema } from "elysia";
-import { envelope, loose, pageOf, pagingQuery } from "../../http/schema.ts";
+import { envelope, int, loose, num, pageOf, pagingQuery } from "../../http/schema.ts";
+import { BIGINT_COLUMN, INT_COLUMN, within } from "../../http/numbers.ts";
 
-const int = t.Integer();
+const role = int("role", INT_COLUMN, { description: "1 user, 10 admin, 100 super admin" });
 export const idParam = t.Object({ id: t.Numeric({ minimum: 1 }) });
 
 export const createUserBody = t.Object({
   username: t.Optional(t.String()),
   password: t.Optional(t.String()),
   display_name: t.Optional(t.String()),
-  role: t.Optional(int),
+  role: t.Optional(role),
 });
 
 export const updateUserBody = t.Object({
@@ -17,9 +18,9 @@ export const updateUserBody = t.Object({
   display_name: t.Optional(t.String()),
   password: t.Optional(t.String()),
   email: t.Optional(t.String()),
-  quota: t.Optional(t.Integer()),
+  quota: t.Optional(int("quota", BIGINT_COLUMN, { description: "the balance to set" })),
   group: t.Optional(t.String()),
-  role: t.Optional(int),
+  role: t.Optional(role),
 }, { additionalProperties: true });
 
 export const updateSelfBody = t.Object({
@@ -36,11 +37,11 @@ export const manageBody = t.Object({
   }),
 });
 
-export const affTransferBody = t.Object({ quota: t.Integer({ error: "quota must be an integer" }) });
+export const affTransferBody = t.Object({ quota: int("quota", within(BIGINT_COLUMN, 1)) });
 
 export const settingBody = t.Object({
   notify_type: t.Optional(t.String()),
-  quota_warning_threshold: t.Optional(t.Number()),
+  quota_warning_threshold: t.Optional(num("quota_warning_threshold", within(BIGINT_COLUMN, 0))),
   webhook_url: t.Optional(t.String()),
   webhook_secret: t.Optional(t.String()),
   notification_email: t.Optional(t.String()),

@@ -11,6 +11,7 @@ import {
   USER_STATUS, USERNAME_MAX_LENGTH, VERIFICATION_CODE_TTL_SECONDS,
 } from "../../catalogue/index.ts";
 import { hashPassword, verifyPassword } from "./password.ts";
+import { USERNAME_MSG, chosenUsername, claimingName, normaliseUsername, userBySignInName, usernameTaken } from "./username.ts";
 import { parseSetting, publicUser, type UserSetting } from "./view.ts";
 import { randomString } from "../../infra/random.ts";
 import { notifyTokenChanged } from "../token/events.ts";
@@ -23,8 +24,8 @@ export const MSG = {
   passwordShort: `password length must not be less than ${PASSWORD_MIN_LENGTH}`,
   passwordLong: `password length must not be more than ${PASSWORD_MAX_LENGTH}`,
   passwordMismatch: "the two passwords do not match",
-  usernameLong: `username must be at most ${USERNAME_MAX_LENGTH} characters`,
-  usernameTaken: "username is already taken",
+  usernameLong: USERNAME_MSG.long,
+  usernameTaken: USERNAME_MSG.taken,
   badLogin: "username or password is wrong, or the user has been banned",
   registerClosed: "registration is closed by the administrator",
   passwordRegisterClosed: "registration by password is closed by the administrator; use a third-party account",
@@ -43,10 +44,6 @@ function checkPassword(pw: string) {
   if (pw.length > PASSWORD_MAX_LENGTH) throw badRequest(MSG.passwordLong);
 }
 
-function checkUsername(name: string) {
-  if (!name) throw badRequest(MSG.emptyCredentials);
-  if (name.length > USERNAME_MAX_LENGTH) throw badRequest(MSG.usernameLong);
-}
 
 export async function getUser(deps: AppDeps, id: number): Promise<User> {
   const u = await deps.db.selectFrom("users").selectAll().where("id", "=", id).executeTakeFirst();
@@ -54,9 +51,6 @@ export async function getUser(deps: AppDeps, id: number): Promise<User> {
   return u;
 }
 
-async function usernameTaken(deps: AppDeps, username: string) {
-  return !!(await deps.db.selectFrom("users").select("id").where("username", "=", username).executeTakeFirst());
-}
 
 export interface RegisterInput {
   username: string;
@@ -71,10 +65,9 @@ export async function register(deps: AppDeps, input: RegisterInput): Promise<voi
   const o = deps.options;
   if (!registrationOpen(deps)) throw forbidden(MSG.registerClosed);
   if (!o.bool("PasswordRegisterEnabled")) throw forbidden(MSG.passwordRegisterClosed);
-  const username = (input.username ?? "").trim();
   const password = input.password ?? "";
-  if (!username || !password) throw badRequest(MSG.emptyCredentials);
-  checkUsername(username);
+  if (!normaliseUsername(input.username) || !password) throw badRequest(MSG.emptyCredentials);
+  const username = chosenUsername(input.username);
   checkPassword(password);
   if (input.password2 !== undefined && input.password2 !== password) throw badRequest(MSG.passwordMismatch);
   let email = "";
@@ -91,7 +84,8 @@ export async function register(deps: AppDeps, input: RegisterInput): Promise<voi
   // Spent only now, so a refusal above (a taken username) leaves the code for the next try.
   if (proof && !(await consumeCode(deps, proof, input.verification_code, VERIFICATION_CODE_TTL_SECONDS))) throw badRequest(MSG.verificationWrong);
 
-  await insertSelfRegistered(deps, { username, password: await hashPassword(password), display_name: username, email }, input.aff_code);
+  const hash = await hashPassword(password);
+  await claimingName(deps, username, 0, () => insertSelfRegistered(deps, { username, password: hash, display_name: username, email }, input.aff_code));
 }
 
 /** Registration is open to newcomers (password or third-party sign-in). */
@@ -132,11 +126,10 @@ export async function insertSelfRegistered(deps: AppDeps, fields: SelfRegistered
 
 export async function login(deps: AppDeps, username: string, password: string): Promise<{ user: User; message: string }> {
   if (!deps.options.bool("PasswordLoginEnabled")) throw forbidden(MSG.passwordLoginClosed);
-  const name = (username ?? "").trim();
+  const name = normaliseUsername(username);
   if (!name || !password) throw badRequest(MSG.loginEmpty);
-  const user = await deps.db.selectFrom("users").selectAll()
-    .where((eb) => eb.or([eb("username", "=", name), eb.and([eb("email", "=", name), eb("email", "!=", "")])]))
-    .where("deleted_at", "is", null).executeTakeFirst();
+  const user = await userBySignInName(deps, name)
+    ?? await deps.db.selectFrom("users").selectAll().where("email", "=", name).where("email", "!=", "").where("deleted_at", "is", null).orderBy("id").executeTakeFirst();
   if (!user || !(await verifyPassword(password, user.password))) throw badRequest(MSG.badLogin);
   if (user.status !== USER_STATUS.enabled) throw forbidden(MSG.banned);
   const message = user.username === DEFAULT_ROOT_USERNAME && password === DEFAULT_ROOT_PASSWORD && user.role >= ROLE.root ? MSG.defaultPassword : "";
@@ -178,19 +171,19 @@ export async function getUserAsAdmin(deps: AppDeps, actor: User, id: number) {
 export interface CreateUserInput { username: string; password: string; display_name?: string; role?: number }
 
 export async function createUser(deps: AppDeps, actor: User, input: CreateUserInput): Promise<void> {
-  const username = (input.username ?? "").trim();
   const password = input.password ?? "";
-  if (!username || !password) throw badRequest(MSG.emptyCredentials);
-  checkUsername(username);
+  if (!normaliseUsername(input.username) || !password) throw badRequest(MSG.emptyCredentials);
+  const username = chosenUsername(input.username);
   checkPassword(password);
   const role = input.role ?? ROLE.common;
   if (role >= actor.role) throw forbidden(MSG.levelDenied);
   if (await usernameTaken(deps, username)) throw badRequest(MSG.usernameTaken);
-  await deps.db.insertInto("users").values({
-    username, password: await hashPassword(password), display_name: input.display_name?.trim() || username, role,
+  const hash = await hashPassword(password);
+  await claimingName(deps, username, 0, () => deps.db.insertInto("users").values({
+    username, password: hash, display_name: input.display_name?.trim() || username, role,
     status: USER_STATUS.enabled, group: DEFAULT_GROUP, aff_code: randomString(8), quota: deps.options.number("QuotaForNewUser"),
     created_time: nowSeconds(), setting: "",
-  }).execute();
+  }).execute());
 }
 
 export interface UpdateUserInput {
@@ -214,10 +207,9 @@ export async function updateUser(deps: AppDeps, actor: User, input: UpdateUserIn
     if (input.role >= actor.role) throw forbidden(actor.role >= ROLE.root ? MSG.levelDenied : MSG.adminCantMakeAdmin);
   }
   const patch: Record<string, unknown> = {};
-  if (input.username !== undefined && input.username.trim() !== target.username) {
-    const u = input.username.trim();
-    checkUsername(u);
-    if (await usernameTaken(deps, u)) throw badRequest(MSG.usernameTaken);
+  if (input.username !== undefined && normaliseUsername(input.username) !== target.username) {
+    const u = chosenUsername(input.username);
+    if (await usernameTaken(deps, u, target.id)) throw badRequest(MSG.usernameTaken);
     patch.username = u;
   }
   if (input.display_name !== undefined) patch.display_name = input.display_name.trim() || target.username;
@@ -240,7 +232,8 @@ export async function updateUser(deps: AppDeps, actor: User, input: UpdateUserIn
   if (input.role !== undefined) patch.role = input.role;
   if (Object.keys(patch).length === 0) return;
   const endsSessions = patch.password !== undefined || (patch.role !== undefined && patch.role !== target.role);
-  await deps.db.updateTable("users").set(endsSessions ? { ...patch, ...END_SESSIONS } : patch).where("id", "=", target.id).execute();
+  const write = () => deps.db.updateTable("users").set(endsSessions ? { ...patch, ...END_SESSIONS } : patch).where("id", "=", target.id).execute();
+  await (typeof patch.username === "string" ? claimingName(deps, patch.username, target.id, write) : write());
   await notifyTokenChanged(deps, { userId: target.id });
 }
 
@@ -296,14 +289,14 @@ export async function updateSelf(deps: AppDeps, me: User, input: UpdateSelfInput
     patch.password = await hashPassword(input.password);
   }
   if (input.display_name !== undefined) patch.display_name = input.display_name.trim() || me.username;
-  if (input.username !== undefined && input.username.trim() !== me.username) {
-    const u = input.username.trim();
-    checkUsername(u);
-    if (await usernameTaken(deps, u)) throw badRequest(MSG.usernameTaken);
+  if (input.username !== undefined && normaliseUsername(input.username) !== me.username) {
+    const u = chosenUsername(input.username);
+    if (await usernameTaken(deps, u, me.id)) throw badRequest(MSG.usernameTaken);
     patch.username = u;
   }
   if (Object.keys(patch).length === 0) return;
-  await deps.db.updateTable("users").set(patch.password ? { ...patch, ...END_SESSIONS } : patch).where("id", "=", me.id).execute();
+  const write = () => deps.db.updateTable("users").set(patch.password ? { ...patch, ...END_SESSIONS } : patch).where("id", "=", me.id).execute();
+  await (typeof patch.username === "string" ? claimingName(deps, patch.username, me.id, write) : write());
 }
 
 export async function deleteSelf(deps: AppDeps, me: User): Promise<void> {

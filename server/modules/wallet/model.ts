@@ -1,13 +1,17 @@
 import { t } from "elysia";
-import { envelope, loose } from "../../http/schema.ts";
+import { envelope, int, loose } from "../../http/schema.ts";
+import { BIGINT_COLUMN, within } from "../../http/numbers.ts";
+
+/** Dollars or quota units (DisplayInCurrencyEnabled); the service narrows it to what the balance column can credit. */
+const amount = int("amount", within(BIGINT_COLUMN, 1));
 
 export const amountBody = t.Object({
-  amount: t.Integer({ error: "amount must be an integer" }),
+  amount,
   top_up_code: t.Optional(t.String()),
 }, { additionalProperties: true });
 
 export const payBody = t.Object({
-  amount: t.Integer({ error: "amount must be an integer" }),
+  amount,
   top_up_code: t.Optional(t.String()),
   payment_method: t.String({ minLength: 1, error: "payment_method is required (zfb or wx)" }),
 }, { additionalProperties: true });

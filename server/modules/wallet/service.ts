@@ -4,6 +4,7 @@ import type { AppDeps } from "../../deps.ts";
 import type { User } from "../../../db/schema.ts";
 import { nowSeconds } from "../../../db/index.ts";
 import { AppError, badRequest, forbidden } from "../../http/errors.ts";
+import { BIGINT_COLUMN, checkInteger, within } from "../../http/numbers.ts";
 import { DEFAULT_GROUP, LOG_TYPE, QUOTA_PER_UNIT, TOPUP_STATUS, formatQuota } from "../../catalogue/index.ts";
 import { randomString } from "../../infra/random.ts";
 import { writeLog } from "../log/write.ts";
@@ -41,8 +42,9 @@ export function topupGroupRatio(deps: AppDeps, group: string): number {
  * console asks for dollars; otherwise it asks for quota units, which must then be whole dollars.
  */
 export function unitsFor(deps: AppDeps, amount: number): number {
-  if (!Number.isInteger(amount) || amount < 1) throw badRequest("amount must be a positive integer");
   const inCurrency = deps.options.bool("DisplayInCurrencyEnabled");
+  // Dollars become QUOTA_PER_UNIT quota each: the credit must still fit the balance column.
+  checkInteger(amount, "amount", within(BIGINT_COLUMN, 1, inCurrency ? Math.floor(BIGINT_COLUMN.max / QUOTA_PER_UNIT) : BIGINT_COLUMN.max));
   const units = inCurrency ? amount : amount / QUOTA_PER_UNIT;
   if (!Number.isInteger(units)) throw badRequest(MSG.wholeUnits);
   const min = deps.options.number("MinTopUp", 1);
