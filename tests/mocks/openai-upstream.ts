@@ -122,6 +122,7 @@ export function startMockUpstream(options: MockOptions = {}): MockUpstream {
       }
       if (path === "/v1/rerank") return Response.json({ results: [{ index: 0, relevance_score: 0.9 }], usage: { total_tokens: 12 } });
       if (path === "/v1/responses") return responsesAnswer(body, model);
+      if (path === "/v1/responses/compact") return compactAnswer(body);
       if (path === "/v1/images/edits") {
         const size = body?.image instanceof Blob ? body.image.size : 0;
         return Response.json({ created: 1700000000, data: Array.from({ length: Number(body?.n ?? 1) }, () => ({ b64_json: Buffer.from(`edited ${size} bytes: ${body?.prompt}`).toString("base64") })) });
@@ -159,6 +160,18 @@ export function jsonAnswer(body: any): string | null {
   if (fmt?.type === "json_schema") return JSON.stringify(sampleFor(fmt.json_schema?.schema));
   if (fmt?.type === "json_object") return JSON.stringify({ answer: "Hello world!" });
   return null;
+}
+
+/** OpenAI's compacted response: the input's user messages, then one compaction item (opaque ciphertext). */
+export function compactAnswer(body: any): Response {
+  const input = typeof body?.input === "string" ? [{ role: "user", content: body.input }] : Array.isArray(body?.input) ? body.input : [];
+  const users = input.filter((i: any) => (i?.type ?? "message") === "message" && i.role === "user")
+    .map((i: any, n: number) => ({ id: `msg_u${n}`, type: "message", status: "completed", role: "user", content: typeof i.content === "string" ? [{ type: "input_text", text: i.content }] : i.content }));
+  return Response.json({
+    id: "resp_compact_1", object: "response.compaction", created_at: 1700000000,
+    output: [...users, { id: "cmp_1", type: "compaction", encrypted_content: "gAAAAABopaque" }],
+    usage: { input_tokens: 50, input_tokens_details: { cached_tokens: 0 }, output_tokens: 12, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 62 },
+  });
 }
 
 /** A Responses API answer: text, or a function call when given function tools and no function output yet. */

@@ -5,13 +5,17 @@
 //  - a Gemini-format embedding (embedContent, batchEmbedContents) on a channel without it: an OpenAI
 //    embeddings request and back;
 //  - an OpenAI Responses API call on a channel without /v1/responses: a chat request, and the chat answer
-//    as a response object or the Responses API's typed stream events (formats/responses/).
+//    as a response object or the Responses API's typed stream events (formats/responses/);
+//  - a compaction (/v1/responses/compact) on a channel without it: a chat request for a summary, answered
+//    as a compacted response (formats/responses/compact.ts). Responses input from the gateway's conversions
+//    (its sealed reasoning and compaction items) is made plain before it reaches a channel that has the API.
 import type { ClientFormat, ParsedResponse, ProviderAdaptor, ProviderCall, SseEvent, StreamMapper, Usage } from "../providers/types.ts";
 import { SseReader, sseFrame } from "./sse.ts";
 import { claudeRequestToOpenAI, claudeSse, openAIResponseToClaude, OpenAIStreamToClaude } from "./claude/client.ts";
 import { geminiEmbedToOpenAI, geminiRequestToOpenAI, openAIEmbedToGemini, openAIResponseToGemini, OpenAIStreamToGemini } from "./gemini/client.ts";
-import { ChatStreamToResponses, chatToResponse } from "./responses/answer.ts";
-import { responsesToChat, type ResponsesRequest } from "./responses/request.ts";
+import { answerShape, ChatStreamToResponses, chatToResponse, type AnswerShape } from "./responses/answer.ts";
+import { convertResponsesRequest, plainForUpstream, type ResponsesRequest } from "./responses/request.ts";
+import { chatToCompacted, compactToChat } from "./responses/compact.ts";
 import type { OpenAIChunk, OpenAIUsage } from "./claude/wire.ts";
 
 /**
@@ -25,16 +29,17 @@ export function speaksNatively(adaptor: ProviderAdaptor, call: ProviderCall): bo
   return call.format === "openai" || (adaptor.nativeFormat?.(call) ?? "openai") === call.format;
 }
 
-/** Whether the channel serves this Responses API call itself (the adaptor says, per call: the channel's setting,
- * its type's catalogue row, Azure's API version; by default any adaptor with the mode). */
+/** Whether the channel serves this Responses API call (or compaction) itself (the adaptor says, per call: the
+ * channel's setting, its type's catalogue row, Azure's API version; by default any adaptor with the mode). */
 export function servesResponses(adaptor: ProviderAdaptor, call: ProviderCall): boolean {
-  return adaptor.supports("responses") && (adaptor.nativeResponses?.(call) ?? true);
+  return adaptor.supports(call.mode) && (adaptor.nativeResponses?.(call) ?? true);
 }
 
-type Plan = "native" | "chat" | "embed" | "responses";
+type Plan = "native" | "chat" | "embed" | "responses" | "compact";
 
 function planOf(adaptor: ProviderAdaptor, call: ProviderCall): Plan {
   if (call.mode === "responses") return servesResponses(adaptor, call) ? "native" : "responses";
+  if (call.mode === "responses_compact") return servesResponses(adaptor, call) ? "native" : "compact";
   if (speaksNatively(adaptor, call)) return "native";
   return call.mode === "embeddings" ? "embed" : "chat";
 }
@@ -46,6 +51,8 @@ interface Facts {
   /** Gemini clients get thought parts only when they asked (includeThoughts) */
   thoughts: boolean;
   responses?: ResponsesRequest;
+  /** the Responses answer's tool names and reasoning form, from the request's conversion */
+  shape?: AnswerShape;
   onResponse?: OnResponse;
 }
 const facts = new WeakMap<ProviderCall, Facts>();
@@ -54,7 +61,7 @@ const facts = new WeakMap<ProviderCall, Facts>();
 function factsOf(plan: Plan, call: ProviderCall): Facts {
   let f = facts.get(call);
   if (!f) {
-    const inner: ProviderCall = plan === "responses"
+    const inner: ProviderCall = plan === "responses" || plan === "compact"
       ? { ...call, mode: "chat", format: "openai", clientWantsUsage: true, path: "/v1/chat/completions" }
       : { ...call, format: "openai", clientWantsUsage: true };
     f = { inner, thoughts: true };
@@ -108,8 +115,8 @@ function geminiTarget(model: string, thoughts: boolean): StreamTarget {
   };
 }
 
-function responsesTarget(req: ResponsesRequest, model: string, onResponse?: OnResponse): StreamTarget {
-  const conv = new ChatStreamToResponses(req, model);
+function responsesTarget(req: ResponsesRequest, model: string, shape: AnswerShape | undefined, onResponse?: OnResponse): StreamTarget {
+  const conv = new ChatStreamToResponses(req, model, shape);
   return {
     chunk: (c) => conv.push(c),
     error: (message) => conv.error(message),
@@ -183,16 +190,22 @@ export function nativeAware(adaptor: ProviderAdaptor): ProviderAdaptor {
   };
   const out: ProviderAdaptor = {
     ...adaptor,
-    // Every channel that chats can answer the Responses API through chat.
-    supports: (mode) => adaptor.supports(mode) || (mode === "responses" && adaptor.supports("chat")),
+    // Every channel that chats can answer the Responses API (and compact its conversations) through chat.
+    supports: (mode) => adaptor.supports(mode) || ((mode === "responses" || mode === "responses_compact") && adaptor.supports("chat")),
     buildRequest(call, body) {
       const plan = planOf(adaptor, call);
-      if (plan === "native") return adaptor.buildRequest(call, body);
+      if (plan === "native") return adaptor.buildRequest(call, call.mode === "responses" || call.mode === "responses_compact" ? plainForUpstream(body) : body);
       const f = factsOf(plan, call);
+      if (plan === "compact") {
+        f.responses = body;
+        return adaptor.buildRequest(f.inner, { ...compactToChat(body), model: call.upstreamModel });
+      }
       if (plan === "responses") {
         f.responses = body;
         f.onResponse = body?.[ON_RESPONSE];
-        return adaptor.buildRequest(f.inner, { ...responsesToChat(body), model: call.upstreamModel });
+        const { chat, names } = convertResponsesRequest(body);
+        f.shape = answerShape(body, names);
+        return adaptor.buildRequest(f.inner, { ...chat, model: call.upstreamModel });
       }
       if (plan === "embed") return adaptor.buildRequest(f.inner, geminiEmbedToOpenAI(body, call.upstreamModel));
       if (call.format === "gemini") f.thoughts = body?.generationConfig?.thinkingConfig?.includeThoughts === true;
@@ -205,8 +218,9 @@ export function nativeAware(adaptor: ProviderAdaptor): ProviderAdaptor {
       const inner = adaptor.parseResponse(f.inner, json);
       const body = inner.body as any;
       if (plan === "embed") return { body: openAIEmbedToGemini(body, /:batchEmbedContents$/.test(call.path)), usage: inner.usage, uncountedOutput: inner.uncountedOutput };
+      if (plan === "compact") return { body: chatToCompacted(body, f.responses ?? { model: call.requestModel }), usage: inner.usage, uncountedOutput: inner.uncountedOutput };
       if (plan === "responses") {
-        const response = chatToResponse(body, f.responses ?? { model: call.requestModel }, call.requestModel);
+        const response = chatToResponse(body, f.responses ?? { model: call.requestModel }, call.requestModel, f.shape);
         f.onResponse?.(response);
         return { body: response, usage: inner.usage, uncountedOutput: inner.uncountedOutput };
       }
@@ -217,7 +231,7 @@ export function nativeAware(adaptor: ProviderAdaptor): ProviderAdaptor {
       const plan = planOf(adaptor, call);
       if (plan === "native") return adaptor.streamMapper(call);
       const f = factsOf(plan, call);
-      const target = plan === "responses" ? responsesTarget(f.responses ?? { model: call.requestModel }, call.requestModel, f.onResponse)
+      const target = plan === "responses" ? responsesTarget(f.responses ?? { model: call.requestModel }, call.requestModel, f.shape, f.onResponse)
         : call.format === "claude" ? claudeTarget(call.requestModel) : geminiTarget(call.requestModel, f.thoughts);
       return new ConvertingStreamMapper(adaptor.streamMapper(f.inner), target);
     },

@@ -105,8 +105,11 @@ export function withSystemPrompt(format: ClientFormat, mode: RelayMode, body: an
   return { ...body, [key]: { ...body[key], parts: [{ text: prompt }, ...parts] } };
 }
 
-/** The adaptor with the channel's `responses_api` setting deciding, where set, whether a Responses call goes
- * upstream as it is or through chat completions (formats/bridge.ts reads nativeResponses). */
+/**
+ * The adaptor with the channel's `responses_api` setting deciding, where set, whether a Responses call goes
+ * upstream as it is or through chat completions (formats/bridge.ts reads nativeResponses). "chat" converts
+ * compaction too; "native" vouches for /v1/responses only (compaction stays with the type's catalogue row).
+ */
 export function withResponsesSetting(adaptor: ProviderAdaptor): ProviderAdaptor {
   if (!adaptor.supports("responses")) return adaptor;
   const own = adaptor.nativeResponses;
@@ -114,7 +117,9 @@ export function withResponsesSetting(adaptor: ProviderAdaptor): ProviderAdaptor 
     ...adaptor,
     nativeResponses(call) {
       const setting = channelSettings(call.options).responsesApi;
-      return setting ? setting === "native" : own ? own(call) : true;
+      if (setting === "chat") return false;
+      if (setting === "native" && call.mode === "responses") return true;
+      return own ? own(call) : true;
     },
   };
 }

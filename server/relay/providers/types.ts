@@ -38,7 +38,7 @@ import type { JoinedText } from "../../infra/stream-client.ts";
  * served by task adaptors (providers/tasks.ts), never by an exchange adaptor. */
 export type RelayMode =
   | "chat" | "completions" | "embeddings" | "moderations" | "images" | "image_edits" | "audio_speech"
-  | "audio_transcription" | "audio_translation" | "rerank" | "responses" | "realtime" | "task";
+  | "audio_transcription" | "audio_translation" | "rerank" | "responses" | "responses_compact" | "realtime" | "task";
 
 /** The wire format the CLIENT speaks (and receives errors in). OpenAI for every /v1 route above. */
 export type ClientFormat = "openai" | "claude" | "gemini";
@@ -182,7 +182,7 @@ export interface ProviderAdaptor {
    *  (format "claude"/"gemini") pass bodies through to an adaptor that speaks their format and convert
    *  through OpenAI otherwise (server/relay/formats/bridge.ts). Vertex answers per model. */
   nativeFormat?(call: ProviderCall): ClientFormat;
-  /** Whether the channel serves this /v1/responses call itself (default: when it supports the mode).
+  /** Whether the channel serves this /v1/responses (or /v1/responses/compact) call itself (default: when it supports the mode).
    *  Otherwise the bridge answers it through chat completions (formats/responses/). */
   nativeResponses?(call: ProviderCall): boolean;
   /** Upstreams whose stream is not SSE (Bedrock's binary event stream) re-frame it as SSE here; the

@@ -2,8 +2,9 @@
 // function_call output items), and a chat stream becomes the Responses API's typed events, in the order and
 // with the indices the openai SDK's stream accumulator checks.
 import type { OpenAIChatResponse, OpenAIChunk, OpenAIUsage } from "../claude/wire.ts";
-import type { ResponsesRequest } from "./request.ts";
+import { customInput, sealContent, type ResponsesRequest, type ToolNames } from "./request.ts";
 import { TextBuffer } from "../text-buffer.ts";
+import { CustomInputStream } from "./custom-input.ts";
 
 /**
  * The previous_response_id a request named before the gateway replaced it with the earlier turns (its
@@ -50,11 +51,39 @@ function outcome(finish: string | null | undefined): { status: string; incomplet
   return { status: "completed", incomplete_details: null };
 }
 
-const reasoningItem = (id: string, text: string) => ({ id, type: "reasoning", summary: [{ type: "summary_text", text }] });
+/** How the answer's items are shaped: which tool names are custom tools or namespaced, and whether reasoning
+ * items carry their text sealed in encrypted_content (the client asked with include: ["reasoning.encrypted_content"]). */
+export interface AnswerShape {
+  names: ToolNames;
+  sealReasoning: boolean;
+}
+
+export function answerShape(req: ResponsesRequest, names: ToolNames): AnswerShape {
+  return { names, sealReasoning: Array.isArray(req.include) && req.include.includes("reasoning.encrypted_content") };
+}
+
+const NO_TOOLS: AnswerShape = { names: { custom: new Set(), namespaced: new Map() }, sealReasoning: false };
+
+const reasoningItem = (id: string, text: string, sealed: boolean) => ({
+  id, type: "reasoning", summary: [{ type: "summary_text", text }], ...(sealed ? { encrypted_content: sealContent(text) } : {}),
+});
 const messageItem = (id: string, text: string, status = "completed") => ({
   id, type: "message", status, role: "assistant", content: [{ type: "output_text", text, annotations: [], logprobs: [] }],
 });
 const callItem = (id: string, callId: string, name: string, args: string, status = "completed") => ({ id, type: "function_call", status, arguments: args, call_id: callId, name });
+const customItem = (id: string, callId: string, name: string, input: string, status = "completed") => ({ id, type: "custom_tool_call", status, call_id: callId, name, input });
+
+/** A chat tool call as its output item: a custom tool call with its input, or a function call (with its namespace). */
+function toolItem(shape: AnswerShape, id: string, callId: string, chatName: string, args: string, status = "completed"): Record<string, unknown> {
+  if (shape.names.custom.has(chatName)) {
+    const ns = shape.names.namespaced.get(chatName);
+    const item: Record<string, unknown> = customItem(id, callId, ns?.name ?? chatName, status === "completed" ? customInput(args) : args, status);
+    if (ns) item.namespace = ns.namespace;
+    return item;
+  }
+  const ns = shape.names.namespaced.get(chatName);
+  return ns ? { ...callItem(id, callId, ns.name, args, status), namespace: ns.namespace } : callItem(id, callId, chatName, args, status);
+}
 
 function reasoningOf(m: any): string {
   const r = m?.reasoning_content ?? m?.reasoning;
@@ -62,19 +91,34 @@ function reasoningOf(m: any): string {
 }
 
 /** A chat completion as a response object (the first choice: the Responses API has no n). */
-export function chatToResponse(chat: OpenAIChatResponse, req: ResponsesRequest, model: string): Record<string, any> {
+export function chatToResponse(chat: OpenAIChatResponse, req: ResponsesRequest, model: string, shape: AnswerShape = NO_TOOLS): Record<string, any> {
   const out = responseShell(req, responseId(), model, chat.created ?? Math.floor(Date.now() / 1000));
   const choice = chat.choices?.[0];
   const m = choice?.message as any;
   const reasoning = reasoningOf(m);
-  if (reasoning) out.output.push(reasoningItem(`rs_${hex()}`, reasoning));
+  if (reasoning) out.output.push(reasoningItem(`rs_${hex()}`, reasoning, shape.sealReasoning));
   if (typeof m?.content === "string" && m.content !== "") out.output.push(messageItem(`msg_${hex()}`, m.content));
-  for (const c of m?.tool_calls ?? []) out.output.push(callItem(`fc_${hex()}`, c.id, c.function?.name ?? "", c.function?.arguments ?? ""));
+  for (const c of m?.tool_calls ?? []) {
+    const name = c.function?.name ?? "";
+    out.output.push(toolItem(shape, `${shape.names.custom.has(name) ? "ctc" : "fc"}_${hex()}`, c.id, name, c.function?.arguments ?? ""));
+  }
   Object.assign(out, outcome(choice?.finish_reason), { usage: responseUsage(chat.usage) });
   return out;
 }
 
-interface OpenItem { kind: "reasoning" | "message" | "function"; index: number; id: string; text: TextBuffer; toolIndex?: number; callId?: string; name?: string }
+interface OpenItem {
+  kind: "reasoning" | "message" | "function" | "custom";
+  index: number;
+  id: string;
+  /** the text so far: reasoning, message text, or a call's raw arguments */
+  text: TextBuffer;
+  toolIndex?: number;
+  callId?: string;
+  /** a call's chat function name */
+  name?: string;
+  /** a custom tool call's input, decoded from its arguments as they stream */
+  input?: CustomInputStream;
+}
 
 /**
  * Chat chunks → Responses stream events. Reasoning and message items close when another kind of output
@@ -91,7 +135,7 @@ export class ChatStreamToResponses {
   private finish: string | null = null;
   private usage: OpenAIUsage | null = null;
 
-  constructor(private req: ResponsesRequest, model: string) {
+  constructor(private req: ResponsesRequest, model: string, private shape: AnswerShape = NO_TOOLS) {
     this.shell = responseShell(req, responseId(), model, Math.floor(Date.now() / 1000));
   }
 
@@ -118,14 +162,21 @@ export class ChatStreamToResponses {
       const part = { type: "summary_text", text };
       out += this.ev("response.reasoning_summary_text.done", { ...base, summary_index: 0, text });
       out += this.ev("response.reasoning_summary_part.done", { ...base, summary_index: 0, part });
-      this.output[item.index] = reasoningItem(item.id, text);
+      this.output[item.index] = reasoningItem(item.id, text, this.shape.sealReasoning);
     } else if (item.kind === "message") {
       out += this.ev("response.output_text.done", { ...base, content_index: 0, text, logprobs: [] });
       out += this.ev("response.content_part.done", { ...base, content_index: 0, part: { type: "output_text", text, annotations: [], logprobs: [] } });
       this.output[item.index] = messageItem(item.id, text);
+    } else if (item.kind === "custom") {
+      const done = toolItem(this.shape, item.id, item.callId!, item.name!, text);
+      // Arguments that were not {"input": "..."} streamed no text: the whole input goes as one piece.
+      if (!item.input!.emitted && done.input) out += this.ev("response.custom_tool_call_input.delta", { ...base, delta: done.input });
+      out += this.ev("response.custom_tool_call_input.done", { ...base, input: done.input });
+      this.output[item.index] = done;
     } else {
-      out += this.ev("response.function_call_arguments.done", { ...base, name: item.name, arguments: text });
-      this.output[item.index] = callItem(item.id, item.callId!, item.name!, text);
+      const done = toolItem(this.shape, item.id, item.callId!, item.name!, text);
+      out += this.ev("response.function_call_arguments.done", { ...base, name: done.name, arguments: text });
+      this.output[item.index] = done;
     }
     out += this.ev("response.output_item.done", { output_index: item.index, item: this.output[item.index] });
     if (this.open === item) this.open = null;
@@ -172,15 +223,23 @@ export class ChatStreamToResponses {
       let item = this.calls.get(toolIndex);
       if (!item) {
         out += this.close(this.open);
-        item = { kind: "function", index: this.output.length, id: `fc_${hex()}`, text: new TextBuffer(), toolIndex, callId: t.id ?? `call_${hex().slice(0, 24)}`, name: t.function?.name ?? "" };
+        const name = t.function?.name ?? "";
+        const custom = this.shape.names.custom.has(name);
+        item = {
+          kind: custom ? "custom" : "function", index: this.output.length, id: `${custom ? "ctc" : "fc"}_${hex()}`, text: new TextBuffer(), toolIndex,
+          callId: t.id ?? `call_${hex().slice(0, 24)}`, name, input: custom ? new CustomInputStream() : undefined,
+        };
         this.calls.set(toolIndex, item);
-        this.output.push(callItem(item.id, item.callId!, item.name!, "", "in_progress"));
+        this.output.push(toolItem(this.shape, item.id, item.callId!, name, "", "in_progress"));
         out += this.ev("response.output_item.added", { output_index: item.index, item: this.output[item.index] });
       }
       const args = t.function?.arguments;
       if (args) {
         item.text.add(args);
-        out += this.ev("response.function_call_arguments.delta", { item_id: item.id, output_index: item.index, delta: args });
+        if (item.input) {
+          const delta = item.input.push(args);
+          if (delta) out += this.ev("response.custom_tool_call_input.delta", { item_id: item.id, output_index: item.index, delta });
+        } else out += this.ev("response.function_call_arguments.delta", { item_id: item.id, output_index: item.index, delta: args });
       }
     }
     if (choice.finish_reason) this.finish = choice.finish_reason;

@@ -111,7 +111,7 @@ export const openaiAdaptor: ProviderAdaptor = {
   kind: "openai",
   supports: (mode) => mode in PATHS,
   // Most OpenAI-compatible upstreams have chat completions only: their Responses calls go through it.
-  nativeResponses: (call) => servesNatively(call.channel.type, "/v1/responses"),
+  nativeResponses: (call) => servesNatively(call.channel.type, call.mode === "responses_compact" ? "/v1/responses/compact" : "/v1/responses"),
   realtime: openaiRealtime,
   buildRequest(call, body) {
     const headers = authHeaders(call);

@@ -16,6 +16,7 @@ export const PATHS: Record<string, string> = {
   audio_translation: "/v1/audio/translations",
   rerank: "/v1/rerank",
   responses: "/v1/responses",
+  responses_compact: "/v1/responses/compact",
 };
 
 export interface OpenAIQuirks {
@@ -58,7 +59,7 @@ export function quirkBase(type: number, baseUrl: string): string {
 }
 
 /** The endpoint a full custom URL names, matched at its end so the other endpoints can be derived from it. */
-const ENDPOINT_TAIL = /\/(chat\/completions|completions|embeddings|moderations|images\/generations|images\/edits|audio\/speech|audio\/transcriptions|audio\/translations|rerank|responses)$/;
+const ENDPOINT_TAIL = /\/(chat\/completions|completions|embeddings|moderations|images\/generations|images\/edits|audio\/speech|audio\/transcriptions|audio\/translations|rerank|responses\/compact|responses)$/;
 
 /**
  * Custom channels (type 8): one-api and new-api store the full request URL, `{model}` standing for the
