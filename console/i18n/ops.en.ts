@@ -123,6 +123,8 @@ const en: Record<string, string> = {
   "ops.ch.systemPromptOverrideHelp": "When the client sends its own system prompt, put this channel's in front of it (off: the client's is used alone)",
   "ops.ch.forceFormat": "Force OpenAI format",
   "ops.ch.forceFormatHelp": "Drop answer fields that are not part of OpenAI's chat completion format",
+  "ops.ch.forwardHeaders": "Forwarded client headers",
+  "ops.ch.forwardHeadersHelp": "Client headers sent on to the upstream with calls in its own format, besides the defaults ({{defaults}}). Names apart by commas; end one with * for every header starting so. The client's keys, cookies and connection headers are never sent",
   "ops.ch.responsesApi": "Responses API (/v1/responses)",
   "ops.ch.responsesApiHelp": "Whether the upstream serves OpenAI's Responses API itself. Without it, Responses calls (Codex, the AI SDK, the Agents SDK) are answered through the upstream's chat completions",
   "ops.ch.responsesDefault": "Type default: {{mode}}",

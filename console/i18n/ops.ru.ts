@@ -120,6 +120,8 @@ const ru: Record<string, string> = {
   "ops.ch.systemPromptOverrideHelp": "Если клиент прислал свой системный промпт, промпт канала ставится перед ним (выключено: используется только промпт клиента)",
   "ops.ch.forceFormat": "Строгий формат OpenAI",
   "ops.ch.forceFormatHelp": "Убирать из ответа поля, которых нет в формате chat completion OpenAI",
+  "ops.ch.forwardHeaders": "Передаваемые заголовки клиента",
+  "ops.ch.forwardHeadersHelp": "Заголовки клиента, которые вместе со стандартными ({{defaults}}) уходят к провайдеру при вызовах в его собственном формате. Имена через запятую; * в конце — все заголовки с таким началом. Ключи клиента, cookie и заголовки соединения не передаются никогда",
   "ops.ch.responsesApi": "Responses API (/v1/responses)",
   "ops.ch.responsesApiHelp": "Обслуживает ли апстрим Responses API OpenAI сам. Если нет, вызовы Responses (Codex, AI SDK, Agents SDK) обслуживаются через его chat completions",
   "ops.ch.responsesDefault": "По умолчанию для типа: {{mode}}",

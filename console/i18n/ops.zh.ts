@@ -120,6 +120,8 @@ const zh: Record<string, string> = {
   "ops.ch.systemPromptOverrideHelp": "客户端自带系统提示词时，把此渠道的提示词放在它前面（关闭时只使用客户端的）",
   "ops.ch.forceFormat": "强制 OpenAI 格式",
   "ops.ch.forceFormatHelp": "去掉不属于 OpenAI 对话补全格式的回答字段",
+  "ops.ch.forwardHeaders": "透传的客户端请求头",
+  "ops.ch.forwardHeadersHelp": "除默认列表（{{defaults}}）外，同格式调用时一并发往上游的客户端请求头。用逗号分隔；以 * 结尾表示以此开头的所有请求头。客户端的密钥、Cookie 和连接类请求头永不透传",
   "ops.ch.responsesApi": "Responses API（/v1/responses）",
   "ops.ch.responsesApiHelp": "上游是否自身提供 OpenAI 的 Responses API。不提供时，Responses 调用（Codex、AI SDK、Agents SDK）通过上游的对话补全接口应答",
   "ops.ch.responsesDefault": "类型默认：{{mode}}",

@@ -86,6 +86,25 @@ describe("channel form settings", () => {
     expect(screen.queryByTestId("setting-responses_api")).toBeNull();
   });
 
+  test("forwarded client headers show the format's defaults and are saved as forward_headers; a type that converts has none", async () => {
+    fm = mockFetch(routes({
+      "GET /api/channel/31": ok({ id: 31, name: "an", type: 14, models: "m", group: "default", key: "", setting: '{"custom_key": 1}' }),
+      "GET /api/channel/32": ok({ id: 32, name: "bd", type: 15, models: "m", group: "default", key: "", setting: "" }),
+      "PUT /api/channel/": ok(),
+    }));
+    await renderApp("/channel/edit/31", { user: ADMIN });
+    await waitFor(() => expect((screen.getByTestId("channel-name") as HTMLInputElement).value).toBe("an"));
+    expect(screen.getByTestId("setting-forward_headers-help").textContent).toContain("anthropic-beta, anthropic-version, x-claude-code-session-id");
+    fireEvent.change(screen.getByTestId("setting-forward_headers"), { target: { value: "X-Trace-Id, x-team-*," } });
+    fireEvent.click(screen.getByTestId("channel-submit"));
+    await waitFor(() => expect(fm.calls.some((c) => c.method === "PUT")).toBe(true));
+    expect(JSON.parse(fm.calls.find((c) => c.method === "PUT")!.body.setting)).toEqual({ custom_key: 1, forward_headers: ["x-trace-id", "x-team-*"] });
+    cleanup();
+    await renderApp("/channel/edit/32", { user: ADMIN });
+    await waitFor(() => expect((screen.getByTestId("channel-name") as HTMLInputElement).value).toBe("bd"));
+    expect(screen.queryByTestId("setting-forward_headers")).toBeNull();
+  });
+
   test("a bad proxy address is refused before saving", async () => {
     fm = mockFetch(routes({ "GET /api/channel/8": ok({ id: 8, name: "c", type: 1, models: "m", group: "default", key: "", setting: "" }) }));
     await renderApp("/channel/edit/8", { user: ADMIN });

@@ -23,7 +23,7 @@ export interface MockOptions {
 }
 
 /** `raw`: a JSON body's text as it arrived. */
-export interface SeenRequest { path: string; authorization: string | null; body: any; raw?: string }
+export interface SeenRequest { path: string; authorization: string | null; body: any; raw?: string; search?: string; headers?: Record<string, string> }
 
 export interface MockUpstream {
   url: string;
@@ -68,7 +68,9 @@ export function startMockUpstream(options: MockOptions = {}): MockUpstream {
           body = JSON.parse(raw);
         } catch {}
       }
-      mock.seen.push({ path, authorization: req.headers.get("authorization"), body, raw });
+      const headers: Record<string, string> = {};
+      req.headers.forEach((v, k) => (headers[k] = v));
+      mock.seen.push({ path, authorization: req.headers.get("authorization"), body, raw, search: new URL(req.url).search, headers });
       const model = String(body?.model ?? "");
       const failMatch = /-fail-(\d{3})/.exec(model);
       const fail = mock.options.failStatus ?? (failMatch ? Number(failMatch[1]) : 0);

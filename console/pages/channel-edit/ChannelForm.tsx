@@ -4,7 +4,10 @@ import React, { useEffect, useRef, useState } from "react";
 import { Alert, AutoComplete, Button, Input, InputNumber, Message, Modal, Select, Space, Spin, Switch, Tag, Typography } from "@arco-design/web-react";
 import { useTranslation } from "react-i18next";
 import { api } from "../../api/index.ts";
-import { CHANNEL_TYPES, DEFAULT_GROUP, RESPONSES_API_SETTINGS, RESPONSES_CAPABLE_KINDS, channelType, servesNatively } from "../../../server/catalogue/index.ts";
+import {
+  CHANNEL_TYPES, DEFAULT_GROUP, FORWARDED_HEADERS, KIND_WIRE_FORMATS, RESPONSES_API_SETTINGS, RESPONSES_CAPABLE_KINDS, channelType, forwardHeaderNames, servesNatively,
+  type ChannelKind,
+} from "../../../server/catalogue/index.ts";
 import { SETTING_SWITCHES, fieldsFor, isJsonObjectOrEmpty, isProxyUrl, readSetting, splitNames, writeSetting } from "./fields.ts";
 import { cachedTypeModels, defaultModelsFor, loadTypeModels, sameList, type TypeModels } from "./typeModels.ts";
 import { KeyViewer } from "./KeyViewer.tsx";
@@ -375,6 +378,32 @@ function ResponsesApiSelect({ type, value, onChange }: { type: number; value: un
   );
 }
 
+/** The client headers a channel forwards besides its format's defaults (setting.forward_headers, a list of names). */
+function ForwardHeadersField({ kind, value, onChange }: { kind: ChannelKind; value: unknown; onChange: (v: string[] | "") => void }) {
+  const { t } = useTranslation();
+  const stored = forwardHeaderNames(value);
+  // The text as typed (a trailing comma included); replaced only when the setting changes elsewhere (the JSON box).
+  const [text, setText] = useState(stored.join(", "));
+  const storedKey = stored.join(",");
+  useEffect(() => {
+    if (forwardHeaderNames(text).join(",") !== storedKey) setText(stored.join(", "));
+  }, [storedKey]);
+  const defaults = [...new Set((KIND_WIRE_FORMATS[kind] ?? []).flatMap((f) => FORWARDED_HEADERS[f]))];
+  return (
+    <Field label={t("ops.ch.forwardHeaders")}>
+      <Input value={text} placeholder="x-trace-id, x-team-*" data-testid="setting-forward_headers"
+        onChange={(x) => {
+          setText(x);
+          const names = forwardHeaderNames(x);
+          onChange(names.length ? names : "");
+        }} />
+      <Typography.Text type="secondary" style={{ display: "block", fontSize: 12 }} data-testid="setting-forward_headers-help">
+        {t("ops.ch.forwardHeadersHelp", { defaults: defaults.join(", ") })}
+      </Typography.Text>
+    </Field>
+  );
+}
+
 function ChannelSettings({ type, setting, onChange }: { type: number; setting: string; onChange: (text: string) => void }) {
   const { t } = useTranslation();
   const s = readSetting(setting);
@@ -391,6 +420,7 @@ function ChannelSettings({ type, setting, onChange }: { type: number; setting: s
           placeholder={t("ops.ch.systemPromptHint")} data-testid="setting-system-prompt" />
       </Field>
       {kind && RESPONSES_CAPABLE_KINDS.includes(kind) && <ResponsesApiSelect type={type} value={s.responses_api} onChange={(x) => put("responses_api", x)} />}
+      {kind && KIND_WIRE_FORMATS[kind] && <ForwardHeadersField kind={kind} value={s.forward_headers} onChange={(x) => put("forward_headers", x)} />}
       <Space wrap size="large" style={{ marginTop: 6 }}>
         {SETTING_SWITCHES.map((key) => (
           <label key={key} title={t(SWITCH_TEXT[key][1])} style={{ display: "inline-flex", gap: 8, alignItems: "center" }}>

@@ -36,12 +36,15 @@ export interface RelayRequest {
   /** The HTTP request the call came in on, when its signal is read only if needed (clientSignal): creating a
    * request's signal has a cost, and a getter in the object literal made three heap cells per call. */
   incoming?: Request;
-  /** Client headers an adaptor may forward (e.g. anthropic-beta on /v1/messages), lower-case names. */
+  /** Client headers the route chose for the upstream (openai-beta of a realtime session), lower-case names; part of
+   * the response cache's key (anthropic-beta on /v1/messages). An exchange decides what it forwards per attempt
+   * from httpHeaders instead (relay/forward.ts). */
   headers?: Record<string, string>;
   /** The JSON text `body` was parsed from, while `body` is unchanged: sent upstream as it is where the relay
    * would send the same object (formats/client-json.ts). Whoever changes `body` in place drops this. */
   json?: ClientJson;
-  /** The client's request headers, read only by the response cache (Cache-Control, x-switchyard-cache). */
+  /** The client's request headers: read by the response cache (Cache-Control, x-switchyard-cache) and for the
+   * headers an attempt forwards (relay/forward.ts). */
   httpHeaders?: Headers;
   /** The request came in on a connection (not through app.handle()), so its answer's body is read by the
    * server writing it out and by nothing else unless the response cache records it. */

@@ -24,6 +24,7 @@ import { answerUsage, countedUsage, countedUsageExact, countGenerated } from "..
 import { callsObserved, observeAttempt, observeAttemptEnd, observeCall, observeStream } from "../observe.ts";
 import { responseCache } from "../cache/index.ts";
 import { fetchBody } from "../../infra/stream-client.ts";
+import { clientHeadersFor, withForwarded } from "../forward.ts";
 
 export type { RelayRequest } from "../core/admit.ts";
 
@@ -64,6 +65,8 @@ function exchangeAdaptor(channel: Channel, adm: Admission): ProviderAdaptor | nu
 /** Not async: it hands attempt()'s promise on, one generator less per call. */
 function tryExchange(adaptor: ProviderAdaptor, channel: Channel, adm: Admission, deps: AppDeps): Promise<Answer | AppError> {
   const call = providerCall(adm.req, channel, deps.options);
+  // The client headers this channel's upstream takes (relay/forward.ts), in place of the route's choice.
+  call.clientHeaders = clientHeadersFor(adaptor, call, adm.req.httpHeaders);
   observeAttempt(adm.req, call);
   return attempt(deps, adaptor, call, adm.req);
 }
@@ -171,7 +174,8 @@ async function attempt(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCa
     const up = applyParamOverride(adaptor, call, built instanceof Promise ? await built : built);
     // A streamed call's JoinedText body goes to the stream client as its pieces (sendUpstream); fetch() gets a string.
     const body = call.stream ? (up.body as BodyInit | null | undefined) : fetchBody(up.body);
-    const init: RequestInit = { method: up.method ?? "POST", headers: up.headers, body, signal: u.abort.signal, redirect: "manual" };
+    const headers = call.clientHeaders ? withForwarded(up.headers, call.clientHeaders) : up.headers;
+    const init: RequestInit = { method: up.method ?? "POST", headers, body, signal: u.abort.signal, redirect: "manual" };
     res = await (adaptor.send ? adaptor.send(call, up.url, init) : sendUpstream(call, up.url, init));
   } catch (e) {
     u.release();

@@ -79,11 +79,17 @@ export function claudeMessagesRoute(deps: AppDeps): PlainRoute {
     const body = parseJsonObject(text);
     const model = checkClaudeBody(body);
     const beta = request.headers.get("anthropic-beta");
+    // Only the beta SDK's ?beta=true means anything to Anthropic (providers/claude); the rest of a query is dropped.
+    const search = request.url.includes("beta=") ? betaSearch(request.url) : "";
     return relay(deps, {
-      mode: "chat", format: "claude", path: "/v1/messages", search: "", body, model, stream: body.stream === true, caller: who, ip,
+      mode: "chat", format: "claude", path: "/v1/messages", search, body, model, stream: body.stream === true, caller: who, ip,
       incoming: request, headers: beta ? { "anthropic-beta": beta } : undefined, httpHeaders: request.headers, json: { body, text },
     });
   });
+}
+
+function betaSearch(url: string): string {
+  return new URL(url).searchParams.get("beta") === "true" ? "?beta=true" : "";
 }
 
 /** The POST routes of Gemini's API (relay/index.ts relayJsonRoutes serves them); the model and method follow the prefix. */

@@ -149,7 +149,7 @@ export function responsesRoute(deps: AppDeps, tokenCaller: (request: Request, se
         };
       }
       return relay(deps, {
-        mode: "responses", format: "openai", path: "/v1/responses", search: "", body, model, stream: body.stream === true, caller, ip, signal: request.signal,
+        mode: "responses", format: "openai", path: "/v1/responses", search: "", body, model, stream: body.stream === true, caller, ip, signal: request.signal, httpHeaders: request.headers,
         json: same ? { body, text: raw as string } : undefined,
       });
     }, { parse: textWithin(bodyLimit("responses", deps.config.maxBodyBytes)) })

@@ -5,6 +5,7 @@
 //   system_prompt_override     and, when the client did send one, prepended to it (new-api's "concatenate")
 //   pass_through_body_enabled  the client's body goes upstream unchanged (read by the exchange, see call.passThroughBody)
 //   force_format, thinking_to_content   read by the OpenAI-compatible adaptor (providers/openai/index.ts)
+//   forward_headers            client headers forwarded besides the wire format's defaults (relay/forward.ts)
 //   responses_api              "native" or "chat": whether the upstream serves the Responses API itself, over
 //                              the channel type's default (catalogue nativeEndpoints; see withResponsesSetting)
 import type { ClientFormat, ProviderAdaptor, ProviderCall, RelayMode } from "./types.ts";

@@ -89,7 +89,9 @@ export interface ProviderCall {
   /** Site options (deps.options). Providers with option-driven behaviour (claude.*, gemini.*) read them
    *  here; when absent (unit tests) they fall back to the option defaults. */
   site?: SiteOptions;
-  /** Selected client request headers (lower-case names) the route chose to expose, e.g. anthropic-beta. */
+  /** The client request headers this attempt forwards (lower-case names; relay/forward.ts): set for calls the
+   *  channel's upstream serves in the client's own format. The relay adds them to the adaptor's headers where the
+   *  adaptor set none of that name; an adaptor that merges one (anthropic-beta) reads it here. */
   clientHeaders?: Record<string, string>;
   /** The channel's param_override, merged into the built JSON body by the relay (relay/override.ts). */
   paramOverride?: Record<string, unknown> | null;

@@ -1,5 +1,5 @@
 // Anthropic Claude (channel type 14): the Messages API with an x-api-key.
-import type { ProviderAdaptor } from "../types.ts";
+import type { ProviderAdaptor, ProviderCall } from "../types.ts";
 import { DEFAULT_CHANNEL_MODELS } from "../../../catalogue/models.ts";
 import { ANTHROPIC_VERSION, ClaudeStreamMapper, claudeErrorMessage, claudeModelHeaders, claudeRequestFor, claudeSend, parseClaudeResponse } from "./messages.ts";
 import { claudeGeneratedText } from "../../formats/claude/upstream.ts";
@@ -8,6 +8,11 @@ import { jsonText } from "../../formats/client-json.ts";
 /** A base URL given with its /v1 suffix still gets exactly one /v1. */
 export function messagesUrl(baseUrl: string): string {
   return (/\/v1$/.test(baseUrl) ? baseUrl : baseUrl + "/v1") + "/messages";
+}
+
+/** Anthropic's beta SDK calls /v1/messages?beta=true: a Claude client's query goes upstream with it. */
+function betaQuery(call: ProviderCall): string {
+  return call.format === "claude" && call.search && new URLSearchParams(call.search).get("beta") === "true" ? "?beta=true" : "";
 }
 
 export const claudeAdaptor: ProviderAdaptor = {
@@ -19,10 +24,11 @@ export const claudeAdaptor: ProviderAdaptor = {
     const headers: Record<string, string> = {
       "content-type": "application/json",
       "x-api-key": call.key,
-      "anthropic-version": ANTHROPIC_VERSION,
+      // A Claude client's own version, where it sent one (relay/forward.ts), else the one this adaptor is written for.
+      "anthropic-version": call.clientHeaders?.["anthropic-version"] ?? ANTHROPIC_VERSION,
       ...claudeModelHeaders(call, req.model),
     };
-    return { url: messagesUrl(call.baseUrl), headers, body: jsonText(call.json, req) };
+    return { url: messagesUrl(call.baseUrl) + betaQuery(call), headers, body: jsonText(call.json, req) };
   },
   send: claudeSend,
   parseResponse: parseClaudeResponse,
