@@ -66,4 +66,20 @@ describe("claude -p", () => {
       }
     }, RUN_MS + 30_000);
   }
+
+  test("passes Claude Code's query and headers to a Claude upstream, and never its key", async () => {
+    const lane = await gw.lane("claude");
+    const { home, work, cleanup } = tempHome("claude");
+    try {
+      const { run, out } = await claude(lane, "Say hello.", work, home);
+      expect(out?.is_error, describeRun(run, lane)).toBe(false);
+      const main = lane.mock.calls().find((c) => JSON.stringify(c.body).includes("Say hello."))!;
+      const sent = { search: main.search, beta: main.headers["anthropic-beta"]?.includes("claude-code-20250219"), session: main.headers["x-claude-code-session-id"], key: main.headers["x-api-key"] };
+      expect(sent).toEqual({ search: "?beta=true", beta: true, session: out.session_id, key: "claude-key" });
+      expect(JSON.stringify(main.headers)).not.toContain(lane.key.slice(3));
+      await expectBilled(gw, lane);
+    } finally {
+      cleanup();
+    }
+  }, RUN_MS + 30_000);
 });

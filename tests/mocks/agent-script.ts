@@ -80,7 +80,8 @@ export function decide(turn: Turn, plainText: string): Step {
   const done = turn.results.length;
   const next = wanted[done];
   if (next) {
-    const tool = turn.tools.find((t) => t.name === next.name);
+    // A namespaced tool (Codex's `functions` namespace) reaches a chat upstream under a qualified name.
+    const tool = turn.tools.find((t) => t.name === next.name) ?? turn.tools.find((t) => t.name.endsWith(`__${next.name}`) || t.name.endsWith(`.${next.name}`));
     if (!tool) return { kind: "text", text: `No tool named ${next.name} was offered (offered: ${turn.tools.map((t) => t.name).join(", ")}).` };
     if (tool.kind === "custom") {
       const input = typeof next.args === "string" ? next.args : JSON.stringify(next.args);
