@@ -277,12 +277,16 @@ describe("Codex on a chat-only upstream: custom tools, additional_tools, reasoni
     expect(compat.last().body.response_format).toEqual({ type: "json_schema", json_schema: { name: "thing", schema, strict: true } });
   });
 
-  test("what chat cannot express is a 400 in OpenAI's error format, before any upstream call", async () => {
+  test("a tool OpenAI runs itself (Codex offers web_search by default) is not offered; forcing one is a 400 in OpenAI's error format, before any upstream call", async () => {
+    await answering({ text: "ok" }, () => oai.responses.create({ model: "rb-deepseek", input: "x", tools: [{ type: "web_search", external_web_access: false } as any, SHELL as any] }));
+    expect(compat.last().body.tools.map((t: any) => t.function.name)).toEqual(["shell"]);
+    await answering({ text: "ok" }, () => oai.responses.create({ model: "rb-deepseek", input: "x", tools: [{ type: "web_search" } as any] }));
+    expect(compat.last().body.tools).toBeUndefined();
     const before = compat.requests.length;
-    const res = await fx.call("/v1/responses", oai.apiKey!, { model: "rb-deepseek", input: "x", tools: [{ type: "web_search" }] });
+    const res = await fx.call("/v1/responses", oai.apiKey!, { model: "rb-deepseek", input: "x", tools: [{ type: "web_search" }], tool_choice: { type: "web_search" } });
     expect(res.status).toBe(400);
     const body: any = await res.json();
-    expect(body.error.message).toContain("the built-in tool 'web_search'");
+    expect(body.error.message).toContain('tool_choice {"type":"web_search"} is not supported on this channel');
     expect(body.error.type).toEqual(expect.any(String));
     expect(compat.requests.length).toBe(before);
   });

@@ -231,7 +231,7 @@ describe("the Responses API through chat", () => {
 
   test("what chat cannot express is a 400 naming it", () => {
     expect(() => responsesToChat({ model: "m", input: "x", background: true })).toThrow("background mode is not supported on this channel");
-    expect(() => responsesToChat({ model: "m", input: "x", tools: [{ type: "file_search" }] })).toThrow("the built-in tool 'file_search'");
+    expect(() => responsesToChat({ model: "m", input: "x", tools: [{ type: "file_search" }], tool_choice: { type: "file_search" } })).toThrow('tool_choice {"type":"file_search"} is not supported');
     expect(() => responsesToChat({ model: "m", input: [{ type: "item_reference", id: "msg_1" }] })).toThrow("input[0]: item_reference 'msg_1' is not known to this gateway");
     expect(() => responsesToChat({ model: "m", input: [{ role: "user", content: [{ type: "input_image", file_id: "file-1" }] }] })).toThrow("an input_image given by file_id");
   });

@@ -1,8 +1,9 @@
 // OpenAI's Responses API on channels without it (Claude, Gemini, Bedrock, Vertex, Azure before its v1 API,
 // OpenAI-compatible upstreams without /v1/responses): a Responses request becomes a chat request, which
 // every adaptor takes. Free-form custom tools become functions of one string argument, namespaces flat
-// function names, additional_tools items more tools. What chat cannot express (built-in tools, stored prompts,
-// background runs, another service's compaction) is refused with a 400 naming it, never dropped.
+// function names, additional_tools items more tools. Tools OpenAI runs itself (web search, file search, ...) are
+// not offered to a model that cannot use them. What chat cannot express otherwise (a forced built-in tool,
+// stored prompts, background runs, another service's compaction) is refused with a 400 naming it, never dropped.
 import { AppError } from "../../../http/errors.ts";
 import type { OpenAIChatRequest, OpenAIContentPart, OpenAIMessage, OpenAIToolCall } from "../claude/wire.ts";
 
@@ -229,7 +230,9 @@ function addTool(t: any, out: ChatTool[], names: ToolNames, seen: Set<string>, n
     for (const child of Array.isArray(t.tools) ? t.tools : []) addTool(child, out, names, seen, String(t.name ?? ""));
     return;
   }
-  if (t?.type !== "function" && t?.type !== "custom") throw refuse(`the built-in tool '${String(t?.type)}'`);
+  // A tool OpenAI runs itself (web_search, which Codex offers by default, file_search, code_interpreter, ...) has no
+  // counterpart here: it is not offered, and the model answers without it. Forcing one is refused (chatToolChoice).
+  if (t?.type !== "function" && t?.type !== "custom") return;
   const own = String(t.name ?? "");
   const name = namespace ? namespacedName(namespace, own) : own;
   if (seen.has(name)) return;
@@ -281,7 +284,7 @@ function chatToolChoice(choice: unknown, tools: ChatTool[]): { choice?: OpenAICh
     const allowed = new Set(c.tools.map((t) => choiceName(t)).filter(Boolean));
     return { choice: c.mode, tools: tools.filter((t) => allowed.has(t.function.name)) };
   }
-  throw refuse(`tool_choice ${JSON.stringify(choice)}`);
+  throw refuse(`tool_choice ${JSON.stringify(choice).slice(0, 200)}`);
 }
 
 /** A Responses request as the chat request that answers it, and what converting the answer back needs. */
