@@ -10,6 +10,7 @@ import { migrations } from "./migrations/index.ts";
 import { up as reconcileSchema } from "./migrations/0001_init.ts";
 import { up as usernameCaseIndex } from "./migrations/0005_username_case.ts";
 import { dialectOf, type Dialect } from "./dialect.ts";
+import { DEFAULT_DATABASE_TIMEOUTS, timedDialect, type DatabaseTimeouts } from "./timeouts.ts";
 
 export type { DB } from "./schema.ts";
 export type Database = Kysely<DB>;
@@ -22,7 +23,12 @@ export interface DatabaseOptions {
   /** file path or ":memory:" (SQLite only) */
   sqlitePath: string;
   poolSize?: number;
+  /** PostgreSQL and MySQL: how long connecting and each statement may take (db/timeouts.ts). */
+  timeouts?: DatabaseTimeouts;
 }
+
+/** A driver's complaint about a connection it has already dropped: logged, never thrown at the process. */
+const connectionTrouble = (e: unknown) => console.error("database connection error:", (e as Error)?.message ?? e);
 
 export function createKysely(opts: DatabaseOptions): Database {
   // The PostgreSQL and MySQL drivers are loaded only when chosen: evaluating them took ~10 ms of every
@@ -31,9 +37,11 @@ export function createKysely(opts: DatabaseOptions): Database {
     const mod = require("postgres");
     const postgres = (mod.default ?? mod) as typeof import("postgres");
     const { PostgresJSDialect } = require("kysely-postgres-js") as typeof import("kysely-postgres-js");
+    const t = { ...(opts.timeouts ?? DEFAULT_DATABASE_TIMEOUTS) };
     const client = postgres(opts.url, {
       max: opts.poolSize ?? 10,
       onnotice: () => {},
+      connect_timeout: Math.max(1, Math.ceil(t.connectMs / 1000)),
       // int8 and numeric (count(*), sum()) as JS numbers: quota fits well inside 2^53.
       types: {
         bigint: { to: 20, from: [20, 1700], serialize: (x: number) => String(x), parse: (x: string) => Number(x) },
@@ -43,16 +51,25 @@ export function createKysely(opts: DatabaseOptions): Database {
         json: { to: 114, from: [114, 3802], serialize: (x: unknown) => (typeof x === "string" ? x : JSON.stringify(x)), parse: (x: string) => x },
       } as any,
     });
-    return new Kysely<DB>({ dialect: new PostgresJSDialect({ postgres: client }) });
+    // Ending the pool waits for every connection to say goodbye; one the driver lost track of (its socket gone
+    // mid-write) never does, and closing then hung until the process was killed.
+    const end = client.end.bind(client);
+    client.end = (o?: { timeout?: number }) => end({ timeout: 1, ...o });
+    return bounded(new Kysely<DB>({ dialect: timedDialect(new PostgresJSDialect({ postgres: client }), t) }), t);
   }
   if (opts.kind === "mysql") {
+    const t = { ...(opts.timeouts ?? DEFAULT_DATABASE_TIMEOUTS) };
     const { createPool } = require("mysql2") as typeof import("mysql2");
     const pool = createPool({
       uri: opts.url, connectionLimit: opts.poolSize ?? 10, supportBigNumbers: true, decimalNumbers: true, timezone: "Z",
       // JSON columns (new-api's) as their text, as SQLite and PostgreSQL give them.
       jsonStrings: true,
+      connectTimeout: t.connectMs,
     });
-    return new Kysely<DB>({ dialect: new MysqlDialect({ pool: pool as any }) });
+    // A pooled connection listens for one error (which removes it from the pool); a second one on a connection
+    // already dead ("Can't write in closed state") had no listener and ended the process.
+    pool.on("connection", (c) => c.on("error", connectionTrouble));
+    return bounded(new Kysely<DB>({ dialect: timedDialect(new MysqlDialect({ pool: pool as any }), t) }), t);
   }
   if (opts.sqlitePath !== ":memory:") mkdirSync(dirname(opts.sqlitePath), { recursive: true });
   const raw = new SqliteDatabase(opts.sqlitePath, { create: true });
@@ -64,6 +81,13 @@ export function createKysely(opts: DatabaseOptions): Database {
 }
 
 const rawHandles = new WeakMap<Database, SqliteDatabase>();
+const boundsOf = new WeakMap<Database, DatabaseTimeouts>();
+
+/** Each database keeps its own copy of the bounds, which migrate() lifts while it runs. */
+function bounded(db: Database, t: DatabaseTimeouts): Database {
+  boundsOf.set(db, t);
+  return db;
+}
 
 /** The bun:sqlite handle under a SQLite Kysely (null on PostgreSQL and MySQL), for the few synchronous reads
  * that must not yield to the event loop between reading a balance and reserving against it (relay ledger).
@@ -104,6 +128,18 @@ function reusingStatements(raw: SqliteDatabase) {
 
 export async function migrate(db: Database): Promise<void> {
   const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+  // A migration of a large table (an index on a year of logs) may rightly take longer than any query.
+  const bounds = boundsOf.get(db);
+  const queryMs = bounds?.queryMs ?? 0;
+  if (bounds) bounds.queryMs = 0;
+  try {
+    await runMigrations(db, migrator);
+  } finally {
+    if (bounds) bounds.queryMs = queryMs;
+  }
+}
+
+async function runMigrations(db: Database, migrator: Migrator): Promise<void> {
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
     const failed = results?.find((r) => r.status === "Error");
@@ -123,10 +159,12 @@ export async function migrate(db: Database): Promise<void> {
  * CPU than on postgres.js. Only for statements whose results are int4 and text: on this client int8 comes back
  * as a string and json as an object, unlike the main pool (createKysely).
  */
-export function createAsyncCommitPool(url: string, size: number): Database {
+export function createAsyncCommitPool(url: string, size: number, t: DatabaseTimeouts = DEFAULT_DATABASE_TIMEOUTS): Database {
   const { PostgresJSDialect } = require("kysely-postgres-js") as typeof import("kysely-postgres-js");
-  const client = new Bun.SQL(url, { max: size, connection: { synchronous_commit: "off" } });
-  return new Kysely<DB>({ dialect: new PostgresJSDialect({ postgres: client as any }) });
+  const client = new Bun.SQL(url, {
+    max: size, connection: { synchronous_commit: "off" }, connectionTimeout: Math.max(1, Math.ceil(t.connectMs / 1000)),
+  });
+  return new Kysely<DB>({ dialect: timedDialect(new PostgresJSDialect({ postgres: client as any }), t) });
 }
 
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {

@@ -12,7 +12,7 @@ import { closeIdleStreamConnections, configureStreamClient } from "./infra/strea
 
 export async function buildDeps(config: Config): Promise<AppDeps> {
   configureStreamClient(config.streamClient);
-  const db = await openDatabase({ kind: config.database.kind, url: config.database.url, sqlitePath: config.database.sqlitePath });
+  const db = await openDatabase({ kind: config.database.kind, url: config.database.url, sqlitePath: config.database.sqlitePath, timeouts: config.database.timeouts });
   const options = new OptionStore(db);
   await options.load();
   const cache = await openCache(config.redisUrl);
@@ -28,7 +28,7 @@ export function startDatabaseWorker(db: Database, database: Config["database"]):
   if (database.kind === "sqlite") {
     startSqliteWorker(db, database.sqlitePath);
     startSqliteReader(db, database.sqlitePath);
-  } else startSqlWorker(db, database.url);
+  } else startSqlWorker(db, database.url, database.timeouts);
 }
 
 /** Runs the shutdown hooks (write-behind flushes) in order, then closes the cache and the database. */

@@ -4,6 +4,7 @@ import { join, resolve, dirname } from "node:path";
 import { createHash, randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import pkg from "../package.json" with { type: "json" };
+import { DEFAULT_DATABASE_TIMEOUTS, type DatabaseTimeouts } from "../db/timeouts.ts";
 
 export const VERSION: string = pkg.version;
 
@@ -13,7 +14,7 @@ export interface Config {
   port: number;
   host: string;
   dataDir: string;
-  database: { kind: DatabaseKind; url: string; sqlitePath: string };
+  database: { kind: DatabaseKind; url: string; sqlitePath: string; timeouts: DatabaseTimeouts };
   redisUrl: string | null;
   sessionSecret: string;
   /** true when SESSION_SECRET was generated and persisted by this process (single-instance only). */
@@ -166,7 +167,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     port: flags.port ?? int(env.PORT, 3000),
     host: env.HOST ?? "0.0.0.0",
     dataDir,
-    database: { ...db, sqlitePath },
+    database: {
+      ...db, sqlitePath,
+      timeouts: {
+        connectMs: Math.max(0, int(env.SQL_CONNECT_TIMEOUT_MS, DEFAULT_DATABASE_TIMEOUTS.connectMs)),
+        queryMs: Math.max(0, int(env.SQL_QUERY_TIMEOUT_MS, DEFAULT_DATABASE_TIMEOUTS.queryMs)),
+      },
+    },
     redisUrl: env.REDIS_CONN_STRING?.trim() || null,
     sessionSecret,
     sessionSecretGenerated: generated,

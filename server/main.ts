@@ -63,15 +63,21 @@ async function shutdown(signal: string) {
   }
   stopping = true;
   console.log(`${signal} received: finishing in-flight requests and flushing pending writes`);
-  // Last resort if a hook or the database hangs: the orchestrator would kill us anyway.
+  // Last resort: gracefulShutdown keeps to the grace period itself, unless something holds the event loop.
   const force = setTimeout(() => {
     console.error("shutdown did not finish in time: exiting");
     process.exit(1);
-  }, config.shutdownGraceMs + 10_000);
+  }, config.shutdownGraceMs + 1_000);
   const { drained } = await gracefulShutdown(app.server, deps, { graceMs: config.shutdownGraceMs });
   clearTimeout(force);
   console.log(drained ? "stopped cleanly" : "stopped after the grace period");
   process.exit(0);
 }
+// The last line of defence: a database or Redis driver that throws from one of its own callbacks (postgres.js
+// writing to a socket it has already closed, a second error event on a dead connection) must cost the call
+// that needed it, not every call in flight. The drivers' errors are handled where they are used; what still
+// escapes is logged here and the process goes on.
+process.on("uncaughtException", (e) => console.error("uncaught error (the gateway keeps running):", e));
+process.on("unhandledRejection", (e) => console.error("unhandled rejection (the gateway keeps running):", e));
 process.on("SIGTERM", () => void shutdown("SIGTERM"));
 process.on("SIGINT", () => void shutdown("SIGINT"));

@@ -1,5 +1,7 @@
 // One error type for business failures, and the mapping of every error to the caller's format:
 // management calls get the {success,message} envelope; relay calls get OpenAI, Claude or Gemini bodies.
+import { isDatabaseUnavailable } from "../../db/timeouts.ts";
+
 export class AppError extends Error {
   /** Response headers the error carries (Retry-After on a 429), in every error format. */
   headers?: Record<string, string>;
@@ -12,6 +14,18 @@ export const badRequest = (m: string) => new AppError(400, m);
 export const unauthorized = (m = "not logged in or login expired") => new AppError(401, m);
 export const forbidden = (m = "no permission to perform this operation") => new AppError(403, m);
 export const notFound = (m = "not found") => new AppError(404, m);
+
+export const DATABASE_UNAVAILABLE_MESSAGE = "the database is unavailable, please try again shortly";
+export const CACHE_UNAVAILABLE_MESSAGE = "the shared cache (Redis) is unavailable, please try again shortly";
+
+/** Redis could not be asked (infra/cache.ts: down, too slow, or its circuit is open). */
+export class CacheUnavailableError extends Error {
+  readonly code = "CACHE_UNAVAILABLE";
+}
+
+function isCacheUnavailable(e: unknown): boolean {
+  return e instanceof CacheUnavailableError || (e as { cause?: unknown })?.cause instanceof CacheUnavailableError;
+}
 
 export type ErrorFormat = "envelope" | "openai" | "claude" | "gemini";
 
@@ -50,6 +64,20 @@ export function errorBody(format: ErrorFormat, status: number, message: string, 
 
 export function errorResponse(path: string, status: number, message: string, code?: string): Response {
   return Response.json(errorBody(errorFormatFor(path), status, message, code), { status });
+}
+
+/** During an outage every call fails the same way: one line a second says so, with how many it stands for. */
+let unavailableLoggedAt = -Infinity;
+let unavailableSince = 0;
+function logUnavailable(line: string): void {
+  const now = performance.now();
+  if (now - unavailableLoggedAt < 1000) {
+    unavailableSince++;
+    return;
+  }
+  console.error(unavailableSince > 0 ? `${line} (and ${unavailableSince} more answered 503)` : line);
+  unavailableLoggedAt = now;
+  unavailableSince = 0;
 }
 
 function validationMessage(error: any): string {
@@ -96,6 +124,12 @@ export function errorReply(request: Request, error: unknown, code?: unknown): { 
   } else if (code === "INVALID_COOKIE_SIGNATURE") {
     status = 401;
     message = "invalid session cookie";
+  } else if (isDatabaseUnavailable(error) || isCacheUnavailable(error)) {
+    // A dependency that is down is not the request's fault, and its stack says nothing new each time.
+    status = 503;
+    message = isCacheUnavailable(error) ? CACHE_UNAVAILABLE_MESSAGE : DATABASE_UNAVAILABLE_MESSAGE;
+    if (format !== "envelope") errorCode = "service_unavailable";
+    logUnavailable(`[${request.method} ${path}] ${(error as Error)?.message ?? error}`);
   } else {
     console.error(`[${request.method} ${path}]`, error);
   }

@@ -5,10 +5,40 @@
 import { SQL } from "bun";
 import { unpackStatements, type WorkerRequest, type WorkerStatement } from "./worker-protocol.ts";
 import { copyRows } from "../../db/copy.ts";
+import { isDatabaseUnavailable } from "../../db/timeouts.ts";
 
 declare const self: Worker;
 
 let sql: SQL | null = null;
+let url = "";
+/** Bounds from the open message (db/timeouts.ts): connecting, and a whole transaction. */
+let connectMs = 0;
+let queryMs = 0;
+
+function client(): SQL {
+  // A connection the server dropped is replaced on the next write; Bun's client makes it when first used.
+  sql ??= new SQL(url, { max: 1, connectionTimeout: Math.max(1, Math.ceil(connectMs / 1000)) });
+  return sql;
+}
+
+/**
+ * A transaction that does not finish within the bound is abandoned with its connection (closed at once: the
+ * server rolls back what it had not committed), so the writes queued behind it are not held by a server that
+ * stopped answering; the main thread hears it failed and tries again later.
+ */
+async function bounded<T>(work: (db: SQL) => Promise<T>): Promise<T> {
+  const db = client();
+  if (!(queryMs > 0)) return work(db);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      if (sql === db) sql = null;
+      void db.close({ timeout: 0 }).catch(() => {});
+      reject(Object.assign(new Error(`the database did not answer within ${queryMs} ms (write)`), { code: "DB_UNAVAILABLE" }));
+    }, queryMs);
+  });
+  return Promise.race([work(db), expired]).finally(() => clearTimeout(timer));
+}
 /** COPY is PostgreSQL's; on MySQL the statements' INSERTs run. */
 let postgres = false;
 /** Messages are handled one after another: a stop waits for the transaction before it. */
@@ -22,9 +52,9 @@ let queue: Promise<void> = Promise.resolve();
  * same transaction: each is an insert of a rollup row its update did not find, or the balance charges of a
  * lease row found gone, whose rows the slice's counters have locked already; none depends on the order.
  */
-async function write(list: WorkerStatement[]): Promise<string[]> {
+async function write(db: SQL, list: WorkerStatement[]): Promise<string[]> {
   const gone: string[] = [];
-  await sql!.begin(async (tx) => {
+  await db.begin(async (tx) => {
     // The log rows lead the list: they go first, as COPY where they can (a connection runs nothing else while
     // a COPY is open), consecutive statements of one COPY text in one stream.
     let from = 0;
@@ -66,17 +96,23 @@ async function handle(m: WorkerRequest): Promise<void> {
     self.postMessage({ type: "stopped" });
   } else if (m.type === "write") {
     try {
-      self.postMessage({ type: "written", id: m.id, gone: await write(unpackStatements(m.statements)) });
+      const list = unpackStatements(m.statements);
+      self.postMessage({ type: "written", id: m.id, gone: await bounded((db) => write(db, list)) });
     } catch (err) {
+      // A connection lost under the transaction: the next write starts on a new client.
+      if (sql && isDatabaseUnavailable(err)) {
+        void sql.close({ timeout: 0 }).catch(() => {});
+        sql = null;
+      }
       self.postMessage({ type: "written", id: m.id, error: String((err as Error)?.message ?? err) });
     }
   } else if ("url" in m) {
     try {
-      sql = new SQL(m.url, { max: 1 });
+      ({ url, connectMs, queryMs } = m);
       postgres = /^postgres(ql)?:/i.test(m.url);
       // A database this client cannot reach or speak to (a DSN option it does not know, an authentication
       // method it lacks) fails here, and the write-behind stays on the main connection.
-      await sql.unsafe("select 1");
+      await bounded((db) => db.unsafe("select 1"));
       self.postMessage({ type: "ready" });
     } catch (err) {
       self.postMessage({ type: "failed", error: String((err as Error)?.message ?? err) });

@@ -5,9 +5,10 @@
 // (the same SQL as the main-connection path writes); the worker commits each transaction whole or not at all.
 // If the worker cannot start, reach the database or fails, the write-behind writes on the main connection.
 import type { Database } from "../../db/index.ts";
+import { DEFAULT_DATABASE_TIMEOUTS, type DatabaseTimeouts } from "../../db/timeouts.ts";
 import { spawnStatementWorker, workerUrl, type StatementWorker } from "./statement-worker.ts";
 
-export function startSqlWorker(db: Database, url: string): StatementWorker | null {
+export function startSqlWorker(db: Database, url: string, t: DatabaseTimeouts = DEFAULT_DATABASE_TIMEOUTS): StatementWorker | null {
   if (!url) return null;
-  return spawnStatementWorker(db, workerUrl("sql-worker-thread.ts"), { type: "open", url }, "database write worker");
+  return spawnStatementWorker(db, workerUrl("sql-worker-thread.ts"), { type: "open", url, connectMs: t.connectMs, queryMs: t.queryMs }, "database write worker");
 }

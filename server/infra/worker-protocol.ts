@@ -15,7 +15,7 @@ export interface WorkerStatement {
 
 export type WorkerRequest =
   | { type: "open"; path: string; intervalMs: number; autocheckpointPages: number }
-  | { type: "open"; url: string }
+  | { type: "open"; url: string; connectMs: number; queryMs: number }
   | { type: "write"; id: number; statements: PackedStatements }
   | { type: "stop" };
 

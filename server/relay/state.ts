@@ -184,7 +184,7 @@ export function relayState(deps: AppDeps): RelayState {
     const dialect = dialectOf(deps.db);
     const { database } = deps.config;
     const topUpDb = dialect === "postgres" && database.kind === "postgres"
-      ? createAsyncCommitPool(database.url, TOP_UP_POOL_SIZE)
+      ? createAsyncCommitPool(database.url, TOP_UP_POOL_SIZE, database.timeouts)
       : undefined;
     const ledger = openLedger(deps.db, dialect, writer, { instance: deps.config.instanceId, leaseMs: deps.config.holdLeaseMs, topUpDb });
     const tokens = new TokenCache(deps);

@@ -10,6 +10,7 @@ import { MemoryCache, openCache } from "../../server/infra/cache.ts";
 import { hashPassword } from "../../server/modules/user/password.ts";
 import { ROLE } from "../../server/catalogue/index.ts";
 import { tempDatabase, type TempDb } from "./db.ts";
+import { DEFAULT_DATABASE_TIMEOUTS } from "../../db/timeouts.ts";
 
 export interface Session { id: number; username: string; password: string; cookie: string; headers: Record<string, string> }
 export interface Reply<T = any> { status: number; body: T; headers: Headers }
@@ -32,7 +33,7 @@ export async function testContext(opts: { kind?: Dialect; setup?: boolean; confi
   const tmp: TempDb = opts.database ?? await tempDatabase(opts.kind ?? "sqlite");
   const config: Config = {
     ...loadConfig({ SESSION_SECRET: "test-secret", NODE_ENV: "test", RATE_LIMIT_ENABLED: "false", SYNC_FREQUENCY: "0" }),
-    database: { kind: tmp.kind, url: tmp.url, sqlitePath: tmp.sqlitePath },
+    database: { kind: tmp.kind, url: tmp.url, sqlitePath: tmp.sqlitePath, timeouts: DEFAULT_DATABASE_TIMEOUTS },
     // Each context is its own instance: one starting must not take another's quota holds for its previous life.
     instanceId: `test-${++counter}-${Math.random().toString(36).slice(2, 8)}`,
     ...opts.config,

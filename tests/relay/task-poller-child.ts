@@ -7,7 +7,7 @@ import { TaskPoller } from "../../server/jobs/task-poller.ts";
 
 const [kind, where, rounds] = process.argv.slice(2) as ["sqlite" | "postgres" | "mysql", string, string];
 const config = loadConfig({ SESSION_SECRET: "test-secret", NODE_ENV: "test", SYNC_FREQUENCY: "0", TASK_POLL_INTERVAL: "0" });
-config.database = { kind, url: kind === "sqlite" ? "" : where, sqlitePath: kind === "sqlite" ? where : "" };
+config.database = { ...config.database, kind, url: kind === "sqlite" ? "" : where, sqlitePath: kind === "sqlite" ? where : "" };
 config.instanceId = `child-${process.pid}`;
 const deps = await buildDeps(config);
 const poller = new TaskPoller(deps, { intervalMs: 0, timeoutMs: 3_600_000 });

@@ -3,13 +3,12 @@
 // were running are refunded on start-up, and the successful calls missing from the logs are at most those
 // of the last write-behind interval.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { Database } from "bun:sqlite";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import postgres from "postgres";
 import { startServer, provision } from "../helpers/server-process.ts";
-import { tempDatabase, type TempDb } from "../helpers/db.ts";
+import { tempDatabase } from "../helpers/db.ts";
+import { readBooks } from "../helpers/books.ts";
 
 const INTERVAL_MS = 200;
 const MODEL = "gpt-4o-mini";
@@ -29,32 +28,6 @@ function upstream() {
         { headers: { "content-type": "text/event-stream" } });
     },
   });
-}
-
-interface Books { userQuota: number; userUsed: number; tokenRemain: number; tokenUsed: number; logged: number; logs: number; holds: number }
-
-/** The books in one statement, so one snapshot: read apart, a refund committing between the user's row and the
- * hold count showed a balance short by exactly one hold with no hold left. */
-async function readBooks(db: TempDb | null, dataDir: string, userId: number, tokenId: number): Promise<Books> {
-  const one = `select
-    (select quota from users where id = ${userId}) as user_quota, (select used_quota from users where id = ${userId}) as user_used,
-    (select remain_quota from tokens where id = ${tokenId}) as token_remain, (select used_quota from tokens where id = ${tokenId}) as token_used,
-    (select count(*) from logs where type = 2 and user_id = ${userId}) as logs, (select coalesce(sum(quota), 0) from logs where type = 2 and user_id = ${userId}) as logged,
-    (select count(*) from quota_holds) as holds`;
-  let row: any;
-  if (!db) {
-    const lite = new Database(join(dataDir, "switchyard.db"), { readonly: true });
-    row = lite.query(one).get();
-    lite.close();
-  } else {
-    const pg = postgres(db.url, { max: 1, onnotice: () => {} });
-    row = (await pg.unsafe(one))[0];
-    await pg.end();
-  }
-  return {
-    userQuota: Number(row.user_quota), userUsed: Number(row.user_used), tokenRemain: Number(row.token_remain),
-    tokenUsed: Number(row.token_used), logged: Number(row.logged), logs: Number(row.logs), holds: Number(row.holds),
-  };
 }
 
 const kinds = ["sqlite", ...(process.env.PG_DSN ? ["postgres"] : [])] as const;
