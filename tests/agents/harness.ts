@@ -48,7 +48,7 @@ export const MODELS = [
   // Codex's default and a second model
   "gpt-6.2-sol", "gpt-5.1-codex-mini",
   // Gemini CLI's models (the router's classifier model and the ones it picks)
-  "gemini-3.1-pro-preview", "gemini-3.5-flash-lite", "gemini-3.5-flash", "gemini-3-flash-preview", "gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite",
+  "gemini-3.1-pro-preview", "gemini-3.5-flash-lite", "gemini-3.8-flash", "gemini-3.5-flash", "gemini-3-flash-preview", "gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite",
   // the SDK tests
   "gpt-5.1", "gpt-4.1-mini", "deepseek-chat", "claude-sonnet-4-5-20250929", "gemini-2.5-flash-002",
 ];

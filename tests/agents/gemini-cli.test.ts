@@ -1,0 +1,77 @@
+// Gemini CLI (`gemini -p`), unchanged, pointed at Switchyard with GOOGLE_GEMINI_BASE_URL and an sk- key as its
+// Gemini API key, through each channel kind. Before each prompt it asks a small model to rate the prompt's
+// complexity (a JSON answer to a schema written with Gemini's upper-case type names) and picks the model for
+// the prompt from that; when the rating call fails it silently takes another model. So besides the answer,
+// each test checks that the rating call reached the upstream (with a schema the upstream accepts), was
+// answered, and that the prompt then went to the model the rating chose.
+import { describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { modelOf } from "../mocks/agent-upstreams.ts";
+import { agentGateway, describeRun, expectBilled, KINDS, runCli, tempHome, writeFile, type Lane } from "./harness.ts";
+import type { Recorded } from "../mocks/recorder.ts";
+
+const gw = agentGateway();
+const RUN_MS = 90_000;
+
+/** The rating model, and the model a simple prompt (the mock rates every prompt low) is sent to. */
+const ROUTER_MODEL = "gemini-3.5-flash-lite";
+const SIMPLE_MODEL = "gemini-3.8-flash";
+
+async function gemini(lane: Lane, prompt: string, files: Record<string, string> = {}) {
+  const t = tempHome("gemini");
+  for (const [name, text] of Object.entries(files)) writeFile(join(t.work, name), text);
+  writeFile(join(t.home, ".gemini", "settings.json"), JSON.stringify({
+    security: { auth: { selectedType: "gemini-api-key" } },
+    general: { disableAutoUpdate: true, disableUpdateNag: true, enableAutoUpdate: false, enableAutoUpdateNotification: false },
+    privacy: { usageStatisticsEnabled: false },
+    telemetry: { enabled: false },
+  }));
+  const run = await runCli("gemini", ["-p", prompt, "--output-format", "json"], {
+    cwd: t.work, timeoutMs: RUN_MS,
+    env: { HOME: t.home, GEMINI_API_KEY: lane.key, GOOGLE_GEMINI_BASE_URL: lane.base, GEMINI_CLI_NO_RELAUNCH: "true", GEMINI_CLI_TRUST_WORKSPACE: "true" },
+  });
+  let out: any = null;
+  try {
+    out = JSON.parse(run.stdout.slice(run.stdout.indexOf("{")));
+  } catch {}
+  return { run, out, work: t.work, cleanup: t.cleanup };
+}
+
+/** The rating call: the one whose answer must fit a complexity schema. */
+const isRouting = (c: Recorded) => JSON.stringify(c.body).includes("complexity_score");
+
+describe("gemini -p", () => {
+  for (const kind of KINDS) {
+    test.concurrent(`a plain answer through a ${kind} channel, routed as the rating said`, async () => {
+      const lane = await gw.lane(kind);
+      const r = await gemini(lane, "Say hello.");
+      try {
+        expect(r.out?.response, describeRun(r.run, lane)).toBe(lane.mock.text);
+        const routing = lane.mock.calls().filter(isRouting);
+        expect(routing.map(modelOf), describeRun(r.run, lane)).toEqual([ROUTER_MODEL]);
+        // Answered: no silent fallback to another model.
+        expect(lane.mock.answered()).toContain(routing[0]!);
+        const main = lane.mock.calls().filter((c) => !isRouting(c));
+        expect(main.map(modelOf)).toEqual([SIMPLE_MODEL]);
+        await expectBilled(gw, lane);
+      } finally {
+        r.cleanup();
+      }
+    }, RUN_MS + 30_000);
+
+    test.concurrent(`a read_file tool round trip through a ${kind} channel`, async () => {
+      const lane = await gw.lane(kind);
+      const marker = `MARKER-${kind}-${Math.random().toString(36).slice(2, 8)}`;
+      const r = await gemini(lane, `Read the marker file. #tool read_file ${JSON.stringify({ file_path: "marker.txt" })}`, { "marker.txt": `${marker}\n` });
+      try {
+        expect(r.out?.response, describeRun(r.run, lane)).toStartWith("Tool said: ");
+        expect(r.out.response).toContain(marker);
+        const main = lane.mock.calls().filter((c) => !isRouting(c));
+        expect(JSON.stringify(main.at(-1)!.body)).toContain(marker);
+        await expectBilled(gw, lane);
+      } finally {
+        r.cleanup();
+      }
+    }, RUN_MS + 30_000);
+  }
+});
