@@ -41,6 +41,9 @@ export interface Config {
   rateLimitEnabled: boolean;
   /** Take the client address from X-Forwarded-For / X-Real-IP (behind a reverse proxy). */
   trustProxy: boolean;
+  /** Per-account sign-in throttling (modules/user/signin-throttle.ts): failed checks allowed, from any address,
+   * before the account is locked for `lockoutSeconds` (SIGNIN_MAX_FAILURES, 0 = off; SIGNIN_LOCKOUT_SECONDS). */
+  signin: { maxFailures: number; lockoutSeconds: number };
   /** Cloudflare Turnstile's siteverify endpoint (TURNSTILE_VERIFY_URL; tests point it at a local stand-in). */
   turnstileVerifyUrl: string;
   /** Test-only: lets quota-notification webhooks use http:// on 127.0.0.1/localhost (production is https only). */
@@ -198,6 +201,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     shutdownGraceMs: int(env.SHUTDOWN_GRACE_SECONDS, 30) * 1000,
     rateLimitEnabled: bool(env.RATE_LIMIT_ENABLED, true),
     trustProxy: bool(env.TRUST_PROXY, false),
+    signin: { maxFailures: Math.max(0, int(env.SIGNIN_MAX_FAILURES, 10)), lockoutSeconds: Math.max(1, int(env.SIGNIN_LOCKOUT_SECONDS, 900)) },
     turnstileVerifyUrl: env.TURNSTILE_VERIFY_URL?.trim() || "https://challenges.cloudflare.com/turnstile/v0/siteverify",
     allowLoopbackWebhooks: false,
     instanceId: env.INSTANCE_ID?.trim().slice(0, 64) || defaultInstanceId(dataDir, flags.port ?? int(env.PORT, 3000)),

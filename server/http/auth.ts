@@ -141,12 +141,22 @@ export async function renewSession(deps: AppDeps, sessionJwt: SessionSigner, coo
 }
 
 /**
- * Logout: clears the cookie and, when it is a live session of the user named by New-Api-User, ends
- * every session of that user. Without the header (a cross-site GET can't send it) only the cookie goes.
+ * Logout: ends every session of the user whose live session cookie came, and clears the cookie. Like every call
+ * that changes state, it needs the New-Api-User header naming that user, or a POST (a cross-site page can make a
+ * browser send a GET with the cookie, never the header, and SameSite=Lax keeps the cookie off cross-site POSTs);
+ * a GET with the cookie alone is refused and signs nobody out. Without a valid cookie there is nothing to end:
+ * the cookie, if any, is cleared.
  */
-export async function endSession(deps: AppDeps, sessionJwt: SessionSigner, cookie: Record<string, any>, headers: Record<string, string | undefined>): Promise<void> {
+export async function endSession(
+  deps: AppDeps, sessionJwt: SessionSigner, cookie: Record<string, any>, headers: Record<string, string | undefined>, method: string,
+): Promise<void> {
   const session = await sessionPayload(sessionJwt, cookie).catch(() => null);
+  if (session && method !== "POST") {
+    const claimed = headerUserId(headers);
+    if (claimed === null) throw unauthorized("the New-Api-User header is missing: send it, or sign out with a POST");
+    if (claimed !== session.id) throw unauthorized("the New-Api-User header does not match the logged-in user");
+  }
   cookie[SESSION_COOKIE]?.remove();
-  if (!session || headerUserId(headers) !== session.id) return;
+  if (!session) return;
   await deps.db.updateTable("users").set(END_SESSIONS).where("id", "=", session.id).where("session_version", "=", session.sv).execute();
 }

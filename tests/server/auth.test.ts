@@ -169,7 +169,9 @@ describe("rate limits", () => {
   test("login is limited per IP to 20 per 20 minutes, then 429", async () => {
     const c = await testContext({ config: { rateLimitEnabled: true, trustProxy: true } });
     try {
-      const hit = (ip: string) => c.request("POST", "/api/user/login", { body: { username: "x", password: "y" }, headers: { "X-Forwarded-For": ip } });
+      // A different name each time: the per-account sign-in limit (tests/server/signin-throttle.test.ts) stays out of it.
+      let n = 0;
+      const hit = (ip: string) => c.request("POST", "/api/user/login", { body: { username: `x${++n}`, password: "y" }, headers: { "X-Forwarded-For": ip } });
       for (let i = 0; i < 20; i++) expect((await hit("10.0.0.1")).status).not.toBe(429);
       const blocked = await hit("10.0.0.1");
       expect(blocked.status).toBe(429);
@@ -178,7 +180,7 @@ describe("rate limits", () => {
     } finally {
       await c.close();
     }
-  });
+  }, 30_000);
 
   test(`other /api calls are limited per IP to ${LIMITS.api.count} per ${LIMITS.api.windowSeconds / 60} minutes, then 429`, async () => {
     const c = await testContext({ config: { rateLimitEnabled: true, trustProxy: true } });

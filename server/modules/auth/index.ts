@@ -9,8 +9,11 @@ import * as svc from "../user/service.ts";
 import { loginBody, registerBody, signInResult, turnstileQuery } from "../user/model.ts";
 import { okReply } from "../../http/schema.ts";
 import { signInReply } from "../twofa/signin.ts";
+import { dummyHash } from "../user/password.ts";
 
 export function authModule(deps: AppDeps) {
+  // The dummy hash an unknown name is checked against is made now, not on the first such sign-in.
+  void dummyHash();
   /** The critical rate limit, then Turnstile (in one-api's order), before any account is looked at. */
   const guard = async (request: Request, server: unknown, turnstile: string | undefined) => {
     const ip = clientIp(request, server as any, deps.config.trustProxy);
@@ -30,8 +33,13 @@ export function authModule(deps: AppDeps) {
       // With two-factor sign-in on, the password only opens a short pending sign-in (new-api's require_2fa).
       return signInReply(deps, { sessionJwt, cookie, request }, user, message);
     }, { body: loginBody, query: turnstileQuery, detail: { summary: "Sign in with a password" }, response: signInResult })
+    // GET as one-api/new-api consoles call it (with New-Api-User), or POST.
     .get("/logout", async ({ cookie, headers, sessionJwt }) => {
-      await endSession(deps, sessionJwt, cookie, headers);
+      await endSession(deps, sessionJwt, cookie, headers, "GET");
+      return ok(undefined, "logged out");
+    }, { detail: { summary: "Sign out (ends every session of the account); needs the New-Api-User header" }, response: okReply })
+    .post("/logout", async ({ cookie, headers, sessionJwt }) => {
+      await endSession(deps, sessionJwt, cookie, headers, "POST");
       return ok(undefined, "logged out");
     }, { detail: { summary: "Sign out (ends every session of the account)" }, response: okReply });
 }

@@ -9,7 +9,8 @@ import { AppError, badRequest } from "../../http/errors.ts";
 import { clientIp, enforceLimit } from "../../http/ratelimit.ts";
 import { ROLE } from "../../catalogue/index.ts";
 import { publicUser } from "../user/view.ts";
-import { verifyPassword } from "../user/password.ts";
+import { verifyPasswordOf } from "../user/password.ts";
+import { accountOfUser, throttledCheck } from "../user/signin-throttle.ts";
 import * as svc from "./service.ts";
 import { completePendingLogin, PENDING_LOGIN_COOKIE } from "./pending.ts";
 import { consumePasskeyReady, markVerified, sessionTag, verifiedUntil } from "./secure.ts";
@@ -57,7 +58,7 @@ export const VERIFY_MSG = {
 export async function checkOwnPassword(deps: AppDeps, user: User, password: string | undefined): Promise<void> {
   if (!password) throw badRequest("enter your password");
   const row = await deps.db.selectFrom("users").select("password").where("id", "=", user.id).executeTakeFirstOrThrow();
-  if (!(await verifyPassword(password, row.password))) throw new AppError(403, VERIFY_MSG.wrongPassword);
+  if (!(await throttledCheck(deps, accountOfUser(user.id), () => verifyPasswordOf(password, row.password)))) throw new AppError(403, VERIFY_MSG.wrongPassword);
 }
 
 export function twoFAModule(deps: AppDeps) {

@@ -10,7 +10,8 @@ import {
   DEFAULT_GROUP, DEFAULT_ROOT_PASSWORD, DEFAULT_ROOT_USERNAME, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, QUOTA_PER_UNIT, ROLE,
   USER_STATUS, USERNAME_MAX_LENGTH, VERIFICATION_CODE_TTL_SECONDS,
 } from "../../catalogue/index.ts";
-import { hashPassword, verifyPassword } from "./password.ts";
+import { hashPassword, verifyPasswordOf } from "./password.ts";
+import { accountOfName, accountOfUser, throttledCheck } from "./signin-throttle.ts";
 import { USERNAME_MSG, chosenUsername, claimingName, normaliseUsername, userBySignInName, usernameTaken } from "./username.ts";
 import { parseSetting, publicUser, type UserSetting } from "./view.ts";
 import { randomString } from "../../infra/random.ts";
@@ -130,7 +131,11 @@ export async function login(deps: AppDeps, username: string, password: string): 
   if (!name || !password) throw badRequest(MSG.loginEmpty);
   const user = await userBySignInName(deps, name)
     ?? await deps.db.selectFrom("users").selectAll().where("email", "=", name).where("email", "!=", "").where("deleted_at", "is", null).orderBy("id").executeTakeFirst();
-  if (!user || !(await verifyPassword(password, user.password))) throw badRequest(MSG.badLogin);
+  // One attempt against the account (or the name, when nobody holds it), checked against a dummy hash when there
+  // is no password to check, so neither the answer nor its timing tells an unknown name from a wrong password.
+  const account = user ? accountOfUser(user.id) : accountOfName(name);
+  if (!(await throttledCheck(deps, account, () => verifyPasswordOf(password, user?.password)))) throw badRequest(MSG.badLogin);
+  if (!user) throw badRequest(MSG.badLogin);
   if (user.status !== USER_STATUS.enabled) throw forbidden(MSG.banned);
   const message = user.username === DEFAULT_ROOT_USERNAME && password === DEFAULT_ROOT_PASSWORD && user.role >= ROLE.root ? MSG.defaultPassword : "";
   return { user, message };
@@ -283,7 +288,8 @@ export async function updateSelf(deps: AppDeps, me: User, input: UpdateSelfInput
   const patch: Record<string, unknown> = {};
   if (input.password !== undefined && input.password !== "") {
     if (!input.original_password) throw badRequest("the original password is required");
-    if (!(await verifyPassword(input.original_password, me.password))) throw badRequest("the original password is wrong");
+    const original = input.original_password;
+    if (!(await throttledCheck(deps, accountOfUser(me.id), () => verifyPasswordOf(original, me.password)))) throw badRequest("the original password is wrong");
     if (input.original_password === input.password) throw badRequest("the new password must differ from the original one");
     checkPassword(input.password);
     patch.password = await hashPassword(input.password);

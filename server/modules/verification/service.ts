@@ -12,6 +12,7 @@ import { notifyTokenChanged } from "../token/events.ts";
 import { checkCode, consumeCode, issueCode, newNumericCode, revokeCode, type CodeRef } from "./codes.ts";
 import { EMAIL_MSG, emailPolicyError, emailTaken, isEmail, normaliseEmail } from "./email.ts";
 import { assertMailConfigured, codeMail, deliver, resetMail } from "./mails.ts";
+import { accountOfName, throttledCheck } from "../user/signin-throttle.ts";
 
 /** How long a reset link works (one-api's VerificationValidMinutes). */
 export const RESET_LINK_TTL_SECONDS = 10 * 60;
@@ -98,7 +99,9 @@ export async function sendResetLink(deps: AppDeps, rawEmail: string | undefined)
 export async function resetPassword(deps: AppDeps, rawEmail: string | undefined, token: string | undefined): Promise<string> {
   const email = normaliseEmail(rawEmail);
   if (!email || !token?.trim()) throw badRequest(VERIFY_MSG.resetParams);
-  if (!(await consumeCode(deps, { purpose: "reset", email }, token, RESET_LINK_TTL_SECONDS))) throw badRequest(VERIFY_MSG.resetInvalid);
+  if (!(await throttledCheck(deps, accountOfName(email), () => consumeCode(deps, { purpose: "reset", email }, token, RESET_LINK_TTL_SECONDS)))) {
+    throw badRequest(VERIFY_MSG.resetInvalid);
+  }
   const user = await accountByEmail(deps, email);
   if (!user) throw badRequest(VERIFY_MSG.resetInvalid);
   const password = randomString(RESET_PASSWORD_LENGTH);
