@@ -7,7 +7,7 @@ import OpenAI from "openai";
 import { relayFixture, logsOf, type RelayFixture } from "../relay/fixtures.ts";
 import { COMPAT_TEXT, startCompatUpstream, type CompatReply } from "../mocks/openai-compatible-upstream.ts";
 import { CLAUDE_TEXT, startClaudeUpstream } from "../mocks/claude-upstream.ts";
-import { startGeminiUpstream } from "../mocks/gemini-upstream.ts";
+import { GEMINI_SIGNATURE, GEMINI_TEXT, startGeminiUpstream } from "../mocks/gemini-upstream.ts";
 import type { MockUpstream } from "../mocks/recorder.ts";
 import { CHANNEL_TYPES, servesNatively } from "../../server/catalogue/channel-types.ts";
 
@@ -21,7 +21,7 @@ let userId: number;
 /** What the compat upstream answers next (reset to its default text after each test that sets it). */
 let reply: ((body: any) => CompatReply) | undefined;
 
-const MODELS = ["rb-deepseek", "rb-openai-chat", "rb-ollama-native", "rb-openai", "rb-claude", "rb-gemini"];
+const MODELS = ["rb-deepseek", "rb-openai-chat", "rb-ollama-native", "rb-openai", "rb-claude", "rb-gemini", "rb-gemini3"];
 
 beforeAll(async () => {
   fx = await relayFixture("sqlite");
@@ -38,7 +38,7 @@ beforeAll(async () => {
   gemini = startGeminiUpstream();
   await fx.channel({ type: 1, key: "sk-channel-key", base_url: fx.mock.url, models: ["rb-openai"], model_mapping: { "rb-openai": "gpt-4o-mini" } });
   await fx.channel({ type: 14, key: "claude-key", base_url: claude.url, models: ["rb-claude"], model_mapping: { "rb-claude": "claude-sonnet-4-20250514" } });
-  await fx.channel({ type: 24, key: "gemini-key", base_url: gemini.url, models: ["rb-gemini"], model_mapping: { "rb-gemini": "gemini-2.5-flash" } });
+  await fx.channel({ type: 24, key: "gemini-key", base_url: gemini.url, models: ["rb-gemini", "rb-gemini3"], model_mapping: { "rb-gemini": "gemini-2.5-flash", "rb-gemini3": "gemini-3-pro-preview" } });
   await fx.channel({ type: 43, key: "sk-deepseek", base_url: compat.url, models: ["rb-deepseek"], model_mapping: { "rb-deepseek": "deepseek-chat" } });
   // An OpenAI channel told that its upstream (a proxy, say) has chat completions only.
   await fx.channel({ type: 1, key: "sk-channel-key", base_url: fx.mock.url, models: ["rb-openai-chat"], model_mapping: { "rb-openai-chat": "gpt-4o-mini" }, setting: { responses_api: "chat" } });
@@ -425,5 +425,44 @@ describe("store and previous_response_id on a chat-only channel", () => {
       { role: "assistant", content: null, reasoning_content: "Need the weather.", tool_calls: [{ id: "call_w", type: "function", function: { name: "shell", arguments: '{"command":["weather"]}' } }] },
       { role: "tool", tool_call_id: "call_w", content: "sunny" },
     ]);
+  });
+});
+
+describe("Gemini 3's thought signatures come back with its function calls", () => {
+  const tools = [{ type: "function" as const, name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } }, strict: false }];
+  const modelTurn = () => gemini.last().body.contents.find((c: any) => c.role === "model");
+
+  test("streamed, store: false (Codex): a reasoning item before the call carries the signature; sent back, Gemini gets it", async () => {
+    const evs = await events({ model: "rb-gemini3", input: "Weather in Paris?", tools, store: false, include: ["reasoning.encrypted_content"] });
+    const items = evs.filter((e) => e.type === "response.output_item.done").map((e) => e.item);
+    const call = items.find((i) => i.type === "function_call");
+    const reasoning = items[items.indexOf(call) - 1];
+    expect(reasoning).toMatchObject({ type: "reasoning", summary: [] });
+    expect(reasoning.encrypted_content).toEqual(expect.any(String));
+    const output = evs.at(-1).response.output;
+    const r: any = await oai.responses.create({ model: "rb-gemini3", tools, store: false, input: [{ role: "user", content: "Weather in Paris?" }, ...output, { type: "function_call_output", call_id: call.call_id, output: "18 degrees" }] } as any);
+    expect(r.output_text).toBe(GEMINI_TEXT);
+    expect(modelTurn().parts.find((p: any) => p.functionCall)).toMatchObject({ functionCall: { name: "get_weather" }, thoughtSignature: GEMINI_SIGNATURE });
+  });
+
+  test("non-streamed, kept: previous_response_id carries it too", async () => {
+    const first: any = await oai.responses.create({ model: "rb-gemini3", input: "Weather in Paris?", tools });
+    const call = first.output.find((o: any) => o.type === "function_call");
+    const second: any = await oai.responses.create({ model: "rb-gemini3", tools, previous_response_id: first.id, input: [{ type: "function_call_output", call_id: call.call_id, output: "18 degrees" }] });
+    expect(second.output_text).toBe(GEMINI_TEXT);
+    expect(modelTurn().parts.find((p: any) => p.functionCall).thoughtSignature).toBe(GEMINI_SIGNATURE);
+  });
+
+  test("chat clients: the signature rides on the tool call (extra_content.google); a history without one gets Google's placeholder", async () => {
+    const ask = { model: "rb-gemini3", messages: [{ role: "user" as const, content: "Weather in Paris?" }], tools: [{ type: "function" as const, function: { name: "get_weather", parameters: tools[0].parameters } }] };
+    const first: any = await oai.chat.completions.create(ask);
+    const call = first.choices[0].message.tool_calls[0];
+    expect(call.extra_content).toEqual({ google: { thought_signature: GEMINI_SIGNATURE } });
+    const next = (c: any) => oai.chat.completions.create({ ...ask, messages: [...ask.messages, { role: "assistant", content: null, tool_calls: [c] }, { role: "tool", tool_call_id: call.id, content: "18 degrees" }] } as any);
+    expect((await next(call)).choices[0].message.content).toBe(GEMINI_TEXT);
+    expect(modelTurn().parts[0].thoughtSignature).toBe(GEMINI_SIGNATURE);
+    const { extra_content: _drop, ...unsigned } = call;
+    expect((await next(unsigned)).choices[0].message.content).toBe(GEMINI_TEXT);
+    expect(modelTurn().parts[0].thoughtSignature).toBe("skip_thought_signature_validator");
   });
 });

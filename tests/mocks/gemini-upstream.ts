@@ -9,7 +9,9 @@
 // Like the API it answers candidateCount candidates, a thought part first when thinkingConfig.includeThoughts
 // is set, and JSON fitting responseSchema / responseJsonSchema with responseMimeType application/json.
 // A request naming a context cache (cachedContent) counts the cache's tokens in its prompt and reports them
-// as cachedContentTokenCount (GEMINI_CACHED), as the API does.
+// as cachedContentTokenCount (GEMINI_CACHED), as the API does. Gemini 3 models sign their function calls
+// (thoughtSignature, GEMINI_SIGNATURE) and, as the API does, refuse a model turn whose first function call
+// comes back without a signature.
 import { serve, sseResponse, type MockUpstream } from "./recorder.ts";
 import { sampleFor } from "./schema.ts";
 
@@ -26,6 +28,10 @@ const thoughts = (body: any) => body?.generationConfig?.thinkingConfig?.includeT
 const candidates = (body: any) => Math.max(1, Number(body?.generationConfig?.candidateCount) || 1);
 
 export const GEMINI_TEXT = "Hello from Gemini.";
+/** The thought signature a Gemini 3 model gives its function calls. */
+export const GEMINI_SIGNATURE = "CiQBmockthoughtsignature==";
+const signs = (model: string) => /gemini-3/.test(model);
+const callPart = (name: string, model: string) => ({ functionCall: { name, args: { city: "Paris" } }, ...(signs(model) ? { thoughtSignature: GEMINI_SIGNATURE } : {}) });
 /** batchEmbedContents' limit on requests per call. */
 export const EMBED_BATCH_MAX = 100;
 export const GEMINI_USAGE = { promptTokenCount: 9, candidatesTokenCount: 5, thoughtsTokenCount: 2, totalTokenCount: 16 };
@@ -48,10 +54,22 @@ export function geminiRequestProblem(body: any): string | null {
   return null;
 }
 
+/** Gemini 3's check of the signatures it handed out. */
+function signatureProblem(body: any, model: string): string | null {
+  if (!signs(model)) return null;
+  for (const [i, c] of (body?.contents ?? []).entries()) {
+    const first = (c.parts ?? []).findIndex((p: any) => p.functionCall);
+    if (c.role === "model" && first !== -1 && !c.parts[first].thoughtSignature) {
+      return `Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call \`default_api:${c.parts[first].functionCall.name}\` , position ${i + 1}. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.`;
+    }
+  }
+  return null;
+}
+
 export function geminiReply(body: any, model: string) {
   const tool = wantsTool(body);
   const decl = tool ? body.tools.flatMap((t: any) => t.functionDeclarations)[0] : null;
-  const parts: object[] = tool ? [{ functionCall: { name: decl.name, args: { city: "Paris" } } }] : [{ text: answerText(body) }];
+  const parts: object[] = tool ? [callPart(decl.name, model)] : [{ text: answerText(body) }];
   if (thoughts(body)) parts.unshift({ text: GEMINI_THOUGHT, thought: true });
   return {
     candidates: Array.from({ length: candidates(body) }, (_, index) => ({ content: { parts, role: "model" }, finishReason: "STOP", index, safetyRatings: [{ category: "HARM_CATEGORY_HARASSMENT", probability: "NEGLIGIBLE" }] })),
@@ -71,7 +89,7 @@ export function geminiChunks(body: any, model: string): object[] {
   if (thoughts(body)) out.push({ candidates: each([{ text: GEMINI_THOUGHT, thought: true }]), usageMetadata: usage1, modelVersion: model, responseId: "resp-gem-s" });
   out.push({ candidates: each([{ text: first }]), usageMetadata: usage1, modelVersion: model, responseId: "resp-gem-s" });
   if (tool) {
-    out.push({ candidates: each([{ functionCall: { name: decl.name, args: { city: "Paris" } } }], "STOP"), usageMetadata: GEMINI_USAGE, modelVersion: model, responseId: "resp-gem-s" });
+    out.push({ candidates: each([callPart(decl.name, model)], "STOP"), usageMetadata: GEMINI_USAGE, modelVersion: model, responseId: "resp-gem-s" });
   } else {
     out.push({ candidates: each(rest ? [{ text: rest }] : [], "STOP"), usageMetadata: GEMINI_USAGE, modelVersion: model, responseId: "resp-gem-s" });
   }
@@ -95,7 +113,7 @@ export function geminiAnswer(route: { model: string; method: string }, body: any
     return Response.json({ embeddings: texts.map((t, i) => ({ values: [/^#\d+$/.test(t) ? Number(t.slice(1)) : 0.1 * (i + 1), 0.2, 0.3] })) });
   }
   if (route.method === "embedContent") return Response.json({ embedding: { values: [0.1, 0.2, 0.3] } });
-  const problem = geminiRequestProblem(body);
+  const problem = geminiRequestProblem(body) ?? signatureProblem(body, route.model);
   if (problem) return Response.json({ error: { code: 400, message: problem, status: "INVALID_ARGUMENT" } }, { status: 400 });
   const usage = (r: any) => {
     if (route.model.includes("-nousage")) delete r.usageMetadata;

@@ -59,6 +59,8 @@ function itemAsInput(o: any): unknown | null {
     case "function_call": return { type: "function_call", call_id: o.call_id, name: o.name, arguments: o.arguments, ...ns };
     case "custom_tool_call": return { type: "custom_tool_call", call_id: o.call_id, name: o.name, input: o.input, ...ns };
     case "reasoning": {
+      // Sealed already when it carries thought signatures (or the client asked for encrypted content).
+      if (openContent(o.encrypted_content) != null) return { type: "reasoning", summary: [], encrypted_content: o.encrypted_content };
       const text = reasoningText(o);
       return text ? { type: "reasoning", summary: [], encrypted_content: sealContent(text) } : null;
     }

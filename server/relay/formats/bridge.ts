@@ -203,7 +203,8 @@ export function nativeAware(adaptor: ProviderAdaptor): ProviderAdaptor {
       if (plan === "responses") {
         f.responses = body;
         f.onResponse = body?.[ON_RESPONSE];
-        const { chat, names } = convertResponsesRequest(body);
+        // Gemini (also on Vertex) takes back the thought signatures it gave with function calls.
+        const { chat, names } = convertResponsesRequest(body, adaptor.kind === "gemini" || adaptor.kind === "vertex");
         f.shape = answerShape(body, names);
         return adaptor.buildRequest(f.inner, { ...chat, model: call.upstreamModel });
       }

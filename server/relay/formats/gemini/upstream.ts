@@ -16,8 +16,28 @@ export type GeminiPart = {
   fileData?: { mimeType?: string; fileUri: string };
   functionCall?: { name: string; args?: Record<string, unknown>; id?: string };
   functionResponse?: { name: string; response: Record<string, unknown>; id?: string };
+  /** Gemini's signature of the thinking behind a part (on function calls): sent back with it on the next turn. */
+  thoughtSignature?: string;
   [k: string]: unknown;
 };
+
+/**
+ * Where a Gemini thought signature travels in OpenAI chat: Google's own OpenAI-compatible API puts it on the
+ * tool call as extra_content.google.thought_signature, so a client that keeps it gives it back.
+ */
+export const signatureOfCall = (c: unknown): string | undefined => {
+  const s = (c as { extra_content?: { google?: { thought_signature?: unknown } } } | undefined)?.extra_content?.google?.thought_signature;
+  return typeof s === "string" && s ? s : undefined;
+};
+const signedCall = (signature: string | undefined) => (signature ? { extra_content: { google: { thought_signature: signature } } } : {});
+
+/**
+ * Gemini 3 and later refuse a model turn whose function calls carry no thought signature. A history the
+ * gateway cannot sign (an OpenAI client that dropped it, another model's turns) gets the value Google documents
+ * for that case on the turn's first call.
+ */
+export const UNSIGNED_THOUGHT = "skip_thought_signature_validator";
+const signsCalls = (model: string) => Number(/gemini-(\d+)/.exec(model)?.[1] ?? 0) >= 3;
 export interface GeminiContent { role?: "user" | "model" | string; parts: GeminiPart[] }
 export interface GeminiRequest {
   contents: GeminiContent[];
@@ -211,10 +231,11 @@ export function toGeminiRequest(req: OpenAIChatRequest, s: GeminiSettings, image
       if (t) system.push(t);
     } else if (m.role === "assistant") {
       const parts = partsOf(m.content, images);
-      for (const c of m.tool_calls ?? []) {
+      (m.tool_calls ?? []).forEach((c, i) => {
         toolNames.set(c.id, c.function.name);
-        parts.push({ functionCall: { name: c.function.name, args: parseArgs(c.function.arguments) } });
-      }
+        const signature = signatureOfCall(c) ?? (i === 0 && signsCalls(model) ? UNSIGNED_THOUGHT : undefined);
+        parts.push({ functionCall: { name: c.function.name, args: parseArgs(c.function.arguments) }, ...(signature ? { thoughtSignature: signature } : {}) });
+      });
       pushContent(contents, "model", parts);
     } else if (m.role === "tool") {
       const name = m.name ?? toolNames.get(m.tool_call_id ?? "") ?? "function";
@@ -302,13 +323,13 @@ export function callId(): string {
  * Text, reasoning and tool calls of one candidate's parts; inline images become markdown data URLs in
  * `text`. `written` is the text without them, for counting: base64 image bytes are no generated text.
  */
-export function splitParts(parts: GeminiPart[] | undefined): { text: string; written: string; thought: string; calls: { name: string; args: unknown; id?: string }[] } {
+export function splitParts(parts: GeminiPart[] | undefined): { text: string; written: string; thought: string; calls: { name: string; args: unknown; id?: string; signature?: string }[] } {
   let text = "";
   let written = "";
   let thought = "";
-  const calls: { name: string; args: unknown; id?: string }[] = [];
+  const calls: { name: string; args: unknown; id?: string; signature?: string }[] = [];
   for (const p of parts ?? []) {
-    if (p.functionCall) calls.push({ name: p.functionCall.name, args: p.functionCall.args ?? {}, id: p.functionCall.id });
+    if (p.functionCall) calls.push({ name: p.functionCall.name, args: p.functionCall.args ?? {}, id: p.functionCall.id, signature: p.thoughtSignature });
     else if (typeof p.text === "string") {
       if (p.thought) thought += p.text;
       else {
@@ -337,7 +358,7 @@ export function fromGeminiResponse(res: GeminiResponse, model: string, created =
     const message: OpenAIChatResponse["choices"][0]["message"] = { role: "assistant", content: text };
     if (thought) message.reasoning_content = thought;
     if (calls.length) {
-      message.tool_calls = calls.map((c) => ({ id: c.id || callId(), type: "function" as const, function: { name: c.name, arguments: JSON.stringify(c.args) } }));
+      message.tool_calls = calls.map((c) => ({ id: c.id || callId(), type: "function" as const, function: { name: c.name, arguments: JSON.stringify(c.args) }, ...signedCall(c.signature) }));
     }
     return { index: c.index ?? i, message, finish_reason: finishReasonOf(c.finishReason, calls.length > 0) ?? "stop" };
   });
@@ -413,7 +434,7 @@ export class GeminiStreamToOpenAI {
         const tool_calls = calls.map((call) => {
           const args = JSON.stringify(call.args);
           this.text.add(call.name + args);
-          return { index: this.toolIndex++, id: call.id || callId(), type: "function" as const, function: { name: call.name, arguments: args } };
+          return { index: this.toolIndex++, id: call.id || callId(), type: "function" as const, function: { name: call.name, arguments: args }, ...signedCall(call.signature) };
         });
         out.push(this.chunk({ tool_calls }, null, index));
       }

@@ -3,6 +3,7 @@
 // with the indices the openai SDK's stream accumulator checks.
 import type { OpenAIChatResponse, OpenAIChunk, OpenAIUsage } from "../claude/wire.ts";
 import { customInput, sealContent, type ResponsesRequest, type ToolNames } from "./request.ts";
+import { signatureOfCall } from "../gemini/upstream.ts";
 import { TextBuffer } from "../text-buffer.ts";
 import { CustomInputStream } from "./custom-input.ts";
 
@@ -64,8 +65,11 @@ export function answerShape(req: ResponsesRequest, names: ToolNames): AnswerShap
 
 const NO_TOOLS: AnswerShape = { names: { custom: new Set(), namespaced: new Map() }, sealReasoning: false };
 
-const reasoningItem = (id: string, text: string, sealed: boolean) => ({
-  id, type: "reasoning", summary: [{ type: "summary_text", text }], ...(sealed ? { encrypted_content: sealContent(text) } : {}),
+/** A reasoning item; sealed (encrypted_content) when the client asked, and always when it carries thought
+ * signatures of the calls after it, which the upstream needs back (kept responses keep them too). */
+const reasoningItem = (id: string, text: string, sealed: boolean, signatures?: Record<string, string>) => ({
+  id, type: "reasoning", summary: text ? [{ type: "summary_text", text }] : [],
+  ...(sealed || signatures ? { encrypted_content: sealContent(text, signatures) } : {}),
 });
 const messageItem = (id: string, text: string, status = "completed") => ({
   id, type: "message", status, role: "assistant", content: [{ type: "output_text", text, annotations: [], logprobs: [] }],
@@ -96,7 +100,12 @@ export function chatToResponse(chat: OpenAIChatResponse, req: ResponsesRequest, 
   const choice = chat.choices?.[0];
   const m = choice?.message as any;
   const reasoning = reasoningOf(m);
-  if (reasoning) out.output.push(reasoningItem(`rs_${hex()}`, reasoning, shape.sealReasoning));
+  let signatures: Record<string, string> | undefined;
+  for (const c of m?.tool_calls ?? []) {
+    const s = signatureOfCall(c);
+    if (s) (signatures ??= {})[c.id] = s;
+  }
+  if (reasoning || signatures) out.output.push(reasoningItem(`rs_${hex()}`, reasoning, shape.sealReasoning, signatures));
   if (typeof m?.content === "string" && m.content !== "") out.output.push(messageItem(`msg_${hex()}`, m.content));
   for (const c of m?.tool_calls ?? []) {
     const name = c.function?.name ?? "";
@@ -118,6 +127,10 @@ interface OpenItem {
   name?: string;
   /** a custom tool call's input, decoded from its arguments as they stream */
   input?: CustomInputStream;
+  /** a reasoning item's thought signatures of the calls that follow it */
+  signatures?: Record<string, string>;
+  /** a reasoning item's summary part has opened (its first text came) */
+  summarised?: boolean;
 }
 
 /**
@@ -159,10 +172,11 @@ export class ChatStreamToResponses {
     const text = item.text.toString();
     let out = "";
     if (item.kind === "reasoning") {
-      const part = { type: "summary_text", text };
-      out += this.ev("response.reasoning_summary_text.done", { ...base, summary_index: 0, text });
-      out += this.ev("response.reasoning_summary_part.done", { ...base, summary_index: 0, part });
-      this.output[item.index] = reasoningItem(item.id, text, this.shape.sealReasoning);
+      if (item.summarised) {
+        out += this.ev("response.reasoning_summary_text.done", { ...base, summary_index: 0, text });
+        out += this.ev("response.reasoning_summary_part.done", { ...base, summary_index: 0, part: { type: "summary_text", text } });
+      }
+      this.output[item.index] = reasoningItem(item.id, text, this.shape.sealReasoning, item.signatures);
     } else if (item.kind === "message") {
       out += this.ev("response.output_text.done", { ...base, content_index: 0, text, logprobs: [] });
       out += this.ev("response.content_part.done", { ...base, content_index: 0, part: { type: "output_text", text, annotations: [], logprobs: [] } });
@@ -189,9 +203,9 @@ export class ChatStreamToResponses {
     this.open = item;
     const base = { item_id: item.id, output_index: item.index };
     if (kind === "reasoning") {
+      // Its summary part opens with the first reasoning text (an item that only carries signatures has none).
       this.output.push({ id: item.id, type: "reasoning", summary: [] });
       out += this.ev("response.output_item.added", { output_index: item.index, item: this.output[item.index] });
-      out += this.ev("response.reasoning_summary_part.added", { ...base, summary_index: 0, part: { type: "summary_text", text: "" } });
     } else {
       this.output.push({ id: item.id, type: "message", status: "in_progress", role: "assistant", content: [] });
       out += this.ev("response.output_item.added", { output_index: item.index, item: this.output[item.index] });
@@ -210,6 +224,10 @@ export class ChatStreamToResponses {
     const reasoning = reasoningOf(d);
     if (reasoning) {
       if (this.open?.kind !== "reasoning") out += this.openItem("reasoning");
+      if (!this.open!.summarised) {
+        this.open!.summarised = true;
+        out += this.ev("response.reasoning_summary_part.added", { item_id: this.open!.id, output_index: this.open!.index, summary_index: 0, part: { type: "summary_text", text: "" } });
+      }
       this.open!.text.add(reasoning);
       out += this.ev("response.reasoning_summary_text.delta", { item_id: this.open!.id, output_index: this.open!.index, summary_index: 0, delta: reasoning });
     }
@@ -222,12 +240,19 @@ export class ChatStreamToResponses {
       const toolIndex = t.index ?? 0;
       let item = this.calls.get(toolIndex);
       if (!item) {
+        const callId = t.id ?? `call_${hex().slice(0, 24)}`;
+        const signature = signatureOfCall(t);
+        if (signature) {
+          // The signature goes in a reasoning item before the call: the one still open, else one of its own.
+          if (this.open?.kind !== "reasoning") out += this.openItem("reasoning");
+          (this.open!.signatures ??= {})[callId] = signature;
+        }
         out += this.close(this.open);
         const name = t.function?.name ?? "";
         const custom = this.shape.names.custom.has(name);
         item = {
           kind: custom ? "custom" : "function", index: this.output.length, id: `${custom ? "ctc" : "fc"}_${hex()}`, text: new TextBuffer(), toolIndex,
-          callId: t.id ?? `call_${hex().slice(0, 24)}`, name, input: custom ? new CustomInputStream() : undefined,
+          callId, name, input: custom ? new CustomInputStream() : undefined,
         };
         this.calls.set(toolIndex, item);
         this.output.push(toolItem(this.shape, item.id, item.callId!, name, "", "in_progress"));

@@ -92,17 +92,37 @@ function messageContent(content: unknown): string | OpenAIContentPart[] {
 /**
  * Reasoning and compaction items the gateway made carry their text in `encrypted_content` under this prefix, so
  * a client that keeps no server state (Codex with store: false) can send them back and the upstream gets the
- * text again. Not encrypted: it is the reasoning the client was already shown.
+ * text again, with the thought signatures of the calls that followed (Gemini's, per call_id). Not encrypted:
+ * the text is the reasoning the client was already shown, the signatures are the upstream's own ciphertext.
  */
 export const GATEWAY_CONTENT = "swy1:";
 
-export const sealContent = (text: string) => GATEWAY_CONTENT + Buffer.from(text, "utf8").toString("base64");
-
-/** The text of the gateway's own sealed content, or null for another service's (OpenAI's real ciphertext). */
-export function openContent(sealed: unknown): string | null {
-  if (typeof sealed !== "string" || !sealed.startsWith(GATEWAY_CONTENT)) return null;
-  return Buffer.from(sealed.slice(GATEWAY_CONTENT.length), "base64").toString("utf8");
+export interface Sealed {
+  text: string;
+  /** call_id → the upstream's thought signature for that call */
+  signatures?: Record<string, string>;
 }
+
+export function sealContent(text: string, signatures?: Record<string, string>): string {
+  const payload = signatures && Object.keys(signatures).length ? JSON.stringify({ text, signatures }) : JSON.stringify({ text });
+  return GATEWAY_CONTENT + Buffer.from(payload, "utf8").toString("base64");
+}
+
+/** The gateway's own sealed content, or null for another service's (OpenAI's real ciphertext) or a broken one. */
+export function openSeal(sealed: unknown): Sealed | null {
+  if (typeof sealed !== "string" || !sealed.startsWith(GATEWAY_CONTENT)) return null;
+  try {
+    const v = JSON.parse(Buffer.from(sealed.slice(GATEWAY_CONTENT.length), "base64").toString("utf8"));
+    if (!v || typeof v.text !== "string") return null;
+    const signatures = v.signatures && typeof v.signatures === "object" ? v.signatures as Record<string, string> : undefined;
+    return signatures ? { text: v.text, signatures } : { text: v.text };
+  } catch {
+    return null;
+  }
+}
+
+/** The text of the gateway's own sealed content, or null. */
+export const openContent = (sealed: unknown): string | null => openSeal(sealed)?.text ?? null;
 
 /** Where a compaction summary goes back into a conversation (as a user message), what introduces it. */
 export const SUMMARY_INTRO = "A summary of the earlier conversation:\n";
@@ -155,12 +175,14 @@ function callName(item: any): string {
  * messages (an output's images follow the run of tool messages as a user message), the gateway's own reasoning
  * goes back as the next assistant message's reasoning_content.
  */
-function chatMessages(input: ResponsesRequest["input"]): OpenAIMessage[] {
+function chatMessages(input: ResponsesRequest["input"], withSignatures: boolean): OpenAIMessage[] {
   if (input == null) return [];
   if (typeof input === "string") return [{ role: "user", content: input }];
   if (!Array.isArray(input)) throw new AppError(400, "input must be a string or an array of input items");
   const out: OpenAIMessage[] = [];
   let reasoning = "";
+  /** the thought signatures of calls still to come, from the gateway's reasoning items before them */
+  let signatures: Record<string, string> | undefined;
   let media: OpenAIContentPart[] = [];
   const flushMedia = () => {
     if (media.length) out.push({ role: "user", content: media });
@@ -195,7 +217,11 @@ function chatMessages(input: ResponsesRequest["input"]): OpenAIMessage[] {
       out.push(withBreakpoint({ role, content: messageContent(item.content) }, item));
     } else if (type === "function_call" || type === "custom_tool_call") {
       const args = type === "function_call" ? String(item.arguments ?? "") : customArguments(item.input);
-      (assistant().tool_calls ??= []).push({ id: String(item.call_id ?? item.id ?? ""), type: "function", function: { name: callName(item), arguments: args } });
+      const id = String(item.call_id ?? item.id ?? "");
+      const call: OpenAIToolCall & { extra_content?: unknown } = { id, type: "function", function: { name: callName(item), arguments: args } };
+      const signature = withSignatures ? signatures?.[id] : undefined;
+      if (signature) call.extra_content = { google: { thought_signature: signature } };
+      (assistant().tool_calls ??= []).push(call);
     } else if (type === "function_call_output" || type === "custom_tool_call_output") {
       const o = toolOutput(item.output);
       out.push(withBreakpoint({ role: "tool", tool_call_id: String(item.call_id ?? ""), content: o.text }, item));
@@ -203,8 +229,9 @@ function chatMessages(input: ResponsesRequest["input"]): OpenAIMessage[] {
     } else if (type === "reasoning") {
       // The gateway's own reasoning goes back (chat upstreams such as DeepSeek and Kimi want it with their tool
       // calls); another service's encrypted reasoning means nothing to this upstream and is left out.
-      const text = openContent(item.encrypted_content);
-      if (text) reasoning += text;
+      const sealed = openSeal(item.encrypted_content);
+      if (sealed?.text) reasoning += sealed.text;
+      if (sealed?.signatures) signatures = { ...signatures, ...sealed.signatures };
     } else if (type === "additional_tools") {
       // Its tools join the request's (chatTools); chat has no place for them in the conversation.
     } else if (type === "compaction") {
@@ -287,15 +314,18 @@ function chatToolChoice(choice: unknown, tools: ChatTool[]): { choice?: OpenAICh
   throw refuse(`tool_choice ${JSON.stringify(choice).slice(0, 200)}`);
 }
 
-/** A Responses request as the chat request that answers it, and what converting the answer back needs. */
-export function convertResponsesRequest(req: ResponsesRequest): { chat: OpenAIChatRequest; names: ToolNames } {
+/**
+ * A Responses request as the chat request that answers it, and what converting the answer back needs.
+ * `signatures`: the channel takes Gemini thought signatures on chat tool calls (Gemini and Vertex channels).
+ */
+export function convertResponsesRequest(req: ResponsesRequest, signatures = false): { chat: OpenAIChatRequest; names: ToolNames } {
   for (const [key, what] of SERVICE_ONLY) if (req[key] != null && req[key] !== false) throw refuse(what);
   if (req.previous_response_id) {
     throw new AppError(400, `previous_response_id '${req.previous_response_id}' is not known to this gateway (it keeps the responses it converted for an hour; others live on the channel that made them): send the earlier turns as input instead`, "previous_response_not_found");
   }
   const messages: OpenAIMessage[] = [];
   if (req.instructions) messages.push({ role: "system", content: String(req.instructions) });
-  messages.push(...chatMessages(req.input));
+  messages.push(...chatMessages(req.input, signatures));
   const out: OpenAIChatRequest = withBreakpoint({ model: req.model, messages }, req);
   const effort = req.reasoning?.effort;
   if (effort) out.reasoning_effort = effort;
