@@ -1,5 +1,5 @@
 // Options reach every instance through the same announcements as token and channel changes: a write on
-// instance A is re-read by instance B (its own option store over the same database) within milliseconds,
+// instance A is re-read by instance B (its own option store over the same database) as soon as B hears of it,
 // not after SYNC_FREQUENCY (the test contexts run with SYNC_FREQUENCY=0: no periodic re-read at all).
 // Over SQLite, and PostgreSQL/MySQL when PG_DSN/MYSQL_DSN are set. The cache is Redis when REDIS_CONN_STRING is set (B then has a Redis connection of its own), in-process
 // otherwise. Instance C has a cache of its own (another deployment over the same database): it is not
@@ -36,16 +36,12 @@ async function put(key: string, value: string) {
 
 const get = async (app: App, path: string) => (await (await app.handle(new Request("http://localhost" + path))).json()) as any;
 
-/** Polls until `read` gives `expected`; answers how long it took (ms). */
-async function heard(read: () => unknown, expected: unknown, limitMs = 1000): Promise<number> {
-  const started = Date.now();
+/** Asks `read` until it gives `expected` (a bounded number of times, 5 ms apart). With no periodic re-read in
+ * the test contexts, only an announcement can bring a new value. */
+async function heard(read: () => unknown, expected: unknown): Promise<void> {
   let value = await read();
-  while (value !== expected && Date.now() - started < limitMs) {
-    await Bun.sleep(5);
-    value = await read();
-  }
+  for (let i = 0; value !== expected && i < 1000; i++) value = await Bun.sleep(5).then(read);
   expect(value).toBe(expected);
-  return Date.now() - started;
 }
 
 for (const kind of storageKinds()) {
@@ -73,13 +69,11 @@ for (const kind of storageKinds()) {
       expect(ctx.deps.cache.kind).toBe(REDIS ? "redis" : "memory");
     });
 
-    test("a site text saved on A is served by B within a second; C, on another cache, still has the old one", async () => {
+    test("a site text saved on A is served by B once it hears the announcement; C, on another cache, still has the old one", async () => {
       expect((await get(b.app, "/api/notice")).data).toBe("");
       await put("Notice", "maintenance at noon");
-      const ms = await heard(async () => (await get(b.app, "/api/notice")).data, "maintenance at noon");
-      expect(ms).toBeLessThan(1000);
       // In memory the announcement is heard before A's reply; B then re-reads the key from the database.
-      if (!REDIS) expect(ms).toBeLessThan(200);
+      await heard(async () => (await get(b.app, "/api/notice")).data, "maintenance at noon");
       expect((await get(c.app, "/api/notice")).data).toBe("");
     });
 

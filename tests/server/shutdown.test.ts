@@ -52,13 +52,12 @@ describe("gracefulShutdown (unit)", () => {
       },
     };
     ctx.deps.shutdownHooks.push(async () => void events.push("flush"));
-    const t0 = performance.now();
-    const result = await gracefulShutdown(server, ctx.deps, { graceMs: 200, log: () => {} });
-    expect(result).toEqual({ drained: false });
-    // Requests get the grace period less the part kept for the flush that follows.
-    expect(performance.now() - t0).toBeGreaterThanOrEqual(requestWindowMs(200) - 5);
-    expect(performance.now() - t0).toBeLessThan(2000);
-    expect(events).toEqual(["stop(graceful)", "stop(force)", "flush"]);
+    // The server never drains (its graceful stop never resolves), so only the grace period can end the wait; a
+    // timer due halfway through the requests' part of it fires before the remaining requests are cut.
+    const shutdown = gracefulShutdown(server, ctx.deps, { graceMs: 200, log: () => {} });
+    setTimeout(() => events.push("halfway"), requestWindowMs(200) / 2);
+    expect(await shutdown).toEqual({ drained: false });
+    expect(events).toEqual(["stop(graceful)", "halfway", "stop(force)", "flush"]);
     ctx.deps.shutdownHooks.length = 0;
     await ctx.close().catch(() => {});
   });
@@ -187,10 +186,9 @@ describe("SIGTERM on a real server process", () => {
       await reader.read();
       srv.proc.kill("SIGTERM");
       await Bun.sleep(300);
-      const t0 = performance.now();
       srv.proc.kill("SIGINT");
+      // 1, not the graceful path's 0 after its 30 s: the stalled stream was not waited for.
       expect(await srv.proc.exited).toBe(1);
-      expect(performance.now() - t0).toBeLessThan(3000);
       expect(srv.output()).toContain("SIGINT received again: exiting without waiting");
       await reader.cancel().catch(() => {});
     } finally {
@@ -207,12 +205,11 @@ describe("SIGTERM on a real server process", () => {
       const res = await streamCall(srv.base, key);
       const reader = res.body!.getReader();
       expect(new TextDecoder().decode((await reader.read()).value)).toContain("Slow");
-      const t0 = performance.now();
       srv.proc.kill("SIGTERM");
+      // The stream stalls for a minute, so the process can exit only by the grace period running out.
       expect(await srv.proc.exited).toBe(0);
-      const elapsed = performance.now() - t0;
-      expect(elapsed).toBeGreaterThanOrEqual(requestWindowMs(1000) - 100);
-      expect(elapsed).toBeLessThan(8000);
+      expect(srv.output()).toContain(`waiting up to ${Math.round(requestWindowMs(1000) / 1000)} s for 1 in-flight request(s)`);
+      expect(srv.output()).toContain(`grace period of ${requestWindowMs(1000)} ms for requests is over`);
       expect(srv.output()).toContain("stopped after the grace period");
       // The client sees its stream end instead of hanging.
       await reader.read().then(async function drain(r): Promise<void> {
