@@ -1,6 +1,6 @@
 // The documentation keeps its promises: every environment variable server/config.ts reads is documented in
-// docs/configuration.md, and every relative link in README.md and docs/**/*.md reaches a file and, for a
-// `#anchor`, a heading of that file.
+// docs/configuration.md, every relative link in README.md and docs/**/*.md reaches a file and, for a
+// `#anchor`, a heading of that file, and the index (docs/README.md) links every page.
 import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
@@ -125,6 +125,13 @@ describe("relative links in README.md and docs/", () => {
 
   test.each(files.map((f) => [relative(ROOT, f), f]))("%s: every relative link resolves", (_name, file) => {
     expect(brokenLinks(file, readFileSync(file, "utf8"), readIfThere)).toEqual([]);
+  });
+
+  test("docs/README.md, the index, links every page of docs/", () => {
+    const index = join(ROOT, "docs/README.md");
+    const linked = new Set(relativeLinks(readFileSync(index, "utf8")).map((l) => resolve(dirname(index), l.split("#")[0]!)));
+    const pages = markdownFiles(join(ROOT, "docs")).filter((f) => f !== index);
+    expect(pages.filter((f) => !linked.has(f)).map((f) => relative(ROOT, f))).toEqual([]);
   });
 
   test("a link to a missing file or heading is reported; web links, code and existing targets are not", () => {
