@@ -1,7 +1,7 @@
 // PostgreSQL and MySQL: the write-behind's transactions on a worker thread with its own connection
-// (sql-worker-thread.ts). On the main connection a second's logs cost the event loop ~11 µs per call in the
-// JavaScript drivers (postgres.js, mysql2) encoding parameters and parsing replies — more than the rest of the
-// call's settlement — and every batch was a pause for the requests in flight. The statements are compiled here
+// (sql-worker-thread.ts; hot-path rule 2). On the main connection the JavaScript drivers (postgres.js, mysql2)
+// encode a second's logs and parse the replies on the event loop — more than the rest of the calls' settlement
+// costs — and every batch would be a pause for the requests in flight. The statements are compiled here
 // (the same SQL as the main-connection path writes); the worker commits each transaction whole or not at all.
 // If the worker cannot start, reach the database or fails, the write-behind writes on the main connection.
 import type { Database } from "../../db/index.ts";

@@ -19,8 +19,7 @@ export const CHECKPOINT_INTERVAL_MS = 1000;
  * hundreds of pages (each user's and token's balance row, each user's place in the logs' user and username
  * indexes), so at 1,000 the worker copied the WAL back into the file every few commits, the same hot pages over
  * and over. At 10,000 (a WAL of up to ~40 MB under such a load; a quieter gateway's timer keeps it far smaller)
- * the worker's CPU per call went from 23–24 to 20–21 µs (scripts/bench/relay.ts --users 1000, JSON c=64, four
- * alternating pairs); with one user, 6.6–6.8 µs either way. */
+ * the worker does measurably less per call with many users and the same with one (hot-path rule 12). */
 export const WORKER_AUTOCHECKPOINT_PAGES = 10_000;
 
 export interface SqliteWorker extends StatementWorker {

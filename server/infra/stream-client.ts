@@ -1,8 +1,8 @@
 // The relay's streamed upstream calls go through this keep-alive HTTP/1.1 client over `Bun.connect` instead of
-// `fetch()`. Why: Bun's reader of a fetch() body allocates its 256 KB chunk buffer for every stream before the
-// first read; at 64 concurrent streams that was ~1.5 GB/s of garbage, 40+ collections a second and ~10 % of the
-// time paused (README, "Session 14"). Here the socket's own chunks become the body's chunks (each a fresh buffer),
-// so a stream allocates what it carries. `streamFetch()` answers a real `Response` (status, headers, a body stream
+// `fetch()` (hot-path rule 9). Why: Bun's reader of a fetch() body allocates and zeroes a 256 KB chunk buffer for
+// every stream before the first read, which under many concurrent streams is most of what the gateway allocates
+// and brings full collections. Here the socket's own chunks become the body's chunks (each a fresh buffer), so a
+// stream allocates what it carries. `streamFetch()` answers a real `Response` (status, headers, a body stream
 // with backpressure), so everything downstream reads it as it read fetch()'s.
 //
 // It takes only what it does exactly like fetch(): http/https URLs with `redirect: "manual"`, a string or byte
@@ -38,10 +38,10 @@ const MAX_HEAD_BYTES = 64 * 1024;
 const STALE_CLOSE_MS = 1000;
 /** The body stream asks for more (resumes the socket) when fewer than this many chunks wait unread. */
 const BODY_HIGH_WATER_CHUNKS = 16;
-/** A request longer than this (in characters) is encoded into `scratch` and written from there. As one string
- * it was joined to its head, measured and encoded into a fresh buffer on every write, and fresh megabytes cost
- * their page faults: a streamed 1 MB message held the event loop 18–19 ms, now 13–14 (encoding into kept memory
- * takes ~0.03 ms; what is left is mostly the body's parse). A shorter one goes as one string, one write. */
+/** A request longer than this (in characters) is encoded into `scratch` and written from there (hot-path rule 7).
+ * As one string it would be joined to its head, measured and encoded into a fresh buffer on every write, and
+ * fresh megabytes cost their page faults on the event loop; encoding into kept memory is cheap. A shorter one
+ * goes as one string, one write. */
 const SCRATCH_FROM_CHARS = 16 * 1024;
 /** Requests up to this many bytes reuse `scratch`; a larger one gets a buffer of its own. */
 const SCRATCH_MAX_BYTES = 8 * 1024 * 1024;
@@ -119,7 +119,7 @@ type RequestBody = string | JoinedText | Uint8Array | ArrayBuffer | null | undef
 
 /** Where a URL's requests go: its origin's connections, the request line's target and the Host header. */
 interface Target { pool: Pool; protocol: string; path: string; host: string }
-/** Targets by URL: a channel's few upstream URLs repeat on every call (parsing one costs ~1 µs). */
+/** Targets by URL: a channel's few upstream URLs repeat on every call, and parsing a URL is not free (hot-path rule 5). */
 const targets = new Map<string, Target | null>();
 const MAX_TARGETS = 1024;
 
@@ -341,11 +341,10 @@ const NULL_BODY = new Set([204, 205, 304]);
 const CR = 13;
 const LF = 10;
 
-// The socket's chunks are read without making views of them or searching them for strings: under streams at
-// c=64, `indexOf("\r\n")` (which makes a buffer of its needle on every call) and a `subarray()` of each chunk's
-// payload took the gateway's allocation from ~10 to ~50 MB/s and every young collection from ~1 to 3.5-4 ms
-// (README, "Session 16"). A byte search (`indexOf(13)`) allocates nothing, and a payload is copied into a
-// buffer of its own.
+// The socket's chunks are read without making views of them or searching them for strings (hot-path rule 9):
+// `indexOf("\r\n")` makes a buffer of its needle on every call, and a `subarray()` view of each chunk's payload
+// keeps the socket's buffer alive, which together made every young collection several times longer. A byte
+// search (`indexOf(13)`) allocates nothing, and a payload is copied into a buffer of its own.
 
 /** Where the next CRLF starts at or after `from`, or -1. */
 function lineEnd(b: Buffer, from: number): number {

@@ -24,11 +24,11 @@ export type WrittenMessage = { type: "written"; id: number; gone?: string[]; err
 
 /**
  * A transaction's statements as posted to a worker: each SQL text once, the parameters in flat lists. Structured
- * cloning copies every object and string it meets: posting a slice of 1,000 users' calls on PostgreSQL (~3,000
- * statement objects, each with its text) held the event loop 3.6 ms; packed, 0.5 ms, plus 0.4 ms to pack. Of
- * what is left, the strings cost most (a log row's content, username, token, model, group and IP, the same in
- * most rows, cloned once per row): short strings now cross once per slice and numbers in one typed array, which
- * halved posting a 256-row log slice (0.61 → 0.31 µs per row, scripts/bench/worker-post.ts).
+ * cloning copies every object and string it meets, so posting a slice of a thousand users' calls unpacked (thousands
+ * of statement objects, each with its text) held the event loop for milliseconds (hot-path rule 12). Of what is
+ * left, the strings cost most (a log row's content, username, token, model, group and IP, the same in most rows,
+ * cloned once per row): short strings cross once per slice and numbers in one typed array, which halves the
+ * posting of a log slice (scripts/bench/worker-post.ts measures it).
  */
 export interface PackedStatements {
   texts: string[];
