@@ -466,3 +466,25 @@ describe("Gemini 3's thought signatures come back with its function calls", () =
     expect(modelTurn().parts[0].thoughtSignature).toBe("skip_thought_signature_validator");
   });
 });
+
+describe("billing of converted Responses calls follows the upstream's usage", () => {
+  for (const model of ["rb-claude", "rb-gemini"]) {
+    for (const stream of [false, true]) {
+      test(`${model}${stream ? ", streamed" : ""}: the same bill as the chat call, cache reads and writes included, and the usage shown`, async () => {
+        const chat = stream
+          ? await (async () => { for await (const _ of await oai.chat.completions.create({ model, messages: [{ role: "user", content: "Hi" }], stream: true })); })()
+          : await oai.chat.completions.create({ model, messages: [{ role: "user", content: "Hi" }] });
+        void chat;
+        const viaChat = await lastLog();
+        const usage = stream ? (await events({ model, input: "Hi" })).at(-1).response.usage : (await oai.responses.create({ model, input: "Hi" })).usage;
+        const viaResponses = await lastLog();
+        expect(viaResponses.id).not.toBe(viaChat.id);
+        expect([viaResponses.quota, viaResponses.prompt_tokens, viaResponses.completion_tokens]).toEqual([viaChat.quota, viaChat.prompt_tokens, viaChat.completion_tokens]);
+        expect(JSON.parse(viaResponses.other).cache_tokens ?? 0).toBe(JSON.parse(viaChat.other).cache_tokens ?? 0);
+        expect(usage.input_tokens).toBe(viaChat.prompt_tokens);
+        expect(usage.output_tokens).toBe(viaChat.completion_tokens);
+        if (model === "rb-claude") expect(usage.input_tokens_details).toEqual({ cached_tokens: 3, cache_write_tokens: 2 });
+      });
+    }
+  }
+});
