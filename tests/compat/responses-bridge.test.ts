@@ -488,3 +488,14 @@ describe("billing of converted Responses calls follows the upstream's usage", ()
     }
   }
 });
+
+describe("max_output_tokens", () => {
+  test("max_tokens on a chat-only upstream even with reasoning effort (DeepSeek documents max_tokens); max_completion_tokens for OpenAI's reasoning models", async () => {
+    await answering({ text: "ok" }, () => oai.responses.create({ model: "rb-deepseek", input: "x", max_output_tokens: 64, reasoning: { effort: "high" } }));
+    expect(compat.last().body).toMatchObject({ max_tokens: 64, reasoning_effort: "high" });
+    expect(compat.last().body.max_completion_tokens).toBeUndefined();
+    await oai.responses.create({ model: "rb-openai-chat", input: "x", max_output_tokens: 64, reasoning: { effort: "high" } });
+    expect(fx.mock.seen.at(-1)!.body).toMatchObject({ max_completion_tokens: 64, reasoning_effort: "high" });
+    expect(fx.mock.seen.at(-1)!.body.max_tokens).toBeUndefined();
+  });
+});

@@ -224,7 +224,7 @@ describe("the Responses API through chat", () => {
       { role: "tool", tool_call_id: "c1", content: "sunny" },
     ]);
     expect(chat).toMatchObject({
-      reasoning_effort: "low", max_completion_tokens: 100, tool_choice: { type: "function", function: { name: "w" } },
+      reasoning_effort: "low", max_tokens: 100, tool_choice: { type: "function", function: { name: "w" } },
       response_format: { type: "json_schema", json_schema: { name: "x", schema: { type: "object" } } },
     });
   });

@@ -329,10 +329,9 @@ export function convertResponsesRequest(req: ResponsesRequest, signatures = fals
   const out: OpenAIChatRequest = withBreakpoint({ model: req.model, messages }, req);
   const effort = req.reasoning?.effort;
   if (effort) out.reasoning_effort = effort;
-  if (req.max_output_tokens != null) {
-    if (effort) out.max_completion_tokens = req.max_output_tokens;
-    else out.max_tokens = req.max_output_tokens;
-  }
+  // max_tokens, which every chat API takes; the OpenAI adaptor makes it max_completion_tokens where the upstream
+  // wants that (formats/reasoning.ts), and the Claude and Gemini conversions read either.
+  if (req.max_output_tokens != null) out.max_tokens = req.max_output_tokens;
   if (req.temperature != null) out.temperature = req.temperature;
   if (req.top_p != null) out.top_p = req.top_p;
   if (req.user) out.user = req.user;
