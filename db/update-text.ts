@@ -1,7 +1,7 @@
 // UPDATE statements written as plain SQL, the same text Kysely compiles (tests/server/update-text.test.ts holds
-// them equal). The write-behind updates one balance row per user and token a slice touched; built through
-// Kysely's query tree that cost ~5 µs per row (~15 µs under load), and with a thousand users calling, its
-// compiles took 30 % of the event loop (scripts/bench/inprocess.ts, USERS=1000). The text is cached per shape.
+// them equal; hot-path rule 13). The write-behind updates one balance row per user and token a slice touched;
+// built through Kysely's query tree, with a thousand users calling, those compiles were a large share of the
+// event loop (scripts/bench/inprocess.ts, USERS=1000). The text is cached per shape.
 import { identifierQuoter, placeholders, type Dialect } from "./dialect.ts";
 
 /** `column = column + value`, `column = column - value` or `column = value`. */

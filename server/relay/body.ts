@@ -64,7 +64,7 @@ export async function readBodyText(request: Request, limit: number): Promise<str
 export function jsonShapeError(text: string, maxDepth = MAX_JSON_DEPTH, maxValues = MAX_JSON_VALUES): string | null {
   // The usual request cannot break either cap: every value counted is a character of its own, and every level
   // of nesting an opening bracket. Counting brackets by indexOf (strings' included) is a fraction of the pass
-  // below, which visits each string (a 20 KB conversation: ~3 µs instead of ~10).
+  // below, which visits each string (hot-path rule 6).
   if (text.length <= maxValues && bracketsAtMost(text, maxDepth)) return null;
   let depth = 0;
   let values = 0;

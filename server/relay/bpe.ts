@@ -29,8 +29,8 @@ export class Bpe {
   private maxTokenBytes = 0;
   /** Ranks of merged pairs by (left id, right id), filled as long pieces meet them. */
   private pairs = new Map<number, number>();
-  /** Work done so far: 2 per piece, 1 per pair rank looked up. Budgets are in steps (a step is ~0.1 µs on
-   * any kind of text), and tests read it to check that the work grows linearly with the text. */
+  /** Work done so far: 2 per piece, 1 per pair rank looked up. Budgets are in steps (a step costs about the same
+   * on any kind of text), and tests read it to check that the work grows linearly with the text. */
   steps = 0;
   /** Merged pieces seen recently (words not in the vocabulary repeat), cleared when it fills. */
   private cache = new Map<string, { ids: number[]; steps: number }>();
@@ -57,8 +57,8 @@ export class Bpe {
 
   /**
    * Counts `text` until about `budget` steps (pieces and pair lookups, see `steps`) are spent: the tokens
-   * and the number of leading characters they cover. A step costs about the same on any text (~0.1 µs
-   * here), while characters do not: English needs ~0.5 steps per character, one repeated letter ~3, so a
+   * and the number of leading characters they cover. A step costs about the same on any text, while
+   * characters do not: English needs ~0.5 steps per character, one repeated letter ~3, so a
    * budget bounds the time where a character cap would not. A piece too long for what is left is counted
    * up to the budget and the count stops there.
    */

@@ -1,7 +1,7 @@
 // The token cache's database read: a token by its key (not deleted) and the user columns the relay needs, in
-// one statement of fixed text on PostgreSQL and MySQL (two on SQLite, below). Built through Kysely, the two
-// queries it replaces cost 55 µs of CPU per reload on SQLite and 140–190 µs on MySQL and PostgreSQL (two round
-// trips); with a thousand users' tokens each reloaded every CACHE_TTL_MS that was several percent of a core.
+// one statement of fixed text on PostgreSQL and MySQL (two on SQLite, below; hot-path rule 13). Built through
+// Kysely, the two queries it replaces cost several times the CPU per reload (and two round trips on the servers);
+// with a thousand users' tokens each reloaded every CACHE_TTL_MS that was several percent of a core.
 import { CompiledQuery } from "kysely";
 import type { Database, Dialect } from "../../db/index.ts";
 import type { Token, User } from "../../db/schema.ts";
@@ -28,10 +28,9 @@ function textFor(dialect: Dialect): string {
 }
 
 /** SQLite: two statements prepared once on the raw handle (db/index.ts rawSqlite), read without Kysely's promise
- * and driver round: with a thousand users' tokens reloaded every CACHE_TTL_MS, Kysely's executeQuery was
- * ~1.6 µs of the event loop per relay call. Two statements, not the join the servers get: bun:sqlite read the
- * join in ~20 µs and the token then its user in ~6 (1,000 users, this schema), and on SQLite a second statement
- * costs no round trip. Like the ledger's balance reads, they use Kysely's own connection. */
+ * and driver round, which with a thousand users' tokens reloaded every CACHE_TTL_MS was a visible part of every
+ * relay call. Two statements, not the join the servers get: bun:sqlite reads this schema's join several times
+ * slower than the token and then its user by key, and on SQLite a second statement costs no round trip. Like the ledger's balance reads, they use Kysely's own connection. */
 type Loaded = { token: Token; user: TokenUser } | null;
 const sqliteReads = new WeakMap<object, (key: string) => Loaded>();
 

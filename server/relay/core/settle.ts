@@ -143,8 +143,8 @@ function cacheWriteDetails(other: Record<string, unknown>, price: Price, u: Usag
 }
 
 /**
- * The consume log's content line, made once per (memoised) price. Made per call it cost ~1.4 µs of each call's
- * CPU (in process): printing the ratios, and a new string in every row the SQLite worker is sent. Splicing
+ * The consume log's content line, made once per (memoised) price (hot-path rule 5): made per call it would print
+ * the ratios again, and send a new string in every row the SQLite worker is sent. Splicing
  * `other` from per-price pieces the same way made calls slower instead (a concatenated string, flattened
  * later), so `other` stays one JSON.stringify.
  */
