@@ -9,7 +9,10 @@
 //                                            PG_DSN=postgres://... or MYSQL_DSN=mysql://...: on a fresh database there;
 //                                            ALLOC=1: also the bytes the JavaScript heap allocated per call;
 //                                            PROMPT_BYTES=n: a conversation of about n bytes in each request;
-//                                            BENCH_NO_LOGS=1: consume logs off)
+//                                            BENCH_NO_LOGS=1: consume logs off;
+//                                            AFFINITY_KEY=1: each caller's calls carry a prompt_cache_key of their own,
+//                                            so channel affinity looks up and records a pin on every call;
+//                                            REDIS_CONN_STRING=redis://...: the shared cache on Redis)
 // ALLOC=1 runs the measurement in a child with JavaScriptCore's collection log on and adds up the bytes each
 // collection says were allocated since the one before: unlike CPU time, that count barely moves with what else
 // the machine is doing (±2 % between runs), so it shows a change in what a call allocates on any day.
@@ -67,7 +70,7 @@ const kind = process.env.PG_DSN ? "postgres" : process.env.MYSQL_DSN ? "mysql" :
 const server = kind ? await (await import(root + "/tests/helpers/db.ts")).tempDatabase(kind) : null;
 const config = loadConfig({ DATA_DIR: dir, SESSION_SECRET: "bench", PORT: "0", NODE_ENV: "production", SYNC_FREQUENCY: "60", SQL_DSN: server?.url ?? "",
   // Streamed calls would otherwise reach for the upstream through the socket client; here fetch() answers them.
-  UPSTREAM_STREAM_CLIENT: "fetch" });
+  UPSTREAM_STREAM_CLIENT: "fetch", REDIS_CONN_STRING: process.env.REDIS_CONN_STRING ?? "" });
 const deps = await buildDeps(config);
 const app = createApp(deps);
 await app.handle(new Request("http://localhost/api/setup", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "root", password: "benchpass123", confirmPassword: "benchpass123" }) }));
@@ -93,9 +96,15 @@ for (let i = 0; i < USERS; i++) {
 }
 const ch = await db.insertInto("channels").values({ type: 1, key: "sk-upstream", name: "bench", base_url: "http://upstream.local", models: MODEL, group: "default", created_time: nowSeconds(), openai_organization: null, test_model: null, model_mapping: null, param_override: null } as any).returning("id").executeTakeFirstOrThrow();
 await db.insertInto("abilities").values({ group: "default", model: MODEL, channel_id: Number(ch.id), enabled: true, priority: 0, weight: 0, tag: null } as any).execute();
-const body = JSON.stringify({ model: MODEL, stream: STREAM, messages: benchMessages(Number(process.env.PROMPT_BYTES ?? 0)) });
+const messages = benchMessages(Number(process.env.PROMPT_BYTES ?? 0));
+// AFFINITY_KEY=1: one conversation per user (its token), as an agent's calls carry it.
+const bodies = keys.map((_, i) => JSON.stringify({ model: MODEL, stream: STREAM, messages, ...(process.env.AFFINITY_KEY === "1" ? { prompt_cache_key: `bench-conversation-${i}` } : {}) }));
 let nextKey = 0;
-const req = () => new Request("http://localhost/v1/chat/completions", { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer sk-" + keys[nextKey++ % USERS], "content-length": String(body.length) }, body });
+const req = () => {
+  const i = nextKey++ % USERS;
+  const body = bodies[i]!;
+  return new Request("http://localhost/v1/chat/completions", { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer sk-" + keys[i], "content-length": String(body.length) }, body });
+};
 async function run(n: number, c: number) {
   let left = n;
   await Promise.all(Array.from({ length: c }, async () => { while (left-- > 0) { const r = await app.handle(req()); await r.arrayBuffer(); if (r.status !== 200) throw new Error(`status ${r.status}`); } }));

@@ -8,6 +8,8 @@ export interface Cache {
   /** Sets only when absent; true when this call set it (used for once-only work across instances). */
   setNx(key: string, value: string, ttlSeconds: number): Promise<boolean>;
   del(key: string): Promise<void>;
+  /** The keys that start with `prefix` (a scan: for management views, never the hot path). */
+  keys(prefix: string): Promise<string[]>;
   /** Increments a counter that expires ttlSeconds after its first increment; returns the new count. */
   incr(key: string, ttlSeconds: number): Promise<number>;
   /** Sends `message` to every subscriber of `channel`: in this process (memory) or on every instance sharing the Redis. */
@@ -57,6 +59,11 @@ export class MemoryCache implements Cache {
   }
   async del(key: string) {
     this.map.delete(key);
+  }
+  async keys(prefix: string) {
+    const out: string[] = [];
+    for (const k of this.map.keys()) if (k.startsWith(prefix) && this.live(k)) out.push(k);
+    return out;
   }
   async incr(key: string, ttlSeconds: number) {
     const e = this.live(key);
@@ -109,6 +116,18 @@ export class RedisCache implements Cache {
   }
   async del(key: string) {
     await this.client.del(this.prefix + key);
+  }
+  async keys(prefix: string) {
+    const out: string[] = [];
+    // Glob characters in the prefix are escaped, so the pattern matches the prefix literally.
+    const match = (this.prefix + prefix).replace(/[*?[\]\\]/g, "\\$&") + "*";
+    let cursor = "0";
+    do {
+      const [next, found] = (await this.client.send("SCAN", [cursor, "MATCH", match, "COUNT", "1000"])) as [string, string[]];
+      cursor = String(next);
+      for (const k of found) out.push(k.slice(this.prefix.length));
+    } while (cursor !== "0");
+    return out;
   }
   async incr(key: string, ttlSeconds: number) {
     // INCR then EXPIRE NX in one script, so a crash between the two cannot leave an immortal counter.

@@ -1,5 +1,6 @@
-// What the channel module asks of the relay, through this one door: a test (one real, minimal request built
-// and sent exactly as the relay would send it), the upstream's balance, and its live model list.
+// What the management modules ask of the relay, through this one door: a channel test (one real, minimal
+// request built and sent exactly as the relay would send it), the upstream's balance, its live model list, and
+// the channel affinity pins (their count per rule, and clearing them).
 import type { AppDeps } from "../deps.ts";
 import type { Channel } from "../../db/schema.ts";
 import { channelType } from "../catalogue/index.ts";
@@ -12,6 +13,8 @@ import { withChannelProxy } from "./providers/settings.ts";
 import { taskAdaptorFor, type TaskAdaptor } from "./providers/tasks.ts";
 import { fetchBody } from "../infra/stream-client.ts";
 import { REASONING_MODEL } from "./formats/reasoning.ts";
+
+export { affinityStats, clearAffinity } from "./affinity.ts";
 
 const EMBEDDING_RE = /embed|bge-|m3e|text-similarity/i;
 const RERANK_RE = /rerank/i;

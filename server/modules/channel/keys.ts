@@ -147,6 +147,13 @@ export function pickChannelKey(
   return { key: keys[index], index, info: next };
 }
 
+/** Key `index` of a multi-key channel when it may serve now (enabled, not cooling down after a failure), else
+ * null: a conversation pinned to that key (relay/affinity.ts) goes back to it while it can. */
+export function usableKeyAt(channel: Pick<Channel, "key">, info: ChannelInfo, index: number, now: number): string | null {
+  if (!info.is_multi_key || !keyEnabled(info, index) || now - (info.multi_key_failed_at[index] ?? 0) < KEY_FAILURE_COOLDOWN_SECONDS) return null;
+  return splitKeys(channel.key)[index] ?? null;
+}
+
 /** The channel_info after key `index` failed at `now` (pure; the caller stores it). */
 export function markKeyFailed(info: ChannelInfo, index: number, now: number): ChannelInfo {
   return { ...info, multi_key_failed_at: { ...info.multi_key_failed_at, [index]: now } };

@@ -6,9 +6,17 @@ import { envelope, okReply } from "../../http/schema.ts";
 import { ROLE } from "../../catalogue/index.ts";
 import { listOptions, resetModelRatios, updateOption } from "./service.ts";
 import { followOptionChanges } from "./events.ts";
+import { affinityStats, clearAffinity } from "../../relay/probe.ts";
+import { badRequest } from "../../http/errors.ts";
 
 /** Every option as {key, value} (secrets left out). */
 const optionsReply = envelope(t.Array(t.Object({ key: t.String(), value: t.String({ description: "the value as text (JSON options too)" }) }, { additionalProperties: true })));
+
+const affinityStatsReply = envelope(t.Object({
+  enabled: t.Boolean(), total: t.Number(), unknown: t.Number({ description: "pins whose rule is unknown or unnamed" }),
+  by_rule_name: t.Record(t.String(), t.Number()), cache_capacity: t.Number({ description: "0 with Redis" }), cache_algo: t.String({ description: "lru, or redis" }),
+}));
+const affinityClearReply = envelope(t.Object({ deleted: t.Number() }));
 
 const putBody = t.Object({
   key: t.String({ minLength: 1, error: "key is required" }),
@@ -25,6 +33,21 @@ export function optionModule(deps: AppDeps) {
       await updateOption(deps, body.key, body.value);
       return ok(undefined, "saved");
     }, { role: ROLE.root, body: putBody, detail: { summary: "Set one site option" }, response: okReply })
+    // new-api's console: the channel affinity pins per rule, and clearing all of them or one rule's.
+    .get("/channel_affinity_cache", async () => ok(await affinityStats(deps)), {
+      role: ROLE.root, detail: { summary: "Channel affinity: pins per rule, and the store's capacity" }, response: affinityStatsReply,
+    })
+    .delete("/channel_affinity_cache", async ({ query }) => {
+      const all = String(query.all ?? "").trim() === "true";
+      const rule = String(query.rule_name ?? "").trim();
+      if (!all && !rule) throw badRequest("rule_name is required, or all=true to clear every pin");
+      const out = await clearAffinity(deps, all ? null : rule);
+      if ("error" in out) throw badRequest(out.error);
+      return ok(out);
+    }, {
+      role: ROLE.root, query: t.Object({ all: t.Optional(t.String()), rule_name: t.Optional(t.String()) }),
+      detail: { summary: "Channel affinity: clear every pin (all=true) or one rule's (rule_name)" }, response: affinityClearReply,
+    })
     .post("/rest_model_ratio", async () => {
       await resetModelRatios(deps);
       return ok(undefined, "model ratios reset to defaults");

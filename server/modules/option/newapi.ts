@@ -7,10 +7,11 @@ import { badRequest } from "../../http/errors.ts";
 import { BIGINT_COLUMN, numberMessage, within } from "../../http/numbers.ts";
 import { PANEL_OPTION_DEFAULTS, validatePanelOption } from "../panels/validate.ts";
 import { validateStatusCodes } from "../channel/status-codes.ts";
+import { AFFINITY_DEFAULTS, AFFINITY_OPTIONS, affinityRulesProblem } from "../../catalogue/channel-affinity.ts";
 
 type Kind =
   | "bool" | "int" | "number" | "positive" | "text" | "url"
-  | "ratios" | "group-ratios" | "group-list" | "json-object" | "json-array" | "status-codes" | "panel" | "display-type";
+  | "ratios" | "group-ratios" | "group-list" | "json-object" | "json-array" | "status-codes" | "panel" | "display-type" | "affinity-rules";
 
 interface Spec {
   default: string;
@@ -38,6 +39,13 @@ export const NEW_API_OPTIONS: Record<string, Spec> = {
   "general_setting.log_filter_autocomplete_enabled": s("true", "bool", stored),
   // the dashboard's panels (server/modules/panels)
   ...Object.fromEntries(Object.entries(PANEL_OPTION_DEFAULTS).map(([k, v]) => [k, s(v, "panel")])),
+  // channel affinity: a conversation stays on the channel holding its prompt cache (server/relay/affinity.ts)
+  [AFFINITY_OPTIONS.enabled]: s(AFFINITY_DEFAULTS[AFFINITY_OPTIONS.enabled]!, "bool"),
+  [AFFINITY_OPTIONS.switchOnSuccess]: s(AFFINITY_DEFAULTS[AFFINITY_OPTIONS.switchOnSuccess]!, "bool"),
+  [AFFINITY_OPTIONS.keepOnChannelDisabled]: s(AFFINITY_DEFAULTS[AFFINITY_OPTIONS.keepOnChannelDisabled]!, "bool"),
+  [AFFINITY_OPTIONS.maxEntries]: s(AFFINITY_DEFAULTS[AFFINITY_OPTIONS.maxEntries]!, "int", { min: 1 }),
+  [AFFINITY_OPTIONS.defaultTtlSeconds]: s(AFFINITY_DEFAULTS[AFFINITY_OPTIONS.defaultTtlSeconds]!, "int", { min: 1 }),
+  [AFFINITY_OPTIONS.rules]: s(AFFINITY_DEFAULTS[AFFINITY_OPTIONS.rules]!, "affinity-rules"),
   // channel automation: scheduled tests (server/jobs/channel-jobs.ts) and disabling by status code (channel/health.ts)
   "monitor_setting.auto_test_channel_enabled": s("false", "bool"),
   "monitor_setting.auto_test_channel_minutes": s("10", "positive"),
@@ -187,6 +195,11 @@ export function validateNewApiOption(key: string, value: string): string {
       if (value.trim() === "") return "";
       if (!isObject(json(key, value))) throw badRequest(`${key} must be a JSON object`);
       return value;
+    }
+    case "affinity-rules": {
+      const problem = affinityRulesProblem(value);
+      if (problem) throw badRequest(`${key}: ${problem}`);
+      return value.trim() === "" ? "[]" : value;
     }
     case "json-array": {
       if (value.trim() === "") return "";

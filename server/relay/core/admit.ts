@@ -17,6 +17,7 @@ import { takeTokenLimits, type LimitLease } from "../../modules/token/limits.ts"
 import { usableGroups } from "../../modules/token/service.ts";
 import { DEFAULT_GROUP } from "../../catalogue/index.ts";
 import type { ClientJson } from "../formats/client-json.ts";
+import type { AffinityCall } from "../affinity.ts";
 
 /** One client call as every endpoint kind hands it to the relay core. */
 export interface RelayRequest {
@@ -74,6 +75,10 @@ export interface Admission {
   routes: Routes;
   /** What the call holds against its token's limits (rpm, tpm, concurrency, budget); null when it has none. */
   limits?: LimitLease | null;
+  /** The conversation the call belongs to (relay/affinity.ts), set by route() for calls that carry one. */
+  affinity?: AffinityCall;
+  /** The key index the last attempt used on a multi-key channel, for the affinity pin. */
+  keyIndex?: number;
 }
 
 export interface AdmitOptions {

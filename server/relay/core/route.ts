@@ -9,8 +9,9 @@ import { baseUrlOf } from "../providers/index.ts";
 import { pickChannel, pickFastest } from "../select.ts";
 import { channelStatsOf, type ChannelStats } from "../channel-stats.ts";
 import { recordChannelResult } from "../../modules/channel/health.ts";
-import { parseChannelInfo, pickChannelKey, type ChannelInfo } from "../../modules/channel/keys.ts";
+import { parseChannelInfo, pickChannelKey, usableKeyAt, type ChannelInfo } from "../../modules/channel/keys.ts";
 import type { Admission, RelayRequest } from "./admit.ts";
+import { affinityOf } from "../affinity.ts";
 
 /** An upstream failure, and whether another channel may be tried after it. */
 export class UpstreamError extends AppError {
@@ -49,10 +50,19 @@ export async function route<A, T>(
   // "latency": the fastest healthy channel of the tier, measured on this instance (channel-stats.ts).
   const stats = deps.options.get("ChannelSelectionStrategy") === "latency" ? channelStatsOf(deps.options) : null;
   let failure: AppError | null = null;
+  // A conversation's call goes first to the channel that served its previous call (relay/affinity.ts).
+  const affinity = pinned ? null : affinityOf(deps, adm.req);
+  let preferred: Channel | null = null;
+  if (affinity) {
+    if (affinity.loading) await affinity.loading;
+    preferred = affinity.preferred(candidates, table);
+    adm.affinity = affinity;
+  }
   for (let i = 0; i < attempts; i++) {
     const skip = tried ?? NOTHING_TRIED;
-    const id = pinned ? pinned.id : stats ? pickFastest(candidates, skip, stats, adm.req.model) : pickChannel(candidates, skip);
-    const channel = pinned ?? (id !== null ? table.channels.get(id) : undefined);
+    const id = pinned ? pinned.id : preferred ? preferred.id : stats ? pickFastest(candidates, skip, stats, adm.req.model) : pickChannel(candidates, skip);
+    const channel = pinned ?? preferred ?? (id !== null ? table.channels.get(id) : undefined);
+    preferred = null;
     if (!channel) break;
     if (i + 1 < attempts) (tried ??= new Set()).add(channel.id);
     usedChannels.push(channel.id);
@@ -66,9 +76,10 @@ export async function route<A, T>(
     if (stats) measure(deps, stats, channel.id, adm.req.model, result, performance.now() - sent);
     if (result instanceof AppError) {
       failure = result;
-      if (result instanceof UpstreamError && result.retry) continue;
+      if (result instanceof UpstreamError && result.retry && !affinity?.stopsAfterFailure(channel.id)) continue;
       break;
     }
+    affinity?.served(channel.id, adm.keyIndex, usedChannels[0]!);
     return { served: { channel, adaptor, result }, failure: null, usedChannels };
   }
   return { served: null, failure, usedChannels };
@@ -111,12 +122,12 @@ export function channelConfig(ch: Channel): ChannelConfig {
 /** What a provider adaptor needs to know about one attempt of `req` on `channel`. */
 export function providerCall(
   req: Pick<RelayRequest, "mode" | "format" | "model" | "stream" | "path" | "search" | "body" | "headers"> & { caller?: Pick<RelayRequest["caller"], "userId"> },
-  channel: Channel, site?: SiteOptions,
+  channel: Channel, site?: SiteOptions, preferredKey?: number,
 ): ProviderCall {
   const cfg = channelConfig(channel);
   const mapped = cfg.mapping[req.model];
   const upstreamModel = typeof mapped === "string" && mapped ? mapped : req.model;
-  const { key, keyIndex } = channelKey(channel, cfg.keyInfo, pollingIndexOf(site));
+  const { key, keyIndex } = channelKey(channel, cfg.keyInfo, pollingIndexOf(site), preferredKey);
   const clientWantsUsage = Boolean(req.body?.stream_options?.include_usage);
   // The site's or the channel's pass-through sends the client's body unchanged: no overrides either.
   const passThroughBody = Boolean(site?.bool("global.pass_through_request_enabled")) || cfg.options.pass_through_body_enabled === true;
@@ -140,8 +151,13 @@ function pollingIndexOf(site?: SiteOptions): Map<number, number> {
   return m;
 }
 
-function channelKey(channel: Channel, info: ChannelInfo, pollingIndex: Map<number, number>): { key: string; keyIndex: number } {
+/** `preferred`: the key a conversation is pinned to (relay/affinity.ts), taken while it may serve. */
+function channelKey(channel: Channel, info: ChannelInfo, pollingIndex: Map<number, number>, preferred?: number): { key: string; keyIndex: number } {
   if (!info.is_multi_key) return { key: String(channel.key ?? "").trim(), keyIndex: 0 };
+  if (preferred !== undefined) {
+    const key = usableKeyAt(channel, info, preferred, Math.floor(Date.now() / 1000));
+    if (key !== null) return { key, keyIndex: preferred };
+  }
   const at = pollingIndex.get(channel.id) ?? info.multi_key_polling_index;
   const pick = pickChannelKey({ key: channel.key, channel_info: { ...info, multi_key_polling_index: at } }, Math.floor(Date.now() / 1000));
   pollingIndex.set(channel.id, pick.info.multi_key_polling_index);

@@ -117,6 +117,8 @@ function records(deps: AppDeps, s: Served, u: Usage, quota: number, extra?: Reco
     admin_info: { use_channel: s.usedChannels.map(String) }, request_path: req.path,
   };
   if (u.cache_creation_1h_tokens !== undefined) cacheWriteDetails(other, price, u);
+  // Served by the channel the conversation was pinned to (not by one it fell back to).
+  if (s.affinity?.used && s.affinity.pin?.channel === s.channel.id) (other.admin_info as Record<string, unknown>).channel_affinity = s.affinity.logInfo(s.channel.id);
   if (s.interrupted) other.stream_interrupted = true;
   if (s.fallback) other.fallback = s.fallback;
   if (extra) Object.assign(other, extra);

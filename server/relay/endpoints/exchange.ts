@@ -64,7 +64,9 @@ function exchangeAdaptor(channel: Channel, adm: Admission): ProviderAdaptor | nu
 
 /** Not async: it hands attempt()'s promise on, one generator less per call. */
 function tryExchange(adaptor: ProviderAdaptor, channel: Channel, adm: Admission, deps: AppDeps): Promise<Answer | AppError> {
-  const call = providerCall(adm.req, channel, deps.options);
+  const call = providerCall(adm.req, channel, deps.options, adm.affinity?.keyFor(channel.id));
+  // The key a conversation's pin records (only calls that belong to one).
+  if (adm.affinity) adm.keyIndex = call.keyIndex;
   // The client headers this channel's upstream takes (relay/forward.ts), in place of the route's choice.
   call.clientHeaders = clientHeadersFor(adaptor, call, adm.req.httpHeaders);
   observeAttempt(adm.req, call);

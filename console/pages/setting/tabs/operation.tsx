@@ -11,6 +11,7 @@ import { useSettings } from "../context.tsx";
 import { isRoot, useApp } from "../../../lib/app-state.tsx";
 import { UnsetModels, VisualPricingEditor } from "./PricingEditor.tsx";
 import { fallbacksProblem, groupFallbacksProblem } from "../routing.ts";
+import { ChannelAffinitySection } from "./channel-affinity.tsx";
 
 export const LOG_CLEAR_DEFAULT_DAYS = 30;
 
@@ -190,7 +191,12 @@ export function OperationTab() {
       <Tabs.TabPane key="monitor" title={t("operation.monitoring")}><OptionSection title={t("operation.monitoring")} fields={monitoring} /></Tabs.TabPane>
       <Tabs.TabPane key="quota" title={t("operation.quota")}><OptionSection title={t("operation.quota")} fields={quota} /></Tabs.TabPane>
       <Tabs.TabPane key="group" title={t("operation.groups")}><OptionSection title={t("operation.groups")} fields={groups} /></Tabs.TabPane>
-      <Tabs.TabPane key="routing" title={t("operation.routing")}><OptionSection title={t("operation.routing")} fields={routing} /></Tabs.TabPane>
+      <Tabs.TabPane key="routing" title={t("operation.routing")}>
+        <Space direction="vertical" style={{ width: "100%" }}>
+          <OptionSection title={t("operation.routing")} fields={routing} />
+          <ChannelAffinitySection />
+        </Space>
+      </Tabs.TabPane>
       <Tabs.TabPane key="model" title={t("operation.modelRatios")}>
         <OptionSection title={t("operation.modelRatios")} fields={ratios}><ResetRatios /></OptionSection>
       </Tabs.TabPane>
