@@ -1,7 +1,7 @@
 /*
  * The console: the routes of console/routes.ts (spec 000 §2.1, 001 §2) behind their guards, in the shell.
  *
- * Extension points for the operations screens (issue 8):
+ * Extension points for the operations screens:
  *  - Each route of console/routes.ts lazy-imports `console/pages/<name>/index.tsx` (default export = the
  *    page component). Replace those files; the route, its access level and its sidebar item are already
  *    wired. /channel/add and /channel/edit/:id share `pages/channel-edit/`.

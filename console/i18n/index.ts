@@ -1,6 +1,6 @@
 // i18next set-up: Chinese is the fallback, English and Russian are complete translations (tests keep the
 // three key sets equal). The language is remembered under i18nextLng; on a first visit Russian is chosen
-// for a ru browser, English for an en browser, Chinese otherwise. Operations screens (issue 8) keep their
+// for a ru browser, English for an en browser, Chinese otherwise. Operations screens keep their
 // strings in ops.*.ts, merged here.
 //
 // Only the language in use is downloaded: each language (its texts and Arco's own component texts) is a

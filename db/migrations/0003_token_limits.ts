@@ -1,4 +1,4 @@
-// Per-token limits and budgets (issue 20, part 2): rpm_limit, tpm_limit, concurrency_limit, budget_quota,
+// Per-token limits and budgets: rpm_limit, tpm_limit, concurrency_limit, budget_quota,
 // budget_period, budget_used and budget_reset_at on tokens, all 0 / '' (no limit) on existing rows. The columns
 // are defined with the table in tables.ts; this adds them to databases made before, new-api's included (its
 // gorm leaves columns it does not know alone). Idempotent: several instances may start at once.

@@ -6,7 +6,7 @@
 // "first start" runs the binary in a fresh empty folder (the time includes creating ./data, the SQLite
 // file and every table); "restart" runs it again over the folder of a previous run (open, check the
 // migrations, load options). Each polls /api/status every 2 ms from spawn to the first 200, then reads
-// VmRSS from /proc after 2 s of idleness. Targets (issue 9): first 200 ≤ 150 ms, idle RSS ≤ 80 MB. The machine is shared:
+// VmRSS from /proc after 2 s of idleness. Targets: first 200 ≤ 150 ms, idle RSS ≤ 80 MB. The machine is shared:
 // read the median.
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";

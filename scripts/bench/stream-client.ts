@@ -1,12 +1,11 @@
-// What reading an upstream's streamed answer costs a hop, by how it is read: `fetch()` and a body reader (what
-// the relay did until session 15) against the relay's keep-alive HTTP/1.1 client over `Bun.connect`
+// What reading an upstream's streamed answer costs a hop, by how it is read: `fetch()` and a body reader against
+// the relay's keep-alive HTTP/1.1 client over `Bun.connect`
 // (server/infra/stream-client.ts, whose body chunks are the socket's own buffers). Each hop relays the mock's seven-chunk SSE answer (decoded to text and written to a
 // direct stream, as the relay does) and runs with JavaScriptCore's collection log on; wrk drives c=64 streams.
 //   bun scripts/bench/stream-client.ts [--rounds 2] [--seconds 6]        (needs wrk: apt-get install wrk)
 // Prints, per hop and round: streams/s, p99, CPU per stream (every thread, from /proc) and the collections.
-// Session 14 measured here why the relay's streams cost more than a bare pipe: Bun's reader of a fetch() body
-// allocates a 256 KB buffer per stream before its first read (see README, "Session 14"); session 15 moved the
-// relay's streamed calls onto the socket client.
+// It shows why the relay's streamed calls use the socket client (docs/development/hot-path.md, rule 9): Bun's
+// reader of a fetch() body allocates a 256 KB buffer per stream before its first read.
 import { spawn } from "bun";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

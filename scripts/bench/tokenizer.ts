@@ -109,8 +109,10 @@ function makeText(name: string): string {
     return s;
   };
   const code = () => readdirSync(join(ROOT, "server/relay")).filter((f) => f.endsWith(".ts")).sort().map((f) => readFileSync(join(ROOT, "server/relay", f), "utf8")).join("\n");
+  const docs = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name)).flatMap((e) =>
+    e.isDirectory() ? docs(join(dir, e.name)) : e.name.endsWith(".md") ? [readFileSync(join(dir, e.name), "utf8")] : []);
   const cases: Record<string, () => string> = {
-    "English (README.md)": () => readFileSync(join(ROOT, "README.md"), "utf8"),
+    "English (README.md, docs/)": () => [readFileSync(join(ROOT, "README.md"), "utf8"), ...docs(join(ROOT, "docs"))].join("\n\n"),
     "Chinese (console/i18n/zh.ts)": () => readFileSync(join(ROOT, "console/i18n/zh.ts"), "utf8"),
     "code (server/relay/*.ts)": code,
     "'a' x 1,000": () => "a".repeat(1000),
@@ -124,7 +126,7 @@ function makeText(name: string): string {
   return cases[name]!();
 }
 
-const NORMAL = ["English (README.md)", "Chinese (console/i18n/zh.ts)", "code (server/relay/*.ts)"];
+const NORMAL = ["English (README.md, docs/)", "Chinese (console/i18n/zh.ts)", "code (server/relay/*.ts)"];
 /** Growing sizes of one kind: after a timeout the larger ones are skipped. */
 const PATHOLOGICAL = [["'a' x 1,000", "'a' x 16,000", "'a' x 100,000", "'a' x 3 MiB"], ["'中' x 100,000"], ["base64 x 1 MiB"], ["a-z run x 100,000"]];
 

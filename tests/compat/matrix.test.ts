@@ -3,7 +3,7 @@
 // Vertex Claude, Vertex Gemini), each backed by its mock upstream. Every cell (feature × client × kind)
 // either works — the feature carried across in both directions, checked on what the upstream received as
 // well as on what the client got back — or is refused with the documented 400/501 before any upstream call.
-// The README's client table is this file's table.
+// The client table of docs/relay-api.md is this file's table.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI, { toFile } from "openai";
 import Anthropic from "@anthropic-ai/sdk";

@@ -1,4 +1,4 @@
-// The console as an operator, a user and a guest meet it in Chromium (issue 19), against the real server
+// The console as an operator, a user and a guest meet it in Chromium, against the real server
 // with a mock OpenAI upstream: every route renders in en, zh, ru and dark mode without script errors or
 // raw i18n keys; every table reads at 1440, 1280 and 390 px in the three languages (no sideways scroll,
 // no column under another, no text out of its cell); test all channels shows live progress and failures;

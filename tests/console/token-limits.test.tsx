@@ -1,4 +1,4 @@
-// Token page: the drawer edits the per-token limits and budget (issue 20 part 2); the list shows usage against them.
+// Token page: the drawer edits the per-token limits and budget; the list shows usage against them.
 import { afterEach, describe, expect, test } from "bun:test";
 import { fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { USER, mockFetch, ok, renderApp, resetDom, type FetchMock } from "./helpers.tsx";

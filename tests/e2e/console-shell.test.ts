@@ -1,4 +1,4 @@
-// The console in real Chromium against the real server (issue 7): first visit → setup wizard → login →
+// The console in real Chromium against the real server: first visit → setup wizard → login →
 // a settings change that persists → language and theme switch → a normal user cannot see admin pages.
 // The console is built with scripts/build-console.ts and served by the app's own console plugin
 // (--console-dir); every screen is captured into tests/artifacts/.

@@ -1,4 +1,4 @@
-// Per-token limits in the console as an operator meets them in Chromium (issue 20 part 2), against the real
+// Per-token limits in the console as an operator meets them in Chromium, against the real
 // server: a token's rpm, tpm, calls in flight and daily budget set in the token drawer are saved and shown again
 // after a reload, in the list's row on a 1280 px screen (the common laptop) and in the row's details on a
 // phone, where the label sits beside the first limit. Screens: tests/artifacts/token-limits-*.png.

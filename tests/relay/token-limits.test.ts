@@ -1,4 +1,4 @@
-// Per-token limits and budgets (issue 20 part 2): requests per minute, tokens per minute, calls in flight and a
+// Per-token limits and budgets: requests per minute, tokens per minute, calls in flight and a
 // budget that resets daily, weekly or monthly (UTC), each refused with 429 + Retry-After in the caller's format;
 // the budget exact under concurrency on every database; the token API takes and shows the fields.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";

@@ -1,4 +1,4 @@
-// The permission split of the operations routes (issue 6): every route called as guest, user, admin and
+// The permission split of the operations routes: every route called as guest, user, admin and
 // root. Whole-site routes are for admins, self routes for any logged-in user, pricing for everyone.
 import { describe } from "bun:test";
 import { matrixContext, routeTests, type RouteRule } from "./permission-matrix.ts";

@@ -1,4 +1,4 @@
-// First start must be quick (issue 9: first 200 ≤ 150 ms): creating a fresh SQLite database is one
+// First start must be quick (the target is a first 200 within 150 ms; docs/performance.md): creating a fresh SQLite database is one
 // transaction, and a restart does not redo schema work that is already there.
 import { afterAll, describe, expect, test } from "bun:test";
 import { sql, type Kysely } from "kysely";

@@ -2,7 +2,7 @@
 // how each value is checked, which ones are secrets, and which ones Switchyard stores without acting on them
 // (features it does not have: Stripe, Creem, Waffo, Discord sign-in, ...). Stored values keep new-api's text
 // form, so a database moves between the two servers unchanged. The features behind the other keys live in
-// their modules (see the README's "Moving from new-api (and back)").
+// their modules (docs/migrating-from-new-api.md).
 import { badRequest } from "../../http/errors.ts";
 import { BIGINT_COLUMN, numberMessage, within } from "../../http/numbers.ts";
 import { PANEL_OPTION_DEFAULTS, validatePanelOption } from "../panels/validate.ts";
@@ -122,7 +122,7 @@ export const NEW_API_OPTIONS: Record<string, Spec> = {
 
 export const NEW_API_DEFAULTS: Record<string, string> = Object.fromEntries(Object.entries(NEW_API_OPTIONS).map(([k, v]) => [k, v.default]));
 export const NEW_API_SECRETS: string[] = Object.entries(NEW_API_OPTIONS).filter(([, v]) => v.secret).map(([k]) => k);
-/** Keys saved for new-api's console that change nothing in Switchyard (listed in the README). */
+/** Keys saved for new-api's console that change nothing in Switchyard (listed in docs/migrating-from-new-api.md). */
 export const STORED_WITHOUT_EFFECT: string[] = Object.entries(NEW_API_OPTIONS).filter(([, v]) => v.stored).map(([k]) => k);
 
 function json(key: string, value: string): unknown {

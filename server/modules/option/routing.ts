@@ -1,4 +1,4 @@
-// Options of the relay's routing beyond one-api/new-api (issue 20.1): fallbacks across models and the way a
+// Options of the relay's routing beyond one-api/new-api: fallbacks across models and the way a
 // channel is chosen inside a priority tier. Read by server/relay/core/fallback.ts and server/relay/select.ts.
 import { badRequest } from "../../http/errors.ts";
 
