@@ -9,6 +9,7 @@ const ESCAPES: Record<string, string> = { '"': '"', "\\": "\\", "/": "/", b: "\b
 const MAX_PREFIX = 256;
 
 const KEY = /"input"\s*:\s*"/;
+const SPECIAL = /["\\]/g;
 
 export class CustomInputStream {
   /** seek: before the value; text: inside it; done: after it (or given up: the arguments are not that shape) */
@@ -40,12 +41,11 @@ export class CustomInputStream {
       this.prefix = "";
     }
     let out = "";
-    let run = from;
-    for (let i = from; i < fragment.length; i++) {
-      const c = fragment[i]!;
+    let i = from;
+    while (i < fragment.length) {
       if (this.escape) {
-        this.escape += c;
-        run = i + 1;
+        // An escape sequence, one character at a time (it may be cut by the fragment's end).
+        this.escape += fragment[i++];
         const e = this.escape;
         if (e.length === 2 && e[1] !== "u") {
           out += this.char(ESCAPES[e[1]!] ?? e[1]!);
@@ -56,17 +56,19 @@ export class CustomInputStream {
         }
         continue;
       }
-      if (c === "\\" || c === '"') {
-        if (i > run) out += this.char(fragment.slice(run, i));
-        run = i + 1;
-        if (c === '"') {
-          this.state = "done";
-          return this.finish(out);
-        }
-        this.escape = "\\";
+      // Plain text up to the next quote or backslash, found natively.
+      SPECIAL.lastIndex = i;
+      const m = SPECIAL.exec(fragment);
+      const at = m ? m.index : fragment.length;
+      if (at > i) out += this.char(fragment.slice(i, at));
+      if (!m) break;
+      i = at + 1;
+      if (fragment[at] === '"') {
+        this.state = "done";
+        return this.finish(out);
       }
+      this.escape = "\\";
     }
-    if (!this.escape && run < fragment.length) out += this.char(fragment.slice(run));
     return this.finish(out);
   }
 
