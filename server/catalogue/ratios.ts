@@ -15,6 +15,47 @@ function round(n: number): number {
   return Number(n.toPrecision(6));
 }
 
+/**
+ * What the coding agents send by default (Claude Code, Codex CLI, Gemini CLI): [model, USD per 1M input tokens,
+ * per 1M output tokens, per 1M cached input tokens] from Anthropic's, OpenAI's and Google's price lists (the
+ * standard tier, prompts up to 200K tokens). Turned into the ratio tables below, so each price is written once.
+ */
+const AGENT_MODELS: readonly [string, number, number, number][] = [
+  ["claude-sonnet-4-0", 3, 15, 0.3],
+  ["claude-sonnet-4-5", 3, 15, 0.3],
+  ["claude-sonnet-4-6", 3, 15, 0.3],
+  ["claude-haiku-4-5", 1, 5, 0.1],
+  ["claude-opus-4-0", 15, 75, 1.5],
+  ["claude-opus-4-1", 15, 75, 1.5],
+  ["claude-opus-4-5", 5, 25, 0.5],
+  ["claude-opus-4-5-20251101", 5, 25, 0.5],
+  ["claude-opus-4-6", 5, 25, 0.5],
+  ["claude-opus-4-7", 5, 25, 0.5],
+  ["claude-opus-4-8", 5, 25, 0.5],
+  ["claude-sonnet-5", 2, 10, 0.2],
+  ["claude-sonnet-5-5", 2, 10, 0.1],
+  ["claude-opus-5", 5, 25, 0.5],
+  ["claude-opus-5-5", 4, 20, 0.2],
+  ["claude-haiku-5-5", 0.1, 0.5, 0.01],
+  ["gpt-5", 1.25, 10, 0.125],
+  ["gpt-5-mini", 0.25, 2, 0.025],
+  ["gpt-5-nano", 0.05, 0.4, 0.005],
+  ["gpt-5-codex", 1.25, 10, 0.125],
+  ["gpt-5.1", 1.25, 10, 0.125],
+  ["gpt-5.1-codex", 1.25, 10, 0.125],
+  ["gpt-5.1-codex-max", 1.25, 10, 0.125],
+  ["gpt-5.1-codex-mini", 0.25, 2, 0.025],
+  ["gpt-5.2", 1.75, 14, 0.175],
+  ["gpt-5.2-codex", 1.75, 14, 0.175],
+  ["gpt-5.3-codex", 1.75, 14, 0.175],
+  ["gpt-5.4", 2.5, 15, 0.25],
+  ["gpt-5.4-mini", 0.75, 4.5, 0.075],
+  ["gpt-5.4-nano", 0.2, 1.25, 0.02],
+  ["gpt-5.5", 5, 30, 0.5],
+  ["gemini-3-pro-preview", 2, 12, 0.2],
+  ["gemini-3-flash-preview", 0.5, 3, 0.05],
+];
+
 export const DEFAULT_MODEL_RATIO: Record<string, number> = {
   "gpt-3.5-turbo": 0.25,
   "gpt-4": 15,
@@ -150,6 +191,7 @@ export const DEFAULT_MODEL_RATIO: Record<string, number> = {
   "dify": usd(0.15),
   "@cf/meta/llama-3.3-70b-instruct-fp8-fast": usd(0.293),
   "@cf/baai/bge-m3": usd(0.012),
+  ...Object.fromEntries(AGENT_MODELS.map(([m, input]) => [m, usd(input)])),
 };
 
 export const DEFAULT_COMPLETION_RATIO: Record<string, number> = {
@@ -179,7 +221,7 @@ export const DEFAULT_COMPLETION_RATIO: Record<string, number> = {
   "gemini-1.5-flash": 4,
   "gemini-1.5-pro": 4,
   "gemini-2.0-flash": 4,
-  "gemini-2.5-flash": 8.33,
+  "gemini-2.5-flash": round(2.5 / 0.3),
   "gemini-2.5-pro": 8,
   "gemini-2.5-flash-lite": 4,
   "gemini-2.0-flash-lite": 4,
@@ -188,7 +230,7 @@ export const DEFAULT_COMPLETION_RATIO: Record<string, number> = {
   "deepseek-reasoner": 4,
   "openai/gpt-4o": 4,
   "anthropic/claude-3.5-sonnet": 5,
-  "google/gemini-2.5-flash": 8.33,
+  "google/gemini-2.5-flash": round(2.5 / 0.3),
   "grok-3": 5,
   "grok-3-mini": round(0.5 / 0.3),
   "grok-2": 5,
@@ -220,6 +262,7 @@ export const DEFAULT_COMPLETION_RATIO: Record<string, number> = {
   "MiniMax-Text-01": 8,
   "dify": 4,
   "@cf/meta/llama-3.3-70b-instruct-fp8-fast": round(2.253 / 0.293),
+  ...Object.fromEntries(AGENT_MODELS.map(([m, input, output]) => [m, round(output / input)])),
 };
 
 export const DEFAULT_CACHE_RATIO: Record<string, number> = {
@@ -244,6 +287,11 @@ export const DEFAULT_CACHE_RATIO: Record<string, number> = {
   "claude-haiku-4-5-20251001": 0.1,
   "deepseek-chat": 0.25,
   "deepseek-reasoner": 0.25,
+  // Gemini 2.5 reads its implicit cache at a tenth of the input price.
+  "gemini-2.5-pro": 0.1,
+  "gemini-2.5-flash": 0.1,
+  "gemini-2.5-flash-lite": 0.1,
+  ...Object.fromEntries(AGENT_MODELS.map(([m, input, , cached]) => [m, round(cached / input)])),
 };
 
 export const DEFAULT_MODEL_PRICE: Record<string, number> = {

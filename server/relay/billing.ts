@@ -42,14 +42,14 @@ export interface Price {
  * without an entry, GroupRatio[group] applies. CompletionRatio without an entry falls back to new-api's
  * built-in ratio for the model's family (catalogue/ratios.ts builtinCompletionRatio), then 1.
  */
-export function priceFor(options: OptionStore, model: string, group: string, acceptUnset: boolean, userGroup?: string): Price {
+export function priceFor(options: OptionStore, model: string, group: string, acceptUnset: boolean, userGroup?: string, admin = false): Price {
   // Read on every call and derived from eight option tables: memoised until any option changes.
   let memo = memos.get(options);
   if (!memo || memo.version !== options.version) memos.set(options, (memo = { version: options.version, prices: new Map() }));
   const key = `${model}\n${group}\n${userGroup ?? ""}\n${acceptUnset ? 1 : 0}`;
   let price = memo.prices.get(key);
   if (!price) {
-    price = Object.freeze(computePrice(options, model, group, acceptUnset, userGroup));
+    price = Object.freeze(computePrice(options, model, group, acceptUnset, userGroup, admin));
     // Model names come from clients: an unbounded number of distinct ones must not grow the memo forever.
     if (memo.prices.size >= PRICE_MEMO_SIZE) memo.prices.clear();
     memo.prices.set(key, price);
@@ -60,7 +60,7 @@ export function priceFor(options: OptionStore, model: string, group: string, acc
 const PRICE_MEMO_SIZE = 4096;
 const memos = new WeakMap<OptionStore, { version: number; prices: Map<string, Price> }>();
 
-function computePrice(options: OptionStore, model: string, group: string, acceptUnset: boolean, userGroup?: string): Price {
+function computePrice(options: OptionStore, model: string, group: string, acceptUnset: boolean, userGroup: string | undefined, admin: boolean): Price {
   const prices = options.json<Record<string, number>>("ModelPrice", {});
   const ratios = options.json<Record<string, number>>("ModelRatio", {});
   const completion = options.json<Record<string, number>>("CompletionRatio", {});
@@ -87,7 +87,18 @@ function computePrice(options: OptionStore, model: string, group: string, accept
     if (priced(ratios[name])) return { perCall: false, modelPrice: -1, modelRatio: ratios[name], ...rest };
   }
   if (acceptUnset || options.bool("SelfUseModeEnabled")) return { perCall: false, modelPrice: -1, modelRatio: UNSET_MODEL_RATIO, ...rest };
-  throw new AppError(403, `model ${model} has no price configured: an administrator must set its ratio (ModelRatio) or fixed price (ModelPrice), or enable self-use mode (SelfUseModeEnabled)`, "model_price_error");
+  throw unpricedModel(model, admin);
+}
+
+/**
+ * new-api's refusal of a model nobody priced (400 model_price_error, never retried on another channel): the
+ * administrator is told where to price it, a user which setting lets such models through.
+ */
+export function unpricedModel(model: string, admin: boolean): AppError {
+  const message = admin
+    ? `model ${model} has no price: set its ratio (ModelRatio) or fixed price (ModelPrice) in the pricing settings, or turn on self-use mode (SelfUseModeEnabled) to serve models without a price; a user can also accept them in their personal settings (accept_unset_model_ratio_model)`
+    : `model ${model} has no price set by the site's administrator yet: ask them to price it, or accept models without a price in your personal settings (accept_unset_model_ratio_model; they are billed at ratio ${UNSET_MODEL_RATIO})`;
+  return new AppError(400, message, "model_price_error");
 }
 
 function priced(v: unknown): v is number {

@@ -46,7 +46,7 @@ describe("OpenAI-format relay errors carry their code", () => {
     expect(poor.status).toBe(403);
     expect(((await poor.json()) as any).error.code).toBe("insufficient_user_quota");
     const unpriced = await fx.call("/v1/chat/completions", key, chat("error-codes-served"));
-    expect(unpriced.status).toBe(403);
+    expect(unpriced.status).toBe(400);
     expect(((await unpriced.json()) as any).error.code).toBe("model_price_error");
   });
 

@@ -339,10 +339,10 @@ describe("billing", () => {
   test("a model with neither ratio nor price is refused, naming the model and the setting", async () => {
     const { user, token } = await setup(["bill-unset"], { quota: 100_000 });
     const r = await fx.call("/v1/chat/completions", token.key, chat("bill-unset"));
-    expect(r.status).toBe(403);
+    expect(r.status).toBe(400);
     const msg = (await json(r)).error.message;
     expect(msg).toContain("bill-unset");
-    expect(msg).toContain("ModelRatio");
+    expect(msg).toContain("accept_unset_model_ratio_model");
     expect((await userRow(fx, user.id)).quota).toBe(100_000);
   });
 
@@ -353,7 +353,7 @@ describe("billing", () => {
     expect((await fx.call("/v1/chat/completions", token.key, chat("bill-unset2"))).status).toBe(200);
     const other = await fx.user(10_000_000);
     const ot = await fx.token(other.id);
-    expect((await fx.call("/v1/chat/completions", ot.key, chat("bill-unset2"))).status).toBe(403);
+    expect((await fx.call("/v1/chat/completions", ot.key, chat("bill-unset2"))).status).toBe(400);
     await fx.option("SelfUseModeEnabled", "true");
     expect((await fx.call("/v1/chat/completions", ot.key, chat("bill-unset2"))).status).toBe(200);
     await fx.option("SelfUseModeEnabled", "false");

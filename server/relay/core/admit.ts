@@ -15,7 +15,7 @@ import type { Hold } from "./ledger.ts";
 import { AUTO_GROUP, pickAutoGroup } from "../../modules/group/auto.ts";
 import { takeTokenLimits, type LimitLease } from "../../modules/token/limits.ts";
 import { usableGroups } from "../../modules/token/service.ts";
-import { DEFAULT_GROUP } from "../../catalogue/index.ts";
+import { DEFAULT_GROUP, ROLE } from "../../catalogue/index.ts";
 import type { ClientJson } from "../formats/client-json.ts";
 import type { AffinityCall } from "../affinity.ts";
 
@@ -102,7 +102,7 @@ export function admitNow(deps: AppDeps, req: RelayRequest, opts: AdmitOptions = 
   if (!table || state.writer.room() || caller.pinnedChannel !== null || caller.limits || (!opts.ticket && rateLimitOn(deps))) return null;
   const started = performance.now();
   const candidates = screen(deps, req, table, false);
-  const price = priceFor(deps.options, req.model, caller.group, caller.acceptUnsetModel, caller.userGroup);
+  const price = priceFor(deps.options, req.model, caller.group, caller.acceptUnsetModel, caller.userGroup, caller.role >= ROLE.admin);
   const { calls, estimate } = estimated(deps, req, price, opts);
   const hold = state.ledger.takeNow?.({ userId: caller.userId, tokenId: caller.tokenId, unlimited: caller.unlimited }, estimate) ?? null;
   if (hold === null) return null;
@@ -119,7 +119,7 @@ export async function admit(deps: AppDeps, req: RelayRequest, opts: AdmitOptions
   const table = state.routing.current() ?? await state.routing.get();
   const candidates = screen(deps, req, table, caller.pinnedChannel !== null);
   const pinned = caller.pinnedChannel !== null ? await pinnedChannel(deps, table, caller.pinnedChannel) : null;
-  const price = priceFor(deps.options, model, caller.group, caller.acceptUnsetModel, caller.userGroup);
+  const price = priceFor(deps.options, model, caller.group, caller.acceptUnsetModel, caller.userGroup, caller.role >= ROLE.admin);
   const ticket = opts.ticket ?? (rateLimitOn(deps) ? await takeRateLimit(deps, caller.userId, caller.group) : NO_RATE_LIMIT);
   const { calls, estimate } = estimated(deps, req, price, opts);
   // The token's own limits and budget (none: nothing), taken with this call's estimate before the hold; a
