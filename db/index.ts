@@ -31,8 +31,8 @@ export interface DatabaseOptions {
 const connectionTrouble = (e: unknown) => console.error("database connection error:", (e as Error)?.message ?? e);
 
 export function createKysely(opts: DatabaseOptions): Database {
-  // The PostgreSQL and MySQL drivers are loaded only when chosen: evaluating them took ~10 ms of every
-  // start of the (usually SQLite) binary.
+  // The PostgreSQL and MySQL drivers are loaded only when chosen: evaluating them would lengthen every start of
+  // the (usually SQLite) binary (hot-path rule 15).
   if (opts.kind === "postgres") {
     const mod = require("postgres");
     const postgres = (mod.default ?? mod) as typeof import("postgres");

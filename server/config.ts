@@ -192,7 +192,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     metricsEnabled: bool(env.METRICS_ENABLED, false),
     metricsToken: env.METRICS_TOKEN?.trim() || null,
     apiDocsEnabled: bool(env.API_DOCS_ENABLED, true),
-    // Read on demand: starting Intl's time-zone data costs ~10 ms, and nothing at start-up needs it.
+    // Read on demand: starting Intl's time-zone data takes a noticeable part of start-up, and nothing there needs it.
     get tz() {
       return env.TZ ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
     },

@@ -41,7 +41,7 @@ function columnSql(col: ColumnDef, d: Dialect, q: (s: string) => string): string
  */
 export async function up(db: Kysely<any>): Promise<void> {
   // SQLite commits each DDL statement on its own and rewrites the schema page every time: a fresh database
-  // built statement by statement was most of the first start's ~40 ms of migration. One transaction writes
+  // built statement by statement was most of the first start's migration time. One transaction writes
   // each page once. PostgreSQL and MySQL keep one statement at a time, so a lost race costs one statement
   // rather than aborting the whole transaction.
   if (dialectOf(db) === "sqlite" && !db.isTransaction) return db.transaction().execute((trx) => reconcile(trx));

@@ -1,8 +1,8 @@
 // Prometheus metrics through prom-client: one registry holding named metric objects (requests by route
 // class and status, a latency histogram, upstream errors by channel, pending write-behind work, the
 // process gauges Switchyard always had) plus prom-client's default process and runtime metrics. It is
-// built when METRICS_ENABLED is on (prom-client's evaluation takes ~40 ms and a process without metrics
-// never needs it); until then recording is a no-op, as nobody could scrape. The relay and the jobs record
+// built when METRICS_ENABLED is on (evaluating prom-client lengthens start-up, and a process without metrics
+// never needs it; hot-path rule 15); until then recording is a no-op, as nobody could scrape. The relay and the jobs record
 // with plain function calls (recordUpstreamError, registerPendingWrites, and server/relay/observe.ts for the
 // per model/channel/group relay metrics) and need no deps; a new metric is one more object in build().
 // GET /metrics answers only when METRICS_ENABLED is set; with METRICS_TOKEN, only to that bearer token.

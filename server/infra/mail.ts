@@ -34,8 +34,8 @@ export interface SendOptions {
 
 export class MailError extends Error {}
 
-// nodemailer is loaded with the first mail, not at start: its evaluation takes ~40 ms and most processes
-// never send one.
+// nodemailer is loaded with the first mail, not at start: evaluating it lengthens start-up and most processes
+// never send one (hot-path rule 15).
 const nodemailer = () => import("nodemailer");
 const mailComposer = () => import("nodemailer/lib/mail-composer");
 

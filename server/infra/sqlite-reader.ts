@@ -1,7 +1,6 @@
 // The console's heavy SQLite reads off the event loop. bun:sqlite runs a query on the thread that calls it, so
-// on the main connection a log page's total, a log stat or a dashboard range held every relay call in flight
-// for as long as it ran: 6–40 ms at 10 million logs for the console's usual views, 170–800 ms for whole-history
-// ones. readerOf(db) is a Kysely for SELECTs whose queries run on a worker thread's read-only connection
+// on the main connection a log page's total, a log stat or a dashboard range would hold every relay call in
+// flight for as long as it runs, which on a large log table is many milliseconds (hot-path rule 2). readerOf(db) is a Kysely for SELECTs whose queries run on a worker thread's read-only connection
 // (sqlite-read-thread.ts); the event loop only posts the query and takes the rows. WAL readers see the last
 // committed state, as the main connection does for rows the write worker committed. On PostgreSQL and MySQL,
 // for an in-memory database, before start and after stop, or once the worker failed, readerOf is the database

@@ -116,7 +116,7 @@ export function spawnStatementWorker(db: Database, url: string, open: WorkerRequ
  * Runs one write statement on SQLite's write worker when the database has one, off the event loop; else, or when
  * the worker rolled it back, on the database (PostgreSQL and MySQL wait on a socket anyway). On SQLite's main
  * connection a write waits for the write lock while the worker holds it (a slice of the write-behind, a batch
- * of old logs being deleted: ~85 ms for 5,000 rows) in SQLite's busy handler, which sleeps on the calling
+ * of old logs being deleted: tens of milliseconds) in SQLite's busy handler, which sleeps on the calling
  * thread — the event loop. Used for the long deletes (old logs, expired cache entries) and for writes made
  * while relaying (the response cache's store, a task's row). Answers the database's result, or null when the
  * worker ran it (it does not count rows).

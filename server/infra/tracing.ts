@@ -1,8 +1,8 @@
 // OpenTelemetry tracing through the OpenTelemetry JS SDK: a TracerProvider with a BatchSpanProcessor and
 // the OTLP/HTTP trace exporter (JSON; protobuf with OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf), a W3C
 // trace-context propagator and an AsyncLocalStorage context manager. It is built only when an OTLP endpoint
-// is configured (config.tracing; the SDK takes ~75 ms to evaluate and a process without tracing never loads
-// it); until then activeTracing() is null and every relay hook (server/relay/observe.ts) returns at once.
+// is configured (config.tracing; the SDK is slow to evaluate and a process without tracing never loads it;
+// hot-path rule 15); until then activeTracing() is null and every relay hook (server/relay/observe.ts) returns at once.
 // Spans are created by server/relay/observe.ts; this module only owns the SDK: start, the incoming
 // `traceparent`, flush on shutdown.
 import { Elysia } from "elysia";

@@ -272,11 +272,9 @@ export class WriteBehind {
   /**
    * A full slice goes to the writer at once rather than at the timer's next tick (a running writer, started with
    * start()). Under load a second's records otherwise stayed alive until the tick, long enough for the collector
-   * to move them to the old generation, whose collections then stalled the event loop: at c=64 this took the
-   * relay's p99 from a median of +3.5 ms over a bare proxy to +2.3 ms (SQLite, scripts/bench/relay.ts, four
-   * alternating pairs). The slices
-   * and transactions are the same; only the wait goes. SQLite only: on PostgreSQL (1,024-record slices, every
-   * call settled against a lease row) it cost 6–12 % of throughput at c=16 in three alternating runs. After a
+   * to move them to the old generation, whose collections then stalled the event loop and lengthened the relay's
+   * tail latency (hot-path rule 12). The slices and transactions are the same; only the wait goes. SQLite only:
+   * on PostgreSQL (1,024-record slices, every call settled against a lease row) it cost throughput. After a
    * failed write the timer's tick tries again, so a broken database is not retried in a loop.
    */
   private writeFull(): void {

@@ -2,11 +2,11 @@
 // streams, disconnected clients) and for the count_tokens endpoints. No input can make it slow:
 //  - the encoder (bpe.ts) is linear on any text and exact: the same tokens as tiktoken;
 //  - the work per call is capped in bpe.ts "steps", which cost about the same on any kind of text:
-//    SYNC_STEPS on the event loop (~5-10 ms; ~85,000 characters of English or code, ~30,000 of Chinese,
-//    ~22,000 of one repeated letter), WORKER_STEPS in the counting worker that the async functions use
+//    SYNC_STEPS on the event loop (~85,000 characters of English or code, ~30,000 of Chinese, ~22,000 of one
+//    repeated letter), WORKER_STEPS in the counting worker that the async functions use
 //    (about 128 times as much). Beyond the cap the rest of the text is extrapolated at the tokens per
 //    character counted until then. The count of a text never depends on what was counted before.
-// The rank tables are loaded on first use (~150 ms, ~30 MB): most calls never need them because upstreams
+// The rank tables are loaded on first use (slow, and ~30 MB): most calls never need them because upstreams
 // report usage. The worker loads its own copy the first time an async count reaches it.
 import { Bpe, type RankFile } from "./bpe.ts";
 
@@ -18,7 +18,7 @@ export const WORKER_STEPS = 8 * 1024 * 1024;
 const INLINE_CHARS = 4 * 1024;
 /** Counts waiting for the worker beyond this are counted here, capped like the synchronous functions, once the
  * tables are loaded here; until then they wait for the worker too: loading them here would stall the event loop
- * for 100-250 ms (a burst of 64 clients leaving their streams at once did, under load). */
+ * (hot-path rule 3), as a burst of clients leaving their streams at once would otherwise cause. */
 const MAX_WAITING = 64;
 
 let o200k: Bpe | null = null;

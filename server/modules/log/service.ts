@@ -130,9 +130,9 @@ export type LogCondition = (eb: ExpressionBuilder<DB, "logs">) => Expression<Sql
  * Deletes the oldest `limit` logs (by id) that `where` picks; answers how many it found and how many went. The
  * batch is found as its size and last id (the rows `where` picks up to that id are the batch: ids only grow), so
  * neither the read nor the delete carries thousands of ids. On SQLite the read runs on the reader thread and the
- * delete on the write worker: on the event loop a batch of 5,000 (each row with its seven index entries) held
- * every relay call ~85 ms, and a large delete's batches ran back to back (at 1 million logs, two days' worth held
- * it 1.1 s). There the count is the batch's (this process is SQLite's only writer).
+ * delete on the write worker (hot-path rule 2): on the event loop a batch of 5,000 (each row with its seven index
+ * entries) would hold every relay call for tens of milliseconds, and a large delete's batches run back to back.
+ * There the count is the batch's (this process is SQLite's only writer).
  */
 export async function deleteLogBatch(deps: AppDeps, where: LogCondition, limit: number): Promise<{ found: number; deleted: number }> {
   const reader = readerOf(deps.db);

@@ -15,8 +15,8 @@ import type { RelyingParty } from "./relying-party.ts";
 
 export const CEREMONY_SECONDS = 120;
 
-/** The WebAuthn library (and its ASN.1 and CBOR parsers) is loaded on the first passkey call: evaluating it
- * took ~100 ms, which every start of the server would otherwise pay. */
+/** The WebAuthn library (and its ASN.1 and CBOR parsers) is loaded on the first passkey call: evaluating it is
+ * slow, and every start of the server would otherwise pay for it (hot-path rule 15). */
 const webauthn = () => import("@simplewebauthn/server");
 
 export const MSG = {

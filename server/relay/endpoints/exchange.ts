@@ -247,7 +247,8 @@ async function deliver(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCa
   answer.release();
   o.firstByteMs = performance.now() - o.started;
   // A large pass-through answer (embeddings: ~32 KB of numbers per input) is billed from the usage in its tail,
-  // as one over BUFFERED_ANSWER_BYTES is: parsing all of it to read that held the loop ~1.7 ms at 500 KB.
+  // as one over BUFFERED_ANSWER_BYTES is: parsing all of it to read that would hold the loop past a millisecond
+  // (hot-path rules 3 and 7).
   if (limit !== Infinity && text.length > PARSED_ANSWER_CHARS) {
     const usage = /^\s*\{/.test(text) ? closingUsage(text.slice(-ANSWER_TAIL_BYTES)) : null;
     if (usage) {
@@ -292,8 +293,8 @@ async function deliver(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCa
   let usage = parsed.usage;
   if (!usage && call.mode === "chat") {
     // The gateway wrote this body's usage (zeros, with none upstream): it shows what is billed instead, counted
-    // in the tokenizer's worker (on the loop a long answer's count took up to ~10 ms, and a process's first count
-    // loaded the rank tables there: 100-250 ms).
+    // in the tokenizer's worker (hot-path rule 3: on the loop a long answer's count takes milliseconds, and a
+    // process's first count would load the rank tables there).
     usage = await countedUsageExact(o.req.body, generated());
     body = withBilledUsage(call.format, body, usage);
   }
@@ -313,9 +314,9 @@ function jsonInit(status: number): ResponseInit {
  * streamed through as they arrive, so a 50 MB embeddings answer costs the gateway no more memory than 1 MiB. */
 const BUFFERED_ANSWER_BYTES = 1024 * 1024;
 /** A streamed-through answer or stream asks for a concurrent collection after every this many bytes. Its chunks are
- * native buffers the collector does not count towards the heap, so without the nudge a 50 MB answer left
- * +30 MB of spent chunks before a collection came; with it, +12 MB (scripts/bench/memory.ts). Each request
- * costs the loop ~0.3 ms; a synchronous collection, which frees slightly more, blocks it for ~15 ms. */
+ * native buffers the collector does not count towards the heap, so without the nudge a 50 MB answer leaves tens
+ * of megabytes of spent chunks before a collection comes (scripts/bench/memory.ts). A request for a concurrent
+ * collection is cheap; a synchronous collection, which frees slightly more, would block the loop (rule 3). */
 const GC_NUDGE_BYTES = 2 * 1024 * 1024;
 
 /** Counts the bytes a reply passes and asks for a concurrent collection after every GC_NUDGE_BYTES of them. */
