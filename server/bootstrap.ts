@@ -15,7 +15,7 @@ export async function buildDeps(config: Config): Promise<AppDeps> {
   const db = await openDatabase({ kind: config.database.kind, url: config.database.url, sqlitePath: config.database.sqlitePath, timeouts: config.database.timeouts });
   const options = new OptionStore(db);
   await options.load();
-  const cache = await openCache(config.redisUrl);
+  const cache = await openCache(config.redisUrl, undefined, config.redis);
   const deps: AppDeps = { config, db, options, cache, startTime: Math.floor(Date.now() / 1000), shutdownHooks: [] };
   startDatabaseWorker(db, config.database);
   return deps;

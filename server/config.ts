@@ -5,6 +5,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import pkg from "../package.json" with { type: "json" };
 import { DEFAULT_DATABASE_TIMEOUTS, type DatabaseTimeouts } from "../db/timeouts.ts";
+import { DEFAULT_REDIS_TIMEOUTS, type RedisTimeouts } from "./infra/cache.ts";
 
 export const VERSION: string = pkg.version;
 
@@ -16,6 +17,8 @@ export interface Config {
   dataDir: string;
   database: { kind: DatabaseKind; url: string; sqlitePath: string; timeouts: DatabaseTimeouts };
   redisUrl: string | null;
+  /** Redis: connecting, each command, and the circuit that stops asking a Redis that keeps failing (infra/cache.ts). */
+  redis: RedisTimeouts;
   sessionSecret: string;
   /** true when SESSION_SECRET was generated and persisted by this process (single-instance only). */
   sessionSecretGenerated: boolean;
@@ -178,6 +181,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       },
     },
     redisUrl: env.REDIS_CONN_STRING?.trim() || null,
+    redis: {
+      connectMs: Math.max(1, int(env.REDIS_CONNECT_TIMEOUT_MS, DEFAULT_REDIS_TIMEOUTS.connectMs)),
+      commandMs: Math.max(1, int(env.REDIS_COMMAND_TIMEOUT_MS, DEFAULT_REDIS_TIMEOUTS.commandMs)),
+      circuitFailures: Math.max(1, int(env.REDIS_CIRCUIT_FAILURES, DEFAULT_REDIS_TIMEOUTS.circuitFailures)),
+      circuitOpenMs: Math.max(1, int(env.REDIS_CIRCUIT_OPEN_MS, DEFAULT_REDIS_TIMEOUTS.circuitOpenMs)),
+    },
     sessionSecret,
     sessionSecretGenerated: generated,
     syncFrequencySeconds: int(env.SYNC_FREQUENCY, 60),

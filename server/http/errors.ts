@@ -1,6 +1,7 @@
 // One error type for business failures, and the mapping of every error to the caller's format:
 // management calls get the {success,message} envelope; relay calls get OpenAI, Claude or Gemini bodies.
 import { isDatabaseUnavailable } from "../../db/timeouts.ts";
+import { CacheUnavailableError } from "../infra/cache.ts";
 
 export class AppError extends Error {
   /** Response headers the error carries (Retry-After on a 429), in every error format. */
@@ -17,11 +18,6 @@ export const notFound = (m = "not found") => new AppError(404, m);
 
 export const DATABASE_UNAVAILABLE_MESSAGE = "the database is unavailable, please try again shortly";
 export const CACHE_UNAVAILABLE_MESSAGE = "the shared cache (Redis) is unavailable, please try again shortly";
-
-/** Redis could not be asked (infra/cache.ts: down, too slow, or its circuit is open). */
-export class CacheUnavailableError extends Error {
-  readonly code = "CACHE_UNAVAILABLE";
-}
 
 function isCacheUnavailable(e: unknown): boolean {
   return e instanceof CacheUnavailableError || (e as { cause?: unknown })?.cause instanceof CacheUnavailableError;

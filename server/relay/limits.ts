@@ -33,7 +33,7 @@ export async function takeRateLimit(deps: AppDeps, userId: number, group: string
   const slot = Math.floor(Date.now() / 1000 / windowSeconds);
   const successKey = `mrl:s:${userId}:${slot}`;
   if (success > 0) {
-    const done = Number((await deps.cache.get(successKey)) ?? 0);
+    const done = await deps.cache.count(successKey);
     if (done >= success) throw limitError(success, minutes, "successful ");
   }
   if (total > 0) {

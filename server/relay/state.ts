@@ -189,7 +189,7 @@ export function relayState(deps: AppDeps): RelayState {
     const ledger = openLedger(deps.db, dialect, writer, { instance: deps.config.instanceId, leaseMs: deps.config.holdLeaseMs, topUpDb });
     const tokens = new TokenCache(deps);
     const routing = new RoutingCache(deps);
-    const tokenChanges = onTokenChanged(deps, (c) => ("key" in c ? tokens.forget(c.key) : tokens.forgetUser(c.userId)));
+    const tokenChanges = onTokenChanged(deps, (c) => ("key" in c ? tokens.forget(c.key) : "userId" in c ? tokens.forgetUser(c.userId) : tokens.clear()));
     const unsubscribe = [registerPendingWrites("relay", () => writer.backlog())];
     deps.shutdownHooks.push(async () => {
       for (const u of unsubscribe) u();

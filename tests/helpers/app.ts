@@ -6,7 +6,7 @@ import { createApp, type App } from "../../server/app.ts";
 import { closeDeps, startDatabaseWorker } from "../../server/bootstrap.ts";
 import { openDatabase, nowSeconds, type Dialect } from "../../db/index.ts";
 import { OptionStore } from "../../server/modules/option/store.ts";
-import { MemoryCache, openCache } from "../../server/infra/cache.ts";
+import { MemoryCache, openCache, type Cache } from "../../server/infra/cache.ts";
 import { hashPassword } from "../../server/modules/user/password.ts";
 import { ROLE } from "../../server/catalogue/index.ts";
 import { tempDatabase, type TempDb } from "./db.ts";
@@ -29,7 +29,7 @@ let counter = 0;
 
 /** `database`: open this one (shared with another context, as a second instance would) instead of a new one;
  * it is left in place on close, for its owner to drop. */
-export async function testContext(opts: { kind?: Dialect; setup?: boolean; config?: Partial<Config>; redis?: boolean; database?: TempDb } = {}): Promise<TestContext> {
+export async function testContext(opts: { kind?: Dialect; setup?: boolean; config?: Partial<Config>; redis?: boolean; database?: TempDb; cache?: Cache } = {}): Promise<TestContext> {
   const tmp: TempDb = opts.database ?? await tempDatabase(opts.kind ?? "sqlite");
   const config: Config = {
     ...loadConfig({ SESSION_SECRET: "test-secret", NODE_ENV: "test", RATE_LIMIT_ENABLED: "false", SYNC_FREQUENCY: "0" }),
@@ -43,7 +43,7 @@ export async function testContext(opts: { kind?: Dialect; setup?: boolean; confi
   startDatabaseWorker(db, config.database);
   const options = new OptionStore(db);
   await options.load();
-  const cache = opts.redis && process.env.REDIS_CONN_STRING ? await openCache(process.env.REDIS_CONN_STRING, `sytest:${Math.random().toString(36).slice(2)}:`) : new MemoryCache();
+  const cache = opts.cache ?? (opts.redis && process.env.REDIS_CONN_STRING ? await openCache(process.env.REDIS_CONN_STRING, `sytest:${Math.random().toString(36).slice(2)}:`) : new MemoryCache());
   const deps: AppDeps = { config, db, options, cache, startTime: nowSeconds(), shutdownHooks: [] };
   const app = createApp(deps);
   const base = "http://localhost";

@@ -11,7 +11,8 @@ export interface TcpProxy {
   cut(): void;
   /** While on, new connections are closed as soon as they arrive. */
   refuse(on: boolean): void;
-  /** While on, new connections are accepted but nothing is forwarded either way (open ones keep working). */
+  /** While on, nothing is forwarded either way, on open connections and new ones (a server that stopped
+   * answering without closing anything). */
   hang(on: boolean): void;
   stop(): void;
 }
@@ -50,7 +51,7 @@ export function startTcpProxy(targetHost: string, targetPort: number): TcpProxy 
           port: targetPort,
           socket: {
             data(_s, chunk) {
-              if (pairs.has(p)) p.client.write(chunk);
+              if (pairs.has(p) && !hanging) p.client.write(chunk);
             },
             close() {
               if (pairs.has(p)) close(p);
@@ -70,7 +71,7 @@ export function startTcpProxy(targetHost: string, targetPort: number): TcpProxy 
       },
       data(client, chunk) {
         const p = client.data;
-        if (!p || p.hung || !pairs.has(p)) return;
+        if (!p || p.hung || hanging || !pairs.has(p)) return;
         if (p.server) p.server.write(chunk);
         else p.pending.push(new Uint8Array(chunk));
       },

@@ -4,6 +4,7 @@ import { afterAll, beforeAll } from "bun:test";
 import { testContext, type TestContext, type Session } from "../helpers/app.ts";
 import type { Dialect } from "../../db/index.ts";
 import type { TempDb } from "../helpers/db.ts";
+import type { Cache } from "../../server/infra/cache.ts";
 import { nowSeconds } from "../../db/index.ts";
 import { randomString } from "../../server/infra/random.ts";
 import { flushRelayWrites, invalidateRelayCaches } from "../../server/relay/state.ts";
@@ -55,8 +56,8 @@ export interface RelayFixture {
   close(): Promise<void>;
 }
 
-export async function relayFixture(kind: Dialect = "sqlite", mockOptions: MockOptions = {}, config: Record<string, unknown> = {}, redis = false, database?: TempDb): Promise<RelayFixture> {
-  const ctx = await testContext({ kind, redis, database, config: { batchUpdateIntervalMs: 50, ...config } as any });
+export async function relayFixture(kind: Dialect = "sqlite", mockOptions: MockOptions = {}, config: Record<string, unknown> = {}, redis = false, database?: TempDb, cache?: Cache): Promise<RelayFixture> {
+  const ctx = await testContext({ kind, redis, database, cache, config: { batchUpdateIntervalMs: 50, ...config } as any });
   const mock = startMockUpstream(mockOptions);
   const db = ctx.deps.db;
   const fx: RelayFixture = {

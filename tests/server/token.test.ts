@@ -111,7 +111,7 @@ for (const kind of storageKinds()) {
     test("update fields and status_only toggles; change events fire with the stored key", async () => {
       const t = (await create(alice, { name: "upd", remain_quota: 10 })).body.data[0];
       const heard: string[] = [];
-      const sub = onTokenChanged(ctx.deps, (c) => heard.push("key" in c ? c.key : `user ${c.userId}`));
+      const sub = onTokenChanged(ctx.deps, (c) => heard.push("key" in c ? c.key : "userId" in c ? `user ${c.userId}` : "all"));
       const r = await ctx.request("PUT", "/api/token/", { as: alice, body: { ...t, name: "upd2", remain_quota: 99, expired_time: future() } });
       expect(r.body.data).toMatchObject({ name: "upd2", remain_quota: 99, status: 1 });
       const off2 = await ctx.request("PUT", "/api/token/?status_only=true", { as: alice, body: { id: t.id, status: 2, name: "ignored" } });

@@ -7,7 +7,7 @@ const changes = announcer<null>("relay:channel-changes", "channel change");
 
 /** Subscribes to channel/ability changes of this instance and, through the cache, of the others. */
 export function onChannelsChanged(deps: AppDeps, listener: () => void): Subscription {
-  return changes.listen(deps, () => listener());
+  return changes.listen(deps, () => listener(), listener);
 }
 
 /** Call after every committed change to channels or abilities. */

@@ -3,8 +3,8 @@
 import type { AppDeps } from "../../deps.ts";
 import { announcer, type Subscription } from "../../infra/announce.ts";
 
-/** A token by its stored key (without sk-), or every token of a user. */
-export type TokenChange = { key: string } | { userId: number };
+/** A token by its stored key (without sk-), every token of a user, or every token (changes may have been missed). */
+export type TokenChange = { key: string } | { userId: number } | { all: true };
 
 const changes = announcer<TokenChange>("relay:token-changes", "token change");
 
@@ -12,7 +12,7 @@ const changes = announcer<TokenChange>("relay:token-changes", "token change");
 export function onTokenChanged(deps: AppDeps, listener: (change: TokenChange) => void): Subscription {
   return changes.listen(deps, (change) => {
     if (change) listener(change);
-  });
+  }, () => listener({ all: true }));
 }
 
 /** Call after a committed change to a token or to a user (status, deletion, group, settings). */

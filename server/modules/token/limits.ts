@@ -5,7 +5,8 @@
 //
 // Where the counts live:
 // - rpm, tpm and concurrency: in Redis when REDIS_CONN_STRING is set (shared by every instance; each admission
-//   is one Lua script, so the check and the take are atomic), else in this process's memory. Minutes are fixed
+//   is one Lua script, so the check and the take are atomic), else in this process's memory — and there too
+//   while Redis cannot be asked (FallbackCounters: the limits then hold per instance). Minutes are fixed
 //   windows (the minute of the clock, as LiteLLM counts). A call in flight holds a lease that expires LEASE_MS
 //   after its last renewal: this process renews the leases of its live calls, so a crashed instance's slots
 //   free themselves instead of leaking.
@@ -18,7 +19,7 @@ import { sql } from "kysely";
 import type { AppDeps } from "../../deps.ts";
 import type { Token } from "../../../db/schema.ts";
 import { AppError } from "../../http/errors.ts";
-import { RedisCache } from "../../infra/cache.ts";
+import { CacheUnavailableError, RedisCache } from "../../infra/cache.ts";
 
 export type BudgetPeriod = "" | "daily" | "weekly" | "monthly";
 export const BUDGET_PERIODS: readonly BudgetPeriod[] = ["", "daily", "weekly", "monthly"];
@@ -226,6 +227,55 @@ class RedisCounters implements CounterStore {
   }
 }
 
+/**
+ * Redis's counters, and this process's own while Redis cannot be asked (down, too slow, its circuit open): the
+ * limits then hold per instance instead of every limited call failing or waiting. A slot taken locally is
+ * released and renewed locally; one taken in Redis that cannot be released there expires with its lease.
+ */
+class FallbackCounters implements CounterStore {
+  private local = new MemoryCounters();
+  private localSlots = new Set<string>();
+  constructor(private shared: RedisCounters) {}
+
+  private async either<T>(shared: () => Promise<T>, local: () => Promise<T>): Promise<T> {
+    try {
+      return await shared();
+    } catch (e) {
+      if (e instanceof CacheUnavailableError) return local();
+      throw e;
+    }
+  }
+
+  admit(tokenId: number, lim: TokenLimits, lease: string | null, now: number, leaseMs: number): Promise<Verdict> {
+    return this.either(() => this.shared.admit(tokenId, lim, lease, now, leaseMs), async () => {
+      const v = await this.local.admit(tokenId, lim, lease, now, leaseMs);
+      if (v.ok && lease) this.localSlots.add(lease);
+      return v;
+    });
+  }
+
+  addTokens(tokenId: number, n: number, now: number): Promise<void> {
+    return this.either(() => this.shared.addTokens(tokenId, n, now), () => this.local.addTokens(tokenId, n, now));
+  }
+
+  async release(tokenId: number, lease: string): Promise<void> {
+    if (this.localSlots.delete(lease)) return this.local.release(tokenId, lease);
+    await this.either(() => this.shared.release(tokenId, lease), async () => {});
+  }
+
+  async renew(leases: Iterable<[string, number]>, until: number): Promise<void> {
+    const local: [string, number][] = [];
+    const shared: [string, number][] = [];
+    for (const l of leases) (this.localSlots.has(l[0]) ? local : shared).push(l);
+    await this.local.renew(local, until);
+    if (shared.length) await this.either(() => this.shared.renew(shared, until), async () => {});
+  }
+
+  usage(tokenIds: number[], now: number): Promise<Map<number, LiveUsage>> {
+    return this.either(() => this.shared.usage(tokenIds, now), () => this.local.usage(tokenIds, now));
+  }
+}
+
 // ---------------------------------------------------------------------------------------------------
 // Per app: the store, the clock and the leases of this process's calls in flight.
 
@@ -244,7 +294,7 @@ class LimitsRuntime {
   private timer: ReturnType<typeof setInterval> | null = null;
 
   constructor(deps: AppDeps) {
-    this.store = deps.cache instanceof RedisCache ? new RedisCounters(deps.cache) : new MemoryCounters();
+    this.store = deps.cache instanceof RedisCache ? new FallbackCounters(new RedisCounters(deps.cache)) : new MemoryCounters();
   }
 
   hold(lease: string, tokenId: number) {

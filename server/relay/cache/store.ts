@@ -7,6 +7,7 @@ import type { AppDeps } from "../../deps.ts";
 import type { Usage } from "../providers/types.ts";
 import { dialectOf } from "../../../db/dialect.ts";
 import { writeOffLoop } from "../../infra/statement-worker.ts";
+import { CacheUnavailableError } from "../../infra/cache.ts";
 
 /** One stored answer, exactly as the client received it. */
 export interface CachedAnswer {
@@ -56,15 +57,22 @@ export function parse(raw: string | null | undefined, now: number): CachedAnswer
   }
 }
 
+/** What a cache call answers when Redis cannot be asked; other errors go on up. */
+const skipUnavailable = <T>(value: T) => (e: unknown): T => {
+  if (e instanceof CacheUnavailableError) return value;
+  throw e;
+};
+
 function redisStore(deps: AppDeps): AnswerStore {
   return {
     kind: "redis",
+    // Redis down: a miss, and the answer is not kept (the call itself goes on).
     async get(key, now) {
-      return parse(await deps.cache.get(REDIS_PREFIX + key), now);
+      return parse(await deps.cache.get(REDIS_PREFIX + key).catch(skipUnavailable(null)), now);
     },
     async put(key, _model, entry) {
       const ttl = Math.ceil((entry.exp - entry.at) / 1000);
-      if (ttl > 0) await deps.cache.set(REDIS_PREFIX + key, serialize(entry), ttl);
+      if (ttl > 0) await deps.cache.set(REDIS_PREFIX + key, serialize(entry), ttl).catch(skipUnavailable(undefined));
     },
   };
 }
