@@ -265,3 +265,20 @@ test("OpenAI client, reasoning-model channel: a max_completion_tokens of its own
   expect(res.status).toBe(200);
   expect(fx.mock.seen.at(-1)!.body.max_completion_tokens).toBe(50);
 });
+
+test("Gemini client, countTokens: tools and parts only Gemini has are counted, not refused", async () => {
+  const res = await fx.call(`/v1beta/models/${model("gemini")}:countTokens`, key, {
+    contents: [{ role: "user", parts: [{ text: "Search the web for the weather in Paris." }, { futurePart: { a: 1 } }] }],
+    tools: [{ googleSearch: {} }], cachedContent: "cachedContents/abc",
+  });
+  expect(res.status).toBe(200);
+  expect((await res.json()).totalTokens).toBeGreaterThan(5);
+});
+
+test("Claude client, OpenAI channel: a block with no counterpart is refused naming its place", async () => {
+  const before = fx.mock.seen.length;
+  const res = await messages("openai", { messages: [{ role: "user", content: [{ type: "text", text: "hi" }, { type: "future_block", x: 1 }] }] });
+  expect(res.status).toBe(400);
+  expect((await res.json()).error.message).toContain("messages.0.content.1.type");
+  expect(fx.mock.seen.length).toBe(before);
+});

@@ -43,14 +43,17 @@ export function checkGeminiBody(body: Record<string, any>): void {
   }
 }
 
-/** A Claude body as the tokenizer counts it: converted to chat, or, where something has no chat counterpart
- * (a Claude-only block, role or field), its messages as they are, with the system prompt first. */
-function countableClaudeBody(body: Record<string, any>): unknown {
+/**
+ * A body as the tokenizer counts it (count_tokens, countTokens: an estimate, no upstream): converted to chat, or,
+ * where the conversion has no counterpart for something only the client's own API has (a block, role, field or
+ * tool), `asIs` — the body's text as it stands.
+ */
+function countable(convert: () => unknown, asIs: () => unknown): unknown {
   try {
-    return claudeRequestToOpenAI(body as any);
+    return convert();
   } catch (e) {
     if (!(e instanceof AppError)) throw e;
-    return { messages: [{ role: "system", content: body.system ?? "" }, ...body.messages], tools: body.tools };
+    return asIs();
   }
 }
 
@@ -110,7 +113,7 @@ export function geminiRoute(deps: AppDeps): PlainRoute {
     if (action === "countTokens") {
       const inner = body.generateContentRequest && typeof body.generateContentRequest === "object" ? body.generateContentRequest : body;
       checkGeminiBody(inner);
-      return { totalTokens: await countPromptTokens(geminiRequestToOpenAI(inner, model, false)) };
+      return { totalTokens: await countPromptTokens(countable(() => geminiRequestToOpenAI(inner, model, false), () => inner)) };
     }
     if (EMBED_ACTIONS.has(action)) {
       // Checked here so a bad body costs nothing; embeddings are served by Gemini and OpenAI-format channels.
@@ -136,7 +139,8 @@ export function nativeModule(deps: AppDeps) {
       await caller(request, server);
       const body = parseJsonObject(raw);
       checkClaudeBody(body);
-      return { input_tokens: await countPromptTokens(countableClaudeBody(body)) };
+      const asIs = () => ({ messages: [{ role: "system", content: body.system ?? "" }, ...body.messages], tools: body.tools });
+      return { input_tokens: await countPromptTokens(countable(() => claudeRequestToOpenAI(body as any), asIs)) };
     }, { parse })
     // genai's models.list / models.get: the key's models as Gemini Model resources.
     .get("/v1beta/models", async ({ request, server }) => modelList(await callerModels(deps, (await caller(request, server)).caller), "gemini"))

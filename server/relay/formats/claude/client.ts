@@ -63,7 +63,7 @@ export function claudeRequestToOpenAI(req: ClaudeRequest): OpenAIChatRequest {
     // A user turn: tool results become separate "tool" messages (first, as OpenAI expects them right
     // after the assistant's tool calls), the rest one user message.
     const parts: OpenAIContentPart[] = [];
-    for (const b of m.content) {
+    for (const [j, b] of m.content.entries()) {
       if (b.type === "tool_result") {
         const r = b as any;
         const text = typeof r.content === "string" ? r.content : blocksText(r.content);
@@ -72,7 +72,7 @@ export function claudeRequestToOpenAI(req: ClaudeRequest): OpenAIChatRequest {
       else if (b.type === "image") parts.push({ type: "image_url", image_url: { url: imageUrl(b) } });
       else if (b.type === "document") parts.push(documentPart(b));
       else if (!IGNORED_BLOCKS.has(b.type)) {
-        throw new AppError(400, `content block type '${b.type}' is not supported on this channel (it is not a Claude channel)`);
+        throw new AppError(400, `messages.${i}.content.${j}.type: content block type '${b.type}' has no counterpart on this channel (it is not a Claude channel)`);
       }
     }
     if (parts.length) {
