@@ -38,7 +38,11 @@ describe("claude -p", () => {
         const main = lane.mock.calls().find((c) => JSON.stringify(c.body).includes("Say hello."));
         expect(main, describeRun(run, lane)).toBeDefined();
         expect(modelOf(main!)).toBe(CLAUDE_CODE_MODEL);
-        if (kind === "claude") expect(main!.body.messages.some((m: any) => m.role === "system")).toBe(true);
+        if (kind === "claude") {
+          expect(main!.body.messages.some((m: any) => m.role === "system")).toBe(true);
+          // Its cache breakpoints reach the upstream that caches.
+          expect(main!.body.system.some((b: any) => b.cache_control?.type === "ephemeral")).toBe(true);
+        }
         await expectBilled(gw, lane);
       } finally {
         cleanup();

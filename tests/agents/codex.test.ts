@@ -52,6 +52,13 @@ describe("codex exec", () => {
           const main = lane.mock.calls().find((c) => JSON.stringify(c.body).includes("Say hello."));
           expect(main, describeRun(r.run, lane)).toBeDefined();
           expect(modelOf(main!)).toBe(model ?? DEFAULT_MODEL);
+          if (kind === "openai") {
+            // Native: Codex's session headers reach the upstream, its sk- key does not.
+            const thread = r.events.find((e) => e.type === "thread.started")?.thread_id;
+            expect({ session: main!.headers["session-id"], thread: main!.headers["thread-id"], auth: main!.headers.authorization })
+              .toEqual({ session: thread, thread, auth: "Bearer sk-upstream" });
+            expect(main!.headers["x-codex-turn-metadata"]).toContain(thread);
+          }
           await expectBilled(gw, lane);
         } finally {
           r.cleanup();

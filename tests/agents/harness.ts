@@ -40,7 +40,8 @@ const CHANNEL: Record<Kind, { type: number; key: string; setting?: Record<string
 
 /**
  * The models the clients ask for by default or are told to use, every one priced alike so that billing
- * checks are plain arithmetic: model ratio 2, completion ratio 3, cache reads 0.1, cache writes 1.25.
+ * checks are plain arithmetic: model ratio 2, completion ratio 3, cache reads 0.1, cache writes 1.25 for
+ * Claude's 5-minute cache and 2 for its 1-hour cache (Anthropic's list prices: 1.25× and 2× input).
  */
 export const MODELS = [
   // Claude Code's defaults and its small fast model
@@ -52,11 +53,11 @@ export const MODELS = [
   // the SDK tests
   "gpt-5.1", "gpt-4.1-mini", "deepseek-chat", "claude-sonnet-4-5-20250929", "gemini-2.5-flash-002",
 ];
-export const RATIO = { model: 2, completion: 3, cache: 0.1, cacheWrite: 1.25 };
+export const RATIO = { model: 2, completion: 3, cache: 0.1, cacheWrite: 1.25, cacheWrite1h: 2 };
 
 /** What one served call costs, from the usage the upstream reported. */
 export function expectedQuota(u: AgentUsage): number {
-  return Math.round(RATIO.model * (u.input + u.cacheRead * RATIO.cache + (u.cacheWrite5m + u.cacheWrite1h) * RATIO.cacheWrite + u.output * RATIO.completion));
+  return Math.round(RATIO.model * (u.input + u.cacheRead * RATIO.cache + u.cacheWrite5m * RATIO.cacheWrite + u.cacheWrite1h * RATIO.cacheWrite1h + u.output * RATIO.completion));
 }
 
 export interface Lane {

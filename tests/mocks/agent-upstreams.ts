@@ -24,7 +24,7 @@ export interface AgentMock extends MockUpstream {
 }
 
 export const AGENT_USAGE: AgentUsage = { input: 40, cacheRead: 100, cacheWrite5m: 0, cacheWrite1h: 0, output: 8 };
-export const CLAUDE_AGENT_USAGE: AgentUsage = { input: 40, cacheRead: 100, cacheWrite5m: 20, cacheWrite1h: 0, output: 8 };
+export const CLAUDE_AGENT_USAGE: AgentUsage = { input: 40, cacheRead: 100, cacheWrite5m: 20, cacheWrite1h: 10, output: 8 };
 
 const MODEL_PATHS = /\/(chat\/completions|responses(\/compact|\/input_tokens)?|messages(\/count_tokens)?)$|:(generateContent|streamGenerateContent|countTokens)$/;
 
