@@ -7,7 +7,8 @@
 // Chat also answers like OpenAI to: response_format (JSON content fitting the schema), reasoning_effort
 // (reasoning_content, as OpenAI-compatible reasoning models send it), n (that many choices); tool and
 // response schemas that are not JSON Schema (Gemini's "OBJECT") are refused with OpenAI's 400, and so is
-// max_tokens sent to a reasoning model (o-series, gpt-5*), which takes max_completion_tokens. The Responses
+// max_tokens sent to a reasoning model (o-series, gpt-5*), which takes max_completion_tokens, and a temperature or
+// top_p other than 1 sent to one. The Responses
 // API answers text, a function call when given tools, and its typed events when streamed.
 import type { Server } from "bun";
 import { jsonSchemaProblem, sampleFor } from "./schema.ts";
@@ -141,8 +142,11 @@ export const REASONING = "Considered it.";
 
 /** What the real API refuses a chat request for that a conversion could get wrong. */
 export function chatProblem(body: any): string | null {
-  if (/^(o\d|gpt-5)/.test(String(body?.model ?? "")) && body?.max_tokens !== undefined) {
-    return "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.";
+  if (/^(o\d|gpt-5)/.test(String(body?.model ?? ""))) {
+    if (body?.max_tokens !== undefined) return "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.";
+    for (const k of ["temperature", "top_p"]) {
+      if (body?.[k] !== undefined && body[k] !== 1) return `Unsupported value: '${k}' does not support ${body[k]} with this model. Only the default (1) value is supported.`;
+    }
   }
   for (const t of body?.tools ?? []) {
     const p = jsonSchemaProblem(t?.function?.parameters, `Invalid schema for function '${t?.function?.name}'`);

@@ -158,7 +158,7 @@ describe("refusals instead of silent drops", () => {
   test("Claude clients on other channels: server tools, MCP servers, unknown blocks", () => {
     expect(() => claudeRequestToOpenAI(claudeBody({ tools: [{ type: "bash_20250124", name: "bash" }] }) as any)).toThrow("tool type 'bash_20250124' is a Claude server tool");
     expect(() => claudeRequestToOpenAI(claudeBody({ mcp_servers: [{ type: "url", url: "https://x" }] }) as any)).toThrow("mcp_servers is a Claude API feature");
-    expect(() => claudeRequestToOpenAI(claudeBody({ messages: [{ role: "user", content: [{ type: "search_result", source: "x" }] }] }) as any)).toThrow("content block type 'search_result' is not supported");
+    expect(() => claudeRequestToOpenAI(claudeBody({ messages: [{ role: "user", content: [{ type: "search_result", source: "x" }] }] }) as any)).toThrow("messages.0.content.0.type: content block type 'search_result' has no counterpart");
   });
 
   test("OpenAI-only chat features on Claude and Gemini: logprobs and audio output refused; Gemini takes penalties and seed", () => {

@@ -282,3 +282,25 @@ test("Claude client, OpenAI channel: a block with no counterpart is refused nami
   expect((await res.json()).error.message).toContain("messages.0.content.1.type");
   expect(fx.mock.seen.length).toBe(before);
 });
+
+test("Gemini CLI's sampling settings on a reasoning-model channel: temperature and topP, which those models do not take, are left out", async () => {
+  const res = await fx.call(`/v1beta/models/${model("gpt5")}:generateContent`, key, {
+    contents: [{ role: "user", parts: [{ text: "x" }] }], generationConfig: { temperature: 0, topP: 1, maxOutputTokens: 100 },
+  });
+  const answer = await res.json();
+  expect(answer.error).toBeUndefined();
+  expect(res.status).toBe(200);
+  const sent = fx.mock.seen.at(-1)!.body;
+  expect(sent.temperature).toBeUndefined();
+  expect(sent.top_p).toBeUndefined();
+  expect(sent.max_completion_tokens).toBe(100);
+});
+
+test("a Gemini client's temperature still goes to a model that takes it", async () => {
+  const res = await fx.call(`/v1beta/models/${model("openai")}:generateContent`, key, {
+    contents: [{ role: "user", parts: [{ text: "x" }] }], generationConfig: { temperature: 0.2, topP: 0.9 },
+  });
+  expect(res.status).toBe(200);
+  const sent = fx.mock.seen.at(-1)!.body;
+  expect([sent.temperature, sent.top_p]).toEqual([0.2, 0.9]);
+});

@@ -11,6 +11,7 @@
 //    (its sealed reasoning and compaction items) is made plain before it reaches a channel that has the API.
 import type { ClientFormat, ParsedResponse, ProviderAdaptor, ProviderCall, SseEvent, StreamMapper, Usage } from "../providers/types.ts";
 import { SseReader, sseFrame } from "./sse.ts";
+import { withoutSampling } from "./reasoning.ts";
 import { claudeRequestToOpenAI, claudeSse, openAIResponseToClaude, OpenAIStreamToClaude } from "./claude/client.ts";
 import { geminiEmbedToOpenAI, geminiRequestToOpenAI, openAIEmbedToGemini, openAIResponseToGemini, OpenAIStreamToGemini } from "./gemini/client.ts";
 import { answerShape, ChatStreamToResponses, chatToResponse, type AnswerShape } from "./responses/answer.ts";
@@ -72,8 +73,8 @@ function factsOf(plan: Plan, call: ProviderCall): Facts {
 
 /** The client's native body as an OpenAI chat request (model already the upstream name). */
 export function toOpenAIBody(format: ClientFormat, call: ProviderCall, body: any): any {
-  if (format === "claude") return { ...claudeRequestToOpenAI({ ...body, model: call.upstreamModel }), model: call.upstreamModel };
-  if (format === "gemini") return geminiRequestToOpenAI(body, call.upstreamModel, call.stream);
+  if (format === "claude") return withoutSampling({ ...claudeRequestToOpenAI({ ...body, model: call.upstreamModel }), model: call.upstreamModel }, call.upstreamModel);
+  if (format === "gemini") return withoutSampling(geminiRequestToOpenAI(body, call.upstreamModel, call.stream), call.upstreamModel);
   return body;
 }
 

@@ -83,3 +83,14 @@ export function withCompletionTokens<T extends Record<string, any>>(body: T, mod
   const { max_tokens, ...rest } = body;
   return { ...rest, max_completion_tokens: body.max_completion_tokens ?? max_tokens } as unknown as T;
 }
+
+/**
+ * A converted chat body for a reasoning model without the sampling settings those models refuse (temperature
+ * and top_p other than their default): a Claude, Gemini or Responses client's own defaults (Gemini CLI sends
+ * temperature 0) would otherwise fail the call. An OpenAI client's own call is sent as it asked.
+ */
+export function withoutSampling<T extends Record<string, any>>(body: T, model: string): T {
+  if (!REASONING_MODEL.test(model) || (body.temperature === undefined && body.top_p === undefined)) return body;
+  const { temperature: _t, top_p: _p, ...rest } = body;
+  return rest as T;
+}
