@@ -4,27 +4,11 @@
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { modelOf } from "../mocks/agent-upstreams.ts";
-import { agentGateway, describeRun, expectBilled, KINDS, runCli, tempHome, writeFile, type Lane } from "./harness.ts";
+import { agentGateway, describeRun, expectBilled, KINDS, tempHome, writeFile } from "./harness.ts";
+import { claude, CLAUDE_CODE_MODEL, TEST_MS } from "./clis.ts";
 
 const gw = agentGateway();
-const RUN_MS = 90_000;
-/** The model Claude Code asks for when given none. */
-const CLAUDE_CODE_MODEL = "claude-opus-5-5";
 
-async function claude(lane: Lane, prompt: string, work: string, home: string) {
-  const run = await runCli("claude", ["-p", prompt, "--output-format", "json"], {
-    cwd: work, timeoutMs: RUN_MS,
-    env: {
-      HOME: home, ANTHROPIC_BASE_URL: lane.base, ANTHROPIC_API_KEY: lane.key,
-      DISABLE_TELEMETRY: "1", DISABLE_AUTOUPDATER: "1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", DISABLE_ERROR_REPORTING: "1",
-    },
-  });
-  let out: any = null;
-  try {
-    out = JSON.parse(run.stdout);
-  } catch {}
-  return { run, out };
-}
 
 describe("claude -p", () => {
   for (const kind of KINDS) {
@@ -47,7 +31,7 @@ describe("claude -p", () => {
       } finally {
         cleanup();
       }
-    }, RUN_MS + 30_000);
+    }, TEST_MS);
 
     test.concurrent(`a Read tool round trip through a ${kind} channel`, async () => {
       const lane = await gw.lane(kind);
@@ -68,7 +52,7 @@ describe("claude -p", () => {
       } finally {
         cleanup();
       }
-    }, RUN_MS + 30_000);
+    }, TEST_MS);
   }
 
   test("passes Claude Code's query and headers to a Claude upstream, and never its key", async () => {
@@ -85,5 +69,5 @@ describe("claude -p", () => {
     } finally {
       cleanup();
     }
-  }, RUN_MS + 30_000);
+  }, TEST_MS);
 });

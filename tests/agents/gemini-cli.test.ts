@@ -5,37 +5,14 @@
 // each test checks that the rating call reached the upstream (with a schema the upstream accepts), was
 // answered, and that the prompt then went to the model the rating chose.
 import { describe, expect, test } from "bun:test";
-import { join } from "node:path";
 import { modelOf } from "../mocks/agent-upstreams.ts";
-import { agentGateway, describeRun, expectBilled, KINDS, runCli, tempHome, writeFile, type Lane } from "./harness.ts";
+import { agentGateway, describeRun, expectBilled, KINDS } from "./harness.ts";
+import { gemini, GEMINI_ROUTER_MODEL, GEMINI_SIMPLE_MODEL, TEST_MS } from "./clis.ts";
 import type { Recorded } from "../mocks/recorder.ts";
 
 const gw = agentGateway();
-const RUN_MS = 90_000;
 
-/** The rating model, and the model a simple prompt (the mock rates every prompt low) is sent to. */
-const ROUTER_MODEL = "gemini-3.5-flash-lite";
-const SIMPLE_MODEL = "gemini-3.8-flash";
 
-async function gemini(lane: Lane, prompt: string, files: Record<string, string> = {}) {
-  const t = tempHome("gemini");
-  for (const [name, text] of Object.entries(files)) writeFile(join(t.work, name), text);
-  writeFile(join(t.home, ".gemini", "settings.json"), JSON.stringify({
-    security: { auth: { selectedType: "gemini-api-key" } },
-    general: { disableAutoUpdate: true, disableUpdateNag: true, enableAutoUpdate: false, enableAutoUpdateNotification: false },
-    privacy: { usageStatisticsEnabled: false },
-    telemetry: { enabled: false },
-  }));
-  const run = await runCli("gemini", ["-p", prompt, "--output-format", "json"], {
-    cwd: t.work, timeoutMs: RUN_MS,
-    env: { HOME: t.home, GEMINI_API_KEY: lane.key, GOOGLE_GEMINI_BASE_URL: lane.base, GEMINI_CLI_NO_RELAUNCH: "true", GEMINI_CLI_TRUST_WORKSPACE: "true" },
-  });
-  let out: any = null;
-  try {
-    out = JSON.parse(run.stdout.slice(run.stdout.indexOf("{")));
-  } catch {}
-  return { run, out, work: t.work, cleanup: t.cleanup };
-}
 
 /** The rating call: the one whose answer must fit a complexity schema. */
 const isRouting = (c: Recorded) => JSON.stringify(c.body).includes("complexity_score");
@@ -48,16 +25,16 @@ describe("gemini -p", () => {
       try {
         expect(r.out?.response, describeRun(r.run, lane)).toBe(lane.mock.text);
         const routing = lane.mock.calls().filter(isRouting);
-        expect(routing.map(modelOf), describeRun(r.run, lane)).toEqual([ROUTER_MODEL]);
+        expect(routing.map(modelOf), describeRun(r.run, lane)).toEqual([GEMINI_ROUTER_MODEL]);
         // Answered: no silent fallback to another model.
         expect(lane.mock.answered()).toContain(routing[0]!);
         const main = lane.mock.calls().filter((c) => !isRouting(c));
-        expect(main.map(modelOf)).toEqual([SIMPLE_MODEL]);
+        expect(main.map(modelOf)).toEqual([GEMINI_SIMPLE_MODEL]);
         await expectBilled(gw, lane);
       } finally {
         r.cleanup();
       }
-    }, RUN_MS + 30_000);
+    }, TEST_MS);
 
     test.concurrent(`a read_file tool round trip through a ${kind} channel`, async () => {
       const lane = await gw.lane(kind);
@@ -72,6 +49,6 @@ describe("gemini -p", () => {
       } finally {
         r.cleanup();
       }
-    }, RUN_MS + 30_000);
+    }, TEST_MS);
   }
 });
