@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
 import { relayFixture, logsOf, type RelayFixture } from "../relay/fixtures.ts";
 import { COMPAT_TEXT, startCompatUpstream, type CompatReply } from "../mocks/openai-compatible-upstream.ts";
-import { CLAUDE_TEXT, startClaudeUpstream } from "../mocks/claude-upstream.ts";
+import { CLAUDE_TEXT, CLAUDE_THINKING, startClaudeUpstream } from "../mocks/claude-upstream.ts";
 import { GEMINI_SIGNATURE, GEMINI_TEXT, startGeminiUpstream } from "../mocks/gemini-upstream.ts";
 import type { MockUpstream } from "../mocks/recorder.ts";
 import { CHANNEL_TYPES, servesNatively } from "../../server/catalogue/channel-types.ts";
@@ -497,5 +497,43 @@ describe("max_output_tokens", () => {
     await oai.responses.create({ model: "rb-openai-chat", input: "x", max_output_tokens: 64, reasoning: { effort: "high" } });
     expect(fx.mock.seen.at(-1)!.body).toMatchObject({ max_completion_tokens: 64, reasoning_effort: "high" });
     expect(fx.mock.seen.at(-1)!.body.max_tokens).toBeUndefined();
+  });
+});
+
+describe("Claude's signed thinking comes back, so thinking stays on through a tool loop", () => {
+  const tools = [{ type: "function" as const, name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } }, strict: false }];
+  const assistantTurn = () => claude.last().body.messages.find((m: any) => m.role === "assistant");
+
+  test("streamed, store: false (Codex): the sealed reasoning item gives the thinking block and its signature back", async () => {
+    const evs = await events({ model: "rb-claude", input: "Weather in Paris?", tools, reasoning: { effort: "medium" }, store: false, include: ["reasoning.encrypted_content"] });
+    const output = evs.at(-1).response.output;
+    expect(output.map((o: any) => o.type)).toEqual(["reasoning", "message", "function_call"]);
+    const call = output[2];
+    const r: any = await oai.responses.create({ model: "rb-claude", tools, reasoning: { effort: "medium" }, store: false, input: [{ role: "user", content: "Weather in Paris?" }, ...output, { type: "function_call_output", call_id: call.call_id, output: "18 degrees" }] } as any);
+    expect(r.output_text).toBe(CLAUDE_TEXT);
+    expect(claude.last().body.thinking).toMatchObject({ type: "enabled" });
+    expect(assistantTurn().content[0]).toEqual({ type: "thinking", thinking: CLAUDE_THINKING, signature: "sig" });
+  });
+
+  test("non-streamed, kept: previous_response_id carries the signed block", async () => {
+    const first: any = await oai.responses.create({ model: "rb-claude", input: "Weather in Paris?", tools, reasoning: { effort: "medium" } });
+    const call = first.output.find((o: any) => o.type === "function_call");
+    await oai.responses.create({ model: "rb-claude", tools, reasoning: { effort: "medium" }, previous_response_id: first.id, input: [{ type: "function_call_output", call_id: call.call_id, output: "18 degrees" }] });
+    expect(claude.last().body.thinking).toMatchObject({ type: "enabled" });
+    expect(assistantTurn().content[0]).toEqual({ type: "thinking", thinking: CLAUDE_THINKING, signature: "sig" });
+  });
+
+  test("chat clients get thinking_blocks beside reasoning_content; without them the tool loop goes on without thinking", async () => {
+    const ask = { model: "rb-claude", reasoning_effort: "medium", messages: [{ role: "user", content: "Weather in Paris?" }], tools: [{ type: "function", function: { name: "get_weather", parameters: tools[0].parameters } }] };
+    const first: any = await oai.chat.completions.create(ask as any);
+    const m = first.choices[0].message;
+    expect(m.thinking_blocks).toEqual([{ type: "thinking", thinking: CLAUDE_THINKING, signature: "sig" }]);
+    const next = (assistant: any) => oai.chat.completions.create({ ...ask, messages: [...ask.messages, assistant, { role: "tool", tool_call_id: m.tool_calls[0].id, content: "18 degrees" }] } as any);
+    await next({ role: "assistant", content: m.content, tool_calls: m.tool_calls, thinking_blocks: m.thinking_blocks });
+    expect(claude.last().body.thinking).toMatchObject({ type: "enabled" });
+    expect(assistantTurn().content[0].type).toBe("thinking");
+    await next({ role: "assistant", content: m.content, tool_calls: m.tool_calls });
+    expect(claude.last().body.thinking).toBeUndefined();
+    expect(assistantTurn().content.some((b: any) => b.type === "thinking")).toBe(false);
   });
 });

@@ -113,7 +113,7 @@ describe("Claude → OpenAI response", () => {
       usage: { input_tokens: 10, output_tokens: 5, cache_read_input_tokens: 100, cache_creation_input_tokens: 20 },
     });
     expect(r.choices[0]!.message).toEqual({
-      role: "assistant", content: "Checking.", reasoning_content: "hmm",
+      role: "assistant", content: "Checking.", reasoning_content: "hmm", thinking_blocks: [{ type: "thinking", thinking: "hmm", signature: "s" }],
       tool_calls: [{ id: "toolu_1", type: "function", function: { name: "get_weather", arguments: "{\"city\":\"Paris\"}" } }],
     });
     expect(r.choices[0]!.finish_reason).toBe("tool_calls");

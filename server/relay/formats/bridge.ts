@@ -204,8 +204,8 @@ export function nativeAware(adaptor: ProviderAdaptor): ProviderAdaptor {
       if (plan === "responses") {
         f.responses = body;
         f.onResponse = body?.[ON_RESPONSE];
-        // Gemini (also on Vertex) takes back the thought signatures it gave with function calls.
-        const { chat, names } = convertResponsesRequest(body, adaptor.kind === "gemini" || adaptor.kind === "vertex");
+        // Gemini and Claude (also on Vertex and Bedrock) take back the signed reasoning they gave.
+        const { chat, names } = convertResponsesRequest(body, { gemini: adaptor.kind === "gemini" || adaptor.kind === "vertex", claude: adaptor.kind === "claude" || adaptor.kind === "aws" || adaptor.kind === "vertex" });
         f.shape = answerShape(body, names);
         return adaptor.buildRequest(f.inner, { ...chat, model: call.upstreamModel });
       }

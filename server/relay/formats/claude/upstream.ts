@@ -113,6 +113,20 @@ function parseArguments(args: string | undefined): unknown {
   }
 }
 
+/**
+ * Claude's signed thinking in OpenAI chat: `thinking_blocks` beside reasoning_content on an assistant message
+ * (and in stream deltas, a block's signature when it ends), the form LiteLLM gives OpenAI clients. Sent back, the
+ * blocks open the assistant turn again, so thinking can stay on through a tool loop.
+ */
+export type ThinkingBlock = { type: "thinking"; thinking: string; signature: string } | { type: "redacted_thinking"; data: string };
+
+export function thinkingBlocksOf(m: unknown): ThinkingBlock[] {
+  const blocks = (m as { thinking_blocks?: unknown } | undefined)?.thinking_blocks;
+  if (!Array.isArray(blocks)) return [];
+  return blocks.filter((b): b is ThinkingBlock => (b?.type === "thinking" && typeof b.thinking === "string" && typeof b.signature === "string" && b.signature !== "")
+    || (b?.type === "redacted_thinking" && typeof b.data === "string"));
+}
+
 /** Claude wants strictly alternating user/assistant turns: consecutive same-role turns are merged. */
 function pushTurn(out: ClaudeMessage[], role: "user" | "assistant", blocks: ClaudeBlock[]): void {
   if (blocks.length === 0) return;
@@ -144,7 +158,7 @@ export function toClaudeRequest(req: OpenAIChatRequest, settings: ClaudeSettings
       const marker = Array.isArray(m.content) ? m.content.find((p) => (p as { cache_control?: unknown }).cache_control) : undefined;
       pushTurn(messages, "user", [marked(marked({ type: "tool_result", tool_use_id: m.tool_call_id ?? "", content: textOf(m.content) }, marker), m)]);
     } else if (m.role === "assistant") {
-      const blocks = contentBlocks(m.content);
+      const blocks: ClaudeBlock[] = [...thinkingBlocksOf(m), ...contentBlocks(m.content)];
       for (const call of m.tool_calls ?? []) {
         blocks.push({ type: "tool_use", id: call.id, name: call.function.name, input: parseArguments(call.function.arguments) });
       }
@@ -186,6 +200,7 @@ export function toClaudeRequest(req: OpenAIChatRequest, settings: ClaudeSettings
 
   const thinking = thinkingFor(req, model, maxTokens, settings);
   if (thinking.model) out.model = thinking.model;
+  if (!thinking.config || midToolLoopWithoutThinking(messages)) withoutThinkingBlocks(messages);
   if (thinking.config && !midToolLoopWithoutThinking(messages)) {
     out.thinking = thinking.config;
     const budget = (thinking.config as { budget_tokens?: number }).budget_tokens;
@@ -229,6 +244,14 @@ function thinkingFor(req: OpenAIChatRequest, model: string, maxTokens: number, s
  * thinking block, which an OpenAI-format history cannot carry: that one request then goes without thinking
  * (Claude allows thinking to be off inside a tool loop).
  */
+/** Signed thinking given back goes only to a request that thinks (without thinking it has no place). */
+function withoutThinkingBlocks(messages: ClaudeMessage[]): void {
+  for (const m of messages) {
+    if (m.role !== "assistant" || !Array.isArray(m.content) || !m.content.some((b) => b.type === "thinking" || b.type === "redacted_thinking")) continue;
+    m.content = m.content.filter((b) => b.type !== "thinking" && b.type !== "redacted_thinking");
+  }
+}
+
 function midToolLoopWithoutThinking(messages: ClaudeMessage[]): boolean {
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i]!;
@@ -327,9 +350,14 @@ function choiceOf(res: ClaudeResponse, index: number, facts: ClaudeRequestFacts)
   let thinking = "";
   let structured = false;
   const toolCalls: OpenAIToolCall[] = [];
+  const signed: ThinkingBlock[] = [];
   for (const b of res.content ?? []) {
     if (b.type === "text") text += (b as { text: string }).text;
-    else if (b.type === "thinking") thinking += (b as { thinking: string }).thinking;
+    else if (b.type === "thinking") {
+      const t = b as { thinking: string; signature?: string };
+      thinking += t.thinking;
+      if (t.signature) signed.push({ type: "thinking", thinking: t.thinking, signature: t.signature });
+    } else if (b.type === "redacted_thinking") signed.push({ type: "redacted_thinking", data: String((b as { data?: unknown }).data ?? "") });
     else if (b.type === "tool_use") {
       const t = b as { id: string; name: string; input: unknown };
       if (facts.structuredTool && t.name === facts.structuredTool) {
@@ -341,6 +369,7 @@ function choiceOf(res: ClaudeResponse, index: number, facts: ClaudeRequestFacts)
   const message: OpenAIChatResponse["choices"][0]["message"] = { role: "assistant", content: text };
   if (toolCalls.length) message.tool_calls = toolCalls;
   if (thinking) message.reasoning_content = thinking;
+  if (signed.length) (message as { thinking_blocks?: ThinkingBlock[] }).thinking_blocks = signed;
   const finish = structured && !toolCalls.length && res.stop_reason === "tool_use" ? "stop" : finishReasonOf(res.stop_reason);
   return { index, message, finish_reason: finish };
 }
@@ -385,6 +414,8 @@ export class ClaudeStreamToOpenAI {
   private structuredBlock = -1;
   private finish: string | null = null;
   private text = new TextBuffer();
+  /** the open thinking block's text, sent with its signature when the block ends */
+  private thinking = new TextBuffer();
   private outputFinal = false;
   error: { type: string; message: string } | null = null;
 
@@ -441,10 +472,14 @@ export class ClaudeStreamToOpenAI {
           this.text.add(block.text);
           return [this.chunk({ content: block.text })];
         }
-        if (block.type === "thinking" && block.thinking) {
+        if (block.type === "thinking") {
+          this.thinking = new TextBuffer();
+          this.thinking.add(block.thinking ?? "");
+          if (!block.thinking) return [];
           this.text.add(block.thinking);
           return [this.chunk({ reasoning_content: block.thinking })];
         }
+        if (block.type === "redacted_thinking" && typeof block.data === "string") return [this.chunk({ thinking_blocks: [{ type: "redacted_thinking", data: block.data }] } as OpenAIChunk["choices"][0]["delta"])];
         return [];
       }
       case "content_block_delta": {
@@ -455,7 +490,14 @@ export class ClaudeStreamToOpenAI {
         }
         if (d.type === "thinking_delta") {
           this.text.add(d.thinking ?? "");
+          this.thinking.add(d.thinking ?? "");
           return [this.chunk({ reasoning_content: d.thinking })];
+        }
+        // The block's signature ends it: the whole signed block goes out once, for a client that gives it back.
+        if (d.type === "signature_delta" && d.signature) {
+          const block: ThinkingBlock = { type: "thinking", thinking: this.thinking.toString(), signature: d.signature };
+          this.thinking = new TextBuffer();
+          return [this.chunk({ thinking_blocks: [block] } as OpenAIChunk["choices"][0]["delta"])];
         }
         if (d.type === "input_json_delta" && ev.index === this.structuredBlock) {
           if (!d.partial_json) return [];

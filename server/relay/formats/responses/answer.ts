@@ -4,6 +4,7 @@
 import type { OpenAIChatResponse, OpenAIChunk, OpenAIUsage } from "../claude/wire.ts";
 import { customInput, sealContent, type ResponsesRequest, type ToolNames } from "./request.ts";
 import { signatureOfCall } from "../gemini/upstream.ts";
+import { thinkingBlocksOf, type ThinkingBlock } from "../claude/upstream.ts";
 import { TextBuffer } from "../text-buffer.ts";
 import { CustomInputStream } from "./custom-input.ts";
 
@@ -65,11 +66,11 @@ export function answerShape(req: ResponsesRequest, names: ToolNames): AnswerShap
 
 const NO_TOOLS: AnswerShape = { names: { custom: new Set(), namespaced: new Map() }, sealReasoning: false };
 
-/** A reasoning item; sealed (encrypted_content) when the client asked, and always when it carries thought
- * signatures of the calls after it, which the upstream needs back (kept responses keep them too). */
-const reasoningItem = (id: string, text: string, sealed: boolean, signatures?: Record<string, string>) => ({
+/** A reasoning item; sealed (encrypted_content) when the client asked, and always when it carries the upstream's
+ * signatures (Gemini's for the calls after it, Claude's signed thinking), which the upstream needs back. */
+const reasoningItem = (id: string, text: string, sealed: boolean, signatures?: Record<string, string>, thinking?: ThinkingBlock[]) => ({
   id, type: "reasoning", summary: text ? [{ type: "summary_text", text }] : [],
-  ...(sealed || signatures ? { encrypted_content: sealContent(text, signatures) } : {}),
+  ...(sealed || signatures || thinking?.length ? { encrypted_content: sealContent(text, signatures, thinking) } : {}),
 });
 const messageItem = (id: string, text: string, status = "completed") => ({
   id, type: "message", status, role: "assistant", content: [{ type: "output_text", text, annotations: [], logprobs: [] }],
@@ -105,7 +106,8 @@ export function chatToResponse(chat: OpenAIChatResponse, req: ResponsesRequest, 
     const s = signatureOfCall(c);
     if (s) (signatures ??= {})[c.id] = s;
   }
-  if (reasoning || signatures) out.output.push(reasoningItem(`rs_${hex()}`, reasoning, shape.sealReasoning, signatures));
+  const thinking = thinkingBlocksOf(m);
+  if (reasoning || signatures || thinking.length) out.output.push(reasoningItem(`rs_${hex()}`, reasoning, shape.sealReasoning, signatures, thinking));
   if (typeof m?.content === "string" && m.content !== "") out.output.push(messageItem(`msg_${hex()}`, m.content));
   for (const c of m?.tool_calls ?? []) {
     const name = c.function?.name ?? "";
@@ -131,6 +133,8 @@ interface OpenItem {
   signatures?: Record<string, string>;
   /** a reasoning item's summary part has opened (its first text came) */
   summarised?: boolean;
+  /** a reasoning item's signed thinking blocks (Claude) */
+  thinking?: ThinkingBlock[];
 }
 
 /**
@@ -176,7 +180,7 @@ export class ChatStreamToResponses {
         out += this.ev("response.reasoning_summary_text.done", { ...base, summary_index: 0, text });
         out += this.ev("response.reasoning_summary_part.done", { ...base, summary_index: 0, part: { type: "summary_text", text } });
       }
-      this.output[item.index] = reasoningItem(item.id, text, this.shape.sealReasoning, item.signatures);
+      this.output[item.index] = reasoningItem(item.id, text, this.shape.sealReasoning, item.signatures, item.thinking);
     } else if (item.kind === "message") {
       out += this.ev("response.output_text.done", { ...base, content_index: 0, text, logprobs: [] });
       out += this.ev("response.content_part.done", { ...base, content_index: 0, part: { type: "output_text", text, annotations: [], logprobs: [] } });
@@ -230,6 +234,11 @@ export class ChatStreamToResponses {
       }
       this.open!.text.add(reasoning);
       out += this.ev("response.reasoning_summary_text.delta", { item_id: this.open!.id, output_index: this.open!.index, summary_index: 0, delta: reasoning });
+    }
+    const signed = thinkingBlocksOf(d);
+    if (signed.length) {
+      if (this.open?.kind !== "reasoning") out += this.openItem("reasoning");
+      (this.open!.thinking ??= []).push(...signed);
     }
     if (typeof d.content === "string" && d.content !== "") {
       if (this.open?.kind !== "message") out += this.openItem("message");

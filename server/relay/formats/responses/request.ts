@@ -6,6 +6,7 @@
 // stored prompts, background runs, another service's compaction) is refused with a 400 naming it, never dropped.
 import { AppError } from "../../../http/errors.ts";
 import type { OpenAIChatRequest, OpenAIContentPart, OpenAIMessage, OpenAIToolCall } from "../claude/wire.ts";
+import { thinkingBlocksOf, type ThinkingBlock } from "../claude/upstream.ts";
 
 /** The request fields the conversion reads; the rest of the body is echoed back on the response object. */
 export interface ResponsesRequest {
@@ -99,13 +100,17 @@ export const GATEWAY_CONTENT = "swy1:";
 
 export interface Sealed {
   text: string;
-  /** call_id → the upstream's thought signature for that call */
+  /** call_id → the upstream's thought signature for that call (Gemini) */
   signatures?: Record<string, string>;
+  /** the signed thinking blocks the text came in (Claude) */
+  thinking?: ThinkingBlock[];
 }
 
-export function sealContent(text: string, signatures?: Record<string, string>): string {
-  const payload = signatures && Object.keys(signatures).length ? JSON.stringify({ text, signatures }) : JSON.stringify({ text });
-  return GATEWAY_CONTENT + Buffer.from(payload, "utf8").toString("base64");
+export function sealContent(text: string, signatures?: Record<string, string>, thinking?: ThinkingBlock[]): string {
+  const payload: Sealed = { text };
+  if (signatures && Object.keys(signatures).length) payload.signatures = signatures;
+  if (thinking?.length) payload.thinking = thinking;
+  return GATEWAY_CONTENT + Buffer.from(JSON.stringify(payload), "utf8").toString("base64");
 }
 
 /** The gateway's own sealed content, or null for another service's (OpenAI's real ciphertext) or a broken one. */
@@ -114,8 +119,11 @@ export function openSeal(sealed: unknown): Sealed | null {
   try {
     const v = JSON.parse(Buffer.from(sealed.slice(GATEWAY_CONTENT.length), "base64").toString("utf8"));
     if (!v || typeof v.text !== "string") return null;
-    const signatures = v.signatures && typeof v.signatures === "object" ? v.signatures as Record<string, string> : undefined;
-    return signatures ? { text: v.text, signatures } : { text: v.text };
+    const out: Sealed = { text: v.text };
+    if (v.signatures && typeof v.signatures === "object") out.signatures = v.signatures;
+    const thinking = thinkingBlocksOf({ thinking_blocks: v.thinking });
+    if (thinking.length) out.thinking = thinking;
+    return out;
   } catch {
     return null;
   }
@@ -175,7 +183,7 @@ function callName(item: any): string {
  * messages (an output's images follow the run of tool messages as a user message), the gateway's own reasoning
  * goes back as the next assistant message's reasoning_content.
  */
-function chatMessages(input: ResponsesRequest["input"], withSignatures: boolean): OpenAIMessage[] {
+function chatMessages(input: ResponsesRequest["input"], carry: SignedReasoning): OpenAIMessage[] {
   if (input == null) return [];
   if (typeof input === "string") return [{ role: "user", content: input }];
   if (!Array.isArray(input)) throw new AppError(400, "input must be a string or an array of input items");
@@ -183,6 +191,8 @@ function chatMessages(input: ResponsesRequest["input"], withSignatures: boolean)
   let reasoning = "";
   /** the thought signatures of calls still to come, from the gateway's reasoning items before them */
   let signatures: Record<string, string> | undefined;
+  /** signed thinking blocks for the next assistant message */
+  let thinking: ThinkingBlock[] = [];
   let media: OpenAIContentPart[] = [];
   const flushMedia = () => {
     if (media.length) out.push({ role: "user", content: media });
@@ -190,16 +200,15 @@ function chatMessages(input: ResponsesRequest["input"], withSignatures: boolean)
   };
   const assistant = (): OpenAIMessage => {
     const last = out[out.length - 1];
-    if (last?.role === "assistant" && !media.length) {
-      if (reasoning) last.reasoning_content = (last.reasoning_content ?? "") + reasoning;
-      reasoning = "";
-      return last;
+    const m: OpenAIMessage & { thinking_blocks?: ThinkingBlock[] } = last?.role === "assistant" && !media.length ? last : { role: "assistant", content: null };
+    if (m !== last) {
+      flushMedia();
+      out.push(m);
     }
-    flushMedia();
-    const m: OpenAIMessage = { role: "assistant", content: null };
-    if (reasoning) m.reasoning_content = reasoning;
+    if (reasoning) m.reasoning_content = (m.reasoning_content ?? "") + reasoning;
+    if (thinking.length && carry.claude) m.thinking_blocks = [...(m.thinking_blocks ?? []), ...thinking];
     reasoning = "";
-    out.push(m);
+    thinking = [];
     return m;
   };
   input.forEach((item: any, i: number) => {
@@ -219,7 +228,7 @@ function chatMessages(input: ResponsesRequest["input"], withSignatures: boolean)
       const args = type === "function_call" ? String(item.arguments ?? "") : customArguments(item.input);
       const id = String(item.call_id ?? item.id ?? "");
       const call: OpenAIToolCall & { extra_content?: unknown } = { id, type: "function", function: { name: callName(item), arguments: args } };
-      const signature = withSignatures ? signatures?.[id] : undefined;
+      const signature = carry.gemini ? signatures?.[id] : undefined;
       if (signature) call.extra_content = { google: { thought_signature: signature } };
       (assistant().tool_calls ??= []).push(call);
     } else if (type === "function_call_output" || type === "custom_tool_call_output") {
@@ -232,6 +241,7 @@ function chatMessages(input: ResponsesRequest["input"], withSignatures: boolean)
       const sealed = openSeal(item.encrypted_content);
       if (sealed?.text) reasoning += sealed.text;
       if (sealed?.signatures) signatures = { ...signatures, ...sealed.signatures };
+      if (sealed?.thinking) thinking.push(...sealed.thinking);
     } else if (type === "additional_tools") {
       // Its tools join the request's (chatTools); chat has no place for them in the conversation.
     } else if (type === "compaction") {
@@ -314,18 +324,23 @@ function chatToolChoice(choice: unknown, tools: ChatTool[]): { choice?: OpenAICh
   throw refuse(`tool_choice ${JSON.stringify(choice).slice(0, 200)}`);
 }
 
-/**
- * A Responses request as the chat request that answers it, and what converting the answer back needs.
- * `signatures`: the channel takes Gemini thought signatures on chat tool calls (Gemini and Vertex channels).
- */
-export function convertResponsesRequest(req: ResponsesRequest, signatures = false): { chat: OpenAIChatRequest; names: ToolNames } {
+/** Which upstream's signed reasoning the chat request may carry back (each in its own chat field). */
+export interface SignedReasoning {
+  /** Gemini's thought signatures, on tool calls (extra_content.google) */
+  gemini?: boolean;
+  /** Claude's signed thinking blocks, on assistant messages (thinking_blocks) */
+  claude?: boolean;
+}
+
+/** A Responses request as the chat request that answers it, and what converting the answer back needs. */
+export function convertResponsesRequest(req: ResponsesRequest, carry: SignedReasoning = {}): { chat: OpenAIChatRequest; names: ToolNames } {
   for (const [key, what] of SERVICE_ONLY) if (req[key] != null && req[key] !== false) throw refuse(what);
   if (req.previous_response_id) {
     throw new AppError(400, `previous_response_id '${req.previous_response_id}' is not known to this gateway (it keeps the responses it converted for an hour; others live on the channel that made them): send the earlier turns as input instead`, "previous_response_not_found");
   }
   const messages: OpenAIMessage[] = [];
   if (req.instructions) messages.push({ role: "system", content: String(req.instructions) });
-  messages.push(...chatMessages(req.input, signatures));
+  messages.push(...chatMessages(req.input, carry));
   const out: OpenAIChatRequest = withBreakpoint({ model: req.model, messages }, req);
   const effort = req.reasoning?.effort;
   if (effort) out.reasoning_effort = effort;
