@@ -165,7 +165,7 @@ export function responsesRoute(deps: AppDeps, tokenCaller: (request: Request, se
       body.model = model;
       delete body.stream;
       return relay(deps, {
-        mode: "responses_compact", format: "openai", path: "/v1/responses/compact", search: "", body, model, stream: false, caller, ip, signal: request.signal,
+        mode: "responses_compact", format: "openai", path: "/v1/responses/compact", search: "", body, model, stream: false, caller, ip, signal: request.signal, httpHeaders: request.headers,
         json: same ? { body, text: raw as string } : undefined,
       });
     }, { parse: textWithin(bodyLimit("responses", deps.config.maxBodyBytes)) })

@@ -369,7 +369,7 @@ function choiceOf(res: ClaudeResponse, index: number, facts: ClaudeRequestFacts)
   const message: OpenAIChatResponse["choices"][0]["message"] = { role: "assistant", content: text };
   if (toolCalls.length) message.tool_calls = toolCalls;
   if (thinking) message.reasoning_content = thinking;
-  if (signed.length) (message as { thinking_blocks?: ThinkingBlock[] }).thinking_blocks = signed;
+  if (signed.length) message.thinking_blocks = signed;
   const finish = structured && !toolCalls.length && res.stop_reason === "tool_use" ? "stop" : finishReasonOf(res.stop_reason);
   return { index, message, finish_reason: finish };
 }

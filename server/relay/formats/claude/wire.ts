@@ -67,7 +67,7 @@ export interface OpenAIChatResponse {
   model: string;
   choices: {
     index: number;
-    message: { role: "assistant"; content: string | null; tool_calls?: OpenAIToolCall[]; reasoning_content?: string };
+    message: { role: "assistant"; content: string | null; tool_calls?: OpenAIToolCall[]; reasoning_content?: string; thinking_blocks?: unknown[] };
     finish_reason: string | null;
   }[];
   usage?: OpenAIUsage;
