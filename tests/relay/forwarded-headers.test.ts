@@ -98,6 +98,15 @@ test("OpenAI client, OpenAI channel: Codex's session, thread and x-codex-* heade
   for (const name of ["cookie", "new-api-user", "proxy-authorization", "x-goog-api-key"]) expect(seen.headers![name]).toBeUndefined();
 });
 
+test("OpenAI client, OpenAI channel: Codex's headers go with its compaction call too", async () => {
+  const res = await send("/v1/responses/compact", { model: "fh-openai", input: [{ role: "user", content: "hi" }] }, { authorization: `Bearer ${key}`, ...codex });
+  expect(res.status).toBe(200);
+  const seen = fx.mock.seen.at(-1)!;
+  expect(seen.path).toBe("/v1/responses/compact");
+  expect(seen.headers!["session_id"]).toBe(codex.session_id);
+  expect(seen.headers!["x-codex-turn-metadata"]).toBe('{"turn":3}');
+});
+
 test("OpenAI client, OpenAI channel: the same headers go with a chat call", async () => {
   const res = await send("/v1/chat/completions", { model: "fh-openai", messages: [{ role: "user", content: "hi" }] }, { authorization: `Bearer ${key}`, ...codex });
   expect(res.status).toBe(200);
