@@ -21,7 +21,7 @@ let userId: number;
 /** What the compat upstream answers next (reset to its default text after each test that sets it). */
 let reply: ((body: any) => CompatReply) | undefined;
 
-const MODELS = ["rb-deepseek", "rb-openai-chat", "rb-ollama-native", "rb-openai", "rb-claude", "rb-gemini", "rb-gemini3"];
+const MODELS = ["rb-deepseek", "rb-openai-chat", "rb-ollama-native", "rb-openai", "rb-claude", "rb-gemini", "rb-gemini3", "rb-claude-broken"];
 
 beforeAll(async () => {
   fx = await relayFixture("sqlite");
@@ -37,7 +37,7 @@ beforeAll(async () => {
   claude = startClaudeUpstream();
   gemini = startGeminiUpstream();
   await fx.channel({ type: 1, key: "sk-channel-key", base_url: fx.mock.url, models: ["rb-openai"], model_mapping: { "rb-openai": "gpt-4o-mini" } });
-  await fx.channel({ type: 14, key: "claude-key", base_url: claude.url, models: ["rb-claude"], model_mapping: { "rb-claude": "claude-sonnet-4-20250514" } });
+  await fx.channel({ type: 14, key: "claude-key", base_url: claude.url, models: ["rb-claude", "rb-claude-broken"], model_mapping: { "rb-claude": "claude-sonnet-4-20250514", "rb-claude-broken": "claude-sonnet-4-streamerror" } });
   await fx.channel({ type: 24, key: "gemini-key", base_url: gemini.url, models: ["rb-gemini", "rb-gemini3"], model_mapping: { "rb-gemini": "gemini-2.5-flash", "rb-gemini3": "gemini-3-pro-preview" } });
   await fx.channel({ type: 43, key: "sk-deepseek", base_url: compat.url, models: ["rb-deepseek"], model_mapping: { "rb-deepseek": "deepseek-chat" } });
   // An OpenAI channel told that its upstream (a proxy, say) has chat completions only.
@@ -535,5 +535,20 @@ describe("Claude's signed thinking comes back, so thinking stays on through a to
     await next({ role: "assistant", content: m.content, tool_calls: m.tool_calls });
     expect(claude.last().body.thinking).toBeUndefined();
     expect(assistantTurn().content.some((b: any) => b.type === "thinking")).toBe(false);
+  });
+});
+
+describe("an upstream error mid-stream", () => {
+  test("ends the stream with error and response.failed, in OpenAI's shapes; no response.completed", async () => {
+    const evs = await events({ model: "rb-claude-broken", input: "Hi" });
+    const types = evs.map((e) => e.type);
+    expect(types.slice(0, 2)).toEqual(["response.created", "response.in_progress"]);
+    expect(types.slice(-2)).toEqual(["error", "response.failed"]);
+    expect(types).not.toContain("response.completed");
+    const [error, failed] = evs.slice(-2);
+    expect(error.message).toContain("Overloaded");
+    expect(failed.response).toMatchObject({ object: "response", status: "failed", error: { code: "upstream_error" } });
+    expect(failed.response.error.message).toContain("Overloaded");
+    expect(evs.map((e) => e.sequence_number)).toEqual(evs.map((_, i) => i));
   });
 });

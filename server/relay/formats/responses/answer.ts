@@ -280,9 +280,15 @@ export class ChatStreamToResponses {
     return out;
   }
 
-  /** An upstream error mid-stream, as the Responses error event (with `error`, which the SDK raises). */
+  /**
+   * An upstream error mid-stream: the Responses error event (with `error`, which the openai SDK raises), then
+   * response.failed (what Codex reads); the response ends there, no response.completed follows.
+   */
   error(message: string, code = "upstream_error"): string {
-    return this.start() + this.ev("error", { code, message, param: null, error: { type: "server_error", code, message } });
+    if (this.ended) return "";
+    this.ended = true;
+    const failed = { ...this.snapshot(), status: "failed", error: { code, message }, usage: responseUsage(this.usage) };
+    return this.start() + this.ev("error", { code, message, param: null, error: { type: "server_error", code, message } }) + this.ev("response.failed", { response: failed });
   }
 
   /** Closes every open item and completes the response with its usage. */
