@@ -59,6 +59,8 @@ interface Settings {
   rules: CompiledRule[];
   /** request path → the rules whose path patterns match it */
   byPath: Map<string, CompiledRule[]>;
+  lastPath: string;
+  lastRules: CompiledRule[];
 }
 
 /** Patterns that match every string, so no test is needed. */
@@ -119,30 +121,35 @@ export function affinitySettings(options: OptionStore): Settings {
       };
     }),
     byPath: new Map(),
+    lastPath: "",
+    lastRules: [],
   };
   compiled.set(options, { version: options.version, settings });
   last = { options, version: options.version, settings };
   return settings;
 }
 
-/** A body field by its dotted path's parts (new-api's gjson paths, without their wildcards): "metadata.user_id", "a.0.b". */
+/** A body field by its dotted path's parts (new-api's gjson paths, without their wildcards): "metadata.user_id",
+ * "a.0.b". A multipart body is a FormData, whose fields are not properties: it reads as having none. */
 function fieldAt(body: unknown, path: string[]): unknown {
   let v: any = body;
-  for (const part of path) {
+  for (let i = 0; i < path.length; i++) {
     if (v === null || typeof v !== "object") return undefined;
-    v = v[part];
+    v = v[path[i]!];
   }
   return v;
+}
+
+/** A key's text: strings, numbers and booleans as they print, objects as their JSON (new-api's gjson Raw). */
+function textOf(v: unknown): string {
+  return (typeof v === "object" ? JSON.stringify(v) : String(v)).trim();
 }
 
 function valueOf(req: RelayRequest, { source: src, path }: CompiledSource): string {
   switch (src.type) {
     case "gjson": {
-      // (A multipart body is a FormData, whose fields are not properties: it reads as having none.)
-      if (!path || req.body === null || typeof req.body !== "object") return "";
-      const v = fieldAt(req.body, path);
-      if (v === undefined || v === null) return "";
-      return (typeof v === "object" ? JSON.stringify(v) : String(v)).trim();
+      const v = path ? fieldAt(req.body, path) : undefined;
+      return v === undefined || v === null ? "" : textOf(v);
     }
     case "request_header":
       return src.key ? (req.httpHeaders?.get(src.key) ?? req.headers?.[src.key.toLowerCase()] ?? "").trim() : "";
@@ -161,12 +168,16 @@ function valueOf(req: RelayRequest, { source: src, path }: CompiledSource): stri
 
 /** The rules whose path patterns match `path` (a rule without any matches every path), remembered per path. */
 function rulesFor(settings: Settings, path: string): CompiledRule[] {
+  // Most calls come on the path the one before came on: comparing with it is cheaper than hashing it.
+  if (settings.lastPath === path) return settings.lastRules;
   let rules = settings.byPath.get(path);
   if (!rules) {
     rules = settings.rules.filter((r) => !r.paths.length || anyMatch(r.paths, path));
     if (settings.byPath.size >= MEMO_SIZE) settings.byPath.clear();
     settings.byPath.set(path, rules);
   }
+  settings.lastPath = path;
+  settings.lastRules = rules;
   return rules;
 }
 
@@ -273,35 +284,41 @@ export function affinityOf(deps: AppDeps, req: RelayRequest): AffinityCall | nul
   const rules = rulesFor(settings, req.path);
   for (let i = 0; i < rules.length; i++) {
     const r = rules[i]!;
-    if (!modelMatches(r, req.model)) continue;
-    if (r.agents.length) {
-      const agent = (req.httpHeaders?.get("user-agent") ?? "").toLowerCase();
-      if (!r.agents.some((a) => agent.includes(a))) continue;
+    if (!modelMatches(r, req.model) || (r.agents.length && !agentMatches(r, req))) continue;
+    for (let j = 0; j < r.sources.length; j++) {
+      const src = r.sources[j]!;
+      // A body field (the usual source) is read here; the rest in valueOf.
+      const field = src.path ? fieldAt(req.body, src.path) : undefined;
+      if (src.path && (field === undefined || field === null)) continue;
+      const value = src.path ? textOf(field) : valueOf(req, src);
+      if (!value) continue;
+      if (r.value && !r.value.test(value)) break;
+      return conversation(deps, req, settings, r, value, src.source);
     }
-    let value = "";
-    let source: AffinityKeySource | null = null;
-    for (const src of r.sources) {
-      value = valueOf(req, src);
-      if (value) {
-        source = src.source;
-        break;
-      }
-    }
-    if (!value || !source || (r.value && !r.value.test(value))) continue;
-    if (value.length > MAX_KEY_LENGTH) value = "h" + Bun.hash(value).toString(36);
-    const rule = r.rule;
-    const parts: string[] = [];
-    if (rule.include_rule_name && rule.name) parts.push(rule.name);
-    if (rule.include_model_name && req.model) parts.push(req.model);
-    if (rule.include_using_group && req.caller.group) parts.push(req.caller.group);
-    parts.push(value);
-    const call = new AffinityCall(storeOf(deps), settings, r, parts.join(":"), value, req.caller.group, source);
-    const found = call.store.lookup(call.key, r.ttlSeconds);
-    if (found instanceof Promise) call.loading = found.then((p) => void (call.pin = p));
-    else call.pin = found;
-    return call;
   }
   return null;
+}
+
+function agentMatches(r: CompiledRule, req: RelayRequest): boolean {
+  const agent = (req.httpHeaders?.get("user-agent") ?? "").toLowerCase();
+  return r.agents.some((a) => agent.includes(a));
+}
+
+/** The call of a conversation found by rule `r`, its pin looked up. Kept apart from affinityOf, whose loop
+ * runs on every call, so that loop stays small. */
+function conversation(deps: AppDeps, req: RelayRequest, settings: Settings, r: CompiledRule, found: string, source: AffinityKeySource): AffinityCall {
+  const value = found.length > MAX_KEY_LENGTH ? "h" + Bun.hash(found).toString(36) : found;
+  const rule = r.rule;
+  const parts: string[] = [];
+  if (rule.include_rule_name && rule.name) parts.push(rule.name);
+  if (rule.include_model_name && req.model) parts.push(req.model);
+  if (rule.include_using_group && req.caller.group) parts.push(req.caller.group);
+  parts.push(value);
+  const call = new AffinityCall(storeOf(deps), settings, r, parts.join(":"), value, req.caller.group, source);
+  const pin = call.store.lookup(call.key, r.ttlSeconds);
+  if (pin instanceof Promise) call.loading = pin.then((p) => void (call.pin = p));
+  else call.pin = pin;
+  return call;
 }
 
 interface Entry {
@@ -310,6 +327,8 @@ interface Entry {
   expires: number;
   /** ms: when this instance last wrote it to Redis */
   written: number;
+  /** ms: when it was last put at the end of the Map's order */
+  moved: number;
 }
 
 /** A change other instances must hear: a pin replaced or dropped, or many dropped. */
@@ -349,7 +368,8 @@ export class AffinityStore {
     const late = new Promise<null>((resolve) => (timer = setTimeout(resolve, LOOKUP_TIMEOUT_MS, null)));
     const found = this.redis.get(NAMESPACE + key).then((v) => {
       const pin = decode(v);
-      if (pin && !this.local.has(key)) this.local.set(key, { pin, expires: Date.now() + ttlSeconds * 1000, written: Date.now() });
+      const now = Date.now();
+      if (pin && !this.local.has(key)) this.local.set(key, { pin, expires: now + ttlSeconds * 1000, written: now, moved: now });
       return pin;
     }, (err) => {
       console.error("channel affinity lookup failed:", err?.message ?? err);
@@ -362,11 +382,18 @@ export class AffinityStore {
     const now = Date.now();
     const old = this.local.get(key);
     const same = !!old && old.expires > now && old.pin.channel === pin.channel && old.pin.key === pin.key;
-    const write = !this.redis ? false : !same || now - old!.written >= ttlSeconds * 1000 * REFRESH_SHARE;
-    // Re-inserted, so the Map's order is the order of last writes and the oldest goes first when full.
-    if (old) this.local.delete(key);
-    this.local.set(key, { pin, expires: now + ttlSeconds * 1000, written: write ? now : old?.written ?? 0 });
-    while (this.local.size > maxEntries) this.local.delete(this.local.keys().next().value!);
+    const refresh = ttlSeconds * 1000 * REFRESH_SHARE;
+    const write = !this.redis ? false : !same || now - old!.written >= refresh;
+    if (same && now - old!.moved < refresh) {
+      // The usual call of a conversation: its pin lives on, with no new entry.
+      old!.expires = now + ttlSeconds * 1000;
+      if (write) old!.written = now;
+    } else {
+      // Re-inserted, so the Map's order is about the order of last use and the oldest goes first when full.
+      if (old) this.local.delete(key);
+      this.local.set(key, { pin, expires: now + ttlSeconds * 1000, written: write ? now : old?.written ?? 0, moved: now });
+      while (this.local.size > maxEntries) this.local.delete(this.local.keys().next().value!);
+    }
     if (!write) return;
     const value = encode(pin);
     void this.redis!.set(NAMESPACE + key, value, ttlSeconds).catch((err) => console.error("channel affinity not stored:", err?.message ?? err));
@@ -391,7 +418,7 @@ export class AffinityStore {
     if (!e) return;
     const pin = decode(c.pin);
     if (!pin) this.local.delete(c.key);
-    else this.local.set(c.key, { pin, expires: Date.now() + c.ttl * 1000, written: e.written });
+    else this.local.set(c.key, { pin, expires: Date.now() + c.ttl * 1000, written: e.written, moved: e.moved });
   }
 
   /** Every live pin's key (the shared ones with Redis). */

@@ -105,6 +105,20 @@ describe("a conversation stays on its channel", () => {
     expect(await chat({ prompt_cache_key: "conv-1" })).toBe("a");
   });
 
+  test("a Responses call (Codex CLI's) by its prompt_cache_key", async () => {
+    await reset();
+    const responses = async (key?: string) => {
+      const res = await fx.call("/v1/responses", token, { model: GPT, input: "hi", ...(key ? { prompt_cache_key: key } : {}) });
+      expect(res.status).toBe(200);
+      await res.text();
+      return lastServed();
+    };
+    expect(await responses("codex-thread")).toBe("a");
+    await setPriority(fx, ids.b!, 20);
+    expect(await responses("codex-thread")).toBe("a");
+    expect(await responses()).toBe("b");
+  });
+
   test("the pinned call's log names the rule in admin_info (new-api's channel_affinity)", async () => {
     await reset();
     const user = await fx.user(10_000_000);
@@ -245,6 +259,20 @@ describe("settings and the cache route (new-api's)", () => {
       expect([...(await storeOf(fx.ctx.deps).keys())]).toEqual([`team:${GPT}:default:t-red`]);
     } finally {
       await fx.option(AFFINITY_OPTIONS.rules, JSON.stringify(DEFAULT_AFFINITY_RULES));
+    }
+  });
+
+  test("memory keeps at most max_entries pins, the least recently pinned going first", async () => {
+    await reset();
+    await fx.option(AFFINITY_OPTIONS.maxEntries, "2");
+    try {
+      for (const k of ["m-1", "m-2", "m-3"]) await chat({ prompt_cache_key: k });
+      expect((await storeOf(fx.ctx.deps).keys()).sort()).toEqual(["prompt cache key:default:m-2", "prompt cache key:default:m-3"]);
+      await setPriority(fx, ids.b!, 20);
+      expect(await chat({ prompt_cache_key: "m-1" })).toBe("b");
+      expect(await chat({ prompt_cache_key: "m-3" })).toBe("a");
+    } finally {
+      await fx.option(AFFINITY_OPTIONS.maxEntries, "100000");
     }
   });
 
