@@ -1,6 +1,7 @@
 // The conversations the gateway keeps for the Responses API on channels without it, in the cache (memory,
 // or Redis when configured, shared by every instance): previous_response_id continues one, only its owner
-// may, store: false keeps nothing, and the earlier turns reach the upstream as chat messages.
+// may, store: false keeps nothing, and the earlier turns reach the upstream as chat messages; an
+// item_reference to one of its output items stands for that item.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
 import { relayFixture, type RelayFixture } from "../relay/fixtures.ts";
@@ -84,6 +85,17 @@ for (const cache of caches) {
       const final = await alice.responses.stream({ model: "rs-claude", input: "Stream me" }).finalResponse();
       await alice.responses.create({ model: "rs-claude", input: "And?", previous_response_id: final.id });
       expect(JSON.stringify(claude.last().body.messages)).toContain("Stream me");
+    });
+
+    test("an item_reference to a kept output item is that item, for its owner only", async () => {
+      const first = await alice.responses.create({ model: "rs-claude", input: "Say something" });
+      const ref = { type: "item_reference", id: first.output[0]!.id } as any;
+      await alice.responses.create({ model: "rs-claude", input: [{ role: "user", content: "Say something" }, ref, { role: "user", content: "Again" }] });
+      expect(claude.last().body.messages.map((m: any) => m.role)).toEqual(["user", "assistant", "user"]);
+      expect(JSON.stringify(claude.last().body.messages[1])).toContain(CLAUDE_TEXT);
+      const err: any = await bob.responses.create({ model: "rs-claude", input: [ref] }).catch((e) => e);
+      expect(err.status).toBe(400);
+      expect(err.message).toContain(`item_reference '${ref.id}' is not known to this gateway`);
     });
   });
 }
