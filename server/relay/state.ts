@@ -189,7 +189,12 @@ export function relayState(deps: AppDeps): RelayState {
     const ledger = openLedger(deps.db, dialect, writer, { instance: deps.config.instanceId, leaseMs: deps.config.holdLeaseMs, topUpDb });
     const tokens = new TokenCache(deps);
     const routing = new RoutingCache(deps);
-    const tokenChanges = onTokenChanged(deps, (c) => ("key" in c ? tokens.forget(c.key) : "userId" in c ? tokens.forgetUser(c.userId) : tokens.clear()));
+    const tokenChanges = onTokenChanged(deps, (c) => {
+      if ("key" in c) return tokens.forget(c.key);
+      if (!("userId" in c)) return tokens.clear();
+      tokens.forgetUser(c.userId);
+      ledger.userChanged?.(c.userId);
+    });
     const unsubscribe = [registerPendingWrites("relay", () => writer.backlog())];
     deps.shutdownHooks.push(async () => {
       for (const u of unsubscribe) u();

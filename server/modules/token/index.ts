@@ -15,7 +15,7 @@ export function tokenModule(deps: AppDeps) {
     .get("/search", async ({ user, query }) => ok(await svc.listTokens(deps, user, { ...paging(query), keyword: query.keyword, token: query.token })), {
       role: ROLE.common, query: m.listQuery, detail: { summary: "Search the caller's tokens by name or key" }, response: m.tokenPage,
     })
-    .get("/:id", async ({ user, params }) => ok(svc.tokenView(await svc.ownToken(deps, user, params.id))), { role: ROLE.common, params: m.idParam, detail: { summary: "One of the caller's tokens" }, response: m.tokenReply })
+    .get("/:id", async ({ user, params }) => ok(svc.tokenView(await svc.shownToken(deps, user, params.id))), { role: ROLE.common, params: m.idParam, detail: { summary: "One of the caller's tokens" }, response: m.tokenReply })
     .post("/", async ({ user, body }) => ok(await svc.createTokens(deps, user, body), "token created"), { role: ROLE.common, body: m.tokenBody, detail: { summary: "Create tokens (count for several)" }, response: m.tokensReply })
     .put("/", async ({ user, body, query }) => {
       if (body.id === undefined) throw badRequest("id is required");

@@ -2,7 +2,7 @@
 // Keys are stored without the "sk-" prefix (one-api layout) and shown to their owner with it.
 import type { AppDeps } from "../../deps.ts";
 import type { Token, User } from "../../../db/schema.ts";
-import { nowSeconds } from "../../../db/index.ts";
+import { nowSeconds, type Database } from "../../../db/index.ts";
 import { badRequest, notFound } from "../../http/errors.ts";
 import { TOKEN_BATCH_MAX, TOKEN_KEY_LENGTH, TOKEN_KEY_PREFIX, TOKEN_STATUS } from "../../catalogue/index.ts";
 import { BIGINT_COLUMN, INT_COLUMN } from "../../http/numbers.ts";
@@ -11,6 +11,7 @@ import { parseAllowIps } from "./ips.ts";
 import { notifyTokenChanged } from "./events.ts";
 import { AUTO_GROUP } from "../group/auto.ts";
 import { BUDGET_PERIODS, tokenUsage, type BudgetPeriod } from "./limits.ts";
+import { editBalance, withLeasedTokens } from "../user/balance.ts";
 
 export const TOKEN_NAME_MAX_LENGTH = 30;
 const SUFFIX_LENGTH = 6;
@@ -215,7 +216,7 @@ export async function listTokens(deps: AppDeps, user: User, q: TokenListQuery) {
   const rows = await base.selectAll().orderBy("id", "desc").limit(q.size).offset(q.offset).execute();
   // Usage against the limits: rpm_used, tpm_used (this minute), concurrency_used (calls in flight).
   const usage = await tokenUsage(deps, rows);
-  const items = rows.map((r) => ({ ...tokenView(r), ...usage.get(r.id) }));
+  const items = (await withLeasedTokens(deps, rows)).map((r) => ({ ...tokenView(r), ...usage.get(r.id) }));
   return { items, page: q.page, page_size: q.size, total: Number(n) };
 }
 
@@ -224,6 +225,11 @@ export async function ownToken(deps: AppDeps, user: User, id: number): Promise<T
   const t = await live(deps.db.selectFrom("tokens").selectAll().where("id", "=", id).where("user_id", "=", user.id)).executeTakeFirst();
   if (!t) throw notFound(MSG.notFound);
   return t;
+}
+
+/** The token as its owner sees it: its remaining quota counts what leases hold of it. */
+export async function shownToken(deps: AppDeps, user: User, id: number): Promise<Token> {
+  return (await withLeasedTokens(deps, [await ownToken(deps, user, id)]))[0];
 }
 
 /**
@@ -236,11 +242,13 @@ function checkEnable(current: Token, next: { expired_time: number; remain_quota:
 }
 
 export async function updateToken(deps: AppDeps, user: User, id: number, input: TokenInput, statusOnly: boolean) {
-  const current = await ownToken(deps, user, id);
+  const current = await shownToken(deps, user, id);
   let patch: Record<string, unknown> = {};
   if (!statusOnly) {
     patch = validatedFields(deps, user, input);
     checkBudget(current, patch);
+    // The console sends the remaining quota back with every edit: unchanged, it is no edit.
+    if (patch.remain_quota === Number(current.remain_quota)) delete patch.remain_quota;
   }
   const wantsStatus = input.status !== undefined && input.status !== current.status;
   if (wantsStatus && input.status !== TOKEN_STATUS.enabled && input.status !== TOKEN_STATUS.disabled) throw badRequest(MSG.badStatus);
@@ -252,9 +260,14 @@ export async function updateToken(deps: AppDeps, user: User, id: number, input: 
   };
   if (wantsStatus && input.status === TOKEN_STATUS.enabled) checkEnable(current, next);
   if (wantsStatus) patch.status = input.status;
-  if (Object.keys(patch).length) await deps.db.updateTable("tokens").set(patch).where("id", "=", current.id).execute();
+  const write = (db: Database = deps.db) => db.updateTable("tokens").set(patch).where("id", "=", current.id).execute();
+  // A new remaining quota is set absolutely: the token's leases are given back first (modules/user/balance.ts).
+  if (patch.remain_quota !== undefined) await editBalance(deps, { userId: user.id, tokenId: current.id }, write);
+  else if (Object.keys(patch).length) await write();
   await notifyTokenChanged(deps, { key: current.key });
-  return tokenView(await ownToken(deps, user, id));
+  // Every instance stops giving calls from the leases the edit gave back.
+  if (patch.remain_quota !== undefined) await notifyTokenChanged(deps, { userId: user.id });
+  return tokenView(await shownToken(deps, user, id));
 }
 
 export async function deleteToken(deps: AppDeps, user: User, id: number): Promise<void> {

@@ -6,13 +6,14 @@ import { ROLE } from "../../catalogue/index.ts";
 import * as svc from "./service.ts";
 import * as m from "./model.ts";
 import { publicUser } from "./view.ts";
+import { withLeased } from "./balance.ts";
 import { anyReply, okReply } from "../../http/schema.ts";
 
 export function userModule(deps: AppDeps) {
   return new Elysia({ prefix: "/api", tags: ["user"] })
     .use(authPlugin(deps))
     // ---- self ----
-    .get("/user/self", ({ user }) => ok(publicUser(user)), { role: ROLE.common, detail: { summary: "The caller's account" }, response: m.userReply })
+    .get("/user/self", async ({ user }) => ok(publicUser((await withLeased(deps, [user]))[0])), { role: ROLE.common, detail: { summary: "The caller's account" }, response: m.userReply })
     .put("/user/self", async ({ user, body, sessionJwt, cookie, request }) => {
       await svc.updateSelf(deps, user, body);
       // A new password ended every session of the account; this browser signs in again.

@@ -2,7 +2,7 @@
 import { sql } from "kysely";
 import type { AppDeps } from "../../deps.ts";
 import type { NewUser, User } from "../../../db/schema.ts";
-import { nowSeconds } from "../../../db/index.ts";
+import { nowSeconds, type Database } from "../../../db/index.ts";
 import { dbTime } from "../../../db/datetime.ts";
 import { AppError, badRequest, forbidden, notFound } from "../../http/errors.ts";
 import { END_SESSIONS } from "../../http/auth.ts";
@@ -12,6 +12,7 @@ import {
 } from "../../catalogue/index.ts";
 import { hashPassword, verifyPasswordOf } from "./password.ts";
 import { accountOfName, accountOfUser, throttledCheck } from "./signin-throttle.ts";
+import { editBalance, withLeased } from "./balance.ts";
 import { USERNAME_MSG, chosenUsername, claimingName, normaliseUsername, userBySignInName, usernameTaken } from "./username.ts";
 import { parseSetting, publicUser, type UserSetting } from "./view.ts";
 import { randomString } from "../../infra/random.ts";
@@ -159,7 +160,7 @@ export async function listUsers(deps: AppDeps, q: ListQuery) {
   if (q.group) base = base.where("group", "=", q.group);
   const [{ n }] = await base.select((eb) => eb.fn.countAll<number>().as("n")).execute();
   const rows = await base.selectAll().orderBy("id", "desc").limit(q.size).offset(q.offset).execute();
-  return { items: rows.map(publicUser), page: q.page, page_size: q.size, total: Number(n) };
+  return { items: (await withLeased(deps, rows)).map(publicUser), page: q.page, page_size: q.size, total: Number(n) };
 }
 
 /** Only the super admin may act on an equal level (itself); everyone else only on lower levels. */
@@ -170,7 +171,7 @@ function assertLower(actor: User, target: User) {
 export async function getUserAsAdmin(deps: AppDeps, actor: User, id: number) {
   const target = await getUser(deps, id);
   assertLower(actor, target);
-  return publicUser(target);
+  return publicUser((await withLeased(deps, [target]))[0]);
 }
 
 export interface CreateUserInput { username: string; password: string; display_name?: string; role?: number }
@@ -226,7 +227,10 @@ export async function updateUser(deps: AppDeps, actor: User, input: UpdateUserIn
     if (input.email && !isEmail(input.email)) throw badRequest(MSG.emailInvalid);
     patch.email = input.email;
   }
-  if (input.quota !== undefined) {
+  // The balance as the admin saw it includes what leases hold; the console sends it back with every edit, and an
+  // unchanged value must not become an edit.
+  const [shown] = input.quota !== undefined ? await withLeased(deps, [target]) : [target];
+  if (input.quota !== undefined && input.quota !== Number(shown.quota)) {
     if (!Number.isSafeInteger(input.quota)) throw badRequest("quota must be an integer");
     patch.quota = input.quota;
   }
@@ -237,8 +241,10 @@ export async function updateUser(deps: AppDeps, actor: User, input: UpdateUserIn
   if (input.role !== undefined) patch.role = input.role;
   if (Object.keys(patch).length === 0) return;
   const endsSessions = patch.password !== undefined || (patch.role !== undefined && patch.role !== target.role);
-  const write = () => deps.db.updateTable("users").set(endsSessions ? { ...patch, ...END_SESSIONS } : patch).where("id", "=", target.id).execute();
-  await (typeof patch.username === "string" ? claimingName(deps, patch.username, target.id, write) : write());
+  const write = (db: Database = deps.db) => db.updateTable("users").set(endsSessions ? { ...patch, ...END_SESSIONS } : patch).where("id", "=", target.id).execute();
+  // A new balance is set absolutely: the leases holding part of the old one are given back first (balance.ts).
+  const run = async () => void (patch.quota !== undefined ? await editBalance(deps, { userId: target.id }, write) : await write());
+  await (typeof patch.username === "string" ? claimingName(deps, patch.username, target.id, run) : run());
   await notifyTokenChanged(deps, { userId: target.id });
 }
 

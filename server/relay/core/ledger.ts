@@ -60,6 +60,13 @@ export interface Ledger {
   /** What this instance's lease for a token (a limited one) still holds for new calls: not in the token's row. */
   leased?(userId: number, tokenId: number): number;
   /**
+   * The user's balance was set (or the user changed) outside the ledger: the next call reads it as it is now.
+   * Leases (PostgreSQL, MySQL): no new call is given from this instance's leases of the user (an absolute edit
+   * gave their rows back already, modules/user/balance.ts, so what they held in memory must not be spent again);
+   * SQLite: the user's kept row is read again.
+   */
+  userChanged?(userId: number): void;
+  /**
    * The call cost `cost`: takes it out of the hold (charging beyond the hold only as far as the balances
    * reach) and queues the settlement with the call's records in one write-behind entry, so they are written
    * in the same transaction. Returns the quota actually taken, which `entry` receives to build the records.
@@ -180,6 +187,10 @@ class MemoryLedger implements Ledger {
 
   async take(payer: Payer, amount: number): Promise<Hold> {
     return this.takeNow(payer, amount);
+  }
+
+  userChanged(userId: number): void {
+    this.users.delete(userId);
   }
 
   takeNow(payer: Payer, amount: number): Hold {
@@ -585,6 +596,10 @@ class LeaseLedger implements Ledger {
 
   leased(userId: number, tokenId: number): number {
     return this.open.get(`${userId}:${tokenId}`)?.free ?? 0;
+  }
+
+  userChanged(userId: number): void {
+    for (const lease of [...this.open.values()]) if (lease.userId === userId) this.close(lease, false);
   }
 
   /** More than the hold and the lease have: as much of `extra` as token and user still have, into the lease row. */
