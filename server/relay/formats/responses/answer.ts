@@ -220,6 +220,7 @@ export class ChatStreamToResponses {
 
   /** One chat chunk in, the Responses events it makes out. */
   push(chunk: OpenAIChunk): string {
+    if (this.ended) return "";
     let out = this.start();
     if (chunk.usage) this.usage = chunk.usage;
     const choice = chunk.choices?.find((c) => (c.index ?? 0) === 0);

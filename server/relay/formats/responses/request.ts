@@ -206,7 +206,7 @@ function chatMessages(input: ResponsesRequest["input"], carry: SignedReasoning):
       out.push(m);
     }
     if (reasoning) m.reasoning_content = (m.reasoning_content ?? "") + reasoning;
-    if (thinking.length && carry.claude) m.thinking_blocks = [...(m.thinking_blocks ?? []), ...thinking];
+    if (thinking.length && carry.claude) (m.thinking_blocks ??= []).push(...thinking);
     reasoning = "";
     thinking = [];
     return m;
@@ -240,7 +240,7 @@ function chatMessages(input: ResponsesRequest["input"], carry: SignedReasoning):
       // calls); another service's encrypted reasoning means nothing to this upstream and is left out.
       const sealed = openSeal(item.encrypted_content);
       if (sealed?.text) reasoning += sealed.text;
-      if (sealed?.signatures) signatures = { ...signatures, ...sealed.signatures };
+      if (sealed?.signatures) Object.assign((signatures ??= {}), sealed.signatures);
       if (sealed?.thinking) thinking.push(...sealed.thinking);
     } else if (type === "additional_tools") {
       // Its tools join the request's (chatTools); chat has no place for them in the conversation.
