@@ -3,6 +3,7 @@ import type { OptionStore } from "../modules/option/store.ts";
 import { AppError } from "../http/errors.ts";
 import { QUOTA_PER_UNIT } from "../catalogue/index.ts";
 import { builtinCompletionRatio, thinkingBaseModel } from "../catalogue/ratios.ts";
+import { catalogueOutputLimit } from "../catalogue/output-limits.ts";
 import { groupRatioFor } from "../modules/group/auto.ts";
 import type { Usage } from "./providers/types.ts";
 
@@ -35,6 +36,8 @@ export interface Price {
   imageRatio?: number;
   audioRatio?: number;
   audioCompletionRatio?: number;
+  /** The most output tokens one answer of the model can have (ModelOutputLimit, else the catalogue's). */
+  outputLimit: number;
 }
 
 /**
@@ -81,6 +84,7 @@ function computePrice(options: OptionStore, model: string, group: string, accept
     imageRatio: table("ImageRatio") ?? 1,
     audioRatio: table("AudioRatio") ?? 1,
     audioCompletionRatio: table("AudioCompletionRatio") ?? 1,
+    outputLimit: outputLimitFor(options, model, base),
   };
   for (const name of base === model ? [model] : [model, base]) {
     if (priced(prices[name])) return { perCall: true, modelPrice: prices[name], modelRatio: 0, ...rest };
@@ -99,6 +103,16 @@ export function unpricedModel(model: string, admin: boolean): AppError {
     ? `model ${model} has no price: set its ratio (ModelRatio) or fixed price (ModelPrice) in the pricing settings, or turn on self-use mode (SelfUseModeEnabled) to serve models without a price; a user can also accept them in their personal settings (accept_unset_model_ratio_model)`
     : `model ${model} has no price set by the site's administrator yet: ask them to price it, or accept models without a price in your personal settings (accept_unset_model_ratio_model; they are billed at ratio ${UNSET_MODEL_RATIO})`;
   return new AppError(400, message, "model_price_error");
+}
+
+/** ModelOutputLimit's entry for the model (or its thinking-suffix base), else the catalogue's limit. */
+function outputLimitFor(options: OptionStore, model: string, base: string): number {
+  const limits = options.json<Record<string, number>>("ModelOutputLimit", {});
+  for (const name of [model, base]) {
+    const n = limits[name];
+    if (typeof n === "number" && Number.isInteger(n) && n > 0) return n;
+  }
+  return catalogueOutputLimit(model);
 }
 
 function priced(v: unknown): v is number {
@@ -206,11 +220,61 @@ class Dec {
   }
 }
 
-/** What to hold before the call: the prompt estimate, plus max_tokens when given, else PreConsumedQuota. */
+/**
+ * What to hold before a call that has no output bound (embeddings, moderations, audio): the prompt estimate plus
+ * PreConsumedQuota; a per-call price, its price.
+ */
 export function preConsumeQuota(price: Price, promptEstimate: number, maxTokens: number, fallback: number, calls = 1): number {
   if (price.perCall) return quotaFor(price, { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }, calls);
   const estimate = quotaFor(price, { prompt_tokens: promptEstimate, completion_tokens: maxTokens, total_tokens: promptEstimate + maxTokens });
   return maxTokens > 0 ? estimate : estimate + Math.max(0, Math.round(fallback));
+}
+
+/** The fewest output tokens an answer is worth sending upstream for: a balance that cannot pay the prompt and
+ * this many is refused instead of capped. */
+export const MIN_ANSWER_TOKENS = 1;
+
+/** Prompt tokens a hold adds to the prompt estimate, at the least: an upstream counts a chat's framing (roles,
+ * message separators, a system prompt of its own) that the estimate does not see. */
+const PROMPT_SLACK_TOKENS = 16;
+
+/** The prompt tokens a generating call's hold is worked out for: the estimate plus a quarter (at least
+ * PROMPT_SLACK_TOKENS), so that an answer capped to its hold is not found short by the upstream's own count. */
+export function heldPrompt(promptEstimate: number): number {
+  return promptEstimate + Math.max(PROMPT_SLACK_TOKENS, Math.ceil(promptEstimate / 4));
+}
+
+/** The output tokens a generating call may produce at most: what it asked for, never more than the model's limit. */
+export function outputBound(price: Price, asked: number): number {
+  return asked > 0 ? Math.min(asked, price.outputLimit) : price.outputLimit;
+}
+
+/** The worst case of a generating call: the prompt estimate plus `outputTokens` of output, at its price. */
+export function worstCaseQuota(price: Price, promptEstimate: number, outputTokens: number): number {
+  return quotaFor(price, { prompt_tokens: promptEstimate, completion_tokens: outputTokens, total_tokens: promptEstimate + outputTokens });
+}
+
+/**
+ * The most output tokens (at most `bound`) whose worst case, with the prompt estimate, `quota` pays: the cap
+ * sent upstream when a payer cannot pay the whole bound. 0 when not even MIN_ANSWER_TOKENS are paid.
+ */
+export function affordableOutput(price: Price, promptEstimate: number, quota: number, bound: number): number {
+  if (worstCaseQuota(price, promptEstimate, bound) <= quota) return bound;
+  const perToken = price.groupRatio * price.modelRatio * price.completionRatio;
+  // A free output (a zero ratio) is paid by anything; otherwise the estimate from the rates, then corrected
+  // for rounding (quotaFor rounds the whole and charges at least one unit).
+  let n = perToken > 0 ? Math.floor((quota - price.groupRatio * price.modelRatio * promptEstimate) / perToken) : bound;
+  n = Math.max(0, Math.min(bound, n));
+  while (n > 0 && worstCaseQuota(price, promptEstimate, n) > quota) n--;
+  while (n < bound && worstCaseQuota(price, promptEstimate, n + 1) <= quota) n++;
+  return n >= MIN_ANSWER_TOKENS ? n : 0;
+}
+
+/** QuotaCreditLimit: how many units below zero a payer's balance (its user's, its limited token's) may be taken,
+ * which is the most an operator can lose on one payer. 0, the default: none. */
+export function creditLimit(deps: { options: OptionStore }): number {
+  const n = Math.floor(deps.options.number("QuotaCreditLimit", 0));
+  return n > 0 ? n : 0;
 }
 
 export type { Payer } from "./core/ledger.ts";

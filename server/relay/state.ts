@@ -11,6 +11,7 @@ import { CHANNEL_STATUS } from "../catalogue/index.ts";
 import type { Candidate } from "./select.ts";
 import { WriteBehind } from "../jobs/writebehind.ts";
 import { openLedger, type Ledger } from "./core/ledger.ts";
+import { creditLimit } from "./billing.ts";
 import { dataExportPolicy } from "../modules/dashboard/export.ts";
 import { onTokenChanged } from "../modules/token/events.ts";
 import { onChannelsChanged } from "../modules/channel/events.ts";
@@ -186,7 +187,7 @@ export function relayState(deps: AppDeps): RelayState {
     const topUpDb = dialect === "postgres" && database.kind === "postgres"
       ? createAsyncCommitPool(database.url, TOP_UP_POOL_SIZE, database.timeouts)
       : undefined;
-    const ledger = openLedger(deps.db, dialect, writer, { instance: deps.config.instanceId, leaseMs: deps.config.holdLeaseMs, topUpDb });
+    const ledger = openLedger(deps.db, dialect, writer, { instance: deps.config.instanceId, leaseMs: deps.config.holdLeaseMs, topUpDb, credit: () => creditLimit(deps) });
     const tokens = new TokenCache(deps);
     const routing = new RoutingCache(deps);
     const tokenChanges = onTokenChanged(deps, (c) => {

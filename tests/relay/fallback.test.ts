@@ -123,18 +123,19 @@ describe("fallback on SQLite", () => {
 
   test("a pricier fallback: held and billed at its own price; one the token's balance cannot hold is skipped", async () => {
     const { user, token } = await failingOver(fx, down, "hold-a", "hold-b", { "hold-a": 1, "hold-b": 1000 });
-    // hold-b's hold (prompt estimate + max_tokens 5, at ratio 1000) is thousands; hold-a's a few units.
-    const poor = await fx.token(user.id, { remain_quota: 3000 });
+    // hold-b's hold (prompt estimate + max_tokens 5, at ratio 1000) is thousands, and even capped to one output
+    // token (the prompt estimate + 1) it is 2,000 or more; hold-a's a few units.
+    const poor = await fx.token(user.id, { remain_quota: 1000 });
     const refused = await fx.call("/v1/chat/completions", poor.key, chat("hold-a"));
     expect(refused.status).toBe(503);
-    expect((await tokenRow(fx, poor.id)).remain_quota).toBe(3000);
+    expect((await tokenRow(fx, poor.id)).remain_quota).toBe(1000);
     const res = await fx.call("/v1/chat/completions", token.key, chat("hold-a"));
     expect(res.status).toBe(200);
     const [log] = await consumeLogs(fx, user.id);
     expect(log.quota).toBe(price("hold-b"));
     expect(log.token_id).toBe(token.id);
     expect((await tokenRow(fx, token.id)).remain_quota).toBe(QUOTA - price("hold-b"));
-    expect((await tokenRow(fx, poor.id)).remain_quota).toBe(3000);
+    expect((await tokenRow(fx, poor.id)).remain_quota).toBe(1000);
     expect((await userRow(fx, user.id)).quota).toBe(QUOTA - price("hold-b"));
   });
 

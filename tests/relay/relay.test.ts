@@ -359,17 +359,17 @@ describe("billing", () => {
     await fx.option("SelfUseModeEnabled", "false");
   });
 
-  test("a user without enough quota is refused before any upstream call, and nothing moves", async () => {
+  test("a user whose quota cannot pay the prompt and one output token is refused before any upstream call, and nothing moves", async () => {
     await price("bill-poor", 1);
     const m = mock();
     await fx.channel({ base_url: m.url, models: ["bill-poor"] });
-    const user = await fx.user(100);
+    const user = await fx.user(1);
     const token = await fx.token(user.id);
     const r = await fx.call("/v1/chat/completions", token.key, chat("bill-poor", { max_tokens: 1000 }));
     expect(r.status).toBe(403);
     expect((await json(r)).error.message).toContain("user quota");
     expect(m.seen.length).toBe(0);
-    expect((await userRow(fx, user.id)).quota).toBe(100);
+    expect((await userRow(fx, user.id)).quota).toBe(1);
   });
 
   test("unlimited tokens leave remain_quota alone but still charge the user", async () => {

@@ -84,6 +84,10 @@ export const OPTION_DEFAULTS: Record<string, string> = {
   QuotaPerUnit: String(QUOTA_PER_UNIT),
   QuotaForNewUser: "0",
   PreConsumedQuota: "500",
+  // how far below zero a balance may be held (relay/billing.ts creditLimit); 0: never below zero
+  QuotaCreditLimit: "0",
+  // model → the most output tokens one answer may have, over the catalogue's (catalogue/output-limits.ts)
+  ModelOutputLimit: "{}",
   QuotaForInviter: "0",
   QuotaForInvitee: "0",
   QuotaRemindThreshold: String(QUOTA_WARNING_THRESHOLD_DEFAULT),
@@ -171,7 +175,7 @@ export const SECRET_OPTIONS = new Set([
 
 export const NUMBER_OPTIONS = new Set([
   "SMTPPort", "Price", "MinTopUp", "QuotaPerUnit", "QuotaForNewUser", "PreConsumedQuota", "QuotaForInviter", "QuotaForInvitee",
-  "QuotaRemindThreshold", "RetryTimes", "StreamCacheQueueLength", "DataExportInterval", "ChannelDisableThreshold",
+  "QuotaCreditLimit", "QuotaRemindThreshold", "RetryTimes", "StreamCacheQueueLength", "DataExportInterval", "ChannelDisableThreshold",
   "ModelRequestRateLimitCount", "ModelRequestRateLimitSuccessCount", "ModelRequestRateLimitDurationMinutes",
   "gemini.thinking_adapter_budget_tokens_percentage", "claude.thinking_adapter_budget_tokens_percentage",
   "general_setting.ping_interval_seconds", "LogRetentionDays",
@@ -180,7 +184,7 @@ export const NUMBER_OPTIONS = new Set([
 export const JSON_OPTIONS = new Set([
   "Chats", "TopupGroupRatio", "ModelRatio", "CompletionRatio", "CacheRatio", "ModelPrice", "GroupRatio", "UserUsableGroups",
   "ModelRequestRateLimitGroup", "gemini.safety_settings", "gemini.version_settings", "gemini.supported_imagine_models",
-  "claude.model_headers_settings", "claude.default_max_tokens",
+  "claude.model_headers_settings", "claude.default_max_tokens", "ModelOutputLimit",
 ]);
 
 /** Addresses whose trailing slash is stripped on save (spec 000 §5 normalisation). */

@@ -75,7 +75,7 @@ export function validateOption(deps: AppDeps, key: string, raw: unknown): string
     if (key.endsWith("budget_tokens_percentage") && (n < 0.1 || n > 1)) throw badRequest(`${key} must be between 0.1 and 1`);
     if (key === "general_setting.ping_interval_seconds" && n < 1) throw badRequest(`${key} must be at least 1`);
     if (key === "ModelRequestRateLimitSuccessCount" && n < 1) throw badRequest(`${key} must be at least 1`);
-    if (["RetryTimes", "SMTPPort", "DataExportInterval", "LogRetentionDays", "QuotaForNewUser", "QuotaForInviter", "QuotaForInvitee", "PreConsumedQuota"].includes(key) && !Number.isSafeInteger(n)) {
+    if (["RetryTimes", "SMTPPort", "DataExportInterval", "LogRetentionDays", "QuotaForNewUser", "QuotaForInviter", "QuotaForInvitee", "PreConsumedQuota", "QuotaCreditLimit"].includes(key) && !Number.isSafeInteger(n)) {
       throw badRequest(`${key} must be an integer`);
     }
     if (key === "DataExportInterval" && n < 1) throw badRequest(`${key} must be at least 1 minute`);
@@ -91,6 +91,12 @@ export function validateOption(deps: AppDeps, key: string, raw: unknown): string
     switch (key) {
       case "ModelRatio": case "CompletionRatio": case "CacheRatio": case "ModelPrice": case "GroupRatio": case "TopupGroupRatio":
         numberMap(parsed, key);
+        break;
+      case "ModelOutputLimit":
+        numberMap(parsed, key);
+        for (const [m, n] of Object.entries(parsed as Record<string, number>)) {
+          if (!Number.isSafeInteger(n) || n < 1) throw badRequest(`${key}: the output limit of "${m}" must be a positive integer`);
+        }
         break;
       case "UserUsableGroups":
         if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) throw badRequest(`${key} must be a JSON object`);

@@ -8,7 +8,8 @@ import type { Caller } from "../auth.ts";
 import type { ClientFormat, RelayMode } from "../providers/types.ts";
 import { relayState, type RoutingTable } from "../state.ts";
 import type { Candidate } from "../select.ts";
-import { preConsumeQuota, priceFor, type Price } from "../billing.ts";
+import { affordableOutput, heldPrompt, MIN_ANSWER_TOKENS, outputBound, preConsumeQuota, priceFor, worstCaseQuota, type Price } from "../billing.ts";
+import { askedOutput, capOutput, generates } from "./output-cap.ts";
 import { findSensitive, NO_RATE_LIMIT, rateLimitOn, takeRateLimit, type RateTicket } from "../limits.ts";
 import { estimatePromptTokens } from "../tokenizer.ts";
 import type { Hold } from "./ledger.ts";
@@ -79,6 +80,9 @@ export interface Admission {
   affinity?: AffinityCall;
   /** The key index the last attempt used on a multi-key channel, for the affinity pin. */
   keyIndex?: number;
+  /** A generating call held at a per-token price: the prompt estimate its hold was worked out from, so that a
+   * stream can tell how many output tokens the hold pays (core/stream-budget.ts). */
+  prompt?: number;
 }
 
 export interface AdmitOptions {
@@ -103,10 +107,11 @@ export function admitNow(deps: AppDeps, req: RelayRequest, opts: AdmitOptions = 
   const started = performance.now();
   const candidates = screen(deps, req, table, false);
   const price = priceFor(deps.options, req.model, caller.group, caller.acceptUnsetModel, caller.userGroup, caller.role >= ROLE.admin);
-  const { calls, estimate } = estimated(deps, req, price, opts);
-  const hold = state.ledger.takeNow?.({ userId: caller.userId, tokenId: caller.tokenId, unlimited: caller.unlimited }, estimate) ?? null;
+  const { calls, estimate, least, output } = estimated(deps, req, price, opts);
+  const hold = state.ledger.takeNow?.({ userId: caller.userId, tokenId: caller.tokenId, unlimited: caller.unlimited }, estimate, least) ?? null;
   if (hold === null) return null;
-  return { req, started, price, calls, hold, ticket: opts.ticket ?? NO_RATE_LIMIT, routes: { table, candidates, pinned: null }, limits: null };
+  if (hold.amount < estimate && output) capped(req, price, output, hold.amount);
+  return { req, started, price, calls, hold, ticket: opts.ticket ?? NO_RATE_LIMIT, routes: { table, candidates, pinned: null }, limits: null, prompt: output?.prompt };
 }
 
 export async function admit(deps: AppDeps, req: RelayRequest, opts: AdmitOptions = {}): Promise<Admission> {
@@ -121,19 +126,20 @@ export async function admit(deps: AppDeps, req: RelayRequest, opts: AdmitOptions
   const pinned = caller.pinnedChannel !== null ? await pinnedChannel(deps, table, caller.pinnedChannel) : null;
   const price = priceFor(deps.options, model, caller.group, caller.acceptUnsetModel, caller.userGroup, caller.role >= ROLE.admin);
   const ticket = opts.ticket ?? (rateLimitOn(deps) ? await takeRateLimit(deps, caller.userId, caller.group) : NO_RATE_LIMIT);
-  const { calls, estimate } = estimated(deps, req, price, opts);
+  const { calls, estimate, least, output } = estimated(deps, req, price, opts);
   // The token's own limits and budget (none: nothing), taken with this call's estimate before the hold; a
   // fallback's admission (opts.ticket) does not count the request again.
   const limits = caller.limits ? await takeTokenLimits(deps, caller.tokenId, opts.ticket ? { ...caller.limits, rpm: 0 } : caller.limits, estimate) : null;
   let hold: Hold;
   try {
     const payer = { userId: caller.userId, tokenId: caller.tokenId, unlimited: caller.unlimited };
-    hold = state.ledger.takeNow?.(payer, estimate) ?? await state.ledger.take(payer, estimate);
+    hold = state.ledger.takeNow?.(payer, estimate, least) ?? await state.ledger.take(payer, estimate, least);
   } catch (e) {
     if (limits) await limits.end();
     throw e;
   }
-  return { req, started, price, calls, hold, ticket, routes: { table, candidates, pinned }, limits };
+  if (hold.amount < estimate && output) capped(req, price, output, hold.amount);
+  return { req, started, price, calls, hold, ticket, routes: { table, candidates, pinned }, limits, prompt: output?.prompt };
 }
 
 /** The checks that need no I/O: the token may use the model, the prompt passes the sensitive-word filter, and
@@ -162,14 +168,50 @@ function screen(deps: AppDeps, req: RelayRequest, table: RoutingTable, pins: boo
   return candidates;
 }
 
-/** The call's billed units (images: n) and the quota its hold takes before the answer is known. */
-function estimated(deps: AppDeps, req: RelayRequest, price: Price, opts: AdmitOptions): { calls: number; estimate: number } {
+/** What a generating call's hold was worked out from, to cap its output when the hold is smaller. */
+interface OutputFacts { prompt: number; bound: number }
+
+interface Estimate {
+  calls: number;
+  /** the hold that covers the call's worst case */
+  estimate: number;
+  /** the smallest hold the call can still run on (capped to what it pays); `estimate` when it cannot be capped */
+  least: number;
+  output: OutputFacts | null;
+}
+
+/**
+ * The call's billed units (images: n) and the quota its hold takes before the answer is known. A call that
+ * generates tokens at a per-token price holds its worst case: the prompt estimate plus its output bound (its
+ * max-tokens field, else the model's output limit) at the completion price; it can run on less, capped to what
+ * that pays, down to MIN_ANSWER_TOKENS. Per-call prices and tasks hold their price, other calls the prompt
+ * estimate plus PreConsumedQuota.
+ */
+function estimated(deps: AppDeps, req: RelayRequest, price: Price, opts: AdmitOptions): Estimate {
   const body = req.body;
   const images = req.mode === "images" || req.mode === "image_edits";
   const calls = images ? Math.max(1, Math.min(10, Math.floor(Number(body instanceof FormData ? body.get("n") : body?.n) || 1))) : 1;
-  if (opts.estimate) return { calls, estimate: opts.estimate(price) };
+  if (opts.estimate) {
+    const estimate = opts.estimate(price);
+    return { calls, estimate, least: estimate, output: null };
+  }
+  if (!price.perCall && generates(req)) {
+    const prompt = heldPrompt(estimatePromptTokens(body));
+    const bound = outputBound(price, askedOutput(req));
+    const estimate = worstCaseQuota(price, prompt, bound);
+    const least = Math.min(estimate, worstCaseQuota(price, prompt, MIN_ANSWER_TOKENS));
+    return { calls, estimate, least, output: { prompt, bound } };
+  }
   const maxTokens = Math.max(0, Math.floor(Number(body?.max_tokens ?? body?.max_completion_tokens ?? body?.max_output_tokens) || 0));
-  return { calls, estimate: preConsumeQuota(price, estimatePromptTokens(body), maxTokens, deps.options.number("PreConsumedQuota", 0), calls) };
+  const estimate = preConsumeQuota(price, estimatePromptTokens(body), maxTokens, deps.options.number("PreConsumedQuota", 0), calls);
+  return { calls, estimate, least: estimate, output: null };
+}
+
+/** The hold paid less than the call's worst case: its output is capped to what the hold pays (the client's
+ * body gets the lower max-tokens field, which the adaptor sends upstream under the upstream's own name). */
+function capped(req: RelayRequest, price: Price, output: OutputFacts, held: number): void {
+  const cap = affordableOutput(price, output.prompt, held, output.bound);
+  if (cap > 0 && cap < output.bound) capOutput(req, cap);
 }
 
 async function pinnedChannel(deps: AppDeps, table: RoutingTable, id: number): Promise<Channel> {

@@ -45,14 +45,19 @@ export interface Hold {
 }
 
 export interface Ledger {
-  /** Takes `amount` from the token and the user, or throws 403 naming which balance is short; changes nothing then. */
-  take(payer: Payer, amount: number): Promise<Hold>;
+  /**
+   * Takes `amount` from the token and the user, or, when `least` is lower and the balances cannot pay all of
+   * it, as much as they can pay (at least `least`: the hold's amount says how much). Throws 403 naming which
+   * balance is short when not even `least` is paid; changes nothing then. A balance pays down to minus the
+   * credit (QuotaCreditLimit), never further.
+   */
+  take(payer: Payer, amount: number, least?: number): Promise<Hold>;
   /**
    * take() without a promise when it needs no I/O: SQLite's memory ledger always (it throws as take() rejects),
    * a lease when its free quota covers the amount. null: nothing was taken, take() it. The hot path's `await`
    * on an already settled take() still suspended the admission (a generator, two scopes and a turn per call).
    */
-  takeNow?(payer: Payer, amount: number): Hold | null;
+  takeNow?(payer: Payer, amount: number, least?: number): Hold | null;
   /** The call was not served: everything goes back now. */
   giveBack(hold: Hold): Promise<void>;
   /** Gives quota taken ahead of calls (leases) back to the balances where nothing is using it (drain, tests). */
@@ -82,6 +87,7 @@ export interface Ledger {
   stop(): Promise<void>;
 }
 
+const NO_CREDIT = () => 0;
 const limitedToken = (payer: Payer) => (payer.tokenId !== 0 && !payer.unlimited ? payer.tokenId : 0);
 const noHold = (payer: Payer): Hold => ({ lease: null, userId: payer.userId, tokenId: limitedToken(payer), amount: 0 });
 
@@ -90,6 +96,8 @@ const userShort = () => new AppError(403, "user quota is not enough for this req
 const userBanned = () => new AppError(403, "user has been banned", "user_banned");
 
 export interface LedgerOptions {
+  /** How far below zero a balance may be taken (QuotaCreditLimit): what an operator can lose per payer. */
+  credit?: () => number;
   /** this process's name on its quota_holds rows: stable across restarts of the same instance */
   instance: string;
   /** a row not renewed for this long belongs to a dead instance and is refunded */
@@ -106,7 +114,7 @@ export interface LedgerOptions {
 
 export function openLedger(db: Database, dialect: Dialect, writer: WriteBehind, opts: LedgerOptions): Ledger {
   const raw = rawSqlite(db);
-  if (raw) return new MemoryLedger(db, raw, writer);
+  if (raw) return new MemoryLedger(db, raw, writer, opts.credit ?? NO_CREDIT);
   const ledger = new LeaseLedger(db, dialect, writer, opts);
   ledger.start();
   return ledger;
@@ -155,7 +163,7 @@ class MemoryLedger implements Ledger {
   private tokenQuery;
   private users = new Map<number, Row>();
   private tokens = new Map<number, Row>();
-  constructor(private db: Database, raw: SqliteDatabase, private writer: WriteBehind) {
+  constructor(private db: Database, raw: SqliteDatabase, private writer: WriteBehind, private credit: () => number) {
     this.userQuery = raw.query<{ quota: number; status: number }, [number]>("select quota, status from users where id = ?");
     this.tokenQuery = raw.query<{ remain_quota: number; status: number }, [number]>("select remain_quota, status from tokens where id = ?");
     // A row read before the write began lacks its debits: they come off it here, so it needs no new read (with
@@ -185,30 +193,37 @@ class MemoryLedger implements Ledger {
     return kept(this.tokens, id, this.writer.writesStarted, this.readToken);
   }
 
-  async take(payer: Payer, amount: number): Promise<Hold> {
-    return this.takeNow(payer, amount);
+  async take(payer: Payer, amount: number, least = amount): Promise<Hold> {
+    return this.takeNow(payer, amount, least);
   }
 
   userChanged(userId: number): void {
     this.users.delete(userId);
   }
 
-  takeNow(payer: Payer, amount: number): Hold {
+  takeNow(payer: Payer, amount: number, least = amount): Hold {
     if (amount <= 0) return noHold(payer);
     const tokenId = limitedToken(payer);
-    // Everything from the reads to the reservation runs without yielding: no other call can reserve between.
+    const credit = this.credit();
+    // Everything from the reads to the reservation runs without yielding: no other call can reserve between,
+    // so calls running at once share the balance through their holds.
+    let take = amount;
     if (tokenId) {
       const t = this.tokenRow(tokenId);
-      if (!t || t.status !== TOKEN_STATUS.enabled || t.balance - this.writer.unsettled("token", tokenId) < amount) {
+      const free = t ? t.balance + credit - this.writer.unsettled("token", tokenId) : 0;
+      if (!t || t.status !== TOKEN_STATUS.enabled || free < Math.max(1, least)) {
         void markExhausted(this.db, tokenId);
         throw tokenShort();
       }
+      take = Math.min(take, free);
     }
     const u = this.userRow(payer.userId);
     if (!u || u.status !== USER_STATUS.enabled) throw userBanned();
-    if (u.balance - this.writer.unsettled("user", payer.userId) < amount) throw userShort();
-    this.writer.reserve(payer.userId, tokenId, amount);
-    return { lease: null, userId: payer.userId, tokenId, amount };
+    const free = u.balance + credit - this.writer.unsettled("user", payer.userId);
+    if (free < Math.max(1, least)) throw userShort();
+    take = Math.min(take, free);
+    this.writer.reserve(payer.userId, tokenId, take);
+    return { lease: null, userId: payer.userId, tokenId, amount: take };
   }
 
   async giveBack(hold: Hold): Promise<void> {
@@ -231,12 +246,14 @@ class MemoryLedger implements Ledger {
   }
 
   remaining(userId: number): number {
-    return this.available(userId, 0);
+    return this.available(userId, 0) - this.credit();
   }
 
+  /** What the balances can still pay beyond every reservation and unwritten debit, the credit included. */
   private available(userId: number, tokenId: number): number {
-    let left = (this.userRow(userId)?.balance ?? 0) - this.writer.unsettled("user", userId);
-    if (tokenId) left = Math.min(left, (this.tokenRow(tokenId)?.balance ?? 0) - this.writer.unsettled("token", tokenId));
+    const credit = this.credit();
+    let left = (this.userRow(userId)?.balance ?? 0) + credit - this.writer.unsettled("user", userId);
+    if (tokenId) left = Math.min(left, (this.tokenRow(tokenId)?.balance ?? 0) + credit - this.writer.unsettled("token", tokenId));
     return left;
   }
 
@@ -324,20 +341,26 @@ export interface Lease {
  * The user is debited only if the token was; a token debited for a user that is short makes the statement
  * divide by zero, which undoes it whole.
  * $1 need, $2 wish, $3 token id (0: none), $4 enabled token status, $5 user id, $6 enabled user status,
- * $7 lease id, $8 instance, $9 life, $10 now, $11 share.
+ * $7 lease id, $8 instance, $9 life, $10 now, $11 share, $12 the least the call can do with (below $1 when it
+ * can be capped: then as much as the balances pay, down to $12), $13 the credit (how far below zero a balance
+ * may go).
  */
 const TOP_UP_IN_ONE_STATEMENT = `
   with a as (
-    select greatest(cast($1 as bigint), least(cast($2 as bigint),
-      coalesce((select quota from users where id = $5), 0) / cast($11 as bigint),
-      case when cast($3 as bigint) = 0 then cast($2 as bigint)
-        else coalesce((select remain_quota from tokens where id = $3), 0) / cast($11 as bigint) end)) as amt
+    select greatest(cast($12 as bigint), least(
+      greatest(cast($1 as bigint), least(cast($2 as bigint),
+        coalesce((select quota from users where id = $5), 0) / cast($11 as bigint),
+        case when cast($3 as bigint) = 0 then cast($2 as bigint)
+          else coalesce((select remain_quota from tokens where id = $3), 0) / cast($11 as bigint) end)),
+      coalesce((select quota from users where id = $5), 0) + cast($13 as bigint),
+      case when cast($3 as bigint) = 0 then greatest(cast($1 as bigint), cast($2 as bigint))
+        else coalesce((select remain_quota from tokens where id = $3), 0) + cast($13 as bigint) end)) as amt
   ), t as (
     update tokens set remain_quota = remain_quota - (select amt from a)
-    where id = $3 and status = $4 and remain_quota >= (select amt from a) returning id
+    where id = $3 and status = $4 and remain_quota + cast($13 as bigint) >= (select amt from a) returning id
   ), u as (
     update users set quota = quota - (select amt from a)
-    where id = $5 and status = $6 and quota >= (select amt from a)
+    where id = $5 and status = $6 and quota + cast($13 as bigint) >= (select amt from a)
       and (cast($3 as bigint) = 0 or exists (select 1 from t)) returning id
   ), h as (
     insert into quota_holds (id, user_id, token_id, amount, instance, life, created_at, renewed_at)
@@ -378,7 +401,10 @@ class LeaseLedger implements Ledger {
   /** Every lease whose row may exist, until it is given back. */
   private all = new Map<string, Lease>();
 
+  private credit: () => number;
+
   constructor(private db: Database, private dialect: Dialect, private writer: WriteBehind, private opts: LedgerOptions) {
+    this.credit = opts.credit ?? NO_CREDIT;
     writer.onLeasesCommitted = (spends, gone) => {
       for (const [id, spend] of spends) {
         const lease = this.all.get(id);
@@ -441,13 +467,18 @@ class LeaseLedger implements Ledger {
     const tokenId = limitedToken(payer);
     const lease = this.leaseFor(payer.userId, tokenId);
     if (lease.free < amount) return null;
+    return this.given(lease, payer, amount);
+  }
+
+  private given(lease: Lease, payer: Payer, amount: number): Hold {
     lease.free -= amount;
     lease.held += amount;
     lease.usedAt = performance.now();
-    return { lease, userId: payer.userId, tokenId, amount };
+    return { lease, userId: payer.userId, tokenId: limitedToken(payer), amount };
   }
 
-  async take(payer: Payer, amount: number): Promise<Hold> {
+  async take(payer: Payer, amount: number, least = amount): Promise<Hold> {
+    least = Math.max(1, Math.min(least, amount));
     for (;;) {
       const held = this.takeNow(payer, amount);
       if (held) return held;
@@ -457,19 +488,24 @@ class LeaseLedger implements Ledger {
         await lease.toppingUp.catch(() => {});
         continue;
       }
-      const running = this.topUp(lease, amount - lease.free).finally(() => {
+      const running = this.topUp(lease, amount - lease.free, least - lease.free).finally(() => {
         if (lease.toppingUp === running) lease.toppingUp = null;
       });
       lease.toppingUp = running;
       await running;
+      // The balances paid less than the whole amount: the call takes what the lease has, if that is enough.
+      if (!lease.closed && lease.free < amount && lease.free >= least) return this.given(lease, payer, lease.free);
     }
   }
 
-  private async topUp(lease: Lease, need: number): Promise<void> {
+  /** `need` more quota into the lease, or (a call that can be capped) at least `least` and as much of `need` as
+   * the balances pay. */
+  private async topUp(lease: Lease, need: number, least = need): Promise<void> {
     const now = performance.now();
     const wish = now - lease.toppedAt < LEASE_WINDOW_MS ? Math.max(need, 2 * lease.granted) : need * LEASE_FIRST;
     const at = Math.floor(Date.now() / 1000);
-    const outcome = await withRetry(() => this.dialect === "postgres" ? this.topUpInOneStatement(lease, need, wish, at) : this.topUpInTransaction(lease, need, wish, at));
+    const min = Math.max(0, Math.min(least, need));
+    const outcome = await withRetry(() => this.dialect === "postgres" ? this.topUpInOneStatement(lease, need, wish, at, min) : this.topUpInTransaction(lease, need, wish, at, min));
     if (outcome === "token") {
       // Not while this lease still holds some of the token (its unused part goes back to the row).
       if (lease.free <= 0 && lease.held === 0) await markExhausted(this.db, lease.tokenId);
@@ -486,10 +522,11 @@ class LeaseLedger implements Ledger {
     if (!lease.closed) lease.free += outcome.granted;
   }
 
-  private async topUpInOneStatement(lease: Lease, need: number, wish: number, now: number): Promise<TopUp> {
+  private async topUpInOneStatement(lease: Lease, need: number, wish: number, now: number, min: number): Promise<TopUp> {
     try {
       const r = await (this.opts.topUpDb ?? this.db).executeQuery<{ t: number; u: number; amt: number }>(CompiledQuery.raw(TOP_UP_IN_ONE_STATEMENT, [
         need, wish, lease.tokenId, TOKEN_STATUS.enabled, lease.userId, USER_STATUS.enabled, lease.id, this.opts.instance, this.life, now, LEASE_SHARE,
+        min, this.credit(),
       ]));
       const row = r.rows[0];
       if (Number(row?.u) === 1) return { granted: Number(row.amt) };
@@ -502,17 +539,22 @@ class LeaseLedger implements Ledger {
   }
 
   /** MySQL: token, user, then the lease row, each locked in that order (the write-behind's order). */
-  private topUpInTransaction(lease: Lease, need: number, wish: number, now: number): Promise<TopUp> {
+  private topUpInTransaction(lease: Lease, need: number, wish: number, now: number, min: number): Promise<TopUp> {
+    const credit = this.credit();
     return this.db.transaction().execute(async (trx): Promise<TopUp> => {
       let amount = wish;
+      // What the balances pay at most: the least of them, the credit included.
+      let most = Infinity;
       if (lease.tokenId) {
         const t = await trx.selectFrom("tokens").select(["remain_quota", "status"]).where("id", "=", lease.tokenId).forUpdate().executeTakeFirst();
-        if (!t || t.status !== TOKEN_STATUS.enabled || Number(t.remain_quota) < need) return "token";
+        if (!t || t.status !== TOKEN_STATUS.enabled || Number(t.remain_quota) + credit < min) return "token";
         amount = Math.min(amount, Math.floor(Number(t.remain_quota) / LEASE_SHARE));
+        most = Number(t.remain_quota) + credit;
       }
       const u = await trx.selectFrom("users").select(["quota", "status"]).where("id", "=", lease.userId).forUpdate().executeTakeFirst();
-      if (!u || u.status !== USER_STATUS.enabled || Number(u.quota) < need) return "user";
-      amount = Math.max(need, Math.min(amount, Math.floor(Number(u.quota) / LEASE_SHARE)));
+      if (!u || u.status !== USER_STATUS.enabled || Number(u.quota) + credit < min) return "user";
+      most = Math.min(most, Number(u.quota) + credit);
+      amount = Math.max(min, Math.min(most, Math.max(need, Math.min(amount, Math.floor(Number(u.quota) / LEASE_SHARE)))));
       await this.debit(trx, lease, amount, now);
       return { granted: amount };
     });
@@ -604,14 +646,15 @@ class LeaseLedger implements Ledger {
 
   /** More than the hold and the lease have: as much of `extra` as token and user still have, into the lease row. */
   private chargeExtra(lease: Lease, extra: number): Promise<number> {
+    const credit = this.credit();
     return this.db.transaction().execute(async (trx) => {
       let left = extra;
       if (lease.tokenId) {
         const t = await trx.selectFrom("tokens").select("remain_quota").where("id", "=", lease.tokenId).forUpdate().executeTakeFirst();
-        left = Math.min(left, Math.max(0, Number(t?.remain_quota ?? 0)));
+        left = Math.min(left, Math.max(0, Number(t?.remain_quota ?? 0) + credit));
       }
       const u = await trx.selectFrom("users").select("quota").where("id", "=", lease.userId).forUpdate().executeTakeFirst();
-      left = Math.min(left, Math.max(0, Number(u?.quota ?? 0)));
+      left = Math.min(left, Math.max(0, Number(u?.quota ?? 0) + credit));
       if (left <= 0) return 0;
       await this.debit(trx, lease, left, Math.floor(Date.now() / 1000));
       lease.inDb = true;

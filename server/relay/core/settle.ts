@@ -3,7 +3,7 @@
 // transaction as the settlement itself (core/ledger.ts). Failed calls leave an error log.
 import type { AppDeps } from "../../deps.ts";
 import type { Channel } from "../../../db/schema.ts";
-import type { AppError } from "../../http/errors.ts";
+import { AppError } from "../../http/errors.ts";
 import { LOG_TYPE } from "../../catalogue/index.ts";
 import type { Usage } from "../providers/types.ts";
 import { relayState } from "../state.ts";
@@ -32,6 +32,8 @@ export interface Served extends Admission {
   onSettled?: (usage: Usage) => void;
   /** Served by a fallback model (core/fallback.ts): logged in `other.fallback`. */
   fallback?: FallbackFacts | null;
+  /** Cut when its cost reached what its payer can pay (core/stream-budget.ts): billed at most its hold. */
+  cutAtHold?: boolean;
 }
 
 /** Settles and records a served call; the write-behind waits for it on flush. `usage` null: counted from
@@ -76,10 +78,38 @@ export function finish(deps: AppDeps, s: Served, usage: Usage | null, generated?
 
 const SETTLED: Promise<void> = Promise.resolve();
 
-/** What the call is billed: its price for the usage, times the cache's billing ratio on a response-cache hit. */
-function costOf(s: Served, u: Usage): number {
+/** What the call is billed: its price for the usage, times the cache's billing ratio on a response-cache hit;
+ * a stream cut at its hold, at most the hold. */
+export function costOf(s: Served, u: Usage): number {
   const full = quotaFor(s.price, u, s.calls);
-  return s.costRatio === undefined ? full : Math.round(full * s.costRatio);
+  const cost = s.costRatio === undefined ? full : Math.round(full * s.costRatio);
+  return s.cutAtHold ? Math.min(cost, s.hold.amount) : cost;
+}
+
+/**
+ * Takes `more` quota into the call's hold (at least `least` of it, as far as the balances pay): the answer costs
+ * more than the call held, because an upstream went past the bound it was sent or a model answered longer than
+ * its catalogued limit. Null when taken; else the error naming the short balance, and the hold is as it was.
+ */
+export async function extendHold(deps: AppDeps, adm: Admission, more: number, least = more): Promise<AppError | null> {
+  if (more <= 0) return null;
+  const { ledger } = relayState(deps);
+  const c = adm.req.caller;
+  const payer = { userId: c.userId, tokenId: c.tokenId, unlimited: c.unlimited };
+  let extra;
+  try {
+    extra = ledger.takeNow?.(payer, more, least) ?? await ledger.take(payer, more, least);
+  } catch (e) {
+    return e instanceof AppError ? e : new AppError(403, "user quota is not enough for this request", "insufficient_user_quota");
+  }
+  // A hold is one lease's (PostgreSQL, MySQL): quota given from another (the payer's lease was replaced since)
+  // cannot join it.
+  if (extra.amount > 0 && extra.lease !== adm.hold.lease) {
+    await ledger.giveBack(extra);
+    return new AppError(403, "user quota is not enough for this request", "insufficient_user_quota");
+  }
+  adm.hold.amount += extra.amount;
+  return null;
 }
 
 /** The call was not served (or its answer was unusable): the hold goes back in full. */

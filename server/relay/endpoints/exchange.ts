@@ -19,12 +19,14 @@ import { clientSignal, type Admission, type RelayRequest } from "../core/admit.t
 import type { Channel } from "../../../db/schema.ts";
 import { contextExceeded, routeWithFallbacks } from "../core/fallback.ts";
 import { errorCode, mappedStatus, providerCall, reportFailure, route, UpstreamError } from "../core/route.ts";
-import { finish, recordError, release as releaseHold, type Served } from "../core/settle.ts";
+import { costOf, extendHold, finish, recordError, release as releaseHold, type Served } from "../core/settle.ts";
 import { answerUsage, countedUsage, countedUsageExact, countGenerated } from "../core/meter.ts";
 import { callsObserved, observeAttempt, observeAttemptEnd, observeCall, observeStream } from "../observe.ts";
 import { responseCache } from "../cache/index.ts";
 import { fetchBody } from "../../infra/stream-client.ts";
 import { clientHeadersFor, withForwarded } from "../forward.ts";
+import { askedOutput, generates } from "../core/output-cap.ts";
+import { outputBound } from "../billing.ts";
 
 export type { RelayRequest } from "../core/admit.ts";
 
@@ -252,6 +254,7 @@ async function deliver(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCa
   if (limit !== Infinity && text.length > PARSED_ANSWER_CHARS) {
     const usage = /^\s*\{/.test(text) ? closingUsage(text.slice(-ANSWER_TAIL_BYTES)) : null;
     if (usage) {
+      if (costOf(o, usage) > o.hold.amount) await paidBeyondHold(deps, o, usage);
       finish(deps, o, usage);
       return new Response(text, jsonInit(res.status));
     }
@@ -280,12 +283,14 @@ async function deliver(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCa
   // answer's count took up to ~10 ms, and a process's first count loaded the rank tables there).
   if (parsed.uncountedOutput !== undefined) parsed.usage = await answerUsage(parsed);
   if (parsed.body === json && parsed.usage) {
+    if (costOf(o, parsed.usage) > o.hold.amount) await paidBeyondHold(deps, o, parsed.usage);
     // The usual answer: its usage is billed, the generated text is never needed (no closure made for it).
     finish(deps, o, parsed.usage);
     return new Response(text, jsonInit(res.status));
   }
   const generated = () => (adaptor.generatedText ?? openAIGeneratedText)(call, json);
   if (parsed.body === json) {
+    if (parsed.usage && costOf(o, parsed.usage) > o.hold.amount) await paidBeyondHold(deps, o, parsed.usage);
     finish(deps, o, parsed.usage, generated);
     return new Response(text, jsonInit(res.status));
   }
@@ -298,8 +303,26 @@ async function deliver(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCa
     usage = await countedUsageExact(o.req.body, generated());
     body = withBilledUsage(call.format, body, usage);
   }
+  if (usage && costOf(o, usage) > o.hold.amount) await paidBeyondHold(deps, o, usage);
   finish(deps, o, usage, generated);
   return new Response(JSON.stringify(body), jsonInit(res.status));
+}
+
+/**
+ * A whole answer that costs more than its hold (the upstream went past the bound it was sent, or the model past
+ * its catalogued limit) is delivered only when its payer can pay the difference, taken into the hold now. Else
+ * it is not delivered and not billed: the hold goes back and the client gets the quota error.
+ */
+async function paidBeyondHold(deps: AppDeps, o: Served, usage: Usage): Promise<void> {
+  const short = await extendHold(deps, o, costOf(o, usage) - o.hold.amount);
+  if (!short) return;
+  // Within the output bound held for, the prompt counted higher than its estimate and slack: delivered, and
+  // billed as far as the balances reach (settlement charges past a hold that way).
+  if (!generates(o.req) || usage.completion_tokens <= outputBound(o.price, askedOutput(o.req))) return;
+  await releaseHold(deps, o);
+  const err = new AppError(short.status, `the answer costs more than the balance can pay (${usage.completion_tokens} output tokens, past the bound the upstream was sent): it was not delivered and nothing was billed`, short.code);
+  recordError(deps, o.req, err, o.channel.id, o.usedChannels, o.started);
+  throw err;
 }
 
 /** A JSON answer's status and headers; the usual 200's made once. Its headers are a Headers object, which a
