@@ -3,7 +3,7 @@ import type { OptionStore } from "../modules/option/store.ts";
 import { AppError } from "../http/errors.ts";
 import { QUOTA_PER_UNIT } from "../catalogue/index.ts";
 import { builtinCompletionRatio, thinkingBaseModel } from "../catalogue/ratios.ts";
-import { catalogueOutputLimit } from "../catalogue/output-limits.ts";
+import { catalogueOutputLimit, DEFAULT_OUTPUT_LIMIT } from "../catalogue/output-limits.ts";
 import { groupRatioFor } from "../modules/group/auto.ts";
 import type { Usage } from "./providers/types.ts";
 
@@ -36,8 +36,9 @@ export interface Price {
   imageRatio?: number;
   audioRatio?: number;
   audioCompletionRatio?: number;
-  /** The most output tokens one answer of the model can have (ModelOutputLimit, else the catalogue's). */
-  outputLimit: number;
+  /** The most output tokens one answer of the model can have (ModelOutputLimit, else the catalogue's; absent:
+   * DEFAULT_OUTPUT_LIMIT). */
+  outputLimit?: number;
 }
 
 /**
@@ -246,7 +247,8 @@ export function heldPrompt(promptEstimate: number): number {
 
 /** The output tokens a generating call may produce at most: what it asked for, never more than the model's limit. */
 export function outputBound(price: Price, asked: number): number {
-  return asked > 0 ? Math.min(asked, price.outputLimit) : price.outputLimit;
+  const limit = price.outputLimit ?? DEFAULT_OUTPUT_LIMIT;
+  return asked > 0 ? Math.min(asked, limit) : limit;
 }
 
 /** The worst case of a generating call: the prompt estimate plus `outputTokens` of output, at its price. */

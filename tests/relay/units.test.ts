@@ -12,7 +12,7 @@ import { usageFrom } from "../../server/relay/providers/openai/usage.ts";
 import { countTokens } from "../../server/relay/tokenizer.ts";
 
 const ratioPrice = (over: Partial<Price> = {}): Price => ({
-  perCall: false, modelPrice: -1, modelRatio: 1, completionRatio: 1, cacheRatio: 1, cacheCreationRatio: 1.25, groupRatio: 1, outputLimit: 8192, ...over,
+  perCall: false, modelPrice: -1, modelRatio: 1, completionRatio: 1, cacheRatio: 1, cacheCreationRatio: 1.25, groupRatio: 1, ...over,
 });
 
 describe("channel choice", () => {
