@@ -88,6 +88,9 @@ export async function request<T = any>(method: string, path: string, body?: unkn
   } catch {
     parsed = null;
   }
+  // A 429 that says when to retry (an account locked after failed sign-ins) keeps the server's message, which says when.
+  const retryAt = res.status === 429 && res.headers.get("retry-after") && typeof parsed?.message === "string" && parsed.message;
+  if (retryAt) return { success: false, message: translateServerMessage(retryAt), status: res.status };
   if (fixed) return { success: false, message: fixed, status: res.status };
   // The server's answer for an /api route it does not have (a feature this server leaves out, such as
   // new-api's daily check-in): say that, not a bare "not found".

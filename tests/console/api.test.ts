@@ -87,6 +87,17 @@ describe("the API client", () => {
     expect((await api.get("/c")).message).toBe("This site is for demonstration only, there is no backend");
   });
 
+  test("a 429 that says when to retry (a locked account) shows the server's message", async () => {
+    const locked = "too many failed sign-in attempts for this account; try again in 15 minutes (at 2030-01-01T00:15:00.000Z)";
+    const original = globalThis.fetch;
+    globalThis.fetch = (async () => Response.json({ success: false, message: locked }, { status: 429, headers: { "Retry-After": "900" } })) as unknown as typeof fetch;
+    try {
+      expect(await api.post("/api/user/login", { username: "a", password: "b" })).toMatchObject({ success: false, status: 429, message: locked });
+    } finally {
+      globalThis.fetch = original;
+    }
+  });
+
   test("a transport failure reads 'unable to connect to server'", async () => {
     const original = globalThis.fetch;
     globalThis.fetch = (async () => {

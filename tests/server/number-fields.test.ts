@@ -88,6 +88,15 @@ for (const kind of storageKinds()) {
       expect(await snapshot()).toBe(before);
     });
 
+    test("a channel's auto_ban takes 1 or 0 as a number, its text or a boolean, and nothing else", async () => {
+      for (const [value, stored] of [[0, 0], ["1", 1], [false, 0], [true, 1]] as const) {
+        expect((await ctx.request("PUT", "/api/channel/", { as: root, body: { id: channelId, auto_ban: value } })).body.success).toBe(true);
+        expect(Number((await ctx.deps.db.selectFrom("channels").select("auto_ban").where("id", "=", channelId).executeTakeFirstOrThrow()).auto_ban)).toBe(stored);
+      }
+      const r = await ctx.request("PUT", "/api/channel/", { as: root, body: { id: channelId, auto_ban: "often" } });
+      expect(r.body).toEqual({ success: false, message: "auto_ban must be 1 or 0 (or true or false)" });
+    });
+
     test("numeric options refuse values past the safe range, and integer ones unsafe integers", async () => {
       const before = await snapshot();
       for (const [key, value] of [["QuotaForNewUser", "1e21"], ["QuotaForNewUser", "9007199254740993"], ["PreConsumedQuota", "9.2e18"], ["ModelRatio", '{"gpt-4o":1e300}']]) {

@@ -8,6 +8,8 @@ import { openCache } from "../../server/infra/cache.ts";
 import { createApp } from "../../server/app.ts";
 import { dummyHash } from "../../server/modules/user/password.ts";
 import { MSG } from "../../server/modules/user/service.ts";
+import * as twofa from "../../server/modules/twofa/service.ts";
+import { MAX_FAILED_ATTEMPTS, totpCode } from "../../server/modules/twofa/totp.ts";
 
 const MAX = 10;
 const LOCKED = /^too many failed sign-in attempts for this account; try again in \d+ (minute|second)s? \(at \d{4}-\d\d-\d\dT/;
@@ -96,6 +98,32 @@ describe("per-account sign-in throttling", () => {
     }
     const r = await ctx.request("POST", "/api/user/reset", { body: { email: "reset-target@example.com", token: "t-last" }, headers: { "x-forwarded-for": fresh() } });
     expect(r.status).toBe(429);
+  }, 30_000);
+});
+
+describe("the second factor", () => {
+  test("wrong codes from many addresses lock two-factor sign-in for the account, the right code included", async () => {
+    const ctx = await testContext({ config: { trustProxy: true, rateLimitEnabled: true } });
+    try {
+      const s = await ctx.user(1, { username: "twofactor" });
+      const user = await ctx.deps.db.selectFrom("users").selectAll().where("id", "=", s.id).executeTakeFirstOrThrow();
+      const { secret } = await twofa.setupTwoFA(ctx.deps, user);
+      await twofa.enableTwoFA(ctx.deps, user, totpCode(secret));
+      const step = async (code: string) => {
+        const first = await login(ctx, "twofactor", s.password, fresh());
+        expect(first.body.data.require_2fa).toBe(true);
+        return ctx.request("POST", "/api/user/login/2fa", { body: { flow_token: first.body.data.flow_token, code }, headers: { "x-forwarded-for": fresh() } });
+      };
+      const right = totpCode(secret, Date.now() + 30_000);
+      const wrong = right === "123456" ? "654321" : "123456";
+      for (let i = 1; i < MAX_FAILED_ATTEMPTS; i++) expect((await step(wrong)).body.message).toBe(twofa.MSG.wrongCode);
+      expect((await step(wrong)).body.message).toContain("locked until");
+      const refused = await step(right);
+      expect(refused.body.success).toBe(false);
+      expect(refused.body.message).toContain("locked until");
+    } finally {
+      await ctx.close();
+    }
   }, 30_000);
 });
 

@@ -25,7 +25,7 @@ const channelFields = {
   group: list("group"),
   model_mapping: str("model_mapping"),
   status_code_mapping: str("status_code_mapping"),
-  auto_ban: numeric("auto_ban"),
+  auto_ban: t.Optional(t.Union([int("auto_ban", INT_COLUMN, { blank: true }), t.Boolean()], { error: "auto_ban must be 1 or 0 (or true or false)" })),
   tag: str("tag"),
   setting: str("setting"),
   param_override: str("param_override"),
