@@ -247,6 +247,16 @@ describe("Codex on a chat-only upstream: custom tools, additional_tools, reasoni
     ]);
   });
 
+  test("an open model's plain reasoning_text goes back as reasoning_content too", async () => {
+    await answering({ text: "ok" }, () => oai.responses.create({ model: "rb-deepseek", input: [
+      { role: "user", content: "Go" },
+      { type: "reasoning", id: "rs_x", summary: [], content: [{ type: "reasoning_text", text: "Plan A." }] },
+      { type: "function_call", call_id: "c9", name: "shell", arguments: "{}" },
+      { type: "function_call_output", call_id: "c9", output: "ok" },
+    ] as any, tools: [SHELL] as any }));
+    expect(compat.last().body.messages[1]).toMatchObject({ role: "assistant", reasoning_content: "Plan A.", tool_calls: [{ id: "c9" }] });
+  });
+
   test("non-streamed: custom and namespaced calls come back as custom_tool_call and function_call items", async () => {
     const r: any = await answering({ calls: [{ id: "c1", name: "apply_patch", arguments: JSON.stringify({ input: PATCH }) }, { id: "c2", name: "mcp__search", arguments: "{}" }] },
       () => oai.responses.create({ ...codexBody([{ role: "user", content: "Go" }]), stream: false } as any));

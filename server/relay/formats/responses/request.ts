@@ -237,9 +237,13 @@ function chatMessages(input: ResponsesRequest["input"], carry: SignedReasoning):
       media.push(...o.media);
     } else if (type === "reasoning") {
       // The gateway's own reasoning goes back (chat upstreams such as DeepSeek and Kimi want it with their tool
-      // calls); another service's encrypted reasoning means nothing to this upstream and is left out.
+      // calls), and so does an open model's plain reasoning_text; another service's encrypted reasoning means
+      // nothing to this upstream and is left out.
       const sealed = openSeal(item.encrypted_content);
       if (sealed?.text) reasoning += sealed.text;
+      else if (!sealed && Array.isArray(item.content)) {
+        for (const p of item.content) if (p?.type === "reasoning_text" && typeof p.text === "string") reasoning += p.text;
+      }
       if (sealed?.signatures) Object.assign((signatures ??= {}), sealed.signatures);
       if (sealed?.thinking) thinking.push(...sealed.thinking);
     } else if (type === "additional_tools") {
