@@ -8,6 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, setSystemTime, test }
 import { relayFixture, type RelayFixture } from "./fixtures.ts";
 import { startMockUpstream, type MockUpstream } from "../mocks/openai-upstream.ts";
 import { startClaudeUpstream } from "../mocks/claude-upstream.ts";
+import { startGeminiUpstream } from "../mocks/gemini-upstream.ts";
 import type { MockUpstream as RecordingUpstream } from "../mocks/recorder.ts";
 import { invalidateRelayCaches } from "../../server/relay/state.ts";
 import { multiKeyInfo } from "../../server/modules/channel/keys.ts";
@@ -22,6 +23,7 @@ import type { AppDeps } from "../../server/deps.ts";
 const GPT = "aff-gpt";
 const CLAUDE = "aff-claude";
 const KEYS = "aff-keys";
+const GEMINI = "aff-gemini";
 
 let fx: RelayFixture;
 let a: MockUpstream;
@@ -29,6 +31,8 @@ let b: MockUpstream;
 let keyed: MockUpstream;
 let claudeA: RecordingUpstream;
 let claudeB: RecordingUpstream;
+let geminiA: RecordingUpstream;
+let geminiB: RecordingUpstream;
 const ids: Record<string, number> = {};
 let token = "";
 let root: Session;
@@ -51,20 +55,23 @@ beforeAll(async () => {
   keyed = startMockUpstream();
   claudeA = startClaudeUpstream();
   claudeB = startClaudeUpstream();
-  await fx.option("ModelRatio", JSON.stringify({ [GPT]: 1, [CLAUDE]: 1, [KEYS]: 1 }));
+  geminiA = startGeminiUpstream();
+  geminiB = startGeminiUpstream();
+  await fx.option("ModelRatio", JSON.stringify({ [GPT]: 1, [CLAUDE]: 1, [KEYS]: 1, [GEMINI]: 1 }));
   await fx.option("RetryTimes", "1");
   ids.a = await fx.channel({ name: "a", key: "sk-a", base_url: a.url, models: [GPT], priority: 10 });
   ids.b = await fx.channel({ name: "b", key: "sk-b", base_url: b.url, models: [GPT], priority: 0 });
   ids.claudeA = await fx.channel({ type: 14, key: "claude-key", base_url: claudeA.url, models: [CLAUDE], priority: 10 });
   ids.claudeB = await fx.channel({ type: 14, key: "claude-key", base_url: claudeB.url, models: [CLAUDE], priority: 0 });
+  ids.geminiA = await fx.channel({ type: 24, key: "gemini-key", base_url: geminiA.url, models: [GEMINI], priority: 10 });
+  ids.geminiB = await fx.channel({ type: 24, key: "gemini-key", base_url: geminiB.url, models: [GEMINI], priority: 0 });
   ids.keyed = await fx.channel({ key: "k1\nk2\nk3", base_url: keyed.url, models: [KEYS], channel_info: multiKeyInfo(3, "polling") });
   token = (await fx.token((await fx.user(1_000_000_000)).id, { remain_quota: 1_000_000_000 })).key;
   root = await fx.user(0, { role: ROLE.root });
 });
 afterAll(async () => {
   for (const m of [a, b, keyed]) await m.stop();
-  claudeA.stop();
-  claudeB.stop();
+  for (const m of [claudeA, claudeB, geminiA, geminiB]) m.stop();
   await fx.close();
 });
 afterEach(() => void setSystemTime());
@@ -204,6 +211,21 @@ describe("a conversation stays on its channel", () => {
     expect(await claude({}, { user_id: "user_abc_account_def_session_ghi" })).toBe("a");
     expect(await claude({})).toBe("b");
     expect(await claude({ "x-claude-code-session-id": "session-2" })).toBe("b");
+  });
+
+  test("a Gemini call naming a context cache stays with the channel (and key) that holds it", async () => {
+    await reset();
+    const gemini = async (cachedContent?: string) => {
+      const before = [geminiA.requests.length, geminiB.requests.length];
+      const res = await fx.call(`/v1beta/models/${GEMINI}:generateContent`, token, { contents: [{ role: "user", parts: [{ text: "hi" }] }], ...(cachedContent ? { cachedContent } : {}) });
+      expect(res.status).toBe(200);
+      await res.text();
+      return geminiA.requests.length > before[0]! ? "a" : geminiB.requests.length > before[1]! ? "b" : "none";
+    };
+    expect(await gemini("cachedContents/abc")).toBe("a");
+    await setPriority(fx, ids.geminiB!, 20);
+    expect(await gemini("cachedContents/abc")).toBe("a");
+    expect(await gemini()).toBe("b");
   });
 
   test("a multi-key channel: the conversation keeps its key while polling moves on for other calls", async () => {
