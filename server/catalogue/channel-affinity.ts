@@ -46,14 +46,16 @@ export interface AffinityRule {
 
 const rule = (name: string, paths: string[], key_sources: AffinityKeySource[]): AffinityRule => ({
   name, model_regex: [".*"], path_regex: paths, key_sources, value_regex: "", ttl_seconds: 0,
-  skip_retry_on_failure: false, include_using_group: true, include_model_name: false, include_rule_name: true,
+  skip_retry_on_failure: false, include_using_group: true, include_model_name: true, include_rule_name: true,
 });
 
 /**
  * The conversations agents mark: OpenAI's prompt_cache_key (Codex, the Responses API and chat completions),
  * Claude Code's session (its x-claude-code-session-id header, else the metadata.user_id it sends), and a Gemini
- * call naming a context cache (cachedContent, which exists only on the key that created it). Any model: a
- * gateway maps model names freely. A failing pinned channel falls back as any call does.
+ * call naming a context cache (cachedContent, which exists only on the key that created it). Any model (a
+ * gateway maps model names freely), each pinned apart: a provider caches per model, and an agent that asks a
+ * small model for side tasks in the same session keeps both its pins. A failing pinned channel falls back as
+ * any call does.
  */
 export const DEFAULT_AFFINITY_RULES: AffinityRule[] = [
   rule("prompt cache key", ["^/v1/responses", "^/v1/chat/completions"], [{ type: "gjson", path: "prompt_cache_key" }]),

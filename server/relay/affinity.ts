@@ -226,8 +226,9 @@ export class AffinityCall {
   ) {}
 
   /**
-   * The pinned channel when it may serve this call: enabled and among the group's channels for the model. A pin
-   * that may not is forgotten (unless keep_on_channel_disabled) and the call is routed as any other.
+   * The pinned channel when it may serve this call: enabled and among the group's channels for the model. The
+   * call is otherwise routed as any other; the pin of a channel that is no longer enabled is forgotten (unless
+   * keep_on_channel_disabled), and one that is enabled but does not serve this model stays for the calls it can.
    */
   preferred(candidates: readonly Candidate[], table: RoutingTable): Channel | null {
     const pin = this.pin;
@@ -237,7 +238,7 @@ export class AffinityCall {
       this.used = true;
       return channel;
     }
-    if (!this.settings.keepOnChannelDisabled) this.store.forget(this.key);
+    if (!channel && !this.settings.keepOnChannelDisabled) this.store.forget(this.key);
     this.pin = null;
     return null;
   }

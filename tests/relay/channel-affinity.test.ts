@@ -24,6 +24,8 @@ const GPT = "aff-gpt";
 const CLAUDE = "aff-claude";
 const KEYS = "aff-keys";
 const GEMINI = "aff-gemini";
+/** Served by channel b only: an agent's small model for side tasks. */
+const MINI = "aff-mini";
 
 let fx: RelayFixture;
 let a: MockUpstream;
@@ -57,10 +59,10 @@ beforeAll(async () => {
   claudeB = startClaudeUpstream();
   geminiA = startGeminiUpstream();
   geminiB = startGeminiUpstream();
-  await fx.option("ModelRatio", JSON.stringify({ [GPT]: 1, [CLAUDE]: 1, [KEYS]: 1, [GEMINI]: 1 }));
+  await fx.option("ModelRatio", JSON.stringify({ [GPT]: 1, [MINI]: 1, [CLAUDE]: 1, [KEYS]: 1, [GEMINI]: 1 }));
   await fx.option("RetryTimes", "1");
   ids.a = await fx.channel({ name: "a", key: "sk-a", base_url: a.url, models: [GPT], priority: 10 });
-  ids.b = await fx.channel({ name: "b", key: "sk-b", base_url: b.url, models: [GPT], priority: 0 });
+  ids.b = await fx.channel({ name: "b", key: "sk-b", base_url: b.url, models: [GPT, MINI], priority: 0 });
   ids.claudeA = await fx.channel({ type: 14, key: "claude-key", base_url: claudeA.url, models: [CLAUDE], priority: 10 });
   ids.claudeB = await fx.channel({ type: 14, key: "claude-key", base_url: claudeB.url, models: [CLAUDE], priority: 0 });
   ids.geminiA = await fx.channel({ type: 24, key: "gemini-key", base_url: geminiA.url, models: [GEMINI], priority: 10 });
@@ -110,6 +112,16 @@ describe("a conversation stays on its channel", () => {
     expect(await chat({ prompt_cache_key: "conv-2" })).toBe("b");
     expect(await chat({ prompt_cache_key: "conv-2" })).toBe("b");
     expect(await chat({ prompt_cache_key: "conv-1" })).toBe("a");
+  });
+
+  test("a session that also asks a small model (served elsewhere) keeps a pin per model", async () => {
+    await reset();
+    expect(await chat({ prompt_cache_key: "conv-models" })).toBe("a");
+    expect(await chat({ prompt_cache_key: "conv-models" }, MINI)).toBe("b");
+    expect(await chat({ prompt_cache_key: "conv-models" })).toBe("a");
+    await setPriority(fx, ids.b!, 20);
+    expect(await chat({ prompt_cache_key: "conv-models" })).toBe("a");
+    expect(await chat({ prompt_cache_key: "conv-models" }, MINI)).toBe("b");
   });
 
   test("a Responses call (Codex CLI's) by its prompt_cache_key", async () => {
@@ -289,7 +301,7 @@ describe("settings and the cache route (new-api's)", () => {
     await fx.option(AFFINITY_OPTIONS.maxEntries, "2");
     try {
       for (const k of ["m-1", "m-2", "m-3"]) await chat({ prompt_cache_key: k });
-      expect((await storeOf(fx.ctx.deps).keys()).sort()).toEqual(["prompt cache key:default:m-2", "prompt cache key:default:m-3"]);
+      expect((await storeOf(fx.ctx.deps).keys()).sort()).toEqual([`prompt cache key:${GPT}:default:m-2`, `prompt cache key:${GPT}:default:m-3`]);
       await setPriority(fx, ids.b!, 20);
       expect(await chat({ prompt_cache_key: "m-1" })).toBe("b");
       expect(await chat({ prompt_cache_key: "m-3" })).toBe("a");
@@ -381,7 +393,7 @@ if (REDIS) {
       expect(await servedBy(shared.call("/v1/chat/completions", sharedToken, body), counts())).toBe("one");
       await bothPriorities(sharedIds[1]!, 20);
       // The second instance holds no pin of its own: Redis has the first's.
-      const key = `prompt cache key:default:shared-conv`;
+      const key = `prompt cache key:${GPT}:default:shared-conv`;
       expect(await servedBy(second.call(body), counts())).toBe("one");
       // The pinned channel fails on the second instance: it falls back to "two" and moves the conversation there.
       one.options.failStatus = 500;
