@@ -66,6 +66,10 @@ for (const kind of storageKinds()) {
       expect(await userCount()).toBe(before + 1);
       const row = await ctx.deps.db.selectFrom("users").select("username").where("id", "=", bob.id).executeTakeFirstOrThrow();
       expect(row.username).toBe("bob");
+      // A name stored before these rules (an imported one with a space) is no rename when sent back unchanged.
+      const old = await ctx.user(1, { username: "old name" });
+      expect((await ctx.request("PUT", "/api/user/", { as: root, body: { id: old.id, username: "old name", display_name: "Old" } })).body.success).toBe(true);
+      expect((await ctx.request("PUT", "/api/user/self", { as: old, body: { username: "old name", display_name: "Old" } })).body.success).toBe(true);
       // Renaming to another case of one's own name is a rename, not a clash.
       expect((await ctx.request("PUT", "/api/user/self", { as: bob, body: { username: "Bob" } })).body.success).toBe(true);
     });

@@ -213,7 +213,8 @@ export async function updateUser(deps: AppDeps, actor: User, input: UpdateUserIn
     if (input.role >= actor.role) throw forbidden(actor.role >= ROLE.root ? MSG.levelDenied : MSG.adminCantMakeAdmin);
   }
   const patch: Record<string, unknown> = {};
-  if (input.username !== undefined && normaliseUsername(input.username) !== target.username) {
+  // The console sends the name back with every edit: the stored one, even one the rules would refuse now, is no rename.
+  if (input.username !== undefined && input.username.trim() !== target.username && normaliseUsername(input.username) !== target.username) {
     const u = chosenUsername(input.username);
     if (await usernameTaken(deps, u, target.id)) throw badRequest(MSG.usernameTaken);
     patch.username = u;
@@ -301,7 +302,7 @@ export async function updateSelf(deps: AppDeps, me: User, input: UpdateSelfInput
     patch.password = await hashPassword(input.password);
   }
   if (input.display_name !== undefined) patch.display_name = input.display_name.trim() || me.username;
-  if (input.username !== undefined && normaliseUsername(input.username) !== me.username) {
+  if (input.username !== undefined && input.username.trim() !== me.username && normaliseUsername(input.username) !== me.username) {
     const u = chosenUsername(input.username);
     if (await usernameTaken(deps, u, me.id)) throw badRequest(MSG.usernameTaken);
     patch.username = u;
