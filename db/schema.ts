@@ -236,6 +236,12 @@ export interface QuotaHoldsTable {
   renewed_at: number;
 }
 
+/** A committed write-behind transaction (server/jobs/journal.ts): its slice's id. */
+export interface WriteReceiptsTable {
+  id: string;
+  created_at: number;
+}
+
 /** The relay's response cache without Redis (server/relay/cache/store.ts): one answer per request hash. */
 export interface ResponseCacheTable {
   /** sha256 (hex) of the normalised request, its caller's group and model */
@@ -366,6 +372,7 @@ export interface DB {
   midjourneys: MidjourneysTable;
   tasks: TasksTable;
   quota_holds: QuotaHoldsTable;
+  write_receipts: WriteReceiptsTable;
   two_fas: TwoFasTable;
   two_fa_backup_codes: TwoFaBackupCodesTable;
   passkey_credentials: PasskeyCredentialsTable;

@@ -9,6 +9,8 @@ import { startSqlWorker } from "./infra/sql-worker.ts";
 import { stopWorker } from "./infra/statement-worker.ts";
 import { startSqliteReader, stopSqliteReader } from "./infra/sqlite-reader.ts";
 import { closeIdleStreamConnections, configureStreamClient } from "./infra/stream-client.ts";
+import { replayJournal } from "./jobs/journal.ts";
+import { dataExportPolicy } from "./modules/dashboard/export.ts";
 
 export async function buildDeps(config: Config): Promise<AppDeps> {
   configureStreamClient(config.streamClient);
@@ -18,6 +20,7 @@ export async function buildDeps(config: Config): Promise<AppDeps> {
   const cache = await openCache(config.redisUrl, undefined, config.redis);
   const deps: AppDeps = { config, db, options, cache, startTime: Math.floor(Date.now() / 1000), shutdownHooks: [] };
   startDatabaseWorker(db, config.database);
+  await replayJournal(db, config, dataExportPolicy(options));
   return deps;
 }
 

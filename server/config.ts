@@ -54,6 +54,8 @@ export interface Config {
   /** This instance's name on the quota holds it takes (PostgreSQL/MySQL): stable across its restarts, so a
    * restarted instance refunds the holds of calls its previous life was running (INSTANCE_ID). */
   instanceId: string;
+  /** Where the write-behind journals what it has not written yet ($DATA_DIR/journal; null: no journal, tests). */
+  journalDir: string | null;
   /** A quota hold its instance stopped renewing for this long is refunded by any instance. */
   holdLeaseMs: number;
   /** Time between rounds of the task poller (TASK_POLL_INTERVAL seconds; 0 = no polling). */
@@ -214,6 +216,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     turnstileVerifyUrl: env.TURNSTILE_VERIFY_URL?.trim() || "https://challenges.cloudflare.com/turnstile/v0/siteverify",
     allowLoopbackWebhooks: false,
     instanceId: env.INSTANCE_ID?.trim().slice(0, 64) || defaultInstanceId(dataDir, flags.port ?? int(env.PORT, 3000)),
+    journalDir: join(dataDir, "journal"),
     holdLeaseMs: 60_000,
     // Seconds, fractions allowed (tests poll fast); empty or unreadable = the default.
     taskPollIntervalMs: Math.round(Math.max(0, env.TASK_POLL_INTERVAL?.trim() && Number.isFinite(Number(env.TASK_POLL_INTERVAL)) ? Number(env.TASK_POLL_INTERVAL) : 15) * 1000),

@@ -171,6 +171,15 @@ export const TABLES: TableDef[] = [
     primaryKey: ["id"],
     indexes: [{ name: "idx_quota_holds_renewed_at", columns: ["renewed_at"] }, { name: "idx_quota_holds_instance", columns: ["instance"] }],
   },
+  {
+    // One row per committed write-behind transaction, named by its slice: the local journal's replay after a
+    // crash (server/jobs/journal.ts) skips the slices the database already has, so no call is billed twice.
+    // Rows older than the journal can hold are deleted (WriteBehind.pruneReceipts).
+    name: "write_receipts",
+    columns: [c("id", "varchar(64)", { notNull: true }), n("created_at")],
+    primaryKey: ["id"],
+    indexes: [{ name: "idx_write_receipts_created_at", columns: ["created_at"] }],
+  },
   // Two-factor sign-in and passkeys, in new-api's layout (model/twofa.go, model/passkey.go), so its rows keep
   // working; times are gorm datetimes. last_step is ours: the last TOTP time step accepted, so a code
   // works once (server/modules/twofa).

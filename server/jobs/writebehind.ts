@@ -20,7 +20,8 @@ import { CompiledQuery } from "kysely";
 import { compileInserts, insertRows, RowBatch } from "../../db/bulk.ts";
 import { updateStatement, type SetTerm } from "../../db/update-text.ts";
 import type { Dialect } from "../../db/dialect.ts";
-import { workerFor, type WorkerStatement } from "../infra/statement-worker.ts";
+import { workerFor, writeOffLoop, type WorkerStatement } from "../infra/statement-worker.ts";
+import type { Journal, JournalRecord, JournalUsage } from "./journal.ts";
 import type { NewLog } from "../../db/schema.ts";
 import type { DataExportPolicy } from "../modules/dashboard/export.ts";
 
@@ -87,11 +88,27 @@ interface Slice {
   records: number;
   /** Which write this slice went out with (WriteBehind.writesStarted when its write began). */
   writeSeq: number;
+  /** Its write receipt in the database and its name in the journal (server/jobs/journal.ts). */
+  id: string;
 }
 
-const newSlice = (): Slice => ({
-  logs: new RowBatch(), users: new Map(), tokens: new Map(), channels: new Map(), userDebits: new Map(), tokenDebits: new Map(), leases: new Map(), records: 0, writeSeq: 0,
+/** Slice ids: this process's prefix and a counter. */
+const SLICE_LIFE = crypto.randomUUID().slice(0, 13);
+let sliceCount = 0;
+
+const newSlice = (id = `${SLICE_LIFE}-${++sliceCount}`): Slice => ({
+  logs: new RowBatch(), users: new Map(), tokens: new Map(), channels: new Map(), userDebits: new Map(), tokenDebits: new Map(), leases: new Map(), records: 0, writeSeq: 0, id,
 });
+
+/** Write receipts are kept this long (seconds): longer than any journal waits for its replay. */
+export const RECEIPT_RETENTION_SECONDS = 7 * 86_400;
+const RECEIPT_PRUNE_EVERY_MS = 3600_000;
+
+/** The database refused a slice's receipt as a duplicate: that slice was committed before (its answer was lost). */
+function alreadyCommitted(e: unknown, id: string): boolean {
+  const m = String((e as Error)?.message ?? e);
+  return /duplicate|unique/i.test(m) && (m.includes("write_receipts") || m.includes(id));
+}
 
 const add = (m: Map<number, number>, k: number, v: number) => m.set(k, (m.get(k) ?? 0) + v);
 
@@ -141,7 +158,9 @@ export class WriteBehind {
   private unwritten = 0;
   private roomWaiters: (() => void)[] = [];
 
-  constructor(private db: Database, private intervalMs: number, private dataExport: DataExportPolicy) {
+  private receiptsPrunedAt = Date.now();
+
+  constructor(private db: Database, private intervalMs: number, private dataExport: DataExportPolicy, private journal: Journal | null = null) {
     this.eager = dialectOf(db) === "sqlite";
     this.sliceRecords = this.eager ? SLICE_RECORDS : SERVER_SLICE_RECORDS;
   }
@@ -226,6 +245,14 @@ export class WriteBehind {
   /** A call is settled: its hold becomes `taken` and its records are queued, all for the same transaction. */
   settled(hold: HeldQuota, taken: number, entry: SettledEntry): void {
     const s = this.current;
+    if (this.journal) {
+      this.journal.append(s.id, ["s", s.id, hold.lease?.id ?? null, hold.userId, hold.tokenId, taken, usageRecord(entry.usage), (entry.log as Record<string, unknown> | null) ?? null]);
+    }
+    this.apply(s, hold, taken, entry);
+  }
+
+  /** A settled call's share of slice `s` (settled(), and a journal's replay). */
+  private apply(s: Slice, hold: HeldQuota, taken: number, entry: SettledEntry): void {
     if (hold.lease) {
       const spend = s.leases.get(hold.lease.id);
       if (spend) {
@@ -247,18 +274,47 @@ export class WriteBehind {
     }
     this.count(s, entry.usage);
     if (entry.log) s.logs.add(entry.log as Record<string, unknown>);
-    this.grew(s);
+    if (s === this.current) this.grew(s);
   }
 
   log(entry: NewLog): void {
+    this.journal?.append(this.current.id, ["l", this.current.id, entry as Record<string, unknown>]);
     this.current.logs.add(entry as Record<string, unknown>);
     this.grew(this.current);
   }
 
   /** One settled call without a log: its counters (see count). */
   usage(u: UsageEntry): void {
+    this.journal?.append(this.current.id, ["u", this.current.id, usageRecord(u)]);
     this.count(this.current, u);
     this.grew(this.current);
+  }
+
+  /**
+   * Queues the records a crashed life left in its journal, each in the slice it was in then (so a slice the
+   * database has already is recognised by its receipt and skipped), and writes them. Nothing is reserved:
+   * the holds of that life are gone with it; only what its calls cost is charged.
+   */
+  async replay(records: JournalRecord[]): Promise<{ slices: number; records: number }> {
+    const byId = new Map<string, Slice>();
+    const sliceOf = (id: string) => {
+      let s = byId.get(id);
+      if (!s) byId.set(id, (s = newSlice(id)));
+      return s;
+    };
+    for (const r of records) {
+      const s = sliceOf(r[1]);
+      if (r[0] === "s") {
+        const [, , lease, userId, tokenId, taken, u, log] = r;
+        this.apply(s, { lease: lease ? { id: lease } : null, userId, tokenId, amount: 0 }, taken, { usage: usageEntry(u), log: log as NewLog | null });
+      } else if (r[0] === "l") s.logs.add(r[2]);
+      else this.count(s, usageEntry(r[2]));
+      s.records++;
+      this.unwritten++;
+    }
+    for (const s of byId.values()) this.slices.push(s);
+    await this.flush(true);
+    return { slices: byId.size, records: records.length };
   }
 
   private grew(s: Slice): void {
@@ -334,6 +390,9 @@ export class WriteBehind {
 
   /** `fullOnly`: the full slices, leaving the one filling up to fill. */
   private async write(withRollups: boolean, fullOnly = false): Promise<void> {
+    // Records from here on go to a new segment, so the old one can go once the slices written now are in.
+    if (!fullOnly) this.journal?.rotate();
+    this.pruneReceipts();
     const slices = this.current.records > 0 && !fullOnly ? [...this.slices, this.current] : this.slices;
     this.slices = [];
     if (!fullOnly) this.current = newSlice();
@@ -373,21 +432,37 @@ export class WriteBehind {
    */
   private async writeOne(s: Slice, r: Map<string, Rollup> | null): Promise<Set<string>> {
     const worker = workerFor(this.db);
-    const onMain = () => this.db.transaction().execute((trx) => this.writeSlice(trx, s, r));
+    // A slice whose receipt is there already was committed by an attempt whose answer was lost (a connection
+    // that died during COMMIT, a replay of a slice written just before a crash): done, not written twice.
+    const onMain = () => this.db.transaction().execute((trx) => this.writeSlice(trx, s, r)).catch((e) => {
+      if (alreadyCommitted(e, s.id)) return new Set<string>();
+      throw e;
+    });
     if (!worker) return onMain();
     try {
       const gone = new Set(await worker.write(this.statements(this.db, s, r)));
       this.workerStrikes = 0;
       return gone;
     } catch (e) {
+      if (alreadyCommitted(e, s.id)) return new Set<string>();
       const gone = await onMain();
       if (++this.workerStrikes >= WORKER_STRIKES) worker.abandon(`${WORKER_STRIKES} transactions failed on it and succeeded on the main connection; the last: ${(e as Error).message}`);
       return gone;
     }
   }
 
+  /** Once an hour: receipts older than RECEIPT_RETENTION_SECONDS go (in the background; a failure waits for the next hour). */
+  private pruneReceipts(): void {
+    if (Date.now() - this.receiptsPrunedAt < RECEIPT_PRUNE_EVERY_MS) return;
+    this.receiptsPrunedAt = Date.now();
+    const before = Math.floor(Date.now() / 1000) - RECEIPT_RETENTION_SECONDS;
+    void writeOffLoop(this.db, this.db.deleteFrom("write_receipts").where("created_at", "<", before))
+      .catch((e) => console.error("pruning write receipts failed:", (e as Error).message));
+  }
+
   /** Synchronously with dropping `writing`: a balance read before this commit is never used after it. */
   private committed(s: Slice, gone: Set<string>): void {
+    this.journal?.committed(s.id);
     this.unwritten -= s.records;
     if (this.roomWaiters.length > 0 && this.unwritten < BACKLOG_RESUME) for (const w of this.roomWaiters.splice(0)) w();
     this.onCommitted?.(s.userDebits, s.tokenDebits, s.writeSeq);
@@ -459,6 +534,8 @@ export class WriteBehind {
       if (spend.taken === 0) continue;
       out.push(leaseSpend(dialect, id, spend));
     }
+    // Last: a slice committed before fails here as a duplicate, and all of the above rolls back with it.
+    out.push(...compileInserts(dialect, "write_receipts", [{ id: s.id, created_at: now }]));
     return out;
   }
 
@@ -486,6 +563,9 @@ export class WriteBehind {
     }
   }
 }
+
+const usageRecord = (u: UsageEntry): JournalUsage => [u.userId, u.username, u.tokenId, u.channelId, u.model, u.quota, u.tokens, u.at];
+const usageEntry = (u: JournalUsage): UsageEntry => ({ userId: u[0], username: u[1], tokenId: u[2], channelId: u[3], model: u[4], quota: u[5], tokens: u[6], at: u[7] });
 
 function drop(m: Map<number, number>, k: number, v: number) {
   const left = (m.get(k) ?? 0) - v;

@@ -10,6 +10,7 @@ import { createAsyncCommitPool, dialectOf, type Dialect } from "../../db/index.t
 import { CHANNEL_STATUS } from "../catalogue/index.ts";
 import type { Candidate } from "./select.ts";
 import { WriteBehind } from "../jobs/writebehind.ts";
+import { Journal, journalDir } from "../jobs/journal.ts";
 import { openLedger, type Ledger } from "./core/ledger.ts";
 import { creditLimit } from "./billing.ts";
 import { dataExportPolicy } from "../modules/dashboard/export.ts";
@@ -180,7 +181,9 @@ const states = new WeakMap<AppDeps, RelayState>();
 export function relayState(deps: AppDeps): RelayState {
   let s = states.get(deps);
   if (!s) {
-    const writer = new WriteBehind(deps.db, deps.config.batchUpdateIntervalMs, dataExportPolicy(deps.options));
+    const dir = journalDir(deps.config);
+    const journal = dir ? new Journal(dir) : null;
+    const writer = new WriteBehind(deps.db, deps.config.batchUpdateIntervalMs, dataExportPolicy(deps.options), journal);
     writer.start();
     const dialect = dialectOf(deps.db);
     const { database } = deps.config;
@@ -201,7 +204,10 @@ export function relayState(deps: AppDeps): RelayState {
       for (const u of unsubscribe) u();
       await tokenChanges.unsubscribe();
       await routing.stopListening();
+      // Written and synced before the last flush: a database that does not answer leaves it for the next start.
+      journal?.write();
       await writer.stop();
+      journal?.close();
       await ledger.stop();
     });
     s = { dialect, tokens, routing, writer, ledger };

@@ -36,6 +36,8 @@ export async function testContext(opts: { kind?: Dialect; setup?: boolean; confi
     database: { kind: tmp.kind, url: tmp.url, sqlitePath: tmp.sqlitePath, timeouts: DEFAULT_DATABASE_TIMEOUTS },
     // Each context is its own instance: one starting must not take another's quota holds for its previous life.
     instanceId: `test-${++counter}-${Math.random().toString(36).slice(2, 8)}`,
+    // In process the write-behind keeps no journal (the process tests, tests/server/crash.test.ts, have one).
+    journalDir: null,
     ...opts.config,
   };
   const db = await openDatabase({ kind: tmp.kind, url: tmp.url, sqlitePath: tmp.sqlitePath, poolSize: 20 });
