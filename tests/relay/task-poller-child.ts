@@ -9,6 +9,7 @@ const [kind, where, rounds] = process.argv.slice(2) as ["sqlite" | "postgres" | 
 const config = loadConfig({ SESSION_SECRET: "test-secret", NODE_ENV: "test", SYNC_FREQUENCY: "0", TASK_POLL_INTERVAL: "0" });
 config.database = { ...config.database, kind, url: kind === "sqlite" ? "" : where, sqlitePath: kind === "sqlite" ? where : "" };
 config.instanceId = `child-${process.pid}`;
+config.journalDir = null;
 const deps = await buildDeps(config);
 const poller = new TaskPoller(deps, { intervalMs: 0, timeoutMs: 3_600_000 });
 let changed = 0;
