@@ -23,6 +23,7 @@ const BAD: [string, string, string][] = [
   ["a Hangul filler", "root\u3164", USERNAME_MSG.invisible],
   ["a space inside", "ro ot", USERNAME_MSG.space],
   ["an all-Cyrillic look-alike of a Latin name", "\u0440\u043e\u0441", USERNAME_MSG.lookalike],
+  ["an all-Greek look-alike of a Latin name", "\u03a4\u039f\u03a1", USERNAME_MSG.lookalike],
   ["full-width letters of a taken name (NFKC makes them root)", "\uff52\uff4f\uff4f\uff54", USERNAME_MSG.taken],
   ["another case of a taken name", "ROOT", USERNAME_MSG.taken],
   ["mathematical bold letters of a taken name", "\u{1d42b}\u{1d428}\u{1d428}\u{1d42d}", USERNAME_MSG.taken],

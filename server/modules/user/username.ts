@@ -45,7 +45,7 @@ const NEUTRAL = /[\p{Script=Common}\p{Script=Inherited}]/u;
 const ALLOWED_MIXES = [["Latin", "Han", "Hiragana", "Katakana"], ["Latin", "Han", "Bopomofo"], ["Latin", "Han", "Hangul"]];
 
 /** Cyrillic and Greek letters drawn like Latin ones (as written, so "Вова" passes and "рос" does not). */
-const LATIN_LOOKALIKES = new Set([..."аеорсуххіјѕԁһӏԛԝҽӑАВЕКМНОРСТУХІЈЅԌԚԜαοιкνρτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ"]);
+const LATIN_LOOKALIKES = new Set([..."аеорсухіјѕԁһӏԛԝҽӑАВЕКМНОРСТУХІЈЅԌԚԜ", ..."αοικνρτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ"]);
 
 function scriptOf(ch: string): string | null {
   if (NEUTRAL.test(ch)) return null;
