@@ -1,8 +1,10 @@
 // The database goes away under load and comes back (a TCP proxy of the test's own between a real gateway process
 // and PostgreSQL / MariaDB: every connection cut, new ones refused for a while). The process lives through it;
 // calls that needed the database meanwhile are answered 503 in their caller's format; once it is back the
-// gateway serves again, the holds taken before the outage go back, and the books balance to the unit. A
-// database that stops answering does not hold SIGTERM past its grace period.
+// gateway serves again, the holds taken before the outage go back, and the books balance to the unit. The same
+// when the server itself ends the gateway's sessions over and over (pg_terminate_backend, MySQL's KILL, on the
+// test's own database only), which made postgres.js throw from a callback of its own. A database that stops
+// answering does not hold SIGTERM past its grace period.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -11,6 +13,8 @@ import { startServer, provision, type Running } from "../helpers/server-process.
 import { tempDatabase, type TempDb } from "../helpers/db.ts";
 import { startTcpProxy, type TcpProxy } from "../helpers/tcp-proxy.ts";
 import { readBooks } from "../helpers/books.ts";
+import postgres from "postgres";
+import { createConnection } from "mysql2/promise";
 
 const MODEL = "gpt-4o-mini";
 const kinds = [...(process.env.PG_DSN ? ["postgres" as const] : []), ...(process.env.MYSQL_DSN ? ["mysql" as const] : [])];
@@ -147,6 +151,83 @@ describe("the database lost under load", () => {
         await srv.proc.exited;
       }
       proxy.stop();
+      up.stop(true);
+      await db.drop();
+    }
+  }, 60_000);
+
+  for (const kind of kinds) test(`${kind}: the gateway's own sessions killed again and again under load (${kind === "postgres" ? "pg_terminate_backend" : "KILL"}): it lives, serves, and the books balance`, async () => {
+    const up = upstream();
+    const db: TempDb = await tempDatabase(kind);
+    const name = new URL(db.url).pathname.slice(1);
+    const dataDir = join(work, `${kind}-kill`);
+    let srv: Running | undefined;
+    // Only this test's database's sessions: the gateway's, never another test's.
+    const killAll = async () => {
+      if (kind === "postgres") {
+        const admin = postgres(process.env.PG_DSN!, { max: 1, onnotice: () => {} });
+        try {
+          return (await admin.unsafe(`select pg_terminate_backend(pid) from pg_stat_activity where datname = '${name}' and pid <> pg_backend_pid()`)).length;
+        } finally {
+          await admin.end();
+        }
+      }
+      const admin = await createConnection(process.env.MYSQL_DSN!);
+      try {
+        const [rows] = (await admin.query(`select id from information_schema.processlist where db = ?`, [name])) as any;
+        for (const r of rows) await admin.query(`kill ${Number(r.id)}`).catch(() => {});
+        return rows.length as number;
+      } finally {
+        await admin.end();
+      }
+    };
+    try {
+      srv = await startServer(dataDir, { SQL_DSN: db.url, BATCH_UPDATE_INTERVAL: "200", SQL_CONNECT_TIMEOUT_MS: "1000", SQL_QUERY_TIMEOUT_MS: "2000" });
+      const base = srv.base;
+      const p = await provision(base, up.port!, { model: MODEL, remainQuota: 50_000_000 });
+      const initial = await readBooks(db, dataDir, p.userId, p.tokenId);
+      let served = 0;
+      const bad: string[] = [];
+      let stop = false;
+      const worker = async () => {
+        while (!stop) {
+          const res = await fetch(`${base}/v1/chat/completions`, {
+            method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${p.key}` },
+            body: JSON.stringify({ model: MODEL, messages: [{ role: "user", content: "count me" }] }),
+          });
+          const text = await res.text();
+          if (res.status === 200) served++;
+          else if (res.status !== 503 || !JSON.parse(text)?.error?.message) bad.push(`${res.status} ${text.slice(0, 200)}`);
+        }
+      };
+      const workers = Array.from({ length: 8 }, worker);
+      await Bun.sleep(500);
+      let killed = 0;
+      for (let round = 0; round < 10; round++) {
+        killed += await killAll();
+        await Bun.sleep(100);
+      }
+      const before = served;
+      await Bun.sleep(1000);
+      stop = true;
+      await Promise.all(workers);
+      expect(srv.proc.exitCode).toBeNull();
+      expect(killed).toBeGreaterThan(0);
+      expect(bad).toEqual([]);
+      expect(served).toBeGreaterThan(before);
+      let after = await readBooks(db, dataDir, p.userId, p.tokenId);
+      for (let i = 0; i < 150 && (after.holds > 0 || after.logs < served); i++) {
+        await Bun.sleep(100);
+        after = await readBooks(db, dataDir, p.userId, p.tokenId);
+      }
+      expect(after.holds).toBe(0);
+      expect(after.logs).toBe(served);
+      expect(initial.userQuota - after.userQuota).toBe(after.logged);
+    } finally {
+      if (srv && srv.proc.exitCode === null) {
+        srv.proc.kill("SIGKILL");
+        await srv.proc.exited;
+      }
       up.stop(true);
       await db.drop();
     }
