@@ -6,6 +6,7 @@ import { hostname } from "node:os";
 import pkg from "../package.json" with { type: "json" };
 import { DEFAULT_DATABASE_TIMEOUTS, type DatabaseTimeouts } from "../db/timeouts.ts";
 import { DEFAULT_REDIS_TIMEOUTS, type RedisTimeouts } from "./infra/cache.ts";
+import type { PasswordScheme } from "./modules/user/password.ts";
 
 export const VERSION: string = pkg.version;
 
@@ -58,6 +59,9 @@ export interface Config {
   journalDir: string | null;
   /** A quota hold its instance stopped renewing for this long is refunded by any instance. */
   holdLeaseMs: number;
+  /** How new password hashes are made (PASSWORD_HASH): bcrypt, the default, which new-api verifies, or argon2id,
+   * which new-api cannot read (modules/user/password.ts). */
+  passwordHash: PasswordScheme;
   /** Time between rounds of the task poller (TASK_POLL_INTERVAL seconds; 0 = no polling). */
   taskPollIntervalMs: number;
   /** An unfinished task older than this is failed and refunded (TASK_TIMEOUT_MINUTES). */
@@ -221,8 +225,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     // Seconds, fractions allowed (tests poll fast); empty or unreadable = the default.
     taskPollIntervalMs: Math.round(Math.max(0, env.TASK_POLL_INTERVAL?.trim() && Number.isFinite(Number(env.TASK_POLL_INTERVAL)) ? Number(env.TASK_POLL_INTERVAL) : 15) * 1000),
     taskTimeoutMs: Math.max(1, int(env.TASK_TIMEOUT_MINUTES, 60)) * 60_000,
+    passwordHash: passwordScheme(env.PASSWORD_HASH),
     tracing: tracingConfig(env),
   };
+}
+
+function passwordScheme(v: string | undefined): PasswordScheme {
+  const s = (v ?? "").trim().toLowerCase() || "bcrypt";
+  if (s !== "bcrypt" && s !== "argon2id") throw new Error(`PASSWORD_HASH=${v} is not supported: use bcrypt (the default) or argon2id`);
+  return s;
 }
 
 /** The OTEL_* key=value lists: comma-separated, values percent-decoded; malformed pairs are skipped. */

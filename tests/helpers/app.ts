@@ -82,7 +82,7 @@ export async function testContext(opts: { kind?: Dialect; setup?: boolean; confi
       const username = (fields.username as string) ?? `u${++counter}_${Math.random().toString(36).slice(2, 6)}`.slice(0, 12);
       const password = "password123";
       await db.insertInto("users").values({
-        username, password: await hashPassword(password), display_name: username, role, status: 1, group: "default",
+        username, password: await hashPassword(password, deps.config.passwordHash), display_name: username, role, status: 1, group: "default",
         aff_code: `aff${counter}${Math.random().toString(36).slice(2, 8)}`, created_time: nowSeconds(), setting: "", ...fields,
       } as any).execute();
       return login(username, password);

@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, spyOn, test } from "b
 import { ROOT_PASSWORD, testContext, type Session, type TestContext } from "../helpers/app.ts";
 import { openCache } from "../../server/infra/cache.ts";
 import { createApp } from "../../server/app.ts";
-import { dummyHash } from "../../server/modules/user/password.ts";
+import { BCRYPT_COST, dummyHash } from "../../server/modules/user/password.ts";
 import { MSG } from "../../server/modules/user/service.ts";
 import * as twofa from "../../server/modules/twofa/service.ts";
 import { MAX_FAILED_ATTEMPTS, totpCode } from "../../server/modules/twofa/totp.ts";
@@ -53,7 +53,7 @@ describe("per-account sign-in throttling", () => {
     // Another account is not affected.
     const other = await ctx.user(1, { username: "bystander" });
     expect((await login(ctx, "bystander", other.password, "198.51.0.1")).status).toBe(200);
-  });
+  }, 30_000);
 
   test("concurrent guesses cannot all slip in before the lock: at most the limit are checked", async () => {
     await ctx.user(1, { username: "burst" });
@@ -183,7 +183,7 @@ describe("unknown names are checked against a dummy hash", () => {
   afterAll(() => ctx.close());
 
   test("an unknown name, an account without a password and a wrong password each run one hash check of the same cost", async () => {
-    const dummy = await dummyHash();
+    const dummy = await dummyHash(ctx.deps.config.passwordHash);
     await ctx.user(1, { username: "realuser" });
     await ctx.user(1, { username: "oauthonly", password: "" }).catch(() => {});
     const real = (await ctx.deps.db.selectFrom("users").select("password").where("username", "=", "realuser").executeTakeFirstOrThrow()).password;
@@ -196,8 +196,9 @@ describe("unknown names are checked against a dummy hash", () => {
       expect(verify).toHaveBeenCalledTimes(1);
       expect(verify.mock.calls[0][1]).toBe(hash);
     }
-    // The dummy is an argon2id hash with the parameters real ones have.
-    expect(dummy.split("$").slice(1, 4)).toEqual(real.split("$").slice(1, 4));
+    // The dummy is a hash of the configured kind with the cost real ones have.
+    expect(dummy.slice(0, 7)).toBe(real.slice(0, 7));
+    expect(real.slice(0, 7)).toBe(`$2a$${BCRYPT_COST}$`);
   });
 });
 

@@ -92,7 +92,7 @@ for (const kind of storageKinds()) {
       const s = await ctx.login("ROOT", ROOT_PASSWORD);
       expect(s.id).toBe(root.id);
       const insert = ctx.deps.db.insertInto("users").values({
-        username: "Root", password: await hashPassword("password123"), display_name: "x", role: 1, status: 1, group: "default",
+        username: "Root", password: await hashPassword("password123", ctx.deps.config.passwordHash), display_name: "x", role: 1, status: 1, group: "default",
         aff_code: "clash-aff", created_time: nowSeconds(), setting: "",
       } as any).execute();
       await expect(insert).rejects.toThrow();
@@ -104,7 +104,7 @@ for (const kind of storageKinds()) {
       test("a database already holding names that differ only in case migrates, and sign-in picks deterministically", async () => {
         const db = ctx.deps.db;
         await sql.raw(`drop index ${USERNAME_LOWER_INDEX}`).execute(db);
-        const hash = async (p: string) => hashPassword(p);
+        const hash = async (p: string) => hashPassword(p, ctx.deps.config.passwordHash);
         const add = async (username: string, password: string) => {
           await db.insertInto("users").values({
             username, password: await hash(password), display_name: username, role: 1, status: 1, group: "default",

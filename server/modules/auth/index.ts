@@ -13,7 +13,7 @@ import { dummyHash } from "../user/password.ts";
 
 export function authModule(deps: AppDeps) {
   // The dummy hash an unknown name is checked against is made now, not on the first such sign-in.
-  void dummyHash();
+  void dummyHash(deps.config.passwordHash);
   /** The critical rate limit, then Turnstile (in one-api's order), before any account is looked at. */
   const guard = async (request: Request, server: unknown, turnstile: string | undefined) => {
     const ip = clientIp(request, server as any, deps.config.trustProxy);

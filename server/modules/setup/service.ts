@@ -5,7 +5,7 @@ import { VERSION } from "../../config.ts";
 import { AppError, badRequest } from "../../http/errors.ts";
 import { DEFAULT_GROUP, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, ROLE, USER_STATUS } from "../../catalogue/index.ts";
 import { hashPassword } from "../user/password.ts";
-import { MSG } from "../user/service.ts";
+import { MSG, checkPassword } from "../user/service.ts";
 import { chosenUsername } from "../user/username.ts";
 import { randomString } from "../../infra/random.ts";
 
@@ -31,10 +31,9 @@ export async function runSetup(deps: AppDeps, input: SetupInput): Promise<void> 
   if (!state.root_init) {
     const username = chosenUsername(input.username);
     const password = input.password ?? "";
-    if (password.length < PASSWORD_MIN_LENGTH) throw badRequest(MSG.passwordShort);
-    if (password.length > PASSWORD_MAX_LENGTH) throw badRequest(MSG.passwordLong);
+    checkPassword(deps, password);
     if (password !== input.confirmPassword) throw badRequest("the two passwords do not match");
-    rootValues = { username, hash: await hashPassword(password) };
+    rootValues = { username, hash: await hashPassword(password, deps.config.passwordHash) };
   }
   await deps.db.transaction().execute(async (trx) => {
     // A concurrent second setup loses here: the row check runs inside the transaction that writes it.

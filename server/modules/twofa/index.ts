@@ -58,7 +58,7 @@ export const VERIFY_MSG = {
 export async function checkOwnPassword(deps: AppDeps, user: User, password: string | undefined): Promise<void> {
   if (!password) throw badRequest("enter your password");
   const row = await deps.db.selectFrom("users").select("password").where("id", "=", user.id).executeTakeFirstOrThrow();
-  if (!(await throttledCheck(deps, accountOfUser(user.id), () => verifyPasswordOf(password, row.password)))) throw new AppError(403, VERIFY_MSG.wrongPassword);
+  if (!(await throttledCheck(deps, accountOfUser(user.id), () => verifyPasswordOf(password, row.password, deps.config.passwordHash)))) throw new AppError(403, VERIFY_MSG.wrongPassword);
 }
 
 export function twoFAModule(deps: AppDeps) {

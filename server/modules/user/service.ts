@@ -10,7 +10,7 @@ import {
   DEFAULT_GROUP, DEFAULT_ROOT_PASSWORD, DEFAULT_ROOT_USERNAME, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, QUOTA_PER_UNIT, ROLE,
   USER_STATUS, USERNAME_MAX_LENGTH, VERIFICATION_CODE_TTL_SECONDS,
 } from "../../catalogue/index.ts";
-import { hashPassword, verifyPasswordOf } from "./password.ts";
+import { hashPassword, needsRehash, passwordTooLong, verifyPasswordOf, BCRYPT_MAX_BYTES } from "./password.ts";
 import { accountOfName, accountOfUser, throttledCheck } from "./signin-throttle.ts";
 import { editBalance, withLeased } from "./balance.ts";
 import { USERNAME_MSG, chosenUsername, claimingName, normaliseUsername, userBySignInName, usernameTaken } from "./username.ts";
@@ -25,6 +25,7 @@ export const MSG = {
   loginEmpty: "please enter username and password",
   passwordShort: `password length must not be less than ${PASSWORD_MIN_LENGTH}`,
   passwordLong: `password length must not be more than ${PASSWORD_MAX_LENGTH}`,
+  passwordBytes: `password must not be longer than ${BCRYPT_MAX_BYTES} bytes`,
   passwordMismatch: "the two passwords do not match",
   usernameLong: USERNAME_MSG.long,
   usernameTaken: USERNAME_MSG.taken,
@@ -41,9 +42,10 @@ export const MSG = {
   emailInvalid: EMAIL_MSG.invalid,
 } as const;
 
-function checkPassword(pw: string) {
+export function checkPassword(deps: AppDeps, pw: string) {
   if (pw.length < PASSWORD_MIN_LENGTH) throw badRequest(MSG.passwordShort);
   if (pw.length > PASSWORD_MAX_LENGTH) throw badRequest(MSG.passwordLong);
+  if (passwordTooLong(pw, deps.config.passwordHash)) throw badRequest(MSG.passwordBytes);
 }
 
 
@@ -70,7 +72,7 @@ export async function register(deps: AppDeps, input: RegisterInput): Promise<voi
   const password = input.password ?? "";
   if (!normaliseUsername(input.username) || !password) throw badRequest(MSG.emptyCredentials);
   const username = chosenUsername(input.username);
-  checkPassword(password);
+  checkPassword(deps, password);
   if (input.password2 !== undefined && input.password2 !== password) throw badRequest(MSG.passwordMismatch);
   let email = "";
   let proof: CodeRef | null = null;
@@ -86,7 +88,7 @@ export async function register(deps: AppDeps, input: RegisterInput): Promise<voi
   // Spent only now, so a refusal above (a taken username) leaves the code for the next try.
   if (proof && !(await consumeCode(deps, proof, input.verification_code, VERIFICATION_CODE_TTL_SECONDS))) throw badRequest(MSG.verificationWrong);
 
-  const hash = await hashPassword(password);
+  const hash = await hashPassword(password, deps.config.passwordHash);
   await claimingName(deps, username, 0, () => insertSelfRegistered(deps, { username, password: hash, display_name: username, email }, input.aff_code));
 }
 
@@ -135,9 +137,14 @@ export async function login(deps: AppDeps, username: string, password: string): 
   // One attempt against the account (or the name, when nobody holds it), checked against a dummy hash when there
   // is no password to check, so neither the answer nor its timing tells an unknown name from a wrong password.
   const account = user ? accountOfUser(user.id) : accountOfName(name);
-  if (!(await throttledCheck(deps, account, () => verifyPasswordOf(password, user?.password)))) throw badRequest(MSG.badLogin);
+  if (!(await throttledCheck(deps, account, () => verifyPasswordOf(password, user?.password, deps.config.passwordHash)))) throw badRequest(MSG.badLogin);
   if (!user) throw badRequest(MSG.badLogin);
   if (user.status !== USER_STATUS.enabled) throw forbidden(MSG.banned);
+  if (needsRehash(user.password, deps.config.passwordHash) && !passwordTooLong(password, deps.config.passwordHash)) {
+    const hash = await hashPassword(password, deps.config.passwordHash);
+    await deps.db.updateTable("users").set({ password: hash }).where("id", "=", user.id).where("password", "=", user.password).execute();
+    user.password = hash;
+  }
   const message = user.username === DEFAULT_ROOT_USERNAME && password === DEFAULT_ROOT_PASSWORD && user.role >= ROLE.root ? MSG.defaultPassword : "";
   return { user, message };
 }
@@ -180,11 +187,11 @@ export async function createUser(deps: AppDeps, actor: User, input: CreateUserIn
   const password = input.password ?? "";
   if (!normaliseUsername(input.username) || !password) throw badRequest(MSG.emptyCredentials);
   const username = chosenUsername(input.username);
-  checkPassword(password);
+  checkPassword(deps, password);
   const role = input.role ?? ROLE.common;
   if (role >= actor.role) throw forbidden(MSG.levelDenied);
   if (await usernameTaken(deps, username)) throw badRequest(MSG.usernameTaken);
-  const hash = await hashPassword(password);
+  const hash = await hashPassword(password, deps.config.passwordHash);
   await claimingName(deps, username, 0, () => deps.db.insertInto("users").values({
     username, password: hash, display_name: input.display_name?.trim() || username, role,
     status: USER_STATUS.enabled, group: DEFAULT_GROUP, aff_code: randomString(8), quota: deps.options.number("QuotaForNewUser"),
@@ -221,8 +228,8 @@ export async function updateUser(deps: AppDeps, actor: User, input: UpdateUserIn
   }
   if (input.display_name !== undefined) patch.display_name = input.display_name.trim() || target.username;
   if (input.password) {
-    checkPassword(input.password);
-    patch.password = await hashPassword(input.password);
+    checkPassword(deps, input.password);
+    patch.password = await hashPassword(input.password, deps.config.passwordHash);
   }
   if (input.email !== undefined) {
     if (input.email && !isEmail(input.email)) throw badRequest(MSG.emailInvalid);
@@ -296,10 +303,10 @@ export async function updateSelf(deps: AppDeps, me: User, input: UpdateSelfInput
   if (input.password !== undefined && input.password !== "") {
     if (!input.original_password) throw badRequest("the original password is required");
     const original = input.original_password;
-    if (!(await throttledCheck(deps, accountOfUser(me.id), () => verifyPasswordOf(original, me.password)))) throw badRequest("the original password is wrong");
+    if (!(await throttledCheck(deps, accountOfUser(me.id), () => verifyPasswordOf(original, me.password, deps.config.passwordHash)))) throw badRequest("the original password is wrong");
     if (input.original_password === input.password) throw badRequest("the new password must differ from the original one");
-    checkPassword(input.password);
-    patch.password = await hashPassword(input.password);
+    checkPassword(deps, input.password);
+    patch.password = await hashPassword(input.password, deps.config.passwordHash);
   }
   if (input.display_name !== undefined) patch.display_name = input.display_name.trim() || me.username;
   if (input.username !== undefined && input.username.trim() !== me.username && normaliseUsername(input.username) !== me.username) {

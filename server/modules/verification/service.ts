@@ -105,7 +105,7 @@ export async function resetPassword(deps: AppDeps, rawEmail: string | undefined,
   const user = await accountByEmail(deps, email);
   if (!user) throw badRequest(VERIFY_MSG.resetInvalid);
   const password = randomString(RESET_PASSWORD_LENGTH);
-  await deps.db.updateTable("users").set({ password: await hashPassword(password), ...END_SESSIONS }).where("id", "=", user.id).execute();
+  await deps.db.updateTable("users").set({ password: await hashPassword(password, deps.config.passwordHash), ...END_SESSIONS }).where("id", "=", user.id).execute();
   return password;
 }
 
