@@ -383,9 +383,14 @@ describe("test all and update all balances: live progress", () => {
     const since: Array<string | null> = [];
     // The server's list: what each finished test wrote.
     let list = LIST;
+    // Polls before the test has seen the run start find it as it started: the batches wait for the test, not
+    // for how fast the page polls.
+    let seenStart = false;
+    const started = { running: true, total: 2, done: 0, succeeded: 0, failed: 0, results: [] };
     fm = mockFetch(routes({
       "GET /api/channel/": () => ok({ items: list, total: list.length }),
       "GET /api/channel/test/progress": (c: any) => {
+        if (c.query.get("since") !== null && !seenStart) return ok(started);
         since.push(c.query.get("since"));
         // The first read (on opening the page) finds no run; then the batches, one per poll.
         if (c.query.get("since") === null) return ok(null);
@@ -396,13 +401,14 @@ describe("test all and update all balances: live progress", () => {
         }
         return ok(next);
       },
-      "GET /api/channel/test": ok({ running: true, total: 2, done: 0, succeeded: 0, failed: 0, results: [] }, "testing all channels started in the background"),
+      "GET /api/channel/test": ok(started, "testing all channels started in the background"),
     }));
     await renderApp("/channel", { user: ADMIN });
     await screen.findByText("main");
     const before = listCalls();
     fireEvent.click(screen.getByTestId("test-all"));
     expect((await screen.findByTestId("run-test-summary")).textContent).toBe("Testing channels: 0 / 2 done, 0 failed");
+    seenStart = true;
     await waitFor(() => expect(within(rowOf("main")).getByTestId("response-time").textContent).toBe("0.42 s"));
     await waitFor(() => expect(screen.getByTestId("run-test-summary").textContent).toBe("Tested 2 channel(s): 1 passed, 1 failed"));
     expect(since).toEqual([null, "0", "1"]);
@@ -419,16 +425,21 @@ describe("test all and update all balances: live progress", () => {
 
   test("a run going on when the page opens is followed too", async () => {
     let polls = 0;
+    // Until the test has seen the run in progress, polls find it unchanged (not a race with the page's timer).
+    let seenRunning = false;
+    const running = { running: true, total: 3, done: 1, succeeded: 1, failed: 0, results: [T({ id: 2, name: "slow", response_time: 900 })] };
     fm = mockFetch(routes({
       "GET /api/channel/": ok({ items: LIST.map((x) => (x.id === 2 ? { ...x, response_time: 900 } : x)), total: 3 }),
       "GET /api/channel/test/progress": (c: any) => {
-        if (c.query.get("since") === null) return ok({ running: true, total: 3, done: 1, succeeded: 1, failed: 0, results: [T({ id: 2, name: "slow", response_time: 900 })] });
+        if (c.query.get("since") === null) return ok(running);
+        if (!seenRunning) return ok({ ...running, results: [] });
         polls++;
         return ok({ running: false, total: 3, done: 3, succeeded: 3, failed: 0, results: [] });
       },
     }));
     await renderApp("/channel", { user: ADMIN });
     expect((await screen.findByTestId("run-test-summary")).textContent).toBe("Testing channels: 1 / 3 done, 0 failed");
+    seenRunning = true;
     await waitFor(() => expect(screen.getByTestId("run-test-summary").textContent).toBe("Tested 3 channel(s): 3 passed, 0 failed"));
     expect(polls).toBe(1);
     expect(within(rowOf("slow")).getByTestId("response-time").textContent).toBe("0.90 s");
