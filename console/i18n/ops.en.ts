@@ -492,6 +492,8 @@ const en: Record<string, string> = {
   "ops.log.d.cacheWrite5m": "Cache writes (5 min)",
   "ops.log.d.cacheWrite1h": "Cache writes (1 hour)",
   "ops.log.d.cacheWritten": "; {{tokens}} tokens written to cache",
+  "ops.log.d.affinityLabel": "Channel affinity",
+  "ops.log.d.affinity": "kept on channel {{channel}} by rule {{rule}} (conversation {{key}})",
   "ops.log.d.task": "Task",
   "ops.log.d.audioInput": "Audio input",
   "ops.log.d.audioOutput": "Audio output",

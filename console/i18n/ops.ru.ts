@@ -480,6 +480,8 @@ const ru: Record<string, string> = {
   "ops.log.d.cacheWrite5m": "Запись в кэш (5 мин)",
   "ops.log.d.cacheWrite1h": "Запись в кэш (1 ч)",
   "ops.log.d.cacheWritten": "; записано в кэш {{tokens}} токенов",
+  "ops.log.d.affinityLabel": "Привязка к каналу",
+  "ops.log.d.affinity": "оставлен на канале {{channel}} по правилу {{rule}} (разговор {{key}})",
   "ops.log.d.audioInput": "Аудио на входе",
   "ops.log.d.audioOutput": "Аудио на выходе",
   "ops.log.d.realtime": "; ответ realtime-сессии",

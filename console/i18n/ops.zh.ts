@@ -480,6 +480,8 @@ const zh: Record<string, string> = {
   "ops.log.d.cacheWrite5m": "缓存写入（5 分钟）",
   "ops.log.d.cacheWrite1h": "缓存写入（1 小时）",
   "ops.log.d.cacheWritten": "；写入缓存 {{tokens}} tokens",
+  "ops.log.d.affinityLabel": "渠道亲和",
+  "ops.log.d.affinity": "按规则 {{rule}} 保持在渠道 {{channel}}（会话 {{key}}）",
   "ops.log.d.audioInput": "音频输入",
   "ops.log.d.audioOutput": "音频输出",
   "ops.log.d.realtime": "；实时对话响应",

@@ -52,6 +52,18 @@ describe("log details", () => {
     await changeLanguage("en");
   });
 
+  test("a call kept on its conversation's channel says so to admins", async () => {
+    await changeLanguage("en");
+    const other = { model_ratio: 1, completion_ratio: 1, group_ratio: 1, model_price: -1, admin_info: { use_channel: ["3"], channel_affinity: { rule_name: "prompt cache key", channel_id: 3, key_hint: "sess...1234" } } };
+    expect(keys(logDetails(row(LOG_TYPE.consume, other, "", 5), t).entries)).not.toContain("affinity");
+    expect(logDetails(row(LOG_TYPE.consume, other, "", 5), t, true).entries.find((e) => e.key === "affinity")).toEqual({
+      key: "affinity", label: "Channel affinity", value: "kept on channel 3 by rule prompt cache key (conversation sess...1234)",
+    });
+    await changeLanguage("zh");
+    expect(logDetails(row(LOG_TYPE.consume, other, "", 5), t, true).entries.find((e) => e.key === "affinity")!.label).toBe("渠道亲和");
+    await changeLanguage("en");
+  });
+
   test("the client's IP, when the log kept one (its user asked for it), is an entry; none when it is empty", async () => {
     await changeLanguage("en");
     const other = { model_ratio: 1, completion_ratio: 1, group_ratio: 1, model_price: -1 };

@@ -120,6 +120,11 @@ export function logDetails(row: LogRowLike, t: T, admin = false): { summary: str
   if (row.ip) add("ip", t("ops.log.d.ip"), row.ip);
   const used = o.admin_info?.use_channel;
   if (admin && Array.isArray(used) && used.length > 1) add("retry", t("ops.log.retry"), used.join(" → "));
+  // Sent to the channel that served the conversation's previous call (server/relay/affinity.ts).
+  const affinity = o.admin_info?.channel_affinity;
+  if (admin && affinity && typeof affinity === "object" && affinity.rule_name) {
+    add("affinity", t("ops.log.d.affinityLabel"), t("ops.log.d.affinity", { rule: String(affinity.rule_name), channel: String(affinity.channel_id ?? ""), key: String(affinity.key_hint ?? "") }));
+  }
 
   // Nothing to word from `other`: the server's text (admin actions, upstream errors) as it is.
   if (!summary && row.content) summary = row.content;
