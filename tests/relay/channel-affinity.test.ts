@@ -13,7 +13,7 @@ import type { MockUpstream as RecordingUpstream } from "../mocks/recorder.ts";
 import { invalidateRelayCaches } from "../../server/relay/state.ts";
 import { multiKeyInfo } from "../../server/modules/channel/keys.ts";
 import { AFFINITY_OPTIONS, DEFAULT_AFFINITY_RULES } from "../../server/catalogue/channel-affinity.ts";
-import { storeOf } from "../../server/relay/affinity.ts";
+import { AffinityStore, storeOf } from "../../server/relay/affinity.ts";
 import { ROLE } from "../../server/catalogue/index.ts";
 import type { Session } from "../helpers/app.ts";
 import { createApp } from "../../server/app.ts";
@@ -253,6 +253,20 @@ describe("a conversation stays on its channel", () => {
     expect(new Set([first, ...others]).size).toBe(3);
     expect(await keyOf({ prompt_cache_key: "conv-keys" })).toBe(first);
     expect(await keyOf({ prompt_cache_key: "conv-keys" })).toBe(first);
+  });
+});
+
+describe("a shared cache that does not answer", () => {
+  test("a conversation's lookup gives up and the call is routed as any other; pins are still kept in memory", async () => {
+    const hung = {
+      kind: "redis" as const, get: () => new Promise<string | null>(() => {}), set: async () => {}, del: async () => {}, keys: async () => [],
+      publish: async () => {}, subscribe: async () => async () => {},
+    };
+    const store = new AffinityStore({ ...fx.ctx.deps, cache: hung as any, shutdownHooks: [] });
+    expect(await store.lookup("conv", 3600)).toBeNull();
+    store.record("conv", { channel: 7, key: -1 }, 3600, 10);
+    expect(store.lookup("conv", 3600)).toEqual({ channel: 7, key: -1 });
+    await store.stop();
   });
 });
 
