@@ -1,8 +1,10 @@
 // new-api's option keys: every key its console saves is accepted, validated per family and stored in new-api's
 // text form; secrets are never read back; the status object carries what its console reads.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { testContext, ROOT_PASSWORD, type Session, type TestContext } from "../helpers/app.ts";
-import { NEW_API_OPTIONS, STORED_WITHOUT_EFFECT } from "../../server/modules/option/newapi.ts";
+import { NEW_API_OPTIONS, STORED_WITHOUT_EFFECT, isComplianceOption } from "../../server/modules/option/newapi.ts";
 import { OPTION_DEFAULTS, SECRET_OPTIONS } from "../../server/modules/option/defaults.ts";
 import { parseStatusCodeRanges, statusInList } from "../../server/modules/channel/status-codes.ts";
 
@@ -39,6 +41,7 @@ describe("new-api option keys", () => {
   test("every key new-api's console saves is known, and saving its default value succeeds and is stored", async () => {
     for (const key of ISSUE_KEYS) expect(key in OPTION_DEFAULTS).toBe(true);
     for (const [key, spec] of Object.entries(NEW_API_OPTIONS)) {
+      if (isComplianceOption(key)) continue; // only their own route writes them (tested below)
       const r = await put(key, spec.default);
       expect({ key, ...r.body }).toEqual({ key, success: true, message: "saved" });
       expect(await stored(key)).toBe(spec.default);
@@ -69,8 +72,76 @@ describe("new-api option keys", () => {
     expect(await stored("StripeApiSecret")).toBe("sk_live_stripe_secret");
   });
 
-  test("unknown keys are still refused", async () => {
-    expect((await put("general_setting.no_such_key", "x")).body).toEqual({ success: false, message: "unknown option general_setting.no_such_key" });
+  test("a key Switchyard does not know is kept as new-api keeps it: stored as text and listed, credentials hidden", async () => {
+    expect((await put("general_setting.no_such_key", "x")).body).toEqual({ success: true, message: "saved" });
+    expect(await stored("general_setting.no_such_key")).toBe("x");
+    expect((await put("NewerReleaseFlag", true)).body.success).toBe(true);
+    expect(await stored("NewerReleaseFlag")).toBe("true");
+    expect((await put("newer_setting.limit", 12.5)).body.success).toBe(true);
+    expect(await stored("newer_setting.limit")).toBe("12.5");
+    expect((await put("newer_setting.rules", { a: [1, 2] })).body.success).toBe(true);
+    expect(await stored("newer_setting.rules")).toBe('{"a":[1,2]}');
+    expect((await put("newer_setting.api_key", "hidden-value")).body.success).toBe(true);
+    expect((await put("NewerWebhookSecret", "hidden-too")).body.success).toBe(true);
+    const listed = (await ctx.request("GET", "/api/option/", { as: root })).body.data as { key: string; value: string }[];
+    const byKey = new Map(listed.map((o) => [o.key, o.value]));
+    expect(byKey.get("general_setting.no_such_key")).toBe("x");
+    expect(byKey.get("newer_setting.rules")).toBe('{"a":[1,2]}');
+    expect(byKey.has("newer_setting.api_key")).toBe(false);
+    expect(byKey.has("NewerWebhookSecret")).toBe(false);
+    expect(JSON.stringify(listed)).not.toContain("hidden-");
+    expect(await stored("newer_setting.api_key")).toBe("hidden-value");
+    // the key column is 128 characters wide
+    const long = "k".repeat(129);
+    expect((await put(long, "x")).body).toEqual({ success: false, message: "key must be 1 to 128 characters" });
+    expect(await stored(long)).toBeUndefined();
+  });
+
+  test("the keys new-api's current consoles save that Switchyard refused are accepted in new-api's text form", async () => {
+    const cases: [string, unknown, string][] = [
+      ["theme.frontend", "default", "default"], ["SMTPForceAuthLogin", true, "true"], ["ChatLink", "https://chat.example", "https://chat.example"],
+      ["ChatLink2", "", ""], ["FileUploadPermission", 1, "1"], ["FileDownloadPermission", "0", "0"], ["ImageUploadPermission", 10, "10"],
+      ["ImageDownloadPermission", "100", "100"],
+      ["global.chat_completions_to_responses_policy", '{"enabled":true,"all_channels":false,"channel_ids":[3]}', '{"enabled":true,"all_channels":false,"channel_ids":[3]}'],
+      ["grok.violation_deduction_enabled", false, "false"], ["grok.violation_deduction_amount", 0.1, "0.1"],
+      ["model_deployment.ionet.enabled", "true", "true"], ["model_deployment.ionet.api_key", "io-secret", "io-secret"],
+      ["performance_setting.disk_cache_enabled", true, "true"], ["performance_setting.disk_cache_threshold_mb", 20, "20"],
+      ["performance_setting.disk_cache_max_size_mb", "2048", "2048"], ["performance_setting.disk_cache_path", "/tmp/cache", "/tmp/cache"],
+      ["performance_setting.monitor_enabled", false, "false"], ["performance_setting.monitor_cpu_threshold", 80, "80"],
+      ["performance_setting.monitor_memory_threshold", 85, "85"], ["performance_setting.monitor_disk_threshold", 90, "90"],
+    ];
+    for (const [key, value, text] of cases) {
+      expect(STORED_WITHOUT_EFFECT).toContain(key);
+      expect({ key, ...(await put(key, value)).body }).toEqual({ key, success: true, message: "saved" });
+      expect(await stored(key)).toBe(text);
+    }
+    const listed = new Set(((await ctx.request("GET", "/api/option/", { as: root })).body.data as { key: string }[]).map((o) => o.key));
+    expect(listed.has("theme.frontend")).toBe(true);
+    expect(listed.has("payment_setting.compliance_confirmed")).toBe(true);
+    expect(listed.has("model_deployment.ionet.api_key")).toBe(false);
+    expect((await put("theme.frontend", "modern")).body).toEqual({ success: false, message: 'theme.frontend must be "default" or "classic"' });
+    expect(await stored("theme.frontend")).toBe("default");
+    expect((await put("performance_setting.monitor_cpu_threshold", "high")).body.success).toBe(false);
+    expect((await put("grok.violation_deduction_enabled", "yes")).body.success).toBe(false);
+    await put("theme.frontend", "classic");
+  });
+
+  test("the payment terms are confirmed only through their own route, which records who, when and from where", async () => {
+    const r = await put("payment_setting.compliance_confirmed", "true");
+    expect(r.status).toBe(400);
+    expect(r.body.message).toContain("POST /api/option/payment_compliance");
+    expect(await stored("payment_setting.compliance_confirmed")).toBeUndefined();
+    const refused = await ctx.request("POST", "/api/option/payment_compliance", { as: root, body: { confirmed: false } });
+    expect([refused.status, refused.body.success]).toEqual([400, false]);
+    expect(await stored("payment_setting.compliance_confirmed")).toBeUndefined();
+    const before = Math.floor(Date.now() / 1000);
+    const ok = await ctx.request("POST", "/api/option/payment_compliance", { as: root, body: { confirmed: true } });
+    expect(ok.body).toEqual({ success: true, message: "" });
+    expect(await stored("payment_setting.compliance_confirmed")).toBe("true");
+    expect(await stored("payment_setting.compliance_terms_version")).toBe("v1");
+    expect(Number(await stored("payment_setting.compliance_confirmed_at"))).toBeGreaterThanOrEqual(before);
+    expect(await stored("payment_setting.compliance_confirmed_by")).toBe(String(root.id));
+    expect(await stored("payment_setting.compliance_confirmed_ip")).not.toBe("");
   });
 
   test("each family refuses what new-api refuses, with a message naming the key, and stores nothing", async () => {
@@ -196,6 +267,8 @@ describe("new-api option keys", () => {
   });
 
   test("the keys stored without effect are a fixed, documented list", () => {
+    const doc = readFileSync(join(import.meta.dir, "../../docs/options.md"), "utf8");
+    for (const key of STORED_WITHOUT_EFFECT) expect({ key, documented: doc.includes("`" + key + "`") }).toEqual({ key, documented: true });
     expect(STORED_WITHOUT_EFFECT).toContain("StripeApiSecret");
     expect(STORED_WITHOUT_EFFECT).toContain("discord.enabled");
     expect(STORED_WITHOUT_EFFECT).not.toContain("checkin_setting.enabled");

@@ -45,7 +45,6 @@ describe("options", () => {
       ["QuotaPerUnit", "1000", "QuotaPerUnit is fixed at 500000"],
       ["claude.thinking_adapter_budget_tokens_percentage", "1.5", "claude.thinking_adapter_budget_tokens_percentage must be between 0.1 and 1"],
       ["general_setting.ping_interval_seconds", "0", "general_setting.ping_interval_seconds must be at least 1"],
-      ["NoSuchKey", "1", "unknown option NoSuchKey"],
       ["ServerAddress", "ftp://x", "ServerAddress must start with http:// or https://"],
     ];
     for (const [key, value, message] of cases) {

@@ -4,7 +4,8 @@ import { authPlugin } from "../../http/auth.ts";
 import { ok } from "../../http/envelope.ts";
 import { envelope, okReply } from "../../http/schema.ts";
 import { ROLE } from "../../catalogue/index.ts";
-import { listOptions, resetModelRatios, updateOption } from "./service.ts";
+import { confirmPaymentCompliance, listOptions, resetModelRatios, updateOption } from "./service.ts";
+import { clientIp } from "../../http/ratelimit.ts";
 import { followOptionChanges } from "./events.ts";
 import { affinityStats, clearAffinity } from "../../relay/probe.ts";
 import { badRequest } from "../../http/errors.ts";
@@ -20,7 +21,8 @@ const affinityClearReply = envelope(t.Object({ deleted: t.Number() }));
 
 const putBody = t.Object({
   key: t.String({ minLength: 1, error: "key is required" }),
-  value: t.Union([t.String(), t.Number(), t.Boolean()], { error: "value must be a string" }),
+  // new-api takes any JSON value and stores its text; a key Switchyard knows checks the value's kind itself
+  value: t.Union([t.String(), t.Number(), t.Boolean(), t.Array(t.Any()), t.Record(t.String(), t.Any())], { error: "value must be a string" }),
 });
 
 export function optionModule(deps: AppDeps) {
@@ -47,6 +49,14 @@ export function optionModule(deps: AppDeps) {
     }, {
       role: ROLE.root, query: t.Object({ all: t.Optional(t.String()), rule_name: t.Optional(t.String()) }),
       detail: { summary: "Channel affinity: clear every pin (all=true) or one rule's (rule_name)" }, response: affinityClearReply,
+    })
+    .post("/payment_compliance", async ({ user, body, request, server }) => {
+      if (body.confirmed !== true) throw badRequest("confirmed must be true to confirm the payment terms");
+      await confirmPaymentCompliance(deps, user.id, clientIp(request, server as any, deps.config.trustProxy));
+      return ok(undefined, "");
+    }, {
+      role: ROLE.root, body: t.Object({ confirmed: t.Optional(t.Boolean({ error: "confirmed must be a boolean" })) }),
+      detail: { summary: "Confirm the payment terms (new-api's console; recorded in the payment_setting.compliance_* options)" }, response: okReply,
     })
     .post("/rest_model_ratio", async () => {
       await resetModelRatios(deps);

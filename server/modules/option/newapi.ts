@@ -11,7 +11,8 @@ import { AFFINITY_DEFAULTS, AFFINITY_OPTIONS, affinityRulesProblem } from "../..
 
 type Kind =
   | "bool" | "int" | "number" | "positive" | "text" | "url"
-  | "ratios" | "group-ratios" | "group-list" | "json-object" | "json-array" | "status-codes" | "panel" | "display-type" | "affinity-rules";
+  | "ratios" | "group-ratios" | "group-list" | "json-object" | "json-array" | "status-codes" | "panel" | "display-type" | "affinity-rules"
+  | "theme";
 
 interface Spec {
   default: string;
@@ -22,6 +23,18 @@ interface Spec {
   stored?: true;
   min?: number;
 }
+
+/** The width of options.key (db/migrations/tables.ts). */
+const OPTION_KEY_MAX = 128;
+
+export const COMPLIANCE_DEFAULTS: Record<string, string> = {
+  "payment_setting.compliance_confirmed": "false",
+  "payment_setting.compliance_terms_version": "",
+  "payment_setting.compliance_confirmed_at": "0",
+  "payment_setting.compliance_confirmed_by": "0",
+  "payment_setting.compliance_confirmed_ip": "",
+};
+export const isComplianceOption = (key: string) => key.startsWith("payment_setting.compliance_");
 
 const s = (def: string, kind: Kind, extra: Omit<Spec, "default" | "kind"> = {}): Spec => ({ default: def, kind, ...extra });
 const stored = { stored: true } as const;
@@ -118,7 +131,56 @@ export const NEW_API_OPTIONS: Record<string, Spec> = {
   "gemini.remove_function_response_id_enabled": s("true", "bool", stored),
   "global.pass_through_model_mapping_enabled": s("false", "bool", stored),
   "global.thinking_model_blacklist": s(JSON.stringify(["moonshotai/kimi-k2-thinking", "kimi-k2-thinking"]), "json-array", stored),
+  "global.chat_completions_to_responses_policy": s(JSON.stringify({ enabled: false, all_channels: true }), "json-object", stored),
+  "grok.violation_deduction_enabled": s("true", "bool", stored),
+  "grok.violation_deduction_amount": s("0.05", "number", stored),
+  // which of new-api's two consoles it serves; Switchyard serves its own
+  "theme.frontend": s("classic", "theme", stored),
+  // SMTP: Switchyard's mailer picks the authentication method the server offers
+  SMTPForceAuthLogin: s("false", "bool", stored),
+  // the older single chat links, superseded by Chats
+  ChatLink: s("", "text", stored),
+  ChatLink2: s("", "text", stored),
+  // the lowest role allowed to upload and download files and images (0: guests); Switchyard keeps no files
+  FileUploadPermission: s("0", "int", stored),
+  FileDownloadPermission: s("0", "int", stored),
+  ImageUploadPermission: s("0", "int", stored),
+  ImageDownloadPermission: s("0", "int", stored),
+  // model deployment on io.net: no deployments in Switchyard
+  "model_deployment.ionet.enabled": s("false", "bool", stored),
+  "model_deployment.ionet.api_key": s("", "text", secret),
+  // new-api's request-body disk cache and its load monitor; Switchyard's limits live in docs/limits.md
+  "performance_setting.disk_cache_enabled": s("false", "bool", stored),
+  "performance_setting.disk_cache_threshold_mb": s("10", "int", stored),
+  "performance_setting.disk_cache_max_size_mb": s("1024", "int", stored),
+  "performance_setting.disk_cache_path": s("", "text", stored),
+  "performance_setting.monitor_enabled": s("true", "bool", stored),
+  "performance_setting.monitor_cpu_threshold": s("90", "int", stored),
+  "performance_setting.monitor_memory_threshold": s("90", "int", stored),
+  "performance_setting.monitor_disk_threshold": s("95", "int", stored),
+  // the operator's confirmation of the payment terms: written only by POST /api/option/payment_compliance
+  ...Object.fromEntries(Object.entries(COMPLIANCE_DEFAULTS).map(([k, v]) => [k, s(v, "text", stored)])),
 };
+
+/** The terms version a confirmation records (new-api's current one). */
+export const COMPLIANCE_TERMS_VERSION = "v1";
+
+/** Keys that look like credentials by new-api's rule: a key Switchyard does not know is hidden from GET when it ends so. */
+export function looksSecret(key: string): boolean {
+  return /(Token|Secret|Password|Key|secret|api_key)$/.test(key) || key.toLowerCase().endsWith("_token");
+}
+
+/**
+ * The stored form of a key Switchyard does not know: new-api keeps any key it is sent, so a setting of a newer
+ * new-api release survives a visit to Switchyard. Values keep new-api's text form.
+ */
+export function validateUnknownOption(key: string, raw: unknown): string {
+  if (!key.trim() || key.length > OPTION_KEY_MAX) throw badRequest(`key must be 1 to ${OPTION_KEY_MAX} characters`);
+  if (typeof raw === "string") return raw;
+  if (typeof raw === "number" || typeof raw === "boolean") return String(raw);
+  if (raw && typeof raw === "object") return JSON.stringify(raw);
+  throw badRequest(`${key}: value must be a string`);
+}
 
 export const NEW_API_DEFAULTS: Record<string, string> = Object.fromEntries(Object.entries(NEW_API_OPTIONS).map(([k, v]) => [k, v.default]));
 export const NEW_API_SECRETS: string[] = Object.entries(NEW_API_OPTIONS).filter(([, v]) => v.secret).map(([k]) => k);
@@ -153,6 +215,9 @@ export function validateNewApiOption(key: string, value: string): string {
       }
       return String(n);
     }
+    case "theme":
+      if (value !== "default" && value !== "classic") throw badRequest(`${key} must be "default" or "classic"`);
+      return value;
     case "display-type":
       if (!(QUOTA_DISPLAY_TYPES as readonly string[]).includes(value)) throw badRequest(`${key} must be one of ${QUOTA_DISPLAY_TYPES.join(", ")}`);
       return value;

@@ -7,12 +7,18 @@ import { OPTION_DEFAULTS, SECRET_OPTIONS, NUMBER_OPTIONS, JSON_OPTIONS, URL_OPTI
 import { validateFetchSetting } from "./fetch-setting.ts";
 import { validatePasskeyOption } from "../passkey/options.ts";
 import { isResponseCacheOption, validateResponseCacheOption } from "./response-cache.ts";
-import { NEW_API_OPTIONS, companionWrites, validateNewApiOption } from "./newapi.ts";
+import {
+  COMPLIANCE_DEFAULTS, COMPLIANCE_TERMS_VERSION, NEW_API_OPTIONS, companionWrites, isComplianceOption, looksSecret,
+  validateNewApiOption, validateUnknownOption,
+} from "./newapi.ts";
 import { ROUTING_OPTION_DEFAULTS, validateRoutingOption } from "./routing.ts";
 
 export function listOptions(deps: AppDeps): { key: string; value: string }[] {
   const out: { key: string; value: string }[] = [];
-  for (const [key, value] of deps.options.all()) if (!SECRET_OPTIONS.has(key)) out.push({ key, value });
+  for (const [key, value] of deps.options.all()) {
+    if (SECRET_OPTIONS.has(key) || (!(key in OPTION_DEFAULTS) && looksSecret(key))) continue;
+    out.push({ key, value });
+  }
   return out;
 }
 
@@ -50,7 +56,8 @@ function numberMap(value: unknown, key: string, min = 0) {
 
 /** Returns the value to store, or throws a 400 with a message naming the problem. */
 export function validateOption(deps: AppDeps, key: string, raw: unknown): string {
-  if (!(key in OPTION_DEFAULTS)) throw badRequest(`unknown option ${key}`);
+  if (!(key in OPTION_DEFAULTS)) return validateUnknownOption(key, raw);
+  if (isComplianceOption(key)) throw badRequest(`${key} is set only by confirming the payment terms (POST /api/option/payment_compliance)`);
   let value = typeof raw === "string" ? raw : typeof raw === "number" || typeof raw === "boolean" ? String(raw) : null;
   if (value === null) throw badRequest(`${key}: value must be a string`);
   if (key.startsWith("fetch_setting.")) return validateFetchSetting(key, value);
@@ -162,6 +169,18 @@ export async function updateOption(deps: AppDeps, key: string, raw: unknown): Pr
   assertPrerequisitesKept(deps, key, value);
   await deps.options.set(key, value);
   for (const [k, v] of companionWrites(key, value, (k) => deps.options.get(k))) await deps.options.set(k, v);
+}
+
+/** POST /api/option/payment_compliance: records who confirmed the payment terms, when and from where. */
+export async function confirmPaymentCompliance(deps: AppDeps, userId: number, ip: string): Promise<void> {
+  const values: Record<keyof typeof COMPLIANCE_DEFAULTS & string, string> = {
+    "payment_setting.compliance_confirmed": "true",
+    "payment_setting.compliance_terms_version": COMPLIANCE_TERMS_VERSION,
+    "payment_setting.compliance_confirmed_at": String(Math.floor(Date.now() / 1000)),
+    "payment_setting.compliance_confirmed_by": String(userId),
+    "payment_setting.compliance_confirmed_ip": ip,
+  };
+  for (const [k, v] of Object.entries(values)) await deps.options.set(k, v);
 }
 
 /** POST /api/option/rest_model_ratio: restores the default pricing tables. */
