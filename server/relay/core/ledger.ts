@@ -23,6 +23,7 @@ import type { Database, Dialect } from "../../../db/index.ts";
 import { CompiledQuery, sql, type Selectable } from "kysely";
 import type { QuotaHoldsTable } from "../../../db/schema.ts";
 import { rawSqlite } from "../../../db/index.ts";
+import { isDatabaseUnavailable } from "../../../db/timeouts.ts";
 import { AppError } from "../../http/errors.ts";
 import { TOKEN_STATUS, USER_STATUS } from "../../catalogue/index.ts";
 import type { WriteBehind, SettledEntry } from "../../jobs/writebehind.ts";
@@ -505,7 +506,13 @@ class LeaseLedger implements Ledger {
     const wish = now - lease.toppedAt < LEASE_WINDOW_MS ? Math.max(need, 2 * lease.granted) : need * LEASE_FIRST;
     const at = Math.floor(Date.now() / 1000);
     const min = Math.max(0, Math.min(least, need));
-    const outcome = await withRetry(() => this.dialect === "postgres" ? this.topUpInOneStatement(lease, need, wish, at, min) : this.topUpInTransaction(lease, need, wish, at, min));
+    const outcome = await withRetry(() => this.dialect === "postgres" ? this.topUpInOneStatement(lease, need, wish, at, min) : this.topUpInTransaction(lease, need, wish, at, min))
+      .catch((e) => {
+        // A top-up whose answer was lost (the connection dropped, the statement outlived its bound) may have
+        // committed: the lease's row is then given back with the lease instead of staying held until a restart.
+        if (isDatabaseUnavailable(e)) lease.inDb = true;
+        throw e;
+      });
     if (outcome === "token") {
       // Not while this lease still holds some of the token (its unused part goes back to the row).
       if (lease.free <= 0 && lease.held === 0) await markExhausted(this.db, lease.tokenId);
@@ -610,6 +617,7 @@ class LeaseLedger implements Ledger {
       lease.free -= fromFree;
       let taken = Math.min(want, hold.amount) + fromFree;
       taken += await withRetry(() => this.chargeExtra(lease, want - taken)).catch((e) => {
+        if (isDatabaseUnavailable(e)) lease.inDb = true;
         console.error("charging beyond the hold failed:", (e as Error).message);
         return 0;
       });
