@@ -6,7 +6,7 @@
 // its own, so files never share state. tests/timings.json (per-file durations from an earlier run) makes the
 // slowest files start first: a 2-minute browser file started last would otherwise set the wall time.
 // `TEST_WORKERS=2 npm test -- --update-timings` refreshes it.
-import { existsSync, statSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
 const TEST_TIMEOUT_MS = 20_000;
@@ -17,14 +17,12 @@ const parallel = workers > 1 ? [`--parallel=${workers}`, `--timings=${timings}`]
 const files = args.some((a) => !a.startsWith("-")) ? [] : ["tests/"];
 // The agent tests (tests/agents/) run the real coding agents and SDKs, a package of their own kept out of the
 // root one (about 1 GB). `npm ci && npm test` runs the whole suite, so a run that includes them installs that
-// package when it is missing or older than its lock file; when it cannot, the run stops here and says why
+// package when it is missing or differs from its lock file; when it cannot, the run stops here and says why
 // rather than pass without them.
 const agents = join(import.meta.dir, "../tests/agents");
 const wantsAgents = files.length > 0 || args.some((a) => a.includes("tests/agents"));
 if (wantsAgents) {
-  const installed = join(agents, "node_modules/.package-lock.json");
-  const stale = !existsSync(installed) || statSync(installed).mtimeMs < statSync(join(agents, "package-lock.json")).mtimeMs;
-  if (stale) {
+  if (!agentsInstalled(agents)) {
     console.error("installing tests/agents (npm ci --prefix tests/agents) ...");
     const npm = Bun.spawnSync(["npm", "ci", "--prefix", agents, "--no-audit", "--no-fund"], { stdout: "inherit", stderr: "inherit", timeout: 900_000 });
     if (npm.exitCode !== 0) {
@@ -66,3 +64,20 @@ const errors = Number(/(\d+) errors?/.exec(tail)?.[1] ?? 0);
 const failed = fail + errors + (code !== 0 && fail + errors === 0 ? 1 : 0);
 console.log(`${pass} passed, ${failed} failed`);
 process.exit(code === 0 && pass > 0 ? 0 : 1);
+
+/**
+ * Whether tests/agents/node_modules holds what its lock file pins: npm's record of the installed tree
+ * (node_modules/.package-lock.json) has every locked package at its version. Other platforms' optional
+ * packages are locked but never installed. (File times would not do: a checkout rewrites the lock file.)
+ */
+function agentsInstalled(dir: string): boolean {
+  const hidden = join(dir, "node_modules/.package-lock.json");
+  if (!existsSync(hidden)) return false;
+  try {
+    const want = JSON.parse(readFileSync(join(dir, "package-lock.json"), "utf8")).packages ?? {};
+    const have = JSON.parse(readFileSync(hidden, "utf8")).packages ?? {};
+    return Object.entries<any>(want).every(([path, p]) => path === "" || have[path]?.version === p.version || (p.optional && !have[path]));
+  } catch {
+    return false;
+  }
+}

@@ -28,6 +28,9 @@ describe("gemini -p", () => {
         expect(routing.map(modelOf), describeRun(r.run, lane)).toEqual([GEMINI_ROUTER_MODEL]);
         // Answered: no silent fallback to another model.
         expect(lane.mock.answered()).toContain(routing[0]!);
+        // Gemini's upper-case type names reach a Gemini upstream as sent and any other as JSON Schema.
+        const upper = /"type":"(OBJECT|STRING|INTEGER)"/.test(JSON.stringify(routing[0]!.body));
+        expect(upper).toBe(kind === "gemini");
         const main = lane.mock.calls().filter((c) => !isRouting(c));
         expect(main.map(modelOf)).toEqual([GEMINI_SIMPLE_MODEL]);
         await expectBilled(gw, lane);
