@@ -264,11 +264,14 @@ for (const kind of storageKinds().filter((k) => k !== "sqlite")) {
         await ledger.take({ userId: user.id, tokenId, unlimited: false }, 1_000);
         await writer.flush(true);
         expect((await holds(db)).length).toBe(2);
-        await Bun.sleep(LEASE_IDLE_MS + 1_500);
+        // Idle for the lease time, then as long as the releaser takes (a loaded database server is slow): the
+        // idle lease goes; the one whose call is still running stays, however long that took.
+        await Bun.sleep(LEASE_IDLE_MS);
+        for (let i = 0; i < 200 && (await holds(db)).length > 1; i++) await Bun.sleep(50);
         expect((await holds(db)).map((r) => Number(r.token_id))).toEqual([tokenId]);
         expect(await quotaOf(ctx, user.id)).toBe(100_000 - 700 - 4_000);
       });
-    }, 10_000);
+    });
 
     test("a lease with a settled call not yet written is not given back, even after a free call on a placeholder copied from its hold", async () => {
       await withLedger(async ({ ctx, db, user, writer, ledger }) => {
@@ -324,7 +327,7 @@ for (const kind of storageKinds().filter((k) => k !== "sqlite")) {
         const old = Math.floor(Date.now() / 1000) - 3_600;
         await db.updateTable("quota_holds").set({ renewed_at: old, created_at: old }).where("instance", "=", "dead").execute();
         // "live" keeps renewing (every lease/4 = 500 ms); "dead" is refunded by whichever instance sweeps first.
-        for (let i = 0; i < 150 && (await holds(db)).length > 1; i++) await Bun.sleep(20);
+        for (let i = 0; i < 300 && (await holds(db)).length > 1; i++) await Bun.sleep(20);
         await Bun.sleep(3_000);
         expect((await holds(db)).map((r) => r.instance)).toEqual(["live"]);
         expect(await quotaOf(ctx, user.id)).toBe(80_000);
@@ -333,7 +336,7 @@ for (const kind of storageKinds().filter((k) => k !== "sqlite")) {
         await sweeper.stop();
         await ctx.close();
       }
-    }, 15_000);
+    });
 
     test("a call settled after its lease was refunded as abandoned is charged again, and the next call gets a new lease: the books still balance", async () => {
       const { ctx, db, user, writer } = await fixture();
