@@ -263,16 +263,16 @@ export class AffinityCall {
     this.store.record(this.key, { channel, key }, this.rule.ttlSeconds, this.settings.maxEntries);
   }
 
-  /** What the consume log's admin_info shows of a call that went to its pinned channel (new-api's fields). */
+  /** What the consume log's admin_info shows of a call that went to its pinned channel: the fields of new-api's
+   * that its console reads (written into every such call's log row, so no more). */
   logInfo(channelId: number): Record<string, unknown> {
-    const r = this.rule.rule;
     const value = this.value;
     return {
-      reason: r.name, rule_name: r.name, using_group: this.group, channel_id: channelId,
-      key_source: this.source.type, key_key: this.source.key ?? "", key_path: this.source.path ?? "",
+      rule_name: this.rule.rule.name, using_group: this.group, channel_id: channelId, key_source: this.source.type,
       key_hint: value.length <= 12 ? value : `${value.slice(0, 4)}...${value.slice(-4)}`,
     };
   }
+
 }
 
 /**

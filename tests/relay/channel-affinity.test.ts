@@ -149,7 +149,7 @@ describe("a conversation stays on its channel", () => {
     const logs = await fx.ctx.deps.db.selectFrom("logs").select("other").where("user_id", "=", user.id).orderBy("id").execute();
     expect(JSON.parse(logs[0]!.other).admin_info.channel_affinity).toBeUndefined();
     expect(JSON.parse(logs[1]!.other).admin_info.channel_affinity).toEqual({
-      reason: "prompt cache key", rule_name: "prompt cache key", using_group: "default", channel_id: ids.a, key_source: "gjson", key_key: "", key_path: "prompt_cache_key", key_hint: "logg...tion",
+      rule_name: "prompt cache key", using_group: "default", channel_id: ids.a, key_source: "gjson", key_hint: "logg...tion",
     });
   });
 
