@@ -54,7 +54,7 @@ export function startBedrockUpstream(creds: BedrockCreds): MockUpstream {
     if (body?.model !== undefined) return Response.json({ message: "Malformed input request: extraneous key [model] is not permitted, please reformat your input and try again." }, { status: 400 });
     if (body?.stream !== undefined) return Response.json({ message: "Malformed input request: extraneous key [stream] is not permitted, please reformat your input and try again." }, { status: 400 });
     if (body?.anthropic_version !== "bedrock-2023-05-31") return Response.json({ message: "Malformed input request: anthropic_version is required" }, { status: 400 });
-    const problem = claudeRequestProblem(body, false);
+    const problem = claudeRequestProblem(body, false, false);
     if (problem) return Response.json({ message: `Malformed input request: ${problem}` }, { status: 400 });
     if (m[2] === "invoke") return Response.json(claudeReply(body, modelId));
     return bedrockStream(claudeEvents(body, modelId), { exceptionAfter: modelId.includes("throttle") ? 3 : undefined });

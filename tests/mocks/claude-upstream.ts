@@ -6,7 +6,8 @@
 // echoes the key and an internal address after the first text delta. Models named with "-nousage"
 // send no usage objects at all (answers, message_start and message_delta), as some Claude-compatible
 // upstreams do; "-nooutputcount" answers (not streams) report input_tokens and no output_tokens.
-// Mid-conversation system messages (role "system" after a user turn) are taken as the API takes them.
+// Mid-conversation system messages (role "system" after a user turn) are taken as Anthropic's API takes them; the
+// Bedrock and Vertex mocks refuse them, as those APIs do not have them.
 // Like the real API it refuses fields it does not know (n, response_format, reasoning_effort...), input
 // schemas that are not JSON Schema, and thinking with forced tool use or after a tool-use turn that did not
 // start with a thinking block. A forced tool_choice is answered with a call of that tool (its input fits the
@@ -91,7 +92,8 @@ function wantsTool(body: any): boolean {
 }
 
 /** Problems the real API would answer 400 for. */
-export function claudeRequestProblem(body: any, modelInBody = true): string | null {
+/** `systemMessages`: the API takes mid-conversation system messages (Anthropic's does; Bedrock's and Vertex's do not). */
+export function claudeRequestProblem(body: any, modelInBody = true, systemMessages = true): string | null {
   if (!body || typeof body !== "object") return "body must be a JSON object";
   if (modelInBody && typeof body.model !== "string") return "model: Field required";
   if (typeof body.max_tokens !== "number") return "max_tokens: Field required";
@@ -100,14 +102,14 @@ export function claudeRequestProblem(body: any, modelInBody = true): string | nu
   // alternate around it.
   let prev = "";
   for (const [i, m] of body.messages.entries()) {
-    if (m?.role === "system") {
+    if (m?.role === "system" && systemMessages) {
       if (prev !== "user") return `messages.${i}: a system message must follow a user turn`;
       if (!(typeof m.content === "string" || (Array.isArray(m.content) && m.content.every((b: any) => b?.type === "text")))) {
         return `messages.${i}.content: a system message takes text only`;
       }
       continue;
     }
-    if (m?.role !== "user" && m?.role !== "assistant") return `messages.${i}.role: Input should be 'user', 'assistant' or 'system'`;
+    if (m?.role !== "user" && m?.role !== "assistant") return `messages.${i}.role: Input should be 'user', 'assistant'${systemMessages ? " or 'system'" : ""}`;
     if (i === 0 && m.role !== "user") return "messages: first message must use the user role";
     if (m.role === prev) return "messages: roles must alternate between user and assistant";
     prev = m.role;

@@ -61,7 +61,7 @@ export function startVertexUpstream(opts: { expiresIn?: number } = {}): VertexMo
       const body = rec.body;
       if (body?.model !== undefined) return Response.json({ type: "error", error: { type: "invalid_request_error", message: "model: Extra inputs are not permitted" } }, { status: 400 });
       if (body?.anthropic_version !== "vertex-2023-10-16") return Response.json({ type: "error", error: { type: "invalid_request_error", message: "anthropic_version: Field required" } }, { status: 400 });
-      const problem = claudeRequestProblem(body, false);
+      const problem = claudeRequestProblem(body, false, false);
       if (problem) return Response.json({ type: "error", error: { type: "invalid_request_error", message: problem } }, { status: 400 });
       const model = decodeURIComponent(claude[3]!);
       if (claude[4] === "streamRawPredict") return sseResponse(claudeEvents(body, model).map(claudeSseFrame));

@@ -63,16 +63,39 @@ const messages = (kind: string, body: Record<string, unknown>, headers: Record<s
 
 const upstreamOf = (kind: string): MockUpstream => ({ claude, bedrock, vertex } as Record<string, MockUpstream>)[kind]!;
 
-for (const kind of CLAUDE_KINDS) {
-  test(`Claude client, ${kind} channel: a mid-conversation system message reaches the upstream where it was sent`, async () => {
-    const sent = claudeCodeMessages();
-    const res = await messages(kind, { messages: sent, tools: [bash] }, { "anthropic-beta": "mid-conversation-system-2026-04-07" });
+test("Claude client, Claude channel: a mid-conversation system message reaches Anthropic where it was sent", async () => {
+  const sent = claudeCodeMessages();
+  const res = await messages("claude", { messages: sent, tools: [bash] }, { "anthropic-beta": "mid-conversation-system-2026-04-07" });
+  const answer = await res.json();
+  expect(answer.error).toBeUndefined();
+  expect(res.status).toBe(200);
+  expect(answer.type).toBe("message");
+  expect(claude.last().body.messages).toEqual(sent);
+});
+
+for (const kind of ["bedrock", "vertex"]) {
+  test(`Claude client, ${kind} channel (no mid-conversation system messages there): its text joins the top-level system`, async () => {
+    const sent = [...claudeCodeMessages(), { role: "user", content: "And now?" }];
+    const res = await messages(kind, { system: [{ type: "text", text: "Be brief.", cache_control: { type: "ephemeral" } }], messages: sent, tools: [bash] });
     const answer = await res.json();
     expect(answer.error).toBeUndefined();
     expect(res.status).toBe(200);
-    expect(answer.type).toBe("message");
-    expect(upstreamOf(kind).last().body.messages).toEqual(sent);
+    const got = upstreamOf(kind).last().body;
+    expect(got.system).toEqual([{ type: "text", text: "Be brief.", cache_control: { type: "ephemeral" } }, { type: "text", text: "The working directory changed to /tmp." }]);
+    // The turns around it, two user turns now side by side, become one.
+    expect(got.messages.map((m: any) => m.role)).toEqual(["user", "assistant", "user"]);
+    expect(got.messages[2].content).toEqual([{ type: "tool_result", tool_use_id: "toolu_1", content: "a.txt\nb.txt" }, { type: "text", text: "And now?" }]);
   });
+
+  test(`Claude client, ${kind} channel: a body without system messages goes as it came`, async () => {
+    const sent = [{ role: "user", content: "hi" }];
+    expect((await messages(kind, { system: "Be brief.", messages: sent })).status).toBe(200);
+    const got = upstreamOf(kind).last().body;
+    expect([got.system, got.messages]).toEqual(["Be brief.", sent]);
+  });
+}
+
+for (const kind of CLAUDE_KINDS) {
 
   test(`Claude client, ${kind} channel: fields, blocks and roles newer than the gateway pass through for the upstream to judge`, async () => {
     const calls = upstreamOf(kind).requests.length;

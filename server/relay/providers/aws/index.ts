@@ -3,7 +3,9 @@
 import { AwsV4Signer } from "aws4fetch";
 import type { ProviderAdaptor, ProviderCall } from "../types.ts";
 import { AppError } from "../../../http/errors.ts";
-import { ClaudeStreamMapper, claudeErrorMessage, claudeModelHeaders, claudeRequestFor, claudeSend, parseClaudeResponse } from "../claude/messages.ts";
+import {
+  ClaudeStreamMapper, claudeErrorMessage, claudeModelHeaders, claudeRequestFor, claudeSend, parseClaudeResponse, withSystemMessagesInSystem,
+} from "../claude/messages.ts";
 import { claudeGeneratedText } from "../../formats/claude/upstream.ts";
 import { DEFAULT_CHANNEL_MODELS } from "../../../catalogue/models.ts";
 import { EventStreamDecoder } from "./eventstream.ts";
@@ -30,7 +32,7 @@ export function bedrockUrl(call: Pick<ProviderCall, "baseUrl" | "stream">, regio
 
 /** Bedrock takes the Messages body without model and stream, with its own anthropic_version. */
 export function bedrockBody(call: ProviderCall, body: any): { model: string; body: Record<string, unknown> } {
-  const req: Record<string, unknown> = { ...claudeRequestFor(call, body) };
+  const req: Record<string, unknown> = { ...withSystemMessagesInSystem(claudeRequestFor(call, body)) };
   const model = String(req.model ?? call.upstreamModel);
   delete req.model;
   delete req.stream;

@@ -12,7 +12,7 @@ import {
   ClaudeStreamToOpenAI, claudeGeneratedText, fromClaudeResponse, toClaudeRequest, usageFromClaude, type ClaudeRequestFacts, type ClaudeSettings,
 } from "../../formats/claude/upstream.ts";
 import { AppError } from "../../../http/errors.ts";
-import type { ClaudeRequest, OpenAIUsage } from "../../formats/claude/wire.ts";
+import type { ClaudeBlock, ClaudeMessage, ClaudeRequest, OpenAIUsage } from "../../formats/claude/wire.ts";
 import { renamedText } from "../../formats/client-json.ts";
 
 export const ANTHROPIC_VERSION = "2023-06-01";
@@ -80,6 +80,33 @@ export function claudeRequestFor(call: ProviderCall, body: any): ClaudeRequest {
   const facts: CallFacts = { fanOut: fanOutOf(call, body) };
   requestFacts.set(call, facts);
   return toClaudeRequest({ ...body, model: call.upstreamModel }, claudeSettings(call, call.upstreamModel), facts);
+}
+
+/**
+ * A Claude body for an API without mid-conversation system messages (Bedrock, Vertex): each one's text joins the
+ * top-level system after what is there (a system instruction still, from the start instead of from its point), and
+ * the turns it stood between, now side by side, become one. A body without them is returned as it is.
+ */
+export function withSystemMessagesInSystem(req: ClaudeRequest): ClaudeRequest {
+  if (!req.messages.some((m) => m?.role === "system")) return req;
+  const system: { type: "text"; text: string; [k: string]: unknown }[] =
+    typeof req.system === "string" ? (req.system ? [{ type: "text", text: req.system }] : []) : [...(req.system ?? [])];
+  const messages: ClaudeMessage[] = [];
+  for (const m of req.messages) {
+    if (m.role === "system") {
+      if (typeof m.content === "string") system.push({ type: "text", text: m.content });
+      else for (const b of m.content) system.push({ type: "text", text: String((b as { text?: unknown }).text ?? "") });
+      continue;
+    }
+    const last = messages.at(-1);
+    if (last && last.role === m.role) messages[messages.length - 1] = { ...last, content: [...blocksOf(last.content), ...blocksOf(m.content)] };
+    else messages.push(m);
+  }
+  return { ...req, system, messages };
+}
+
+function blocksOf(content: ClaudeMessage["content"]): ClaudeBlock[] {
+  return typeof content === "string" ? [{ type: "text", text: content }] : content;
 }
 
 /** What the answer of a converted call needs from its request: set by claudeRequestFor, read by parse, stream and send. */

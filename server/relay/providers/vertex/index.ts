@@ -5,7 +5,9 @@ import type { ProviderAdaptor, ProviderCall } from "../types.ts";
 import { sendUpstream } from "../settings.ts";
 import { AppError } from "../../../http/errors.ts";
 import { DEFAULT_CHANNEL_MODELS } from "../../../catalogue/models.ts";
-import { ClaudeStreamMapper, claudeErrorMessage, claudeModelHeaders, claudeRequestFor, claudeSend, parseClaudeResponse } from "../claude/messages.ts";
+import {
+  ClaudeStreamMapper, claudeErrorMessage, claudeModelHeaders, claudeRequestFor, claudeSend, parseClaudeResponse, withSystemMessagesInSystem,
+} from "../claude/messages.ts";
 import { GeminiStreamMapper, geminiBodyFor, geminiErrorMessage, parseGeminiResponse } from "../gemini/index.ts";
 import { claudeGeneratedText } from "../../formats/claude/upstream.ts";
 import { geminiGeneratedText } from "../../formats/gemini/upstream.ts";
@@ -67,7 +69,7 @@ export const vertexAdaptor: ProviderAdaptor = {
     let model: string;
     let extra: Record<string, string> = {};
     if (isClaudeModel(call.upstreamModel)) {
-      out = { ...claudeRequestFor(call, body) };
+      out = { ...withSystemMessagesInSystem(claudeRequestFor(call, body)) };
       model = String(out.model ?? call.upstreamModel);
       delete out.model;
       out.anthropic_version = VERTEX_ANTHROPIC_VERSION;
