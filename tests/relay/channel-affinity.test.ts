@@ -384,6 +384,8 @@ if (REDIS) {
       };
     });
     afterAll(async () => {
+      // The pins live in the shared Redis: this test's go with it.
+      await storeOf(shared.ctx.deps).clear(null);
       await second.close();
       await one.stop();
       await two.stop();
