@@ -10,6 +10,7 @@ import { migrations } from "./migrations/index.ts";
 import { up as reconcileSchema } from "./migrations/0001_init.ts";
 import { up as usernameCaseIndex } from "./migrations/0005_username_case.ts";
 import { dialectOf, type Dialect } from "./dialect.ts";
+import { ensureSqliteJsonBlobs } from "./json-columns.ts";
 import { DEFAULT_DATABASE_TIMEOUTS, timedDialect, type DatabaseTimeouts } from "./timeouts.ts";
 
 export type { DB } from "./schema.ts";
@@ -150,6 +151,8 @@ async function runMigrations(db: Database, migrator: Migrator): Promise<void> {
   if (!results?.some((r) => r.migrationName === "0001_init" && r.status === "Success")) await reconcileSchema(db);
   // A non-unique username index (names that differ only in case were there) becomes unique once they are gone.
   if (!results?.some((r) => r.migrationName === "0005_username_case" && r.status === "Success")) await usernameCaseIndex(db);
+  // At every start: a new-api run in between may have rebuilt a table and with it dropped the triggers.
+  if (dialectOf(db) === "sqlite") await ensureSqliteJsonBlobs(db);
 }
 
 /**

@@ -13,6 +13,7 @@ import {
   CompiledQuery, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler,
   type DatabaseConnection, type Dialect, type Driver, type Kysely, type QueryResult,
 } from "kysely";
+import { jsonBlobsAsText } from "./json-columns.ts";
 
 /** How long a statement waits for the write lock in all (what `busy_timeout` was on this connection). */
 export const SQLITE_BUSY_WAIT_MS = 5000;
@@ -85,11 +86,12 @@ class BunSqliteDriver implements Driver {
   }
 }
 
-/** SQLite's query compiler, adapter and introspector around `driver` (also the reader thread's, sqlite-reader.ts). */
+/** SQLite's query compiler, adapter and introspector around `driver` (also the reader thread's, sqlite-reader.ts),
+ * which reads new-api's JSON BLOBs as text (json-columns.ts). */
 export function sqliteDialect(driver: Driver): Dialect {
   return {
     createAdapter: () => new SqliteAdapter(),
-    createDriver: () => driver,
+    createDriver: () => jsonBlobsAsText(driver),
     createIntrospector: (db: Kysely<any>) => new SqliteIntrospector(db),
     createQueryCompiler: () => new SqliteQueryCompiler(),
   };

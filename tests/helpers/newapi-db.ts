@@ -233,6 +233,8 @@ export async function seedNewApiRows(db: Kysely<any>, upstream: string, hash: (p
   const bool = (b: boolean) => (d === "postgres" ? b : b ? 1 : 0);
   // gorm's datetime: text with nanoseconds and an offset on SQLite, native on the others
   const time = (ms: number) => (d === "sqlite" ? `${new Date(ms + 8 * 3600_000).toISOString().slice(0, 19).replace("T", " ")}.123456789+08:00` : new Date(ms));
+  // gorm hands the driver a json column's value as bytes: a BLOB on SQLite, json on the others
+  const json = (text: string | null) => (d === "sqlite" && text !== null ? Buffer.from(text) : text);
   const ins = async (table: string, rows: Record<string, unknown>[]) => {
     for (const r of rows) await db.insertInto(table).values(r).execute();
   };
@@ -273,7 +275,7 @@ export async function seedNewApiRows(db: Kysely<any>, upstream: string, hash: (p
     type: 1, key: "sk-upstream-old", openai_organization: null, test_model: null, status: 1, name: "openai", weight: 0, created_time: t - 86400 * 10,
     test_time: 0, response_time: 0, base_url: upstream, other: "", balance: 12.5, balance_updated_time: 0, models: "gpt-3.5-turbo",
     group: "default", used_quota: 0, model_mapping: null, status_code_mapping: "", priority: 0, auto_ban: 1, other_info: "", tag: null,
-    setting: null, param_override: null, channel_info: GORM_CHANNEL_INFO, ...over,
+    setting: null, param_override: null, ...over, channel_info: json((over.channel_info ?? GORM_CHANNEL_INFO) as string | null),
   });
   await ins("channels", [
     channel({ name: "openai-default", models: "gpt-3.5-turbo,gpt-4o", group: "default,vip" }),
@@ -316,13 +318,13 @@ export async function seedNewApiRows(db: Kysely<any>, upstream: string, hash: (p
   await ins("tasks", [
     { created_at: t - 300, updated_at: t - 200, task_id: "suno-old-1", platform: "suno", user_id: ids.alice, group: "default", channel_id: ch["openai-default"], quota: 50_000,
       action: "MUSIC", status: "SUCCESS", fail_reason: "", submit_time: t - 300, start_time: t - 290, finish_time: t - 200, progress: "100%",
-      properties: '{"input":"a song"}', private_data: '{"key":"sk-upstream-old"}', data: '[{"id":"clip1","status":"complete"}]' },
+      properties: json('{"input":"a song"}'), private_data: json('{"key":"sk-upstream-old"}'), data: json('[{"id":"clip1","status":"complete"}]') },
   ]);
   await ins("two_fas", [{ user_id: ids.bob, secret: "JBSWY3DPEHPK3PXP", is_enabled: bool(false), failed_attempts: 0, created_at: time(Date.now() - 86400_000), updated_at: time(Date.now() - 86400_000) }]);
   await ins("checkins", [{ user_id: ids.alice, checkin_date: "2025-01-01", quota_awarded: 1500, created_at: 1735689600 }]);
   await ins("vendors", [{ name: "OpenAI", description: "", icon: "OpenAI", status: 1, created_time: t, updated_time: t }]);
   await ins("models", [{ model_name: "gpt-4o", description: "omni", icon: "", tags: "chat", vendor_id: 1, endpoints: '["openai"]', status: 1, sync_official: 1, created_time: t, updated_time: t, name_rule: 0 }]);
-  await ins("prefill_groups", [{ name: "openai-models", type: "model", items: '["gpt-4o","gpt-4o-mini"]', description: "", created_time: t, updated_time: t }]);
+  await ins("prefill_groups", [{ name: "openai-models", type: "model", items: json('["gpt-4o","gpt-4o-mini"]'), description: "", created_time: t, updated_time: t }]);
   return { users: ids, channels: ch };
 }
 
@@ -357,9 +359,11 @@ export async function newApiReadable(db: Kysely<any>): Promise<string[]> {
         if (v === null || v === undefined) continue;
         const storage = (row as any)[`t_${col}`];
         if (kind === "json") {
+          // new-api's readers of these columns take only bytes on SQLite: TEXT fails the row or reads empty
+          if (d === "sqlite" && storage !== "blob") problems.push(`${where}: ${storage} where new-api writes and reads a blob`);
           let parsed: unknown;
           try {
-            parsed = JSON.parse(String(v));
+            parsed = JSON.parse(v instanceof Uint8Array ? new TextDecoder().decode(v) : String(v));
           } catch {
             problems.push(`${where}: not JSON: ${JSON.stringify(v)}`);
             continue;

@@ -252,8 +252,12 @@ describe("the new-api readability check", () => {
       expect.stringMatching(/^channels\[\d\]\.channel_info: not JSON: ""$/), expect.stringMatching(/^channels\[\d\]\.channel_info: not an object/),
       expect.stringMatching(/^tokens\[0\]\.deleted_at: datetime text/), expect.stringMatching(/^tokens\[0\]\.remain_quota: not an integer/),
       expect.stringMatching(/^abilities\[\d\]\.enabled: not a bool/), expect.stringMatching(/^tasks\[0\]\.data: not JSON/),
+      expect.stringMatching(/^channels\[\d\]\.channel_info: text where new-api writes and reads a blob$/), "tasks[0].data: text where new-api writes and reads a blob",
     ]));
-    expect(problems.length).toBe(6);
+    expect(problems.length).toBe(9);
+    // Valid JSON is not enough on SQLite: new-api's channel query fails on a TEXT channel_info.
+    await raw.updateTable("channels").set({ channel_info: GORM_CHANNEL_INFO }).where("name", "=", "old-disabled").execute();
+    expect(await newApiReadable(raw)).toContain("channels[2].channel_info: text where new-api writes and reads a blob");
     await raw.destroy();
   });
 });
