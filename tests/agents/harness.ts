@@ -149,12 +149,17 @@ export function writeFile(path: string, text: string): void {
 }
 
 /**
- * Runs one of the installed CLIs with only the environment given (plus PATH and a locale): nothing of the
- * developer's own configuration or keys reaches it. It is killed, with its whole process group, after
- * `timeoutMs`.
+ * Runs one of the installed CLIs with only the environment given, plus PATH, a locale and a TMPDIR inside
+ * its HOME: nothing of the developer's own configuration or keys reaches it. It is killed, with its whole
+ * process group, after `timeoutMs`.
  */
 export async function runCli(bin: string, args: string[], o: { cwd: string; env: Record<string, string>; timeoutMs: number }): Promise<CliResult> {
-  const env = { PATH: `${BIN}:${process.env.PATH ?? "/usr/bin:/bin"}`, LANG: "C.UTF-8", TERM: "dumb", NO_COLOR: "1", CI: "true", ...o.env };
+  const env: Record<string, string> = { PATH: `${BIN}:${process.env.PATH ?? "/usr/bin:/bin"}`, LANG: "C.UTF-8", TERM: "dumb", NO_COLOR: "1", CI: "true", ...o.env };
+  // Their own temporary files (error reports, watcher probes) go inside the run's home, removed with it.
+  if (env.HOME && !env.TMPDIR) {
+    env.TMPDIR = join(env.HOME, "tmp");
+    mkdirSync(env.TMPDIR, { recursive: true });
+  }
   // setsid: the CLI and whatever it spawns form a group of their own, killed together on a time-out.
   const proc = Bun.spawn(["setsid", join(BIN, bin), ...args], { cwd: o.cwd, env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
   let timedOut = false;
