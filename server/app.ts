@@ -9,6 +9,7 @@ import { tracingPlugin } from "./infra/tracing.ts";
 import { consolePlugin } from "./http/console.ts";
 import { setupModule } from "./modules/setup/index.ts";
 import { authModule } from "./modules/auth/index.ts";
+import { customOAuthModule } from "./modules/oauth/custom.ts";
 import { oauthModule } from "./modules/oauth/index.ts";
 import { userModule } from "./modules/user/index.ts";
 import { optionModule } from "./modules/option/index.ts";
@@ -105,6 +106,7 @@ export function createApp(deps: AppDeps) {
     .use(setupModule(deps, () => (setupDone = true)))
     .use(authModule(deps))
     .use(oauthModule(deps))
+    .use(customOAuthModule(deps))
     .use(userModule(deps))
     .use(optionModule(deps))
     .use(groupModule(deps))

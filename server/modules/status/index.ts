@@ -1,8 +1,11 @@
 import { Elysia } from "elysia";
 import type { AppDeps } from "../../deps.ts";
 import { ok } from "../../http/envelope.ts";
+import { sql } from "kysely";
+import { authPlugin } from "../../http/auth.ts";
+import { ROLE } from "../../catalogue/index.ts";
 import { statusObject } from "./service.ts";
-import { statusReply, textReply } from "./model.ts";
+import { statusReply, statusTestReply, textReply } from "./model.ts";
 
 export function statusModule(deps: AppDeps) {
   return new Elysia({ prefix: "/api", tags: ["status"] })
@@ -12,5 +15,11 @@ export function statusModule(deps: AppDeps) {
     .get("/home_page_content", () => ok(deps.options.get("HomePageContent")), { detail: { summary: "The home page content" }, response: textReply })
     // new-api's legal texts (options legal.user_agreement, legal.privacy_policy)
     .get("/user-agreement", () => ok(deps.options.get("legal.user_agreement")), { detail: { summary: "The user agreement" }, response: textReply })
-    .get("/privacy-policy", () => ok(deps.options.get("legal.privacy_policy")), { detail: { summary: "The privacy policy" }, response: textReply });
+    .get("/privacy-policy", () => ok(deps.options.get("legal.privacy_policy")), { detail: { summary: "The privacy policy" }, response: textReply })
+    // new-api's health check for admins: the database answers (a failure is the usual 503), and the requests in flight
+    .use(authPlugin(deps))
+    .get("/status/test", async ({ server }) => {
+      await sql`select 1`.execute(deps.db);
+      return { success: true, message: "Server is running", http_stats: { active_connections: server?.pendingRequests ?? 0 } };
+    }, { role: ROLE.admin, detail: { summary: "Health check: the database answers; requests in flight" }, response: statusTestReply });
 }

@@ -19,3 +19,9 @@ export const statusReply = envelope(loose({
 
 /** Notice, about page, home page content, legal texts: an option's text (Markdown, HTML or a URL). */
 export const textReply = envelope(t.String({ description: "the text; empty when unset" }));
+
+/** GET /api/status/test: new-api's shape, the statistics beside the envelope's fields. */
+export const statusTestReply = loose({
+  success: t.Boolean(), message: t.String(),
+  http_stats: t.Object({ active_connections: t.Integer({ description: "requests being answered now" }) }),
+});

@@ -6,7 +6,9 @@ import { ok, paging } from "../../http/envelope.ts";
 import { ROLE } from "../../catalogue/index.ts";
 import * as svc from "./service.ts";
 import * as m from "./model.ts";
-import { okReply } from "../../http/schema.ts";
+import { envelope, okReply } from "../../http/schema.ts";
+import { clientIp, enforceLimit } from "../../http/ratelimit.ts";
+import { t } from "elysia";
 
 export function tokenModule(deps: AppDeps) {
   return new Elysia({ prefix: "/api/token", tags: ["token"] })
@@ -16,6 +18,16 @@ export function tokenModule(deps: AppDeps) {
       role: ROLE.common, query: m.listQuery, detail: { summary: "Search the caller's tokens by name or key" }, response: m.tokenPage,
     })
     .get("/:id", async ({ user, params }) => ok(svc.tokenView(await svc.shownToken(deps, user, params.id))), { role: ROLE.common, params: m.idParam, detail: { summary: "One of the caller's tokens" }, response: m.tokenReply })
+    // new-api's consoles fetch a key on demand (copy, chat links) and add the sk- prefix themselves. The owner
+    // sees the key in the list already, so this asks for no more than the list does.
+    .post("/:id/key", async ({ user, params, request, server, set }) => {
+      await enforceLimit(deps, "critical", clientIp(request, server as any, deps.config.trustProxy));
+      set.headers["cache-control"] = "no-store";
+      return ok({ key: (await svc.shownToken(deps, user, params.id)).key });
+    }, {
+      role: ROLE.common, params: m.idParam, detail: { summary: "One of the caller's token keys, without the sk- prefix (new-api's consoles)" },
+      response: envelope(t.Object({ key: t.String({ description: "the key without its sk- prefix" }) })),
+    })
     .post("/", async ({ user, body }) => ok(await svc.createTokens(deps, user, body), "token created"), { role: ROLE.common, body: m.tokenBody, detail: { summary: "Create tokens (count for several)" }, response: m.tokensReply })
     .put("/", async ({ user, body, query }) => {
       if (body.id === undefined) throw badRequest("id is required");

@@ -2,12 +2,13 @@ import { Elysia } from "elysia";
 import type { AppDeps } from "../../deps.ts";
 import { authPlugin, renewSession } from "../../http/auth.ts";
 import { ok, paging } from "../../http/envelope.ts";
-import { ROLE } from "../../catalogue/index.ts";
+import { DEFAULT_GROUP, ROLE } from "../../catalogue/index.ts";
 import * as svc from "./service.ts";
 import * as m from "./model.ts";
 import { publicUser } from "./view.ts";
 import { withLeased } from "./balance.ts";
-import { anyReply, okReply } from "../../http/schema.ts";
+import { anyReply, envelope, loose, okReply } from "../../http/schema.ts";
+import { usableGroups } from "../../relay/lists.ts";
 
 export function userModule(deps: AppDeps) {
   return new Elysia({ prefix: "/api", tags: ["user"] })
@@ -35,6 +36,11 @@ export function userModule(deps: AppDeps) {
     }, { role: ROLE.common, body: m.affTransferBody, detail: { summary: "Move invitation earnings to the balance" }, response: okReply })
     .put("/user/setting", async ({ user, body }) => ok(await svc.updateSetting(deps, user, body as any), "settings updated"), {
       role: ROLE.common, body: m.settingBody, detail: { summary: "Update the caller's notification and pricing settings" }, response: okReply,
+    })
+    // new-api's pricing and token pages: the groups the caller may use (a guest: those of the default group)
+    .get("/user/groups", ({ viewer }) => ok(usableGroups(deps, viewer?.group ?? DEFAULT_GROUP)), {
+      viewer: true, detail: { summary: "The groups the caller may use, with their ratio" },
+      response: envelope(loose({}, { description: "group name → {desc, ratio}" })),
     })
     // ---- administration ----
     .get("/user/", async ({ query }) => ok(await svc.listUsers(deps, paging(query))), { role: ROLE.admin, query: m.listQuery, detail: { summary: "List users (one page)" }, response: m.userPage })

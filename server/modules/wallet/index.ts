@@ -1,7 +1,8 @@
 import { Elysia } from "elysia";
 import type { AppDeps } from "../../deps.ts";
 import { authPlugin } from "../../http/auth.ts";
-import { ok } from "../../http/envelope.ts";
+import { ok, paging } from "../../http/envelope.ts";
+import { pageOf } from "../../http/schema.ts";
 import { AppError } from "../../http/errors.ts";
 import { ROLE } from "../../catalogue/index.ts";
 import * as svc from "./service.ts";
@@ -26,9 +27,18 @@ function noticeParams(request: Request, body: unknown): Record<string, string> {
   return out;
 }
 
+const topupPage = pageOf(m.topupRow);
+
 export function walletModule(deps: AppDeps) {
   return new Elysia({ prefix: "/api/user", tags: ["wallet"] })
     .use(authPlugin(deps))
+    // new-api's consoles: the caller's top-up history, and every user's for an admin
+    .get("/topup/self", async ({ user, query }) => ok(await svc.listTopUps(deps, { ...paging(query), keyword: query.keyword, userId: user.id })), {
+      role: ROLE.common, query: m.topupListQuery, detail: { summary: "The caller's top-ups (one page, newest first)" }, response: topupPage,
+    })
+    .get("/topup", async ({ query }) => ok(await svc.listTopUps(deps, { ...paging(query), keyword: query.keyword })), {
+      role: ROLE.admin, query: m.topupListQuery, detail: { summary: "Every user's top-ups (one page, newest first)" }, response: topupPage,
+    })
     .get("/topup/info", () => ok(topupInfo(deps)), { role: ROLE.common, detail: { summary: "Top-up options (amounts, payment methods, prices)" }, response: m.topupInfoReply })
     .post("/amount", ({ user, body }) => ok(svc.quoteAmount(deps, user, body.amount).toFixed(2)), { role: ROLE.common, body: m.amountBody, detail: { summary: "The price of a top-up amount" }, response: m.amountReply })
     .post("/pay", async ({ user, body }) => {

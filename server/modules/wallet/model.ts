@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { envelope, int, loose } from "../../http/schema.ts";
+import { envelope, int, loose, pagingQuery } from "../../http/schema.ts";
 import { BIGINT_COLUMN, within } from "../../http/numbers.ts";
 
 /** Dollars or quota units (DisplayInCurrencyEnabled); the service narrows it to what the balance column can credit. */
@@ -46,4 +46,14 @@ export const amountReply = envelope(t.String({ description: "the price to pay fo
 /** new-api's shape: the form fields in data and the provider's URL at the top level. */
 export const payReply = envelope(loose({}, { description: "the form fields to POST to url" }), "where to pay", {
   url: t.Optional(t.String({ description: "the payment page to submit data to" })),
+});
+
+/** ?p= (from 1), ?page_size=, ?keyword= (part of the order number). */
+export const topupListQuery = t.Object({ ...pagingQuery, keyword: t.Optional(t.String()) }, { additionalProperties: true });
+
+/** One top-up record, as new-api lists it. */
+export const topupRow = loose({
+  id: t.Integer(), user_id: t.Integer(), amount: t.Number({ description: "units credited" }), money: t.Number({ description: "what was paid" }),
+  trade_no: t.String(), payment_method: t.String(), create_time: t.Integer(), complete_time: t.Integer(),
+  status: t.String({ description: "pending, success or failed" }),
 });

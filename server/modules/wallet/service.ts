@@ -106,3 +106,19 @@ export async function handleNotice(deps: AppDeps, providerName: string, params: 
   });
   return provider.ackBody;
 }
+
+export interface TopUpListQuery { page: number; size: number; offset: number; keyword?: string; userId?: number }
+
+/**
+ * Top-up records, newest first, in new-api's page shape: the caller's own (userId), or every user's (the
+ * admin's list). keyword matches the order number.
+ */
+export async function listTopUps(deps: AppDeps, q: TopUpListQuery) {
+  let base = deps.db.selectFrom("top_ups");
+  if (q.userId !== undefined) base = base.where("user_id", "=", q.userId).where((eb) => eb.or([eb("amount", ">", 0), eb("money", ">", 0)]));
+  const kw = q.keyword?.trim();
+  if (kw) base = base.where("trade_no", "like", `%${kw}%`);
+  const [{ n }] = await base.select((eb) => eb.fn.countAll<number>().as("n")).execute() as [{ n: number }];
+  const items = await base.selectAll().orderBy("id", "desc").limit(q.size).offset(q.offset).execute();
+  return { page: q.page, page_size: q.size, total: Number(n), items };
+}
