@@ -2,6 +2,7 @@
 import { Elysia } from "elysia";
 import type { AppDeps } from "./deps.ts";
 import { AppError, errorReply } from "./http/errors.ts";
+import { checkOneHost } from "./http/host.ts";
 import { clientIp, enforceLimit } from "./http/ratelimit.ts";
 import { isApiUrl } from "./http/paths.ts";
 import { metricsPlugin } from "./http/metrics.ts";
@@ -90,6 +91,7 @@ export function createApp(deps: AppDeps) {
       return reply.body;
     })
     .onRequest((({ request, server, path }: { request: Request; server: unknown; path: string }) => {
+      checkOneHost(request);
       // (Elysia's types omit `path` here, but the context carries it.)
       // Runs for every request, relay calls included: those leave on Elysia's path (a static route's own, so
       // request.url is not read again), unless it holds dot segments or escapes a URL parser would resolve.

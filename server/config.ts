@@ -28,6 +28,8 @@ export interface Config {
   batchUpdateIntervalMs: number;
   channelTestFrequencyMinutes: number;
   relayTimeoutMs: number;
+  /** A stream whose client has taken nothing for this long (its connection full) is cut (STREAM_STALL_TIMEOUT). */
+  streamStallMs: number;
   /** How streamed upstream calls are made (UPSTREAM_STREAM_CLIENT: socket, the default, or fetch) and the
    * protocols fetch() sends through a proxy from HTTP_PROXY / HTTPS_PROXY (the socket client leaves those to it). */
   streamClient: { enabled: boolean; proxiedProtocols: string[] };
@@ -101,7 +103,7 @@ Usage: switchyard [--port N] [--data-dir DIR] [--console-dir DIR] [--help] [--ve
   --version         print the version and exit
 
 Environment: PORT, SQL_DSN, SQLITE_PATH, REDIS_CONN_STRING, SESSION_SECRET, SYNC_FREQUENCY,
-BATCH_UPDATE_INTERVAL, CHANNEL_TEST_FREQUENCY, RELAY_TIMEOUT, TASK_POLL_INTERVAL, TASK_TIMEOUT_MINUTES,
+BATCH_UPDATE_INTERVAL, CHANNEL_TEST_FREQUENCY, RELAY_TIMEOUT, STREAM_STALL_TIMEOUT, TASK_POLL_INTERVAL, TASK_TIMEOUT_MINUTES,
 METRICS_ENABLED, METRICS_TOKEN, OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME, TZ. See docs/configuration.md.`;
 
 export function parseFlags(argv: string[]): CliFlags {
@@ -199,6 +201,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     batchUpdateIntervalMs: int(env.BATCH_UPDATE_INTERVAL, 1000),
     channelTestFrequencyMinutes: int(env.CHANNEL_TEST_FREQUENCY, 0),
     relayTimeoutMs: int(env.RELAY_TIMEOUT, 300) * 1000,
+    streamStallMs: int(env.STREAM_STALL_TIMEOUT, 60) * 1000,
     streamClient: {
       enabled: (env.UPSTREAM_STREAM_CLIENT?.trim().toLowerCase() || "socket") !== "fetch",
       proxiedProtocols: [...(env.HTTP_PROXY || env.http_proxy ? ["http:"] : []), ...(env.HTTPS_PROXY || env.https_proxy ? ["https:"] : [])],

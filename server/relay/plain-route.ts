@@ -3,6 +3,7 @@
 // the caller's format (by path), with the mapping Elysia's error hook uses, so both ways answer alike.
 import { errorReply } from "../http/errors.ts";
 import { readBodyText } from "./body.ts";
+import { checkOneHost } from "../http/host.ts";
 
 /** `server`: the one the request came in on (null under app.handle()); `socket`: true from the server's native
  * route table, which serves only requests that came in on a connection (unknown through Elysia). */
@@ -12,6 +13,7 @@ export type PlainRoute = (request: Request, server: any, socket?: boolean) => Pr
 export function plainRoute(limit: number, run: (request: Request, server: any, text: string, socket?: boolean) => Promise<Response | object>): PlainRoute {
   return async (request, server, socket) => {
     try {
+      checkOneHost(request);
       // The body first, as Elysia's parse step does: an oversized body is a 413 whatever the key.
       const answer = await run(request, server, await readBodyText(request, limit), socket);
       return answer instanceof Response ? answer : Response.json(answer);

@@ -60,7 +60,8 @@ export function startLongUpstream(): LongUpstream {
             const sent = controller.write(f.text);
             up.streamedTokens += f.tokens;
             if (typeof sent !== "number") await sent;
-            if (++i % 8 === 0) await Bun.sleep(0);
+            // Paced like a model (a millisecond per 80 tokens): a gateway that stops reading is seen stopping.
+            if (++i % 8 === 0) await Bun.sleep(1);
           }
           controller.close();
         },

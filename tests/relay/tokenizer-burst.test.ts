@@ -65,7 +65,7 @@ test("a Claude stream cut before its output count bills the text counted in the 
     const claude = startClaudeUpstream({ textDeltas });
     await fx.channel({ type: 14, key: "claude-key", base_url: claude.url, models: ["claude-x-cut"] });
     await fx.option("ModelRatio", JSON.stringify({ "claude-x-cut": 1 }));
-    const res = await fx.call("/v1/chat/completions", key, { model: "claude-x-cut", stream: true, max_tokens: 64, messages: [{ role: "user", content: "count" }] });
+    const res = await fx.call("/v1/chat/completions", key, { model: "claude-x-cut", stream: true, max_tokens: 1000, messages: [{ role: "user", content: "count" }] });
     await res.text().catch(() => "");
     await fx.flush();
     const loaded = t.o200kLoaded();

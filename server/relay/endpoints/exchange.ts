@@ -26,6 +26,7 @@ import { responseCache } from "../cache/index.ts";
 import { fetchBody } from "../../infra/stream-client.ts";
 import { clientHeadersFor, withForwarded } from "../forward.ts";
 import { askedOutput, generates } from "../core/output-cap.ts";
+import { StreamBudget } from "../core/stream-budget.ts";
 import { outputBound } from "../billing.ts";
 
 export type { RelayRequest } from "../core/admit.ts";
@@ -493,8 +494,24 @@ function streamReply(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCall
   /** The closing event of a cut stream, in the client's own error format (the SDKs raise it). */
   const interrupted = () => {
     o.interrupted = true;
-    const body = errorBody(call.format, 502, "the upstream channel broke off the stream before the answer was complete (stream interrupted)", "stream_interrupted");
-    return call.format === "claude" ? sseFrame(JSON.stringify(body), "error") : sseFrame(JSON.stringify(body));
+    return errorEvent(call.format, 502, "the upstream channel broke off the stream before the answer was complete (stream interrupted)", "stream_interrupted");
+  };
+  // Metered against its hold (core/stream-budget.ts): cut, in the client's error format, once the balance cannot pay more.
+  const budget = StreamBudget.of(deps, o);
+  const stallMs = deps.config.streamStallMs;
+  /** Ends the stream here: the upstream is stopped, and the call billed for what it generated up to now. */
+  const cut = (controller: any, last: string) => {
+    clientGone = true;
+    o.interrupted = true;
+    answer.abortUpstream();
+    reader.cancel().catch(() => {});
+    try {
+      if (last) controller.write(last);
+    } catch {}
+    done();
+    try {
+      controller.close();
+    } catch {}
   };
   const settle = () => {
     finish(deps, o, mapper.usage() ?? counted, () => mapper.generatedText());
@@ -537,12 +554,21 @@ function streamReply(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCall
           passed(value.byteLength);
           let out = "";
           for (const ev of sse.push(value)) out += mapper.event(ev);
+          if (budget?.passed(value.byteLength)) {
+            const short = await budget.within(mapper);
+            if (short) {
+              // What this chunk carries is past what the payer can pay: not sent, and not billed (cutAtHold).
+              o.cutAtHold = true;
+              return cut(controller, errorEvent(call.format, short.status, `the answer reached what the balance can pay: the stream was cut (${short.message})`, short.code));
+            }
+          }
           // The sink sends what was written once the microtasks have run (one socket write for the chunks of
           // a tick), and answers a promise instead of a byte count when its buffer is full: waiting only then
           // holds a slow client's stream at the sink's buffer. Awaiting flush() after every write never waited
           // for a full buffer: a paused client let a whole 49 MB stream pile up in the gateway.
           const sent = out ? controller.write(out) : 0;
-          if (typeof sent !== "number") await sent;
+          // A client that takes nothing more for stallMs (it stopped reading) is not waited for any longer.
+          if (typeof sent !== "number" && !(await drainedWithin(sent, stallMs))) return cut(controller, "");
         }
       } catch {
         // The upstream broke off mid-stream (or the client went away while a write was pending): the
@@ -565,6 +591,19 @@ function streamReply(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCall
     },
   } as any);
   return new Response(body, SSE_OK);
+}
+
+/** An error as the closing event of a stream, in the client's format (Claude's is an `error` event). */
+function errorEvent(format: ProviderCall["format"], status: number, message: string, code?: string): string {
+  const body = JSON.stringify(errorBody(format, status, message, code));
+  return format === "claude" ? sseFrame(body, "error") : sseFrame(body);
+}
+
+/** Whether a pending write to the client completed within `ms` (it rejects as the write does: the client went away). */
+function drainedWithin(sent: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const stalled = new Promise<boolean>((resolve) => (timer = setTimeout(resolve, ms, false)));
+  return Promise.race([sent.then(() => true), stalled]).finally(() => clearTimeout(timer));
 }
 
 /** A relayed stream's status and headers, made once (a Headers object: see JSON_OK). */
