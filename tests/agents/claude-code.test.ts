@@ -70,4 +70,21 @@ describe("claude -p", () => {
       cleanup();
     }
   }, TEST_MS);
+
+  test("on an OpenAI channel that maps its model to a reasoning model", async () => {
+    // Claude Code thinks (adaptive thinking, a large max_tokens): OpenAI's reasoning models take
+    // max_completion_tokens and a reasoning effort, and refuse max_tokens.
+    const lane = await gw.lane("openai", { mapping: { [CLAUDE_CODE_MODEL]: "gpt-5.1" } });
+    const { home, work, cleanup } = tempHome("claude");
+    try {
+      const { run, out } = await claude(lane, "Say hello.", work, home);
+      expect(out?.is_error, describeRun(run, lane)).toBe(false);
+      expect(out.result).toBe(lane.mock.text);
+      const main = lane.mock.calls().find((c) => JSON.stringify(c.body).includes("Say hello."))!;
+      expect({ model: main.body.model, maxTokens: main.body.max_tokens, hasLimit: typeof main.body.max_completion_tokens }).toEqual({ model: "gpt-5.1", maxTokens: undefined, hasLimit: "number" });
+      await expectBilled(gw, lane);
+    } finally {
+      cleanup();
+    }
+  }, TEST_MS);
 });

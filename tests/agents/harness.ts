@@ -74,7 +74,8 @@ export interface Lane {
 export interface Gateway {
   fx: RelayFixture;
   base: string;
-  lane(kind: Kind): Promise<Lane>;
+  /** `mapping`: the channel's model mapping (a client's model name → the upstream's). */
+  lane(kind: Kind, o?: { mapping?: Record<string, string> }): Promise<Lane>;
 }
 
 /** One gateway for the calling test file, started before its tests and stopped after them. */
@@ -98,12 +99,12 @@ export function agentGateway(): Gateway {
     for (const m of mocks) m.stop();
     await gw.fx?.close();
   });
-  gw.lane = async (kind) => {
+  gw.lane = async (kind, o = {}) => {
     const spec = CHANNEL[kind];
     const mock = spec.start();
     mocks.push(mock);
     const group = `lane${++lanes}`;
-    const channelId = await gw.fx.channel({ type: spec.type, name: `${kind}-${group}`, key: spec.key, base_url: mock.url, models: MODELS, groups: [group], setting: spec.setting });
+    const channelId = await gw.fx.channel({ type: spec.type, name: `${kind}-${group}`, key: spec.key, base_url: mock.url, models: MODELS, groups: [group], setting: spec.setting, model_mapping: o.mapping });
     const user = await gw.fx.user(1_000_000_000, { group });
     const token = await gw.fx.token(user.id, { remain_quota: 500_000_000 });
     return { kind, mock, base: gw.base, key: token.key, userId: user.id, tokenId: token.id, channelId };
