@@ -76,6 +76,27 @@ for (const kind of storageKinds()) {
       expect((await ctx.request("GET", "/api/task/", { as: bob })).status).toBe(403);
     });
 
+    test("new-api's consoles (Cache-Control: no-store) page from 1 and get {page, page_size, total, items}; the spec's shape is kept for others", async () => {
+      const asNewApi = (path: string, as: Session) => ctx.request("GET", path, { as, headers: { "cache-control": "no-store" } });
+      const first = await asNewApi("/api/mj/?p=1&page_size=3", admin);
+      expect(first.body.success).toBe(true);
+      expect(first.body.data).toMatchObject({ page: 1, page_size: 3, total: 4 });
+      expect(first.body.data.items.map((x: any) => x.mj_id)).toEqual(["mj-b1", "mj-a3", "mj-a2"]);
+      expect((await asNewApi("/api/mj/?p=2&page_size=3", admin)).body.data).toMatchObject({ page: 2, total: 4, items: [{ mj_id: "mj-a1" }] });
+      // the classic console sends every filter, empty ones too
+      const self = await asNewApi("/api/mj/self/?p=1&page_size=10&mj_id=&start_timestamp=&end_timestamp=", alice);
+      expect(self.body.data).toMatchObject({ page: 1, total: 3 });
+      expect(self.body.data.items.map((x: any) => x.mj_id)).toEqual(["mj-a3", "mj-a2", "mj-a1"]);
+      const tasks = await asNewApi("/api/task/?p=1&page_size=2&channel_id=7", admin);
+      expect(tasks.body.data).toMatchObject({ page: 1, page_size: 2, total: 2 });
+      expect(tasks.body.data.items.map((x: any) => x.task_id)).toEqual(["t-b1", "t-a1"]);
+      expect((await asNewApi("/api/task/self?p=1&page_size=10", bob)).body.data).toMatchObject({ total: 1, items: [{ task_id: "t-b1" }] });
+      // no p: the first page, as new-api reads it
+      expect((await asNewApi("/api/task/self", alice)).body.data).toMatchObject({ page: 1, total: 2 });
+      // without the header: pages from 0 and a bare list, as before
+      expect(ids(await ctx.request("GET", "/api/mj/?p=1&page_size=3", { as: admin }), "mj_id")).toEqual(["mj-a1"]);
+    });
+
     test("bad paging and filters are refused", async () => {
       expect((await ctx.request("GET", "/api/mj/?p=-1", { as: admin })).body).toEqual({ success: false, message: "invalid parameter p: pages start at 0" });
       expect((await ctx.request("GET", "/api/task/self?start_timestamp=yesterday", { as: alice })).body).toEqual({

@@ -50,24 +50,29 @@ export function taskView(r: Task, admin: boolean) {
   };
 }
 
-export async function listDrawings(deps: AppDeps, q: TaskQuery, admin: boolean): Promise<ReturnType<typeof drawingView>[]> {
-  let qb = readerOf(deps.db).selectFrom("midjourneys").selectAll();
+/** The rows of `table` the query's filters select (both tables share the filtered columns). */
+function filtered<T extends "midjourneys" | "tasks">(deps: AppDeps, table: T, q: TaskQuery) {
+  let qb = readerOf(deps.db).selectFrom(table as "tasks");
   if (q.userId !== undefined) qb = qb.where("user_id", "=", q.userId);
   if (q.channelId) qb = qb.where("channel_id", "=", q.channelId);
-  if (q.id) qb = qb.where("mj_id", "=", q.id);
+  if (q.id) qb = table === "tasks" ? qb.where("task_id", "=", q.id) : (qb as any).where("mj_id", "=", q.id);
   if (q.start) qb = qb.where("submit_time", ">=", q.start);
   if (q.end) qb = qb.where("submit_time", "<=", q.end);
-  const rows = await qb.orderBy("id", "desc").limit(q.size).offset(q.page * q.size).execute();
+  return qb;
+}
+
+/** How many rows the query's filters select, over all pages (new-api's consoles show the total). */
+export async function countTasks(deps: AppDeps, table: "midjourneys" | "tasks", q: TaskQuery): Promise<number> {
+  const row = await filtered(deps, table, q).select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
+export async function listDrawings(deps: AppDeps, q: TaskQuery, admin: boolean): Promise<ReturnType<typeof drawingView>[]> {
+  const rows = await (filtered(deps, "midjourneys", q) as any).selectAll().orderBy("id", "desc").limit(q.size).offset(q.page * q.size).execute() as Midjourney[];
   return rows.map((r) => drawingView(deps, r, admin));
 }
 
 export async function listTasks(deps: AppDeps, q: TaskQuery, admin: boolean): Promise<ReturnType<typeof taskView>[]> {
-  let qb = readerOf(deps.db).selectFrom("tasks").selectAll();
-  if (q.userId !== undefined) qb = qb.where("user_id", "=", q.userId);
-  if (q.channelId) qb = qb.where("channel_id", "=", q.channelId);
-  if (q.id) qb = qb.where("task_id", "=", q.id);
-  if (q.start) qb = qb.where("submit_time", ">=", q.start);
-  if (q.end) qb = qb.where("submit_time", "<=", q.end);
-  const rows = await qb.orderBy("id", "desc").limit(q.size).offset(q.page * q.size).execute();
+  const rows = await filtered(deps, "tasks", q).selectAll().orderBy("id", "desc").limit(q.size).offset(q.page * q.size).execute();
   return rows.map((r) => taskView(r, admin));
 }
