@@ -34,6 +34,9 @@ export interface UsersTable {
   deleted_at: Date | string | null;
   setting: Generated<string>;
   created_time: Generated<number>;
+  /** new-api's account creation and last sign-in times (unix seconds; 0 when unknown or never). */
+  created_at: Generated<number>;
+  last_login_at: Generated<number>;
   /** Raised to end every session of the user (logout, ban, password or role change); sessions carry it. */
   session_version: Generated<number>;
 }

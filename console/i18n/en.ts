@@ -666,6 +666,8 @@ const en: Record<string, string> = {
   "users.quotaNumeric": "The quota must be a whole number",
   "users.remaining": "Remaining quota",
   "users.requests": "Requests",
+  "users.createdAt": "Created",
+  "users.lastLoginAt": "Last sign-in",
   "users.role": "Role",
   "users.searchPlaceholder": "ID, username, display name or email",
   "users.stats": "Usage",

@@ -665,6 +665,8 @@ const ru: Record<string, string> = {
   "users.quotaNumeric": "Квота должна быть целым числом",
   "users.remaining": "Остаток квоты",
   "users.requests": "Запросов",
+  "users.createdAt": "Создан",
+  "users.lastLoginAt": "Последний вход",
   "users.role": "Роль",
   "users.searchPlaceholder": "ID, имя, отображаемое имя или e-mail",
   "users.stats": "Использование",

@@ -665,6 +665,8 @@ const zh: Record<string, string> = {
   "users.quotaNumeric": "额度必须是整数",
   "users.remaining": "剩余额度",
   "users.requests": "请求次数",
+  "users.createdAt": "创建时间",
+  "users.lastLoginAt": "最后登录",
   "users.role": "角色",
   "users.searchPlaceholder": "ID、用户名、显示名称或邮箱",
   "users.stats": "统计",

@@ -40,6 +40,8 @@ export const TABLES: TableDef[] = [
       n("quota"), n("used_quota"), i("request_count"), s("group", 64, "default"), c("aff_code", "varchar(32)", { unique: true }),
       i("aff_count"), n("aff_quota"), n("aff_history"), i("inviter_id"), c("deleted_at", "datetime"), t("setting"), n("created_time"),
       i("session_version"),
+      // new-api's: when the account was made and last signed in (unix seconds; 0 = never or unknown)
+      n("created_at"), n("last_login_at"),
     ],
     indexes: [
       { name: "idx_users_email", columns: ["email"] }, { name: "idx_users_deleted_at", columns: ["deleted_at"] },

@@ -97,6 +97,25 @@ for (const kind of storageKinds()) {
       expect(wrong.body.success).toBe(false);
     });
 
+    test("new-api's created_at and last_login_at: added to an older schema, set on sign-in and on new accounts, listed", async () => {
+      const before = Math.floor(Date.now() / 1000) - 1;
+      const times = async (username: string) => db().selectFrom("users").select(["created_at", "last_login_at"]).where("username", "=", username).executeTakeFirstOrThrow();
+      // Signed in above; bob never was, and his row predates the columns.
+      expect(Number((await times("alice")).last_login_at)).toBeGreaterThanOrEqual(before);
+      expect(await times("bob")).toEqual({ created_at: 0, last_login_at: 0 } as any);
+      expect((await ctx.request("POST", "/api/user/", { as: root, body: { username: "timed", password: "timed12345" } })).body.success).toBe(true);
+      const made = await times("timed");
+      expect(Number(made.created_at)).toBeGreaterThanOrEqual(before);
+      expect(Number(made.last_login_at)).toBe(0);
+      await ctx.login("timed", "timed12345");
+      expect(Number((await times("timed")).last_login_at)).toBeGreaterThanOrEqual(before);
+      const list = await ctx.request("GET", "/api/user/?p=0&page_size=100", { as: root });
+      const row = list.body.data.items.find((u: any) => u.username === "timed");
+      expect(row).toMatchObject({ created_at: Number(made.created_at) });
+      expect(typeof row.last_login_at).toBe("number");
+      expect(row.last_login_at).toBeGreaterThanOrEqual(before);
+    });
+
     test("the status object carries new-api's settings as its console reads them", async () => {
       const s = await get("/api/status", null);
       expect(s).toMatchObject({
@@ -232,7 +251,7 @@ for (const kind of storageKinds()) {
       expect(bob.deleted_at).not.toBeNull();
       const opt = await db().selectFrom("options").select("value").where("key", "=", "DisplayInCurrencyEnabled").executeTakeFirstOrThrow();
       expect(opt.value).toBe("true");
-    });
+    }, 30_000);
   });
 }
 

@@ -10,13 +10,14 @@ import { ResponsiveTable, type RColumn, type RowAction } from "../../components/
 import { toast } from "../../lib/toast.ts";
 import { useApp } from "../../lib/app-state.tsx";
 import { getPageSize, setPageSize } from "../../lib/storage.ts";
-import { renderNumber, renderQuota } from "../../lib/format.ts";
+import { renderNumber, renderQuota, timestampToString } from "../../lib/format.ts";
 import { PAGE_SIZE_OPTIONS, ROLE, USER_STATUS } from "../../../server/catalogue/index.ts";
 import { AddUserDrawer, EditUserDrawer } from "./UserDrawers.tsx";
 
 export interface UserRow {
   id: number; username: string; display_name: string; role: number; status: number; group: string; quota: number;
   used_quota: number; request_count: number; email?: string; DeletedAt?: string | null; aff_count?: number; inviter_id?: number;
+  created_at?: number; created_time?: number; last_login_at?: number;
 }
 
 type Action = "promote" | "demote" | "disable" | "enable" | "delete";
@@ -91,6 +92,8 @@ export default function UsersPage() {
     { key: "used", title: t("users.used"), dataIndex: "used_quota", align: "right", from: 820, render: (q: number) => <span className="sy-nowrap">{renderQuota(q)}</span> },
     { key: "requests", title: t("users.requests"), dataIndex: "request_count", align: "right", from: 960, render: (n: number) => renderNumber(n) },
     { key: "role", title: t("users.role"), dataIndex: "role", from: 640, render: (r: number) => roleTag(r) },
+    { key: "created", title: t("users.createdAt"), dataIndex: "created_at", from: 1100, render: (s: number, u) => <span className="sy-nowrap">{timestampToString(s || (u.created_time ?? 0))}</span> },
+    { key: "lastLogin", title: t("users.lastLoginAt"), dataIndex: "last_login_at", from: 1100, render: (s: number) => <span className="sy-nowrap" data-testid="user-last-login">{timestampToString(s)}</span> },
     {
       key: "status", title: t("users.status"), dataIndex: "status",
       render: (st: number, u) => u.DeletedAt ? <Tag color="red">{t("users.deactivated")}</Tag>

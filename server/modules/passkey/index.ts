@@ -9,6 +9,7 @@ import { clientIp, enforceLimit } from "../../http/ratelimit.ts";
 import { randomString } from "../../infra/random.ts";
 import { ROLE } from "../../catalogue/index.ts";
 import { publicUser } from "../user/view.ts";
+import { recordSignIn } from "../user/service.ts";
 import { markPasskeyReady, sessionTag } from "../twofa/secure.ts";
 import { VERIFY_MSG } from "../twofa/index.ts";
 import { relyingParty } from "./relying-party.ts";
@@ -78,6 +79,7 @@ export function passkeyModule(deps: AppDeps) {
       if (typeof flow !== "string" || !flow) throw new AppError(400, svc.MSG.expired);
       const user = await svc.loginFinish(deps, relyingParty(deps, request), flow, body as any);
       cookie[FLOW_COOKIE].remove();
+      await recordSignIn(deps, user);
       await startSession(sessionJwt, cookie, user, new URL(request.url).protocol === "https:");
       return ok(publicUser(user));
     }, { body: credentialBody, detail: { summary: "Finish signing in with a passkey" }, response: userReply })

@@ -5,7 +5,7 @@ import { VERSION } from "../../config.ts";
 import { AppError, badRequest } from "../../http/errors.ts";
 import { DEFAULT_GROUP, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, ROLE, USER_STATUS } from "../../catalogue/index.ts";
 import { hashPassword } from "../user/password.ts";
-import { MSG, checkPassword } from "../user/service.ts";
+import { MSG, checkPassword, creationTimes } from "../user/service.ts";
 import { chosenUsername } from "../user/username.ts";
 import { randomString } from "../../infra/random.ts";
 
@@ -42,7 +42,7 @@ export async function runSetup(deps: AppDeps, input: SetupInput): Promise<void> 
       await trx.insertInto("users").values({
         username: rootValues.username, password: rootValues.hash, display_name: "Root User", role: ROLE.root,
         status: USER_STATUS.enabled, quota: 100_000_000, group: DEFAULT_GROUP, aff_code: randomString(8),
-        created_time: nowSeconds(), setting: "",
+        ...creationTimes(), setting: "",
       }).execute();
     }
     await trx.insertInto("setups").values({ version: VERSION, initialized_at: nowSeconds() }).execute();

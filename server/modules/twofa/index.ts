@@ -9,6 +9,7 @@ import { AppError, badRequest } from "../../http/errors.ts";
 import { clientIp, enforceLimit } from "../../http/ratelimit.ts";
 import { ROLE } from "../../catalogue/index.ts";
 import { publicUser } from "../user/view.ts";
+import { recordSignIn } from "../user/service.ts";
 import { verifyPasswordOf } from "../user/password.ts";
 import { accountOfUser, throttledCheck } from "../user/signin-throttle.ts";
 import * as svc from "./service.ts";
@@ -93,6 +94,7 @@ export function twoFAModule(deps: AppDeps) {
       const token = body.flow_token || cookie[PENDING_LOGIN_COOKIE]?.value;
       const user = await completePendingLogin(deps, typeof token === "string" ? token : undefined, str(body.code));
       cookie[PENDING_LOGIN_COOKIE]?.remove();
+      await recordSignIn(deps, user);
       await startSession(sessionJwt, cookie, user, new URL(request.url).protocol === "https:");
       return ok(publicUser(user));
     }, { body: loginBody, detail: { summary: "Second step of a sign-in: the code" }, response: userReply })

@@ -6,6 +6,7 @@ import type { User } from "../../../db/schema.ts";
 import { startSession } from "../../http/auth.ts";
 import { ok } from "../../http/envelope.ts";
 import { publicUser } from "../user/view.ts";
+import { recordSignIn } from "../user/service.ts";
 import { isTwoFAEnabled } from "./service.ts";
 import { PENDING_LOGIN_COOKIE, PENDING_LOGIN_TTL_SECONDS, startPendingLogin } from "./pending.ts";
 import { rootTwoFASetupNeeded } from "./enforce.ts";
@@ -24,6 +25,7 @@ export async function signInReply(deps: AppDeps, ctx: SignInContext, user: User,
     });
     return ok({ require_2fa: true, ...pending }, TWO_FA_CODE_NEEDED);
   }
+  await recordSignIn(deps, user);
   await startSession(ctx.sessionJwt, ctx.cookie, user, secure);
   const setupNeeded = await rootTwoFASetupNeeded(deps, user);
   return ok(setupNeeded ? { ...publicUser(user), require_2fa_setup: true } : publicUser(user), message);

@@ -115,7 +115,7 @@ export async function insertSelfRegistered(deps: AppDeps, fields: SelfRegistered
   await deps.db.transaction().execute(async (trx) => {
     await trx.insertInto("users").values({
       ...fields, quota, inviter_id: inviterId, role: ROLE.common,
-      status: USER_STATUS.enabled, group: DEFAULT_GROUP, aff_code: randomString(8), created_time: nowSeconds(), setting: "",
+      status: USER_STATUS.enabled, group: DEFAULT_GROUP, aff_code: randomString(8), ...creationTimes(), setting: "",
     }).execute();
     if (inviterId) {
       const reward = o.number("QuotaForInviter");
@@ -126,6 +126,19 @@ export async function insertSelfRegistered(deps: AppDeps, fields: SelfRegistered
       }).where("id", "=", inviterId).execute();
     }
   });
+}
+
+/** The times a new account row carries: Switchyard's created_time and new-api's created_at, alike. */
+export function creationTimes() {
+  const now = nowSeconds();
+  return { created_time: now, created_at: now };
+}
+
+/** A sign-in that starts a session (password, third party, passkey, the second factor): new-api's last_login_at. */
+export async function recordSignIn(deps: AppDeps, user: User): Promise<void> {
+  const now = nowSeconds();
+  await deps.db.updateTable("users").set({ last_login_at: now }).where("id", "=", user.id).execute();
+  user.last_login_at = now;
 }
 
 export async function login(deps: AppDeps, username: string, password: string): Promise<{ user: User; message: string }> {
@@ -195,7 +208,7 @@ export async function createUser(deps: AppDeps, actor: User, input: CreateUserIn
   await claimingName(deps, username, 0, () => deps.db.insertInto("users").values({
     username, password: hash, display_name: input.display_name?.trim() || username, role,
     status: USER_STATUS.enabled, group: DEFAULT_GROUP, aff_code: randomString(8), quota: deps.options.number("QuotaForNewUser"),
-    created_time: nowSeconds(), setting: "",
+    ...creationTimes(), setting: "",
   }).execute());
 }
 

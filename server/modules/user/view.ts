@@ -7,7 +7,7 @@ const TEXT_FIELDS = [
   "username", "display_name", "email", "github_id", "oidc_id", "wechat_id", "telegram_id", "linux_do_id", "discord_id", "group",
   "aff_code", "setting", "remark", "stripe_customer",
 ] as const;
-const NUMBER_FIELDS = ["id", "role", "status", "quota", "used_quota", "request_count", "aff_count", "aff_quota", "inviter_id", "created_time"] as const;
+const NUMBER_FIELDS = ["id", "role", "status", "quota", "used_quota", "request_count", "aff_count", "aff_quota", "inviter_id", "created_time", "created_at", "last_login_at"] as const;
 
 /** The user record as clients see it: never the password hash, the access token or the session version. */
 export function publicUser(u: User) {
