@@ -74,6 +74,25 @@ for (const kind of storageKinds()) {
       expect((await req("POST", `/api/token/${id}/key`, null)).status).toBe(401);
     });
 
+    test("token lists for new-api's consoles (Cache-Control: no-store): keys masked as new-api masks them, without sk-; Switchyard's console keeps sk- and the full key", async () => {
+      const made = await req("POST", "/api/token/", alice, { name: "listed", remain_quota: 10 });
+      const id = made.body.data[0].id as number;
+      const key = (await ctx.deps.db.selectFrom("tokens").select("key").where("id", "=", id).executeTakeFirstOrThrow()).key;
+      const masked = `${key.slice(0, 4)}**********${key.slice(-4)}`;
+      const newApi = { "cache-control": "no-store" };
+      const list = await ctx.request("GET", "/api/token/?p=1&size=10", { as: alice, headers: newApi });
+      expect(list.body.data.items.find((t: any) => t.id === id).key).toBe(masked);
+      const search = await ctx.request("GET", "/api/token/search?keyword=listed&p=1&size=10", { as: alice, headers: newApi });
+      expect(search.body.data.items.map((t: any) => t.key)).toEqual([masked]);
+      expect((await ctx.request("GET", `/api/token/${id}`, { as: alice, headers: newApi })).body.data.key).toBe(masked);
+      expect(JSON.stringify(list.body)).not.toContain(key);
+      // the console then fetches the full key and adds sk- itself
+      expect((await req("POST", `/api/token/${id}/key`, alice)).body.data.key).toBe(key);
+      const own = await req("GET", "/api/token/?p=1&size=10", alice);
+      expect(own.body.data.items.find((t: any) => t.id === id).key).toBe(`sk-${key}`);
+      expect((await req("GET", `/api/token/${id}`, alice)).body.data.key).toBe(`sk-${key}`);
+    });
+
     test("GET /api/status/test: admins only; the database answers and the requests in flight are counted", async () => {
       const r = await req("GET", "/api/status/test", admin);
       expect(r.status).toBe(200);

@@ -7,16 +7,12 @@ import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, ROLE } from "../../catalogue/index.ts
 import { optInt, optStr } from "../log/query.ts";
 import { countTasks, listDrawings, listTasks, type TaskQuery } from "./service.ts";
 import { taskList, taskQuery } from "./model.ts";
+import { fromNewApiConsole } from "../../http/newapi-console.ts";
 
 type Q = Record<string, string | undefined>;
 
-/**
- * new-api's consoles (both send Cache-Control: no-store with every call; Switchyard's console does not) page
- * from 1 and read {items, total}; every other caller gets the specification's pages from 0 and a bare list.
- */
-const fromNewApiConsole = (request: Request) => /\bno-store\b/i.test(request.headers.get("cache-control") ?? "");
 
-/** Page index from 0 (?p=; from 1 for new-api's consoles), size from ?page_size= (default 10, at most 100). */
+/** Page index from 0 (?p=; from 1 for new-api's consoles, which read {items, total}: they page from 1), size from ?page_size= (default 10, at most 100). */
 function parse(q: Q, idName: "mj_id" | "task_id", admin: boolean, newApi = false): TaskQuery {
   const p = optInt(q, "p");
   const page = newApi ? Math.max(p ?? 1, 1) - 1 : p ?? 0;

@@ -8,16 +8,19 @@ import * as svc from "./service.ts";
 import * as m from "./model.ts";
 import { envelope, okReply } from "../../http/schema.ts";
 import { clientIp, enforceLimit } from "../../http/ratelimit.ts";
+import { fromNewApiConsole } from "../../http/newapi-console.ts";
 import { t } from "elysia";
 
 export function tokenModule(deps: AppDeps) {
   return new Elysia({ prefix: "/api/token", tags: ["token"] })
     .use(authPlugin(deps))
-    .get("/", async ({ user, query }) => ok(await svc.listTokens(deps, user, paging(query))), { role: ROLE.common, query: m.listQuery, detail: { summary: "The caller's tokens (one page)" }, response: m.tokenPage })
-    .get("/search", async ({ user, query }) => ok(await svc.listTokens(deps, user, { ...paging(query), keyword: query.keyword, token: query.token })), {
+    .get("/", async ({ user, query, request }) => ok(await svc.listTokens(deps, user, { ...paging(query), masked: fromNewApiConsole(request) })), {
+      role: ROLE.common, query: m.listQuery, detail: { summary: "The caller's tokens (one page)" }, response: m.tokenPage,
+    })
+    .get("/search", async ({ user, query, request }) => ok(await svc.listTokens(deps, user, { ...paging(query), keyword: query.keyword, token: query.token, masked: fromNewApiConsole(request) })), {
       role: ROLE.common, query: m.listQuery, detail: { summary: "Search the caller's tokens by name or key" }, response: m.tokenPage,
     })
-    .get("/:id", async ({ user, params }) => ok(svc.tokenView(await svc.shownToken(deps, user, params.id))), { role: ROLE.common, params: m.idParam, detail: { summary: "One of the caller's tokens" }, response: m.tokenReply })
+    .get("/:id", async ({ user, params, request }) => ok(svc.tokenView(await svc.shownToken(deps, user, params.id), fromNewApiConsole(request))), { role: ROLE.common, params: m.idParam, detail: { summary: "One of the caller's tokens" }, response: m.tokenReply })
     // new-api's consoles fetch a key on demand (copy, chat links) and add the sk- prefix themselves. The owner
     // sees the key in the list already, so this asks for no more than the list does.
     .post("/:id/key", async ({ user, params, request, server, set }) => {

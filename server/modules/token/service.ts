@@ -1,5 +1,6 @@
 // API tokens of a user: create (optionally several at once), list, search, update, enable/disable, delete.
 // Keys are stored without the "sk-" prefix (one-api layout) and shown to their owner with it.
+import { maskedTokenKey } from "../../http/newapi-console.ts";
 import type { AppDeps } from "../../deps.ts";
 import type { Token, User } from "../../../db/schema.ts";
 import { nowSeconds, type Database } from "../../../db/index.ts";
@@ -60,10 +61,14 @@ export interface TokenInput {
   budget_period?: string;
 }
 
-/** The shape sent to the token's owner: key with its sk- prefix, booleans as booleans. */
-export function tokenView(t: Token) {
+/**
+ * The shape sent to the token's owner: key with its sk- prefix, booleans as booleans. new-api's consoles
+ * (`masked`) get the key as new-api lists it, masked and without the prefix they add themselves; they fetch
+ * the full key with POST /api/token/{id}/key.
+ */
+export function tokenView(t: Token, masked = false) {
   return {
-    id: t.id, user_id: t.user_id, name: t.name, key: TOKEN_KEY_PREFIX + t.key, status: t.status,
+    id: t.id, user_id: t.user_id, name: t.name, key: masked ? maskedTokenKey(t.key) : TOKEN_KEY_PREFIX + t.key, status: t.status,
     created_time: t.created_time, accessed_time: t.accessed_time, expired_time: t.expired_time,
     remain_quota: t.remain_quota, used_quota: t.used_quota, unlimited_quota: Boolean(t.unlimited_quota),
     model_limits_enabled: Boolean(t.model_limits_enabled), model_limits: t.model_limits ?? "",
@@ -201,10 +206,10 @@ export async function createTokens(deps: AppDeps, user: User, input: TokenInput 
   }
   await deps.db.insertInto("tokens").values(rows).execute();
   const created = await deps.db.selectFrom("tokens").selectAll().where("key", "in", rows.map((r) => r.key)).orderBy("id").execute();
-  return created.map(tokenView);
+  return created.map((t) => tokenView(t));
 }
 
-export interface TokenListQuery { page: number; size: number; offset: number; keyword?: string; token?: string }
+export interface TokenListQuery { page: number; size: number; offset: number; keyword?: string; token?: string; masked?: boolean }
 
 export async function listTokens(deps: AppDeps, user: User, q: TokenListQuery) {
   let base = live(deps.db.selectFrom("tokens").where("user_id", "=", user.id));
@@ -216,7 +221,7 @@ export async function listTokens(deps: AppDeps, user: User, q: TokenListQuery) {
   const rows = await base.selectAll().orderBy("id", "desc").limit(q.size).offset(q.offset).execute();
   // Usage against the limits: rpm_used, tpm_used (this minute), concurrency_used (calls in flight).
   const usage = await tokenUsage(deps, rows);
-  const items = (await withLeasedTokens(deps, rows)).map((r) => ({ ...tokenView(r), ...usage.get(r.id) }));
+  const items = (await withLeasedTokens(deps, rows)).map((r) => ({ ...tokenView(r, q.masked), ...usage.get(r.id) }));
   return { items, page: q.page, page_size: q.size, total: Number(n) };
 }
 
