@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { storageKinds } from "../helpers/db.ts";
 import { relayFixture, logsOf, tokenRow, userRow, type RelayFixture } from "./fixtures.ts";
 import { LONG, startLongUpstream, type LongUpstream } from "./long-upstream.ts";
+import { setLimits } from "./token-limits-fixtures.ts";
 import { catalogueOutputLimit, DEFAULT_OUTPUT_LIMIT } from "../../server/catalogue/output-limits.ts";
 import { affordableOutput, heldPrompt, outputBound, worstCaseQuota, type Price } from "../../server/relay/billing.ts";
 
@@ -183,6 +184,18 @@ for (const kind of storageKinds()) {
       } finally {
         await fx.option("QuotaCreditLimit", "0");
       }
+    });
+
+    test("a token budget smaller than a call's worst case still serves it: the budget counts the call's usual estimate", async () => {
+      const user = await fx.user(1_000_000_000);
+      const token = await fx.token(user.id, { remain_quota: 1_000_000 });
+      await setLimits(fx, token.id, { budget_quota: 2000, budget_period: "daily" });
+      const res = await fx.call("/v1/chat/completions", token.key, chat("long-m", { max_tokens: 100 }));
+      expect(res.status).toBe(200);
+      expect(deliveredOutput(await res.json())).toBe(100);
+      const bare = await fx.call("/v1/chat/completions", token.key, chat("long-m"));
+      expect(bare.status).toBe(200);
+      await bare.arrayBuffer();
     });
 
     test("a fixed price per call is held at its price: a balance one unit short is refused, the price is billed exactly", async () => {

@@ -129,7 +129,7 @@ export async function admit(deps: AppDeps, req: RelayRequest, opts: AdmitOptions
   const { calls, estimate, least, output } = estimated(deps, req, price, opts);
   // The token's own limits and budget (none: nothing), taken with this call's estimate before the hold; a
   // fallback's admission (opts.ticket) does not count the request again.
-  const limits = caller.limits ? await takeTokenLimits(deps, caller.tokenId, opts.ticket ? { ...caller.limits, rpm: 0 } : caller.limits, estimate) : null;
+  const limits = caller.limits ? await takeTokenLimits(deps, caller.tokenId, opts.ticket ? { ...caller.limits, rpm: 0 } : caller.limits, budgetEstimate(deps, req, price, estimate, output)) : null;
   let hold: Hold;
   try {
     const payer = { userId: caller.userId, tokenId: caller.tokenId, unlimited: caller.unlimited };
@@ -205,6 +205,18 @@ function estimated(deps: AppDeps, req: RelayRequest, price: Price, opts: AdmitOp
   const maxTokens = Math.max(0, Math.floor(Number(body?.max_tokens ?? body?.max_completion_tokens ?? body?.max_output_tokens) || 0));
   const estimate = preConsumeQuota(price, estimatePromptTokens(body), maxTokens, deps.options.number("PreConsumedQuota", 0), calls);
   return { calls, estimate, least: estimate, output: null };
+}
+
+/**
+ * What a call counts against its token's budget before it runs: the prompt estimate plus its max-tokens field, or
+ * plus PreConsumedQuota without one — not the worst case its hold covers, which for a call naming no bound is the
+ * model's whole output limit and would refuse every such call on a budget smaller than that. What the call
+ * costs replaces it once it is settled.
+ */
+function budgetEstimate(deps: AppDeps, req: RelayRequest, price: Price, estimate: number, output: OutputFacts | null): number {
+  if (!output) return estimate;
+  const guess = preConsumeQuota(price, estimatePromptTokens(req.body), askedOutput(req), deps.options.number("PreConsumedQuota", 0));
+  return Math.min(estimate, guess);
 }
 
 /** The hold paid less than the call's worst case: its output is capped to what the hold pays (the client's
