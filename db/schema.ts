@@ -150,6 +150,8 @@ export interface LogsTable {
   group: Generated<string>;
   ip: Generated<string>;
   other: Generated<string>;
+  request_id: Generated<string>;
+  upstream_request_id: Generated<string>;
 }
 
 export interface QuotaDataTable {

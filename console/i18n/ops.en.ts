@@ -300,6 +300,8 @@ const en: Record<string, string> = {
   "ops.log.types.4": "System",
   "ops.log.types.5": "Error",
   "ops.log.model": "Model",
+  "ops.log.requestId": "Request ID",
+  "ops.log.upstreamRequestId": "Upstream request ID",
   "ops.log.useTime": "Time used / first token",
   "ops.log.stream": "Stream",
   "ops.log.nonStream": "Non-stream",

@@ -293,6 +293,8 @@ const ru: Record<string, string> = {
   "ops.log.types.4": "Система",
   "ops.log.types.5": "Ошибка",
   "ops.log.model": "Модель",
+  "ops.log.requestId": "ID запроса",
+  "ops.log.upstreamRequestId": "ID запроса у апстрима",
   "ops.log.useTime": "Время / первый токен",
   "ops.log.stream": "Поток",
   "ops.log.nonStream": "Без потока",

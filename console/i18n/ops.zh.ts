@@ -293,6 +293,8 @@ const zh: Record<string, string> = {
   "ops.log.types.4": "系统",
   "ops.log.types.5": "错误",
   "ops.log.model": "模型",
+  "ops.log.requestId": "请求 ID",
+  "ops.log.upstreamRequestId": "上游请求 ID",
   "ops.log.useTime": "用时/首字",
   "ops.log.stream": "流",
   "ops.log.nonStream": "非流",

@@ -100,6 +100,8 @@ export const TABLES: TableDef[] = [
       id, i("user_id"), n("created_at"), i("type"), t("content"), s("username", 64), s("token_name", 255), s("model_name", 255),
       n("quota"), i("prompt_tokens"), i("completion_tokens"), i("use_time"), b("is_stream"), i("channel_id"), i("token_id"),
       s("group", 64), s("ip", 64), t("other"),
+      // new-api's: the id the call was answered under, and the one its upstream gave
+      s("request_id", 64), s("upstream_request_id", 128),
     ],
     // Log pages filter by one of these columns and sort newest first by (created_at, id); stats sum over a
     // time range. Each filter column leads a (column, created_at) index so a page is read backwards from
@@ -112,6 +114,9 @@ export const TABLES: TableDef[] = [
       { name: "idx_logs_token_name_created", columns: ["token_name", "created_at"] },
       { name: "idx_logs_model_name_created", columns: ["model_name", "created_at"] },
       { name: "idx_logs_channel_created", columns: ["channel_id", "created_at"] },
+      // new-api's own, by its names: a request id finds its log
+      { name: "idx_logs_request_id", columns: ["request_id"] },
+      { name: "idx_logs_upstream_request_id", columns: ["upstream_request_id"] },
     ],
   },
   {

@@ -150,6 +150,23 @@ describe("usage log page", () => {
     expect((await screen.findByTestId("details")).textContent).toBe("兑换码 #7 兑换成功：增加额度 $10.00");
   });
 
+  test("the request id filter is sent, and the expanded row shows both request ids", async () => {
+    fm = mockFetch({
+      "GET /api/log/self/": ok({ items: [LOG({ request_id: "20260101000000abcd1234reqid001", upstream_request_id: "req_up_77" })], total: 1 }),
+      "GET /api/log/self/stat": ok({ quota: 40, rpm: 1, tpm: 17 }),
+    });
+    await renderApp("/log", { user: USER });
+    const row = (await screen.findAllByText("gpt-4o-mini"))[0].closest("tr")!;
+    fireEvent.click(row.querySelector(".arco-table-expand-icon-cell button, .arco-table-expand-icon-cell span")!);
+    expect(await screen.findByText("20260101000000abcd1234reqid001")).toBeTruthy();
+    expect(screen.getByText("Upstream request ID")).toBeTruthy();
+    expect(screen.getByText("req_up_77")).toBeTruthy();
+    fireEvent.change(field("Request ID"), { target: { value: " 20260101000000abcd1234reqid001 " } });
+    fireEvent.click(screen.getByTestId("filter-search"));
+    await waitFor(() => expect(fm.calls.filter((c) => c.path === "/api/log/self/").length).toBe(2));
+    expect(fm.calls.filter((c) => c.path === "/api/log/self/")[1].query.get("request_id")).toBe("20260101000000abcd1234reqid001");
+  });
+
   test("the expanded row shows the pricing factors from other", async () => {
     fm = mockFetch({ "GET /api/log/self/": ok({ items: [LOG({})], total: 1 }), "GET /api/log/self/stat": ok({ quota: 40, rpm: 1, tpm: 17 }) });
     await renderApp("/log", { user: USER });

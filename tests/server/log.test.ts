@@ -36,7 +36,7 @@ for (const kind of storageKinds()) {
         row(alice, { quota: 5000, prompt_tokens: 500, completion_tokens: 500, created_at: now - 2 * 24 * HOUR }),
         row(alice, { type: 1, quota: 999999, content: "redeemed", created_at: now - 20 }),
         // bob: one consumption row in the last minute, one error row
-        row(bob, { quota: 40, prompt_tokens: 4, completion_tokens: 4, channel_id: channelId, created_at: now - 5 }),
+        row(bob, { quota: 40, prompt_tokens: 4, completion_tokens: 4, channel_id: channelId, created_at: now - 5, request_id: "20260101000000abcdef01bobreq01", upstream_request_id: "req_upstream_bob" }),
         row(bob, { type: 5, quota: 0, content: "upstream error", created_at: now - 5 }),
       ]).execute();
     });
@@ -70,6 +70,14 @@ for (const kind of storageKinds()) {
       expect(await total(`start_timestamp=${now - 2 * HOUR}&end_timestamp=${now - HOUR + 1}`)).toBe(1);
       expect(await total(`channel=${channelId}`)).toBe(2);
       expect(await total("group=vip")).toBe(1);
+      expect(await total("request_id=20260101000000abcdef01bobreq01")).toBe(1);
+      expect(await total("upstream_request_id=req_upstream_bob")).toBe(1);
+      expect(await total("request_id=nothing-like-it")).toBe(0);
+      const found = (await ctx.request("GET", "/api/log/?request_id=20260101000000abcdef01bobreq01", { as: admin })).body.data.items;
+      expect(found[0]).toMatchObject({ username: bob.username, request_id: "20260101000000abcdef01bobreq01", upstream_request_id: "req_upstream_bob" });
+      // Rows written without one answer "" (as new-api's column default), never null.
+      const other = (await ctx.request("GET", `/api/log/?username=${alice.username}&type=1`, { as: admin })).body.data.items[0];
+      expect(other).toMatchObject({ request_id: "", upstream_request_id: "" });
       expect(await total(`type=2&username=${alice.username}&model_name=gpt-4o&start_timestamp=${now - 2 * HOUR}`)).toBe(3);
     });
 
@@ -83,6 +91,9 @@ for (const kind of storageKinds()) {
       expect(JSON.parse(first.other)).toEqual({ frt: 120 });
       expect((await ctx.request("GET", "/api/log/self?type=1", { as: alice })).body.data.total).toBe(1);
       expect((await ctx.request("GET", "/api/log/self/", { as: bob })).body.data.total).toBe(2);
+      // The request id finds the caller's own log, and nobody else's.
+      expect((await ctx.request("GET", "/api/log/self/?request_id=20260101000000abcdef01bobreq01", { as: bob })).body.data.total).toBe(1);
+      expect((await ctx.request("GET", "/api/log/self/?request_id=20260101000000abcdef01bobreq01", { as: alice })).body.data.total).toBe(0);
     });
 
     test("ordinary users cannot use the whole-site endpoints; guests get 401", async () => {

@@ -5,7 +5,9 @@
 import { LOG_TYPE } from "../../../server/catalogue/index.ts";
 import { formatNumber, formatSeconds, renderNumber, renderQuota } from "../../lib/format.ts";
 
-export interface LogRowLike { type: number; content: string; other: string; quota: number; is_stream?: boolean; ip?: string }
+export interface LogRowLike {
+  type: number; content: string; other: string; quota: number; is_stream?: boolean; ip?: string; request_id?: string; upstream_request_id?: string;
+}
 export interface DetailEntry { key: string; label: string; value: string }
 type T = (key: string, opts?: any) => string;
 
@@ -118,6 +120,8 @@ export function logDetails(row: LogRowLike, t: T, admin = false): { summary: str
   if (o.request_path) add("path", t("ops.log.d.path"), String(o.request_path));
   // Kept only for users who asked for it (personal settings, Privacy).
   if (row.ip) add("ip", t("ops.log.d.ip"), row.ip);
+  if (row.request_id) add("requestId", t("ops.log.requestId"), row.request_id);
+  if (row.upstream_request_id) add("upstreamRequestId", t("ops.log.upstreamRequestId"), row.upstream_request_id);
   const used = o.admin_info?.use_channel;
   if (admin && Array.isArray(used) && used.length > 1) add("retry", t("ops.log.retry"), used.join(" → "));
   // Sent to the channel that served the conversation's previous call (server/relay/affinity.ts).

@@ -22,7 +22,7 @@ export { parseOther };
 export interface LogRow {
   id: number; created_at: number; type: number; channel: number; channel_name?: string; username: string; user_id: number;
   token_name: string; group?: string; model_name: string; use_time: number; is_stream: boolean; prompt_tokens: number;
-  completion_tokens: number; quota: number; content: string; other: string; ip?: string;
+  completion_tokens: number; quota: number; content: string; other: string; ip?: string; request_id?: string; upstream_request_id?: string;
 }
 
 export const LOGS_COLUMNS_KEY = "logs-table-columns";
@@ -33,10 +33,12 @@ function Clip({ text, max, className, onClick }: { text: string; max: number; cl
   return <span title={text} onClick={onClick} className={`sy-clip ${className ?? ""}`} style={{ maxWidth: max }}>{text}</span>;
 }
 
-interface Filters { type: number; token_name: string; model_name: string; start: string; end: string; group: string; channel: string; username: string }
+interface Filters {
+  type: number; token_name: string; model_name: string; start: string; end: string; group: string; channel: string; username: string; request_id: string;
+}
 
 function defaultFilters(): Filters {
-  return { type: LOG_TYPE.unknown, token_name: "", model_name: "", group: "", channel: "", username: "", ...defaultRange() };
+  return { type: LOG_TYPE.unknown, token_name: "", model_name: "", group: "", channel: "", username: "", request_id: "", ...defaultRange() };
 }
 
 /** The query the filters send, or null when a time is not a date. */
@@ -45,7 +47,7 @@ function queryOf(f: Filters, admin: boolean): Record<string, string | number> | 
   const end = f.end ? parseDateTime(f.end) : null;
   if ((f.start && !start) || (f.end && !end)) return null;
   const q: Record<string, string | number> = {
-    type: f.type, token_name: f.token_name.trim(), model_name: f.model_name.trim(), group: f.group.trim(),
+    type: f.type, token_name: f.token_name.trim(), model_name: f.model_name.trim(), group: f.group.trim(), request_id: f.request_id.trim(),
     start_timestamp: start ? toSeconds(start) : "", end_timestamp: end ? toSeconds(end) : "",
   };
   if (admin) Object.assign(q, { channel: f.channel.trim(), username: f.username.trim() });
@@ -249,6 +251,7 @@ export default function LogPage() {
         <Field label={t("ops.log.token")}><Input allowClear value={filters.token_name} onChange={set("token_name")} /></Field>
         <Field label={t("ops.log.model")}><Input allowClear value={filters.model_name} onChange={set("model_name")} /></Field>
         <Field label={t("ops.group")}><Input allowClear value={filters.group} onChange={set("group")} /></Field>
+        <Field label={t("ops.log.requestId")}><Input allowClear value={filters.request_id} onChange={set("request_id")} data-testid="log-request-id" /></Field>
         {admin && <Field label={t("ops.log.channelId")}><Input allowClear value={filters.channel} onChange={set("channel")} /></Field>}
         {admin && <Field label={t("ops.log.username")}><Input allowClear value={filters.username} onChange={set("username")} /></Field>}
       </FilterBar>

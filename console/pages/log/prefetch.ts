@@ -20,7 +20,7 @@ export function logPageUrl(admin: boolean, query: Record<string, string | number
 export function defaultQuery(admin: boolean, range = defaultRange()): Record<string, string | number> {
   const start = toSeconds(new Date(range.start.replace(" ", "T")));
   const end = toSeconds(new Date(range.end.replace(" ", "T")));
-  const q: Record<string, string | number> = { type: LOG_TYPE.unknown, token_name: "", model_name: "", group: "", start_timestamp: start, end_timestamp: end };
+  const q: Record<string, string | number> = { type: LOG_TYPE.unknown, token_name: "", model_name: "", group: "", request_id: "", start_timestamp: start, end_timestamp: end };
   if (admin) Object.assign(q, { channel: "", username: "" });
   return q;
 }

@@ -18,6 +18,8 @@ function filterFrom(q: Q, admin: boolean): LogFilter {
     start: optInt(q, "start_timestamp"),
     end: optInt(q, "end_timestamp"),
     group: optStr(q, "group"),
+    requestId: optStr(q, "request_id"),
+    upstreamRequestId: optStr(q, "upstream_request_id"),
   };
   if (admin) {
     f.username = optStr(q, "username");

@@ -18,6 +18,8 @@ export const logQuery = loose({
   group: str("group"),
   username: str("user name (admins)"),
   channel: str("channel id (admins)"),
+  request_id: str("the request id the call was answered under"),
+  upstream_request_id: str("the request id the upstream gave"),
   ...timeRange,
 });
 
@@ -32,6 +34,7 @@ export const logView = loose({
   quota: opt(t.Integer()), prompt_tokens: opt(t.Integer()), completion_tokens: opt(t.Integer()), use_time: opt(t.Integer({ description: "seconds" })),
   is_stream: opt(t.Boolean()), channel: opt(t.Integer()), channel_name: opt(t.String()), group: opt(t.String()),
   other: opt(t.String({ description: "JSON text: ratios, cache and fallback details" })),
+  request_id: opt(t.String()), upstream_request_id: opt(t.String()),
 }, { description: "a log row" });
 export const logPage = pageOf(logView);
 export const statReply = envelope(loose({

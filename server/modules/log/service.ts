@@ -20,6 +20,8 @@ export interface LogFilter {
   end?: number;
   channel?: number;
   group?: string;
+  requestId?: string;
+  upstreamRequestId?: string;
 }
 
 export interface LogPage { page: number; size: number; offset: number }
@@ -35,6 +37,8 @@ function applyFilters<O>(qb: Query<O>, f: LogFilter, withType: boolean): Query<O
   if (f.modelName) qb = qb.where("model_name", "=", f.modelName);
   if (f.channel) qb = qb.where("channel_id", "=", f.channel);
   if (f.group) qb = qb.where("group", "=", f.group);
+  if (f.requestId) qb = qb.where("request_id", "=", f.requestId);
+  if (f.upstreamRequestId) qb = qb.where("upstream_request_id", "=", f.upstreamRequestId);
   return qb;
 }
 
@@ -65,7 +69,10 @@ export function logView(row: Log, channelName: string, admin: boolean) {
       other = JSON.stringify(o);
     }
   }
-  return { ...rest, is_stream: Boolean(is_stream), other, channel: admin ? channel_id : 0, channel_name: admin ? channelName : "" };
+  return {
+    ...rest, is_stream: Boolean(is_stream), other, channel: admin ? channel_id : 0, channel_name: admin ? channelName : "",
+    request_id: row.request_id ?? "", upstream_request_id: row.upstream_request_id ?? "",
+  };
 }
 
 export async function listLogs(deps: AppDeps, f: LogFilter, page: LogPage, admin: boolean) {
