@@ -16,6 +16,7 @@ import { userModule } from "./modules/user/index.ts";
 import { optionModule } from "./modules/option/index.ts";
 import { statusModule } from "./modules/status/index.ts";
 import { groupModule } from "./modules/group/index.ts";
+import { tokenUsageModule } from "./modules/token/usage.ts";
 import { tokenModule } from "./modules/token/index.ts";
 import { channelModule } from "./modules/channel/index.ts";
 import { redemptionModule } from "./modules/redemption/index.ts";
@@ -113,6 +114,7 @@ export function createApp(deps: AppDeps) {
     .use(optionModule(deps))
     .use(groupModule(deps))
     .use(tokenModule(deps))
+    .use(tokenUsageModule(deps))
     .use(channelModule(deps))
     .use(redemptionModule(deps))
     .use(walletModule(deps))

@@ -93,6 +93,69 @@ for (const kind of storageKinds()) {
       expect((await req("GET", `/api/token/${id}`, alice)).body.data.key).toBe(`sk-${key}`);
     });
 
+    test("GET /api/data/users: usage per user and hour, every model summed, within the time range (admins)", async () => {
+      const h = 1_760_000_400 - (1_760_000_400 % 3600);
+      await ctx.deps.db.insertInto("quota_data").values([
+        { user_id: alice.id, username: alice.username, model_name: "gpt-4o", created_at: h, token_used: 100, count: 2, quota: 50 },
+        { user_id: alice.id, username: alice.username, model_name: "claude", created_at: h, token_used: 30, count: 1, quota: 20 },
+        { user_id: bob.id, username: bob.username, model_name: "gpt-4o", created_at: h, token_used: 5, count: 1, quota: 3 },
+        { user_id: bob.id, username: bob.username, model_name: "gpt-4o", created_at: h + 3600, token_used: 7, count: 1, quota: 4 },
+        { user_id: bob.id, username: bob.username, model_name: "gpt-4o", created_at: h + 7 * 86400, token_used: 9, count: 1, quota: 9 },
+      ]).execute();
+      const r = await req("GET", `/api/data/users?start_timestamp=${h}&end_timestamp=${h + 3600}`, admin);
+      expect(r.body.success).toBe(true);
+      const byUser = (r.body.data as any[]).sort((a, b) => a.created_at - b.created_at || a.username.localeCompare(b.username));
+      expect(byUser).toEqual([
+        { username: alice.username, created_at: h, token_used: 130, count: 3, quota: 70 },
+        { username: bob.username, created_at: h, token_used: 5, count: 1, quota: 3 },
+        { username: bob.username, created_at: h + 3600, token_used: 7, count: 1, quota: 4 },
+      ].sort((a, b) => a.created_at - b.created_at || a.username.localeCompare(b.username)));
+      expect((await req("GET", "/api/data/users", alice)).status).toBe(403);
+    });
+
+    test("GET /api/usage/token/ and /api/log/token: what the presented token (Bearer sk-...) has left and its latest calls", async () => {
+      const made = await req("POST", "/api/token/", alice, { name: "usage", remain_quota: 700, model_limits_enabled: true, model_limits: "gpt-4o,claude" });
+      const id = made.body.data[0].id as number;
+      await ctx.deps.db.updateTable("tokens").set({ used_quota: 300 }).where("id", "=", id).execute();
+      const key = (await ctx.deps.db.selectFrom("tokens").select("key").where("id", "=", id).executeTakeFirstOrThrow()).key;
+      const bearer = (k: string) => ({ authorization: `Bearer ${k}` });
+      const usage = await ctx.request("GET", "/api/usage/token/", { headers: bearer(`sk-${key}`) });
+      expect(usage.status).toBe(200);
+      expect(usage.body).toEqual({
+        code: true, message: "ok",
+        data: {
+          object: "token_usage", name: "usage", total_granted: 1000, total_used: 300, total_available: 700, unlimited_quota: false,
+          model_limits: { "gpt-4o": true, claude: true }, model_limits_enabled: true, expires_at: 0,
+        },
+      });
+      // the key without its prefix names the same token
+      expect((await ctx.request("GET", "/api/usage/token/", { headers: bearer(key) })).body.data.name).toBe("usage");
+      const none = await ctx.request("GET", "/api/usage/token/", {});
+      expect([none.status, none.body.success]).toEqual([401, false]);
+      expect((await ctx.request("GET", "/api/usage/token/", { headers: bearer("sk-nosuchkey") })).status).toBe(401);
+
+      const now = nowSeconds();
+      await ctx.deps.db.insertInto("logs").values([
+        { user_id: alice.id, created_at: now - 2, type: 2, token_id: id, token_name: "usage", model_name: "gpt-4o", quota: 10, channel_id: 5, content: "first" },
+        { user_id: alice.id, created_at: now - 1, type: 2, token_id: id, token_name: "usage", model_name: "claude", quota: 20, channel_id: 5, content: "second" },
+        { user_id: alice.id, created_at: now, type: 2, token_id: id + 1000, token_name: "other", model_name: "gpt-4o", quota: 1, channel_id: 5, content: "not this token" },
+      ]).execute();
+      const logs = await ctx.request("GET", "/api/log/token", { headers: bearer(`sk-${key}`) });
+      expect(logs.body.success).toBe(true);
+      expect(logs.body.data.map((l: any) => l.content)).toEqual(["second", "first"]);
+      // a token's own view carries no channel, as a user's log does
+      expect(logs.body.data[0]).toMatchObject({ model_name: "claude", quota: 20, channel: 0, channel_name: "" });
+      expect((await ctx.request("GET", "/api/log/token", {})).status).toBe(401);
+    });
+
+    test("GET /api/log/search and /api/log/self/search: retired in new-api, answered as it answers them", async () => {
+      const r = await req("GET", "/api/log/search?keyword=x", admin);
+      expect([r.status, r.body.success]).toEqual([200, false]);
+      expect(r.body.message).toContain("GET /api/log/");
+      expect((await req("GET", "/api/log/self/search?keyword=x", alice)).body.success).toBe(false);
+      expect((await req("GET", "/api/log/search", alice)).status).toBe(403);
+    });
+
     test("GET /api/status/test: admins only; the database answers and the requests in flight are counted", async () => {
       const r = await req("GET", "/api/status/test", admin);
       expect(r.status).toBe(200);

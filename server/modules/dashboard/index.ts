@@ -4,9 +4,9 @@ import { authPlugin } from "../../http/auth.ts";
 import { ok } from "../../http/envelope.ts";
 import { ROLE } from "../../catalogue/index.ts";
 import { optInt, optStr } from "../log/query.ts";
-import { quotaData, type DashboardQuery } from "./service.ts";
+import { quotaData, quotaDataByUser, type DashboardQuery } from "./service.ts";
 
-import { dataQuery, dataReply } from "./model.ts";
+import { dataQuery, dataReply, dataByUserReply } from "./model.ts";
 
 function parse(q: Record<string, string | undefined>): DashboardQuery {
   return {
@@ -21,5 +21,8 @@ export function dashboardModule(deps: AppDeps) {
   return new Elysia({ prefix: "/api/data", tags: ["dashboard"] })
     .use(authPlugin(deps))
     .get("/", async ({ query }) => ok(await quotaData(deps, parse(query), null)), { role: ROLE.admin, query: dataQuery, detail: { summary: "Quota usage over time, every user" }, response: dataReply })
+    .get("/users", async ({ query }) => ok(await quotaDataByUser(deps, parse(query))), {
+      role: ROLE.admin, query: dataQuery, detail: { summary: "Quota usage over time per user (new-api's user analytics)" }, response: dataByUserReply,
+    })
     .get("/self", async ({ query, user }) => ok(await quotaData(deps, parse(query), { userId: user.id })), { role: ROLE.common, query: dataQuery, detail: { summary: "The caller's quota usage over time" }, response: dataReply });
 }

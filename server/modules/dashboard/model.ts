@@ -18,3 +18,9 @@ export const dataReply = envelope(t.Array(loose({
   count: t.Integer({ description: "requests" }),
   quota: t.Integer(),
 })));
+
+/** GET /api/data/users: one row per user and recorded hour. */
+export const dataByUserReply = envelope(t.Array(t.Object({
+  username: t.String(), created_at: t.Integer({ description: "unix seconds, the hour's start" }),
+  token_used: t.Number(), count: t.Number(), quota: t.Number(),
+})));

@@ -62,3 +62,16 @@ export async function quotaData(deps: AppDeps, q: DashboardQuery, self: { userId
   }
   return [...buckets.values()].sort((a, b) => a.created_at - b.created_at || a.model_name.localeCompare(b.model_name));
 }
+
+/** GET /api/data/users (new-api's user analytics): usage per user and hour, every model summed. */
+export async function quotaDataByUser(deps: AppDeps, q: DashboardQuery) {
+  const end = q.end ?? nowSeconds();
+  const start = q.start ?? end - DEFAULT_SPAN[granularity(deps, q.granularity)];
+  if (start > end) throw badRequest("start_timestamp must not be after end_timestamp");
+  const rows = await readerOf(deps.db).selectFrom("quota_data").where("created_at", ">=", start).where("created_at", "<=", end)
+    .select((eb) => [
+      "username", "created_at",
+      eb.fn.sum<number>("token_used").as("token_used"), eb.fn.sum<number>("count").as("count"), eb.fn.sum<number>("quota").as("quota"),
+    ]).groupBy(["username", "created_at"]).orderBy("created_at").orderBy("username").execute();
+  return rows.map((r) => ({ username: r.username, created_at: Number(r.created_at), token_used: Number(r.token_used), count: Number(r.count), quota: Number(r.quota) }));
+}

@@ -8,6 +8,9 @@ import { optInt, optStr } from "./query.ts";
 
 type Q = Record<string, string | undefined>;
 import * as m from "./model.ts";
+import { okReply } from "../../http/schema.ts";
+
+const DEPRECATED = "this endpoint is retired: filter GET /api/log/ (or /api/log/self) instead";
 
 /** Filters as the console sends them; username and channel only count for admins. */
 function filterFrom(q: Q, admin: boolean): LogFilter {
@@ -34,6 +37,9 @@ export function logModule(deps: AppDeps) {
     .get("/", async ({ query }) => ok(await listLogs(deps, filterFrom(query, true), paging(query, 10, MAX_PAGE_SIZE), true)), {
       role: ROLE.admin, query: m.logQuery, detail: { summary: "Usage logs of every user (one page)" }, response: m.logPage,
     })
+    // retired in new-api (its consoles filter GET /api/log/ instead); answered as new-api answers them
+    .get("/search", () => ({ success: false, message: DEPRECATED }), { role: ROLE.admin, detail: { summary: "Retired (new-api): filter GET /api/log/ instead" }, response: okReply })
+    .get("/self/search", () => ({ success: false, message: DEPRECATED }), { role: ROLE.common, detail: { summary: "Retired (new-api): filter GET /api/log/self instead" }, response: okReply })
     .get("/self", async ({ query, user }) => ok(await listLogs(deps, { ...filterFrom(query, false), userId: user.id }, paging(query, 10, MAX_PAGE_SIZE), false)), {
       role: ROLE.common, query: m.logQuery, detail: { summary: "The caller's usage logs (one page)" }, response: m.logPage,
     })
