@@ -56,6 +56,21 @@ for (const kind of storageKinds()) {
       expect((await fx.balances(p.userId, p.tokenId, channelId)).quota).toBe(10_000_000 - 8 * PER_SECOND);
     });
 
+    test("a task new-api left in flight is polled by the upstream id in its private_data, not by new-api's own task_id", async () => {
+      const p = await fx.payer(10_000_000);
+      const r = await fx.post("/v1/videos", p.key, { model: "sora-2", prompt: "a lighthouse", seconds: "4" });
+      const upstreamId = r.body.id;
+      // The row as new-api keeps it: its own public id, the upstream's in private_data.
+      await fx.ctx.deps.db.updateTable("tasks").set({ task_id: "task_newapi_left_1", private_data: JSON.stringify({ upstream_task_id: upstreamId }) })
+        .where("task_id", "=", upstreamId).execute();
+      up.advance();
+      await fx.round();
+      expect(up.seen.some((s) => s.method === "GET" && s.path === `/v1/videos/${upstreamId}`)).toBe(true);
+      expect(up.seen.some((s) => s.path.includes("task_newapi_left_1"))).toBe(false);
+      const row = await fx.ctx.deps.db.selectFrom("tasks").select(["status", "progress"]).where("task_id", "=", "task_newapi_left_1").executeTakeFirstOrThrow();
+      expect(row).toEqual({ status: "IN_PROGRESS", progress: "30%" });
+    });
+
     test("a failed video is refunded and shows as failed with its reason; the default length is 4 s", async () => {
       const p = await fx.payer(10_000_000);
       const r = await fx.post("/v1/videos", p.key, { model: "my-sora", prompt: "this will fail" });

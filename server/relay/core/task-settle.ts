@@ -44,6 +44,8 @@ export interface TaskPrivate {
   notify_hook?: string;
   /** the end of the token's budget period the price was spent in (modules/token/limits.ts): a refund goes back there */
   budget_end?: number;
+  /** new-api's: the upstream's id of a task new-api submitted under an id of its own (task_id) */
+  upstream_task_id?: string;
 }
 
 export interface TaskRef {
@@ -62,11 +64,14 @@ export function taskPrivate(text: string | null | undefined): TaskPrivate {
     username: String(p.username ?? ""), group: String(p.group ?? ""), model: String(p.model ?? ""), key_index: Number(p.key_index) || 0,
     notify_hook: typeof p.notify_hook === "string" && p.notify_hook ? p.notify_hook : undefined,
     budget_end: Number(p.budget_end) || undefined,
+    upstream_task_id: typeof p.upstream_task_id === "string" && p.upstream_task_id ? p.upstream_task_id : undefined,
   };
 }
 
 export const refOf = (table: TaskTable, row: Midjourney | Task): TaskRef => ({ table, row, priv: taskPrivate(row.private_data) });
 export const publicIdOf = (ref: TaskRef) => (ref.table === "midjourneys" ? (ref.row as Midjourney).mj_id : (ref.row as Task).task_id);
+/** The id the upstream knows the task by: new-api keeps it apart from its own task_id when it has one. */
+const upstreamIdOf = (ref: TaskRef) => ref.priv.upstream_task_id ?? publicIdOf(ref);
 const isFinished = (status: string | null | undefined) => FINISHED_STATUSES.includes(status ?? "");
 
 // ---- paying for a task ---------------------------------------------------------------------------------
@@ -286,7 +291,7 @@ export async function pollChannel(deps: AppDeps, channel: Channel, refs: TaskRef
     const call = taskCall(channel, keyIndex);
     for (let i = 0; i < list.length; i += adaptor.batchSize) {
       const part = list.slice(i, i + adaptor.batchSize);
-      const byId = new Map(part.map((r) => [publicIdOf(r), r]));
+      const byId = new Map(part.map((r) => [upstreamIdOf(r), r]));
       const up = adaptor.fetch(call, [...byId.keys()]);
       const timeout = AbortSignal.timeout(POLL_TIMEOUT_MS);
       try {
