@@ -94,17 +94,17 @@ export interface CliFlags { help: boolean; version: boolean; port?: number; data
 
 export const HELP = `Switchyard ${VERSION} - AI model API gateway
 
-Usage: switchyard [--port N] [--data-dir DIR] [--console-dir DIR] [--help] [--version]
+Usage: switchyard [--port N] [--data-dir DIR] [--console-dir DIR] [--healthcheck] [--help] [--version]
 
   --port N          listen on port N (env PORT, default 3000)
   --data-dir DIR    folder for SQLite and the generated session secret (env DATA_DIR, default ./data)
   --console-dir DIR serve the console from this folder instead of the embedded build (env CONSOLE_DIR)
+  --healthcheck     exit 0 when the server on --port / PORT answers GET /api/status with 200, else 1
   --help            print this help and exit
   --version         print the version and exit
 
-Environment: PORT, SQL_DSN, SQLITE_PATH, REDIS_CONN_STRING, SESSION_SECRET, SYNC_FREQUENCY,
-BATCH_UPDATE_INTERVAL, CHANNEL_TEST_FREQUENCY, RELAY_TIMEOUT, STREAM_STALL_TIMEOUT, TASK_POLL_INTERVAL, TASK_TIMEOUT_MINUTES,
-METRICS_ENABLED, METRICS_TOKEN, OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME, TZ. See docs/configuration.md.`;
+Every setting can also come from the environment (SQL_DSN, REDIS_CONN_STRING, SESSION_SECRET, ...);
+docs/configuration.md lists them all.`;
 
 export function parseFlags(argv: string[]): CliFlags {
   const flags: CliFlags = { help: false, version: false };

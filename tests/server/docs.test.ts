@@ -4,6 +4,7 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
+import { HELP } from "../../server/config.ts";
 
 const ROOT = resolve(import.meta.dir, "../..");
 
@@ -113,6 +114,14 @@ describe("docs/configuration.md", () => {
     expect(read).toContain("OTEL_EXPORTER_OTLP_ENDPOINT");
     const missing = read.filter((name) => !documented.includes("`" + name + "`"));
     expect(missing).toEqual([]);
+  });
+
+  test("--help shows every flag of the command-line table and sends the reader here for the environment", () => {
+    const table = documented.slice(documented.indexOf("## Command-line flags"), documented.indexOf("## Environment variables"));
+    const flags = [...new Set([...table.matchAll(/`(--[a-z-]+)/g)].map((m) => m[1]!))];
+    expect(flags).toContain("--healthcheck");
+    expect(flags.filter((flag) => !HELP.includes(flag))).toEqual([]);
+    expect(HELP).toContain("docs/configuration.md");
   });
 
   test("the reader finds every way config.ts reads a variable", () => {
