@@ -43,6 +43,22 @@ const MULTIPART: ReadonlySet<RelayMode> = new Set(["audio_transcription", "audio
 /** `json`: the client's text and its parse, while nothing has changed the parse (see RelayRequest.json). */
 export interface ParsedBody { body: any; model: string; stream: boolean; json?: ClientJson }
 
+/**
+ * An OpenAI chat body's max_tokens / max_completion_tokens of 0 taken as absent, as OpenAI's SDKs and
+ * new-api send none for "no limit": forwarded it would be refused upstream, converted it would ask for
+ * nothing. Says whether the body changed.
+ */
+export function dropZeroMaxTokens(body: Record<string, unknown>): boolean {
+  let changed = false;
+  for (const key of ["max_tokens", "max_completion_tokens"]) {
+    if (body[key] === 0) {
+      delete body[key];
+      changed = true;
+    }
+  }
+  return changed;
+}
+
 /** Turns the body Elysia read (text for JSON routes, fields for multipart) into the relay's request. */
 export function readBody(raw: unknown, mode: RelayMode): ParsedBody {
   if (MULTIPART.has(mode)) {
@@ -59,7 +75,8 @@ export function readBody(raw: unknown, mode: RelayMode): ParsedBody {
   const body = parseJsonObject(raw);
   const model = typeof body.model === "string" && body.model.trim() ? body.model.trim() : DEFAULT_MODEL[mode] ?? "";
   if (!model) throw new AppError(400, "model is required");
-  if (body.model !== model) {
+  const zeroDropped = mode === "chat" && dropZeroMaxTokens(body);
+  if (body.model !== model || zeroDropped) {
     body.model = model;
     return { body, model, stream: body.stream === true };
   }
@@ -149,6 +166,7 @@ function playgroundModule(deps: AppDeps) {
       const b = { ...parseJsonObject(body) };
       const group = typeof b.group === "string" && b.group ? b.group : user.group;
       delete b.group;
+      dropZeroMaxTokens(b);
       const usable = deps.options.json<Record<string, string>>("UserUsableGroups", {});
       if (group !== user.group && !(group in usable)) throw new AppError(403, `you may not use group ${group}`, "group_not_allowed");
       const model = typeof b.model === "string" ? b.model.trim() : "";

@@ -40,6 +40,13 @@ describe("playground rules", () => {
     expect(PLAYGROUND_DEFAULTS.model).toBe("gpt-4o-mini");
   });
 
+  test("temperature, top_p and max_tokens are sent only when the user set them (max tokens 0 means no limit)", () => {
+    const history = [{ id: "1", role: "user" as const, content: "hi", createAt: 0, status: "complete" as const }];
+    const untouched = buildPayload({ model: "m", group: "", maxTokens: PLAYGROUND_DEFAULTS.maxTokens, temperature: PLAYGROUND_DEFAULTS.temperature, systemPrompt: "", history });
+    expect(Object.keys(untouched).sort()).toEqual(["group", "messages", "model", "stream"]);
+    expect(buildPayload({ model: "m", group: "", maxTokens: 64, temperature: 0.7, topP: 0.9, systemPrompt: "", history })).toMatchObject({ max_tokens: 64, temperature: 0.7, top_p: 0.9 });
+  });
+
   test("SSE parsing keeps a partial line for the next read and stops at [DONE]", () => {
     const got: string[] = [];
     let done = false;
@@ -71,7 +78,8 @@ describe("playground page", () => {
     await waitFor(() => expect(answer.getAttribute("data-status")).toBe("complete"));
     const call = fm.calls.find((c) => c.path === "/pg/chat/completions")!;
     expect(call.headers["new-api-user"]).toBe(String(USER.id));
-    expect(call.body).toMatchObject({ stream: true, model: "gpt-4o-mini", max_tokens: 0, temperature: 0 });
+    expect(call.body).toMatchObject({ stream: true, model: "gpt-4o-mini" });
+    expect("max_tokens" in call.body || "temperature" in call.body).toBe(false);
     expect(call.body.messages).toEqual([{ role: "system", content: PLAYGROUND_DEFAULTS.systemPrompt }, { role: "user", content: "Hello?" }]);
   });
 

@@ -22,15 +22,23 @@ export const PLAYGROUND_DEFAULTS = { model: "gpt-4o-mini", maxTokens: 0, tempera
 let seq = 0;
 const newId = () => `${Date.now().toString(36)}-${(seq++).toString(36)}`;
 
-/** The request body of spec 001 §7: the system message only when the prompt is non-empty. */
-export function buildPayload(opts: { model: string; group: string; maxTokens: number; temperature: number; systemPrompt: string; history: ChatMessage[] }) {
+/**
+ * The request body of spec 001 §7: the system message only when the prompt is non-empty. A sampling
+ * setting the user never moved (temperature 0 is below the slider's range) and max tokens 0 ("no limit")
+ * are left out: reasoning models refuse temperature 0 and real upstreams refuse max_tokens 0.
+ */
+export function buildPayload(opts: { model: string; group: string; maxTokens: number; temperature: number; topP?: number; systemPrompt: string; history: ChatMessage[] }) {
   const messages = [
     ...(opts.systemPrompt.trim() ? [{ role: "system", content: opts.systemPrompt }] : []),
     ...opts.history.filter((m) => m.role !== "system" && m.status !== "error" && m.content).map((m) => ({ role: m.role, content: m.content })),
   ];
+  const maxTokens = Math.trunc(Number(opts.maxTokens) || 0);
+  const isSet = (v: number | undefined): v is number => typeof v === "number" && Number.isFinite(v) && v > 0;
   return {
     messages, stream: true, model: opts.model, group: opts.group,
-    max_tokens: Math.trunc(Number(opts.maxTokens) || 0), temperature: opts.temperature,
+    ...(maxTokens > 0 ? { max_tokens: maxTokens } : {}),
+    ...(isSet(opts.temperature) ? { temperature: opts.temperature } : {}),
+    ...(isSet(opts.topP) ? { top_p: opts.topP } : {}),
   };
 }
 
@@ -143,7 +151,7 @@ export default function PlaygroundPage() {
         <Select value={model} showSearch onChange={setModel} options={(models.includes(model) ? models : [model, ...models]).map((m) => ({ value: m, label: m }))} data-testid="pg-model" />
       </label>
       <div className="sy-field">
-        <span className="sy-field-label">{t("ops.pg.temperature")}: {temperature}</span>
+        <span className="sy-field-label">{t("ops.pg.temperature")}: {temperature > 0 ? temperature : "—"}</span>
         <Slider value={temperature} min={0.1} max={1} step={0.1} onChange={(v) => setTemperature(Number(v))} />
       </div>
       <label className="sy-field">
