@@ -36,6 +36,9 @@ for (const kind of storageKinds()) {
         expect(s1.body.data).toMatchObject({ status: true, root_init: true });
         const login2 = await ctx.login("admin", "password1");
         expect(login2.id).toBeGreaterThan(0);
+        // The console header shows the display name: it is the name chosen in the wizard, not a stock label.
+        const self = await ctx.request("GET", "/api/user/self", { headers: login2.headers });
+        expect(self.body.data).toMatchObject({ username: "admin", display_name: "admin" });
       } finally {
         await ctx.close();
       }

@@ -39,8 +39,10 @@ export async function runSetup(deps: AppDeps, input: SetupInput): Promise<void> 
     // A concurrent second setup loses here: the row check runs inside the transaction that writes it.
     if (await trx.selectFrom("setups").select("id").limit(1).executeTakeFirst()) throw new AppError(400, "the system is already initialised");
     if (rootValues) {
+      // The display name is what the console header shows; new-api writes a fixed label here, but the
+      // column is free text it only displays, so the name chosen in the wizard is what the admin expects.
       await trx.insertInto("users").values({
-        username: rootValues.username, password: rootValues.hash, display_name: "Root User", role: ROLE.root,
+        username: rootValues.username, password: rootValues.hash, display_name: rootValues.username, role: ROLE.root,
         status: USER_STATUS.enabled, quota: 100_000_000, group: DEFAULT_GROUP, aff_code: randomString(8),
         ...creationTimes(), setting: "",
       }).execute();
