@@ -52,8 +52,15 @@ const AGENT_MODELS: readonly [string, number, number, number][] = [
   ["gpt-5.4-mini", 0.75, 4.5, 0.075],
   ["gpt-5.4-nano", 0.2, 1.25, 0.02],
   ["gpt-5.5", 5, 30, 0.5],
+  ["gpt-6.2-sol", 2, 10, 0.1],
   ["gemini-3-pro-preview", 2, 12, 0.2],
   ["gemini-3-flash-preview", 0.5, 3, 0.05],
+  ["gemini-3.1-pro-preview", 2, 12, 0.2],
+  // Gemini CLI's pro model on an API key: an endpoint of gemini-3.1-pro-preview tuned for custom tools, which
+  // Google lists under that model's price rather than on its own
+  ["gemini-3.1-pro-preview-customtools", 2, 12, 0.2],
+  ["gemini-3.5-flash-lite", 0.3, 2.5, 0.03],
+  ["gemini-3.8-flash", 0.75, 3.75, 0.075],
 ];
 
 export const DEFAULT_MODEL_RATIO: Record<string, number> = {

@@ -78,19 +78,24 @@ export interface Gateway {
   lane(kind: Kind, o?: { mapping?: Record<string, string> }): Promise<Lane>;
 }
 
-/** One gateway for the calling test file, started before its tests and stopped after them. */
-export function agentGateway(): Gateway {
+/**
+ * One gateway for the calling test file, started before its tests and stopped after them. `prices: false`
+ * leaves the default catalogue's prices (and nothing else) to price the calls.
+ */
+export function agentGateway(o: { prices?: boolean } = {}): Gateway {
   const mocks: AgentMock[] = [];
   let server: ReturnType<typeof Bun.serve>;
   let lanes = 0;
   const gw = { base: "" } as Gateway;
   beforeAll(async () => {
     gw.fx = await relayFixture("sqlite");
-    const each = (v: number) => JSON.stringify(Object.fromEntries(MODELS.map((m) => [m, v])));
-    await gw.fx.option("ModelRatio", each(RATIO.model));
-    await gw.fx.option("CompletionRatio", each(RATIO.completion));
-    await gw.fx.option("CacheRatio", each(RATIO.cache));
-    await gw.fx.option("CreateCacheRatio", each(RATIO.cacheWrite));
+    if (o.prices !== false) {
+      const each = (v: number) => JSON.stringify(Object.fromEntries(MODELS.map((m) => [m, v])));
+      await gw.fx.option("ModelRatio", each(RATIO.model));
+      await gw.fx.option("CompletionRatio", each(RATIO.completion));
+      await gw.fx.option("CacheRatio", each(RATIO.cache));
+      await gw.fx.option("CreateCacheRatio", each(RATIO.cacheWrite));
+    }
     server = Bun.serve({ port: 0, hostname: "127.0.0.1", idleTimeout: 120, fetch: (req) => gw.fx.ctx.app.handle(req) });
     gw.base = `http://127.0.0.1:${server.port}`;
   });
@@ -130,6 +135,17 @@ export async function expectBilled(gw: Gateway, lane: Lane): Promise<number> {
   const user = await db.selectFrom("users").select(["used_quota"]).where("id", "=", lane.userId).executeTakeFirstOrThrow();
   expect({ token: token.used_quota, user: user.used_quota }).toEqual({ token: want * answered, user: want * answered });
   return answered;
+}
+
+/** Every answered call was billed once, at some price, and the token's used quota is their sum. */
+export async function expectCharged(gw: Gateway, lane: Lane): Promise<void> {
+  await gw.fx.flush();
+  const db = gw.fx.ctx.deps.db;
+  const logs = await db.selectFrom("logs").selectAll().where("user_id", "=", lane.userId).where("type", "=", LOG_TYPE.consume).execute();
+  expect(logs).toHaveLength(lane.mock.answered().length);
+  for (const l of logs) expect(l.quota).toBeGreaterThan(0);
+  const token = await db.selectFrom("tokens").select(["used_quota"]).where("id", "=", lane.tokenId).executeTakeFirstOrThrow();
+  expect(token.used_quota).toBe(logs.reduce((a, l) => a + l.quota, 0));
 }
 
 // --- the CLIs -------------------------------------------------------------------------------------------

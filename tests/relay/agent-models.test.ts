@@ -28,9 +28,12 @@ describe("the default catalogue prices what the agents send", () => {
     ["gpt-5.1", 1.25, 10, 0.125], ["gpt-5.1-codex", 1.25, 10, 0.125], ["gpt-5.1-codex-max", 1.25, 10, 0.125], ["gpt-5.1-codex-mini", 0.25, 2, 0.025],
     ["gpt-5.2", 1.75, 14, 0.175], ["gpt-5.2-codex", 1.75, 14, 0.175], ["gpt-5.3-codex", 1.75, 14, 0.175],
     ["gpt-5.4", 2.5, 15, 0.25], ["gpt-5.4-mini", 0.75, 4.5, 0.075], ["gpt-5.4-nano", 0.2, 1.25, 0.02], ["gpt-5.5", 5, 30, 0.5],
+    ["gpt-6.2-sol", 2, 10, 0.1],
     // Gemini CLI
     ["gemini-2.5-pro", 1.25, 10, 0.125], ["gemini-2.5-flash", 0.3, 2.5, 0.03], ["gemini-2.5-flash-lite", 0.1, 0.4, 0.01],
     ["gemini-3-pro-preview", 2, 12, 0.2], ["gemini-3-flash-preview", 0.5, 3, 0.05],
+    ["gemini-3.1-pro-preview", 2, 12, 0.2], ["gemini-3.1-pro-preview-customtools", 2, 12, 0.2],
+    ["gemini-3.5-flash-lite", 0.3, 2.5, 0.03], ["gemini-3.8-flash", 0.75, 3.75, 0.075],
   ];
   for (const [model, input, output, cached] of list) {
     test(`${model}: $${input} / $${output} / $${cached} cached per 1M tokens`, () => {
