@@ -14,10 +14,27 @@ const emptyList = envelope(t.Array(t.Any(), { maxItems: 0, description: "always 
 export function customOAuthModule(deps: AppDeps) {
   return new Elysia({ prefix: "/api", tags: ["oauth"] })
     .use(authPlugin(deps))
-    .get("/custom-oauth-provider/", () => ok([]), { role: ROLE.root, detail: { summary: "Custom OAuth providers (none: not supported)" }, response: emptyList })
-    .get("/user/oauth/bindings", () => ok([]), { role: ROLE.common, detail: { summary: "The caller's custom OAuth bindings (none)" }, response: emptyList })
-    .get("/user/:id/oauth/bindings", async ({ params }) => {
-      await getUser(deps, params.id);
-      return ok([]);
-    }, { role: ROLE.admin, params: idParam, detail: { summary: "A user's custom OAuth bindings (none)" }, response: emptyList });
+    .get("/custom-oauth-provider/", () => ok([]), {
+      role: ROLE.root,
+      detail: { summary: "Custom OAuth providers (none: not supported)" },
+      response: emptyList,
+    })
+    .get("/user/oauth/bindings", () => ok([]), {
+      role: ROLE.common,
+      detail: { summary: "The caller's custom OAuth bindings (none)" },
+      response: emptyList,
+    })
+    .get(
+      "/user/:id/oauth/bindings",
+      async ({ params }) => {
+        await getUser(deps, params.id);
+        return ok([]);
+      },
+      {
+        role: ROLE.admin,
+        params: idParam,
+        detail: { summary: "A user's custom OAuth bindings (none)" },
+        response: emptyList,
+      },
+    );
 }

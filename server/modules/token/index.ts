@@ -31,6 +31,14 @@ export function tokenModule(deps: AppDeps) {
       role: ROLE.common, params: m.idParam, detail: { summary: "One of the caller's token keys, without the sk- prefix (new-api's consoles)" },
       response: envelope(t.Object({ key: t.String({ description: "the key without its sk- prefix" }) })),
     })
+    .post("/batch/keys", async ({ user, body, request, server, set }) => {
+      await enforceLimit(deps, "critical", clientIp(request, server as any, deps.config.trustProxy));
+      set.headers["cache-control"] = "no-store";
+      return ok({ keys: await svc.tokenKeys(deps, user, body?.ids) });
+    }, {
+      role: ROLE.common, body: m.batchBody, detail: { summary: "Several of the caller's token keys, without the sk- prefix (new-api's consoles)" },
+      response: envelope(t.Object({ keys: t.Record(t.String(), t.String(), { description: "token id → key without sk-" }) })),
+    })
     .post("/", async ({ user, body }) => ok(await svc.createTokens(deps, user, body), "token created"), { role: ROLE.common, body: m.tokenBody, detail: { summary: "Create tokens (count for several)" }, response: m.tokensReply })
     .put("/", async ({ user, body, query }) => {
       if (body.id === undefined) throw badRequest("id is required");

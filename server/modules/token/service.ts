@@ -283,8 +283,20 @@ export async function deleteToken(deps: AppDeps, user: User, id: number): Promis
 }
 
 /** POST /api/token/batch {ids} (new-api): deletes those of the caller's tokens; answers how many went. */
-export async function deleteTokens(deps: AppDeps, user: User, ids: unknown): Promise<number> {
+function assertIds(ids: unknown): asserts ids is number[] {
   if (!Array.isArray(ids) || !ids.length || ids.some((i) => !Number.isInteger(i) || i < 1)) throw badRequest(MSG.idsRequired);
+}
+
+/** POST /api/token/batch/keys (new-api's consoles): id → full key without sk-, for the caller's own tokens among `ids`. */
+export async function tokenKeys(deps: AppDeps, user: User, ids: unknown): Promise<Record<number, string>> {
+  assertIds(ids);
+  if (ids.length > TOKEN_BATCH_MAX) throw badRequest(`ids: at most ${TOKEN_BATCH_MAX} tokens at a time`);
+  const rows = await live(deps.db.selectFrom("tokens").select(["id", "key"]).where("user_id", "=", user.id).where("id", "in", ids)).execute();
+  return Object.fromEntries(rows.map((r) => [r.id, r.key]));
+}
+
+export async function deleteTokens(deps: AppDeps, user: User, ids: unknown): Promise<number> {
+  assertIds(ids);
   const rows = await live(deps.db.selectFrom("tokens").select(["id", "key"]).where("user_id", "=", user.id).where("id", "in", ids as number[])).execute();
   if (!rows.length) return 0;
   await deps.db.deleteFrom("tokens").where("user_id", "=", user.id).where("id", "in", rows.map((r) => r.id)).execute();
