@@ -273,7 +273,6 @@ const en: Record<string, string> = {
   "ops.topup.buyCode": "Buy a code",
   "ops.topup.enterCode": "enter redemption code",
   "ops.topup.redeemed": "Redeemed: {{quota}} added",
-  "ops.topup.noLink": "super admin has not set a top-up link",
   "ops.topup.onlineTitle": "Online top-up",
   "ops.topup.notEnabled": "admin has not enabled online top-up",
   "ops.topup.amount": "Amount",

@@ -267,7 +267,6 @@ const ru: Record<string, string> = {
   "ops.topup.buyCode": "Купить код",
   "ops.topup.enterCode": "введите код пополнения",
   "ops.topup.redeemed": "Код активирован: добавлено {{quota}}",
-  "ops.topup.noLink": "суперадминистратор не задал ссылку на пополнение",
   "ops.topup.onlineTitle": "Онлайн-пополнение",
   "ops.topup.notEnabled": "администратор не включил онлайн-пополнение",
   "ops.topup.amount": "Сумма",

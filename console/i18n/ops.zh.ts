@@ -267,7 +267,6 @@ const zh: Record<string, string> = {
   "ops.topup.buyCode": "获取兑换码",
   "ops.topup.enterCode": "请输入兑换码",
   "ops.topup.redeemed": "兑换成功，增加额度 {{quota}}",
-  "ops.topup.noLink": "超级管理员未设置充值链接",
   "ops.topup.onlineTitle": "在线充值",
   "ops.topup.notEnabled": "管理员未开启在线充值",
   "ops.topup.amount": "充值数量",

@@ -124,11 +124,28 @@ describe("wallet page", () => {
     expect(await screen.findByText("redemption code already used")).toBeTruthy();
   });
 
-  test("without a top-up link, buying a code says the super admin has not set it", async () => {
-    fm = mockFetch(wallet());
-    await renderApp("/topup", { user: USER, status: { top_up_link: "" } });
-    fireEvent.click(await screen.findByText("Buy a code"));
-    expect(await screen.findByText("super admin has not set a top-up link")).toBeTruthy();
+  test("Buy a code is offered only with a top-up link, and opens it in a new tab", async () => {
+    const realOpen = globalThis.open;
+    const opened: unknown[][] = [];
+    globalThis.open = ((...args: unknown[]) => {
+      opened.push(args);
+      return null;
+    }) as typeof globalThis.open;
+    try {
+      fm = mockFetch(wallet());
+      await renderApp("/topup", { user: USER, status: { top_up_link: "" } });
+      await screen.findByRole("button", { name: "Redeem" });
+      expect(screen.queryByRole("button", { name: "Buy a code" })).toBeNull();
+      resetDom();
+      fm.restore();
+
+      fm = mockFetch(wallet());
+      await renderApp("/topup", { user: USER, status: { top_up_link: "https://shop.example/codes" } });
+      fireEvent.click(await screen.findByRole("button", { name: "Buy a code" }));
+      expect(opened).toEqual([["https://shop.example/codes", "_blank"]]);
+    } finally {
+      globalThis.open = realOpen;
+    }
   });
 
   test("online top-up disabled: the reason is shown, presets, amount, method and Pay are disabled, nothing is sent", async () => {

@@ -78,10 +78,7 @@ export default function TopUpPage() {
     await refreshSelf();
   };
 
-  const openTopUpLink = () => {
-    if (!topUpLink) return Message.error(t("ops.topup.noLink"));
-    globalThis.open?.(topUpLink, "_blank");
-  };
+  const openTopUpLink = () => globalThis.open?.(topUpLink, "_blank");
 
   const pay = async () => {
     if (!onlineEnabled) return Message.error(t("ops.topup.notEnabled"));
@@ -108,7 +105,8 @@ export default function TopUpPage() {
             <Space wrap>
               <Input value={code} onChange={setCode} placeholder={t("ops.topup.codePlaceholder")} className="sy-w-320" onPressEnter={redeem} />
               <Button type="primary" loading={redeeming} onClick={redeem}>{t("ops.topup.redeem")}</Button>
-              <Button onClick={openTopUpLink}>{t("ops.topup.buyCode")}</Button>
+              {/* Only a configured shop can be opened; without one the button would lead nowhere. */}
+              {topUpLink && <Button onClick={openTopUpLink}>{t("ops.topup.buyCode")}</Button>}
             </Space>
           </Card>
         </Grid.Col>
