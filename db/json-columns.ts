@@ -20,22 +20,26 @@ const triggerName = (table: string, column: string, on: "insert" | "update") => 
 export async function ensureSqliteJsonBlobs(db: Kysely<any>): Promise<void> {
   const tables = new Map((await db.introspection.getTables()).map((t) => [t.name, new Set(t.columns.map((c) => c.name))]));
   const triggers = new Set((await sql<{ name: string }>`select name from sqlite_master where type = 'trigger'`.execute(db)).rows.map((r) => r.name));
+  const missing: [string, string][] = [];
   for (const [table, columns] of Object.entries(NEWAPI_JSON_COLUMNS)) {
     for (const column of columns) {
       if (!tables.get(table)?.has(column)) continue;
-      const ins = triggerName(table, column, "insert");
-      const upd = triggerName(table, column, "update");
-      if (triggers.has(ins) && triggers.has(upd)) continue;
+      if (!triggers.has(triggerName(table, column, "insert")) || !triggers.has(triggerName(table, column, "update"))) missing.push([table, column]);
+    }
+  }
+  if (missing.length === 0) return;
+  // One transaction for all of them: a fresh database then writes its schema pages once (docs/performance.md's
+  // first-start target), not once per column.
+  await db.transaction().execute(async (trx) => {
+    for (const [table, column] of missing) {
       const t = sql.ref(table);
       const c = sql.ref(column);
       const toBlob = sql`update ${t} set ${c} = cast(new.${c} as blob) where rowid = new.rowid`;
-      await db.transaction().execute(async (trx) => {
-        await sql`update ${t} set ${c} = cast(${c} as blob) where typeof(${c}) = 'text'`.execute(trx);
-        await sql`create trigger if not exists ${sql.ref(ins)} after insert on ${t} when typeof(new.${c}) = 'text' begin ${toBlob}; end`.execute(trx);
-        await sql`create trigger if not exists ${sql.ref(upd)} after update of ${c} on ${t} when typeof(new.${c}) = 'text' begin ${toBlob}; end`.execute(trx);
-      });
+      await sql`update ${t} set ${c} = cast(${c} as blob) where typeof(${c}) = 'text'`.execute(trx);
+      await sql`create trigger if not exists ${sql.ref(triggerName(table, column, "insert"))} after insert on ${t} when typeof(new.${c}) = 'text' begin ${toBlob}; end`.execute(trx);
+      await sql`create trigger if not exists ${sql.ref(triggerName(table, column, "update"))} after update of ${c} on ${t} when typeof(new.${c}) = 'text' begin ${toBlob}; end`.execute(trx);
     }
-  }
+  });
 }
 
 const JSON_TABLE = new RegExp(`"(${Object.keys(NEWAPI_JSON_COLUMNS).join("|")})"`);
