@@ -316,6 +316,80 @@ for (const kind of storageKinds()) {
       expect([many.status, many.body.success]).toEqual([400, false]);
     });
 
+    test("GET /api/data/tokens and /api/data/self/tokens: consumption per token, model and hour from the consume logs", async () => {
+      const h = 1_750_000_000 - (1_750_000_000 % 3600);
+      const log = (
+        user: Session,
+        token_id: number,
+        token_name: string,
+        model_name: string,
+        created_at: number,
+        quota: number,
+        type = 2,
+      ) => ({
+        user_id: user.id,
+        username: user.username,
+        created_at,
+        type,
+        token_id,
+        token_name,
+        model_name,
+        quota,
+        prompt_tokens: 10,
+        completion_tokens: 5,
+        content: "",
+      });
+      await ctx.deps.db
+        .insertInto("logs")
+        .values([
+          log(alice, 501, "a-main", "gpt-4o", h + 10, 100),
+          log(alice, 501, "a-main", "gpt-4o", h + 20, 50),
+          log(alice, 501, "a-main", "claude", h + 30, 7),
+          log(alice, 502, "a-side", "gpt-4o", h + 3600 + 5, 9),
+          log(bob, 601, "b-main", "gpt-4o", h + 40, 1),
+          log(alice, 501, "a-main", "gpt-4o", h + 50, 999, 5),
+        ])
+        .execute();
+      const range = `start_timestamp=${h}&end_timestamp=${h + 7200}`;
+      const mine = await req("GET", `/api/data/self/tokens?${range}`, alice);
+      expect(mine.body.success).toBe(true);
+      const row = (
+        token_id: number,
+        token_name: string,
+        model_name: string,
+        created_at: number,
+        count: number,
+        quota: number,
+        who = alice,
+      ) => ({
+        user_id: who.id,
+        username: who.username,
+        token_id,
+        token_name,
+        model_name,
+        created_at,
+        token_used: 15 * count,
+        count,
+        quota,
+      });
+      expect(mine.body.data).toEqual([
+        row(501, "a-main", "claude", h, 1, 7),
+        row(501, "a-main", "gpt-4o", h, 2, 150),
+        row(502, "a-side", "gpt-4o", h + 3600, 1, 9),
+      ]);
+      expect((await req("GET", `/api/data/self/tokens?${range}&token_name=a-side`, alice)).body.data).toEqual([
+        row(502, "a-side", "gpt-4o", h + 3600, 1, 9),
+      ]);
+      const all = await req("GET", `/api/data/tokens?${range}&username=${bob.username}`, admin);
+      expect(all.body.data).toEqual([row(601, "b-main", "gpt-4o", h, 1, 1, bob)]);
+      expect((await req("GET", "/api/data/self/tokens", alice)).body.success).toBe(false);
+      expect(
+        (await req("GET", `/api/data/self/tokens?start_timestamp=${h}&end_timestamp=${h + 31 * 86400}`, alice)).body
+          .success,
+      ).toBe(false);
+      expect((await req("GET", `/api/data/tokens?${range}`, alice)).status).toBe(403);
+    });
+
     test("GET /api/status/test: admins only; the database answers and the requests in flight are counted", async () => {
       const r = await req("GET", "/api/status/test", admin);
       expect(r.status).toBe(200);

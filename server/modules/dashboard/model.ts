@@ -24,3 +24,9 @@ export const dataByUserReply = envelope(t.Array(t.Object({
   username: t.String(), created_at: t.Integer({ description: "unix seconds, the hour's start" }),
   token_used: t.Number(), count: t.Number(), quota: t.Number(),
 })));
+
+/** GET /api/data/tokens, /api/data/self/tokens: one row per token, model and hour. */
+export const dataByTokenReply = envelope(t.Array(t.Object({
+  user_id: t.Integer(), username: t.String(), token_id: t.Integer(), token_name: t.String(), model_name: t.String(),
+  created_at: t.Integer({ description: "unix seconds, the hour's start" }), token_used: t.Number(), count: t.Number(), quota: t.Number(),
+})));

@@ -4,7 +4,8 @@ import { readerOf } from "../../infra/sqlite-reader.ts";
 import type { AppDeps } from "../../deps.ts";
 import { nowSeconds } from "../../../db/index.ts";
 import { badRequest } from "../../http/errors.ts";
-import { DASHBOARD_GRANULARITIES, DASHBOARD_SELF_MAX_SPAN_SECONDS, type DashboardGranularity } from "../../catalogue/index.ts";
+import { sql } from "kysely";
+import { LOG_TYPE, DASHBOARD_GRANULARITIES, DASHBOARD_SELF_MAX_SPAN_SECONDS, type DashboardGranularity } from "../../catalogue/index.ts";
 
 export interface DashboardQuery {
   start?: number;
@@ -74,4 +75,33 @@ export async function quotaDataByUser(deps: AppDeps, q: DashboardQuery) {
       eb.fn.sum<number>("token_used").as("token_used"), eb.fn.sum<number>("count").as("count"), eb.fn.sum<number>("quota").as("quota"),
     ]).groupBy(["username", "created_at"]).orderBy("created_at").orderBy("username").execute();
   return rows.map((r) => ({ username: r.username, created_at: Number(r.created_at), token_used: Number(r.token_used), count: Number(r.count), quota: Number(r.quota) }));
+}
+
+/** The longest span the per-token analytics read at once (new-api's: 90 days for admins, 30 for a user). */
+export const TOKEN_DATA_MAX_SPAN_SECONDS = { admin: 90 * 86400, self: 30 * 86400 } as const;
+
+/**
+ * GET /api/data/tokens and /api/data/self/tokens (new-api's token analytics): consumption per token, model and
+ * hour, summed from the consume logs, in new-api's row shape. The range is required, as new-api requires it.
+ */
+export async function quotaDataByToken(deps: AppDeps, q: DashboardQuery & { tokenName?: string }, self: { userId: number } | null) {
+  const { start, end } = q;
+  if (!start || !end || start <= 0 || end < start) throw badRequest("start_timestamp and end_timestamp are required, start before end");
+  if (end - start > TOKEN_DATA_MAX_SPAN_SECONDS[self ? "self" : "admin"]) throw badRequest(`the time span cannot exceed ${self ? 30 : 90} days`);
+  let qb = readerOf(deps.db).selectFrom("logs").where("type", "=", LOG_TYPE.consume).where("created_at", ">=", start).where("created_at", "<=", end);
+  if (self) qb = qb.where("user_id", "=", self.userId);
+  else if (q.username) qb = qb.where("username", "=", q.username);
+  if (q.tokenName) qb = qb.where("token_name", "=", q.tokenName);
+  const hour = sql<number>`created_at - created_at % 3600`;
+  const rows = await qb.select((eb) => [
+    "user_id", "username", "token_id", "token_name", "model_name", hour.as("hour"),
+    eb.fn.countAll<number>().as("count"), eb.fn.sum<number>("quota").as("quota"),
+    eb.fn.sum<number>(eb("prompt_tokens", "+", eb.ref("completion_tokens"))).as("token_used"),
+  ]).groupBy(["user_id", "username", "token_id", "token_name", "model_name", hour]).execute();
+  return rows
+    .map((r) => ({
+      user_id: Number(r.user_id), username: r.username, token_id: Number(r.token_id), token_name: r.token_name, model_name: r.model_name,
+      created_at: Number(r.hour), token_used: Number(r.token_used), count: Number(r.count), quota: Number(r.quota),
+    }))
+    .sort((a, b) => a.created_at - b.created_at || a.token_id - b.token_id || a.model_name.localeCompare(b.model_name));
 }
