@@ -170,6 +170,12 @@ function listenThenTime(u: UpstreamRequest): void {
   u.timer = setTimeout(abortOnTimeout, u.timeoutMs - LISTEN_AFTER_MS, u);
 }
 
+/** A Responses call sent upstream as it is: only these reach an upstream's /v1/responses (a converted call is in chat mode). */
+const RESPONSES_MODES: ReadonlySet<ProviderCall["mode"]> = new Set(["responses", "responses_compact"]);
+/** Added to an upstream's 404 for /v1/responses: most such upstreams only lack the Responses API, which the
+ * channel setting works around. It names no channel, so every caller may read it. */
+const NO_RESPONSES_API_HINT = ' (the upstream has no Responses API: the channel setting {"responses_api": "chat"} answers Responses calls through chat completions)';
+
 async function attempt(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCall, req: RelayRequest): Promise<Answer | AppError> {
   const u = new UpstreamRequest(req, call, deps.config.relayTimeoutMs);
   let res: Response;
@@ -205,9 +211,10 @@ async function attempt(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCa
   const text = await res.text().catch(() => "");
   const raw = adaptor.errorMessage ? adaptor.errorMessage(res.status, text) : `upstream answered with status ${res.status}`;
   const code = errorCode(text);
+  const message = res.status === 404 && RESPONSES_MODES.has(call.mode) ? `${scrub(raw, call)}${NO_RESPONSES_API_HINT}` : scrub(raw, call);
   recordUpstreamError(call.channel.id);
-  reportFailure(deps, call, res.status, scrub(raw, call), code);
-  return attemptEnded(req, new UpstreamError(mappedStatus(call.channel, res.status), scrub(raw, call), retryable(res.status, deps.options), contextExceeded(res.status, raw, code)));
+  reportFailure(deps, call, res.status, message, code);
+  return attemptEnded(req, new UpstreamError(mappedStatus(call.channel, res.status), message, retryable(res.status, deps.options), contextExceeded(res.status, raw, code)));
 }
 
 function attemptEnded<T extends Answer | AppError>(req: RelayRequest, outcome: T): T {
