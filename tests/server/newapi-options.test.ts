@@ -126,6 +126,21 @@ describe("new-api option keys", () => {
     await put("theme.frontend", "classic");
   });
 
+  test("PUT /api/option/bulk {options: [{key, value}]}: every value checked before any is written", async () => {
+    const bulk = (options: unknown) => ctx.request("PUT", "/api/option/bulk", { as: root, body: { options } });
+    expect((await bulk([{ key: "LogConsumeEnabled", value: "false" }, { key: "SidebarModulesAdmin", value: '{"chat":{"enabled":true}}' }])).body)
+      .toEqual({ success: true, message: "saved" });
+    expect(await stored("LogConsumeEnabled")).toBe("false");
+    expect(await stored("SidebarModulesAdmin")).toBe('{"chat":{"enabled":true}}');
+    const bad = await bulk([{ key: "LogConsumeEnabled", value: "true" }, { key: "RetryTimes", value: "many" }]);
+    expect([bad.status, bad.body.message]).toEqual([400, "RetryTimes must be a number"]);
+    expect(await stored("LogConsumeEnabled")).toBe("false");
+    expect((await bulk([{ key: "LogConsumeEnabled", value: true }])).body.message).toBe("LogConsumeEnabled: value must be a string");
+    expect((await bulk(Array.from({ length: 101 }, () => ({ key: "LogConsumeEnabled", value: "true" })))).status).toBe(400);
+    expect((await ctx.request("PUT", "/api/option/bulk", { as: await ctx.user(10), body: { options: [] } })).status).toBe(403);
+    await bulk([{ key: "LogConsumeEnabled", value: "true" }]);
+  });
+
   test("the payment terms are confirmed only through their own route, which records who, when and from where", async () => {
     const r = await put("payment_setting.compliance_confirmed", "true");
     expect(r.status).toBe(400);

@@ -4,7 +4,7 @@ import { authPlugin } from "../../http/auth.ts";
 import { ok } from "../../http/envelope.ts";
 import { envelope, okReply } from "../../http/schema.ts";
 import { ROLE } from "../../catalogue/index.ts";
-import { confirmPaymentCompliance, listOptions, resetModelRatios, updateOption } from "./service.ts";
+import { confirmPaymentCompliance, listOptions, resetModelRatios, updateOption, updateOptions } from "./service.ts";
 import { clientIp } from "../../http/ratelimit.ts";
 import { followOptionChanges } from "./events.ts";
 import { affinityStats, clearAffinity } from "../../relay/probe.ts";
@@ -35,6 +35,13 @@ export function optionModule(deps: AppDeps) {
       await updateOption(deps, body.key, body.value);
       return ok(undefined, "saved");
     }, { role: ROLE.root, body: putBody, detail: { summary: "Set one site option" }, response: okReply })
+    .put("/bulk", async ({ body }) => {
+      await updateOptions(deps, body.options);
+      return ok(undefined, "saved");
+    }, {
+      role: ROLE.root, body: t.Object({ options: t.Array(t.Object({ key: t.String({ minLength: 1, error: "key is required" }), value: t.Any() }), { error: "options must be a list of {key, value}" }) }),
+      detail: { summary: "Set several site options at once (all checked before any is written)" }, response: okReply,
+    })
     // new-api's console: the channel affinity pins per rule, and clearing all of them or one rule's.
     .get("/channel_affinity_cache", async () => ok(await affinityStats(deps)), {
       role: ROLE.root, detail: { summary: "Channel affinity: pins per rule, and the store's capacity" }, response: affinityStatsReply,

@@ -164,11 +164,31 @@ function assertPrerequisitesKept(deps: AppDeps, key: string, value: string): voi
   }
 }
 
+/** PUT /api/option/bulk (new-api's default console): every value is checked before any is written. */
+export async function updateOptions(deps: AppDeps, options: { key: string; value: unknown }[]): Promise<void> {
+  if (options.length > OPTIONS_BULK_MAX) throw badRequest(`options: at most ${OPTIONS_BULK_MAX} at a time`);
+  const values = options.map(({ key, value }) => {
+    if (typeof value !== "string") throw badRequest(`${key}: value must be a string`);
+    const v = validateOption(deps, key, value);
+    assertPrerequisitesKept(deps, key, v);
+    return [key, v] as const;
+  });
+  for (const [key, value] of values) await write(deps, key, value);
+}
+
+/** Stores a checked value and the companion keys new-api keeps in step with it. */
+async function write(deps: AppDeps, key: string, value: string): Promise<void> {
+  await deps.options.set(key, value);
+  for (const [k, v] of companionWrites(key, value, (k) => deps.options.get(k))) await deps.options.set(k, v);
+}
+
+/** The most options one bulk save may carry (new-api's limit). */
+export const OPTIONS_BULK_MAX = 100;
+
 export async function updateOption(deps: AppDeps, key: string, raw: unknown): Promise<void> {
   const value = validateOption(deps, key, raw);
   assertPrerequisitesKept(deps, key, value);
-  await deps.options.set(key, value);
-  for (const [k, v] of companionWrites(key, value, (k) => deps.options.get(k))) await deps.options.set(k, v);
+  await write(deps, key, value);
 }
 
 /** POST /api/option/payment_compliance: records who confirmed the payment terms, when and from where. */
