@@ -130,6 +130,8 @@ const en: Record<string, string> = {
   "ops.ch.responsesDefault": "Type default: {{mode}}",
   "ops.ch.responsesNative": "served by the upstream",
   "ops.ch.responsesChat": "through chat completions",
+  "ops.ch.responsesNativeOption": "Served by the upstream",
+  "ops.ch.responsesChatOption": "Through chat completions",
   "ops.ch.thinkingToContent": "Thinking as content",
   "ops.ch.thinkingToContentHelp": "Send the model's reasoning inside the content, between <think> tags",
   "ops.ch.passThroughBody": "Pass the request body through",

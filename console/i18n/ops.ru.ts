@@ -127,6 +127,8 @@ const ru: Record<string, string> = {
   "ops.ch.responsesDefault": "По умолчанию для типа: {{mode}}",
   "ops.ch.responsesNative": "обслуживает апстрим",
   "ops.ch.responsesChat": "через chat completions",
+  "ops.ch.responsesNativeOption": "Обслуживает апстрим",
+  "ops.ch.responsesChatOption": "Через chat completions",
   "ops.ch.thinkingToContent": "Рассуждения в тексте",
   "ops.ch.thinkingToContentHelp": "Передавать рассуждения модели в тексте ответа, в тегах <think>",
   "ops.ch.passThroughBody": "Передавать тело запроса как есть",

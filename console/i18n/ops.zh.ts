@@ -127,6 +127,8 @@ const zh: Record<string, string> = {
   "ops.ch.responsesDefault": "类型默认：{{mode}}",
   "ops.ch.responsesNative": "由上游提供",
   "ops.ch.responsesChat": "经由对话补全",
+  "ops.ch.responsesNativeOption": "由上游提供",
+  "ops.ch.responsesChatOption": "经由对话补全",
   "ops.ch.thinkingToContent": "思考内容转为正文",
   "ops.ch.thinkingToContentHelp": "把模型的推理放进正文，用 <think> 标签包裹",
   "ops.ch.passThroughBody": "请求体透传",

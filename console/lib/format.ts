@@ -65,9 +65,15 @@ export function renderQuota(quota: number, digits = 2, inCurrency = displayInCur
   const { symbol, rate } = displayCurrency();
   const amount = (quota / quotaPerUnit()) * rate;
   const fixed = amount.toFixed(digits);
-  // Tiny non-zero amounts would otherwise read as $0.00.
-  if (quota !== 0 && Number(fixed) === 0) return symbol + amount.toPrecision(2);
-  return symbol + fixed;
+  // Tiny non-zero amounts would otherwise read as $0.00. The decimal sign is the language's, as in every
+  // other number on the page (a Russian "$0,000028" next to a ratio of "0,125").
+  const decimal = decimalSign();
+  if (quota !== 0 && Number(fixed) === 0) return symbol + amount.toPrecision(2).replace(".", decimal);
+  return symbol + fixed.replace(".", decimal);
+}
+
+function decimalSign(): string {
+  return numberFormat(locale(), 1, 1, false).formatToParts(0.5).find((p) => p.type === "decimal")?.value ?? ".";
 }
 
 /** The inverse for inputs shown in dollars: dollars → integer quota. */

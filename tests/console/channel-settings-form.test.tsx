@@ -76,7 +76,9 @@ describe("channel form settings", () => {
     const select = screen.getByTestId("setting-responses_api");
     expect(select.textContent).toContain("Type default: through chat completions");
     fireEvent.click(select.querySelector(".arco-select-view")!);
-    fireEvent.click(await screen.findByText("served by the upstream"));
+    // The options are capitalised like the default; the default's mode reads on from its colon.
+    expect(await screen.findByText("Through chat completions")).toBeTruthy();
+    fireEvent.click(await screen.findByText("Served by the upstream"));
     fireEvent.click(screen.getByTestId("channel-submit"));
     await waitFor(() => expect(fm.calls.some((c) => c.method === "PUT")).toBe(true));
     expect(JSON.parse(fm.calls.find((c) => c.method === "PUT")!.body.setting)).toEqual({ custom_key: 1, responses_api: "native" });

@@ -94,7 +94,7 @@ describe("log details", () => {
     await changeLanguage("ru");
     const refund = row(LOG_TYPE.system, { task_id: "mj-9", action: "IMAGINE", refund: true, reason: "upstream failed" }, "task mj-9 (IMAGINE) failed: 100 quota refunded", 250_000);
     const d = logDetails(refund, t);
-    expect(d.summary).toBe("Задача mj-9 (IMAGINE) не выполнена: возвращено $0.50");
+    expect(d.summary).toBe("Задача mj-9 (IMAGINE) не выполнена: возвращено $0,50");
     expect(d.entries.find((e) => e.key === "reason")!.value).toBe("upstream failed");
   });
 

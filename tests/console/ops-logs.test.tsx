@@ -135,7 +135,7 @@ describe("usage log page", () => {
     expect(Number(fm.calls.filter((c) => c.path === "/api/log/self/")[2].query.get("start_timestamp"))).toBe(today.getTime() / 1000);
   });
 
-  test("details are worded in the reader's language from other: ratios with a decimal comma in Russian, a redeemed code in Chinese", async () => {
+  test("details are worded in the reader's language from other: ratios and money with a decimal comma in Russian, a redeemed code in Chinese", async () => {
     const consume = LOG({ other: JSON.stringify({ frt: 1500, model_ratio: 0.075, completion_ratio: 4, group_ratio: 1.5, cache_tokens: 12000, cache_ratio: 0.1 }) });
     fm = mockFetch({ "GET /api/log/self/": ok({ items: [consume], total: 1 }), "GET /api/log/self/stat": ok({ quota: 0, rpm: 0, tpm: 0 }) });
     const ru = await renderApp("/log", { user: USER, lang: "ru" });
@@ -143,6 +143,8 @@ describe("usage log page", () => {
     expect(details.textContent).toBe("Коэффициент модели 0,075, завершения 4, группы 1,5; из кэша 12k токенов");
     expect(within(details.closest("tr")!).getByTestId("frt").textContent).toBe("1,5 с");
     expect(within(details.closest("tr")!).getByTestId("use-time").textContent).toBe("2 с");
+    // Money uses the same decimal sign as the ratios beside it.
+    expect(within(details.closest("tr")!).getByText("$0,000080")).toBeTruthy();
     ru.unmount();
     const redeemed = LOG({ id: 2, type: 1, quota: 5_000_000, content: "redeemed a code: quota added $10.00, code id 7", other: JSON.stringify({ redemption_id: 7 }) });
     fm.on("GET /api/log/self/", ok({ items: [redeemed], total: 1 }));

@@ -367,11 +367,12 @@ function ResponsesApiSelect({ type, value, onChange }: { type: number; value: un
   const current = (RESPONSES_API_SETTINGS as readonly unknown[]).includes(value) ? String(value) : "default";
   return (
     <Field label={t("ops.ch.responsesApi")}>
-      <Select style={{ width: 320 }} value={current} onChange={(x) => onChange(x === "default" ? "" : x)} data-testid="setting-responses_api"
+      {/* Wide enough for the longest label (Russian "type default: …"); narrower screens get their width. */}
+      <Select style={{ width: "100%", maxWidth: 440 }} value={current} onChange={(x) => onChange(x === "default" ? "" : x)} data-testid="setting-responses_api"
         options={[
           { label: t("ops.ch.responsesDefault", { mode: byDefault }), value: "default" },
-          { label: t("ops.ch.responsesNative"), value: "native" },
-          { label: t("ops.ch.responsesChat"), value: "chat" },
+          { label: t("ops.ch.responsesNativeOption"), value: "native" },
+          { label: t("ops.ch.responsesChatOption"), value: "chat" },
         ]} />
       <Typography.Text type="secondary" style={{ display: "block", fontSize: 12 }}>{t("ops.ch.responsesApiHelp")}</Typography.Text>
     </Field>
