@@ -75,10 +75,13 @@ export function jsonBlobsAsText(driver: Driver): Driver {
     let w = wrapped.get(c);
     if (!w) {
       w = {
-        async executeQuery<R>(q: CompiledQuery): Promise<QueryResult<R>> {
-          const result = await c.executeQuery<R>(q);
-          if (result.rows.length > 0 && readsJsonTable(q.sql)) blobsToText(result.rows as unknown[]);
-          return result;
+        // Other statements get the connection's own promise: no extra step on every query.
+        executeQuery<R>(q: CompiledQuery): Promise<QueryResult<R>> {
+          if (!readsJsonTable(q.sql)) return c.executeQuery<R>(q);
+          return c.executeQuery<R>(q).then((result) => {
+            if (result.rows.length > 0) blobsToText(result.rows as unknown[]);
+            return result;
+          });
         },
         streamQuery: (q, chunkSize) => c.streamQuery(q, chunkSize),
       };
