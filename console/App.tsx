@@ -14,7 +14,8 @@
  *  - Layout: pages render inside the shell (top bar, sidebar, footer); `Page` from
  *    `console/components/Page.tsx` gives the standard title + card frame.
  */
-import React, { Suspense, lazy, useEffect } from "react";
+import type React from "react";
+import { Suspense, lazy, useEffect } from "react";
 import { Navigate, Route, Routes, useLocation, useNavigate } from "react-router-dom";
 import { ConfigProvider, Spin } from "@arco-design/web-react";
 import { useTranslation } from "react-i18next";

@@ -57,6 +57,7 @@ class BunSqliteConnection implements DatabaseConnection {
     }
   }
 
+  // biome-ignore lint/correctness/useYield: the driver interface wants an async generator; this one only refuses.
   async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
     throw new Error("streaming queries are not supported on SQLite here");
   }

@@ -1,4 +1,4 @@
-import React from "react";
+import type React from "react";
 import { Card, Typography } from "@arco-design/web-react";
 import { useApp } from "../lib/app-state.tsx";
 import { logoUrl } from "../lib/logo.ts";

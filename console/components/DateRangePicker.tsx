@@ -2,7 +2,6 @@
 // phone two date pickers (a two-month range panel would not fit the screen) and the presets a select.
 // A module of its own, loaded on demand: the picker and its date library are the heaviest part of a
 // filter form, and the list beside it need not wait for them.
-import React from "react";
 import { DatePicker, Select } from "@arco-design/web-react";
 import dayjs, { type Dayjs } from "dayjs";
 import { useTranslation } from "react-i18next";

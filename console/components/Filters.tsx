@@ -2,7 +2,8 @@
 // in a grid that fills the card's width and wraps by whole fields, and a date-time range picked with
 // Arco's range picker and its presets (components/DateRangePicker.tsx, loaded on demand: until it is
 // there, the range shows as text in a read-only box of the same size).
-import React, { Suspense, lazy, useEffect, useState } from "react";
+import type React from "react";
+import { Suspense, lazy, useEffect, useState } from "react";
 import { Button, Input } from "@arco-design/web-react";
 import { useTranslation } from "react-i18next";
 

@@ -1,6 +1,7 @@
 // Markdown rendered into the page (console/lib/markdown.ts: raw HTML off, safe links), with the copy
 // buttons of its code blocks working.
-import React, { useMemo } from "react";
+import type React from "react";
+import { useMemo } from "react";
 import { useTranslation } from "react-i18next";
 import { copyWithFallback } from "./copy.tsx";
 import { renderMarkdown } from "../lib/markdown.ts";

@@ -1,6 +1,6 @@
 // Third-party sign-in buttons, each shown only when the status object enables it (spec 000 §2.3, §7.2).
 // GitHub, OIDC and Linux DO open the provider's authorise page with the client id and a state string.
-import React, { useEffect, useRef, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import { Button, Divider, Input, Message, Modal, Space } from "@arco-design/web-react";
 import { IconGithub, IconWechat } from "@arco-design/web-react/icon";
 import { useNavigate } from "react-router-dom";

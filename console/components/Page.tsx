@@ -1,4 +1,4 @@
-import React from "react";
+import type React from "react";
 import { Card, Typography } from "@arco-design/web-react";
 
 /** The standard screen frame: a title and a card. */

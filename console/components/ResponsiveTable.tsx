@@ -4,7 +4,8 @@
 // languages, so after each layout the table checks that it fits: while it is wider than its card, the
 // next optional column (widest `from` first) steps out too, and last the row actions fold into the menu.
 // Row actions: the main ones as buttons, the others in a "⋯" menu; on a phone-sized table all in the menu.
-import React, { useLayoutEffect, useRef, useState } from "react";
+import type React from "react";
+import { useLayoutEffect, useRef, useState } from "react";
 import { IconDown } from "@arco-design/web-react/icon";
 import { Button, Descriptions, Dropdown, Menu, Modal, Popconfirm, Table } from "@arco-design/web-react";
 import { IconMore } from "@arco-design/web-react/icon";

@@ -1,6 +1,5 @@
 // Renders an admin-written text: a URL is embedded in an iframe, HTML is shown as written (only
 // admins can set it), anything else goes through the escaping Markdown renderer.
-import React from "react";
 import { contentKind, renderMarkdown } from "../lib/markdown.ts";
 
 export function RichContent({ content, title }: { content: string; title: string }) {

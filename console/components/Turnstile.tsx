@@ -1,6 +1,6 @@
 // Cloudflare Turnstile widget (shown when the status says turnstile_check). It loads Cloudflare's
 // script only when enabled and reports the token through onToken.
-import React, { useEffect, useRef } from "react";
+import { useEffect, useRef } from "react";
 
 declare global {
   interface Window { turnstile?: { render: (el: HTMLElement, opts: Record<string, unknown>) => string; remove?: (id: string) => void } }

@@ -1,5 +1,4 @@
 // Copy with the spec's fallback: when the clipboard refuses, a dialog shows the text to copy by hand.
-import React from "react";
 import { Input, Message, Modal } from "@arco-design/web-react";
 import { copyText } from "../lib/clipboard.ts";
 import { t } from "../i18n/index.ts";

@@ -1,6 +1,6 @@
 // Footer (spec 000 §2.2): the admin's custom HTML footer when set, else a default credit line. The
 // footer may not be stored yet on the first paint, so local storage is polled 5 times at 200 ms.
-import React, { useEffect, useState } from "react";
+import { useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { useApp } from "../lib/app-state.tsx";
 import { KEYS, readString } from "../lib/storage.ts";

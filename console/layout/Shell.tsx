@@ -2,7 +2,8 @@
 // elements and CSS (styles.css) rather than Arco's Layout, whose resizable Sider would add a resize
 // widget to every page's first download. On a phone the sidebar is a drawer the top bar's menu button
 // opens, instead of a 60-px rail eating a sixth of the screen.
-import React, { useEffect, useState } from "react";
+import type React from "react";
+import { useEffect, useState } from "react";
 import { useLocation } from "react-router-dom";
 import { TopBar } from "./TopBar.tsx";
 import { Sidebar } from "./Sidebar.tsx";

@@ -1,6 +1,7 @@
 // Sidebar (spec 000 §2.2, 001 §2): items by role and site flags; collapse state remembered, initially
 // from default_collapse_sidebar; 60 px collapsed, 200 px expanded.
-import React, { useState } from "react";
+import type React from "react";
+import { useState } from "react";
 import { Menu } from "@arco-design/web-react";
 import {
   IconApps, IconBook, IconCommand, IconDashboard, IconFile, IconImage, IconMenuFold, IconMenuUnfold, IconMessage, IconPalette,

@@ -1,7 +1,6 @@
 // Top navigation (spec 000 §2.2): home, console, pricing, docs (when configured), about; on the right
 // the new-year item, the self-use/demo badge, theme switch, language menu and login/register or the
 // avatar menu.
-import React from "react";
 import { Avatar, Button, Dropdown, Menu, Message, Space, Tag } from "@arco-design/web-react";
 import { IconLanguage, IconMenu, IconMoonFill, IconSunFill } from "@arco-design/web-react/icon";
 import { Link, useLocation, useNavigate } from "react-router-dom";

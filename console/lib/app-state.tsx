@@ -1,6 +1,7 @@
 // Site-wide state: the status object (loaded from /api/status and mirrored in local storage), the
 // logged-in user, and the theme. Screens read it through useApp().
-import React, { createContext, startTransition, useCallback, useContext, useEffect, useMemo, useState } from "react";
+import type React from "react";
+import { createContext, startTransition, useCallback, useContext, useEffect, useMemo, useState } from "react";
 import { Message } from "@arco-design/web-react";
 import { api, onSessionExpired } from "../api/index.ts";
 import { i18n } from "../i18n/index.ts";

@@ -413,7 +413,7 @@ async function load(t: Target, concurrency: number, seconds: number, stream: boo
       }
     }
   };
-  let started = performance.now();
+  const started = performance.now();
   const measured = t.name !== "direct";
   if (measured) await fetch(t.url + STALL_PATH);
   const byWrk = driver === "wrk" && record ? await wrkLoad(t, concurrency, seconds, body, keys) : null;

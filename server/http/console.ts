@@ -23,6 +23,7 @@ export type ConsoleManifest = Record<string, ConsoleAsset>;
 async function loadEmbedded(): Promise<ConsoleManifest> {
   try {
     // The manifest is generated and gitignored; a source checkout without a build has none.
+    // biome-ignore lint/suspicious/noTsIgnore: @ts-expect-error would fail once the module exists.
     // @ts-ignore: the module exists only after scripts/build.ts has run.
     const mod = await import("../assets.gen.ts");
     return usableManifest((mod.consoleAssets ?? {}) as ConsoleManifest);

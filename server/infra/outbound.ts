@@ -354,7 +354,7 @@ export async function fetchOutbound(raw: string, o: OutboundOptions): Promise<Ou
       let res: Response;
       try {
         res = await fetch(connect, { method, headers: sent, body, redirect: "manual", signal, ...(tls ? { tls } : {}) } as RequestInit);
-      } catch (e) {
+      } catch (_e) {
         if (signal.aborted) throw new OutboundError(`no answer within ${Math.round(o.timeoutMs / 1000)} s`, false);
         throw new OutboundError(`could not connect to ${url.host}`, false);
       }

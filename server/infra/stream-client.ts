@@ -336,6 +336,7 @@ const HANDLERS = {
   },
 };
 
+// biome-ignore lint/suspicious/noConstEnum: used only in this file, so its members inline as numbers.
 const enum Read { Head, SizeLine, Chunk, ChunkEnd, Trailers, Length, UntilClose, Done }
 const NULL_BODY = new Set([204, 205, 304]);
 const CR = 13;
@@ -453,7 +454,7 @@ class Exchange {
 
   onData(data: Buffer): void {
     this.received = true;
-    let b = this.held ? Buffer.concat([this.held, data]) : data;
+    const b = this.held ? Buffer.concat([this.held, data]) : data;
     this.held = null;
     let i = 0;
     try {

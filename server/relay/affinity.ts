@@ -145,7 +145,7 @@ function textOf(v: unknown): string {
   return (typeof v === "object" ? JSON.stringify(v) : String(v)).trim();
 }
 
-function valueOf(req: RelayRequest, { source: src, path }: CompiledSource): string {
+function sourceValue(req: RelayRequest, { source: src, path }: CompiledSource): string {
   switch (src.type) {
     case "gjson": {
       const v = path ? fieldAt(req.body, path) : undefined;
@@ -288,10 +288,10 @@ export function affinityOf(deps: AppDeps, req: RelayRequest): AffinityCall | nul
     if (!modelMatches(r, req.model) || (r.agents.length && !agentMatches(r, req))) continue;
     for (let j = 0; j < r.sources.length; j++) {
       const src = r.sources[j]!;
-      // A body field (the usual source) is read here; the rest in valueOf.
+      // A body field (the usual source) is read here; the rest in sourceValue.
       const field = src.path ? fieldAt(req.body, src.path) : undefined;
       if (src.path && (field === undefined || field === null)) continue;
-      const value = src.path ? textOf(field) : valueOf(req, src);
+      const value = src.path ? textOf(field) : sourceValue(req, src);
       if (!value) continue;
       if (r.value && !r.value.test(value)) break;
       return conversation(deps, req, settings, r, value, src.source);

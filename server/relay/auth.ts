@@ -130,7 +130,7 @@ function callerOf(entry: TokenEntry): Caller {
   if (c) return c;
   const { token, user } = entry;
   const unlimited = Boolean(token.unlimited_quota);
-  const limits = Boolean(token.model_limits_enabled)
+  const limits = token.model_limits_enabled
     ? new Set(String(token.model_limits ?? "").split(",").map((s) => s.trim()).filter(Boolean))
     : null;
   c = {

@@ -137,7 +137,7 @@ class RoutingCache {
     const offline = new Set<string>();
     for (const a of await db.selectFrom("abilities").selectAll().execute()) {
       const k = `${a.group}\n${a.model}`;
-      if (!Boolean(a.enabled) || !channels.has(a.channel_id)) {
+      if (!a.enabled || !channels.has(a.channel_id)) {
         offline.add(k);
         continue;
       }

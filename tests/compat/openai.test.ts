@@ -57,7 +57,7 @@ describe("openai SDK", () => {
     expect(JSON.parse(call.function.arguments)).toEqual({ city: "Paris" });
     const stream = client.chat.completions.stream({ model: "compat-chat", tools, messages: [{ role: "user", content: "weather?" }] });
     const final = await stream.finalChatCompletion();
-    expect((final.choices[0].message.tool_calls?.[0] as any).function.arguments).toBe("{\"city\":\"Paris\"}");
+    expect((final.choices[0].message.tool_calls![0] as any).function.arguments).toBe("{\"city\":\"Paris\"}");
   });
 
   test("completions and embeddings", async () => {

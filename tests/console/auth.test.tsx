@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { screen, waitFor, fireEvent, act, within } from "@testing-library/react";
-import { location, mockFetch, ok, fail, renderApp, sleep, resetDom, numberInput, type FetchMock } from "./helpers.tsx";
+import { location, mockFetch, ok, fail, renderApp, sleep, resetDom, type FetchMock } from "./helpers.tsx";
 import { validateRegister } from "../../console/pages/register/index.tsx";
 import { afterSetup, setupBody, validateSetup } from "../../console/pages/setup/index.tsx";
 

@@ -1,6 +1,6 @@
 // Component-test helpers: a scripted fetch that records every call, and the whole console rendered in
 // a MemoryRouter with a given status object and logged-in user.
-import React from "react";
+import type React from "react";
 import { expect, setDefaultTimeout } from "bun:test";
 import { cleanup, configure, render, waitFor, type RenderResult } from "@testing-library/react";
 import { MemoryRouter, useLocation, useNavigate } from "react-router-dom";

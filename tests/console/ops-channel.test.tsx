@@ -362,6 +362,7 @@ describe("channel page bulk actions", () => {
 });
 
 describe("test all and update all balances: live progress", () => {
+  // biome-ignore lint/correctness/noComponentHookFactories: T builds a test-result row, not a component.
   const T = (over: Record<string, unknown>) => ({ name: "", success: true, message: "", time: 0.42, response_time: 420, test_time: 1_800_000_000, status: 1, ...over });
   const listCalls = () => fm.calls.filter((c) => c.method === "GET" && c.path === "/api/channel/").length;
   /** The table row of a channel (its name also appears in the banner's failure list). */

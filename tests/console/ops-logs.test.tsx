@@ -2,7 +2,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { ADMIN, USER, mockFetch, ok, renderApp, resetDom, type FetchMock } from "./helpers.tsx";
-import { firstTokenColor, taskDuration, useTimeColor } from "../../console/pages/_shared/colors.ts";
+import { firstTokenColor, taskDuration, elapsedColor } from "../../console/pages/_shared/colors.ts";
 import { toSeries } from "../../console/pages/detail/index.tsx";
 import { axisTicks } from "../../console/pages/detail/StackedBars.tsx";
 import { prefetchFirstLogPage } from "../../console/pages/log/prefetch.ts";
@@ -25,7 +25,7 @@ const LOG = (over: Record<string, unknown>) => ({
 
 describe("colour rules", () => {
   test("use time: under 101 s green, under 300 s orange, else red; first token: under 3 s green, under 10 s orange", () => {
-    expect([useTimeColor(100), useTimeColor(101), useTimeColor(299), useTimeColor(300)]).toEqual(["green", "orange", "orange", "red"]);
+    expect([elapsedColor(100), elapsedColor(101), elapsedColor(299), elapsedColor(300)]).toEqual(["green", "orange", "orange", "red"]);
     expect([firstTokenColor(2.9), firstTokenColor(3), firstTokenColor(9.9), firstTokenColor(10)]).toEqual(["green", "orange", "orange", "red"]);
   });
 

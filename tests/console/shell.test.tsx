@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { screen, waitFor, fireEvent, within } from "@testing-library/react";
-import { ADMIN, USER, location, mockFetch, ok, renderApp, resetDom, numberInput, type FetchMock } from "./helpers.tsx";
+import { ADMIN, USER, location, mockFetch, ok, renderApp, resetDom, type FetchMock } from "./helpers.tsx";
 
 let fm: FetchMock;
 afterEach(() => {
@@ -37,7 +37,6 @@ describe("routing", () => {
   });
 });
 
-import React from "react";
 import { render } from "@testing-library/react";
 import { MemoryRouter } from "react-router-dom";
 import { sidebarSections, initialCollapsed, selectedKey } from "../../console/layout/Sidebar.tsx";

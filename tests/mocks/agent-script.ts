@@ -47,7 +47,7 @@ export function directives(text: string): Directive[] {
     const to = i + 1 < starts.length ? starts[i + 1]!.index! : text.length;
     // The arguments run to the end of the JSON value: try the longest prefix that parses.
     const rest = text.slice(from, to).trim();
-    let args: unknown = undefined;
+    let args: unknown ;
     for (let end = rest.length; end > 0; end--) {
       try {
         args = JSON.parse(rest.slice(0, end));

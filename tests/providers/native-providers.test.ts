@@ -5,7 +5,6 @@
 // retired PaLM2 type.
 import { afterEach, describe, expect, test } from "bun:test";
 import { NEW_USER_QUOTA, logsOf, ratios, sharedRelayFixture } from "../relay/fixtures.ts";
-import { loginRoot } from "./login.ts";
 import { startNativeUpstreams } from "../mocks/native-upstreams.ts";
 import { BAIDU_TEXT } from "../mocks/baidu-upstream.ts";
 import { verifyZhipuJwt } from "../mocks/zhipu-upstream.ts";

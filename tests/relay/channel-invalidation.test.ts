@@ -21,7 +21,6 @@ let fx: RelayFixture;
 let admin: Session;
 let key: string;
 let x: number;
-let y: number;
 let a: App;
 let b: App;
 let bDeps: AppDeps;
@@ -62,7 +61,7 @@ beforeEach(async () => {
   await fx.ctx.deps.db.deleteFrom("abilities").execute();
   await fx.ctx.deps.db.deleteFrom("channels").execute();
   x = await fx.channel({ name: "x", key: "sk-x", base_url: fx.mock.url, models: [MODEL], priority: 10 });
-  y = await fx.channel({ name: "y", key: "sk-y", base_url: fx.mock.url, models: [MODEL], priority: 0 });
+  await fx.channel({ name: "y", key: "sk-y", base_url: fx.mock.url, models: [MODEL], priority: 0 });
   for (const deps of [bDeps, cDeps]) relayState(deps).routing.clear();
   // Every instance holds a table in which "x" serves the model.
   for (const app of [a, b, c]) expect(await servedBy(app)).toBe("x");

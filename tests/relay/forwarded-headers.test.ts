@@ -103,7 +103,7 @@ test("OpenAI client, OpenAI channel: Codex's headers go with its compaction call
   expect(res.status).toBe(200);
   const seen = fx.mock.seen.at(-1)!;
   expect(seen.path).toBe("/v1/responses/compact");
-  expect(seen.headers!["session_id"]).toBe(codex.session_id);
+  expect(seen.headers!.session_id).toBe(codex.session_id);
   expect(seen.headers!["x-codex-turn-metadata"]).toBe('{"turn":3}');
 });
 
@@ -132,7 +132,7 @@ test("a channel's forward_headers adds names and prefixes (any case) to its form
   const h = fx.mock.seen.at(-1)!.headers!;
   expect([h["x-trace-id"], h["x-team-name"], h["x-team-cost-center"]]).toEqual(["t-1", "blue", "42"]);
   expect(h["x-other"]).toBeUndefined();
-  expect(h["session_id"]).toBe(codex.session_id);
+  expect(h.session_id).toBe(codex.session_id);
 });
 
 test("a channel's forward_headers never forwards the client's credentials or hop-by-hop headers", async () => {

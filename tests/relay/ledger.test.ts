@@ -195,7 +195,7 @@ for (const kind of storageKinds().filter((k) => k !== "sqlite")) {
         expect(await amounts(db)).toEqual([12_000]);
         await writer.flush(true);
         expect(await amounts(db)).toEqual([10_800]);
-        let row = await userRow({ ctx } as RelayFixture, user.id);
+        const row = await userRow({ ctx } as RelayFixture, user.id);
         expect([row.quota, row.used_quota]).toEqual([88_000, 1_200]);
         expect((await logsOf({ ctx } as RelayFixture, user.id)).map((l) => l.quota)).toEqual([1_200]);
         // The unused 1_800 went back to the lease: the next call of 10_000 needs no top-up.

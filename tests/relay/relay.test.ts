@@ -7,7 +7,7 @@ import { ROLE } from "../../server/catalogue/index.ts";
 import { countTokens } from "../../server/relay/tokenizer.ts";
 
 let fx: RelayFixture;
-let extra: MockUpstream[] = [];
+const extra: MockUpstream[] = [];
 
 beforeAll(async () => {
   fx = await relayFixture("sqlite", {}, { trustProxy: true });

@@ -4,7 +4,7 @@ import { pickChannel, retryable, type Candidate } from "../../server/relay/selec
 import { preConsumeQuota, priceFor, quotaFor, type Price } from "../../server/relay/billing.ts";
 import { OptionStore } from "../../server/modules/option/store.ts";
 import { DEFAULT_CHANNEL_MODELS } from "../../server/catalogue/models.ts";
-import { DEFAULT_COMPLETION_RATIO, DEFAULT_MODEL_PRICE, DEFAULT_MODEL_RATIO } from "../../server/catalogue/ratios.ts";
+import { DEFAULT_COMPLETION_RATIO, DEFAULT_MODEL_RATIO } from "../../server/catalogue/ratios.ts";
 import { SseReader } from "../../server/relay/formats/sse.ts";
 import { openaiAdaptor, upstreamUrl } from "../../server/relay/providers/openai/index.ts";
 import { adaptorFor, baseUrlOf } from "../../server/relay/providers/index.ts";

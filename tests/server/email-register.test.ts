@@ -1,6 +1,6 @@
 // POST /api/user/register with EmailVerificationEnabled: the mailed code proves the address, once.
 import { afterEach, describe, expect, setSystemTime, test } from "bun:test";
-import { type TestContext } from "../helpers/app.ts";
+import type { TestContext } from "../helpers/app.ts";
 import { withMailContext } from "../helpers/mail.ts";
 import { codeIn, type SmtpReceiver } from "../mocks/smtp-server.ts";
 import { createApp } from "../../server/app.ts";

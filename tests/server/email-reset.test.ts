@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, setSystemTime, test } from "bun:test";
 import { testContext, type Session, type TestContext } from "../helpers/app.ts";
 import { withMailContext } from "../helpers/mail.ts";
-import { type ReceivedMail, type SmtpReceiver } from "../mocks/smtp-server.ts";
+import type { ReceivedMail, SmtpReceiver } from "../mocks/smtp-server.ts";
 import { LIMITS } from "../../server/http/ratelimit.ts";
 
 let ctx: TestContext;

@@ -1,6 +1,7 @@
 // Column visibility for wide tables, remembered in local storage under the table's key
 // (channels-table-columns, logs-table-columns; spec 001 §2).
-import React, { useState } from "react";
+import type React from "react";
+import { useState } from "react";
 import { Button, Checkbox, Modal } from "@arco-design/web-react";
 import { useTranslation } from "react-i18next";
 import { readJson, writeJson } from "../../lib/storage.ts";

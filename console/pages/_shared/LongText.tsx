@@ -1,5 +1,5 @@
 // A cell for long texts: shows the start of the text; a click opens the whole text in a modal.
-import React, { useState } from "react";
+import { useState } from "react";
 import { Modal, Typography } from "@arco-design/web-react";
 
 export function LongText({ text, title, max = 30 }: { text: string | null | undefined; title: string; max?: number }) {

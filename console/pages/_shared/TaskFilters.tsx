@@ -1,6 +1,5 @@
 // The filter form shared by the drawing log and the creative task log: labelled fields and a date-time
 // range with presets (components/Filters.tsx).
-import React from "react";
 import { Input } from "@arco-design/web-react";
 import { useTranslation } from "react-i18next";
 import { DateRange, Field, FilterBar, type RangePreset } from "../../components/Filters.tsx";

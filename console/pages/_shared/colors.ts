@@ -11,7 +11,7 @@ export function responseTimeColor(ms: number): "grey" | "green" | "lime" | "gold
 }
 
 /** Log use time in seconds: under 101 s green, under 300 s orange, else red. */
-export function useTimeColor(seconds: number): "green" | "orange" | "red" {
+export function elapsedColor(seconds: number): "green" | "orange" | "red" {
   if (seconds < 101) return "green";
   if (seconds < 300) return "orange";
   return "red";

@@ -1,7 +1,8 @@
 // The channel create/edit form (spec 001 §4 Channel form, §5 Channel submit, §8 channel messages, §9 defaults).
 // Used by the /channel/add and /channel/edit/{id} pages and by the drawer on the channel list.
-import React, { useEffect, useRef, useState } from "react";
-import { Alert, AutoComplete, Button, Input, InputNumber, Message, Modal, Select, Space, Spin, Switch, Tag, Typography } from "@arco-design/web-react";
+import type React from "react";
+import { useEffect, useRef, useState } from "react";
+import { Alert, AutoComplete, Button, Input, Message, Modal, Select, Space, Spin, Switch, Tag, Typography } from "@arco-design/web-react";
 import { useTranslation } from "react-i18next";
 import { api } from "../../api/index.ts";
 import {

@@ -1,7 +1,7 @@
 // "View key" in the channel form (super admin only): keys are never sent with the channel, so reading one
 // asks for a fresh proof — the account password, a two-factor code, or a passkey — and the server logs
 // every view (POST /api/channel/{id}/key).
-import React, { useState } from "react";
+import { useState } from "react";
 import { Button, Input, Message, Modal, Radio, Space, Typography } from "@arco-design/web-react";
 import { IconEye } from "@arco-design/web-react/icon";
 import { useTranslation } from "react-i18next";

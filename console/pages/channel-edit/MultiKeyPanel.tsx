@@ -1,7 +1,7 @@
 // The keys of a multi-key channel (new-api's multi-key management, POST /api/channel/multi_key/manage): each
 // key's state — enabled, disabled by hand, or disabled automatically with the reason and time — with
 // actions per key and for all keys, filtered by state, a page at a time. Keys show only as a preview.
-import React, { useCallback, useEffect, useState } from "react";
+import { useCallback, useEffect, useState } from "react";
 import { Button, Message, Popconfirm, Select, Space, Table, Tag, Tooltip, Typography } from "@arco-design/web-react";
 import { useTranslation } from "react-i18next";
 import { api } from "../../api/index.ts";

@@ -1,5 +1,4 @@
 // /channel/add and /channel/edit/{id}: the channel form as a page (the list also opens it in a drawer).
-import React from "react";
 import { useNavigate, useParams } from "react-router-dom";
 import { useTranslation } from "react-i18next";
 import { Page } from "../../components/Page.tsx";

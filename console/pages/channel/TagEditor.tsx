@@ -1,6 +1,6 @@
 // Edit every channel of a tag at once (spec 001 §5: no changes → 'no changes'; mapping must be JSON;
 // priority an integer, weight a non-negative integer).
-import React, { useEffect, useState } from "react";
+import { useEffect, useState } from "react";
 import { Alert, Input, Message, Modal, Select, Space, Typography } from "@arco-design/web-react";
 import { useTranslation } from "react-i18next";
 import { api } from "../../api/index.ts";

@@ -1,5 +1,5 @@
 // Channel management (spec 001 §2 Channel page, §4 channel status, §5 batch rules, §8 messages, §9 colours).
-import React, { useCallback, useEffect, useRef, useState } from "react";
+import { useCallback, useEffect, useRef, useState } from "react";
 import { Button, Drawer, Dropdown, Empty, Input, InputNumber, Menu, Modal, Spin, Switch, Tag, Tooltip, Typography } from "@arco-design/web-react";
 import { IconDown } from "@arco-design/web-react/icon";
 import { useTranslation } from "react-i18next";

@@ -2,7 +2,7 @@
 // page polls its progress (GET .../progress?since=N, one result per finished channel), patches each row as
 // its result arrives and shows a banner with done / total and the failures; a run started before the page
 // was opened (or in another tab) is picked up on load.
-import React, { useCallback, useEffect, useRef, useState } from "react";
+import { useCallback, useEffect, useRef, useState } from "react";
 import { Button, Progress, Tooltip, Typography } from "@arco-design/web-react";
 import { IconClose } from "@arco-design/web-react/icon";
 import { useTranslation } from "react-i18next";

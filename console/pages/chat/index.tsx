@@ -1,5 +1,4 @@
 // /chat/{id}: embeds the id-th configured chat link, filled with the user's first enabled token (spec 000 §2.1, 001 §8).
-import React from "react";
 import { useParams } from "react-router-dom";
 import { Result, Spin } from "@arco-design/web-react";
 import { useTranslation } from "react-i18next";

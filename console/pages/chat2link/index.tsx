@@ -1,6 +1,6 @@
 // /chat2link: builds a link from a chat link, the first enabled token and the server address, then goes
 // there (spec 001 §2, §8). ?id= picks the chat link by index (default the first).
-import React, { useEffect } from "react";
+import { useEffect } from "react";
 import { useSearchParams } from "react-router-dom";
 import { Result, Spin, Typography } from "@arco-design/web-react";
 import { useTranslation } from "react-i18next";

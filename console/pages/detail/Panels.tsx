@@ -1,7 +1,8 @@
 // The dashboard's panels (new-api's console_setting.*): API addresses, announcements, FAQ and Uptime Kuma status,
 // each shown while its switch is on and it has something to show. Every text is rendered as text; links are
 // http(s) only (the server checks them on save, the console again here).
-import React, { useEffect, useState } from "react";
+import type React from "react";
+import { useEffect, useState } from "react";
 import { Badge, Button, Card, Collapse, Grid, Tag, Typography } from "@arco-design/web-react";
 import { useTranslation } from "react-i18next";
 import { api } from "../../api/index.ts";

@@ -1,7 +1,7 @@
 // Stacked bar chart of the dashboard, drawn with recharts: one bar per time bucket, one coloured segment
 // per series (model), whole-number axis ticks, a tooltip per bucket and a legend. Only the /detail page
 // imports this file, so the chart library stays in that page's lazily loaded chunk.
-import React, { useMemo } from "react";
+import { useMemo } from "react";
 import { Bar, BarChart, CartesianGrid, Legend, Tooltip, XAxis, YAxis } from "recharts";
 
 export interface Series { name: string; values: number[] }

@@ -1,5 +1,5 @@
 // Data dashboard (/detail): quota, tokens and calls per model over time, by hour, day or week (spec 001 §9).
-import React, { useEffect, useMemo, useState } from "react";
+import { useEffect, useMemo, useState } from "react";
 import { Card, Empty, Grid, Input, Radio, Space, Statistic, Typography } from "@arco-design/web-react";
 import { useTranslation } from "react-i18next";
 import { Page } from "../../components/Page.tsx";

@@ -1,6 +1,6 @@
 // Home (spec 000 §2.1): the admin's HomePageContent (Markdown, HTML or a URL in an iframe); without it,
 // a short introduction with the notice and the system facts.
-import React, { useEffect, useState } from "react";
+import { useEffect, useState } from "react";
 import { Alert, Button, Card, Descriptions, Space, Spin, Typography } from "@arco-design/web-react";
 import { useNavigate } from "react-router-dom";
 import { useTranslation } from "react-i18next";

@@ -1,5 +1,5 @@
 // Usage logs (spec 001 §2 Usage log page, §6 admin extras, §9 colours and "more data at the last page").
-import React, { useLayoutEffect, useRef, useState } from "react";
+import { useLayoutEffect, useRef, useState } from "react";
 import { Descriptions, Input, Modal, Select, Tag, Tooltip, Typography } from "@arco-design/web-react";
 import { useTranslation } from "react-i18next";
 import { Page } from "../../components/Page.tsx";
@@ -11,7 +11,7 @@ import { formatSeconds, renderNumber, renderQuota, timestampToString } from "../
 import { toast } from "../../lib/toast.ts";
 import { LOG_TYPE } from "../../../server/catalogue/index.ts";
 import { parseDateTime, toSeconds } from "../_shared/time.ts";
-import { firstTokenColor, useTimeColor } from "../_shared/colors.ts";
+import { firstTokenColor, elapsedColor } from "../_shared/colors.ts";
 import { ColumnPicker, useColumnVisibility } from "../_shared/ColumnPicker.tsx";
 import { asPage, sizeOptions, usePageSize } from "../_shared/paging.ts";
 import { logDetails, parseOther } from "./details.ts";
@@ -201,7 +201,7 @@ export default function LogPage() {
         const frt = Number(parseOther(r.other).frt ?? 0);
         return (
           <div className="sy-tags sy-use-time">
-            <Tag size="small" color={useTimeColor(v)} data-testid="use-time">{formatSeconds(v, 0)}</Tag>
+            <Tag size="small" color={elapsedColor(v)} data-testid="use-time">{formatSeconds(v, 0)}</Tag>
             {r.is_stream && frt > 0 && <Tag size="small" color={firstTokenColor(frt / 1000)} data-testid="frt">{formatSeconds(frt / 1000, 1)}</Tag>}
             <Tag size="small" color={r.is_stream ? "blue" : "purple"}>{r.is_stream ? t("ops.log.stream") : t("ops.log.nonStream")}</Tag>
           </div>

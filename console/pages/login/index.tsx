@@ -1,7 +1,7 @@
 // Login (spec 000 §2.3, §5, §7.2): username or email and password, third-party buttons per status
 // flags, optional Turnstile, "sign in with a passkey" when passkeys are on. A user with two-factor
 // sign-in on then gives the authenticator's code (or a backup code). Success stores the user and goes to /token.
-import React, { useEffect, useState } from "react";
+import { useEffect, useState } from "react";
 import { Alert, Button, Form, Input, Message, Modal, Typography } from "@arco-design/web-react";
 import { IconSafe } from "@arco-design/web-react/icon";
 import { Link, useLocation, useNavigate, useSearchParams } from "react-router-dom";

@@ -1,5 +1,5 @@
 // Drawing task log (spec 001 §2 Drawing log, §4 drawing action/code/status, §9 60 s duration warning).
-import React, { useEffect, useState } from "react";
+import { useEffect, useState } from "react";
 import { Alert, Image, Progress, Tag, Typography } from "@arco-design/web-react";
 import { useTranslation } from "react-i18next";
 import { Page } from "../../components/Page.tsx";

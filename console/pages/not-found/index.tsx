@@ -1,4 +1,4 @@
-import React from "react";
+
 import { Button, Result } from "@arco-design/web-react";
 import { useNavigate } from "react-router-dom";
 import { useTranslation } from "react-i18next";

@@ -1,7 +1,7 @@
 // Third-party callback (spec 000 §2.1): shows a spinner while the server exchanges the code. Message
 // 'bind' means an account was bound (go to personal settings); otherwise the user is logged in and
 // lands on /. On failure the server message is shown and the user goes to /setting with a note.
-import React, { useEffect, useRef } from "react";
+import { useEffect, useRef } from "react";
 import { Message, Spin } from "@arco-design/web-react";
 import { useLocation, useNavigate, useSearchParams } from "react-router-dom";
 import { useTranslation } from "react-i18next";

@@ -1,6 +1,6 @@
 // The modal dialogs of personal settings: change password, delete account, affiliate transfer and
 // email binding.
-import React, { useState } from "react";
+import { useState } from "react";
 import { Button, Input, InputNumber, Message, Modal, Form, Typography } from "@arco-design/web-react";
 import { useNavigate } from "react-router-dom";
 import { useTranslation } from "react-i18next";

@@ -1,6 +1,7 @@
 // Personal settings (spec 000 §2.7, §7.3): summary, model chips, invite link and transfer, bindings,
 // access token, password change, account deletion, notification and price tabs.
-import React, { useEffect, useState } from "react";
+import type React from "react";
+import { useEffect, useState } from "react";
 import {
   Alert, Button, Card, Descriptions, Form, Grid, Input, InputNumber, Message, Radio, Space, Statistic, Switch, Tabs, Tag, Typography,
 } from "@arco-design/web-react";

@@ -1,7 +1,7 @@
 // Personal settings → two-factor sign-in and passkeys (new-api's /api/user/2fa/* and /api/user/passkey).
 // Setting up 2FA shows the QR code (drawn here from the otpauth:// URI the server answers), the secret for
 // typing in by hand and the one-use backup codes; a code from the app turns it on.
-import React, { useEffect, useState } from "react";
+import { useEffect, useState } from "react";
 import { Alert, Button, Card, Input, Message, Modal, Space, Tag, Typography } from "@arco-design/web-react";
 import { useTranslation } from "react-i18next";
 import QRCode from "qrcode";

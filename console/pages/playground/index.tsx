@@ -2,7 +2,7 @@
 // A chat screen as the height of the window: the messages scroll, the input stays at the bottom, replies
 // render as Markdown (code blocks highlighted, with a copy button), Stop cuts a reply while it streams.
 // The settings are a side panel on a desktop and a drawer on a phone.
-import React, { useEffect, useLayoutEffect, useRef, useState } from "react";
+import { useEffect, useLayoutEffect, useRef, useState } from "react";
 import { Button, Drawer, Empty, Input, InputNumber, Select, Slider, Spin, Tag, Tooltip, Typography } from "@arco-design/web-react";
 import { IconCopy, IconDelete, IconRecordStop, IconRobot, IconSend, IconSettings, IconUser } from "@arco-design/web-react/icon";
 import { useTranslation } from "react-i18next";

@@ -1,5 +1,5 @@
 // Public model pricing (spec 001 §2 Pricing page, §9 price display).
-import React, { useEffect, useMemo, useState } from "react";
+import { useEffect, useMemo, useState } from "react";
 import { Alert, Button, Input, Message, Space, Tag, Tooltip } from "@arco-design/web-react";
 import { useTranslation } from "react-i18next";
 import { Page } from "../../components/Page.tsx";

@@ -1,5 +1,5 @@
 // Redemption codes (spec 001 §2, §4 redemption status, §5 rules, §9 defaults): admin only.
-import React, { useCallback, useEffect, useState } from "react";
+import { useCallback, useEffect, useState } from "react";
 import { Alert, Button, Drawer, Input, InputNumber, Space, Tag, Typography } from "@arco-design/web-react";
 import { useTranslation } from "react-i18next";
 import { Page } from "../../components/Page.tsx";

@@ -1,6 +1,6 @@
 // Registration (spec 000 §2.4, §5, §7.2). Hidden in self-use mode. With email verification on, an
 // email and a code are required; the send-code button counts down 30 seconds before a resend.
-import React, { useEffect, useState } from "react";
+import { useEffect, useState } from "react";
 import { Alert, Button, Form, Input, Message } from "@arco-design/web-react";
 import { Link, useNavigate, useSearchParams } from "react-router-dom";
 import { useTranslation } from "react-i18next";

@@ -1,5 +1,5 @@
 // Password reset request (spec 000 §2.1, 001 §2): email required; 30-second cooldown after a send.
-import React, { useState } from "react";
+import { useState } from "react";
 import { Button, Form, Input, Message } from "@arco-design/web-react";
 import { Link } from "react-router-dom";
 import { useTranslation } from "react-i18next";

@@ -1,8 +1,9 @@
 // One titled group of options with its own save button (spec 000 §4–§5, 001 §5): only changed keys are
 // sent, one PUT per key; invalid input is shown under the field and blocks the save; switches marked
 // immediate save on change.
-import React, { useEffect, useMemo, useRef, useState } from "react";
-import { Button, Card, Form, Grid, Input, InputNumber, Message, Modal, Select, Space, Switch, Tag } from "@arco-design/web-react";
+import type React from "react";
+import { useEffect, useMemo, useRef, useState } from "react";
+import { Button, Card, Form, Grid, Input, Message, Modal, Select, Space, Switch, Tag } from "@arco-design/web-react";
 import { useTranslation } from "react-i18next";
 import { api, saveOptions } from "../../api/index.ts";
 import { fieldError } from "../../components/AuthCard.tsx";

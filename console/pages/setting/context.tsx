@@ -1,4 +1,4 @@
-import React, { createContext, useContext } from "react";
+import { createContext, useContext } from "react";
 
 export interface SettingsState {
   /** The option values as last loaded or saved (secrets come back empty). */

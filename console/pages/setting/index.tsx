@@ -1,5 +1,5 @@
 // Settings (spec 000 §2.8–§2.10, 001 §2): tabs chosen by ?tab=, default operation.
-import React, { useCallback, useEffect, useMemo, useState } from "react";
+import { useCallback, useEffect, useMemo, useState } from "react";
 import { Alert, Message, Spin, Tabs } from "@arco-design/web-react";
 import { useLocation, useSearchParams } from "react-router-dom";
 import { useTranslation } from "react-i18next";

@@ -1,5 +1,5 @@
 // First-run wizard (spec 000 §2.5, §4, §5): admin account (only when none exists) and usage mode.
-import React, { useEffect, useState } from "react";
+import { useEffect, useState } from "react";
 import { Alert, Button, Form, Input, Message, Radio, Spin, Typography } from "@arco-design/web-react";
 import { Navigate } from "react-router-dom";
 import { useTranslation } from "react-i18next";

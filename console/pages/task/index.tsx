@@ -1,5 +1,5 @@
 // Creative task log (spec 001 §2 Creative task log, §4 creative task states, §9 duration colours).
-import React, { useEffect, useState } from "react";
+import { useEffect, useState } from "react";
 import { Image, Modal, Progress, Space, Tag, Typography } from "@arco-design/web-react";
 import { useTranslation } from "react-i18next";
 import { Page } from "../../components/Page.tsx";

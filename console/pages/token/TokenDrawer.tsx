@@ -1,5 +1,5 @@
 // Create/edit drawer for a token (spec 001 §5 token rules, §9 quota presets and expiry shortcuts).
-import React, { useEffect, useState } from "react";
+import { useEffect, useState } from "react";
 import { Alert, Button, Drawer, Input, InputNumber, Message, Radio, Select, Space, Switch, Typography } from "@arco-design/web-react";
 import { useTranslation } from "react-i18next";
 import { api } from "../../api/index.ts";

@@ -1,5 +1,5 @@
 // API tokens (spec 001 §2 Token page, §4 token status, §5 token rules, §9 presets and expiry shortcuts).
-import React, { useCallback, useEffect, useState } from "react";
+import { useCallback, useEffect, useState } from "react";
 import { Alert, Button, Input, Tag, Tooltip } from "@arco-design/web-react";
 import { IconCopy } from "@arco-design/web-react/icon";
 import { useTranslation } from "react-i18next";

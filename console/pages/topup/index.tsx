@@ -1,5 +1,5 @@
 // Wallet (spec 001 §2 Wallet page, §5 top-up rules, §7 wallet calls, §8 top-up messages).
-import React, { useEffect, useState } from "react";
+import { useEffect, useState } from "react";
 import { Alert, Button, Card, Grid, Input, InputNumber, Message, Radio, Space, Statistic, Typography } from "@arco-design/web-react";
 import { useTranslation } from "react-i18next";
 import { Page } from "../../components/Page.tsx";

@@ -1,6 +1,6 @@
 // Password reset confirmation: the emailed link carries email and token; the server answers with a
 // new password, which is shown and copied to the clipboard.
-import React, { useState } from "react";
+import { useState } from "react";
 import { Alert, Button, Input, Message, Space } from "@arco-design/web-react";
 import { Link, useSearchParams } from "react-router-dom";
 import { useTranslation } from "react-i18next";

@@ -1,5 +1,5 @@
 // Add-user and edit-user drawers of the user administration screen (spec 000 §2.6, §5, §7.1).
-import React, { useEffect, useState } from "react";
+import { useEffect, useState } from "react";
 import { Button, Drawer, Form, Input, InputNumber, Message, Select, Space, Spin, Typography } from "@arco-design/web-react";
 import { useTranslation } from "react-i18next";
 import { api } from "../../api/index.ts";

@@ -1,6 +1,6 @@
 // User administration (spec 000 §2.6, §4, §7.1): searchable paged table, add and edit drawers, row
 // actions. Deactivated users show a tag and no actions. The page size is remembered (page-size).
-import React, { useCallback, useEffect, useState } from "react";
+import { useCallback, useEffect, useState } from "react";
 import { Button, Input, Select, Tag, Typography } from "@arco-design/web-react";
 import { useNavigate, useParams, useLocation } from "react-router-dom";
 import { useTranslation } from "react-i18next";

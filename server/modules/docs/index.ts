@@ -40,7 +40,7 @@ export function docsModule(deps: AppDeps) {
       served = null;
       throw e;
     })), request), {
-      response: t.Object({ openapi: t.String() }, { additionalProperties: true, description: "an OpenAPI 3.1 document", noValidate: true } as {}),
+      response: t.Object({ openapi: t.String() }, { additionalProperties: true, description: "an OpenAPI 3.1 document", noValidate: true } as { description: string }),
       detail: { summary: "This document (OpenAPI 3.1)" },
     })
     .get("/docs", async () => html((await import("./page.ts")).DOCS_PAGE), { response: page, detail: { summary: "A page that reads this document (self-contained)" } })

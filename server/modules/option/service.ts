@@ -8,7 +8,7 @@ import { validateFetchSetting } from "./fetch-setting.ts";
 import { validatePasskeyOption } from "../passkey/options.ts";
 import { isResponseCacheOption, validateResponseCacheOption } from "./response-cache.ts";
 import {
-  COMPLIANCE_DEFAULTS, COMPLIANCE_TERMS_VERSION, NEW_API_OPTIONS, companionWrites, isComplianceOption, looksSecret,
+  type COMPLIANCE_DEFAULTS, COMPLIANCE_TERMS_VERSION, NEW_API_OPTIONS, companionWrites, isComplianceOption, looksSecret,
   validateNewApiOption, validateUnknownOption,
 } from "./newapi.ts";
 import { ROUTING_OPTION_DEFAULTS, validateRoutingOption } from "./routing.ts";

@@ -3,9 +3,9 @@ import type { AppDeps } from "../../deps.ts";
 import { nowSeconds } from "../../../db/index.ts";
 import { VERSION } from "../../config.ts";
 import { AppError, badRequest } from "../../http/errors.ts";
-import { DEFAULT_GROUP, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, ROLE, USER_STATUS } from "../../catalogue/index.ts";
+import { DEFAULT_GROUP, ROLE, USER_STATUS } from "../../catalogue/index.ts";
 import { hashPassword } from "../user/password.ts";
-import { MSG, checkPassword, creationTimes } from "../user/service.ts";
+import { checkPassword, creationTimes } from "../user/service.ts";
 import { chosenUsername } from "../user/username.ts";
 import { randomString } from "../../infra/random.ts";
 

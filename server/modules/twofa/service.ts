@@ -81,7 +81,7 @@ async function replaceBackupCodes(deps: AppDeps, userId: number): Promise<string
  */
 export async function setupTwoFA(deps: AppDeps, user: User): Promise<{ secret: string; qr_code_data: string; backup_codes: string[] }> {
   const existing = await getTwoFA(deps, user.id);
-  if (existing && Boolean(existing.is_enabled)) throw badRequest(MSG.alreadyEnabled);
+  if (existing && existing.is_enabled) throw badRequest(MSG.alreadyEnabled);
   const secret = newTotpSecret();
   const now = dbTime(deps.db, Date.now());
   await deps.db.transaction().execute(async (trx) => {
@@ -143,7 +143,7 @@ export type SecondFactor = "totp" | "backup";
  */
 export async function verifySecondFactor(deps: AppDeps, userId: number, input: string | undefined, allowBackup = true): Promise<SecondFactor> {
   const row = await getTwoFA(deps, userId);
-  if (!row || !Boolean(row.is_enabled)) throw badRequest(MSG.notEnabled);
+  if (!row || !row.is_enabled) throw badRequest(MSG.notEnabled);
   const until = lockedUntil(row);
   if (until !== null) throw locked(until);
   if (!String(input ?? "").trim()) throw badRequest(allowBackup ? MSG.codeRequired : MSG.totpRequired);
@@ -165,7 +165,7 @@ export async function verifySecondFactor(deps: AppDeps, userId: number, input: s
 export async function enableTwoFA(deps: AppDeps, user: User, input: string | undefined): Promise<void> {
   const row = await getTwoFA(deps, user.id);
   if (!row) throw badRequest(MSG.notSetUp);
-  if (Boolean(row.is_enabled)) throw badRequest("two-factor sign-in is already enabled");
+  if (row.is_enabled) throw badRequest("two-factor sign-in is already enabled");
   const code = numericCode(input);
   if (!code) throw badRequest(MSG.totpRequired);
   const step = matchingStep(row.secret, code);

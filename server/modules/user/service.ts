@@ -8,7 +8,7 @@ import { AppError, badRequest, forbidden, notFound } from "../../http/errors.ts"
 import { END_SESSIONS } from "../../http/auth.ts";
 import {
   DEFAULT_GROUP, DEFAULT_ROOT_PASSWORD, DEFAULT_ROOT_USERNAME, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, QUOTA_PER_UNIT, ROLE,
-  USER_STATUS, USERNAME_MAX_LENGTH, VERIFICATION_CODE_TTL_SECONDS,
+  USER_STATUS, VERIFICATION_CODE_TTL_SECONDS,
 } from "../../catalogue/index.ts";
 import { hashPassword, needsRehash, passwordTooLong, verifyPasswordOf, BCRYPT_MAX_BYTES } from "./password.ts";
 import { accountOfName, accountOfUser, throttledCheck } from "./signin-throttle.ts";

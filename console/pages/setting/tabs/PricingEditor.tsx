@@ -1,6 +1,6 @@
 // The visual model pricing editor and the models-without-ratio list (001 §2–§5). Both edit the same
 // rows and save ModelPrice / ModelRatio / CompletionRatio, only the maps that changed.
-import React, { useEffect, useMemo, useState } from "react";
+import { useEffect, useMemo, useState } from "react";
 import { Button, Form, Input, Message, Modal, Popconfirm, Radio, Select, Space, Table, Tag } from "@arco-design/web-react";
 import { useTranslation } from "react-i18next";
 import { api, saveOptions } from "../../../api/index.ts";

@@ -2,7 +2,7 @@
 // call, so the provider's prompt cache is read again. Its switches, TTL, capacity and rules (new-api's
 // channel_affinity_setting keys), and the pins held now per rule with a button that clears them. Part of the
 // routing tab.
-import React, { useCallback, useEffect, useState } from "react";
+import { useCallback, useEffect, useState } from "react";
 import { Button, Message, Popconfirm, Space, Typography } from "@arco-design/web-react";
 import { useTranslation } from "react-i18next";
 import { api } from "../../../api/index.ts";

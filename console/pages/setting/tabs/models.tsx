@@ -1,5 +1,4 @@
 // Provider options (001 §3, §5): Gemini, Claude and global relay behaviour.
-import React from "react";
 import { Space } from "@arco-design/web-react";
 import { useTranslation } from "react-i18next";
 import { OptionSection } from "../OptionSection.tsx";

@@ -1,6 +1,6 @@
 // Operation settings (spec 000 §2.10, 001 §2): nested tabs for general, drawing, sensitive words, logs
 // (with log clearing), data dashboard, monitoring, quota, groups, and the model pricing editors.
-import React, { useState } from "react";
+import { useState } from "react";
 import { Button, Card, DatePicker, Form, Message, Popconfirm, Space, Tabs } from "@arco-design/web-react";
 import { useTranslation } from "react-i18next";
 import { api, qs } from "../../../api/index.ts";

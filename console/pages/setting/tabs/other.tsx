@@ -1,7 +1,7 @@
 // Other settings (spec 000 §2.9, §8): system info with an update check against the public release
 // feed (fails gracefully offline), then notice, system name, logo, home page, about and footer, each
 // saved on its own with an updated/failed message.
-import React, { useEffect, useState } from "react";
+import { useEffect, useState } from "react";
 import { Button, Card, Descriptions, Form, Input, Message, Modal, Space, Typography } from "@arco-design/web-react";
 import { useTranslation } from "react-i18next";
 import { api } from "../../../api/index.ts";

@@ -1,6 +1,5 @@
 // Model request rate limits (001 §3, §5): period and counts, plus per-group overrides that win over
 // the global numbers.
-import React from "react";
 import { useTranslation } from "react-i18next";
 import { OptionSection } from "../OptionSection.tsx";
 import { rateLimitGroupProblem, type FieldDef } from "../fields.ts";

@@ -1,7 +1,6 @@
 // The relay's response cache (server/relay/cache): on/off, how long answers are kept (site-wide and per
 // model), what a hit costs and the largest answer kept, and a button that clears it (a new
 // ResponseCacheGeneration, part of every key). Part of the system settings tab.
-import React from "react";
 import { Button, Message, Modal } from "@arco-design/web-react";
 import { useTranslation } from "react-i18next";
 import { api } from "../../../api/index.ts";

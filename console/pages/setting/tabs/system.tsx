@@ -1,7 +1,7 @@
 // System settings (spec 000 §2.8, §5): server address, proxy worker, payment, login and registration
 // toggles (saved immediately), email domain whitelist, SMTP, OIDC, GitHub, Linux DO, WeChat, Telegram
 // and Turnstile.
-import React, { useState } from "react";
+import { useState } from "react";
 import { Button, Message, Space } from "@arco-design/web-react";
 import { useTranslation } from "react-i18next";
 import { OptionSection } from "../OptionSection.tsx";

@@ -138,7 +138,7 @@ function pushTurn(out: ClaudeMessage[], role: "user" | "assistant", blocks: Clau
 /** `facts` (optional) receives what the answer's converter must know (fromClaudeResponse, ClaudeStreamToOpenAI). */
 export function toClaudeRequest(req: OpenAIChatRequest, settings: ClaudeSettings, facts?: ClaudeRequestFacts): ClaudeRequest {
   refuseOpenAIOnly(req, "Claude");
-  let model = req.model;
+  const model = req.model;
   const maxTokens = req.max_completion_tokens ?? req.max_tokens ?? settings.defaultMaxTokens;
   const system: string[] = [];
   // System text as blocks, kept only when a system message carries a cache breakpoint (a string has no place for one).

@@ -1,7 +1,7 @@
 // OpenAI chat/embeddings → Gemini generateContent/embedContent (requests) and Gemini → OpenAI
 // (responses and streams). Pure functions; the adaptor supplies option values and fetched images.
 import type {
-  OpenAIChatRequest, OpenAIChatResponse, OpenAIChunk, OpenAIContentPart, OpenAIMessage, OpenAIToolCall, OpenAIUsage,
+  OpenAIChatRequest, OpenAIChatResponse, OpenAIChunk, OpenAIContentPart, OpenAIMessage, OpenAIUsage,
 } from "../claude/wire.ts";
 import { parseDataUrl } from "../claude/upstream.ts";
 import { GEMINI_BUDGET_CAP, effortOf, geminiBudget, thinkingOf } from "../reasoning.ts";

@@ -152,7 +152,7 @@ export class ChatStreamToResponses {
   private finish: string | null = null;
   private usage: OpenAIUsage | null = null;
 
-  constructor(private req: ResponsesRequest, model: string, private shape: AnswerShape = NO_TOOLS) {
+  constructor(req: ResponsesRequest, model: string, private shape: AnswerShape = NO_TOOLS) {
     this.shell = responseShell(req, responseId(), model, Math.floor(Date.now() / 1000));
   }
 
