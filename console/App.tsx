@@ -27,7 +27,11 @@ import type { SiteStatus } from "./lib/storage.ts";
 import { ROUTE_TABLE, type Access, type RouteEntry } from "./routes.ts";
 
 type LazyPage = React.LazyExoticComponent<React.ComponentType<any>> & { preload: () => Promise<unknown> };
-interface RouteDef { path: string; access: Access; page: LazyPage }
+interface RouteDef {
+  path: string;
+  access: Access;
+  page: LazyPage;
+}
 
 /** One lazy component per page module (routes sharing a module share the component). */
 const pages = new Map<RouteEntry["load"], LazyPage>();
@@ -45,7 +49,12 @@ function Guard({ access, children }: { access: Access; children: React.ReactNode
   const location = useLocation();
   if (access === "guest") return <>{children}</>;
   if (!user) return <Navigate to="/login" replace state={{ from: location.pathname + location.search }} />;
-  if (access === "admin" && !isAdmin(user)) return <Suspense fallback={<Loading />}><NotFound /></Suspense>;
+  if (access === "admin" && !isAdmin(user))
+    return (
+      <Suspense fallback={<Loading />}>
+        <NotFound />
+      </Suspense>
+    );
   return <>{children}</>;
 }
 
@@ -83,7 +92,15 @@ function LocalisedRoutes() {
           <Suspense fallback={<Loading />}>
             <Routes>
               {ROUTES.map(({ path, access, page: Page }) => (
-                <Route key={path} path={path} element={<Guard access={access}><Page /></Guard>} />
+                <Route
+                  key={path}
+                  path={path}
+                  element={
+                    <Guard access={access}>
+                      <Page />
+                    </Guard>
+                  }
+                />
               ))}
             </Routes>
           </Suspense>

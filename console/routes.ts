@@ -5,7 +5,11 @@ import type React from "react";
 import { matchPath } from "react-router-dom";
 
 export type Access = "guest" | "login" | "admin";
-export interface RouteEntry { path: string; access: Access; load: () => Promise<{ default: React.ComponentType<any> }> }
+export interface RouteEntry {
+  path: string;
+  access: Access;
+  load: () => Promise<{ default: React.ComponentType<any> }>;
+}
 
 // One loader per page module: routes that share a module (/user and /user/edit/:id) share one page.
 const home = () => import("./pages/home/index.tsx");

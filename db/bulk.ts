@@ -53,8 +53,14 @@ const flatteners = new Map<string, Flatten>();
 function flattenerFor(columns: string[], sig: string): Flatten {
   let f = flatteners.get(sig);
   if (!f) {
-    const reads = columns.map((c, i) => `const v${i} = row[${JSON.stringify(c)}]; if (v${i} === undefined) return false;`).join("\n");
-    f = new Function("row", "out", `${reads}\nout.push(${columns.map((_, i) => `v${i}`).join(", ")});\nreturn true;`) as Flatten;
+    const reads = columns
+      .map((c, i) => `const v${i} = row[${JSON.stringify(c)}]; if (v${i} === undefined) return false;`)
+      .join("\n");
+    f = new Function(
+      "row",
+      "out",
+      `${reads}\nout.push(${columns.map((_, i) => `v${i}`).join(", ")});\nreturn true;`,
+    ) as Flatten;
     if (flatteners.size >= TEXT_CACHE_SIZE) flatteners.clear();
     flatteners.set(sig, f);
   }
@@ -72,7 +78,11 @@ function sameKeys(row: Record<string, unknown>, columns: string[]): boolean {
 type Group = { columns: string[]; flatten: Flatten; rows: number; parameters: unknown[] };
 
 /** A multi-row INSERT; `copy`: the same rows as a PostgreSQL COPY, `width` values per row (db/copy.ts). */
-export interface InsertStatement { sql: string; parameters: unknown[]; copy?: { sql: string; width: number } }
+export interface InsertStatement {
+  sql: string;
+  parameters: unknown[];
+  copy?: { sql: string; width: number };
+}
 
 /**
  * Rows in the next statement when `left` are to be written: `perStatement`, or the largest power of two not
@@ -127,7 +137,10 @@ export class RowBatch {
       const asCopy = copy && dialect === "postgres" ? { sql: copyText(table, columns), width } : undefined;
       for (let i = 0, n = 0; i < count; i += n) {
         n = statementRows(count - i, perStatement);
-        const st: InsertStatement = { sql: insertText(dialect, table, columns, n), parameters: n === count ? parameters : parameters.slice(i * width, (i + n) * width) };
+        const st: InsertStatement = {
+          sql: insertText(dialect, table, columns, n),
+          parameters: n === count ? parameters : parameters.slice(i * width, (i + n) * width),
+        };
         if (asCopy) st.copy = asCopy;
         out.push(st);
       }
@@ -137,7 +150,12 @@ export class RowBatch {
 }
 
 /** The INSERT statements for rows (plain column → value objects), at most `perStatement` rows each (see RowBatch). */
-export function compileInserts(dialect: Dialect, table: string, rows: Record<string, unknown>[], perStatement = 200): { sql: string; parameters: unknown[] }[] {
+export function compileInserts(
+  dialect: Dialect,
+  table: string,
+  rows: Record<string, unknown>[],
+  perStatement = 200,
+): { sql: string; parameters: unknown[] }[] {
   const batch = new RowBatch();
   for (const row of rows) batch.add(row);
   return batch.statements(dialect, table, perStatement);
@@ -145,8 +163,17 @@ export function compileInserts(dialect: Dialect, table: string, rows: Record<str
 
 /** Inserts rows (or a RowBatch) through compileInserts. `between` runs after each statement (the write-behind
  * yields to the event loop there). */
-export async function insertRows(db: Kysely<any>, table: string, rows: Record<string, unknown>[] | RowBatch, perStatement = 200, between?: () => Promise<void>): Promise<void> {
-  const statements = rows instanceof RowBatch ? rows.statements(dialectOf(db), table, perStatement) : compileInserts(dialectOf(db), table, rows, perStatement);
+export async function insertRows(
+  db: Kysely<any>,
+  table: string,
+  rows: Record<string, unknown>[] | RowBatch,
+  perStatement = 200,
+  between?: () => Promise<void>,
+): Promise<void> {
+  const statements =
+    rows instanceof RowBatch
+      ? rows.statements(dialectOf(db), table, perStatement)
+      : compileInserts(dialectOf(db), table, rows, perStatement);
   for (const { sql, parameters } of statements) {
     // CompiledQuery.raw freezes the parameter list, and freezing a list of thousands of values cost
     // more than the insert itself; the spread keeps the query's frozen shell and a plain list.

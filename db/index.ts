@@ -49,7 +49,12 @@ export function createKysely(opts: DatabaseOptions): Database {
         // json/jsonb columns (new-api's channel_info, tasks.properties, ...) as the JSON text, both ways: the
         // driver would otherwise JSON-encode the text we write a second time (new-api then reads a string
         // where it expects an object) and hand back objects where SQLite gives text.
-        json: { to: 114, from: [114, 3802], serialize: (x: unknown) => (typeof x === "string" ? x : JSON.stringify(x)), parse: (x: string) => x },
+        json: {
+          to: 114,
+          from: [114, 3802],
+          serialize: (x: unknown) => (typeof x === "string" ? x : JSON.stringify(x)),
+          parse: (x: string) => x,
+        },
       } as any,
     });
     // Ending the pool waits for every connection to say goodbye; one the driver lost track of (its socket gone
@@ -62,7 +67,11 @@ export function createKysely(opts: DatabaseOptions): Database {
     const t = { ...(opts.timeouts ?? DEFAULT_DATABASE_TIMEOUTS) };
     const { createPool } = require("mysql2") as typeof import("mysql2");
     const pool = createPool({
-      uri: opts.url, connectionLimit: opts.poolSize ?? 10, supportBigNumbers: true, decimalNumbers: true, timezone: "Z",
+      uri: opts.url,
+      connectionLimit: opts.poolSize ?? 10,
+      supportBigNumbers: true,
+      decimalNumbers: true,
+      timezone: "Z",
       // JSON columns (new-api's) as their text, as SQLite and PostgreSQL give them.
       jsonStrings: true,
       connectTimeout: t.connectMs,
@@ -150,7 +159,8 @@ async function runMigrations(db: Database, migrator: Migrator): Promise<void> {
   // has just run it built everything from the current list, and a second pass would only cost start-up time.
   if (!results?.some((r) => r.migrationName === "0001_init" && r.status === "Success")) await reconcileSchema(db);
   // A non-unique username index (names that differ only in case were there) becomes unique once they are gone.
-  if (!results?.some((r) => r.migrationName === "0005_username_case" && r.status === "Success")) await usernameCaseIndex(db);
+  if (!results?.some((r) => r.migrationName === "0005_username_case" && r.status === "Success"))
+    await usernameCaseIndex(db);
   // At every start: a new-api run in between may have rebuilt a table and with it dropped the triggers.
   if (dialectOf(db) === "sqlite") await ensureSqliteJsonBlobs(db);
 }
@@ -162,10 +172,16 @@ async function runMigrations(db: Database, migrator: Migrator): Promise<void> {
  * than postgres.js does (hot-path rule 2). Only for statements whose results are int4 and text: on this client int8 comes back
  * as a string and json as an object, unlike the main pool (createKysely).
  */
-export function createAsyncCommitPool(url: string, size: number, t: DatabaseTimeouts = DEFAULT_DATABASE_TIMEOUTS): Database {
+export function createAsyncCommitPool(
+  url: string,
+  size: number,
+  t: DatabaseTimeouts = DEFAULT_DATABASE_TIMEOUTS,
+): Database {
   const { PostgresJSDialect } = require("kysely-postgres-js") as typeof import("kysely-postgres-js");
   const client = new Bun.SQL(url, {
-    max: size, connection: { synchronous_commit: "off" }, connectionTimeout: Math.max(1, Math.ceil(t.connectMs / 1000)),
+    max: size,
+    connection: { synchronous_commit: "off" },
+    connectionTimeout: Math.max(1, Math.ceil(t.connectMs / 1000)),
   });
   return new Kysely<DB>({ dialect: timedDialect(new PostgresJSDialect({ postgres: client as any }), t) });
 }

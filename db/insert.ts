@@ -7,6 +7,7 @@ type WithId = { [T in keyof DB]: DB[T] extends { id: unknown } ? T : never }[key
 
 export async function insertId<T extends WithId>(db: Kysely<DB>, table: T, row: Insertable<DB[T]>): Promise<number> {
   const q = db.insertInto(table).values(row as any);
-  if (dialectOf(db) === "postgres") return Number(((await q.returning("id" as any).executeTakeFirstOrThrow()) as { id: unknown }).id);
+  if (dialectOf(db) === "postgres")
+    return Number(((await q.returning("id" as any).executeTakeFirstOrThrow()) as { id: unknown }).id);
   return Number((await q.executeTakeFirstOrThrow()).insertId);
 }

@@ -13,18 +13,26 @@ export const NEWAPI_JSON_COLUMNS: Readonly<Record<string, readonly string[]>> = 
   prefill_groups: ["items"],
 };
 
-const triggerName = (table: string, column: string, on: "insert" | "update") => `newapi_json_blob_${table}_${column}_${on}`;
+const triggerName = (table: string, column: string, on: "insert" | "update") =>
+  `newapi_json_blob_${table}_${column}_${on}`;
 
 /** Creates the triggers a SQLite database lacks (new-api's migrations may rebuild a table, which drops them) and,
  * for a column that had none, turns the TEXT values already there into BLOBs. */
 export async function ensureSqliteJsonBlobs(db: Kysely<any>): Promise<void> {
-  const tables = new Map((await db.introspection.getTables()).map((t) => [t.name, new Set(t.columns.map((c) => c.name))]));
-  const triggers = new Set((await sql<{ name: string }>`select name from sqlite_master where type = 'trigger'`.execute(db)).rows.map((r) => r.name));
+  const tables = new Map(
+    (await db.introspection.getTables()).map((t) => [t.name, new Set(t.columns.map((c) => c.name))]),
+  );
+  const triggers = new Set(
+    (await sql<{ name: string }>`select name from sqlite_master where type = 'trigger'`.execute(db)).rows.map(
+      (r) => r.name,
+    ),
+  );
   const missing: [string, string][] = [];
   for (const [table, columns] of Object.entries(NEWAPI_JSON_COLUMNS)) {
     for (const column of columns) {
       if (!tables.get(table)?.has(column)) continue;
-      if (!triggers.has(triggerName(table, column, "insert")) || !triggers.has(triggerName(table, column, "update"))) missing.push([table, column]);
+      if (!triggers.has(triggerName(table, column, "insert")) || !triggers.has(triggerName(table, column, "update")))
+        missing.push([table, column]);
     }
   }
   if (missing.length === 0) return;
@@ -36,8 +44,12 @@ export async function ensureSqliteJsonBlobs(db: Kysely<any>): Promise<void> {
       const c = sql.ref(column);
       const toBlob = sql`update ${t} set ${c} = cast(new.${c} as blob) where rowid = new.rowid`;
       await sql`update ${t} set ${c} = cast(${c} as blob) where typeof(${c}) = 'text'`.execute(trx);
-      await sql`create trigger if not exists ${sql.ref(triggerName(table, column, "insert"))} after insert on ${t} when typeof(new.${c}) = 'text' begin ${toBlob}; end`.execute(trx);
-      await sql`create trigger if not exists ${sql.ref(triggerName(table, column, "update"))} after update of ${c} on ${t} when typeof(new.${c}) = 'text' begin ${toBlob}; end`.execute(trx);
+      await sql`create trigger if not exists ${sql.ref(triggerName(table, column, "insert"))} after insert on ${t} when typeof(new.${c}) = 'text' begin ${toBlob}; end`.execute(
+        trx,
+      );
+      await sql`create trigger if not exists ${sql.ref(triggerName(table, column, "update"))} after update of ${c} on ${t} when typeof(new.${c}) = 'text' begin ${toBlob}; end`.execute(
+        trx,
+      );
     }
   });
 }

@@ -41,9 +41,16 @@ export interface UsersTable {
   session_version: Generated<number>;
 }
 
-export interface OptionsTable { key: string; value: string }
+export interface OptionsTable {
+  key: string;
+  value: string;
+}
 
-export interface SetupsTable { id: Generated<number>; version: string; initialized_at: number }
+export interface SetupsTable {
+  id: Generated<number>;
+  version: string;
+  initialized_at: number;
+}
 
 export interface TokensTable {
   id: Generated<number>;

@@ -10,8 +10,15 @@
 // loop, and never runs inside a transaction it was not issued in.
 import type { Database as SqliteDatabase, Statement } from "bun:sqlite";
 import {
-  CompiledQuery, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler,
-  type DatabaseConnection, type Dialect, type Driver, type Kysely, type QueryResult,
+  CompiledQuery,
+  SqliteAdapter,
+  SqliteIntrospector,
+  SqliteQueryCompiler,
+  type DatabaseConnection,
+  type Dialect,
+  type Driver,
+  type Kysely,
+  type QueryResult,
 } from "kysely";
 import { jsonBlobsAsText } from "./json-columns.ts";
 
@@ -46,7 +53,11 @@ class BunSqliteConnection implements DatabaseConnection {
         // As Kysely's driver: the parameters as one array (positional), rows for a statement that returns any.
         if ((stmt as unknown as { reader: boolean }).reader) return { rows: stmt.all(parameters) as R[] };
         const { changes, lastInsertRowid } = stmt.run(parameters);
-        return { rows: [], numAffectedRows: changes != null ? BigInt(changes) : undefined, insertId: lastInsertRowid != null ? BigInt(lastInsertRowid) : undefined };
+        return {
+          rows: [],
+          numAffectedRows: changes != null ? BigInt(changes) : undefined,
+          insertId: lastInsertRowid != null ? BigInt(lastInsertRowid) : undefined,
+        };
       } catch (e) {
         if (!isBusy(e)) throw e;
         const now = performance.now();

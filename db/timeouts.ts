@@ -15,7 +15,10 @@ export interface DatabaseTimeouts {
 /** The database could not be reached or did not answer in time; nothing is known to have changed. */
 export class DatabaseUnavailableError extends Error {
   readonly code = "DB_UNAVAILABLE";
-  constructor(message: string, readonly cause?: unknown) {
+  constructor(
+    message: string,
+    readonly cause?: unknown,
+  ) {
     super(message);
   }
 }
@@ -27,10 +30,30 @@ export class DatabaseUnavailableError extends Error {
  * server shutdown (1053), killed connection (1927) and too many connections (1040).
  */
 const UNAVAILABLE_CODES = new Set([
-  "DB_UNAVAILABLE", "ECONNRESET", "ECONNREFUSED", "ECONNABORTED", "ETIMEDOUT", "EPIPE", "EHOSTUNREACH", "ENETUNREACH", "ENOTCONN",
-  "CONNECTION_CLOSED", "CONNECTION_ENDED", "CONNECTION_DESTROYED", "CONNECT_TIMEOUT",
-  "PROTOCOL_CONNECTION_LOST", "PROTOCOL_SEQUENCE_TIMEOUT", "ER_SERVER_SHUTDOWN", "ER_CONNECTION_KILLED", "ER_CON_COUNT_ERROR",
-  "57P01", "57P02", "57P03", "1053", "1927", "1040",
+  "DB_UNAVAILABLE",
+  "ECONNRESET",
+  "ECONNREFUSED",
+  "ECONNABORTED",
+  "ETIMEDOUT",
+  "EPIPE",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTCONN",
+  "CONNECTION_CLOSED",
+  "CONNECTION_ENDED",
+  "CONNECTION_DESTROYED",
+  "CONNECT_TIMEOUT",
+  "PROTOCOL_CONNECTION_LOST",
+  "PROTOCOL_SEQUENCE_TIMEOUT",
+  "ER_SERVER_SHUTDOWN",
+  "ER_CONNECTION_KILLED",
+  "ER_CON_COUNT_ERROR",
+  "57P01",
+  "57P02",
+  "57P03",
+  "1053",
+  "1927",
+  "1040",
 ]);
 
 /** Bun's SQL client: ERR_POSTGRES_CONNECTION_CLOSED, ..._CONNECTION_FAILED, ..._IDLE_TIMEOUT, ERR_MYSQL_... */
@@ -42,10 +65,20 @@ export function isDatabaseUnavailable(e: unknown): boolean {
   const x = e as { code?: unknown; errno?: unknown; message?: unknown; cause?: unknown } | null;
   if (!x || typeof x !== "object") return false;
   const code = String(x.code ?? "");
-  if (UNAVAILABLE_CODES.has(code) || UNAVAILABLE_CODES.has(String(x.errno ?? "")) || /^08/.test(code) || BUN_SQL_UNAVAILABLE.test(code)) return true;
+  if (
+    UNAVAILABLE_CODES.has(code)
+    || UNAVAILABLE_CODES.has(String(x.errno ?? ""))
+    || /^08/.test(code)
+    || BUN_SQL_UNAVAILABLE.test(code)
+  )
+    return true;
   // Kysely and the drivers sometimes wrap the socket's error; a driver's own TypeError on a closed socket
   // ("null is not an object (evaluating 'socket.write')") comes with no code at all.
-  if (typeof x.message === "string" && /socket\.write|Can't add new command when connection is in closed state|closed state/i.test(x.message)) return true;
+  if (
+    typeof x.message === "string"
+    && /socket\.write|Can't add new command when connection is in closed state|closed state/i.test(x.message)
+  )
+    return true;
   return x.cause !== undefined && x.cause !== e && isDatabaseUnavailable(x.cause);
 }
 
@@ -60,14 +93,20 @@ export function within<T>(work: Promise<T>, ms: number, what: string, late?: (va
       reject(new DatabaseUnavailableError(`the database did not answer within ${ms} ms (${what})`));
     }, ms);
   });
-  work.then((v) => {
-    if (expired) late?.(v);
-  }, () => {});
+  work.then(
+    (v) => {
+      if (expired) late?.(v);
+    },
+    () => {},
+  );
   return Promise.race([work, bound]).finally(() => clearTimeout(timer));
 }
 
 class TimedConnection implements DatabaseConnection {
-  constructor(readonly inner: DatabaseConnection, private t: DatabaseTimeouts) {}
+  constructor(
+    readonly inner: DatabaseConnection,
+    private t: DatabaseTimeouts,
+  ) {}
   executeQuery<R>(q: CompiledQuery): Promise<QueryResult<R>> {
     return within(this.inner.executeQuery<R>(q), this.t.queryMs, "query");
   }
@@ -79,13 +118,21 @@ class TimedConnection implements DatabaseConnection {
 const unwrap = (c: DatabaseConnection) => (c instanceof TimedConnection ? c.inner : c);
 
 class TimedDriver implements Driver {
-  constructor(private inner: Driver, private t: DatabaseTimeouts) {}
+  constructor(
+    private inner: Driver,
+    private t: DatabaseTimeouts,
+  ) {}
   init() {
     return within(this.inner.init(), this.t.connectMs, "connect");
   }
   async acquireConnection(): Promise<DatabaseConnection> {
     // A connection that arrives after the caller gave up goes straight back to the pool.
-    const c = await within(this.inner.acquireConnection(), this.t.connectMs, "connect", (late) => void this.inner.releaseConnection(late).catch(() => {}));
+    const c = await within(
+      this.inner.acquireConnection(),
+      this.t.connectMs,
+      "connect",
+      (late) => void this.inner.releaseConnection(late).catch(() => {}),
+    );
     return new TimedConnection(c, this.t);
   }
   beginTransaction(c: DatabaseConnection, s: TransactionSettings) {

@@ -10,7 +10,12 @@ export type SetTerm = readonly [column: string, op: "+" | "-" | "=", value: unkn
 const texts = new Map<string, string>();
 const TEXT_CACHE_SIZE = 200;
 
-function updateText(dialect: Dialect, table: string, sets: readonly SetTerm[], where: readonly (readonly [string, unknown])[]): string {
+function updateText(
+  dialect: Dialect,
+  table: string,
+  sets: readonly SetTerm[],
+  where: readonly (readonly [string, unknown])[],
+): string {
   let key = `${dialect}|${table}|`;
   for (const [c, op] of sets) key += `${c}${op},`;
   for (const [c] of where) key += `|${c}`;
@@ -27,7 +32,12 @@ function updateText(dialect: Dialect, table: string, sets: readonly SetTerm[], w
 }
 
 /** `update table set … where a = ? and b = ?`, its parameters in placeholder order. */
-export function updateStatement(dialect: Dialect, table: string, sets: readonly SetTerm[], where: readonly (readonly [string, unknown])[]): { sql: string; parameters: unknown[] } {
+export function updateStatement(
+  dialect: Dialect,
+  table: string,
+  sets: readonly SetTerm[],
+  where: readonly (readonly [string, unknown])[],
+): { sql: string; parameters: unknown[] } {
   const parameters: unknown[] = [];
   for (const s of sets) parameters.push(s[2]);
   for (const w of where) parameters.push(w[1]);

@@ -13,7 +13,8 @@ const ARCO = join(resolve(import.meta.dir, ".."), "node_modules", "@arco-design"
 /** Export name → folder, read from Arco's own barrel (es/index.js: `export { default as Button } from './Button'`). */
 export function arcoComponents(indexSource = readFileSync(join(ARCO, "es", "index.js"), "utf8")): Map<string, string> {
   const map = new Map<string, string>();
-  for (const m of indexSource.matchAll(/export\s*\{\s*default\s+as\s+(\w+)\s*\}\s*from\s*['"]\.\/([\w-]+)['"]/g)) map.set(m[1], m[2]);
+  for (const m of indexSource.matchAll(/export\s*\{\s*default\s+as\s+(\w+)\s*\}\s*from\s*['"]\.\/([\w-]+)['"]/g))
+    map.set(m[1], m[2]);
   return map;
 }
 
@@ -47,8 +48,10 @@ export function rewriteArcoImports(source: string, components: Map<string, strin
 /** Component folders imported anywhere under `srcDir`. */
 export function usedComponents(srcDir: string, components: Map<string, string>): string[] {
   const used = new Set<string>();
-  const walk = (dir: string): string[] => readdirSync(dir, { withFileTypes: true })
-    .flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : /\.tsx?$/.test(e.name) ? [join(dir, e.name)] : []));
+  const walk = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory() ? walk(join(dir, e.name)) : /\.tsx?$/.test(e.name) ? [join(dir, e.name)] : [],
+    );
   for (const file of walk(srcDir)) {
     for (const m of readFileSync(file, "utf8").matchAll(IMPORT_RE)) {
       if (m[1] || m[3]) continue;
@@ -75,7 +78,8 @@ export function arcoStylesheet(dirs: string[]): string {
       parts.push(readFileSync(file, "utf8"));
       return;
     }
-    for (const m of readFileSync(file, "utf8").matchAll(/import\s+['"]([^'"]+)['"]/g)) visit(resolve(dirname(file), m[1]));
+    for (const m of readFileSync(file, "utf8").matchAll(/import\s+['"]([^'"]+)['"]/g))
+      visit(resolve(dirname(file), m[1]));
   };
   for (const dir of dirs) visit(join(ARCO, "es", dir, "style", "css.js"));
   return parts.join("\n");

@@ -29,8 +29,14 @@ export async function buildBinary(opts: BuildOptions = {}): Promise<{ outfile: s
   const log = opts.log ?? ((l: string) => console.log(l));
   const outfile = resolve(opts.outfile ?? defaultOutfile(opts.target));
   const t0 = performance.now();
-  const files = await buildConsole({ entry: opts.consoleEntry ?? CONSOLE_ENTRY, outDir: opts.consoleOut, manifest: MANIFEST_PATH });
-  log(`console: ${files.length} files bundled and listed in ${relative(ROOT, MANIFEST_PATH)} (${Math.round(performance.now() - t0)} ms)`);
+  const files = await buildConsole({
+    entry: opts.consoleEntry ?? CONSOLE_ENTRY,
+    outDir: opts.consoleOut,
+    manifest: MANIFEST_PATH,
+  });
+  log(
+    `console: ${files.length} files bundled and listed in ${relative(ROOT, MANIFEST_PATH)} (${Math.round(performance.now() - t0)} ms)`,
+  );
 
   mkdirSync(dirname(outfile), { recursive: true });
   // --bytecode halves the start-up time; it needs --format=esm because main.ts uses top-level await.
@@ -38,14 +44,34 @@ export async function buildBinary(opts: BuildOptions = {}): Promise<{ outfile: s
   // what to parse for a route, and whitespace or identifier minification hides `cookie` from it, so every
   // session route answers 500 (checked with Bun 1.4.5 / Elysia 1.4.30). The runtime is ~95% of the size anyway.
   // The token-counting, database-writing and SQLite-reading workers are entry points of their own: a worker's file must be listed to be embedded.
-  const args = [process.execPath, "build", "--compile", "--minify-syntax", "--bytecode", "--format=esm", "./server/main.ts", "./server/relay/tokenizer-worker.ts", "./server/infra/sqlite-worker-thread.ts", "./server/infra/sql-worker-thread.ts", "./server/infra/sqlite-read-thread.ts", "--outfile", outfile];
+  const args = [
+    process.execPath,
+    "build",
+    "--compile",
+    "--minify-syntax",
+    "--bytecode",
+    "--format=esm",
+    "./server/main.ts",
+    "./server/relay/tokenizer-worker.ts",
+    "./server/infra/sqlite-worker-thread.ts",
+    "./server/infra/sql-worker-thread.ts",
+    "./server/infra/sqlite-read-thread.ts",
+    "--outfile",
+    outfile,
+  ];
   if (opts.target) args.push(`--target=${opts.target}`);
   const t1 = performance.now();
   const proc = Bun.spawn(args, { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
-  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const [out, err, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   if (code !== 0 || !existsSync(outfile)) throw new Error(`bun build --compile failed (exit ${code}):\n${out}\n${err}`);
   const bytes = statSync(outfile).size;
-  log(`binary: ${relative(process.cwd(), outfile) || outfile} ${(bytes / 1024 / 1024).toFixed(1)} MB (${Math.round(performance.now() - t1)} ms)`);
+  log(
+    `binary: ${relative(process.cwd(), outfile) || outfile} ${(bytes / 1024 / 1024).toFixed(1)} MB (${Math.round(performance.now() - t1)} ms)`,
+  );
   return { outfile, bytes };
 }
 

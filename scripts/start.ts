@@ -8,7 +8,8 @@ import { existsSync } from "node:fs";
 import { relative } from "node:path";
 import { buildConsole, consoleIsStale, CONSOLE_ENTRY, CONSOLE_OUT } from "./build-console.ts";
 
-const explicitConsole = process.env.CONSOLE_DIR || process.argv.some((a) => a === "--console-dir" || a.startsWith("--console-dir="));
+const explicitConsole =
+  process.env.CONSOLE_DIR || process.argv.some((a) => a === "--console-dir" || a.startsWith("--console-dir="));
 const infoOnly = process.argv.slice(2).some((a) => ["--help", "-h", "--version", "-v"].includes(a));
 
 if (!explicitConsole && !infoOnly) {
@@ -20,7 +21,9 @@ if (!explicitConsole && !infoOnly) {
       console.log("building the console ...");
       try {
         const files = await buildConsole();
-        console.log(`console built into ${relative(process.cwd(), CONSOLE_OUT)} (${files.length} files, ${Math.round(performance.now() - t0)} ms)`);
+        console.log(
+          `console built into ${relative(process.cwd(), CONSOLE_OUT)} (${files.length} files, ${Math.round(performance.now() - t0)} ms)`,
+        );
       } catch (e) {
         console.error(e instanceof Error ? e.message : e);
         process.exit(1);

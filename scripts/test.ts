@@ -24,7 +24,11 @@ const wantsAgents = files.length > 0 || args.some((a) => a.includes("tests/agent
 if (wantsAgents) {
   if (!agentsInstalled(agents)) {
     console.error("installing tests/agents (npm ci --prefix tests/agents) ...");
-    const npm = Bun.spawnSync(["npm", "ci", "--prefix", agents, "--no-audit", "--no-fund"], { stdout: "inherit", stderr: "inherit", timeout: 900_000 });
+    const npm = Bun.spawnSync(["npm", "ci", "--prefix", agents, "--no-audit", "--no-fund"], {
+      stdout: "inherit",
+      stderr: "inherit",
+      timeout: 900_000,
+    });
     if (npm.exitCode !== 0) {
       console.error("npm ci --prefix tests/agents failed: the agent tests cannot run without it");
       console.log("0 passed, 1 failed");
@@ -76,7 +80,9 @@ function agentsInstalled(dir: string): boolean {
   try {
     const want = JSON.parse(readFileSync(join(dir, "package-lock.json"), "utf8")).packages ?? {};
     const have = JSON.parse(readFileSync(hidden, "utf8")).packages ?? {};
-    return Object.entries<any>(want).every(([path, p]) => path === "" || have[path]?.version === p.version || (p.optional && !have[path]));
+    return Object.entries<any>(want).every(
+      ([path, p]) => path === "" || have[path]?.version === p.version || (p.optional && !have[path]),
+    );
   } catch {
     return false;
   }

@@ -14,7 +14,12 @@ import { dataExportPolicy } from "./modules/dashboard/export.ts";
 
 export async function buildDeps(config: Config): Promise<AppDeps> {
   configureStreamClient(config.streamClient);
-  const db = await openDatabase({ kind: config.database.kind, url: config.database.url, sqlitePath: config.database.sqlitePath, timeouts: config.database.timeouts });
+  const db = await openDatabase({
+    kind: config.database.kind,
+    url: config.database.url,
+    sqlitePath: config.database.sqlitePath,
+    timeouts: config.database.timeouts,
+  });
   const options = new OptionStore(db);
   await options.load();
   const cache = await openCache(config.redisUrl, undefined, config.redis);

@@ -90,7 +90,13 @@ export interface TracingConfig {
   samplerRatio: number;
 }
 
-export interface CliFlags { help: boolean; version: boolean; port?: number; dataDir?: string; consoleDir?: string }
+export interface CliFlags {
+  help: boolean;
+  version: boolean;
+  port?: number;
+  dataDir?: string;
+  consoleDir?: string;
+}
 
 export const HELP = `Switchyard ${VERSION} - AI model API gateway
 
@@ -165,7 +171,10 @@ function persistedSecret(dataDir: string): string {
   return secret;
 }
 
-export function loadConfig(env: Record<string, string | undefined> = process.env, flags: CliFlags = { help: false, version: false }): Config {
+export function loadConfig(
+  env: Record<string, string | undefined> = process.env,
+  flags: CliFlags = { help: false, version: false },
+): Config {
   const dataDir = resolve(flags.dataDir ?? env.DATA_DIR ?? "./data");
   const db = normaliseDsn(env.SQL_DSN ?? "");
   const sqlitePath = env.SQLITE_PATH ? resolve(env.SQLITE_PATH) : join(dataDir, "switchyard.db");
@@ -182,7 +191,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     host: env.HOST ?? "0.0.0.0",
     dataDir,
     database: {
-      ...db, sqlitePath,
+      ...db,
+      sqlitePath,
       timeouts: {
         connectMs: Math.max(0, int(env.SQL_CONNECT_TIMEOUT_MS, DEFAULT_DATABASE_TIMEOUTS.connectMs)),
         queryMs: Math.max(0, int(env.SQL_QUERY_TIMEOUT_MS, DEFAULT_DATABASE_TIMEOUTS.queryMs)),
@@ -204,7 +214,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     streamStallMs: int(env.STREAM_STALL_TIMEOUT, 60) * 1000,
     streamClient: {
       enabled: (env.UPSTREAM_STREAM_CLIENT?.trim().toLowerCase() || "socket") !== "fetch",
-      proxiedProtocols: [...(env.HTTP_PROXY || env.http_proxy ? ["http:"] : []), ...(env.HTTPS_PROXY || env.https_proxy ? ["https:"] : [])],
+      proxiedProtocols: [
+        ...(env.HTTP_PROXY || env.http_proxy ? ["http:"] : []),
+        ...(env.HTTPS_PROXY || env.https_proxy ? ["https:"] : []),
+      ],
     },
     consoleDir: flags.consoleDir ?? env.CONSOLE_DIR ?? null,
     metricsEnabled: bool(env.METRICS_ENABLED, false),
@@ -219,14 +232,24 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     shutdownGraceMs: int(env.SHUTDOWN_GRACE_SECONDS, 30) * 1000,
     rateLimitEnabled: bool(env.RATE_LIMIT_ENABLED, true),
     trustProxy: bool(env.TRUST_PROXY, false),
-    signin: { maxFailures: Math.max(0, int(env.SIGNIN_MAX_FAILURES, 10)), lockoutSeconds: Math.max(1, int(env.SIGNIN_LOCKOUT_SECONDS, 900)) },
+    signin: {
+      maxFailures: Math.max(0, int(env.SIGNIN_MAX_FAILURES, 10)),
+      lockoutSeconds: Math.max(1, int(env.SIGNIN_LOCKOUT_SECONDS, 900)),
+    },
     turnstileVerifyUrl: env.TURNSTILE_VERIFY_URL?.trim() || "https://challenges.cloudflare.com/turnstile/v0/siteverify",
     allowLoopbackWebhooks: false,
     instanceId: env.INSTANCE_ID?.trim().slice(0, 64) || defaultInstanceId(dataDir, flags.port ?? int(env.PORT, 3000)),
     journalDir: join(dataDir, "journal"),
     holdLeaseMs: 60_000,
     // Seconds, fractions allowed (tests poll fast); empty or unreadable = the default.
-    taskPollIntervalMs: Math.round(Math.max(0, env.TASK_POLL_INTERVAL?.trim() && Number.isFinite(Number(env.TASK_POLL_INTERVAL)) ? Number(env.TASK_POLL_INTERVAL) : 15) * 1000),
+    taskPollIntervalMs: Math.round(
+      Math.max(
+        0,
+        env.TASK_POLL_INTERVAL?.trim() && Number.isFinite(Number(env.TASK_POLL_INTERVAL))
+          ? Number(env.TASK_POLL_INTERVAL)
+          : 15,
+      ) * 1000,
+    ),
     taskTimeoutMs: Math.max(1, int(env.TASK_TIMEOUT_MINUTES, 60)) * 60_000,
     passwordHash: passwordScheme(env.PASSWORD_HASH),
     tracing: tracingConfig(env),
@@ -235,7 +258,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 
 function passwordScheme(v: string | undefined): PasswordScheme {
   const s = (v ?? "").trim().toLowerCase() || "bcrypt";
-  if (s !== "bcrypt" && s !== "argon2id") throw new Error(`PASSWORD_HASH=${v} is not supported: use bcrypt (the default) or argon2id`);
+  if (s !== "bcrypt" && s !== "argon2id")
+    throw new Error(`PASSWORD_HASH=${v} is not supported: use bcrypt (the default) or argon2id`);
   return s;
 }
 
@@ -261,9 +285,15 @@ function tracingConfig(env: Record<string, string | undefined>): TracingConfig |
   const base = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
   if ((!traces && !base) || bool(env.OTEL_SDK_DISABLED, false)) return null;
   const ratio = Number(env.OTEL_TRACES_SAMPLER_ARG);
-  const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL?.trim() || env.OTEL_EXPORTER_OTLP_PROTOCOL?.trim() || "http/json").toLowerCase();
+  const protocol = (
+    env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL?.trim()
+    || env.OTEL_EXPORTER_OTLP_PROTOCOL?.trim()
+    || "http/json"
+  ).toLowerCase();
   if (protocol !== "http/json" && protocol !== "http/protobuf") {
-    throw new Error(`OTEL_EXPORTER_OTLP_PROTOCOL=${protocol} is not supported: use http/protobuf or http/json (the collector's OTLP/HTTP port, usually 4318)`);
+    throw new Error(
+      `OTEL_EXPORTER_OTLP_PROTOCOL=${protocol} is not supported: use http/protobuf or http/json (the collector's OTLP/HTTP port, usually 4318)`,
+    );
   }
   return {
     url: traces || `${base!.replace(/\/+$/, "")}/v1/traces`,

@@ -20,7 +20,10 @@ if (process.argv.slice(2).includes("--healthcheck")) {
   // For Docker's HEALTHCHECK (the slim image has no curl): exit 0 when /api/status answers 200 on the
   // configured port. The placeholder secret keeps loadConfig from creating one in the data folder.
   const { port } = loadConfig({ ...process.env, SESSION_SECRET: "healthcheck" }, flags);
-  const healthy = await fetch(`http://127.0.0.1:${port}/api/status`, { signal: AbortSignal.timeout(4000) }).then((r) => r.status === 200, () => false);
+  const healthy = await fetch(`http://127.0.0.1:${port}/api/status`, { signal: AbortSignal.timeout(4000) }).then(
+    (r) => r.status === 200,
+    () => false,
+  );
   process.exit(healthy ? 0 : 1);
 }
 
@@ -34,7 +37,9 @@ try {
   startChannelJobs(deps);
   startTaskPoller(deps);
   if (config.sessionSecretGenerated) {
-    console.warn(`SESSION_SECRET is not set: using a generated secret stored in ${config.dataDir}. Several instances must share one SESSION_SECRET.`);
+    console.warn(
+      `SESSION_SECRET is not set: using a generated secret stored in ${config.dataDir}. Several instances must share one SESSION_SECRET.`,
+    );
   }
   app = createApp(deps);
   // A console folder on disk is loaded asynchronously; listen only once every route exists.
@@ -43,14 +48,21 @@ try {
   // its traffic (two databases behind one address) instead of failing to start.
   // Bun's development mode (Elysia's default unless NODE_ENV=production) would answer stray errors with its
   // debug page; config.nodeEnv already defaults to production.
-  app.listen({ port: config.port, hostname: config.host, reusePort: false, development: config.nodeEnv === "development" });
+  app.listen({
+    port: config.port,
+    hostname: config.host,
+    reusePort: false,
+    development: config.nodeEnv === "development",
+  });
 } catch (e) {
   console.error(`Switchyard could not start: ${e instanceof Error ? e.message : String(e)}`);
   process.exit(1);
 }
 
 const url = `http://localhost:${app.server?.port}`;
-console.log(`Switchyard ${VERSION} listening on ${url} (database: ${config.database.kind}${config.database.kind === "sqlite" ? ` at ${config.database.sqlitePath}` : ""}, cache: ${deps.cache.kind})`);
+console.log(
+  `Switchyard ${VERSION} listening on ${url} (database: ${config.database.kind}${config.database.kind === "sqlite" ? ` at ${config.database.sqlitePath}` : ""}, cache: ${deps.cache.kind})`,
+);
 if (!(await deps.db.selectFrom("setups").select("id").limit(1).executeTakeFirst())) {
   console.log(`First start: open ${url}/setup in a browser to create the administrator account.`);
 }

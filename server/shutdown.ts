@@ -24,7 +24,11 @@ export function requestWindowMs(graceMs: number): number {
   return graceMs - Math.min(CLOSE_RESERVE_MS, Math.floor(graceMs / 3));
 }
 
-export async function gracefulShutdown(server: StoppableServer | null | undefined, deps: AppDeps, opts: { graceMs: number; log?: (message: string) => void }): Promise<ShutdownResult> {
+export async function gracefulShutdown(
+  server: StoppableServer | null | undefined,
+  deps: AppDeps,
+  opts: { graceMs: number; log?: (message: string) => void },
+): Promise<ShutdownResult> {
   const log = opts.log ?? ((m: string) => console.log(m));
   const deadline = performance.now() + opts.graceMs;
   const requestsMs = requestWindowMs(opts.graceMs);
@@ -32,13 +36,18 @@ export async function gracefulShutdown(server: StoppableServer | null | undefine
   if (server) {
     const pending = server.pendingRequests ?? 0;
     if (pending > 0) log(`waiting up to ${Math.round(requestsMs / 1000)} s for ${pending} in-flight request(s)`);
-    const finished = Promise.resolve(server.stop(false)).then(() => true, () => true);
+    const finished = Promise.resolve(server.stop(false)).then(
+      () => true,
+      () => true,
+    );
     let timer: ReturnType<typeof setTimeout> | undefined;
     const expired = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), requestsMs)));
     drained = await Promise.race([finished, expired]);
     clearTimeout(timer);
     if (!drained) {
-      log(`grace period of ${requestsMs} ms for requests is over: closing ${server.pendingRequests ?? "the remaining"} request(s)`);
+      log(
+        `grace period of ${requestsMs} ms for requests is over: closing ${server.pendingRequests ?? "the remaining"} request(s)`,
+      );
       await Promise.resolve(server.stop(true)).catch(() => {});
     }
   }
@@ -46,8 +55,13 @@ export async function gracefulShutdown(server: StoppableServer | null | undefine
   // database that does not answer must not hold the process past its grace period.
   let timer: ReturnType<typeof setTimeout> | undefined;
   const closed = await Promise.race([
-    closeDeps(deps).then(() => true, (e) => (log(`closing failed: ${(e as Error)?.message ?? e}`), true)),
-    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), Math.max(0, deadline - performance.now())))),
+    closeDeps(deps).then(
+      () => true,
+      (e) => (log(`closing failed: ${(e as Error)?.message ?? e}`), true),
+    ),
+    new Promise<boolean>(
+      (resolve) => (timer = setTimeout(() => resolve(false), Math.max(0, deadline - performance.now()))),
+    ),
   ]);
   clearTimeout(timer);
   if (!closed) log("the grace period ran out before the pending writes reached the database");

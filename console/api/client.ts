@@ -53,7 +53,12 @@ function messageForStatus(status: number): string | null {
   return null;
 }
 
-export async function request<T = any>(method: string, path: string, body?: unknown, init: RequestInit = {}): Promise<Envelope<T>> {
+export async function request<T = any>(
+  method: string,
+  path: string,
+  body?: unknown,
+  init: RequestInit = {},
+): Promise<Envelope<T>> {
   const headers: Record<string, string> = { Accept: "application/json", ...(init.headers as Record<string, string>) };
   const user = getStoredUser();
   if (user) headers[USER_ID_HEADER] = String(user.id);
@@ -89,12 +94,14 @@ export async function request<T = any>(method: string, path: string, body?: unkn
     parsed = null;
   }
   // A 429 that says when to retry (an account locked after failed sign-ins) keeps the server's message, which says when.
-  const retryAt = res.status === 429 && res.headers.get("retry-after") && typeof parsed?.message === "string" && parsed.message;
+  const retryAt =
+    res.status === 429 && res.headers.get("retry-after") && typeof parsed?.message === "string" && parsed.message;
   if (retryAt) return { success: false, message: translateServerMessage(retryAt), status: res.status };
   if (fixed) return { success: false, message: fixed, status: res.status };
   // The server's answer for an /api route it does not have (a feature this server leaves out, such as
   // new-api's daily check-in): say that, not a bare "not found".
-  if (res.status === 404 && parsed?.message === UNKNOWN_ROUTE_MESSAGE) return { success: false, message: i18n.t("error.unavailable"), status: 404 };
+  if (res.status === 404 && parsed?.message === UNKNOWN_ROUTE_MESSAGE)
+    return { success: false, message: i18n.t("error.unavailable"), status: 404 };
   if (parsed && typeof parsed === "object" && "success" in parsed) {
     return { ...parsed, message: translateServerMessage(parsed.message ?? ""), status: res.status };
   }

@@ -15,7 +15,10 @@ export function changedKeys(original: Record<string, string>, current: Record<st
 }
 
 /** Sends one PUT per changed key, sequentially so the server sees them in the order of the form. */
-export async function saveOptions(original: Record<string, string>, current: Record<string, string>): Promise<SaveResult> {
+export async function saveOptions(
+  original: Record<string, string>,
+  current: Record<string, string>,
+): Promise<SaveResult> {
   const keys = changedKeys(original, current);
   const result: SaveResult = { saved: [], failed: [], unchanged: keys.length === 0 };
   for (const key of keys) {

@@ -12,11 +12,16 @@ import { DATE_TIME_FORMAT, type DateRangeProps, type RangePreset } from "./Filte
 export function presetRange(preset: RangePreset, now = dayjs()): [Dayjs, Dayjs] {
   const end = now.add(1, "hour").startOf("minute");
   switch (preset) {
-    case "today": return [now.startOf("day"), end];
-    case "last24h": return [now.subtract(24, "hour").startOf("minute"), end];
-    case "last7d": return [now.subtract(7, "day").startOf("day"), end];
-    case "last30d": return [now.subtract(30, "day").startOf("day"), end];
-    case "thisMonth": return [now.startOf("month"), end];
+    case "today":
+      return [now.startOf("day"), end];
+    case "last24h":
+      return [now.subtract(24, "hour").startOf("minute"), end];
+    case "last7d":
+      return [now.subtract(7, "day").startOf("day"), end];
+    case "last30d":
+      return [now.subtract(30, "day").startOf("day"), end];
+    case "thisMonth":
+      return [now.startOf("month"), end];
   }
 }
 
@@ -24,7 +29,12 @@ const fmt = (d: Dayjs) => d.format(DATE_TIME_FORMAT);
 const DEFAULT_PRESETS: RangePreset[] = ["today", "last7d", "last30d", "thisMonth"];
 
 /** A date-time range as two "YYYY-MM-DD HH:mm:ss" strings ("" = open end). */
-export default function DateRangePicker({ value, onChange, presets = DEFAULT_PRESETS, testId = "date-range" }: DateRangeProps) {
+export default function DateRangePicker({
+  value,
+  onChange,
+  presets = DEFAULT_PRESETS,
+  testId = "date-range",
+}: DateRangeProps) {
   const { t } = useTranslation();
   const mobile = useIsMobile();
   if (mobile) {
@@ -37,11 +47,26 @@ export default function DateRangePicker({ value, onChange, presets = DEFAULT_PRE
     };
     return (
       <div className="sy-range-mobile" data-testid={testId}>
-        <Select size="default" placeholder={t("ops.filter.preset")} value={undefined} onChange={(p: RangePreset) => onChange(presetRange(p).map(fmt) as [string, string])}
-          options={presets.map((p) => ({ value: p, label: t(`ops.filter.${p}`) }))} />
+        <Select
+          size="default"
+          placeholder={t("ops.filter.preset")}
+          value={undefined}
+          onChange={(p: RangePreset) => onChange(presetRange(p).map(fmt) as [string, string])}
+          options={presets.map((p) => ({ value: p, label: t(`ops.filter.${p}`) }))}
+        />
         <div className="sy-range-days">
-          <DatePicker value={value[0] || undefined} onChange={day("start")} placeholder={t("ops.log.start")} style={{ width: "100%" }} />
-          <DatePicker value={value[1] || undefined} onChange={day("end")} placeholder={t("ops.log.end")} style={{ width: "100%" }} />
+          <DatePicker
+            value={value[0] || undefined}
+            onChange={day("start")}
+            placeholder={t("ops.log.start")}
+            style={{ width: "100%" }}
+          />
+          <DatePicker
+            value={value[1] || undefined}
+            onChange={day("end")}
+            placeholder={t("ops.log.end")}
+            style={{ width: "100%" }}
+          />
         </div>
       </div>
     );

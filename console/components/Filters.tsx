@@ -10,7 +10,17 @@ import { useTranslation } from "react-i18next";
 export const DATE_TIME_FORMAT = "YYYY-MM-DD HH:mm:ss";
 
 /** A labelled field of a filter form; `wide` takes two grid columns where there are two. */
-export function Field({ label, children, wide, testId }: { label: React.ReactNode; children: React.ReactNode; wide?: boolean; testId?: string }) {
+export function Field({
+  label,
+  children,
+  wide,
+  testId,
+}: {
+  label: React.ReactNode;
+  children: React.ReactNode;
+  wide?: boolean;
+  testId?: string;
+}) {
   return (
     <div className={`sy-field${wide ? " sy-field-wide" : ""}`} data-testid={testId}>
       <span className="sy-field-label">{label}</span>
@@ -20,16 +30,39 @@ export function Field({ label, children, wide, testId }: { label: React.ReactNod
 }
 
 /** The form (as Arco Pro's search forms): the fields in a grid, the buttons in a column at its right; Enter searches. */
-export function FilterBar({ children, onSearch, onReset, loading, extra }: {
-  children: React.ReactNode; onSearch: () => void; onReset?: () => void; loading?: boolean; extra?: React.ReactNode;
+export function FilterBar({
+  children,
+  onSearch,
+  onReset,
+  loading,
+  extra,
+}: {
+  children: React.ReactNode;
+  onSearch: () => void;
+  onReset?: () => void;
+  loading?: boolean;
+  extra?: React.ReactNode;
 }) {
   const { t } = useTranslation();
   return (
-    <form className="sy-filters" data-testid="filters" onSubmit={(e) => { e.preventDefault(); onSearch(); }}>
+    <form
+      className="sy-filters"
+      data-testid="filters"
+      onSubmit={(e) => {
+        e.preventDefault();
+        onSearch();
+      }}
+    >
       <div className="sy-filter-fields">{children}</div>
       <div className="sy-filter-actions">
-        <Button type="primary" htmlType="submit" loading={loading} data-testid="filter-search">{t("ops.search")}</Button>
-        {onReset && <Button onClick={onReset} data-testid="filter-reset">{t("ops.filter.reset")}</Button>}
+        <Button type="primary" htmlType="submit" loading={loading} data-testid="filter-search">
+          {t("ops.search")}
+        </Button>
+        {onReset && (
+          <Button onClick={onReset} data-testid="filter-reset">
+            {t("ops.filter.reset")}
+          </Button>
+        )}
         {extra}
       </div>
     </form>
@@ -38,7 +71,12 @@ export function FilterBar({ children, onSearch, onReset, loading, extra }: {
 
 export type RangePreset = "today" | "last24h" | "last7d" | "last30d" | "thisMonth";
 
-export interface DateRangeProps { value: [string, string]; onChange: (v: [string, string]) => void; presets?: RangePreset[]; testId?: string }
+export interface DateRangeProps {
+  value: [string, string];
+  onChange: (v: [string, string]) => void;
+  presets?: RangePreset[];
+  testId?: string;
+}
 
 const Picker = lazy(() => import("./DateRangePicker.tsx"));
 
@@ -51,7 +89,8 @@ export function DateRange(props: DateRangeProps) {
   const [wanted, setWanted] = useState(false);
   useEffect(() => {
     if (wanted) return;
-    const idle = (globalThis as { requestIdleCallback?: (f: () => void, o?: { timeout: number }) => number }).requestIdleCallback;
+    const idle = (globalThis as { requestIdleCallback?: (f: () => void, o?: { timeout: number }) => number })
+      .requestIdleCallback;
     if (idle) {
       const id = idle(() => setWanted(true), { timeout: 1500 });
       return () => (globalThis as { cancelIdleCallback?: (id: number) => void }).cancelIdleCallback?.(id);
@@ -60,7 +99,15 @@ export function DateRange(props: DateRangeProps) {
     return () => clearTimeout(id);
   }, [wanted]);
   const text = props.value[0] || props.value[1] ? `${props.value[0]} – ${props.value[1]}` : "";
-  const placeholder = <Input readOnly value={text} onFocus={() => setWanted(true)} onMouseEnter={() => setWanted(true)} data-testid="date-range-placeholder" />;
+  const placeholder = (
+    <Input
+      readOnly
+      value={text}
+      onFocus={() => setWanted(true)}
+      onMouseEnter={() => setWanted(true)}
+      data-testid="date-range-placeholder"
+    />
+  );
   if (!wanted) return placeholder;
   return (
     <Suspense fallback={placeholder}>

@@ -14,5 +14,12 @@ export function Markdown({ text, className, testId }: { text: string; className?
     const code = button?.closest(".sy-code")?.querySelector("code");
     if (code) void copyWithFallback(code.textContent ?? "");
   };
-  return <div className={`sy-markdown${className ? ` ${className}` : ""}`} data-testid={testId} onClick={onClick} dangerouslySetInnerHTML={{ __html: html }} />;
+  return (
+    <div
+      className={`sy-markdown${className ? ` ${className}` : ""}`}
+      data-testid={testId}
+      onClick={onClick}
+      dangerouslySetInnerHTML={{ __html: html }}
+    />
+  );
 }

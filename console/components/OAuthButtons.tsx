@@ -27,7 +27,12 @@ async function oauthState(aff?: string | null): Promise<string | null> {
  * The provider's authorise link. OIDC's redirect_uri is the configured site (ServerAddress, which the server
  * also sends when it exchanges the code), else this page's origin: never anything taken from the URL.
  */
-export function authoriseUrl(kind: "github" | "oidc" | "linuxdo", s: SiteStatus, state: string, origin = String(s.server_address || location.origin)): string {
+export function authoriseUrl(
+  kind: "github" | "oidc" | "linuxdo",
+  s: SiteStatus,
+  state: string,
+  origin = String(s.server_address || location.origin),
+): string {
   if (kind === "github") {
     return `https://github.com/login/oauth/authorize${qs({ client_id: s.github_client_id, state, scope: "user:email" })}`;
   }
@@ -43,10 +48,16 @@ export function authoriseUrl(kind: "github" | "oidc" | "linuxdo", s: SiteStatus,
   return u.toString();
 }
 
-export async function startOAuth(kind: "github" | "oidc" | "linuxdo", s: SiteStatus, aff?: string | null): Promise<void> {
+export async function startOAuth(
+  kind: "github" | "oidc" | "linuxdo",
+  s: SiteStatus,
+  aff?: string | null,
+): Promise<void> {
   if (kind === "oidc") {
     // The server builds OIDC's link itself: it holds the nonce and the PKCE verifier that go with the state.
-    const r = await api.get<{ url: string; state: string }>(`/api/oauth/oidc/authorize${qs({ aff: aff ?? undefined })}`);
+    const r = await api.get<{ url: string; state: string }>(
+      `/api/oauth/oidc/authorize${qs({ aff: aff ?? undefined })}`,
+    );
     if (r.success && r.data?.url) location.href = r.data.url;
     else Message.error(r.message);
     return;
@@ -57,7 +68,14 @@ export async function startOAuth(kind: "github" | "oidc" | "linuxdo", s: SiteSta
 
 /** The signed fields the Telegram login widget hands to its data-onauth callback. */
 export interface TelegramAuthData {
-  id: number; first_name?: string; last_name?: string; username?: string; photo_url?: string; auth_date: number; hash: string; [k: string]: unknown;
+  id: number;
+  first_name?: string;
+  last_name?: string;
+  username?: string;
+  photo_url?: string;
+  auth_date: number;
+  hash: string;
+  [k: string]: unknown;
 }
 
 let telegramCallbacks = 0;
@@ -66,7 +84,15 @@ let telegramCallbacks = 0;
  * Telegram's login widget. With `onAuth`, the widget calls back in the page (data-onauth) with the signed
  * fields, so the console can call the JSON API itself; with `authUrl`, the widget sends the browser there.
  */
-export function TelegramWidget({ bot, authUrl, onAuth }: { bot: string; authUrl?: string; onAuth?: (user: TelegramAuthData) => void }) {
+export function TelegramWidget({
+  bot,
+  authUrl,
+  onAuth,
+}: {
+  bot: string;
+  authUrl?: string;
+  onAuth?: (user: TelegramAuthData) => void;
+}) {
   const box = useRef<HTMLDivElement>(null);
   const handler = useRef(onAuth);
   handler.current = onAuth;
@@ -101,7 +127,8 @@ export function TelegramWidget({ bot, authUrl, onAuth }: { bot: string; authUrl?
  */
 export function telegramQuery(user: TelegramAuthData): string {
   const fields: Record<string, string | number | undefined> = {};
-  for (const [k, v] of Object.entries(user)) if (v !== undefined && v !== null && typeof v !== "object") fields[k] = v as string | number;
+  for (const [k, v] of Object.entries(user))
+    if (v !== undefined && v !== null && typeof v !== "object") fields[k] = v as string | number;
   return qs(fields);
 }
 
@@ -141,17 +168,38 @@ export function OAuthButtons({ aff }: { aff?: string | null }) {
       <Divider>{t("auth.orThirdParty")}</Divider>
       <Space wrap style={{ justifyContent: "center", width: "100%" }}>
         {status.github_oauth && (
-          <Button icon={<IconGithub />} onClick={() => void startOAuth("github", status, aff)}>{t("auth.withGitHub")}</Button>
+          <Button icon={<IconGithub />} onClick={() => void startOAuth("github", status, aff)}>
+            {t("auth.withGitHub")}
+          </Button>
         )}
-        {status.oidc_enabled && <Button onClick={() => void startOAuth("oidc", status, aff)}>{t("auth.withOIDC")}</Button>}
-        {status.linuxdo_oauth && <Button onClick={() => void startOAuth("linuxdo", status, aff)}>{t("auth.withLinuxDO")}</Button>}
+        {status.oidc_enabled && (
+          <Button onClick={() => void startOAuth("oidc", status, aff)}>{t("auth.withOIDC")}</Button>
+        )}
+        {status.linuxdo_oauth && (
+          <Button onClick={() => void startOAuth("linuxdo", status, aff)}>{t("auth.withLinuxDO")}</Button>
+        )}
         {status.wechat_login && (
-          <Button icon={<IconWechat />} onClick={() => setWechatOpen(true)}>{t("auth.withWeChat")}</Button>
+          <Button icon={<IconWechat />} onClick={() => setWechatOpen(true)}>
+            {t("auth.withWeChat")}
+          </Button>
         )}
-        {status.telegram_oauth && <TelegramWidget bot={String(status.telegram_bot_name ?? "")} onAuth={(u) => void telegramLogin(u)} />}
+        {status.telegram_oauth && (
+          <TelegramWidget bot={String(status.telegram_bot_name ?? "")} onAuth={(u) => void telegramLogin(u)} />
+        )}
       </Space>
-      <Modal title={t("auth.withWeChat")} visible={wechatOpen} onOk={() => void wechatLogin()} onCancel={() => setWechatOpen(false)}>
-        {status.wechat_qrcode && <img src={String(status.wechat_qrcode)} alt="" style={{ maxWidth: 200, display: "block", margin: "0 auto 12px" }} />}
+      <Modal
+        title={t("auth.withWeChat")}
+        visible={wechatOpen}
+        onOk={() => void wechatLogin()}
+        onCancel={() => setWechatOpen(false)}
+      >
+        {status.wechat_qrcode && (
+          <img
+            src={String(status.wechat_qrcode)}
+            alt=""
+            style={{ maxWidth: 200, display: "block", margin: "0 auto 12px" }}
+          />
+        )}
         <p>{t("auth.wechatHint")}</p>
         <Input placeholder={t("auth.verificationCode")} value={wechatCode} onChange={setWechatCode} />
       </Modal>

@@ -61,7 +61,11 @@ export function useWidth<E extends HTMLElement>(estimate: () => number = () => 0
 
 function runAction(a: RowAction) {
   if (!a.confirm) return a.onClick?.();
-  Modal.confirm({ title: a.confirm, onOk: () => a.onClick?.(), okButtonProps: a.status === "danger" ? { status: "danger" } : undefined });
+  Modal.confirm({
+    title: a.confirm,
+    onOk: () => a.onClick?.(),
+    okButtonProps: a.status === "danger" ? { status: "danger" } : undefined,
+  });
 }
 
 /** Buttons for the main actions, a "⋯" menu for the rest (all of them when `compact`). */
@@ -70,11 +74,28 @@ export function RowActions({ actions, compact }: { actions: RowAction[]; compact
   const shown = compact ? [] : actions.filter((a) => a.main);
   const rest = compact ? actions : actions.filter((a) => !a.main);
   const button = (a: RowAction) => {
-    const props = { size: "mini" as const, status: a.status, disabled: a.disabled, loading: a.loading, "data-testid": a.testId };
+    const props = {
+      size: "mini" as const,
+      status: a.status,
+      disabled: a.disabled,
+      loading: a.loading,
+      "data-testid": a.testId,
+    };
     if (a.options?.length) {
       return (
-        <Dropdown.Button key={a.key} {...props} onClick={a.onClick} icon={<IconDown />}
-          droplist={<Menu onClickMenuItem={(k) => a.onOption?.(k)}>{a.options.map((o) => <Menu.Item key={o.key}>{o.label}</Menu.Item>)}</Menu>}>
+        <Dropdown.Button
+          key={a.key}
+          {...props}
+          onClick={a.onClick}
+          icon={<IconDown />}
+          droplist={
+            <Menu onClickMenuItem={(k) => a.onOption?.(k)}>
+              {a.options.map((o) => (
+                <Menu.Item key={o.key}>{o.label}</Menu.Item>
+              ))}
+            </Menu>
+          }
+        >
           {a.label}
         </Dropdown.Button>
       );
@@ -86,7 +107,11 @@ export function RowActions({ actions, compact }: { actions: RowAction[]; compact
         </Popconfirm>
       );
     }
-    return <Button key={a.key} {...props} onClick={a.onClick}>{a.label}</Button>;
+    return (
+      <Button key={a.key} {...props} onClick={a.onClick}>
+        {a.label}
+      </Button>
+    );
   };
   const byKey = new Map(rest.map((a) => [a.key, a]));
   const menu = (
@@ -99,16 +124,29 @@ export function RowActions({ actions, compact }: { actions: RowAction[]; compact
         else runAction(a);
       }}
     >
-      {rest.map((a) => (a.options?.length ? (
-        <Menu.SubMenu key={a.key} title={a.label}>
-          <Menu.Item key={a.key} disabled={a.disabled}>{a.label}</Menu.Item>
-          {a.options.map((o) => <Menu.Item key={`${a.key}\u0000${o.key}`} disabled={a.disabled}>{o.label}</Menu.Item>)}
-        </Menu.SubMenu>
-      ) : (
-        <Menu.Item key={a.key} disabled={a.disabled} className={a.status === "danger" ? "sy-menu-danger" : undefined} data-testid={a.testId}>
-          {a.label}
-        </Menu.Item>
-      )))}
+      {rest.map((a) =>
+        a.options?.length ? (
+          <Menu.SubMenu key={a.key} title={a.label}>
+            <Menu.Item key={a.key} disabled={a.disabled}>
+              {a.label}
+            </Menu.Item>
+            {a.options.map((o) => (
+              <Menu.Item key={`${a.key}\u0000${o.key}`} disabled={a.disabled}>
+                {o.label}
+              </Menu.Item>
+            ))}
+          </Menu.SubMenu>
+        ) : (
+          <Menu.Item
+            key={a.key}
+            disabled={a.disabled}
+            className={a.status === "danger" ? "sy-menu-danger" : undefined}
+            data-testid={a.testId}
+          >
+            {a.label}
+          </Menu.Item>
+        ),
+      )}
     </Menu>
   );
   return (
@@ -177,11 +215,16 @@ export function ResponsiveTable<T extends Record<string, any>>(props: Responsive
       setFit({ width, dropped: dropped + 1 });
     }
   });
-  const columns: any[] = inRow.map((c) => ({ ...c, render: c.render ? (v: unknown, r: T, i: number) => c.render!(v, r, i) : undefined }));
+  const columns: any[] = inRow.map((c) => ({
+    ...c,
+    render: c.render ? (v: unknown, r: T, i: number) => c.render!(v, r, i) : undefined,
+  }));
   if (props.actions) {
     columns.push({
       // On a phone the column is one "⋯" button: no title to widen it.
-      key: "actions", title: compact ? "" : props.actionsTitle ?? t("ops.actions"), className: "sy-actions-cell",
+      key: "actions",
+      title: compact ? "" : (props.actionsTitle ?? t("ops.actions")),
+      className: "sy-actions-cell",
       render: (_: unknown, row: T) => {
         const a = props.actions!(row);
         return Array.isArray(a) ? <RowActions actions={a} compact={compact} /> : a;
@@ -189,29 +232,41 @@ export function ResponsiveTable<T extends Record<string, any>>(props: Responsive
     });
   }
   const details = (row: T) => {
-    const items = stepped.map((c) => {
-      const value = c.dataIndex ? row[c.dataIndex] : undefined;
-      return { label: c.title, value: c.render ? c.render(value, row, 0) : (value as React.ReactNode) };
-    }).filter((d) => d.value !== "" && d.value !== null && d.value !== undefined);
+    const items = stepped
+      .map((c) => {
+        const value = c.dataIndex ? row[c.dataIndex] : undefined;
+        return { label: c.title, value: c.render ? c.render(value, row, 0) : (value as React.ReactNode) };
+      })
+      .filter((d) => d.value !== "" && d.value !== null && d.value !== undefined);
     const extra = props.expandedRowRender?.(row);
     if (!items.length && !extra) return null;
     return (
       <div className="sy-row-details" data-testid="row-details">
-        {items.length > 0 && <Descriptions column={compact ? 1 : 2} size="small" data={items} layout="inline-horizontal" />}
+        {items.length > 0 && (
+          <Descriptions column={compact ? 1 : 2} size="small" data={items} layout="inline-horizontal" />
+        )}
         {extra}
       </div>
     );
   };
   const expandable = stepped.length > 0 || !!props.expandedRowRender;
   return (
-    <div ref={ref} className={`sy-rtable${compact ? " sy-rtable-compact" : ""}${props.className ? ` ${props.className}` : ""}`} data-testid={props.testId}>
+    <div
+      ref={ref}
+      className={`sy-rtable${compact ? " sy-rtable-compact" : ""}${props.className ? ` ${props.className}` : ""}`}
+      data-testid={props.testId}
+    >
       <Table
         rowKey={props.rowKey as any}
         loading={props.loading}
         columns={columns}
         data={props.data}
         // A phone-sized table pages with "‹ 2 / 5 ›" only: the total and the size picker need a wider row.
-        pagination={props.pagination && compact ? { ...props.pagination, simple: true, sizeCanChange: false, showTotal: false } : props.pagination}
+        pagination={
+          props.pagination && compact
+            ? { ...props.pagination, simple: true, sizeCanChange: false, showTotal: false }
+            : props.pagination
+        }
         rowSelection={props.rowSelection}
         noDataElement={props.noDataElement}
         expandedRowRender={expandable ? details : undefined}

@@ -7,9 +7,11 @@ const en: Record<string, string> = {
   "system.passkeyEnabled": "Allow passkeys (sign-in and verification)",
   "system.passkeyRpName": "Name shown by the browser",
   "system.passkeyRpId": "Relying party ID (domain)",
-  "system.passkeyRpIdHelp": "Empty: the host of the first origin. Passkeys are tied to it: changing it later invalidates registered passkeys.",
+  "system.passkeyRpIdHelp":
+    "Empty: the host of the first origin. Passkeys are tied to it: changing it later invalidates registered passkeys.",
   "system.passkeyOrigins": "Allowed origins",
-  "system.passkeyOriginsHelp": "One per line, e.g. https://gateway.example.com. Empty: the server address, else the address the console is opened at.",
+  "system.passkeyOriginsHelp":
+    "One per line, e.g. https://gateway.example.com. Empty: the server address, else the address the console is opened at.",
   "system.passkeyUv": "User verification",
   "system.passkeyUvPreferred": "Preferred",
   "system.passkeyUvRequired": "Required (PIN or biometrics)",
@@ -20,14 +22,16 @@ const en: Record<string, string> = {
   "system.passkeyAttachmentCross": "Security key or phone (cross-platform)",
   "system.passkeyInsecure": "Allow plain http origins (testing only)",
   "twofa.title": "Two-factor sign-in",
-  "twofa.intro": "After the password, ask for a code from an authenticator app (Google Authenticator, Microsoft Authenticator, 1Password…).",
+  "twofa.intro":
+    "After the password, ask for a code from an authenticator app (Google Authenticator, Microsoft Authenticator, 1Password…).",
   "twofa.on": "On",
   "twofa.off": "Off",
   "twofa.locked": "Locked after wrong codes",
   "twofa.remaining": "{{n}} backup codes left",
   "twofa.setUp": "Set up",
   "twofa.setUpTitle": "Set up two-factor sign-in",
-  "twofa.scan": "Scan the QR code with your authenticator app (or type in the secret), keep the backup codes somewhere safe, then enter the 6-digit code the app shows.",
+  "twofa.scan":
+    "Scan the QR code with your authenticator app (or type in the secret), keep the backup codes somewhere safe, then enter the 6-digit code the app shows.",
   "twofa.secret": "Secret",
   "twofa.backupHint": "Backup codes: each works once, for when you cannot use the app.",
   "twofa.copyCodes": "Copy the codes",
@@ -74,14 +78,18 @@ const en: Record<string, string> = {
   "keyView.close": "Close",
   "srv.the code is wrong or has already been used": "The code is wrong or has already been used",
   "srv.the password is wrong": "The password is wrong",
-  "srv.the sign-in has expired, log in with your password again": "The sign-in has expired, log in with your password again",
-  "srv.secure verification required: enter your password or two-factor code": "Secure verification required: enter your password or two-factor code",
+  "srv.the sign-in has expired, log in with your password again":
+    "The sign-in has expired, log in with your password again",
+  "srv.secure verification required: enter your password or two-factor code":
+    "Secure verification required: enter your password or two-factor code",
   "srv.passkey sign-in is not enabled by the administrator": "Passkey sign-in is not enabled by the administrator",
   "srv.this passkey is not registered here": "This passkey is not registered here",
   "srv.the passkey request has expired, start again": "The passkey request has expired, start again",
   "srv.this passkey is already registered": "This passkey is already registered",
-  "srv.the super admin must set up two-factor sign-in first (personal settings)": "The super admin must set up two-factor sign-in first (personal settings)",
-  "srv.enter the 6-digit code from your authenticator app or a backup code": "Enter the 6-digit code from your authenticator app or a backup code",
+  "srv.the super admin must set up two-factor sign-in first (personal settings)":
+    "The super admin must set up two-factor sign-in first (personal settings)",
+  "srv.enter the 6-digit code from your authenticator app or a backup code":
+    "Enter the 6-digit code from your authenticator app or a backup code",
   "srv.two-factor sign-in is not enabled for this account": "Two-factor sign-in is not enabled for this account",
   "about.empty": "The administrator has not written an About page yet. It can be set in Settings → Other.",
   "auth.loginSuccess": "Login successful",
@@ -89,7 +97,8 @@ const en: Record<string, string> = {
   "auth.orThirdParty": "or continue with",
   "auth.turnstileWait": "Please retry in a few seconds, Turnstile is checking the environment",
   "auth.verificationCode": "Verification code",
-  "auth.wechatHint": "Scan the QR code to follow the official account, send \"verification code\" and enter the code you receive (valid for 3 minutes).",
+  "auth.wechatHint":
+    'Scan the QR code to follow the official account, send "verification code" and enter the code you receive (valid for 3 minutes).',
   "auth.withGitHub": "GitHub",
   "auth.withLinuxDO": "Linux DO",
   "auth.withOIDC": "OIDC",
@@ -139,16 +148,17 @@ const en: Record<string, string> = {
   "models.budgetPercentage": "Thinking budget percentage",
   "models.claude": "Claude",
   "models.claudeHeaders": "Extra request headers per model",
-  "models.claudeHeadersHelp": "JSON: model name → {header: [values]}, e.g. {\"claude-3-7-sonnet-20250219\": {\"anthropic-beta\": [\"output-128k-2025-02-19\"]}}",
+  "models.claudeHeadersHelp":
+    'JSON: model name → {header: [values]}, e.g. {"claude-3-7-sonnet-20250219": {"anthropic-beta": ["output-128k-2025-02-19"]}}',
   "models.claudeMaxTokens": "Default max_tokens",
-  "models.claudeMaxTokensHelp": "JSON: model name → max_tokens, with \"default\" for all others",
+  "models.claudeMaxTokensHelp": 'JSON: model name → max_tokens, with "default" for all others',
   "models.gemini": "Gemini",
   "models.geminiBudgetHelp": "From 0.1 to 1; a resulting budget above 24576 tokens is ignored",
   "models.geminiImagine": "Models that support image generation",
   "models.geminiSafety": "Safety settings",
-  "models.geminiSafetyHelp": "JSON: category or \"default\" → threshold, e.g. {\"default\": \"OFF\"}",
+  "models.geminiSafetyHelp": 'JSON: category or "default" → threshold, e.g. {"default": "OFF"}',
   "models.geminiVersion": "API versions",
-  "models.geminiVersionHelp": "JSON: model name → API version, with \"default\", e.g. {\"default\": \"v1beta\"}",
+  "models.geminiVersionHelp": 'JSON: model name → API version, with "default", e.g. {"default": "v1beta"}',
   "models.global": "Global",
   "models.passThrough": "Pass requests through unchanged",
   "models.passThroughHelp": "Forward the request body to the upstream as it is, without conversion",
@@ -189,13 +199,15 @@ const en: Record<string, string> = {
   "operation.customCurrencyRateHelp": "Used only when amounts are shown in the custom currency",
   "operation.maxUserTokens": "Most tokens per user",
   "operation.panelApiInfo": "Dashboard: API addresses",
-  "operation.panelApiInfoHelp": "JSON array: [{\"url\": \"https://…\", \"route\": \"…\", \"description\": \"…\", \"color\": \"blue\"}]",
+  "operation.panelApiInfoHelp": 'JSON array: [{"url": "https://…", "route": "…", "description": "…", "color": "blue"}]',
   "operation.panelAnnouncements": "Dashboard: announcements",
-  "operation.panelAnnouncementsHelp": "JSON array: [{\"content\": \"…\", \"publishDate\": \"2025-01-01T08:00:00Z\", \"type\": \"default|ongoing|success|warning|error\", \"extra\": \"…\"}]",
+  "operation.panelAnnouncementsHelp":
+    'JSON array: [{"content": "…", "publishDate": "2025-01-01T08:00:00Z", "type": "default|ongoing|success|warning|error", "extra": "…"}]',
   "operation.panelFaq": "Dashboard: FAQ",
-  "operation.panelFaqHelp": "JSON array: [{\"question\": \"…\", \"answer\": \"…\"}]",
+  "operation.panelFaqHelp": 'JSON array: [{"question": "…", "answer": "…"}]',
   "operation.panelUptime": "Dashboard: Uptime Kuma",
-  "operation.panelUptimeHelp": "JSON array of status pages: [{\"categoryName\": \"…\", \"url\": \"https://uptime.example.com\", \"slug\": \"…\"}]",
+  "operation.panelUptimeHelp":
+    'JSON array of status pages: [{"categoryName": "…", "url": "https://uptime.example.com", "slug": "…"}]',
   "operation.autoDisableStatusCodes": "Upstream statuses that disable a channel",
   "operation.autoDisableStatusCodesHelp": "Codes and ranges, e.g. 401,403,500-503",
   "operation.autoTestChannels": "Test all channels on a schedule",
@@ -207,7 +219,7 @@ const en: Record<string, string> = {
   "operation.groupGroupRatio": "Group × group ratios",
   "operation.groupGroupRatioHelp": "JSON: user group → {group used: ratio}; replaces the group ratio for those users",
   "operation.autoGroups": "Auto groups",
-  "operation.autoGroupsHelp": "JSON array of groups a token of group \"auto\" tries, in order",
+  "operation.autoGroupsHelp": 'JSON array of groups a token of group "auto" tries, in order',
   "operation.defaultUseAutoGroup": "New tokens use the auto group",
   "operation.completionRatioHelp": "Models without an entry use new-api's built-in ratio for their family, else 1",
   "operation.createCacheRatio": "Cache write ratio",
@@ -216,13 +228,15 @@ const en: Record<string, string> = {
   "operation.audioCompletionRatio": "Audio output ratio",
   "operation.exposeRatio": "Publish the ratios (GET /api/ratio_config)",
   "operation.exposeRatioHelp": "Other gateways can then sync their prices from this one",
-  "operation.autoDisableKeywordsHelp": "One per line, case-insensitive; an upstream error containing one disables the channel",
+  "operation.autoDisableKeywordsHelp":
+    "One per line, case-insensitive; an upstream error containing one disables the channel",
   "operation.autoEnable": "Enable a channel automatically when a test succeeds",
   "operation.cacheRatio": "Cache ratio",
   "operation.channelDisableThreshold": "Longest response time in full tests (seconds)",
   "operation.channelDisableThresholdHelp": "Channels slower than this in a full test are disabled automatically",
   "operation.chats": "Chat links",
-  "operation.chatsHelp": "JSON list of {name: link}; {key} and {address} are replaced with the token and the server address",
+  "operation.chatsHelp":
+    "JSON list of {name: link}; {key} and {address} are replaced with the token and the server address",
   "operation.checkSensitive": "Check sensitive words",
   "operation.checkSensitiveCompletion": "Check completions",
   "operation.checkSensitivePrompt": "Check prompts",
@@ -237,7 +251,8 @@ const en: Record<string, string> = {
   "operation.dataExportIntervalHelp": "At least 1 minute; 5 by default",
   "operation.logError": "Record failed calls (error logs)",
   "operation.logRetentionDays": "Keep usage and error logs for (days)",
-  "operation.logRetentionDaysHelp": "Older ones are deleted in the background; 0 keeps them forever. Top-up and management logs are always kept",
+  "operation.logRetentionDaysHelp":
+    "Older ones are deleted in the background; 0 keeps them forever. Top-up and management logs are always kept",
   "operation.day": "Day",
   "operation.defaultCollapseSidebar": "Collapse the sidebar by default",
   "operation.demoSite": "Demo site mode",
@@ -249,7 +264,7 @@ const en: Record<string, string> = {
   "operation.general": "General",
   "operation.groupDuplicate": "Group names must be unique",
   "operation.groupRatio": "Group ratios",
-  "operation.groupRatioHelp": "JSON: group name → ratio, e.g. {\"default\": 1, \"vip\": 0.8}",
+  "operation.groupRatioHelp": 'JSON: group name → ratio, e.g. {"default": 1, "vip": 0.8}',
   "operation.groups": "Groups",
   "operation.hour": "Hour",
   "operation.logClearBefore": "Delete logs created before",
@@ -285,17 +300,23 @@ const en: Record<string, string> = {
   "operation.routing": "Routing and fallbacks",
   "operation.affinity": "Channel affinity",
   "operation.affinityEnabled": "Keep conversations on their channel",
-  "operation.affinityEnabledHelp": "A call that carries a conversation key (prompt_cache_key, Claude Code's session, a Gemini context cache) goes to the channel and key that served the conversation's previous call, so the provider's prompt cache is read instead of written again. If that channel fails, the call falls back as usual.",
+  "operation.affinityEnabledHelp":
+    "A call that carries a conversation key (prompt_cache_key, Claude Code's session, a Gemini context cache) goes to the channel and key that served the conversation's previous call, so the provider's prompt cache is read instead of written again. If that channel fails, the call falls back as usual.",
   "operation.affinitySwitchOnSuccess": "Move to the channel that served",
-  "operation.affinitySwitchOnSuccessHelp": "When the pinned channel failed and another one served, the conversation moves there. Off: it stays on the first channel tried.",
+  "operation.affinitySwitchOnSuccessHelp":
+    "When the pinned channel failed and another one served, the conversation moves there. Off: it stays on the first channel tried.",
   "operation.affinityKeepOnDisabled": "Keep the pin of a disabled channel",
-  "operation.affinityKeepOnDisabledHelp": "A conversation whose channel is disabled goes elsewhere for now and returns when the channel is enabled again. Off: the pin is dropped.",
+  "operation.affinityKeepOnDisabledHelp":
+    "A conversation whose channel is disabled goes elsewhere for now and returns when the channel is enabled again. Off: the pin is dropped.",
   "operation.affinityTtl": "Pin lifetime (seconds)",
-  "operation.affinityTtlHelp": "How long after a conversation's last call its pin lasts, unless a rule sets its own ttl_seconds.",
+  "operation.affinityTtlHelp":
+    "How long after a conversation's last call its pin lasts, unless a rule sets its own ttl_seconds.",
   "operation.affinityMaxEntries": "Pins kept in memory",
-  "operation.affinityMaxEntriesHelp": "Per instance; the oldest go first when full. With Redis the pins are shared by every instance.",
+  "operation.affinityMaxEntriesHelp":
+    "Per instance; the oldest go first when full. With Redis the pins are shared by every instance.",
   "operation.affinityRules": "Rules",
-  "operation.affinityRulesHelp": "new-api's rule format: model_regex, path_regex, key_sources (request_header with key, gjson with a body path), value_regex, ttl_seconds, skip_retry_on_failure, include_using_group, include_model_name, include_rule_name.",
+  "operation.affinityRulesHelp":
+    "new-api's rule format: model_regex, path_regex, key_sources (request_header with key, gjson with a body path), value_regex, ttl_seconds, skip_retry_on_failure, include_using_group, include_model_name, include_rule_name.",
   "operation.affinityRulesInvalid": "Not valid rules: each needs a name, valid patterns and at least one key source",
   "operation.affinityPins": "Pins now: {{total}} ({{rules}}); stored in {{store}}",
   "operation.affinityMemory": "memory, up to {{capacity}}",
@@ -306,13 +327,17 @@ const en: Record<string, string> = {
   "operation.channelSelection": "Channel choice within a priority",
   "operation.selectionWeighted": "Weighted random (default)",
   "operation.selectionLatency": "Fastest healthy channel (latency)",
-  "operation.channelSelectionHelp": "Latency: each server instance measures every channel's recent median time to first byte and error rate in memory and prefers the fastest; a tenth of the calls explore the others so a recovered channel is measured again.",
+  "operation.channelSelectionHelp":
+    "Latency: each server instance measures every channel's recent median time to first byte and error rate in memory and prefers the fastest; a tenth of the calls explore the others so a recovered channel is measured again.",
   "operation.channelCooldown": "Cooldown after a failure (seconds)",
-  "operation.channelCooldownHelp": "With latency choice: a channel that failed is tried only when no other channel is left, for this long.",
+  "operation.channelCooldownHelp":
+    "With latency choice: a channel that failed is tried only when no other channel is left, for this long.",
   "operation.modelFallbacks": "Model fallbacks",
-  "operation.modelFallbacksHelp": "When every channel of a model fails, all its channels are disabled, or the prompt exceeds its context window, the call is retried on the listed models in order, billed and logged at the model that served it. Each model is tried at most once. Example: {\"gpt-4o\": [\"gpt-4o-mini\", \"claude-3-5-sonnet\"]}",
+  "operation.modelFallbacksHelp":
+    'When every channel of a model fails, all its channels are disabled, or the prompt exceeds its context window, the call is retried on the listed models in order, billed and logged at the model that served it. Each model is tried at most once. Example: {"gpt-4o": ["gpt-4o-mini", "claude-3-5-sonnet"]}',
   "operation.groupModelFallbacks": "Model fallbacks per group",
-  "operation.groupModelFallbacksHelp": "Rules per token group: a group's rule for a model wins over the site-wide one (an empty list turns fallbacks off for that group). Example: {\"vip\": {\"gpt-4o\": [\"claude-3-5-sonnet\"]}}",
+  "operation.groupModelFallbacksHelp":
+    'Rules per token group: a group\'s rule for a model wins over the site-wide one (an empty list turns fallbacks off for that group). Example: {"vip": {"gpt-4o": ["claude-3-5-sonnet"]}}',
   "operation.fallbacksShape": "Must be an object of model name → list of model names",
   "operation.groupFallbacksShape": "Must be an object of group → {model name: list of model names}",
   "operation.selfUseMode": "Self-use mode",
@@ -349,7 +374,8 @@ const en: Record<string, string> = {
   "other.updateFailed": "Failed to update {{name}}",
   "other.updated": "{{name}} updated",
   "personal.acceptUnset": "Accept models without a price",
-  "personal.acceptUnsetHint": "When on, calls to models whose price is not set are allowed (and billed at the default).",
+  "personal.acceptUnsetHint":
+    "When on, calls to models whose price is not set are allowed (and billed at the default).",
   "personal.accountDeleted": "Account deleted",
   "personal.affCount": "Invited users",
   "personal.affPending": "Pending earnings",
@@ -394,7 +420,8 @@ const en: Record<string, string> = {
   "personal.priceTab": "Price settings",
   "personal.privacyTab": "Privacy",
   "personal.recordIp": "Record my IP address in my logs",
-  "personal.recordIpHint": "When on, the address your calls come from is kept in your consume and error logs; off, no address is kept.",
+  "personal.recordIpHint":
+    "When on, the address your calls come from is kept in your consume and error logs; off, no address is kept.",
   "personal.requests": "Requests",
   "personal.security": "Security",
   "personal.settingsSaved": "Settings saved",
@@ -449,7 +476,8 @@ const en: Record<string, string> = {
   "ratelimit.countHelp": "0 means unlimited; failed requests count too",
   "ratelimit.enabled": "Limit model requests per user",
   "ratelimit.group": "Limits per group",
-  "ratelimit.groupHelp": "JSON: group → [max requests ≥ 0, max successful requests ≥ 1]; a group's limits win over the global ones",
+  "ratelimit.groupHelp":
+    "JSON: group → [max requests ≥ 0, max successful requests ≥ 1]; a group's limits win over the global ones",
   "ratelimit.groupShape": "Each group needs [max requests ≥ 0, max successful requests ≥ 1]",
   "ratelimit.period": "Period (minutes)",
   "ratelimit.periodHelp": "At least 0",
@@ -556,7 +584,8 @@ const en: Record<string, string> = {
   "system.clientId": "Client ID",
   "system.clientSecret": "Client secret",
   "system.confirmDisablePasswordLogin": "Confirm cancelling password login",
-  "system.confirmDisablePasswordLoginHint": "Users will only be able to sign in with third-party accounts. Make sure one works for you.",
+  "system.confirmDisablePasswordLoginHint":
+    "Users will only be able to sign in with third-party accounts. Make sure one works for you.",
   "system.domainDuplicate": "Already in the whitelist",
   "system.domainInvalid": "Not a valid domain, e.g. gmail.com",
   "system.domainRestriction": "Only allow whitelisted email domains",
@@ -605,21 +634,26 @@ const en: Record<string, string> = {
   "system.turnstileSection": "Turnstile",
   "system.responseCache": "Response cache",
   "system.responseCacheEnabled": "Cache answers",
-  "system.responseCacheEnabledHelp": "Identical requests (same group, model, endpoint and body) are answered from the cache without calling a channel; streams are replayed. Kept in Redis when REDIS_CONN_STRING is set, else in the database. Clients can opt out per request with Cache-Control: no-store or no-cache.",
+  "system.responseCacheEnabledHelp":
+    "Identical requests (same group, model, endpoint and body) are answered from the cache without calling a channel; streams are replayed. Kept in Redis when REDIS_CONN_STRING is set, else in the database. Clients can opt out per request with Cache-Control: no-store or no-cache.",
   "system.responseCacheTtl": "Keep answers for (seconds)",
-  "system.responseCacheTtlHelp": "Used when neither the request (Cache-Control: max-age=N) nor the per-model list says otherwise.",
+  "system.responseCacheTtlHelp":
+    "Used when neither the request (Cache-Control: max-age=N) nor the per-model list says otherwise.",
   "system.responseCacheRatio": "Price of a hit (fraction of the original cost)",
-  "system.responseCacheRatioHelp": "0: hits are free; 0.5: half of what the cached answer costs. Hits are logged with their usage.",
+  "system.responseCacheRatioHelp":
+    "0: hits are free; 0.5: half of what the cached answer costs. Hits are logged with their usage.",
   "system.responseCacheMaxBytes": "Largest answer kept (bytes)",
   "system.responseCacheMaxBytesHelp": "Answers larger than this, as sent to the client, are not cached.",
   "system.responseCacheModelTtl": "Per-model time to keep (seconds)",
   "system.responseCacheModelTtlHelp": "JSON object of model name → seconds; 0 never caches that model.",
   "system.responseCacheModelTtlInvalid": "Must be a JSON object of model name → whole number of seconds (0 or more)",
   "system.responseCacheClear": "Clear the cache",
-  "system.responseCacheClearConfirm": "Every stored answer stops being served at once (on every instance); the next calls go to the channels again.",
+  "system.responseCacheClearConfirm":
+    "Every stored answer stops being served at once (on every instance); the next calls go to the channels again.",
   "system.responseCacheCleared": "Cache cleared",
   "system.responseCacheScope": "Answers are shared by",
-  "system.responseCacheScopeHelp": "Answers never cross groups. Per user or per token, a caller is only ever served its own earlier answers.",
+  "system.responseCacheScopeHelp":
+    "Answers never cross groups. Per user or per token, a caller is only ever served its own earlier answers.",
   "system.responseCacheScopeGroup": "every caller of the group",
   "system.responseCacheScopeUser": "each user only",
   "system.responseCacheScopeToken": "each token only",
@@ -681,30 +715,41 @@ const en: Record<string, string> = {
   "srv.the session has ended, please log in again": "The session has ended, please log in again",
   "srv.not logged in or login expired": "Not logged in or the login has expired",
   "srv.no permission to perform this operation": "No permission to perform this operation",
-  "srv.username or password is wrong, or the user has been banned": "The username or password is wrong, or the user has been banned",
+  "srv.username or password is wrong, or the user has been banned":
+    "The username or password is wrong, or the user has been banned",
   "srv.user has been banned": "The user has been banned",
   "srv.registration is closed by the administrator": "Registration is closed by the administrator",
   "srv.login by password is disabled by the administrator": "Password login is disabled by the administrator",
   "srv.invalid email address": "Invalid email address",
   "srv.the email address is already taken": "The email address is already taken",
-  "srv.the administrator only allows email addresses of whitelisted domains, and this domain is not on the list": "The administrator only allows email addresses of whitelisted domains, and this domain is not on the list",
-  "srv.the administrator does not allow email aliases (a '+' in the address, or dots in a Gmail address)": "The administrator does not allow email aliases (a '+' in the address, or dots in a Gmail address)",
+  "srv.the administrator only allows email addresses of whitelisted domains, and this domain is not on the list":
+    "The administrator only allows email addresses of whitelisted domains, and this domain is not on the list",
+  "srv.the administrator does not allow email aliases (a '+' in the address, or dots in a Gmail address)":
+    "The administrator does not allow email aliases (a '+' in the address, or dots in a Gmail address)",
   "srv.verification code sent": "Verification code sent",
-  "srv.email is not available: the administrator has not configured an SMTP server": "Email is not available: the administrator has not configured an SMTP server",
-  "srv.the email could not be sent, please try again later or contact the administrator": "The email could not be sent, please try again later or contact the administrator",
+  "srv.email is not available: the administrator has not configured an SMTP server":
+    "Email is not available: the administrator has not configured an SMTP server",
+  "srv.the email could not be sent, please try again later or contact the administrator":
+    "The email could not be sent, please try again later or contact the administrator",
   "srv.this email address is not registered": "This email address is not registered",
-  "srv.password reset is not available: the administrator has not set the server address": "Password reset is not available: the administrator has not set the server address",
+  "srv.password reset is not available: the administrator has not set the server address":
+    "Password reset is not available: the administrator has not set the server address",
   "srv.a password reset link has been sent to the address": "A password reset link has been sent to the address",
   "srv.reset link is invalid or expired": "The reset link is invalid or has expired",
   "srv.invalid parameter: email and code are required": "Invalid parameter: email and code are required",
   "srv.email bound": "Email bound",
-  "srv.the Turnstile check is missing: retry in a few seconds, Turnstile is checking the environment": "Please retry in a few seconds, Turnstile is checking the environment",
-  "srv.the Turnstile check failed, please refresh the page and try again": "The Turnstile check failed, please refresh the page and try again",
+  "srv.the Turnstile check is missing: retry in a few seconds, Turnstile is checking the environment":
+    "Please retry in a few seconds, Turnstile is checking the environment",
+  "srv.the Turnstile check failed, please refresh the page and try again":
+    "The Turnstile check failed, please refresh the page and try again",
   "srv.verification code is wrong or expired": "The verification code is wrong or has expired",
-  "srv.no permission to access or change users of equal or higher level": "No permission to access or change users of equal or higher level",
+  "srv.no permission to access or change users of equal or higher level":
+    "No permission to access or change users of equal or higher level",
   "srv.an ordinary admin cannot promote users to admin": "An ordinary admin cannot promote users to admin",
-  "srv.the super admin cannot be disabled, deleted or demoted": "The super admin cannot be disabled, deleted or demoted",
-  "srv.you are using the default password, change it immediately": "You are using the default password, change it immediately",
+  "srv.the super admin cannot be disabled, deleted or demoted":
+    "The super admin cannot be disabled, deleted or demoted",
+  "srv.you are using the default password, change it immediately":
+    "You are using the default password, change it immediately",
   "srv.username is already taken": "The username is already taken",
   "srv.username and password cannot be empty": "Username and password cannot be empty",
   "srv.the two passwords do not match": "The two passwords do not match",
@@ -719,26 +764,38 @@ const en: Record<string, string> = {
   "srv.settings updated": "Settings updated",
   "srv.transferred": "Transferred",
   // third-party sign-in (server/modules/oauth)
-  "srv.the sign-in state is missing, expired or does not match this browser; start the sign-in again": "The sign-in state is missing, expired or from another browser; start the sign-in again",
-  "srv.your login has expired: log in again, then bind the account": "Your login has expired: log in again, then bind the account",
+  "srv.the sign-in state is missing, expired or does not match this browser; start the sign-in again":
+    "The sign-in state is missing, expired or from another browser; start the sign-in again",
+  "srv.your login has expired: log in again, then bind the account":
+    "Your login has expired: log in again, then bind the account",
   "srv.this account has been deleted": "This account has been deleted",
   "srv.invalid Telegram sign-in data": "Invalid Telegram sign-in data",
-  "srv.the Telegram sign-in has expired, please sign in again": "The Telegram sign-in has expired, please sign in again",
+  "srv.the Telegram sign-in has expired, please sign in again":
+    "The Telegram sign-in has expired, please sign in again",
   "srv.the administrator has not enabled sign-in with GitHub": "The administrator has not enabled sign-in with GitHub",
   "srv.this GitHub account is already bound to another user": "This GitHub account is already bound to another user",
   "srv.the administrator has not enabled sign-in with OIDC": "The administrator has not enabled sign-in with OIDC",
   "srv.this OIDC account is already bound to another user": "This OIDC account is already bound to another user",
-  "srv.the administrator has not enabled sign-in with Linux DO": "The administrator has not enabled sign-in with Linux DO",
-  "srv.this Linux DO account is already bound to another user": "This Linux DO account is already bound to another user",
+  "srv.the administrator has not enabled sign-in with Linux DO":
+    "The administrator has not enabled sign-in with Linux DO",
+  "srv.this Linux DO account is already bound to another user":
+    "This Linux DO account is already bound to another user",
   "srv.the administrator has not enabled sign-in with WeChat": "The administrator has not enabled sign-in with WeChat",
   "srv.this WeChat account is already bound to another user": "This WeChat account is already bound to another user",
-  "srv.the administrator has not enabled sign-in with Telegram": "The administrator has not enabled sign-in with Telegram",
-  "srv.this Telegram account is already bound to another user": "This Telegram account is already bound to another user",
-  "srv.cannot enable GitHub OAuth: fill in the GitHub Client Id and Client Secret first": "Cannot enable GitHub OAuth: fill in the GitHub Client Id and Client Secret first",
-  "srv.cannot enable OIDC: fill in the client id, client secret, and the well-known URL or the three endpoints first": "Cannot enable OIDC: fill in the client id, client secret, and the well-known URL or the three endpoints first",
-  "srv.cannot enable Linux DO OAuth: fill in the Client Id and Client Secret first": "Cannot enable Linux DO OAuth: fill in the Client Id and Client Secret first",
-  "srv.cannot enable WeChat login: fill in the WeChat server address and token first": "Cannot enable WeChat login: fill in the WeChat server address and token first",
-  "srv.cannot enable Telegram login: fill in the bot token and bot name first": "Cannot enable Telegram login: fill in the bot token and bot name first",
+  "srv.the administrator has not enabled sign-in with Telegram":
+    "The administrator has not enabled sign-in with Telegram",
+  "srv.this Telegram account is already bound to another user":
+    "This Telegram account is already bound to another user",
+  "srv.cannot enable GitHub OAuth: fill in the GitHub Client Id and Client Secret first":
+    "Cannot enable GitHub OAuth: fill in the GitHub Client Id and Client Secret first",
+  "srv.cannot enable OIDC: fill in the client id, client secret, and the well-known URL or the three endpoints first":
+    "Cannot enable OIDC: fill in the client id, client secret, and the well-known URL or the three endpoints first",
+  "srv.cannot enable Linux DO OAuth: fill in the Client Id and Client Secret first":
+    "Cannot enable Linux DO OAuth: fill in the Client Id and Client Secret first",
+  "srv.cannot enable WeChat login: fill in the WeChat server address and token first":
+    "Cannot enable WeChat login: fill in the WeChat server address and token first",
+  "srv.cannot enable Telegram login: fill in the bot token and bot name first":
+    "Cannot enable Telegram login: fill in the bot token and bot name first",
   "side.expand": "Expand the sidebar",
   "side.collapse": "Collapse the sidebar",
   "nav.menu": "Menu",

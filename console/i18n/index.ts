@@ -12,7 +12,10 @@ import { KEYS, readString, writeString } from "../lib/storage.ts";
 export const LANGUAGES = ["zh", "en", "ru"] as const;
 export type Language = (typeof LANGUAGES)[number];
 
-export function detectLanguage(stored = readString(KEYS.language), browser = globalThis.navigator?.language ?? ""): Language {
+export function detectLanguage(
+  stored = readString(KEYS.language),
+  browser = globalThis.navigator?.language ?? "",
+): Language {
   const s = (stored ?? "").slice(0, 2).toLowerCase();
   if ((LANGUAGES as readonly string[]).includes(s)) return s as Language;
   const b = browser.toLowerCase();
@@ -23,12 +26,18 @@ export function detectLanguage(stored = readString(KEYS.language), browser = glo
 
 type Bundle = { texts: Record<string, string>; arco: unknown };
 const LOADERS: Record<Language, () => Promise<Bundle>> = {
-  zh: () => Promise.all([import("./zh.ts"), import("./ops.zh.ts"), import("@arco-design/web-react/es/locale/zh-CN")])
-    .then(([a, b, c]) => ({ texts: { ...a.default, ...b.default }, arco: c.default })),
-  en: () => Promise.all([import("./en.ts"), import("./ops.en.ts"), import("@arco-design/web-react/es/locale/en-US")])
-    .then(([a, b, c]) => ({ texts: { ...a.default, ...b.default }, arco: c.default })),
-  ru: () => Promise.all([import("./ru.ts"), import("./ops.ru.ts"), import("@arco-design/web-react/es/locale/ru-RU")])
-    .then(([a, b, c]) => ({ texts: { ...a.default, ...b.default }, arco: c.default })),
+  zh: () =>
+    Promise.all([import("./zh.ts"), import("./ops.zh.ts"), import("@arco-design/web-react/es/locale/zh-CN")]).then(
+      ([a, b, c]) => ({ texts: { ...a.default, ...b.default }, arco: c.default }),
+    ),
+  en: () =>
+    Promise.all([import("./en.ts"), import("./ops.en.ts"), import("@arco-design/web-react/es/locale/en-US")]).then(
+      ([a, b, c]) => ({ texts: { ...a.default, ...b.default }, arco: c.default }),
+    ),
+  ru: () =>
+    Promise.all([import("./ru.ts"), import("./ops.ru.ts"), import("@arco-design/web-react/es/locale/ru-RU")]).then(
+      ([a, b, c]) => ({ texts: { ...a.default, ...b.default }, arco: c.default }),
+    ),
 };
 const arcoLocales: Partial<Record<Language, unknown>> = {};
 

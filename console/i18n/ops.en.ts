@@ -109,24 +109,30 @@ const en: Record<string, string> = {
   "ops.ch.keyFastgpt": "The app's API key (fastgpt-...)",
   "ops.ch.keyDify": "The app's API key (app-...)",
   "ops.ch.keyQianfan": "bce-v3/ALTAK-... (optionally followed by |appid)",
-  "ops.ch.fullUrlHelp": "The whole request address, as one-api and new-api keep it; {model} stands for the model. A bare host is taken as an API root.",
+  "ops.ch.fullUrlHelp":
+    "The whole request address, as one-api and new-api keep it; {model} stands for the model. A bare host is taken as an API root.",
   "ops.ch.privateUrl": "Private deployment address",
   "ops.ch.difyUrl": "Dify API address",
-  "ops.ch.retired": "The {{name}} API has been shut down by its provider: this channel cannot answer any more. Use a {{instead}} channel instead.",
+  "ops.ch.retired":
+    "The {{name}} API has been shut down by its provider: this channel cannot answer any more. Use a {{instead}} channel instead.",
   "ops.ch.otherRequired": "this channel type needs this field",
   "ops.ch.proxyInvalid": "the proxy must be an http://, https://, socks5:// or socks5h:// address",
   "ops.ch.proxy": "Proxy",
-  "ops.ch.proxyHelp": "Every request of this channel goes through this proxy: http://, https://, socks5:// or socks5h://, with user:password@ when it needs one",
+  "ops.ch.proxyHelp":
+    "Every request of this channel goes through this proxy: http://, https://, socks5:// or socks5h://, with user:password@ when it needs one",
   "ops.ch.systemPrompt": "System prompt",
   "ops.ch.systemPromptHint": "Put in front of every conversation that has no system prompt of its own",
   "ops.ch.systemPromptOverride": "Prepend to the client's system prompt",
-  "ops.ch.systemPromptOverrideHelp": "When the client sends its own system prompt, put this channel's in front of it (off: the client's is used alone)",
+  "ops.ch.systemPromptOverrideHelp":
+    "When the client sends its own system prompt, put this channel's in front of it (off: the client's is used alone)",
   "ops.ch.forceFormat": "Force OpenAI format",
   "ops.ch.forceFormatHelp": "Drop answer fields that are not part of OpenAI's chat completion format",
   "ops.ch.forwardHeaders": "Forwarded client headers",
-  "ops.ch.forwardHeadersHelp": "Client headers sent on to the upstream with calls in its own format, besides the defaults ({{defaults}}). Names apart by commas; end one with * for every header starting so. The client's keys, cookies and connection headers are never sent",
+  "ops.ch.forwardHeadersHelp":
+    "Client headers sent on to the upstream with calls in its own format, besides the defaults ({{defaults}}). Names apart by commas; end one with * for every header starting so. The client's keys, cookies and connection headers are never sent",
   "ops.ch.responsesApi": "Responses API (/v1/responses)",
-  "ops.ch.responsesApiHelp": "Whether the upstream serves OpenAI's Responses API itself. Without it, Responses calls (Codex, the AI SDK, the Agents SDK) are answered through the upstream's chat completions",
+  "ops.ch.responsesApiHelp":
+    "Whether the upstream serves OpenAI's Responses API itself. Without it, Responses calls (Codex, the AI SDK, the Agents SDK) are answered through the upstream's chat completions",
   "ops.ch.responsesDefault": "Type default: {{mode}}",
   "ops.ch.responsesNative": "served by the upstream",
   "ops.ch.responsesChat": "through chat completions",
@@ -135,7 +141,8 @@ const en: Record<string, string> = {
   "ops.ch.thinkingToContent": "Thinking as content",
   "ops.ch.thinkingToContentHelp": "Send the model's reasoning inside the content, between <think> tags",
   "ops.ch.passThroughBody": "Pass the request body through",
-  "ops.ch.passThroughBodyHelp": "Send the client's body upstream unchanged: no model mapping, system prompt or parameter override",
+  "ops.ch.passThroughBodyHelp":
+    "Send the client's body upstream unchanged: no model mapping, system prompt or parameter override",
   "ops.ch.batch": "Batch: one key per line",
   "ops.ch.multiToSingle": "Keep the keys in one channel (rotate)",
   "ops.ch.mkTitle": "Keys of this channel",
@@ -178,7 +185,8 @@ const en: Record<string, string> = {
   "ops.ch.weightInt": "weight must be a non-negative integer",
   "ops.ch.maxInputTokens": "Max input tokens",
   "ops.ch.maxInputTokensHint": "context window; empty: unknown",
-  "ops.ch.maxInputTokensHelp": "The longest prompt (in tokens) this channel's models take. When every channel of a model has it and a prompt is longer, the call goes to the model's fallback (Routing and fallbacks) without calling the channel.",
+  "ops.ch.maxInputTokensHelp":
+    "The longest prompt (in tokens) this channel's models take. When every channel of a model has it and a prompt is longer, the call goes to the model's fallback (Routing and fallbacks) without calling the channel.",
   "ops.ch.maxInputTokensInt": "max input tokens must be a non-negative integer",
   "ops.ch.fillKey": "fill in key",
   "ops.ch.failedEnabledModels": "failed to get enabled models",
@@ -188,11 +196,13 @@ const en: Record<string, string> = {
   "ops.ch.submitFailed": "submit failed, do not resubmit",
   "ops.ch.created": "Channel created",
   "ops.ch.v1Title": "Base URL ends in /v1",
-  "ops.ch.v1Warning": "The gateway appends /v1/... itself, so a base URL ending in /v1 usually doubles it. Save anyway?",
+  "ops.ch.v1Warning":
+    "The gateway appends /v1/... itself, so a base URL ending in /v1 usually doubles it. Save anyway?",
 
   // tokens
   "ops.token.title": "API tokens",
-  "ops.token.warning": "Tokens cannot precisely limit usage. They are for your personal use only: do not hand them to others.",
+  "ops.token.warning":
+    "Tokens cannot precisely limit usage. They are for your personal use only: do not hand them to others.",
   "ops.token.add": "Add token",
   "ops.token.addTitle": "Create token",
   "ops.token.editTitle": "Edit token",
@@ -229,7 +239,8 @@ const en: Record<string, string> = {
   "ops.token.created": "Token created",
   "ops.token.updated": "Token updated",
   "ops.token.limitsTitle": "Rate limits and budget",
-  "ops.token.limitsNote": "0 = no limit. Calls beyond a limit answer 429 with Retry-After. A budget is quota per day, week (from Monday) or month, reset at 00:00 UTC, on top of the token's quota.",
+  "ops.token.limitsNote":
+    "0 = no limit. Calls beyond a limit answer 429 with Retry-After. A budget is quota per day, week (from Monday) or month, reset at 00:00 UTC, on top of the token's quota.",
   "ops.token.rpm": "Requests per minute",
   "ops.token.tpm": "Tokens per minute",
   "ops.token.concurrency": "Calls in flight",
@@ -361,7 +372,8 @@ const en: Record<string, string> = {
 
   // drawing and task logs
   "ops.mj.title": "Drawing log",
-  "ops.mj.callbackNotice": "The drawing callback is not enabled: task progress is only updated by polling. Enable it in the drawing settings.",
+  "ops.mj.callbackNotice":
+    "The drawing callback is not enabled: task progress is only updated by polling. Enable it in the drawing settings.",
   "ops.mj.submitResult": "Submit result",
   "ops.mj.code.1": "Submitted",
   "ops.mj.code.21": "Waiting",
@@ -423,7 +435,8 @@ const en: Record<string, string> = {
   "ops.pricing.title": "Model pricing",
   "ops.pricing.groupBanner": "Your group is {{group}}, with ratio {{ratio}}.",
   "ops.pricing.guestWarning": "You are not logged in: the prices shown use the default group ratio.",
-  "ops.pricing.formula": "Cost = group ratio × model ratio × (prompt tokens + completion tokens × completion ratio) / 500000 dollars. Prices below are per 1M tokens or per request.",
+  "ops.pricing.formula":
+    "Cost = group ratio × model ratio × (prompt tokens + completion tokens × completion ratio) / 500000 dollars. Prices below are per 1M tokens or per request.",
   "ops.pricing.viewing": "Viewing group {{group}} {{desc}} (ratio {{ratio}})",
   "ops.pricing.backToMine": "Back to my group",
   "ops.pricing.search": "Search model names",
@@ -484,7 +497,8 @@ const en: Record<string, string> = {
   "ops.run.test.running": "Testing channels: {{done}} / {{total}} done, {{failed}} failed",
   "ops.run.test.finished": "Tested {{total}} channel(s): {{ok}} passed, {{failed}} failed",
   "ops.run.balance.running": "Updating balances: {{done}} / {{total}} done, {{failed}} failed",
-  "ops.run.balance.finished": "Balances of {{total}} channel(s): {{ok}} updated, {{failed}} failed, {{skipped}} without a balance",
+  "ops.run.balance.finished":
+    "Balances of {{total}} channel(s): {{ok}} updated, {{failed}} failed, {{skipped}} without a balance",
   "ops.run.close": "Close",
   "ops.run.noReason": "no reason given",
   "ops.run.more": "and {{count}} more",

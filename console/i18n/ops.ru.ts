@@ -106,24 +106,30 @@ const ru: Record<string, string> = {
   "ops.ch.keyFastgpt": "API-ключ приложения (fastgpt-...)",
   "ops.ch.keyDify": "API-ключ приложения (app-...)",
   "ops.ch.keyQianfan": "bce-v3/ALTAK-... (можно добавить |appid)",
-  "ops.ch.fullUrlHelp": "Полный адрес запроса, как его хранят one-api и new-api; {model} обозначает модель. Один только хост считается корнем API.",
+  "ops.ch.fullUrlHelp":
+    "Полный адрес запроса, как его хранят one-api и new-api; {model} обозначает модель. Один только хост считается корнем API.",
   "ops.ch.privateUrl": "Адрес собственного развёртывания",
   "ops.ch.difyUrl": "Адрес API Dify",
-  "ops.ch.retired": "API {{name}} закрыт поставщиком: этот канал больше не может отвечать. Используйте канал {{instead}}.",
+  "ops.ch.retired":
+    "API {{name}} закрыт поставщиком: этот канал больше не может отвечать. Используйте канал {{instead}}.",
   "ops.ch.otherRequired": "для этого типа канала поле обязательно",
   "ops.ch.proxyInvalid": "прокси должен быть адресом http://, https://, socks5:// или socks5h://",
   "ops.ch.proxy": "Прокси",
-  "ops.ch.proxyHelp": "Все запросы канала идут через этот прокси: http://, https://, socks5:// или socks5h://, с user:password@, если он нужен",
+  "ops.ch.proxyHelp":
+    "Все запросы канала идут через этот прокси: http://, https://, socks5:// или socks5h://, с user:password@, если он нужен",
   "ops.ch.systemPrompt": "Системный промпт",
   "ops.ch.systemPromptHint": "Ставится в начало каждого диалога без собственного системного промпта",
   "ops.ch.systemPromptOverride": "Добавлять перед промптом клиента",
-  "ops.ch.systemPromptOverrideHelp": "Если клиент прислал свой системный промпт, промпт канала ставится перед ним (выключено: используется только промпт клиента)",
+  "ops.ch.systemPromptOverrideHelp":
+    "Если клиент прислал свой системный промпт, промпт канала ставится перед ним (выключено: используется только промпт клиента)",
   "ops.ch.forceFormat": "Строгий формат OpenAI",
   "ops.ch.forceFormatHelp": "Убирать из ответа поля, которых нет в формате chat completion OpenAI",
   "ops.ch.forwardHeaders": "Передаваемые заголовки клиента",
-  "ops.ch.forwardHeadersHelp": "Заголовки клиента, которые вместе со стандартными ({{defaults}}) уходят к провайдеру при вызовах в его собственном формате. Имена через запятую; * в конце — все заголовки с таким началом. Ключи клиента, cookie и заголовки соединения не передаются никогда",
+  "ops.ch.forwardHeadersHelp":
+    "Заголовки клиента, которые вместе со стандартными ({{defaults}}) уходят к провайдеру при вызовах в его собственном формате. Имена через запятую; * в конце — все заголовки с таким началом. Ключи клиента, cookie и заголовки соединения не передаются никогда",
   "ops.ch.responsesApi": "Responses API (/v1/responses)",
-  "ops.ch.responsesApiHelp": "Обслуживает ли апстрим Responses API OpenAI сам. Если нет, вызовы Responses (Codex, AI SDK, Agents SDK) обслуживаются через его chat completions",
+  "ops.ch.responsesApiHelp":
+    "Обслуживает ли апстрим Responses API OpenAI сам. Если нет, вызовы Responses (Codex, AI SDK, Agents SDK) обслуживаются через его chat completions",
   "ops.ch.responsesDefault": "По умолчанию для типа: {{mode}}",
   "ops.ch.responsesNative": "обслуживает апстрим",
   "ops.ch.responsesChat": "через chat completions",
@@ -132,7 +138,8 @@ const ru: Record<string, string> = {
   "ops.ch.thinkingToContent": "Рассуждения в тексте",
   "ops.ch.thinkingToContentHelp": "Передавать рассуждения модели в тексте ответа, в тегах <think>",
   "ops.ch.passThroughBody": "Передавать тело запроса как есть",
-  "ops.ch.passThroughBodyHelp": "Отправлять тело запроса клиента без изменений: без сопоставления моделей, системного промпта и переопределения параметров",
+  "ops.ch.passThroughBodyHelp":
+    "Отправлять тело запроса клиента без изменений: без сопоставления моделей, системного промпта и переопределения параметров",
   "ops.ch.batch": "Пакетно: ключ на строку",
   "ops.ch.multiToSingle": "Хранить ключи в одном канале (по очереди)",
   "ops.ch.mkTitle": "Ключи канала",
@@ -149,7 +156,8 @@ const ru: Record<string, string> = {
   "ops.ch.mkDisableAll": "Отключить все",
   "ops.ch.mkDeleteAuto": "Удалить отключённые автоматически",
   "ops.ch.mkConfirmDelete": "Удалить этот ключ из канала?",
-  "ops.ch.mkConfirmDisableAll": "Отключить все ключи? Канал перестанет работать, пока не будет включён хотя бы один ключ.",
+  "ops.ch.mkConfirmDisableAll":
+    "Отключить все ключи? Канал перестанет работать, пока не будет включён хотя бы один ключ.",
   "ops.ch.mkConfirmDeleteAuto": "Удалить все автоматически отключённые ключи?",
   "ops.ch.fillDefaults": "Модели по умолчанию для типа",
   "ops.ch.fillEnabled": "Добавить все включённые модели",
@@ -175,7 +183,8 @@ const ru: Record<string, string> = {
   "ops.ch.weightInt": "вес должен быть неотрицательным целым числом",
   "ops.ch.maxInputTokens": "Макс. входных токенов",
   "ops.ch.maxInputTokensHint": "контекстное окно; пусто: неизвестно",
-  "ops.ch.maxInputTokensHelp": "Самый длинный запрос (в токенах), который принимают модели канала. Если это значение задано у всех каналов модели и запрос длиннее, вызов сразу уходит на резервную модель (Маршрутизация и резерв), не обращаясь к каналу.",
+  "ops.ch.maxInputTokensHelp":
+    "Самый длинный запрос (в токенах), который принимают модели канала. Если это значение задано у всех каналов модели и запрос длиннее, вызов сразу уходит на резервную модель (Маршрутизация и резерв), не обращаясь к каналу.",
   "ops.ch.maxInputTokensInt": "макс. входных токенов — неотрицательное целое число",
   "ops.ch.fillKey": "заполните ключ",
   "ops.ch.failedEnabledModels": "не удалось получить включённые модели",
@@ -185,10 +194,12 @@ const ru: Record<string, string> = {
   "ops.ch.submitFailed": "отправка не удалась, не отправляйте повторно",
   "ops.ch.created": "Канал создан",
   "ops.ch.v1Title": "Базовый URL оканчивается на /v1",
-  "ops.ch.v1Warning": "Шлюз сам добавляет /v1/..., поэтому адрес с /v1 на конце обычно его удваивает. Всё равно сохранить?",
+  "ops.ch.v1Warning":
+    "Шлюз сам добавляет /v1/..., поэтому адрес с /v1 на конце обычно его удваивает. Всё равно сохранить?",
 
   "ops.token.title": "API-токены",
-  "ops.token.warning": "Токены не могут точно ограничить расход. Они только для личного использования: не передавайте их другим.",
+  "ops.token.warning":
+    "Токены не могут точно ограничить расход. Они только для личного использования: не передавайте их другим.",
   "ops.token.add": "Добавить токен",
   "ops.token.addTitle": "Новый токен",
   "ops.token.editTitle": "Изменить токен",
@@ -225,7 +236,8 @@ const ru: Record<string, string> = {
   "ops.token.created": "Токен создан",
   "ops.token.updated": "Токен обновлён",
   "ops.token.limitsTitle": "Лимиты и бюджет",
-  "ops.token.limitsNote": "0 — без ограничения. Вызовы сверх лимита получают 429 с Retry-After. Бюджет — квота на день, неделю (с понедельника) или месяц, сбрасывается в 00:00 UTC, действует вместе с квотой токена.",
+  "ops.token.limitsNote":
+    "0 — без ограничения. Вызовы сверх лимита получают 429 с Retry-After. Бюджет — квота на день, неделю (с понедельника) или месяц, сбрасывается в 00:00 UTC, действует вместе с квотой токена.",
   "ops.token.rpm": "Запросов в минуту",
   "ops.token.tpm": "Токенов в минуту",
   "ops.token.concurrency": "Одновременных вызовов",
@@ -352,7 +364,8 @@ const ru: Record<string, string> = {
   "ops.detail.models": "Моделей: {{count}}",
 
   "ops.mj.title": "Журнал рисования",
-  "ops.mj.callbackNotice": "Обратный вызов рисования не включён: прогресс задач обновляется только опросом. Включите его в настройках рисования.",
+  "ops.mj.callbackNotice":
+    "Обратный вызов рисования не включён: прогресс задач обновляется только опросом. Включите его в настройках рисования.",
   "ops.mj.submitResult": "Результат отправки",
   "ops.mj.code.1": "Отправлено",
   "ops.mj.code.21": "Ожидание",
@@ -413,7 +426,8 @@ const ru: Record<string, string> = {
   "ops.pricing.title": "Цены моделей",
   "ops.pricing.groupBanner": "Ваша группа — {{group}}, коэффициент {{ratio}}.",
   "ops.pricing.guestWarning": "Вы не вошли: цены показаны с коэффициентом группы по умолчанию.",
-  "ops.pricing.formula": "Стоимость = коэффициент группы × коэффициент модели × (токены запроса + токены ответа × коэффициент ответа) / 500000 долларов. Цены ниже — за 1M токенов или за запрос.",
+  "ops.pricing.formula":
+    "Стоимость = коэффициент группы × коэффициент модели × (токены запроса + токены ответа × коэффициент ответа) / 500000 долларов. Цены ниже — за 1M токенов или за запрос.",
   "ops.pricing.viewing": "Просмотр группы {{group}} {{desc}} (коэффициент {{ratio}})",
   "ops.pricing.backToMine": "К моей группе",
   "ops.pricing.search": "Поиск по названию модели",
@@ -472,7 +486,8 @@ const ru: Record<string, string> = {
   "ops.run.test.running": "Проверка каналов: {{done}} / {{total}}, ошибок: {{failed}}",
   "ops.run.test.finished": "Проверено каналов: {{total}}; успешно: {{ok}}, ошибок: {{failed}}",
   "ops.run.balance.running": "Обновление балансов: {{done}} / {{total}}, ошибок: {{failed}}",
-  "ops.run.balance.finished": "Балансы каналов ({{total}}): обновлено {{ok}}, ошибок {{failed}}, без баланса {{skipped}}",
+  "ops.run.balance.finished":
+    "Балансы каналов ({{total}}): обновлено {{ok}}, ошибок {{failed}}, без баланса {{skipped}}",
   "ops.run.close": "Закрыть",
   "ops.run.noReason": "причина не указана",
   "ops.run.more": "и ещё {{count}}",

@@ -106,14 +106,16 @@ const zh: Record<string, string> = {
   "ops.ch.keyFastgpt": "应用的 API 密钥（fastgpt-...）",
   "ops.ch.keyDify": "应用的 API 密钥（app-...）",
   "ops.ch.keyQianfan": "bce-v3/ALTAK-...（可在后面加 |appid）",
-  "ops.ch.fullUrlHelp": "完整的请求地址，与 one-api、new-api 的保存方式相同；{model} 代表模型。只填主机时视为 API 根地址。",
+  "ops.ch.fullUrlHelp":
+    "完整的请求地址，与 one-api、new-api 的保存方式相同；{model} 代表模型。只填主机时视为 API 根地址。",
   "ops.ch.privateUrl": "私有部署地址",
   "ops.ch.difyUrl": "Dify API 地址",
   "ops.ch.retired": "{{name}} 的接口已被提供方关闭，此渠道无法再应答。请改用 {{instead}} 渠道。",
   "ops.ch.otherRequired": "此渠道类型需要填写该字段",
   "ops.ch.proxyInvalid": "代理地址必须是 http://、https://、socks5:// 或 socks5h:// 地址",
   "ops.ch.proxy": "代理",
-  "ops.ch.proxyHelp": "此渠道的所有请求都经过该代理：http://、https://、socks5:// 或 socks5h://，需要认证时写成 user:password@",
+  "ops.ch.proxyHelp":
+    "此渠道的所有请求都经过该代理：http://、https://、socks5:// 或 socks5h://，需要认证时写成 user:password@",
   "ops.ch.systemPrompt": "系统提示词",
   "ops.ch.systemPromptHint": "对没有系统提示词的对话，放在最前面",
   "ops.ch.systemPromptOverride": "拼接到客户端的系统提示词前",
@@ -121,9 +123,11 @@ const zh: Record<string, string> = {
   "ops.ch.forceFormat": "强制 OpenAI 格式",
   "ops.ch.forceFormatHelp": "去掉不属于 OpenAI 对话补全格式的回答字段",
   "ops.ch.forwardHeaders": "透传的客户端请求头",
-  "ops.ch.forwardHeadersHelp": "除默认列表（{{defaults}}）外，同格式调用时一并发往上游的客户端请求头。用逗号分隔；以 * 结尾表示以此开头的所有请求头。客户端的密钥、Cookie 和连接类请求头永不透传",
+  "ops.ch.forwardHeadersHelp":
+    "除默认列表（{{defaults}}）外，同格式调用时一并发往上游的客户端请求头。用逗号分隔；以 * 结尾表示以此开头的所有请求头。客户端的密钥、Cookie 和连接类请求头永不透传",
   "ops.ch.responsesApi": "Responses API（/v1/responses）",
-  "ops.ch.responsesApiHelp": "上游是否自身提供 OpenAI 的 Responses API。不提供时，Responses 调用（Codex、AI SDK、Agents SDK）通过上游的对话补全接口应答",
+  "ops.ch.responsesApiHelp":
+    "上游是否自身提供 OpenAI 的 Responses API。不提供时，Responses 调用（Codex、AI SDK、Agents SDK）通过上游的对话补全接口应答",
   "ops.ch.responsesDefault": "类型默认：{{mode}}",
   "ops.ch.responsesNative": "由上游提供",
   "ops.ch.responsesChat": "经由对话补全",
@@ -175,7 +179,8 @@ const zh: Record<string, string> = {
   "ops.ch.weightInt": "权重必须是非负整数",
   "ops.ch.maxInputTokens": "最大输入 Token 数",
   "ops.ch.maxInputTokensHint": "上下文长度；留空表示未知",
-  "ops.ch.maxInputTokensHelp": "该渠道模型可接受的最长提示（Token 数）。当某模型的所有渠道都设置了此值且提示更长时，请求会直接转到该模型的降级模型（路由与降级），不再调用该渠道。",
+  "ops.ch.maxInputTokensHelp":
+    "该渠道模型可接受的最长提示（Token 数）。当某模型的所有渠道都设置了此值且提示更长时，请求会直接转到该模型的降级模型（路由与降级），不再调用该渠道。",
   "ops.ch.maxInputTokensInt": "最大输入 Token 数必须是非负整数",
   "ops.ch.fillKey": "请填写密钥",
   "ops.ch.failedEnabledModels": "获取启用模型失败",
@@ -225,7 +230,8 @@ const zh: Record<string, string> = {
   "ops.token.created": "令牌创建成功",
   "ops.token.updated": "令牌更新成功",
   "ops.token.limitsTitle": "速率限制与预算",
-  "ops.token.limitsNote": "0 表示不限制。超出限制的请求返回 429 并带 Retry-After。预算为每天、每周（周一起）或每月可用的额度，于 UTC 00:00 重置，与令牌额度同时生效。",
+  "ops.token.limitsNote":
+    "0 表示不限制。超出限制的请求返回 429 并带 Retry-After。预算为每天、每周（周一起）或每月可用的额度，于 UTC 00:00 重置，与令牌额度同时生效。",
   "ops.token.rpm": "每分钟请求数",
   "ops.token.tpm": "每分钟 Token 数",
   "ops.token.concurrency": "并发请求数",
@@ -413,7 +419,8 @@ const zh: Record<string, string> = {
   "ops.pricing.title": "模型价格",
   "ops.pricing.groupBanner": "您的分组为 {{group}}，分组倍率为 {{ratio}}。",
   "ops.pricing.guestWarning": "您还未登录，显示的价格为默认分组倍率。",
-  "ops.pricing.formula": "按量计费费用 = 分组倍率 × 模型倍率 ×（提示 tokens + 补全 tokens × 补全倍率）/ 500000 美元。下方价格为每百万 tokens 或每次请求。",
+  "ops.pricing.formula":
+    "按量计费费用 = 分组倍率 × 模型倍率 ×（提示 tokens + 补全 tokens × 补全倍率）/ 500000 美元。下方价格为每百万 tokens 或每次请求。",
   "ops.pricing.viewing": "正在查看分组 {{group}} {{desc}}（倍率 {{ratio}}）",
   "ops.pricing.backToMine": "返回我的分组",
   "ops.pricing.search": "模糊搜索模型名称",

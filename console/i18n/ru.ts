@@ -6,9 +6,11 @@ const ru: Record<string, string> = {
   "system.passkeyEnabled": "Разрешить ключи доступа (вход и подтверждение)",
   "system.passkeyRpName": "Имя, которое показывает браузер",
   "system.passkeyRpId": "ID проверяющей стороны (домен)",
-  "system.passkeyRpIdHelp": "Пусто — хост первого источника. Ключи привязаны к нему: смена сделает зарегистрированные ключи недействительными.",
+  "system.passkeyRpIdHelp":
+    "Пусто — хост первого источника. Ключи привязаны к нему: смена сделает зарегистрированные ключи недействительными.",
   "system.passkeyOrigins": "Разрешённые источники",
-  "system.passkeyOriginsHelp": "По одному в строке, например https://gateway.example.com. Пусто — адрес сервера, иначе адрес, по которому открыта консоль.",
+  "system.passkeyOriginsHelp":
+    "По одному в строке, например https://gateway.example.com. Пусто — адрес сервера, иначе адрес, по которому открыта консоль.",
   "system.passkeyUv": "Проверка пользователя",
   "system.passkeyUvPreferred": "Желательна",
   "system.passkeyUvRequired": "Обязательна (PIN или биометрия)",
@@ -19,14 +21,16 @@ const ru: Record<string, string> = {
   "system.passkeyAttachmentCross": "Ключ безопасности или телефон (кросс-платформенный)",
   "system.passkeyInsecure": "Разрешить http-источники (только для тестов)",
   "twofa.title": "Двухфакторный вход",
-  "twofa.intro": "После пароля запрашивать код из приложения-аутентификатора (Google Authenticator, Microsoft Authenticator, 1Password…).",
+  "twofa.intro":
+    "После пароля запрашивать код из приложения-аутентификатора (Google Authenticator, Microsoft Authenticator, 1Password…).",
   "twofa.on": "Включён",
   "twofa.off": "Выключен",
   "twofa.locked": "Заблокирован после неверных кодов",
   "twofa.remaining": "Осталось резервных кодов: {{n}}",
   "twofa.setUp": "Настроить",
   "twofa.setUpTitle": "Настройка двухфакторного входа",
-  "twofa.scan": "Отсканируйте QR-код приложением-аутентификатором (или введите секрет вручную), сохраните резервные коды в надёжном месте и введите 6-значный код из приложения.",
+  "twofa.scan":
+    "Отсканируйте QR-код приложением-аутентификатором (или введите секрет вручную), сохраните резервные коды в надёжном месте и введите 6-значный код из приложения.",
   "twofa.secret": "Секрет",
   "twofa.backupHint": "Резервные коды: каждый действует один раз — на случай, если приложение недоступно.",
   "twofa.copyCodes": "Скопировать коды",
@@ -41,7 +45,8 @@ const ru: Record<string, string> = {
   "twofa.newCodes": "Ваши новые резервные коды",
   "twofa.codeRequired": "Введите код",
   "twofa.codePlaceholder": "123456 или резервный код",
-  "twofa.requiredForRoot": "Этот сайт требует двухфакторный вход для суперадминистратора: настройте его, чтобы продолжить.",
+  "twofa.requiredForRoot":
+    "Этот сайт требует двухфакторный вход для суперадминистратора: настройте его, чтобы продолжить.",
   "twofa.loginTitle": "Двухфакторный вход",
   "twofa.loginHint": "Введите 6-значный код из приложения-аутентификатора или один из резервных кодов.",
   "twofa.code": "Код",
@@ -74,13 +79,16 @@ const ru: Record<string, string> = {
   "srv.the code is wrong or has already been used": "Код неверен или уже использован",
   "srv.the password is wrong": "Неверный пароль",
   "srv.the sign-in has expired, log in with your password again": "Вход истёк, войдите с паролем ещё раз",
-  "srv.secure verification required: enter your password or two-factor code": "Требуется подтверждение: введите пароль или код 2FA",
+  "srv.secure verification required: enter your password or two-factor code":
+    "Требуется подтверждение: введите пароль или код 2FA",
   "srv.passkey sign-in is not enabled by the administrator": "Вход по ключам доступа не включён администратором",
   "srv.this passkey is not registered here": "Этот ключ доступа здесь не зарегистрирован",
   "srv.the passkey request has expired, start again": "Запрос ключа доступа истёк, начните заново",
   "srv.this passkey is already registered": "Этот ключ доступа уже зарегистрирован",
-  "srv.the super admin must set up two-factor sign-in first (personal settings)": "Суперадминистратор должен сначала настроить двухфакторный вход (личные настройки)",
-  "srv.enter the 6-digit code from your authenticator app or a backup code": "Введите 6-значный код из приложения или резервный код",
+  "srv.the super admin must set up two-factor sign-in first (personal settings)":
+    "Суперадминистратор должен сначала настроить двухфакторный вход (личные настройки)",
+  "srv.enter the 6-digit code from your authenticator app or a backup code":
+    "Введите 6-значный код из приложения или резервный код",
   "srv.two-factor sign-in is not enabled for this account": "Для этой учётной записи двухфакторный вход не включён",
   "about.empty": "Администратор ещё не заполнил страницу «О сайте». Её можно задать в Настройки → Прочее.",
   "auth.loginSuccess": "Вход выполнен",
@@ -88,7 +96,8 @@ const ru: Record<string, string> = {
   "auth.orThirdParty": "или войдите через",
   "auth.turnstileWait": "Повторите через несколько секунд, Turnstile проверяет окружение",
   "auth.verificationCode": "Код подтверждения",
-  "auth.wechatHint": "Отсканируйте QR-код, подпишитесь на официальный аккаунт, отправьте «код подтверждения» и введите полученный код (действует 3 минуты).",
+  "auth.wechatHint":
+    "Отсканируйте QR-код, подпишитесь на официальный аккаунт, отправьте «код подтверждения» и введите полученный код (действует 3 минуты).",
   "auth.withGitHub": "GitHub",
   "auth.withLinuxDO": "Linux DO",
   "auth.withOIDC": "OIDC",
@@ -116,7 +125,8 @@ const ru: Record<string, string> = {
   "home.name": "Название",
   "home.startTime": "Работает с",
   "home.systemInfo": "Информация о системе",
-  "home.tagline": "Один API, совместимый с OpenAI, Claude и Gemini, для многих AI-провайдеров с оплатой из одного баланса.",
+  "home.tagline":
+    "Один API, совместимый с OpenAI, Claude и Gemini, для многих AI-провайдеров с оплатой из одного баланса.",
   "home.version": "Версия",
   "home.welcome": "Добро пожаловать в {{name}}",
   "login.defaultPassword": "Вы используете пароль по умолчанию, немедленно смените его!",
@@ -138,16 +148,17 @@ const ru: Record<string, string> = {
   "models.budgetPercentage": "Доля бюджета размышления",
   "models.claude": "Claude",
   "models.claudeHeaders": "Дополнительные заголовки по моделям",
-  "models.claudeHeadersHelp": "JSON: имя модели → {заголовок: [значения]}, напр. {\"claude-3-7-sonnet-20250219\": {\"anthropic-beta\": [\"output-128k-2025-02-19\"]}}",
+  "models.claudeHeadersHelp":
+    'JSON: имя модели → {заголовок: [значения]}, напр. {"claude-3-7-sonnet-20250219": {"anthropic-beta": ["output-128k-2025-02-19"]}}',
   "models.claudeMaxTokens": "max_tokens по умолчанию",
-  "models.claudeMaxTokensHelp": "JSON: имя модели → max_tokens, \"default\" для остальных",
+  "models.claudeMaxTokensHelp": 'JSON: имя модели → max_tokens, "default" для остальных',
   "models.gemini": "Gemini",
   "models.geminiBudgetHelp": "От 0.1 до 1; бюджет больше 24576 токенов игнорируется",
   "models.geminiImagine": "Модели с генерацией изображений",
   "models.geminiSafety": "Настройки безопасности",
-  "models.geminiSafetyHelp": "JSON: категория или \"default\" → порог, напр. {\"default\": \"OFF\"}",
+  "models.geminiSafetyHelp": 'JSON: категория или "default" → порог, напр. {"default": "OFF"}',
   "models.geminiVersion": "Версии API",
-  "models.geminiVersionHelp": "JSON: имя модели → версия API, с \"default\", напр. {\"default\": \"v1beta\"}",
+  "models.geminiVersionHelp": 'JSON: имя модели → версия API, с "default", напр. {"default": "v1beta"}',
   "models.global": "Общие",
   "models.passThrough": "Передавать запросы без изменений",
   "models.passThroughHelp": "Отправлять тело запроса провайдеру как есть, без преобразования",
@@ -188,13 +199,16 @@ const ru: Record<string, string> = {
   "operation.customCurrencyRateHelp": "Только при показе в своей валюте",
   "operation.maxUserTokens": "Максимум токенов у пользователя",
   "operation.panelApiInfo": "Панель: адреса API",
-  "operation.panelApiInfoHelp": "JSON-массив: [{\"url\": \"https://…\", \"route\": \"…\", \"description\": \"…\", \"color\": \"blue\"}]",
+  "operation.panelApiInfoHelp":
+    'JSON-массив: [{"url": "https://…", "route": "…", "description": "…", "color": "blue"}]',
   "operation.panelAnnouncements": "Панель: объявления",
-  "operation.panelAnnouncementsHelp": "JSON-массив: [{\"content\": \"…\", \"publishDate\": \"2025-01-01T08:00:00Z\", \"type\": \"default|ongoing|success|warning|error\", \"extra\": \"…\"}]",
+  "operation.panelAnnouncementsHelp":
+    'JSON-массив: [{"content": "…", "publishDate": "2025-01-01T08:00:00Z", "type": "default|ongoing|success|warning|error", "extra": "…"}]',
   "operation.panelFaq": "Панель: частые вопросы",
-  "operation.panelFaqHelp": "JSON-массив: [{\"question\": \"…\", \"answer\": \"…\"}]",
+  "operation.panelFaqHelp": 'JSON-массив: [{"question": "…", "answer": "…"}]',
   "operation.panelUptime": "Панель: Uptime Kuma",
-  "operation.panelUptimeHelp": "JSON-массив страниц статуса: [{\"categoryName\": \"…\", \"url\": \"https://uptime.example.com\", \"slug\": \"…\"}]",
+  "operation.panelUptimeHelp":
+    'JSON-массив страниц статуса: [{"categoryName": "…", "url": "https://uptime.example.com", "slug": "…"}]',
   "operation.autoDisableStatusCodes": "Статусы провайдера, отключающие канал",
   "operation.autoDisableStatusCodesHelp": "Коды и диапазоны, например 401,403,500-503",
   "operation.autoTestChannels": "Проверять все каналы по расписанию",
@@ -204,18 +218,21 @@ const ru: Record<string, string> = {
   "operation.checkinMin": "Награда за отметку, минимум",
   "operation.checkinMax": "Награда за отметку, максимум",
   "operation.groupGroupRatio": "Коэффициенты группа × группа",
-  "operation.groupGroupRatioHelp": "JSON: группа пользователя → {используемая группа: коэффициент}; заменяет коэффициент группы",
+  "operation.groupGroupRatioHelp":
+    "JSON: группа пользователя → {используемая группа: коэффициент}; заменяет коэффициент группы",
   "operation.autoGroups": "Автогруппы",
-  "operation.autoGroupsHelp": "JSON-массив групп, которые по порядку пробует токен группы \"auto\"",
+  "operation.autoGroupsHelp": 'JSON-массив групп, которые по порядку пробует токен группы "auto"',
   "operation.defaultUseAutoGroup": "Новые токены в группе auto",
-  "operation.completionRatioHelp": "Модели без записи получают встроенный коэффициент new-api для своего семейства, иначе 1",
+  "operation.completionRatioHelp":
+    "Модели без записи получают встроенный коэффициент new-api для своего семейства, иначе 1",
   "operation.createCacheRatio": "Коэффициент записи в кэш",
   "operation.imageRatio": "Коэффициент токенов изображений",
   "operation.audioRatio": "Коэффициент аудиотокенов",
   "operation.audioCompletionRatio": "Коэффициент аудиоответа",
   "operation.exposeRatio": "Публиковать коэффициенты (GET /api/ratio_config)",
   "operation.exposeRatioHelp": "Другие шлюзы смогут брать отсюда цены",
-  "operation.autoDisableKeywordsHelp": "По одному в строке, без учёта регистра; ошибка провайдера с таким словом отключает канал",
+  "operation.autoDisableKeywordsHelp":
+    "По одному в строке, без учёта регистра; ошибка провайдера с таким словом отключает канал",
   "operation.autoEnable": "Автоматически включать канал при успешной проверке",
   "operation.cacheRatio": "Коэффициент кэша",
   "operation.channelDisableThreshold": "Макс. время ответа при полной проверке (секунды)",
@@ -236,7 +253,8 @@ const ru: Record<string, string> = {
   "operation.dataExportIntervalHelp": "Не меньше 1 минуты; по умолчанию 5",
   "operation.logError": "Записывать неудачные вызовы (журнал ошибок)",
   "operation.logRetentionDays": "Хранить журналы расхода и ошибок (дней)",
-  "operation.logRetentionDaysHelp": "Более старые удаляются в фоне; 0 — хранить всегда. Журналы пополнений и управления сохраняются всегда",
+  "operation.logRetentionDaysHelp":
+    "Более старые удаляются в фоне; 0 — хранить всегда. Журналы пополнений и управления сохраняются всегда",
   "operation.day": "День",
   "operation.defaultCollapseSidebar": "Сворачивать боковую панель по умолчанию",
   "operation.demoSite": "Режим демо-сайта",
@@ -248,7 +266,7 @@ const ru: Record<string, string> = {
   "operation.general": "Общие",
   "operation.groupDuplicate": "Имена групп должны быть уникальными",
   "operation.groupRatio": "Коэффициенты групп",
-  "operation.groupRatioHelp": "JSON: имя группы → коэффициент, напр. {\"default\": 1, \"vip\": 0.8}",
+  "operation.groupRatioHelp": 'JSON: имя группы → коэффициент, напр. {"default": 1, "vip": 0.8}',
   "operation.groups": "Группы",
   "operation.hour": "Час",
   "operation.logClearBefore": "Удалить записи, созданные до",
@@ -284,34 +302,46 @@ const ru: Record<string, string> = {
   "operation.routing": "Маршрутизация и резерв",
   "operation.affinity": "Привязка к каналу",
   "operation.affinityEnabled": "Держать разговор на его канале",
-  "operation.affinityEnabledHelp": "Вызов с ключом разговора (prompt_cache_key, сессия Claude Code, контекстный кэш Gemini) идёт в канал и ключ, которые обслужили предыдущий вызов этого разговора, чтобы кэш подсказки у провайдера читался, а не записывался заново. Если канал отказал, вызов идёт в другие каналы как обычно.",
+  "operation.affinityEnabledHelp":
+    "Вызов с ключом разговора (prompt_cache_key, сессия Claude Code, контекстный кэш Gemini) идёт в канал и ключ, которые обслужили предыдущий вызов этого разговора, чтобы кэш подсказки у провайдера читался, а не записывался заново. Если канал отказал, вызов идёт в другие каналы как обычно.",
   "operation.affinitySwitchOnSuccess": "Переходить на канал, который ответил",
-  "operation.affinitySwitchOnSuccessHelp": "Если привязанный канал отказал и ответил другой, разговор переходит на него. Выключено: остаётся на первом опробованном канале.",
+  "operation.affinitySwitchOnSuccessHelp":
+    "Если привязанный канал отказал и ответил другой, разговор переходит на него. Выключено: остаётся на первом опробованном канале.",
   "operation.affinityKeepOnDisabled": "Сохранять привязку отключённого канала",
-  "operation.affinityKeepOnDisabledHelp": "Разговор отключённого канала пока идёт в другие и возвращается, когда канал снова включат. Выключено: привязка удаляется.",
+  "operation.affinityKeepOnDisabledHelp":
+    "Разговор отключённого канала пока идёт в другие и возвращается, когда канал снова включат. Выключено: привязка удаляется.",
   "operation.affinityTtl": "Срок привязки (секунды)",
-  "operation.affinityTtlHelp": "Сколько живёт привязка после последнего вызова разговора, если у правила нет своего ttl_seconds.",
+  "operation.affinityTtlHelp":
+    "Сколько живёт привязка после последнего вызова разговора, если у правила нет своего ttl_seconds.",
   "operation.affinityMaxEntries": "Привязок в памяти",
-  "operation.affinityMaxEntriesHelp": "На каждом экземпляре; при заполнении первыми уходят самые старые. С Redis привязки общие для всех экземпляров.",
+  "operation.affinityMaxEntriesHelp":
+    "На каждом экземпляре; при заполнении первыми уходят самые старые. С Redis привязки общие для всех экземпляров.",
   "operation.affinityRules": "Правила",
-  "operation.affinityRulesHelp": "Формат правил new-api: model_regex, path_regex, key_sources (request_header с key, gjson с путём в теле), value_regex, ttl_seconds, skip_retry_on_failure, include_using_group, include_model_name, include_rule_name.",
-  "operation.affinityRulesInvalid": "Неверные правила: у каждого должны быть имя, верные шаблоны и хотя бы один источник ключа",
+  "operation.affinityRulesHelp":
+    "Формат правил new-api: model_regex, path_regex, key_sources (request_header с key, gjson с путём в теле), value_regex, ttl_seconds, skip_retry_on_failure, include_using_group, include_model_name, include_rule_name.",
+  "operation.affinityRulesInvalid":
+    "Неверные правила: у каждого должны быть имя, верные шаблоны и хотя бы один источник ключа",
   "operation.affinityPins": "Привязок сейчас: {{total}} ({{rules}}); хранятся: {{store}}",
   "operation.affinityMemory": "память, до {{capacity}}",
   "operation.affinityRefresh": "Обновить",
   "operation.affinityClear": "Сбросить все привязки",
-  "operation.affinityClearConfirm": "Сбросить привязки всех разговоров? Их следующие вызовы будут маршрутизированы заново.",
+  "operation.affinityClearConfirm":
+    "Сбросить привязки всех разговоров? Их следующие вызовы будут маршрутизированы заново.",
   "operation.affinityCleared": "Сброшено привязок: {{count}}",
   "operation.channelSelection": "Выбор канала внутри приоритета",
   "operation.selectionWeighted": "Случайно по весу (по умолчанию)",
   "operation.selectionLatency": "Самый быстрый исправный канал (по задержке)",
-  "operation.channelSelectionHelp": "По задержке: каждый экземпляр сервера измеряет в памяти недавнюю медиану времени до первого байта и долю ошибок каждого канала и предпочитает самый быстрый; десятая часть запросов пробует остальные, чтобы заново измерить восстановившийся канал.",
+  "operation.channelSelectionHelp":
+    "По задержке: каждый экземпляр сервера измеряет в памяти недавнюю медиану времени до первого байта и долю ошибок каждого канала и предпочитает самый быстрый; десятая часть запросов пробует остальные, чтобы заново измерить восстановившийся канал.",
   "operation.channelCooldown": "Пауза после сбоя (секунды)",
-  "operation.channelCooldownHelp": "При выборе по задержке: канал со сбоем в течение этого времени пробуется, только когда других каналов не осталось.",
+  "operation.channelCooldownHelp":
+    "При выборе по задержке: канал со сбоем в течение этого времени пробуется, только когда других каналов не осталось.",
   "operation.modelFallbacks": "Резервные модели",
-  "operation.modelFallbacksHelp": "Когда все каналы модели дают сбой, все они отключены или запрос длиннее её контекстного окна, вызов повторяется на перечисленных моделях по порядку; оплата и журнал — по модели, которая ответила. Каждая модель пробуется не более одного раза. Пример: {\"gpt-4o\": [\"gpt-4o-mini\", \"claude-3-5-sonnet\"]}",
+  "operation.modelFallbacksHelp":
+    'Когда все каналы модели дают сбой, все они отключены или запрос длиннее её контекстного окна, вызов повторяется на перечисленных моделях по порядку; оплата и журнал — по модели, которая ответила. Каждая модель пробуется не более одного раза. Пример: {"gpt-4o": ["gpt-4o-mini", "claude-3-5-sonnet"]}',
   "operation.groupModelFallbacks": "Резервные модели по группам",
-  "operation.groupModelFallbacksHelp": "Правила для групп токенов: правило группы для модели важнее общего (пустой список отключает резерв для группы). Пример: {\"vip\": {\"gpt-4o\": [\"claude-3-5-sonnet\"]}}",
+  "operation.groupModelFallbacksHelp":
+    'Правила для групп токенов: правило группы для модели важнее общего (пустой список отключает резерв для группы). Пример: {"vip": {"gpt-4o": ["claude-3-5-sonnet"]}}',
   "operation.fallbacksShape": "Нужен объект: имя модели → список имён моделей",
   "operation.groupFallbacksShape": "Нужен объект: группа → {имя модели: список имён моделей}",
   "operation.selfUseMode": "Личный режим",
@@ -393,7 +423,8 @@ const ru: Record<string, string> = {
   "personal.priceTab": "Настройки цен",
   "personal.privacyTab": "Конфиденциальность",
   "personal.recordIp": "Записывать мой IP-адрес в журналы",
-  "personal.recordIpHint": "Если включено, адрес, с которого приходят ваши вызовы, сохраняется в журналах расходов и ошибок; если выключено, адрес не сохраняется.",
+  "personal.recordIpHint":
+    "Если включено, адрес, с которого приходят ваши вызовы, сохраняется в журналах расходов и ошибок; если выключено, адрес не сохраняется.",
   "personal.requests": "Запросов",
   "personal.security": "Безопасность",
   "personal.settingsSaved": "Настройки сохранены",
@@ -515,7 +546,8 @@ const ru: Record<string, string> = {
   "setup.confirmPassword": "Подтверждение пароля",
   "setup.done": "Система инициализирована",
   "setup.failed": "Не удалось выполнить настройку, повторите",
-  "setup.intro": "Добро пожаловать! Создайте учётную запись администратора и выберите режим работы. База данных: {{db}}.",
+  "setup.intro":
+    "Добро пожаловать! Создайте учётную запись администратора и выберите режим работы. База данных: {{db}}.",
   "setup.loadFailed": "Не удалось получить состояние настройки",
   "setup.mismatch": "Пароли не совпадают",
   "setup.modeDemo": "Демо-сайт: для показа продукта",
@@ -555,7 +587,8 @@ const ru: Record<string, string> = {
   "system.clientId": "Client ID",
   "system.clientSecret": "Client Secret",
   "system.confirmDisablePasswordLogin": "Подтвердите отключение входа по паролю",
-  "system.confirmDisablePasswordLoginHint": "Пользователи смогут входить только через сторонние аккаунты. Убедитесь, что у вас есть рабочий способ.",
+  "system.confirmDisablePasswordLoginHint":
+    "Пользователи смогут входить только через сторонние аккаунты. Убедитесь, что у вас есть рабочий способ.",
   "system.domainDuplicate": "Уже в белом списке",
   "system.domainInvalid": "Недопустимый домен, напр. gmail.com",
   "system.domainRestriction": "Разрешать только домены из белого списка",
@@ -604,21 +637,26 @@ const ru: Record<string, string> = {
   "system.turnstileSection": "Turnstile",
   "system.responseCache": "Кэш ответов",
   "system.responseCacheEnabled": "Кэшировать ответы",
-  "system.responseCacheEnabledHelp": "На одинаковые запросы (та же группа, модель, эндпоинт и тело) отвечает кэш, канал не вызывается; потоки воспроизводятся заново. Хранится в Redis, если задан REDIS_CONN_STRING, иначе в базе данных. Клиент может отказаться от кэша для запроса заголовком Cache-Control: no-store или no-cache.",
+  "system.responseCacheEnabledHelp":
+    "На одинаковые запросы (та же группа, модель, эндпоинт и тело) отвечает кэш, канал не вызывается; потоки воспроизводятся заново. Хранится в Redis, если задан REDIS_CONN_STRING, иначе в базе данных. Клиент может отказаться от кэша для запроса заголовком Cache-Control: no-store или no-cache.",
   "system.responseCacheTtl": "Хранить ответы (секунд)",
-  "system.responseCacheTtlHelp": "Используется, если ни запрос (Cache-Control: max-age=N), ни список по моделям не задают иное.",
+  "system.responseCacheTtlHelp":
+    "Используется, если ни запрос (Cache-Control: max-age=N), ни список по моделям не задают иное.",
   "system.responseCacheRatio": "Цена попадания (доля исходной стоимости)",
-  "system.responseCacheRatioHelp": "0 — попадания бесплатны; 0.5 — половина стоимости закэшированного ответа. Попадания записываются в журнал вместе с расходом токенов.",
+  "system.responseCacheRatioHelp":
+    "0 — попадания бесплатны; 0.5 — половина стоимости закэшированного ответа. Попадания записываются в журнал вместе с расходом токенов.",
   "system.responseCacheMaxBytes": "Наибольший хранимый ответ (байт)",
   "system.responseCacheMaxBytesHelp": "Ответы больше этого размера (как отправлены клиенту) не кэшируются.",
   "system.responseCacheModelTtl": "Время хранения по моделям (секунд)",
   "system.responseCacheModelTtlHelp": "JSON-объект: имя модели → секунды; 0 — не кэшировать эту модель.",
   "system.responseCacheModelTtlInvalid": "Нужен JSON-объект: имя модели → целое число секунд (0 или больше)",
   "system.responseCacheClear": "Очистить кэш",
-  "system.responseCacheClearConfirm": "Все сохранённые ответы сразу перестанут выдаваться (на всех экземплярах); следующие запросы снова пойдут в каналы.",
+  "system.responseCacheClearConfirm":
+    "Все сохранённые ответы сразу перестанут выдаваться (на всех экземплярах); следующие запросы снова пойдут в каналы.",
   "system.responseCacheCleared": "Кэш очищен",
   "system.responseCacheScope": "Кто делит ответы",
-  "system.responseCacheScopeHelp": "Ответы никогда не переходят между группами. При режиме «пользователь» или «токен» вызывающий получает только свои прежние ответы.",
+  "system.responseCacheScopeHelp":
+    "Ответы никогда не переходят между группами. При режиме «пользователь» или «токен» вызывающий получает только свои прежние ответы.",
   "system.responseCacheScopeGroup": "все вызывающие из группы",
   "system.responseCacheScopeUser": "только тот же пользователь",
   "system.responseCacheScopeToken": "только тот же токен",
@@ -679,30 +717,41 @@ const ru: Record<string, string> = {
   "srv.the session has ended, please log in again": "Сеанс завершён, войдите снова",
   "srv.not logged in or login expired": "Вы не вошли или сессия истекла",
   "srv.no permission to perform this operation": "Нет прав на это действие",
-  "srv.username or password is wrong, or the user has been banned": "Неверное имя пользователя или пароль, либо пользователь заблокирован",
+  "srv.username or password is wrong, or the user has been banned":
+    "Неверное имя пользователя или пароль, либо пользователь заблокирован",
   "srv.user has been banned": "Пользователь заблокирован",
   "srv.registration is closed by the administrator": "Администратор закрыл регистрацию",
   "srv.login by password is disabled by the administrator": "Администратор отключил вход по паролю",
   "srv.invalid email address": "Неверный адрес электронной почты",
   "srv.the email address is already taken": "Этот адрес электронной почты уже занят",
-  "srv.the administrator only allows email addresses of whitelisted domains, and this domain is not on the list": "Администратор разрешает только адреса из доменов белого списка, а этого домена в нём нет",
-  "srv.the administrator does not allow email aliases (a '+' in the address, or dots in a Gmail address)": "Администратор не разрешает псевдонимы почты ('+' в адресе или точки в адресе Gmail)",
+  "srv.the administrator only allows email addresses of whitelisted domains, and this domain is not on the list":
+    "Администратор разрешает только адреса из доменов белого списка, а этого домена в нём нет",
+  "srv.the administrator does not allow email aliases (a '+' in the address, or dots in a Gmail address)":
+    "Администратор не разрешает псевдонимы почты ('+' в адресе или точки в адресе Gmail)",
   "srv.verification code sent": "Код подтверждения отправлен",
-  "srv.email is not available: the administrator has not configured an SMTP server": "Почта недоступна: администратор не настроил SMTP-сервер",
-  "srv.the email could not be sent, please try again later or contact the administrator": "Не удалось отправить письмо, попробуйте позже или обратитесь к администратору",
+  "srv.email is not available: the administrator has not configured an SMTP server":
+    "Почта недоступна: администратор не настроил SMTP-сервер",
+  "srv.the email could not be sent, please try again later or contact the administrator":
+    "Не удалось отправить письмо, попробуйте позже или обратитесь к администратору",
   "srv.this email address is not registered": "Этот адрес электронной почты не зарегистрирован",
-  "srv.password reset is not available: the administrator has not set the server address": "Сброс пароля недоступен: администратор не указал адрес сервера",
+  "srv.password reset is not available: the administrator has not set the server address":
+    "Сброс пароля недоступен: администратор не указал адрес сервера",
   "srv.a password reset link has been sent to the address": "Ссылка для сброса пароля отправлена на этот адрес",
   "srv.reset link is invalid or expired": "Ссылка для сброса недействительна или истекла",
   "srv.invalid parameter: email and code are required": "Неверный параметр: нужны адрес и код",
   "srv.email bound": "Почта привязана",
-  "srv.the Turnstile check is missing: retry in a few seconds, Turnstile is checking the environment": "Повторите через несколько секунд, Turnstile проверяет окружение",
-  "srv.the Turnstile check failed, please refresh the page and try again": "Проверка Turnstile не пройдена, обновите страницу и попробуйте снова",
+  "srv.the Turnstile check is missing: retry in a few seconds, Turnstile is checking the environment":
+    "Повторите через несколько секунд, Turnstile проверяет окружение",
+  "srv.the Turnstile check failed, please refresh the page and try again":
+    "Проверка Turnstile не пройдена, обновите страницу и попробуйте снова",
   "srv.verification code is wrong or expired": "Код подтверждения неверен или истёк",
-  "srv.no permission to access or change users of equal or higher level": "Нет прав на просмотр или изменение пользователей того же или более высокого уровня",
+  "srv.no permission to access or change users of equal or higher level":
+    "Нет прав на просмотр или изменение пользователей того же или более высокого уровня",
   "srv.an ordinary admin cannot promote users to admin": "Обычный администратор не может назначать администраторов",
-  "srv.the super admin cannot be disabled, deleted or demoted": "Суперадминистратора нельзя отключить, удалить или понизить",
-  "srv.you are using the default password, change it immediately": "Вы используете пароль по умолчанию, немедленно смените его",
+  "srv.the super admin cannot be disabled, deleted or demoted":
+    "Суперадминистратора нельзя отключить, удалить или понизить",
+  "srv.you are using the default password, change it immediately":
+    "Вы используете пароль по умолчанию, немедленно смените его",
   "srv.username is already taken": "Имя пользователя уже занято",
   "srv.username and password cannot be empty": "Имя пользователя и пароль не могут быть пустыми",
   "srv.the two passwords do not match": "Пароли не совпадают",
@@ -717,8 +766,10 @@ const ru: Record<string, string> = {
   "srv.settings updated": "Настройки обновлены",
   "srv.transferred": "Переведено",
   // third-party sign-in (server/modules/oauth)
-  "srv.the sign-in state is missing, expired or does not match this browser; start the sign-in again": "Состояние входа отсутствует, истекло или относится к другому браузеру; начните вход заново",
-  "srv.your login has expired: log in again, then bind the account": "Сессия истекла: войдите снова и повторите привязку",
+  "srv.the sign-in state is missing, expired or does not match this browser; start the sign-in again":
+    "Состояние входа отсутствует, истекло или относится к другому браузеру; начните вход заново",
+  "srv.your login has expired: log in again, then bind the account":
+    "Сессия истекла: войдите снова и повторите привязку",
   "srv.this account has been deleted": "Этот аккаунт удалён",
   "srv.invalid Telegram sign-in data": "Недействительные данные входа Telegram",
   "srv.the Telegram sign-in has expired, please sign in again": "Вход через Telegram истёк, войдите снова",
@@ -727,16 +778,23 @@ const ru: Record<string, string> = {
   "srv.the administrator has not enabled sign-in with OIDC": "Администратор не включил вход через OIDC",
   "srv.this OIDC account is already bound to another user": "Этот аккаунт OIDC уже привязан к другому пользователю",
   "srv.the administrator has not enabled sign-in with Linux DO": "Администратор не включил вход через Linux DO",
-  "srv.this Linux DO account is already bound to another user": "Этот аккаунт Linux DO уже привязан к другому пользователю",
+  "srv.this Linux DO account is already bound to another user":
+    "Этот аккаунт Linux DO уже привязан к другому пользователю",
   "srv.the administrator has not enabled sign-in with WeChat": "Администратор не включил вход через WeChat",
   "srv.this WeChat account is already bound to another user": "Этот аккаунт WeChat уже привязан к другому пользователю",
   "srv.the administrator has not enabled sign-in with Telegram": "Администратор не включил вход через Telegram",
-  "srv.this Telegram account is already bound to another user": "Этот аккаунт Telegram уже привязан к другому пользователю",
-  "srv.cannot enable GitHub OAuth: fill in the GitHub Client Id and Client Secret first": "Нельзя включить GitHub OAuth: сначала заполните Client Id и Client Secret",
-  "srv.cannot enable OIDC: fill in the client id, client secret, and the well-known URL or the three endpoints first": "Нельзя включить OIDC: сначала заполните client id, client secret и адрес well-known или три адреса",
-  "srv.cannot enable Linux DO OAuth: fill in the Client Id and Client Secret first": "Нельзя включить Linux DO OAuth: сначала заполните Client Id и Client Secret",
-  "srv.cannot enable WeChat login: fill in the WeChat server address and token first": "Нельзя включить вход через WeChat: сначала заполните адрес и токен сервера WeChat",
-  "srv.cannot enable Telegram login: fill in the bot token and bot name first": "Нельзя включить вход через Telegram: сначала заполните токен и имя бота",
+  "srv.this Telegram account is already bound to another user":
+    "Этот аккаунт Telegram уже привязан к другому пользователю",
+  "srv.cannot enable GitHub OAuth: fill in the GitHub Client Id and Client Secret first":
+    "Нельзя включить GitHub OAuth: сначала заполните Client Id и Client Secret",
+  "srv.cannot enable OIDC: fill in the client id, client secret, and the well-known URL or the three endpoints first":
+    "Нельзя включить OIDC: сначала заполните client id, client secret и адрес well-known или три адреса",
+  "srv.cannot enable Linux DO OAuth: fill in the Client Id and Client Secret first":
+    "Нельзя включить Linux DO OAuth: сначала заполните Client Id и Client Secret",
+  "srv.cannot enable WeChat login: fill in the WeChat server address and token first":
+    "Нельзя включить вход через WeChat: сначала заполните адрес и токен сервера WeChat",
+  "srv.cannot enable Telegram login: fill in the bot token and bot name first":
+    "Нельзя включить вход через Telegram: сначала заполните токен и имя бота",
   "side.expand": "Развернуть меню",
   "side.collapse": "Свернуть меню",
   "nav.menu": "Меню",

@@ -4,8 +4,22 @@ import type React from "react";
 import { useState } from "react";
 import { Menu } from "@arco-design/web-react";
 import {
-  IconApps, IconBook, IconCommand, IconDashboard, IconFile, IconImage, IconMenuFold, IconMenuUnfold, IconMessage, IconPalette,
-  IconSettings, IconStorage, IconTag, IconUser, IconUserGroup, IconWechatpay,
+  IconApps,
+  IconBook,
+  IconCommand,
+  IconDashboard,
+  IconFile,
+  IconImage,
+  IconMenuFold,
+  IconMenuUnfold,
+  IconMessage,
+  IconPalette,
+  IconSettings,
+  IconStorage,
+  IconTag,
+  IconUser,
+  IconUserGroup,
+  IconWechatpay,
 } from "@arco-design/web-react/icon";
 import { useLocation, useNavigate } from "react-router-dom";
 import { useTranslation } from "react-i18next";
@@ -22,8 +36,17 @@ export function initialCollapsed(): boolean {
   return readBool(KEYS.defaultCollapseSidebar, false);
 }
 
-export interface SideItem { key: string; label: string; icon: React.ReactNode; children?: SideItem[] }
-export interface SideSection { key: string; label: string; items: SideItem[] }
+export interface SideItem {
+  key: string;
+  label: string;
+  icon: React.ReactNode;
+  children?: SideItem[];
+}
+export interface SideSection {
+  key: string;
+  label: string;
+  items: SideItem[];
+}
 
 export function sidebarSections(opts: {
   t: (k: string) => string;
@@ -34,17 +57,23 @@ export function sidebarSections(opts: {
   task: boolean;
 }): SideSection[] {
   const { t } = opts;
-  const chatItems: SideItem[] = opts.chats.map((c, i) => ({ key: `/chat/${i}`, label: Object.keys(c)[0] ?? `${t("side.chat")} ${i + 1}`, icon: <IconMessage /> }));
+  const chatItems: SideItem[] = opts.chats.map((c, i) => ({
+    key: `/chat/${i}`,
+    label: Object.keys(c)[0] ?? `${t("side.chat")} ${i + 1}`,
+    icon: <IconMessage />,
+  }));
   const sections: SideSection[] = [
     {
-      key: "chat", label: t("side.chatSection"),
+      key: "chat",
+      label: t("side.chatSection"),
       items: [
         { key: "/playground", label: t("side.playground"), icon: <IconCommand /> },
         { key: "chat", label: t("side.chat"), icon: <IconMessage />, children: chatItems },
       ],
     },
     {
-      key: "console", label: t("side.consoleSection"),
+      key: "console",
+      label: t("side.consoleSection"),
       items: [
         ...(opts.dataExport ? [{ key: "/detail", label: t("side.dashboard"), icon: <IconDashboard /> }] : []),
         { key: "/token", label: t("side.tokens"), icon: <IconApps /> },
@@ -56,7 +85,8 @@ export function sidebarSections(opts: {
   ];
   if (opts.admin) {
     sections.push({
-      key: "admin", label: t("side.adminSection"),
+      key: "admin",
+      label: t("side.adminSection"),
       items: [
         { key: "/channel", label: t("side.channels"), icon: <IconStorage /> },
         { key: "/redemption", label: t("side.redemption"), icon: <IconTag /> },
@@ -66,7 +96,8 @@ export function sidebarSections(opts: {
     });
   }
   sections.push({
-    key: "personal", label: t("side.personalSection"),
+    key: "personal",
+    label: t("side.personalSection"),
     items: [
       { key: "/topup", label: t("side.wallet"), icon: <IconWechatpay /> },
       { key: "/personal", label: t("side.personal"), icon: <IconUser /> },
@@ -96,7 +127,9 @@ export function Sidebar({ mobile, open = false, onClose }: { mobile: boolean; op
   const collapsed = !mobile && ownCollapsed;
   const chats = Array.isArray(status.chats) ? status.chats : readJson<Array<Record<string, string>>>(KEYS.chats, []);
   const sections = sidebarSections({
-    t, admin: isAdmin(user), chats,
+    t,
+    admin: isAdmin(user),
+    chats,
     dataExport: status.enable_data_export ?? readBool(KEYS.enableDataExport),
     drawing: status.enable_drawing ?? readBool(KEYS.enableDrawing),
     task: status.enable_task ?? readBool(KEYS.enableTask),
@@ -115,32 +148,66 @@ export function Sidebar({ mobile, open = false, onClose }: { mobile: boolean; op
         data-open={mobile ? String(open) : undefined}
         aria-hidden={mobile && !open ? true : undefined}
         style={mobile ? undefined : { width }}
-        onKeyDown={(e) => { if (e.key === "Escape") onClose?.(); }}
+        onKeyDown={(e) => {
+          if (e.key === "Escape") onClose?.();
+        }}
       >
-        <Menu selectedKeys={[selected]} onClickMenuItem={(key) => navigate(key)} collapse={collapsed} defaultOpenKeys={["chat"]} className="sy-side-menu">
+        <Menu
+          selectedKeys={[selected]}
+          onClickMenuItem={(key) => navigate(key)}
+          collapse={collapsed}
+          defaultOpenKeys={["chat"]}
+          className="sy-side-menu"
+        >
           {sections.map((s) => (
             <Menu.ItemGroup key={s.key} title={collapsed ? "" : s.label}>
               {s.items.map((item) =>
                 item.children ? (
-                  <Menu.SubMenu key={item.key} title={<span>{item.icon}<span className="sy-side-label">{item.label}</span></span>}>
+                  <Menu.SubMenu
+                    key={item.key}
+                    title={
+                      <span>
+                        {item.icon}
+                        <span className="sy-side-label">{item.label}</span>
+                      </span>
+                    }
+                  >
                     {item.children.length === 0 ? (
-                      <Menu.Item key="/chat" disabled>{t("side.noChats")}</Menu.Item>
+                      <Menu.Item key="/chat" disabled>
+                        {t("side.noChats")}
+                      </Menu.Item>
                     ) : (
-                      item.children.map((c) => <Menu.Item key={c.key}><span className="sy-side-label">{c.label}</span></Menu.Item>)
+                      item.children.map((c) => (
+                        <Menu.Item key={c.key}>
+                          <span className="sy-side-label">{c.label}</span>
+                        </Menu.Item>
+                      ))
                     )}
                   </Menu.SubMenu>
                 ) : (
-                  <Menu.Item key={item.key}>{item.icon}<span className="sy-side-label">{item.label}</span></Menu.Item>
+                  <Menu.Item key={item.key}>
+                    {item.icon}
+                    <span className="sy-side-label">{item.label}</span>
+                  </Menu.Item>
                 ),
               )}
             </Menu.ItemGroup>
           ))}
         </Menu>
         <div className="sy-sider-foot">
-          {!collapsed && <span className="sy-sider-docs"><IconBook /> {t("side.version", { version: status.version ?? "" })}</span>}
+          {!collapsed && (
+            <span className="sy-sider-docs">
+              <IconBook /> {t("side.version", { version: status.version ?? "" })}
+            </span>
+          )}
           {!mobile && (
-            <button type="button" className="sy-sider-toggle" data-testid="sider-toggle" onClick={toggle}
-              aria-label={collapsed ? t("side.expand") : t("side.collapse")}>
+            <button
+              type="button"
+              className="sy-sider-toggle"
+              data-testid="sider-toggle"
+              onClick={toggle}
+              aria-label={collapsed ? t("side.expand") : t("side.collapse")}
+            >
               {collapsed ? <IconMenuUnfold /> : <IconMenuFold />}
             </button>
           )}

@@ -47,15 +47,31 @@ export function TopBar({ today = new Date(), onMenu }: { today?: Date; onMenu?: 
   return (
     <div className="sy-topbar">
       {onMenu && (
-        <Button type="text" shape="circle" icon={<IconMenu />} aria-label={t("nav.menu")} data-testid="menu-toggle" onClick={onMenu} />
+        <Button
+          type="text"
+          shape="circle"
+          icon={<IconMenu />}
+          aria-label={t("nav.menu")}
+          data-testid="menu-toggle"
+          onClick={onMenu}
+        />
       )}
       <Link to="/" className="sy-brand">
-        <img src={logo} alt="" width={28} height={28} onError={(e) => ((e.target as HTMLImageElement).style.visibility = "hidden")} />
+        <img
+          src={logo}
+          alt=""
+          width={28}
+          height={28}
+          onError={(e) => ((e.target as HTMLImageElement).style.visibility = "hidden")}
+        />
         {!mobile && <span className="sy-brand-name">{status.system_name || "Switchyard"}</span>}
       </Link>
       <Menu mode="horizontal" className="sy-nav" selectedKeys={[selected]} ellipsis={mobile}>
         {nav.map((n) => (
-          <Menu.Item key={n.key} onClick={() => ("href" in n && n.href ? window.open(n.href, "_blank", "noopener") : navigate(n.key))}>
+          <Menu.Item
+            key={n.key}
+            onClick={() => ("href" in n && n.href ? window.open(n.href, "_blank", "noopener") : navigate(n.key))}
+          >
             {n.label}
           </Menu.Item>
         ))}
@@ -80,12 +96,14 @@ export function TopBar({ today = new Date(), onMenu }: { today?: Date; onMenu?: 
           trigger="click"
           droplist={
             <Menu onClickMenuItem={(key) => void changeLanguage(key as Language)} selectedKeys={[i18n.language]}>
-              {(Object.keys(LANGUAGE_NAMES) as Language[]).map((l) => <Menu.Item key={l}>{LANGUAGE_NAMES[l]}</Menu.Item>)}
+              {(Object.keys(LANGUAGE_NAMES) as Language[]).map((l) => (
+                <Menu.Item key={l}>{LANGUAGE_NAMES[l]}</Menu.Item>
+              ))}
             </Menu>
           }
         >
           <Button type="text" aria-label={t("nav.language")} data-testid="language-menu" icon={<IconLanguage />}>
-            {mobile ? "" : LANGUAGE_NAMES[(i18n.language as Language)] ?? ""}
+            {mobile ? "" : (LANGUAGE_NAMES[i18n.language as Language] ?? "")}
           </Button>
         </Dropdown>
         {user ? (
@@ -99,15 +117,21 @@ export function TopBar({ today = new Date(), onMenu }: { today?: Date; onMenu?: 
             }
           >
             <Button type="text" data-testid="avatar-menu">
-              <Avatar size={28} style={{ backgroundColor: "#165dff" }}>{(user.display_name || user.username || "?").slice(0, 1).toUpperCase()}</Avatar>
+              <Avatar size={28} style={{ backgroundColor: "#165dff" }}>
+                {(user.display_name || user.username || "?").slice(0, 1).toUpperCase()}
+              </Avatar>
               {!mobile && <span style={{ marginLeft: 6 }}>{user.display_name || user.username}</span>}
             </Button>
           </Dropdown>
         ) : settingUp ? null : (
           <>
-            <Button type="primary" size="small" onClick={() => navigate("/login")}>{t("nav.login")}</Button>
+            <Button type="primary" size="small" onClick={() => navigate("/login")}>
+              {t("nav.login")}
+            </Button>
             {!status.self_use_mode_enabled && !mobile && (
-              <Button size="small" onClick={() => navigate("/register")}>{t("nav.register")}</Button>
+              <Button size="small" onClick={() => navigate("/register")}>
+                {t("nav.register")}
+              </Button>
             )}
           </>
         )}

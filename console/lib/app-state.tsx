@@ -5,7 +5,14 @@ import { createContext, startTransition, useCallback, useContext, useEffect, use
 import { Message } from "@arco-design/web-react";
 import { api, onSessionExpired } from "../api/index.ts";
 import { i18n } from "../i18n/index.ts";
-import { getStoredStatus, getStoredUser, setStoredUser, storeStatus, type SiteStatus, type StoredUser } from "./storage.ts";
+import {
+  getStoredStatus,
+  getStoredUser,
+  setStoredUser,
+  storeStatus,
+  type SiteStatus,
+  type StoredUser,
+} from "./storage.ts";
 import { applyTheme, storedTheme, type ThemeMode } from "./theme.ts";
 import { ROLE } from "../../server/catalogue/index.ts";
 
@@ -35,7 +42,13 @@ function takeEarlyStatus(): Promise<StatusReply | null> | null {
   return p;
 }
 
-export function AppStateProvider({ children, initialStatus }: { children: React.ReactNode; initialStatus?: SiteStatus }) {
+export function AppStateProvider({
+  children,
+  initialStatus,
+}: {
+  children: React.ReactNode;
+  initialStatus?: SiteStatus;
+}) {
   const [status, setStatus] = useState<SiteStatus>(() => initialStatus ?? getStoredStatus());
   const [statusLoaded, setLoaded] = useState(!!initialStatus);
   const [statusError, setStatusError] = useState<string | null>(null);
@@ -44,7 +57,10 @@ export function AppStateProvider({ children, initialStatus }: { children: React.
 
   const refreshStatus = useCallback(async () => {
     const early = await takeEarlyStatus();
-    const r = early?.success && early.data ? (early as { success: true; message: string; data: SiteStatus }) : await api.get<SiteStatus>("/api/status");
+    const r =
+      early?.success && early.data
+        ? (early as { success: true; message: string; data: SiteStatus })
+        : await api.get<SiteStatus>("/api/status");
     if (r.success && r.data) {
       storeStatus(r.data);
       setStatus(r.data);
@@ -77,9 +93,19 @@ export function AppStateProvider({ children, initialStatus }: { children: React.
   // path and replaces the client's /login?expired=true with a plain /login.
   useEffect(() => onSessionExpired(() => startTransition(() => setUser(null))), [setUser]);
 
-  const value = useMemo<AppState>(() => ({
-    status, statusLoaded, statusError, refreshStatus, user, setUser, theme, setTheme: setThemeState,
-  }), [status, statusLoaded, statusError, refreshStatus, user, setUser, theme]);
+  const value = useMemo<AppState>(
+    () => ({
+      status,
+      statusLoaded,
+      statusError,
+      refreshStatus,
+      user,
+      setUser,
+      theme,
+      setTheme: setThemeState,
+    }),
+    [status, statusLoaded, statusError, refreshStatus, user, setUser, theme],
+  );
   return <Ctx.Provider value={value}>{children}</Ctx.Provider>;
 }
 

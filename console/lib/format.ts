@@ -13,7 +13,15 @@ const formats = new Map<string, Intl.NumberFormat>();
 function numberFormat(loc: string, max: number, min: number, grouping = true): Intl.NumberFormat {
   const key = `${loc}|${max}|${min}|${grouping}`;
   let f = formats.get(key);
-  if (!f) formats.set(key, (f = new Intl.NumberFormat(loc, { maximumFractionDigits: max, minimumFractionDigits: min, useGrouping: grouping })));
+  if (!f)
+    formats.set(
+      key,
+      (f = new Intl.NumberFormat(loc, {
+        maximumFractionDigits: max,
+        minimumFractionDigits: min,
+        useGrouping: grouping,
+      })),
+    );
   return f;
 }
 
@@ -54,7 +62,8 @@ export function displayCurrency(): { symbol: string; rate: number } {
   const s = getStoredStatus();
   const rate = (v: unknown) => (Number.isFinite(Number(v)) && Number(v) > 0 ? Number(v) : 1);
   if (s.quota_display_type === "CNY") return { symbol: "¥", rate: rate(s.usd_exchange_rate) };
-  if (s.quota_display_type === "CUSTOM") return { symbol: s.custom_currency_symbol || "¤", rate: rate(s.custom_currency_exchange_rate) };
+  if (s.quota_display_type === "CUSTOM")
+    return { symbol: s.custom_currency_symbol || "¤", rate: rate(s.custom_currency_exchange_rate) };
   return { symbol: "$", rate: 1 };
 }
 
@@ -73,7 +82,11 @@ export function renderQuota(quota: number, digits = 2, inCurrency = displayInCur
 }
 
 function decimalSign(): string {
-  return numberFormat(locale(), 1, 1, false).formatToParts(0.5).find((p) => p.type === "decimal")?.value ?? ".";
+  return (
+    numberFormat(locale(), 1, 1, false)
+      .formatToParts(0.5)
+      .find((p) => p.type === "decimal")?.value ?? "."
+  );
 }
 
 /** The inverse for inputs shown in dollars: dollars → integer quota. */

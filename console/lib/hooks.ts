@@ -17,9 +17,12 @@ export function useIsMobile(): boolean {
 export function useCountdown(seconds: number): { left: number; start: () => void } {
   const [left, setLeft] = useState(0);
   const timer = useRef<ReturnType<typeof setInterval> | null>(null);
-  useEffect(() => () => {
-    if (timer.current) clearInterval(timer.current);
-  }, []);
+  useEffect(
+    () => () => {
+      if (timer.current) clearInterval(timer.current);
+    },
+    [],
+  );
   const start = () => {
     if (timer.current) clearInterval(timer.current);
     setLeft(seconds);

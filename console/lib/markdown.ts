@@ -41,7 +41,8 @@ export function safeUrl(url: string): boolean {
   return !scheme || scheme[1] === "http" || scheme[1] === "https" || scheme[1] === "mailto";
 }
 
-const escapeHtml = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+const escapeHtml = (s: string) =>
+  s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 
 export interface MarkdownOptions {
   /** The label of the copy button on code blocks; none without it. */
@@ -65,7 +66,9 @@ md.renderer.rules.fence = (tokens, idx, _options, rawEnv) => {
   const token = tokens[idx];
   const lang = token.info.trim().split(/\s+/)[0]?.toLowerCase() ?? "";
   const known = lang && hljs.getLanguage(lang);
-  const body = known ? hljs.highlight(token.content, { language: lang, ignoreIllegals: true }).value : escapeHtml(token.content);
+  const body = known
+    ? hljs.highlight(token.content, { language: lang, ignoreIllegals: true }).value
+    : escapeHtml(token.content);
   const head = env?.copyLabel
     ? `<div class="sy-code-head"><span>${escapeHtml(lang)}</span><button type="button" class="sy-code-copy" data-copy-code>${escapeHtml(env.copyLabel)}</button></div>`
     : "";

@@ -10,7 +10,10 @@ export const passkeySupported = (): boolean => browserSupportsWebAuthn();
 /** The user closed the browser's dialog, or the authenticator refused: a message, never a thrown error. */
 function refused(e: unknown): Envelope {
   const name = (e as Error)?.name;
-  const message = name === "NotAllowedError" || name === "AbortError" ? t("passkey.cancelled") : `${t("passkey.failed")}: ${(e as Error)?.message ?? e}`;
+  const message =
+    name === "NotAllowedError" || name === "AbortError"
+      ? t("passkey.cancelled")
+      : `${t("passkey.failed")}: ${(e as Error)?.message ?? e}`;
   return { success: false, message, status: 0 };
 }
 
@@ -20,7 +23,8 @@ async function ceremony(beginPath: string, finishPath: string, kind: "create" | 
   let credential: unknown;
   try {
     const optionsJSON = begin.data.options.publicKey;
-    credential = kind === "create" ? await startRegistration({ optionsJSON }) : await startAuthentication({ optionsJSON });
+    credential =
+      kind === "create" ? await startRegistration({ optionsJSON }) : await startAuthentication({ optionsJSON });
   } catch (e) {
     return refused(e);
   }
@@ -28,10 +32,12 @@ async function ceremony(beginPath: string, finishPath: string, kind: "create" | 
 }
 
 /** Registers a passkey for the signed-in user. */
-export const registerPasskey = () => ceremony("/api/user/passkey/register/begin", "/api/user/passkey/register/finish", "create");
+export const registerPasskey = () =>
+  ceremony("/api/user/passkey/register/begin", "/api/user/passkey/register/finish", "create");
 
 /** Signs in with any passkey of this site; data is the user, as for a password login. */
-export const signInWithPasskey = () => ceremony("/api/user/passkey/login/begin", "/api/user/passkey/login/finish", "get");
+export const signInWithPasskey = () =>
+  ceremony("/api/user/passkey/login/begin", "/api/user/passkey/login/finish", "get");
 
 /** Secure verification with one of the user's passkeys (then POST /api/verify {method: "passkey"}). */
 export async function verifyWithPasskey(): Promise<Envelope> {

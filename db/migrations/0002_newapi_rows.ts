@@ -6,11 +6,13 @@ import { dialectOf } from "../dialect.ts";
 import { up as reconcileSchema } from "./0001_init.ts";
 
 /** new-api's ChannelInfo of a single-key channel (server/modules/channel/keys.ts serializeChannelInfo(null)). */
-export const SINGLE_KEY_CHANNEL_INFO = '{"is_multi_key":false,"multi_key_size":0,"multi_key_status_list":null,"multi_key_polling_index":0,"multi_key_mode":""}';
+export const SINGLE_KEY_CHANNEL_INFO =
+  '{"is_multi_key":false,"multi_key_size":0,"multi_key_status_list":null,"multi_key_polling_index":0,"multi_key_mode":""}';
 
 export async function up(db: Kysely<any>): Promise<void> {
   const text = dialectOf(db) === "postgres" ? sql`channel_info::text` : sql`channel_info`;
-  const repair = () => sql`update channels set channel_info = ${SINGLE_KEY_CHANNEL_INFO}
+  const repair = () =>
+    sql`update channels set channel_info = ${SINGLE_KEY_CHANNEL_INFO}
     where channel_info is null or ${text} in ('', '""', 'null')`.execute(db);
   // A database from before channel_info existed gets its columns first (migrate() would add them only after the
   // numbered migrations). Not try/catch: on PostgreSQL a failed statement aborts the migration's transaction.

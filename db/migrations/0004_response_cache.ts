@@ -6,7 +6,9 @@ import { dialectOf } from "../dialect.ts";
 
 export async function up(db: Kysely<any>): Promise<void> {
   const mysql = dialectOf(db) === "mysql";
-  await db.schema.createTable("response_cache").ifNotExists()
+  await db.schema
+    .createTable("response_cache")
+    .ifNotExists()
     .addColumn("cache_key", "varchar(64)", (c) => c.notNull().primaryKey())
     .addColumn("model", "varchar(255)", (c) => c.notNull().defaultTo(""))
     // A stored answer is up to ResponseCacheMaxEntryBytes (1 MiB by default): MySQL's text holds 64 KiB.

@@ -42,7 +42,10 @@ export function summariseGcLog(text: string): GcSummary | null {
     const req = REQUESTED.exec(l);
     if (req) {
       // The request names no heap: it belongs to the next collection that starts.
-      const next = lines.slice(i + 1, i + 6).map((x) => START.exec(x)).find(Boolean);
+      const next = lines
+        .slice(i + 1, i + 6)
+        .map((x) => START.exec(x))
+        .find(Boolean);
       if (next?.[1] === heap) {
         allocated += Number(req[1]);
         oversized += Number(req[2]);
@@ -64,16 +67,24 @@ export function summariseGcLog(text: string): GcSummary | null {
   const sorted = [...cycles].sort((a, b) => a - b);
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] ?? 0;
   return {
-    collections: cycles.length, full, pauseP50: at(0.5), pauseP90: at(0.9), pauseMax: sorted[sorted.length - 1] ?? 0,
-    pauseTotal: cycles.reduce((a, b) => a + b, 0), allocated, oversized,
+    collections: cycles.length,
+    full,
+    pauseP50: at(0.5),
+    pauseP90: at(0.9),
+    pauseMax: sorted[sorted.length - 1] ?? 0,
+    pauseTotal: cycles.reduce((a, b) => a + b, 0),
+    allocated,
+    oversized,
   };
 }
 
 /** One line: collections per second, pauses, the share of time paused, allocation per second. */
 export function describeGc(s: GcSummary, seconds: number): string {
   const mb = (b: number) => (b / 1e6 / seconds).toFixed(0);
-  return `${(s.collections / seconds).toFixed(1)} collections/s (${s.full} full), pause per collection p50 ${s.pauseP50.toFixed(2)} / p90 ${s.pauseP90.toFixed(2)} / max ${s.pauseMax.toFixed(2)} ms, ` +
-    `${((s.pauseTotal / (seconds * 1000)) * 100).toFixed(1)} % of the time paused; allocated ${mb(s.allocated)} MB/s (${mb(s.oversized)} MB/s in oversized blocks)`;
+  return (
+    `${(s.collections / seconds).toFixed(1)} collections/s (${s.full} full), pause per collection p50 ${s.pauseP50.toFixed(2)} / p90 ${s.pauseP90.toFixed(2)} / max ${s.pauseMax.toFixed(2)} ms, `
+    + `${((s.pauseTotal / (seconds * 1000)) * 100).toFixed(1)} % of the time paused; allocated ${mb(s.allocated)} MB/s (${mb(s.oversized)} MB/s in oversized blocks)`
+  );
 }
 
 if (import.meta.main) {

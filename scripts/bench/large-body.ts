@@ -43,18 +43,28 @@ for (const target of targets) {
   for (const kb of sizes) {
     const content = "word ".repeat((kb * 1000) / 5);
     for (const mode of modes) {
-      const body = JSON.stringify({ model: "bench-model", stream: mode === "stream", messages: [{ role: "user", content }] });
+      const body = JSON.stringify({
+        model: "bench-model",
+        stream: mode === "stream",
+        messages: [{ role: "user", content }],
+      });
       const stalls: number[] = [];
       for (let i = 0; i < calls; i++) {
         await stall();
-        const res = await fetch(base + "/v1/chat/completions", { method: "POST", headers: { authorization: `Bearer ${hop.info.key}`, "content-type": "application/json" }, body });
+        const res = await fetch(base + "/v1/chat/completions", {
+          method: "POST",
+          headers: { authorization: `Bearer ${hop.info.key}`, "content-type": "application/json" },
+          body,
+        });
         await res.arrayBuffer();
         await Bun.sleep(50);
         if (i >= WARM) stalls.push(await stall());
       }
       stalls.sort((a, b) => a - b);
       const median = stalls[Math.floor(stalls.length / 2)]!;
-      console.log(`${target.padEnd(9)} ${`${kb} KB`.padEnd(8)} ${mode.padEnd(7)} ${median.toFixed(1)} / ${stalls.at(-1)!.toFixed(1)}`);
+      console.log(
+        `${target.padEnd(9)} ${`${kb} KB`.padEnd(8)} ${mode.padEnd(7)} ${median.toFixed(1)} / ${stalls.at(-1)!.toFixed(1)}`,
+      );
     }
   }
   hop.proc.kill("SIGTERM");

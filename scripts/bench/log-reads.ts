@@ -31,11 +31,21 @@ const now = Math.floor(Date.now() / 1000);
 {
   // 1,000 users, 50 models, 100 channels, spread over 30 days, written straight through bun:sqlite.
   const raw = rawSqlite(db)!;
-  const insert = raw.prepare(`insert into logs (user_id, created_at, type, content, username, token_name, model_name, quota, prompt_tokens, completion_tokens, use_time, is_stream, channel_id, token_id, "group", ip, other) values (?, ?, 2, 'model ratio 1', ?, 'tok', ?, ?, 20, 30, 1, 0, ?, ?, 'default', '', '{}')`);
+  const insert = raw.prepare(
+    `insert into logs (user_id, created_at, type, content, username, token_name, model_name, quota, prompt_tokens, completion_tokens, use_time, is_stream, channel_id, token_id, "group", ip, other) values (?, ?, 2, 'model ratio 1', ?, 'tok', ?, ?, 20, 30, 1, 0, ?, ?, 'default', '', '{}')`,
+  );
   raw.exec("BEGIN");
   for (let i = 0; i < ROWS; i++) {
     const user = 1 + (i % 1000);
-    insert.run(user, now - 30 * DAY + Math.floor((i * 30 * DAY) / ROWS), `user${user}`, `model-${i % 50}`, 100 + (i % 1000), 1 + (i % 100), user);
+    insert.run(
+      user,
+      now - 30 * DAY + Math.floor((i * 30 * DAY) / ROWS),
+      `user${user}`,
+      `model-${i % 50}`,
+      100 + (i % 1000),
+      1 + (i % 100),
+      user,
+    );
   }
   raw.exec("COMMIT");
   raw.exec("PRAGMA wal_checkpoint(TRUNCATE)");
@@ -49,7 +59,11 @@ const views: [string, LogFilter][] = [
   ["admin page + stat, all time", {}],
 ];
 
-async function measure(f: LogFilter, run: () => Promise<unknown> = () => Promise.all([listLogs(deps, f, { page: 1, size: 10, offset: 0 }, true), logStat(deps, f, now)])): Promise<{ wall: number; stall: number }> {
+async function measure(
+  f: LogFilter,
+  run: () => Promise<unknown> = () =>
+    Promise.all([listLogs(deps, f, { page: 1, size: 10, offset: 0 }, true), logStat(deps, f, now)]),
+): Promise<{ wall: number; stall: number }> {
   let stall = 0;
   let last = performance.now();
   const timer = setInterval(() => {
@@ -69,7 +83,9 @@ async function measure(f: LogFilter, run: () => Promise<unknown> = () => Promise
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-console.log(`log reads on SQLite, ${ROWS.toLocaleString()} logs, median of ${ROUNDS} rounds: wall ms / longest event-loop stall ms`);
+console.log(
+  `log reads on SQLite, ${ROWS.toLocaleString()} logs, median of ${ROUNDS} rounds: wall ms / longest event-loop stall ms`,
+);
 startSqliteReader(db, path);
 while (readerOf(db) === db) await Bun.sleep(10);
 for (const [name, f] of views) {
@@ -80,7 +96,8 @@ for (const [name, f] of views) {
     on.push(await measure(f));
     off.push(await withoutReader(() => measure(f)));
   }
-  const fmt = (xs: { wall: number; stall: number }[]) => `${median(xs.map((x) => x.wall)).toFixed(1)} / ${median(xs.map((x) => x.stall)).toFixed(1)}`;
+  const fmt = (xs: { wall: number; stall: number }[]) =>
+    `${median(xs.map((x) => x.wall)).toFixed(1)} / ${median(xs.map((x) => x.stall)).toFixed(1)}`;
   console.log(`  ${name}: main connection ${fmt(off)} · reader ${fmt(on)}`);
 }
 {
@@ -107,7 +124,9 @@ for (const [name, f] of views) {
   const workers = await measure({}, () => deleteLogsBefore(deps, start + 4 * DAY));
   writing = false;
   await consoleWrites;
-  console.log(`  delete logs before (two days, ~${Math.round(ROWS / 15).toLocaleString()} rows): main connection ${main.wall.toFixed(1)} / ${main.stall.toFixed(1)} · worker threads ${workers.wall.toFixed(1)} / ${workers.stall.toFixed(1)} (a console write every 10 ms on the main connection meanwhile: the longest waited ${writeWait.toFixed(1)} ms)`);
+  console.log(
+    `  delete logs before (two days, ~${Math.round(ROWS / 15).toLocaleString()} rows): main connection ${main.wall.toFixed(1)} / ${main.stall.toFixed(1)} · worker threads ${workers.wall.toFixed(1)} / ${workers.stall.toFixed(1)} (a console write every 10 ms on the main connection meanwhile: the longest waited ${writeWait.toFixed(1)} ms)`,
+  );
   await stopSqliteWorker(db);
 }
 await stopSqliteReader(db);

@@ -34,7 +34,8 @@ function fillSql(kind: Dialect, from: number, to: number, start: number, n: numb
     CASE WHEN x % 20 = 0 THEN 5 WHEN x % 50 = 1 THEN 1 ELSE 2 END, '', 'user' || ((x % 10000) + 1), 'token' || (x % 200),
     'model-' || (x % 50), (x * 7919) % 5000, (x * 31) % 2000, (x * 17) % 1000, x % 30, ${stream}, (x % 100) + 1, x % 200,
     CASE WHEN x % 10 = 0 THEN 'vip' ELSE 'default' END, '', ''`;
-  if (kind === "postgres") return `INSERT INTO logs (${cols}) SELECT ${values} FROM generate_series(${from}::bigint, ${to}::bigint) AS g(x)`;
+  if (kind === "postgres")
+    return `INSERT INTO logs (${cols}) SELECT ${values} FROM generate_series(${from}::bigint, ${to}::bigint) AS g(x)`;
   return `WITH RECURSIVE c(x) AS (SELECT ${from} UNION ALL SELECT x + 1 FROM c WHERE x < ${to}) INSERT INTO logs (${cols}) SELECT ${values} FROM c`;
 }
 
@@ -43,7 +44,9 @@ async function fill(db: Database, kind: Dialect, n: number, start: number) {
   for (let from = 1; from <= n; from += CHUNK) {
     const to = Math.min(n, from + CHUNK - 1);
     await sql.raw(fillSql(kind, from, to, start, n)).execute(db);
-    process.stdout.write(`\r  [${kind}] inserted ${to.toLocaleString()} / ${n.toLocaleString()} rows (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
+    process.stdout.write(
+      `\r  [${kind}] inserted ${to.toLocaleString()} / ${n.toLocaleString()} rows (${((performance.now() - t0) / 1000).toFixed(0)} s)`,
+    );
   }
   // VACUUM on PostgreSQL: a bulk-loaded table has no visibility map yet, so index-only scans would visit the
   // heap for every row; autovacuum sets it on a live table (inserts trigger it since PostgreSQL 13).
@@ -106,7 +109,10 @@ async function run(kind: Dialect) {
     ["admin page 1, last hour", () => listLogs(deps, { start: now - 3600, end: now }, page(1), true)],
     ["self page 1 (user_id)", () => listLogs(deps, { userId: 42 }, page(1), false)],
     ["self page 50 (user_id)", () => listLogs(deps, { userId: 42 }, page(50), false)],
-    ["self page 1, token + last day", () => listLogs(deps, { userId: 42, tokenName: "token42", ...day }, page(1), false)],
+    [
+      "self page 1, token + last day",
+      () => listLogs(deps, { userId: 42, tokenName: "token42", ...day }, page(1), false),
+    ],
     ["stat: whole site, last day", () => logStat(deps, day)],
     ["stat: whole site, all time", () => logStat(deps, {})],
     ["stat: one user, all time", () => logStat(deps, { userId: 42 })],

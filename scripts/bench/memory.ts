@@ -17,7 +17,8 @@ const arg = (name: string, def: string) => {
 };
 
 function runMock(chunks: number, minutes: number, mb: number, burst: number) {
-  const piece = (i: number) => `data: {"id":"c","object":"chat.completion.chunk","created":1700000000,"model":"bench-model","choices":[{"index":0,"delta":{"content":"tok${i % 10} "},"finish_reason":null}]}\n\n`;
+  const piece = (i: number) =>
+    `data: {"id":"c","object":"chat.completion.chunk","created":1700000000,"model":"bench-model","choices":[{"index":0,"delta":{"content":"tok${i % 10} "},"finish_reason":null}]}\n\n`;
   const vector = Array.from({ length: 1536 }, (_, i) => ((i % 97) / 97).toFixed(6)).join(",");
   const item = (i: number) => `{"object":"embedding","index":${i},"embedding":[${vector}]}`;
   const items = Math.ceil((mb * 1024 * 1024) / (vector.length + 60));
@@ -28,35 +29,52 @@ function runMock(chunks: number, minutes: number, mb: number, burst: number) {
       const body: any = await req.json();
       if (new URL(req.url).pathname.endsWith("/embeddings")) {
         // Built as it is sent, so the mock's own memory stays small too.
-        return new Response(new ReadableStream({
-          async pull(c) {
-            c.enqueue(`{"object":"list","model":"bench-model","data":[`);
-            for (let i = 0; i < items; i++) {
-              c.enqueue((i ? "," : "") + item(i));
-              if (i % 200 === 0) await Bun.sleep(0);
+        return new Response(
+          new ReadableStream({
+            async pull(c) {
+              c.enqueue(`{"object":"list","model":"bench-model","data":[`);
+              for (let i = 0; i < items; i++) {
+                c.enqueue((i ? "," : "") + item(i));
+                if (i % 200 === 0) await Bun.sleep(0);
+              }
+              c.enqueue(`],"usage":{"prompt_tokens":8,"total_tokens":8}}`);
+              c.close();
+            },
+          }),
+          { headers: { "content-type": "application/json" } },
+        );
+      }
+      if (!body.stream)
+        return Response.json({
+          id: "c",
+          object: "chat.completion",
+          model: "bench-model",
+          choices: [{ index: 0, message: { role: "assistant", content: "hi" }, finish_reason: "stop" }],
+          usage: { prompt_tokens: 9, completion_tokens: 1, total_tokens: 10 },
+        });
+      const gap = minutes > 0 ? (minutes * 60_000) / chunks : 0;
+      return new Response(
+        new ReadableStream({
+          type: "direct",
+          async pull(c: any) {
+            for (let i = 0; i < chunks; i++) {
+              c.write(piece(i));
+              if (i % burst === 0) {
+                await c.flush();
+                await Bun.sleep(gap * burst);
+              }
             }
-            c.enqueue(`],"usage":{"prompt_tokens":8,"total_tokens":8}}`);
+            const tail = body.stream_options?.include_usage
+              ? `data: {"id":"c","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":9,"completion_tokens":${chunks},"total_tokens":${chunks + 9}}}\n\n`
+              : "";
+            c.write(
+              `data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n${tail}data: [DONE]\n\n`,
+            );
             c.close();
           },
-        }), { headers: { "content-type": "application/json" } });
-      }
-      if (!body.stream) return Response.json({ id: "c", object: "chat.completion", model: "bench-model", choices: [{ index: 0, message: { role: "assistant", content: "hi" }, finish_reason: "stop" }], usage: { prompt_tokens: 9, completion_tokens: 1, total_tokens: 10 } });
-      const gap = minutes > 0 ? (minutes * 60_000) / chunks : 0;
-      return new Response(new ReadableStream({
-        type: "direct",
-        async pull(c: any) {
-          for (let i = 0; i < chunks; i++) {
-            c.write(piece(i));
-            if (i % burst === 0) {
-              await c.flush();
-              await Bun.sleep(gap * burst);
-            }
-          }
-          const tail = body.stream_options?.include_usage ? `data: {"id":"c","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":9,"completion_tokens":${chunks},"total_tokens":${chunks + 9}}}\n\n` : "";
-          c.write(`data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n${tail}data: [DONE]\n\n`);
-          c.close();
-        },
-      } as any), { headers: { "content-type": "text/event-stream" } });
+        } as any),
+        { headers: { "content-type": "text/event-stream" } },
+      );
     },
   });
   console.log(JSON.stringify({ port: server.port }));
@@ -71,7 +89,8 @@ async function start(args: string[]) {
   return { proc, info: JSON.parse(text.split("\n")[0]) };
 }
 
-const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024;
+const rssMb = (pid: number) =>
+  Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024;
 
 async function main() {
   const chunks = Number(arg("chunks", "200000"));
@@ -81,7 +100,11 @@ async function main() {
   const mock = await start([import.meta.path, "mock", String(chunks), String(minutes), String(mb), String(burst)]);
   // --target proxy measures relay.ts's bare pass-through proxy instead: the floor Bun itself sets.
   const target = arg("target", "gateway");
-  const gateway = await start([new URL("./relay.ts", import.meta.url).pathname, target, `http://127.0.0.1:${mock.info.port}`]);
+  const gateway = await start([
+    new URL("./relay.ts", import.meta.url).pathname,
+    target,
+    `http://127.0.0.1:${mock.info.port}`,
+  ]);
   const base = `http://127.0.0.1:${gateway.info.port}`;
   const headers = { "content-type": "application/json", authorization: `Bearer ${gateway.info.key}` };
   // A refused call would measure nothing (a 401 once printed "0.0 MB answer" as a result): it stops the run.
@@ -92,7 +115,10 @@ async function main() {
   };
   try {
     // Warm-up: short calls of both kinds, then idle.
-    for (let i = 0; i < 20; i++) await (await call("/v1/chat/completions", { model: "bench-model", messages: [{ role: "user", content: "hi" }] })).text();
+    for (let i = 0; i < 20; i++)
+      await (
+        await call("/v1/chat/completions", { model: "bench-model", messages: [{ role: "user", content: "hi" }] })
+      ).text();
     Bun.gc(true);
     await Bun.sleep(2000);
     const idle = rssMb(gateway.proc.pid);
@@ -107,7 +133,11 @@ async function main() {
         const samples: number[] = [];
         const sampler = setInterval(() => samples.push(rssMb(gateway.proc.pid)), 2000);
         const t0 = performance.now();
-        const res = await call("/v1/chat/completions", { model: "bench-model", stream: true, messages: [{ role: "user", content: "a long one" }] });
+        const res = await call("/v1/chat/completions", {
+          model: "bench-model",
+          stream: true,
+          messages: [{ role: "user", content: "a long one" }],
+        });
         const reader = res.body!.getReader();
         let bytes = 0;
         for (;;) {
@@ -118,7 +148,9 @@ async function main() {
         clearInterval(sampler);
         samples.push(rssMb(gateway.proc.pid));
         const peak = Math.max(...samples);
-        console.log(`stream: ${chunks} chunks, ${(bytes / 1e6).toFixed(1)} MB in ${((performance.now() - t0) / 1000).toFixed(1)} s; RSS peak ${peak.toFixed(1)} MB (+${(peak - idle).toFixed(1)} over idle, +${(peak - before).toFixed(1)} over the ${before.toFixed(1)} MB before it), samples ${samples.map((x) => x.toFixed(0)).join(" ")}`);
+        console.log(
+          `stream: ${chunks} chunks, ${(bytes / 1e6).toFixed(1)} MB in ${((performance.now() - t0) / 1000).toFixed(1)} s; RSS peak ${peak.toFixed(1)} MB (+${(peak - idle).toFixed(1)} over idle, +${(peak - before).toFixed(1)} over the ${before.toFixed(1)} MB before it), samples ${samples.map((x) => x.toFixed(0)).join(" ")}`,
+        );
       } else {
         let peak = 0;
         const big = setInterval(() => (peak = Math.max(peak, rssMb(gateway.proc.pid))), 50);
@@ -126,7 +158,9 @@ async function main() {
         const size = (await r2.arrayBuffer()).byteLength;
         clearInterval(big);
         peak = Math.max(peak, rssMb(gateway.proc.pid));
-        console.log(`non-stream: ${(size / 1e6).toFixed(1)} MB answer; RSS peak ${peak.toFixed(1)} MB (+${(peak - idle).toFixed(1)} over idle, +${(peak - before).toFixed(1)} over the ${before.toFixed(1)} MB before it)`);
+        console.log(
+          `non-stream: ${(size / 1e6).toFixed(1)} MB answer; RSS peak ${peak.toFixed(1)} MB (+${(peak - idle).toFixed(1)} over idle, +${(peak - before).toFixed(1)} over the ${before.toFixed(1)} MB before it)`,
+        );
       }
       await Bun.sleep(2000);
     }
@@ -137,5 +171,6 @@ async function main() {
   }
 }
 
-if (role === "mock") runMock(Number(process.argv[3]), Number(process.argv[4]), Number(process.argv[5]), Number(process.argv[6]));
+if (role === "mock")
+  runMock(Number(process.argv[3]), Number(process.argv[4]), Number(process.argv[5]), Number(process.argv[6]));
 else await main();

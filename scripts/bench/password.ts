@@ -13,9 +13,12 @@ async function measure(label: string, opts: Opts) {
   for (let i = 0; i < n; i++) hashes.push(await Bun.password.hash(`bench-password-${i}`, opts));
   const hashMs = (performance.now() - t) / n;
   t = performance.now();
-  for (let i = 0; i < n; i++) if (!(await Bun.password.verify(`bench-password-${i}`, hashes[i]))) throw new Error("verify failed");
+  for (let i = 0; i < n; i++)
+    if (!(await Bun.password.verify(`bench-password-${i}`, hashes[i]))) throw new Error("verify failed");
   const verifyMs = (performance.now() - t) / n;
-  console.log(`${label.padEnd(22)} hash ${hashMs.toFixed(1).padStart(7)} ms   verify ${verifyMs.toFixed(1).padStart(7)} ms`);
+  console.log(
+    `${label.padEnd(22)} hash ${hashMs.toFixed(1).padStart(7)} ms   verify ${verifyMs.toFixed(1).padStart(7)} ms`,
+  );
 }
 
 console.log(`${n} hashes each; the configured bcrypt cost is ${BCRYPT_COST}`);

@@ -18,9 +18,19 @@ const file = process.argv[2];
 if (!file) throw new Error("usage: bun scripts/bench/perf-attr.ts DIR/<target>-<cell>.data [--top N]");
 const top = Number(process.argv[process.argv.indexOf("--top") + 1]) || 30;
 const within = process.argv.includes("--within") ? process.argv[process.argv.indexOf("--within") + 1] : null;
-const meta = JSON.parse(readFileSync(`${file}.json`, "utf8")) as { pid: number; calls: number; target: string; cell: string };
+const meta = JSON.parse(readFileSync(`${file}.json`, "utf8")) as {
+  pid: number;
+  calls: number;
+  target: string;
+  cell: string;
+};
 
-interface Code { at: bigint; start: bigint; end: bigint; name: string }
+interface Code {
+  at: bigint;
+  start: bigint;
+  end: bigint;
+  name: string;
+}
 
 /** JIT_CODE_LOAD records of a JSC jitdump (the format `perf inject --jit` reads): when, where, and the name. */
 function jitCode(path: string): Map<bigint, Code[]> {
@@ -65,7 +75,11 @@ function jsAt(addr: bigint, ns: bigint): string | null {
   return best.name.replace(/^JSC-\w+: /, "");
 }
 
-const script = spawnSync(["perf", "script", "-i", file, "-F", "tid,time,ip,sym,dso"], { stdout: "pipe", stderr: "ignore", maxBuffer: 1 << 30 });
+const script = spawnSync(["perf", "script", "-i", file, "-F", "tid,time,ip,sym,dso"], {
+  stdout: "pipe",
+  stderr: "ignore",
+  maxBuffer: 1 << 30,
+});
 const text = script.stdout.toString();
 const fn = new Map<string, number>();
 const leaf = new Map<string, number>();
@@ -89,12 +103,28 @@ for (const block of text.split("\n\n")) {
     add(landed, depth > 0 ? frames[0].slice(1).join(" ") : "(its own JavaScript)");
   }
   const where = frames[0]?.slice(1).join(" ") ?? "";
-  add(leaf, frames[0] && jsAt(BigInt(`0x${frames[0][0]}`), ns) ? "JIT-compiled JavaScript" : where.includes("kernel") ? "kernel" : where.includes("libc") ? "libc" : "runtime (native)");
+  add(
+    leaf,
+    frames[0] && jsAt(BigInt(`0x${frames[0][0]}`), ns)
+      ? "JIT-compiled JavaScript"
+      : where.includes("kernel")
+        ? "kernel"
+        : where.includes("libc")
+          ? "libc"
+          : "runtime (native)",
+  );
   add(fn, owner ?? "(no JavaScript frame: the runtime's own work)");
 }
 const us = (n: number) => ((n * 1e6) / 1999 / meta.calls).toFixed(2).padStart(6);
-console.log(`${basename(file)}: ${meta.target} ${meta.cell}, ${samples} main-thread samples over ${meta.calls} calls = ${us(samples)} µs per call`);
-console.log(`where the samples landed: ${[...leaf].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${us(n).trim()}`).join(" · ")} (µs per call)`);
+console.log(
+  `${basename(file)}: ${meta.target} ${meta.cell}, ${samples} main-thread samples over ${meta.calls} calls = ${us(samples)} µs per call`,
+);
+console.log(
+  `where the samples landed: ${[...leaf]
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, n]) => `${k} ${us(n).trim()}`)
+    .join(" · ")} (µs per call)`,
+);
 console.log(`\nµs per call by innermost JavaScript function (its own code and the native calls it makes):`);
 for (const [k, n] of [...fn].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${us(n)}  ${k}`);
 if (within) {

@@ -4,8 +4,16 @@
 //   bun scripts/bench/profile-top.ts PROFILE.cpuprofile [--top 30]
 import { readFileSync } from "node:fs";
 
-interface Node { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }
-interface Profile { nodes: Node[]; samples: number[]; timeDeltas: number[] }
+interface Node {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+interface Profile {
+  nodes: Node[];
+  samples: number[];
+  timeDeltas: number[];
+}
 
 const file = process.argv[2];
 if (!file) {
@@ -30,14 +38,15 @@ for (let i = 0; i < prof.samples.length; i++) self.set(prof.samples[i], (self.ge
 const root = process.cwd();
 function category(n: Node): string {
   const { functionName: f, url } = n.callFrame;
-  if (f === "(idle)" || f === "(program)" && !url) return f === "(idle)" ? "idle" : "native";
+  if (f === "(idle)" || (f === "(program)" && !url)) return f === "(idle)" ? "idle" : "native";
   if (f === "(garbage collector)") return "gc";
   if (!url || url.startsWith("native") || url.startsWith("bun:") || url.startsWith("node:")) return "native";
   if (url.includes("/node_modules/")) return "dependencies";
   if (url.includes(root) || url.includes("/server/") || url.includes("/db/")) return "project";
   return "native";
 }
-const label = (n: Node) => `${n.callFrame.functionName || "(anonymous)"} ${n.callFrame.url.replace(root + "/", "").replace(/^file:\/\//, "")}${n.callFrame.url ? ":" + (n.callFrame.lineNumber + 1) : ""}`;
+const label = (n: Node) =>
+  `${n.callFrame.functionName || "(anonymous)"} ${n.callFrame.url.replace(root + "/", "").replace(/^file:\/\//, "")}${n.callFrame.url ? ":" + (n.callFrame.lineNumber + 1) : ""}`;
 
 /** The nearest project frame above a node: who in our code reached this native/dependency work. */
 function projectCaller(id: number): string {
@@ -71,9 +80,16 @@ for (const [id, t] of self) {
 const busy = total - (cats.get("idle") ?? 0);
 const pct = (t: number, of: number) => `${((100 * t) / of).toFixed(1)}%`;
 console.log(`samples: ${prof.samples.length}, busy ${busy}`);
-for (const [c, t] of [...cats].sort((a, b) => b[1] - a[1])) console.log(`  ${c.padEnd(13)} ${pct(t, total).padStart(6)} of all, ${c === "idle" ? "" : pct(t, busy) + " of busy"}`);
+for (const [c, t] of [...cats].sort((a, b) => b[1] - a[1]))
+  console.log(
+    `  ${c.padEnd(13)} ${pct(t, total).padStart(6)} of all, ${c === "idle" ? "" : pct(t, busy) + " of busy"}`,
+  );
 console.log(`\ntop ${topN} by self time (share of busy time):`);
 for (const [k, e] of [...fns].sort((a, b) => b[1].t - a[1].t).slice(0, topN)) {
-  const callers = [...e.callers].sort((a, b) => b[1] - a[1]).slice(0, 2).map(([c, t]) => `${c} ${pct(t, e.t)}`).join("; ");
+  const callers = [...e.callers]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 2)
+    .map(([c, t]) => `${c} ${pct(t, e.t)}`)
+    .join("; ");
   console.log(`${pct(e.t, busy).padStart(6)}  [${e.cat}] ${k}${callers ? `   ← ${callers}` : ""}`);
 }

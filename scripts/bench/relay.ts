@@ -25,12 +25,19 @@ import { describeStalls, stallSplitter, type StallSplit } from "./stall-split.ts
 const role = process.argv[2];
 const MODEL = "bench-model";
 const REPLY = JSON.stringify({
-  id: "chatcmpl-bench", object: "chat.completion", created: 1700000000, model: MODEL,
-  choices: [{ index: 0, message: { role: "assistant", content: "Hello from the bench upstream." }, finish_reason: "stop" }],
+  id: "chatcmpl-bench",
+  object: "chat.completion",
+  created: 1700000000,
+  model: MODEL,
+  choices: [
+    { index: 0, message: { role: "assistant", content: "Hello from the bench upstream." }, finish_reason: "stop" },
+  ],
   usage: { prompt_tokens: 12, completion_tokens: 8, total_tokens: 20 },
 });
-const CHUNKS = ["Hello", " from", " the", " bench", " upstream."].map((t) =>
-  `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1700000000, model: MODEL, choices: [{ index: 0, delta: { content: t }, finish_reason: null }] })}\n\n`);
+const CHUNKS = ["Hello", " from", " the", " bench", " upstream."].map(
+  (t) =>
+    `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1700000000, model: MODEL, choices: [{ index: 0, delta: { content: t }, finish_reason: null }] })}\n\n`,
+);
 const CHUNK_GAP_MS = 2;
 const USAGE_CHUNK = `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1700000000, model: MODEL, choices: [], usage: { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 } })}\n\n`;
 
@@ -107,7 +114,10 @@ function runMinimal() {
       if (body.stream) body.stream_options = { include_usage: true };
       const abort = new AbortController();
       const res = await fetch(upstream + new URL(req.url).pathname, {
-        method: "POST", headers: { "content-type": "application/json", authorization: "Bearer sk-upstream" }, body: JSON.stringify(body), signal: abort.signal,
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: "Bearer sk-upstream" },
+        body: JSON.stringify(body),
+        signal: abort.signal,
       });
       if (body.stream) return new Response(res.body, { headers: { "content-type": "text/event-stream" } });
       const text = await res.text();
@@ -149,13 +159,23 @@ async function runGateway(upstream: string, users: number) {
   const kind = process.env.PG_DSN ? "postgres" : process.env.MYSQL_DSN ? "mysql" : null;
   const server = kind ? await (await import("../../tests/helpers/db.ts")).tempDatabase(kind) : null;
   const sqlDsn = server?.url ?? "";
-  const config = loadConfig({ DATA_DIR: dir, SESSION_SECRET: "bench", PORT: "0", NODE_ENV: "production", SYNC_FREQUENCY: "60", SQL_DSN: sqlDsn });
+  const config = loadConfig({
+    DATA_DIR: dir,
+    SESSION_SECRET: "bench",
+    PORT: "0",
+    NODE_ENV: "production",
+    SYNC_FREQUENCY: "60",
+    SQL_DSN: sqlDsn,
+  });
   const deps = await buildDeps(config);
   const app = createApp(deps);
-  await app.handle(new Request("http://localhost/api/setup", {
-    method: "POST", headers: { "content-type": "application/json" },
-    body: JSON.stringify({ username: "root", password: "benchpass123", confirmPassword: "benchpass123" }),
-  }));
+  await app.handle(
+    new Request("http://localhost/api/setup", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ username: "root", password: "benchpass123", confirmPassword: "benchpass123" }),
+    }),
+  );
   await deps.options.set("ModelRatio", JSON.stringify({ [MODEL]: 1 }));
   // BENCH_NO_LOGS=1: consume logs off (what the write-behind's log rows cost, by difference).
   if (process.env.BENCH_NO_LOGS === "1") await deps.options.set("LogConsumeEnabled", "false");
@@ -166,15 +186,65 @@ async function runGateway(upstream: string, users: number) {
   for (let i = 0; i < users; i++) {
     let userId = user.id;
     if (i > 0) {
-      await db.insertInto("users").values({ username: `bench${i}`, password: "x", display_name: `bench${i}`, role: 1, status: 1, quota: 1e15, group: "default", aff_code: `bench${i}` } as any).execute();
-      userId = (await db.selectFrom("users").select("id").where("username", "=", `bench${i}`).executeTakeFirstOrThrow()).id;
+      await db
+        .insertInto("users")
+        .values({
+          username: `bench${i}`,
+          password: "x",
+          display_name: `bench${i}`,
+          role: 1,
+          status: 1,
+          quota: 1e15,
+          group: "default",
+          aff_code: `bench${i}`,
+        } as any)
+        .execute();
+      userId = (await db.selectFrom("users").select("id").where("username", "=", `bench${i}`).executeTakeFirstOrThrow())
+        .id;
     }
-    await db.insertInto("tokens").values({ user_id: userId, key: benchKey(i).slice(3), name: "bench", created_time: nowSeconds(), expired_time: -1, remain_quota: 1e15, unlimited_quota: false }).execute();
+    await db
+      .insertInto("tokens")
+      .values({
+        user_id: userId,
+        key: benchKey(i).slice(3),
+        name: "bench",
+        created_time: nowSeconds(),
+        expired_time: -1,
+        remain_quota: 1e15,
+        unlimited_quota: false,
+      })
+      .execute();
   }
   // (No RETURNING: MySQL has none.)
-  await db.insertInto("channels").values({ type: 1, key: "sk-upstream", name: "bench", base_url: upstream, models: MODEL, group: "default", created_time: nowSeconds(), openai_organization: null, test_model: null, model_mapping: null, param_override: null }).execute();
+  await db
+    .insertInto("channels")
+    .values({
+      type: 1,
+      key: "sk-upstream",
+      name: "bench",
+      base_url: upstream,
+      models: MODEL,
+      group: "default",
+      created_time: nowSeconds(),
+      openai_organization: null,
+      test_model: null,
+      model_mapping: null,
+      param_override: null,
+    })
+    .execute();
   const ch = await db.selectFrom("channels").select("id").where("name", "=", "bench").executeTakeFirstOrThrow();
-  await db.insertInto("abilities").values({ group: "default", model: MODEL, channel_id: Number(ch.id), enabled: true, priority: 0, weight: 0, tag: null }).execute();
+  await db
+    .insertInto("abilities")
+    .values({
+      group: "default",
+      model: MODEL,
+      channel_id: Number(ch.id),
+      enabled: true,
+      priority: 0,
+      weight: 0,
+      tag: null,
+    })
+    .execute();
   const stalls = watchStalls();
   app.get(STALL_PATH, stalls);
   app.listen({ port: 0, hostname: "127.0.0.1" });
@@ -193,7 +263,12 @@ async function runGateway(upstream: string, users: number) {
 const isGateway = (t: Target) => t.name === "gateway" || t.name === "base";
 
 /** `keys`: the gateway's tokens, taken in turn (the other hops ignore the key). */
-interface Target { name: string; url: string; proc: Subprocess; keys?: string[] }
+interface Target {
+  name: string;
+  url: string;
+  proc: Subprocess;
+  keys?: string[];
+}
 
 /** --cpu-prof DIR: the proxy and the gateway run under Bun's CPU profiler and write their .cpuprofile files
  * to DIR when they stop (named by pid, printed at the start; summarise one with scripts/bench/profile-top.ts). */
@@ -218,7 +293,9 @@ const perfDir = (() => {
  * measured cell prints its hops' collections, pauses and allocation (scripts/bench/gc-log.ts). GC_LOG_LEVEL=2 writes
  * JSC's verbose log instead (each collection's marking constraints and visit counts; the summary reads less of it). */
 /** --prompt-bytes N: each request carries a conversation of about N bytes (default: a one-line greeting). */
-const promptBytes = Number(process.argv[process.argv.indexOf("--prompt-bytes") + 1] ?? 0) * (process.argv.includes("--prompt-bytes") ? 1 : 0);
+const promptBytes =
+  Number(process.argv[process.argv.indexOf("--prompt-bytes") + 1] ?? 0)
+  * (process.argv.includes("--prompt-bytes") ? 1 : 0);
 const gcLogDir = (() => {
   const i = process.argv.indexOf("--gc-log");
   return i >= 0 ? process.argv[i + 1] : "";
@@ -228,9 +305,16 @@ const gcLogDir = (() => {
 const stallWhy = process.argv.includes("--stall-why");
 
 /** `script`: the relay.ts whose hop runs (--compare starts a second gateway from another checkout's); `name` names its logs. */
-let start = async (args: string[], script = import.meta.path, name = args[0]): Promise<{ proc: Subprocess; info: any }> => {
+let start = async (
+  args: string[],
+  script = import.meta.path,
+  name = args[0],
+): Promise<{ proc: Subprocess; info: any }> => {
   const prof = profileDir && args[0] !== "mock" ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
-  let env: Record<string, string | undefined> = perfDir && args[0] !== "mock" ? { ...process.env, BUN_JSC_useJITDump: "1", BUN_JSC_jitDumpDirectory: perfDir } : process.env;
+  let env: Record<string, string | undefined> =
+    perfDir && args[0] !== "mock"
+      ? { ...process.env, BUN_JSC_useJITDump: "1", BUN_JSC_jitDumpDirectory: perfDir }
+      : process.env;
   const gcLog = gcLogDir && args[0] !== "mock" ? join(gcLogDir, `${name}.log`) : "";
   if (gcLog) {
     mkdirSync(gcLogDir, { recursive: true });
@@ -241,9 +325,16 @@ let start = async (args: string[], script = import.meta.path, name = args[0]): P
   // as they are; not the --compare base, so `--compare .` measures an option against the same build without it).
   if (name === "gateway" && process.env.GATEWAY_ENV) {
     const pairs = process.env.GATEWAY_ENV.split(/\s+/).filter((kv) => kv.includes("="));
-    env = { ...env, ...Object.fromEntries(pairs.map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)])) };
+    env = {
+      ...env,
+      ...Object.fromEntries(pairs.map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)])),
+    };
   }
-  const proc = spawn([process.execPath, ...prof, script, ...args], { stdout: "pipe", stderr: gcLog ? Bun.file(gcLog) : "inherit", env });
+  const proc = spawn([process.execPath, ...prof, script, ...args], {
+    stdout: "pipe",
+    stderr: gcLog ? Bun.file(gcLog) : "inherit",
+    env,
+  });
   if (prof.length) console.log(`cpu profile of the ${name}: ${profileDir}/*.${proc.pid}.*.cpuprofile`);
   const reader = proc.stdout.getReader();
   let text = "";
@@ -289,8 +380,12 @@ function threadCpuMs(pid: number): Map<string, number> {
 
 /** "main 32.1 · HTTP Client 5.2 · Worker 3.9 ..." µs per call from two threadCpuMs readings, largest first. */
 function perThread(before: Map<string, number>, after: Map<string, number>, calls: number): string {
-  return [...after].map(([name, ms]) => [name, ((ms - (before.get(name) ?? 0)) * 1000) / Math.max(1, calls)] as const)
-    .filter(([, us]) => us >= 0.05).sort((a, b) => b[1] - a[1]).map(([name, us]) => `${name} ${us.toFixed(1)}`).join(" · ");
+  return [...after]
+    .map(([name, ms]) => [name, ((ms - (before.get(name) ?? 0)) * 1000) / Math.max(1, calls)] as const)
+    .filter(([, us]) => us >= 0.05)
+    .sort((a, b) => b[1] - a[1])
+    .map(([name, us]) => `${name} ${us.toFixed(1)}`)
+    .join(" · ");
 }
 
 /** Nanoseconds a hop's main thread has spent runnable but waiting for a core (the second field of its schedstat):
@@ -329,12 +424,16 @@ function rssMb(pid: number): number {
 const IDLE_MS = 4000;
 const IDLE_SETTLE_MS = 3000;
 
-const pct = (sorted: number[], p: number) => sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] : NaN;
+const pct = (sorted: number[], p: number) =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] : NaN;
 
 /** Starts `perf record` on a hop for a measured cell; the returned function stops it and notes the calls made. */
 async function perfRecord(t: Target, cell: string): Promise<(calls: number) => Promise<void>> {
   const file = join(perfDir, `${t.name}-${cell}.data`);
-  const rec = spawn(["perf", "record", "-k", "1", "-F", "1999", "-e", "cpu-clock", "-g", "-p", String(t.proc.pid), "-o", file], { stdout: "ignore", stderr: "ignore" });
+  const rec = spawn(
+    ["perf", "record", "-k", "1", "-F", "1999", "-e", "cpu-clock", "-g", "-p", String(t.proc.pid), "-o", file],
+    { stdout: "ignore", stderr: "ignore" },
+  );
   await Bun.sleep(300); // perf attaches before the load starts
   return async (calls) => {
     rec.kill("SIGINT");
@@ -365,13 +464,23 @@ end
 async function wrkLoad(t: Target, concurrency: number, seconds: number, body: string, keys: string[]) {
   const script = join(tmpdir(), `relay-bench-${process.pid}.lua`);
   writeFileSync(script, wrkScript(body, keys));
-  const proc = spawn(["wrk", "-t", "1", "-c", String(concurrency), "-d", `${seconds}s`, "-s", script, t.url], { stdout: "pipe", stderr: "pipe" });
+  const proc = spawn(["wrk", "-t", "1", "-c", String(concurrency), "-d", `${seconds}s`, "-s", script, t.url], {
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const out = await new Response(proc.stdout).text();
   await proc.exited;
-  const line = out.split("\n").find((l) => l.startsWith("{\"n\""));
+  const line = out.split("\n").find((l) => l.startsWith('{"n"'));
   if (!line) throw new Error(`wrk printed no summary: ${out} ${await new Response(proc.stderr).text()}`);
   const r = JSON.parse(line);
-  return { n: r.n as number, elapsed: r.us / 1e6, p50: r.p50 / 1000, p99: r.p99 / 1000, p999: r.p999 / 1000, errors: r.errors as number };
+  return {
+    n: r.n as number,
+    elapsed: r.us / 1e6,
+    p50: r.p50 / 1000,
+    p99: r.p99 / 1000,
+    p999: r.p999 / 1000,
+    errors: r.errors as number,
+  };
 }
 
 /** The hop's collections during the cell just measured: its log between the last two stall reads. */
@@ -389,7 +498,10 @@ async function load(t: Target, concurrency: number, seconds: number, stream: boo
   const lat: number[] = [];
   const ttfb: number[] = [];
   let errors = 0;
-  const stopPerf = record && perfDir && t.name !== "direct" ? await perfRecord(t, `${stream ? "stream" : "json"}-c${concurrency}`) : null;
+  const stopPerf =
+    record && perfDir && t.name !== "direct"
+      ? await perfRecord(t, `${stream ? "stream" : "json"}-c${concurrency}`)
+      : null;
   const until = performance.now() + seconds * 1000;
   const cpu0 = cpuMs(t.proc.pid);
   const threads0 = threadCpuMs(t.proc.pid);
@@ -399,7 +511,10 @@ async function load(t: Target, concurrency: number, seconds: number, stream: boo
     while (performance.now() < until) {
       const t0 = performance.now();
       try {
-        const headers = { "content-type": "application/json", authorization: `Bearer ${keys[nextKey++ % keys.length]}` };
+        const headers = {
+          "content-type": "application/json",
+          authorization: `Bearer ${keys[nextKey++ % keys.length]}`,
+        };
         const res = await fetch(t.url + "/v1/chat/completions", { method: "POST", headers, body });
         const reader = res.body!.getReader();
         const first = await reader.read();
@@ -418,7 +533,9 @@ async function load(t: Target, concurrency: number, seconds: number, stream: boo
   if (measured) await fetch(t.url + STALL_PATH);
   const byWrk = driver === "wrk" && record ? await wrkLoad(t, concurrency, seconds, body, keys) : null;
   if (!byWrk) await Promise.all(Array.from({ length: concurrency }, worker));
-  const stallRead: { stall: number; why?: StallSplit } | null = measured ? ((await (await fetch(t.url + STALL_PATH)).json()) as any) : null;
+  const stallRead: { stall: number; why?: StallSplit } | null = measured
+    ? ((await (await fetch(t.url + STALL_PATH)).json()) as any)
+    : null;
   const stall = stallRead ? stallRead.stall : NaN;
   const why = stallRead?.why;
   const elapsed = byWrk ? byWrk.elapsed : (performance.now() - started) / 1000;
@@ -426,13 +543,47 @@ async function load(t: Target, concurrency: number, seconds: number, stream: boo
   const calls = byWrk ? byWrk.n : lat.length;
   await stopPerf?.(calls);
   const cpu = cpuMs(t.proc.pid) - cpu0;
-  const dbUs = isGateway(t) && (process.env.PG_DSN || process.env.MYSQL_DSN) ? ((dbServerCpuMs() - db0) * 1000) / Math.max(1, calls) : NaN;
-  const threads = perThread(threads0, threadCpuMs(t.proc.pid), calls) + (Number.isNaN(dbUs) ? "" : `; database server ${dbUs.toFixed(1)} (not in cpu ms/req)`);
+  const dbUs =
+    isGateway(t) && (process.env.PG_DSN || process.env.MYSQL_DSN)
+      ? ((dbServerCpuMs() - db0) * 1000) / Math.max(1, calls)
+      : NaN;
+  const threads =
+    perThread(threads0, threadCpuMs(t.proc.pid), calls)
+    + (Number.isNaN(dbUs) ? "" : `; database server ${dbUs.toFixed(1)} (not in cpu ms/req)`);
   const waitMsPerS = (mainWaitNs(t.proc.pid) - wait0) / 1e6 / elapsed;
   lat.sort((a, b) => a - b);
   ttfb.sort((a, b) => a - b);
-  if (byWrk) return { rps: calls / elapsed, p50: byWrk.p50, p99: byWrk.p99, p999: byWrk.p999, ttfb: NaN, cpuPerReq: cpu / Math.max(1, calls), threads, waitMsPerS, errors: byWrk.errors, n: calls, stall, why, gc };
-  return { rps: lat.length / elapsed, p50: pct(lat, 0.5), p99: pct(lat, 0.99), p999: pct(lat, 0.999), ttfb: pct(ttfb, 0.5), cpuPerReq: cpu / Math.max(1, lat.length), threads, waitMsPerS, errors, n: lat.length, stall, why, gc };
+  if (byWrk)
+    return {
+      rps: calls / elapsed,
+      p50: byWrk.p50,
+      p99: byWrk.p99,
+      p999: byWrk.p999,
+      ttfb: NaN,
+      cpuPerReq: cpu / Math.max(1, calls),
+      threads,
+      waitMsPerS,
+      errors: byWrk.errors,
+      n: calls,
+      stall,
+      why,
+      gc,
+    };
+  return {
+    rps: lat.length / elapsed,
+    p50: pct(lat, 0.5),
+    p99: pct(lat, 0.99),
+    p999: pct(lat, 0.999),
+    ttfb: pct(ttfb, 0.5),
+    cpuPerReq: cpu / Math.max(1, lat.length),
+    threads,
+    waitMsPerS,
+    errors,
+    n: lat.length,
+    stall,
+    why,
+    gc,
+  };
 }
 
 async function main() {
@@ -457,15 +608,29 @@ async function main() {
   // --compare DIR: a second gateway ("base") from another checkout, measured in the same cells as this one: an A/B
   // within seconds on a machine whose speed drifts by tens of per cent in minutes.
   const compareDir = arg("compare", "");
-  const base = compareDir ? await start(["gateway", mockUrl, String(users)], join(compareDir, "scripts/bench/relay.ts"), "base") : null;
+  const base = compareDir
+    ? await start(["gateway", mockUrl, String(users)], join(compareDir, "scripts/bench/relay.ts"), "base")
+    : null;
   const targets: Target[] = [
     { name: "direct", url: mockUrl, proc: mock.proc },
     { name: "proxy", url: `http://127.0.0.1:${proxy.info.port}`, proc: proxy.proc },
     { name: "minimal", url: `http://127.0.0.1:${minimal.info.port}`, proc: minimal.proc },
-    { name: "gateway", url: `http://127.0.0.1:${gateway.info.port}`, proc: gateway.proc, keys: Array.from({ length: users }, (_, i) => benchKey(i)) },
+    {
+      name: "gateway",
+      url: `http://127.0.0.1:${gateway.info.port}`,
+      proc: gateway.proc,
+      keys: Array.from({ length: users }, (_, i) => benchKey(i)),
+    },
   ];
-  if (base) targets.push({ name: "base", url: `http://127.0.0.1:${base.info.port}`, proc: base.proc, keys: Array.from({ length: users }, (_, i) => benchKey(i)) });
-  for (let i = targets.length - 1; i >= 0; i--) if (!only.includes(targets[i].name) && targets[i].name !== "base") targets.splice(i, 1);
+  if (base)
+    targets.push({
+      name: "base",
+      url: `http://127.0.0.1:${base.info.port}`,
+      proc: base.proc,
+      keys: Array.from({ length: users }, (_, i) => benchKey(i)),
+    });
+  for (let i = targets.length - 1; i >= 0; i--)
+    if (!only.includes(targets[i].name) && targets[i].name !== "base") targets.splice(i, 1);
   // Warm-up: JIT, connection pools, the gateway's caches. The mode measured first is warmed last, and the other
   // is warmed again just before its cells: code the JIT optimised under streams alone leaves the JSON paths out
   // (and the other way round), and the cell after such a warm-up measured the gateway recompiling its hot
@@ -474,7 +639,9 @@ async function main() {
   const measured = [false, true].filter((s) => modes.includes(s ? "stream" : "json"));
   for (const t of targets) for (const s of [...measured].reverse()) await load(t, 8, warmup, s);
 
-  console.log(`relay benchmark: ${seconds}s per cell, Bun ${Bun.version}, ${navigator.hardwareConcurrency} CPUs, gateway on ${process.env.PG_DSN ? "PostgreSQL" : process.env.MYSQL_DSN ? "MySQL" : "SQLite"}${users > 1 ? `, calls spread over ${users} users' tokens` : ""}`);
+  console.log(
+    `relay benchmark: ${seconds}s per cell, Bun ${Bun.version}, ${navigator.hardwareConcurrency} CPUs, gateway on ${process.env.PG_DSN ? "PostgreSQL" : process.env.MYSQL_DSN ? "MySQL" : "SQLite"}${users > 1 ? `, calls spread over ${users} users' tokens` : ""}`,
+  );
   // What each hop spends with no calls at all (its timers, the stall instrument's 1 ms timer, the collector's
   // and allocator's housekeeping): the floor under the c=1 cells' CPU per call, where calls are few.
   const hops = targets.filter((t) => t.name !== "direct");
@@ -482,7 +649,9 @@ async function main() {
   await Bun.sleep(IDLE_SETTLE_MS);
   const idle0 = hops.map((t) => cpuMs(t.proc.pid));
   await Bun.sleep(IDLE_MS);
-  console.log(`idle CPU, ms per second: ${hops.map((t, i) => `${t.name} ${(((cpuMs(t.proc.pid) - idle0[i]) * 1000) / IDLE_MS).toFixed(1)}`).join(", ")}\n`);
+  console.log(
+    `idle CPU, ms per second: ${hops.map((t, i) => `${t.name} ${(((cpuMs(t.proc.pid) - idle0[i]) * 1000) / IDLE_MS).toFixed(1)}`).join(", ")}\n`,
+  );
   console.log("mode    c   target    req/s    p50 ms   p99 ms p99.9 ms  ttfb ms  cpu ms/req  errors  stall ms");
   const summary: string[] = [];
   for (const stream of measured) {
@@ -499,17 +668,35 @@ async function main() {
       for (const t of order) {
         r[t.name] = await load(t, c, seconds, stream, true);
         const x = r[t.name];
-        console.log(`${(stream ? "stream" : "json").padEnd(6)} ${String(c).padStart(3)}   ${t.name.padEnd(8)} ${x.rps.toFixed(0).padStart(6)} ${x.p50.toFixed(3).padStart(9)} ${x.p99.toFixed(3).padStart(8)} ${x.p999.toFixed(3).padStart(8)} ${stream && !Number.isNaN(x.ttfb) ? x.ttfb.toFixed(3).padStart(8) : "       -"} ${x.cpuPerReq.toFixed(3).padStart(11)} ${String(x.errors).padStart(7)} ${Number.isNaN(x.stall) ? "        -" : x.stall.toFixed(2).padStart(9)}`);
+        console.log(
+          `${(stream ? "stream" : "json").padEnd(6)} ${String(c).padStart(3)}   ${t.name.padEnd(8)} ${x.rps.toFixed(0).padStart(6)} ${x.p50.toFixed(3).padStart(9)} ${x.p99.toFixed(3).padStart(8)} ${x.p999.toFixed(3).padStart(8)} ${stream && !Number.isNaN(x.ttfb) ? x.ttfb.toFixed(3).padStart(8) : "       -"} ${x.cpuPerReq.toFixed(3).padStart(11)} ${String(x.errors).padStart(7)} ${Number.isNaN(x.stall) ? "        -" : x.stall.toFixed(2).padStart(9)}`,
+        );
       }
-      for (const t of targets) if (t.name !== "direct") console.log(`               ${t.name} CPU µs per call by thread: ${r[t.name].threads}; main thread waited for a core ${r[t.name].waitMsPerS.toFixed(0)} ms per s`);
-      if (gcLogDir) for (const t of targets) if (t.name !== "direct") console.log(`               ${t.name} collections: ${r[t.name].gc}`);
-      if (stallWhy) for (const t of targets) if (r[t.name].why) console.log(`               ${t.name} stalls: ${describeStalls(r[t.name].why!, r[t.name].n)}`);
-      const d = r.direct, p = r.proxy, g = r.gateway, m = r.minimal;
+      for (const t of targets)
+        if (t.name !== "direct")
+          console.log(
+            `               ${t.name} CPU µs per call by thread: ${r[t.name].threads}; main thread waited for a core ${r[t.name].waitMsPerS.toFixed(0)} ms per s`,
+          );
+      if (gcLogDir)
+        for (const t of targets)
+          if (t.name !== "direct") console.log(`               ${t.name} collections: ${r[t.name].gc}`);
+      if (stallWhy)
+        for (const t of targets)
+          if (r[t.name].why)
+            console.log(`               ${t.name} stalls: ${describeStalls(r[t.name].why!, r[t.name].n)}`);
+      const d = r.direct,
+        p = r.proxy,
+        g = r.gateway,
+        m = r.minimal;
       if (!d || !p || !g || !m) continue;
-      summary.push(`${stream ? "stream" : "json  "} c=${String(c).padEnd(3)} gateway/proxy throughput ${(g.rps / p.rps).toFixed(2)}x; added p50 vs direct: proxy ${(p.p50 - d.p50).toFixed(3)} ms, gateway ${(g.p50 - d.p50).toFixed(3)} ms` +
-        `; p99 gateway − proxy ${(g.p99 - p.p99).toFixed(3)} ms, p99.9 ${(g.p999 - p.p999).toFixed(3)} ms; longest stall gateway ${g.stall.toFixed(2)} ms, proxy ${p.stall.toFixed(2)} ms` +
-        (stream && driver !== "wrk" ? `; added ttfb: proxy ${(p.ttfb - d.ttfb).toFixed(3)} ms, gateway ${(g.ttfb - d.ttfb).toFixed(3)} ms` : "") +
-        `; cpu/req gateway/proxy ${(g.cpuPerReq / p.cpuPerReq).toFixed(2)}x (minimal JSON hop/proxy ${(m.cpuPerReq / p.cpuPerReq).toFixed(2)}x, throughput ${(m.rps / p.rps).toFixed(2)}x)`);
+      summary.push(
+        `${stream ? "stream" : "json  "} c=${String(c).padEnd(3)} gateway/proxy throughput ${(g.rps / p.rps).toFixed(2)}x; added p50 vs direct: proxy ${(p.p50 - d.p50).toFixed(3)} ms, gateway ${(g.p50 - d.p50).toFixed(3)} ms`
+          + `; p99 gateway − proxy ${(g.p99 - p.p99).toFixed(3)} ms, p99.9 ${(g.p999 - p.p999).toFixed(3)} ms; longest stall gateway ${g.stall.toFixed(2)} ms, proxy ${p.stall.toFixed(2)} ms`
+          + (stream && driver !== "wrk"
+            ? `; added ttfb: proxy ${(p.ttfb - d.ttfb).toFixed(3)} ms, gateway ${(g.ttfb - d.ttfb).toFixed(3)} ms`
+            : "")
+          + `; cpu/req gateway/proxy ${(g.cpuPerReq / p.cpuPerReq).toFixed(2)}x (minimal JSON hop/proxy ${(m.cpuPerReq / p.cpuPerReq).toFixed(2)}x, throughput ${(m.rps / p.rps).toFixed(2)}x)`,
+      );
     }
   }
   console.log("\n" + summary.join("\n"));
@@ -524,8 +711,12 @@ async function main() {
     clearInterval(sampler);
     const half = Math.floor(samples.length / 2);
     const peak = (xs: number[]) => Math.max(...xs).toFixed(1);
-    console.log(`\nsoak: gateway c=${soakConcurrency} for ${soak}s: ${r.rps.toFixed(0)} req/s; RSS every 2 s: ${samples.map((x) => x.toFixed(0)).join(" ")} MB`);
-    console.log(`soak: RSS peak first half ${peak(samples.slice(0, half))} MB, second half ${peak(samples.slice(half))} MB`);
+    console.log(
+      `\nsoak: gateway c=${soakConcurrency} for ${soak}s: ${r.rps.toFixed(0)} req/s; RSS every 2 s: ${samples.map((x) => x.toFixed(0)).join(" ")} MB`,
+    );
+    console.log(
+      `soak: RSS peak first half ${peak(samples.slice(0, half))} MB, second half ${peak(samples.slice(half))} MB`,
+    );
   }
 }
 

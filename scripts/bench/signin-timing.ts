@@ -13,11 +13,24 @@ import { createApp } from "../../server/app.ts";
 const rounds = Number(process.env.N ?? 200);
 const dir = mkdtempSync(join(tmpdir(), "sy-signin-"));
 // Throttling and per-address limits off: every attempt must reach the password check.
-const config = loadConfig({ DATA_DIR: dir, SESSION_SECRET: "bench", PORT: "0", NODE_ENV: "production", SIGNIN_MAX_FAILURES: "0", RATE_LIMIT_ENABLED: "false" });
+const config = loadConfig({
+  DATA_DIR: dir,
+  SESSION_SECRET: "bench",
+  PORT: "0",
+  NODE_ENV: "production",
+  SIGNIN_MAX_FAILURES: "0",
+  RATE_LIMIT_ENABLED: "false",
+});
 const deps = await buildDeps(config);
 const app = createApp(deps);
 const post = (path: string, body: unknown) =>
-  app.handle(new Request(`http://localhost${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }));
+  app.handle(
+    new Request(`http://localhost${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    }),
+  );
 await post("/api/setup", { username: "root", password: "benchpass123", confirmPassword: "benchpass123" });
 
 async function attempt(username: string): Promise<number> {
@@ -37,6 +50,8 @@ for (let i = 0; i < rounds; i++) {
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const [w, u] = [median(wrong), median(unknown)];
-console.log(`wrong password: median ${w.toFixed(2)} ms; unknown name: median ${u.toFixed(2)} ms; unknown / wrong = ${(u / w).toFixed(2)} (${rounds} each)`);
+console.log(
+  `wrong password: median ${w.toFixed(2)} ms; unknown name: median ${u.toFixed(2)} ms; unknown / wrong = ${(u / w).toFixed(2)} (${rounds} each)`,
+);
 await closeDeps(deps);
 rmSync(dir, { recursive: true, force: true });

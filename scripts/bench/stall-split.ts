@@ -4,11 +4,18 @@
 import { openSync, readSync } from "node:fs";
 
 /** What the long gaps between the stall timer's ticks were made of (see watchStalls). */
-export interface StallSplit { n: number; gapMs: number; ranMs: number; waitedMs: number; longest: { gapMs: number; ranMs: number; waitedMs: number } }
+export interface StallSplit {
+  n: number;
+  gapMs: number;
+  ranMs: number;
+  waitedMs: number;
+  longest: { gapMs: number; ranMs: number; waitedMs: number };
+}
 
 /** A cell's stalls of 4 ms or more: how many, and what their time was made of. */
 export function describeStalls(w: StallSplit, calls: number): string {
-  const blocked = (x: { gapMs: number; ranMs: number; waitedMs: number }) => Math.max(0, x.gapMs - x.ranMs - x.waitedMs);
+  const blocked = (x: { gapMs: number; ranMs: number; waitedMs: number }) =>
+    Math.max(0, x.gapMs - x.ranMs - x.waitedMs);
   const l = w.longest;
   return `${w.n} of 4 ms or more (${((w.n * 1e4) / Math.max(1, calls)).toFixed(1)} per 10,000 calls), ${w.gapMs.toFixed(0)} ms in all: ran ${w.ranMs.toFixed(0)}, waited for a core ${w.waitedMs.toFixed(0)}, blocked ${blocked(w).toFixed(0)}; the longest ${l.gapMs.toFixed(1)} ms: ran ${l.ranMs.toFixed(1)}, waited ${l.waitedMs.toFixed(1)}, blocked ${blocked(l).toFixed(1)}`;
 }
@@ -25,7 +32,13 @@ export function stallSplitter() {
     return [Number(ran) / 1e6, Number(waited) / 1e6];
   };
   let [ran0, waited0] = sample();
-  const zero = (): StallSplit => ({ n: 0, gapMs: 0, ranMs: 0, waitedMs: 0, longest: { gapMs: 0, ranMs: 0, waitedMs: 0 } });
+  const zero = (): StallSplit => ({
+    n: 0,
+    gapMs: 0,
+    ranMs: 0,
+    waitedMs: 0,
+    longest: { gapMs: 0, ranMs: 0, waitedMs: 0 },
+  });
   let acc = zero();
   return {
     tick(gapMs: number) {
@@ -82,8 +95,14 @@ function selfCheck(): boolean {
     // The busy gap ran nearly all of its 30 ms (or waited for a core, on a loaded machine); the blocked one neither.
     ["the busy gap counted as run or waiting (over 25 ms)", s.ranMs + s.waitedMs > 25],
     ["the asleep gap counted as neither", s.ranMs + s.waitedMs < s.gapMs - 30],
-    ["the longest gap is the asleep one (over 39 ms) and barely ran (under 5 ms)", s.longest.gapMs > 39 && s.longest.ranMs < 5],
-    ["the summary counts per 10,000 calls", describeStalls(s, 10_000).includes("2 of 4 ms or more (2.0 per 10,000 calls)")],
+    [
+      "the longest gap is the asleep one (over 39 ms) and barely ran (under 5 ms)",
+      s.longest.gapMs > 39 && s.longest.ranMs < 5,
+    ],
+    [
+      "the summary counts per 10,000 calls",
+      describeStalls(s, 10_000).includes("2 of 4 ms or more (2.0 per 10,000 calls)"),
+    ],
     ["read() resets", split.read().n === 0],
   ];
   for (const [what, ok] of checks) console.log(`${ok ? "ok  " : "FAIL"} ${what}`);

@@ -35,17 +35,27 @@ function rssMb(pid: number): number {
   return m ? Number(m[1]) / 1024 : NaN;
 }
 
-interface Sample { firstOkMs: number; idleRssMb: number }
+interface Sample {
+  firstOkMs: number;
+  idleRssMb: number;
+}
 
 async function once(cmd: string[], cwd: string): Promise<Sample> {
   const port = await freePort();
-  const env: Record<string, string> = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", SESSION_SECRET: "bench-secret" };
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? "",
+    HOME: process.env.HOME ?? "/tmp",
+    SESSION_SECRET: "bench-secret",
+  };
   const t0 = performance.now();
   const proc = Bun.spawn([...cmd, "--port", String(port)], { cwd, env, stdout: "ignore", stderr: "ignore" });
   const url = `http://127.0.0.1:${port}/api/status`;
   let firstOkMs = NaN;
   while (performance.now() - t0 < 10_000) {
-    const ok = await fetch(url).then((r) => r.status === 200, () => false);
+    const ok = await fetch(url).then(
+      (r) => r.status === 200,
+      () => false,
+    );
     if (ok) {
       firstOkMs = performance.now() - t0;
       break;
@@ -83,8 +93,10 @@ async function bench(label: string, cmd: string[], warm: boolean): Promise<{ ms:
   }
   const ms = samples.map((s) => s.firstOkMs);
   const rss = samples.map((s) => s.idleRssMb);
-  console.log(`${label.padEnd(22)} first 200: median ${median(ms).toFixed(0)} ms (min ${Math.min(...ms).toFixed(0)}, max ${Math.max(...ms).toFixed(0)})` +
-    `   idle RSS: median ${median(rss).toFixed(1)} MB (max ${Math.max(...rss).toFixed(1)})`);
+  console.log(
+    `${label.padEnd(22)} first 200: median ${median(ms).toFixed(0)} ms (min ${Math.min(...ms).toFixed(0)}, max ${Math.max(...ms).toFixed(0)})`
+      + `   idle RSS: median ${median(rss).toFixed(1)} MB (max ${Math.max(...rss).toFixed(1)})`,
+  );
   return { ms: median(ms), rss: median(rss) };
 }
 

@@ -23,20 +23,34 @@ const SSE = new Headers({ "content-type": "text/event-stream; charset=utf-8" });
 /** A hop: `how` is fetch (Bun's fetch()) or socket (the relay's client, server/infra/stream-client.ts). */
 function runHop(upstream: URL, how: string) {
   const send = how === "fetch" ? fetch : streamFetch;
-  const server = Bun.serve({ port: 0, async fetch(req) {
-    const body: any = await req.json();
-    body.stream_options = { include_usage: true };
-    const decoder = new TextDecoder();
-    const res = await send(upstream.origin + "/v1/chat/completions", { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer sk-upstream" }, body: JSON.stringify(body), redirect: "manual" });
-    const reader = res.body!.getReader();
-    return new Response(new ReadableStream({ type: "direct", async pull(out: any) {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) return out.close();
-        out.write(decoder.decode(value, { stream: true }));
-      }
-    } } as any), { headers: SSE });
-  } });
+  const server = Bun.serve({
+    port: 0,
+    async fetch(req) {
+      const body: any = await req.json();
+      body.stream_options = { include_usage: true };
+      const decoder = new TextDecoder();
+      const res = await send(upstream.origin + "/v1/chat/completions", {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: "Bearer sk-upstream" },
+        body: JSON.stringify(body),
+        redirect: "manual",
+      });
+      const reader = res.body!.getReader();
+      return new Response(
+        new ReadableStream({
+          type: "direct",
+          async pull(out: any) {
+            for (;;) {
+              const { value, done } = await reader.read();
+              if (done) return out.close();
+              out.write(decoder.decode(value, { stream: true }));
+            }
+          },
+        } as any),
+        { headers: SSE },
+      );
+    },
+  });
   console.log(JSON.stringify({ port: server.port }));
 }
 
@@ -62,7 +76,9 @@ const cpuMs = (pid: number) => {
 };
 
 async function wrk(url: string, seconds: number, script: string) {
-  const p = spawn(["wrk", "-t", "1", "-c", "64", "-d", `${seconds}s`, "--latency", "-s", script, url], { stdout: "pipe" });
+  const p = spawn(["wrk", "-t", "1", "-c", "64", "-d", `${seconds}s`, "--latency", "-s", script, url], {
+    stdout: "pipe",
+  });
   const out = await new Response(p.stdout).text();
   const n = Number(/(\d+) requests in/.exec(out)?.[1] ?? 0);
   const p99 = /\s99%\s+([\d.]+)(us|ms|s)/.exec(out);
@@ -77,7 +93,10 @@ else {
   const mock = await start(["mock"]);
   const upstream = `http://127.0.0.1:${mock.port}`;
   const lua = join(tmpdir(), `stream-client-${process.pid}.lua`);
-  writeFileSync(lua, `wrk.method="POST"\nwrk.body=${JSON.stringify(JSON.stringify({ model: "bench-model", stream: true, messages: [{ role: "user", content: "Say hello to the benchmark." }] }))}\nwrk.headers["content-type"]="application/json"\n`);
+  writeFileSync(
+    lua,
+    `wrk.method="POST"\nwrk.body=${JSON.stringify(JSON.stringify({ model: "bench-model", stream: true, messages: [{ role: "user", content: "Say hello to the benchmark." }] }))}\nwrk.headers["content-type"]="application/json"\n`,
+  );
   try {
     for (let r = 1; r <= rounds; r++) {
       for (const how of ["fetch", "socket"]) {
@@ -91,7 +110,9 @@ else {
         const cpu = cpuMs(hop.proc.pid) - c0;
         await Bun.sleep(100);
         const gc = summariseGcLog(readFileSync(log, "utf8").slice(logged));
-        console.log(`round ${r} ${how.padEnd(6)} ${(w.n / seconds).toFixed(0)} streams/s, p99 ${w.p99.toFixed(2)} ms, CPU ${((cpu * 1000) / Math.max(1, w.n)).toFixed(1)} µs per stream; ${gc ? describeGc(gc, seconds) : "no collections"}`);
+        console.log(
+          `round ${r} ${how.padEnd(6)} ${(w.n / seconds).toFixed(0)} streams/s, p99 ${w.p99.toFixed(2)} ms, CPU ${((cpu * 1000) / Math.max(1, w.n)).toFixed(1)} µs per stream; ${gc ? describeGc(gc, seconds) : "no collections"}`,
+        );
         hop.proc.kill();
         await hop.proc.exited;
         rmSync(log, { force: true });

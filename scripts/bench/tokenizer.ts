@@ -27,7 +27,12 @@ type Count = (text: string) => number;
 /** Where the optional candidates are resolved from. */
 const FROM = resolve(flag("--from") ?? ROOT);
 const optional = (spec: string) => import(Bun.resolveSync(spec, FROM));
-const rankFile = (name: string) => require(`js-tiktoken/ranks/${name}`) as { pat_str: string; special_tokens: Record<string, number>; bpe_ranks: string };
+const rankFile = (name: string) =>
+  require(`js-tiktoken/ranks/${name}`) as {
+    pat_str: string;
+    special_tokens: Record<string, number>;
+    bpe_ranks: string;
+  };
 
 /** A .tiktoken file ("<base64 token> <rank>" lines) for the libraries that read one. */
 function tiktokenFile(): string {
@@ -42,53 +47,80 @@ function tiktokenFile(): string {
 }
 
 const CANDIDATES: Record<string, { pkg: string; load(): Promise<Count> }> = {
-  "switchyard bpe.ts": { pkg: "(this repository)", load: async () => {
-    const { o200kBase } = await import("../../server/relay/tokenizer.ts");
-    const bpe = o200kBase();
-    return (t) => bpe.count(t);
-  } },
-  "countTokensNow (capped)": { pkg: "(this repository)", load: async () => {
-    // countTextsNow is countTokensNow without its memo of the last text (which would time a cache hit).
-    const { countTextsNow, o200kBase } = await import("../../server/relay/tokenizer.ts");
-    o200kBase();
-    return (t) => countTextsNow([t]);
-  } },
-  "js-tiktoken": { pkg: "js-tiktoken", load: async () => {
-    const { Tiktoken } = await import("js-tiktoken/lite");
-    const enc = new Tiktoken(rankFile("o200k_base"));
-    return (t) => enc.encode(t, [], []).length;
-  } },
-  "tiktoken (WASM)": { pkg: "tiktoken", load: async () => {
-    const { get_encoding } = await optional("tiktoken");
-    const enc = get_encoding("o200k_base");
-    return (t) => enc.encode_ordinary(t).length;
-  } },
-  "@dqbd/tiktoken (WASM)": { pkg: "@dqbd/tiktoken", load: async () => {
-    const { get_encoding } = await optional("@dqbd/tiktoken");
-    const enc = get_encoding("o200k_base");
-    return (t) => enc.encode_ordinary(t).length;
-  } },
-  "gpt-tokenizer": { pkg: "gpt-tokenizer", load: async () => {
-    const m = await optional("gpt-tokenizer/encoding/o200k_base");
-    return (t) => m.encode(t, { disallowedSpecial: new Set() }).length;
-  } },
-  "ai-tokenizer": { pkg: "ai-tokenizer", load: async () => {
-    const Tokenizer = (await optional("ai-tokenizer")).default;
-    const encoding = await optional("ai-tokenizer/encoding/o200k_base");
-    const tok = new Tokenizer(encoding);
-    return (t) => tok.count(t);
-  } },
-  "@microsoft/tiktokenizer": { pkg: "@microsoft/tiktokenizer", load: async () => {
-    const { createTokenizer } = await optional("@microsoft/tiktokenizer");
-    const r = rankFile("o200k_base");
-    const tok = createTokenizer(tiktokenFile(), new Map(Object.entries(r.special_tokens)), r.pat_str);
-    return (t) => tok.encode(t, []).length;
-  } },
-  "kitoken (WASM)": { pkg: "kitoken", load: async () => {
-    const { Kitoken } = await optional("kitoken/node");
-    const tok = Kitoken.from_tiktoken(readFileSync(tiktokenFile()));
-    return (t) => tok.encode(t, false).length;
-  } },
+  "switchyard bpe.ts": {
+    pkg: "(this repository)",
+    load: async () => {
+      const { o200kBase } = await import("../../server/relay/tokenizer.ts");
+      const bpe = o200kBase();
+      return (t) => bpe.count(t);
+    },
+  },
+  "countTokensNow (capped)": {
+    pkg: "(this repository)",
+    load: async () => {
+      // countTextsNow is countTokensNow without its memo of the last text (which would time a cache hit).
+      const { countTextsNow, o200kBase } = await import("../../server/relay/tokenizer.ts");
+      o200kBase();
+      return (t) => countTextsNow([t]);
+    },
+  },
+  "js-tiktoken": {
+    pkg: "js-tiktoken",
+    load: async () => {
+      const { Tiktoken } = await import("js-tiktoken/lite");
+      const enc = new Tiktoken(rankFile("o200k_base"));
+      return (t) => enc.encode(t, [], []).length;
+    },
+  },
+  "tiktoken (WASM)": {
+    pkg: "tiktoken",
+    load: async () => {
+      const { get_encoding } = await optional("tiktoken");
+      const enc = get_encoding("o200k_base");
+      return (t) => enc.encode_ordinary(t).length;
+    },
+  },
+  "@dqbd/tiktoken (WASM)": {
+    pkg: "@dqbd/tiktoken",
+    load: async () => {
+      const { get_encoding } = await optional("@dqbd/tiktoken");
+      const enc = get_encoding("o200k_base");
+      return (t) => enc.encode_ordinary(t).length;
+    },
+  },
+  "gpt-tokenizer": {
+    pkg: "gpt-tokenizer",
+    load: async () => {
+      const m = await optional("gpt-tokenizer/encoding/o200k_base");
+      return (t) => m.encode(t, { disallowedSpecial: new Set() }).length;
+    },
+  },
+  "ai-tokenizer": {
+    pkg: "ai-tokenizer",
+    load: async () => {
+      const Tokenizer = (await optional("ai-tokenizer")).default;
+      const encoding = await optional("ai-tokenizer/encoding/o200k_base");
+      const tok = new Tokenizer(encoding);
+      return (t) => tok.count(t);
+    },
+  },
+  "@microsoft/tiktokenizer": {
+    pkg: "@microsoft/tiktokenizer",
+    load: async () => {
+      const { createTokenizer } = await optional("@microsoft/tiktokenizer");
+      const r = rankFile("o200k_base");
+      const tok = createTokenizer(tiktokenFile(), new Map(Object.entries(r.special_tokens)), r.pat_str);
+      return (t) => tok.encode(t, []).length;
+    },
+  },
+  "kitoken (WASM)": {
+    pkg: "kitoken",
+    load: async () => {
+      const { Kitoken } = await optional("kitoken/node");
+      const tok = Kitoken.from_tiktoken(readFileSync(tiktokenFile()));
+      return (t) => tok.encode(t, false).length;
+    },
+  },
 };
 
 /** The texts, made once by the parent (files may change while the benchmark runs) and read by every child. */
@@ -108,11 +140,25 @@ function makeText(name: string): string {
     }
     return s;
   };
-  const code = () => readdirSync(join(ROOT, "server/relay")).filter((f) => f.endsWith(".ts")).sort().map((f) => readFileSync(join(ROOT, "server/relay", f), "utf8")).join("\n");
-  const docs = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name)).flatMap((e) =>
-    e.isDirectory() ? docs(join(dir, e.name)) : e.name.endsWith(".md") ? [readFileSync(join(dir, e.name), "utf8")] : []);
+  const code = () =>
+    readdirSync(join(ROOT, "server/relay"))
+      .filter((f) => f.endsWith(".ts"))
+      .sort()
+      .map((f) => readFileSync(join(ROOT, "server/relay", f), "utf8"))
+      .join("\n");
+  const docs = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true })
+      .sort((a, b) => a.name.localeCompare(b.name))
+      .flatMap((e) =>
+        e.isDirectory()
+          ? docs(join(dir, e.name))
+          : e.name.endsWith(".md")
+            ? [readFileSync(join(dir, e.name), "utf8")]
+            : [],
+      );
   const cases: Record<string, () => string> = {
-    "English (README.md, docs/)": () => [readFileSync(join(ROOT, "README.md"), "utf8"), ...docs(join(ROOT, "docs"))].join("\n\n"),
+    "English (README.md, docs/)": () =>
+      [readFileSync(join(ROOT, "README.md"), "utf8"), ...docs(join(ROOT, "docs"))].join("\n\n"),
     "Chinese (console/i18n/zh.ts)": () => readFileSync(join(ROOT, "console/i18n/zh.ts"), "utf8"),
     "code (server/relay/*.ts)": code,
     "'a' x 1,000": () => "a".repeat(1000),
@@ -128,9 +174,20 @@ function makeText(name: string): string {
 
 const NORMAL = ["English (README.md, docs/)", "Chinese (console/i18n/zh.ts)", "code (server/relay/*.ts)"];
 /** Growing sizes of one kind: after a timeout the larger ones are skipped. */
-const PATHOLOGICAL = [["'a' x 1,000", "'a' x 16,000", "'a' x 100,000", "'a' x 3 MiB"], ["'中' x 100,000"], ["base64 x 1 MiB"], ["a-z run x 100,000"]];
+const PATHOLOGICAL = [
+  ["'a' x 1,000", "'a' x 16,000", "'a' x 100,000", "'a' x 3 MiB"],
+  ["'中' x 100,000"],
+  ["base64 x 1 MiB"],
+  ["a-z run x 100,000"],
+];
 
-interface Result { loadMs?: number; ms?: number; mbps?: number; tokens?: number; error?: string }
+interface Result {
+  loadMs?: number;
+  ms?: number;
+  mbps?: number;
+  tokens?: number;
+  error?: string;
+}
 
 async function child(candidate: string, cases: string[], normal: boolean): Promise<void> {
   const t0 = performance.now();
@@ -167,14 +224,34 @@ async function child(candidate: string, cases: string[], normal: boolean): Promi
 }
 
 async function run(candidate: string, cases: string[], normal: boolean, timeoutS: number): Promise<(Result | null)[]> {
-  const proc = Bun.spawn([process.execPath, import.meta.path, "--child", candidate, "--cases", JSON.stringify(cases), "--from", FROM, "--corpus", CORPUS, ...(normal ? ["--normal"] : [])], {
-    cwd: ROOT, stdout: "pipe", stderr: "pipe",
-  });
+  const proc = Bun.spawn(
+    [
+      process.execPath,
+      import.meta.path,
+      "--child",
+      candidate,
+      "--cases",
+      JSON.stringify(cases),
+      "--from",
+      FROM,
+      "--corpus",
+      CORPUS,
+      ...(normal ? ["--normal"] : []),
+    ],
+    {
+      cwd: ROOT,
+      stdout: "pipe",
+      stderr: "pipe",
+    },
+  );
   const timer = setTimeout(() => proc.kill(), timeoutS * 1000 * (normal ? 3 : 1));
   const out = await new Response(proc.stdout).text();
   await proc.exited;
   clearTimeout(timer);
-  const lines = out.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as Result);
+  const lines = out
+    .split("\n")
+    .filter((l) => l.startsWith("{"))
+    .map((l) => JSON.parse(l) as Result);
   if (lines[0]?.error) return cases.map(() => lines[0]!);
   return cases.map((_, i) => lines[i] ?? null);
 }
@@ -193,7 +270,8 @@ async function main() {
   const timeoutS = Number(flag("--timeout") ?? 20);
   const only = flag("--only")?.split(",");
   const names = Object.keys(CANDIDATES).filter((n) => !only || only.includes(n));
-  for (const name of [...NORMAL, ...PATHOLOGICAL.flat()]) writeFileSync(join(CORPUS, encodeURIComponent(name)), makeText(name));
+  for (const name of [...NORMAL, ...PATHOLOGICAL.flat()])
+    writeFileSync(join(CORPUS, encodeURIComponent(name)), makeText(name));
   const reference = (await run("js-tiktoken", NORMAL, false, 60)).map((r) => r?.tokens);
   const rows: string[][] = [];
   for (const name of names) {

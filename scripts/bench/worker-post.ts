@@ -18,12 +18,39 @@ function slice(seed: number): WorkerStatement[] {
   const p: unknown[] = [];
   for (let i = 0; i < ROWS; i++) {
     const other = JSON.stringify({
-      model_ratio: 1, group_ratio: 1, completion_ratio: 1, model_price: -1, cache_tokens: 0, cache_ratio: 1, cache_creation_tokens: 0,
-      cache_creation_ratio: 1, frt: (seed + i) % 97, is_model_mapped: false, upstream_model_name: "bench-model",
-      admin_info: { use_channel: ["1"] }, request_path: "/v1/chat/completions",
+      model_ratio: 1,
+      group_ratio: 1,
+      completion_ratio: 1,
+      model_price: -1,
+      cache_tokens: 0,
+      cache_ratio: 1,
+      cache_creation_tokens: 0,
+      cache_creation_ratio: 1,
+      frt: (seed + i) % 97,
+      is_model_mapped: false,
+      upstream_model_name: "bench-model",
+      admin_info: { use_channel: ["1"] },
+      request_path: "/v1/chat/completions",
     });
-    p.push(1, 1700000000 + i, 2, "model ratio 1, completion ratio 1, group ratio 1", "bench", "bench-token", "bench-model", 20, 12, 8,
-      0, false, 1, 1, "default", "127.0.0.1", other);
+    p.push(
+      1,
+      1700000000 + i,
+      2,
+      "model ratio 1, completion ratio 1, group ratio 1",
+      "bench",
+      "bench-token",
+      "bench-model",
+      20,
+      12,
+      8,
+      0,
+      false,
+      1,
+      1,
+      "default",
+      "127.0.0.1",
+      other,
+    );
   }
   const w = 17;
   return [
@@ -31,8 +58,14 @@ function slice(seed: number): WorkerStatement[] {
     { sql: "insert into logs (…) values … (32 rows)", parameters: p.slice(200 * w, 232 * w) },
     { sql: "insert into logs (…) values … (16 rows)", parameters: p.slice(232 * w, 248 * w) },
     { sql: "insert into logs (…) values … (8 rows)", parameters: p.slice(248 * w) },
-    { sql: 'update "users" set "quota" = "quota" - ?, "used_quota" = "used_quota" + ?, "request_count" = "request_count" + ? where "id" = ?', parameters: [5120, 5120, ROWS, 1] },
-    { sql: 'update "tokens" set "remain_quota" = "remain_quota" - ?, "used_quota" = "used_quota" + ? where "id" = ?', parameters: [5120, 5120, 1] },
+    {
+      sql: 'update "users" set "quota" = "quota" - ?, "used_quota" = "used_quota" + ?, "request_count" = "request_count" + ? where "id" = ?',
+      parameters: [5120, 5120, ROWS, 1],
+    },
+    {
+      sql: 'update "tokens" set "remain_quota" = "remain_quota" - ?, "used_quota" = "used_quota" + ? where "id" = ?',
+      parameters: [5120, 5120, 1],
+    },
     { sql: 'update "channels" set "used_quota" = "used_quota" + ? where "id" = ?', parameters: [5120, 1] },
   ];
 }
@@ -41,15 +74,24 @@ function slice(seed: number): WorkerStatement[] {
 function manyUsers(seed: number): WorkerStatement[] {
   const out = slice(seed).slice(0, 4);
   for (let i = 0; i < 1000; i++) {
-    out.push({ sql: 'update "quota_holds" set "amount" = "amount" - $1 where "id" = $2', parameters: [i + seed, `lease-${i}`], gone: `lease-${i}`,
-      orElse: [{ sql: 'update "users" set "quota" = "quota" - $1 where "id" = $2', parameters: [i, i] }] });
-    out.push({ sql: 'update "users" set "used_quota" = "used_quota" + $1, "request_count" = "request_count" + $2 where "id" = $3', parameters: [i, 1, i] });
+    out.push({
+      sql: 'update "quota_holds" set "amount" = "amount" - $1 where "id" = $2',
+      parameters: [i + seed, `lease-${i}`],
+      gone: `lease-${i}`,
+      orElse: [{ sql: 'update "users" set "quota" = "quota" - $1 where "id" = $2', parameters: [i, i] }],
+    });
+    out.push({
+      sql: 'update "users" set "used_quota" = "used_quota" + $1, "request_count" = "request_count" + $2 where "id" = $3',
+      parameters: [i, 1, i],
+    });
     out.push({ sql: 'update "tokens" set "used_quota" = "used_quota" + $1 where "id" = $2', parameters: [i, i] });
   }
   return out;
 }
 
-const worker = new Worker(URL.createObjectURL(new Blob(["self.onmessage = () => {};"], { type: "application/javascript" })));
+const worker = new Worker(
+  URL.createObjectURL(new Blob(["self.onmessage = () => {};"], { type: "application/javascript" })),
+);
 /** Each round posts slices built for it: a log row's `other` is a new string every call, and posting strings
  * the process has posted before measured cheaper than a gateway's first and only post of each. */
 function run(make: (seed: number) => WorkerStatement[], round: number, packed: boolean): number {
@@ -64,7 +106,10 @@ function run(make: (seed: number) => WorkerStatement[], round: number, packed: b
 }
 
 console.log(`µs of the event loop per log row to post a slice (best of ${ROUNDS} rounds of ${SLICES} slices):`);
-for (const [name, make] of [["one user, 256 rows", slice], ["1,000 users (PostgreSQL leases), 256 rows + 3,000 statements", manyUsers]] as const) {
+for (const [name, make] of [
+  ["one user, 256 rows", slice],
+  ["1,000 users (PostgreSQL leases), 256 rows + 3,000 statements", manyUsers],
+] as const) {
   const best = { plain: Infinity, packed: Infinity };
   for (let r = 0; r < ROUNDS; r++) {
     best.plain = Math.min(best.plain, run(make, 2 * r, false));
@@ -72,6 +117,8 @@ for (const [name, make] of [["one user, 256 rows", slice], ["1,000 users (Postgr
     best.packed = Math.min(best.packed, run(make, 2 * r + 1, true));
     await Bun.sleep(200);
   }
-  console.log(`  ${name}: as built ${best.plain.toFixed(3)} · packed ${best.packed.toFixed(3)} · packed ÷ as built ${(best.packed / best.plain).toFixed(2)}×`);
+  console.log(
+    `  ${name}: as built ${best.plain.toFixed(3)} · packed ${best.packed.toFixed(3)} · packed ÷ as built ${(best.packed / best.plain).toFixed(2)}×`,
+  );
 }
 worker.terminate();

@@ -45,8 +45,16 @@ export interface AffinityRule {
 }
 
 const rule = (name: string, paths: string[], key_sources: AffinityKeySource[]): AffinityRule => ({
-  name, model_regex: [".*"], path_regex: paths, key_sources, value_regex: "", ttl_seconds: 0,
-  skip_retry_on_failure: false, include_using_group: true, include_model_name: true, include_rule_name: true,
+  name,
+  model_regex: [".*"],
+  path_regex: paths,
+  key_sources,
+  value_regex: "",
+  ttl_seconds: 0,
+  skip_retry_on_failure: false,
+  include_using_group: true,
+  include_model_name: true,
+  include_rule_name: true,
 });
 
 /**
@@ -59,7 +67,14 @@ const rule = (name: string, paths: string[], key_sources: AffinityKeySource[]): 
  */
 export const DEFAULT_AFFINITY_RULES: AffinityRule[] = [
   rule("prompt cache key", ["^/v1/responses", "^/v1/chat/completions"], [{ type: "gjson", path: "prompt_cache_key" }]),
-  rule("claude cli trace", ["^/v1/messages"], [{ type: "request_header", key: "X-Claude-Code-Session-Id" }, { type: "gjson", path: "metadata.user_id" }]),
+  rule(
+    "claude cli trace",
+    ["^/v1/messages"],
+    [
+      { type: "request_header", key: "X-Claude-Code-Session-Id" },
+      { type: "gjson", path: "metadata.user_id" },
+    ],
+  ),
   rule("gemini context cache", ["^/v1(beta)?/models/"], [{ type: "gjson", path: "cachedContent" }]),
 ];
 
@@ -110,17 +125,29 @@ export function affinityRulesProblem(value: string): string | null {
       const bad = ((x[f] as string[] | undefined) ?? []).find(regexProblem);
       if (bad !== undefined) return `${at}.${f}: "${bad}" is not a valid regular expression`;
     }
-    if (x.value_regex !== undefined && x.value_regex !== null && (typeof x.value_regex !== "string" || regexProblem(x.value_regex))) {
+    if (
+      x.value_regex !== undefined
+      && x.value_regex !== null
+      && (typeof x.value_regex !== "string" || regexProblem(x.value_regex))
+    ) {
       return `${at}.value_regex is not a valid regular expression`;
     }
-    if (!Array.isArray(x.key_sources) || x.key_sources.length === 0) return `${at}.key_sources must be a non-empty array`;
+    if (!Array.isArray(x.key_sources) || x.key_sources.length === 0)
+      return `${at}.key_sources must be a non-empty array`;
     for (const [j, s] of (x.key_sources as unknown[]).entries()) {
       const src = s as Record<string, unknown> | null;
-      if (!src || typeof src !== "object" || !SOURCE_TYPES.includes(String(src.type))) return `${at}.key_sources[${j}].type must be one of ${SOURCE_TYPES.join(", ")}`;
+      if (!src || typeof src !== "object" || !SOURCE_TYPES.includes(String(src.type)))
+        return `${at}.key_sources[${j}].type must be one of ${SOURCE_TYPES.join(", ")}`;
       const field = src.type === "gjson" ? "path" : "key";
-      if (typeof src[field] !== "string" || !(src[field] as string).trim()) return `${at}.key_sources[${j}].${field} is required`;
+      if (typeof src[field] !== "string" || !(src[field] as string).trim())
+        return `${at}.key_sources[${j}].${field} is required`;
     }
-    if (x.ttl_seconds !== undefined && x.ttl_seconds !== null && (!Number.isInteger(x.ttl_seconds) || (x.ttl_seconds as number) < 0)) return `${at}.ttl_seconds must be a whole number >= 0`;
+    if (
+      x.ttl_seconds !== undefined
+      && x.ttl_seconds !== null
+      && (!Number.isInteger(x.ttl_seconds) || (x.ttl_seconds as number) < 0)
+    )
+      return `${at}.ttl_seconds must be a whole number >= 0`;
     for (const f of ["skip_retry_on_failure", "include_using_group", "include_model_name", "include_rule_name"]) {
       if (x[f] !== undefined && x[f] !== null && typeof x[f] !== "boolean") return `${at}.${f} must be true or false`;
     }

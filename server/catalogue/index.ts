@@ -54,8 +54,24 @@ export const QUOTA_WARNING_INTERVAL_SECONDS = 2 * 60 * 60;
 export const MOBILE_WIDTH = 600;
 export const SIDEBAR_WIDTH = { collapsed: 60, expanded: 200 } as const;
 
-export { CHANNEL_TYPES, RESPONSES_API_SETTINGS, RESPONSES_CAPABLE_KINDS, channelType, servesNatively, type ChannelForm, type ChannelFormField, type ChannelKind, type ChannelTypeInfo } from "./channel-types.ts";
-export { FORWARDED_HEADERS, KIND_WIRE_FORMATS, NEVER_FORWARDED, forwardHeaderNames, type WireFormat } from "./forwarded-headers.ts";
+export {
+  CHANNEL_TYPES,
+  RESPONSES_API_SETTINGS,
+  RESPONSES_CAPABLE_KINDS,
+  channelType,
+  servesNatively,
+  type ChannelForm,
+  type ChannelFormField,
+  type ChannelKind,
+  type ChannelTypeInfo,
+} from "./channel-types.ts";
+export {
+  FORWARDED_HEADERS,
+  KIND_WIRE_FORMATS,
+  NEVER_FORWARDED,
+  forwardHeaderNames,
+  type WireFormat,
+} from "./forwarded-headers.ts";
 
 /** Formats quota for people: dollars when display_in_currency is on, raw units otherwise. */
 export function formatQuota(quota: number, inCurrency = true, digits = 2): string {

@@ -352,7 +352,13 @@ export function builtinCompletionRatio(model: string): number | undefined {
   if (starts("o1") || starts("o3")) return 4;
   if (m === "chatgpt-4o-latest") return 3;
   if (m.includes("claude-instant-1") || m.includes("claude-2")) return 3;
-  if (m.includes("claude-3") || m.includes("claude-sonnet-4") || m.includes("claude-opus-4") || m.includes("claude-haiku-4")) return 5;
+  if (
+    m.includes("claude-3")
+    || m.includes("claude-sonnet-4")
+    || m.includes("claude-opus-4")
+    || m.includes("claude-haiku-4")
+  )
+    return 5;
   if (starts("mistral-")) return 3;
   if (starts("gemini-")) {
     if (starts("gemini-1.5") || starts("gemini-2.0")) return 4;
@@ -365,6 +371,9 @@ export function builtinCompletionRatio(model: string): number | undefined {
     return 4;
   }
   if (starts("command")) return ({ "command-r": 3, "command-r-plus": 5 } as Record<string, number>)[m] ?? 4;
-  if (starts("ERNIE-Speed-") || starts("ERNIE-Lite-") || starts("ERNIE-Character") || starts("ERNIE-Functions")) return 2;
-  return ({ "llama2-70b-4096": 0.8 / 0.64, "llama3-8b-8192": 2, "llama3-70b-8192": 0.79 / 0.59 } as Record<string, number>)[m];
+  if (starts("ERNIE-Speed-") || starts("ERNIE-Lite-") || starts("ERNIE-Character") || starts("ERNIE-Functions"))
+    return 2;
+  return (
+    { "llama2-70b-4096": 0.8 / 0.64, "llama3-8b-8192": 2, "llama3-70b-8192": 0.79 / 0.59 } as Record<string, number>
+  )[m];
 }

@@ -7,8 +7,14 @@ export const TASK_PLATFORM = { suno: "suno", openai: "openai" } as const;
 
 /** Statuses of both tables. A drawing task also knows MODAL (waiting for a window); "" means still submitting. */
 export const TASK_STATUS = {
-  notStart: "NOT_START", submitted: "SUBMITTED", queued: "QUEUED", inProgress: "IN_PROGRESS", modal: "MODAL",
-  success: "SUCCESS", failure: "FAILURE", unknown: "UNKNOWN",
+  notStart: "NOT_START",
+  submitted: "SUBMITTED",
+  queued: "QUEUED",
+  inProgress: "IN_PROGRESS",
+  modal: "MODAL",
+  success: "SUCCESS",
+  failure: "FAILURE",
+  unknown: "UNKNOWN",
 } as const;
 
 /** A task in one of these is finished: polling stops, and a failure has been refunded. */
@@ -20,8 +26,22 @@ export const MJ_SUBMIT_CODE = { notSubmitted: 0, submitted: 1, exists: 21, queue
 export const MJ_ACCEPTED_CODES: readonly number[] = [1, 21, 22];
 
 export const MJ_ACTIONS = [
-  "IMAGINE", "UPSCALE", "VARIATION", "HIGH_VARIATION", "LOW_VARIATION", "PAN", "DESCRIBE", "BLEND", "UPLOAD",
-  "SHORTEN", "REROLL", "INPAINT", "ZOOM", "CUSTOM_ZOOM", "MODAL", "SWAP_FACE",
+  "IMAGINE",
+  "UPSCALE",
+  "VARIATION",
+  "HIGH_VARIATION",
+  "LOW_VARIATION",
+  "PAN",
+  "DESCRIBE",
+  "BLEND",
+  "UPLOAD",
+  "SHORTEN",
+  "REROLL",
+  "INPAINT",
+  "ZOOM",
+  "CUSTOM_ZOOM",
+  "MODAL",
+  "SWAP_FACE",
 ] as const;
 export type MjAction = (typeof MJ_ACTIONS)[number];
 
@@ -45,11 +65,26 @@ export const VIDEO_DEFAULT_SECONDS = 4;
  * open a window: the MODAL call that follows is the billed one (as in new-api).
  */
 export const DEFAULT_TASK_PRICES: Record<string, number> = {
-  mj_imagine: 0.1, mj_variation: 0.1, mj_reroll: 0.1, mj_blend: 0.1, mj_modal: 0.1, mj_zoom: 0.1, mj_shorten: 0.1,
-  mj_high_variation: 0.1, mj_low_variation: 0.1, mj_pan: 0.1, mj_inpaint: 0, mj_custom_zoom: 0, mj_describe: 0.05,
-  mj_upscale: 0.05, mj_upload: 0.05, swap_face: 0.05,
-  suno_music: 0.1, suno_lyrics: 0.01,
-  "sora-2": 0.1, "sora-2-pro": 0.3,
+  mj_imagine: 0.1,
+  mj_variation: 0.1,
+  mj_reroll: 0.1,
+  mj_blend: 0.1,
+  mj_modal: 0.1,
+  mj_zoom: 0.1,
+  mj_shorten: 0.1,
+  mj_high_variation: 0.1,
+  mj_low_variation: 0.1,
+  mj_pan: 0.1,
+  mj_inpaint: 0,
+  mj_custom_zoom: 0,
+  mj_describe: 0.05,
+  mj_upscale: 0.05,
+  mj_upload: 0.05,
+  swap_face: 0.05,
+  suno_music: 0.1,
+  suno_lyrics: 0.01,
+  "sora-2": 0.1,
+  "sora-2-pro": 0.3,
 };
 
 /** The models a Midjourney Proxy or Suno channel offers by default: its price keys. */

@@ -23,13 +23,21 @@ export const SESSION_ENDED = "the session has ended, please log in again";
 /** Spread into a users update to end the user's sessions: `.set({ ...patch, ...END_SESSIONS })`. */
 export const END_SESSIONS = { session_version: sql<number>`session_version + 1` } as const;
 
-interface SessionSigner { sign(p: Record<string, unknown>): Promise<string>; verify(v: string): Promise<any> }
+interface SessionSigner {
+  sign(p: Record<string, unknown>): Promise<string>;
+  verify(v: string): Promise<any>;
+}
 
 let seed = 0;
 const seeds = new WeakMap<AppDeps, number>();
 
 async function findUser(deps: AppDeps, id: number): Promise<User> {
-  const user = await deps.db.selectFrom("users").selectAll().where("id", "=", id).where("deleted_at", "is", null).executeTakeFirst();
+  const user = await deps.db
+    .selectFrom("users")
+    .selectAll()
+    .where("id", "=", id)
+    .where("deleted_at", "is", null)
+    .executeTakeFirst();
   if (!user) throw unauthorized("user does not exist or has been deleted");
   return user;
 }
@@ -44,7 +52,10 @@ export async function findActiveUser(deps: AppDeps, id: number): Promise<User> {
 }
 
 /** The user id of a cookie that is validly signed and not expired (its version is not checked). */
-async function sessionPayload(sessionJwt: SessionSigner, cookie: Record<string, any>): Promise<{ id: number; sv: number } | null> {
+async function sessionPayload(
+  sessionJwt: SessionSigner,
+  cookie: Record<string, any>,
+): Promise<{ id: number; sv: number } | null> {
   const value = cookie[SESSION_COOKIE]?.value;
   if (typeof value !== "string" || !value) return null;
   const payload = await sessionJwt.verify(value);
@@ -63,7 +74,11 @@ function headerUserId(headers: Record<string, string | undefined>): number | nul
 /** The caller identified by session cookie or access token; null for a guest. Throws on a bad credential. */
 export async function identify(
   deps: AppDeps,
-  { sessionJwt, cookie, headers }: { sessionJwt: SessionSigner; cookie: Record<string, any>; headers: Record<string, string | undefined> },
+  {
+    sessionJwt,
+    cookie,
+    headers,
+  }: { sessionJwt: SessionSigner; cookie: Record<string, any>; headers: Record<string, string | undefined> },
 ): Promise<User | null> {
   const claimed = headerUserId(headers);
   if (claimed === "bad") throw unauthorized("the New-Api-User header is malformed");
@@ -81,7 +96,8 @@ export async function identify(
     if (auth && !auth.startsWith("sk-")) {
       const row = await deps.db.selectFrom("users").select("id").where("access_token", "=", auth).executeTakeFirst();
       if (!row) throw unauthorized("invalid access token");
-      if (claimed !== null && claimed !== row.id) throw unauthorized("the New-Api-User header does not match the access token");
+      if (claimed !== null && claimed !== row.id)
+        throw unauthorized("the New-Api-User header does not match the access token");
       user = await findActiveUser(deps, row.id);
     }
   }
@@ -98,7 +114,10 @@ export function authPlugin(deps: AppDeps) {
         async resolve({ sessionJwt, cookie, headers, request }) {
           const user = await identify(deps, { sessionJwt, cookie, headers });
           if (!user) throw unauthorized();
-          if (user.role < min) throw forbidden(min >= ROLE.root ? "only the super admin can do this" : "no permission to perform this operation");
+          if (user.role < min)
+            throw forbidden(
+              min >= ROLE.root ? "only the super admin can do this" : "no permission to perform this operation",
+            );
           await enforceRootTwoFA(deps, user, new URL(request.url).pathname);
           return { user };
         },
@@ -116,7 +135,12 @@ export function authPlugin(deps: AppDeps) {
 }
 
 /** Signs a session for the user at its current session version and sets the cookie on the reply. */
-export async function startSession(sessionJwt: SessionSigner, cookie: Record<string, any>, user: Pick<User, "id" | "session_version">, secure: boolean): Promise<void> {
+export async function startSession(
+  sessionJwt: SessionSigner,
+  cookie: Record<string, any>,
+  user: Pick<User, "id" | "session_version">,
+  secure: boolean,
+): Promise<void> {
   cookie[SESSION_COOKIE].set({
     // sid makes every sign-in's cookie distinct (two in the same second would otherwise be identical), so a
     // secure verification marked for one session (modules/twofa/secure.ts) never covers another.
@@ -133,7 +157,12 @@ export async function startSession(sessionJwt: SessionSigner, cookie: Record<str
  * After the caller's own sessions were ended (a password change), signs this browser in again so only
  * the other copies stop working. Does nothing for callers that came with an access token, not a cookie.
  */
-export async function renewSession(deps: AppDeps, sessionJwt: SessionSigner, cookie: Record<string, any>, request: Request): Promise<void> {
+export async function renewSession(
+  deps: AppDeps,
+  sessionJwt: SessionSigner,
+  cookie: Record<string, any>,
+  request: Request,
+): Promise<void> {
   const session = await sessionPayload(sessionJwt, cookie);
   if (!session) return;
   const user = await findActiveUser(deps, session.id);
@@ -148,7 +177,11 @@ export async function renewSession(deps: AppDeps, sessionJwt: SessionSigner, coo
  * the cookie, if any, is cleared.
  */
 export async function endSession(
-  deps: AppDeps, sessionJwt: SessionSigner, cookie: Record<string, any>, headers: Record<string, string | undefined>, method: string,
+  deps: AppDeps,
+  sessionJwt: SessionSigner,
+  cookie: Record<string, any>,
+  headers: Record<string, string | undefined>,
+  method: string,
 ): Promise<void> {
   const session = await sessionPayload(sessionJwt, cookie).catch(() => null);
   if (session && method !== "POST") {
@@ -158,5 +191,10 @@ export async function endSession(
   }
   cookie[SESSION_COOKIE]?.remove();
   if (!session) return;
-  await deps.db.updateTable("users").set(END_SESSIONS).where("id", "=", session.id).where("session_version", "=", session.sv).execute();
+  await deps.db
+    .updateTable("users")
+    .set(END_SESSIONS)
+    .where("id", "=", session.id)
+    .where("session_version", "=", session.sv)
+    .execute();
 }

@@ -38,7 +38,9 @@ async function loadEmbedded(): Promise<ConsoleManifest> {
  */
 export function usableManifest(manifest: ConsoleManifest): ConsoleManifest {
   if (!manifest["/index.html"]) return {};
-  const onDisk = Object.values(manifest).flatMap((a) => [a.file, a.gz, a.br]).filter((f): f is string => !!f && !f.startsWith("/$bunfs/") && !f.includes("~BUN"));
+  const onDisk = Object.values(manifest)
+    .flatMap((a) => [a.file, a.gz, a.br])
+    .filter((f): f is string => !!f && !f.startsWith("/$bunfs/") && !f.includes("~BUN"));
   return onDisk.every((f) => existsSync(f)) ? manifest : {};
 }
 
@@ -48,7 +50,8 @@ export const embeddedConsole: ConsoleManifest = await loadEmbedded();
 const IMMUTABLE = "public, max-age=31536000, immutable";
 const RELAY_PREFIXES = ["/v1/", "/v1beta/", "/pg/", "/mj/", "/suno/", "/kling/", "/jimeng/"];
 /** Paths that look like files: a miss there is a missing file, not a page of the app. */
-const FILE_LIKE = /\.(js|mjs|css|map|png|jpe?g|gif|svg|ico|webp|avif|woff2?|ttf|otf|eot|txt|json|xml|wasm|webmanifest|gz)$/i;
+const FILE_LIKE =
+  /\.(js|mjs|css|map|png|jpe?g|gif|svg|ico|webp|avif|woff2?|ttf|otf|eot|txt|json|xml|wasm|webmanifest|gz)$/i;
 
 /** True when a GET for this path must never be answered with index.html. */
 export function isReservedPath(path: string): boolean {
@@ -60,7 +63,9 @@ export function isReservedPath(path: string): boolean {
 
 function notFound(path: string): Response {
   const format = errorFormatFor(path);
-  return Response.json(errorBody(format, 404, format === "envelope" ? "not found" : `unknown route ${path}`), { status: 404 });
+  return Response.json(errorBody(format, 404, format === "envelope" ? "not found" : `unknown route ${path}`), {
+    status: 404,
+  });
 }
 
 /** The encodings the request accepts (q=0 refuses one), e.g. "gzip, deflate, br;q=0.9". */
@@ -119,9 +124,14 @@ export function embeddedConsolePlugin(manifest: ConsoleManifest = embeddedConsol
     const raw = new URL(request.url).pathname;
     const path = tryDecode(raw) ?? raw;
     const asset = manifest[path];
-    if (asset && path !== "/index.html") return serveAsset(request, asset, path.startsWith("/assets/") ? IMMUTABLE : rootCache);
+    if (asset && path !== "/index.html")
+      return serveAsset(request, asset, path.startsWith("/assets/") ? IMMUTABLE : rootCache);
     if (isReservedPath(path)) return notFound(path);
-    if (!index) return new Response(NOT_BUILT_PAGE, { status: 503, headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" } });
+    if (!index)
+      return new Response(NOT_BUILT_PAGE, {
+        status: 503,
+        headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" },
+      });
     return serveAsset(request, index, "no-cache");
   });
 }
@@ -129,7 +139,10 @@ export function embeddedConsolePlugin(manifest: ConsoleManifest = embeddedConsol
 /** The files of a built console folder as a manifest: each file with its .br and .gz copies when present. */
 export function manifestFromFolder(dir: string): ConsoleManifest {
   const root = resolve(dir);
-  const walk = (d: string): string[] => readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(d, e.name)) : [join(d, e.name)]));
+  const walk = (d: string): string[] =>
+    readdirSync(d, { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory() ? walk(join(d, e.name)) : [join(d, e.name)],
+    );
   const manifest: ConsoleManifest = {};
   for (const file of walk(root)) {
     if (/\.(gz|br)$/.test(file)) continue;

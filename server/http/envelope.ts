@@ -1,5 +1,9 @@
 /** The management reply shape: {success, message, data}. */
-export interface Envelope<T> { success: boolean; message: string; data?: T }
+export interface Envelope<T> {
+  success: boolean;
+  message: string;
+  data?: T;
+}
 
 export function ok<T>(data?: T, message = ""): Envelope<T> {
   return data === undefined ? { success: true, message } : { success: true, message, data };

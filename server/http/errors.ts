@@ -6,7 +6,11 @@ import { CacheUnavailableError } from "../infra/cache.ts";
 export class AppError extends Error {
   /** Response headers the error carries (Retry-After on a 429), in every error format. */
   headers?: Record<string, string>;
-  constructor(public status: number, message: string, public code?: string) {
+  constructor(
+    public status: number,
+    message: string,
+    public code?: string,
+  ) {
     super(message);
   }
 }
@@ -26,32 +30,70 @@ function isCacheUnavailable(e: unknown): boolean {
 export type ErrorFormat = "envelope" | "openai" | "claude" | "gemini";
 
 export function errorFormatFor(path: string): ErrorFormat {
-  if (path.startsWith("/v1beta/") || path.startsWith("/v1/models/") && path.includes(":")) return "gemini";
+  if (path.startsWith("/v1beta/") || (path.startsWith("/v1/models/") && path.includes(":"))) return "gemini";
   if (path === "/v1/messages" || path.startsWith("/v1/messages/")) return "claude";
-  if (path.startsWith("/v1/") || path === "/v1" || path.startsWith("/pg/") || path.startsWith("/mj/") || path.startsWith("/suno/")) return "openai";
+  if (
+    path.startsWith("/v1/")
+    || path === "/v1"
+    || path.startsWith("/pg/")
+    || path.startsWith("/mj/")
+    || path.startsWith("/suno/")
+  )
+    return "openai";
   if (path.startsWith("/dashboard/billing/")) return "openai";
   return "envelope";
 }
 
 const GEMINI_STATUS: Record<number, string> = {
-  400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND", 413: "INVALID_ARGUMENT",
-  429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 501: "UNIMPLEMENTED", 503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED",
+  400: "INVALID_ARGUMENT",
+  401: "UNAUTHENTICATED",
+  403: "PERMISSION_DENIED",
+  404: "NOT_FOUND",
+  413: "INVALID_ARGUMENT",
+  429: "RESOURCE_EXHAUSTED",
+  500: "INTERNAL",
+  501: "UNIMPLEMENTED",
+  503: "UNAVAILABLE",
+  504: "DEADLINE_EXCEEDED",
 };
 
 const CLAUDE_TYPE: Record<number, string> = {
-  400: "invalid_request_error", 401: "authentication_error", 403: "permission_error", 404: "not_found_error",
-  413: "request_too_large", 429: "rate_limit_error", 500: "api_error", 503: "overloaded_error", 529: "overloaded_error",
+  400: "invalid_request_error",
+  401: "authentication_error",
+  403: "permission_error",
+  404: "not_found_error",
+  413: "request_too_large",
+  429: "rate_limit_error",
+  500: "api_error",
+  503: "overloaded_error",
+  529: "overloaded_error",
 };
 
 /** The error body for a status and message in the given wire format. */
 export function errorBody(format: ErrorFormat, status: number, message: string, code?: string): unknown {
   switch (format) {
     case "openai":
-      return { error: { message, type: status >= 500 ? "server_error" : "invalid_request_error", param: null, code: code ?? null } };
+      return {
+        error: {
+          message,
+          type: status >= 500 ? "server_error" : "invalid_request_error",
+          param: null,
+          code: code ?? null,
+        },
+      };
     case "claude":
-      return { type: "error", error: { type: CLAUDE_TYPE[status] ?? (status >= 500 ? "api_error" : "invalid_request_error"), message } };
+      return {
+        type: "error",
+        error: { type: CLAUDE_TYPE[status] ?? (status >= 500 ? "api_error" : "invalid_request_error"), message },
+      };
     case "gemini":
-      return { error: { code: status, message, status: GEMINI_STATUS[status] ?? (status >= 500 ? "INTERNAL" : "INVALID_ARGUMENT") } };
+      return {
+        error: {
+          code: status,
+          message,
+          status: GEMINI_STATUS[status] ?? (status >= 500 ? "INTERNAL" : "INVALID_ARGUMENT"),
+        },
+      };
     default:
       // new-api's console reads a few codes (VERIFICATION_REQUIRED) beside the message.
       return code ? { success: false, message, code } : { success: false, message };
@@ -79,15 +121,24 @@ function logUnavailable(line: string): void {
 function validationMessage(error: any): string {
   const first = error?.all?.[0];
   if (!first) return "invalid parameter";
-  const path = String(first.path ?? "").replace(/^\//, "").replace(/\//g, ".");
+  const path = String(first.path ?? "")
+    .replace(/^\//, "")
+    .replace(/\//g, ".");
   const schema = first.schema ?? {};
   if (typeof schema.error === "string") return schema.error;
   if (/missing/i.test(first.summary ?? "")) return `invalid parameter ${path}: it is required`;
   // Elysia models t.Integer/t.Numeric as a union; describe the first member instead of the union.
   const member = schema.anyOf?.[0] ?? schema;
-  const bounds = [member.minimum !== undefined && `minimum ${member.minimum}`, member.maximum !== undefined && `maximum ${member.maximum}`,
-    member.minLength !== undefined && `at least ${member.minLength} characters`].filter(Boolean).join(", ");
-  const expected = member.type ? `expected ${member.type}${bounds ? ` (${bounds})` : ""}` : first.summary ?? first.message;
+  const bounds = [
+    member.minimum !== undefined && `minimum ${member.minimum}`,
+    member.maximum !== undefined && `maximum ${member.maximum}`,
+    member.minLength !== undefined && `at least ${member.minLength} characters`,
+  ]
+    .filter(Boolean)
+    .join(", ");
+  const expected = member.type
+    ? `expected ${member.type}${bounds ? ` (${bounds})` : ""}`
+    : (first.summary ?? first.message);
   return path ? `invalid parameter ${path}: ${expected}` : `invalid parameter: ${expected}`;
 }
 
@@ -96,14 +147,23 @@ function validationMessage(error: any): string {
  * carries. `code` is Elysia's name for the failure when it raised one (a validation or parse error, no route).
  * One mapping for Elysia's error hook and the relay's plain routes, served without Elysia (relay/plain-route.ts).
  */
-export function errorReply(request: Request, error: unknown, code?: unknown): { status: number; body: unknown; headers?: Record<string, string> } {
+export function errorReply(
+  request: Request,
+  error: unknown,
+  code?: unknown,
+): { status: number; body: unknown; headers?: Record<string, string> } {
   const path = new URL(request.url).pathname;
   const format = errorFormatFor(path);
   let status = 500;
   let message = "internal server error, please contact the administrator";
   let errorCode: string | undefined;
   // Elysia wraps errors thrown while parsing in a ParseError; the AppError is its cause.
-  const appError = error instanceof AppError ? error : (error as any)?.cause instanceof AppError ? (error as any).cause as AppError : null;
+  const appError =
+    error instanceof AppError
+      ? error
+      : (error as any)?.cause instanceof AppError
+        ? ((error as any).cause as AppError)
+        : null;
   if (appError) {
     status = appError.status;
     message = appError.message;
@@ -132,6 +192,9 @@ export function errorReply(request: Request, error: unknown, code?: unknown): { 
   const body = errorBody(format, status, message, errorCode);
   // Google's 429 carries its wait as a google.rpc.RetryInfo detail too (Google's clients read it).
   const wait = format === "gemini" && status === 429 ? appError?.headers?.["Retry-After"] : undefined;
-  if (wait) (body as { error: Record<string, unknown> }).error.details = [{ "@type": "type.googleapis.com/google.rpc.RetryInfo", retryDelay: `${wait}s` }];
+  if (wait)
+    (body as { error: Record<string, unknown> }).error.details = [
+      { "@type": "type.googleapis.com/google.rpc.RetryInfo", retryDelay: `${wait}s` },
+    ];
   return { status, body, headers: appError?.headers };
 }

@@ -6,5 +6,6 @@ import { AppError } from "./errors.ts";
 /** Throws 400 when the request carries more than one Host header. */
 export function checkOneHost(request: Request): void {
   const host = request.headers.get("host");
-  if (host !== null && host.includes(",")) throw new AppError(400, "the request has more than one Host header", "invalid_host_header");
+  if (host !== null && host.includes(","))
+    throw new AppError(400, "the request has more than one Host header", "invalid_host_header");
 }

@@ -27,7 +27,12 @@ type PromClient = typeof import("prom-client");
 /** Backlog readers by queue name, registered whether or not metrics are on; read at each scrape. */
 const pendingReaders = new Map<string, () => number>();
 
-interface ChannelRow { id: number; name: string | null; type: number; status: number }
+interface ChannelRow {
+  id: number;
+  name: string | null;
+  type: number;
+  status: number;
+}
 /** The channels of the app serving /metrics (names for the dashboards' legends, status); read at each scrape. */
 let channelReader: (() => Promise<ChannelRow[]>) | null = null;
 let channelRead: Promise<ChannelRow[]> | null = null;
@@ -36,9 +41,11 @@ let channelRead: Promise<ChannelRow[]> | null = null;
  * so they share the read in flight); a failing read shows none. */
 function channelRows(): Promise<ChannelRow[]> {
   if (!channelRead) {
-    const read: Promise<ChannelRow[]> = (channelReader?.() ?? Promise.resolve([])).catch(() => []).finally(() => {
-      if (channelRead === read) channelRead = null;
-    });
+    const read: Promise<ChannelRow[]> = (channelReader?.() ?? Promise.resolve([]))
+      .catch(() => [])
+      .finally(() => {
+        if (channelRead === read) channelRead = null;
+      });
     channelRead = read;
   }
   return channelRead;
@@ -79,7 +86,8 @@ function build(client: PromClient) {
       registers,
       async collect() {
         this.reset();
-        for (const c of await channelRows()) this.set({ channel: String(c.id), name: c.name ?? "", type: String(c.type) }, 1);
+        for (const c of await channelRows())
+          this.set({ channel: String(c.id), name: c.name ?? "", type: String(c.type) }, 1);
       },
     }),
     channelStatus: new client.Gauge({
@@ -145,25 +153,53 @@ function build(client: PromClient) {
  * users: calls refused at admission carry empty model and channel labels. */
 function relayMetrics(client: PromClient, registers: import("prom-client").Registry[]) {
   const name = (n: string) => `switchyard_relay_${n}`;
-  const counter = (n: string, help: string) => new client.Counter({ name: name(n), help, labelNames: RELAY_LABELS, registers });
-  const byStatus = (n: string, help: string) => new client.Counter({ name: name(n), help, labelNames: RELAY_STATUS_LABELS, registers });
-  const histogram = (n: string, help: string, buckets: number[]) => new client.Histogram({ name: name(n), help, labelNames: RELAY_LABELS, buckets, registers });
+  const counter = (n: string, help: string) =>
+    new client.Counter({ name: name(n), help, labelNames: RELAY_LABELS, registers });
+  const byStatus = (n: string, help: string) =>
+    new client.Counter({ name: name(n), help, labelNames: RELAY_STATUS_LABELS, registers });
+  const histogram = (n: string, help: string, buckets: number[]) =>
+    new client.Histogram({ name: name(n), help, labelNames: RELAY_LABELS, buckets, registers });
   return {
-    relayRequests: byStatus("requests_total", "Relay calls answered, by the model that served them, channel id, group and the client's status code."),
-    relayErrors: byStatus("errors_total", "Relay calls that failed (status >= 400), by model, channel id and group (both empty when refused at admission) and status code."),
+    relayRequests: byStatus(
+      "requests_total",
+      "Relay calls answered, by the model that served them, channel id, group and the client's status code.",
+    ),
+    relayErrors: byStatus(
+      "errors_total",
+      "Relay calls that failed (status >= 400), by model, channel id and group (both empty when refused at admission) and status code.",
+    ),
     promptTokens: counter("prompt_tokens_total", "Prompt (input) tokens of settled relay calls."),
     completionTokens: counter("completion_tokens_total", "Completion (output) tokens of settled relay calls."),
-    quotaSpent: counter("quota_total", "Quota charged for settled relay calls (500000 = 1 USD at the default QuotaPerUnit)."),
-    relayDuration: histogram("request_duration_seconds", "Time from the call's admission to the end of its answer (streams: the last chunk), served calls.", LATENCY_BUCKETS),
-    firstToken: histogram("first_token_seconds", "Time from the call's admission to the first streamed chunk, streamed calls.", FIRST_TOKEN_BUCKETS),
+    quotaSpent: counter(
+      "quota_total",
+      "Quota charged for settled relay calls (500000 = 1 USD at the default QuotaPerUnit).",
+    ),
+    relayDuration: histogram(
+      "request_duration_seconds",
+      "Time from the call's admission to the end of its answer (streams: the last chunk), served calls.",
+      LATENCY_BUCKETS,
+    ),
+    firstToken: histogram(
+      "first_token_seconds",
+      "Time from the call's admission to the first streamed chunk, streamed calls.",
+      FIRST_TOKEN_BUCKETS,
+    ),
     fallbacks: new client.Counter({
       name: name("fallbacks_total"),
       help: "Calls served by a fallback model (ModelFallbacks / GroupModelFallbacks), by requested and serving model, reason and group.",
       labelNames: ["requested", "served", "reason", "group"] as const,
       registers,
     }),
-    upstreamAttempts: byStatus("upstream_attempts_total", "Upstream attempts by model, channel id, group and the upstream's status (502/504: no connection, timeout), retried ones included."),
-    streamsInFlight: new client.Gauge({ name: name("streams_in_flight"), help: "Streamed relay answers being forwarded now.", labelNames: RELAY_LABELS, registers }),
+    upstreamAttempts: byStatus(
+      "upstream_attempts_total",
+      "Upstream attempts by model, channel id, group and the upstream's status (502/504: no connection, timeout), retried ones included.",
+    ),
+    streamsInFlight: new client.Gauge({
+      name: name("streams_in_flight"),
+      help: "Streamed relay answers being forwarded now.",
+      labelNames: RELAY_LABELS,
+      registers,
+    }),
   };
 }
 
@@ -217,7 +253,10 @@ export function metricsPlugin(deps: AppDeps) {
   if (!deps.config.metricsEnabled) {
     // Answered here rather than thrown: this plugin is mounted before the app's error handler exists.
     return new Elysia().get("/metrics", () =>
-      Response.json(errorBody("envelope", 404, "metrics are disabled: set METRICS_ENABLED=true to expose /metrics"), { status: 404 }));
+      Response.json(errorBody("envelope", 404, "metrics are disabled: set METRICS_ENABLED=true to expose /metrics"), {
+        status: 404,
+      }),
+    );
   }
   const { registry } = enableMetrics();
   const token = deps.config.metricsToken;
@@ -238,15 +277,22 @@ export function metricsPlugin(deps: AppDeps) {
     })
     .get("/metrics", async ({ request }) => {
       if (token && !bearerIs(request, token)) {
-        return Response.json(errorBody("envelope", 401, "metrics need Authorization: Bearer <METRICS_TOKEN>"), { status: 401, headers: { "www-authenticate": "Bearer" } });
+        return Response.json(errorBody("envelope", 401, "metrics need Authorization: Bearer <METRICS_TOKEN>"), {
+          status: 401,
+          headers: { "www-authenticate": "Bearer" },
+        });
       }
-      return new Response(await registry.metrics(), { headers: { "content-type": registry.contentType, "cache-control": "no-store" } });
+      return new Response(await registry.metrics(), {
+        headers: { "content-type": registry.contentType, "cache-control": "no-store" },
+      });
     });
 }
 
 /** The request's bearer token equals `token`, compared in constant time. */
 function bearerIs(request: Request, token: string): boolean {
   const m = /^Bearer\s+(.+)$/i.exec(request.headers.get("authorization") ?? "");
-  const given = createHash("sha256").update(m?.[1]?.trim() ?? "").digest();
+  const given = createHash("sha256")
+    .update(m?.[1]?.trim() ?? "")
+    .digest();
   return timingSafeEqual(given, createHash("sha256").update(token).digest());
 }

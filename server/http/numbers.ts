@@ -5,13 +5,19 @@
 // reach (an option's text, a field inside a JSON blob) through `checkInteger` / `checkNumber`.
 import { badRequest } from "./errors.ts";
 
-export interface Range { min: number; max: number }
+export interface Range {
+  min: number;
+  max: number;
+}
 
 export const INT_COLUMN: Range = { min: -(2 ** 31), max: 2 ** 31 - 1 };
 export const BIGINT_COLUMN: Range = { min: -Number.MAX_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER };
 
 /** A range narrowed to what a field means (a quota from 0, a weight from 0, ...), inside its column's. */
-export const within = (column: Range, min: number, max = column.max): Range => ({ min: Math.max(column.min, min), max: Math.min(column.max, max) });
+export const within = (column: Range, min: number, max = column.max): Range => ({
+  min: Math.max(column.min, min),
+  max: Math.min(column.max, max),
+});
 
 export const integerMessage = (field: string, r: Range) => `${field} must be an integer from ${r.min} to ${r.max}`;
 export const numberMessage = (field: string, r: Range) => `${field} must be a number from ${r.min} to ${r.max}`;
@@ -19,7 +25,8 @@ export const numberMessage = (field: string, r: Range) => `${field} must be a nu
 /** `v` as an integer in range (a number or its decimal text), or a 400 naming the field. */
 export function checkInteger(v: unknown, field: string, r: Range): number {
   const n = typeof v === "string" && /^\s*-?\d+\s*$/.test(v) ? Number(v) : v;
-  if (typeof n !== "number" || !Number.isSafeInteger(n) || n < r.min || n > r.max) throw badRequest(integerMessage(field, r));
+  if (typeof n !== "number" || !Number.isSafeInteger(n) || n < r.min || n > r.max)
+    throw badRequest(integerMessage(field, r));
   return n;
 }
 

@@ -12,8 +12,15 @@ export const LIMITS = {
 
 /** The client's address: the one a trusted reverse proxy passed on, else the connection's peer (`peer` when the
  * caller has looked it up already), else "local" (a request made in process, through app.handle()). */
-export function clientIp(request: Request, server: { requestIP(r: Request): { address: string } | null } | null, trustProxy: boolean, peer?: { address: string } | null): string {
-  return forwardedIp(request, trustProxy) ?? (peer === undefined ? server?.requestIP(request) : peer)?.address ?? "local";
+export function clientIp(
+  request: Request,
+  server: { requestIP(r: Request): { address: string } | null } | null,
+  trustProxy: boolean,
+  peer?: { address: string } | null,
+): string {
+  return (
+    forwardedIp(request, trustProxy) ?? (peer === undefined ? server?.requestIP(request) : peer)?.address ?? "local"
+  );
 }
 
 /** The client's address a trusted reverse proxy passed on (X-Forwarded-For, X-Real-IP), if any. */

@@ -21,13 +21,22 @@ export const loose = <P extends TProperties>(properties: P, options: { descripti
  * otherwise; errors have the same shape with `success: false` (and sometimes a `code`). `extra`: top-level
  * fields some one-api/new-api replies carry beside data.
  */
-export const envelope = (data: TSchema = t.Any({ description: "the answer; its shape depends on the route" }), description?: string, extra: TProperties = {}) =>
-  loose({
-    success: t.Boolean({ description: "false when the call failed; message then says why" }),
-    message: t.String({ description: "a human-readable note, empty on most successes" }),
-    data: t.Optional(data),
-    ...extra,
-  }, { description: description ?? "the management envelope {success, message, data}", noValidate: true } as { description: string });
+export const envelope = (
+  data: TSchema = t.Any({ description: "the answer; its shape depends on the route" }),
+  description?: string,
+  extra: TProperties = {},
+) =>
+  loose(
+    {
+      success: t.Boolean({ description: "false when the call failed; message then says why" }),
+      message: t.String({ description: "a human-readable note, empty on most successes" }),
+      data: t.Optional(data),
+      ...extra,
+    },
+    { description: description ?? "the management envelope {success, message, data}", noValidate: true } as {
+      description: string;
+    },
+  );
 
 /** A reply without data (`ok()` / `ok(undefined, "saved")`). */
 export const okReply = envelope(t.Null({ description: "absent" }), "{success, message}: no data");
@@ -37,15 +46,19 @@ export const anyReply = envelope();
 
 /** One page of a list: new-api's shape ({items, total, page, page_size}). */
 export const pageOf = (item: TSchema = t.Any()) =>
-  envelope(loose({
-    items: t.Array(item),
-    total: t.Integer({ description: "rows matching the filter, over all pages" }),
-    page: t.Optional(t.Integer()),
-    page_size: t.Optional(t.Integer()),
-  }), "one page of the list");
+  envelope(
+    loose({
+      items: t.Array(item),
+      total: t.Integer({ description: "rows matching the filter, over all pages" }),
+      page: t.Optional(t.Integer()),
+      page_size: t.Optional(t.Integer()),
+    }),
+    "one page of the list",
+  );
 
 /** A number the console may send as a numeric string (or null, as Go's JSON accepts); the service reads and checks it. */
-export const numberish = (description?: string) => t.Union([t.Number(), t.String(), t.Null()], description ? { description } : {});
+export const numberish = (description?: string) =>
+  t.Union([t.Number(), t.String(), t.Null()], description ? { description } : {});
 
 /**
  * An integer field within `range` (a column's, http/numbers.ts): a number or its decimal text, anything else
@@ -53,16 +66,30 @@ export const numberish = (description?: string) => t.Union([t.Number(), t.String
  * as "not set" too, as the console's forms send them.
  */
 export function int(field: string, range: Range, opts?: { description?: string; blank?: false }): TInteger;
-export function int(field: string, range: Range, opts: { description?: string; blank: true }): TUnion<[TInteger, TNull, TLiteral<"">]>;
+export function int(
+  field: string,
+  range: Range,
+  opts: { description?: string; blank: true },
+): TUnion<[TInteger, TNull, TLiteral<"">]>;
 export function int(field: string, range: Range, opts: { description?: string; blank?: boolean } = {}) {
   const error = integerMessage(field, range);
-  const n = t.Integer({ minimum: range.min, maximum: range.max, error, ...(opts.description ? { description: opts.description } : {}) });
+  const n = t.Integer({
+    minimum: range.min,
+    maximum: range.max,
+    error,
+    ...(opts.description ? { description: opts.description } : {}),
+  });
   return opts.blank ? t.Union([n, t.Null(), t.Literal("")], { error }) : n;
 }
 
 /** A number field within `range` that may carry a fraction (a price, a ratio, a threshold); the rest as int(). */
 export function num(field: string, range: Range, opts: { description?: string } = {}) {
-  return t.Number({ minimum: range.min, maximum: range.max, error: numberMessage(field, range), ...(opts.description ? { description: opts.description } : {}) });
+  return t.Number({
+    minimum: range.min,
+    maximum: range.max,
+    error: numberMessage(field, range),
+    ...(opts.description ? { description: opts.description } : {}),
+  });
 }
 
 /** Text that may arrive as null (treated as empty by the service). */
@@ -91,4 +118,5 @@ export function roleDetail(min: number): DocumentDecoration {
 }
 
 /** The same for the `viewer` macro: guests allowed, a signed-in caller recognised. */
-export const viewerDetail = (): DocumentDecoration => ({ [ROLE_FIELD]: "viewer", security: [{}, ...SIGNED_IN] }) as DocumentDecoration;
+export const viewerDetail = (): DocumentDecoration =>
+  ({ [ROLE_FIELD]: "viewer", security: [{}, ...SIGNED_IN] }) as DocumentDecoration;

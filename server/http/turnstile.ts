@@ -38,7 +38,10 @@ export async function checkTurnstile(deps: AppDeps, token: string | undefined, i
   let verdict: { success?: unknown };
   try {
     const res = await fetch(deps.config.turnstileVerifyUrl, {
-      method: "POST", body: form, redirect: "error", signal: AbortSignal.timeout(SITEVERIFY_TIMEOUT_MS),
+      method: "POST",
+      body: form,
+      redirect: "error",
+      signal: AbortSignal.timeout(SITEVERIFY_TIMEOUT_MS),
     });
     if (!res.ok) throw new Error(`siteverify answered ${res.status}`);
     verdict = await res.json();

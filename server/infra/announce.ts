@@ -78,25 +78,32 @@ export function announcer<T>(channel: string, what: string): Announcer<T> {
     listen(deps, listener, resync) {
       const h = hub(deps);
       h.listeners.add(listener);
-      const stopResync = resync ? deps.cache.onReconnect(() => {
-        try {
-          resync();
-        } catch (e) {
-          console.error(`${what} resync failed:`, e);
-        }
-      }) : () => {};
-      const remote = deps.cache.subscribe(channel, (message) => {
-        let m: { origin?: string; change?: T };
-        try {
-          m = JSON.parse(message);
-        } catch {
-          return;
-        }
-        if (m && m.origin !== h.origin && "change" in m) call([listener], m.change as T);
-      }).catch((e) => {
-        console.error(`${what} subscription failed (other instances' changes wait for the cache TTL):`, e?.message ?? e);
-        return async () => {};
-      });
+      const stopResync = resync
+        ? deps.cache.onReconnect(() => {
+            try {
+              resync();
+            } catch (e) {
+              console.error(`${what} resync failed:`, e);
+            }
+          })
+        : () => {};
+      const remote = deps.cache
+        .subscribe(channel, (message) => {
+          let m: { origin?: string; change?: T };
+          try {
+            m = JSON.parse(message);
+          } catch {
+            return;
+          }
+          if (m && m.origin !== h.origin && "change" in m) call([listener], m.change as T);
+        })
+        .catch((e) => {
+          console.error(
+            `${what} subscription failed (other instances' changes wait for the cache TTL):`,
+            e?.message ?? e,
+          );
+          return async () => {};
+        });
       return {
         ready: remote.then(() => {}),
         unsubscribe: async () => {

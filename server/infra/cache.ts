@@ -117,7 +117,12 @@ export interface RedisTimeouts {
   circuitOpenMs: number;
 }
 
-export const DEFAULT_REDIS_TIMEOUTS: RedisTimeouts = { connectMs: 2_000, commandMs: 1_000, circuitFailures: 3, circuitOpenMs: 2_000 };
+export const DEFAULT_REDIS_TIMEOUTS: RedisTimeouts = {
+  connectMs: 2_000,
+  commandMs: 1_000,
+  circuitFailures: 3,
+  circuitOpenMs: 2_000,
+};
 
 /** Longest pause between two attempts to reconnect; they start at RECONNECT_FIRST_MS and double. */
 const RECONNECT_MAX_MS = 2_000;
@@ -126,8 +131,11 @@ const RECONNECT_FIRST_MS = 50;
 /** Bun's client's names for a connection that is gone or never came (ERR_REDIS_CONNECTION_CLOSED, ...). */
 const lostConnection = (e: unknown) => {
   const code = String((e as { code?: unknown })?.code ?? "");
-  return /^ERR_REDIS_(CONNECTION|.*TIMEOUT|.*CLOSED|.*OFFLINE)/.test(code) || /^E(CONN|PIPE|TIMEDOUT|HOSTUNREACH|NETUNREACH)/.test(code)
-    || /connection (closed|lost|refused)|not connected|offline/i.test(String((e as Error)?.message ?? ""));
+  return (
+    /^ERR_REDIS_(CONNECTION|.*TIMEOUT|.*CLOSED|.*OFFLINE)/.test(code)
+    || /^E(CONN|PIPE|TIMEDOUT|HOSTUNREACH|NETUNREACH)/.test(code)
+    || /connection (closed|lost|refused)|not connected|offline/i.test(String((e as Error)?.message ?? ""))
+  );
 };
 
 /**
@@ -179,17 +187,28 @@ export class RedisCache implements Cache {
   /** Counters while Redis is unavailable. */
   private local = new MemoryCache();
   private closed = false;
-  private retry = { client: null as ReturnType<typeof setTimeout> | null, subscriber: null as ReturnType<typeof setTimeout> | null };
+  private retry = {
+    client: null as ReturnType<typeof setTimeout> | null,
+    subscriber: null as ReturnType<typeof setTimeout> | null,
+  };
   private backoff = { client: RECONNECT_FIRST_MS, subscriber: RECONNECT_FIRST_MS };
   /** A subscriber connection has been lost since the last one was made: the next one announces a reconnect. */
   private missed = false;
 
-  constructor(private url: string, readonly prefix = "switchyard:", private t: RedisTimeouts = DEFAULT_REDIS_TIMEOUTS) {
+  constructor(
+    private url: string,
+    readonly prefix = "switchyard:",
+    private t: RedisTimeouts = DEFAULT_REDIS_TIMEOUTS,
+  ) {
     this.circuit = new Circuit(t);
   }
 
   private newClient(): RedisClient {
-    return new RedisClient(this.url, { connectionTimeout: this.t.connectMs, autoReconnect: false, enableOfflineQueue: false });
+    return new RedisClient(this.url, {
+      connectionTimeout: this.t.connectMs,
+      autoReconnect: false,
+      enableOfflineQueue: false,
+    });
   }
 
   /** Opens the command connection; throws when Redis cannot be reached (start-up). */
@@ -266,7 +285,9 @@ export class RedisCache implements Cache {
         c.close();
         this.reconnectClient();
       }
-      throw e instanceof CacheUnavailableError ? e : new CacheUnavailableError(`Redis is unavailable: ${(e as Error)?.message ?? e}`);
+      throw e instanceof CacheUnavailableError
+        ? e
+        : new CacheUnavailableError(`Redis is unavailable: ${(e as Error)?.message ?? e}`);
     }
   }
 
@@ -289,7 +310,8 @@ export class RedisCache implements Cache {
     return (await this.run("GET", (c) => c.get(this.prefix + key))) ?? null;
   }
   async set(key: string, value: string, ttlSeconds = 0) {
-    if (ttlSeconds > 0) await this.run("SET", (c) => c.send("SET", [this.prefix + key, value, "EX", String(ttlSeconds)]));
+    if (ttlSeconds > 0)
+      await this.run("SET", (c) => c.send("SET", [this.prefix + key, value, "EX", String(ttlSeconds)]));
     else await this.run("SET", (c) => c.set(this.prefix + key, value));
   }
   async setNx(key: string, value: string, ttlSeconds: number) {
@@ -305,7 +327,9 @@ export class RedisCache implements Cache {
     const match = (this.prefix + prefix).replace(/[*?[\]\\]/g, "\\$&") + "*";
     let cursor = "0";
     do {
-      const [next, found] = (await this.run("SCAN", (c) => c.send("SCAN", [cursor, "MATCH", match, "COUNT", "1000"]))) as [string, string[]];
+      const [next, found] = (await this.run("SCAN", (c) =>
+        c.send("SCAN", [cursor, "MATCH", match, "COUNT", "1000"]),
+      )) as [string, string[]];
       cursor = String(next);
       for (const k of found) out.push(k.slice(this.prefix.length));
     } while (cursor !== "0");
@@ -313,17 +337,32 @@ export class RedisCache implements Cache {
   }
   async incr(key: string, ttlSeconds: number) {
     // INCR then EXPIRE NX in one script, so a crash between the two cannot leave an immortal counter.
-    return this.orLocal(async () => Number(await this.run("EVAL", (c) => c.send("EVAL", [
-      "local n = redis.call('INCR', KEYS[1]) if n == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end return n",
-      "1", this.prefix + key, String(ttlSeconds),
-    ]))), () => this.local.incr(key, ttlSeconds));
+    return this.orLocal(
+      async () =>
+        Number(
+          await this.run("EVAL", (c) =>
+            c.send("EVAL", [
+              "local n = redis.call('INCR', KEYS[1]) if n == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end return n",
+              "1",
+              this.prefix + key,
+              String(ttlSeconds),
+            ]),
+          ),
+        ),
+      () => this.local.incr(key, ttlSeconds),
+    );
   }
   async count(key: string) {
-    return this.orLocal(async () => Number((await this.get(key)) ?? 0), () => this.local.count(key));
+    return this.orLocal(
+      async () => Number((await this.get(key)) ?? 0),
+      () => this.local.count(key),
+    );
   }
   /** Runs a Lua script atomically on `keys` (prefixed here); for counters that need more than INCR. */
   async eval(script: string, keys: string[], args: (string | number)[]): Promise<unknown> {
-    return this.run("EVAL", (c) => c.send("EVAL", [script, String(keys.length), ...keys.map((k) => this.prefix + k), ...args.map(String)]));
+    return this.run("EVAL", (c) =>
+      c.send("EVAL", [script, String(keys.length), ...keys.map((k) => this.prefix + k), ...args.map(String)]),
+    );
   }
   async publish(channel: string, message: string) {
     await this.run("PUBLISH", (c) => c.publish(this.prefix + channel, message));
@@ -336,13 +375,19 @@ export class RedisCache implements Cache {
     set.add(listener);
     this.subscriberWanted = true;
     if (!this.subscriber) await this.openSubscriber(true);
-    else if (first) await this.bounded(this.subscriber.subscribe(this.prefix + channel, this.dispatch(channel)), this.t.connectMs, "SUBSCRIBE");
+    else if (first)
+      await this.bounded(
+        this.subscriber.subscribe(this.prefix + channel, this.dispatch(channel)),
+        this.t.connectMs,
+        "SUBSCRIBE",
+      );
     return async () => {
       const s = this.channels.get(channel);
       if (!s?.delete(listener) || s.size > 0) return;
       this.channels.delete(channel);
       const sub = this.subscriber;
-      if (sub?.connected) await this.bounded(sub.unsubscribe(this.prefix + channel), this.t.commandMs, "UNSUBSCRIBE").catch(() => {});
+      if (sub?.connected)
+        await this.bounded(sub.unsubscribe(this.prefix + channel), this.t.commandMs, "UNSUBSCRIBE").catch(() => {});
     };
   }
 
@@ -362,7 +407,8 @@ export class RedisCache implements Cache {
     const sub = this.newClient();
     try {
       await this.bounded(sub.connect(), this.t.connectMs + 100, "connect");
-      for (const channel of this.channels.keys()) await this.bounded(sub.subscribe(this.prefix + channel, this.dispatch(channel)), this.t.connectMs, "SUBSCRIBE");
+      for (const channel of this.channels.keys())
+        await this.bounded(sub.subscribe(this.prefix + channel, this.dispatch(channel)), this.t.connectMs, "SUBSCRIBE");
     } catch (e) {
       sub.close();
       if (initial) throw e;
@@ -422,7 +468,11 @@ function deliver(listener: Listener, message: string) {
   }
 }
 
-export async function openCache(redisUrl: string | null, prefix?: string, t: RedisTimeouts = DEFAULT_REDIS_TIMEOUTS): Promise<Cache> {
+export async function openCache(
+  redisUrl: string | null,
+  prefix?: string,
+  t: RedisTimeouts = DEFAULT_REDIS_TIMEOUTS,
+): Promise<Cache> {
   if (!redisUrl) return new MemoryCache();
   const c = new RedisCache(redisUrl, prefix, t);
   await c.connect();

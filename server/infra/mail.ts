@@ -47,8 +47,13 @@ export function smtpSettings(deps: AppDeps): SmtpSettings | null {
   const port = o.number("SMTPPort", 587);
   const account = o.get("SMTPAccount").trim();
   return {
-    host, port, secure: o.bool("SMTPSSLEnabled") || port === 465, account, token: o.get("SMTPToken"),
-    from: o.get("SMTPFrom").trim() || account, fromName: o.get("SystemName").trim(),
+    host,
+    port,
+    secure: o.bool("SMTPSSLEnabled") || port === 465,
+    account,
+    token: o.get("SMTPToken"),
+    from: o.get("SMTPFrom").trim() || account,
+    fromName: o.get("SystemName").trim(),
   };
 }
 
@@ -63,7 +68,8 @@ export const mayAuthenticate = (encrypted: boolean, host: string) => encrypted |
  */
 function cleanAddress(addr: string): string {
   const a = addr.trim();
-  if (!/^[^\s\x00-\x1f\x7f<>,;@]+@[^\s\x00-\x1f\x7f<>,;@]+$/.test(a)) throw new MailError(`invalid mail address: ${JSON.stringify(addr)}`);
+  if (!/^[^\s\x00-\x1f\x7f<>,;@]+@[^\s\x00-\x1f\x7f<>,;@]+$/.test(a))
+    throw new MailError(`invalid mail address: ${JSON.stringify(addr)}`);
   return a;
 }
 
@@ -89,11 +95,17 @@ function mailData(from: string, fromName: string, msg: MailMessage, date?: Date)
 }
 
 /** The RFC 5322 text that sendMail would transmit for this message (for tests and previews). */
-export async function buildMessage(from: string, msg: MailMessage, opts: { fromName?: string; date?: Date } = {}): Promise<string> {
+export async function buildMessage(
+  from: string,
+  msg: MailMessage,
+  opts: { fromName?: string; date?: Date } = {},
+): Promise<string> {
   const data = mailData(from, opts.fromName ?? "", msg, opts.date);
   const { default: MailComposer } = await mailComposer();
   const composer = new MailComposer(data);
-  const raw = await new Promise<Buffer>((resolve, reject) => composer.compile().build((err, out) => (err ? reject(err) : resolve(out))));
+  const raw = await new Promise<Buffer>((resolve, reject) =>
+    composer.compile().build((err, out) => (err ? reject(err) : resolve(out))),
+  );
   return raw.toString("utf8");
 }
 
@@ -127,7 +139,10 @@ export function mailError(e: unknown, settings: SmtpSettings): MailError {
       return new MailError(`SMTP authentication failed: ${said}`);
     case "ETLS":
       // The server answered STARTTLS with an error (or never offered it) while credentials need encryption.
-      if (err.command === "STARTTLS" && err.responseCode) return new MailError(`the SMTP server offers no encryption; refusing to send the password in clear text (${said})`);
+      if (err.command === "STARTTLS" && err.responseCode)
+        return new MailError(
+          `the SMTP server offers no encryption; refusing to send the password in clear text (${said})`,
+        );
       return new MailError(`SMTP TLS failed: ${err.message}`);
     case "ETIMEDOUT":
     case "EABORT":
@@ -135,7 +150,8 @@ export function mailError(e: unknown, settings: SmtpSettings): MailError {
     case "ECONNECTION":
     case "ESOCKET":
     case "EDNS":
-      if (err.command === "CONN" && !err.response) return new MailError(`cannot connect to SMTP server ${settings.host}:${settings.port}: ${err.message}`);
+      if (err.command === "CONN" && !err.response)
+        return new MailError(`cannot connect to SMTP server ${settings.host}:${settings.port}: ${err.message}`);
       return new MailError(`SMTP connection error: ${err.message}`);
     case "EENVELOPE":
     case "EMESSAGE":

@@ -26,7 +26,12 @@ export function webhookAllowed(deps: AppDeps, raw: string): URL | null {
     return null;
   }
   if (url.protocol === "https:") return url;
-  if (url.protocol === "http:" && deps.config.allowLoopbackWebhooks && (url.hostname === "127.0.0.1" || url.hostname === "localhost")) return url;
+  if (
+    url.protocol === "http:"
+    && deps.config.allowLoopbackWebhooks
+    && (url.hostname === "127.0.0.1" || url.hostname === "localhost")
+  )
+    return url;
   return null;
 }
 
@@ -38,7 +43,11 @@ const fill = (content: string, values: (string | number)[]) => {
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** Delivers one notification to one user by their setting; throws when delivery fails. */
-export async function deliver(deps: AppDeps, user: { email: string; setting: string }, n: Notification): Promise<"sent" | "no-recipient"> {
+export async function deliver(
+  deps: AppDeps,
+  user: { email: string; setting: string },
+  n: Notification,
+): Promise<"sent" | "no-recipient"> {
   const s: UserSetting = parseSetting(user.setting);
   if (s.notify_type === "webhook") {
     const url = s.webhook_url ? webhookAllowed(deps, s.webhook_url) : null;
@@ -51,8 +60,19 @@ export async function deliver(deps: AppDeps, user: { email: string; setting: str
     }
     // The address is the user's: the outbound guard checks it (fetch_setting.*); a redirect is not followed.
     const res = await fetchOutbound(url.href, {
-      method: "POST", headers, maxRedirects: 0, timeoutMs: 10_000, maxBytes: 64 * 1024, policy: fetchPolicy(deps.options),
-      body: JSON.stringify({ type: n.type, title: n.title, content: n.content, values: n.values, timestamp: Math.floor(Date.now() / 1000) }),
+      method: "POST",
+      headers,
+      maxRedirects: 0,
+      timeoutMs: 10_000,
+      maxBytes: 64 * 1024,
+      policy: fetchPolicy(deps.options),
+      body: JSON.stringify({
+        type: n.type,
+        title: n.title,
+        content: n.content,
+        values: n.values,
+        timestamp: Math.floor(Date.now() / 1000),
+      }),
     });
     if (res.status < 200 || res.status > 299) throw new Error(`webhook answered ${res.status}`);
     return "sent";
@@ -74,7 +94,11 @@ export function quotaThreshold(deps: AppDeps, setting: string | null | undefined
 
 /** The awaited form of maybeNotifyQuota, for callers and tests that need the outcome. */
 export async function checkQuota(deps: AppDeps, userId: number, remainingQuota: number): Promise<NotifyResult> {
-  const user = await deps.db.selectFrom("users").select(["id", "email", "setting"]).where("id", "=", userId).executeTakeFirst();
+  const user = await deps.db
+    .selectFrom("users")
+    .select(["id", "email", "setting"])
+    .where("id", "=", userId)
+    .executeTakeFirst();
   if (!user) return "no-user";
   const threshold = quotaThreshold(deps, user.setting);
   if (remainingQuota >= threshold) return "above-threshold";
@@ -85,7 +109,8 @@ export async function checkQuota(deps: AppDeps, userId: number, remainingQuota: 
   const n: Notification = {
     type: "quota_exceed",
     title: "Your quota is running low",
-    content: "Your remaining quota is {{value}}, below your warning threshold of {{value}}. Please top up in time to keep your service running.",
+    content:
+      "Your remaining quota is {{value}}, below your warning threshold of {{value}}. Please top up in time to keep your service running.",
     values: [formatQuota(remainingQuota, inCurrency), formatQuota(threshold, inCurrency)],
   };
   return deliver(deps, user, n);
@@ -99,14 +124,25 @@ export async function checkQuota(deps: AppDeps, userId: number, remainingQuota: 
 export function maybeNotifyQuota(deps: AppDeps, userId: number, remainingQuota: number, setting?: string | null): void {
   if (setting !== undefined && remainingQuota >= quotaThreshold(deps, setting)) return;
   queueMicrotask(() => {
-    checkQuota(deps, userId, remainingQuota).catch((e) => console.error(`quota notification for user ${userId} failed:`, e?.message ?? e));
+    checkQuota(deps, userId, remainingQuota).catch((e) =>
+      console.error(`quota notification for user ${userId} failed:`, e?.message ?? e),
+    );
   });
 }
 
 /** Awaited form of notifyRoot: delivers to the super admin by the super admin's own notify setting. */
-export async function sendToRoot(deps: AppDeps, msg: { title: string; content: string; values?: (string | number)[] }): Promise<"sent" | "no-recipient" | "no-user"> {
-  const root = await deps.db.selectFrom("users").select(["email", "setting"]).where("role", ">=", ROLE.root)
-    .where("deleted_at", "is", null).orderBy("id").limit(1).executeTakeFirst();
+export async function sendToRoot(
+  deps: AppDeps,
+  msg: { title: string; content: string; values?: (string | number)[] },
+): Promise<"sent" | "no-recipient" | "no-user"> {
+  const root = await deps.db
+    .selectFrom("users")
+    .select(["email", "setting"])
+    .where("role", ">=", ROLE.root)
+    .where("deleted_at", "is", null)
+    .orderBy("id")
+    .limit(1)
+    .executeTakeFirst();
   if (!root) return "no-user";
   return deliver(deps, root, { type: "system", title: msg.title, content: msg.content, values: msg.values ?? [] });
 }

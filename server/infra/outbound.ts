@@ -33,7 +33,10 @@ export const FETCH_SETTING_DEFAULTS: Record<string, string> = {
 
 export class OutboundError extends Error {
   /** true: the policy refused the address (the caller's fault, a 400); false: the fetch itself failed. */
-  constructor(message: string, readonly refused: boolean) {
+  constructor(
+    message: string,
+    readonly refused: boolean,
+  ) {
     super(message);
   }
 }
@@ -41,7 +44,10 @@ export class OutboundError extends Error {
 // ---- addresses: every IP as 16 bytes (IPv4 as ::ffff:a.b.c.d), ranges as prefix + length ----
 
 type Bytes = Uint8Array;
-interface Cidr { bytes: Bytes; prefix: number }
+interface Cidr {
+  bytes: Bytes;
+  prefix: number;
+}
 
 function v4Bytes(text: string): number[] | null {
   if (isIP(text) !== 4) return null;
@@ -55,7 +61,7 @@ export function parseIp(raw: string): Bytes | null {
   if (v4) return Uint8Array.from([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, ...v4]);
   if (isIP(text) !== 6) return null;
   let groups: number[] = [];
-  const [head, tail] = text.includes("::") ? text.split("::") as [string, string] : [text, null];
+  const [head, tail] = text.includes("::") ? (text.split("::") as [string, string]) : [text, null];
   const parse = (part: string) => {
     const out: number[] = [];
     for (const g of part ? part.split(":") : []) {
@@ -101,14 +107,39 @@ const cidrs = (list: string[]) => list.map((s) => parseCidr(s)!);
 
 /** Not on the public internet: private, loopback, link-local, CGNAT, documentation, multicast, reserved. */
 const NON_PUBLIC = cidrs([
-  "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12", "192.0.0.0/24",
-  "192.0.2.0/24", "192.168.0.0/16", "198.18.0.0/15", "198.51.100.0/24", "203.0.113.0/24", "224.0.0.0/4", "240.0.0.0/4",
-  "::/128", "::1/128", "100::/64", "2001:db8::/32", "fc00::/7", "fe80::/10", "fec0::/10", "ff00::/8",
+  "0.0.0.0/8",
+  "10.0.0.0/8",
+  "100.64.0.0/10",
+  "127.0.0.0/8",
+  "169.254.0.0/16",
+  "172.16.0.0/12",
+  "192.0.0.0/24",
+  "192.0.2.0/24",
+  "192.168.0.0/16",
+  "198.18.0.0/15",
+  "198.51.100.0/24",
+  "203.0.113.0/24",
+  "224.0.0.0/4",
+  "240.0.0.0/4",
+  "::/128",
+  "::1/128",
+  "100::/64",
+  "2001:db8::/32",
+  "fc00::/7",
+  "fe80::/10",
+  "fec0::/10",
+  "ff00::/8",
 ]);
 
 /** Cloud instance metadata (credentials): AWS/GCP/Azure/OpenStack, AWS ECS, Alibaba, AWS over IPv6. */
 const METADATA = cidrs(["169.254.169.254", "169.254.170.2", "100.100.100.200", "fd00:ec2::254"]);
-const METADATA_NAMES = new Set(["metadata", "metadata.google.internal", "metadata.goog", "instance-data", "instance-data.ec2.internal"]);
+const METADATA_NAMES = new Set([
+  "metadata",
+  "metadata.google.internal",
+  "metadata.goog",
+  "instance-data",
+  "instance-data.ec2.internal",
+]);
 
 /** IPv4 carried inside an IPv6 address (mapped, compatible, NAT64, 6to4, Teredo), judged as itself. */
 function embeddedV4(ip: Bytes): Bytes | null {
@@ -116,7 +147,8 @@ function embeddedV4(ip: Bytes): Bytes | null {
   const zeros = (from: number, to: number) => ip.slice(from, to).every((b) => b === 0);
   if (zeros(0, 10) && ip[10] === 0xff && ip[11] === 0xff) return null; // already IPv4 (mapped)
   if (zeros(0, 12) && !zeros(12, 14)) return v4([...ip.slice(12)]); // ::a.b.c.d (deprecated compatible form)
-  if (ip[0] === 0x00 && ip[1] === 0x64 && ip[2] === 0xff && ip[3] === 0x9b && zeros(4, 12)) return v4([...ip.slice(12)]); // 64:ff9b::/96
+  if (ip[0] === 0x00 && ip[1] === 0x64 && ip[2] === 0xff && ip[3] === 0x9b && zeros(4, 12))
+    return v4([...ip.slice(12)]); // 64:ff9b::/96
   if (ip[0] === 0x20 && ip[1] === 0x02) return v4([...ip.slice(2, 6)]); // 2002::/16
   if (ip[0] === 0x20 && ip[1] === 0x01 && ip[2] === 0 && ip[3] === 0) return v4([...ip.slice(12)].map((b) => b ^ 0xff)); // Teredo
   return null;
@@ -149,12 +181,14 @@ export function parsePortRanges(list: unknown[]): [number, number][] {
     const m = /^\s*(\d{1,5})\s*(?:-\s*(\d{1,5})\s*)?$/.exec(String(item));
     const from = m ? Number(m[1]) : NaN;
     const to = m?.[2] !== undefined ? Number(m[2]) : from;
-    if (!(from >= 1 && to <= 65535 && from <= to)) throw new Error(`"${String(item)}" is not a port (1-65535) or a range like 8000-9000`);
+    if (!(from >= 1 && to <= 65535 && from <= to))
+      throw new Error(`"${String(item)}" is not a port (1-65535) or a range like 8000-9000`);
     return [from, to] as [number, number];
   });
 }
 
-const DOMAIN_PATTERN = /^(\*\.)?(?=.{1,253}$)([a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9])?)(\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9])?)*$/i;
+const DOMAIN_PATTERN =
+  /^(\*\.)?(?=.{1,253}$)([a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9])?)(\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9])?)*$/i;
 export const isDomainPattern = (s: string) => DOMAIN_PATTERN.test(s.trim());
 
 function domainListed(host: string, list: string[]): boolean {
@@ -199,9 +233,13 @@ export function fetchPolicy(options?: OptionReader): FetchPolicy {
     enabled: on("enable_ssrf_protection"),
     allowPrivate: on("allow_private_ip"),
     domainWhitelist: on("domain_filter_mode"),
-    domains: jsonList(get("fetch_setting.domain_list")).map((d) => String(d).trim().toLowerCase()).filter(Boolean),
+    domains: jsonList(get("fetch_setting.domain_list"))
+      .map((d) => String(d).trim().toLowerCase())
+      .filter(Boolean),
     ipWhitelist: on("ip_filter_mode"),
-    ips: jsonList(get("fetch_setting.ip_list")).map((s) => parseCidr(String(s))).filter((c): c is Cidr => !!c),
+    ips: jsonList(get("fetch_setting.ip_list"))
+      .map((s) => parseCidr(String(s)))
+      .filter((c): c is Cidr => !!c),
     ports,
     ipFilterForDomains: on("apply_ip_filter_for_domain"),
   };
@@ -211,10 +249,13 @@ export function fetchPolicy(options?: OptionReader): FetchPolicy {
 
 export type Resolver = (host: string) => Promise<string[]>;
 
-const systemResolver: Resolver = async (host) => (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+const systemResolver: Resolver = async (host) =>
+  (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
 
 /** Where to connect for a checked URL: the address that passed (null = the URL as it is). */
-interface Target { address: string | null }
+interface Target {
+  address: string | null;
+}
 
 /** Refuses an address the policy does not allow; `name` is the host name it was resolved from, if any. */
 function judgeIp(ip: Bytes, shown: string, p: FetchPolicy, name: string | null): void {
@@ -231,7 +272,8 @@ function judgeIp(ip: Bytes, shown: string, p: FetchPolicy, name: string | null):
 
 /** Checks one URL against the policy; answers the address to connect to. Throws OutboundError. */
 export async function checkUrl(url: URL, p: FetchPolicy, resolve: Resolver = systemResolver): Promise<Target> {
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new OutboundError(`only http and https URLs are fetched, not ${url.protocol}`, true);
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    throw new OutboundError(`only http and https URLs are fetched, not ${url.protocol}`, true);
   if (url.username || url.password) throw new OutboundError("URLs with a user name or password are not fetched", true);
   if (!p.enabled) return { address: null };
   const port = url.port ? Number(url.port) : url.protocol === "https:" ? 443 : 80;
@@ -244,7 +286,8 @@ export async function checkUrl(url: URL, p: FetchPolicy, resolve: Resolver = sys
     judgeIp(literal, host.replace(/^\[|\]$/g, ""), p, null);
     return { address: null };
   }
-  if (METADATA_NAMES.has(host)) throw new OutboundError(`${host} is a cloud metadata address and is never fetched`, true);
+  if (METADATA_NAMES.has(host))
+    throw new OutboundError(`${host} is a cloud metadata address and is never fetched`, true);
   const listed = domainListed(host, p.domains);
   if (p.domainWhitelist && !listed) throw new OutboundError(`${host} is not on the domain whitelist`, true);
   if (!p.domainWhitelist && listed) throw new OutboundError(`${host} is on the domain blacklist`, true);
@@ -293,7 +336,10 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const CREDENTIAL_HEADERS = ["authorization", "cookie", "proxy-authorization"];
 
 const tooLarge = (maxBytes: number) =>
-  new OutboundError(`the answer is larger than ${maxBytes % 1048576 === 0 ? `${maxBytes / 1048576} MB` : `${maxBytes} bytes`}`, true);
+  new OutboundError(
+    `the answer is larger than ${maxBytes % 1048576 === 0 ? `${maxBytes / 1048576} MB` : `${maxBytes} bytes`}`,
+    true,
+  );
 
 async function readCapped(res: Response, maxBytes: number): Promise<Uint8Array> {
   const declared = Number(res.headers.get("content-length") ?? 0);
@@ -353,7 +399,14 @@ export async function fetchOutbound(raw: string, o: OutboundOptions): Promise<Ou
       }
       let res: Response;
       try {
-        res = await fetch(connect, { method, headers: sent, body, redirect: "manual", signal, ...(tls ? { tls } : {}) } as RequestInit);
+        res = await fetch(connect, {
+          method,
+          headers: sent,
+          body,
+          redirect: "manual",
+          signal,
+          ...(tls ? { tls } : {}),
+        } as RequestInit);
       } catch (_e) {
         if (signal.aborted) throw new OutboundError(`no answer within ${Math.round(o.timeoutMs / 1000)} s`, false);
         throw new OutboundError(`could not connect to ${url.host}`, false);

@@ -30,11 +30,15 @@ export async function proxyUrl(setting: unknown): Promise<string | undefined> {
     throw new ProxyError("the channel's proxy is not a valid URL");
   }
   if (url.protocol === "http:" || url.protocol === "https:") return raw;
-  if (!SOCKS_SCHEMES.has(url.protocol)) throw new ProxyError(`the channel's proxy scheme ${url.protocol} is not supported (http, https, socks5, socks5h)`);
+  if (!SOCKS_SCHEMES.has(url.protocol))
+    throw new ProxyError(`the channel's proxy scheme ${url.protocol} is not supported (http, https, socks5, socks5h)`);
   return (await bridgeFor(url)).url;
 }
 
-interface Bridge { url: string; server: net.Server }
+interface Bridge {
+  url: string;
+  server: net.Server;
+}
 const bridges = new Map<string, Promise<Bridge>>();
 
 function bridgeFor(socks: URL): Promise<Bridge> {
@@ -104,13 +108,21 @@ async function serveClient(client: net.Socket, socks: URL, expected: string) {
     port = Number(u.port) || (u.protocol === "https:" ? 443 : 80);
     // Origin-form to the server, one request per connection (the bridge does not parse responses).
     const kept = headers.filter((h) => !/^(proxy-authorization|proxy-connection|connection|keep-alive):/i.test(h));
-    forward = Buffer.concat([Buffer.from([`${method} ${u.pathname}${u.search} HTTP/1.1`, ...kept, "Connection: close", "", ""].join("\r\n"), "latin1"), rest]);
+    forward = Buffer.concat([
+      Buffer.from(
+        [`${method} ${u.pathname}${u.search} HTTP/1.1`, ...kept, "Connection: close", "", ""].join("\r\n"),
+        "latin1",
+      ),
+      rest,
+    ]);
   }
   let upstream: net.Socket;
   try {
     upstream = await socksConnect(socks, host, port);
   } catch (e) {
-    client.end(`HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\nSOCKS proxy: ${(e as Error).message}`);
+    client.end(
+      `HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\nSOCKS proxy: ${(e as Error).message}`,
+    );
     return;
   }
   upstream.on("error", () => client.destroy());
@@ -120,13 +132,21 @@ async function serveClient(client: net.Socket, socks: URL, expected: string) {
     upstream.write(forward);
     client.pipe(upstream);
     // The answer says "Connection: close" too, so the client does not send its next request down this connection.
-    void readHead(upstream).then((answer) => {
-      const end = answer.indexOf("\r\n\r\n");
-      const [status, ...lines] = answer.subarray(0, end).toString("latin1").split("\r\n");
-      const kept = lines.filter((h) => !/^(connection|keep-alive):/i.test(h));
-      client.write(Buffer.concat([Buffer.from([status, ...kept, "Connection: close", "", ""].join("\r\n"), "latin1"), answer.subarray(end + 4)]));
-      upstream.pipe(client);
-    }, () => client.destroy());
+    void readHead(upstream).then(
+      (answer) => {
+        const end = answer.indexOf("\r\n\r\n");
+        const [status, ...lines] = answer.subarray(0, end).toString("latin1").split("\r\n");
+        const kept = lines.filter((h) => !/^(connection|keep-alive):/i.test(h));
+        client.write(
+          Buffer.concat([
+            Buffer.from([status, ...kept, "Connection: close", "", ""].join("\r\n"), "latin1"),
+            answer.subarray(end + 4),
+          ]),
+        );
+        upstream.pipe(client);
+      },
+      () => client.destroy(),
+    );
     return;
   }
   client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
@@ -189,8 +209,14 @@ class Reader {
 }
 
 const SOCKS_REPLIES: Record<number, string> = {
-  1: "general failure", 2: "connection not allowed by ruleset", 3: "network unreachable", 4: "host unreachable",
-  5: "connection refused", 6: "TTL expired", 7: "command not supported", 8: "address type not supported",
+  1: "general failure",
+  2: "connection not allowed by ruleset",
+  3: "network unreachable",
+  4: "host unreachable",
+  5: "connection refused",
+  6: "TTL expired",
+  7: "command not supported",
+  8: "address type not supported",
 };
 
 /** Opens a TCP connection to host:port through the SOCKS5 server (RFC 1928, user/password RFC 1929). */
@@ -209,7 +235,8 @@ export async function socksConnect(socks: URL, host: string, port: number): Prom
     const [ver, method] = await reader.read(2);
     if (ver !== 5) throw new Error("not a SOCKS5 server");
     if (method === 2) {
-      const u = Buffer.from(user), p = Buffer.from(pass);
+      const u = Buffer.from(user),
+        p = Buffer.from(pass);
       sock.write(Buffer.concat([Buffer.from([1, u.length]), u, Buffer.from([p.length]), p]));
       const [, status] = await reader.read(2);
       if (status !== 0) throw new Error("authentication refused");

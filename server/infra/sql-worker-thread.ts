@@ -34,7 +34,11 @@ async function bounded<T>(work: (db: SQL) => Promise<T>): Promise<T> {
     timer = setTimeout(() => {
       if (sql === db) sql = null;
       void db.close({ timeout: 0 }).catch(() => {});
-      reject(Object.assign(new Error(`the database did not answer within ${queryMs} ms (write)`), { code: "DB_UNAVAILABLE" }));
+      reject(
+        Object.assign(new Error(`the database did not answer within ${queryMs} ms (write)`), {
+          code: "DB_UNAVAILABLE",
+        }),
+      );
     }, queryMs);
   });
   return Promise.race([work(db), expired]).finally(() => clearTimeout(timer));

@@ -8,7 +8,16 @@ import type { Database } from "../../db/index.ts";
 import { DEFAULT_DATABASE_TIMEOUTS, type DatabaseTimeouts } from "../../db/timeouts.ts";
 import { spawnStatementWorker, workerUrl, type StatementWorker } from "./statement-worker.ts";
 
-export function startSqlWorker(db: Database, url: string, t: DatabaseTimeouts = DEFAULT_DATABASE_TIMEOUTS): StatementWorker | null {
+export function startSqlWorker(
+  db: Database,
+  url: string,
+  t: DatabaseTimeouts = DEFAULT_DATABASE_TIMEOUTS,
+): StatementWorker | null {
   if (!url) return null;
-  return spawnStatementWorker(db, workerUrl("sql-worker-thread.ts"), { type: "open", url, connectMs: t.connectMs, queryMs: t.queryMs }, "database write worker");
+  return spawnStatementWorker(
+    db,
+    workerUrl("sql-worker-thread.ts"),
+    { type: "open", url, connectMs: t.connectMs, queryMs: t.queryMs },
+    "database write worker",
+  );
 }

@@ -56,12 +56,16 @@ self.onmessage = (e: MessageEvent<WorkerRequest>) => {
   db = new Database(m.path);
   // The same settings as the main connection (db/index.ts): a write waits for the other connection's
   // transaction instead of failing.
-  db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;");
+  db.exec(
+    "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;",
+  );
   db.exec(`PRAGMA wal_autocheckpoint = ${Math.trunc(m.autocheckpointPages)};`);
   // A slice's multi-row statements keep a statement journal; past 64 KiB SQLite spilled it to a temporary
   // file (~14 new files and ~560 page writes a second at 11,000 calls/s). In memory it stays a slice's size.
   db.exec("PRAGMA temp_store = MEMORY;");
-  const checkpoint = db.query<{ busy: number; log: number; checkpointed: number }, []>("PRAGMA wal_checkpoint(PASSIVE)");
+  const checkpoint = db.query<{ busy: number; log: number; checkpointed: number }, []>(
+    "PRAGMA wal_checkpoint(PASSIVE)",
+  );
   const run = () => {
     try {
       const r = checkpoint.get();
@@ -73,5 +77,13 @@ self.onmessage = (e: MessageEvent<WorkerRequest>) => {
   timer = setInterval(run, m.intervalMs);
   // What the connection runs with, as SQLite reads it back (tests, and anyone diagnosing the worker).
   const pragma = (name: string) => Object.values(db!.query(`PRAGMA ${name}`).get() as Record<string, unknown>)[0];
-  self.postMessage({ type: "ready", pragmas: { journal_mode: pragma("journal_mode"), synchronous: pragma("synchronous"), temp_store: pragma("temp_store"), wal_autocheckpoint: pragma("wal_autocheckpoint") } });
+  self.postMessage({
+    type: "ready",
+    pragmas: {
+      journal_mode: pragma("journal_mode"),
+      synchronous: pragma("synchronous"),
+      temp_store: pragma("temp_store"),
+      wal_autocheckpoint: pragma("wal_autocheckpoint"),
+    },
+  });
 };

@@ -34,7 +34,11 @@ export const sqliteWorkerFor = workerFor;
 /** Stops the database's worker after its last transaction (closeDeps, after the write-behind's final flush). */
 export const stopSqliteWorker = stopWorker;
 
-export function startSqliteWorker(db: Database, path: string, intervalMs = CHECKPOINT_INTERVAL_MS): SqliteWorker | null {
+export function startSqliteWorker(
+  db: Database,
+  path: string,
+  intervalMs = CHECKPOINT_INTERVAL_MS,
+): SqliteWorker | null {
   const raw = rawSqlite(db);
   if (!raw || path === ":memory:" || !path) return null;
   const waiters: ((r: { log: number; checkpointed: number }) => void)[] = [];
@@ -46,19 +50,28 @@ export function startSqliteWorker(db: Database, path: string, intervalMs = CHECK
   };
   let opened: (pragmas: Record<string, unknown>) => void = () => {};
   const pragmas = new Promise<Record<string, unknown>>((resolve) => (opened = resolve));
-  const worker = spawnStatementWorker(db, workerUrl("sqlite-worker-thread.ts"), { type: "open", path, intervalMs, autocheckpointPages: WORKER_AUTOCHECKPOINT_PAGES }, "SQLite worker", {
-    ready: (m) => {
-      raw.exec("PRAGMA wal_autocheckpoint = 0;");
-      opened(m?.pragmas ?? {});
+  const worker = spawnStatementWorker(
+    db,
+    workerUrl("sqlite-worker-thread.ts"),
+    { type: "open", path, intervalMs, autocheckpointPages: WORKER_AUTOCHECKPOINT_PAGES },
+    "SQLite worker",
+    {
+      ready: (m) => {
+        raw.exec("PRAGMA wal_autocheckpoint = 0;");
+        opened(m?.pragmas ?? {});
+      },
+      failed: autocheckpoint,
+      stopped: autocheckpoint,
+      message(m) {
+        if (m?.type !== "checkpoint") return;
+        if (m.error) console.error("WAL checkpoint failed:", m.error);
+        else for (const w of waiters.splice(0)) w(m);
+      },
     },
-    failed: autocheckpoint,
-    stopped: autocheckpoint,
-    message(m) {
-      if (m?.type !== "checkpoint") return;
-      if (m.error) console.error("WAL checkpoint failed:", m.error);
-      else for (const w of waiters.splice(0)) w(m);
-    },
-  });
+  );
   if (!worker) return null;
-  return Object.assign(worker, { next: () => new Promise<{ log: number; checkpointed: number }>((resolve) => waiters.push(resolve)), pragmas: () => pragmas });
+  return Object.assign(worker, {
+    next: () => new Promise<{ log: number; checkpointed: number }>((resolve) => waiters.push(resolve)),
+    pragmas: () => pragmas,
+  });
 }

@@ -44,7 +44,13 @@ export async function stopWorker(db: Database): Promise<void> {
 }
 
 /** Starts the thread at `url` for `db`, opens it with `open`; null when it cannot start. */
-export function spawnStatementWorker(db: Database, url: string, open: WorkerRequest, name: string, hooks: WorkerHooks = {}): StatementWorker | null {
+export function spawnStatementWorker(
+  db: Database,
+  url: string,
+  open: WorkerRequest,
+  name: string,
+  hooks: WorkerHooks = {},
+): StatementWorker | null {
   let worker: Worker;
   try {
     worker = new Worker(url);
@@ -121,7 +127,10 @@ export function spawnStatementWorker(db: Database, url: string, open: WorkerRequ
  * while relaying (the response cache's store, a task's row). Answers the database's result, or null when the
  * worker ran it (it does not count rows).
  */
-export async function writeOffLoop<R>(db: Database, query: { compile(): CompiledQuery; execute(): Promise<R> }): Promise<R | null> {
+export async function writeOffLoop<R>(
+  db: Database,
+  query: { compile(): CompiledQuery; execute(): Promise<R> },
+): Promise<R | null> {
   const worker = dialectOf(db) === "sqlite" ? workerFor(db) : null;
   if (worker) {
     const c = query.compile();

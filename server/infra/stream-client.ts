@@ -81,7 +81,9 @@ function encodeRequest(head: string, parts: readonly string[], bodyBytes: number
   const size = head.length + bodyBytes;
   let out = scratch;
   if (size > out.length) {
-    out = Buffer.allocUnsafe(size <= SCRATCH_MAX_BYTES ? Math.min(SCRATCH_MAX_BYTES, Math.max(size, 2 * out.length)) : size);
+    out = Buffer.allocUnsafe(
+      size <= SCRATCH_MAX_BYTES ? Math.min(SCRATCH_MAX_BYTES, Math.max(size, 2 * out.length)) : size,
+    );
     if (out.length <= SCRATCH_MAX_BYTES) scratch = out;
   }
   let at = out.write(head, 0, "latin1");
@@ -93,7 +95,14 @@ function encodeRequest(head: string, parts: readonly string[], bodyBytes: number
 export function streamFetch(url: string, init: RequestInit): Promise<Response> {
   if (!streamsItself(init)) return fetch(url, textBody(init));
   const body: unknown = init.body;
-  if (body != null && typeof body !== "string" && !(body instanceof JoinedText) && !(body instanceof Uint8Array) && !(body instanceof ArrayBuffer)) return fetch(url, init);
+  if (
+    body != null
+    && typeof body !== "string"
+    && !(body instanceof JoinedText)
+    && !(body instanceof Uint8Array)
+    && !(body instanceof ArrayBuffer)
+  )
+    return fetch(url, init);
   const target = targetOf(url);
   if (!target || settings.proxiedProtocols.includes(target.protocol)) return fetch(url, textBody(init));
   let head: string;
@@ -102,12 +111,21 @@ export function streamFetch(url: string, init: RequestInit): Promise<Response> {
   } catch (e) {
     return Promise.reject(e);
   }
-  return new Promise<Response>((resolve, reject) => new Exchange(target.pool, head, body as RequestBody, init.signal ?? null, resolve, reject).start());
+  return new Promise<Response>((resolve, reject) =>
+    new Exchange(target.pool, head, body as RequestBody, init.signal ?? null, resolve, reject).start(),
+  );
 }
 
 /** Whether the client takes this request itself rather than handing it to fetch(). */
 function streamsItself(init: RequestInit): boolean {
-  return settings.enabled && init.redirect === "manual" && init.method?.toUpperCase() !== "HEAD" && !(init as any).proxy && !(init as any).tls && !(init as any).unix;
+  return (
+    settings.enabled
+    && init.redirect === "manual"
+    && init.method?.toUpperCase() !== "HEAD"
+    && !(init as any).proxy
+    && !(init as any).tls
+    && !(init as any).unix
+  );
 }
 
 /** `init` for fetch(), which takes a JoinedText as the string it stands for. */
@@ -118,7 +136,12 @@ function textBody(init: RequestInit): RequestInit {
 type RequestBody = string | JoinedText | Uint8Array | ArrayBuffer | null | undefined;
 
 /** Where a URL's requests go: its origin's connections, the request line's target and the Host header. */
-interface Target { pool: Pool; protocol: string; path: string; host: string }
+interface Target {
+  pool: Pool;
+  protocol: string;
+  path: string;
+  host: string;
+}
 /** Targets by URL: a channel's few upstream URLs repeat on every call, and parsing a URL is not free (hot-path rule 5). */
 const targets = new Map<string, Target | null>();
 const MAX_TARGETS = 1024;
@@ -129,7 +152,8 @@ function targetOf(url: string): Target | null {
   t = null;
   try {
     const u = new URL(url);
-    if ((u.protocol === "http:" || u.protocol === "https:") && !u.username && !u.password) t = { pool: poolFor(u), protocol: u.protocol, path: u.pathname + u.search, host: u.host };
+    if ((u.protocol === "http:" || u.protocol === "https:") && !u.username && !u.password)
+      t = { pool: poolFor(u), protocol: u.protocol, path: u.pathname + u.search, host: u.host };
   } catch {}
   if (targets.size >= MAX_TARGETS) targets.clear();
   targets.set(url, t);
@@ -144,7 +168,10 @@ function requestHead(target: Target, init: RequestInit, body: unknown): string {
   const method = (init.method ?? "GET").toUpperCase();
   if (!TOKEN.test(method)) throw new TypeError(`invalid method ${method}`);
   let head = `${method} ${target.path} HTTP/1.1\r\n`;
-  let host = false, accept = false, agent = false, encoding = false;
+  let host = false,
+    accept = false,
+    agent = false,
+    encoding = false;
   const add = (name: string, value: string) => {
     if (!TOKEN.test(name) || BAD_VALUE.test(value)) throw new TypeError(`invalid header ${JSON.stringify(name)}`);
     const lower = name.toLowerCase();
@@ -156,14 +183,22 @@ function requestHead(target: Target, init: RequestInit, body: unknown): string {
     head += `${name}: ${value.trim()}\r\n`;
   };
   const h = init.headers;
-  if (h instanceof Headers || Array.isArray(h)) for (const [name, value] of h as Iterable<[string, string]>) add(name, String(value));
+  if (h instanceof Headers || Array.isArray(h))
+    for (const [name, value] of h as Iterable<[string, string]>) add(name, String(value));
   else if (h) for (const name in h) add(name, String((h as Record<string, string>)[name]));
   if (!host) head += `host: ${target.host}\r\n`;
   if (!accept) head += "accept: */*\r\n";
   if (!agent) head += USER_AGENT;
   // An uncompressed stream: chunks reach the client as they come; a server that compresses anyway is decoded.
   if (!encoding) head += "accept-encoding: identity\r\n";
-  const length = body == null ? 0 : typeof body === "string" ? Buffer.byteLength(body) : body instanceof JoinedText ? body.byteLength() : (body as Uint8Array | ArrayBuffer).byteLength;
+  const length =
+    body == null
+      ? 0
+      : typeof body === "string"
+        ? Buffer.byteLength(body)
+        : body instanceof JoinedText
+          ? body.byteLength()
+          : (body as Uint8Array | ArrayBuffer).byteLength;
   if (body != null || !(method === "GET" || method === "HEAD")) head += `content-length: ${length}\r\n`;
   return head + "connection: keep-alive\r\n\r\n";
 }
@@ -173,7 +208,12 @@ const USER_AGENT = `user-agent: Bun/${Bun.version}\r\n`;
 /** The connections to one origin. */
 class Pool {
   idle: Conn[] = [];
-  constructor(readonly host: string, readonly port: number, readonly tls: boolean, readonly serverName: string | undefined) {}
+  constructor(
+    readonly host: string,
+    readonly port: number,
+    readonly tls: boolean,
+    readonly serverName: string | undefined,
+  ) {}
 
   /** An idle connection that is still open, if any (the most recently used: the least likely to be closing). */
   take(): Conn | undefined {
@@ -279,7 +319,10 @@ class Conn {
   send(head: string, body: RequestBody): void {
     const sock = this.sock!;
     if (body instanceof JoinedText || (typeof body === "string" && body.length > SCRATCH_FROM_CHARS)) {
-      const bytes = typeof body === "string" ? encodeRequest(head, [body], Buffer.byteLength(body)) : encodeRequest(head, body.parts, body.byteLength());
+      const bytes =
+        typeof body === "string"
+          ? encodeRequest(head, [body], Buffer.byteLength(body))
+          : encodeRequest(head, body.parts, body.byteLength());
       const written = sock.write(bytes);
       // The rest is copied: the scratch buffer is the next request's.
       if (written < bytes.length) this.unsent = Buffer.from(bytes.subarray(Math.max(0, written)));
@@ -291,7 +334,10 @@ class Conn {
       if (written < Buffer.byteLength(text)) this.unsent = Buffer.from(text).subarray(Math.max(0, written));
       return;
     }
-    const bytes = Buffer.concat([Buffer.from(head, "latin1"), body instanceof ArrayBuffer ? new Uint8Array(body) : body]);
+    const bytes = Buffer.concat([
+      Buffer.from(head, "latin1"),
+      body instanceof ArrayBuffer ? new Uint8Array(body) : body,
+    ]);
     const written = sock.write(bytes);
     if (written < bytes.length) this.unsent = bytes.subarray(Math.max(0, written));
   }
@@ -337,7 +383,16 @@ const HANDLERS = {
 };
 
 // biome-ignore lint/suspicious/noConstEnum: used only in this file, so its members inline as numbers.
-const enum Read { Head, SizeLine, Chunk, ChunkEnd, Trailers, Length, UntilClose, Done }
+const enum Read {
+  Head,
+  SizeLine,
+  Chunk,
+  ChunkEnd,
+  Trailers,
+  Length,
+  UntilClose,
+  Done,
+}
 const NULL_BODY = new Set([204, 205, 304]);
 const CR = 13;
 const LF = 10;
@@ -349,7 +404,8 @@ const LF = 10;
 
 /** Where the next CRLF starts at or after `from`, or -1. */
 function lineEnd(b: Buffer, from: number): number {
-  for (let at = b.indexOf(CR, from); at >= 0 && at + 1 < b.length; at = b.indexOf(CR, at + 1)) if (b[at + 1] === LF) return at;
+  for (let at = b.indexOf(CR, from); at >= 0 && at + 1 < b.length; at = b.indexOf(CR, at + 1))
+    if (b[at + 1] === LF) return at;
   return -1;
 }
 
@@ -425,7 +481,13 @@ class Exchange {
     conn.exchange = this;
     this.conn = conn;
     const p = this.pool;
-    Bun.connect<Conn>({ hostname: p.host, port: p.port, data: conn, socket: HANDLERS as any, ...(p.tls ? { tls: p.serverName ? { serverName: p.serverName } : true } : {}) }).then(
+    Bun.connect<Conn>({
+      hostname: p.host,
+      port: p.port,
+      data: conn,
+      socket: HANDLERS as any,
+      ...(p.tls ? { tls: p.serverName ? { serverName: p.serverName } : true } : {}),
+    }).then(
       (sock) => {
         conn.sock = sock;
         if (this.conn !== conn || this.finished) return sock.terminate();
@@ -546,18 +608,34 @@ class Exchange {
       this.reusable = false;
     }
     const init = { status: code, statusText: status[3] ?? "", headers };
-    if (NULL_BODY.has(code) || this.read === Read.Length && this.left === 0) {
+    if (NULL_BODY.has(code) || (this.read === Read.Length && this.left === 0)) {
       this.answered = true;
       this.resolve(new Response(NULL_BODY.has(code) ? null : "", init));
       this.endBody();
       return -1;
     }
-    const stream = new ReadableStream<Uint8Array>({ start: (c) => void (this.ctl = c), pull: () => this.resume(), cancel: () => this.cancel() }, { highWaterMark: BODY_HIGH_WATER_CHUNKS });
+    const stream = new ReadableStream<Uint8Array>(
+      { start: (c) => void (this.ctl = c), pull: () => this.resume(), cancel: () => this.cancel() },
+      { highWaterMark: BODY_HIGH_WATER_CHUNKS },
+    );
     const encoding = (headers.get("content-encoding") ?? "identity").trim().toLowerCase();
-    const format = encoding === "gzip" || encoding === "x-gzip" ? "gzip" : encoding === "deflate" ? "deflate" : encoding === "br" ? "brotli" : encoding === "zstd" ? "zstd" : encoding === "identity" ? null : undefined;
+    const format =
+      encoding === "gzip" || encoding === "x-gzip"
+        ? "gzip"
+        : encoding === "deflate"
+          ? "deflate"
+          : encoding === "br"
+            ? "brotli"
+            : encoding === "zstd"
+              ? "zstd"
+              : encoding === "identity"
+                ? null
+                : undefined;
     if (format === undefined) throw new Error(`the upstream's content-encoding ${encoding} is not supported`);
     this.answered = true;
-    this.resolve(new Response(format ? stream.pipeThrough(new DecompressionStream(format as any) as any) : stream, init));
+    this.resolve(
+      new Response(format ? stream.pipeThrough(new DecompressionStream(format as any) as any) : stream, init),
+    );
     return bodyAt;
   }
 
@@ -616,7 +694,13 @@ class Exchange {
       this.reusable = false;
       return this.endBody();
     }
-    this.fail(error ?? new Error(this.answered ? "the upstream closed the connection mid-answer" : "the upstream closed the connection"), false);
+    this.fail(
+      error
+        ?? new Error(
+          this.answered ? "the upstream closed the connection mid-answer" : "the upstream closed the connection",
+        ),
+      false,
+    );
   }
 
   private fail(reason: unknown, aborted: boolean): void {
@@ -629,7 +713,9 @@ class Exchange {
     }
     if (!this.answered) {
       this.answered = true;
-      return this.reject(aborted ? reason : new TypeError(String((reason as Error)?.message ?? reason), { cause: reason }));
+      return this.reject(
+        aborted ? reason : new TypeError(String((reason as Error)?.message ?? reason), { cause: reason }),
+      );
     }
     try {
       this.ctl?.error(reason);

@@ -32,13 +32,18 @@ export function enableTracing(cfg: TracingConfig, instanceId?: string): Tracing 
   if (current) void current.shutdown().catch(() => {});
   const api = require("@opentelemetry/api") as typeof OtelApi;
   const sdk = require("@opentelemetry/sdk-trace") as typeof import("@opentelemetry/sdk-trace");
-  const { OTLPTraceExporter } = (cfg.protocol === "http/protobuf"
-    ? require("@opentelemetry/exporter-trace-otlp-proto")
-    : require("@opentelemetry/exporter-trace-otlp-http")) as typeof import("@opentelemetry/exporter-trace-otlp-http");
+  const { OTLPTraceExporter } = (
+    cfg.protocol === "http/protobuf"
+      ? require("@opentelemetry/exporter-trace-otlp-proto")
+      : require("@opentelemetry/exporter-trace-otlp-http")
+  ) as typeof import("@opentelemetry/exporter-trace-otlp-http");
   const { resourceFromAttributes } = require("@opentelemetry/resources") as typeof import("@opentelemetry/resources");
-  const { W3CTraceContextPropagator, setGlobalErrorHandler } = require("@opentelemetry/core") as typeof import("@opentelemetry/core");
-  const { AsyncLocalStorageContextManager } = require("@opentelemetry/context-async-hooks") as typeof import("@opentelemetry/context-async-hooks");
-  const { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } = require("@opentelemetry/semantic-conventions") as typeof import("@opentelemetry/semantic-conventions");
+  const { W3CTraceContextPropagator, setGlobalErrorHandler } =
+    require("@opentelemetry/core") as typeof import("@opentelemetry/core");
+  const { AsyncLocalStorageContextManager } =
+    require("@opentelemetry/context-async-hooks") as typeof import("@opentelemetry/context-async-hooks");
+  const { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } =
+    require("@opentelemetry/semantic-conventions") as typeof import("@opentelemetry/semantic-conventions");
 
   // Global, once per process: the active context follows async calls (the incoming traceparent reaches the
   // relay through it), and traceparent/tracestate are read and written in the W3C format.
@@ -76,7 +81,8 @@ export function enableTracing(cfg: TracingConfig, instanceId?: string): Tracing 
 let globalsSet = false;
 /** For the error line of a failed export (which may come after shutdownTracing() has let go of `current`). */
 let exportUrl = "";
-const exportFailed = (e: unknown) => console.error(`tracing: exporting spans to ${exportUrl} failed: ${e instanceof Error ? e.message : String(e)}`);
+const exportFailed = (e: unknown) =>
+  console.error(`tracing: exporting spans to ${exportUrl} failed: ${e instanceof Error ? e.message : String(e)}`);
 
 /** Exports the spans still batched and stops the exporter (graceful shutdown; tests). */
 export async function shutdownTracing(): Promise<void> {
@@ -93,12 +99,18 @@ function sameConfig(a: TracingConfig, b: TracingConfig): boolean {
 function sampler(sdk: typeof import("@opentelemetry/sdk-trace"), cfg: TracingConfig) {
   const ratio = new sdk.TraceIdRatioBasedSampler(cfg.samplerRatio);
   switch (cfg.sampler) {
-    case "always_on": return new sdk.AlwaysOnSampler();
-    case "always_off": return new sdk.AlwaysOffSampler();
-    case "traceidratio": return ratio;
-    case "parentbased_always_off": return new sdk.ParentBasedSampler({ root: new sdk.AlwaysOffSampler() });
-    case "parentbased_traceidratio": return new sdk.ParentBasedSampler({ root: ratio });
-    default: return new sdk.ParentBasedSampler({ root: new sdk.AlwaysOnSampler() });
+    case "always_on":
+      return new sdk.AlwaysOnSampler();
+    case "always_off":
+      return new sdk.AlwaysOffSampler();
+    case "traceidratio":
+      return ratio;
+    case "parentbased_always_off":
+      return new sdk.ParentBasedSampler({ root: new sdk.AlwaysOffSampler() });
+    case "parentbased_traceidratio":
+      return new sdk.ParentBasedSampler({ root: ratio });
+    default:
+      return new sdk.ParentBasedSampler({ root: new sdk.AlwaysOnSampler() });
   }
 }
 
@@ -112,10 +124,9 @@ const headerGetter: OtelApi.TextMapGetter<Headers> = {
 export function tracingPlugin(deps: AppDeps) {
   if (!deps.config.tracing) return new Elysia();
   const { api } = enableTracing(deps.config.tracing, deps.config.instanceId);
-  return new Elysia()
-    .wrap((handle: (request: Request) => unknown) => (request: Request) => {
-      if (!request.headers.has("traceparent")) return handle(request);
-      const parent = api.propagation.extract(api.ROOT_CONTEXT, request.headers, headerGetter);
-      return api.context.with(parent, handle, undefined, request);
-    });
+  return new Elysia().wrap((handle: (request: Request) => unknown) => (request: Request) => {
+    if (!request.headers.has("traceparent")) return handle(request);
+    const parent = api.propagation.extract(api.ROOT_CONTEXT, request.headers, headerGetter);
+    return api.context.with(parent, handle, undefined, request);
+  });
 }

@@ -49,7 +49,12 @@ export interface PackedStatements {
   copies: (WorkerStatement["copy"] | null)[];
 }
 
-const P_NUMBER = 0, P_STRING = 1, P_NULL = 2, P_TRUE = 3, P_FALSE = 4, P_OTHER = 5;
+const P_NUMBER = 0,
+  P_STRING = 1,
+  P_NULL = 2,
+  P_TRUE = 3,
+  P_FALSE = 4,
+  P_OTHER = 5;
 /** Strings up to this length are looked up and sent once; longer ones are rarely repeated and would only pay
  * for hashing. */
 const SHARED_STRING_MAX = 64;
@@ -82,7 +87,8 @@ export function packStatements(list: readonly WorkerStatement[]): PackedStatemen
     shape.push(t, ps.length);
     for (let i = 0; i < ps.length; i++, at++) {
       const v = ps[i];
-      if (typeof v === "number") values[at] = v; // kinds[at] is already P_NUMBER
+      if (typeof v === "number")
+        values[at] = v; // kinds[at] is already P_NUMBER
       else if (typeof v === "string") {
         kinds[at] = P_STRING;
         let k = v.length <= SHARED_STRING_MAX ? shared.get(v) : undefined;
@@ -118,12 +124,18 @@ export function unpackStatements(p: PackedStatements): WorkerStatement[] {
   let param = 0;
   const value = (i: number): unknown => {
     switch (p.kinds[i]) {
-      case P_NUMBER: return p.values[i];
-      case P_STRING: return p.strings[p.values[i]];
-      case P_NULL: return null;
-      case P_TRUE: return true;
-      case P_FALSE: return false;
-      default: return p.others[p.values[i]];
+      case P_NUMBER:
+        return p.values[i];
+      case P_STRING:
+        return p.strings[p.values[i]];
+      case P_NULL:
+        return null;
+      case P_TRUE:
+        return true;
+      case P_FALSE:
+        return false;
+      default:
+        return p.others[p.values[i]];
     }
   };
   const next = () => {

@@ -30,7 +30,12 @@ function jobsOf(deps: AppDeps): Map<string, Job> {
   return jobs;
 }
 
-export function runInBackground<P>(deps: AppDeps, name: string, progress: P, work: (signal: AbortSignal, progress: P) => Promise<void>): BackgroundRun<P> {
+export function runInBackground<P>(
+  deps: AppDeps,
+  name: string,
+  progress: P,
+  work: (signal: AbortSignal, progress: P) => Promise<void>,
+): BackgroundRun<P> {
   const jobs = jobsOf(deps);
   const running = jobs.get(name);
   if (running) return { started: false, progress: running.progress as P, done: running.done };

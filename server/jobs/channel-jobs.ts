@@ -7,6 +7,11 @@ import { startLogRetentionJob } from "./log-retention.ts";
 import { startResponseCacheCleanup } from "./response-cache-cleanup.ts";
 
 export function startChannelJobs(deps: AppDeps): () => void {
-  const stops = [startChannelTestJob(deps), startChannelProbeJob(deps), startLogRetentionJob(deps), startResponseCacheCleanup(deps)];
+  const stops = [
+    startChannelTestJob(deps),
+    startChannelProbeJob(deps),
+    startLogRetentionJob(deps),
+    startResponseCacheCleanup(deps),
+  ];
   return () => stops.forEach((stop) => stop());
 }

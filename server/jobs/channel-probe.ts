@@ -14,7 +14,11 @@ export const PROBE_TICK_SECONDS = 60;
 /** Probes every auto-disabled channel that is due; returns the ids probed. */
 export async function probeDueChannels(deps: AppDeps, now = nowSeconds()): Promise<number[]> {
   if (!deps.options.bool("AutomaticEnableChannelEnabled")) return [];
-  const rows = await deps.db.selectFrom("channels").selectAll().where("status", "=", CHANNEL_STATUS.autoDisabled).execute();
+  const rows = await deps.db
+    .selectFrom("channels")
+    .selectAll()
+    .where("status", "=", CHANNEL_STATUS.autoDisabled)
+    .execute();
   const probed: number[] = [];
   for (const ch of rows) {
     const info = parseOtherInfo(ch.other_info);

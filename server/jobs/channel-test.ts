@@ -26,7 +26,11 @@ export async function runScheduledChannelTest(deps: AppDeps, minutes: number): P
 }
 
 /** One look at the schedule: runs a round when one is due. `state.next` is when (ms), 0 before the first look. */
-export async function tickChannelTestSchedule(deps: AppDeps, state: { next: number; period: number }, now = Date.now()): Promise<boolean> {
+export async function tickChannelTestSchedule(
+  deps: AppDeps,
+  state: { next: number; period: number },
+  now = Date.now(),
+): Promise<boolean> {
   const period = channelTestPeriodSeconds(deps);
   if (period <= 0) {
     state.next = 0;

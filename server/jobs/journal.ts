@@ -9,7 +9,19 @@
 // write survives the process being killed: the kernel has it). Every JOURNAL_SYNC_MS, and with every flush, a new segment file starts and the one before is
 // synced to the disk off the event loop (which survives the machine going down, less that last fraction of a
 // second). A segment file is deleted once every slice with a record in it is committed.
-import { close, closeSync, fsync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, unlinkSync, writeSync } from "node:fs";
+import {
+  close,
+  closeSync,
+  fsync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from "node:fs";
 import { join } from "node:path";
 import type { Database } from "../../db/index.ts";
 import type { DataExportPolicy } from "../modules/dashboard/export.ts";
@@ -30,7 +42,12 @@ export const JOURNAL_SYNC_MS = 200;
 /** A segment past this size is closed early (a flush that keeps failing must not grow one file without end). */
 const SEGMENT_MAX_BYTES = 64 * 1024 * 1024;
 
-interface Segment { file: string; fd: number | null; bytes: number; pending: Set<string> }
+interface Segment {
+  file: string;
+  fd: number | null;
+  bytes: number;
+  pending: Set<string>;
+}
 
 export class Journal {
   private current: Segment | null = null;
@@ -81,7 +98,10 @@ export class Journal {
       this.dirty = true;
       if (this.current.bytes > SEGMENT_MAX_BYTES) this.rotate();
     } catch (e) {
-      console.error("write-behind journal: append failed (a crash now would lose these calls' records):", (e as Error).message);
+      console.error(
+        "write-behind journal: append failed (a crash now would lose these calls' records):",
+        (e as Error).message,
+      );
     }
   };
 
@@ -121,7 +141,10 @@ export class Journal {
   }
 
   private open(): Segment {
-    const file = join(this.dir, `${Date.now().toString().padStart(15, "0")}-${this.life}-${String(++this.seq).padStart(8, "0")}.jsonl`);
+    const file = join(
+      this.dir,
+      `${Date.now().toString().padStart(15, "0")}-${this.life}-${String(++this.seq).padStart(8, "0")}.jsonl`,
+    );
     this.current = { file, fd: openSync(file, "a"), bytes: 0, pending: new Set() };
     return this.current;
   }
@@ -158,7 +181,11 @@ export function journalDir(config: { journalDir: string | null; instanceId: stri
  * journal holds and the database does not, then deletes the journal. A database that cannot take it stops the
  * start (the journal stays for the next).
  */
-export async function replayJournal(db: Database, config: { journalDir: string | null; instanceId: string }, dataExport: DataExportPolicy): Promise<void> {
+export async function replayJournal(
+  db: Database,
+  config: { journalDir: string | null; instanceId: string },
+  dataExport: DataExportPolicy,
+): Promise<void> {
   const dir = journalDir(config);
   if (!dir) return;
   const { files, records } = readJournal(dir);
@@ -166,7 +193,9 @@ export async function replayJournal(db: Database, config: { journalDir: string |
   if (records.length > 0) {
     const writer = new WriteBehind(db, 0, dataExport);
     const done = await writer.replay(records);
-    console.log(`write-behind journal: ${done.records} record(s) of ${done.slices} batch(es) left by the last run replayed (batches the database had already were skipped)`);
+    console.log(
+      `write-behind journal: ${done.records} record(s) of ${done.slices} batch(es) left by the last run replayed (batches the database had already were skipped)`,
+    );
   }
   removeJournal(files);
 }
@@ -175,7 +204,9 @@ export async function replayJournal(db: Database, config: { journalDir: string |
 export function readJournal(dir: string): { files: string[]; records: JournalRecord[] } {
   let names: string[];
   try {
-    names = readdirSync(dir).filter((n) => n.endsWith(".jsonl")).sort();
+    names = readdirSync(dir)
+      .filter((n) => n.endsWith(".jsonl"))
+      .sort();
   } catch {
     return { files: [], records: [] };
   }

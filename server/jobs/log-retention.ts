@@ -13,7 +13,12 @@ const FIRST_RUN_MS = 60 * 1000;
 const PAUSE_MS = 50;
 
 /** Deletes what retention allows as of `now`; returns how many rows went. `onBatch` hears each batch's size. */
-export async function pruneLogs(deps: AppDeps, now = Math.floor(Date.now() / 1000), onBatch?: (n: number) => void, cancel?: AbortSignal): Promise<number> {
+export async function pruneLogs(
+  deps: AppDeps,
+  now = Math.floor(Date.now() / 1000),
+  onBatch?: (n: number) => void,
+  cancel?: AbortSignal,
+): Promise<number> {
   const days = Math.floor(deps.options.number("LogRetentionDays", 0));
   if (days <= 0) return 0;
   const before = now - days * 86_400;
@@ -21,7 +26,11 @@ export async function pruneLogs(deps: AppDeps, now = Math.floor(Date.now() / 100
   while (!cancel?.aborted) {
     // A bounded batch by id (the one form of a bounded delete all three databases accept); on SQLite off the
     // event loop (the reader thread and the write worker).
-    const { found } = await deleteLogBatch(deps, (eb) => eb.and([eb("created_at", "<", before), eb("type", "in", [LOG_TYPE.consume, LOG_TYPE.error])]), RETENTION_BATCH);
+    const { found } = await deleteLogBatch(
+      deps,
+      (eb) => eb.and([eb("created_at", "<", before), eb("type", "in", [LOG_TYPE.consume, LOG_TYPE.error])]),
+      RETENTION_BATCH,
+    );
     if (found === 0) break;
     total += found;
     onBatch?.(found);
@@ -32,5 +41,7 @@ export async function pruneLogs(deps: AppDeps, now = Math.floor(Date.now() / 100
 }
 
 export function startLogRetentionJob(deps: AppDeps): () => void {
-  return startPeriodicJob(deps, "log retention", FIRST_RUN_MS, TICK_MS, (cancel) => pruneLogs(deps, undefined, undefined, cancel));
+  return startPeriodicJob(deps, "log retention", FIRST_RUN_MS, TICK_MS, (cancel) =>
+    pruneLogs(deps, undefined, undefined, cancel),
+  );
 }

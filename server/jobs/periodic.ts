@@ -2,7 +2,13 @@
 // never two runs at once. Graceful shutdown cancels a run (its AbortSignal fires) and waits for it to stop.
 import type { AppDeps } from "../deps.ts";
 
-export function startPeriodicJob(deps: AppDeps, name: string, firstMs: number, everyMs: number, work: (cancel: AbortSignal) => Promise<unknown>): () => void {
+export function startPeriodicJob(
+  deps: AppDeps,
+  name: string,
+  firstMs: number,
+  everyMs: number,
+  work: (cancel: AbortSignal) => Promise<unknown>,
+): () => void {
   const stop = new AbortController();
   let running: Promise<unknown> | null = null;
   const run = () => {

@@ -38,13 +38,18 @@ export class TaskPoller {
   /** Per table, the last row id read: a backlog larger than a round is read in turns. */
   private cursor = { midjourneys: 0, tasks: 0 };
 
-  constructor(private deps: AppDeps, private opts: PollerOptions) {}
+  constructor(
+    private deps: AppDeps,
+    private opts: PollerOptions,
+  ) {}
 
   start(): void {
     if (this.timer || this.opts.intervalMs <= 0) return;
     this.timer = setInterval(() => {
       if (this.running) return;
-      this.running = this.lockedRound().catch((e) => console.error("task poller round failed:", (e as Error).message)).finally(() => (this.running = null));
+      this.running = this.lockedRound()
+        .catch((e) => console.error("task poller round failed:", (e as Error).message))
+        .finally(() => (this.running = null));
     }, this.opts.intervalMs);
     this.timer.unref?.();
   }
@@ -76,9 +81,17 @@ export class TaskPoller {
         await failTask(this.deps, { ...ref, row: { ...ref.row, quota: 0 } }, "the task has no upstream id");
         continue;
       }
-      const submittedMs = ref.table === "midjourneys" ? Number(ref.row.submit_time) : Number(ref.row.submit_time) * 1000;
+      const submittedMs =
+        ref.table === "midjourneys" ? Number(ref.row.submit_time) : Number(ref.row.submit_time) * 1000;
       if (submittedMs && nowMs - submittedMs > this.opts.timeoutMs) {
-        if (await failTask(this.deps, ref, `the task did not finish within ${Math.round(this.opts.timeoutMs / 60_000)} minutes`)) report.timedOut++;
+        if (
+          await failTask(
+            this.deps,
+            ref,
+            `the task did not finish within ${Math.round(this.opts.timeoutMs / 60_000)} minutes`,
+          )
+        )
+          report.timedOut++;
         continue;
       }
       const list = byChannel.get(ref.row.channel_id) ?? [];
@@ -86,7 +99,9 @@ export class TaskPoller {
       byChannel.set(ref.row.channel_id, list);
     }
     const ids = [...byChannel.keys()];
-    const channels = ids.length ? await this.deps.db.selectFrom("channels").selectAll().where("id", "in", ids).execute() : [];
+    const channels = ids.length
+      ? await this.deps.db.selectFrom("channels").selectAll().where("id", "in", ids).execute()
+      : [];
     const found = new Map(channels.map((c) => [c.id, c]));
     const queue = [...byChannel.entries()];
     const worker = async () => {
@@ -111,7 +126,9 @@ export class TaskPoller {
           const failures = (b?.failures ?? 0) + 1;
           this.backoff.set(channelId, { failures, skip: Math.min(MAX_SKIP_ROUNDS, 2 ** (failures - 1)) });
           report.failedChannels.push(channelId);
-          console.error(`task poller: channel #${channelId} could not be asked (${(e as Error).message}); next try in ${Math.min(MAX_SKIP_ROUNDS, 2 ** (failures - 1)) + 1} rounds`);
+          console.error(
+            `task poller: channel #${channelId} could not be asked (${(e as Error).message}); next try in ${Math.min(MAX_SKIP_ROUNDS, 2 ** (failures - 1)) + 1} rounds`,
+          );
         }
       }
     };
@@ -120,15 +137,21 @@ export class TaskPoller {
   }
 
   private async unfinished(): Promise<TaskRef[]> {
-    const mj = await this.page("midjourneys") as Midjourney[];
-    const tasks = await this.page("tasks") as Task[];
+    const mj = (await this.page("midjourneys")) as Midjourney[];
+    const tasks = (await this.page("tasks")) as Task[];
     return [...mj.map((r) => refOf("midjourneys", r)), ...tasks.map((r) => refOf("tasks", r))];
   }
 
   private async page(table: "midjourneys" | "tasks"): Promise<(Midjourney | Task)[]> {
     const limit = this.opts.roundLimit ?? ROUND_LIMIT;
-    const read = (after: number) => (this.deps.db.selectFrom(table) as any).selectAll().where("status", "not in", FINISHED_STATUSES)
-      .where("id", ">", after).orderBy("id").limit(limit).execute() as Promise<(Midjourney | Task)[]>;
+    const read = (after: number) =>
+      (this.deps.db.selectFrom(table) as any)
+        .selectAll()
+        .where("status", "not in", FINISHED_STATUSES)
+        .where("id", ">", after)
+        .orderBy("id")
+        .limit(limit)
+        .execute() as Promise<(Midjourney | Task)[]>;
     let rows = await read(this.cursor[table]);
     if (rows.length === 0 && this.cursor[table] > 0) rows = await read(0);
     this.cursor[table] = rows.length === limit ? rows.at(-1)!.id : 0;
@@ -138,7 +161,10 @@ export class TaskPoller {
 
 /** Starts the poller (main.ts); it stops on graceful shutdown before the database closes. */
 export function startTaskPoller(deps: AppDeps): TaskPoller {
-  const poller = new TaskPoller(deps, { intervalMs: deps.config.taskPollIntervalMs, timeoutMs: deps.config.taskTimeoutMs });
+  const poller = new TaskPoller(deps, {
+    intervalMs: deps.config.taskPollIntervalMs,
+    timeoutMs: deps.config.taskTimeoutMs,
+  });
   poller.start();
   deps.shutdownHooks.unshift(() => poller.stop());
   return poller;

@@ -25,17 +25,47 @@ import type { Journal, JournalRecord, JournalUsage } from "./journal.ts";
 import type { NewLog } from "../../db/schema.ts";
 import type { DataExportPolicy } from "../modules/dashboard/export.ts";
 
-interface Rollup { user_id: number; username: string; model_name: string; created_at: number; token_used: number; count: number; quota: number }
+interface Rollup {
+  user_id: number;
+  username: string;
+  model_name: string;
+  created_at: number;
+  token_used: number;
+  count: number;
+  quota: number;
+}
 
 /** One settled call's counters and log. */
-export interface UsageEntry { userId: number; username: string; tokenId: number; channelId: number; model: string; quota: number; tokens: number; at: number }
-export interface SettledEntry { usage: UsageEntry; log: NewLog | null }
+export interface UsageEntry {
+  userId: number;
+  username: string;
+  tokenId: number;
+  channelId: number;
+  model: string;
+  quota: number;
+  tokens: number;
+  at: number;
+}
+export interface SettledEntry {
+  usage: UsageEntry;
+  log: NewLog | null;
+}
 
 /** The part of a ledger hold the write-behind settles (see server/relay/core/ledger.ts): a memory
  * reservation (SQLite, `lease` null) or a call paid from the lease row `lease`. */
-interface HeldQuota { lease: { readonly id: string } | null; userId: number; tokenId: number; amount: number }
+interface HeldQuota {
+  lease: { readonly id: string } | null;
+  userId: number;
+  tokenId: number;
+  amount: number;
+}
 /** What the settled calls of one lease row spent: moved out of the row in the same transaction as their logs. */
-export interface LeaseSpend { userId: number; tokenId: number; taken: number; calls: number }
+export interface LeaseSpend {
+  userId: number;
+  tokenId: number;
+  taken: number;
+  calls: number;
+}
 
 /** SQLite on the main connection runs statements on the event loop's own thread: smaller inserts, and a
  * yield between them. */
@@ -97,7 +127,16 @@ const SLICE_LIFE = crypto.randomUUID().slice(0, 13);
 let sliceCount = 0;
 
 const newSlice = (id = `${SLICE_LIFE}-${++sliceCount}`): Slice => ({
-  logs: new RowBatch(), users: new Map(), tokens: new Map(), channels: new Map(), userDebits: new Map(), tokenDebits: new Map(), leases: new Map(), records: 0, writeSeq: 0, id,
+  logs: new RowBatch(),
+  users: new Map(),
+  tokens: new Map(),
+  channels: new Map(),
+  userDebits: new Map(),
+  tokenDebits: new Map(),
+  leases: new Map(),
+  records: 0,
+  writeSeq: 0,
+  id,
 });
 
 /** Write receipts are kept this long (seconds): longer than any journal waits for its replay. */
@@ -160,7 +199,12 @@ export class WriteBehind {
 
   private receiptsPrunedAt = Date.now();
 
-  constructor(private db: Database, private intervalMs: number, private dataExport: DataExportPolicy, private journal: Journal | null = null) {
+  constructor(
+    private db: Database,
+    private intervalMs: number,
+    private dataExport: DataExportPolicy,
+    private journal: Journal | null = null,
+  ) {
     this.eager = dialectOf(db) === "sqlite";
     this.sliceRecords = this.eager ? SLICE_RECORDS : SERVER_SLICE_RECORDS;
   }
@@ -184,7 +228,10 @@ export class WriteBehind {
 
   start(): void {
     if (this.timer || this.intervalMs <= 0) return;
-    this.timer = setInterval(() => void this.flush().catch((e) => console.error("write-behind flush failed:", e.message)), this.intervalMs);
+    this.timer = setInterval(
+      () => void this.flush().catch((e) => console.error("write-behind flush failed:", e.message)),
+      this.intervalMs,
+    );
     this.timer.unref?.();
   }
 
@@ -246,7 +293,16 @@ export class WriteBehind {
   settled(hold: HeldQuota, taken: number, entry: SettledEntry): void {
     const s = this.current;
     if (this.journal) {
-      this.journal.append(s.id, ["s", s.id, hold.lease?.id ?? null, hold.userId, hold.tokenId, taken, usageRecord(entry.usage), (entry.log as Record<string, unknown> | null) ?? null]);
+      this.journal.append(s.id, [
+        "s",
+        s.id,
+        hold.lease?.id ?? null,
+        hold.userId,
+        hold.tokenId,
+        taken,
+        usageRecord(entry.usage),
+        (entry.log as Record<string, unknown> | null) ?? null,
+      ]);
     }
     this.apply(s, hold, taken, entry);
   }
@@ -306,7 +362,10 @@ export class WriteBehind {
       const s = sliceOf(r[1]);
       if (r[0] === "s") {
         const [, , lease, userId, tokenId, taken, u, log] = r;
-        this.apply(s, { lease: lease ? { id: lease } : null, userId, tokenId, amount: 0 }, taken, { usage: usageEntry(u), log: log as NewLog | null });
+        this.apply(s, { lease: lease ? { id: lease } : null, userId, tokenId, amount: 0 }, taken, {
+          usage: usageEntry(u),
+          log: log as NewLog | null,
+        });
       } else if (r[0] === "l") s.logs.add(r[2]);
       else this.count(s, usageEntry(r[2]));
       s.records++;
@@ -337,7 +396,10 @@ export class WriteBehind {
     if (!this.eager || !this.timer || this.flushing || this.slices.length === 0) return;
     const run = this.write(false, true).finally(() => (this.flushing = null));
     this.flushing = run;
-    run.then(() => this.writeFull(), (e) => console.error("write-behind flush failed:", e.message));
+    run.then(
+      () => this.writeFull(),
+      (e) => console.error("write-behind flush failed:", e.message),
+    );
   }
 
   /** Quota to the user's, token's and channel's used_quota, a request to the user, and the hourly rollup. */
@@ -356,7 +418,15 @@ export class WriteBehind {
     if (last && last.model === u.model && last.r.created_at === hour) r = last.r;
     else {
       const key = `${u.userId}\n${u.model}\n${hour}`;
-      r = this.rollups.get(key) ?? { user_id: u.userId, username: u.username, model_name: u.model, created_at: hour, token_used: 0, count: 0, quota: 0 };
+      r = this.rollups.get(key) ?? {
+        user_id: u.userId,
+        username: u.username,
+        model_name: u.model,
+        created_at: hour,
+        token_used: 0,
+        count: 0,
+        quota: 0,
+      };
       this.rollups.set(key, r);
       this.lastRollup.set(u.userId, { model: u.model, r });
     }
@@ -380,7 +450,15 @@ export class WriteBehind {
   /** Rows and counters waiting for the next flush (the metrics backlog gauge). */
   backlog(): number {
     let n = this.rollups.size;
-    for (const s of [...this.slices, this.current]) n += s.logs.size + s.users.size + s.tokens.size + s.channels.size + s.userDebits.size + s.tokenDebits.size + s.leases.size;
+    for (const s of [...this.slices, this.current])
+      n +=
+        s.logs.size
+        + s.users.size
+        + s.tokens.size
+        + s.channels.size
+        + s.userDebits.size
+        + s.tokenDebits.size
+        + s.leases.size;
     return n;
   }
 
@@ -434,10 +512,14 @@ export class WriteBehind {
     const worker = workerFor(this.db);
     // A slice whose receipt is there already was committed by an attempt whose answer was lost (a connection
     // that died during COMMIT, a replay of a slice written just before a crash): done, not written twice.
-    const onMain = () => this.db.transaction().execute((trx) => this.writeSlice(trx, s, r)).catch((e) => {
-      if (alreadyCommitted(e, s.id)) return new Set<string>();
-      throw e;
-    });
+    const onMain = () =>
+      this.db
+        .transaction()
+        .execute((trx) => this.writeSlice(trx, s, r))
+        .catch((e) => {
+          if (alreadyCommitted(e, s.id)) return new Set<string>();
+          throw e;
+        });
     if (!worker) return onMain();
     try {
       const gone = new Set(await worker.write(this.statements(this.db, s, r)));
@@ -446,7 +528,10 @@ export class WriteBehind {
     } catch (e) {
       if (alreadyCommitted(e, s.id)) return new Set<string>();
       const gone = await onMain();
-      if (++this.workerStrikes >= WORKER_STRIKES) worker.abandon(`${WORKER_STRIKES} transactions failed on it and succeeded on the main connection; the last: ${(e as Error).message}`);
+      if (++this.workerStrikes >= WORKER_STRIKES)
+        worker.abandon(
+          `${WORKER_STRIKES} transactions failed on it and succeeded on the main connection; the last: ${(e as Error).message}`,
+        );
       return gone;
     }
   }
@@ -456,8 +541,9 @@ export class WriteBehind {
     if (Date.now() - this.receiptsPrunedAt < RECEIPT_PRUNE_EVERY_MS) return;
     this.receiptsPrunedAt = Date.now();
     const before = Math.floor(Date.now() / 1000) - RECEIPT_RETENTION_SECONDS;
-    void writeOffLoop(this.db, this.db.deleteFrom("write_receipts").where("created_at", "<", before))
-      .catch((e) => console.error("pruning write receipts failed:", (e as Error).message));
+    void writeOffLoop(this.db, this.db.deleteFrom("write_receipts").where("created_at", "<", before)).catch((e) =>
+      console.error("pruning write receipts failed:", (e as Error).message),
+    );
   }
 
   /** Synchronously with dropping `writing`: a balance read before this commit is never used after it. */
@@ -478,7 +564,8 @@ export class WriteBehind {
     const pace = pacer(sqlite);
     await insertRows(trx, "logs", s.logs, sqlite ? SQLITE_LOG_BATCH : SLICE_RECORDS, pace);
     const gone = new Set<string>();
-    const run = (st: { sql: string; parameters: unknown[] }) => trx.executeQuery({ ...CompiledQuery.raw(st.sql), parameters: st.parameters });
+    const run = (st: { sql: string; parameters: unknown[] }) =>
+      trx.executeQuery({ ...CompiledQuery.raw(st.sql), parameters: st.parameters });
     for (const st of this.statements(trx, s, rollups, false)) {
       if (Number((await run(st)).numAffectedRows ?? 0) === 0) {
         if (st.gone !== undefined) gone.add(st.gone);
@@ -508,7 +595,13 @@ export class WriteBehind {
       const used = s.tokens.get(id);
       const delta = tokenDelta.get(id) ?? 0;
       if (used === undefined && delta === 0) continue;
-      const sets: SetTerm[] = used !== undefined ? [["used_quota", "+", used], ["accessed_time", "=", now]] : [];
+      const sets: SetTerm[] =
+        used !== undefined
+          ? [
+              ["used_quota", "+", used],
+              ["accessed_time", "=", now],
+            ]
+          : [];
       if (delta) sets.push(["remain_quota", "+", delta]);
       out.push(updateStatement(dialect, "tokens", sets, [["id", id]]));
     }
@@ -516,7 +609,12 @@ export class WriteBehind {
       const u = s.users.get(id);
       const delta = userDelta.get(id) ?? 0;
       if (!u && delta === 0) continue;
-      const sets: SetTerm[] = u ? [["used_quota", "+", u.quota], ["request_count", "+", u.count]] : [];
+      const sets: SetTerm[] = u
+        ? [
+            ["used_quota", "+", u.quota],
+            ["request_count", "+", u.count],
+          ]
+        : [];
       if (delta) sets.push(["quota", "+", delta]);
       out.push(updateStatement(dialect, "users", sets, [["id", id]]));
     }
@@ -525,8 +623,20 @@ export class WriteBehind {
     }
     for (const r of rollups?.values() ?? []) {
       out.push({
-        ...updateStatement(dialect, "quota_data", [["token_used", "+", r.token_used], ["count", "+", r.count], ["quota", "+", r.quota]],
-          [["user_id", r.user_id], ["model_name", r.model_name], ["created_at", r.created_at]]),
+        ...updateStatement(
+          dialect,
+          "quota_data",
+          [
+            ["token_used", "+", r.token_used],
+            ["count", "+", r.count],
+            ["quota", "+", r.quota],
+          ],
+          [
+            ["user_id", r.user_id],
+            ["model_name", r.model_name],
+            ["created_at", r.created_at],
+          ],
+        ),
         orElse: compileInserts(dialect, "quota_data", [r as unknown as Record<string, unknown>]),
       });
     }
@@ -542,7 +652,9 @@ export class WriteBehind {
   /** A slice's debits from unwritten to being written (`toWriting`), or back. */
   private moveDebits(s: Slice, toWriting: boolean): void {
     const [users, usersTo] = toWriting ? [this.userDebits, this.userWriting] : [this.userWriting, this.userDebits];
-    const [tokens, tokensTo] = toWriting ? [this.tokenDebits, this.tokenWriting] : [this.tokenWriting, this.tokenDebits];
+    const [tokens, tokensTo] = toWriting
+      ? [this.tokenDebits, this.tokenWriting]
+      : [this.tokenWriting, this.tokenDebits];
     for (const [id, q] of s.userDebits) {
       drop(users, id, q);
       add(usersTo, id, q);
@@ -559,13 +671,41 @@ export class WriteBehind {
     this.lastRollup.clear();
     for (const [k, r] of rollups ?? []) {
       const cur = this.rollups.get(k);
-      this.rollups.set(k, cur ? { ...cur, token_used: cur.token_used + r.token_used, count: cur.count + r.count, quota: cur.quota + r.quota } : r);
+      this.rollups.set(
+        k,
+        cur
+          ? {
+              ...cur,
+              token_used: cur.token_used + r.token_used,
+              count: cur.count + r.count,
+              quota: cur.quota + r.quota,
+            }
+          : r,
+      );
     }
   }
 }
 
-const usageRecord = (u: UsageEntry): JournalUsage => [u.userId, u.username, u.tokenId, u.channelId, u.model, u.quota, u.tokens, u.at];
-const usageEntry = (u: JournalUsage): UsageEntry => ({ userId: u[0], username: u[1], tokenId: u[2], channelId: u[3], model: u[4], quota: u[5], tokens: u[6], at: u[7] });
+const usageRecord = (u: UsageEntry): JournalUsage => [
+  u.userId,
+  u.username,
+  u.tokenId,
+  u.channelId,
+  u.model,
+  u.quota,
+  u.tokens,
+  u.at,
+];
+const usageEntry = (u: JournalUsage): UsageEntry => ({
+  userId: u[0],
+  username: u[1],
+  tokenId: u[2],
+  channelId: u[3],
+  model: u[4],
+  quota: u[5],
+  tokens: u[6],
+  at: u[7],
+});
 
 function drop(m: Map<number, number>, k: number, v: number) {
   const left = (m.get(k) ?? 0) - v;
@@ -588,7 +728,9 @@ function leaseSpend(dialect: Dialect, id: string, spend: LeaseSpend): WorkerStat
     ...updateStatement(dialect, "quota_holds", [["amount", "-", spend.taken]], [["id", id]]),
     gone: id,
     orElse: [
-      ...(spend.tokenId ? [updateStatement(dialect, "tokens", [["remain_quota", "-", spend.taken]], [["id", spend.tokenId]])] : []),
+      ...(spend.tokenId
+        ? [updateStatement(dialect, "tokens", [["remain_quota", "-", spend.taken]], [["id", spend.tokenId]])]
+        : []),
       updateStatement(dialect, "users", [["quota", "-", spend.taken]], [["id", spend.userId]]),
     ],
   };

@@ -15,7 +15,12 @@ import type { RelayRequest } from "./core/admit.ts";
 import type { Candidate } from "./select.ts";
 import type { RoutingTable } from "./state.ts";
 import { announcer } from "../infra/announce.ts";
-import { AFFINITY_DEFAULTS, AFFINITY_OPTIONS, type AffinityKeySource, type AffinityRule } from "../catalogue/channel-affinity.ts";
+import {
+  AFFINITY_DEFAULTS,
+  AFFINITY_OPTIONS,
+  type AffinityKeySource,
+  type AffinityRule,
+} from "../catalogue/channel-affinity.ts";
 
 /** Where pins live in the shared cache (Redis adds its own prefix). */
 const NAMESPACE = "channel_affinity:v1:";
@@ -106,20 +111,33 @@ export function affinitySettings(options: OptionStore): Settings {
     keepOnChannelDisabled: text(AFFINITY_OPTIONS.keepOnChannelDisabled) === "true",
     maxEntries: positive(AFFINITY_OPTIONS.maxEntries),
     defaultTtlSeconds,
-    rules: rules.filter((r) => r && typeof r.name === "string" && Array.isArray(r.key_sources)).map((rule) => {
-      let value: RegExp | null = null;
-      try {
-        value = rule.value_regex ? new RegExp(rule.value_regex) : null;
-      } catch {}
-      const ttl = Number(rule.ttl_seconds);
-      const modelPatterns = Array.isArray(rule.model_regex) ? rule.model_regex : [];
-      return {
-        rule, models: modelPatterns.some((p) => EVERYTHING.has(p)) ? null : regexes(modelPatterns), paths: regexes(rule.path_regex),
-        agents: (rule.user_agent_include ?? []).filter((a) => typeof a === "string" && a.trim()).map((a) => a.trim().toLowerCase()),
-        sources: rule.key_sources.filter((x) => x && typeof x === "object").map((source) => ({ source, path: source.type === "gjson" && source.path ? source.path.split(".") : null })),
-        value, ttlSeconds: Number.isInteger(ttl) && ttl > 0 ? ttl : defaultTtlSeconds, modelMatches: new Map(),
-      };
-    }),
+    rules: rules
+      .filter((r) => r && typeof r.name === "string" && Array.isArray(r.key_sources))
+      .map((rule) => {
+        let value: RegExp | null = null;
+        try {
+          value = rule.value_regex ? new RegExp(rule.value_regex) : null;
+        } catch {}
+        const ttl = Number(rule.ttl_seconds);
+        const modelPatterns = Array.isArray(rule.model_regex) ? rule.model_regex : [];
+        return {
+          rule,
+          models: modelPatterns.some((p) => EVERYTHING.has(p)) ? null : regexes(modelPatterns),
+          paths: regexes(rule.path_regex),
+          agents: (rule.user_agent_include ?? [])
+            .filter((a) => typeof a === "string" && a.trim())
+            .map((a) => a.trim().toLowerCase()),
+          sources: rule.key_sources
+            .filter((x) => x && typeof x === "object")
+            .map((source) => ({
+              source,
+              path: source.type === "gjson" && source.path ? source.path.split(".") : null,
+            })),
+          value,
+          ttlSeconds: Number.isInteger(ttl) && ttl > 0 ? ttl : defaultTtlSeconds,
+          modelMatches: new Map(),
+        };
+      }),
     byPath: new Map(),
     lastPath: "",
     lastRules: [],
@@ -156,7 +174,14 @@ function sourceValue(req: RelayRequest, { source: src, path }: CompiledSource): 
     case "context_int":
     case "context_string": {
       const c = req.caller;
-      const facts: Record<string, unknown> = { id: c.userId, user_id: c.userId, token_id: c.tokenId, token_name: c.tokenName, group: c.group, username: c.username };
+      const facts: Record<string, unknown> = {
+        id: c.userId,
+        user_id: c.userId,
+        token_id: c.tokenId,
+        token_name: c.tokenName,
+        group: c.group,
+        username: c.username,
+      };
       const v = src.key ? facts[src.key] : undefined;
       if (src.type === "context_int") return typeof v === "number" && v > 0 ? String(v) : "";
       return typeof v === "string" ? v.trim() : "";
@@ -221,8 +246,13 @@ export class AffinityCall {
   used = false;
 
   constructor(
-    readonly store: AffinityStore, readonly settings: Settings, readonly rule: CompiledRule, readonly key: string,
-    readonly value: string, readonly group: string, readonly source: AffinityKeySource,
+    readonly store: AffinityStore,
+    readonly settings: Settings,
+    readonly rule: CompiledRule,
+    readonly key: string,
+    readonly value: string,
+    readonly group: string,
+    readonly source: AffinityKeySource,
   ) {}
 
   /**
@@ -268,11 +298,13 @@ export class AffinityCall {
   logInfo(channelId: number): Record<string, unknown> {
     const value = this.value;
     return {
-      rule_name: this.rule.rule.name, using_group: this.group, channel_id: channelId, key_source: this.source.type,
+      rule_name: this.rule.rule.name,
+      using_group: this.group,
+      channel_id: channelId,
+      key_source: this.source.type,
       key_hint: value.length <= 12 ? value : `${value.slice(0, 4)}...${value.slice(-4)}`,
     };
   }
-
 }
 
 /**
@@ -307,7 +339,14 @@ function agentMatches(r: CompiledRule, req: RelayRequest): boolean {
 
 /** The call of a conversation found by rule `r`, its pin looked up. Kept apart from affinityOf, whose loop
  * runs on every call, so that loop stays small. */
-function conversation(deps: AppDeps, req: RelayRequest, settings: Settings, r: CompiledRule, found: string, source: AffinityKeySource): AffinityCall {
+function conversation(
+  deps: AppDeps,
+  req: RelayRequest,
+  settings: Settings,
+  r: CompiledRule,
+  found: string,
+  source: AffinityKeySource,
+): AffinityCall {
   const value = found.length > MAX_KEY_LENGTH ? "h" + Bun.hash(found).toString(36) : found;
   const rule = r.rule;
   const parts: string[] = [];
@@ -367,15 +406,19 @@ export class AffinityStore {
     if (!this.redis) return null;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const late = new Promise<null>((resolve) => (timer = setTimeout(resolve, LOOKUP_TIMEOUT_MS, null)));
-    const found = this.redis.get(NAMESPACE + key).then((v) => {
-      const pin = decode(v);
-      const now = Date.now();
-      if (pin && !this.local.has(key)) this.local.set(key, { pin, expires: now + ttlSeconds * 1000, written: now, moved: now });
-      return pin;
-    }, (err) => {
-      console.error("channel affinity lookup failed:", err?.message ?? err);
-      return null;
-    });
+    const found = this.redis.get(NAMESPACE + key).then(
+      (v) => {
+        const pin = decode(v);
+        const now = Date.now();
+        if (pin && !this.local.has(key))
+          this.local.set(key, { pin, expires: now + ttlSeconds * 1000, written: now, moved: now });
+        return pin;
+      },
+      (err) => {
+        console.error("channel affinity lookup failed:", err?.message ?? err);
+        return null;
+      },
+    );
     return Promise.race([found, late]).finally(() => clearTimeout(timer));
   }
 
@@ -392,12 +435,19 @@ export class AffinityStore {
     } else {
       // Re-inserted, so the Map's order is about the order of last use and the oldest goes first when full.
       if (old) this.local.delete(key);
-      this.local.set(key, { pin, expires: now + ttlSeconds * 1000, written: write ? now : old?.written ?? 0, moved: now });
+      this.local.set(key, {
+        pin,
+        expires: now + ttlSeconds * 1000,
+        written: write ? now : (old?.written ?? 0),
+        moved: now,
+      });
       while (this.local.size > maxEntries) this.local.delete(this.local.keys().next().value!);
     }
     if (!write) return;
     const value = encode(pin);
-    void this.redis!.set(NAMESPACE + key, value, ttlSeconds).catch((err) => console.error("channel affinity not stored:", err?.message ?? err));
+    void this.redis!.set(NAMESPACE + key, value, ttlSeconds).catch((err) =>
+      console.error("channel affinity not stored:", err?.message ?? err),
+    );
     if (!same) void changes.announce(this.deps, { key, pin: value, ttl: ttlSeconds });
   }
 
@@ -405,7 +455,9 @@ export class AffinityStore {
   forget(key: string): void {
     this.local.delete(key);
     if (!this.redis) return;
-    void this.redis.del(NAMESPACE + key).catch((err) => console.error("channel affinity not cleared:", err?.message ?? err));
+    void this.redis
+      .del(NAMESPACE + key)
+      .catch((err) => console.error("channel affinity not cleared:", err?.message ?? err));
     void changes.announce(this.deps, { key, pin: null, ttl: 0 });
   }
 
@@ -437,7 +489,8 @@ export class AffinityStore {
     for (const k of rule === null ? [...this.local.keys()] : keys) this.local.delete(k);
     if (this.redis) {
       const redis = this.redis;
-      for (let i = 0; i < keys.length; i += CLEAR_BATCH) await Promise.all(keys.slice(i, i + CLEAR_BATCH).map((k) => redis.del(NAMESPACE + k)));
+      for (let i = 0; i < keys.length; i += CLEAR_BATCH)
+        await Promise.all(keys.slice(i, i + CLEAR_BATCH).map((k) => redis.del(NAMESPACE + k)));
       await changes.announce(this.deps, { clear: rule });
     }
     return keys.length;
@@ -464,7 +517,9 @@ export function storeOf(deps: AppDeps): AffinityStore {
 export async function affinityStats(deps: AppDeps) {
   const settings = affinitySettings(deps.options);
   const store = storeOf(deps);
-  const named = settings.rules.filter((r) => r.rule.include_rule_name && r.rule.name.trim()).map((r) => r.rule.name.trim());
+  const named = settings.rules
+    .filter((r) => r.rule.include_rule_name && r.rule.name.trim())
+    .map((r) => r.rule.name.trim());
   const byRuleName: Record<string, number> = Object.fromEntries(named.map((n) => [n, 0]));
   let unknown = 0;
   const keys = await store.keys();
@@ -475,18 +530,28 @@ export async function affinityStats(deps: AppDeps) {
   }
   const redis = deps.cache.kind === "redis";
   return {
-    enabled: settings.enabled, total: keys.length, unknown, by_rule_name: byRuleName,
-    cache_capacity: redis ? 0 : settings.maxEntries, cache_algo: redis ? "redis" : "lru",
+    enabled: settings.enabled,
+    total: keys.length,
+    unknown,
+    by_rule_name: byRuleName,
+    cache_capacity: redis ? 0 : settings.maxEntries,
+    cache_algo: redis ? "redis" : "lru",
   };
 }
 
 /** DELETE /api/option/channel_affinity_cache: every pin (`rule` null) or one named rule's; a rule that is
  * unknown or whose pins carry no name is refused with the reason. */
-export async function clearAffinity(deps: AppDeps, rule: string | null): Promise<{ deleted: number } | { error: string }> {
+export async function clearAffinity(
+  deps: AppDeps,
+  rule: string | null,
+): Promise<{ deleted: number } | { error: string }> {
   if (rule !== null) {
     const r = affinitySettings(deps.options).rules.find((x) => x.rule.name.trim() === rule);
     if (!r) return { error: `no channel affinity rule is named "${rule}"` };
-    if (!r.rule.include_rule_name) return { error: `the pins of rule "${rule}" do not carry its name (include_rule_name is off), so they cannot be cleared by it` };
+    if (!r.rule.include_rule_name)
+      return {
+        error: `the pins of rule "${rule}" do not carry its name (include_rule_name is off), so they cannot be cleared by it`,
+      };
   }
   return { deleted: await storeOf(deps).clear(rule) };
 }

@@ -57,7 +57,10 @@ export type IpSource = string | { ip(): string };
 
 /** The caller behind `rawKey`, or throws 401/403 in the caller's terms. */
 export async function authenticate(deps: AppDeps, rawKey: string, ip: IpSource): Promise<Caller> {
-  return authenticateNow(deps, rawKey, ip) ?? callerFor(deps, await relayState(deps).tokens.get(tokenKeyOf(rawKey)), rawKey, ip);
+  return (
+    authenticateNow(deps, rawKey, ip)
+    ?? callerFor(deps, await relayState(deps).tokens.get(tokenKeyOf(rawKey)), rawKey, ip)
+  );
 }
 
 /**
@@ -81,7 +84,8 @@ function tokenKeyOf(rawKey: string): string {
   const start = keyStart(rawKey);
   const dash = rawKey.indexOf("-", start);
   const key = dash === -1 ? rawKey.slice(start) : rawKey.slice(start, dash);
-  if (!key || (dash !== -1 && rawKey.indexOf("-", dash + 1) !== -1)) throw new AppError(401, "invalid API key", "invalid_api_key");
+  if (!key || (dash !== -1 && rawKey.indexOf("-", dash + 1) !== -1))
+    throw new AppError(401, "invalid API key", "invalid_api_key");
   return key;
 }
 
@@ -90,31 +94,45 @@ function callerFor(deps: AppDeps, entry: TokenEntry | null, rawKey: string, ip: 
   if (!entry) throw new AppError(401, "invalid API key", "invalid_api_key");
   const { token, user, allowIps } = entry;
   const now = Math.floor(Date.now() / 1000);
-  if (token.status === TOKEN_STATUS.disabled) throw new AppError(401, "this token has been disabled", "invalid_api_key");
+  if (token.status === TOKEN_STATUS.disabled)
+    throw new AppError(401, "this token has been disabled", "invalid_api_key");
   if (token.status === TOKEN_STATUS.expired || (token.expired_time !== -1 && token.expired_time < now)) {
     if (token.status === TOKEN_STATUS.enabled) {
-      void deps.db.updateTable("tokens").set({ status: TOKEN_STATUS.expired }).where("id", "=", token.id).where("status", "=", TOKEN_STATUS.enabled).execute().catch(() => {});
+      void deps.db
+        .updateTable("tokens")
+        .set({ status: TOKEN_STATUS.expired })
+        .where("id", "=", token.id)
+        .where("status", "=", TOKEN_STATUS.enabled)
+        .execute()
+        .catch(() => {});
     }
     throw new AppError(401, "this token has expired", "invalid_api_key");
   }
   const unlimited = Boolean(token.unlimited_quota);
   // A token whose row reads 0 may still have quota in this instance's lease of it (PostgreSQL, MySQL).
-  if (token.status === TOKEN_STATUS.exhausted || (!unlimited && token.remain_quota <= 0 && !((relayState(deps).ledger.leased?.(user.id, token.id) ?? 0) > 0))) {
+  if (
+    token.status === TOKEN_STATUS.exhausted
+    || (!unlimited && token.remain_quota <= 0 && !((relayState(deps).ledger.leased?.(user.id, token.id) ?? 0) > 0))
+  ) {
     throw new AppError(403, "this token's quota is exhausted", "insufficient_token_quota");
   }
   if (token.status !== TOKEN_STATUS.enabled) throw new AppError(401, "this token is not enabled", "invalid_api_key");
-  if (user.deleted_at || user.status !== USER_STATUS.enabled) throw new AppError(403, "user has been banned", "user_banned");
+  if (user.deleted_at || user.status !== USER_STATUS.enabled)
+    throw new AppError(403, "user has been banned", "user_banned");
   if (allowIps.length > 0) {
     const addr = typeof ip === "string" ? ip : ip.ip();
-    if (!ipAllowed(allowIps, addr)) throw new AppError(403, `this token may not be used from ${addr}`, "ip_not_allowed");
+    if (!ipAllowed(allowIps, addr))
+      throw new AppError(403, `this token may not be used from ${addr}`, "ip_not_allowed");
   }
 
   const dash = rawKey.indexOf("-", keyStart(rawKey));
   let pinnedChannel: number | null = null;
   if (dash !== -1) {
-    if (user.role < ROLE.admin) throw new AppError(403, "ordinary users cannot specify a channel", "channel_pinning_forbidden");
+    if (user.role < ROLE.admin)
+      throw new AppError(403, "ordinary users cannot specify a channel", "channel_pinning_forbidden");
     const id = Number(rawKey.slice(dash + 1));
-    if (!Number.isInteger(id) || id <= 0) throw new AppError(400, "the channel id after the key must be a positive integer");
+    if (!Number.isInteger(id) || id <= 0)
+      throw new AppError(400, "the channel id after the key must be a positive integer");
     pinnedChannel = id;
   }
   // A copy per call: admission may change its group (auto groups).
@@ -131,14 +149,29 @@ function callerOf(entry: TokenEntry): Caller {
   const { token, user } = entry;
   const unlimited = Boolean(token.unlimited_quota);
   const limits = token.model_limits_enabled
-    ? new Set(String(token.model_limits ?? "").split(",").map((s) => s.trim()).filter(Boolean))
+    ? new Set(
+        String(token.model_limits ?? "")
+          .split(",")
+          .map((s) => s.trim())
+          .filter(Boolean),
+      )
     : null;
   c = {
-    userId: user.id, username: user.username, role: user.role, group: token.group || user.group, userGroup: user.group,
-    tokenId: token.id, tokenName: token.name, unlimited, modelLimits: limits, pinnedChannel: null,
+    userId: user.id,
+    username: user.username,
+    role: user.role,
+    group: token.group || user.group,
+    userGroup: user.group,
+    tokenId: token.id,
+    tokenName: token.name,
+    unlimited,
+    modelLimits: limits,
+    pinnedChannel: null,
     acceptUnsetModel: settingFlag(user.setting, "accept_unset_model_ratio_model"),
     recordIp: settingFlag(user.setting, "record_ip_log"),
-    userQuota: Number(user.quota), tokenQuota: unlimited ? null : Number(token.remain_quota), userSetting: user.setting,
+    userQuota: Number(user.quota),
+    tokenQuota: unlimited ? null : Number(token.remain_quota),
+    userSetting: user.setting,
     limits: tokenLimits(token),
   };
   callers.set(entry, c);
@@ -146,7 +179,10 @@ function callerOf(entry: TokenEntry): Caller {
 }
 
 /** A true/false field of a user's settings JSON (false when absent or unreadable). */
-export function settingFlag(setting: string | null | undefined, name: "accept_unset_model_ratio_model" | "record_ip_log"): boolean {
+export function settingFlag(
+  setting: string | null | undefined,
+  name: "accept_unset_model_ratio_model" | "record_ip_log",
+): boolean {
   if (!setting) return false;
   try {
     return Boolean(JSON.parse(setting)?.[name]);
@@ -155,7 +191,11 @@ export function settingFlag(setting: string | null | undefined, name: "accept_un
   }
 }
 
-export interface TokenCaller { caller: Caller; ip: string; socket: boolean }
+export interface TokenCaller {
+  caller: Caller;
+  ip: string;
+  socket: boolean;
+}
 
 /**
  * Who calls, from where, and whether the call came in on a connection, for the routes that take sk- tokens:
@@ -177,10 +217,16 @@ export function tokenCallerOf(deps: AppDeps) {
  * connection; unknown elsewhere, where one that did has its peer's address (app.handle()'s have none). */
 class CallPeer {
   private peer: { address: string } | null | undefined;
-  constructor(private request: Request, private server: any, private trustProxy: boolean, private socket: boolean | undefined) {}
+  constructor(
+    private request: Request,
+    private server: any,
+    private trustProxy: boolean,
+    private socket: boolean | undefined,
+  ) {}
 
   private peerOf(): { address: string } | null {
-    if (this.peer === undefined) this.peer = (this.server?.requestIP(this.request) as { address: string } | null | undefined) ?? null;
+    if (this.peer === undefined)
+      this.peer = (this.server?.requestIP(this.request) as { address: string } | null | undefined) ?? null;
     return this.peer;
   }
 

@@ -46,10 +46,18 @@ export interface Price {
  * without an entry, GroupRatio[group] applies. CompletionRatio without an entry falls back to new-api's
  * built-in ratio for the model's family (catalogue/ratios.ts builtinCompletionRatio), then 1.
  */
-export function priceFor(options: OptionStore, model: string, group: string, acceptUnset: boolean, userGroup?: string, admin = false): Price {
+export function priceFor(
+  options: OptionStore,
+  model: string,
+  group: string,
+  acceptUnset: boolean,
+  userGroup?: string,
+  admin = false,
+): Price {
   // Read on every call and derived from eight option tables: memoised until any option changes.
   let memo = memos.get(options);
-  if (!memo || memo.version !== options.version) memos.set(options, (memo = { version: options.version, prices: new Map() }));
+  if (!memo || memo.version !== options.version)
+    memos.set(options, (memo = { version: options.version, prices: new Map() }));
   const key = `${model}\n${group}\n${userGroup ?? ""}\n${acceptUnset ? 1 : 0}`;
   let price = memo.prices.get(key);
   if (!price) {
@@ -64,7 +72,14 @@ export function priceFor(options: OptionStore, model: string, group: string, acc
 const PRICE_MEMO_SIZE = 4096;
 const memos = new WeakMap<OptionStore, { version: number; prices: Map<string, Price> }>();
 
-function computePrice(options: OptionStore, model: string, group: string, acceptUnset: boolean, userGroup: string | undefined, admin: boolean): Price {
+function computePrice(
+  options: OptionStore,
+  model: string,
+  group: string,
+  acceptUnset: boolean,
+  userGroup: string | undefined,
+  admin: boolean,
+): Price {
   const prices = options.json<Record<string, number>>("ModelPrice", {});
   const ratios = options.json<Record<string, number>>("ModelRatio", {});
   const completion = options.json<Record<string, number>>("CompletionRatio", {});
@@ -72,7 +87,8 @@ function computePrice(options: OptionStore, model: string, group: string, accept
   // Each table is read under the name asked for first, then under the thinking-suffix base name, so an
   // operator's entry for "x-thinking" wins and an unconfigured "x-thinking-1024" costs what "x" costs.
   const base = thinkingBaseModel(model);
-  const pick = (table: Record<string, number>): number | undefined => (priced(table[model]) ? table[model] : base !== model && priced(table[base]) ? table[base] : undefined);
+  const pick = (table: Record<string, number>): number | undefined =>
+    priced(table[model]) ? table[model] : base !== model && priced(table[base]) ? table[base] : undefined;
   const groupRatio = groupRatioFor(options, group, userGroup);
   const table = (key: string) => pick(options.json<Record<string, number>>(key, {}));
   const createCache = table("CreateCacheRatio") ?? DEFAULT_CREATE_CACHE_RATIO;
@@ -91,7 +107,8 @@ function computePrice(options: OptionStore, model: string, group: string, accept
     if (priced(prices[name])) return { perCall: true, modelPrice: prices[name], modelRatio: 0, ...rest };
     if (priced(ratios[name])) return { perCall: false, modelPrice: -1, modelRatio: ratios[name], ...rest };
   }
-  if (acceptUnset || options.bool("SelfUseModeEnabled")) return { perCall: false, modelPrice: -1, modelRatio: UNSET_MODEL_RATIO, ...rest };
+  if (acceptUnset || options.bool("SelfUseModeEnabled"))
+    return { perCall: false, modelPrice: -1, modelRatio: UNSET_MODEL_RATIO, ...rest };
   throw unpricedModel(model, admin);
 }
 
@@ -148,7 +165,8 @@ export function quotaFor(price: Price, usage: Usage, calls = 1): number {
   for (let i = 0; i < n; i += 2) weighted += TERMS[i]! * TERMS[i + 1]!;
   const quota = roundedQuota(price.groupRatio, price.modelRatio, weighted, n);
   // Any used tokens of a priced model cost at least one unit, so nothing is free by rounding.
-  if (quota === 0 && price.modelRatio > 0 && price.groupRatio > 0 && usage.prompt_tokens + usage.completion_tokens > 0) return 1;
+  if (quota === 0 && price.modelRatio > 0 && price.groupRatio > 0 && usage.prompt_tokens + usage.completion_tokens > 0)
+    return 1;
   return quota;
 }
 
@@ -196,7 +214,10 @@ function roundedQuota(groupRatio: number, modelRatio: number, weighted: number, 
 /** A non-negative decimal as a BigInt over a power of ten: enough for new-api's decimal sums. */
 class Dec {
   static ZERO = new Dec(0n, 0);
-  constructor(readonly units: bigint, readonly scale: number) {}
+  constructor(
+    readonly units: bigint,
+    readonly scale: number,
+  ) {}
   static of(x: number): Dec {
     const [mant, exp] = String(x).split("e");
     const [int, frac = ""] = mant!.split(".");
@@ -225,9 +246,19 @@ class Dec {
  * What to hold before a call that has no output bound (embeddings, moderations, audio): the prompt estimate plus
  * PreConsumedQuota; a per-call price, its price.
  */
-export function preConsumeQuota(price: Price, promptEstimate: number, maxTokens: number, fallback: number, calls = 1): number {
+export function preConsumeQuota(
+  price: Price,
+  promptEstimate: number,
+  maxTokens: number,
+  fallback: number,
+  calls = 1,
+): number {
   if (price.perCall) return quotaFor(price, { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }, calls);
-  const estimate = quotaFor(price, { prompt_tokens: promptEstimate, completion_tokens: maxTokens, total_tokens: promptEstimate + maxTokens });
+  const estimate = quotaFor(price, {
+    prompt_tokens: promptEstimate,
+    completion_tokens: maxTokens,
+    total_tokens: promptEstimate + maxTokens,
+  });
   return maxTokens > 0 ? estimate : estimate + Math.max(0, Math.round(fallback));
 }
 
@@ -253,7 +284,11 @@ export function outputBound(price: Price, asked: number): number {
 
 /** The worst case of a generating call: the prompt estimate plus `outputTokens` of output, at its price. */
 export function worstCaseQuota(price: Price, promptEstimate: number, outputTokens: number): number {
-  return quotaFor(price, { prompt_tokens: promptEstimate, completion_tokens: outputTokens, total_tokens: promptEstimate + outputTokens });
+  return quotaFor(price, {
+    prompt_tokens: promptEstimate,
+    completion_tokens: outputTokens,
+    total_tokens: promptEstimate + outputTokens,
+  });
 }
 
 /**

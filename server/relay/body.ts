@@ -119,7 +119,8 @@ export function parseJsonObject(raw: unknown): Record<string, any> {
       throw new AppError(400, "malformed request body: expected valid JSON");
     }
   }
-  if (!body || typeof body !== "object" || Array.isArray(body)) throw new AppError(400, "the request body must be a JSON object");
+  if (!body || typeof body !== "object" || Array.isArray(body))
+    throw new AppError(400, "the request body must be a JSON object");
   return body;
 }
 

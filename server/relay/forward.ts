@@ -1,6 +1,13 @@
 // The client headers a call forwards to its upstream (catalogue/forwarded-headers.ts says which): decided once
 // per channel setting and wire format into a rule (names and a few prefixes), then applied per call.
-import { FORWARDED_HEADERS, KIND_WIRE_FORMATS, NEVER_FORWARDED, channelType, forwardHeaderNames, type WireFormat } from "../catalogue/index.ts";
+import {
+  FORWARDED_HEADERS,
+  KIND_WIRE_FORMATS,
+  NEVER_FORWARDED,
+  channelType,
+  forwardHeaderNames,
+  type WireFormat,
+} from "../catalogue/index.ts";
 import type { ProviderAdaptor, ProviderCall } from "./providers/types.ts";
 
 export interface ForwardRule {
@@ -28,7 +35,9 @@ function ruleOf(list: readonly string[]): ForwardRule {
 /** The rules of the channels' settings objects (one per loaded channel row: core/route.ts channelConfig). */
 const rules = new WeakMap<object, Partial<Record<WireFormat, ForwardRule>>>();
 const DEFAULT_RULES: Readonly<Record<WireFormat, ForwardRule>> = {
-  openai: ruleOf(FORWARDED_HEADERS.openai), claude: ruleOf(FORWARDED_HEADERS.claude), gemini: ruleOf(FORWARDED_HEADERS.gemini),
+  openai: ruleOf(FORWARDED_HEADERS.openai),
+  claude: ruleOf(FORWARDED_HEADERS.claude),
+  gemini: ruleOf(FORWARDED_HEADERS.gemini),
 };
 
 /** The rule for a call of `format` on a channel with these settings; nothing for a call the channel converts. */
@@ -76,14 +85,21 @@ function isNative(adaptor: ProviderAdaptor, call: ProviderCall): boolean {
 }
 
 /** The client headers this attempt forwards (ProviderCall.clientHeaders). */
-export function clientHeadersFor(adaptor: ProviderAdaptor, call: ProviderCall, headers: Headers | undefined): Record<string, string> | undefined {
+export function clientHeadersFor(
+  adaptor: ProviderAdaptor,
+  call: ProviderCall,
+  headers: Headers | undefined,
+): Record<string, string> | undefined {
   if (!headers) return undefined;
   return forwardedHeaders(headers, forwardRule(call.format, call.options, isNative(adaptor, call)));
 }
 
 /** The upstream request's headers with the forwarded ones added; a header the adaptor set itself (its auth,
  * its content type, a version it needs) is kept as the adaptor set it. */
-export function withForwarded(headers: Record<string, string>, forwarded: Record<string, string>): Record<string, string> {
+export function withForwarded(
+  headers: Record<string, string>,
+  forwarded: Record<string, string>,
+): Record<string, string> {
   const own = new Set(Object.keys(headers).map((k) => k.toLowerCase()));
   const out = { ...headers };
   for (const name in forwarded) if (!own.has(name)) out[name] = forwarded[name]!;

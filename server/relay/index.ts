@@ -36,12 +36,21 @@ const ROUTES: [string, RelayMode][] = [
 ];
 
 /** Models these routes fall back to when the client names none (OpenAI's own defaults). */
-const DEFAULT_MODEL: Partial<Record<RelayMode, string>> = { moderations: "omni-moderation-latest", images: "dall-e-2", image_edits: "dall-e-2" };
+const DEFAULT_MODEL: Partial<Record<RelayMode, string>> = {
+  moderations: "omni-moderation-latest",
+  images: "dall-e-2",
+  image_edits: "dall-e-2",
+};
 
 const MULTIPART: ReadonlySet<RelayMode> = new Set(["audio_transcription", "audio_translation", "image_edits"]);
 
 /** `json`: the client's text and its parse, while nothing has changed the parse (see RelayRequest.json). */
-export interface ParsedBody { body: any; model: string; stream: boolean; json?: ClientJson }
+export interface ParsedBody {
+  body: any;
+  model: string;
+  stream: boolean;
+  json?: ClientJson;
+}
 
 /**
  * An OpenAI chat body's max_tokens / max_completion_tokens of 0 taken as absent, as OpenAI's SDKs and
@@ -62,7 +71,8 @@ export function dropZeroMaxTokens(body: Record<string, unknown>): boolean {
 /** Turns the body Elysia read (text for JSON routes, fields for multipart) into the relay's request. */
 export function readBody(raw: unknown, mode: RelayMode): ParsedBody {
   if (MULTIPART.has(mode)) {
-    if (!raw || typeof raw !== "object") throw new AppError(400, "expected a multipart/form-data body with a file and a model");
+    if (!raw || typeof raw !== "object")
+      throw new AppError(400, "expected a multipart/form-data body with a file and a model");
     const form = new FormData();
     for (const [k, v] of Object.entries(raw as Record<string, unknown>)) {
       for (const item of Array.isArray(v) ? v : [v]) form.append(k, item instanceof Blob ? item : String(item));
@@ -73,7 +83,7 @@ export function readBody(raw: unknown, mode: RelayMode): ParsedBody {
     return { body: form, model, stream: false };
   }
   const body = parseJsonObject(raw);
-  const model = typeof body.model === "string" && body.model.trim() ? body.model.trim() : DEFAULT_MODEL[mode] ?? "";
+  const model = typeof body.model === "string" && body.model.trim() ? body.model.trim() : (DEFAULT_MODEL[mode] ?? "");
   if (!model) throw new AppError(400, "model is required");
   const zeroDropped = mode === "chat" && dropZeroMaxTokens(body);
   if (body.model !== model || zeroDropped) {
@@ -101,14 +111,31 @@ export function relayJsonRoutes(deps: AppDeps): Map<string, PlainRoute> {
   const routes = new Map<string, PlainRoute>();
   for (const [path, mode] of ROUTES) {
     if (MULTIPART.has(mode)) continue;
-    routes.set(path, plainRoute(bodyLimit(mode, deps.config.maxBodyBytes), async (request, server, text, fromSocket) => {
-      // A cached token answers at once: awaiting it anyway would suspend this handler on every call.
-      const who = tokenCaller(request, server, fromSocket);
-      const { caller, ip, socket } = who instanceof Promise ? await who : who;
-      const { body, model, stream, json } = readBody(text, mode);
-      // The client's signal only when asked for (exchange.ts LISTEN_AFTER_MS): creating it has a cost.
-      return relay(deps, { mode, format: "openai", path, search: "", body, model, stream, caller, ip, incoming: request, httpHeaders: request.headers, socket, json });
-    }));
+    routes.set(
+      path,
+      plainRoute(bodyLimit(mode, deps.config.maxBodyBytes), async (request, server, text, fromSocket) => {
+        // A cached token answers at once: awaiting it anyway would suspend this handler on every call.
+        const who = tokenCaller(request, server, fromSocket);
+        const { caller, ip, socket } = who instanceof Promise ? await who : who;
+        const { body, model, stream, json } = readBody(text, mode);
+        // The client's signal only when asked for (exchange.ts LISTEN_AFTER_MS): creating it has a cost.
+        return relay(deps, {
+          mode,
+          format: "openai",
+          path,
+          search: "",
+          body,
+          model,
+          stream,
+          caller,
+          ip,
+          incoming: request,
+          httpHeaders: request.headers,
+          socket,
+          json,
+        });
+      }),
+    );
   }
   routes.set("/v1/messages", claudeMessagesRoute(deps));
   const gemini = geminiRoute(deps);
@@ -125,58 +152,105 @@ export function relayModule(deps: AppDeps, jsonRoutes = relayJsonRoutes(deps)) {
   for (const [path, route] of jsonRoutes) {
     // The route reads its own body: a parser that reads nothing (Elysia's "none" still falls back to its JSON
     // parser after the app's global one).
-    app = app.post(path, ({ request, server }: { request: Request; server: any }) => route(request, server), { parse: () => null });
+    app = app.post(path, ({ request, server }: { request: Request; server: any }) => route(request, server), {
+      parse: () => null,
+    });
   }
   for (const [path, mode] of ROUTES) {
     if (!MULTIPART.has(mode)) continue;
-    app = app.post(path, async ({ request, server, body: raw }: { request: Request; server: any; body: unknown }) => {
-      const { caller, ip, socket } = await tokenCaller(request, server);
-      const { body, model, stream } = readBody(raw, mode);
-      return relay(deps, { mode, format: "openai", path, search: "", body, model, stream, caller, ip, signal: request.signal, httpHeaders: request.headers, socket });
-    }, { parse: "formdata" });
+    app = app.post(
+      path,
+      async ({ request, server, body: raw }: { request: Request; server: any; body: unknown }) => {
+        const { caller, ip, socket } = await tokenCaller(request, server);
+        const { body, model, stream } = readBody(raw, mode);
+        return relay(deps, {
+          mode,
+          format: "openai",
+          path,
+          search: "",
+          body,
+          model,
+          stream,
+          caller,
+          ip,
+          signal: request.signal,
+          httpHeaders: request.headers,
+          socket,
+        });
+      },
+      { parse: "formdata" },
+    );
   }
-  return (app as Elysia)
-    // The OpenAI Responses API: previous_response_id kept for the responses the gateway converts.
-    .use(responsesRoute(deps, tokenCaller))
-    // In the asking SDK's shape: OpenAI's, Anthropic's (anthropic-version) or Gemini's (its key header).
-    .get("/v1/models", async ({ request, server }) => {
-      const { caller } = await tokenCaller(request, server);
-      return modelList(await callerModels(deps, caller), listShape(request));
-    })
-    .get("/v1/models/:model", async ({ request, server, params }) => {
-      const { caller } = await tokenCaller(request, server);
-      return oneModel(await callerModels(deps, caller), decodeOr400(params.model), listShape(request));
-    })
-    .use(balanceModule(deps))
-    .use(realtimeModule(deps))
-    // The task relays: /mj, /suno and /v1/videos (submit → poll → settle).
-    .use(taskRoutesModule(deps))
-    // GET is registered on its own so it outranks the console's GET /* fallback.
-    .get("/v1/*", ({ request }) => notImplemented(request))
-    .all("/v1/*", ({ request }) => notImplemented(request))
-    .use(playgroundModule(deps))
-    .use(listsModule(deps));
+  return (
+    (app as Elysia)
+      // The OpenAI Responses API: previous_response_id kept for the responses the gateway converts.
+      .use(responsesRoute(deps, tokenCaller))
+      // In the asking SDK's shape: OpenAI's, Anthropic's (anthropic-version) or Gemini's (its key header).
+      .get("/v1/models", async ({ request, server }) => {
+        const { caller } = await tokenCaller(request, server);
+        return modelList(await callerModels(deps, caller), listShape(request));
+      })
+      .get("/v1/models/:model", async ({ request, server, params }) => {
+        const { caller } = await tokenCaller(request, server);
+        return oneModel(await callerModels(deps, caller), decodeOr400(params.model), listShape(request));
+      })
+      .use(balanceModule(deps))
+      .use(realtimeModule(deps))
+      // The task relays: /mj, /suno and /v1/videos (submit → poll → settle).
+      .use(taskRoutesModule(deps))
+      // GET is registered on its own so it outranks the console's GET /* fallback.
+      .get("/v1/*", ({ request }) => notImplemented(request))
+      .all("/v1/*", ({ request }) => notImplemented(request))
+      .use(playgroundModule(deps))
+      .use(listsModule(deps))
+  );
 }
 
 /** The console's chat: the logged-in user pays directly, in a group they may use. */
 function playgroundModule(deps: AppDeps) {
-  return new Elysia({ prefix: "/pg" })
-    .use(authPlugin(deps))
-    .post("/chat/completions", async ({ user, body, request, server }) => {
+  return new Elysia({ prefix: "/pg" }).use(authPlugin(deps)).post(
+    "/chat/completions",
+    async ({ user, body, request, server }) => {
       const b = { ...parseJsonObject(body) };
       const group = typeof b.group === "string" && b.group ? b.group : user.group;
       delete b.group;
       dropZeroMaxTokens(b);
       const usable = deps.options.json<Record<string, string>>("UserUsableGroups", {});
-      if (group !== user.group && !(group in usable)) throw new AppError(403, `you may not use group ${group}`, "group_not_allowed");
+      if (group !== user.group && !(group in usable))
+        throw new AppError(403, `you may not use group ${group}`, "group_not_allowed");
       const model = typeof b.model === "string" ? b.model.trim() : "";
       if (!model) throw new AppError(400, "model is required");
       const caller: Caller = {
-        userId: user.id, username: user.username, role: user.role, group, userGroup: user.group, tokenId: 0, tokenName: "playground",
-        unlimited: false, modelLimits: null, pinnedChannel: null, acceptUnsetModel: settingFlag(user.setting, "accept_unset_model_ratio_model"),
-        recordIp: settingFlag(user.setting, "record_ip_log"), userQuota: Number(user.quota), tokenQuota: null, userSetting: user.setting,
+        userId: user.id,
+        username: user.username,
+        role: user.role,
+        group,
+        userGroup: user.group,
+        tokenId: 0,
+        tokenName: "playground",
+        unlimited: false,
+        modelLimits: null,
+        pinnedChannel: null,
+        acceptUnsetModel: settingFlag(user.setting, "accept_unset_model_ratio_model"),
+        recordIp: settingFlag(user.setting, "record_ip_log"),
+        userQuota: Number(user.quota),
+        tokenQuota: null,
+        userSetting: user.setting,
       };
       const ip = clientIp(request, server as any, deps.config.trustProxy);
-      return relay(deps, { mode: "chat", format: "openai", path: "/pg/chat/completions", search: "", body: b, model, stream: b.stream === true, caller, ip, signal: request.signal });
-    }, { role: ROLE.common, parse: textWithin(bodyLimit("chat", deps.config.maxBodyBytes)) });
+      return relay(deps, {
+        mode: "chat",
+        format: "openai",
+        path: "/pg/chat/completions",
+        search: "",
+        body: b,
+        model,
+        stream: b.stream === true,
+        caller,
+        ip,
+        signal: request.signal,
+      });
+    },
+    { role: ROLE.common, parse: textWithin(bodyLimit("chat", deps.config.maxBodyBytes)) },
+  );
 }

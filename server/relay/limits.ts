@@ -45,7 +45,11 @@ export async function takeRateLimit(deps: AppDeps, userId: number, group: string
 }
 
 function limitError(limit: number, minutes: number, kind: string) {
-  return new AppError(429, `rate limit reached: at most ${limit} ${kind}requests per ${minutes} minute(s), try again later`, "rate_limit_exceeded");
+  return new AppError(
+    429,
+    `rate limit reached: at most ${limit} ${kind}requests per ${minutes} minute(s), try again later`,
+    "rate_limit_exceeded",
+  );
 }
 
 let memo: { raw: string; scan: WordScan } = { raw: "", scan: new WordScan([]) };
@@ -58,7 +62,16 @@ export function findSensitive(deps: AppDeps, body: unknown): string | null {
   const text = promptText(body);
   if (!text) return null;
   const raw = o.get("SensitiveWords");
-  if (raw !== memo.raw) memo = { raw, scan: new WordScan(raw.split(/\r?\n/).map((w) => w.trim().toLowerCase()).filter(Boolean)) };
+  if (raw !== memo.raw)
+    memo = {
+      raw,
+      scan: new WordScan(
+        raw
+          .split(/\r?\n/)
+          .map((w) => w.trim().toLowerCase())
+          .filter(Boolean),
+      ),
+    };
   if (memo.scan.empty) return null;
   return memo.scan.find(text.toLowerCase());
 }

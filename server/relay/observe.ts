@@ -63,7 +63,12 @@ export function callsObserved(): boolean {
 export function observeCall<T = Response>(req: RelayRequest, run: () => Promise<T>): Promise<T> {
   const tracing = activeTracing();
   if (!tracing && !enabledMetrics()) return run();
-  const state: CallState = { trace: tracing ? startCall(tracing, req) : null, admitted: false, channel: 0, done: false };
+  const state: CallState = {
+    trace: tracing ? startCall(tracing, req) : null,
+    admitted: false,
+    channel: 0,
+    done: false,
+  };
   calls.set(req.caller, state);
   return run().catch((e) => {
     if (!state.done) failed(req, e, state.channel, !state.admitted);
@@ -76,20 +81,28 @@ export function observeAdmission(req: RelayRequest, run: () => Promise<Admission
   const state = stateOf(req);
   if (!state) return run();
   const t = activeTracing() ? state.trace : null;
-  const span = t ? t.tracing.tracer.startSpan("admission", { attributes: { "gen_ai.request.model": req.model } }, t.ctx) : null;
-  return run().then((adm) => {
-    state.admitted = true;
-    span?.setAttribute("switchyard.group", req.caller.group);
-    span?.end();
-    return adm;
-  }, (e) => {
-    if (span && t) {
-      span.setStatus({ code: t.tracing.api.SpanStatusCode.ERROR, message: e instanceof Error ? e.message : String(e) });
-      span.setAttribute("error.type", (e as AppError)?.code ?? String((e as AppError)?.status ?? "error"));
-      span.end();
-    }
-    throw e;
-  });
+  const span = t
+    ? t.tracing.tracer.startSpan("admission", { attributes: { "gen_ai.request.model": req.model } }, t.ctx)
+    : null;
+  return run().then(
+    (adm) => {
+      state.admitted = true;
+      span?.setAttribute("switchyard.group", req.caller.group);
+      span?.end();
+      return adm;
+    },
+    (e) => {
+      if (span && t) {
+        span.setStatus({
+          code: t.tracing.api.SpanStatusCode.ERROR,
+          message: e instanceof Error ? e.message : String(e),
+        });
+        span.setAttribute("error.type", (e as AppError)?.code ?? String((e as AppError)?.status ?? "error"));
+        span.end();
+      }
+      throw e;
+    },
+  );
 }
 
 /** An upstream attempt of `req` on `call.channel` begins. */
@@ -118,7 +131,11 @@ export function observeAttempt(req: RelayRequest, call: ProviderCall): void {
     attrs["server.address"] = u.hostname;
     attrs["server.port"] = Number(u.port) || (u.protocol === "https:" ? 443 : 80);
   } catch {}
-  t.attempt = tracer.startSpan(`upstream ${op} ${call.upstreamModel}`, { kind: api.SpanKind.CLIENT, attributes: attrs }, t.ctx);
+  t.attempt = tracer.startSpan(
+    `upstream ${op} ${call.upstreamModel}`,
+    { kind: api.SpanKind.CLIENT, attributes: attrs },
+    t.ctx,
+  );
 }
 
 /** The attempt ended: an answer (an exchange's upstream Response, a task's accepted submission: 200) or the
@@ -126,7 +143,12 @@ export function observeAttempt(req: RelayRequest, call: ProviderCall): void {
 export function observeAttemptEnd(req: RelayRequest, result: { res: Response } | AppError | object): void {
   const state = stateOf(req);
   if (!state) return;
-  const status = result instanceof AppError ? result.status : "res" in result && result.res instanceof Response ? result.res.status : 200;
+  const status =
+    result instanceof AppError
+      ? result.status
+      : "res" in result && result.res instanceof Response
+        ? result.res.status
+        : 200;
   enabledMetrics()?.upstreamAttempts.inc({ ...labels(req, state.channel), status: String(status) });
   const t = activeTracing() ? state.trace : null;
   if (!t?.attempt) return;
@@ -162,7 +184,13 @@ export function observeSettling(s: Served): void {
     m.relayDuration.observe(l, (performance.now() - s.started) / 1000);
     if (s.req.stream && s.firstByteMs > 0) m.firstToken.observe(l, s.firstByteMs / 1000);
     // Both model names are the operator's: a fallback follows only a configured rule.
-    if (s.fallback) m.fallbacks.inc({ requested: s.fallback.requested, served: s.fallback.served, reason: s.fallback.reason, group: s.req.caller.group });
+    if (s.fallback)
+      m.fallbacks.inc({
+        requested: s.fallback.requested,
+        served: s.fallback.served,
+        reason: s.fallback.reason,
+        group: s.req.caller.group,
+      });
   }
   const state = stateOf(s.req);
   if (!state) return;
@@ -205,7 +233,9 @@ export function observeSettled(s: Served, u: Usage, quota: number): void {
     "switchyard.served_model": s.req.model,
     "switchyard.channel.id": s.channel.id,
     "switchyard.channels_tried": s.usedChannels.length,
-    ...(s.fallback ? { "switchyard.fallback.requested": s.fallback.requested, "switchyard.fallback.reason": s.fallback.reason } : {}),
+    ...(s.fallback
+      ? { "switchyard.fallback.requested": s.fallback.requested, "switchyard.fallback.reason": s.fallback.reason }
+      : {}),
     "http.response.status_code": 200,
     ...(s.interrupted ? { "switchyard.stream_interrupted": true } : {}),
   });
@@ -237,7 +267,12 @@ export function observeTaskCharging(req: RelayRequest): void {
 
 /** A task relay's submission was taken by `channelId`: a served call. Its quota is not counted in the
  * metrics — a task that fails later is refunded, and counters cannot go back (the span carries it). */
-export function observeTaskAccepted(adm: Admission, channelId: number, quota: number, req: RelayRequest = adm.req): void {
+export function observeTaskAccepted(
+  adm: Admission,
+  channelId: number,
+  quota: number,
+  req: RelayRequest = adm.req,
+): void {
   const m = enabledMetrics();
   if (m) {
     const l = labels(adm.req, channelId);
@@ -252,7 +287,13 @@ export function observeTaskAccepted(adm: Admission, channelId: number, quota: nu
   calls.delete(req.caller);
   t.settlement?.setAttribute("switchyard.quota", quota);
   t.settlement?.end();
-  t.call.setAttributes({ "switchyard.task.accepted": true, "switchyard.quota": quota, "switchyard.channel.id": channelId, "switchyard.group": adm.req.caller.group, "http.response.status_code": 200 });
+  t.call.setAttributes({
+    "switchyard.task.accepted": true,
+    "switchyard.quota": quota,
+    "switchyard.channel.id": channelId,
+    "switchyard.group": adm.req.caller.group,
+    "http.response.status_code": 200,
+  });
   t.call.end();
 }
 
@@ -267,7 +308,9 @@ function failed(req: RelayRequest, e: unknown, channelId: number, refused: boole
   const status = typeof (e as AppError)?.status === "number" ? (e as AppError).status : 500;
   const m = enabledMetrics();
   if (m) {
-    const l = refused ? { model: "", channel: "", group: req.caller.group, status: String(status) } : { ...labels(req, channelId), status: String(status) };
+    const l = refused
+      ? { model: "", channel: "", group: req.caller.group, status: String(status) }
+      : { ...labels(req, channelId), status: String(status) };
     m.relayRequests.inc(l);
     if (status >= 400) m.relayErrors.inc(l);
   }
@@ -286,7 +329,11 @@ function failed(req: RelayRequest, e: unknown, channelId: number, refused: boole
   // Span names feed span-metrics (Tempo, Jaeger SPM) as a label: a model nobody serves is the client's text, so
   // a refused call's span is named by its operation alone (the model stays in gen_ai.request.model).
   if (refused) t.call.updateName(operation(req.mode));
-  t.call.setAttributes({ "http.response.status_code": status, "error.type": errorType, ...(channelId ? { "switchyard.channel.id": channelId } : {}) });
+  t.call.setAttributes({
+    "http.response.status_code": status,
+    "error.type": errorType,
+    ...(channelId ? { "switchyard.channel.id": channelId } : {}),
+  });
   t.call.setStatus({ code: SpanStatusCode.ERROR, message });
   t.call.end();
 }
@@ -328,9 +375,23 @@ function operation(mode: RelayMode): string {
 
 /** gen_ai.provider.name for the channel types the conventions name; others by the catalogue's type name. */
 const PROVIDERS: Record<number, string> = {
-  1: "openai", 3: "azure.ai.openai", 14: "anthropic", 24: "gcp.gemini", 33: "aws.bedrock", 34: "cohere",
-  41: "gcp.vertex_ai", 42: "mistral_ai", 43: "deepseek", 48: "x_ai",
+  1: "openai",
+  3: "azure.ai.openai",
+  14: "anthropic",
+  24: "gcp.gemini",
+  33: "aws.bedrock",
+  34: "cohere",
+  41: "gcp.vertex_ai",
+  42: "mistral_ai",
+  43: "deepseek",
+  48: "x_ai",
 };
 function providerName(type: number): string {
-  return PROVIDERS[type] ?? channelType(type)?.name.toLowerCase().replace(/[^a-z0-9.]+/g, "_") ?? String(type);
+  return (
+    PROVIDERS[type]
+    ?? channelType(type)
+      ?.name.toLowerCase()
+      .replace(/[^a-z0-9.]+/g, "_")
+    ?? String(type)
+  );
 }

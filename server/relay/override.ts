@@ -82,7 +82,8 @@ function setAt(root: Record<string, any>, path: Seg[], value: unknown): void {
   for (let i = 0; i < path.length - 1; i++) {
     const s = path[i]!;
     const key: string | number = Array.isArray(at) && isIndex(s) ? Number(s) : s;
-    if (at[key] === undefined || at[key] === null || typeof at[key] !== "object") at[key] = isIndex(path[i + 1]!) && Number(path[i + 1]) >= 0 ? [] : {};
+    if (at[key] === undefined || at[key] === null || typeof at[key] !== "object")
+      at[key] = isIndex(path[i + 1]!) && Number(path[i + 1]) >= 0 ? [] : {};
     at = at[key];
   }
   const last = path[path.length - 1]!;
@@ -98,20 +99,50 @@ function deleteAt(root: unknown, path: Seg[]): void {
   else if (isObj(parent.value)) delete parent.value[last];
 }
 
-interface Condition { path?: string; mode?: string; value?: unknown; invert?: boolean; pass_missing_key?: boolean }
-interface Operation { path?: string; mode?: string; value?: unknown; keep_origin?: boolean; from?: string; to?: string; conditions?: Condition[]; logic?: string }
+interface Condition {
+  path?: string;
+  mode?: string;
+  value?: unknown;
+  invert?: boolean;
+  pass_missing_key?: boolean;
+}
+interface Operation {
+  path?: string;
+  mode?: string;
+  value?: unknown;
+  keep_origin?: boolean;
+  from?: string;
+  to?: string;
+  conditions?: Condition[];
+  logic?: string;
+}
 
 function compare(actual: unknown, mode: string, target: unknown): boolean {
   const str = (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v));
   switch (mode) {
-    case "prefix": return str(actual).startsWith(str(target));
-    case "suffix": return str(actual).endsWith(str(target));
-    case "contains": return str(actual).includes(str(target));
-    case "gt": case "gte": case "lt": case "lte": {
+    case "prefix":
+      return str(actual).startsWith(str(target));
+    case "suffix":
+      return str(actual).endsWith(str(target));
+    case "contains":
+      return str(actual).includes(str(target));
+    case "gt":
+    case "gte":
+    case "lt":
+    case "lte": {
       if (typeof actual !== "number" || typeof target !== "number") return false;
-      return mode === "gt" ? actual > target : mode === "gte" ? actual >= target : mode === "lt" ? actual < target : actual <= target;
+      return mode === "gt"
+        ? actual > target
+        : mode === "gte"
+          ? actual >= target
+          : mode === "lt"
+            ? actual < target
+            : actual <= target;
     }
-    default: return typeof actual === typeof target && typeof actual === "object" ? JSON.stringify(actual) === JSON.stringify(target) : actual === target || str(actual) === str(target);
+    default:
+      return typeof actual === typeof target && typeof actual === "object"
+        ? JSON.stringify(actual) === JSON.stringify(target)
+        : actual === target || str(actual) === str(target);
   }
 }
 
@@ -141,20 +172,32 @@ function modify(current: unknown, value: unknown, keepOrigin: boolean, prepend: 
     return out;
   }
   if (current === undefined) return value;
-  throw new AppError(500, `param override: cannot ${prepend ? "prepend" : "append"} to a ${typeof current}`, "channel_param_override_invalid");
+  throw new AppError(
+    500,
+    `param override: cannot ${prepend ? "prepend" : "append"} to a ${typeof current}`,
+    "channel_param_override_invalid",
+  );
 }
 
 function stringOp(op: string, s: string, o: Operation): string {
   const v = o.value === undefined ? "" : String(o.value);
   switch (op) {
-    case "trim_prefix": return s.startsWith(v) ? s.slice(v.length) : s;
-    case "trim_suffix": return v && s.endsWith(v) ? s.slice(0, -v.length) : s;
-    case "ensure_prefix": return s.startsWith(v) ? s : v + s;
-    case "ensure_suffix": return s.endsWith(v) ? s : s + v;
-    case "trim_space": return s.trim();
-    case "to_lower": return s.toLowerCase();
-    case "to_upper": return s.toUpperCase();
-    case "replace": return s.split(String(o.from ?? "")).join(String(o.to ?? ""));
+    case "trim_prefix":
+      return s.startsWith(v) ? s.slice(v.length) : s;
+    case "trim_suffix":
+      return v && s.endsWith(v) ? s.slice(0, -v.length) : s;
+    case "ensure_prefix":
+      return s.startsWith(v) ? s : v + s;
+    case "ensure_suffix":
+      return s.endsWith(v) ? s : s + v;
+    case "trim_space":
+      return s.trim();
+    case "to_lower":
+      return s.toLowerCase();
+    case "to_upper":
+      return s.toUpperCase();
+    case "replace":
+      return s.split(String(o.from ?? "")).join(String(o.to ?? ""));
     default: {
       let re: RegExp;
       try {
@@ -167,12 +210,26 @@ function stringOp(op: string, s: string, o: Operation): string {
   }
 }
 
-const STRING_OPS = new Set(["trim_prefix", "trim_suffix", "ensure_prefix", "ensure_suffix", "trim_space", "to_lower", "to_upper", "replace", "regex_replace"]);
+const STRING_OPS = new Set([
+  "trim_prefix",
+  "trim_suffix",
+  "ensure_prefix",
+  "ensure_suffix",
+  "trim_space",
+  "to_lower",
+  "to_upper",
+  "replace",
+  "regex_replace",
+]);
 
 function returnError(value: unknown): AppError {
   const v: any = isObj(value) ? value : { message: value };
   const status = Number(v.status_code ?? v.status);
-  return new AppError(status >= 400 && status <= 599 ? status : 400, String(v.message || "request blocked by param override"), typeof v.code === "string" ? v.code : "param_override_rejected");
+  return new AppError(
+    status >= 400 && status <= 599 ? status : 400,
+    String(v.message || "request blocked by param override"),
+    typeof v.code === "string" ? v.code : "param_override_rejected",
+  );
 }
 
 function runOperations(body: Record<string, any>, ops: Operation[], ctx: OverrideContext): void {
@@ -198,7 +255,8 @@ function runOperations(body: Record<string, any>, ops: Operation[], ctx: Overrid
       if (mode === "set") {
         if (!(op.keep_origin && cur.found)) setAt(body, path, structuredClone(op.value));
       } else if (mode === "delete") deleteAt(body, path);
-      else if (mode === "append" || mode === "prepend") setAt(body, path, modify(cur.value, structuredClone(op.value), Boolean(op.keep_origin), mode === "prepend"));
+      else if (mode === "append" || mode === "prepend")
+        setAt(body, path, modify(cur.value, structuredClone(op.value), Boolean(op.keep_origin), mode === "prepend"));
       else if (STRING_OPS.has(mode)) {
         if (typeof cur.value === "string") setAt(body, path, stringOp(mode, cur.value, op));
       } else throw new AppError(500, `param override: unknown operation "${mode}"`, "channel_param_override_invalid");
@@ -207,7 +265,11 @@ function runOperations(body: Record<string, any>, ops: Operation[], ctx: Overrid
 }
 
 /** The object with the override applied (the object itself when there is none). */
-export function withParamOverride<T extends object>(body: T, override: ParamOverride | null | undefined, ctx: OverrideContext = {}): T {
+export function withParamOverride<T extends object>(
+  body: T,
+  override: ParamOverride | null | undefined,
+  ctx: OverrideContext = {},
+): T {
   if (!override) return body;
   const { operations, ...literal } = override as { operations?: unknown };
   if (!Array.isArray(operations)) return { ...body, ...override };
@@ -218,7 +280,12 @@ export function withParamOverride<T extends object>(body: T, override: ParamOver
 
 /** What conditions may test besides the body. */
 export function overrideContext(call: Pick<ProviderCall, "requestModel" | "upstreamModel" | "path">): OverrideContext {
-  return { model: call.upstreamModel, original_model: call.requestModel, upstream_model: call.upstreamModel, request_path: call.path };
+  return {
+    model: call.upstreamModel,
+    original_model: call.requestModel,
+    upstream_model: call.upstreamModel,
+    request_path: call.path,
+  };
 }
 
 /** The built request with call.paramOverride applied to its JSON body; other bodies stay as they are. */

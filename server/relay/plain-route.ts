@@ -10,7 +10,10 @@ import { checkOneHost } from "../http/host.ts";
 export type PlainRoute = (request: Request, server: any, socket?: boolean) => Promise<Response>;
 
 /** `run` answers a Response, or a plain value sent as JSON (as an Elysia handler's is). */
-export function plainRoute(limit: number, run: (request: Request, server: any, text: string, socket?: boolean) => Promise<Response | object>): PlainRoute {
+export function plainRoute(
+  limit: number,
+  run: (request: Request, server: any, text: string, socket?: boolean) => Promise<Response | object>,
+): PlainRoute {
   return async (request, server, socket) => {
     try {
       checkOneHost(request);

@@ -11,7 +11,11 @@ export interface Candidate {
 }
 
 /** Picks a channel id, skipping `tried`; null when every candidate has failed already. */
-export function pickChannel(candidates: readonly Candidate[], tried: ReadonlySet<number>, random: () => number = Math.random): number | null {
+export function pickChannel(
+  candidates: readonly Candidate[],
+  tried: ReadonlySet<number>,
+  random: () => number = Math.random,
+): number | null {
   // Two passes over the candidates and no arrays or callbacks: this runs on every call.
   let top = -Infinity;
   let size = 0;
@@ -55,7 +59,12 @@ export const EXPLORE_SHARE = 0.1;
  * first). One pass over the candidates to find the tier and one over it: O(channels).
  */
 export function pickFastest(
-  candidates: readonly Candidate[], tried: ReadonlySet<number>, stats: ChannelStats, model: string, now = Date.now(), random: () => number = Math.random,
+  candidates: readonly Candidate[],
+  tried: ReadonlySet<number>,
+  stats: ChannelStats,
+  model: string,
+  now = Date.now(),
+  random: () => number = Math.random,
 ): number | null {
   let top = -Infinity;
   let cooling: Candidate | null = null;

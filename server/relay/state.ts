@@ -111,19 +111,22 @@ class RoutingCache {
   /** get() without a promise once a table has loaded (null before the first load: get() it). */
   current(): RoutingTable | null {
     if (!this.table) return null;
-    if (Date.now() - this.table.loadedAt >= CACHE_TTL_MS) void this.reload().catch((e) => console.error("routing table reload failed:", e.message));
+    if (Date.now() - this.table.loadedAt >= CACHE_TTL_MS)
+      void this.reload().catch((e) => console.error("routing table reload failed:", e.message));
     return this.table;
   }
 
   reload(): Promise<RoutingTable> {
     if (this.loading) return this.loading;
     const gen = this.generation;
-    const p = this.load().then((t) => {
-      if (gen === this.generation) this.table = t;
-      return t;
-    }).finally(() => {
-      if (this.loading === p) this.loading = null;
-    });
+    const p = this.load()
+      .then((t) => {
+        if (gen === this.generation) this.table = t;
+        return t;
+      })
+      .finally(() => {
+        if (this.loading === p) this.loading = null;
+      });
     this.loading = p;
     return p;
   }
@@ -187,10 +190,16 @@ export function relayState(deps: AppDeps): RelayState {
     writer.start();
     const dialect = dialectOf(deps.db);
     const { database } = deps.config;
-    const topUpDb = dialect === "postgres" && database.kind === "postgres"
-      ? createAsyncCommitPool(database.url, TOP_UP_POOL_SIZE, database.timeouts)
-      : undefined;
-    const ledger = openLedger(deps.db, dialect, writer, { instance: deps.config.instanceId, leaseMs: deps.config.holdLeaseMs, topUpDb, credit: () => creditLimit(deps) });
+    const topUpDb =
+      dialect === "postgres" && database.kind === "postgres"
+        ? createAsyncCommitPool(database.url, TOP_UP_POOL_SIZE, database.timeouts)
+        : undefined;
+    const ledger = openLedger(deps.db, dialect, writer, {
+      instance: deps.config.instanceId,
+      leaseMs: deps.config.holdLeaseMs,
+      topUpDb,
+      credit: () => creditLimit(deps),
+    });
     const tokens = new TokenCache(deps);
     const routing = new RoutingCache(deps);
     const tokenChanges = onTokenChanged(deps, (c) => {

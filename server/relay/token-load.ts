@@ -8,7 +8,10 @@ import type { Token, User } from "../../db/schema.ts";
 import { identifierQuoter, placeholders } from "../../db/dialect.ts";
 import { rawSqlite } from "../../db/index.ts";
 
-export type TokenUser = Pick<User, "id" | "username" | "role" | "status" | "group" | "setting" | "deleted_at" | "quota">;
+export type TokenUser = Pick<
+  User,
+  "id" | "username" | "role" | "status" | "group" | "setting" | "deleted_at" | "quota"
+>;
 
 const USER_COLUMNS = ["id", "username", "role", "status", "group", "setting", "deleted_at", "quota"] as const;
 /** The user's columns come back under this prefix, next to every column of the token's row. */
@@ -40,8 +43,12 @@ function sqliteRead(db: Database): ((key: string) => Loaded) | null {
   let read = sqliteReads.get(raw);
   if (!read) {
     const q = identifierQuoter("sqlite");
-    const token = raw.query<Token, [string]>(`select * from ${q("tokens")} where ${q("key")} = ? and ${q("deleted_at")} is null`);
-    const user = raw.query<TokenUser, [number]>(`select ${USER_COLUMNS.map(q).join(", ")} from ${q("users")} where ${q("id")} = ?`);
+    const token = raw.query<Token, [string]>(
+      `select * from ${q("tokens")} where ${q("key")} = ? and ${q("deleted_at")} is null`,
+    );
+    const user = raw.query<TokenUser, [number]>(
+      `select ${USER_COLUMNS.map(q).join(", ")} from ${q("users")} where ${q("id")} = ?`,
+    );
     read = (key) => {
       const t = token.get(key);
       const u = t && user.get(t.user_id);

@@ -204,13 +204,16 @@ function eachPromptPiece(body: any, add: (piece: string) => void): void {
   for (const k of PROMPT_KEYS) {
     const v = body[k];
     if (typeof v === "string") contentPieces(v, add);
-    else if (Array.isArray(v)) for (const x of v) contentPieces(typeof x === "string" ? x : x?.content ?? x?.text ?? "", add);
+    else if (Array.isArray(v))
+      for (const x of v) contentPieces(typeof x === "string" ? x : (x?.content ?? x?.text ?? ""), add);
   }
-  if (Array.isArray(body.documents)) for (const d of body.documents) contentPieces(typeof d === "string" ? d : d?.text, add);
+  if (Array.isArray(body.documents))
+    for (const d of body.documents) contentPieces(typeof d === "string" ? d : d?.text, add);
   // Gemini: systemInstruction (the REST API also takes system_instruction) and contents[].parts[].text.
   const system = body.systemInstruction ?? body.system_instruction;
   if (Array.isArray(system?.parts)) contentPieces(system.parts, add);
-  if (Array.isArray(body.contents)) for (const c of body.contents) if (Array.isArray(c?.parts)) contentPieces(c.parts, add);
+  if (Array.isArray(body.contents))
+    for (const c of body.contents) if (Array.isArray(c?.parts)) contentPieces(c.parts, add);
 }
 
 /** textOf(content) as pieces (an array's parts a line apart), then a line end. */

@@ -24,7 +24,9 @@ export class WordScan {
   constructor(words: readonly string[]) {
     this.words = [...new Set(words.filter(Boolean))];
     let columns = 0;
-    for (const w of this.words) for (let i = 0; i < w.length; i++) if (this.column[w.charCodeAt(i)] === 0) this.column[w.charCodeAt(i)] = ++columns;
+    for (const w of this.words)
+      for (let i = 0; i < w.length; i++)
+        if (this.column[w.charCodeAt(i)] === 0) this.column[w.charCodeAt(i)] = ++columns;
     this.width = columns + 1;
     this.build();
   }
@@ -61,7 +63,9 @@ export class WordScan {
     for (let q = 0; q < queue.length; q++) {
       const s = queue[q]!;
       if (hit[s] === -1 && s !== 0) hit[s] = hit[fail[s]!]!;
-      if (dense) for (let c = 0; c < this.width; c++) dense[s * this.width + c] = s === 0 ? 0 : dense[fail[s]! * this.width + c]!;
+      if (dense)
+        for (let c = 0; c < this.width; c++)
+          dense[s * this.width + c] = s === 0 ? 0 : dense[fail[s]! * this.width + c]!;
       for (const [c, t] of edges[s]!) {
         fail[t] = s === 0 ? 0 : this.step(edges, fail, fail[s]!, c);
         if (dense) dense[s * this.width + c] = t;

@@ -13,7 +13,10 @@ import { agentGateway, expectBilled, KINDS, type Kind, type Lane } from "./harne
 setTracingDisabled(true);
 
 const gw = agentGateway();
-const MODES = [{ name: "Responses", responses: true, model: "gpt-5.1" }, { name: "chat", responses: false, model: "gpt-4.1-mini" }] as const;
+const MODES = [
+  { name: "Responses", responses: true, model: "gpt-5.1" },
+  { name: "chat", responses: false, model: "gpt-4.1-mini" },
+] as const;
 type Mode = (typeof MODES)[number];
 
 const TOOL_PROMPT = 'Compare the weather. #tool weather {"city":"Paris"} #tool weather {"city":"Rome"}';
@@ -25,7 +28,8 @@ function cell(name: string, mode: Mode, kind: Kind, run: (lane: Lane) => Promise
     const lane = await gw.lane(kind);
     await run(lane);
     expect(lane.mock.answered().length).toBeGreaterThan(0);
-    if (kind === "openai") for (const c of lane.mock.calls()) expect(c.path).toBe(mode.responses ? "/v1/responses" : "/v1/chat/completions");
+    if (kind === "openai")
+      for (const c of lane.mock.calls()) expect(c.path).toBe(mode.responses ? "/v1/responses" : "/v1/chat/completions");
     await expectBilled(gw, lane);
   });
 }
@@ -41,7 +45,14 @@ function expectResultsSent(lane: Lane, calls: number) {
 
 describe("OpenAI Agents SDK", () => {
   for (const mode of MODES) {
-    const runner = (lane: Lane) => new Runner({ modelProvider: new OpenAIProvider({ apiKey: lane.key, baseURL: `${lane.base}/v1`, useResponses: mode.responses }) });
+    const runner = (lane: Lane) =>
+      new Runner({
+        modelProvider: new OpenAIProvider({
+          apiKey: lane.key,
+          baseURL: `${lane.base}/v1`,
+          useResponses: mode.responses,
+        }),
+      });
     for (const kind of KINDS) {
       cell(`${mode.name}: run`, mode, kind, async (lane) => {
         const agent = new Agent({ name: "Greeter", instructions: "Greet.", model: mode.model });
@@ -62,13 +73,20 @@ describe("OpenAI Agents SDK", () => {
       cell(`${mode.name}: tool loop`, mode, kind, async (lane) => {
         const cities: string[] = [];
         const weather = agentTool({
-          name: "weather", description: "The weather in a city", parameters: z.object({ city: z.string() }),
+          name: "weather",
+          description: "The weather in a city",
+          parameters: z.object({ city: z.string() }),
           execute: async ({ city }) => {
             cities.push(city);
             return forecast(city);
           },
         });
-        const agent = new Agent({ name: "Forecaster", instructions: "Use the tools.", model: mode.model, tools: [weather] });
+        const agent = new Agent({
+          name: "Forecaster",
+          instructions: "Use the tools.",
+          model: mode.model,
+          tools: [weather],
+        });
         const r = await runner(lane).run(agent, TOOL_PROMPT, { maxTurns: 5 });
         expect(cities).toEqual(["Paris", "Rome"]);
         expect(r.finalOutput).toContain("rain-14C");
@@ -76,7 +94,12 @@ describe("OpenAI Agents SDK", () => {
       });
 
       cell(`${mode.name}: structured output`, mode, kind, async (lane) => {
-        const agent = new Agent({ name: "Reporter", instructions: "Report.", model: mode.model, outputType: z.object({ city: z.string(), celsius: z.number() }) });
+        const agent = new Agent({
+          name: "Reporter",
+          instructions: "Report.",
+          model: mode.model,
+          outputType: z.object({ city: z.string(), celsius: z.number() }),
+        });
         const r = await runner(lane).run(agent, "The weather in Paris.");
         expect(r.finalOutput).toEqual({ city: "Paris", celsius: 1.5 });
       });
@@ -86,7 +109,14 @@ describe("OpenAI Agents SDK", () => {
 
 describe("LangChain ChatOpenAI", () => {
   for (const mode of MODES) {
-    const chat = (lane: Lane) => new ChatOpenAI({ model: mode.model, apiKey: lane.key, configuration: { baseURL: `${lane.base}/v1` }, useResponsesApi: mode.responses, maxRetries: 0 });
+    const chat = (lane: Lane) =>
+      new ChatOpenAI({
+        model: mode.model,
+        apiKey: lane.key,
+        configuration: { baseURL: `${lane.base}/v1` },
+        useResponsesApi: mode.responses,
+        maxRetries: 0,
+      });
     for (const kind of KINDS) {
       cell(`useResponsesApi ${mode.responses}: invoke`, mode, kind, async (lane) => {
         const m = await chat(lane).invoke("Say hello.");
@@ -101,7 +131,11 @@ describe("LangChain ChatOpenAI", () => {
       });
 
       cell(`useResponsesApi ${mode.responses}: tool loop`, mode, kind, async (lane) => {
-        const weather = lcTool(async ({ city }: { city: string }) => forecast(city), { name: "weather", description: "The weather in a city", schema: z.object({ city: z.string() }) });
+        const weather = lcTool(async ({ city }: { city: string }) => forecast(city), {
+          name: "weather",
+          description: "The weather in a city",
+          schema: z.object({ city: z.string() }),
+        });
         const model = chat(lane).bindTools([weather]);
         const messages: BaseMessage[] = [new HumanMessage(TOOL_PROMPT)];
         const cities: string[] = [];
@@ -120,7 +154,9 @@ describe("LangChain ChatOpenAI", () => {
       });
 
       cell(`useResponsesApi ${mode.responses}: withStructuredOutput`, mode, kind, async (lane) => {
-        const out = await chat(lane).withStructuredOutput(z.object({ city: z.string(), celsius: z.number() })).invoke("The weather in Paris.");
+        const out = await chat(lane)
+          .withStructuredOutput(z.object({ city: z.string(), celsius: z.number() }))
+          .invoke("The weather in Paris.");
         expect(out).toEqual({ city: "Paris", celsius: 1.5 });
       });
     }

@@ -19,7 +19,10 @@ type Provider = (typeof PROVIDERS)[number];
 
 /** The model each provider asks for (priced in the harness; the channel serves it under that name). */
 const MODEL: Record<Provider, string> = {
-  "openai-responses": "gpt-5.1", "openai-chat": "gpt-4.1-mini", anthropic: "claude-sonnet-4-5-20250929", google: "gemini-2.5-flash",
+  "openai-responses": "gpt-5.1",
+  "openai-chat": "gpt-4.1-mini",
+  anthropic: "claude-sonnet-4-5-20250929",
+  google: "gemini-2.5-flash",
 };
 
 function modelFor(provider: Provider, lane: Lane) {
@@ -67,7 +70,12 @@ for (const provider of PROVIDERS) {
       });
 
       cell("streamText", provider, kind, async (lane) => {
-        const r = streamText({ model: modelFor(provider, lane), prompt: "Say hello.", maxRetries: 0, onError: () => {} });
+        const r = streamText({
+          model: modelFor(provider, lane),
+          prompt: "Say hello.",
+          maxRetries: 0,
+          onError: () => {},
+        });
         let text = "";
         for await (const piece of r.textStream) text += piece;
         expect(text).toBe(lane.mock.text);
@@ -78,7 +86,10 @@ for (const provider of PROVIDERS) {
 
       cell("tool loop of three steps", provider, kind, async (lane) => {
         const r = await generateText({
-          model: modelFor(provider, lane), maxRetries: 0, tools: { weather }, stopWhen: stepCountIs(5),
+          model: modelFor(provider, lane),
+          maxRetries: 0,
+          tools: { weather },
+          stopWhen: stepCountIs(5),
           prompt: 'Compare the weather. #tool weather {"city":"Paris"} #tool weather {"city":"Rome"}',
         });
         expect(r.steps.map((s) => s.toolCalls.map((c) => (c.input as any).city))).toEqual([["Paris"], ["Rome"], []]);
@@ -93,7 +104,9 @@ for (const provider of PROVIDERS) {
 
       cell("generateObject", provider, kind, async (lane) => {
         const r = await generateObject({
-          model: modelFor(provider, lane), maxRetries: 0, prompt: "The weather in Paris as JSON.",
+          model: modelFor(provider, lane),
+          maxRetries: 0,
+          prompt: "The weather in Paris as JSON.",
           schema: z.object({ city: z.string(), celsius: z.number(), sunny: z.boolean() }),
         });
         expect(r.object).toEqual({ city: "Paris", celsius: 1.5, sunny: true });

@@ -16,10 +16,16 @@ export const GEMINI_SIMPLE_MODEL = "gemini-3.8-flash";
 
 export async function claude(lane: Lane, prompt: string, work: string, home: string) {
   const run = await runCli("claude", ["-p", prompt, "--output-format", "json"], {
-    cwd: work, timeoutMs: RUN_MS,
+    cwd: work,
+    timeoutMs: RUN_MS,
     env: {
-      HOME: home, ANTHROPIC_BASE_URL: lane.base, ANTHROPIC_API_KEY: lane.key,
-      DISABLE_TELEMETRY: "1", DISABLE_AUTOUPDATER: "1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", DISABLE_ERROR_REPORTING: "1",
+      HOME: home,
+      ANTHROPIC_BASE_URL: lane.base,
+      ANTHROPIC_API_KEY: lane.key,
+      DISABLE_TELEMETRY: "1",
+      DISABLE_AUTOUPDATER: "1",
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+      DISABLE_ERROR_REPORTING: "1",
     },
   });
   let out: any = null;
@@ -33,38 +39,65 @@ export async function codex(lane: Lane, prompt: string, model: string | null, fi
   const t = tempHome("codex");
   for (const [name, text] of Object.entries(files)) writeFile(join(t.work, name), text);
   const codexHome = join(t.home, ".codex");
-  writeFile(join(codexHome, "config.toml"), [
-    'model_provider = "switchyard"',
-    "",
-    "[model_providers.switchyard]",
-    'name = "Switchyard"',
-    `base_url = "${lane.base}/v1"`,
-    'env_key = "SWITCHYARD_API_KEY"',
-    'wire_api = "responses"',
-    "",
-    "[analytics]",
-    "enabled = false",
-    "",
-  ].join("\n"));
+  writeFile(
+    join(codexHome, "config.toml"),
+    [
+      'model_provider = "switchyard"',
+      "",
+      "[model_providers.switchyard]",
+      'name = "Switchyard"',
+      `base_url = "${lane.base}/v1"`,
+      'env_key = "SWITCHYARD_API_KEY"',
+      'wire_api = "responses"',
+      "",
+      "[analytics]",
+      "enabled = false",
+      "",
+    ].join("\n"),
+  );
   const args = ["exec", "--json", "--skip-git-repo-check", ...(model ? ["-m", model] : []), prompt];
-  const run = await runCli("codex", args, { cwd: t.work, timeoutMs: RUN_MS, env: { HOME: t.home, CODEX_HOME: codexHome, SWITCHYARD_API_KEY: lane.key } });
-  const events = run.stdout.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
-  const messages = events.filter((e) => e.type === "item.completed" && e.item?.type === "agent_message").map((e) => e.item.text as string);
+  const run = await runCli("codex", args, {
+    cwd: t.work,
+    timeoutMs: RUN_MS,
+    env: { HOME: t.home, CODEX_HOME: codexHome, SWITCHYARD_API_KEY: lane.key },
+  });
+  const events = run.stdout
+    .split("\n")
+    .filter((l) => l.startsWith("{"))
+    .map((l) => JSON.parse(l));
+  const messages = events
+    .filter((e) => e.type === "item.completed" && e.item?.type === "agent_message")
+    .map((e) => e.item.text as string);
   return { run, events, messages, work: t.work, cleanup: t.cleanup };
 }
 
 export async function gemini(lane: Lane, prompt: string, files: Record<string, string> = {}) {
   const t = tempHome("gemini");
   for (const [name, text] of Object.entries(files)) writeFile(join(t.work, name), text);
-  writeFile(join(t.home, ".gemini", "settings.json"), JSON.stringify({
-    security: { auth: { selectedType: "gemini-api-key" } },
-    general: { disableAutoUpdate: true, disableUpdateNag: true, enableAutoUpdate: false, enableAutoUpdateNotification: false },
-    privacy: { usageStatisticsEnabled: false },
-    telemetry: { enabled: false },
-  }));
+  writeFile(
+    join(t.home, ".gemini", "settings.json"),
+    JSON.stringify({
+      security: { auth: { selectedType: "gemini-api-key" } },
+      general: {
+        disableAutoUpdate: true,
+        disableUpdateNag: true,
+        enableAutoUpdate: false,
+        enableAutoUpdateNotification: false,
+      },
+      privacy: { usageStatisticsEnabled: false },
+      telemetry: { enabled: false },
+    }),
+  );
   const run = await runCli("gemini", ["-p", prompt, "--output-format", "json"], {
-    cwd: t.work, timeoutMs: RUN_MS,
-    env: { HOME: t.home, GEMINI_API_KEY: lane.key, GOOGLE_GEMINI_BASE_URL: lane.base, GEMINI_CLI_NO_RELAUNCH: "true", GEMINI_CLI_TRUST_WORKSPACE: "true" },
+    cwd: t.work,
+    timeoutMs: RUN_MS,
+    env: {
+      HOME: t.home,
+      GEMINI_API_KEY: lane.key,
+      GOOGLE_GEMINI_BASE_URL: lane.base,
+      GEMINI_CLI_NO_RELAUNCH: "true",
+      GEMINI_CLI_TRUST_WORKSPACE: "true",
+    },
   });
   let out: any = null;
   try {

@@ -16,8 +16,14 @@ for (const kind of storageKinds()) {
       fx = await relayFixture(kind);
       claude = startClaudeUpstream();
       gemini = startGeminiUpstream();
-      await fx.option("ModelRatio", JSON.stringify({ "claude-sonnet-4-20250514": 2, "gemini-2.5-flash": 1, "gpt-native": 1 }));
-      await fx.option("CompletionRatio", JSON.stringify({ "claude-sonnet-4-20250514": 5, "gemini-2.5-flash": 4, "gpt-native": 2 }));
+      await fx.option(
+        "ModelRatio",
+        JSON.stringify({ "claude-sonnet-4-20250514": 2, "gemini-2.5-flash": 1, "gpt-native": 1 }),
+      );
+      await fx.option(
+        "CompletionRatio",
+        JSON.stringify({ "claude-sonnet-4-20250514": 5, "gemini-2.5-flash": 4, "gpt-native": 2 }),
+      );
       await fx.option("CacheRatio", JSON.stringify({ "claude-sonnet-4-20250514": 0.1 }));
       await fx.channel({ type: 14, key: "claude-key", base_url: claude.url, models: ["claude-sonnet-4-20250514"] });
       await fx.channel({ type: 24, key: "gemini-key", base_url: gemini.url, models: ["gemini-2.5-flash"] });
@@ -30,7 +36,13 @@ for (const kind of storageKinds()) {
     });
 
     async function send(path: string, headers: Record<string, string>, body: unknown) {
-      const res = await fx.ctx.app.handle(new Request("http://localhost" + path, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) }));
+      const res = await fx.ctx.app.handle(
+        new Request("http://localhost" + path, {
+          method: "POST",
+          headers: { "content-type": "application/json", ...headers },
+          body: JSON.stringify(body),
+        }),
+      );
       const text = await res.text();
       await fx.flush();
       return { status: res.status, text };
@@ -39,7 +51,16 @@ for (const kind of storageKinds()) {
     test("Claude stream on a Claude channel: cache reads and writes billed at their ratios", async () => {
       const user = await fx.user(1_000_000);
       const t = await fx.token(user.id, { remain_quota: 500_000 });
-      const r = await send("/v1/messages", { "x-api-key": t.key }, { model: "claude-sonnet-4-20250514", max_tokens: 100, stream: true, messages: [{ role: "user", content: "hi" }] });
+      const r = await send(
+        "/v1/messages",
+        { "x-api-key": t.key },
+        {
+          model: "claude-sonnet-4-20250514",
+          max_tokens: 100,
+          stream: true,
+          messages: [{ role: "user", content: "hi" }],
+        },
+      );
       expect(r.status).toBe(200);
       expect(r.text).toContain("event: message_stop");
       // 2 × (12 + 3 × 0.1 + 2 × 1.25 + 7 × 5) = 99.6
@@ -47,13 +68,22 @@ for (const kind of storageKinds()) {
       expect((await tokenRow(fx, t.id)).remain_quota).toBe(500_000 - cost);
       expect((await userRow(fx, user.id)).quota).toBe(1_000_000 - cost);
       const [log] = await logsOf(fx, user.id);
-      expect([log!.quota, log!.prompt_tokens, log!.completion_tokens, Boolean(log!.is_stream)]).toEqual([cost, 17, 7, true]);
+      expect([log!.quota, log!.prompt_tokens, log!.completion_tokens, Boolean(log!.is_stream)]).toEqual([
+        cost,
+        17,
+        7,
+        true,
+      ]);
     });
 
     test("Gemini generateContent on an OpenAI channel: billed from the OpenAI usage", async () => {
       const user = await fx.user(1_000_000);
       const t = await fx.token(user.id);
-      const r = await send("/v1beta/models/gpt-native:generateContent", { "x-goog-api-key": t.key }, { contents: [{ role: "user", parts: [{ text: "hi" }] }] });
+      const r = await send(
+        "/v1beta/models/gpt-native:generateContent",
+        { "x-goog-api-key": t.key },
+        { contents: [{ role: "user", parts: [{ text: "hi" }] }] },
+      );
       expect(r.status).toBe(200);
       expect(JSON.parse(r.text).usageMetadata).toMatchObject({ promptTokenCount: 10, candidatesTokenCount: 20 });
       const [log] = await logsOf(fx, user.id);
@@ -65,10 +95,20 @@ for (const kind of storageKinds()) {
       const user = await fx.user(1_000_000);
       const t = await fx.token(user.id, { remain_quota: 500_000 });
       await fx.channel({ type: 14, key: "wrong", base_url: claude.url, models: ["claude-refused"] });
-      await fx.option("ModelRatio", JSON.stringify({ ...fx.ctx.deps.options.json("ModelRatio", {}), "claude-refused": 1 }));
-      const r = await send("/v1/messages", { authorization: `Bearer ${t.key}` }, { model: "claude-refused", max_tokens: 100, messages: [{ role: "user", content: "hi" }] });
+      await fx.option(
+        "ModelRatio",
+        JSON.stringify({ ...fx.ctx.deps.options.json("ModelRatio", {}), "claude-refused": 1 }),
+      );
+      const r = await send(
+        "/v1/messages",
+        { authorization: `Bearer ${t.key}` },
+        { model: "claude-refused", max_tokens: 100, messages: [{ role: "user", content: "hi" }] },
+      );
       expect(r.status).toBe(401);
-      expect(JSON.parse(r.text)).toEqual({ type: "error", error: { type: "authentication_error", message: "invalid x-api-key" } });
+      expect(JSON.parse(r.text)).toEqual({
+        type: "error",
+        error: { type: "authentication_error", message: "invalid x-api-key" },
+      });
       expect((await tokenRow(fx, t.id)).remain_quota).toBe(500_000);
       expect((await userRow(fx, user.id)).quota).toBe(1_000_000);
     });
@@ -82,8 +122,20 @@ describe("global.pass_through_request_enabled", () => {
     fx = await relayFixture("sqlite");
     claude = startClaudeUpstream();
     await fx.option("ModelRatio", JSON.stringify({ "gpt-pass": 1, "claude-pass": 1 }));
-    await fx.channel({ type: 1, base_url: fx.mock.url, models: ["gpt-pass"], model_mapping: { "gpt-pass": "gpt-mapped" }, param_override: { temperature: 0 } });
-    await fx.channel({ type: 14, key: "claude-key", base_url: claude.url, models: ["claude-pass"], model_mapping: { "claude-pass": "claude-mapped" } });
+    await fx.channel({
+      type: 1,
+      base_url: fx.mock.url,
+      models: ["gpt-pass"],
+      model_mapping: { "gpt-pass": "gpt-mapped" },
+      param_override: { temperature: 0 },
+    });
+    await fx.channel({
+      type: 14,
+      key: "claude-key",
+      base_url: claude.url,
+      models: ["claude-pass"],
+      model_mapping: { "claude-pass": "claude-mapped" },
+    });
   });
   afterAll(async () => {
     claude.stop();
@@ -93,13 +145,27 @@ describe("global.pass_through_request_enabled", () => {
   test("off: model mapping and overrides apply; on: the body goes upstream exactly as the client sent it", async () => {
     const user = await fx.user(1_000_000);
     const t = await fx.token(user.id);
-    const body = { model: "gpt-pass", messages: [{ role: "user", content: "hi" }], stream: true, vendor_extension: { a: 1 } };
+    const body = {
+      model: "gpt-pass",
+      messages: [{ role: "user", content: "hi" }],
+      stream: true,
+      vendor_extension: { a: 1 },
+    };
     await (await fx.call("/v1/chat/completions", t.key, body)).text();
-    expect(fx.mock.seen.at(-1)!.body).toMatchObject({ model: "gpt-mapped", temperature: 0, stream_options: { include_usage: true } });
+    expect(fx.mock.seen.at(-1)!.body).toMatchObject({
+      model: "gpt-mapped",
+      temperature: 0,
+      stream_options: { include_usage: true },
+    });
     await fx.option("global.pass_through_request_enabled", "true");
     await (await fx.call("/v1/chat/completions", t.key, body)).text();
     expect(fx.mock.seen.at(-1)!.body).toEqual(body);
-    const claudeBody = { model: "claude-pass", max_tokens: 10, messages: [{ role: "user", content: "hi" }], metadata: { user_id: "u" } };
+    const claudeBody = {
+      model: "claude-pass",
+      max_tokens: 10,
+      messages: [{ role: "user", content: "hi" }],
+      metadata: { user_id: "u" },
+    };
     const res = await fx.call("/v1/messages", t.key, claudeBody);
     expect(res.status).toBe(200);
     expect(JSON.parse(claude.last().raw)).toEqual(claudeBody);

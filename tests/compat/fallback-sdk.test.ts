@@ -25,13 +25,37 @@ beforeAll(async () => {
   fx = await relayFixture("sqlite");
   down = startMockUpstream({ failStatus: 503 });
   claude = startClaudeUpstream();
-  tooLong = Bun.serve({ port: 0, fetch: () => Response.json({ type: "error", error: { type: "invalid_request_error", message: "prompt is too long: 210000 tokens > 200000 maximum" } }, { status: 400 }) });
-  await fx.option("ModelRatio", JSON.stringify({ "sdk-big": 10, "sdk-small": 1, "claude-opus-4-1": 10, "claude-sonnet-4-20250514": 2 }));
-  await fx.option("CompletionRatio", JSON.stringify({ "sdk-big": 1, "sdk-small": 1, "claude-opus-4-1": 5, "claude-sonnet-4-20250514": 5 }));
-  await fx.option("ModelFallbacks", JSON.stringify({ "sdk-big": ["sdk-small"], "claude-opus-4-1": ["claude-sonnet-4-20250514"] }));
+  tooLong = Bun.serve({
+    port: 0,
+    fetch: () =>
+      Response.json(
+        {
+          type: "error",
+          error: { type: "invalid_request_error", message: "prompt is too long: 210000 tokens > 200000 maximum" },
+        },
+        { status: 400 },
+      ),
+  });
+  await fx.option(
+    "ModelRatio",
+    JSON.stringify({ "sdk-big": 10, "sdk-small": 1, "claude-opus-4-1": 10, "claude-sonnet-4-20250514": 2 }),
+  );
+  await fx.option(
+    "CompletionRatio",
+    JSON.stringify({ "sdk-big": 1, "sdk-small": 1, "claude-opus-4-1": 5, "claude-sonnet-4-20250514": 5 }),
+  );
+  await fx.option(
+    "ModelFallbacks",
+    JSON.stringify({ "sdk-big": ["sdk-small"], "claude-opus-4-1": ["claude-sonnet-4-20250514"] }),
+  );
   await fx.channel({ base_url: down.url, models: ["sdk-big"] });
   await fx.channel({ base_url: fx.mock.url, models: ["sdk-small"] });
-  await fx.channel({ type: 14, key: "claude-key", base_url: `http://127.0.0.1:${tooLong.port}`, models: ["claude-opus-4-1"] });
+  await fx.channel({
+    type: 14,
+    key: "claude-key",
+    base_url: `http://127.0.0.1:${tooLong.port}`,
+    models: ["claude-opus-4-1"],
+  });
   await fx.channel({ type: 14, key: "claude-key", base_url: claude.url, models: ["claude-sonnet-4-20250514"] });
   const user = await fx.user(QUOTA);
   userId = user.id;
@@ -39,8 +63,18 @@ beforeAll(async () => {
   tokenId = token.id;
   server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (req) => fx.ctx.app.handle(req) });
   // The test preload registers a DOM (for console tests), which the SDKs take for a browser.
-  openai = new OpenAI({ apiKey: token.key, baseURL: `http://127.0.0.1:${server.port}/v1`, maxRetries: 0, dangerouslyAllowBrowser: true });
-  anthropic = new Anthropic({ apiKey: token.key, baseURL: `http://127.0.0.1:${server.port}`, maxRetries: 0, dangerouslyAllowBrowser: true });
+  openai = new OpenAI({
+    apiKey: token.key,
+    baseURL: `http://127.0.0.1:${server.port}/v1`,
+    maxRetries: 0,
+    dangerouslyAllowBrowser: true,
+  });
+  anthropic = new Anthropic({
+    apiKey: token.key,
+    baseURL: `http://127.0.0.1:${server.port}`,
+    maxRetries: 0,
+    dangerouslyAllowBrowser: true,
+  });
 });
 
 afterAll(async () => {
@@ -59,7 +93,10 @@ async function lastLog() {
 describe("openai SDK", () => {
   test("chat: the requested model's channels are down; the fallback answers, billed at its price", async () => {
     const before = (await tokenRow(fx, tokenId)).remain_quota;
-    const r = await openai.chat.completions.create({ model: "sdk-big", messages: [{ role: "user", content: "hello" }] });
+    const r = await openai.chat.completions.create({
+      model: "sdk-big",
+      messages: [{ role: "user", content: "hello" }],
+    });
     expect(r.choices[0].message.content).toBe("Hello world!");
     const log = await lastLog();
     expect(log.model_name).toBe("sdk-small");
@@ -69,7 +106,11 @@ describe("openai SDK", () => {
   });
 
   test("chat, streamed with usage: the stream comes from the fallback", async () => {
-    const stream = openai.chat.completions.stream({ model: "sdk-big", stream_options: { include_usage: true }, messages: [{ role: "user", content: "hello" }] });
+    const stream = openai.chat.completions.stream({
+      model: "sdk-big",
+      stream_options: { include_usage: true },
+      messages: [{ role: "user", content: "hello" }],
+    });
     const final = await stream.finalChatCompletion();
     expect(final.choices[0].message.content).toBe("Hello world!");
     expect(final.usage?.total_tokens).toBe(30);
@@ -79,13 +120,25 @@ describe("openai SDK", () => {
 
 describe("anthropic SDK", () => {
   test("messages: 'prompt is too long' on the requested model; the fallback's Claude answer, plain and streamed", async () => {
-    const msg = await anthropic.messages.create({ model: "claude-opus-4-1", max_tokens: 100, messages: [{ role: "user", content: "Hi" }] });
+    const msg = await anthropic.messages.create({
+      model: "claude-opus-4-1",
+      max_tokens: 100,
+      messages: [{ role: "user", content: "Hi" }],
+    });
     expect(msg.type).toBe("message");
     expect(msg.model).toBe("claude-sonnet-4-20250514");
     expect(claude.last().body.model).toBe("claude-sonnet-4-20250514");
     const plain = await lastLog();
-    expect(JSON.parse(plain.other).fallback).toMatchObject({ requested: "claude-opus-4-1", served: "claude-sonnet-4-20250514", reason: "context_length_exceeded" });
-    const stream = anthropic.messages.stream({ model: "claude-opus-4-1", max_tokens: 100, messages: [{ role: "user", content: "Hi" }] });
+    expect(JSON.parse(plain.other).fallback).toMatchObject({
+      requested: "claude-opus-4-1",
+      served: "claude-sonnet-4-20250514",
+      reason: "context_length_exceeded",
+    });
+    const stream = anthropic.messages.stream({
+      model: "claude-opus-4-1",
+      max_tokens: 100,
+      messages: [{ role: "user", content: "Hi" }],
+    });
     const final = await stream.finalMessage();
     expect(final.content[0].type).toBe("text");
     expect((await lastLog()).model_name).toBe("claude-sonnet-4-20250514");

@@ -17,7 +17,11 @@ let tokenId: number;
 let userId: number;
 let base: string;
 
-const weatherDecl = { name: "get_weather", description: "Weather by city", parameters: { type: Type.OBJECT, properties: { city: { type: Type.STRING } }, required: ["city"] } };
+const weatherDecl = {
+  name: "get_weather",
+  description: "Weather by city",
+  parameters: { type: Type.OBJECT, properties: { city: { type: Type.STRING } }, required: ["city"] },
+};
 
 beforeAll(async () => {
   fx = await relayFixture("sqlite");
@@ -26,9 +30,21 @@ beforeAll(async () => {
   const models = ["gemini-2.5-flash", "gemini-alias", "gpt-via-gemini-api", "claude-via-gemini-api"];
   await fx.option("ModelRatio", JSON.stringify(Object.fromEntries(models.map((m) => [m, 1]))));
   await fx.option("CompletionRatio", JSON.stringify(Object.fromEntries(models.map((m) => [m, 4]))));
-  await fx.channel({ type: 24, key: "gemini-key", base_url: gemini.url, models: ["gemini-2.5-flash", "gemini-alias"], model_mapping: { "gemini-alias": "gemini-2.0-flash" } });
+  await fx.channel({
+    type: 24,
+    key: "gemini-key",
+    base_url: gemini.url,
+    models: ["gemini-2.5-flash", "gemini-alias"],
+    model_mapping: { "gemini-alias": "gemini-2.0-flash" },
+  });
   await fx.channel({ type: 1, base_url: fx.mock.url, models: ["gpt-via-gemini-api"] });
-  await fx.channel({ type: 14, key: "claude-key", base_url: claude.url, models: ["claude-via-gemini-api"], model_mapping: { "claude-via-gemini-api": "claude-sonnet-4-20250514" } });
+  await fx.channel({
+    type: 14,
+    key: "claude-key",
+    base_url: claude.url,
+    models: ["claude-via-gemini-api"],
+    model_mapping: { "claude-via-gemini-api": "claude-sonnet-4-20250514" },
+  });
   const user = await fx.user(50_000_000);
   userId = user.id;
   const t = await fx.token(user.id);
@@ -49,7 +65,11 @@ afterAll(async () => {
 
 describe("Gemini channel (same format)", () => {
   test("generateContent passes the body through to the mapped model", async () => {
-    const res = await ai.models.generateContent({ model: "gemini-alias", contents: "Hi", config: { temperature: 0.5, systemInstruction: "Be brief." } });
+    const res = await ai.models.generateContent({
+      model: "gemini-alias",
+      contents: "Hi",
+      config: { temperature: 0.5, systemInstruction: "Be brief." },
+    });
     expect(gemini.last().path).toBe("/v1beta/models/gemini-2.0-flash:generateContent");
     expect(gemini.last().headers["x-goog-api-key"]).toBe("gemini-key");
     expect(gemini.last().body.contents).toEqual([{ role: "user", parts: [{ text: "Hi" }] }]);
@@ -81,9 +101,16 @@ describe("Gemini channel (same format)", () => {
 
 describe("OpenAI-format channel (converted)", () => {
   test("generateContent", async () => {
-    const res = await ai.models.generateContent({ model: "gpt-via-gemini-api", contents: "Hi", config: { systemInstruction: "sys", maxOutputTokens: 40 } });
+    const res = await ai.models.generateContent({
+      model: "gpt-via-gemini-api",
+      contents: "Hi",
+      config: { systemInstruction: "sys", maxOutputTokens: 40 },
+    });
     const sent = fx.mock.seen.at(-1)!.body;
-    expect(sent.messages).toEqual([{ role: "system", content: "sys" }, { role: "user", content: "Hi" }]);
+    expect(sent.messages).toEqual([
+      { role: "system", content: "sys" },
+      { role: "user", content: "Hi" },
+    ]);
     expect(sent.max_tokens).toBe(40);
     expect(res.text).toBe("Hello world!");
     expect(res.candidates?.[0]?.finishReason).toBe("STOP" as any);
@@ -92,8 +119,12 @@ describe("OpenAI-format channel (converted)", () => {
 
   test("function calling, and the function response sent back", async () => {
     const res = await ai.models.generateContent({
-      model: "gpt-via-gemini-api", contents: "Weather?",
-      config: { tools: [{ functionDeclarations: [weatherDecl] }], toolConfig: { functionCallingConfig: { mode: FunctionCallingConfigMode.ANY } } },
+      model: "gpt-via-gemini-api",
+      contents: "Weather?",
+      config: {
+        tools: [{ functionDeclarations: [weatherDecl] }],
+        toolConfig: { functionCallingConfig: { mode: FunctionCallingConfigMode.ANY } },
+      },
     });
     expect(fx.mock.seen.at(-1)!.body.tool_choice).toBe("required");
     expect(res.functionCalls).toEqual([{ name: "get_weather", args: { city: "Paris" } }]);
@@ -106,13 +137,19 @@ describe("OpenAI-format channel (converted)", () => {
       ],
     });
     const msgs = fx.mock.seen.at(-1)!.body.messages;
-    expect(msgs[1].tool_calls[0].function).toEqual({ name: "get_weather", arguments: "{\"city\":\"Paris\"}" });
-    expect(msgs[2]).toEqual({ role: "tool", tool_call_id: msgs[1].tool_calls[0].id, name: "get_weather", content: "{\"temp\":18}" });
+    expect(msgs[1].tool_calls[0].function).toEqual({ name: "get_weather", arguments: '{"city":"Paris"}' });
+    expect(msgs[2]).toEqual({
+      role: "tool",
+      tool_call_id: msgs[1].tool_calls[0].id,
+      name: "get_weather",
+      content: '{"temp":18}',
+    });
   });
 
   test("stream text ends with finish reason and usage", async () => {
     const chunks: any[] = [];
-    for await (const c of await ai.models.generateContentStream({ model: "gpt-via-gemini-api", contents: "Hi" })) chunks.push(c);
+    for await (const c of await ai.models.generateContentStream({ model: "gpt-via-gemini-api", contents: "Hi" }))
+      chunks.push(c);
     expect(chunks.map((c) => c.text ?? "").join("")).toBe("Hello world!");
     expect(chunks.at(-1).candidates[0].finishReason).toBe("STOP");
     expect(chunks.at(-1).usageMetadata).toMatchObject({ promptTokenCount: 10, candidatesTokenCount: 20 });
@@ -120,7 +157,11 @@ describe("OpenAI-format channel (converted)", () => {
 
   test("stream function call arrives whole", async () => {
     const calls: any[] = [];
-    for await (const c of await ai.models.generateContentStream({ model: "gpt-via-gemini-api", contents: "Weather?", config: { tools: [{ functionDeclarations: [weatherDecl] }] } })) {
+    for await (const c of await ai.models.generateContentStream({
+      model: "gpt-via-gemini-api",
+      contents: "Weather?",
+      config: { tools: [{ functionDeclarations: [weatherDecl] }] },
+    })) {
       calls.push(...(c.functionCalls ?? []));
     }
     expect(calls).toEqual([{ name: "get_weather", args: { city: "Paris" } }]);
@@ -134,7 +175,8 @@ describe("Claude channel (converted)", () => {
     expect(claude.last().body.messages).toEqual([{ role: "user", content: [{ type: "text", text: "Hi" }] }]);
     expect(res.text).toBe("Hello from Claude.");
     let text = "";
-    for await (const c of await ai.models.generateContentStream({ model: "claude-via-gemini-api", contents: "Hi" })) text += c.text ?? "";
+    for await (const c of await ai.models.generateContentStream({ model: "claude-via-gemini-api", contents: "Hi" }))
+      text += c.text ?? "";
     expect(text).toBe("Hello from Claude.");
   });
 });
@@ -154,10 +196,16 @@ describe("countTokens", () => {
 
 describe("errors in Gemini's format", () => {
   test("a bad key is a Gemini error body; ?key= works like the header", async () => {
-    const res = await fetch(`${base}/v1beta/models/gemini-2.5-flash:generateContent?key=sk-wrong`, { method: "POST", body: JSON.stringify({ contents: [{ parts: [{ text: "x" }] }] }) });
+    const res = await fetch(`${base}/v1beta/models/gemini-2.5-flash:generateContent?key=sk-wrong`, {
+      method: "POST",
+      body: JSON.stringify({ contents: [{ parts: [{ text: "x" }] }] }),
+    });
     expect(res.status).toBe(401);
     expect(await res.json()).toEqual({ error: { code: 401, message: "invalid API key", status: "UNAUTHENTICATED" } });
-    const ok = await fetch(`${base}/v1beta/models/gemini-2.5-flash:generateContent?key=${key}`, { method: "POST", body: JSON.stringify({ contents: [{ parts: [{ text: "x" }] }] }) });
+    const ok = await fetch(`${base}/v1beta/models/gemini-2.5-flash:generateContent?key=${key}`, {
+      method: "POST",
+      body: JSON.stringify({ contents: [{ parts: [{ text: "x" }] }] }),
+    });
     expect(ok.status).toBe(200);
   });
 
@@ -166,13 +214,29 @@ describe("errors in Gemini's format", () => {
     await fx.flush();
     const before = (await tokenRow(fx, tokenId)).remain_quota;
     const calls = gemini.requests.length;
-    const empty = await fetch(`${base}/v1beta/models/gemini-2.5-flash:generateContent`, { method: "POST", headers: { "x-goog-api-key": key }, body: JSON.stringify({ contents: [] }) });
+    const empty = await fetch(`${base}/v1beta/models/gemini-2.5-flash:generateContent`, {
+      method: "POST",
+      headers: { "x-goog-api-key": key },
+      body: JSON.stringify({ contents: [] }),
+    });
     expect(empty.status).toBe(400);
     expect(((await empty.json()) as any).error.status).toBe("INVALID_ARGUMENT");
-    const method = await fetch(`${base}/v1beta/models/gemini-2.5-flash:predictLongRunning`, { method: "POST", headers: { "x-goog-api-key": key }, body: "{}" });
+    const method = await fetch(`${base}/v1beta/models/gemini-2.5-flash:predictLongRunning`, {
+      method: "POST",
+      headers: { "x-goog-api-key": key },
+      body: "{}",
+    });
     expect(method.status).toBe(501);
-    expect(((await method.json()) as any).error).toEqual({ code: 501, message: "method predictLongRunning is not supported by this gateway", status: "UNIMPLEMENTED" });
-    const embed = await fetch(`${base}/v1beta/models/gemini-2.5-flash:embedContent`, { method: "POST", headers: { "x-goog-api-key": key }, body: "{}" });
+    expect(((await method.json()) as any).error).toEqual({
+      code: 501,
+      message: "method predictLongRunning is not supported by this gateway",
+      status: "UNIMPLEMENTED",
+    });
+    const embed = await fetch(`${base}/v1beta/models/gemini-2.5-flash:embedContent`, {
+      method: "POST",
+      headers: { "x-goog-api-key": key },
+      body: "{}",
+    });
     expect(embed.status).toBe(400);
     expect(((await embed.json()) as any).error.status).toBe("INVALID_ARGUMENT");
     expect(gemini.requests.length).toBe(calls);

@@ -20,7 +20,12 @@ beforeAll(async () => {
   userId = user.id;
   const token = await fx.token(user.id);
   // The test preload registers a DOM globally, which the SDK would take for a browser.
-  client = new OpenAI({ apiKey: token.key, baseURL: `http://127.0.0.1:${app.server!.port}/v1`, maxRetries: 0, dangerouslyAllowBrowser: true });
+  client = new OpenAI({
+    apiKey: token.key,
+    baseURL: `http://127.0.0.1:${app.server!.port}/v1`,
+    maxRetries: 0,
+    dangerouslyAllowBrowser: true,
+  });
 });
 
 afterAll(async () => {
@@ -30,14 +35,20 @@ afterAll(async () => {
 
 describe("openai SDK", () => {
   test("chat, plain", async () => {
-    const r = await client.chat.completions.create({ model: "compat-chat", messages: [{ role: "user", content: "hello" }] });
+    const r = await client.chat.completions.create({
+      model: "compat-chat",
+      messages: [{ role: "user", content: "hello" }],
+    });
     expect(r.choices[0].message.content).toBe("Hello world!");
     expect(r.usage?.total_tokens).toBe(30);
   });
 
   test("chat, streamed with usage", async () => {
     const stream = await client.chat.completions.create({
-      model: "compat-chat", stream: true, stream_options: { include_usage: true }, messages: [{ role: "user", content: "hello" }],
+      model: "compat-chat",
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [{ role: "user", content: "hello" }],
     });
     let text = "";
     let usage: OpenAI.CompletionUsage | null | undefined;
@@ -50,14 +61,27 @@ describe("openai SDK", () => {
   });
 
   test("chat with tools, plain and streamed", async () => {
-    const tools: OpenAI.ChatCompletionTool[] = [{ type: "function", function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } } }];
-    const r = await client.chat.completions.create({ model: "compat-chat", tools, messages: [{ role: "user", content: "weather?" }] });
+    const tools: OpenAI.ChatCompletionTool[] = [
+      {
+        type: "function",
+        function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } },
+      },
+    ];
+    const r = await client.chat.completions.create({
+      model: "compat-chat",
+      tools,
+      messages: [{ role: "user", content: "weather?" }],
+    });
     const call = r.choices[0].message.tool_calls?.[0] as any;
     expect(call.function.name).toBe("get_weather");
     expect(JSON.parse(call.function.arguments)).toEqual({ city: "Paris" });
-    const stream = client.chat.completions.stream({ model: "compat-chat", tools, messages: [{ role: "user", content: "weather?" }] });
+    const stream = client.chat.completions.stream({
+      model: "compat-chat",
+      tools,
+      messages: [{ role: "user", content: "weather?" }],
+    });
     const final = await stream.finalChatCompletion();
-    expect((final.choices[0].message.tool_calls![0] as any).function.arguments).toBe("{\"city\":\"Paris\"}");
+    expect((final.choices[0].message.tool_calls![0] as any).function.arguments).toBe('{"city":"Paris"}');
   });
 
   test("completions and embeddings", async () => {
@@ -75,11 +99,20 @@ describe("openai SDK", () => {
   });
 
   test("errors arrive as typed SDK errors with the gateway's message", async () => {
-    const bad = new OpenAI({ apiKey: "sk-wrong", baseURL: client.baseURL, maxRetries: 0, dangerouslyAllowBrowser: true });
-    const e1 = await bad.chat.completions.create({ model: "compat-chat", messages: [{ role: "user", content: "x" }] }).catch((e) => e);
+    const bad = new OpenAI({
+      apiKey: "sk-wrong",
+      baseURL: client.baseURL,
+      maxRetries: 0,
+      dangerouslyAllowBrowser: true,
+    });
+    const e1 = await bad.chat.completions
+      .create({ model: "compat-chat", messages: [{ role: "user", content: "x" }] })
+      .catch((e) => e);
     expect(e1).toBeInstanceOf(OpenAI.AuthenticationError);
     expect(e1.status).toBe(401);
-    const e2 = await client.chat.completions.create({ model: "no-such-model", messages: [{ role: "user", content: "x" }] }).catch((e) => e);
+    const e2 = await client.chat.completions
+      .create({ model: "no-such-model", messages: [{ role: "user", content: "x" }] })
+      .catch((e) => e);
     expect(e2).toBeInstanceOf(OpenAI.NotFoundError);
     expect(e2.status).toBe(404);
     expect(e2.code).toBe("model_not_found");

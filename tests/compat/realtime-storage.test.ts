@@ -59,11 +59,16 @@ for (const kind of storageKinds()) {
       await Bun.sleep(50);
       await fx.flush();
       const logs = await logsOf(fx, user.id);
-      expect(logs.map((l) => [l.quota, Boolean(l.is_stream)])).toEqual([[RT_QUOTA, true], [RT_QUOTA, true], [RT_QUOTA, true]]);
+      expect(logs.map((l) => [l.quota, Boolean(l.is_stream)])).toEqual([
+        [RT_QUOTA, true],
+        [RT_QUOTA, true],
+        [RT_QUOTA, true],
+      ]);
       expect(Number((await userRow(fx, user.id)).quota)).toBe(5_000_000 - 3 * RT_QUOTA);
       const t = await tokenRow(fx, token.id);
       expect([Number(t.remain_quota), Number(t.used_quota)]).toEqual([1_000_000 - 3 * RT_QUOTA, 3 * RT_QUOTA]);
-      if (kind !== "sqlite") expect((await fx.ctx.deps.db.selectFrom("quota_holds").selectAll().execute()).length).toBe(0);
+      if (kind !== "sqlite")
+        expect((await fx.ctx.deps.db.selectFrom("quota_holds").selectAll().execute()).length).toBe(0);
     });
 
     test("a balance that cannot hold the next response ends the session after paying for the last; no event of the client's goes upstream unheld", async () => {
@@ -80,7 +85,8 @@ for (const kind of storageKinds()) {
       await fx.flush();
       expect((await logsOf(fx, user.id)).map((l) => l.quota)).toEqual([RT_QUOTA]);
       expect(Number((await userRow(fx, user.id)).quota)).toBe(HOLD - 1);
-      if (kind !== "sqlite") expect((await fx.ctx.deps.db.selectFrom("quota_holds").selectAll().execute()).length).toBe(0);
+      if (kind !== "sqlite")
+        expect((await fx.ctx.deps.db.selectFrom("quota_holds").selectAll().execute()).length).toBe(0);
     });
   });
 }

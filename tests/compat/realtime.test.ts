@@ -10,7 +10,10 @@ import { OpenAIRealtimeWS } from "openai/realtime/ws";
 import { relayFixture, logsOf, userRow, type RelayFixture } from "../relay/fixtures.ts";
 import { RT_CANCELLED_USAGE, RT_USAGE, startRealtimeUpstream, type RealtimeMock } from "../mocks/realtime-upstream.ts";
 
-const TLS = { key: await Bun.file(`${import.meta.dir}/../helpers/tls/localhost.key`).text(), cert: await Bun.file(`${import.meta.dir}/../helpers/tls/localhost.crt`).text() };
+const TLS = {
+  key: await Bun.file(`${import.meta.dir}/../helpers/tls/localhost.key`).text(),
+  cert: await Bun.file(`${import.meta.dir}/../helpers/tls/localhost.crt`).text(),
+};
 
 let fx: RelayFixture;
 let up: RealtimeMock;
@@ -31,8 +34,20 @@ beforeAll(async () => {
   await fx.option("CompletionRatio", each(2));
   await fx.option("AudioRatio", each(8));
   await fx.option("AudioCompletionRatio", each(2));
-  await fx.channel({ type: 1, key: "sk-rt-channel", base_url: up.url, models: ["rt-openai", "rt-broke", "rt-slow"], model_mapping: { "rt-openai": "gpt-realtime", "rt-slow": "gpt-realtime-slow" } });
-  const azure = await fx.channel({ type: 3, key: "azure-rt-key", base_url: up.url, models: ["rt-azure"], model_mapping: { "rt-azure": "gpt-4o-realtime-preview" } });
+  await fx.channel({
+    type: 1,
+    key: "sk-rt-channel",
+    base_url: up.url,
+    models: ["rt-openai", "rt-broke", "rt-slow"],
+    model_mapping: { "rt-openai": "gpt-realtime", "rt-slow": "gpt-realtime-slow" },
+  });
+  const azure = await fx.channel({
+    type: 3,
+    key: "azure-rt-key",
+    base_url: up.url,
+    models: ["rt-azure"],
+    model_mapping: { "rt-azure": "gpt-4o-realtime-preview" },
+  });
   await fx.ctx.deps.db.updateTable("channels").set({ other: "2025-04-01-preview" }).where("id", "=", azure).execute();
   const app = fx.ctx.app.listen({ port: 0, hostname: "127.0.0.1", tls: TLS } as any);
   base = `https://127.0.0.1:${app.server!.port}`;
@@ -75,7 +90,11 @@ describe("the openai SDK's realtime client (OpenAIRealtimeWS, key in Authorizati
     rt.send({ type: "response.create" } as any);
     await next(rt, "response.done");
     rt.close();
-    expect(up.received.slice(sent).map((e) => e.type)).toEqual(["session.update", "response.create", "response.create"]);
+    expect(up.received.slice(sent).map((e) => e.type)).toEqual([
+      "session.update",
+      "response.create",
+      "response.create",
+    ]);
     const upgrade = up.upgrades.at(-1)!;
     expect(upgrade).toMatchObject({ path: "/v1/realtime?model=gpt-realtime", authorization: "Bearer sk-rt-channel" });
     expect(errors).toEqual([]);
@@ -83,10 +102,20 @@ describe("the openai SDK's realtime client (OpenAIRealtimeWS, key in Authorizati
     await Bun.sleep(50);
     await fx.flush();
     const logs = await logsOf(fx, user.id);
-    expect(logs.map((l) => [l.type, l.model_name, l.quota, l.prompt_tokens, l.completion_tokens, Boolean(l.is_stream)])).toEqual([
-      [2, "rt-openai", RT_QUOTA, 120, 150, true], [2, "rt-openai", RT_QUOTA, 120, 150, true],
+    expect(
+      logs.map((l) => [l.type, l.model_name, l.quota, l.prompt_tokens, l.completion_tokens, Boolean(l.is_stream)]),
+    ).toEqual([
+      [2, "rt-openai", RT_QUOTA, 120, 150, true],
+      [2, "rt-openai", RT_QUOTA, 120, 150, true],
     ]);
-    expect(JSON.parse(logs[0]!.other!)).toMatchObject({ realtime: true, audio_ratio: 8, audio_completion_ratio: 2, audio_input: 80, audio_output: 120, upstream_model_name: "gpt-realtime" });
+    expect(JSON.parse(logs[0]!.other!)).toMatchObject({
+      realtime: true,
+      audio_ratio: 8,
+      audio_completion_ratio: 2,
+      audio_input: 80,
+      audio_output: 120,
+      upstream_model_name: "gpt-realtime",
+    });
     // Everything held for the next response went back when the session ended.
     expect(Number((await userRow(fx, user.id)).quota)).toBe(1_000_000 - 2 * RT_QUOTA);
   });
@@ -96,25 +125,46 @@ describe("a plain websocket with the browser's subprotocol key, on an Azure chan
   test("the subprotocol 'realtime' is chosen, the key never echoed; Azure gets its deployment and api-key", async () => {
     const { user, key } = await funded(1_000_000);
     const ws = new WebSocket(`${base.replace("https", "wss")}/v1/realtime?model=rt-azure`, {
-      protocols: ["realtime", `openai-insecure-api-key.${key}`, "openai-beta.realtime-v1"], tls: { rejectUnauthorized: false },
+      protocols: ["realtime", `openai-insecure-api-key.${key}`, "openai-beta.realtime-v1"],
+      tls: { rejectUnauthorized: false },
     } as any);
     const events: any[] = [];
-    const seen = (type: string) => new Promise<any>((resolve) => ws.addEventListener("message", (m) => {
-      const ev = JSON.parse(String(m.data));
-      if (ev.type === type) resolve(ev);
-    }));
+    const seen = (type: string) =>
+      new Promise<any>((resolve) =>
+        ws.addEventListener("message", (m) => {
+          const ev = JSON.parse(String(m.data));
+          if (ev.type === type) resolve(ev);
+        }),
+      );
     ws.addEventListener("message", (m) => events.push(JSON.parse(String(m.data))));
     const created = seen("session.created");
     await new Promise((resolve) => ws.addEventListener("open", resolve, { once: true }));
     expect(ws.protocol).toBe("realtime");
     await created;
-    ws.send(JSON.stringify({ type: "conversation.item.create", item: { type: "message", role: "user", content: [{ type: "input_text", text: "Hi" }] } }));
+    ws.send(
+      JSON.stringify({
+        type: "conversation.item.create",
+        item: { type: "message", role: "user", content: [{ type: "input_text", text: "Hi" }] },
+      }),
+    );
     await seen("conversation.item.created");
     ws.send(JSON.stringify({ type: "response.create" }));
     await seen("response.done");
     ws.close(1000);
-    expect(up.upgrades.at(-1)).toMatchObject({ path: "/openai/realtime?api-version=2025-04-01-preview&deployment=gpt-4o-realtime-preview", apiKey: "azure-rt-key", authorization: null, beta: "realtime=v1" });
-    expect(events.map((e) => e.type)).toEqual(["session.created", "conversation.item.created", "response.created", "response.output_text.delta", "response.output_text.delta", "response.done"]);
+    expect(up.upgrades.at(-1)).toMatchObject({
+      path: "/openai/realtime?api-version=2025-04-01-preview&deployment=gpt-4o-realtime-preview",
+      apiKey: "azure-rt-key",
+      authorization: null,
+      beta: "realtime=v1",
+    });
+    expect(events.map((e) => e.type)).toEqual([
+      "session.created",
+      "conversation.item.created",
+      "response.created",
+      "response.output_text.delta",
+      "response.output_text.delta",
+      "response.done",
+    ]);
     await Bun.sleep(50);
     await fx.flush();
     expect((await logsOf(fx, user.id)).map((l) => [l.model_name, l.quota])).toEqual([["rt-azure", RT_QUOTA]]);
@@ -146,7 +196,16 @@ describe("quota and leaving", () => {
 
   test("a session the balance cannot hold at all is refused before the upgrade (403)", async () => {
     const { key } = await funded(HOLD - 1);
-    const res = await fetch(`${base}/v1/realtime?model=rt-openai`, { headers: { authorization: `Bearer ${key}`, upgrade: "websocket", connection: "Upgrade", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==", "sec-websocket-version": "13" }, tls: { rejectUnauthorized: false } } as any);
+    const res = await fetch(`${base}/v1/realtime?model=rt-openai`, {
+      headers: {
+        authorization: `Bearer ${key}`,
+        upgrade: "websocket",
+        connection: "Upgrade",
+        "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==",
+        "sec-websocket-version": "13",
+      },
+      tls: { rejectUnauthorized: false },
+    } as any);
     expect(res.status).toBe(403);
     expect(((await res.json()) as any).error.code).toBe("insufficient_token_quota");
   });
@@ -163,13 +222,26 @@ describe("quota and leaving", () => {
     expect(up.received.at(-1).type).toBe("response.cancel");
     await fx.flush();
     const [log] = await logsOf(fx, user.id);
-    expect([log!.prompt_tokens, log!.completion_tokens]).toEqual([RT_CANCELLED_USAGE.input_tokens, RT_CANCELLED_USAGE.output_tokens]);
+    expect([log!.prompt_tokens, log!.completion_tokens]).toEqual([
+      RT_CANCELLED_USAGE.input_tokens,
+      RT_CANCELLED_USAGE.output_tokens,
+    ]);
     expect(log!.quota).toBe(40 + 5 * 2 + 15 * 8 * 2);
   });
 
   test("a bad key and an unknown model answer HTTP errors before any upstream socket", async () => {
     const upgrades = up.upgrades.length;
-    const handshake = (path: string, key: string) => fetch(`${base}${path}`, { headers: { authorization: `Bearer ${key}`, upgrade: "websocket", connection: "Upgrade", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==", "sec-websocket-version": "13" }, tls: { rejectUnauthorized: false } } as any);
+    const handshake = (path: string, key: string) =>
+      fetch(`${base}${path}`, {
+        headers: {
+          authorization: `Bearer ${key}`,
+          upgrade: "websocket",
+          connection: "Upgrade",
+          "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==",
+          "sec-websocket-version": "13",
+        },
+        tls: { rejectUnauthorized: false },
+      } as any);
     expect((await handshake("/v1/realtime?model=rt-openai", "sk-wrong")).status).toBe(401);
     const { key } = await funded(1_000_000);
     const unknown = await handshake("/v1/realtime?model=rt-nobody", key);

@@ -57,14 +57,19 @@ describe("image edits (multipart)", () => {
     const form = new FormData();
     form.set("image", new Blob([new Uint8Array([1, 2])], { type: "image/png" }), "a.png");
     form.set("prompt", "x");
-    const res = await fetch(`${base}/v1/images/edits`, { method: "POST", headers: { authorization: `Bearer ${key}` }, body: form });
+    const res = await fetch(`${base}/v1/images/edits`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}` },
+      body: form,
+    });
     expect(res.status).toBe(200);
     expect(fx.mock.seen.at(-1)!.body.model).toBe("dall-e-2");
   });
 });
 
 describe("the model list in each SDK's shape", () => {
-  const get = (path: string, headers: Record<string, string>) => fetch(base + path, { headers }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+  const get = (path: string, headers: Record<string, string>) =>
+    fetch(base + path, { headers }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
 
   test("OpenAI's by default", async () => {
     const r = await get("/v1/models", { authorization: `Bearer ${key}` });
@@ -75,13 +80,22 @@ describe("the model list in each SDK's shape", () => {
   test("Anthropic's with anthropic-version (list and one)", async () => {
     const list = await get("/v1/models", { "x-api-key": key, "anthropic-version": "2023-06-01" });
     expect(list.body).toMatchObject({ has_more: false, first_id: "dall-e-2", last_id: "rt-embed" });
-    expect(list.body.data[0]).toEqual({ type: "model", id: "dall-e-2", display_name: "dall-e-2", created_at: "2021-07-20T10:40:00.000Z" });
+    expect(list.body.data[0]).toEqual({
+      type: "model",
+      id: "dall-e-2",
+      display_name: "dall-e-2",
+      created_at: "2021-07-20T10:40:00.000Z",
+    });
     const one = await get("/v1/models/rt-chat", { "x-api-key": key, "anthropic-version": "2023-06-01" });
     expect(one.body.type).toBe("model");
   });
 
   test("Gemini's with x-goog-api-key or ?key=, also under /v1beta", async () => {
-    for (const r of [await get("/v1/models", { "x-goog-api-key": key }), await get(`/v1/models?key=${key}`, {}), await get("/v1beta/models", { "x-goog-api-key": key })]) {
+    for (const r of [
+      await get("/v1/models", { "x-goog-api-key": key }),
+      await get(`/v1/models?key=${key}`, {}),
+      await get("/v1beta/models", { "x-goog-api-key": key }),
+    ]) {
       expect(r.body.models.map((m: any) => m.name)).toContain("models/rt-chat");
     }
     const embed = await get("/v1beta/models/rt-embed", { "x-goog-api-key": key });
@@ -93,7 +107,11 @@ describe("the model list in each SDK's shape", () => {
 });
 
 describe("a key's balance for chat front-ends", () => {
-  const get = (path: string, k = key) => fetch(base + path, { headers: { authorization: `Bearer ${k}` } }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+  const get = (path: string, k = key) =>
+    fetch(base + path, { headers: { authorization: `Bearer ${k}` } }).then(async (r) => ({
+      status: r.status,
+      body: (await r.json()) as any,
+    }));
 
   test("subscription and usage, with and without /v1, in dollars from the token (one-api's numbers)", async () => {
     await fx.flush();
@@ -102,7 +120,14 @@ describe("a key's balance for chat front-ends", () => {
     for (const prefix of ["", "/v1"]) {
       const sub = await get(`${prefix}/dashboard/billing/subscription`);
       expect(sub.status).toBe(200);
-      expect(sub.body).toEqual({ object: "billing_subscription", has_payment_method: true, soft_limit_usd: total, hard_limit_usd: total, system_hard_limit_usd: total, access_until: 0 });
+      expect(sub.body).toEqual({
+        object: "billing_subscription",
+        has_payment_method: true,
+        soft_limit_usd: total,
+        hard_limit_usd: total,
+        system_hard_limit_usd: total,
+        access_until: 0,
+      });
       const usage = await get(`${prefix}/dashboard/billing/usage?start_date=2024-01-01&end_date=2024-02-01`);
       expect(usage.body).toEqual({ object: "list", total_usage: (Number(t.used_quota) / 500_000) * 100 });
     }
@@ -114,8 +139,14 @@ describe("a key's balance for chat front-ends", () => {
   test("the user's balance without DisplayTokenStatEnabled; quota units without DisplayInCurrencyEnabled; unlimited tokens", async () => {
     await fx.option("DisplayTokenStatEnabled", "false");
     await fx.option("DisplayInCurrencyEnabled", "false");
-    const u = await fx.ctx.deps.db.selectFrom("users").select(["quota", "used_quota"]).where("id", "=", userId).executeTakeFirstOrThrow();
-    expect((await get("/v1/dashboard/billing/subscription")).body.hard_limit_usd).toBe(Number(u.quota) + Number(u.used_quota));
+    const u = await fx.ctx.deps.db
+      .selectFrom("users")
+      .select(["quota", "used_quota"])
+      .where("id", "=", userId)
+      .executeTakeFirstOrThrow();
+    expect((await get("/v1/dashboard/billing/subscription")).body.hard_limit_usd).toBe(
+      Number(u.quota) + Number(u.used_quota),
+    );
     await fx.option("DisplayTokenStatEnabled", "true");
     await fx.option("DisplayInCurrencyEnabled", "true");
     const unlimited = (await fx.token(userId, { unlimited_quota: true })).key;

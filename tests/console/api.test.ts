@@ -15,7 +15,10 @@ beforeEach(async () => {
 afterEach(() => fm?.restore());
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-const status = (code: number, body: unknown = { success: false, message: "x" }) => () => new Response(JSON.stringify(body), { status: code });
+const status =
+  (code: number, body: unknown = { success: false, message: "x" }) =>
+  () =>
+    new Response(JSON.stringify(body), { status: code });
 
 describe("the API client", () => {
   test("sends the stored user id as New-Api-User and same-origin credentials", async () => {
@@ -38,7 +41,9 @@ describe("the API client", () => {
 
   test("401 clears the stored user and redirects to /login?expired=true", async () => {
     localStorage.setItem("user", JSON.stringify({ id: 1, username: "u", role: 1 }));
-    fm = mockFetch({ "GET /api/user/self": status(401, { success: false, message: "not logged in or login expired" }) });
+    fm = mockFetch({
+      "GET /api/user/self": status(401, { success: false, message: "not logged in or login expired" }),
+    });
     void api.get("/api/user/self");
     await waitFor(() => expect(navigated).toEqual([EXPIRED_LOGIN_PATH]));
     expect(localStorage.getItem("user")).toBeNull();
@@ -46,8 +51,13 @@ describe("the API client", () => {
 
   test("a call answered 401 that redirected never settles, so the screen left behind adds no error toast", async () => {
     localStorage.setItem("user", JSON.stringify({ id: 1, username: "u", role: 1 }));
-    fm = mockFetch({ "GET /api/token/": status(401, { success: false, message: "the session has ended, please log in again" }) });
-    const outcome = await Promise.race([api.get("/api/token/").then(() => "settled"), sleep(100).then(() => "pending")]);
+    fm = mockFetch({
+      "GET /api/token/": status(401, { success: false, message: "the session has ended, please log in again" }),
+    });
+    const outcome = await Promise.race([
+      api.get("/api/token/").then(() => "settled"),
+      sleep(100).then(() => "pending"),
+    ]);
     expect(outcome).toBe("pending");
     expect(navigated).toEqual([EXPIRED_LOGIN_PATH]);
   });
@@ -55,7 +65,9 @@ describe("the API client", () => {
   test("on the login page itself a 401 is answered like any failure (nothing to navigate to)", async () => {
     history.replaceState(null, "", "/login");
     try {
-      fm = mockFetch({ "GET /api/user/self": status(401, { success: false, message: "the session has ended, please log in again" }) });
+      fm = mockFetch({
+        "GET /api/user/self": status(401, { success: false, message: "the session has ended, please log in again" }),
+      });
       const r = await api.get("/api/user/self");
       expect(r).toMatchObject({ success: false, status: 401, message: "The session has ended, please log in again" });
       expect(navigated).toEqual([]);
@@ -65,7 +77,9 @@ describe("the API client", () => {
   });
 
   test("a wrong password on login is an answer, not an expired session", async () => {
-    fm = mockFetch({ "POST /api/user/login": status(401, fail("username or password is wrong, or the user has been banned")) });
+    fm = mockFetch({
+      "POST /api/user/login": status(401, fail("username or password is wrong, or the user has been banned")),
+    });
     const r = await api.post("/api/user/login", { username: "a", password: "b" });
     expect(navigated).toEqual([]);
     expect(r.message).toBe("The username or password is wrong, or the user has been banned");
@@ -88,11 +102,20 @@ describe("the API client", () => {
   });
 
   test("a 429 that says when to retry (a locked account) shows the server's message", async () => {
-    const locked = "too many failed sign-in attempts for this account; try again in 15 minutes (at 2030-01-01T00:15:00.000Z)";
+    const locked =
+      "too many failed sign-in attempts for this account; try again in 15 minutes (at 2030-01-01T00:15:00.000Z)";
     const original = globalThis.fetch;
-    globalThis.fetch = (async () => Response.json({ success: false, message: locked }, { status: 429, headers: { "Retry-After": "900" } })) as unknown as typeof fetch;
+    globalThis.fetch = (async () =>
+      Response.json(
+        { success: false, message: locked },
+        { status: 429, headers: { "Retry-After": "900" } },
+      )) as unknown as typeof fetch;
     try {
-      expect(await api.post("/api/user/login", { username: "a", password: "b" })).toMatchObject({ success: false, status: 429, message: locked });
+      expect(await api.post("/api/user/login", { username: "a", password: "b" })).toMatchObject({
+        success: false,
+        status: 429,
+        message: locked,
+      });
     } finally {
       globalThis.fetch = original;
     }
@@ -125,7 +148,10 @@ describe("saving options", () => {
   test("only changed keys are sent, one PUT per key", async () => {
     fm = mockFetch({ "PUT /api/option/": ok() });
     const r = await saveOptions({ A: "1", B: "x", C: "true" }, { A: "1", B: "y", C: "false" });
-    expect(fm.calls.map((c) => c.body)).toEqual([{ key: "B", value: "y" }, { key: "C", value: "false" }]);
+    expect(fm.calls.map((c) => c.body)).toEqual([
+      { key: "B", value: "y" },
+      { key: "C", value: "false" },
+    ]);
     expect(r).toEqual({ saved: ["B", "C"], failed: [], unchanged: false });
   });
 

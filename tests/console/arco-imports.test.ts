@@ -30,7 +30,9 @@ const x = 1;`;
   });
 
   test("type-only imports vanish; icons come one file each; other files are untouched", () => {
-    expect(rewriteArcoImports(`import type { ButtonProps } from "@arco-design/web-react";\nlet a;`, components)).toBe("\nlet a;");
+    expect(rewriteArcoImports(`import type { ButtonProps } from "@arco-design/web-react";\nlet a;`, components)).toBe(
+      "\nlet a;",
+    );
     expect(rewriteArcoImports(`import { IconApps, IconSunFill } from "@arco-design/web-react/icon";`, components)).toBe(
       `import IconApps from "@arco-design/web-react/icon/react-icon/IconApps/index.js";\nimport IconSunFill from "@arco-design/web-react/icon/react-icon/IconSunFill/index.js";`,
     );

@@ -12,7 +12,8 @@ afterEach(() => {
 
 const input = (name: string) => document.querySelector(`input[name="${name}"]`) as HTMLInputElement;
 const type = (name: string, value: string) => fireEvent.change(input(name), { target: { value } });
-const submitButton = (label: string) => screen.getAllByRole("button").find((b) => b.textContent === label && b.getAttribute("type") === "submit")!;
+const submitButton = (label: string) =>
+  screen.getAllByRole("button").find((b) => b.textContent === label && b.getAttribute("type") === "submit")!;
 
 describe("login", () => {
   test("empty fields show 'please enter username and password' under the fields and send nothing", async () => {
@@ -53,7 +54,9 @@ describe("login", () => {
   test("?expired=true explains that the login expired", async () => {
     fm = mockFetch({});
     await renderApp("/login?expired=true");
-    expect((await screen.findAllByText("Not logged in or the login has expired, please log in again")).length).toBeGreaterThan(0);
+    expect(
+      (await screen.findAllByText("Not logged in or the login has expired, please log in again")).length,
+    ).toBeGreaterThan(0);
   });
 
   test("third-party buttons follow the status flags", async () => {
@@ -62,7 +65,9 @@ describe("login", () => {
     await screen.findByPlaceholderText("Username or email");
     expect(screen.queryByText("GitHub")).toBeNull();
     unmount();
-    await renderApp("/login", { status: { github_oauth: true, oidc_enabled: true, wechat_login: true, linuxdo_oauth: false } });
+    await renderApp("/login", {
+      status: { github_oauth: true, oidc_enabled: true, wechat_login: true, linuxdo_oauth: false },
+    });
     expect(await screen.findByText("GitHub")).toBeTruthy();
     expect(screen.getByText("OIDC")).toBeTruthy();
     expect(screen.getByText("WeChat")).toBeTruthy();
@@ -70,7 +75,11 @@ describe("login", () => {
   });
 
   test("Telegram: the widget calls back in the page; the signed fields go to the login API, the user is stored, then /", async () => {
-    fm = mockFetch({ "GET /api/oauth/telegram/login": ok({ id: 12, username: "tg_user", role: 1, status: 1 }), "GET /api/home_page_content": ok(""), "GET /api/notice": ok("") });
+    fm = mockFetch({
+      "GET /api/oauth/telegram/login": ok({ id: 12, username: "tg_user", role: 1, status: 1 }),
+      "GET /api/home_page_content": ok(""),
+      "GET /api/notice": ok(""),
+    });
     await renderApp("/login", { status: { telegram_oauth: true, telegram_bot_name: "yard_bot" } });
     const script = (await screen.findByTestId("telegram-login")).querySelector("script")!;
     expect(script.getAttribute("data-telegram-login")).toBe("yard_bot");
@@ -78,12 +87,26 @@ describe("login", () => {
     expect(script.hasAttribute("data-auth-url")).toBe(false);
     const onauth = script.getAttribute("data-onauth")!;
     expect(onauth).toMatch(/\(user\)$/);
-    const signed = { id: 4242, first_name: "Tele", username: "tg_user", photo_url: "https://t.me/i/u.jpg", auth_date: 1_700_000_000, hash: "abc123" };
+    const signed = {
+      id: 4242,
+      first_name: "Tele",
+      username: "tg_user",
+      photo_url: "https://t.me/i/u.jpg",
+      auth_date: 1_700_000_000,
+      hash: "abc123",
+    };
     // What telegram-widget.js does with data-onauth.
     await act(async () => new Function("user", onauth)(signed));
     await waitFor(() => expect(location()).toBe("/"));
     const call = fm.calls.find((c) => c.path === "/api/oauth/telegram/login")!;
-    expect(Object.fromEntries(call.query)).toEqual({ id: "4242", first_name: "Tele", username: "tg_user", photo_url: "https://t.me/i/u.jpg", auth_date: "1700000000", hash: "abc123" });
+    expect(Object.fromEntries(call.query)).toEqual({
+      id: "4242",
+      first_name: "Tele",
+      username: "tg_user",
+      photo_url: "https://t.me/i/u.jpg",
+      auth_date: "1700000000",
+      hash: "abc123",
+    });
     expect(JSON.parse(localStorage.getItem("user")!).username).toBe("tg_user");
     expect(await screen.findByTestId("avatar-menu")).toBeTruthy();
   });
@@ -92,7 +115,9 @@ describe("login", () => {
     fm = mockFetch({ "GET /api/oauth/telegram/login": fail("telegram authorization failed") });
     await renderApp("/login", { status: { telegram_oauth: true, telegram_bot_name: "yard_bot" } });
     const script = (await screen.findByTestId("telegram-login")).querySelector("script")!;
-    await act(async () => new Function("user", script.getAttribute("data-onauth")!)({ id: 1, auth_date: 1, hash: "bad" }));
+    await act(async () =>
+      new Function("user", script.getAttribute("data-onauth")!)({ id: 1, auth_date: 1, hash: "bad" }),
+    );
     expect(await screen.findByText("telegram authorization failed")).toBeTruthy();
     expect(location()).toBe("/login");
     expect(localStorage.getItem("user")).toBeNull();
@@ -105,7 +130,9 @@ describe("login", () => {
     type("username", "a");
     type("password", "password123");
     fireEvent.click(submitButton("Log in"));
-    expect(await screen.findByText("Please retry in a few seconds, Turnstile is checking the environment")).toBeTruthy();
+    expect(
+      await screen.findByText("Please retry in a few seconds, Turnstile is checking the environment"),
+    ).toBeTruthy();
     expect(fm.calls.some((c) => c.path === "/api/user/login")).toBe(false);
   });
 
@@ -122,7 +149,9 @@ describe("register", () => {
     const base = { username: "amy", password: "password1", password2: "password1", email: "", code: "" };
     expect(validateRegister(base, false)).toEqual({});
     expect(validateRegister({ ...base, username: " " }, false).username).toBe("register.required");
-    expect(validateRegister({ ...base, password: "short", password2: "short" }, false).password).toBe("register.passwordShort");
+    expect(validateRegister({ ...base, password: "short", password2: "short" }, false).password).toBe(
+      "register.passwordShort",
+    );
     expect(validateRegister({ ...base, password2: "other" }, false).password2).toBe("register.mismatch");
     expect(validateRegister({ ...base, username: "abcdefghijklm" }, false).username).toBe("register.usernameTooLong");
     expect(validateRegister(base, true)).toEqual({ email: "register.emailInvalid", code: "register.codeRequired" });
@@ -146,7 +175,12 @@ describe("register", () => {
     fireEvent.click(submitButton("Register"));
     await waitFor(() => expect(location()).toBe("/login"));
     expect(fm.calls.find((c) => c.path === "/api/user/register")!.body).toEqual({
-      username: "amy", password: "longenough1", password2: "longenough1", email: "", verification_code: "", aff_code: "",
+      username: "amy",
+      password: "longenough1",
+      password2: "longenough1",
+      email: "",
+      verification_code: "",
+      aff_code: "",
     });
   });
 
@@ -189,19 +223,42 @@ describe("register", () => {
 describe("setup wizard", () => {
   test("rules apply only when the admin is not initialised", () => {
     const f = { username: " ", password: "short", confirmPassword: "x", mode: "external" as const };
-    expect(validateSetup(f, false)).toEqual({ username: "setup.usernameRequired", password: "setup.passwordShort", confirmPassword: "setup.mismatch" });
+    expect(validateSetup(f, false)).toEqual({
+      username: "setup.usernameRequired",
+      password: "setup.passwordShort",
+      confirmPassword: "setup.mismatch",
+    });
     expect(validateSetup(f, true)).toEqual({});
   });
 
   test("the admin account has the register limits: username at most 12, password at most 20", () => {
-    const f = { username: "n".repeat(13), password: "p".repeat(21), confirmPassword: "p".repeat(21), mode: "external" as const };
-    expect(validateSetup(f, false)).toEqual({ username: "register.usernameTooLong", password: "register.passwordLong" });
-    expect(validateSetup({ ...f, username: "n".repeat(12), password: "p".repeat(20), confirmPassword: "p".repeat(20) }, false)).toEqual({});
+    const f = {
+      username: "n".repeat(13),
+      password: "p".repeat(21),
+      confirmPassword: "p".repeat(21),
+      mode: "external" as const,
+    };
+    expect(validateSetup(f, false)).toEqual({
+      username: "register.usernameTooLong",
+      password: "register.passwordLong",
+    });
+    expect(
+      validateSetup(
+        { ...f, username: "n".repeat(12), password: "p".repeat(20), confirmPassword: "p".repeat(20) },
+        false,
+      ),
+    ).toEqual({});
   });
 
   test("the mode is sent as SelfUseModeEnabled / DemoSiteEnabled, never as a mode field", () => {
     const f = { username: " root ", password: "password1", confirmPassword: "password1", mode: "self" as const };
-    expect(setupBody(f, false)).toEqual({ username: "root", password: "password1", confirmPassword: "password1", SelfUseModeEnabled: true, DemoSiteEnabled: false });
+    expect(setupBody(f, false)).toEqual({
+      username: "root",
+      password: "password1",
+      confirmPassword: "password1",
+      SelfUseModeEnabled: true,
+      DemoSiteEnabled: false,
+    });
     expect(setupBody({ ...f, mode: "demo" }, true)).toEqual({ SelfUseModeEnabled: false, DemoSiteEnabled: true });
   });
 
@@ -214,7 +271,9 @@ describe("setup wizard", () => {
     };
     const admin = { id: 1, username: "admin", display_name: "admin", role: 100, status: 1, group: "default", quota: 0 };
     fm = mockFetch({
-      "GET /api/status": ok({ setup: true }), "GET /api/setup": ok({ status: false, root_init: false, database_type: "sqlite" }), "POST /api/setup": ok(undefined, "system initialised"),
+      "GET /api/status": ok({ setup: true }),
+      "GET /api/setup": ok({ status: false, root_init: false, database_type: "sqlite" }),
+      "POST /api/setup": ok(undefined, "system initialised"),
       "POST /api/user/login": ok(admin),
     });
     await renderApp("/setup", { status: { setup: false } });
@@ -229,14 +288,21 @@ describe("setup wizard", () => {
     fireEvent.click(submitButton("Initialise the system"));
     await waitFor(() => expect(fm.calls.some((c) => c.method === "POST" && c.path === "/api/setup")).toBe(true));
     expect(fm.calls.find((c) => c.method === "POST")!.body).toEqual({
-      username: "admin", password: "password123", confirmPassword: "password123", SelfUseModeEnabled: false, DemoSiteEnabled: true,
+      username: "admin",
+      password: "password123",
+      confirmPassword: "password123",
+      SelfUseModeEnabled: false,
+      DemoSiteEnabled: true,
     });
     expect((await screen.findAllByText("System initialised")).length).toBeGreaterThan(0);
     expect(reloads).toBe(0);
     await waitFor(() => expect(reloads).toBe(1), { timeout: 3000 });
     expect(fm.calls.filter((c) => c.path === "/api/status").length).toBe(1);
     // Signed in with what was typed, the operator lands on the channel list, no longer a guest.
-    expect(fm.calls.find((c) => c.path === "/api/user/login")!.body).toEqual({ username: "admin", password: "password123" });
+    expect(fm.calls.find((c) => c.path === "/api/user/login")!.body).toEqual({
+      username: "admin",
+      password: "password123",
+    });
     expect(target).toBe("/channel");
     expect(JSON.parse(localStorage.getItem("user")!).username).toBe("admin");
   });
@@ -276,13 +342,21 @@ describe("password reset", () => {
     await renderApp("/user/reset?email=amy%40example.com&token=tok123");
     fireEvent.click(await screen.findByText("Reset my password"));
     expect((await screen.findByTestId("new-password")).textContent).toBe("n3wPassw0rd");
-    expect(fm.calls.find((c) => c.path === "/api/user/reset")!.body).toEqual({ email: "amy@example.com", token: "tok123" });
+    expect(fm.calls.find((c) => c.path === "/api/user/reset")!.body).toEqual({
+      email: "amy@example.com",
+      token: "tok123",
+    });
   });
 });
 
 describe("default password warning", () => {
   test("the server's default-password message opens a warning after login", async () => {
-    fm = mockFetch({ "POST /api/user/login": ok({ id: 1, username: "root", role: 100 }, "you are using the default password, change it immediately") });
+    fm = mockFetch({
+      "POST /api/user/login": ok(
+        { id: 1, username: "root", role: 100 },
+        "you are using the default password, change it immediately",
+      ),
+    });
     await renderApp("/login");
     await screen.findByPlaceholderText("Username or email");
     type("username", "root");

@@ -25,7 +25,8 @@ const t = (k: string) => k;
 
 describe("per-type fields and settings, as data", () => {
   test("the types of spec 001 §3 with special fields have them in the catalogue", () => {
-    for (const id of [1, 2, 3, 5, 8, 15, 18, 21, 22, 23, 33, 36, 37, 39, 40, 41, 45]) expect({ id, has: !!TYPE_FIELDS[id] }).toEqual({ id, has: true });
+    for (const id of [1, 2, 3, 5, 8, 15, 18, 21, 22, 23, 33, 36, 37, 39, 40, 41, 45])
+      expect({ id, has: !!TYPE_FIELDS[id] }).toEqual({ id, has: true });
     expect(TYPE_FIELDS[18]!.other).toMatchObject({ defaultValue: "v2.1" });
     expect(TYPE_FIELDS[18]!.other!.options).toContain("v3.5");
     expect(CHANNEL_TYPES.find((t) => t.id === 11)).toMatchObject({ kind: "retired", replacedBy: 24 });
@@ -49,10 +50,20 @@ describe("per-type fields and settings, as data", () => {
 
 describe("channel form settings", () => {
   test("proxy, system prompt and switches are saved into setting; unknown keys stay", async () => {
-    fm = mockFetch(routes({
-      "GET /api/channel/7": ok({ id: 7, name: "c", type: 1, models: "m", group: "default", key: "", setting: '{"custom_key": 1}' }),
-      "PUT /api/channel/": ok(),
-    }));
+    fm = mockFetch(
+      routes({
+        "GET /api/channel/7": ok({
+          id: 7,
+          name: "c",
+          type: 1,
+          models: "m",
+          group: "default",
+          key: "",
+          setting: '{"custom_key": 1}',
+        }),
+        "PUT /api/channel/": ok(),
+      }),
+    );
     await renderApp("/channel/edit/7", { user: ADMIN });
     await waitFor(() => expect((screen.getByTestId("channel-name") as HTMLInputElement).value).toBe("c"));
     fireEvent.change(screen.getByTestId("setting-proxy"), { target: { value: "socks5://u:p@127.0.0.1:1080" } });
@@ -62,15 +73,39 @@ describe("channel form settings", () => {
     fireEvent.click(screen.getByTestId("channel-submit"));
     await waitFor(() => expect(fm.calls.some((c) => c.method === "PUT")).toBe(true));
     const body = fm.calls.find((c) => c.method === "PUT")!.body;
-    expect(JSON.parse(body.setting)).toEqual({ custom_key: 1, proxy: "socks5://u:p@127.0.0.1:1080", system_prompt: "Answer in French.", system_prompt_override: true, force_format: true });
+    expect(JSON.parse(body.setting)).toEqual({
+      custom_key: 1,
+      proxy: "socks5://u:p@127.0.0.1:1080",
+      system_prompt: "Answer in French.",
+      system_prompt_override: true,
+      force_format: true,
+    });
   });
 
   test("the Responses API choice shows the type's default and is saved as responses_api; a Claude channel has none", async () => {
-    fm = mockFetch(routes({
-      "GET /api/channel/21": ok({ id: 21, name: "ds", type: 43, models: "m", group: "default", key: "", setting: '{"custom_key": 1}' }),
-      "GET /api/channel/22": ok({ id: 22, name: "cl", type: 14, models: "m", group: "default", key: "", setting: "" }),
-      "PUT /api/channel/": ok(),
-    }));
+    fm = mockFetch(
+      routes({
+        "GET /api/channel/21": ok({
+          id: 21,
+          name: "ds",
+          type: 43,
+          models: "m",
+          group: "default",
+          key: "",
+          setting: '{"custom_key": 1}',
+        }),
+        "GET /api/channel/22": ok({
+          id: 22,
+          name: "cl",
+          type: 14,
+          models: "m",
+          group: "default",
+          key: "",
+          setting: "",
+        }),
+        "PUT /api/channel/": ok(),
+      }),
+    );
     await renderApp("/channel/edit/21", { user: ADMIN });
     await waitFor(() => expect((screen.getByTestId("channel-name") as HTMLInputElement).value).toBe("ds"));
     const select = screen.getByTestId("setting-responses_api");
@@ -81,7 +116,10 @@ describe("channel form settings", () => {
     fireEvent.click(await screen.findByText("Served by the upstream"));
     fireEvent.click(screen.getByTestId("channel-submit"));
     await waitFor(() => expect(fm.calls.some((c) => c.method === "PUT")).toBe(true));
-    expect(JSON.parse(fm.calls.find((c) => c.method === "PUT")!.body.setting)).toEqual({ custom_key: 1, responses_api: "native" });
+    expect(JSON.parse(fm.calls.find((c) => c.method === "PUT")!.body.setting)).toEqual({
+      custom_key: 1,
+      responses_api: "native",
+    });
     cleanup();
     await renderApp("/channel/edit/22", { user: ADMIN });
     await waitFor(() => expect((screen.getByTestId("channel-name") as HTMLInputElement).value).toBe("cl"));
@@ -89,18 +127,41 @@ describe("channel form settings", () => {
   });
 
   test("forwarded client headers show the format's defaults and are saved as forward_headers; a type that converts has none", async () => {
-    fm = mockFetch(routes({
-      "GET /api/channel/31": ok({ id: 31, name: "an", type: 14, models: "m", group: "default", key: "", setting: '{"custom_key": 1}' }),
-      "GET /api/channel/32": ok({ id: 32, name: "bd", type: 15, models: "m", group: "default", key: "", setting: "" }),
-      "PUT /api/channel/": ok(),
-    }));
+    fm = mockFetch(
+      routes({
+        "GET /api/channel/31": ok({
+          id: 31,
+          name: "an",
+          type: 14,
+          models: "m",
+          group: "default",
+          key: "",
+          setting: '{"custom_key": 1}',
+        }),
+        "GET /api/channel/32": ok({
+          id: 32,
+          name: "bd",
+          type: 15,
+          models: "m",
+          group: "default",
+          key: "",
+          setting: "",
+        }),
+        "PUT /api/channel/": ok(),
+      }),
+    );
     await renderApp("/channel/edit/31", { user: ADMIN });
     await waitFor(() => expect((screen.getByTestId("channel-name") as HTMLInputElement).value).toBe("an"));
-    expect(screen.getByTestId("setting-forward_headers-help").textContent).toContain("anthropic-beta, anthropic-version, x-claude-code-session-id");
+    expect(screen.getByTestId("setting-forward_headers-help").textContent).toContain(
+      "anthropic-beta, anthropic-version, x-claude-code-session-id",
+    );
     fireEvent.change(screen.getByTestId("setting-forward_headers"), { target: { value: "X-Trace-Id, x-team-*," } });
     fireEvent.click(screen.getByTestId("channel-submit"));
     await waitFor(() => expect(fm.calls.some((c) => c.method === "PUT")).toBe(true));
-    expect(JSON.parse(fm.calls.find((c) => c.method === "PUT")!.body.setting)).toEqual({ custom_key: 1, forward_headers: ["x-trace-id", "x-team-*"] });
+    expect(JSON.parse(fm.calls.find((c) => c.method === "PUT")!.body.setting)).toEqual({
+      custom_key: 1,
+      forward_headers: ["x-trace-id", "x-team-*"],
+    });
     cleanup();
     await renderApp("/channel/edit/32", { user: ADMIN });
     await waitFor(() => expect((screen.getByTestId("channel-name") as HTMLInputElement).value).toBe("bd"));
@@ -108,7 +169,11 @@ describe("channel form settings", () => {
   });
 
   test("a bad proxy address is refused before saving", async () => {
-    fm = mockFetch(routes({ "GET /api/channel/8": ok({ id: 8, name: "c", type: 1, models: "m", group: "default", key: "", setting: "" }) }));
+    fm = mockFetch(
+      routes({
+        "GET /api/channel/8": ok({ id: 8, name: "c", type: 1, models: "m", group: "default", key: "", setting: "" }),
+      }),
+    );
     await renderApp("/channel/edit/8", { user: ADMIN });
     await waitFor(() => expect((screen.getByTestId("channel-name") as HTMLInputElement).value).toBe("c"));
     fireEvent.change(screen.getByTestId("setting-proxy"), { target: { value: "ftp://nope" } });
@@ -118,10 +183,12 @@ describe("channel form settings", () => {
   });
 
   test("a Cloudflare channel asks for its account ID; a PaLM2 channel says the API is gone", async () => {
-    fm = mockFetch(routes({
-      "GET /api/channel/9": ok({ id: 9, name: "cf", type: 39, models: "m", group: "default", key: "", other: "" }),
-      "GET /api/channel/10": ok({ id: 10, name: "palm", type: 11, models: "m", group: "default", key: "" }),
-    }));
+    fm = mockFetch(
+      routes({
+        "GET /api/channel/9": ok({ id: 9, name: "cf", type: 39, models: "m", group: "default", key: "", other: "" }),
+        "GET /api/channel/10": ok({ id: 10, name: "palm", type: 11, models: "m", group: "default", key: "" }),
+      }),
+    );
     await renderApp("/channel/edit/9", { user: ADMIN });
     await waitFor(() => expect((screen.getByTestId("channel-name") as HTMLInputElement).value).toBe("cf"));
     expect(screen.getByText("Account ID")).toBeTruthy();
@@ -137,15 +204,36 @@ describe("multi-key channel keys", () => {
   function keyRoutes() {
     const states = [
       { index: 0, status: 1, key_preview: "sk-aaa…aaaa" },
-      { index: 1, status: 3, key_preview: "sk-bbb…bbbb", reason: "authentication failed (401): invalid key", disabled_time: 1_700_000_000 },
+      {
+        index: 1,
+        status: 3,
+        key_preview: "sk-bbb…bbbb",
+        reason: "authentication failed (401): invalid key",
+        disabled_time: 1_700_000_000,
+      },
       { index: 2, status: 2, key_preview: "sk-ccc…cccc", disabled_time: 1_700_000_100 },
     ];
     const page = () => ({
-      keys: states, total: states.length, page: 1, page_size: 20, total_pages: 1,
-      enabled_count: states.filter((s) => s.status === 1).length, manual_disabled_count: states.filter((s) => s.status === 2).length, auto_disabled_count: states.filter((s) => s.status === 3).length,
+      keys: states,
+      total: states.length,
+      page: 1,
+      page_size: 20,
+      total_pages: 1,
+      enabled_count: states.filter((s) => s.status === 1).length,
+      manual_disabled_count: states.filter((s) => s.status === 2).length,
+      auto_disabled_count: states.filter((s) => s.status === 3).length,
     });
     return routes({
-      "GET /api/channel/12": ok({ id: 12, name: "multi", type: 1, models: "m", group: "default", key: "", key_count: 3, channel_info: { is_multi_key: true, multi_key_mode: "random", multi_key_size: 3 } }),
+      "GET /api/channel/12": ok({
+        id: 12,
+        name: "multi",
+        type: 1,
+        models: "m",
+        group: "default",
+        key: "",
+        key_count: 3,
+        channel_info: { is_multi_key: true, multi_key_mode: "random", multi_key_size: 3 },
+      }),
       "PUT /api/channel/": ok(),
       "POST /api/channel/multi_key/manage": (c: { body: any }) => {
         if (c.body.action === "get_key_status") return ok(page());
@@ -163,13 +251,17 @@ describe("multi-key channel keys", () => {
     fm = mockFetch(keyRoutes());
     await renderApp("/channel/edit/12", { user: ADMIN });
     const panel = await screen.findByTestId("multi-key-panel");
-    await waitFor(() => expect(screen.getByTestId("mk-counts").textContent).toBe("1 enabled · 1 disabled · 1 disabled automatically"));
+    await waitFor(() =>
+      expect(screen.getByTestId("mk-counts").textContent).toBe("1 enabled · 1 disabled · 1 disabled automatically"),
+    );
     expect(screen.getByTestId("mk-status-1").textContent).toBe("Disabled automatically");
     expect(screen.getByTestId("mk-reason-1").textContent).toContain("authentication failed (401): invalid key");
     expect(screen.getByTestId("mk-status-2").textContent).toBe("Disabled");
     expect(panel.textContent).not.toContain("sk-bbbbbbbb");
     fireEvent.click(screen.getByTestId("mk-enable-1"));
-    await waitFor(() => expect(screen.getByTestId("mk-counts").textContent).toBe("2 enabled · 1 disabled · 0 disabled automatically"));
+    await waitFor(() =>
+      expect(screen.getByTestId("mk-counts").textContent).toBe("2 enabled · 1 disabled · 0 disabled automatically"),
+    );
     const manage = fm.calls.filter((c) => c.path === "/api/channel/multi_key/manage").map((c) => c.body);
     expect(manage).toContainEqual({ channel_id: 12, action: "enable_key", key_index: 1 });
   });
@@ -182,6 +274,11 @@ describe("multi-key channel keys", () => {
     fireEvent.click(screen.getByTestId("mk-append"));
     fireEvent.click(screen.getByTestId("channel-submit"));
     await waitFor(() => expect(fm.calls.some((c) => c.method === "PUT")).toBe(true));
-    expect(fm.calls.find((c) => c.method === "PUT")!.body).toMatchObject({ id: 12, key: "sk-new-1\nsk-new-2", key_mode: "append", multi_key_mode: "random" });
+    expect(fm.calls.find((c) => c.method === "PUT")!.body).toMatchObject({
+      id: 12,
+      key: "sk-new-1\nsk-new-2",
+      key_mode: "append",
+      multi_key_mode: "random",
+    });
   });
 });

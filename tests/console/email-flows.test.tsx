@@ -40,7 +40,8 @@ afterEach(() => {
 const input = (name: string) => document.querySelector(`input[name="${name}"]`) as HTMLInputElement;
 const type = (name: string, value: string) => fireEvent.change(input(name), { target: { value } });
 const button = (label: string) => screen.getAllByRole("button").find((b) => b.textContent === label)!;
-const submitButton = (label: string) => screen.getAllByRole("button").find((b) => b.textContent === label && b.getAttribute("type") === "submit")!;
+const submitButton = (label: string) =>
+  screen.getAllByRole("button").find((b) => b.textContent === label && b.getAttribute("type") === "submit")!;
 
 describe("mail screens end to end", () => {
   test("register: send code, read it from the mail, register", async () => {
@@ -59,7 +60,11 @@ describe("mail screens end to end", () => {
       type("code", code);
       fireEvent.click(submitButton("Register"));
       await waitFor(() => expect(location()).toBe("/login"));
-      const row = await ctx.deps.db.selectFrom("users").select("email").where("username", "=", "mailuser").executeTakeFirstOrThrow();
+      const row = await ctx.deps.db
+        .selectFrom("users")
+        .select("email")
+        .where("username", "=", "mailuser")
+        .executeTakeFirstOrThrow();
       expect(row.email).toBe("mailuser@example.com");
     } finally {
       await ctx.deps.options.set("EmailVerificationEnabled", "false");
@@ -89,7 +94,9 @@ describe("mail screens end to end", () => {
   test("personal settings: bind an address with the mailed code", async () => {
     const who = await ctx.user(1);
     jar = who.cookie;
-    await renderApp("/personal", { user: { id: who.id, username: who.username, role: 1, status: 1, group: "default", quota: 0 } });
+    await renderApp("/personal", {
+      user: { id: who.id, username: who.username, role: 1, status: 1, group: "default", quota: 0 },
+    });
     const bindings = (await screen.findByText("Account bindings")).closest(".arco-card") as HTMLElement;
     const row = within(bindings).getByText("Email").closest(".arco-space") as HTMLElement;
     fireEvent.click(within(row).getByText("Bind"));
@@ -101,7 +108,11 @@ describe("mail screens end to end", () => {
     type("bind-code", code);
     fireEvent.click(button("OK"));
     expect(await screen.findByText("Bound successfully")).toBeTruthy();
-    const row2 = await ctx.deps.db.selectFrom("users").select("email").where("id", "=", who.id).executeTakeFirstOrThrow();
+    const row2 = await ctx.deps.db
+      .selectFrom("users")
+      .select("email")
+      .where("id", "=", who.id)
+      .executeTakeFirstOrThrow();
     expect(row2.email).toBe("bound@example.com");
   });
 });

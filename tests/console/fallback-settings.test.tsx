@@ -17,7 +17,10 @@ afterEach(() => {
 });
 afterAll(() => changeLanguage("en"));
 
-const optionList = () => Object.entries(OPTION_DEFAULTS).filter(([k]) => !SECRET_OPTIONS.has(k)).map(([key, value]) => ({ key, value }));
+const optionList = () =>
+  Object.entries(OPTION_DEFAULTS)
+    .filter(([k]) => !SECRET_OPTIONS.has(k))
+    .map(([key, value]) => ({ key, value }));
 const field = (name: string) => document.querySelector(`[name="${name}"]`) as HTMLTextAreaElement;
 
 describe("fallback rule checks", () => {
@@ -35,7 +38,11 @@ describe("fallback rule checks", () => {
 
 describe("settings editor", () => {
   test("the Routing tab edits the strategy, the cooldown and both rules; a bad rule is shown and not sent", async () => {
-    fm = mockFetch({ "GET /api/option/": ok(optionList()), "PUT /api/option/": ok(undefined, "saved"), "GET /api/status": ok({ setup: true }) });
+    fm = mockFetch({
+      "GET /api/option/": ok(optionList()),
+      "PUT /api/option/": ok(undefined, "saved"),
+      "GET /api/status": ok({ setup: true }),
+    });
     await renderApp("/setting", { user: ADMIN });
     fireEvent.click(await screen.findByText("Routing and fallbacks", { selector: ".arco-tabs-header-title-text" }));
     await waitFor(() => expect(field("ModelFallbacks")).toBeTruthy());
@@ -55,7 +62,8 @@ describe("settings editor", () => {
     fireEvent.click(within(section).getByText("Save Routing and fallbacks"));
     await waitFor(() => expect(fm.calls.filter((c) => c.method === "PUT").length).toBe(2));
     expect(fm.calls.filter((c) => c.method === "PUT").map((c) => c.body)).toEqual([
-      { key: "ModelFallbacks", value: rule }, { key: "GroupModelFallbacks", value: '{"vip": {"gpt-4o": []}}' },
+      { key: "ModelFallbacks", value: rule },
+      { key: "GroupModelFallbacks", value: '{"vip": {"gpt-4o": []}}' },
     ]);
   });
 });
@@ -73,26 +81,61 @@ describe("channel form: max input tokens (the context window the fallback check 
 });
 
 describe("log details", () => {
-  const row = (type: number, other: Record<string, unknown>) => ({ type, other: JSON.stringify(other), content: "", quota: 60, is_stream: false });
+  const row = (type: number, other: Record<string, unknown>) => ({
+    type,
+    other: JSON.stringify(other),
+    content: "",
+    quota: 60,
+    is_stream: false,
+  });
   const served = {
-    model_ratio: 2, completion_ratio: 1, group_ratio: 1, model_price: -1,
-    fallback: { requested: "gpt-4o", served: "gpt-4o-mini", reason: "upstream_error", tried: [{ model: "gpt-4o", reason: "upstream_error" }, { model: "gpt-4o-mini" }] },
+    model_ratio: 2,
+    completion_ratio: 1,
+    group_ratio: 1,
+    model_price: -1,
+    fallback: {
+      requested: "gpt-4o",
+      served: "gpt-4o-mini",
+      reason: "upstream_error",
+      tried: [{ model: "gpt-4o", reason: "upstream_error" }, { model: "gpt-4o-mini" }],
+    },
   };
   test("a call served by a fallback: requested → served and why, in en, zh and ru", async () => {
     await changeLanguage("en");
     const d = logDetails(row(LOG_TYPE.consume, served), t);
     expect(d.summary).toBe("Model ratio 2, completion ratio 1, group ratio 1; fallback from gpt-4o");
-    expect(d.entries.find((e) => e.key === "fallback")).toEqual({ key: "fallback", label: "Fallback", value: "gpt-4o → gpt-4o-mini (all its channels failed)" });
+    expect(d.entries.find((e) => e.key === "fallback")).toEqual({
+      key: "fallback",
+      label: "Fallback",
+      value: "gpt-4o → gpt-4o-mini (all its channels failed)",
+    });
     await changeLanguage("zh");
-    expect(logDetails(row(LOG_TYPE.consume, served), t).entries.find((e) => e.key === "fallback")!.value).toBe("gpt-4o → gpt-4o-mini（其全部渠道失败）");
+    expect(logDetails(row(LOG_TYPE.consume, served), t).entries.find((e) => e.key === "fallback")!.value).toBe(
+      "gpt-4o → gpt-4o-mini（其全部渠道失败）",
+    );
     await changeLanguage("ru");
     const ctx = { ...served, fallback: { ...served.fallback, reason: "context_length_exceeded" } };
-    expect(logDetails(row(LOG_TYPE.consume, ctx), t).entries.find((e) => e.key === "fallback")!.value).toBe("gpt-4o → gpt-4o-mini (запрос длиннее её контекстного окна)");
+    expect(logDetails(row(LOG_TYPE.consume, ctx), t).entries.find((e) => e.key === "fallback")!.value).toBe(
+      "gpt-4o → gpt-4o-mini (запрос длиннее её контекстного окна)",
+    );
   });
 
   test("an error log of a call whose fallbacks all failed lists the models tried", async () => {
     await changeLanguage("en");
-    const failed = { status_code: 503, fallback: { requested: "a", served: "", reason: "upstream_error", tried: [{ model: "a", reason: "upstream_error" }, { model: "b", reason: "upstream_error" }] } };
-    expect(logDetails(row(LOG_TYPE.error, failed), t).entries.find((e) => e.key === "fallback")!.value).toBe("Tried a → b; none answered");
+    const failed = {
+      status_code: 503,
+      fallback: {
+        requested: "a",
+        served: "",
+        reason: "upstream_error",
+        tried: [
+          { model: "a", reason: "upstream_error" },
+          { model: "b", reason: "upstream_error" },
+        ],
+      },
+    };
+    expect(logDetails(row(LOG_TYPE.error, failed), t).entries.find((e) => e.key === "fallback")!.value).toBe(
+      "Tried a → b; none answered",
+    );
   });
 });

@@ -14,7 +14,10 @@ async function usedKeys(): Promise<Set<string>> {
     const src = await Bun.file(ROOT + file).text();
     for (const m of src.matchAll(/\bt\("([^"]+)"/g)) keys.add(m[1]);
     // Validation functions return keys that a screen passes to t() later.
-    for (const m of src.matchAll(/"((?:about|auth|common|error|footer|home|login|models|nav|notFound|oauth|operation|other|personal|pricing|ratelimit|register|reset|role|save|settings|setup|side|system|users)\.[A-Za-z0-9]+)"/g)) keys.add(m[1]);
+    for (const m of src.matchAll(
+      /"((?:about|auth|common|error|footer|home|login|models|nav|notFound|oauth|operation|other|personal|pricing|ratelimit|register|reset|role|save|settings|setup|side|system|users)\.[A-Za-z0-9]+)"/g,
+    ))
+      keys.add(m[1]);
   }
   return new Set([...keys].filter((k) => !k.startsWith("ops.")));
 }
@@ -24,7 +27,8 @@ describe("translations", () => {
     const ek = Object.keys(en).sort();
     expect(Object.keys(zh).sort()).toEqual(ek);
     expect(Object.keys(ru).sort()).toEqual(ek);
-    for (const dict of [zh, en, ru]) for (const [k, v] of Object.entries(dict)) expect(v.trim().length, k).toBeGreaterThan(0);
+    for (const dict of [zh, en, ru])
+      for (const [k, v] of Object.entries(dict)) expect(v.trim().length, k).toBeGreaterThan(0);
   });
 
   test("every key used by the console has a translation", async () => {
@@ -35,7 +39,11 @@ describe("translations", () => {
   });
 
   test("interpolation placeholders match across languages", () => {
-    const vars = (s: string) => [...s.matchAll(/\{\{(\w+)\}\}/g)].map((m) => m[1]).sort().join(",");
+    const vars = (s: string) =>
+      [...s.matchAll(/\{\{(\w+)\}\}/g)]
+        .map((m) => m[1])
+        .sort()
+        .join(",");
     for (const k of Object.keys(en)) {
       expect(vars(zh[k]), `zh ${k}`).toBe(vars(en[k]));
       expect(vars(ru[k]), `ru ${k}`).toBe(vars(en[k]));
@@ -45,7 +53,13 @@ describe("translations", () => {
   test("the Russian and Chinese texts are actually translated", () => {
     expect(ru["login.required"]).toBe("Введите имя пользователя и пароль");
     expect(zh["login.required"]).toBe("请输入用户名和密码");
-    const same = Object.keys(en).filter((k) => ru[k] === en[k] && !/^(auth\.with|models\.(claude|gemini)$|system\.(oidc|smtp|github|linuxdo|clientId|clientSecret|turnstileSection|wellKnown)$)/.test(k));
+    const same = Object.keys(en).filter(
+      (k) =>
+        ru[k] === en[k]
+        && !/^(auth\.with|models\.(claude|gemini)$|system\.(oidc|smtp|github|linuxdo|clientId|clientSecret|turnstileSection|wellKnown)$)/.test(
+          k,
+        ),
+    );
     expect(same.length).toBeLessThan(15);
   });
 });

@@ -28,10 +28,22 @@ beforeAll(async () => {
   const root = await ctx.login("root", ROOT_PASSWORD);
   const as = { as: root };
   const seeded = await Promise.all([
-    ctx.request("POST", "/api/channel/", { ...as, body: { mode: "single", channel: { type: 14, name: "claude-upstream-one", key: "sk-x", models: "claude-3-haiku", group: "default" } } }),
-    ctx.request("POST", "/api/token/", { ...as, body: { name: "a token with a long name", remain_quota: 0, unlimited_quota: true, expired_time: -1 } }),
+    ctx.request("POST", "/api/channel/", {
+      ...as,
+      body: {
+        mode: "single",
+        channel: { type: 14, name: "claude-upstream-one", key: "sk-x", models: "claude-3-haiku", group: "default" },
+      },
+    }),
+    ctx.request("POST", "/api/token/", {
+      ...as,
+      body: { name: "a token with a long name", remain_quota: 0, unlimited_quota: true, expired_time: -1 },
+    }),
     ctx.request("POST", "/api/redemption/", { ...as, body: { name: "promo", count: 2, quota: 1000000 } }),
-    ctx.request("POST", "/api/user/", { ...as, body: { username: "alice", password: "alicepass1", display_name: "Alice" } }),
+    ctx.request("POST", "/api/user/", {
+      ...as,
+      body: { username: "alice", password: "alicepass1", display_name: "Alice" },
+    }),
   ]);
   for (const r of seeded) expect(r.body.success).toBe(true);
   server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (req) => ctx.app.handle(req) });
@@ -59,20 +71,25 @@ async function useLanguage(lang: string) {
 
 /** Per table row: how many distinct lines its action buttons occupy (1 = all side by side). */
 function actionLines(p: Page): Promise<number[]> {
-  return p.evaluate(() => Array.from(document.querySelectorAll(".arco-table tbody tr")).map((tr) => {
-    const cells = tr.querySelectorAll("td");
-    const buttons = Array.from(cells[cells.length - 1]?.querySelectorAll("button") ?? []);
-    // Lines, not pixels: a split button sits half a pixel off its neighbours.
-    const tops = buttons.map((b) => b.getBoundingClientRect().top).sort((a, b) => a - b);
-    return tops.filter((top, i) => i === 0 || top - tops[i - 1] > 4).length;
-  }));
+  return p.evaluate(() =>
+    Array.from(document.querySelectorAll(".arco-table tbody tr")).map((tr) => {
+      const cells = tr.querySelectorAll("td");
+      const buttons = Array.from(cells[cells.length - 1]?.querySelectorAll("button") ?? []);
+      // Lines, not pixels: a split button sits half a pixel off its neighbours.
+      const tops = buttons.map((b) => b.getBoundingClientRect().top).sort((a, b) => a - b);
+      return tops.filter((top, i) => i === 0 || top - tops[i - 1] > 4).length;
+    }),
+  );
 }
 
 /** Words (split at spaces and hyphens) in table cells that the browser drew across two lines. */
 function brokenWords(p: Page): Promise<string[]> {
   return p.evaluate(() => {
     const out: string[] = [];
-    const walker = document.createTreeWalker(document.querySelector(".arco-table tbody") ?? document.body, NodeFilter.SHOW_TEXT);
+    const walker = document.createTreeWalker(
+      document.querySelector(".arco-table tbody") ?? document.body,
+      NodeFilter.SHOW_TEXT,
+    );
     let node: Node | null;
     while ((node = walker.nextNode())) {
       const text = node.textContent ?? "";
@@ -111,12 +128,17 @@ describe("sidebar", () => {
       await useLanguage(lang);
       await page.goto(base + "/token");
       await page.locator(".sy-sider .sy-side-label").first().waitFor();
-      const clipped = await page.evaluate(() => Array.from(document.querySelectorAll(".sy-sider .sy-side-label")).flatMap((el) => {
-        // The label must fit the box that clips it (Arco's item inner, which ends in an ellipsis).
-        const label = el.getBoundingClientRect();
-        const box = (el.closest(".arco-menu-item-inner") ?? el.closest(".arco-menu-item, .arco-menu-inline-header"))!.getBoundingClientRect();
-        return label.right > box.right + 0.5 || label.bottom > box.bottom + 0.5 || el.scrollWidth > el.clientWidth ? [el.textContent] : [];
-      }));
+      const clipped = await page.evaluate(() =>
+        Array.from(document.querySelectorAll(".sy-sider .sy-side-label")).flatMap((el) => {
+          // The label must fit the box that clips it (Arco's item inner, which ends in an ellipsis).
+          const label = el.getBoundingClientRect();
+          const box = (el.closest(".arco-menu-item-inner")
+            ?? el.closest(".arco-menu-item, .arco-menu-inline-header"))!.getBoundingClientRect();
+          return label.right > box.right + 0.5 || label.bottom > box.bottom + 0.5 || el.scrollWidth > el.clientWidth
+            ? [el.textContent]
+            : [];
+        }),
+      );
       expect(clipped).toEqual([]);
     }, 30_000);
   }
@@ -126,7 +148,11 @@ describe("phone width (390 px)", () => {
   for (const path of ["/personal", "/topup", "/channel/add", "/token", "/setting?tab=other"]) {
     test(`${path}: no input or button runs off the right edge`, async () => {
       await useLanguage("en");
-      const phone = await browser.newContext({ viewport: { width: 390, height: 800 }, locale: "en-US", storageState: await context.storageState() });
+      const phone = await browser.newContext({
+        viewport: { width: 390, height: 800 },
+        locale: "en-US",
+        storageState: await context.storageState(),
+      });
       try {
         const p = await phone.newPage();
         p.on("pageerror", (e) => pageErrors.push(String(e)));
@@ -141,12 +167,16 @@ describe("phone width (390 px)", () => {
             for (let a = el.parentElement; a; a = a.parentElement) {
               const o = getComputedStyle(a).overflowX;
               if ((o === "auto" || o === "scroll") && a.getBoundingClientRect().right <= width + 1) return true;
-              if (a.classList.contains("arco-tabs-header-nav") || a.classList.contains("arco-tabs-content")) return true;
+              if (a.classList.contains("arco-tabs-header-nav") || a.classList.contains("arco-tabs-content"))
+                return true;
             }
             return false;
           };
           return Array.from(document.querySelectorAll(".sy-content input, .sy-content textarea, .sy-content button"))
-            .filter((el) => { const r = el.getBoundingClientRect(); return r.width > 0 && r.right > width + 1 && !reachable(el); })
+            .filter((el) => {
+              const r = el.getBoundingClientRect();
+              return r.width > 0 && r.right > width + 1 && !reachable(el);
+            })
             .map((el) => (el as HTMLInputElement).placeholder || el.textContent || el.tagName);
         });
         expect(offscreen).toEqual([]);
@@ -168,24 +198,61 @@ describe("usage logs: Cost and Details in view without scrolling sideways", () =
     seeded = true;
     const root = await ctx.login("root", ROOT_PASSWORD);
     const alice = await ctx.login("alice", "alicepass1");
-    const [key] = (await ctx.request("POST", "/api/redemption/", { as: root, body: { name: "logs", count: 1, quota: 5_000_000 } })).body.data;
+    const [key] = (
+      await ctx.request("POST", "/api/redemption/", { as: root, body: { name: "logs", count: 1, quota: 5_000_000 } })
+    ).body.data;
     expect((await ctx.request("POST", "/api/user/topup", { as: alice, body: { key } })).body.success).toBe(true);
     const now = Math.floor(Date.now() / 1000);
-    const other = JSON.stringify({ frt: 1234, model_ratio: 1.5, completion_ratio: 5, group_ratio: 1, admin_info: { use_channel: ["2", "1"] } });
+    const other = JSON.stringify({
+      frt: 1234,
+      model_ratio: 1.5,
+      completion_ratio: 5,
+      group_ratio: 1,
+      admin_info: { use_channel: ["2", "1"] },
+    });
     const models = ["claude-3-5-sonnet-20241022", "gpt-4o-mini", "gemini-1.5-pro-latest"];
     for (const [i, model] of models.entries()) {
-      for (const u of [{ id: root.id, name: "root" }, { id: alice.id, name: "alice" }]) {
+      for (const u of [
+        { id: root.id, name: "root" },
+        { id: alice.id, name: "alice" },
+      ]) {
         await writeLog(ctx.deps.db, {
-          user_id: u.id, username: u.name, created_at: now - 60 * (i + 1), type: LOG_TYPE.consume, model_name: model, group: "default",
-          token_name: i ? "playground" : "a token with a long name", quota: [123_456, 40, 98_765_432][i], prompt_tokens: [123_456, 12, 45_678][i],
-          completion_tokens: [65_432, 5, 2345][i], use_time: [12, 1, 150][i], is_stream: i !== 2, channel_id: 1, other,
+          user_id: u.id,
+          username: u.name,
+          created_at: now - 60 * (i + 1),
+          type: LOG_TYPE.consume,
+          model_name: model,
+          group: "default",
+          token_name: i ? "playground" : "a token with a long name",
+          quota: [123_456, 40, 98_765_432][i],
+          prompt_tokens: [123_456, 12, 45_678][i],
+          completion_tokens: [65_432, 5, 2345][i],
+          use_time: [12, 1, 150][i],
+          is_stream: i !== 2,
+          channel_id: 1,
+          other,
           content: "model ratio 1.5, completion ratio 5, group ratio 1",
         });
       }
     }
-    await writeLog(ctx.deps.db, { user_id: alice.id, username: "alice", created_at: now - 30, type: LOG_TYPE.error, model_name: "gpt-4o-mini",
-      token_name: "playground", channel_id: 1, use_time: 3, content: "upstream returned 429: rate limit reached for requests" });
-    await writeLog(ctx.deps.db, { user_id: alice.id, username: "alice", created_at: now - 20, type: LOG_TYPE.manage, content: "admin changed the quota from $10.00 to $20.00" });
+    await writeLog(ctx.deps.db, {
+      user_id: alice.id,
+      username: "alice",
+      created_at: now - 30,
+      type: LOG_TYPE.error,
+      model_name: "gpt-4o-mini",
+      token_name: "playground",
+      channel_id: 1,
+      use_time: 3,
+      content: "upstream returned 429: rate limit reached for requests",
+    });
+    await writeLog(ctx.deps.db, {
+      user_id: alice.id,
+      username: "alice",
+      created_at: now - 20,
+      type: LOG_TYPE.manage,
+      content: "admin changed the quota from $10.00 to $20.00",
+    });
   }
 
   const cases = [
@@ -209,15 +276,24 @@ describe("usage logs: Cost and Details in view without scrolling sideways", () =
         await p.locator(".arco-table tbody tr").nth(5).waitFor();
         await p.waitForTimeout(300);
         await p.screenshot({ path: join(ARTIFACTS, `layout-log-${c.who}-${c.width}-${c.lang}.png`), fullPage: true });
-        const m = await p.evaluate(({ cost, details }) => {
-          const header = (text: string) => Array.from(document.querySelectorAll(".arco-table thead th")).find((th) => th.textContent?.trim() === text);
-          const inner = document.querySelector(".arco-table-content-inner")!;
-          return {
-            viewport: document.documentElement.clientWidth, box: inner.getBoundingClientRect().right, overflow: inner.scrollWidth - inner.clientWidth,
-            cost: header(cost)?.getBoundingClientRect().right ?? Infinity, details: header(details)?.getBoundingClientRect().right ?? Infinity,
-            credit: document.querySelector('[data-testid="credit"]')?.getBoundingClientRect().right ?? Infinity,
-          };
-        }, { cost: COST[c.lang], details: DETAILS[c.lang] });
+        const m = await p.evaluate(
+          ({ cost, details }) => {
+            const header = (text: string) =>
+              Array.from(document.querySelectorAll(".arco-table thead th")).find(
+                (th) => th.textContent?.trim() === text,
+              );
+            const inner = document.querySelector(".arco-table-content-inner")!;
+            return {
+              viewport: document.documentElement.clientWidth,
+              box: inner.getBoundingClientRect().right,
+              overflow: inner.scrollWidth - inner.clientWidth,
+              cost: header(cost)?.getBoundingClientRect().right ?? Infinity,
+              details: header(details)?.getBoundingClientRect().right ?? Infinity,
+              credit: document.querySelector('[data-testid="credit"]')?.getBoundingClientRect().right ?? Infinity,
+            };
+          },
+          { cost: COST[c.lang], details: DETAILS[c.lang] },
+        );
         expect(m.box).toBeLessThanOrEqual(m.viewport);
         expect(m.cost).toBeLessThanOrEqual(m.box);
         expect(m.details).toBeLessThanOrEqual(m.box);

@@ -46,7 +46,9 @@ describe("number formatting", () => {
 
 describe("markdown", () => {
   test("escapes HTML so admin text cannot inject markup", () => {
-    const html = renderMarkdown('# Hi\n<script>alert(1)</script> **bold** [x](javascript:alert(1)) [ok](https://a.test)');
+    const html = renderMarkdown(
+      "# Hi\n<script>alert(1)</script> **bold** [x](javascript:alert(1)) [ok](https://a.test)",
+    );
     expect(html).toContain("<h1>Hi</h1>");
     expect(html).not.toContain("<script>");
     expect(html).toContain("&lt;script&gt;");
@@ -64,7 +66,9 @@ describe("markdown", () => {
   });
 
   test("GFM tables, highlighted code with a copy button, line breaks as in chat replies", () => {
-    const html = renderMarkdown("| a | b |\n|---|---|\n| 1 | 2 |\n\n```js\nconst x = 1;\n```\nline one\nline two", { copyLabel: "Copy" });
+    const html = renderMarkdown("| a | b |\n|---|---|\n| 1 | 2 |\n\n```js\nconst x = 1;\n```\nline one\nline two", {
+      copyLabel: "Copy",
+    });
     expect(html).toContain('<div class="sy-md-table"><table>');
     expect(html).toContain("<td>1</td>");
     expect(html).toContain('<code class="hljs language-js"><span class="hljs-keyword">const</span>');
@@ -75,8 +79,17 @@ describe("markdown", () => {
   });
 
   test("link targets: http(s), mailto and relative only, whatever the spelling of the scheme", () => {
-    for (const ok of ["https://a.test", "http://a.test/x?y=1", "mailto:a@b.test", "/pricing", "#top", "./x", "page"]) expect(safeUrl(ok)).toBe(true);
-    for (const bad of ["javascript:alert(1)", " JavaScript:alert(1)", "java\tscript:x", "data:text/html,x", "vbscript:x", "file:///etc/passwd"]) expect(safeUrl(bad)).toBe(false);
+    for (const ok of ["https://a.test", "http://a.test/x?y=1", "mailto:a@b.test", "/pricing", "#top", "./x", "page"])
+      expect(safeUrl(ok)).toBe(true);
+    for (const bad of [
+      "javascript:alert(1)",
+      " JavaScript:alert(1)",
+      "java\tscript:x",
+      "data:text/html,x",
+      "vbscript:x",
+      "file:///etc/passwd",
+    ])
+      expect(safeUrl(bad)).toBe(false);
   });
 
   test("content kinds: a lone URL is embedded, HTML is HTML, the rest is Markdown", () => {
@@ -89,7 +102,15 @@ describe("markdown", () => {
 
 describe("local storage keys", () => {
   test("the status object and its derived flags are stored under the spec's keys", () => {
-    storeStatus({ default_collapse_sidebar: true, chats: [{ a: "b" }], enable_data_export: true, enable_drawing: false, enable_task: true, footer_html: "<b>f</b>", mj_notify_enabled: true });
+    storeStatus({
+      default_collapse_sidebar: true,
+      chats: [{ a: "b" }],
+      enable_data_export: true,
+      enable_drawing: false,
+      enable_task: true,
+      footer_html: "<b>f</b>",
+      mj_notify_enabled: true,
+    });
     expect(readJson(KEYS.status, {} as any).default_collapse_sidebar).toBe(true);
     expect(readBool(KEYS.defaultCollapseSidebar)).toBe(true);
     expect(readJson<unknown[]>(KEYS.chats, [])).toEqual([{ a: "b" }]);

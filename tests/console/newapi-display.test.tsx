@@ -17,9 +17,20 @@ describe("amounts in the display currency", () => {
   test("USD by default; CNY at USDExchangeRate; a custom symbol and rate; tokens when display_in_currency is off", () => {
     storeStatus({ quota_per_unit: 500000, display_in_currency: true });
     expect(renderQuota(1_000_000)).toBe("$2.00");
-    storeStatus({ quota_per_unit: 500000, display_in_currency: true, quota_display_type: "CNY", usd_exchange_rate: 7.2 });
+    storeStatus({
+      quota_per_unit: 500000,
+      display_in_currency: true,
+      quota_display_type: "CNY",
+      usd_exchange_rate: 7.2,
+    });
     expect(renderQuota(1_000_000)).toBe("¥14.40");
-    storeStatus({ quota_per_unit: 500000, display_in_currency: true, quota_display_type: "CUSTOM", custom_currency_symbol: "€", custom_currency_exchange_rate: 0.9 });
+    storeStatus({
+      quota_per_unit: 500000,
+      display_in_currency: true,
+      quota_display_type: "CUSTOM",
+      custom_currency_symbol: "€",
+      custom_currency_exchange_rate: 0.9,
+    });
     expect(renderQuota(1_000_000)).toBe("€1.80");
     expect(renderQuota(1)).toBe("€0.0000018");
     storeStatus({ quota_per_unit: 500000, display_in_currency: false, quota_display_type: "TOKENS" });
@@ -29,16 +40,37 @@ describe("amounts in the display currency", () => {
 
 describe("dashboard panels", () => {
   const PANELS = {
-    api_info_enabled: true, announcements_enabled: true, faq_enabled: true, uptime_kuma_enabled: true,
-    api_info: [{ url: "https://api.example.com", route: "Main line", description: "for everyone", color: "blue" }, { url: "javascript:alert(1)", route: "bad", description: "x", color: "red" }],
-    announcements: [{ content: "<b>Maintenance</b> tonight", publishDate: "2025-05-01T08:00:00Z", type: "warning", extra: "about an hour" }],
+    api_info_enabled: true,
+    announcements_enabled: true,
+    faq_enabled: true,
+    uptime_kuma_enabled: true,
+    api_info: [
+      { url: "https://api.example.com", route: "Main line", description: "for everyone", color: "blue" },
+      { url: "javascript:alert(1)", route: "bad", description: "x", color: "red" },
+    ],
+    announcements: [
+      {
+        content: "<b>Maintenance</b> tonight",
+        publishDate: "2025-05-01T08:00:00Z",
+        type: "warning",
+        extra: "about an hour",
+      },
+    ],
     faq: [{ question: "How do I pay?", answer: "With a redemption code." }],
   };
 
   test("each enabled panel shows its entries as text; only http(s) addresses; Uptime Kuma monitors with their state", async () => {
     fm = mockFetch({
       "GET /api/data/self": ok([]),
-      "GET /api/uptime/status": ok([{ categoryName: "Core", monitors: [{ name: "OpenAI", uptime: 0.9987, status: 1, group: "APIs" }, { name: "Claude", uptime: 0.5, status: 0 }] }]),
+      "GET /api/uptime/status": ok([
+        {
+          categoryName: "Core",
+          monitors: [
+            { name: "OpenAI", uptime: 0.9987, status: 1, group: "APIs" },
+            { name: "Claude", uptime: 0.5, status: 0 },
+          ],
+        },
+      ]),
     });
     await renderApp("/detail", { user: USER, status: PANELS });
     const api = await screen.findByTestId("panel-api-info");
@@ -58,7 +90,11 @@ describe("dashboard panels", () => {
 
   test("switched-off or empty panels are not shown, and Uptime Kuma is not asked while its panel is off", async () => {
     fm = mockFetch({ "GET /api/data/self": ok([]) });
-    await renderApp("/detail", { user: USER, status: { ...PANELS, api_info_enabled: false, faq: [], uptime_kuma_enabled: false }, lang: "zh" });
+    await renderApp("/detail", {
+      user: USER,
+      status: { ...PANELS, api_info_enabled: false, faq: [], uptime_kuma_enabled: false },
+      lang: "zh",
+    });
     expect(await screen.findByTestId("panel-announcements")).toBeTruthy();
     expect(screen.getByText("系统公告")).toBeTruthy();
     expect(screen.queryByTestId("panel-api-info")).toBeNull();

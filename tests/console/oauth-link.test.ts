@@ -9,7 +9,9 @@ const redirectOf = (url: string) => new URL(url).searchParams.get("redirect_uri"
 
 describe("OIDC authorise link", () => {
   test("ServerAddress when set (a trailing slash dropped)", () => {
-    expect(redirectOf(authoriseUrl("oidc", { ...status, server_address: "https://gw.example.com/" }, "st"))).toBe("https://gw.example.com/oauth/oidc");
+    expect(redirectOf(authoriseUrl("oidc", { ...status, server_address: "https://gw.example.com/" }, "st"))).toBe(
+      "https://gw.example.com/oauth/oidc",
+    );
   });
 
   test("else the console's own origin, whatever the current path and query hold", () => {

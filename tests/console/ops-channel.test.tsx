@@ -16,13 +16,30 @@ afterEach(() => {
 });
 
 const CH = (over: Record<string, unknown>) => ({
-  id: 1, name: "main", type: 1, status: 1, group: "default", models: "gpt-4o-mini,gpt-4o", tag: "", priority: 0, weight: 0,
-  response_time: 0, balance: 0, used_quota: 0, other_info: "", ...over,
+  id: 1,
+  name: "main",
+  type: 1,
+  status: 1,
+  group: "default",
+  models: "gpt-4o-mini,gpt-4o",
+  tag: "",
+  priority: 0,
+  weight: 0,
+  response_time: 0,
+  balance: 0,
+  used_quota: 0,
+  other_info: "",
+  ...over,
 });
 const LIST = [
   CH({}),
   CH({ id: 2, name: "slow", response_time: 4200 }),
-  CH({ id: 3, name: "broken", status: 3, other_info: JSON.stringify({ status_reason: "invalid api key", status_time: 1_700_000_000 }) }),
+  CH({
+    id: 3,
+    name: "broken",
+    status: 3,
+    other_info: JSON.stringify({ status_reason: "invalid api key", status_time: 1_700_000_000 }),
+  }),
 ];
 
 function routes(extra: Record<string, unknown> = {}) {
@@ -58,8 +75,26 @@ describe("channel rules", () => {
   });
 
   test("the body: trailing slash stripped, lists as comma strings, type 18 defaults to v2.1, batch mode", () => {
-    const body = toBody({ ...emptyChannel(), type: 18, name: " n ", key: "a\nb", base_url: "https://x.test///", models: ["m1", "m2"], groups: ["default", "vip"], batch: true });
-    expect(body).toMatchObject({ type: 18, name: "n", base_url: "https://x.test", other: "v2.1", models: "m1,m2", group: "default,vip", mode: "batch", key: "a\nb" });
+    const body = toBody({
+      ...emptyChannel(),
+      type: 18,
+      name: " n ",
+      key: "a\nb",
+      base_url: "https://x.test///",
+      models: ["m1", "m2"],
+      groups: ["default", "vip"],
+      batch: true,
+    });
+    expect(body).toMatchObject({
+      type: 18,
+      name: "n",
+      base_url: "https://x.test",
+      other: "v2.1",
+      models: "m1,m2",
+      group: "default,vip",
+      mode: "batch",
+      key: "a\nb",
+    });
     const edit = toBody({ ...emptyChannel(), name: "n", models: ["m"] }, 7);
     expect(edit.id).toBe(7);
     expect("key" in edit).toBe(false);
@@ -89,12 +124,19 @@ describe("channel page", () => {
   });
 
   test("with no channel yet the list says so and offers the form; a search that finds nothing does not", async () => {
-    fm = mockFetch(routes({ "GET /api/channel/": ok({ items: [], total: 0 }), "GET /api/channel/search": ok({ items: [], total: 0 }) }));
+    fm = mockFetch(
+      routes({
+        "GET /api/channel/": ok({ items: [], total: 0 }),
+        "GET /api/channel/search": ok({ items: [], total: 0 }),
+      }),
+    );
     await renderApp("/channel", { user: ADMIN });
     fireEvent.click(await screen.findByTestId("add-first-channel"));
     expect(await screen.findByText("Create channel")).toBeTruthy();
     expect(screen.getByText("No channels yet: add one to start serving requests")).toBeTruthy();
-    fireEvent.change(screen.getByPlaceholderText("ID, name, base URL, tag"), { target: { value: "nothing-like-this" } });
+    fireEvent.change(screen.getByPlaceholderText("ID, name, base URL, tag"), {
+      target: { value: "nothing-like-this" },
+    });
     fireEvent.click(screen.getByText("Search"));
     await waitFor(() => expect(fm.calls.some((c) => c.path === "/api/channel/search")).toBe(true));
     await waitFor(() => expect(screen.queryByTestId("add-first-channel")).toBeNull());
@@ -105,17 +147,36 @@ describe("channel page", () => {
     await renderApp("/channel", { user: ADMIN });
     await screen.findByText("main");
     fireEvent.click(screen.getByTestId("id-sort"));
-    await waitFor(() => expect(fm.calls.some((c) => c.path === "/api/channel/" && c.query.get("id_sort") === "true")).toBe(true));
+    await waitFor(() =>
+      expect(fm.calls.some((c) => c.path === "/api/channel/" && c.query.get("id_sort") === "true")).toBe(true),
+    );
     expect(localStorage.getItem("id-sort")).toBe("true");
   });
 
   test("tag mode shows tag rows whose enable-all posts the tag", async () => {
-    const tagRow = { is_tag: true, tag: "team-a", name: "team-a", type: 1, channel_count: 2, status: 2, group: "default", models: "m", priority: 0, weight: 0, used_quota: 0, balance: 0, response_time: 0,
-      children: [CH({ id: 5, name: "a1", tag: "team-a" }), CH({ id: 6, name: "a2", tag: "team-a" })] };
-    fm = mockFetch(routes({
-      "GET /api/channel/": (c: any) => ok(c.query.get("tag_mode") === "true" ? { items: [tagRow], total: 1 } : { items: LIST, total: 3 }),
-      "POST /api/channel/tag/enabled": ok(),
-    }));
+    const tagRow = {
+      is_tag: true,
+      tag: "team-a",
+      name: "team-a",
+      type: 1,
+      channel_count: 2,
+      status: 2,
+      group: "default",
+      models: "m",
+      priority: 0,
+      weight: 0,
+      used_quota: 0,
+      balance: 0,
+      response_time: 0,
+      children: [CH({ id: 5, name: "a1", tag: "team-a" }), CH({ id: 6, name: "a2", tag: "team-a" })],
+    };
+    fm = mockFetch(
+      routes({
+        "GET /api/channel/": (c: any) =>
+          ok(c.query.get("tag_mode") === "true" ? { items: [tagRow], total: 1 } : { items: LIST, total: 3 }),
+        "POST /api/channel/tag/enabled": ok(),
+      }),
+    );
     await renderApp("/channel", { user: ADMIN });
     await screen.findByText("main");
     fireEvent.click(screen.getByTestId("tag-mode"));
@@ -136,7 +197,8 @@ describe("channel page", () => {
     };
     await batchTag();
     expect(await screen.findByText("select channels to tag first")).toBeTruthy();
-    for (const name of ["main", "slow"]) fireEvent.click(screen.getByText(name).closest("tr")!.querySelector("input[type=checkbox]")!);
+    for (const name of ["main", "slow"])
+      fireEvent.click(screen.getByText(name).closest("tr")!.querySelector("input[type=checkbox]")!);
     await batchTag();
     const input = await screen.findByTestId("batch-tag-input");
     const okButton = () => within(input.closest(".arco-modal")! as HTMLElement).getByRole("button", { name: "OK" });
@@ -171,7 +233,11 @@ describe("channel page", () => {
   });
 
   test("update balance refreshes the row's balance", async () => {
-    fm = mockFetch(routes({ "GET /api/channel/update_balance/1/": { success: true, message: "", balance: 12.5, data: { balance: 12.5 } } }));
+    fm = mockFetch(
+      routes({
+        "GET /api/channel/update_balance/1/": { success: true, message: "", balance: 12.5, data: { balance: 12.5 } },
+      }),
+    );
     await renderApp("/channel", { user: ADMIN });
     const row = (await screen.findByText("main")).closest("tr")!;
     fireEvent.click(within(row).getByTestId("row-more"));
@@ -219,9 +285,13 @@ describe("channel form", () => {
     };
     await pick("14 · Anthropic Claude");
     await waitFor(() => expect(screen.getAllByText(DEFAULT_CHANNEL_MODELS[14][0]).length).toBeGreaterThan(0));
-    await waitFor(() => expect(screen.queryAllByText("gpt-4o-mini").filter((e) => e.closest(".arco-tag")).length).toBe(0));
+    await waitFor(() =>
+      expect(screen.queryAllByText("gpt-4o-mini").filter((e) => e.closest(".arco-tag")).length).toBe(0),
+    );
     // Once the user adds a model of their own, a type change leaves the list alone.
-    fireEvent.change(screen.getByPlaceholderText("Custom model names, comma separated"), { target: { value: "my-model" } });
+    fireEvent.change(screen.getByPlaceholderText("Custom model names, comma separated"), {
+      target: { value: "my-model" },
+    });
     fireEvent.click(screen.getByText("Add"));
     await screen.findByText("my-model");
     await pick("24 · Google Gemini");
@@ -237,9 +307,14 @@ describe("channel form", () => {
     expect((await screen.findByTestId("form-error")).textContent).toContain("please fill in channel name and key");
     expect(fm.calls.some((c) => c.method === "POST" && c.path === "/api/channel/")).toBe(false);
     // The fields themselves are marked, the reason under the first; typing in one takes its mark away.
-    const marked = () => [...document.querySelectorAll("[data-invalid=true]")].map((el) => el.querySelector("[data-testid]")?.getAttribute("data-testid"));
+    const marked = () =>
+      [...document.querySelectorAll("[data-invalid=true]")].map((el) =>
+        el.querySelector("[data-testid]")?.getAttribute("data-testid"),
+      );
     expect(marked()).toEqual(["channel-name", "channel-key"]);
-    expect(screen.getByTestId("channel-name").closest("[data-invalid]")!.querySelector("[role=alert]")!.textContent).toBe("please fill in channel name and key");
+    expect(
+      screen.getByTestId("channel-name").closest("[data-invalid]")!.querySelector("[role=alert]")!.textContent,
+    ).toBe("please fill in channel name and key");
     fireEvent.change(screen.getByTestId("channel-name"), { target: { value: "n" } });
     await waitFor(() => expect(marked()).toEqual(["channel-key"]));
   });
@@ -252,7 +327,9 @@ describe("channel form", () => {
     fireEvent.change(screen.getByTestId("channel-key"), { target: { value: "sk-1" } });
     fireEvent.change(screen.getByPlaceholderText('{"gpt-3.5-turbo": "gpt-4o-mini"}'), { target: { value: "{nope" } });
     fireEvent.click(screen.getByTestId("channel-submit"));
-    const field = (await screen.findByText("model mapping must be valid JSON", { selector: "[role=alert]" })).closest("[data-invalid]")!;
+    const field = (await screen.findByText("model mapping must be valid JSON", { selector: "[role=alert]" })).closest(
+      "[data-invalid]",
+    )!;
     expect(field.textContent).toContain("Model mapping (JSON)");
     expect(fm.calls.some((c) => c.method === "POST" && c.path === "/api/channel/")).toBe(false);
   });
@@ -266,7 +343,11 @@ describe("channel form", () => {
     fm.on("POST /api/channel/fetch_models", ok(["up-model-1"]));
     fireEvent.click(screen.getByText("Fetch from upstream"));
     await waitFor(() => expect(fm.calls.some((c) => c.path === "/api/channel/fetch_models")).toBe(true));
-    expect(fm.calls.find((c) => c.path === "/api/channel/fetch_models")!.body).toEqual({ base_url: "", type: 1, key: "sk-up" });
+    expect(fm.calls.find((c) => c.path === "/api/channel/fetch_models")!.body).toEqual({
+      base_url: "",
+      type: 1,
+      key: "sk-up",
+    });
     expect((await screen.findAllByText("up-model-1")).length).toBeGreaterThan(0);
   });
 
@@ -274,7 +355,9 @@ describe("channel form", () => {
     fm = mockFetch(routes());
     await openForm();
     await waitFor(() => expect(screen.getAllByText("gpt-4o-mini").length).toBeGreaterThan(0));
-    fireEvent.change(screen.getByPlaceholderText("Custom model names, comma separated"), { target: { value: "gpt-4o-mini, my-model" } });
+    fireEvent.change(screen.getByPlaceholderText("Custom model names, comma separated"), {
+      target: { value: "gpt-4o-mini, my-model" },
+    });
     fireEvent.click(screen.getByText("Add"));
     expect(await screen.findByText(/some models already exist: gpt-4o-mini/)).toBeTruthy();
     expect(screen.getAllByText("my-model").length).toBeGreaterThan(0);
@@ -290,16 +373,31 @@ describe("channel form", () => {
     fireEvent.click(screen.getByTestId("channel-submit"));
     await waitFor(() => expect(fm.calls.some((c) => c.method === "POST" && c.path === "/api/channel/")).toBe(true));
     const body = fm.calls.find((c) => c.method === "POST" && c.path === "/api/channel/")!.body;
-    expect(body).toMatchObject({ type: 1, name: "up", key: "sk-1", base_url: "http://127.0.0.1:9", group: "default", auto_ban: 1, priority: 0, weight: 0, mode: "single" });
+    expect(body).toMatchObject({
+      type: 1,
+      name: "up",
+      key: "sk-1",
+      base_url: "http://127.0.0.1:9",
+      group: "default",
+      auto_ban: 1,
+      priority: 0,
+      weight: 0,
+      mode: "single",
+    });
     expect(body.models.split(",")).toEqual([...DEFAULT_CHANNEL_MODELS[1]]);
     await waitFor(() => expect(document.querySelector('[data-testid="location"]')!.textContent).toBe("/channel"));
   });
 
   test("editing loads the channel and puts it back with its id", async () => {
-    fm = mockFetch(routes({
-      "GET /api/channel/4": ok({ ...CH({ id: 4, name: "edit-me", models: "a,b", model_mapping: '{"x":"y"}' }), key: "" }),
-      "PUT /api/channel/": ok(),
-    }));
+    fm = mockFetch(
+      routes({
+        "GET /api/channel/4": ok({
+          ...CH({ id: 4, name: "edit-me", models: "a,b", model_mapping: '{"x":"y"}' }),
+          key: "",
+        }),
+        "PUT /api/channel/": ok(),
+      }),
+    );
     await renderApp("/channel/edit/4", { user: ADMIN });
     await waitFor(() => expect((screen.getByTestId("channel-name") as HTMLInputElement).value).toBe("edit-me"));
     fireEvent.click(screen.getByTestId("channel-submit"));
@@ -356,14 +454,25 @@ describe("channel page bulk actions", () => {
     await renderApp("/channel", { user: ADMIN });
     // Under a loaded CI machine the page and its toast once took longer than the 4 s default (the toast was not
     // there yet): wait for the list request first, then give the toast the time a busy machine needs.
-    await waitFor(() => expect(fm.calls.some((c) => c.method === "GET" && c.path === "/api/channel/")).toBe(true), { timeout: 10_000 });
+    await waitFor(() => expect(fm.calls.some((c) => c.method === "GET" && c.path === "/api/channel/")).toBe(true), {
+      timeout: 10_000,
+    });
     expect(await screen.findByText("refresh failed: database is locked", {}, { timeout: 10_000 })).toBeTruthy();
   });
 });
 
 describe("test all and update all balances: live progress", () => {
   // biome-ignore lint/correctness/noComponentHookFactories: T builds a test-result row, not a component.
-  const T = (over: Record<string, unknown>) => ({ name: "", success: true, message: "", time: 0.42, response_time: 420, test_time: 1_800_000_000, status: 1, ...over });
+  const T = (over: Record<string, unknown>) => ({
+    name: "",
+    success: true,
+    message: "",
+    time: 0.42,
+    response_time: 420,
+    test_time: 1_800_000_000,
+    status: 1,
+    ...over,
+  });
   const listCalls = () => fm.calls.filter((c) => c.method === "GET" && c.path === "/api/channel/").length;
   /** The table row of a channel (its name also appears in the banner's failure list). */
   const rowOf = (name: string) => document.querySelector(`.sy-clip[title="${name}"]`)!.closest("tr")!;
@@ -379,7 +488,23 @@ describe("test all and update all balances: live progress", () => {
   test("test all shows done / total while it runs, writes each result into its row, lists the failures, then reloads", async () => {
     const batches = [
       { running: true, total: 2, done: 1, succeeded: 1, failed: 0, results: [T({ id: 1, name: "main" })] },
-      { running: false, total: 2, done: 2, succeeded: 1, failed: 1, results: [T({ id: 3, name: "broken", success: false, message: "invalid api key provided", response_time: 0, status: 1 })] },
+      {
+        running: false,
+        total: 2,
+        done: 2,
+        succeeded: 1,
+        failed: 1,
+        results: [
+          T({
+            id: 3,
+            name: "broken",
+            success: false,
+            message: "invalid api key provided",
+            response_time: 0,
+            status: 1,
+          }),
+        ],
+      },
     ];
     const since: Array<string | null> = [];
     // The server's list: what each finished test wrote.
@@ -388,22 +513,34 @@ describe("test all and update all balances: live progress", () => {
     // for how fast the page polls.
     let seenStart = false;
     const started = { running: true, total: 2, done: 0, succeeded: 0, failed: 0, results: [] };
-    fm = mockFetch(routes({
-      "GET /api/channel/": () => ok({ items: list, total: list.length }),
-      "GET /api/channel/test/progress": (c: any) => {
-        if (c.query.get("since") !== null && !seenStart) return ok(started);
-        since.push(c.query.get("since"));
-        // The first read (on opening the page) finds no run; then the batches, one per poll.
-        if (c.query.get("since") === null) return ok(null);
-        const next = batches.shift() ?? null;
-        if (next && !next.running) {
-          list = LIST.map((x) => (x.id === 1 ? { ...x, response_time: 420, test_time: 1_800_000_000 }
-            : x.id === 3 ? { ...x, response_time: 0, test_time: 1_800_000_000, other_info: JSON.stringify({ test_error: "invalid api key provided" }) } : x));
-        }
-        return ok(next);
-      },
-      "GET /api/channel/test": ok(started, "testing all channels started in the background"),
-    }));
+    fm = mockFetch(
+      routes({
+        "GET /api/channel/": () => ok({ items: list, total: list.length }),
+        "GET /api/channel/test/progress": (c: any) => {
+          if (c.query.get("since") !== null && !seenStart) return ok(started);
+          since.push(c.query.get("since"));
+          // The first read (on opening the page) finds no run; then the batches, one per poll.
+          if (c.query.get("since") === null) return ok(null);
+          const next = batches.shift() ?? null;
+          if (next && !next.running) {
+            list = LIST.map((x) =>
+              x.id === 1
+                ? { ...x, response_time: 420, test_time: 1_800_000_000 }
+                : x.id === 3
+                  ? {
+                      ...x,
+                      response_time: 0,
+                      test_time: 1_800_000_000,
+                      other_info: JSON.stringify({ test_error: "invalid api key provided" }),
+                    }
+                  : x,
+            );
+          }
+          return ok(next);
+        },
+        "GET /api/channel/test": ok(started, "testing all channels started in the background"),
+      }),
+    );
     await renderApp("/channel", { user: ADMIN });
     await screen.findByText("main");
     const before = listCalls();
@@ -411,7 +548,9 @@ describe("test all and update all balances: live progress", () => {
     expect((await screen.findByTestId("run-test-summary")).textContent).toBe("Testing channels: 0 / 2 done, 0 failed");
     seenStart = true;
     await waitFor(() => expect(within(rowOf("main")).getByTestId("response-time").textContent).toBe("0.42 s"));
-    await waitFor(() => expect(screen.getByTestId("run-test-summary").textContent).toBe("Tested 2 channel(s): 1 passed, 1 failed"));
+    await waitFor(() =>
+      expect(screen.getByTestId("run-test-summary").textContent).toBe("Tested 2 channel(s): 1 passed, 1 failed"),
+    );
     expect(since).toEqual([null, "0", "1"]);
     expect(screen.getByTestId("run-test").getAttribute("data-running")).toBe("false");
     expect(screen.getByTestId("run-test-failures").textContent).toContain("broken");
@@ -428,28 +567,52 @@ describe("test all and update all balances: live progress", () => {
     let polls = 0;
     // Until the test has seen the run in progress, polls find it unchanged (not a race with the page's timer).
     let seenRunning = false;
-    const running = { running: true, total: 3, done: 1, succeeded: 1, failed: 0, results: [T({ id: 2, name: "slow", response_time: 900 })] };
-    fm = mockFetch(routes({
-      "GET /api/channel/": ok({ items: LIST.map((x) => (x.id === 2 ? { ...x, response_time: 900 } : x)), total: 3 }),
-      "GET /api/channel/test/progress": (c: any) => {
-        if (c.query.get("since") === null) return ok(running);
-        if (!seenRunning) return ok({ ...running, results: [] });
-        polls++;
-        return ok({ running: false, total: 3, done: 3, succeeded: 3, failed: 0, results: [] });
-      },
-    }));
+    const running = {
+      running: true,
+      total: 3,
+      done: 1,
+      succeeded: 1,
+      failed: 0,
+      results: [T({ id: 2, name: "slow", response_time: 900 })],
+    };
+    fm = mockFetch(
+      routes({
+        "GET /api/channel/": ok({ items: LIST.map((x) => (x.id === 2 ? { ...x, response_time: 900 } : x)), total: 3 }),
+        "GET /api/channel/test/progress": (c: any) => {
+          if (c.query.get("since") === null) return ok(running);
+          if (!seenRunning) return ok({ ...running, results: [] });
+          polls++;
+          return ok({ running: false, total: 3, done: 3, succeeded: 3, failed: 0, results: [] });
+        },
+      }),
+    );
     await renderApp("/channel", { user: ADMIN });
     expect((await screen.findByTestId("run-test-summary")).textContent).toBe("Testing channels: 1 / 3 done, 0 failed");
     seenRunning = true;
-    await waitFor(() => expect(screen.getByTestId("run-test-summary").textContent).toBe("Tested 3 channel(s): 3 passed, 0 failed"));
+    await waitFor(() =>
+      expect(screen.getByTestId("run-test-summary").textContent).toBe("Tested 3 channel(s): 3 passed, 0 failed"),
+    );
     expect(polls).toBe(1);
     expect(within(rowOf("slow")).getByTestId("response-time").textContent).toBe("0.90 s");
   });
 
   test("a failed test stays visible after a reload: 'Failed' with its reason and time", async () => {
-    fm = mockFetch(routes({
-      "GET /api/channel/": ok({ items: [CH({ id: 9, name: "keyless", response_time: 0, test_time: 1_800_000_000, other_info: JSON.stringify({ test_error: "no answer within 60 seconds" }) })], total: 1 }),
-    }));
+    fm = mockFetch(
+      routes({
+        "GET /api/channel/": ok({
+          items: [
+            CH({
+              id: 9,
+              name: "keyless",
+              response_time: 0,
+              test_time: 1_800_000_000,
+              other_info: JSON.stringify({ test_error: "no answer within 60 seconds" }),
+            }),
+          ],
+          total: 1,
+        }),
+      }),
+    );
     await renderApp("/channel", { user: ADMIN });
     const tag = within((await screen.findByText("keyless")).closest("tr")!).getByTestId("response-time");
     expect(tag.textContent).toBe("Failed");
@@ -458,21 +621,45 @@ describe("test all and update all balances: live progress", () => {
   });
 
   test("update all balances writes each balance into its row and names the ones that failed", async () => {
-    fm = mockFetch(routes({
-      "GET /api/channel/update_balance/progress": (c: any) => ok(c.query.get("since") === null ? null : {
-        running: false, total: 3, done: 3, updated: 1, failed: 1, skipped: 1,
-        results: [
-          { id: 1, name: "main", success: true, balance: 12.5, balance_updated_time: 1_800_000_000 },
-          { id: 2, name: "slow", success: false, message: "the balance endpoint answered 401" },
-          { id: 3, name: "broken", success: false, skipped: true },
-        ],
+    fm = mockFetch(
+      routes({
+        "GET /api/channel/update_balance/progress": (c: any) =>
+          ok(
+            c.query.get("since") === null
+              ? null
+              : {
+                  running: false,
+                  total: 3,
+                  done: 3,
+                  updated: 1,
+                  failed: 1,
+                  skipped: 1,
+                  results: [
+                    { id: 1, name: "main", success: true, balance: 12.5, balance_updated_time: 1_800_000_000 },
+                    { id: 2, name: "slow", success: false, message: "the balance endpoint answered 401" },
+                    { id: 3, name: "broken", success: false, skipped: true },
+                  ],
+                },
+          ),
+        "GET /api/channel/update_balance": ok({
+          running: true,
+          total: 3,
+          done: 0,
+          updated: 0,
+          failed: 0,
+          skipped: 0,
+          results: [],
+        }),
       }),
-      "GET /api/channel/update_balance": ok({ running: true, total: 3, done: 0, updated: 0, failed: 0, skipped: 0, results: [] }),
-    }));
+    );
     await renderApp("/channel", { user: ADMIN });
     await screen.findByText("main");
     fireEvent.click(screen.getByTestId("update-all-balances"));
-    await waitFor(() => expect(screen.getByTestId("run-balance-summary").textContent).toBe("Balances of 3 channel(s): 1 updated, 1 failed, 1 without a balance"));
+    await waitFor(() =>
+      expect(screen.getByTestId("run-balance-summary").textContent).toBe(
+        "Balances of 3 channel(s): 1 updated, 1 failed, 1 without a balance",
+      ),
+    );
     expect(within(rowOf("main")).getByTestId("balance").textContent).toBe("$12.50");
     expect(within(rowOf("slow")).getByTestId("balance").textContent).toContain("⚠");
     const failures = screen.getByTestId("run-balance-failures").textContent!;
@@ -482,8 +669,22 @@ describe("test all and update all balances: live progress", () => {
 });
 
 describe("tag editor", () => {
-  const tagRow = { is_tag: true, tag: "team-a", name: "team-a", type: 1, channel_count: 2, status: 1, group: "default", models: "m1,m2", priority: 0, weight: 0,
-    used_quota: 0, balance: 0, response_time: 0, children: [CH({ id: 5, name: "a1", tag: "team-a" }), CH({ id: 6, name: "a2", tag: "team-a" })] };
+  const tagRow = {
+    is_tag: true,
+    tag: "team-a",
+    name: "team-a",
+    type: 1,
+    channel_count: 2,
+    status: 1,
+    group: "default",
+    models: "m1,m2",
+    priority: 0,
+    weight: 0,
+    used_quota: 0,
+    balance: 0,
+    response_time: 0,
+    children: [CH({ id: 5, name: "a1", tag: "team-a" }), CH({ id: 6, name: "a2", tag: "team-a" })],
+  };
 
   async function openEditor() {
     fm = mockFetch(routes({ "GET /api/channel/": ok({ items: [tagRow], total: 1 }), "PUT /api/channel/tag": ok() }));
@@ -494,7 +695,9 @@ describe("tag editor", () => {
     const modal = (await screen.findByText("Edit tag: team-a")).closest(".arco-modal") as HTMLElement;
     const [priority, weight] = within(modal).getAllByPlaceholderText("unchanged");
     return {
-      modal, priority, weight,
+      modal,
+      priority,
+      weight,
       mapping: within(modal).getByPlaceholderText("Leave empty to keep each channel's model mapping"),
       ok: () => fireEvent.click(within(modal).getByRole("button", { name: "OK" })),
       error: () => within(modal).queryByTestId("form-error")?.textContent ?? "",
@@ -553,7 +756,11 @@ describe("channel form: base URL ending in /v1", () => {
     let dialog = await confirmDialog();
     expect(within(dialog).getByText(/usually doubles it/)).toBeTruthy();
     expect(posts()).toEqual([]);
-    fireEvent.click(within(dialog).getAllByRole("button").find((b) => !b.className.includes("primary") && b.textContent)!);
+    fireEvent.click(
+      within(dialog)
+        .getAllByRole("button")
+        .find((b) => !b.className.includes("primary") && b.textContent)!,
+    );
     await sleep(100);
     expect(posts()).toEqual([]);
     fireEvent.click(screen.getByTestId("channel-submit"));
@@ -579,7 +786,8 @@ describe("channel form: default models from GET /api/models", () => {
     await screen.findByTestId("channel-form");
     expect((await screen.findAllByText("srv-gpt-a")).length).toBeGreaterThan(0);
     // The catalogue defaults shown before the answer are replaced (their tags leave after Arco's exit transition).
-    const tags = () => [...document.querySelectorAll("[data-testid=channel-models] .arco-tag")].map((e) => e.textContent);
+    const tags = () =>
+      [...document.querySelectorAll("[data-testid=channel-models] .arco-tag")].map((e) => e.textContent);
     await waitFor(() => expect(tags()).toEqual(["srv-gpt-a", "srv-gpt-b"]));
     expect(JSON.parse(localStorage.getItem("models")!)).toEqual(served);
     fireEvent.click(screen.getByText("Clear"));

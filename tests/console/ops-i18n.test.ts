@@ -10,7 +10,22 @@ import { TYPE_FIELDS } from "../../console/pages/channel-edit/fields.ts";
 import { DRAWING_ACTIONS } from "../../console/pages/midjourney/index.tsx";
 
 const PAGES = resolve(import.meta.dir, "../../console/pages");
-const OPS_DIRS = ["_shared", "channel", "channel-edit", "token", "redemption", "topup", "log", "detail", "midjourney", "task", "pricing", "playground", "chat", "chat2link"];
+const OPS_DIRS = [
+  "_shared",
+  "channel",
+  "channel-edit",
+  "token",
+  "redemption",
+  "topup",
+  "log",
+  "detail",
+  "midjourney",
+  "task",
+  "pricing",
+  "playground",
+  "chat",
+  "chat2link",
+];
 
 function files(dir: string): string[] {
   return readdirSync(dir).flatMap((f) => {
@@ -21,18 +36,29 @@ function files(dir: string): string[] {
 
 const used = new Set<string>();
 for (const d of OPS_DIRS) {
-  for (const f of files(join(PAGES, d))) for (const m of readFileSync(f, "utf8").matchAll(/"(ops\.[A-Za-z0-9_.]+)"/g)) used.add(m[1]);
+  for (const f of files(join(PAGES, d)))
+    for (const m of readFileSync(f, "utf8").matchAll(/"(ops\.[A-Za-z0-9_.]+)"/g)) used.add(m[1]);
 }
 // Keys built at run time from closed sets of values.
 const dynamic = [
-  ...[1, 2, 3].map((s) => `ops.ch.status.${s}`), ...[1, 2, 3, 4].map((s) => `ops.token.status.${s}`),
-  ...[1, 2, 3].map((s) => `ops.redemption.status.${s}`), ...[0, 1, 2, 3, 4, 5].map((s) => `ops.log.types.${s}`),
-  "ops.topup.method.zfb", "ops.topup.method.wx", "ops.detail.hour", "ops.detail.day", "ops.detail.week",
+  ...[1, 2, 3].map((s) => `ops.ch.status.${s}`),
+  ...[1, 2, 3, 4].map((s) => `ops.token.status.${s}`),
+  ...[1, 2, 3].map((s) => `ops.redemption.status.${s}`),
+  ...[0, 1, 2, 3, 4, 5].map((s) => `ops.log.types.${s}`),
+  "ops.topup.method.zfb",
+  "ops.topup.method.wx",
+  "ops.detail.hour",
+  "ops.detail.day",
+  "ops.detail.week",
   ...["loading", "incomplete", "complete", "error"].map((s) => `ops.pg.status.${s}`),
-  ...DRAWING_ACTIONS.map((a) => `ops.mj.action.${a}`), ...["1", "21", "22", "0", "other"].map((c) => `ops.mj.code.${c}`),
+  ...DRAWING_ACTIONS.map((a) => `ops.mj.action.${a}`),
+  ...["1", "21", "22", "0", "other"].map((c) => `ops.mj.code.${c}`),
   ...["NOT_START", "SUBMITTED", "IN_PROGRESS", "SUCCESS", "FAILURE", "MODAL", "other"].map((s) => `ops.mj.status.${s}`),
-  "ops.task.action.MUSIC", "ops.task.action.LYRICS",
-  ...["SUCCESS", "NOT_START", "SUBMITTED", "IN_PROGRESS", "FAILURE", "QUEUED", "UNKNOWN"].map((s) => `ops.task.status.${s}`),
+  "ops.task.action.MUSIC",
+  "ops.task.action.LYRICS",
+  ...["SUCCESS", "NOT_START", "SUBMITTED", "IN_PROGRESS", "FAILURE", "QUEUED", "UNKNOWN"].map(
+    (s) => `ops.task.status.${s}`,
+  ),
 ];
 
 describe("operations dictionaries", () => {
@@ -49,7 +75,8 @@ describe("operations dictionaries", () => {
     for (const f of Object.values(TYPE_FIELDS)) {
       for (const k of [f.other?.label, f.baseUrl?.label, f.keyHint]) if (k) expect(k in en).toBe(true);
       // placeholders and help are i18n keys too, unless they are literal addresses
-      for (const k of [f.other?.placeholder, f.other?.help, f.baseUrl?.placeholder, f.baseUrl?.help]) if (k?.startsWith("ops.")) expect(k in en).toBe(true);
+      for (const k of [f.other?.placeholder, f.other?.help, f.baseUrl?.placeholder, f.baseUrl?.help])
+        if (k?.startsWith("ops.")) expect(k in en).toBe(true);
     }
   });
 

@@ -59,7 +59,10 @@ describe("redemption page", () => {
 
   test("creating sends name, default quota 100000 and count 1, and downloads the codes as <name>.txt", async () => {
     const downloads = captureDownloads();
-    fm = mockFetch({ "GET /api/redemption/": ok({ items: [], total: 0 }), "POST /api/redemption/": ok(["CODE-A", "CODE-B"]) });
+    fm = mockFetch({
+      "GET /api/redemption/": ok({ items: [], total: 0 }),
+      "POST /api/redemption/": ok(["CODE-A", "CODE-B"]),
+    });
     await renderApp("/redemption", { user: ADMIN });
     fireEvent.click(await screen.findByText("Add codes"));
     fireEvent.change(await screen.findByPlaceholderText("Empty = the quota amount"), { target: { value: "spring" } });
@@ -88,7 +91,10 @@ describe("redemption page", () => {
 });
 
 describe("wallet page", () => {
-  const wallet = (extra: Record<string, unknown> = {}) => ({ "GET /api/user/self": ok({ ...USER, quota: 500000 }), ...extra });
+  const wallet = (extra: Record<string, unknown> = {}) => ({
+    "GET /api/user/self": ok({ ...USER, quota: 500000 }),
+    ...extra,
+  });
 
   test("shows the balance and refuses an empty code with 'enter redemption code'", async () => {
     fm = mockFetch(wallet());
@@ -150,7 +156,10 @@ describe("wallet page", () => {
 
   test("online top-up disabled: the reason is shown, presets, amount, method and Pay are disabled, nothing is sent", async () => {
     fm = mockFetch(wallet());
-    await renderApp("/topup", { user: USER, status: { enable_online_topup: false, top_up_link: "https://shop.example/codes" } });
+    await renderApp("/topup", {
+      user: USER,
+      status: { enable_online_topup: false, top_up_link: "https://shop.example/codes" },
+    });
     const reason = await screen.findByTestId("online-off");
     expect(reason.textContent).toContain("Online top-up is turned off by the administrator");
     expect(reason.textContent).toContain("Buy a code");
@@ -159,7 +168,9 @@ describe("wallet page", () => {
     expect(pay.disabled).toBe(true);
     expect((within(card).getByText("$10").closest("button") as HTMLButtonElement).disabled).toBe(true);
     expect((card.querySelector(".arco-input-number input") as HTMLInputElement).disabled).toBe(true);
-    expect((within(card).getByText("WeChat Pay").closest("label")!.querySelector("input") as HTMLInputElement).disabled).toBe(true);
+    expect(
+      (within(card).getByText("WeChat Pay").closest("label")!.querySelector("input") as HTMLInputElement).disabled,
+    ).toBe(true);
     fireEvent.click(pay);
     expect(fm.calls.some((c) => c.path === "/api/user/pay" || c.path === "/api/user/amount")).toBe(false);
     // Redeeming a code still works.
@@ -173,17 +184,28 @@ describe("wallet page", () => {
       for (const input of Array.from(this.querySelectorAll("input"))) fields[input.name] = input.value;
       submitted.push({ action: this.action, fields });
     };
-    fm = mockFetch(wallet({
-      "POST /api/user/amount": (c: any) => ok((c.body.amount * 7.3).toFixed(2)),
-      "POST /api/user/pay": { success: true, message: "success", data: { pid: "1001", money: "73.00", sign: "abc" }, url: "https://pay.example/submit.php" },
-    }));
+    fm = mockFetch(
+      wallet({
+        "POST /api/user/amount": (c: any) => ok((c.body.amount * 7.3).toFixed(2)),
+        "POST /api/user/pay": {
+          success: true,
+          message: "success",
+          data: { pid: "1001", money: "73.00", sign: "abc" },
+          url: "https://pay.example/submit.php",
+        },
+      }),
+    );
     await renderApp("/topup", { user: USER, status: { enable_online_topup: true, min_topup: 1 } });
     fireEvent.click(await screen.findByText("$10"));
     await waitFor(() => expect(screen.getByTestId("price").textContent).toBe("To pay: 73.00"), { timeout: 3000 });
     fireEvent.click(screen.getByText("WeChat Pay"));
     fireEvent.click(screen.getByRole("button", { name: "Pay" }));
     await waitFor(() => expect(submitted.length).toBe(1));
-    expect(fm.calls.find((c) => c.path === "/api/user/pay")!.body).toEqual({ amount: 10, top_up_code: "", payment_method: "wx" });
+    expect(fm.calls.find((c) => c.path === "/api/user/pay")!.body).toEqual({
+      amount: 10,
+      top_up_code: "",
+      payment_method: "wx",
+    });
     expect(submitted[0].action).toBe("https://pay.example/submit.php");
     expect(submitted[0].fields).toEqual({ pid: "1001", money: "73.00", sign: "abc" });
   });

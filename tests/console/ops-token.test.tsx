@@ -12,10 +12,36 @@ afterEach(() => {
 });
 
 const TOKENS = [
-  { id: 1, name: "laptop", key: "sk-aaaa", status: 1, remain_quota: 500000, used_quota: 1000, unlimited_quota: false, expired_time: -1,
-    model_limits_enabled: false, model_limits: "", allow_ips: "", group: "", created_time: 1_700_000_000 },
-  { id: 2, name: "server", key: "sk-bbbb", status: 2, remain_quota: 0, used_quota: 0, unlimited_quota: true, expired_time: -1,
-    model_limits_enabled: false, model_limits: "", allow_ips: "", group: "", created_time: 1_700_000_000 },
+  {
+    id: 1,
+    name: "laptop",
+    key: "sk-aaaa",
+    status: 1,
+    remain_quota: 500000,
+    used_quota: 1000,
+    unlimited_quota: false,
+    expired_time: -1,
+    model_limits_enabled: false,
+    model_limits: "",
+    allow_ips: "",
+    group: "",
+    created_time: 1_700_000_000,
+  },
+  {
+    id: 2,
+    name: "server",
+    key: "sk-bbbb",
+    status: 2,
+    remain_quota: 0,
+    used_quota: 0,
+    unlimited_quota: true,
+    expired_time: -1,
+    model_limits_enabled: false,
+    model_limits: "",
+    allow_ips: "",
+    group: "",
+    created_time: 1_700_000_000,
+  },
 ];
 
 function baseRoutes() {
@@ -94,7 +120,9 @@ describe("token page", () => {
     await renderApp("/token", { user: USER });
     await openCreate();
     fireEvent.change(screen.getByPlaceholderText("A name for this token"), { target: { value: "ci" } });
-    fireEvent.change(screen.getByPlaceholderText("yyyy-MM-dd HH:mm:ss, empty = never"), { target: { value: "tomorrow" } });
+    fireEvent.change(screen.getByPlaceholderText("yyyy-MM-dd HH:mm:ss, empty = never"), {
+      target: { value: "tomorrow" },
+    });
     submit();
     expect(await screen.findByText("expiry time format error")).toBeTruthy();
     expect(fm.calls.some((c) => c.method === "POST")).toBe(false);
@@ -108,7 +136,15 @@ describe("token page", () => {
     submit();
     await waitFor(() => expect(fm.calls.some((c) => c.method === "POST" && c.path === "/api/token/")).toBe(true));
     const body = fm.calls.find((c) => c.method === "POST")!.body;
-    expect(body).toMatchObject({ name: "ci", remain_quota: 500000, expired_time: -1, unlimited_quota: false, count: 1, model_limits: "", allow_ips: "" });
+    expect(body).toMatchObject({
+      name: "ci",
+      remain_quota: 500000,
+      expired_time: -1,
+      unlimited_quota: false,
+      count: 1,
+      model_limits: "",
+      allow_ips: "",
+    });
   });
 
   test("the one-day shortcut and the $10 preset fill expiry and quota", async () => {

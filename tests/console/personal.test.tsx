@@ -1,7 +1,24 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { screen, waitFor, fireEvent, within, act } from "@testing-library/react";
-import { ADMIN, USER, location, mockFetch, ok, fail, renderApp, resetDom, numberInput, type FetchMock } from "./helpers.tsx";
-import { deletionConfirmed, validateNotify, validatePasswordChange, validateTransfer, validateEmailBind } from "../../console/pages/personal/validation.ts";
+import {
+  ADMIN,
+  USER,
+  location,
+  mockFetch,
+  ok,
+  fail,
+  renderApp,
+  resetDom,
+  numberInput,
+  type FetchMock,
+} from "./helpers.tsx";
+import {
+  deletionConfirmed,
+  validateNotify,
+  validatePasswordChange,
+  validateTransfer,
+  validateEmailBind,
+} from "../../console/pages/personal/validation.ts";
 
 let fm: FetchMock;
 afterEach(() => {
@@ -9,7 +26,16 @@ afterEach(() => {
   resetDom();
 });
 
-const self = { ...USER, email: "alice@example.com", used_quota: 250_000, request_count: 42, aff_quota: 1_000_000, aff_history_quota: 2_000_000, aff_count: 3, setting: "" };
+const self = {
+  ...USER,
+  email: "alice@example.com",
+  used_quota: 250_000,
+  request_count: 42,
+  aff_quota: 1_000_000,
+  aff_history_quota: 2_000_000,
+  aff_count: 3,
+  setting: "",
+};
 const models = Array.from({ length: 14 }, (_, i) => `model-${i + 1}`);
 
 function personalApi(extra: Record<string, unknown> = {}) {
@@ -20,9 +46,16 @@ const modal = () => document.querySelector(".arco-modal:not([style*='display: no
 
 describe("personal settings rules", () => {
   test("change password: original and new required, new differs, confirmation matches", () => {
-    expect(validatePasswordChange({ original: "", password: "", confirm: "" })).toEqual({ original: "personal.originalRequired", password: "personal.newRequired" });
-    expect(validatePasswordChange({ original: "same1234", password: "same1234", confirm: "same1234" }).password).toBe("personal.newSameAsOld");
-    expect(validatePasswordChange({ original: "old12345", password: "new12345", confirm: "other" }).confirm).toBe("personal.confirmMismatch");
+    expect(validatePasswordChange({ original: "", password: "", confirm: "" })).toEqual({
+      original: "personal.originalRequired",
+      password: "personal.newRequired",
+    });
+    expect(validatePasswordChange({ original: "same1234", password: "same1234", confirm: "same1234" }).password).toBe(
+      "personal.newSameAsOld",
+    );
+    expect(validatePasswordChange({ original: "old12345", password: "new12345", confirm: "other" }).confirm).toBe(
+      "personal.confirmMismatch",
+    );
     expect(validatePasswordChange({ original: "old12345", password: "new12345", confirm: "new12345" })).toEqual({});
   });
 
@@ -39,7 +72,13 @@ describe("personal settings rules", () => {
   });
 
   test("webhook must be https; email binding needs an email and a code", () => {
-    const base = { notify_type: "webhook" as const, webhook_url: "http://hook.test", webhook_secret: "", notification_email: "", quota_warning_threshold: 100000 };
+    const base = {
+      notify_type: "webhook" as const,
+      webhook_url: "http://hook.test",
+      webhook_secret: "",
+      notification_email: "",
+      quota_warning_threshold: 100000,
+    };
     expect(validateNotify(base).webhook_url).toBe("personal.webhookHttps");
     expect(validateNotify({ ...base, webhook_url: "https://hook.test/x" })).toEqual({});
     expect(validateEmailBind("", "")).toEqual({ email: "personal.emailRequired", code: "personal.codeRequired" });
@@ -75,7 +114,10 @@ describe("personal settings screen", () => {
     fireEvent.change(m.querySelector('input[name="confirm"]')!, { target: { value: "new12345" } });
     fireEvent.click(within(m).getByText("OK"));
     await waitFor(() => expect(fm.calls.some((c) => c.method === "PUT" && c.path === "/api/user/self")).toBe(true));
-    expect(fm.calls.find((c) => c.method === "PUT")!.body).toEqual({ original_password: "old12345", password: "new12345" });
+    expect(fm.calls.find((c) => c.method === "PUT")!.body).toEqual({
+      original_password: "old12345",
+      password: "new12345",
+    });
   });
 
   test("delete account: wrong name is refused; the right name deletes, logs out and goes to /login", async () => {
@@ -104,7 +146,9 @@ describe("personal settings screen", () => {
   test("notification settings: webhook must be https; the saved body has every setting field", async () => {
     fm = personalApi({ "PUT /api/user/setting": ok(undefined, "settings updated") });
     await renderApp("/personal", { user: USER });
-    fireEvent.click(await screen.findByText("Webhook", { selector: "span,label" }).catch(() => screen.getAllByText("Webhook")[0]));
+    fireEvent.click(
+      await screen.findByText("Webhook", { selector: "span,label" }).catch(() => screen.getAllByText("Webhook")[0]),
+    );
     const url = await waitFor(() => document.querySelector('input[name="webhook_url"]') as HTMLInputElement);
     fireEvent.change(url, { target: { value: "http://hook.test" } });
     fireEvent.click(screen.getAllByText("Save")[0]);
@@ -115,8 +159,13 @@ describe("personal settings screen", () => {
     fireEvent.click(screen.getAllByText("Save")[0]);
     await waitFor(() => expect(fm.calls.some((c) => c.path === "/api/user/setting")).toBe(true));
     expect(fm.calls.find((c) => c.path === "/api/user/setting")!.body).toEqual({
-      notify_type: "webhook", webhook_url: "https://hook.test/x", webhook_secret: "s3cret", notification_email: "",
-      quota_warning_threshold: 100000, accept_unset_model_ratio_model: false, record_ip_log: false,
+      notify_type: "webhook",
+      webhook_url: "https://hook.test/x",
+      webhook_secret: "s3cret",
+      notification_email: "",
+      quota_warning_threshold: 100000,
+      accept_unset_model_ratio_model: false,
+      record_ip_log: false,
     });
   });
 
@@ -149,7 +198,9 @@ describe("personal settings screen", () => {
     fm = personalApi({ "POST /api/user/aff_transfer": ok(undefined, "transferred") });
     await renderApp("/personal", { user: USER });
     await screen.findByText("model-1");
-    await waitFor(() => expect((screen.getByText("Transfer to balance").closest("button") as HTMLButtonElement).disabled).toBe(false));
+    await waitFor(() =>
+      expect((screen.getByText("Transfer to balance").closest("button") as HTMLButtonElement).disabled).toBe(false),
+    );
     fireEvent.click(screen.getByText("Transfer to balance"));
     const m = await waitFor(() => modal());
     const amount = numberInput(within(m).getByTestId("transfer-amount"));
@@ -168,7 +219,10 @@ describe("personal settings screen", () => {
 describe("bindings", () => {
   test("only the providers the site enables are offered; a bound GitHub account shows as bound", async () => {
     fm = personalApi({ "GET /api/user/self": ok({ ...self, github_id: "octocat" }) });
-    await renderApp("/personal", { user: USER, status: { github_oauth: true, wechat_login: false, oidc_enabled: false } });
+    await renderApp("/personal", {
+      user: USER,
+      status: { github_oauth: true, wechat_login: false, oidc_enabled: false },
+    });
     expect(await screen.findByText(/octocat/)).toBeTruthy();
     expect(screen.queryByText("WeChat")).toBeNull();
     expect(screen.queryByText("OIDC")).toBeNull();
@@ -178,7 +232,11 @@ describe("bindings", () => {
 
   test("provider labels are translated (Chinese shows 微信); Telegram binding calls back in the page", async () => {
     fm = personalApi();
-    await renderApp("/personal", { user: USER, lang: "zh", status: { wechat_login: true, github_oauth: true, telegram_oauth: true, telegram_bot_name: "yard_bot" } });
+    await renderApp("/personal", {
+      user: USER,
+      lang: "zh",
+      status: { wechat_login: true, github_oauth: true, telegram_oauth: true, telegram_bot_name: "yard_bot" },
+    });
     const bindings = (await screen.findByText("账户绑定")).closest(".arco-card") as HTMLElement;
     expect(within(bindings).getByText("微信")).toBeTruthy();
     expect(within(bindings).queryByText("WeChat")).toBeNull();
@@ -199,17 +257,26 @@ describe("bindings", () => {
     await act(async () => new Function("user", script.getAttribute("data-onauth")!)(signed));
     await waitFor(() => expect(fm.calls.some((c) => c.path === "/api/oauth/telegram/bind")).toBe(true));
     const call = fm.calls.find((c) => c.path === "/api/oauth/telegram/bind")!;
-    expect(Object.fromEntries(call.query)).toEqual({ id: "4242", first_name: "Tele", auth_date: "1700000000", hash: "abc123" });
+    expect(Object.fromEntries(call.query)).toEqual({
+      id: "4242",
+      first_name: "Tele",
+      auth_date: "1700000000",
+      hash: "abc123",
+    });
     expect(call.headers["new-api-user"]).toBe(String(USER.id));
     expect(await screen.findByText("Bound successfully")).toBeTruthy();
     expect(await screen.findByText(/4242/)).toBeTruthy();
   });
 
   test("Telegram: a refused binding shows the server's message", async () => {
-    fm = personalApi({ "GET /api/oauth/telegram/bind": fail("this Telegram account is already bound to another user") });
+    fm = personalApi({
+      "GET /api/oauth/telegram/bind": fail("this Telegram account is already bound to another user"),
+    });
     await renderApp("/personal", { user: USER, status: { telegram_oauth: true, telegram_bot_name: "yard_bot" } });
     const script = (await screen.findByTestId("telegram-login")).querySelector("script")!;
-    await act(async () => new Function("user", script.getAttribute("data-onauth")!)({ id: 1, auth_date: 1, hash: "x" }));
+    await act(async () =>
+      new Function("user", script.getAttribute("data-onauth")!)({ id: 1, auth_date: 1, hash: "x" }),
+    );
     expect(await screen.findByText("This Telegram account is already bound to another user")).toBeTruthy();
   });
 });

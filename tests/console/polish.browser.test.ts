@@ -8,7 +8,15 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
-import { ARTIFACTS, builtConsole, launchChromium, settledWhenQuiet, signedInPage, visit, watchErrors } from "../helpers/browser.ts";
+import {
+  ARTIFACTS,
+  builtConsole,
+  launchChromium,
+  settledWhenQuiet,
+  signedInPage,
+  visit,
+  watchErrors,
+} from "../helpers/browser.ts";
 import { ROOT_PASSWORD, testContext, type Session, type TestContext } from "../helpers/app.ts";
 import { writeLog } from "../../server/modules/log/write.ts";
 import { LOG_TYPE } from "../../server/catalogue/index.ts";
@@ -31,31 +39,62 @@ const errors: string[] = [];
 function startUpstream() {
   const enc = new TextEncoder();
   return Bun.serve({
-    port: 0, hostname: "127.0.0.1", idleTimeout: 60,
+    port: 0,
+    hostname: "127.0.0.1",
+    idleTimeout: 60,
     async fetch(req) {
       const path = new URL(req.url).pathname;
-      if (path.startsWith("/bad")) return Response.json({ error: { message: "invalid api key provided", type: "invalid_request_error" } }, { status: 401 });
+      if (path.startsWith("/bad"))
+        return Response.json(
+          { error: { message: "invalid api key provided", type: "invalid_request_error" } },
+          { status: 401 },
+        );
       if (path.endsWith("/dashboard/billing/subscription")) return Response.json({ hard_limit_usd: 50 });
       if (path.endsWith("/dashboard/billing/usage")) return Response.json({ total_usage: 1234 });
       if (!path.endsWith("/chat/completions")) return new Response("not found", { status: 404 });
       if (path.startsWith("/slow")) await Bun.sleep(2000);
-      const body = await req.json() as { model: string; stream?: boolean };
+      const body = (await req.json()) as { model: string; stream?: boolean };
       const usage = { prompt_tokens: 12, completion_tokens: 30, total_tokens: 42 };
       if (!body.stream) {
-        return Response.json({ id: "c", object: "chat.completion", created: 1, model: body.model, choices: [{ index: 0, message: { role: "assistant", content: "hi" }, finish_reason: "stop" }], usage });
+        return Response.json({
+          id: "c",
+          object: "chat.completion",
+          created: 1,
+          model: body.model,
+          choices: [{ index: 0, message: { role: "assistant", content: "hi" }, finish_reason: "stop" }],
+          usage,
+        });
       }
       const frame = (o: unknown) => enc.encode(`data: ${JSON.stringify(o)}\n\n`);
-      return new Response(new ReadableStream({
-        async start(c) {
-          for (const piece of REPLY.match(/[\s\S]{1,6}/g)!) {
-            c.enqueue(frame({ id: "c", object: "chat.completion.chunk", model: body.model, choices: [{ index: 0, delta: { content: piece } }] }));
-            await Bun.sleep(40);
-          }
-          c.enqueue(frame({ id: "c", object: "chat.completion.chunk", model: body.model, choices: [{ index: 0, delta: {}, finish_reason: "stop" }], usage }));
-          c.enqueue(enc.encode("data: [DONE]\n\n"));
-          c.close();
-        },
-      }), { headers: { "content-type": "text/event-stream" } });
+      return new Response(
+        new ReadableStream({
+          async start(c) {
+            for (const piece of REPLY.match(/[\s\S]{1,6}/g)!) {
+              c.enqueue(
+                frame({
+                  id: "c",
+                  object: "chat.completion.chunk",
+                  model: body.model,
+                  choices: [{ index: 0, delta: { content: piece } }],
+                }),
+              );
+              await Bun.sleep(40);
+            }
+            c.enqueue(
+              frame({
+                id: "c",
+                object: "chat.completion.chunk",
+                model: body.model,
+                choices: [{ index: 0, delta: {}, finish_reason: "stop" }],
+                usage,
+              }),
+            );
+            c.enqueue(enc.encode("data: [DONE]\n\n"));
+            c.close();
+          },
+        }),
+        { headers: { "content-type": "text/event-stream" } },
+      );
     },
   });
 }
@@ -67,13 +106,22 @@ beforeAll(async () => {
   ctx = await testContext({ config: { consoleDir } as any });
   root = await ctx.login("root", ROOT_PASSWORD);
   const as = { as: root };
-  for (const [key, value] of [["DataExportEnabled", "true"], ["DrawingEnabled", "true"], ["LogConsumeEnabled", "true"],
-    ["Chats", JSON.stringify([{ "ChatGPT Next Web": "https://chat.example/#/?key={key}" }])]]) {
+  for (const [key, value] of [
+    ["DataExportEnabled", "true"],
+    ["DrawingEnabled", "true"],
+    ["LogConsumeEnabled", "true"],
+    ["Chats", JSON.stringify([{ "ChatGPT Next Web": "https://chat.example/#/?key={key}" }])],
+  ]) {
     expect((await ctx.request("PUT", "/api/option/", { ...as, body: { key, value } })).body.success).toBe(true);
   }
   // Channels as wide as real ones: long names, tags in three scripts, several groups; two slow, two refused.
   const channels = [
-    { name: "OpenAI primary production upstream (us-east)", base_url: `${U}/ok`, tag: "production-main", group: "default,vip" },
+    {
+      name: "OpenAI primary production upstream (us-east)",
+      base_url: `${U}/ok`,
+      tag: "production-main",
+      group: "default,vip",
+    },
     { name: "openai-backup", base_url: `${U}/ok`, tag: "生产环境主线路", group: "default" },
     { name: "slow-one", base_url: `${U}/slow`, tag: "Резервные каналы", group: "slow" },
     { name: "slow-two", base_url: `${U}/slow`, group: "slow" },
@@ -81,32 +129,86 @@ beforeAll(async () => {
     { name: "Anthropic Claude via proxy", base_url: `${U}/bad`, group: "bad,vip,svip" },
   ];
   for (const c of channels) {
-    const r = await ctx.request("POST", "/api/channel/", { ...as, body: { mode: "single", channel: { type: 1, key: "sk-upstream", models: "gpt-4o-mini,gpt-4o", ...c } } });
+    const r = await ctx.request("POST", "/api/channel/", {
+      ...as,
+      body: { mode: "single", channel: { type: 1, key: "sk-upstream", models: "gpt-4o-mini,gpt-4o", ...c } },
+    });
     expect(r.body.success).toBe(true);
   }
-  expect((await ctx.request("POST", "/api/user/", { ...as, body: { ...ALICE, display_name: "Alice Liddell" } })).body.success).toBe(true);
+  expect(
+    (await ctx.request("POST", "/api/user/", { ...as, body: { ...ALICE, display_name: "Alice Liddell" } })).body
+      .success,
+  ).toBe(true);
   for (const name of ["token for the office laptop", "ci"]) {
-    expect((await ctx.request("POST", "/api/token/", { ...as, body: { name, remain_quota: 500000, unlimited_quota: name === "ci", expired_time: -1 } })).body.success).toBe(true);
+    expect(
+      (
+        await ctx.request("POST", "/api/token/", {
+          ...as,
+          body: { name, remain_quota: 500000, unlimited_quota: name === "ci", expired_time: -1 },
+        })
+      ).body.success,
+    ).toBe(true);
   }
-  expect((await ctx.request("POST", "/api/redemption/", { ...as, body: { name: "spring promotion", count: 3, quota: 1_000_000 } })).body.success).toBe(true);
+  expect(
+    (
+      await ctx.request("POST", "/api/redemption/", {
+        ...as,
+        body: { name: "spring promotion", count: 3, quota: 1_000_000 },
+      })
+    ).body.success,
+  ).toBe(true);
   const alice = await ctx.login(ALICE.username, ALICE.password);
-  const [code] = (await ctx.request("POST", "/api/redemption/", { ...as, body: { name: "alice", count: 1, quota: 5_000_000 } })).body.data;
+  const [code] = (
+    await ctx.request("POST", "/api/redemption/", { ...as, body: { name: "alice", count: 1, quota: 5_000_000 } })
+  ).body.data;
   expect((await ctx.request("POST", "/api/user/topup", { as: alice, body: { key: code } })).body.success).toBe(true);
   const now = Math.floor(Date.now() / 1000);
   const models = ["claude-3-5-sonnet-20241022", "gpt-4o-mini", "gemini-1.5-pro-latest"];
   for (const [i, model] of models.entries()) {
-    for (const u of [{ id: root.id, name: "root" }, { id: alice.id, name: "alice" }]) {
+    for (const u of [
+      { id: root.id, name: "root" },
+      { id: alice.id, name: "alice" },
+    ]) {
       await writeLog(ctx.deps.db, {
-        user_id: u.id, username: u.name, created_at: now - 60 * (i + 1), type: LOG_TYPE.consume, model_name: model, group: "default",
-        token_name: i ? "ci" : "token for the office laptop", quota: [123_456, 40, 98_765_432][i], prompt_tokens: [123_456, 12, 45_678][i],
-        completion_tokens: [65_432, 5, 2345][i], use_time: [12, 1, 150][i], is_stream: i !== 2, channel_id: 1,
-        other: JSON.stringify({ frt: 1234, model_ratio: 1.25, completion_ratio: 4, group_ratio: 1.5, model_price: -1, cache_tokens: i === 0 ? 12_000 : 0, cache_ratio: 0.1, admin_info: { use_channel: ["2", "1"] } }),
+        user_id: u.id,
+        username: u.name,
+        created_at: now - 60 * (i + 1),
+        type: LOG_TYPE.consume,
+        model_name: model,
+        group: "default",
+        token_name: i ? "ci" : "token for the office laptop",
+        quota: [123_456, 40, 98_765_432][i],
+        prompt_tokens: [123_456, 12, 45_678][i],
+        completion_tokens: [65_432, 5, 2345][i],
+        use_time: [12, 1, 150][i],
+        is_stream: i !== 2,
+        channel_id: 1,
+        other: JSON.stringify({
+          frt: 1234,
+          model_ratio: 1.25,
+          completion_ratio: 4,
+          group_ratio: 1.5,
+          model_price: -1,
+          cache_tokens: i === 0 ? 12_000 : 0,
+          cache_ratio: 0.1,
+          admin_info: { use_channel: ["2", "1"] },
+        }),
         content: "model ratio 1.25, completion ratio 4, group ratio 1.5",
       });
     }
   }
-  await writeLog(ctx.deps.db, { user_id: alice.id, username: "alice", created_at: now - 30, type: LOG_TYPE.error, model_name: "gpt-4o-mini", token_name: "ci", channel_id: 1, use_time: 3,
-    content: "upstream returned 429: rate limit reached for requests", other: JSON.stringify({ status_code: 429 }) });
+  await writeLog(ctx.deps.db, {
+    user_id: alice.id,
+    username: "alice",
+    created_at: now - 30,
+    type: LOG_TYPE.error,
+    model_name: "gpt-4o-mini",
+    token_name: "ci",
+    channel_id: 1,
+    use_time: 3,
+    content: "upstream returned 429: rate limit reached for requests",
+    other: JSON.stringify({ status_code: 429 }),
+  });
   server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (req) => ctx.app.handle(req) });
   base = `http://127.0.0.1:${server.port}`;
   browser = await launchChromium();
@@ -119,24 +221,58 @@ afterAll(async () => {
   await ctx?.close();
 });
 
-const shot = (p: Page, name: string, fullPage = false) => p.screenshot({ path: join(ARTIFACTS, `polish-${name}.png`), fullPage });
+const shot = (p: Page, name: string, fullPage = false) =>
+  p.screenshot({ path: join(ARTIFACTS, `polish-${name}.png`), fullPage });
 
-async function contextAt(width: number, who: typeof ROOT_USER | null, lang: string, theme: "light" | "dark" = "light"): Promise<{ context: BrowserContext; page: Page }> {
+async function contextAt(
+  width: number,
+  who: typeof ROOT_USER | null,
+  lang: string,
+  theme: "light" | "dark" = "light",
+): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext({ viewport: { width, height: width < 600 ? 844 : 900 }, locale: "en-US" });
   const page = await signedInPage(context, base, who, { lang, theme, errors });
   return { context, page };
 }
 
 /** Raw i18n keys on screen mean a missing translation. */
-const rawKeys = (p: Page) => p.evaluate(() =>
-  [...(document.body.innerText.match(/\b(?:ops|nav|side|common|users|personal|settings|setting|setup|login|register|auth|error|pricing|home|about|twofa|passkey|keyView)\.[A-Za-z][\w.]*/g) ?? [])]);
+const rawKeys = (p: Page) =>
+  p.evaluate(() => [
+    ...(document.body.innerText.match(
+      /\b(?:ops|nav|side|common|users|personal|settings|setting|setup|login|register|auth|error|pricing|home|about|twofa|passkey|keyView)\.[A-Za-z][\w.]*/g,
+    ) ?? []),
+  ]);
 
 describe("every route renders, in every language and in dark mode", () => {
-  const ADMIN_ROUTES = ["/", "/pricing", "/about", "/token", "/log", "/detail", "/midjourney", "/task", "/playground", "/topup", "/personal",
-    "/channel", "/channel/add", "/redemption", "/user", "/setting", "/setting?tab=ratelimit", "/setting?tab=models", "/setting?tab=system", "/setting?tab=other", "/chat/0"];
+  const ADMIN_ROUTES = [
+    "/",
+    "/pricing",
+    "/about",
+    "/token",
+    "/log",
+    "/detail",
+    "/midjourney",
+    "/task",
+    "/playground",
+    "/topup",
+    "/personal",
+    "/channel",
+    "/channel/add",
+    "/redemption",
+    "/user",
+    "/setting",
+    "/setting?tab=ratelimit",
+    "/setting?tab=models",
+    "/setting?tab=system",
+    "/setting?tab=other",
+    "/chat/0",
+  ];
   // Dark mode is the same screens in other colours: a sample of them is enough.
   const DARK_ROUTES = ["/", "/token", "/log", "/playground", "/topup", "/channel", "/setting"];
-  const cases = [...LANGS.map((lang) => ({ lang, theme: "light" as const, routes: ADMIN_ROUTES })), { lang: "en", theme: "dark" as const, routes: DARK_ROUTES }];
+  const cases = [
+    ...LANGS.map((lang) => ({ lang, theme: "light" as const, routes: ADMIN_ROUTES })),
+    { lang: "en", theme: "dark" as const, routes: DARK_ROUTES },
+  ];
   for (const c of cases) {
     test(`[${c.lang}, ${c.theme}] as the admin: each route shows its screen, no raw keys, no script errors`, async () => {
       const { context, page } = await contextAt(1440, ROOT_USER, c.lang, c.theme);
@@ -165,7 +301,10 @@ describe("every route renders, in every language and in dark mode", () => {
   }
 
   test("as a user and as a guest: their routes render; admin routes are not theirs", async () => {
-    for (const [who, routes] of [[ALICE, ["/token", "/log", "/topup", "/personal", "/playground", "/pricing"]], [null, ["/", "/pricing", "/about", "/login", "/register"]]] as const) {
+    for (const [who, routes] of [
+      [ALICE, ["/token", "/log", "/topup", "/personal", "/playground", "/pricing"]],
+      [null, ["/", "/pricing", "/about", "/login", "/register"]],
+    ] as const) {
       const { context, page } = await contextAt(1280, who, "ru");
       const settled = settledWhenQuiet(page, base);
       try {
@@ -200,18 +339,22 @@ function layoutProblems(p: Page): Promise<string[]> {
       const tw = table.getBoundingClientRect().width;
       if (tw > b.width + 1) out.push(`the table is ${Math.round(tw - b.width)}px wider than its card`);
       if (b.right > vw + 1) out.push("the table ends past the window");
-      const ths = [...table.querySelectorAll<HTMLElement>("thead th")].filter((th) => th.getBoundingClientRect().width > 0);
+      const ths = [...table.querySelectorAll<HTMLElement>("thead th")].filter(
+        (th) => th.getBoundingClientRect().width > 0,
+      );
       for (let i = 0; i < ths.length; i++) {
         const a = ths[i].getBoundingClientRect();
         if (a.right > b.right + 1) out.push(`column "${ths[i].innerText}" is past the card's edge`);
         for (let j = i + 1; j < ths.length; j++) {
           const c = ths[j].getBoundingClientRect();
-          if (a.right > c.left + 1 && c.right > a.left + 1) out.push(`column "${ths[i].innerText}" lies under "${ths[j].innerText}"`);
+          if (a.right > c.left + 1 && c.right > a.left + 1)
+            out.push(`column "${ths[i].innerText}" lies under "${ths[j].innerText}"`);
         }
         if (ths[i].scrollWidth > ths[i].clientWidth + 1) out.push(`header "${ths[i].innerText}" overflows its cell`);
       }
       for (const td of table.querySelectorAll<HTMLElement>("tbody td")) {
-        if (td.scrollWidth > td.clientWidth + 1) out.push(`"${td.innerText.slice(0, 40)}" overflows its cell by ${td.scrollWidth - td.clientWidth}px`);
+        if (td.scrollWidth > td.clientWidth + 1)
+          out.push(`"${td.innerText.slice(0, 40)}" overflows its cell by ${td.scrollWidth - td.clientWidth}px`);
       }
     }
     return out;
@@ -232,7 +375,8 @@ describe("tables read at 1440, 1280 and 390 px in en, zh and ru", () => {
             await page.locator(".sy-rtable table").first().waitFor();
             if (!["/midjourney", "/task"].includes(path)) await page.locator(".sy-rtable tbody tr td").nth(2).waitFor();
             await settled();
-            if (["/channel", "/log", "/token", "/user"].includes(path)) await shot(page, `${path.slice(1)}-${width}-${lang}`);
+            if (["/channel", "/log", "/token", "/user"].includes(path))
+              await shot(page, `${path.slice(1)}-${width}-${lang}`);
             expect(await layoutProblems(page), `${path} at ${width} px [${lang}]`).toEqual([]);
           }
           // On a phone the columns that matter stay, the rest is one tap away, and actions are a menu.
@@ -267,13 +411,20 @@ describe("test all channels: live progress and visible failures", () => {
       const summary = page.getByTestId("run-test-summary");
       await summary.waitFor();
       // While the slow channels are still out, the banner says how far it is.
-      await page.waitForFunction(() => /Testing channels: \d+ \/ 6 done/.test(document.querySelector("[data-testid=run-test-summary]")?.textContent ?? ""));
+      await page.waitForFunction(() =>
+        /Testing channels: \d+ \/ 6 done/.test(
+          document.querySelector("[data-testid=run-test-summary]")?.textContent ?? "",
+        ),
+      );
       expect(await page.getByTestId("run-test").getAttribute("data-running")).toBe("true");
-      await page.waitForFunction(() => document.querySelector("[data-testid=run-test-failures]")?.textContent?.includes("invalid api key provided"));
+      await page.waitForFunction(() =>
+        document.querySelector("[data-testid=run-test-failures]")?.textContent?.includes("invalid api key provided"),
+      );
       await shot(page, "test-all-running");
       await page.locator("[data-testid=run-test][data-running=false]").waitFor({ timeout: 20_000 });
       expect(await summary.textContent()).toBe("Tested 6 channel(s): 4 passed, 2 failed");
-      const row = (name: string) => page.locator(".sy-rtable tbody tr", { has: page.locator(`.sy-clip[title="${name}"]`) });
+      const row = (name: string) =>
+        page.locator(".sy-rtable tbody tr", { has: page.locator(`.sy-clip[title="${name}"]`) });
       const failed = row("broken-key").getByTestId("response-time");
       expect(await failed.textContent()).toBe("Failed");
       expect(await failed.getAttribute("class")).toContain("red");
@@ -349,7 +500,10 @@ describe("wallet with online top-up off", () => {
 
 describe("usage log: details in the reader's language, date presets", () => {
   test("[ru] and [zh]: details from the log's facts, durations per locale; the English server text stays only for the upstream's error", async () => {
-    for (const [lang, words, seconds] of [["ru", "Коэффициент модели 1,25, завершения 4, группы 1,5", "12 с"], ["zh", "模型倍率 1.25，补全倍率 4，分组倍率 1.5", "12 秒"]] as const) {
+    for (const [lang, words, seconds] of [
+      ["ru", "Коэффициент модели 1,25, завершения 4, группы 1,5", "12 с"],
+      ["zh", "模型倍率 1.25，补全倍率 4，分组倍率 1.5", "12 秒"],
+    ] as const) {
       const { context, page } = await contextAt(1440, ROOT_USER, lang);
       try {
         await page.goto(base + "/log");
@@ -372,8 +526,12 @@ describe("usage log: details in the reader's language, date presets", () => {
       await page.locator("[data-testid=details]").first().waitFor();
       // Labels above every field, all the filters and buttons in two rows at most.
       const labels = await page.locator(".sy-field-label").allTextContents();
-      expect(labels).toEqual(expect.arrayContaining(["Time", "Type", "Token", "Model", "Group", "Channel ID", "Username"]));
-      const rows = await page.locator(".sy-filter-fields > .sy-field").evaluateAll((els) => new Set(els.map((e) => Math.round(e.getBoundingClientRect().top))).size);
+      expect(labels).toEqual(
+        expect.arrayContaining(["Time", "Type", "Token", "Model", "Group", "Channel ID", "Username"]),
+      );
+      const rows = await page
+        .locator(".sy-filter-fields > .sy-field")
+        .evaluateAll((els) => new Set(els.map((e) => Math.round(e.getBoundingClientRect().top))).size);
       expect(rows).toBeLessThanOrEqual(2);
       await page.locator(".arco-picker-range input").first().click();
       await page.getByText("Last 7 days").click();
@@ -401,12 +559,17 @@ describe("sidebar and shell", () => {
           await page.locator(".sy-sider .sy-side-label").first().waitFor();
           const m = await page.evaluate(() => {
             const labels = [...document.querySelectorAll<HTMLElement>(".sy-sider .sy-side-label")];
-            const cut = labels.filter((el) => {
-              const box = (el.closest(".arco-menu-item-inner") ?? el.closest(".arco-menu-inline-header"))!.getBoundingClientRect();
-              const r = el.getBoundingClientRect();
-              return r.right > box.right + 0.5 || r.height > 24;
-            }).map((el) => el.textContent);
-            const chat = [...document.querySelectorAll<HTMLElement>(".sy-sider .arco-menu-inline-content .arco-menu-item")].map((el) => el.getBoundingClientRect().top);
+            const cut = labels
+              .filter((el) => {
+                const box = (el.closest(".arco-menu-item-inner")
+                  ?? el.closest(".arco-menu-inline-header"))!.getBoundingClientRect();
+                const r = el.getBoundingClientRect();
+                return r.right > box.right + 0.5 || r.height > 24;
+              })
+              .map((el) => el.textContent);
+            const chat = [
+              ...document.querySelectorAll<HTMLElement>(".sy-sider .arco-menu-inline-content .arco-menu-item"),
+            ].map((el) => el.getBoundingClientRect().top);
             return { cut, gaps: chat.slice(1).map((top, i) => top - chat[i]) };
           });
           expect(m.cut, `${width} ${lang}`).toEqual([]);
@@ -475,9 +638,14 @@ describe("weight", () => {
     const html = await Bun.file(files.find((f) => f.url === "/index.html")!.path).text();
     const entryUrl = /<script type="module"[^>]*src="([^"]+)"/.exec(html)![1];
     const firstLoad = [entryUrl, ...[...html.matchAll(/rel="modulepreload"[^>]*href="([^"]+)"/g)].map((m) => m[1])];
-    const gz = (url: string) => { const f = files.find((x) => x.url === url)!; return f.gz?.size ?? f.size; };
+    const gz = (url: string) => {
+      const f = files.find((x) => x.url === url)!;
+      return f.gz?.size ?? f.size;
+    };
     const kib = (n: number) => n / 1024;
-    console.log(`entry ${kib(files.find((f) => f.url === entryUrl)!.size).toFixed(1)} KiB (${kib(gz(entryUrl)).toFixed(1)} gz); first-load JS ${kib(firstLoad.reduce((a, u) => a + gz(u), 0)).toFixed(1)} KiB gz in ${firstLoad.length} files`);
+    console.log(
+      `entry ${kib(files.find((f) => f.url === entryUrl)!.size).toFixed(1)} KiB (${kib(gz(entryUrl)).toFixed(1)} gz); first-load JS ${kib(firstLoad.reduce((a, u) => a + gz(u), 0)).toFixed(1)} KiB gz in ${firstLoad.length} files`,
+    );
     expect(kib(gz(entryUrl))).toBeLessThanOrEqual(150);
     expect(kib(firstLoad.reduce((a, u) => a + gz(u), 0))).toBeLessThanOrEqual(190);
     const css = files.filter((f) => f.url.endsWith(".css"));
@@ -514,7 +682,9 @@ describe("weight", () => {
         const { rendered, rows, asked } = await page.evaluate(() => ({
           rendered: (window as any).__rendered as number,
           rows: (window as any).__rows as number,
-          asked: performance.getEntriesByType("resource").find((e) => new URL(e.name).pathname === "/api/log/")?.startTime ?? -1,
+          asked:
+            performance.getEntriesByType("resource").find((e) => new URL(e.name).pathname === "/api/log/")?.startTime
+            ?? -1,
         }));
         // Asked for while the console loaded (console/preload.ts), not by the page once it had rendered.
         expect(asked).toBeGreaterThan(0);

@@ -3,7 +3,14 @@ import { screen, waitFor, fireEvent, within } from "@testing-library/react";
 import { ADMIN, mockFetch, ok, renderApp, resetDom, type FetchMock } from "./helpers.tsx";
 import { OPTION_DEFAULTS, SECRET_OPTIONS } from "../../server/modules/option/defaults.ts";
 import {
-  applyBatch, draftFromRow, mapsFromRows, rowFromDraft, rowsFromOptions, unsetModels, validateDraft, type RowDraft,
+  applyBatch,
+  draftFromRow,
+  mapsFromRows,
+  rowFromDraft,
+  rowsFromOptions,
+  unsetModels,
+  validateDraft,
+  type RowDraft,
 } from "../../console/pages/setting/pricing.ts";
 
 let fm: FetchMock;
@@ -12,27 +19,52 @@ afterEach(() => {
   resetDom();
 });
 
-const options = { ModelPrice: '{"mj_imagine": 0.1}', ModelRatio: '{"gpt-4o": 1.25, "mj_imagine": 3}', CompletionRatio: '{"gpt-4o": 4}' };
+const options = {
+  ModelPrice: '{"mj_imagine": 0.1}',
+  ModelRatio: '{"gpt-4o": 1.25, "mj_imagine": 3}',
+  CompletionRatio: '{"gpt-4o": 4}',
+};
 
 describe("pricing rows", () => {
   test("rows merge the three maps; a fixed price makes the row per-request and drops its ratios on save", () => {
     const rows = rowsFromOptions(options);
-    expect(rows).toEqual([{ name: "gpt-4o", ratio: 1.25, completionRatio: 4 }, { name: "mj_imagine", price: 0.1, ratio: 3 }]);
-    expect(mapsFromRows(rows)).toEqual({ ModelPrice: { mj_imagine: 0.1 }, ModelRatio: { "gpt-4o": 1.25 }, CompletionRatio: { "gpt-4o": 4 } });
+    expect(rows).toEqual([
+      { name: "gpt-4o", ratio: 1.25, completionRatio: 4 },
+      { name: "mj_imagine", price: 0.1, ratio: 3 },
+    ]);
+    expect(mapsFromRows(rows)).toEqual({
+      ModelPrice: { mj_imagine: 0.1 },
+      ModelRatio: { "gpt-4o": 1.25 },
+      CompletionRatio: { "gpt-4o": 4 },
+    });
   });
 
   test("ratio = input price / 2; completion ratio = output price / input price", () => {
-    const d: RowDraft = { ...draftFromRow(null), name: "m", mode: "tokenPrice", tokenPrice: "5", completionTokenPrice: "15" };
+    const d: RowDraft = {
+      ...draftFromRow(null),
+      name: "m",
+      mode: "tokenPrice",
+      tokenPrice: "5",
+      completionTokenPrice: "15",
+    };
     expect(rowFromDraft(d)).toEqual({ name: "m", ratio: 2.5, completionRatio: 3 });
-    expect(draftFromRow({ name: "m", ratio: 2.5, completionRatio: 3 })).toMatchObject({ tokenPrice: "5", completionTokenPrice: "15", mode: "ratio" });
+    expect(draftFromRow({ name: "m", ratio: 2.5, completionRatio: 3 })).toMatchObject({
+      tokenPrice: "5",
+      completionTokenPrice: "15",
+      mode: "ratio",
+    });
   });
 
   test("rules: numbers only, price cannot be 0, duplicate names refused on add", () => {
     const base = draftFromRow(null);
     expect(validateDraft({ ...base, name: "gpt-4o", ratio: "1" }, ["gpt-4o"], true).name).toBe("pricing.nameExists");
     expect(validateDraft({ ...base, name: "x", ratio: "abc" }, [], true).ratio).toBe("common.enterNumber");
-    expect(validateDraft({ ...base, name: "x", ratio: "1", completionRatio: "z" }, [], true).completionRatio).toBe("common.enterNumber");
-    expect(validateDraft({ ...base, name: "x", mode: "request", price: "0" }, [], true).price).toBe("pricing.priceZero");
+    expect(validateDraft({ ...base, name: "x", ratio: "1", completionRatio: "z" }, [], true).completionRatio).toBe(
+      "common.enterNumber",
+    );
+    expect(validateDraft({ ...base, name: "x", mode: "request", price: "0" }, [], true).price).toBe(
+      "pricing.priceZero",
+    );
     expect(validateDraft({ ...base, name: "x", mode: "request", price: "0.02" }, [], true)).toEqual({});
   });
 
@@ -43,16 +75,24 @@ describe("pricing rows", () => {
     expect(applyBatch(rows, ["gpt-4o"], "both", "1", "")).toEqual({ error: "pricing.batchBothRequired" });
     expect(applyBatch(rows, ["gpt-4o"], "ratio", "x")).toEqual({ error: "pricing.batchInvalidNumber" });
     const r = applyBatch(rows, ["gpt-4o", "mj_imagine"], "both", "2", "3");
-    expect("rows" in r && r.rows).toEqual([{ name: "gpt-4o", ratio: 2, completionRatio: 3 }, { name: "mj_imagine", ratio: 2, completionRatio: 3 }]);
+    expect("rows" in r && r.rows).toEqual([
+      { name: "gpt-4o", ratio: 2, completionRatio: 3 },
+      { name: "mj_imagine", ratio: 2, completionRatio: 3 },
+    ]);
   });
 
   test("models without a ratio are the enabled ones with neither price nor ratio", () => {
-    expect(unsetModels(["gpt-4o", "new-model", "mj_imagine", "new-model", "other"], rowsFromOptions(options))).toEqual(["new-model", "other"]);
+    expect(unsetModels(["gpt-4o", "new-model", "mj_imagine", "new-model", "other"], rowsFromOptions(options))).toEqual([
+      "new-model",
+      "other",
+    ]);
   });
 });
 
 const optionList = (over: Record<string, string> = {}) =>
-  Object.entries({ ...OPTION_DEFAULTS, ...over }).filter(([k]) => !SECRET_OPTIONS.has(k)).map(([key, value]) => ({ key, value }));
+  Object.entries({ ...OPTION_DEFAULTS, ...over })
+    .filter(([k]) => !SECRET_OPTIONS.has(k))
+    .map(([key, value]) => ({ key, value }));
 const puts = () => fm.calls.filter((c) => c.method === "PUT").map((c) => c.body);
 const modal = () => [...document.querySelectorAll(".arco-modal")].pop() as HTMLElement;
 
@@ -62,7 +102,11 @@ async function openTab(name: string) {
 
 describe("visual pricing editor", () => {
   test("adding a model: duplicate name and a zero price are refused where typed; saving sends only the changed maps", async () => {
-    fm = mockFetch({ "GET /api/option/": ok(optionList(options)), "PUT /api/option/": ok(), "GET /api/status": ok({ setup: true }) });
+    fm = mockFetch({
+      "GET /api/option/": ok(optionList(options)),
+      "PUT /api/option/": ok(),
+      "GET /api/status": ok({ setup: true }),
+    });
     await renderApp("/setting", { user: ADMIN });
     await openTab("Visual ratio editor");
     await screen.findByText("gpt-4o");
@@ -98,7 +142,9 @@ describe("visual pricing editor", () => {
 
   test("models without a ratio lists enabled models lacking a price; setting one saves it and it leaves the list", async () => {
     fm = mockFetch({
-      "GET /api/option/": ok(optionList(options)), "PUT /api/option/": ok(), "GET /api/status": ok({ setup: true }),
+      "GET /api/option/": ok(optionList(options)),
+      "PUT /api/option/": ok(),
+      "GET /api/status": ok({ setup: true }),
       "GET /api/channel/models_enabled": ok(["gpt-4o", "brand-new"]),
     });
     await renderApp("/setting", { user: ADMIN });

@@ -29,7 +29,11 @@ describe("response cache settings", () => {
   });
 
   test("the card saves the switch, the TTL and the per-model list", async () => {
-    fm = mockFetch({ "GET /api/option/": ok(optionList()), "PUT /api/option/": ok(undefined, "saved"), "GET /api/status": ok({ setup: true }) });
+    fm = mockFetch({
+      "GET /api/option/": ok(optionList()),
+      "PUT /api/option/": ok(undefined, "saved"),
+      "GET /api/status": ok({ setup: true }),
+    });
     await renderApp("/setting?tab=system", { user: ADMIN });
     const card = await waitFor(() => screen.getByTestId("section-Response cache"));
     expect(field("ResponseCacheTTLSeconds").value).toBe("3600");
@@ -37,23 +41,35 @@ describe("response cache settings", () => {
     fireEvent.change(field("ResponseCacheTTLSeconds"), { target: { value: "600" } });
     fireEvent.change(field("ResponseCacheModelTTL"), { target: { value: '{"gpt-4o": -5}' } });
     fireEvent.blur(field("ResponseCacheModelTTL"));
-    expect(await within(card).findByText("Must be a JSON object of model name → whole number of seconds (0 or more)")).toBeTruthy();
+    expect(
+      await within(card).findByText("Must be a JSON object of model name → whole number of seconds (0 or more)"),
+    ).toBeTruthy();
     fireEvent.change(field("ResponseCacheModelTTL"), { target: { value: '{"gpt-4o": 7200}' } });
     fireEvent.blur(field("ResponseCacheModelTTL"));
     fireEvent.click(within(card).getByText("Save Response cache"));
     await waitFor(() => expect(puts()).toHaveLength(3));
-    expect(puts()).toEqual(expect.arrayContaining([
-      { key: "ResponseCacheEnabled", value: "true" }, { key: "ResponseCacheTTLSeconds", value: "600" }, { key: "ResponseCacheModelTTL", value: '{"gpt-4o": 7200}' },
-    ]));
+    expect(puts()).toEqual(
+      expect.arrayContaining([
+        { key: "ResponseCacheEnabled", value: "true" },
+        { key: "ResponseCacheTTLSeconds", value: "600" },
+        { key: "ResponseCacheModelTTL", value: '{"gpt-4o": 7200}' },
+      ]),
+    );
   });
 });
 
 test("Clear the cache asks first, then saves a new ResponseCacheGeneration", async () => {
-  fm = mockFetch({ "GET /api/option/": ok(optionList()), "PUT /api/option/": ok(undefined, "saved"), "GET /api/status": ok({ setup: true }) });
+  fm = mockFetch({
+    "GET /api/option/": ok(optionList()),
+    "PUT /api/option/": ok(undefined, "saved"),
+    "GET /api/status": ok({ setup: true }),
+  });
   await renderApp("/setting?tab=system", { user: ADMIN });
   const card = await waitFor(() => screen.getByTestId("section-Response cache"));
   fireEvent.click(within(card).getByText("Clear the cache"));
-  const dialog = (await screen.findByText(/Every stored answer stops being served/)).closest(".arco-modal") as HTMLElement;
+  const dialog = (await screen.findByText(/Every stored answer stops being served/)).closest(
+    ".arco-modal",
+  ) as HTMLElement;
   expect(puts()).toHaveLength(0);
   fireEvent.click(within(dialog).getByText("OK"));
   await waitFor(() => expect(puts()).toHaveLength(1));
@@ -64,8 +80,17 @@ test("Clear the cache asks first, then saves a new ResponseCacheGeneration", asy
 describe("a cache hit in the usage log", () => {
   test("the details say it was answered from the cache, when it was stored and at what fraction", async () => {
     await changeLanguage("en");
-    const other = { model_ratio: 1, completion_ratio: 1, group_ratio: 1, cache_hit: true, response_cache: { billing_ratio: 0.5, age_seconds: 42, channel_id: 3 } };
-    const d = logDetails({ type: LOG_TYPE.consume, other: JSON.stringify(other), content: "", quota: 19, is_stream: false }, t);
+    const other = {
+      model_ratio: 1,
+      completion_ratio: 1,
+      group_ratio: 1,
+      cache_hit: true,
+      response_cache: { billing_ratio: 0.5, age_seconds: 42, channel_id: 3 },
+    };
+    const d = logDetails(
+      { type: LOG_TYPE.consume, other: JSON.stringify(other), content: "", quota: 19, is_stream: false },
+      t,
+    );
     expect(d.summary).toContain("; cache hit");
     const entry = d.entries.find((e) => e.key === "responseCache")!;
     expect(entry.label).toBe("Response cache");

@@ -11,25 +11,44 @@ afterEach(() => {
   resetDom();
 });
 
-const modal = () => [...document.querySelectorAll(".arco-modal")].find((m) => (m as HTMLElement).closest(".arco-modal-wrapper")?.getAttribute("style")?.includes("display: none") !== true) as HTMLElement;
+const modal = () =>
+  [...document.querySelectorAll(".arco-modal")].find(
+    (m) => (m as HTMLElement).closest(".arco-modal-wrapper")?.getAttribute("style")?.includes("display: none") !== true,
+  ) as HTMLElement;
 const input = (name: string) => document.querySelector(`input[name="${name}"]`) as HTMLInputElement;
 const type = (name: string, value: string) => fireEvent.change(input(name), { target: { value } });
-const submitButton = (label: string) => screen.getAllByRole("button").find((b) => b.textContent === label && b.getAttribute("type") === "submit")!;
+const submitButton = (label: string) =>
+  screen.getAllByRole("button").find((b) => b.textContent === label && b.getAttribute("type") === "submit")!;
 const SETUP = {
   secret: "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP",
   qr_code_data: "otpauth://totp/Switchyard:alice?secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&issuer=Switchyard",
-  backup_codes: ["AAAA-1111", "BBBB-2222", "CCCC-3333", "DDDD-4444", "EEEE-5555", "FFFF-6666", "GGGG-7777", "HHHH-8888"],
+  backup_codes: [
+    "AAAA-1111",
+    "BBBB-2222",
+    "CCCC-3333",
+    "DDDD-4444",
+    "EEEE-5555",
+    "FFFF-6666",
+    "GGGG-7777",
+    "HHHH-8888",
+  ],
 };
 
 function personalApi(extra: Record<string, unknown> = {}) {
-  return mockFetch({ "GET /api/user/self": ok(USER), "GET /api/user/models": ok([]), "GET /api/user/passkey": ok({ enabled: false, last_used_at: null, passkeys: [] }), ...extra });
+  return mockFetch({
+    "GET /api/user/self": ok(USER),
+    "GET /api/user/models": ok([]),
+    "GET /api/user/passkey": ok({ enabled: false, last_used_at: null, passkeys: [] }),
+    ...extra,
+  });
 }
 
 describe("personal page: two-factor sign-in", () => {
   test("set up shows the QR code, the secret and the backup codes; a 6-digit code enables it", async () => {
     let enabled = false;
     fm = personalApi({
-      "GET /api/user/2fa/status": () => ok(enabled ? { enabled: true, locked: false, backup_codes_remaining: 8 } : { enabled: false, locked: false }),
+      "GET /api/user/2fa/status": () =>
+        ok(enabled ? { enabled: true, locked: false, backup_codes_remaining: 8 } : { enabled: false, locked: false }),
       "POST /api/user/2fa/setup": ok(SETUP),
       "POST /api/user/2fa/enable": () => {
         enabled = true;
@@ -40,7 +59,7 @@ describe("personal page: two-factor sign-in", () => {
     const card = await screen.findByTestId("twofa-card");
     expect(await within(card).findByText("Off")).toBeTruthy();
     fireEvent.click(within(card).getByText("Set up"));
-    const qr = await screen.findByTestId("totp-qr") as HTMLImageElement;
+    const qr = (await screen.findByTestId("totp-qr")) as HTMLImageElement;
     expect(qr.src).toStartWith("data:image/svg+xml");
     expect(decodeURIComponent(qr.src)).toContain("<svg");
     expect(screen.getByTestId("totp-secret").textContent).toContain(SETUP.secret);
@@ -52,7 +71,9 @@ describe("personal page: two-factor sign-in", () => {
     expect(fm.calls.some((c) => c.path === "/api/user/2fa/enable")).toBe(false);
     type("totp-code", "123456");
     fireEvent.click(screen.getByText("Enable"));
-    await waitFor(() => expect(fm.calls.find((c) => c.path === "/api/user/2fa/enable")?.body).toEqual({ code: "123456" }));
+    await waitFor(() =>
+      expect(fm.calls.find((c) => c.path === "/api/user/2fa/enable")?.body).toEqual({ code: "123456" }),
+    );
     expect(await within(card).findByText("On")).toBeTruthy();
     expect(within(card).getByText("8 backup codes left")).toBeTruthy();
   });
@@ -68,7 +89,9 @@ describe("personal page: two-factor sign-in", () => {
     await waitFor(() => expect(input("twofa-code")).toBeTruthy());
     type("twofa-code", "AAAA-1111");
     fireEvent.click(within(modal()).getByText("确定"));
-    await waitFor(() => expect(fm.calls.find((c) => c.path === "/api/user/2fa/disable")?.body).toEqual({ code: "AAAA-1111" }));
+    await waitFor(() =>
+      expect(fm.calls.find((c) => c.path === "/api/user/2fa/disable")?.body).toEqual({ code: "AAAA-1111" }),
+    );
     expect(await screen.findByText("验证码错误或已被使用")).toBeTruthy();
   });
 
@@ -86,7 +109,11 @@ describe("personal page: two-factor sign-in", () => {
   });
 
   test("a super admin sent here to set it up (?twofa=setup) is told why and the setup opens by itself", async () => {
-    fm = personalApi({ "GET /api/user/self": ok(ADMIN), "GET /api/user/2fa/status": ok({ enabled: false, locked: false }), "POST /api/user/2fa/setup": ok(SETUP) });
+    fm = personalApi({
+      "GET /api/user/self": ok(ADMIN),
+      "GET /api/user/2fa/status": ok({ enabled: false, locked: false }),
+      "POST /api/user/2fa/setup": ok(SETUP),
+    });
     await renderApp("/personal?twofa=setup", { user: ADMIN });
     expect(await screen.findByTestId("twofa-required")).toBeTruthy();
     expect(await screen.findByTestId("totp-qr")).toBeTruthy();
@@ -95,7 +122,11 @@ describe("personal page: two-factor sign-in", () => {
   test("the passkey section appears when passkeys are on and lists them", async () => {
     fm = personalApi({
       "GET /api/user/2fa/status": ok({ enabled: false, locked: false }),
-      "GET /api/user/passkey": ok({ enabled: true, last_used_at: null, passkeys: [{ id: 3, attachment: "platform", created_at: null, last_used_at: null }] }),
+      "GET /api/user/passkey": ok({
+        enabled: true,
+        last_used_at: null,
+        passkeys: [{ id: 3, attachment: "platform", created_at: null, last_used_at: null }],
+      }),
       "DELETE /api/user/passkey": ok(),
     });
     await renderApp("/personal", { user: USER, status: { passkey_login: true } });
@@ -103,14 +134,21 @@ describe("personal page: two-factor sign-in", () => {
     expect(await within(card).findByText(/Passkey 1/)).toBeTruthy();
     fireEvent.click(within(card).getByText("Delete"));
     fireEvent.click(await screen.findByText("OK"));
-    await waitFor(() => expect(fm.calls.some((c) => c.method === "DELETE" && c.path === "/api/user/passkey" && c.query.get("id") === "3")).toBe(true));
+    await waitFor(() =>
+      expect(
+        fm.calls.some((c) => c.method === "DELETE" && c.path === "/api/user/passkey" && c.query.get("id") === "3"),
+      ).toBe(true),
+    );
   });
 });
 
 describe("login: the two-factor step", () => {
   /** Renders /login and signs in with a password; `secondStep` answers the code. */
   const passwordFirst = async (secondStep: unknown, username = "bob", password = "password123") => {
-    fm = mockFetch({ "POST /api/user/login": ok({ require_2fa: true, flow_token: "flow123", expires_at: 1 }), "POST /api/user/login/2fa": secondStep });
+    fm = mockFetch({
+      "POST /api/user/login": ok({ require_2fa: true, flow_token: "flow123", expires_at: 1 }),
+      "POST /api/user/login/2fa": secondStep,
+    });
     await renderApp("/login");
     await screen.findByPlaceholderText("Username or email");
     type("username", username);
@@ -125,7 +163,10 @@ describe("login: the two-factor step", () => {
     type("code", "123456");
     fireEvent.click(submitButton("Verify"));
     await waitFor(() => expect(location()).toBe("/token"));
-    expect(fm.calls.find((c) => c.path === "/api/user/login/2fa")!.body).toEqual({ code: "123456", flow_token: "flow123" });
+    expect(fm.calls.find((c) => c.path === "/api/user/login/2fa")!.body).toEqual({
+      code: "123456",
+      flow_token: "flow123",
+    });
     expect(JSON.parse(localStorage.getItem("user")!).id).toBe(7);
   });
 
@@ -138,7 +179,11 @@ describe("login: the two-factor step", () => {
   });
 
   test("a super admin who must set up 2FA lands on the personal page's setup", async () => {
-    fm = mockFetch({ "POST /api/user/login": ok({ ...ADMIN, require_2fa_setup: true }), "GET /api/user/self": ok(ADMIN), "GET /api/user/models": ok([]) });
+    fm = mockFetch({
+      "POST /api/user/login": ok({ ...ADMIN, require_2fa_setup: true }),
+      "GET /api/user/self": ok(ADMIN),
+      "GET /api/user/models": ok([]),
+    });
     await renderApp("/login");
     await screen.findByPlaceholderText("Username or email");
     type("username", "root");
@@ -158,7 +203,16 @@ describe("login: the two-factor step", () => {
 
 describe("channel form: View key", () => {
   const channelRoutes = (extra: Record<string, unknown> = {}) => ({
-    "GET /api/channel/4": ok({ id: 4, type: 1, name: "main", key: "", models: "gpt-4o", group: "default", status: 1, key_count: 1 }),
+    "GET /api/channel/4": ok({
+      id: 4,
+      type: 1,
+      name: "main",
+      key: "",
+      models: "gpt-4o",
+      group: "default",
+      status: 1,
+      key_count: 1,
+    }),
     "GET /api/group/": ok(["default"]),
     "GET /api/channel/models_enabled": ok([]),
     ...extra,
@@ -173,7 +227,9 @@ describe("channel form: View key", () => {
     await waitFor(() => expect(input("key-view-password")).toBeTruthy());
     type("key-view-password", "rootpass123");
     fireEvent.click(screen.getByText("Show key"));
-    await waitFor(() => expect((screen.getByTestId("revealed-key") as HTMLTextAreaElement).value).toBe("sk-shown-once"));
+    await waitFor(() =>
+      expect((screen.getByTestId("revealed-key") as HTMLTextAreaElement).value).toBe("sk-shown-once"),
+    );
     expect(fm.calls.find((c) => c.path === "/api/channel/4/key")!.body).toEqual({ password: "rootpass123" });
   });
 

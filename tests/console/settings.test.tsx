@@ -3,7 +3,14 @@ import { screen, waitFor, fireEvent, within } from "@testing-library/react";
 import { ADMIN, mockFetch, ok, fail, optionList, renderApp, resetDom, sleep, type FetchMock } from "./helpers.tsx";
 import { OPTION_DEFAULTS } from "../../server/modules/option/defaults.ts";
 import {
-  addDomain, duplicateTopLevelKeys, fieldProblem, groupNamesProblem, outgoingValues, rateLimitGroupProblem, wellKnownProblem, type FieldDef,
+  addDomain,
+  duplicateTopLevelKeys,
+  fieldProblem,
+  groupNamesProblem,
+  outgoingValues,
+  rateLimitGroupProblem,
+  wellKnownProblem,
+  type FieldDef,
 } from "../../console/pages/setting/fields.ts";
 import { RELEASE_FEED_URL } from "../../console/pages/setting/tabs/other.tsx";
 
@@ -14,7 +21,12 @@ afterEach(() => {
 });
 
 function settingsApi(over: Record<string, string> = {}, extra: Record<string, unknown> = {}) {
-  return mockFetch({ "GET /api/option/": ok(optionList(over)), "PUT /api/option/": ok(undefined, "saved"), "GET /api/status": ok({ setup: true }), ...extra });
+  return mockFetch({
+    "GET /api/option/": ok(optionList(over)),
+    "PUT /api/option/": ok(undefined, "saved"),
+    "GET /api/status": ok({ setup: true }),
+    ...extra,
+  });
 }
 
 const puts = () => fm.calls.filter((c) => c.method === "PUT" && c.path === "/api/option/").map((c) => c.body);
@@ -36,18 +48,28 @@ describe("option field rules", () => {
   test("JSON fields must parse; a disabled field is not checked", () => {
     const json: FieldDef = { key: "J", label: "j", type: "json" };
     expect(fieldProblem(json, "{bad", {})).toBe("settings.invalidJson");
-    expect(fieldProblem({ ...json, jsonMessage: "system.topupGroupRatioInvalid" }, "{bad", {})).toBe("system.topupGroupRatioInvalid");
+    expect(fieldProblem({ ...json, jsonMessage: "system.topupGroupRatioInvalid" }, "{bad", {})).toBe(
+      "system.topupGroupRatioInvalid",
+    );
     expect(fieldProblem(json, '{"a":1}', {})).toBeNull();
     expect(fieldProblem({ ...num, disabledWhen: () => true }, "abc", {})).toBeNull();
   });
 
   test("addresses lose their trailing slash; secrets are sent only when typed; immediate switches are not in the section save", () => {
     const fields: FieldDef[] = [
-      { key: "ServerAddress", label: "", type: "url" }, { key: "SMTPToken", label: "", type: "secret" },
-      { key: "EpayKey", label: "", type: "secret" }, { key: "RegisterEnabled", label: "", type: "switch", immediate: true },
+      { key: "ServerAddress", label: "", type: "url" },
+      { key: "SMTPToken", label: "", type: "secret" },
+      { key: "EpayKey", label: "", type: "secret" },
+      { key: "RegisterEnabled", label: "", type: "switch", immediate: true },
     ];
-    expect(outgoingValues(fields, { ServerAddress: "https://gw.test///", SMTPToken: "", EpayKey: "k", RegisterEnabled: "true" }))
-      .toEqual({ ServerAddress: "https://gw.test", EpayKey: "k" });
+    expect(
+      outgoingValues(fields, {
+        ServerAddress: "https://gw.test///",
+        SMTPToken: "",
+        EpayKey: "k",
+        RegisterEnabled: "true",
+      }),
+    ).toEqual({ ServerAddress: "https://gw.test", EpayKey: "k" });
   });
 
   test("email whitelist: domain pattern and no duplicates", () => {
@@ -85,7 +107,12 @@ describe("settings page", () => {
     change("RetryTimes", "3");
     fireEvent.click(within(section("General")).getByTestId("opt-DisplayTokenStatEnabled"));
     fireEvent.click(within(section("General")).getByText("Save General"));
-    await waitFor(() => expect(puts()).toEqual([{ key: "RetryTimes", value: "3" }, { key: "DisplayTokenStatEnabled", value: "false" }]));
+    await waitFor(() =>
+      expect(puts()).toEqual([
+        { key: "RetryTimes", value: "3" },
+        { key: "DisplayTokenStatEnabled", value: "false" },
+      ]),
+    );
     expect((await screen.findAllByText("Saved")).length).toBeGreaterThan(0);
     fireEvent.click(within(section("General")).getByText("Save General"));
     expect(await screen.findByText("You don't seem to have changed anything")).toBeTruthy();
@@ -128,7 +155,10 @@ describe("settings page", () => {
   });
 
   test("a failed key is reported as a partial failure", async () => {
-    fm = settingsApi({}, { "PUT /api/option/": (c: any) => (c.body.key === "QuotaForInviter" ? fail("bad value") : ok()) });
+    fm = settingsApi(
+      {},
+      { "PUT /api/option/": (c: any) => (c.body.key === "QuotaForInviter" ? fail("bad value") : ok()) },
+    );
     await renderApp("/setting", { user: ADMIN });
     fireEvent.click(await screen.findByText("Quota", { selector: ".arco-tabs-header-title-text" }));
     await waitFor(() => expect(field("QuotaForNewUser")).toBeTruthy());
@@ -205,7 +235,11 @@ describe("settings page", () => {
     change("EmailDomainWhitelist-new", "proton.me");
     fireEvent.click(within(sec).getByText("Add"));
     fireEvent.click(within(sec).getByText("Save Email domains"));
-    await waitFor(() => expect(puts()).toEqual([{ key: "EmailDomainWhitelist", value: OPTION_DEFAULTS.EmailDomainWhitelist + ",proton.me" }]));
+    await waitFor(() =>
+      expect(puts()).toEqual([
+        { key: "EmailDomainWhitelist", value: OPTION_DEFAULTS.EmailDomainWhitelist + ",proton.me" },
+      ]),
+    );
   });
 
   test("rate-limit groups are checked on blur; the success count is at least 1", async () => {
@@ -267,7 +301,14 @@ describe("settings page", () => {
 
   test("the update check fails gracefully offline and recognises the latest version", async () => {
     const feedPath = new URL(RELEASE_FEED_URL).pathname;
-    fm = settingsApi({}, { [`GET ${feedPath}`]: () => { throw new TypeError("network down"); } });
+    fm = settingsApi(
+      {},
+      {
+        [`GET ${feedPath}`]: () => {
+          throw new TypeError("network down");
+        },
+      },
+    );
     await renderApp("/setting?tab=other", { user: ADMIN, status: { version: "v0.1.0" } });
     fireEvent.click(await screen.findByText("Check for updates"));
     expect(await screen.findByText("Failed to check for updates, please try later")).toBeTruthy();

@@ -45,9 +45,18 @@ import { TopBar } from "../../console/layout/TopBar.tsx";
 import { AppStateProvider } from "../../console/lib/app-state.tsx";
 import { BASE_STATUS } from "./helpers.tsx";
 
-const keysOf = (admin: boolean, flags: Partial<{ dataExport: boolean; drawing: boolean; task: boolean; chats: Array<Record<string, string>> }> = {}) =>
-  sidebarSections({ t: (k) => k, admin, chats: flags.chats ?? [], dataExport: !!flags.dataExport, drawing: !!flags.drawing, task: !!flags.task })
-    .flatMap((s) => s.items.flatMap((i) => [i.key, ...(i.children ?? []).map((c) => c.key)]));
+const keysOf = (
+  admin: boolean,
+  flags: Partial<{ dataExport: boolean; drawing: boolean; task: boolean; chats: Array<Record<string, string>> }> = {},
+) =>
+  sidebarSections({
+    t: (k) => k,
+    admin,
+    chats: flags.chats ?? [],
+    dataExport: !!flags.dataExport,
+    drawing: !!flags.drawing,
+    task: !!flags.task,
+  }).flatMap((s) => s.items.flatMap((i) => [i.key, ...(i.children ?? []).map((c) => c.key)]));
 
 describe("sidebar", () => {
   test("the admin section (channels, redemption, users, settings) is for admins only", () => {
@@ -179,7 +188,9 @@ describe("theme and language", () => {
 
   test("the footer shows the custom HTML when set, else the credit line", async () => {
     fm = mockFetch({ "GET /api/about": ok("") });
-    const { unmount } = await renderApp("/about", { status: { footer_html: '<span data-testid="custom">Custom footer</span>' } });
+    const { unmount } = await renderApp("/about", {
+      status: { footer_html: '<span data-testid="custom">Custom footer</span>' },
+    });
     expect(await screen.findByTestId("custom")).toBeTruthy();
     unmount();
     await renderApp("/about", { status: { footer_html: "" } });

@@ -13,8 +13,18 @@ afterEach(() => {
 /** Arco's Image puts the test id on the <img> or on its wrapper. */
 const srcOf = (e: HTMLElement) => (e.tagName === "IMG" ? e : e.querySelector("img"))!.getAttribute("src");
 
-const TASK = { id: 9, submit_time: 1_700_000_000, finish_time: 1_700_000_030, progress: "100%", channel_id: 0, platform: "suno", action: "MUSIC",
-  task_id: "task-xyz", status: "SUCCESS", fail_reason: "" };
+const TASK = {
+  id: 9,
+  submit_time: 1_700_000_000,
+  finish_time: 1_700_000_030,
+  progress: "100%",
+  channel_id: 0,
+  platform: "suno",
+  action: "MUSIC",
+  task_id: "task-xyz",
+  status: "SUCCESS",
+  fail_reason: "",
+};
 
 describe("task results", () => {
   test("a finished song shows its cover and one link per audio file", async () => {
@@ -32,7 +42,12 @@ describe("task results", () => {
 
   test("addresses that are not http(s) are not shown; a video task is named as one", async () => {
     const data = [{ id: "c1", image_url: "javascript:alert(1)", audio_url: "javascript:alert(2)" }];
-    fm = mockFetch({ "GET /api/task/self": ok([{ ...TASK, data }, { ...TASK, id: 10, task_id: "video_1", platform: "openai", action: "VIDEO", data: { id: "video_1" } }]) });
+    fm = mockFetch({
+      "GET /api/task/self": ok([
+        { ...TASK, data },
+        { ...TASK, id: 10, task_id: "video_1", platform: "openai", action: "VIDEO", data: { id: "video_1" } },
+      ]),
+    });
     await renderApp("/task", { user: USER });
     expect(await screen.findByText("Video")).toBeTruthy();
     expect(screen.getByText("OpenAI")).toBeTruthy();
@@ -41,8 +56,21 @@ describe("task results", () => {
   });
 
   test("a drawing's image is shown for web addresses and the gateway's own /mj/image links only", async () => {
-    const draw = (id: number, image_url: string) => ({ id, submit_time: 1_700_000_000_000, finish_time: 1_700_000_090_000, channel_id: 0, action: "IMAGINE",
-      mj_id: `mj-${id}`, code: 1, status: "SUCCESS", progress: "100%", image_url, prompt: "p", prompt_en: "", fail_reason: "" });
+    const draw = (id: number, image_url: string) => ({
+      id,
+      submit_time: 1_700_000_000_000,
+      finish_time: 1_700_000_090_000,
+      channel_id: 0,
+      action: "IMAGINE",
+      mj_id: `mj-${id}`,
+      code: 1,
+      status: "SUCCESS",
+      progress: "100%",
+      image_url,
+      prompt: "p",
+      prompt_en: "",
+      fail_reason: "",
+    });
     fm = mockFetch({ "GET /api/mj/self": ok([draw(1, "/mj/image/mj-1?sig=abc"), draw(2, "javascript:alert(1)")]) });
     await renderApp("/midjourney", { user: USER });
     const images = await screen.findAllByTestId("mj-image");

@@ -10,15 +10,54 @@ afterEach(() => {
 });
 
 const LIMITED = {
-  id: 7, name: "agent", key: "sk-cccc", status: 1, remain_quota: 0, used_quota: 0, unlimited_quota: true, expired_time: -1,
-  model_limits_enabled: false, model_limits: "", allow_ips: "", group: "", created_time: 1_700_000_000,
-  rpm_limit: 60, tpm_limit: 100000, concurrency_limit: 4, budget_quota: 1_000_000, budget_period: "daily",
-  rpm_used: 3, tpm_used: 1200, concurrency_used: 1, budget_used: 250_000, budget_reset_at: 1_700_086_400,
+  id: 7,
+  name: "agent",
+  key: "sk-cccc",
+  status: 1,
+  remain_quota: 0,
+  used_quota: 0,
+  unlimited_quota: true,
+  expired_time: -1,
+  model_limits_enabled: false,
+  model_limits: "",
+  allow_ips: "",
+  group: "",
+  created_time: 1_700_000_000,
+  rpm_limit: 60,
+  tpm_limit: 100000,
+  concurrency_limit: 4,
+  budget_quota: 1_000_000,
+  budget_period: "daily",
+  rpm_used: 3,
+  tpm_used: 1200,
+  concurrency_used: 1,
+  budget_used: 250_000,
+  budget_reset_at: 1_700_086_400,
 };
 const PLAIN = {
-  id: 8, name: "plain", key: "sk-dddd", status: 1, remain_quota: 500000, used_quota: 0, unlimited_quota: false, expired_time: -1,
-  model_limits_enabled: false, model_limits: "", allow_ips: "", group: "", created_time: 1_700_000_000,
-  rpm_limit: 0, tpm_limit: 0, concurrency_limit: 0, budget_quota: 0, budget_period: "", rpm_used: 0, tpm_used: 0, concurrency_used: 0, budget_used: 0, budget_reset_at: 0,
+  id: 8,
+  name: "plain",
+  key: "sk-dddd",
+  status: 1,
+  remain_quota: 500000,
+  used_quota: 0,
+  unlimited_quota: false,
+  expired_time: -1,
+  model_limits_enabled: false,
+  model_limits: "",
+  allow_ips: "",
+  group: "",
+  created_time: 1_700_000_000,
+  rpm_limit: 0,
+  tpm_limit: 0,
+  concurrency_limit: 0,
+  budget_quota: 0,
+  budget_period: "",
+  rpm_used: 0,
+  tpm_used: 0,
+  concurrency_used: 0,
+  budget_used: 0,
+  budget_reset_at: 0,
 };
 
 const routes = (extra: Record<string, unknown> = {}) => ({
@@ -66,7 +105,12 @@ describe("token limits in the console", () => {
     submit();
     await waitFor(() => expect(fm.calls.some((c) => c.method === "PUT")).toBe(true));
     expect(fm.calls.find((c) => c.method === "PUT")!.body).toMatchObject({
-      id: 7, rpm_limit: 120, tpm_limit: 100000, concurrency_limit: 0, budget_quota: 1_000_000, budget_period: "weekly",
+      id: 7,
+      rpm_limit: 120,
+      tpm_limit: 100000,
+      concurrency_limit: 0,
+      budget_quota: 1_000_000,
+      budget_period: "weekly",
     });
   });
 
@@ -86,7 +130,12 @@ describe("token limits in the console", () => {
     submit();
     await waitFor(() => expect(fm.calls.some((c) => c.method === "POST")).toBe(true));
     expect(fm.calls.find((c) => c.method === "POST")!.body).toMatchObject({
-      name: "ci", rpm_limit: 0, tpm_limit: 5000, concurrency_limit: 0, budget_quota: 500000, budget_period: "monthly",
+      name: "ci",
+      rpm_limit: 0,
+      tpm_limit: 5000,
+      concurrency_limit: 0,
+      budget_quota: 500000,
+      budget_period: "monthly",
     });
   });
 });

@@ -29,7 +29,11 @@ function noInjectedElements() {
 
 /** The payload is on the page as the literal text the user typed. */
 async function shownAsText(text: string) {
-  const found = await screen.findAllByText((_, el) => !!el && el.children.length === 0 && (el.textContent ?? "").includes(text), {}, { timeout: 15_000 });
+  const found = await screen.findAllByText(
+    (_, el) => !!el && el.children.length === 0 && (el.textContent ?? "").includes(text),
+    {},
+    { timeout: 15_000 },
+  );
   expect(found.length).toBeGreaterThan(0);
 }
 
@@ -44,7 +48,24 @@ describe("user-controlled text is rendered as text", () => {
 
   test("the user list: username, display name and group", async () => {
     fm = mockFetch({
-      "GET /api/user/": ok({ items: [{ id: 2, username: IMG, display_name: SVG, role: 1, status: 1, group: SCRIPT, email: `${IMG}@x.test`, quota: 0, used_quota: 0, request_count: 0 }], total: 1, page: 1 }),
+      "GET /api/user/": ok({
+        items: [
+          {
+            id: 2,
+            username: IMG,
+            display_name: SVG,
+            role: 1,
+            status: 1,
+            group: SCRIPT,
+            email: `${IMG}@x.test`,
+            quota: 0,
+            used_quota: 0,
+            request_count: 0,
+          },
+        ],
+        total: 1,
+        page: 1,
+      }),
       "GET /api/group/": ok(["default"]),
     });
     await renderApp("/user", { user: ADMIN });
@@ -59,11 +80,27 @@ describe("user-controlled text is rendered as text", () => {
 
   test("usage logs: username, token name, model, channel name, group and content, and the user-info dialog", async () => {
     const row = {
-      id: 1, created_at: 1_700_000_000, type: 2, channel: 3, channel_name: SVG, username: IMG, user_id: 2, token_name: IMG, group: "default",
-      model_name: `m${SVG}`, use_time: 2, is_stream: false, prompt_tokens: 1, completion_tokens: 1, quota: 1, content: `${SCRIPT}${IMG}`, other: "{}",
+      id: 1,
+      created_at: 1_700_000_000,
+      type: 2,
+      channel: 3,
+      channel_name: SVG,
+      username: IMG,
+      user_id: 2,
+      token_name: IMG,
+      group: "default",
+      model_name: `m${SVG}`,
+      use_time: 2,
+      is_stream: false,
+      prompt_tokens: 1,
+      completion_tokens: 1,
+      quota: 1,
+      content: `${SCRIPT}${IMG}`,
+      other: "{}",
     };
     fm = mockFetch({
-      "GET /api/log/": ok({ items: [row], total: 1 }), "GET /api/log/stat": ok({ quota: 1, rpm: 1, tpm: 2 }),
+      "GET /api/log/": ok({ items: [row], total: 1 }),
+      "GET /api/log/stat": ok({ quota: 1, rpm: 1, tpm: 2 }),
       "GET /api/user/2": ok({ id: 2, username: IMG, display_name: SVG, quota: 1, used_quota: 1, request_count: 1 }),
     });
     await renderApp("/log", { user: ADMIN });
@@ -77,8 +114,30 @@ describe("user-controlled text is rendered as text", () => {
 
   test("tokens: the token name", async () => {
     fm = mockFetch({
-      "GET /api/token/": ok({ items: [{ id: 1, name: IMG, key: "sk-aaaa", status: 1, remain_quota: 1, used_quota: 0, unlimited_quota: false, expired_time: -1, model_limits_enabled: false, model_limits: "", allow_ips: "", group: "", created_time: 1_700_000_000 }], total: 1, page: 1, page_size: 10 }),
-      "GET /api/user/models": ok([]), "GET /api/user/self/groups": ok({}),
+      "GET /api/token/": ok({
+        items: [
+          {
+            id: 1,
+            name: IMG,
+            key: "sk-aaaa",
+            status: 1,
+            remain_quota: 1,
+            used_quota: 0,
+            unlimited_quota: false,
+            expired_time: -1,
+            model_limits_enabled: false,
+            model_limits: "",
+            allow_ips: "",
+            group: "",
+            created_time: 1_700_000_000,
+          },
+        ],
+        total: 1,
+        page: 1,
+        page_size: 10,
+      }),
+      "GET /api/user/models": ok([]),
+      "GET /api/user/self/groups": ok({}),
     });
     await renderApp("/token", { user: USER });
     await shownAsText(IMG);
@@ -87,8 +146,30 @@ describe("user-controlled text is rendered as text", () => {
 
   test("channels: name, tag and an automatic disable reason", async () => {
     fm = mockFetch({
-      "GET /api/channel/": ok({ items: [{ id: 1, name: IMG, type: 1, status: 3, group: "default", models: "gpt-4o", tag: SVG, priority: 0, weight: 0, response_time: 0, balance: 0, used_quota: 0, other_info: JSON.stringify({ status_reason: SCRIPT, status_time: 1_700_000_000 }) }], total: 1, page: 1, page_size: 10 }),
-      "GET /api/group/": ok(["default"]), "GET /api/channel/models_enabled": ok([]),
+      "GET /api/channel/": ok({
+        items: [
+          {
+            id: 1,
+            name: IMG,
+            type: 1,
+            status: 3,
+            group: "default",
+            models: "gpt-4o",
+            tag: SVG,
+            priority: 0,
+            weight: 0,
+            response_time: 0,
+            balance: 0,
+            used_quota: 0,
+            other_info: JSON.stringify({ status_reason: SCRIPT, status_time: 1_700_000_000 }),
+          },
+        ],
+        total: 1,
+        page: 1,
+        page_size: 10,
+      }),
+      "GET /api/group/": ok(["default"]),
+      "GET /api/channel/models_enabled": ok([]),
     });
     await renderApp("/channel", { user: ADMIN });
     await shownAsText(IMG);
@@ -96,7 +177,12 @@ describe("user-controlled text is rendered as text", () => {
   });
 
   test("redemption codes: the name", async () => {
-    fm = mockFetch({ "GET /api/redemption/": ok({ items: [{ id: 1, name: IMG, key: "k1", status: 1, quota: 1000, created_time: 1_700_000_000, used_user_id: 0 }], total: 1 }) });
+    fm = mockFetch({
+      "GET /api/redemption/": ok({
+        items: [{ id: 1, name: IMG, key: "k1", status: 1, quota: 1000, created_time: 1_700_000_000, used_user_id: 0 }],
+        total: 1,
+      }),
+    });
     await renderApp("/redemption", { user: ADMIN });
     await shownAsText(IMG);
     noInjectedElements();
@@ -105,7 +191,8 @@ describe("user-controlled text is rendered as text", () => {
   test("the signed-in user's own name in the top bar and on the personal page", async () => {
     fm = mockFetch({
       "GET /api/user/self": ok({ ...USER, username: IMG, display_name: SVG, email: "", aff_code: "x", setting: "" }),
-      "GET /api/user/models": ok([]), "GET /api/user/aff": ok("x"),
+      "GET /api/user/models": ok([]),
+      "GET /api/user/aff": ok("x"),
     });
     await renderApp("/personal", { user: { ...USER, username: IMG, display_name: SVG } });
     await shownAsText(SVG);
@@ -124,7 +211,15 @@ describe("the Markdown renderer for admin texts", () => {
   });
 
   test("links and images keep only http(s), mailto and relative targets; attributes cannot be broken out of", () => {
-    const refused = ["javascript:alert(1)", "JaVaScRiPt:alert(1)", " javascript:alert(1)", "data:text/html,<script>1</script>", "vbscript:msgbox(1)", "&#106;avascript:alert(1)", "java\tscript:alert(1)"];
+    const refused = [
+      "javascript:alert(1)",
+      "JaVaScRiPt:alert(1)",
+      " javascript:alert(1)",
+      "data:text/html,<script>1</script>",
+      "vbscript:msgbox(1)",
+      "&#106;avascript:alert(1)",
+      "java\tscript:alert(1)",
+    ];
     for (const url of refused) {
       const box = document.createElement("div");
       box.innerHTML = renderMarkdown(`[click](${url}) ![pic](${url})`);
@@ -135,10 +230,16 @@ describe("the Markdown renderer for admin texts", () => {
       expect(box.querySelector("a[href], img[src]")).toBeNull();
     }
     const box = document.createElement("div");
-    box.innerHTML = renderMarkdown(`[ok](https://a.test/"onmouseover="alert(1)) ![x" onerror="alert(1)](https://a.test/p.png) [mail](mailto:a@b.test) [rel](/pricing)`);
+    box.innerHTML = renderMarkdown(
+      `[ok](https://a.test/"onmouseover="alert(1)) ![x" onerror="alert(1)](https://a.test/p.png) [mail](mailto:a@b.test) [rel](/pricing)`,
+    );
     expect(box.querySelector("[onmouseover], [onerror]")).toBeNull();
     // The quotes stay inside the target (percent-encoded, as CommonMark renderers do); no attribute is added.
-    expect([...box.querySelectorAll("a")].map((a) => a.getAttribute("href"))).toEqual(["https://a.test/%22onmouseover=%22alert(1)", "mailto:a@b.test", "/pricing"]);
+    expect([...box.querySelectorAll("a")].map((a) => a.getAttribute("href"))).toEqual([
+      "https://a.test/%22onmouseover=%22alert(1)",
+      "mailto:a@b.test",
+      "/pricing",
+    ]);
     expect(box.querySelector("img")!.getAttribute("alt")).toBe('x" onerror="alert(1)');
     for (const a of box.querySelectorAll("a")) expect(a.getAttribute("rel")).toBe("noopener noreferrer");
   });

@@ -10,9 +10,42 @@ afterEach(() => {
 });
 
 const rows = [
-  { id: 1, username: "root", display_name: "Root", role: 100, status: 1, group: "default", quota: 100_000_000, used_quota: 0, request_count: 0, DeletedAt: null },
-  { id: 2, username: "alice", display_name: "Alice", role: 1, status: 1, group: "vip", quota: 1_000_000, used_quota: 250_000, request_count: 12345, DeletedAt: null },
-  { id: 3, username: "gone", display_name: "Gone", role: 1, status: 1, group: "default", quota: 0, used_quota: 0, request_count: 0, DeletedAt: "2026-01-01" },
+  {
+    id: 1,
+    username: "root",
+    display_name: "Root",
+    role: 100,
+    status: 1,
+    group: "default",
+    quota: 100_000_000,
+    used_quota: 0,
+    request_count: 0,
+    DeletedAt: null,
+  },
+  {
+    id: 2,
+    username: "alice",
+    display_name: "Alice",
+    role: 1,
+    status: 1,
+    group: "vip",
+    quota: 1_000_000,
+    used_quota: 250_000,
+    request_count: 12345,
+    DeletedAt: null,
+  },
+  {
+    id: 3,
+    username: "gone",
+    display_name: "Gone",
+    role: 1,
+    status: 1,
+    group: "default",
+    quota: 0,
+    used_quota: 0,
+    request_count: 0,
+    DeletedAt: "2026-01-01",
+  },
 ];
 
 function userApi(extra: Record<string, unknown> = {}) {
@@ -98,14 +131,20 @@ describe("user administration", () => {
     fireEvent.click(screen.getByText("Add user"));
     const drawer = await waitFor(() => document.querySelector(".arco-drawer") as HTMLElement);
     // A new account has no password to keep: the hint must not say "leave empty to keep".
-    expect(drawer.querySelector('input[name="new-password"]')!.getAttribute("placeholder")).toBe("At least 8 characters");
+    expect(drawer.querySelector('input[name="new-password"]')!.getAttribute("placeholder")).toBe(
+      "At least 8 characters",
+    );
     fireEvent.click(within(drawer).getByText("Submit"));
     expect((await within(drawer).findAllByText("Username and password cannot be empty")).length).toBe(2);
     fireEvent.change(drawer.querySelector('input[name="new-username"]')!, { target: { value: "bob" } });
     fireEvent.change(drawer.querySelector('input[name="new-password"]')!, { target: { value: "password123" } });
     fireEvent.click(within(drawer).getByText("Submit"));
     await waitFor(() => expect(fm.calls.some((c) => c.method === "POST" && c.path === "/api/user/")).toBe(true));
-    expect(fm.calls.find((c) => c.method === "POST" && c.path === "/api/user/")!.body).toEqual({ username: "bob", display_name: "bob", password: "password123" });
+    expect(fm.calls.find((c) => c.method === "POST" && c.path === "/api/user/")!.body).toEqual({
+      username: "bob",
+      display_name: "bob",
+      password: "password123",
+    });
   });
 
   test("edit user: quota must be a whole number; add-quota accepts negatives; PUT sends quota as an integer", async () => {
@@ -129,9 +168,17 @@ describe("user administration", () => {
     fireEvent.change(add, { target: { value: "-250000" } });
     fireEvent.blur(add);
     fireEvent.click(within(drawer).getByText("Apply"));
-    await waitFor(() => expect((drawer.querySelector('input[name="edit-quota"]') as HTMLInputElement).value).toBe("750000"));
+    await waitFor(() =>
+      expect((drawer.querySelector('input[name="edit-quota"]') as HTMLInputElement).value).toBe("750000"),
+    );
     fireEvent.click(within(drawer).getByText("Submit"));
     await waitFor(() => expect(fm.calls.some((c) => c.method === "PUT")).toBe(true));
-    expect(fm.calls.find((c) => c.method === "PUT")!.body).toEqual({ id: 2, username: "alice", display_name: "Alice", group: "vip", quota: 750000 });
+    expect(fm.calls.find((c) => c.method === "PUT")!.body).toEqual({
+      id: 2,
+      username: "alice",
+      display_name: "Alice",
+      group: "vip",
+      quota: 750000,
+    });
   });
 });

@@ -4,7 +4,17 @@
 // call in the usage log with the right quota, stop the process with SIGTERM, start it again and find
 // everything still there.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
@@ -49,30 +59,63 @@ function startUpstream(calls: any[]) {
     port: 0,
     async fetch(req) {
       const url = new URL(req.url);
-      if (url.pathname === "/v1/models") return Response.json({ object: "list", data: [{ id: MODEL, object: "model", owned_by: "mock" }] });
+      if (url.pathname === "/v1/models")
+        return Response.json({ object: "list", data: [{ id: MODEL, object: "model", owned_by: "mock" }] });
       if (url.pathname !== "/v1/chat/completions") return new Response("not found", { status: 404 });
       const body = await req.json();
       calls.push(body);
       if (!body.stream) {
         return Response.json({
-          id: "chatcmpl-e2e", object: "chat.completion", created: Math.floor(Date.now() / 1000), model: body.model,
-          choices: [{ index: 0, message: { role: "assistant", content: ANSWER }, finish_reason: "stop" }], usage: USAGE,
+          id: "chatcmpl-e2e",
+          object: "chat.completion",
+          created: Math.floor(Date.now() / 1000),
+          model: body.model,
+          choices: [{ index: 0, message: { role: "assistant", content: ANSWER }, finish_reason: "stop" }],
+          usage: USAGE,
         });
       }
       const enc = new TextEncoder();
       const frame = (o: unknown) => enc.encode(`data: ${JSON.stringify(o)}\n\n`);
-      return new Response(new ReadableStream({
-        async start(ctrl) {
-          for (const c of CHUNKS) {
-            ctrl.enqueue(frame({ id: "chatcmpl-e2e", object: "chat.completion.chunk", created: 1, model: body.model, choices: [{ index: 0, delta: { content: c }, finish_reason: null }] }));
-            await Bun.sleep(40);
-          }
-          ctrl.enqueue(frame({ id: "chatcmpl-e2e", object: "chat.completion.chunk", created: 1, model: body.model, choices: [{ index: 0, delta: {}, finish_reason: "stop" }] }));
-          ctrl.enqueue(frame({ id: "chatcmpl-e2e", object: "chat.completion.chunk", created: 1, model: body.model, choices: [], usage: USAGE }));
-          ctrl.enqueue(enc.encode("data: [DONE]\n\n"));
-          ctrl.close();
-        },
-      }), { headers: { "content-type": "text/event-stream", "cache-control": "no-cache" } });
+      return new Response(
+        new ReadableStream({
+          async start(ctrl) {
+            for (const c of CHUNKS) {
+              ctrl.enqueue(
+                frame({
+                  id: "chatcmpl-e2e",
+                  object: "chat.completion.chunk",
+                  created: 1,
+                  model: body.model,
+                  choices: [{ index: 0, delta: { content: c }, finish_reason: null }],
+                }),
+              );
+              await Bun.sleep(40);
+            }
+            ctrl.enqueue(
+              frame({
+                id: "chatcmpl-e2e",
+                object: "chat.completion.chunk",
+                created: 1,
+                model: body.model,
+                choices: [{ index: 0, delta: {}, finish_reason: "stop" }],
+              }),
+            );
+            ctrl.enqueue(
+              frame({
+                id: "chatcmpl-e2e",
+                object: "chat.completion.chunk",
+                created: 1,
+                model: body.model,
+                choices: [],
+                usage: USAGE,
+              }),
+            );
+            ctrl.enqueue(enc.encode("data: [DONE]\n\n"));
+            ctrl.close();
+          },
+        }),
+        { headers: { "content-type": "text/event-stream", "cache-control": "no-cache" } },
+      );
     },
   });
 }
@@ -101,16 +144,36 @@ let expectedQuota = 0;
 async function startBinary() {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
-  for (const k of ["SQL_DSN", "REDIS_CONN_STRING", "SESSION_SECRET", "DATA_DIR", "SQLITE_PATH", "CONSOLE_DIR", "PORT", "NODE_ENV"]) delete env[k];
+  for (const k of [
+    "SQL_DSN",
+    "REDIS_CONN_STRING",
+    "SESSION_SECRET",
+    "DATA_DIR",
+    "SQLITE_PATH",
+    "CONSOLE_DIR",
+    "PORT",
+    "NODE_ENV",
+  ])
+    delete env[k];
   output = "";
   proc = Bun.spawn(["./switchyard", "--port", String(port)], { cwd: runDir, env, stdout: "pipe", stderr: "pipe" });
   const dec = new TextDecoder();
   const p = proc;
-  void (async () => { for await (const c of p.stdout as ReadableStream<Uint8Array>) output += dec.decode(c); })();
-  void (async () => { for await (const c of p.stderr as ReadableStream<Uint8Array>) output += dec.decode(c); })();
+  void (async () => {
+    for await (const c of p.stdout as ReadableStream<Uint8Array>) output += dec.decode(c);
+  })();
+  void (async () => {
+    for await (const c of p.stderr as ReadableStream<Uint8Array>) output += dec.decode(c);
+  })();
   for (let i = 0; i < 200; i++) {
     if (p.exitCode !== null) break;
-    if (await fetch(`${base}/api/status`).then((r) => r.ok, () => false)) return;
+    if (
+      await fetch(`${base}/api/status`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return;
     await Bun.sleep(50);
   }
   throw new Error(`the binary did not start:\n${output}`);
@@ -126,13 +189,16 @@ async function stopBinary(): Promise<number | null> {
 
 /** A management call from inside the page, with the console's session cookie and user header. */
 async function apiInPage(method: string, path: string, body?: unknown): Promise<any> {
-  return page.evaluate(async ({ method, path, body }) => {
-    const user = JSON.parse(localStorage.getItem("user") ?? "null");
-    const headers: Record<string, string> = { "content-type": "application/json" };
-    if (user) headers["New-Api-User"] = String(user.id);
-    const r = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-    return r.json();
-  }, { method, path, body });
+  return page.evaluate(
+    async ({ method, path, body }) => {
+      const user = JSON.parse(localStorage.getItem("user") ?? "null");
+      const headers: Record<string, string> = { "content-type": "application/json" };
+      if (user) headers["New-Api-User"] = String(user.id);
+      const r = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      return r.json();
+    },
+    { method, path, body },
+  );
 }
 
 const row = (text: string) => page.locator("tr", { hasText: text }).first();
@@ -149,7 +215,14 @@ beforeAll(async () => {
   await startBinary();
   browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
   });
   const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, locale: "en-US" });
   await context.addInitScript(() => {
@@ -226,9 +299,17 @@ describe("the compiled binary in Chromium", () => {
 
   test("the official openai package streams a chat completion through the binary", async () => {
     // bun test preloads happy-dom (for the console tests), which the SDK takes for a browser; this is the test process.
-    const client = new OpenAI({ apiKey: tokenKey, baseURL: `${base}/v1`, maxRetries: 0, dangerouslyAllowBrowser: true });
+    const client = new OpenAI({
+      apiKey: tokenKey,
+      baseURL: `${base}/v1`,
+      maxRetries: 0,
+      dangerouslyAllowBrowser: true,
+    });
     const stream = await client.chat.completions.create({
-      model: MODEL, stream: true, stream_options: { include_usage: true }, messages: [{ role: "user", content: "Say something" }],
+      model: MODEL,
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [{ role: "user", content: "Say something" }],
     });
     let text = "";
     let usage: any = null;
@@ -256,7 +337,9 @@ describe("the compiled binary in Chromium", () => {
     const completionRatio = opt("CompletionRatio")[MODEL] ?? 1;
     const groupRatio = opt("GroupRatio").default ?? 1;
     expect(modelRatio).toBeGreaterThan(0);
-    expectedQuota = Math.round(groupRatio * modelRatio * (USAGE.prompt_tokens + USAGE.completion_tokens * completionRatio));
+    expectedQuota = Math.round(
+      groupRatio * modelRatio * (USAGE.prompt_tokens + USAGE.completion_tokens * completionRatio),
+    );
     expect(expectedQuota).toBeGreaterThan(0);
 
     let log: any;
@@ -265,7 +348,13 @@ describe("the compiled binary in Chromium", () => {
       log = logs.data?.items?.find((l: any) => l.model_name === MODEL);
       if (!log) await Bun.sleep(200);
     }
-    expect(log).toMatchObject({ model_name: MODEL, token_name: "e2e-token", prompt_tokens: 1000, completion_tokens: 500, quota: expectedQuota });
+    expect(log).toMatchObject({
+      model_name: MODEL,
+      token_name: "e2e-token",
+      prompt_tokens: 1000,
+      completion_tokens: 500,
+      quota: expectedQuota,
+    });
 
     await page.goto(`${base}/log`);
     const r = page.locator("tr", { hasText: MODEL }).filter({ hasText: "Consumption" }).first();
@@ -297,8 +386,16 @@ describe("the compiled binary in Chromium", () => {
     expect(self.data.used_quota).toBe(expectedQuota);
 
     // And the restored token and channel still carry traffic.
-    const client = new OpenAI({ apiKey: tokenKey, baseURL: `${base}/v1`, maxRetries: 0, dangerouslyAllowBrowser: true });
-    const reply = await client.chat.completions.create({ model: MODEL, messages: [{ role: "user", content: "again" }] });
+    const client = new OpenAI({
+      apiKey: tokenKey,
+      baseURL: `${base}/v1`,
+      maxRetries: 0,
+      dangerouslyAllowBrowser: true,
+    });
+    const reply = await client.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: "user", content: "again" }],
+    });
     expect(reply.choices[0].message.content).toBe(ANSWER);
   }, 60_000);
 
@@ -309,12 +406,18 @@ describe("the compiled binary in Chromium", () => {
     const html = await deep.text();
     const script = /src="(\/assets\/[^"]+\.js)"/.exec(html)?.[1];
     expect(script).toBeDefined();
-    const asset = await fetch(base + script, { headers: { "accept-encoding": "gzip" }, decompress: false } as RequestInit);
+    const asset = await fetch(base + script, {
+      headers: { "accept-encoding": "gzip" },
+      decompress: false,
+    } as RequestInit);
     expect(asset.status).toBe(200);
     expect(asset.headers.get("content-encoding")).toBe("gzip");
     expect(asset.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
     // The embedded brotli copy, smaller still, when the browser offers it.
-    const br = await fetch(base + script, { headers: { "accept-encoding": "gzip, br" }, decompress: false } as RequestInit);
+    const br = await fetch(base + script, {
+      headers: { "accept-encoding": "gzip, br" },
+      decompress: false,
+    } as RequestInit);
     expect(br.headers.get("content-encoding")).toBe("br");
     expect((await br.arrayBuffer()).byteLength).toBeLessThan((await asset.arrayBuffer()).byteLength);
     const missing = await fetch(`${base}/assets/missing-0000.js`);
@@ -334,7 +437,9 @@ describe("the compiled binary's command line", () => {
     chmodSync(join(dir, "switchyard"), 0o755);
     const version = Bun.spawnSync(["./switchyard", "--version"], { cwd: dir });
     expect(version.exitCode).toBe(0);
-    expect(version.stdout.toString().trim()).toBe((await Bun.file(join(import.meta.dir, "../../package.json")).json()).version);
+    expect(version.stdout.toString().trim()).toBe(
+      (await Bun.file(join(import.meta.dir, "../../package.json")).json()).version,
+    );
     const help = Bun.spawnSync(["./switchyard", "--help"], { cwd: dir });
     expect(help.exitCode).toBe(0);
     expect(help.stdout.toString()).toContain("--data-dir DIR");
@@ -345,7 +450,10 @@ describe("the compiled binary's command line", () => {
     const env = { PATH: process.env.PATH ?? "", PORT: String(port) };
     const healthy = Bun.spawnSync([join(runDir, "switchyard"), "--healthcheck"], { cwd: work, env });
     expect(healthy.exitCode).toBe(0);
-    const down = Bun.spawnSync([join(runDir, "switchyard"), "--healthcheck", "--port", String(await freePort())], { cwd: work, env });
+    const down = Bun.spawnSync([join(runDir, "switchyard"), "--healthcheck", "--port", String(await freePort())], {
+      cwd: work,
+      env,
+    });
     expect(down.exitCode).toBe(1);
     expect(existsSync(join(work, "data"))).toBe(false);
   });
@@ -353,17 +461,37 @@ describe("the compiled binary's command line", () => {
   test("--console-dir serves a console folder from disk instead of the embedded one", async () => {
     const folder = join(work, "custom-console");
     mkdirSync(join(folder, "assets"), { recursive: true });
-    writeFileSync(join(folder, "index.html"), '<!doctype html><html><body><div id="custom">custom console</div><script src="/assets/app-1.js"></script></body></html>');
+    writeFileSync(
+      join(folder, "index.html"),
+      '<!doctype html><html><body><div id="custom">custom console</div><script src="/assets/app-1.js"></script></body></html>',
+    );
     writeFileSync(join(folder, "assets", "app-1.js"), "document.title = 'custom';");
     const p = await freePort();
-    const child = Bun.spawn([join(runDir, "switchyard"), "--port", String(p), "--data-dir", join(work, "custom-data"), "--console-dir", folder], {
-      cwd: work, env: { PATH: process.env.PATH ?? "" }, stdout: "pipe", stderr: "pipe",
-    });
+    const child = Bun.spawn(
+      [
+        join(runDir, "switchyard"),
+        "--port",
+        String(p),
+        "--data-dir",
+        join(work, "custom-data"),
+        "--console-dir",
+        folder,
+      ],
+      {
+        cwd: work,
+        env: { PATH: process.env.PATH ?? "" },
+        stdout: "pipe",
+        stderr: "pipe",
+      },
+    );
     try {
       const b = `http://127.0.0.1:${p}`;
       let up = false;
       for (let i = 0; i < 200 && !up; i++) {
-        up = await fetch(`${b}/api/status`).then((r) => r.ok, () => false);
+        up = await fetch(`${b}/api/status`).then(
+          (r) => r.ok,
+          () => false,
+        );
         if (!up) await Bun.sleep(50);
       }
       expect(up).toBe(true);
@@ -385,11 +513,19 @@ describe("the compiled binary's command line", () => {
     const dir = join(work, "elsewhere");
     const p = await freePort();
     const env: Record<string, string> = { PATH: process.env.PATH ?? "" };
-    const child = Bun.spawn([join(runDir, "switchyard"), "--port", String(p), "--data-dir", dir], { cwd: work, env, stdout: "pipe", stderr: "pipe" });
+    const child = Bun.spawn([join(runDir, "switchyard"), "--port", String(p), "--data-dir", dir], {
+      cwd: work,
+      env,
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     try {
       let up = false;
       for (let i = 0; i < 200 && !up; i++) {
-        up = await fetch(`http://127.0.0.1:${p}/api/status`).then((r) => r.ok, () => false);
+        up = await fetch(`http://127.0.0.1:${p}/api/status`).then(
+          (r) => r.ok,
+          () => false,
+        );
         if (!up) await Bun.sleep(50);
       }
       expect(up).toBe(true);
@@ -405,56 +541,111 @@ describe("the compiled binary's command line", () => {
 // the binary); a worker that could not be found would only show as a line on stderr and writes on the main
 // connection, so the test looks for that line too.
 describe("the compiled binary on a server database", () => {
-  for (const kind of storageKinds().filter((k) => k !== "sqlite")) test(`${kind}: a call through the binary is logged and billed by its worker thread`, async () => {
-    const tmp = await tempDatabase(kind);
-    const p = await freePort();
-    const b = `http://127.0.0.1:${p}`;
-    const env: Record<string, string> = { PATH: process.env.PATH ?? "", SQL_DSN: tmp.url, BATCH_UPDATE_INTERVAL: "200" };
-    const child = Bun.spawn([join(runDir, "switchyard"), "--port", String(p), "--data-dir", join(work, `db-${kind}`)], { cwd: work, env, stdout: "pipe", stderr: "pipe" });
-    let out = "";
-    const dec = new TextDecoder();
-    void (async () => { for await (const c of child.stderr as ReadableStream<Uint8Array>) out += dec.decode(c); })();
-    void (async () => { for await (const c of child.stdout as ReadableStream<Uint8Array>) out += dec.decode(c); })();
-    try {
-      let up = false;
-      for (let i = 0; i < 300 && !up; i++) {
-        up = await fetch(`${b}/api/status`).then((r) => r.ok, () => false);
-        if (!up) await Bun.sleep(50);
-      }
-      expect(up).toBe(true);
-      const json = { "content-type": "application/json" };
-      expect((await (await fetch(`${b}/api/setup`, { method: "POST", headers: json, body: JSON.stringify({ username: "root", password: "rootpass123", confirmPassword: "rootpass123" }) })).json() as any).success).toBe(true);
-      const login = await fetch(`${b}/api/user/login`, { method: "POST", headers: json, body: JSON.stringify({ username: "root", password: "rootpass123" }) });
-      const who = ((await login.json()) as any).data.id;
-      const as = { ...json, cookie: (login.headers.get("set-cookie") ?? "").split(";")[0], "New-Api-User": String(who) };
-      const api = async (method: string, path: string, body?: unknown) => (await fetch(b + path, { method, headers: as, body: body === undefined ? undefined : JSON.stringify(body) })).json() as Promise<any>;
-      expect((await api("POST", "/api/channel/", { type: 1, name: "up", key: "sk-mock", models: MODEL, base_url: `http://127.0.0.1:${upstream.port}` })).success).toBe(true);
-      expect((await api("POST", "/api/token/", { name: "db-token", unlimited_quota: true })).success).toBe(true);
-      const key = (await api("GET", "/api/token/?p=1&size=10")).data.items.find((t: any) => t.name === "db-token").key;
-      const client = new OpenAI({ apiKey: key, baseURL: `${b}/v1`, maxRetries: 0, dangerouslyAllowBrowser: true });
-      for (let i = 0; i < 3; i++) {
-        const answer = await client.chat.completions.create({ model: MODEL, messages: [{ role: "user", content: `call ${i}` }] });
-        expect(answer.choices[0].message.content).toBe(ANSWER);
-      }
-      child.kill("SIGTERM");
-      expect(await child.exited).toBe(0);
-      const db = await openDatabase({ kind, url: tmp.url, sqlitePath: "" });
+  for (const kind of storageKinds().filter((k) => k !== "sqlite"))
+    test(`${kind}: a call through the binary is logged and billed by its worker thread`, async () => {
+      const tmp = await tempDatabase(kind);
+      const p = await freePort();
+      const b = `http://127.0.0.1:${p}`;
+      const env: Record<string, string> = {
+        PATH: process.env.PATH ?? "",
+        SQL_DSN: tmp.url,
+        BATCH_UPDATE_INTERVAL: "200",
+      };
+      const child = Bun.spawn(
+        [join(runDir, "switchyard"), "--port", String(p), "--data-dir", join(work, `db-${kind}`)],
+        { cwd: work, env, stdout: "pipe", stderr: "pipe" },
+      );
+      let out = "";
+      const dec = new TextDecoder();
+      void (async () => {
+        for await (const c of child.stderr as ReadableStream<Uint8Array>) out += dec.decode(c);
+      })();
+      void (async () => {
+        for await (const c of child.stdout as ReadableStream<Uint8Array>) out += dec.decode(c);
+      })();
       try {
-        const logs = await db.selectFrom("logs").select(["quota", "token_name"]).where("type", "=", 2).execute();
-        expect(logs.length).toBe(3);
-        expect(logs.every((l) => l.token_name === "db-token" && Number(l.quota) > 0)).toBe(true);
-        const user = await db.selectFrom("users").select(["used_quota", "request_count"]).where("username", "=", "root").executeTakeFirstOrThrow();
-        expect(Number(user.request_count)).toBe(3);
-        expect(Number(user.used_quota)).toBe(logs.reduce((n, l) => n + Number(l.quota), 0));
+        let up = false;
+        for (let i = 0; i < 300 && !up; i++) {
+          up = await fetch(`${b}/api/status`).then(
+            (r) => r.ok,
+            () => false,
+          );
+          if (!up) await Bun.sleep(50);
+        }
+        expect(up).toBe(true);
+        const json = { "content-type": "application/json" };
+        expect(
+          (
+            (await (
+              await fetch(`${b}/api/setup`, {
+                method: "POST",
+                headers: json,
+                body: JSON.stringify({ username: "root", password: "rootpass123", confirmPassword: "rootpass123" }),
+              })
+            ).json()) as any
+          ).success,
+        ).toBe(true);
+        const login = await fetch(`${b}/api/user/login`, {
+          method: "POST",
+          headers: json,
+          body: JSON.stringify({ username: "root", password: "rootpass123" }),
+        });
+        const who = ((await login.json()) as any).data.id;
+        const as = {
+          ...json,
+          cookie: (login.headers.get("set-cookie") ?? "").split(";")[0],
+          "New-Api-User": String(who),
+        };
+        const api = async (method: string, path: string, body?: unknown) =>
+          (
+            await fetch(b + path, { method, headers: as, body: body === undefined ? undefined : JSON.stringify(body) })
+          ).json() as Promise<any>;
+        expect(
+          (
+            await api("POST", "/api/channel/", {
+              type: 1,
+              name: "up",
+              key: "sk-mock",
+              models: MODEL,
+              base_url: `http://127.0.0.1:${upstream.port}`,
+            })
+          ).success,
+        ).toBe(true);
+        expect((await api("POST", "/api/token/", { name: "db-token", unlimited_quota: true })).success).toBe(true);
+        const key = (await api("GET", "/api/token/?p=1&size=10")).data.items.find(
+          (t: any) => t.name === "db-token",
+        ).key;
+        const client = new OpenAI({ apiKey: key, baseURL: `${b}/v1`, maxRetries: 0, dangerouslyAllowBrowser: true });
+        for (let i = 0; i < 3; i++) {
+          const answer = await client.chat.completions.create({
+            model: MODEL,
+            messages: [{ role: "user", content: `call ${i}` }],
+          });
+          expect(answer.choices[0].message.content).toBe(ANSWER);
+        }
+        child.kill("SIGTERM");
+        expect(await child.exited).toBe(0);
+        const db = await openDatabase({ kind, url: tmp.url, sqlitePath: "" });
+        try {
+          const logs = await db.selectFrom("logs").select(["quota", "token_name"]).where("type", "=", 2).execute();
+          expect(logs.length).toBe(3);
+          expect(logs.every((l) => l.token_name === "db-token" && Number(l.quota) > 0)).toBe(true);
+          const user = await db
+            .selectFrom("users")
+            .select(["used_quota", "request_count"])
+            .where("username", "=", "root")
+            .executeTakeFirstOrThrow();
+          expect(Number(user.request_count)).toBe(3);
+          expect(Number(user.used_quota)).toBe(logs.reduce((n, l) => n + Number(l.quota), 0));
+        } finally {
+          await db.destroy();
+        }
+        expect(out).not.toContain("worker failed");
+        expect(out).not.toContain("could not start");
       } finally {
-        await db.destroy();
+        if (child.exitCode === null) child.kill("SIGKILL");
+        await child.exited;
+        await tmp.drop();
       }
-      expect(out).not.toContain("worker failed");
-      expect(out).not.toContain("could not start");
-    } finally {
-      if (child.exitCode === null) child.kill("SIGKILL");
-      await child.exited;
-      await tmp.drop();
-    }
-  }, 60_000);
+    }, 60_000);
 });

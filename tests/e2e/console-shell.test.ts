@@ -45,7 +45,14 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${server.port}`;
   browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
   });
   context = await browser.newContext({ viewport: { width: 1280, height: 820 }, locale: "en-US" });
   page = await newPage(context);
@@ -73,11 +80,17 @@ describe("console in Chromium", () => {
     await page.getByText("System initialised").first().waitFor();
     await page.waitForURL(base + "/channel", { timeout: 10_000 });
     await page.waitForLoadState("networkidle");
-    expect(await page.evaluate(() => JSON.parse(localStorage.getItem("user") ?? "null")?.username)).toBe(ADMIN.username);
+    expect(await page.evaluate(() => JSON.parse(localStorage.getItem("user") ?? "null")?.username)).toBe(
+      ADMIN.username,
+    );
     // Signed out again, so the login page below starts from a guest.
     await page.evaluate(() => fetch("/api/user/logout").then(() => localStorage.removeItem("user")));
     await page.goto(base + "/");
-    const row = await ctx.deps.db.selectFrom("users").select(["username", "role"]).where("username", "=", ADMIN.username).executeTakeFirst();
+    const row = await ctx.deps.db
+      .selectFrom("users")
+      .select(["username", "role"])
+      .where("username", "=", ADMIN.username)
+      .executeTakeFirst();
     expect(row?.role).toBe(100);
     await shot("home");
   }, 60_000);
@@ -90,12 +103,14 @@ describe("console in Chromium", () => {
     await p.goto(base + "/login");
     await p.getByPlaceholder("Username or email").waitFor();
     await p.waitForLoadState("networkidle");
-    const settingsChunks = readdirSync(join(consoleDir, "assets")).filter((f) => f.endsWith(".js"))
+    const settingsChunks = readdirSync(join(consoleDir, "assets"))
+      .filter((f) => f.endsWith(".js"))
       .filter((f) => readFileSync(join(consoleDir, "assets", f), "utf8").includes("ModelRequestRateLimitGroup"));
     expect(settingsChunks.length).toBeGreaterThan(0);
     for (const chunk of settingsChunks) expect(scripts).not.toContain(`/assets/${chunk}`);
     // The dashboard's chart library (recharts) lives in the /detail chunk only.
-    const chartChunks = readdirSync(join(consoleDir, "assets")).filter((f) => f.endsWith(".js"))
+    const chartChunks = readdirSync(join(consoleDir, "assets"))
+      .filter((f) => f.endsWith(".js"))
       .filter((f) => readFileSync(join(consoleDir, "assets", f), "utf8").includes("recharts-bar-rectangle"));
     expect(chartChunks.length).toBeGreaterThan(0);
     for (const chunk of chartChunks) expect(scripts).not.toContain(`/assets/${chunk}`);

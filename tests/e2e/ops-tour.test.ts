@@ -34,7 +34,13 @@ function startUpstream() {
     async fetch(req) {
       const url = new URL(req.url);
       if (url.pathname === "/v1/models") {
-        return Response.json({ object: "list", data: [{ id: "gpt-4o-mini", object: "model", owned_by: "mock" }, { id: "mock-extra", object: "model", owned_by: "mock" }] });
+        return Response.json({
+          object: "list",
+          data: [
+            { id: "gpt-4o-mini", object: "model", owned_by: "mock" },
+            { id: "mock-extra", object: "model", owned_by: "mock" },
+          ],
+        });
       }
       if (url.pathname !== "/v1/chat/completions") return new Response("not found", { status: 404 });
       const body = await req.json();
@@ -42,8 +48,12 @@ function startUpstream() {
       const usage = { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 };
       if (!body.stream) {
         return Response.json({
-          id: "chatcmpl-mock", object: "chat.completion", created: Math.floor(Date.now() / 1000), model: body.model,
-          choices: [{ index: 0, message: { role: "assistant", content: "hi" }, finish_reason: "stop" }], usage,
+          id: "chatcmpl-mock",
+          object: "chat.completion",
+          created: Math.floor(Date.now() / 1000),
+          model: body.model,
+          choices: [{ index: 0, message: { role: "assistant", content: "hi" }, finish_reason: "stop" }],
+          usage,
         });
       }
       const enc = new TextEncoder();
@@ -51,10 +61,25 @@ function startUpstream() {
       const stream = new ReadableStream({
         async start(ctrl) {
           for (const c of CHUNKS) {
-            ctrl.enqueue(frame({ id: "chatcmpl-mock", object: "chat.completion.chunk", model: body.model, choices: [{ index: 0, delta: { content: c }, finish_reason: null }] }));
+            ctrl.enqueue(
+              frame({
+                id: "chatcmpl-mock",
+                object: "chat.completion.chunk",
+                model: body.model,
+                choices: [{ index: 0, delta: { content: c }, finish_reason: null }],
+              }),
+            );
             await Bun.sleep(250);
           }
-          ctrl.enqueue(frame({ id: "chatcmpl-mock", object: "chat.completion.chunk", model: body.model, choices: [{ index: 0, delta: {}, finish_reason: "stop" }], usage }));
+          ctrl.enqueue(
+            frame({
+              id: "chatcmpl-mock",
+              object: "chat.completion.chunk",
+              model: body.model,
+              choices: [{ index: 0, delta: {}, finish_reason: "stop" }],
+              usage,
+            }),
+          );
           ctrl.enqueue(enc.encode("data: [DONE]\n\n"));
           ctrl.close();
         },
@@ -72,12 +97,22 @@ async function freePort(): Promise<number> {
 }
 
 async function startServer() {
-  const env: Record<string, string> = { ...(process.env as Record<string, string>), SESSION_SECRET: "ops-tour-secret", NODE_ENV: "production" };
+  const env: Record<string, string> = {
+    ...(process.env as Record<string, string>),
+    SESSION_SECRET: "ops-tour-secret",
+    NODE_ENV: "production",
+  };
   delete env.SQL_DSN;
   delete env.REDIS_CONN_STRING;
-  server = Bun.spawn([BUN, "server/main.ts", "--port", String(port), "--data-dir", dataDir, "--console-dir", consoleDir], {
-    cwd: ROOT, env, stdout: "pipe", stderr: "pipe",
-  });
+  server = Bun.spawn(
+    [BUN, "server/main.ts", "--port", String(port), "--data-dir", dataDir, "--console-dir", consoleDir],
+    {
+      cwd: ROOT,
+      env,
+      stdout: "pipe",
+      stderr: "pipe",
+    },
+  );
   for (let i = 0; i < 150; i++) {
     try {
       const r = await fetch(`${base}/api/status`);
@@ -99,19 +134,26 @@ async function stopServer() {
 
 /** Management call from inside the page, so it carries the session cookie like the console does. */
 async function apiInPage(method: string, path: string, body?: unknown): Promise<any> {
-  return page.evaluate(async ({ method, path, body }) => {
-    const user = JSON.parse(localStorage.getItem("user") ?? "null");
-    const headers: Record<string, string> = { "content-type": "application/json" };
-    if (user) headers["New-Api-User"] = String(user.id);
-    const r = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-    return r.json();
-  }, { method, path, body });
+  return page.evaluate(
+    async ({ method, path, body }) => {
+      const user = JSON.parse(localStorage.getItem("user") ?? "null");
+      const headers: Record<string, string> = { "content-type": "application/json" };
+      if (user) headers["New-Api-User"] = String(user.id);
+      const r = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      return r.json();
+    },
+    { method, path, body },
+  );
 }
 
 async function login() {
   await page.goto(`${base}/pricing`);
   await page.evaluate(async () => {
-    const r = await fetch("/api/user/login", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "root", password: "rootpass123" }) });
+    const r = await fetch("/api/user/login", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ username: "root", password: "rootpass123" }),
+    });
     const j = await r.json();
     if (!j.success) throw new Error(j.message);
     localStorage.setItem("user", JSON.stringify(j.data));
@@ -133,17 +175,28 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${port}`;
   await startServer();
   const setup = await fetch(`${base}/api/setup`, {
-    method: "POST", headers: { "content-type": "application/json" },
+    method: "POST",
+    headers: { "content-type": "application/json" },
     body: JSON.stringify({ username: "root", password: "rootpass123", confirmPassword: "rootpass123" }),
   }).then((r) => r.json());
   if (!setup.success) throw new Error(`setup failed: ${setup.message}`);
   browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
   });
   page = await browser.newPage({ viewport: { width: 1440, height: 900 }, acceptDownloads: true });
   await login();
-  for (const [key, value] of [["DataExportEnabled", "true"], ["DataExportInterval", "1"]]) {
+  for (const [key, value] of [
+    ["DataExportEnabled", "true"],
+    ["DataExportInterval", "1"],
+  ]) {
     const r = await apiInPage("PUT", "/api/option/", { key, value });
     if (!r.success) throw new Error(`option ${key}: ${r.message}`);
   }
@@ -168,10 +221,14 @@ describe("operations tour in Chromium", () => {
     await r.waitFor({ timeout: 10_000 });
     expect(await r.getByTestId("response-time").textContent()).toBe("Not tested");
     await r.getByRole("button", { name: "Test" }).first().click();
-    await page.waitForFunction(() => {
-      const tr = [...document.querySelectorAll("tr")].find((x) => x.textContent?.includes("mock-openai"));
-      return !!tr && /\d+\.\d\d s/.test(tr.querySelector("[data-testid=response-time]")?.textContent ?? "");
-    }, undefined, { timeout: 10_000 });
+    await page.waitForFunction(
+      () => {
+        const tr = [...document.querySelectorAll("tr")].find((x) => x.textContent?.includes("mock-openai"));
+        return !!tr && /\d+\.\d\d s/.test(tr.querySelector("[data-testid=response-time]")?.textContent ?? "");
+      },
+      undefined,
+      { timeout: 10_000 },
+    );
     expect(upstreamCalls.length).toBeGreaterThanOrEqual(1);
   }, 40_000);
 
@@ -235,13 +292,23 @@ describe("operations tour in Chromium", () => {
     const bars = page.locator("[data-testid=chart-quota] .recharts-bar-rectangle");
     await bars.first().waitFor({ timeout: 10_000 });
     // Bars grow in (a short animation); wait until the first one has been drawn with a size.
-    await page.waitForFunction(() => {
-      const r = document.querySelector("[data-testid=chart-quota] .recharts-bar-rectangle path")?.getBoundingClientRect();
-      return !!r && r.height > 0 && r.width > 0;
-    }, undefined, { timeout: 5_000 });
-    expect(await page.locator("[data-testid=chart-calls] .recharts-legend-item-text").allTextContents()).toContain("gpt-4o-mini");
+    await page.waitForFunction(
+      () => {
+        const r = document
+          .querySelector("[data-testid=chart-quota] .recharts-bar-rectangle path")
+          ?.getBoundingClientRect();
+        return !!r && r.height > 0 && r.width > 0;
+      },
+      undefined,
+      { timeout: 5_000 },
+    );
+    expect(await page.locator("[data-testid=chart-calls] .recharts-legend-item-text").allTextContents()).toContain(
+      "gpt-4o-mini",
+    );
     // The chart fills its card instead of staying at a fixed size.
-    const surface = await page.locator("[data-testid=chart-calls] svg.recharts-surface[role=application]").boundingBox();
+    const surface = await page
+      .locator("[data-testid=chart-calls] svg.recharts-surface[role=application]")
+      .boundingBox();
     expect(surface!.width).toBeGreaterThan(600);
   }, 40_000);
 
@@ -269,11 +336,16 @@ describe("operations tour in Chromium", () => {
 
   test("chat pages embed and redirect to the configured chat link with an enabled token and the server address", async () => {
     const template = `${base}/about?key={key}&server={address}`;
-    const r = await apiInPage("PUT", "/api/option/", { key: "Chats", value: JSON.stringify([{ "Local chat": template }]) });
+    const r = await apiInPage("PUT", "/api/option/", {
+      key: "Chats",
+      value: JSON.stringify([{ "Local chat": template }]),
+    });
     expect(r.success).toBe(true);
     await page.goto(`${base}/pricing`); // reloads the status object, which carries the chat links
     await page.waitForFunction(() => (localStorage.getItem("chats") ?? "").includes("Local chat"));
-    const token = (await apiInPage("GET", "/api/token/?p=1&size=10")).data.items.find((t: any) => t.name === "tour-token");
+    const token = (await apiInPage("GET", "/api/token/?p=1&size=10")).data.items.find(
+      (t: any) => t.name === "tour-token",
+    );
     const expected = template.replace("{key}", token.key).replace("{address}", encodeURIComponent(base));
 
     await page.goto(`${base}/chat/0`);
@@ -288,9 +360,19 @@ describe("operations tour in Chromium", () => {
 
   test("every operations screen renders, light and dark", async () => {
     const screens: Array<[string, string]> = [
-      ["channel", "/channel"], ["channel-add", "/channel/add"], ["channel-edit", "/channel/edit/1"], ["token", "/token"],
-      ["redemption", "/redemption"], ["topup", "/topup"], ["log", "/log"], ["detail", "/detail"], ["midjourney", "/midjourney"],
-      ["task", "/task"], ["pricing", "/pricing"], ["playground", "/playground"], ["chat", "/chat/0"],
+      ["channel", "/channel"],
+      ["channel-add", "/channel/add"],
+      ["channel-edit", "/channel/edit/1"],
+      ["token", "/token"],
+      ["redemption", "/redemption"],
+      ["topup", "/topup"],
+      ["log", "/log"],
+      ["detail", "/detail"],
+      ["midjourney", "/midjourney"],
+      ["task", "/task"],
+      ["pricing", "/pricing"],
+      ["playground", "/playground"],
+      ["chat", "/chat/0"],
     ];
     const errors: string[] = [];
     page.on("pageerror", (e) => errors.push(e.message));
@@ -298,11 +380,18 @@ describe("operations tour in Chromium", () => {
       await page.evaluate((t) => localStorage.setItem("theme-mode", t), theme);
       for (const [name, path] of screens) {
         await page.goto(`${base}${path}`);
-        await page.locator(".sy-page, [data-testid=pg-panel], .arco-result, [data-testid=chat-frame]").first().waitFor({ timeout: 10_000 })
-          .catch((e) => { throw new Error(`${path} (${theme}) did not render: ${e.message}`); });
+        await page
+          .locator(".sy-page, [data-testid=pg-panel], .arco-result, [data-testid=chat-frame]")
+          .first()
+          .waitFor({ timeout: 10_000 })
+          .catch((e) => {
+            throw new Error(`${path} (${theme}) did not render: ${e.message}`);
+          });
         // The dashboard's bars grow in; let the animation finish before the picture.
         await page.waitForTimeout(name === "detail" ? 900 : 300);
-        expect(await page.evaluate(() => document.body.getAttribute("arco-theme"))).toBe(theme === "dark" ? "dark" : null);
+        expect(await page.evaluate(() => document.body.getAttribute("arco-theme"))).toBe(
+          theme === "dark" ? "dark" : null,
+        );
         await page.screenshot({ path: join(ARTIFACTS, `ops-${name}-${theme}.png`), fullPage: true });
       }
     }

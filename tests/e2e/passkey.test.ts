@@ -32,14 +32,24 @@ beforeAll(async () => {
   ctx = await testContext({ config: { consoleDir } as any });
   await ctx.deps.options.set("passkey.enabled", "true");
   const root = await ctx.login("root", ROOT_PASSWORD);
-  const ch = await ctx.request("POST", "/api/channel/", { as: root, body: { type: 1, name: "e2e-main", key: "sk-e2e-secret-key", models: "gpt-4o" } });
+  const ch = await ctx.request("POST", "/api/channel/", {
+    as: root,
+    body: { type: 1, name: "e2e-main", key: "sk-e2e-secret-key", models: "gpt-4o" },
+  });
   channelId = ch.body.data.ids[0];
   server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (req) => ctx.app.handle(req) });
   // WebAuthn needs a domain as the relying party id (not an IP address): the browser opens localhost.
   base = `http://localhost:${server.port}`;
   browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--host-resolver-rules=MAP localhost 127.0.0.1", "--disable-background-networking", "--disable-sync"],
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--host-resolver-rules=MAP localhost 127.0.0.1",
+      "--disable-background-networking",
+      "--disable-sync",
+    ],
   });
   context = await browser.newContext({ viewport: { width: 1280, height: 820 }, locale: "en-US" });
   page = await context.newPage();
@@ -47,7 +57,14 @@ beforeAll(async () => {
   const cdp = await context.newCDPSession(page);
   await cdp.send("WebAuthn.enable");
   await cdp.send("WebAuthn.addVirtualAuthenticator", {
-    options: { protocol: "ctap2", transport: "internal", hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+    options: {
+      protocol: "ctap2",
+      transport: "internal",
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+      automaticPresenceSimulation: true,
+    },
   });
 }, 120_000);
 
@@ -83,7 +100,10 @@ describe("passkeys in Chromium", () => {
     await page.waitForURL(/\/token$/);
     const stored = await page.evaluate(() => JSON.parse(localStorage.getItem("user") ?? "null"));
     expect(stored.username).toBe("root");
-    const row = await ctx.deps.db.selectFrom("passkey_credentials").select(["sign_count", "last_used_at"]).executeTakeFirstOrThrow();
+    const row = await ctx.deps.db
+      .selectFrom("passkey_credentials")
+      .select(["sign_count", "last_used_at"])
+      .executeTakeFirstOrThrow();
     expect(row.last_used_at).not.toBeNull();
   }, 60_000);
 

@@ -40,41 +40,87 @@ beforeAll(async () => {
   await buildConsole({ outDir: consoleDir });
   mj = startMjMock({ secret: "mj-secret", stepMs: 250 });
   suno = startSunoMock({ key: "suno-key", stepMs: 200 });
-  server = await startServer(join(work, "data"), { CONSOLE_DIR: consoleDir, TASK_POLL_INTERVAL: "0.2", SESSION_SECRET: "task-pages" });
+  server = await startServer(join(work, "data"), {
+    CONSOLE_DIR: consoleDir,
+    TASK_POLL_INTERVAL: "0.2",
+    SESSION_SECRET: "task-pages",
+  });
   const json = { "content-type": "application/json" };
   const base = server.base;
-  const setup = await fetch(`${base}/api/setup`, { method: "POST", headers: json, body: JSON.stringify({ username: "root", password: "rootpass123", confirmPassword: "rootpass123" }) }).then((r) => r.json());
+  const setup = await fetch(`${base}/api/setup`, {
+    method: "POST",
+    headers: json,
+    body: JSON.stringify({ username: "root", password: "rootpass123", confirmPassword: "rootpass123" }),
+  }).then((r) => r.json());
   if (!setup.success) throw new Error(setup.message);
-  const login = await fetch(`${base}/api/user/login`, { method: "POST", headers: json, body: JSON.stringify({ username: "root", password: "rootpass123" }) });
+  const login = await fetch(`${base}/api/user/login`, {
+    method: "POST",
+    headers: json,
+    body: JSON.stringify({ username: "root", password: "rootpass123" }),
+  });
   const user = (await login.json()).data;
-  const auth = { ...json, cookie: (login.headers.get("set-cookie") ?? "").split(";")[0]!, "New-Api-User": String(user.id) };
+  const auth = {
+    ...json,
+    cookie: (login.headers.get("set-cookie") ?? "").split(";")[0]!,
+    "New-Api-User": String(user.id),
+  };
   for (const ch of [
     { type: 2, name: "mj-mock", key: "mj-secret", base_url: mj.url, models: MJ_MODELS.join(",") },
     { type: 36, name: "suno-mock", key: "suno-key", base_url: suno.url, models: SUNO_MODELS.join(",") },
   ]) {
-    const r = await fetch(`${base}/api/channel/`, { method: "POST", headers: auth, body: JSON.stringify({ ...ch, group: "default" }) }).then((x) => x.json());
+    const r = await fetch(`${base}/api/channel/`, {
+      method: "POST",
+      headers: auth,
+      body: JSON.stringify({ ...ch, group: "default" }),
+    }).then((x) => x.json());
     if (!r.success) throw new Error(r.message);
   }
-  const token = await fetch(`${base}/api/token/`, { method: "POST", headers: auth, body: JSON.stringify({ name: "tasks", unlimited_quota: true, expired_time: -1 }) }).then((r) => r.json());
+  const token = await fetch(`${base}/api/token/`, {
+    method: "POST",
+    headers: auth,
+    body: JSON.stringify({ name: "tasks", unlimited_quota: true, expired_time: -1 }),
+  }).then((r) => r.json());
   if (!token.success) throw new Error(token.message);
   const key = token.data[0].key;
-  const relay = (path: string, body: unknown) => fetch(`${base}${path}`, { method: "POST", headers: { ...json, authorization: `Bearer ${key}` }, body: JSON.stringify(body) }).then((r) => r.json());
+  const relay = (path: string, body: unknown) =>
+    fetch(`${base}${path}`, {
+      method: "POST",
+      headers: { ...json, authorization: `Bearer ${key}` },
+      body: JSON.stringify(body),
+    }).then((r) => r.json());
   drawingId = (await relay("/mj/submit/imagine", { prompt: "a lighthouse at dusk" })).result;
   songId = (await relay("/suno/submit/music", { prompt: "a song about lighthouses" })).data;
   if (!drawingId || !songId) throw new Error("a submit was not taken");
   // The server's own poller (every 0.2 s) finishes both.
   const get = (path: string) => fetch(`${base}${path}`, { headers: auth }).then((r) => r.json());
-  await until("the drawing to succeed", async () => (await get(`/api/mj/?mj_id=${drawingId}`)).data?.[0]?.status === "SUCCESS");
-  await until("the song to succeed", async () => (await get(`/api/task/?task_id=${songId}`)).data?.[0]?.status === "SUCCESS");
+  await until(
+    "the drawing to succeed",
+    async () => (await get(`/api/mj/?mj_id=${drawingId}`)).data?.[0]?.status === "SUCCESS",
+  );
+  await until(
+    "the song to succeed",
+    async () => (await get(`/api/task/?task_id=${songId}`)).data?.[0]?.status === "SUCCESS",
+  );
 
   browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
   });
   page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
   await page.goto(`${base}/pricing`);
   await page.evaluate(async () => {
-    const r = await fetch("/api/user/login", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "root", password: "rootpass123" }) });
+    const r = await fetch("/api/user/login", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ username: "root", password: "rootpass123" }),
+    });
     const j = await r.json();
     localStorage.setItem("user", JSON.stringify(j.data));
     localStorage.setItem("i18nextLng", "en");
@@ -92,18 +138,21 @@ afterAll(async () => {
 
 /** The row of a task id, its progress bar's percentage and whether its image has loaded. */
 async function rowState(id: string, imageTestId: string) {
-  return page.evaluate(({ id, imageTestId }) => {
-    const tr = [...document.querySelectorAll("tr")].find((x) => x.textContent?.includes(id));
-    if (!tr) return null;
-    const el = tr.querySelector(`[data-testid=${imageTestId}]`);
-    const img = (el?.tagName === "IMG" ? el : el?.querySelector("img")) as HTMLImageElement | null;
-    return {
-      progress: tr.querySelector(".arco-progress")?.textContent?.trim() ?? "",
-      status: tr.textContent ?? "",
-      imageLoaded: !!img && img.complete && img.naturalWidth > 0,
-      imageSrc: img?.getAttribute("src") ?? "",
-    };
-  }, { id, imageTestId });
+  return page.evaluate(
+    ({ id, imageTestId }) => {
+      const tr = [...document.querySelectorAll("tr")].find((x) => x.textContent?.includes(id));
+      if (!tr) return null;
+      const el = tr.querySelector(`[data-testid=${imageTestId}]`);
+      const img = (el?.tagName === "IMG" ? el : el?.querySelector("img")) as HTMLImageElement | null;
+      return {
+        progress: tr.querySelector(".arco-progress")?.textContent?.trim() ?? "",
+        status: tr.textContent ?? "",
+        imageLoaded: !!img && img.complete && img.naturalWidth > 0,
+        imageSrc: img?.getAttribute("src") ?? "",
+      };
+    },
+    { id, imageTestId },
+  );
 }
 
 describe("task log pages in Chromium", () => {

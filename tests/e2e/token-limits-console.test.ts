@@ -20,7 +20,8 @@ beforeAll(async () => {
   const { dir } = await builtConsole();
   server = await startServer(join(work, "data"), { CONSOLE_DIR: dir, SESSION_SECRET: "token-limits-console" });
   const setup = await fetch(`${server.base}/api/setup`, {
-    method: "POST", headers: { "content-type": "application/json" },
+    method: "POST",
+    headers: { "content-type": "application/json" },
     body: JSON.stringify({ ...ROOT_USER, confirmPassword: ROOT_USER.password }),
   }).then((r) => r.json());
   if (!setup.success) throw new Error(setup.message);
@@ -42,7 +43,12 @@ describe("token limits in the console (Chromium)", () => {
       await page.getByText("Add token", { exact: true }).click();
       const drawer = page.locator(".arco-drawer");
       await drawer.locator('input[placeholder="A name for this token"]').fill("agent");
-      for (const [id, v] of [["limit-rpm", "3"], ["limit-tpm", "100000"], ["limit-concurrency", "2"], ["limit-budget", "500000"]]) {
+      for (const [id, v] of [
+        ["limit-rpm", "3"],
+        ["limit-tpm", "100000"],
+        ["limit-concurrency", "2"],
+        ["limit-budget", "500000"],
+      ]) {
         const input = drawer.locator(`[data-testid=${id}] input`);
         await input.fill(v);
         await input.blur();
@@ -60,7 +66,9 @@ describe("token limits in the console (Chromium)", () => {
       await page.screenshot({ path: join(ARTIFACTS, "token-limits-1280-en.png") });
 
       await row.getByRole("button", { name: "Edit" }).click();
-      const values = await page.locator("[data-testid=token-limits] [data-testid^=limit-] input").evaluateAll((els) => els.map((e) => (e as HTMLInputElement).value));
+      const values = await page
+        .locator("[data-testid=token-limits] [data-testid^=limit-] input")
+        .evaluateAll((els) => els.map((e) => (e as HTMLInputElement).value));
       expect(values).toEqual(["3", "100000", "2", "500000"]);
       expect(await page.locator("[data-testid=budget-period] .arco-radio-checked").innerText()).toBe("Daily");
 

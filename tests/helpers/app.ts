@@ -12,13 +12,27 @@ import { ROLE } from "../../server/catalogue/index.ts";
 import { tempDatabase, type TempDb } from "./db.ts";
 import { DEFAULT_DATABASE_TIMEOUTS } from "../../db/timeouts.ts";
 
-export interface Session { id: number; username: string; password: string; cookie: string; headers: Record<string, string> }
-export interface Reply<T = any> { status: number; body: T; headers: Headers }
+export interface Session {
+  id: number;
+  username: string;
+  password: string;
+  cookie: string;
+  headers: Record<string, string>;
+}
+export interface Reply<T = any> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
 
 export interface TestContext {
   deps: AppDeps;
   app: App;
-  request<T = any>(method: string, path: string, opts?: { body?: unknown; as?: Session | null; headers?: Record<string, string>; raw?: string }): Promise<Reply<T>>;
+  request<T = any>(
+    method: string,
+    path: string,
+    opts?: { body?: unknown; as?: Session | null; headers?: Record<string, string>; raw?: string },
+  ): Promise<Reply<T>>;
   /** Creates a user directly in the database and logs it in through the API. */
   user(role?: number, fields?: Record<string, unknown>): Promise<Session>;
   login(username: string, password: string): Promise<Session>;
@@ -29,10 +43,24 @@ let counter = 0;
 
 /** `database`: open this one (shared with another context, as a second instance would) instead of a new one;
  * it is left in place on close, for its owner to drop. */
-export async function testContext(opts: { kind?: Dialect; setup?: boolean; config?: Partial<Config>; redis?: boolean; database?: TempDb; cache?: Cache } = {}): Promise<TestContext> {
-  const tmp: TempDb = opts.database ?? await tempDatabase(opts.kind ?? "sqlite");
+export async function testContext(
+  opts: {
+    kind?: Dialect;
+    setup?: boolean;
+    config?: Partial<Config>;
+    redis?: boolean;
+    database?: TempDb;
+    cache?: Cache;
+  } = {},
+): Promise<TestContext> {
+  const tmp: TempDb = opts.database ?? (await tempDatabase(opts.kind ?? "sqlite"));
   const config: Config = {
-    ...loadConfig({ SESSION_SECRET: "test-secret", NODE_ENV: "test", RATE_LIMIT_ENABLED: "false", SYNC_FREQUENCY: "0" }),
+    ...loadConfig({
+      SESSION_SECRET: "test-secret",
+      NODE_ENV: "test",
+      RATE_LIMIT_ENABLED: "false",
+      SYNC_FREQUENCY: "0",
+    }),
     database: { kind: tmp.kind, url: tmp.url, sqlitePath: tmp.sqlitePath, timeouts: DEFAULT_DATABASE_TIMEOUTS },
     // Each context is its own instance: one starting must not take another's quota holds for its previous life.
     instanceId: `test-${++counter}-${Math.random().toString(36).slice(2, 8)}`,
@@ -45,7 +73,11 @@ export async function testContext(opts: { kind?: Dialect; setup?: boolean; confi
   startDatabaseWorker(db, config.database);
   const options = new OptionStore(db);
   await options.load();
-  const cache = opts.cache ?? (opts.redis && process.env.REDIS_CONN_STRING ? await openCache(process.env.REDIS_CONN_STRING, `sytest:${Math.random().toString(36).slice(2)}:`) : new MemoryCache());
+  const cache =
+    opts.cache
+    ?? (opts.redis && process.env.REDIS_CONN_STRING
+      ? await openCache(process.env.REDIS_CONN_STRING, `sytest:${Math.random().toString(36).slice(2)}:`)
+      : new MemoryCache());
   const deps: AppDeps = { config, db, options, cache, startTime: nowSeconds(), shutdownHooks: [] };
   const app = createApp(deps);
   const base = "http://localhost";
@@ -67,9 +99,13 @@ export async function testContext(opts: { kind?: Dialect; setup?: boolean; confi
   };
 
   const login = async (username: string, password: string): Promise<Session> => {
-    const res = await app.handle(new Request(base + "/api/user/login", {
-      method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username, password }),
-    }));
+    const res = await app.handle(
+      new Request(base + "/api/user/login", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ username, password }),
+      }),
+    );
     const body: any = await res.json();
     if (!body.success) throw new Error(`login failed: ${body.message}`);
     const cookie = (res.headers.get("set-cookie") ?? "").split(";")[0];
@@ -77,14 +113,29 @@ export async function testContext(opts: { kind?: Dialect; setup?: boolean; confi
   };
 
   const ctx: TestContext = {
-    deps, app, request, login,
+    deps,
+    app,
+    request,
+    login,
     async user(role = ROLE.common, fields = {}) {
-      const username = (fields.username as string) ?? `u${++counter}_${Math.random().toString(36).slice(2, 6)}`.slice(0, 12);
+      const username =
+        (fields.username as string) ?? `u${++counter}_${Math.random().toString(36).slice(2, 6)}`.slice(0, 12);
       const password = "password123";
-      await db.insertInto("users").values({
-        username, password: await hashPassword(password, deps.config.passwordHash), display_name: username, role, status: 1, group: "default",
-        aff_code: `aff${counter}${Math.random().toString(36).slice(2, 8)}`, created_time: nowSeconds(), setting: "", ...fields,
-      } as any).execute();
+      await db
+        .insertInto("users")
+        .values({
+          username,
+          password: await hashPassword(password, deps.config.passwordHash),
+          display_name: username,
+          role,
+          status: 1,
+          group: "default",
+          aff_code: `aff${counter}${Math.random().toString(36).slice(2, 8)}`,
+          created_time: nowSeconds(),
+          setting: "",
+          ...fields,
+        } as any)
+        .execute();
       return login(username, password);
     },
     async close() {
@@ -94,9 +145,13 @@ export async function testContext(opts: { kind?: Dialect; setup?: boolean; confi
   };
 
   // A shared database is set up by the first context that opens it.
-  const alreadySetUp = opts.database ? !!(await db.selectFrom("setups").select("id").limit(1).executeTakeFirst()) : false;
+  const alreadySetUp = opts.database
+    ? !!(await db.selectFrom("setups").select("id").limit(1).executeTakeFirst())
+    : false;
   if (opts.setup !== false && !alreadySetUp) {
-    const r = await request("POST", "/api/setup", { body: { username: "root", password: "rootpass123", confirmPassword: "rootpass123" } });
+    const r = await request("POST", "/api/setup", {
+      body: { username: "root", password: "rootpass123", confirmPassword: "rootpass123" },
+    });
     if (!r.body.success) throw new Error("setup failed: " + r.body.message);
   }
   return ctx;

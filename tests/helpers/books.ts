@@ -6,7 +6,15 @@ import postgres from "postgres";
 import { createConnection } from "mysql2/promise";
 import type { TempDb } from "./db.ts";
 
-export interface Books { userQuota: number; userUsed: number; tokenRemain: number; tokenUsed: number; logged: number; logs: number; holds: number }
+export interface Books {
+  userQuota: number;
+  userUsed: number;
+  tokenRemain: number;
+  tokenUsed: number;
+  logged: number;
+  logs: number;
+  holds: number;
+}
 
 /** The books in one statement, so one snapshot: read apart, a refund committing between the user's row and the
  * hold count showed a balance short by exactly one hold with no hold left. `db` null: SQLite in `dataDir`. */
@@ -31,7 +39,12 @@ export async function readBooks(db: TempDb | null, dataDir: string, userId: numb
     await my.end();
   }
   return {
-    userQuota: Number(row.user_quota), userUsed: Number(row.user_used), tokenRemain: Number(row.token_remain),
-    tokenUsed: Number(row.token_used), logged: Number(row.logged), logs: Number(row.logs), holds: Number(row.holds),
+    userQuota: Number(row.user_quota),
+    userUsed: Number(row.user_used),
+    tokenRemain: Number(row.token_remain),
+    tokenUsed: Number(row.token_used),
+    logged: Number(row.logged),
+    logs: Number(row.logs),
+    holds: Number(row.holds),
   };
 }

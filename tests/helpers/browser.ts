@@ -25,7 +25,15 @@ export function launchChromium(extraArgs: string[] = []): Promise<Browser> {
   mkdirSync(ARTIFACTS, { recursive: true });
   return chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", ...extraArgs],
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      ...extraArgs,
+    ],
   });
 }
 
@@ -34,7 +42,8 @@ export function watchErrors(page: Page, into: string[]): Page {
   page.on("pageerror", (e) => into.push(`${page.url()}: ${String(e)}`));
   page.on("console", (m) => {
     // A JSON page of the API (where a test sets local storage) has no icon: its 404 is not the console's.
-    if (m.type() === "error" && !new URL(page.url()).pathname.startsWith("/api/")) into.push(`${page.url()}: console: ${m.text()}`);
+    if (m.type() === "error" && !new URL(page.url()).pathname.startsWith("/api/"))
+      into.push(`${page.url()}: console: ${m.text()}`);
   });
   return page;
 }
@@ -43,20 +52,31 @@ export function watchErrors(page: Page, into: string[]): Page {
  * Signs `context` in as a user (the session cookie and the stored user, as the login page leaves them)
  * with the console language and theme chosen; returns an open page of it.
  */
-export async function signedInPage(context: BrowserContext, base: string, who: { username: string; password: string } | null,
-  opts: { lang?: string; theme?: "light" | "dark"; errors?: string[] } = {}): Promise<Page> {
+export async function signedInPage(
+  context: BrowserContext,
+  base: string,
+  who: { username: string; password: string } | null,
+  opts: { lang?: string; theme?: "light" | "dark"; errors?: string[] } = {},
+): Promise<Page> {
   const page = await context.newPage();
   if (opts.errors) watchErrors(page, opts.errors);
   await page.goto(base + "/api/status");
-  await page.evaluate(async ({ who, lang, theme }) => {
-    localStorage.setItem("i18nextLng", lang);
-    localStorage.setItem("theme-mode", theme);
-    if (!who) return;
-    const r = await fetch("/api/user/login", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(who) });
-    const j = await r.json();
-    if (!j.success) throw new Error(`login failed: ${j.message}`);
-    localStorage.setItem("user", JSON.stringify(j.data));
-  }, { who, lang: opts.lang ?? "en", theme: opts.theme ?? "light" });
+  await page.evaluate(
+    async ({ who, lang, theme }) => {
+      localStorage.setItem("i18nextLng", lang);
+      localStorage.setItem("theme-mode", theme);
+      if (!who) return;
+      const r = await fetch("/api/user/login", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(who),
+      });
+      const j = await r.json();
+      if (!j.success) throw new Error(`login failed: ${j.message}`);
+      localStorage.setItem("user", JSON.stringify(j.data));
+    },
+    { who, lang: opts.lang ?? "en", theme: opts.theme ?? "light" },
+  );
   return page;
 }
 

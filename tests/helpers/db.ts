@@ -3,7 +3,12 @@ import postgres from "postgres";
 import { createConnection } from "mysql2/promise";
 import type { Dialect } from "../../db/index.ts";
 
-export interface TempDb { kind: Dialect; url: string; sqlitePath: string; drop(): Promise<void> }
+export interface TempDb {
+  kind: Dialect;
+  url: string;
+  sqlitePath: string;
+  drop(): Promise<void>;
+}
 
 export function storageKinds(): Dialect[] {
   const kinds: Dialect[] = ["sqlite"];
@@ -24,7 +29,9 @@ export async function tempDatabase(kind: Dialect): Promise<TempDb> {
     const url = new URL(process.env.PG_DSN!);
     url.pathname = "/" + name;
     return {
-      kind, url: url.toString(), sqlitePath: "",
+      kind,
+      url: url.toString(),
+      sqlitePath: "",
       drop: async () => {
         const a = postgres(process.env.PG_DSN!, { max: 1, onnotice: () => {} });
         await a.unsafe(`drop database if exists ${name} with (force)`);
@@ -38,7 +45,9 @@ export async function tempDatabase(kind: Dialect): Promise<TempDb> {
   const url = new URL(process.env.MYSQL_DSN!);
   url.pathname = "/" + name;
   return {
-    kind, url: url.toString(), sqlitePath: "",
+    kind,
+    url: url.toString(),
+    sqlitePath: "",
     drop: async () => {
       const c = await createConnection(process.env.MYSQL_DSN!);
       await c.query(`drop database if exists ${name}`);

@@ -4,7 +4,10 @@ import { testContext, type TestContext } from "./app.ts";
 import { smtpReceiver, useSmtp, type SmtpReceiver } from "../mocks/smtp-server.ts";
 
 /** Registers the file's beforeAll/afterAll; `ready` receives the context and receiver once they exist. */
-export function withMailContext(options: Record<string, string>, ready: (ctx: TestContext, smtp: SmtpReceiver) => void): void {
+export function withMailContext(
+  options: Record<string, string>,
+  ready: (ctx: TestContext, smtp: SmtpReceiver) => void,
+): void {
   let ctx: TestContext;
   let smtp: SmtpReceiver;
   beforeAll(async () => {

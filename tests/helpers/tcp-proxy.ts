@@ -17,7 +17,12 @@ export interface TcpProxy {
   stop(): void;
 }
 
-interface Pair { client: Socket<Pair>; server: Socket<unknown> | null; pending: Uint8Array[]; hung: boolean }
+interface Pair {
+  client: Socket<Pair>;
+  server: Socket<unknown> | null;
+  pending: Uint8Array[];
+  hung: boolean;
+}
 
 export function startTcpProxy(targetHost: string, targetPort: number): TcpProxy {
   let refusing = false;
@@ -60,14 +65,17 @@ export function startTcpProxy(targetHost: string, targetPort: number): TcpProxy 
               if (pairs.has(p)) close(p);
             },
           },
-        }).then((server) => {
-          if (!pairs.has(p)) {
-            server.end();
-            return;
-          }
-          p.server = server;
-          for (const c of p.pending.splice(0)) server.write(c);
-        }, () => close(p));
+        }).then(
+          (server) => {
+            if (!pairs.has(p)) {
+              server.end();
+              return;
+            }
+            p.server = server;
+            for (const c of p.pending.splice(0)) server.write(c);
+          },
+          () => close(p),
+        );
       },
       data(client, chunk) {
         const p = client.data;

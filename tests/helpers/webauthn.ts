@@ -28,9 +28,15 @@ export class SoftAuthenticator {
     this.privateKey = privateKey;
     const jwk = publicKey.export({ format: "jwk" });
     // COSE_Key: kty EC2 (2), alg ES256 (-7), crv P-256 (1), x, y.
-    this.cose = isoCBOR.encode(new Map<number, number | Uint8Array>([
-      [1, 2], [3, -7], [-1, 1], [-2, Buffer.from(jwk.x!, "base64url")], [-3, Buffer.from(jwk.y!, "base64url")],
-    ]));
+    this.cose = isoCBOR.encode(
+      new Map<number, number | Uint8Array>([
+        [1, 2],
+        [3, -7],
+        [-1, 1],
+        [-2, Buffer.from(jwk.x!, "base64url")],
+        [-3, Buffer.from(jwk.y!, "base64url")],
+      ]),
+    );
   }
 
   get id(): string {
@@ -48,15 +54,31 @@ export class SoftAuthenticator {
     const idLen = Buffer.alloc(2);
     idLen.writeUInt16BE(this.credentialId.length);
     const authData = Buffer.concat([
-      sha256(this.rpId), Buffer.from([FLAG.up | FLAG.uv | FLAG.be | FLAG.at]), u32(this.counter),
-      Buffer.alloc(16), idLen, this.credentialId, Buffer.from(this.cose),
+      sha256(this.rpId),
+      Buffer.from([FLAG.up | FLAG.uv | FLAG.be | FLAG.at]),
+      u32(this.counter),
+      Buffer.alloc(16),
+      idLen,
+      this.credentialId,
+      Buffer.from(this.cose),
     ]);
-    const attestationObject = isoCBOR.encode(new Map<string, unknown>([["fmt", "none"], ["attStmt", new Map()], ["authData", authData]]) as any);
+    const attestationObject = isoCBOR.encode(
+      new Map<string, unknown>([
+        ["fmt", "none"],
+        ["attStmt", new Map()],
+        ["authData", authData],
+      ]) as any,
+    );
     return {
-      id: this.id, rawId: this.id, type: "public-key", authenticatorAttachment: "platform", clientExtensionResults: {},
+      id: this.id,
+      rawId: this.id,
+      type: "public-key",
+      authenticatorAttachment: "platform",
+      clientExtensionResults: {},
       response: {
         clientDataJSON: b64url(this.clientData("webauthn.create", publicKey.challenge, opts.origin)),
-        attestationObject: b64url(attestationObject), transports: ["internal"],
+        attestationObject: b64url(attestationObject),
+        transports: ["internal"],
       },
     };
   }
@@ -64,14 +86,24 @@ export class SoftAuthenticator {
   /** navigator.credentials.get() for the options the server's login/verify begin answered ({publicKey}). */
   assert(publicKey: any, opts: { origin?: string; userHandle?: string | null } = {}) {
     this.counter += 1;
-    const authData = Buffer.concat([sha256(publicKey.rpId ?? this.rpId), Buffer.from([FLAG.up | FLAG.uv | FLAG.be | FLAG.bs]), u32(this.counter)]);
+    const authData = Buffer.concat([
+      sha256(publicKey.rpId ?? this.rpId),
+      Buffer.from([FLAG.up | FLAG.uv | FLAG.be | FLAG.bs]),
+      u32(this.counter),
+    ]);
     const clientDataJSON = this.clientData("webauthn.get", publicKey.challenge, opts.origin);
     const signature = sign("sha256", Buffer.concat([authData, sha256(clientDataJSON)]), this.privateKey);
     const handle = opts.userHandle === undefined ? this.userHandle : opts.userHandle;
     return {
-      id: this.id, rawId: this.id, type: "public-key", authenticatorAttachment: "platform", clientExtensionResults: {},
+      id: this.id,
+      rawId: this.id,
+      type: "public-key",
+      authenticatorAttachment: "platform",
+      clientExtensionResults: {},
       response: {
-        clientDataJSON: b64url(clientDataJSON), authenticatorData: b64url(authData), signature: b64url(signature),
+        clientDataJSON: b64url(clientDataJSON),
+        authenticatorData: b64url(authData),
+        signature: b64url(signature),
         userHandle: handle === null ? undefined : b64url(Buffer.from(handle)),
       },
     };

@@ -34,7 +34,10 @@ export type Step =
   | { kind: "text"; text: string }
   | { kind: "call"; name: string; tool: OfferedTool; input: string; args: Record<string, unknown> | null };
 
-export interface Directive { name: string; args: unknown }
+export interface Directive {
+  name: string;
+  args: unknown;
+}
 
 const DIRECTIVE = /#tool\s+([A-Za-z0-9_.:-]+)\s+/g;
 
@@ -47,7 +50,7 @@ export function directives(text: string): Directive[] {
     const to = i + 1 < starts.length ? starts[i + 1]!.index! : text.length;
     // The arguments run to the end of the JSON value: try the longest prefix that parses.
     const rest = text.slice(from, to).trim();
-    let args: unknown ;
+    let args: unknown;
     for (let end = rest.length; end > 0; end--) {
       try {
         args = JSON.parse(rest.slice(0, end));
@@ -70,7 +73,9 @@ function soleStringProperty(schema: any): string | null {
 export function decide(turn: Turn, plainText: string): Step {
   // A forced call is answered with arguments fitting the tool's schema, as a model does.
   if (turn.forced) {
-    const args = (turn.forced.kind === "function" ? sampleFor(turn.forced.schema ?? { type: "object" }) : null) as Record<string, unknown> | null;
+    const args = (
+      turn.forced.kind === "function" ? sampleFor(turn.forced.schema ?? { type: "object" }) : null
+    ) as Record<string, unknown> | null;
     return { kind: "call", name: turn.forced.name, tool: turn.forced, input: args ? JSON.stringify(args) : "x", args };
   }
   if (turn.jsonSchema !== undefined) return { kind: "text", text: JSON.stringify(sampleFor(turn.jsonSchema)) };
@@ -81,8 +86,14 @@ export function decide(turn: Turn, plainText: string): Step {
   const next = wanted[done];
   if (next) {
     // A namespaced tool (Codex's `functions` namespace) reaches a chat upstream under a qualified name.
-    const tool = turn.tools.find((t) => t.name === next.name) ?? turn.tools.find((t) => t.name.endsWith(`__${next.name}`) || t.name.endsWith(`.${next.name}`));
-    if (!tool) return { kind: "text", text: `No tool named ${next.name} was offered (offered: ${turn.tools.map((t) => t.name).join(", ")}).` };
+    const tool =
+      turn.tools.find((t) => t.name === next.name)
+      ?? turn.tools.find((t) => t.name.endsWith(`__${next.name}`) || t.name.endsWith(`.${next.name}`));
+    if (!tool)
+      return {
+        kind: "text",
+        text: `No tool named ${next.name} was offered (offered: ${turn.tools.map((t) => t.name).join(", ")}).`,
+      };
     if (tool.kind === "custom") {
       const input = typeof next.args === "string" ? next.args : JSON.stringify(next.args);
       return { kind: "call", name: tool.name, tool, input, args: null };
@@ -98,7 +109,11 @@ export function decide(turn: Turn, plainText: string): Step {
 }
 
 /** The tool a tool_choice forces: one named, or the only one offered when any call is required. */
-export function forcedTool(tools: OfferedTool[], named: string | null | undefined, anyRequired: boolean): OfferedTool | undefined {
+export function forcedTool(
+  tools: OfferedTool[],
+  named: string | null | undefined,
+  anyRequired: boolean,
+): OfferedTool | undefined {
   if (named) return tools.find((t) => t.name === named);
   return anyRequired && tools.length === 1 ? tools[0] : undefined;
 }

@@ -11,19 +11,26 @@ export const WAV_BYTES = new Uint8Array([82, 73, 70, 70, 36, 0, 0, 0, 87, 65, 86
 export function startDashscopeUpstream(key = "sk-dashscope"): MockUpstream {
   const polls = new Map<string, number>();
   const compat = compatHandler({ key, text: QWEN_TEXT });
-  const err = (status: number, code: string, message: string) => Response.json({ code, message, request_id: "req-err" }, { status });
+  const err = (status: number, code: string, message: string) =>
+    Response.json({ code, message, request_id: "req-err" }, { status });
   const mock = serve((req, rec) => {
     if (rec.path === "/files/speech.wav") return new Response(WAV_BYTES, { headers: { "content-type": "audio/wav" } });
     if (rec.path.startsWith("/compatible-mode/v1/")) return compat(req, rec);
     if (rec.headers.authorization !== `Bearer ${key}`) return err(401, "InvalidApiKey", "Invalid API-key provided.");
     const body = rec.body ?? {};
     if (rec.path === "/api/v1/services/rerank/text-rerank/text-rerank") {
-      if (typeof body.input?.query !== "string" || !Array.isArray(body.input?.documents)) return err(400, "InvalidParameter", "input.query and input.documents are required");
-      const results = body.input.documents.map((d: string, index: number) => ({ index, relevance_score: 0.8 - index * 0.1, ...(body.parameters?.return_documents ? { document: { text: d } } : {}) }));
+      if (typeof body.input?.query !== "string" || !Array.isArray(body.input?.documents))
+        return err(400, "InvalidParameter", "input.query and input.documents are required");
+      const results = body.input.documents.map((d: string, index: number) => ({
+        index,
+        relevance_score: 0.8 - index * 0.1,
+        ...(body.parameters?.return_documents ? { document: { text: d } } : {}),
+      }));
       return Response.json({ output: { results }, usage: { total_tokens: 14 }, request_id: "req-rr" });
     }
     if (rec.path === "/api/v1/services/aigc/text2image/image-synthesis") {
-      if (rec.headers["x-dashscope-async"] !== "enable") return err(403, "AccessDenied", "current user api does not support synchronous calls");
+      if (rec.headers["x-dashscope-async"] !== "enable")
+        return err(403, "AccessDenied", "current user api does not support synchronous calls");
       if (typeof body.input?.prompt !== "string") return err(400, "InvalidParameter", "input.prompt is required");
       const id = `task-${polls.size + 1}`;
       polls.set(id, 0);
@@ -36,11 +43,28 @@ export function startDashscopeUpstream(key = "sk-dashscope"): MockUpstream {
       const n = polls.get(id)! + 1;
       polls.set(id, n);
       if (n < 2) return Response.json({ output: { task_id: id, task_status: "RUNNING" }, request_id: "req-poll" });
-      return Response.json({ output: { task_id: id, task_status: "SUCCEEDED", results: [{ url: `${mock.url}/files/image-1.png` }], task_metrics: { TOTAL: 1, SUCCEEDED: 1, FAILED: 0 } }, usage: { image_count: 1 }, request_id: "req-done" });
+      return Response.json({
+        output: {
+          task_id: id,
+          task_status: "SUCCEEDED",
+          results: [{ url: `${mock.url}/files/image-1.png` }],
+          task_metrics: { TOTAL: 1, SUCCEEDED: 1, FAILED: 0 },
+        },
+        usage: { image_count: 1 },
+        request_id: "req-done",
+      });
     }
     if (rec.path === "/api/v1/services/aigc/multimodal-generation/generation") {
-      if (typeof body.input?.text !== "string" || !body.input.voice) return err(400, "InvalidParameter", "input.text and input.voice are required");
-      return Response.json({ output: { audio: { url: `${mock.url}/files/speech.wav`, expires_at: 1700086400, id: "audio-1" }, finish_reason: "stop" }, usage: { input_tokens: 6, output_tokens: 40, characters: 12 }, request_id: "req-tts" });
+      if (typeof body.input?.text !== "string" || !body.input.voice)
+        return err(400, "InvalidParameter", "input.text and input.voice are required");
+      return Response.json({
+        output: {
+          audio: { url: `${mock.url}/files/speech.wav`, expires_at: 1700086400, id: "audio-1" },
+          finish_reason: "stop",
+        },
+        usage: { input_tokens: 6, output_tokens: 40, characters: 12 },
+        request_id: "req-tts",
+      });
     }
     return err(404, "NotFound", `no such API: ${rec.path}`);
   });

@@ -21,7 +21,11 @@ export const GEMINI_THOUGHT = "Thinking it over.";
 function answerText(body: any): string {
   const g = body?.generationConfig ?? {};
   if (g.responseMimeType !== "application/json") return GEMINI_TEXT;
-  return JSON.stringify(g.responseJsonSchema || g.responseSchema ? sampleFor(g.responseJsonSchema ?? g.responseSchema) : { answer: GEMINI_TEXT });
+  return JSON.stringify(
+    g.responseJsonSchema || g.responseSchema
+      ? sampleFor(g.responseJsonSchema ?? g.responseSchema)
+      : { answer: GEMINI_TEXT },
+  );
 }
 
 const thoughts = (body: any) => body?.generationConfig?.thinkingConfig?.includeThoughts === true;
@@ -31,10 +35,18 @@ export const GEMINI_TEXT = "Hello from Gemini.";
 /** The thought signature a Gemini 3 model gives its function calls. */
 export const GEMINI_SIGNATURE = "CiQBmockthoughtsignature==";
 const signs = (model: string) => /gemini-3/.test(model);
-const callPart = (name: string, model: string) => ({ functionCall: { name, args: { city: "Paris" } }, ...(signs(model) ? { thoughtSignature: GEMINI_SIGNATURE } : {}) });
+const callPart = (name: string, model: string) => ({
+  functionCall: { name, args: { city: "Paris" } },
+  ...(signs(model) ? { thoughtSignature: GEMINI_SIGNATURE } : {}),
+});
 /** batchEmbedContents' limit on requests per call. */
 export const EMBED_BATCH_MAX = 100;
-export const GEMINI_USAGE = { promptTokenCount: 9, candidatesTokenCount: 5, thoughtsTokenCount: 2, totalTokenCount: 16 };
+export const GEMINI_USAGE = {
+  promptTokenCount: 9,
+  candidatesTokenCount: 5,
+  thoughtsTokenCount: 2,
+  totalTokenCount: 16,
+};
 /** The tokens a request's cachedContent adds to its prompt, all read from the cache. */
 export const GEMINI_CACHED = 4000;
 
@@ -46,10 +58,12 @@ function wantsTool(body: any): boolean {
 }
 
 export function geminiRequestProblem(body: any): string | null {
-  if (!Array.isArray(body?.contents) || body.contents.length === 0) return "* GenerateContentRequest.contents: contents is not specified";
+  if (!Array.isArray(body?.contents) || body.contents.length === 0)
+    return "* GenerateContentRequest.contents: contents is not specified";
   for (const c of body.contents) {
     if (c.role !== undefined && c.role !== "user" && c.role !== "model") return `Please use a valid role: user, model.`;
-    if (!Array.isArray(c.parts) || c.parts.length === 0) return "* GenerateContentRequest.contents.parts: contents.parts must not be empty.";
+    if (!Array.isArray(c.parts) || c.parts.length === 0)
+      return "* GenerateContentRequest.contents.parts: contents.parts must not be empty.";
   }
   return null;
 }
@@ -72,8 +86,15 @@ export function geminiReply(body: any, model: string) {
   const parts: object[] = tool ? [callPart(decl.name, model)] : [{ text: answerText(body) }];
   if (thoughts(body)) parts.unshift({ text: GEMINI_THOUGHT, thought: true });
   return {
-    candidates: Array.from({ length: candidates(body) }, (_, index) => ({ content: { parts, role: "model" }, finishReason: "STOP", index, safetyRatings: [{ category: "HARM_CATEGORY_HARASSMENT", probability: "NEGLIGIBLE" }] })),
-    usageMetadata: GEMINI_USAGE, modelVersion: model, responseId: "resp-gem-1",
+    candidates: Array.from({ length: candidates(body) }, (_, index) => ({
+      content: { parts, role: "model" },
+      finishReason: "STOP",
+      index,
+      safetyRatings: [{ category: "HARM_CATEGORY_HARASSMENT", probability: "NEGLIGIBLE" }],
+    })),
+    usageMetadata: GEMINI_USAGE,
+    modelVersion: model,
+    responseId: "resp-gem-1",
   };
 }
 
@@ -82,16 +103,42 @@ export function geminiChunks(body: any, model: string): object[] {
   const decl = tool ? body.tools.flatMap((t: any) => t.functionDeclarations)[0] : null;
   const usage1 = { promptTokenCount: 9, totalTokenCount: 9 };
   const n = candidates(body);
-  const each = (parts: object[], finish?: string) => Array.from({ length: n }, (_, index) => ({ content: { parts, role: "model" }, index, ...(finish ? { finishReason: finish } : {}) }));
+  const each = (parts: object[], finish?: string) =>
+    Array.from({ length: n }, (_, index) => ({
+      content: { parts, role: "model" },
+      index,
+      ...(finish ? { finishReason: finish } : {}),
+    }));
   const text = answerText(body);
   const [first, rest] = text === GEMINI_TEXT ? ["Hello", " from Gemini."] : [text, ""];
   const out: object[] = [];
-  if (thoughts(body)) out.push({ candidates: each([{ text: GEMINI_THOUGHT, thought: true }]), usageMetadata: usage1, modelVersion: model, responseId: "resp-gem-s" });
-  out.push({ candidates: each([{ text: first }]), usageMetadata: usage1, modelVersion: model, responseId: "resp-gem-s" });
+  if (thoughts(body))
+    out.push({
+      candidates: each([{ text: GEMINI_THOUGHT, thought: true }]),
+      usageMetadata: usage1,
+      modelVersion: model,
+      responseId: "resp-gem-s",
+    });
+  out.push({
+    candidates: each([{ text: first }]),
+    usageMetadata: usage1,
+    modelVersion: model,
+    responseId: "resp-gem-s",
+  });
   if (tool) {
-    out.push({ candidates: each([callPart(decl.name, model)], "STOP"), usageMetadata: GEMINI_USAGE, modelVersion: model, responseId: "resp-gem-s" });
+    out.push({
+      candidates: each([callPart(decl.name, model)], "STOP"),
+      usageMetadata: GEMINI_USAGE,
+      modelVersion: model,
+      responseId: "resp-gem-s",
+    });
   } else {
-    out.push({ candidates: each(rest ? [{ text: rest }] : [], "STOP"), usageMetadata: GEMINI_USAGE, modelVersion: model, responseId: "resp-gem-s" });
+    out.push({
+      candidates: each(rest ? [{ text: rest }] : [], "STOP"),
+      usageMetadata: GEMINI_USAGE,
+      modelVersion: model,
+      responseId: "resp-gem-s",
+    });
   }
   return out;
 }
@@ -106,33 +153,66 @@ export function geminiAnswer(route: { model: string; method: string }, body: any
   if (route.method === "batchEmbedContents") {
     const requests: any[] = body?.requests ?? [];
     if (requests.length > EMBED_BATCH_MAX) {
-      return Response.json({ error: { code: 400, message: `* BatchEmbedContentsRequest.requests: at most ${EMBED_BATCH_MAX} requests can be in one batch\n`, status: "INVALID_ARGUMENT" } }, { status: 400 });
+      return Response.json(
+        {
+          error: {
+            code: 400,
+            message: `* BatchEmbedContentsRequest.requests: at most ${EMBED_BATCH_MAX} requests can be in one batch\n`,
+            status: "INVALID_ARGUMENT",
+          },
+        },
+        { status: 400 },
+      );
     }
     const texts = requests.map((r) => (r?.content?.parts ?? []).map((p: any) => p.text ?? "").join(""));
-    if (texts.includes("#fail")) return Response.json({ error: { code: 500, message: "Internal error encountered.", status: "INTERNAL" } }, { status: 500 });
-    return Response.json({ embeddings: texts.map((t, i) => ({ values: [/^#\d+$/.test(t) ? Number(t.slice(1)) : 0.1 * (i + 1), 0.2, 0.3] })) });
+    if (texts.includes("#fail"))
+      return Response.json(
+        { error: { code: 500, message: "Internal error encountered.", status: "INTERNAL" } },
+        { status: 500 },
+      );
+    return Response.json({
+      embeddings: texts.map((t, i) => ({ values: [/^#\d+$/.test(t) ? Number(t.slice(1)) : 0.1 * (i + 1), 0.2, 0.3] })),
+    });
   }
   if (route.method === "embedContent") return Response.json({ embedding: { values: [0.1, 0.2, 0.3] } });
   const problem = geminiRequestProblem(body) ?? signatureProblem(body, route.model);
-  if (problem) return Response.json({ error: { code: 400, message: problem, status: "INVALID_ARGUMENT" } }, { status: 400 });
+  if (problem)
+    return Response.json({ error: { code: 400, message: problem, status: "INVALID_ARGUMENT" } }, { status: 400 });
   const usage = (r: any) => {
     if (route.model.includes("-nousage")) delete r.usageMetadata;
     else if (typeof body?.cachedContent === "string" && r.usageMetadata) {
       const m = r.usageMetadata;
-      r.usageMetadata = { ...m, promptTokenCount: m.promptTokenCount + GEMINI_CACHED, cachedContentTokenCount: GEMINI_CACHED, totalTokenCount: m.totalTokenCount + GEMINI_CACHED };
+      r.usageMetadata = {
+        ...m,
+        promptTokenCount: m.promptTokenCount + GEMINI_CACHED,
+        cachedContentTokenCount: GEMINI_CACHED,
+        totalTokenCount: m.totalTokenCount + GEMINI_CACHED,
+      };
     }
     return r;
   };
   if (route.model.includes("-blocked")) {
     const blocked = {
-      promptFeedback: { blockReason: "SAFETY", safetyRatings: [{ category: "HARM_CATEGORY_DANGEROUS_CONTENT", probability: "HIGH" }] },
-      usageMetadata: { promptTokenCount: GEMINI_USAGE.promptTokenCount, totalTokenCount: GEMINI_USAGE.promptTokenCount }, modelVersion: route.model,
+      promptFeedback: {
+        blockReason: "SAFETY",
+        safetyRatings: [{ category: "HARM_CATEGORY_DANGEROUS_CONTENT", probability: "HIGH" }],
+      },
+      usageMetadata: {
+        promptTokenCount: GEMINI_USAGE.promptTokenCount,
+        totalTokenCount: GEMINI_USAGE.promptTokenCount,
+      },
+      modelVersion: route.model,
     };
-    if (route.method === "streamGenerateContent") return sseResponse([`data: ${JSON.stringify(usage(blocked))}\r\n\r\n`]);
+    if (route.method === "streamGenerateContent")
+      return sseResponse([`data: ${JSON.stringify(usage(blocked))}\r\n\r\n`]);
     return Response.json(usage(blocked));
   }
   if (route.method === "streamGenerateContent") {
-    if (!search.includes("alt=sse")) return Response.json({ error: { code: 400, message: "test mock only speaks alt=sse", status: "INVALID_ARGUMENT" } }, { status: 400 });
+    if (!search.includes("alt=sse"))
+      return Response.json(
+        { error: { code: 400, message: "test mock only speaks alt=sse", status: "INVALID_ARGUMENT" } },
+        { status: 400 },
+      );
     return sseResponse(geminiChunks(body, route.model).map((c) => `data: ${JSON.stringify(usage(c))}\r\n\r\n`));
   }
   if (route.method === "generateContent") return Response.json(usage(geminiReply(body, route.model)));
@@ -144,13 +224,24 @@ export function startGeminiUpstream(opts: { key?: string } = {}): MockUpstream {
   return serve((req, rec) => {
     const given = rec.headers["x-goog-api-key"] ?? new URLSearchParams(rec.search).get("key");
     if (given !== key) {
-      return Response.json({ error: { code: 400, message: "API key not valid. Please pass a valid API key.", status: "INVALID_ARGUMENT" } }, { status: 400 });
+      return Response.json(
+        {
+          error: { code: 400, message: "API key not valid. Please pass a valid API key.", status: "INVALID_ARGUMENT" },
+        },
+        { status: 400 },
+      );
     }
     if (rec.method === "GET" && /^\/v1(beta)?\/models$/.test(rec.path)) {
-      return Response.json({ models: [{ name: "models/gemini-2.5-flash", supportedGenerationMethods: ["generateContent"] }, { name: "models/text-embedding-004" }] });
+      return Response.json({
+        models: [
+          { name: "models/gemini-2.5-flash", supportedGenerationMethods: ["generateContent"] },
+          { name: "models/text-embedding-004" },
+        ],
+      });
     }
     const route = geminiRoute(rec.path);
-    if (!route) return Response.json({ error: { code: 404, message: "not found", status: "NOT_FOUND" } }, { status: 404 });
+    if (!route)
+      return Response.json({ error: { code: 404, message: "not found", status: "NOT_FOUND" } }, { status: 404 });
     return geminiAnswer(route, rec.body, rec.search);
   });
 }

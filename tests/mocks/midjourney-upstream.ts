@@ -8,7 +8,10 @@
 // notify(id) posts the task to the notifyHook its submit carried, as midjourney-proxy does on each change.
 import type { Server } from "bun";
 
-export const TINY_PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==", "base64");
+export const TINY_PNG = Buffer.from(
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==",
+  "base64",
+);
 
 export interface MjMockOptions {
   secret?: string;
@@ -27,7 +30,12 @@ export interface MjMockTask {
   submitTime: number;
 }
 
-export interface SeenMj { method: string; path: string; secret: string | null; body: any }
+export interface SeenMj {
+  method: string;
+  path: string;
+  secret: string | null;
+  body: any;
+}
 
 export interface MjMock {
   url: string;
@@ -44,32 +52,60 @@ export interface MjMock {
   stop(): Promise<void>;
 }
 
-const STEPS = [{ status: "SUBMITTED", progress: "0%" }, { status: "IN_PROGRESS", progress: "25%" }, { status: "IN_PROGRESS", progress: "60%" }];
+const STEPS = [
+  { status: "SUBMITTED", progress: "0%" },
+  { status: "IN_PROGRESS", progress: "25%" },
+  { status: "IN_PROGRESS", progress: "60%" },
+];
 let counter = 0;
 
 export function startMjMock(options: MjMockOptions = {}): MjMock {
   const tasks = new Map<string, MjMockTask>();
   const mock: MjMock = {
-    url: "", server: null as any, seen: [], tasks, options,
+    url: "",
+    server: null as any,
+    seen: [],
+    tasks,
+    options,
     advance(steps = 1) {
       for (const t of tasks.values()) t.step = Math.min(STEPS.length, t.step + steps);
     },
     dto(id) {
       const t = tasks.get(id)!;
-      const step = options.stepMs ? Math.min(STEPS.length, Math.floor((Date.now() - t.createdAt) / options.stepMs)) : t.step;
+      const step = options.stepMs
+        ? Math.min(STEPS.length, Math.floor((Date.now() - t.createdAt) / options.stepMs))
+        : t.step;
       const done = step >= STEPS.length;
-      const s = done ? (t.fails ? { status: "FAILURE", progress: "100%" } : { status: "SUCCESS", progress: "100%" }) : STEPS[step]!;
+      const s = done
+        ? t.fails
+          ? { status: "FAILURE", progress: "100%" }
+          : { status: "SUCCESS", progress: "100%" }
+        : STEPS[step]!;
       return {
-        id: t.id, action: t.action, prompt: t.prompt, promptEn: `${t.prompt} (en)`, description: "/imagine", state: "",
-        submitTime: t.submitTime, startTime: step > 0 ? t.submitTime + 10 : 0, finishTime: done ? t.submitTime + 1000 : 0,
-        imageUrl: step >= 2 && !t.fails ? `${mock.url}/img/${t.id}.png` : "", status: s.status, progress: s.progress,
+        id: t.id,
+        action: t.action,
+        prompt: t.prompt,
+        promptEn: `${t.prompt} (en)`,
+        description: "/imagine",
+        state: "",
+        submitTime: t.submitTime,
+        startTime: step > 0 ? t.submitTime + 10 : 0,
+        finishTime: done ? t.submitTime + 1000 : 0,
+        imageUrl: step >= 2 && !t.fails ? `${mock.url}/img/${t.id}.png` : "",
+        status: s.status,
+        progress: s.progress,
         failReason: done && t.fails ? "the prompt was refused by the moderators" : "",
-        buttons: done && !t.fails ? [{ customId: `MJ::JOB::upsample::1::${t.id}`, label: "U1" }] : [], properties: { finalPrompt: t.prompt },
+        buttons: done && !t.fails ? [{ customId: `MJ::JOB::upsample::1::${t.id}`, label: "U1" }] : [],
+        properties: { finalPrompt: t.prompt },
       };
     },
     async notify(id) {
       const t = tasks.get(id)!;
-      const r = await fetch(t.notifyHook, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(mock.dto(id)) });
+      const r = await fetch(t.notifyHook, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(mock.dto(id)),
+      });
       await r.text();
       return r.status;
     },
@@ -78,7 +114,16 @@ export function startMjMock(options: MjMockOptions = {}): MjMock {
 
   const newTask = (action: string, prompt: string, notifyHook: string): MjMockTask => {
     const id = `${1700000000000 + ++counter}${Math.floor(Math.random() * 1000)}`;
-    const t = { id, action, prompt, step: 0, fails: /fail/.test(prompt), createdAt: Date.now(), notifyHook, submitTime: Date.now() };
+    const t = {
+      id,
+      action,
+      prompt,
+      step: 0,
+      fails: /fail/.test(prompt),
+      createdAt: Date.now(),
+      notifyHook,
+      submitTime: Date.now(),
+    };
     tasks.set(id, t);
     return t;
   };
@@ -92,7 +137,8 @@ export function startMjMock(options: MjMockOptions = {}): MjMock {
       const secret = req.headers.get("mj-api-secret");
       mock.seen.push({ method: req.method, path, secret, body });
       if (path.startsWith("/img/")) return new Response(TINY_PNG, { headers: { "content-type": "image/png" } });
-      if (options.secret && secret !== options.secret) return Response.json({ code: 4, description: "bad secret" }, { status: 401 });
+      if (options.secret && secret !== options.secret)
+        return Response.json({ code: 4, description: "bad secret" }, { status: 401 });
       // midjourney-proxy-plus also serves each route under /mj-<mode>.
       const route = path.replace(/^\/mj-(fast|relax|turbo)(?=\/mj\/)/, "");
       if (route === "/mj/task/list-by-condition") {
@@ -103,22 +149,58 @@ export function startMjMock(options: MjMockOptions = {}): MjMock {
       if (seed) return Response.json({ code: 1, description: "success", result: `seed-${seed[1]}` });
       if (route.startsWith("/mj/submit/") || route === "/mj/insight-face/swap") {
         const r = options.refuse;
-        if (r && "status" in r) return Response.json({ code: 4, description: `proxy down (secret ${options.secret ?? ""})` }, { status: r.status });
-        if (r) return Response.json({ code: r.code, description: r.description ?? "refused", result: null, properties: {} });
+        if (r && "status" in r)
+          return Response.json(
+            { code: 4, description: `proxy down (secret ${options.secret ?? ""})` },
+            { status: r.status },
+          );
+        if (r)
+          return Response.json({ code: r.code, description: r.description ?? "refused", result: null, properties: {} });
         const kind = route.split("/").pop()!;
         const prompt = String(body?.prompt ?? "");
-        if (/banned/.test(prompt)) return Response.json({ code: 24, description: "may contain sensitive words", properties: { bannedWord: "banned" } });
-        if (/busy/.test(prompt)) return Response.json({ code: 23, description: "queue is full, please try later", properties: {} });
-        if (kind === "upload-discord-images") return Response.json({ code: 1, description: "success", result: [`${mock.url}/img/upload.png`] });
-        const action = kind === "imagine" ? "IMAGINE" : kind === "swap" ? "SWAP_FACE" : kind === "describe" ? "DESCRIBE" : kind === "blend" ? "BLEND"
-          : String(body?.action ?? "UPSCALE");
+        if (/banned/.test(prompt))
+          return Response.json({
+            code: 24,
+            description: "may contain sensitive words",
+            properties: { bannedWord: "banned" },
+          });
+        if (/busy/.test(prompt))
+          return Response.json({ code: 23, description: "queue is full, please try later", properties: {} });
+        if (kind === "upload-discord-images")
+          return Response.json({ code: 1, description: "success", result: [`${mock.url}/img/upload.png`] });
+        const action =
+          kind === "imagine"
+            ? "IMAGINE"
+            : kind === "swap"
+              ? "SWAP_FACE"
+              : kind === "describe"
+                ? "DESCRIBE"
+                : kind === "blend"
+                  ? "BLEND"
+                  : String(body?.action ?? "UPSCALE");
         const t = newTask(action, prompt, String(body?.notifyHook ?? ""));
         if (/exists/.test(prompt)) {
           t.step = STEPS.length;
-          return Response.json({ code: 21, description: "task exists", result: t.id, properties: { status: "SUCCESS", imageUrl: `${mock.url}/img/${t.id}.png` } });
+          return Response.json({
+            code: 21,
+            description: "task exists",
+            result: t.id,
+            properties: { status: "SUCCESS", imageUrl: `${mock.url}/img/${t.id}.png` },
+          });
         }
-        if (/queued/.test(prompt)) return Response.json({ code: 22, description: "in queue, 1 ahead", result: t.id, properties: { numberOfQueues: 1 } });
-        return Response.json({ code: 1, description: "submitted", result: t.id, properties: { discordInstanceId: "1" } });
+        if (/queued/.test(prompt))
+          return Response.json({
+            code: 22,
+            description: "in queue, 1 ahead",
+            result: t.id,
+            properties: { numberOfQueues: 1 },
+          });
+        return Response.json({
+          code: 1,
+          description: "submitted",
+          result: t.id,
+          properties: { discordInstanceId: "1" },
+        });
       }
       return Response.json({ code: 4, description: "not found" }, { status: 404 });
     },

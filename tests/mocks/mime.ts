@@ -45,7 +45,8 @@ export function decodeWords(value: string): string {
   // Decode adjacent words as one byte sequence, so a character split across two words survives.
   return joined.replace(/(?:=\?[^?]+\?[BbQq]\?[^?]*\?=)+/g, (run) => {
     const parts: Buffer[] = [];
-    for (const m of run.matchAll(word)) parts.push(m[2].toUpperCase() === "B" ? Buffer.from(m[3], "base64") : decodeQ(m[3]));
+    for (const m of run.matchAll(word))
+      parts.push(m[2].toUpperCase() === "B" ? Buffer.from(m[3], "base64") : decodeQ(m[3]));
     return Buffer.concat(parts).toString("utf8");
   });
 }
@@ -77,14 +78,25 @@ export function parseMail(data: string): ParsedMail {
   const head = split < 0 ? data : data.slice(0, split);
   // The line break before the end-of-data dot ends the last line; it is not part of the content.
   const rawBody = split < 0 ? "" : data.slice(split + 4).replace(/\r\n$/, "");
-  const fields = unfold(head).filter(Boolean).map((l) => {
-    const colon = l.indexOf(":");
-    return { name: l.slice(0, colon), value: l.slice(colon + 1).trim() };
-  });
+  const fields = unfold(head)
+    .filter(Boolean)
+    .map((l) => {
+      const colon = l.indexOf(":");
+      return { name: l.slice(0, colon), value: l.slice(colon + 1).trim() };
+    });
   const raw = (name: string) => fields.find((f) => f.name.toLowerCase() === name.toLowerCase())?.value ?? "";
   const cte = raw("Content-Transfer-Encoding").toLowerCase();
-  const body = cte === "base64" ? Buffer.from(rawBody.replace(/\s+/g, ""), "base64").toString("utf8")
-    : cte === "quoted-printable" ? decodeQuotedPrintable(rawBody)
-    : rawBody;
-  return { fields, header: (name) => decodeWords(raw(name)), from: parseMailbox(raw("From")), subject: decodeWords(raw("Subject")), body };
+  const body =
+    cte === "base64"
+      ? Buffer.from(rawBody.replace(/\s+/g, ""), "base64").toString("utf8")
+      : cte === "quoted-printable"
+        ? decodeQuotedPrintable(rawBody)
+        : rawBody;
+  return {
+    fields,
+    header: (name) => decodeWords(raw(name)),
+    from: parseMailbox(raw("From")),
+    subject: decodeWords(raw("Subject")),
+    body,
+  };
 }

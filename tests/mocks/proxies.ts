@@ -12,7 +12,9 @@ export interface MockProxy {
 }
 
 function listen(server: net.Server): Promise<number> {
-  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve((server.address() as net.AddressInfo).port)));
+  return new Promise((resolve) =>
+    server.listen(0, "127.0.0.1", () => resolve((server.address() as net.AddressInfo).port)),
+  );
 }
 
 function tunnel(a: net.Socket, b: net.Socket) {
@@ -62,16 +64,19 @@ export async function startHttpProxy(credentials?: string): Promise<MockProxy> {
       for (const l of lines.slice(1)) {
         const at = l.indexOf(":");
         const name = l.slice(0, at).trim();
-        if (!/^(proxy-|connection$|keep-alive$|host$|content-length$|transfer-encoding$)/i.test(name)) headers.append(name, l.slice(at + 1).trim());
+        if (!/^(proxy-|connection$|keep-alive$|host$|content-length$|transfer-encoding$)/i.test(name))
+          headers.append(name, l.slice(at + 1).trim());
       }
       const length = Number(lines.find((l) => /^content-length:/i.test(l))?.split(":")[1] ?? 0);
       let body = buf.subarray(end + 4);
       const forward = async () => {
-        while (body.length < length) body = Buffer.concat([body, await new Promise<Buffer>((r) => client.once("data", r))]);
+        while (body.length < length)
+          body = Buffer.concat([body, await new Promise<Buffer>((r) => client.once("data", r))]);
         const res = await fetch(u, { method, headers, body: length ? body : undefined, redirect: "manual" });
         const out = [`HTTP/1.1 ${res.status} ${res.statusText || "OK"}`];
         res.headers.forEach((v, k) => {
-          if (!/^(connection|keep-alive|content-length|transfer-encoding|content-encoding)$/i.test(k)) out.push(`${k}: ${v}`);
+          if (!/^(connection|keep-alive|content-length|transfer-encoding|content-encoding)$/i.test(k))
+            out.push(`${k}: ${v}`);
         });
         client.write(out.concat("Connection: close", "", "").join("\r\n"));
         if (res.body) for await (const chunk of res.body as any as AsyncIterable<Uint8Array>) client.write(chunk);
@@ -126,7 +131,12 @@ export async function startSocksProxy(credentials?: string): Promise<MockProxy> 
           const atyp = buf[3]!;
           const alen = atyp === 1 ? 4 : atyp === 4 ? 16 : 1 + buf[4]!;
           if (buf.length < 4 + alen + 2) return;
-          const host = atyp === 1 ? [...buf.subarray(4, 8)].join(".") : atyp === 3 ? buf.subarray(5, 5 + buf[4]!).toString() : "::1";
+          const host =
+            atyp === 1
+              ? [...buf.subarray(4, 8)].join(".")
+              : atyp === 3
+                ? buf.subarray(5, 5 + buf[4]!).toString()
+                : "::1";
           const port = buf.readUInt16BE(4 + alen);
           const rest = buf.subarray(4 + alen + 2);
           client.off("data", onData);

@@ -6,13 +6,23 @@
 import type { Server, ServerWebSocket } from "bun";
 
 export const RT_USAGE = {
-  total_tokens: 270, input_tokens: 120, output_tokens: 150,
-  input_token_details: { cached_tokens: 20, text_tokens: 40, audio_tokens: 80, cached_tokens_details: { text_tokens: 20, audio_tokens: 0 } },
+  total_tokens: 270,
+  input_tokens: 120,
+  output_tokens: 150,
+  input_token_details: {
+    cached_tokens: 20,
+    text_tokens: 40,
+    audio_tokens: 80,
+    cached_tokens_details: { text_tokens: 20, audio_tokens: 0 },
+  },
   output_token_details: { text_tokens: 30, audio_tokens: 120 },
 };
 export const RT_CANCELLED_USAGE = {
-  total_tokens: 60, input_tokens: 40, output_tokens: 20,
-  input_token_details: { cached_tokens: 0, text_tokens: 40, audio_tokens: 0 }, output_token_details: { text_tokens: 5, audio_tokens: 15 },
+  total_tokens: 60,
+  input_tokens: 40,
+  output_tokens: 20,
+  input_token_details: { cached_tokens: 0, text_tokens: 40, audio_tokens: 0 },
+  output_token_details: { text_tokens: 5, audio_tokens: 15 },
 };
 
 export interface RealtimeMock {
@@ -26,13 +36,18 @@ export interface RealtimeMock {
   stop(): void;
 }
 
-interface Data { model: string; responses: number; open: string | null }
+interface Data {
+  model: string;
+  responses: number;
+  open: string | null;
+}
 
 export function startRealtimeUpstream(opts: { key?: string; azureKey?: string } = {}): RealtimeMock {
   const key = opts.key ?? "sk-rt-channel";
   const azureKey = opts.azureKey ?? "azure-rt-key";
   const mock: RealtimeMock = { url: "", received: [], upgrades: [], closed: 0, stop: () => server.stop(true) };
-  const send = (ws: ServerWebSocket<Data>, type: string, fields: object = {}) => ws.send(JSON.stringify({ type, event_id: `event_${Math.random().toString(36).slice(2)}`, ...fields }));
+  const send = (ws: ServerWebSocket<Data>, type: string, fields: object = {}) =>
+    ws.send(JSON.stringify({ type, event_id: `event_${Math.random().toString(36).slice(2)}`, ...fields }));
   const done = (ws: ServerWebSocket<Data>, id: string, status: string, usage: object) => {
     ws.data.open = null;
     send(ws, "response.done", { response: { id, object: "realtime.response", status, output: [], usage } });
@@ -43,11 +58,26 @@ export function startRealtimeUpstream(opts: { key?: string; azureKey?: string } 
     fetch(req, srv) {
       const url = new URL(req.url);
       const azure = url.pathname.startsWith("/openai/");
-      const auth = azure ? req.headers.get("api-key") === azureKey : req.headers.get("authorization") === `Bearer ${key}`;
-      mock.upgrades.push({ path: url.pathname + url.search, authorization: req.headers.get("authorization"), apiKey: req.headers.get("api-key"), beta: req.headers.get("openai-beta") });
-      if (!auth) return Response.json({ error: { message: "Incorrect API key provided", code: "invalid_api_key" } }, { status: 401 });
-      const model = url.pathname === "/openai/realtime" ? url.searchParams.get("deployment") : url.searchParams.get("model");
-      const known = url.pathname === "/v1/realtime" || url.pathname === "/openai/v1/realtime" || (url.pathname === "/openai/realtime" && url.searchParams.get("api-version"));
+      const auth = azure
+        ? req.headers.get("api-key") === azureKey
+        : req.headers.get("authorization") === `Bearer ${key}`;
+      mock.upgrades.push({
+        path: url.pathname + url.search,
+        authorization: req.headers.get("authorization"),
+        apiKey: req.headers.get("api-key"),
+        beta: req.headers.get("openai-beta"),
+      });
+      if (!auth)
+        return Response.json(
+          { error: { message: "Incorrect API key provided", code: "invalid_api_key" } },
+          { status: 401 },
+        );
+      const model =
+        url.pathname === "/openai/realtime" ? url.searchParams.get("deployment") : url.searchParams.get("model");
+      const known =
+        url.pathname === "/v1/realtime"
+        || url.pathname === "/openai/v1/realtime"
+        || (url.pathname === "/openai/realtime" && url.searchParams.get("api-version"));
       if (!known || !model) return Response.json({ error: { message: "not found" } }, { status: 404 });
       if (srv.upgrade(req, { data: { model, responses: 0, open: null } })) return undefined as any;
       return new Response("expected a websocket", { status: 400 });
@@ -66,16 +96,32 @@ export function startRealtimeUpstream(opts: { key?: string; azureKey?: string } 
         }
         mock.received.push(ev);
         if (ev.type === "session.update") send(ws, "session.updated", { session: { ...ev.session, id: "sess_1" } });
-        else if (ev.type === "conversation.item.create") send(ws, "conversation.item.created", { item: { ...ev.item, id: "item_1" } });
+        else if (ev.type === "conversation.item.create")
+          send(ws, "conversation.item.created", { item: { ...ev.item, id: "item_1" } });
         else if (ev.type === "response.create") {
           const id = `resp_rt_${++ws.data.responses}`;
           ws.data.open = id;
-          send(ws, "response.created", { response: { id, object: "realtime.response", status: "in_progress", output: [] } });
-          send(ws, "response.output_text.delta", { response_id: id, item_id: "item_r", output_index: 0, content_index: 0, delta: "Hello" });
+          send(ws, "response.created", {
+            response: { id, object: "realtime.response", status: "in_progress", output: [] },
+          });
+          send(ws, "response.output_text.delta", {
+            response_id: id,
+            item_id: "item_r",
+            output_index: 0,
+            content_index: 0,
+            delta: "Hello",
+          });
           if (ws.data.model.includes("-slow")) return;
-          send(ws, "response.output_text.delta", { response_id: id, item_id: "item_r", output_index: 0, content_index: 0, delta: " realtime" });
+          send(ws, "response.output_text.delta", {
+            response_id: id,
+            item_id: "item_r",
+            output_index: 0,
+            content_index: 0,
+            delta: " realtime",
+          });
           done(ws, id, "completed", RT_USAGE);
-        } else if (ev.type === "response.cancel" && ws.data.open) done(ws, ws.data.open, "cancelled", RT_CANCELLED_USAGE);
+        } else if (ev.type === "response.cancel" && ws.data.open)
+          done(ws, ws.data.open, "cancelled", RT_CANCELLED_USAGE);
       },
       close() {
         mock.closed++;

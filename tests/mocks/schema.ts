@@ -9,7 +9,8 @@ export function jsonSchemaProblem(schema: unknown, where = "schema"): string | n
   if (!schema || typeof schema !== "object") return null;
   const s = schema as Record<string, any>;
   const types = Array.isArray(s.type) ? s.type : s.type === undefined ? [] : [s.type];
-  for (const t of types) if (!JSON_TYPES.has(t)) return `${where}: '${String(t)}' is not valid under any of the given schemas`;
+  for (const t of types)
+    if (!JSON_TYPES.has(t)) return `${where}: '${String(t)}' is not valid under any of the given schemas`;
   if (s.nullable !== undefined) return `${where}: 'nullable' is not a JSON Schema keyword`;
   for (const [name, sub] of Object.entries(s.properties ?? {})) {
     const p = jsonSchemaProblem(sub, `${where}.properties.${name}`);
@@ -28,7 +29,9 @@ export function sampleFor(schema: unknown, depth = 0): unknown {
   if (!schema || typeof schema !== "object" || depth > 8) return "x";
   const s = schema as Record<string, any>;
   if (Array.isArray(s.enum) && s.enum.length) return s.enum[0];
-  const t = String((Array.isArray(s.type) ? s.type.find((x: string) => x !== "null") : s.type) ?? (s.properties ? "object" : "string")).toLowerCase();
+  const t = String(
+    (Array.isArray(s.type) ? s.type.find((x: string) => x !== "null") : s.type) ?? (s.properties ? "object" : "string"),
+  ).toLowerCase();
   if (t === "object") {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(s.properties ?? {})) out[k] = sampleFor(v, depth + 1);

@@ -29,8 +29,12 @@ export interface SmtpReceiver {
 }
 
 function decodeEntities(s: string): string {
-  return s.replace(/&#(\d+);/g, (_, n) => String.fromCharCode(Number(n)))
-    .replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&quot;/g, '"').replace(/&amp;/g, "&");
+  return s
+    .replace(/&#(\d+);/g, (_, n) => String.fromCharCode(Number(n)))
+    .replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">")
+    .replace(/&quot;/g, '"')
+    .replace(/&amp;/g, "&");
 }
 
 /** The path of MAIL FROM / RCPT TO without its brackets and any parameters after it (SIZE=, BODY=). */
@@ -38,7 +42,9 @@ const bracketed = (arg: string) => /<([^>]*)>/.exec(arg)?.[1] ?? arg.trim();
 
 function parse(data: string, from: string, to: string, auth: string | null): ReceivedMail {
   const mail = parseMail(data);
-  const text = decodeEntities(mail.body.replace(/<[^>]+>/g, " ")).replace(/\s+/g, " ").trim();
+  const text = decodeEntities(mail.body.replace(/<[^>]+>/g, " "))
+    .replace(/\s+/g, " ")
+    .trim();
   return { from, to, fromName: mail.from.name, subject: mail.subject, html: mail.body, text, auth };
 }
 
@@ -137,7 +143,11 @@ export function smtpReceiver(opts: { user?: string; pass?: string } = {}): SmtpR
 }
 
 /** Points the site's SMTP options at a receiver (no AUTH: a local relay, as many small sites use). */
-export async function useSmtp(options: { set(key: string, value: string): Promise<void> }, smtp: SmtpReceiver, from = "noreply@gateway.test"): Promise<void> {
+export async function useSmtp(
+  options: { set(key: string, value: string): Promise<void> },
+  smtp: SmtpReceiver,
+  from = "noreply@gateway.test",
+): Promise<void> {
   await options.set("SMTPServer", smtp.host);
   await options.set("SMTPPort", String(smtp.port));
   await options.set("SMTPAccount", "");

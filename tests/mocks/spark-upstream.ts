@@ -8,8 +8,13 @@ import { createHmac } from "node:crypto";
 export const SPARK_TEXT = "Hello from Spark.";
 export const SPARK_USAGE = { question_tokens: 4, prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 };
 const DOMAINS: Record<string, string> = {
-  "/v1.1/chat": "lite", "/v2.1/chat": "generalv2", "/v3.1/chat": "generalv3", "/v3.5/chat": "generalv3.5", "/v4.0/chat": "4.0Ultra",
-  "/chat/pro-128k": "pro-128k", "/chat/max-32k": "max-32k",
+  "/v1.1/chat": "lite",
+  "/v2.1/chat": "generalv2",
+  "/v3.1/chat": "generalv3",
+  "/v3.5/chat": "generalv3.5",
+  "/v4.0/chat": "4.0Ultra",
+  "/chat/pro-128k": "pro-128k",
+  "/chat/max-32k": "max-32k",
 };
 
 export interface SparkMock {
@@ -21,7 +26,9 @@ export interface SparkMock {
   stop(): void;
 }
 
-export function startSparkUpstream(creds = { appId: "spark-app", apiSecret: "spark-secret", apiKey: "spark-key" }): SparkMock {
+export function startSparkUpstream(
+  creds = { appId: "spark-app", apiSecret: "spark-secret", apiKey: "spark-key" },
+): SparkMock {
   const mock: SparkMock = { url: "", handshakes: [], frames: [], stop: () => server.stop(true) };
   const server = Bun.serve<{ path: string }>({
     port: 0,
@@ -34,8 +41,14 @@ export function startSparkUpstream(creds = { appId: "spark-app", apiSecret: "spa
       try {
         const auth = Buffer.from(q.get("authorization") ?? "", "base64").toString();
         const sig = /signature="([^"]+)"/.exec(auth)?.[1];
-        const expected = createHmac("sha256", creds.apiSecret).update(`host: ${q.get("host")}\ndate: ${date}\nGET ${url.pathname} HTTP/1.1`).digest("base64");
-        ok = auth.includes(`api_key="${creds.apiKey}"`) && sig === expected && q.get("host") === url.host && Math.abs(Date.now() - Date.parse(date)) < 300_000;
+        const expected = createHmac("sha256", creds.apiSecret)
+          .update(`host: ${q.get("host")}\ndate: ${date}\nGET ${url.pathname} HTTP/1.1`)
+          .digest("base64");
+        ok =
+          auth.includes(`api_key="${creds.apiKey}"`)
+          && sig === expected
+          && q.get("host") === url.host
+          && Math.abs(Date.now() - Date.parse(date)) < 300_000;
       } catch {}
       mock.handshakes.push({ path: url.pathname, ok });
       if (!ok) return Response.json({ message: "HMAC signature cannot be verified" }, { status: 401 });
@@ -54,14 +67,19 @@ export function startSparkUpstream(creds = { appId: "spark-app", apiSecret: "spa
           return;
         }
         if (frame?.parameter?.chat?.domain !== DOMAINS[ws.data.path]) {
-          ws.send(JSON.stringify({ header: { code: 10404, message: "domain is not valid for this url", sid, status: 2 } }));
+          ws.send(
+            JSON.stringify({ header: { code: 10404, message: "domain is not valid for this url", sid, status: 2 } }),
+          );
           ws.close();
           return;
         }
         const parts = ["Hello", " from", " Spark."];
         parts.forEach((content, i) => {
           const status = i === 0 ? 0 : i === parts.length - 1 ? 2 : 1;
-          const out: any = { header: { code: 0, message: "Success", sid, status }, payload: { choices: { status, seq: i, text: [{ content, role: "assistant", index: 0 }] } } };
+          const out: any = {
+            header: { code: 0, message: "Success", sid, status },
+            payload: { choices: { status, seq: i, text: [{ content, role: "assistant", index: 0 }] } },
+          };
           if (status === 2) out.payload.usage = { text: SPARK_USAGE };
           ws.send(JSON.stringify(out));
         });

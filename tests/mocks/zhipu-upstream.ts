@@ -36,13 +36,19 @@ export function startZhipuUpstream(creds = { id: "zp-id", secret: "zp-secret" })
     const token = legacy ? raw : raw.replace(/^Bearer /, "");
     const claims = verifyZhipuJwt(token, creds.secret);
     if (claims) mock.claims.push(claims);
-    const refused = !claims || claims.api_key !== creds.id ? "身份验证失败。" : claims.exp < mock.now() ? "令牌已过期或验证不正确！" : null;
+    const refused =
+      !claims || claims.api_key !== creds.id
+        ? "身份验证失败。"
+        : claims.exp < mock.now()
+          ? "令牌已过期或验证不正确！"
+          : null;
     if (refused) {
       if (legacy) return Response.json({ code: 1001, msg: refused, success: false });
       return Response.json({ error: { code: "1001", message: refused } }, { status: 401 });
     }
     if (!legacy) {
-      if (!rec.path.startsWith("/api/paas/v4/")) return Response.json({ error: { code: "404", message: "Not Found" } }, { status: 404 });
+      if (!rec.path.startsWith("/api/paas/v4/"))
+        return Response.json({ error: { code: "404", message: "Not Found" } }, { status: 404 });
       return compat(req, rec);
     }
     const m = /^\/api\/paas\/v3\/model-api\/([^/]+)\/(invoke|sse-invoke)$/.exec(rec.path);
@@ -50,12 +56,22 @@ export function startZhipuUpstream(creds = { id: "zp-id", secret: "zp-secret" })
     if (!Array.isArray(rec.body?.prompt)) return Response.json({ code: 1214, msg: "prompt 参数非法", success: false });
     if (m[2] === "invoke") {
       return Response.json({
-        code: 200, msg: "操作成功", success: true,
-        data: { request_id: "req-1", task_id: "task-1", task_status: "SUCCESS", choices: [{ role: "assistant", content: JSON.stringify(ZHIPU_V3_TEXT) }], usage: ZHIPU_USAGE },
+        code: 200,
+        msg: "操作成功",
+        success: true,
+        data: {
+          request_id: "req-1",
+          task_id: "task-1",
+          task_status: "SUCCESS",
+          choices: [{ role: "assistant", content: JSON.stringify(ZHIPU_V3_TEXT) }],
+          usage: ZHIPU_USAGE,
+        },
       });
     }
     const frames = ["Hello", " from", " ChatGLM."].map((t, i) => `id: ${i}\nevent: add\ndata: ${t}\n\n`);
-    frames.push(`id: 3\nevent: finish\ndata: \nmeta: ${JSON.stringify({ task_status: "SUCCESS", usage: ZHIPU_USAGE, task_id: "task-1", request_id: "req-1" })}\n\n`);
+    frames.push(
+      `id: 3\nevent: finish\ndata: \nmeta: ${JSON.stringify({ task_status: "SUCCESS", usage: ZHIPU_USAGE, task_id: "task-1", request_id: "req-1" })}\n\n`,
+    );
     return new Response(frames.join(""), { headers: { "content-type": "text/event-stream" } });
   }) as ZhipuMock;
   mock.claims = [];

@@ -30,12 +30,37 @@ beforeAll(async () => {
   const sa = await makeServiceAccount(vertex.url + "/token");
   vertex.trust(sa);
   mocks.push(claude, gemini, azure, bedrock, vertex);
-  ids.claude = await fx.channel({ type: 14, key: "claude-key", base_url: claude.url, models: ["claude-sonnet-4-20250514"] });
-  ids.claudeBad = await fx.channel({ type: 14, key: "wrong-key", base_url: claude.url, models: ["claude-sonnet-4-20250514"] });
-  ids.gemini = await fx.channel({ type: 24, key: "gemini-key", base_url: gemini.url, models: ["gemini-2.5-flash", "text-embedding-004"] });
+  ids.claude = await fx.channel({
+    type: 14,
+    key: "claude-key",
+    base_url: claude.url,
+    models: ["claude-sonnet-4-20250514"],
+  });
+  ids.claudeBad = await fx.channel({
+    type: 14,
+    key: "wrong-key",
+    base_url: claude.url,
+    models: ["claude-sonnet-4-20250514"],
+  });
+  ids.gemini = await fx.channel({
+    type: 24,
+    key: "gemini-key",
+    base_url: gemini.url,
+    models: ["gemini-2.5-flash", "text-embedding-004"],
+  });
   ids.azure = await fx.channel({ type: 3, key: "azure-key", base_url: azure.url, models: ["gpt-4o"] });
-  ids.aws = await fx.channel({ type: 33, key: `${creds.accessKeyId}|${creds.secretAccessKey}|${creds.region}`, base_url: bedrock.url, models: ["claude-3-5-sonnet-20240620"] });
-  ids.vertex = await fx.channel({ type: 41, key: JSON.stringify(sa.json), base_url: vertex.url, models: ["gemini-2.5-pro", "claude-sonnet-4-20250514"] });
+  ids.aws = await fx.channel({
+    type: 33,
+    key: `${creds.accessKeyId}|${creds.secretAccessKey}|${creds.region}`,
+    base_url: bedrock.url,
+    models: ["claude-3-5-sonnet-20240620"],
+  });
+  ids.vertex = await fx.channel({
+    type: 41,
+    key: JSON.stringify(sa.json),
+    base_url: vertex.url,
+    models: ["gemini-2.5-pro", "claude-sonnet-4-20250514"],
+  });
 });
 
 afterAll(async () => {
@@ -43,7 +68,8 @@ afterAll(async () => {
   await fx.close();
 });
 
-const testOf = (id: number, model?: string) => fx.ctx.request("GET", `/api/channel/test/${id}${model ? `?model=${model}` : ""}`, { as: admin });
+const testOf = (id: number, model?: string) =>
+  fx.ctx.request("GET", `/api/channel/test/${id}${model ? `?model=${model}` : ""}`, { as: admin });
 
 describe("channel test", () => {
   test("each of the five types answers a real test request through its adaptor", async () => {
@@ -68,6 +94,7 @@ describe("default model lists", () => {
       expect(list).toEqual(DEFAULT_CHANNEL_MODELS[type]!);
       expect(list.length).toBeGreaterThan(0);
     }
-    for (const m of DEFAULT_CHANNEL_MODELS[33]!) expect(bedrockModelId(m.replace(/-thinking$/, ""), "us-east-1")).toContain("anthropic.");
+    for (const m of DEFAULT_CHANNEL_MODELS[33]!)
+      expect(bedrockModelId(m.replace(/-thinking$/, ""), "us-east-1")).toContain("anthropic.");
   });
 });

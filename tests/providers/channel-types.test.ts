@@ -33,7 +33,9 @@ const up = sharedRelayFixture(async () => {
   vertex.trust(sa);
   return {
     ...startNativeUpstreams(),
-    qianfan: startCompatUpstream({ auth: (r) => r.headers.authorization === `Bearer ${QIANFAN_KEY}` && r.headers.appid === "app-7" }),
+    qianfan: startCompatUpstream({
+      auth: (r) => r.headers.authorization === `Bearer ${QIANFAN_KEY}` && r.headers.appid === "app-7",
+    }),
     claude: startClaudeUpstream(),
     gemini: startGeminiUpstream(),
     azure: startAzureUpstream(),
@@ -63,31 +65,102 @@ interface Case {
 }
 
 const bearer = (key: string) => (r: Recorded) => r.headers.authorization === `Bearer ${key}`;
-const compat = (type: number, path = "/v1/chat/completions", base = (u: Upstreams) => u.compat.url, other?: string): Case => ({
-  type, model: `upstream-${type}`, key: () => "sk-compat", base, other, mock: (u) => u.compat, path: () => path, auth: bearer("sk-compat"), text: COMPAT_TEXT, usage: [11, 7],
+const compat = (
+  type: number,
+  path = "/v1/chat/completions",
+  base = (u: Upstreams) => u.compat.url,
+  other?: string,
+): Case => ({
+  type,
+  model: `upstream-${type}`,
+  key: () => "sk-compat",
+  base,
+  other,
+  mock: (u) => u.compat,
+  path: () => path,
+  auth: bearer("sk-compat"),
+  text: COMPAT_TEXT,
+  usage: [11, 7],
 });
 
 const CASES: Case[] = [
   compat(1),
-  { type: 3, model: "gpt-4o", key: () => "azure-key", base: (u) => u.azure.url, mock: (u) => u.azure, path: () => "/openai/deployments/gpt-4o/chat/completions", auth: (r) => r.headers["api-key"] === "azure-key", text: AZURE_TEXT },
+  {
+    type: 3,
+    model: "gpt-4o",
+    key: () => "azure-key",
+    base: (u) => u.azure.url,
+    mock: (u) => u.azure,
+    path: () => "/openai/deployments/gpt-4o/chat/completions",
+    auth: (r) => r.headers["api-key"] === "azure-key",
+    text: AZURE_TEXT,
+  },
   compat(4),
   compat(8, "/gateway/upstream-8/v1/chat/completions", (u) => `${u.compat.url}/gateway/{model}/v1/chat/completions`),
-  { type: 14, model: "claude-sonnet-4-20250514", key: () => "claude-key", base: (u) => u.claude.url, mock: (u) => u.claude, path: () => "/v1/messages", auth: (r) => r.headers["x-api-key"] === "claude-key", text: CLAUDE_TEXT },
   {
-    type: 15, model: "ERNIE-3.5-8K", key: () => "baidu-id|baidu-secret", base: (u) => u.baidu.url, mock: (u) => u.baidu,
-    path: () => "/rpc/2.0/ai_custom/v1/wenxinworkshop/chat/completions", auth: (r) => /access_token=24\.tok/.test(r.search), text: BAIDU_TEXT, usage: [11, 7],
+    type: 14,
+    model: "claude-sonnet-4-20250514",
+    key: () => "claude-key",
+    base: (u) => u.claude.url,
+    mock: (u) => u.claude,
+    path: () => "/v1/messages",
+    auth: (r) => r.headers["x-api-key"] === "claude-key",
+    text: CLAUDE_TEXT,
   },
   {
-    type: 16, label: "legacy chatglm (v3)", model: "chatglm_turbo", key: () => "zp-id.zp-secret", base: (u) => u.zhipu.url, mock: (u) => u.zhipu,
-    path: (s) => `/api/paas/v3/model-api/chatglm_turbo/${s ? "sse-invoke" : "invoke"}`, auth: (r) => /^ey[\w-]+\.[\w-]+\.[\w-]+$/.test(r.headers.authorization ?? ""), text: ZHIPU_V3_TEXT, usage: [11, 7],
+    type: 15,
+    model: "ERNIE-3.5-8K",
+    key: () => "baidu-id|baidu-secret",
+    base: (u) => u.baidu.url,
+    mock: (u) => u.baidu,
+    path: () => "/rpc/2.0/ai_custom/v1/wenxinworkshop/chat/completions",
+    auth: (r) => /access_token=24\.tok/.test(r.search),
+    text: BAIDU_TEXT,
+    usage: [11, 7],
   },
   {
-    type: 16, label: "glm-4 (v4)", model: "glm-4", key: () => "zp-id.zp-secret", base: (u) => u.zhipu.url, mock: (u) => u.zhipu,
-    path: () => "/api/paas/v4/chat/completions", auth: (r) => /^Bearer ey/.test(r.headers.authorization ?? ""), text: "Hello from GLM-4.", usage: [11, 7],
+    type: 16,
+    label: "legacy chatglm (v3)",
+    model: "chatglm_turbo",
+    key: () => "zp-id.zp-secret",
+    base: (u) => u.zhipu.url,
+    mock: (u) => u.zhipu,
+    path: (s) => `/api/paas/v3/model-api/chatglm_turbo/${s ? "sse-invoke" : "invoke"}`,
+    auth: (r) => /^ey[\w-]+\.[\w-]+\.[\w-]+$/.test(r.headers.authorization ?? ""),
+    text: ZHIPU_V3_TEXT,
+    usage: [11, 7],
   },
-  { type: 17, model: "qwen-plus", key: () => "sk-dashscope", base: (u) => u.dashscope.url, mock: (u) => u.dashscope, path: () => "/compatible-mode/v1/chat/completions", auth: bearer("sk-dashscope"), text: QWEN_TEXT, usage: [11, 7] },
   {
-    type: 18, model: "SparkDesk-v3.5", key: () => "spark-app|spark-secret|spark-key", base: (u) => u.spark.url, mock: () => null, text: SPARK_TEXT, usage: [11, 7],
+    type: 16,
+    label: "glm-4 (v4)",
+    model: "glm-4",
+    key: () => "zp-id.zp-secret",
+    base: (u) => u.zhipu.url,
+    mock: (u) => u.zhipu,
+    path: () => "/api/paas/v4/chat/completions",
+    auth: (r) => /^Bearer ey/.test(r.headers.authorization ?? ""),
+    text: "Hello from GLM-4.",
+    usage: [11, 7],
+  },
+  {
+    type: 17,
+    model: "qwen-plus",
+    key: () => "sk-dashscope",
+    base: (u) => u.dashscope.url,
+    mock: (u) => u.dashscope,
+    path: () => "/compatible-mode/v1/chat/completions",
+    auth: bearer("sk-dashscope"),
+    text: QWEN_TEXT,
+    usage: [11, 7],
+  },
+  {
+    type: 18,
+    model: "SparkDesk-v3.5",
+    key: () => "spark-app|spark-secret|spark-key",
+    base: (u) => u.spark.url,
+    mock: () => null,
+    text: SPARK_TEXT,
+    usage: [11, 7],
     check(u) {
       // six signed handshakes on the version's path, six request frames with the app id, domain and question
       expect(u.spark.handshakes.slice(-6)).toEqual(Array(6).fill({ path: "/v3.5/chat", ok: true }));
@@ -100,37 +173,102 @@ const CASES: Case[] = [
   compat(19),
   compat(20, "/api/v1/chat/completions", (u) => `${u.compat.url}/api`),
   {
-    type: 21, model: "gpt-4o-mini", key: () => "ap-key", other: "lib-1", base: (u) => u.aiproxy.url, mock: (u) => u.aiproxy, path: () => "/api/library/ask", auth: bearer("ap-key"),
-    text: `${AIPROXY_TEXT}\n\nReferences:\n1. [Guide](https://docs.invalid/guide)\n`, usage: null,
+    type: 21,
+    model: "gpt-4o-mini",
+    key: () => "ap-key",
+    other: "lib-1",
+    base: (u) => u.aiproxy.url,
+    mock: (u) => u.aiproxy,
+    path: () => "/api/library/ask",
+    auth: bearer("ap-key"),
+    text: `${AIPROXY_TEXT}\n\nReferences:\n1. [Guide](https://docs.invalid/guide)\n`,
+    usage: null,
   },
   compat(22, "/api/v1/chat/completions", (u) => `${u.compat.url}/api`),
   { ...compat(23), label: "API key (OpenAI-compatible)" },
   {
-    type: 23, label: "AppId|SecretId|SecretKey (signed API)", model: "hunyuan-lite", key: () => "1300000000|AKIDtencent|tc-secret", base: (u) => u.tencent.url, mock: (u) => u.tencent,
-    path: () => "/", auth: (r) => r.headers.authorization?.startsWith("TC3-HMAC-SHA256 Credential=AKIDtencent/") === true, text: HUNYUAN_TEXT, usage: [11, 7],
+    type: 23,
+    label: "AppId|SecretId|SecretKey (signed API)",
+    model: "hunyuan-lite",
+    key: () => "1300000000|AKIDtencent|tc-secret",
+    base: (u) => u.tencent.url,
+    mock: (u) => u.tencent,
+    path: () => "/",
+    auth: (r) => r.headers.authorization?.startsWith("TC3-HMAC-SHA256 Credential=AKIDtencent/") === true,
+    text: HUNYUAN_TEXT,
+    usage: [11, 7],
   },
-  { type: 24, model: "gemini-2.5-flash", key: () => "gemini-key", base: (u) => u.gemini.url, mock: (u) => u.gemini, path: (s) => `/v1beta/models/gemini-2.5-flash:${s ? "streamGenerateContent" : "generateContent"}`, text: GEMINI_TEXT },
+  {
+    type: 24,
+    model: "gemini-2.5-flash",
+    key: () => "gemini-key",
+    base: (u) => u.gemini.url,
+    mock: (u) => u.gemini,
+    path: (s) => `/v1beta/models/gemini-2.5-flash:${s ? "streamGenerateContent" : "generateContent"}`,
+    text: GEMINI_TEXT,
+  },
   compat(25),
   compat(26, "/api/paas/v4/chat/completions"),
   compat(31),
-  { type: 33, model: "claude-3-5-sonnet-20240620", key: () => `${creds.accessKeyId}|${creds.secretAccessKey}|${creds.region}`, base: (u) => u.bedrock.url, mock: (u) => u.bedrock, path: (s) => new RegExp(`^/model/[^/]+/${s ? "invoke-with-response-stream" : "invoke"}$`), text: CLAUDE_TEXT },
-  { type: 34, model: "command-r", key: () => "co-key", base: (u) => u.cohere.url, mock: (u) => u.cohere, path: () => "/v2/chat", auth: bearer("co-key"), text: COHERE_TEXT, usage: [11, 7] },
+  {
+    type: 33,
+    model: "claude-3-5-sonnet-20240620",
+    key: () => `${creds.accessKeyId}|${creds.secretAccessKey}|${creds.region}`,
+    base: (u) => u.bedrock.url,
+    mock: (u) => u.bedrock,
+    path: (s) => new RegExp(`^/model/[^/]+/${s ? "invoke-with-response-stream" : "invoke"}$`),
+    text: CLAUDE_TEXT,
+  },
+  {
+    type: 34,
+    model: "command-r",
+    key: () => "co-key",
+    base: (u) => u.cohere.url,
+    mock: (u) => u.cohere,
+    path: () => "/v2/chat",
+    auth: bearer("co-key"),
+    text: COHERE_TEXT,
+    usage: [11, 7],
+  },
   compat(35),
-  { type: 37, model: "dify", key: () => "app-dify", base: (u) => u.dify.url, mock: (u) => u.dify, path: () => "/v1/chat-messages", auth: bearer("app-dify"), text: DIFY_TEXT, usage: [11, 7] },
+  {
+    type: 37,
+    model: "dify",
+    key: () => "app-dify",
+    base: (u) => u.dify.url,
+    mock: (u) => u.dify,
+    path: () => "/v1/chat-messages",
+    auth: bearer("app-dify"),
+    text: DIFY_TEXT,
+    usage: [11, 7],
+  },
   compat(38),
   compat(39, "/client/v4/accounts/acct-1/ai/v1/chat/completions", undefined, "acct-1"),
   compat(40),
   {
-    type: 41, model: "gemini-2.5-flash", key: (u) => JSON.stringify(u.vertex.sa.json), base: (u) => u.vertex.url, mock: (u) => u.vertex,
-    path: (s) => new RegExp(`/publishers/google/models/gemini-2\\.5-flash:${s ? "streamGenerateContent" : "generateContent"}$`), text: GEMINI_TEXT,
+    type: 41,
+    model: "gemini-2.5-flash",
+    key: (u) => JSON.stringify(u.vertex.sa.json),
+    base: (u) => u.vertex.url,
+    mock: (u) => u.vertex,
+    path: (s) =>
+      new RegExp(`/publishers/google/models/gemini-2\\.5-flash:${s ? "streamGenerateContent" : "generateContent"}$`),
+    text: GEMINI_TEXT,
   },
   compat(42),
   compat(43),
   compat(44),
   compat(45, "/api/v3/chat/completions"),
   {
-    type: 46, model: "ernie-4.0-8k-latest", key: () => `${QIANFAN_KEY}|app-7`, base: (u) => u.qianfan.url, mock: (u) => u.qianfan, path: () => "/v2/chat/completions",
-    auth: (r) => r.headers.appid === "app-7", text: COMPAT_TEXT, usage: [11, 7],
+    type: 46,
+    model: "ernie-4.0-8k-latest",
+    key: () => `${QIANFAN_KEY}|app-7`,
+    base: (u) => u.qianfan.url,
+    mock: (u) => u.qianfan,
+    path: () => "/v2/chat/completions",
+    auth: (r) => r.headers.appid === "app-7",
+    text: COMPAT_TEXT,
+    usage: [11, 7],
   },
   compat(47),
   compat(48),
@@ -138,13 +276,24 @@ const CASES: Case[] = [
 
 const question = "Say hello to the test.";
 const openai = (model: string, stream: boolean) => ({ model, stream, messages: [{ role: "user", content: question }] });
-const claude = (model: string, stream: boolean) => ({ model, stream, max_tokens: 256, messages: [{ role: "user", content: question }] });
+const claude = (model: string, stream: boolean) => ({
+  model,
+  stream,
+  max_tokens: 256,
+  messages: [{ role: "user", content: question }],
+});
 const gemini = { contents: [{ role: "user", parts: [{ text: question }] }] };
 
 function sseData(text: string): any[] {
-  return text.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trim()).filter((d) => d && d !== "[DONE]").map((d) => JSON.parse(d));
+  return text
+    .split("\n")
+    .filter((l) => l.startsWith("data:"))
+    .map((l) => l.slice(5).trim())
+    .filter((d) => d && d !== "[DONE]")
+    .map((d) => JSON.parse(d));
 }
-const geminiText = (obj: any) => (obj?.candidates?.[0]?.content?.parts ?? []).map((p: any) => (p.thought ? "" : p.text ?? "")).join("");
+const geminiText = (obj: any) =>
+  (obj?.candidates?.[0]?.content?.parts ?? []).map((p: any) => (p.thought ? "" : (p.text ?? ""))).join("");
 
 /** The six client calls of a case: the answer text each got, in order. */
 async function sixCalls(key: string, model: string): Promise<{ name: string; status: number; text: string }[]> {
@@ -153,20 +302,50 @@ async function sixCalls(key: string, model: string): Promise<{ name: string; sta
   for (const stream of [false, true]) {
     const r = await call("/v1/chat/completions", openai(model, stream));
     const t = await r.text();
-    out.push({ name: `openai${stream ? " stream" : ""}`, status: r.status, text: r.status !== 200 ? t : stream ? sseData(t).map((c) => c.choices?.[0]?.delta?.content ?? "").join("") : JSON.parse(t).choices[0].message.content });
+    out.push({
+      name: `openai${stream ? " stream" : ""}`,
+      status: r.status,
+      text:
+        r.status !== 200
+          ? t
+          : stream
+            ? sseData(t)
+                .map((c) => c.choices?.[0]?.delta?.content ?? "")
+                .join("")
+            : JSON.parse(t).choices[0].message.content,
+    });
   }
   for (const stream of [false, true]) {
     const r = await call("/v1/messages", claude(model, stream));
     const t = await r.text();
     out.push({
-      name: `claude${stream ? " stream" : ""}`, status: r.status,
-      text: r.status !== 200 ? t : stream ? sseData(t).filter((e) => e.type === "content_block_delta" && e.delta?.type === "text_delta").map((e) => e.delta.text).join("") : JSON.parse(t).content.filter((b: any) => b.type === "text").map((b: any) => b.text).join(""),
+      name: `claude${stream ? " stream" : ""}`,
+      status: r.status,
+      text:
+        r.status !== 200
+          ? t
+          : stream
+            ? sseData(t)
+                .filter((e) => e.type === "content_block_delta" && e.delta?.type === "text_delta")
+                .map((e) => e.delta.text)
+                .join("")
+            : JSON.parse(t)
+                .content.filter((b: any) => b.type === "text")
+                .map((b: any) => b.text)
+                .join(""),
     });
   }
   for (const stream of [false, true]) {
-    const r = await call(`/v1beta/models/${model}:${stream ? "streamGenerateContent?alt=sse" : "generateContent"}`, gemini);
+    const r = await call(
+      `/v1beta/models/${model}:${stream ? "streamGenerateContent?alt=sse" : "generateContent"}`,
+      gemini,
+    );
     const t = await r.text();
-    out.push({ name: `gemini${stream ? " stream" : ""}`, status: r.status, text: r.status !== 200 ? t : stream ? sseData(t).map(geminiText).join("") : geminiText(JSON.parse(t)) });
+    out.push({
+      name: `gemini${stream ? " stream" : ""}`,
+      status: r.status,
+      text: r.status !== 200 ? t : stream ? sseData(t).map(geminiText).join("") : geminiText(JSON.parse(t)),
+    });
   }
   return out;
 }
@@ -174,7 +353,9 @@ async function sixCalls(key: string, model: string): Promise<{ name: string; sta
 describe("every relay channel type of the catalogue has a case here", () => {
   test("all types but the task-only ones (2, 5, 36) and the retired PaLM2 (11)", () => {
     const covered = new Set(CASES.map((c) => c.type));
-    const missing = CHANNEL_TYPES.filter((t) => !covered.has(t.id) && t.kind !== "midjourney" && t.kind !== "suno" && t.kind !== "retired").map((t) => t.id);
+    const missing = CHANNEL_TYPES.filter(
+      (t) => !covered.has(t.id) && t.kind !== "midjourney" && t.kind !== "suno" && t.kind !== "retired",
+    ).map((t) => t.id);
     expect(missing).toEqual([]);
   });
 });
@@ -184,7 +365,14 @@ describe("chat and stream through each channel type, for OpenAI, Claude and Gemi
     test(`type ${c.type} ${CHANNEL_TYPES.find((t) => t.id === c.type)!.name}${c.label ? ` — ${c.label}` : ""}`, async () => {
       const fx = up.fx;
       const alias = `ct-${c.type}-${c.model}-${c.label ? CASES.indexOf(c) : 0}`;
-      await fx.channel({ type: c.type, key: c.key(up), base_url: c.base(up), other: c.other, models: [alias], model_mapping: { [alias]: c.model } });
+      await fx.channel({
+        type: c.type,
+        key: c.key(up),
+        base_url: c.base(up),
+        other: c.other,
+        models: [alias],
+        model_mapping: { [alias]: c.model },
+      });
       await ratios(fx, [alias], 1, 2);
       const user = await fx.user(NEW_USER_QUOTA);
       const token = await fx.token(user.id, { remain_quota: NEW_USER_QUOTA });
@@ -196,7 +384,9 @@ describe("chat and stream through each channel type, for OpenAI, Claude and Gemi
         expect({ call: a.name, text: a.text }).toEqual({ call: a.name, text: c.text });
       }
       if (mock) {
-        const sent = mock.requests.slice(seenBefore).filter((r) => !r.path.startsWith("/oauth/") && r.path !== "/token");
+        const sent = mock.requests
+          .slice(seenBefore)
+          .filter((r) => !r.path.startsWith("/oauth/") && r.path !== "/token");
         expect(sent.length).toBeGreaterThanOrEqual(6);
         for (const [i, r] of sent.entries()) {
           const stream = i % 2 === 1;

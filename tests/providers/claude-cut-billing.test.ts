@@ -38,7 +38,10 @@ async function freshUser() {
 test("an upstream cut before message_delta bills the counted text and thinking (OpenAI client)", async () => {
   const { user, token } = await freshUser();
   const res = await fx.call("/v1/chat/completions", token.key, {
-    model: "claude-x-cut", stream: true, thinking: { type: "enabled", budget_tokens: 1024 }, max_tokens: 4096,
+    model: "claude-x-cut",
+    stream: true,
+    thinking: { type: "enabled", budget_tokens: 1024 },
+    max_tokens: 4096,
     messages: [{ role: "user", content: "think, then count" }],
   });
   expect(res.status).toBe(200);
@@ -59,10 +62,14 @@ test("a client that goes away mid-stream pays for what had been generated (Claud
   const { user, token } = await freshUser();
   const abort = new AbortController();
   const res = await fetch(`http://127.0.0.1:${server.port}/v1/messages`, {
-    method: "POST", signal: abort.signal,
+    method: "POST",
+    signal: abort.signal,
     headers: { "x-api-key": token.key, "content-type": "application/json", "anthropic-version": "2023-06-01" },
     body: JSON.stringify({
-      model: "claude-x-slow", stream: true, max_tokens: 4096, thinking: { type: "enabled", budget_tokens: 1024 },
+      model: "claude-x-slow",
+      stream: true,
+      max_tokens: 4096,
+      thinking: { type: "enabled", budget_tokens: 1024 },
       messages: [{ role: "user", content: "think, then count" }],
     }),
   });
@@ -70,7 +77,7 @@ test("a client that goes away mid-stream pays for what had been generated (Claud
   const reader = res.body!.getReader();
   const dec = new TextDecoder();
   let received = "";
-  while (!received.includes("word4\"")) received += dec.decode((await reader.read()).value!, { stream: true });
+  while (!received.includes('word4"')) received += dec.decode((await reader.read()).value!, { stream: true });
   abort.abort();
   await reader.cancel().catch(() => {});
   for (let i = 0; i < 100 && claude.cancelled === 0; i++) await Bun.sleep(20);

@@ -33,20 +33,37 @@ function expectScrubbed(text: string) {
 }
 
 test("/v1/chat/completions: an OpenAI error chunk without the key or internal URLs", async () => {
-  const res = await fx.call("/v1/chat/completions", token, { model: "claude-x-streamerror", stream: true, messages: [{ role: "user", content: "Hi" }] });
+  const res = await fx.call("/v1/chat/completions", token, {
+    model: "claude-x-streamerror",
+    stream: true,
+    messages: [{ role: "user", content: "Hi" }],
+  });
   expect(res.status).toBe(200);
   const text = await res.text();
   expect(text).toContain("Hello");
   expectScrubbed(text);
-  const events = new SseReader().push(new TextEncoder().encode(text)).filter((e) => e.data !== "[DONE]").map((e) => JSON.parse(e.data));
-  expect(events.find((e) => e.error)).toEqual({ error: { type: "overloaded_error", message: expect.stringContaining("Overloaded") } });
+  const events = new SseReader()
+    .push(new TextEncoder().encode(text))
+    .filter((e) => e.data !== "[DONE]")
+    .map((e) => JSON.parse(e.data));
+  expect(events.find((e) => e.error)).toEqual({
+    error: { type: "overloaded_error", message: expect.stringContaining("Overloaded") },
+  });
 });
 
 test("/v1/messages: a Claude error event without the key or internal URLs", async () => {
-  const res = await fx.call("/v1/messages", token, { model: "claude-x-streamerror", max_tokens: 50, stream: true, messages: [{ role: "user", content: "Hi" }] });
+  const res = await fx.call("/v1/messages", token, {
+    model: "claude-x-streamerror",
+    max_tokens: 50,
+    stream: true,
+    messages: [{ role: "user", content: "Hi" }],
+  });
   expect(res.status).toBe(200);
   const text = await res.text();
   expectScrubbed(text);
   const error = new SseReader().push(new TextEncoder().encode(text)).find((e) => e.event === "error")!;
-  expect(JSON.parse(error.data)).toEqual({ type: "error", error: { type: "overloaded_error", message: expect.stringContaining("Overloaded") } });
+  expect(JSON.parse(error.data)).toEqual({
+    type: "error",
+    error: { type: "overloaded_error", message: expect.stringContaining("Overloaded") },
+  });
 });

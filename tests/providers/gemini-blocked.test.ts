@@ -23,11 +23,17 @@ async function call(path: string, body: Record<string, unknown>) {
 }
 
 const events = (text: string) => new SseReader().push(new TextEncoder().encode(text)).map((e) => e.data);
-const openai = (extra: Record<string, unknown> = {}) => ({ model, messages: [{ role: "user", content: "Something the filter refuses." }], ...extra });
+const openai = (extra: Record<string, unknown> = {}) => ({
+  model,
+  messages: [{ role: "user", content: "Something the filter refuses." }],
+  ...extra,
+});
 
 test("non-stream: one choice with finish_reason content_filter", async () => {
   const body = JSON.parse(await call("/v1/chat/completions", openai()));
-  expect(body.choices).toEqual([{ index: 0, message: { role: "assistant", content: "" }, finish_reason: "content_filter" }]);
+  expect(body.choices).toEqual([
+    { index: 0, message: { role: "assistant", content: "" }, finish_reason: "content_filter" },
+  ]);
   expect(body.usage).toMatchObject({ prompt_tokens: GEMINI_USAGE.promptTokenCount, completion_tokens: 0 });
 });
 
@@ -37,16 +43,28 @@ for (const includeUsage of [false, true]) {
     const data = events(await call("/v1/chat/completions", openai(extra)));
     expect(data.at(-1)).toBe("[DONE]");
     const chunks = data.slice(0, -1).map((d) => JSON.parse(d));
-    const finishes = chunks.flatMap((c) => c.choices.filter((ch: any) => ch.finish_reason).map((ch: any) => ch.finish_reason));
+    const finishes = chunks.flatMap((c) =>
+      c.choices.filter((ch: any) => ch.finish_reason).map((ch: any) => ch.finish_reason),
+    );
     expect(finishes).toEqual(["content_filter"]);
     const usage = chunks.filter((c) => c.usage);
     if (!includeUsage) expect(usage).toHaveLength(0);
-    else expect(usage.map((c) => [c.usage.prompt_tokens, c.usage.completion_tokens])).toEqual([[GEMINI_USAGE.promptTokenCount, 0]]);
+    else
+      expect(usage.map((c) => [c.usage.prompt_tokens, c.usage.completion_tokens])).toEqual([
+        [GEMINI_USAGE.promptTokenCount, 0],
+      ]);
   });
 }
 
 test("a Claude client's stream ends with stop_reason refusal", async () => {
-  const data = events(await call("/v1/messages", { model, max_tokens: 100, stream: true, messages: [{ role: "user", content: "Something the filter refuses." }] }));
+  const data = events(
+    await call("/v1/messages", {
+      model,
+      max_tokens: 100,
+      stream: true,
+      messages: [{ role: "user", content: "Something the filter refuses." }],
+    }),
+  );
   const delta = data.map((d) => JSON.parse(d)).find((e) => e.type === "message_delta");
   expect(delta.delta.stop_reason).toBe("refusal");
 });

@@ -24,9 +24,14 @@ async function embed(input: unknown) {
 }
 
 test("the mock refuses a batch of more than 100, as Gemini does", async () => {
-  const requests = texts(EMBED_BATCH_MAX + 1).map((text) => ({ model: `models/${model}`, content: { parts: [{ text }] } }));
+  const requests = texts(EMBED_BATCH_MAX + 1).map((text) => ({
+    model: `models/${model}`,
+    content: { parts: [{ text }] },
+  }));
   const res = await fetch(`${relay.gemini.url}/v1beta/models/${model}:batchEmbedContents`, {
-    method: "POST", headers: { "x-goog-api-key": "gemini-key", "content-type": "application/json" }, body: JSON.stringify({ requests }),
+    method: "POST",
+    headers: { "x-goog-api-key": "gemini-key", "content-type": "application/json" },
+    body: JSON.stringify({ requests }),
   });
   expect(res.status).toBe(400);
 });

@@ -91,10 +91,18 @@ describe("the four input forms", () => {
 
 describe("inputs OpenAI would refuse", () => {
   const bad: [string, unknown][] = [
-    ["missing", undefined], ["an empty string", ""], ["an empty array", []], ["an empty token array", [[]]],
-    ["an object", { text: first }], ["strings mixed with numbers", [first, 1]], ["token arrays mixed with strings", [[1, 2], "x"]],
-    ["a fractional token", [1.5]], ["a negative token", [-1]], ["a token outside the vocabulary", [[15339, 999_999_999]]],
-    ["a nested array too deep", [[[1]]]], ["an empty string among strings", [first, ""]],
+    ["missing", undefined],
+    ["an empty string", ""],
+    ["an empty array", []],
+    ["an empty token array", [[]]],
+    ["an object", { text: first }],
+    ["strings mixed with numbers", [first, 1]],
+    ["token arrays mixed with strings", [[1, 2], "x"]],
+    ["a fractional token", [1.5]],
+    ["a negative token", [-1]],
+    ["a token outside the vocabulary", [[15339, 999_999_999]]],
+    ["a nested array too deep", [[[1]]]],
+    ["an empty string among strings", [first, ""]],
   ];
   for (const [name, input] of bad) {
     test(`${name}: 400 in OpenAI format, nothing sent upstream or charged`, async () => {
@@ -116,7 +124,12 @@ describe("inputs OpenAI would refuse", () => {
 describe("the official openai client", () => {
   test("its default base64 encoding decodes to Gemini's values", async () => {
     const { token } = await freshUser();
-    const client = new OpenAI({ apiKey: token.key, baseURL: `http://127.0.0.1:${server.port}/v1`, maxRetries: 0, dangerouslyAllowBrowser: true });
+    const client = new OpenAI({
+      apiKey: token.key,
+      baseURL: `http://127.0.0.1:${server.port}/v1`,
+      maxRetries: 0,
+      dangerouslyAllowBrowser: true,
+    });
     const res = await client.embeddings.create({ model: MODEL, input: [first, second] });
     expect(res.data).toHaveLength(2);
     expect(res.data[1]!.embedding).toHaveLength(3);
@@ -128,8 +141,17 @@ describe("the official openai client", () => {
 
   test("token arrays through the client", async () => {
     const { token } = await freshUser();
-    const client = new OpenAI({ apiKey: token.key, baseURL: `http://127.0.0.1:${server.port}/v1`, maxRetries: 0, dangerouslyAllowBrowser: true });
-    const res = await client.embeddings.create({ model: MODEL, input: [cl100k.encode(first)], encoding_format: "float" });
+    const client = new OpenAI({
+      apiKey: token.key,
+      baseURL: `http://127.0.0.1:${server.port}/v1`,
+      maxRetries: 0,
+      dangerouslyAllowBrowser: true,
+    });
+    const res = await client.embeddings.create({
+      model: MODEL,
+      input: [cl100k.encode(first)],
+      encoding_format: "float",
+    });
     expect(res.data).toHaveLength(1);
     expect(gemini.last().body.requests[0].content.parts[0].text).toBe(first);
   });

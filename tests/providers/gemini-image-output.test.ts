@@ -8,7 +8,8 @@ import { countTokensNow } from "../../server/relay/tokenizer.ts";
 import { makeCall } from "./harness.ts";
 import { answerUsage } from "../../server/relay/core/meter.ts";
 
-const call = (format: ClientFormat = "openai", stream = false) => makeCall({ baseUrl: "http://127.0.0.1:1", key: "k", stream, format });
+const call = (format: ClientFormat = "openai", stream = false) =>
+  makeCall({ baseUrl: "http://127.0.0.1:1", key: "k", stream, format });
 const frame = (data: unknown): SseEvent => ({ data: JSON.stringify(data), raw: `data: ${JSON.stringify(data)}\n\n` });
 
 // A few kilobytes of base64: thousands of o200k tokens if it were counted as text.
@@ -16,7 +17,8 @@ const IMAGE = Buffer.from(Array.from({ length: 3000 }, (_, i) => (i * 7919) % 25
 const CAPTION = "Here is the picture you asked for.";
 const parts = [{ text: CAPTION }, { inlineData: { mimeType: "image/png", data: IMAGE } }];
 const answer = (usageMetadata?: object) => ({
-  candidates: [{ content: { role: "model", parts }, finishReason: "STOP", index: 0 }], ...(usageMetadata ? { usageMetadata } : {}),
+  candidates: [{ content: { role: "model", parts }, finishReason: "STOP", index: 0 }],
+  ...(usageMetadata ? { usageMetadata } : {}),
 });
 
 describe("non-stream", () => {
@@ -27,7 +29,9 @@ describe("non-stream", () => {
   }
 
   test("a usage without candidatesTokenCount counts the caption only", async () => {
-    const u = (await answerUsage(geminiAdaptor.parseResponse(call(), answer({ promptTokenCount: 9, totalTokenCount: 9 }))))!;
+    const u = (await answerUsage(
+      geminiAdaptor.parseResponse(call(), answer({ promptTokenCount: 9, totalTokenCount: 9 })),
+    ))!;
     expect(u.completion_tokens).toBe(countTokensNow(CAPTION));
   });
 
@@ -41,7 +45,12 @@ describe("stream", () => {
   for (const format of ["openai", "gemini"] as const) {
     test(`${format} client: the generated text leaves the image out, and so does a partial usage`, () => {
       const m = geminiAdaptor.streamMapper(call(format, true));
-      m.event(frame({ candidates: [{ content: { role: "model", parts: [parts[0]] }, index: 0 }], usageMetadata: { promptTokenCount: 9, totalTokenCount: 9 } }));
+      m.event(
+        frame({
+          candidates: [{ content: { role: "model", parts: [parts[0]] }, index: 0 }],
+          usageMetadata: { promptTokenCount: 9, totalTokenCount: 9 },
+        }),
+      );
       const out = m.event(frame({ candidates: [{ content: { role: "model", parts: [parts[1]] }, index: 0 }] }));
       expect(out).toContain(IMAGE);
       expect(m.generatedText()).toBe(CAPTION);

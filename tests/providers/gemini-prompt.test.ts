@@ -11,7 +11,11 @@ const userText = Array.from({ length: 120 }, (_, i) => `line${i}`).join(" ");
 const systemText = Array.from({ length: 60 }, (_, i) => `rule${i}`).join(" ");
 const body = (text = userText) => ({
   systemInstruction: { parts: [{ text: systemText }] },
-  contents: [{ role: "user", parts: [{ text }] }, { role: "model", parts: [{ text: "ok" }] }, { role: "user", parts: [{ text: "go on" }] }],
+  contents: [
+    { role: "user", parts: [{ text }] },
+    { role: "model", parts: [{ text: "ok" }] },
+    { role: "user", parts: [{ text: "go on" }] },
+  ],
 });
 const models = ["gemini-x", "gemini-x-nousage"];
 
@@ -53,7 +57,10 @@ describe("sensitive words in native Gemini requests", () => {
       const before = gemini.requests.length;
       const inContents = await fx.call(`/v1beta/models/gemini-x:${action}`, token.key, body("please say BADWORD"));
       expect(inContents.status).toBe(400);
-      const inSystem = await fx.call(`/v1beta/models/gemini-x:${action}`, token.key, { ...body(), systemInstruction: { parts: [{ text: "a forbidden thing" }] } });
+      const inSystem = await fx.call(`/v1beta/models/gemini-x:${action}`, token.key, {
+        ...body(),
+        systemInstruction: { parts: [{ text: "a forbidden thing" }] },
+      });
       expect(inSystem.status).toBe(400);
       expect(gemini.requests.length).toBe(before);
       const clean = await fx.call(`/v1beta/models/gemini-x:${action}`, token.key, body());

@@ -1,7 +1,14 @@
 // Drives one adaptor the way the relay does (buildRequest → fetch → parseResponse or the stream
 // mapper over SSE, via decodeStream when the upstream is not SSE) without the rest of the pipeline.
 import type { Channel } from "../../db/schema.ts";
-import type { ClientFormat, ProviderAdaptor, ProviderCall, RelayMode, SiteOptions, Usage } from "../../server/relay/providers/types.ts";
+import type {
+  ClientFormat,
+  ProviderAdaptor,
+  ProviderCall,
+  RelayMode,
+  SiteOptions,
+  Usage,
+} from "../../server/relay/providers/types.ts";
 import { SseReader } from "../../server/relay/formats/sse.ts";
 import { nativeAware } from "../../server/relay/formats/bridge.ts";
 import { OPTION_DEFAULTS } from "../../server/modules/option/defaults.ts";
@@ -10,10 +17,35 @@ import { fetchBody } from "../../server/infra/stream-client.ts";
 
 export function channel(fields: Partial<Channel> = {}): Channel {
   return {
-    id: 1, type: 1, key: "k", openai_organization: null, test_model: null, status: 1, name: "c", weight: 0, created_time: 0, test_time: 0,
-    response_time: 0, base_url: "", other: "", balance: 0, balance_updated_time: 0, models: "", group: "default", used_quota: 0,
-    model_mapping: null, status_code_mapping: "", priority: 0, auto_ban: 1, other_info: "", tag: null, setting: null, param_override: null,
-    channel_info: "", max_input_tokens: 0, ...fields,
+    id: 1,
+    type: 1,
+    key: "k",
+    openai_organization: null,
+    test_model: null,
+    status: 1,
+    name: "c",
+    weight: 0,
+    created_time: 0,
+    test_time: 0,
+    response_time: 0,
+    base_url: "",
+    other: "",
+    balance: 0,
+    balance_updated_time: 0,
+    models: "",
+    group: "default",
+    used_quota: 0,
+    model_mapping: null,
+    status_code_mapping: "",
+    priority: 0,
+    auto_ban: 1,
+    other_info: "",
+    tag: null,
+    setting: null,
+    param_override: null,
+    channel_info: "",
+    max_input_tokens: 0,
+    ...fields,
   } as Channel;
 }
 
@@ -37,8 +69,17 @@ export function site(overrides: Record<string, string> = {}): SiteOptions {
 
 export function makeCall(p: Partial<ProviderCall> & { baseUrl: string; key: string }): ProviderCall {
   return {
-    mode: "chat" as RelayMode, format: "openai" as ClientFormat, channel: channel(), requestModel: p.upstreamModel ?? "m",
-    upstreamModel: "m", stream: false, clientWantsUsage: false, path: "/v1/chat/completions", search: "", options: {}, ...p,
+    mode: "chat" as RelayMode,
+    format: "openai" as ClientFormat,
+    channel: channel(),
+    requestModel: p.upstreamModel ?? "m",
+    upstreamModel: "m",
+    stream: false,
+    clientWantsUsage: false,
+    path: "/v1/chat/completions",
+    search: "",
+    options: {},
+    ...p,
   };
 }
 
@@ -58,7 +99,14 @@ export async function run(adaptor: ProviderAdaptor, call: ProviderCall, body: an
   const res = await fetch(up.url, { method: up.method ?? "POST", headers: up.headers, body: fetchBody(up.body) });
   if (!res.ok) {
     const text = await res.text();
-    return { status: res.status, body: text, usage: null, text: "", events: [], error: a.errorMessage?.(res.status, text) };
+    return {
+      status: res.status,
+      body: text,
+      usage: null,
+      text: "",
+      events: [],
+      error: a.errorMessage?.(res.status, text),
+    };
   }
   if (!call.stream) {
     const parsed = a.parseResponse(call, await res.json());
@@ -68,7 +116,8 @@ export async function run(adaptor: ProviderAdaptor, call: ProviderCall, body: an
   const mapper = a.streamMapper(call);
   const reader = new SseReader();
   let text = "";
-  for await (const chunk of stream as any as AsyncIterable<Uint8Array>) for (const ev of reader.push(chunk)) text += mapper.event(ev);
+  for await (const chunk of stream as any as AsyncIterable<Uint8Array>)
+    for (const ev of reader.push(chunk)) text += mapper.event(ev);
   for (const ev of reader.finish()) text += mapper.event(ev);
   text += mapper.end();
   const events = new SseReader().push(new TextEncoder().encode(text)).map((e) => {
@@ -83,4 +132,7 @@ export async function run(adaptor: ProviderAdaptor, call: ProviderCall, body: an
 
 /** The OpenAI chunks of a converted stream, without [DONE]. */
 export const chunksOf = (o: Outcome) => o.events.filter((e) => e.data !== "[DONE]").map((e) => e.data);
-export const contentOf = (o: Outcome) => chunksOf(o).map((c) => c.choices?.[0]?.delta?.content ?? "").join("");
+export const contentOf = (o: Outcome) =>
+  chunksOf(o)
+    .map((c) => c.choices?.[0]?.delta?.content ?? "")
+    .join("");

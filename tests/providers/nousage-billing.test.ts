@@ -11,11 +11,21 @@ import { countPromptTokens, countTokens } from "../../server/relay/tokenizer.ts"
 
 const creds = { accessKeyId: "AKIDEXAMPLE", secretAccessKey: "secret", region: "us-east-1" };
 const models = {
-  gemini: "gemini-x-nousage", claude: "claude-x-nousage", bedrock: "claude-b-nousage",
-  vertexClaude: "claude-v-nousage", vertexGemini: "gemini-v-nousage",
+  gemini: "gemini-x-nousage",
+  claude: "claude-x-nousage",
+  bedrock: "claude-b-nousage",
+  vertexClaude: "claude-v-nousage",
+  vertexGemini: "gemini-v-nousage",
 };
 const question = "Say hello, in a few words, to everyone reading this test.";
-const tool = { type: "function", function: { name: "get_weather", description: "Weather", parameters: { type: "object", properties: { city: { type: "string" } } } } };
+const tool = {
+  type: "function",
+  function: {
+    name: "get_weather",
+    description: "Weather",
+    parameters: { type: "object", properties: { city: { type: "string" } } },
+  },
+};
 
 const relay = sharedRelayFixture(async (fx) => {
   const gemini = startGeminiUpstream();
@@ -26,8 +36,18 @@ const relay = sharedRelayFixture(async (fx) => {
   vertex.trust(sa);
   await fx.channel({ type: 24, key: "gemini-key", base_url: gemini.url, models: [models.gemini] });
   await fx.channel({ type: 14, key: "claude-key", base_url: claude.url, models: [models.claude] });
-  await fx.channel({ type: 33, key: `${creds.accessKeyId}|${creds.secretAccessKey}|${creds.region}`, base_url: bedrock.url, models: [models.bedrock] });
-  await fx.channel({ type: 41, key: JSON.stringify(sa.json), base_url: vertex.url, models: [models.vertexClaude, models.vertexGemini] });
+  await fx.channel({
+    type: 33,
+    key: `${creds.accessKeyId}|${creds.secretAccessKey}|${creds.region}`,
+    base_url: bedrock.url,
+    models: [models.bedrock],
+  });
+  await fx.channel({
+    type: 41,
+    key: JSON.stringify(sa.json),
+    base_url: vertex.url,
+    models: [models.vertexClaude, models.vertexGemini],
+  });
   await ratios(fx, Object.values(models), 1, 2);
   return { gemini, claude, bedrock, vertex };
 });
@@ -44,7 +64,11 @@ async function billed(path: string, body: Record<string, unknown>, headers: Reco
   return log;
 }
 
-const openai = (model: string, extra: Record<string, unknown> = {}) => ({ model, messages: [{ role: "user", content: question }], ...extra });
+const openai = (model: string, extra: Record<string, unknown> = {}) => ({
+  model,
+  messages: [{ role: "user", content: question }],
+  ...extra,
+});
 const claudeBody = (model: string) => ({ model, max_tokens: 256, messages: [{ role: "user", content: question }] });
 const geminiBody = { contents: [{ role: "user", parts: [{ text: question }] }] };
 
@@ -71,7 +95,9 @@ describe("OpenAI clients", () => {
 
   test("Claude tool calls count as generated text (text, name and input)", async () => {
     const log = await billed("/v1/chat/completions", openai(models.claude, { tools: [tool] }));
-    expect(log.completion_tokens).toBe(await countTokens("Let me check." + "get_weather" + JSON.stringify({ city: "Paris" })));
+    expect(log.completion_tokens).toBe(
+      await countTokens("Let me check." + "get_weather" + JSON.stringify({ city: "Paris" })),
+    );
   });
 });
 
@@ -101,7 +127,11 @@ describe("native clients", () => {
   });
 
   test("a Claude client on Vertex Gemini and a Gemini client on Bedrock", async () => {
-    expect((await billed("/v1/messages", claudeBody(models.vertexGemini))).completion_tokens).toBe(await countTokens(GEMINI_TEXT));
-    expect((await billed(`/v1beta/models/${models.bedrock}:generateContent`, geminiBody)).completion_tokens).toBe(await countTokens(CLAUDE_TEXT));
+    expect((await billed("/v1/messages", claudeBody(models.vertexGemini))).completion_tokens).toBe(
+      await countTokens(GEMINI_TEXT),
+    );
+    expect((await billed(`/v1beta/models/${models.bedrock}:generateContent`, geminiBody)).completion_tokens).toBe(
+      await countTokens(CLAUDE_TEXT),
+    );
   });
 });

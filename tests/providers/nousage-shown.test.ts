@@ -8,7 +8,12 @@ import { GEMINI_USAGE, startGeminiUpstream } from "../mocks/gemini-upstream.ts";
 import { startClaudeUpstream } from "../mocks/claude-upstream.ts";
 import { SseReader } from "../../server/relay/formats/sse.ts";
 
-const models = { gemini: "gemini-s-nousage", claude: "claude-s-nousage", openai: "gpt-s-nousage", geminiUsage: "gemini-s-usage" };
+const models = {
+  gemini: "gemini-s-nousage",
+  claude: "claude-s-nousage",
+  openai: "gpt-s-nousage",
+  geminiUsage: "gemini-s-usage",
+};
 const question = "Tell every reader of this test, in a few words, that the usage they see is the usage they pay.";
 
 const relay = sharedRelayFixture(async (fx) => {
@@ -33,32 +38,54 @@ async function call(path: string, body: Record<string, unknown>) {
 }
 
 function events(text: string): { event?: string; data: any }[] {
-  return new SseReader().push(new TextEncoder().encode(text)).filter((e) => e.data !== "[DONE]").map((e) => ({ event: e.event, data: JSON.parse(e.data) }));
+  return new SseReader()
+    .push(new TextEncoder().encode(text))
+    .filter((e) => e.data !== "[DONE]")
+    .map((e) => ({ event: e.event, data: JSON.parse(e.data) }));
 }
 
-const openai = (model: string, extra: Record<string, unknown> = {}) => ({ model, messages: [{ role: "user", content: question }], ...extra });
-const claudeBody = (model: string, extra: Record<string, unknown> = {}) => ({ model, max_tokens: 256, messages: [{ role: "user", content: question }], ...extra });
+const openai = (model: string, extra: Record<string, unknown> = {}) => ({
+  model,
+  messages: [{ role: "user", content: question }],
+  ...extra,
+});
+const claudeBody = (model: string, extra: Record<string, unknown> = {}) => ({
+  model,
+  max_tokens: 256,
+  messages: [{ role: "user", content: question }],
+  ...extra,
+});
 const geminiBody = { contents: [{ role: "user", parts: [{ text: question }] }] };
 
 describe("OpenAI clients", () => {
-  for (const [name, model] of [["Gemini", models.gemini], ["Claude", models.claude]] as const) {
+  for (const [name, model] of [
+    ["Gemini", models.gemini],
+    ["Claude", models.claude],
+  ] as const) {
     test(`${name} non-stream: the body's usage is the billed count`, async () => {
       const { text, log } = await call("/v1/chat/completions", openai(model));
       const body = JSON.parse(text);
       expect(body.usage).toMatchObject({
-        prompt_tokens: log.prompt_tokens, completion_tokens: log.completion_tokens, total_tokens: log.prompt_tokens + log.completion_tokens,
+        prompt_tokens: log.prompt_tokens,
+        completion_tokens: log.completion_tokens,
+        total_tokens: log.prompt_tokens + log.completion_tokens,
       });
     });
 
     test(`${name} stream with include_usage: the usage chunk is the billed count`, async () => {
-      const { text, log } = await call("/v1/chat/completions", openai(model, { stream: true, stream_options: { include_usage: true } }));
+      const { text, log } = await call(
+        "/v1/chat/completions",
+        openai(model, { stream: true, stream_options: { include_usage: true } }),
+      );
       expect(text.trimEnd().endsWith("data: [DONE]")).toBe(true);
       const withUsage = events(text).filter((e) => e.data.usage);
       expect(withUsage).toHaveLength(1);
       const last = events(text).at(-1)!.data;
       expect(last.choices).toEqual([]);
       expect(last.usage).toMatchObject({
-        prompt_tokens: log.prompt_tokens, completion_tokens: log.completion_tokens, total_tokens: log.prompt_tokens + log.completion_tokens,
+        prompt_tokens: log.prompt_tokens,
+        completion_tokens: log.completion_tokens,
+        total_tokens: log.prompt_tokens + log.completion_tokens,
       });
     });
 
@@ -69,20 +96,31 @@ describe("OpenAI clients", () => {
   }
 
   test("a Gemini stream that reported usage shows the upstream's own numbers", async () => {
-    const { text } = await callAsNewUser(relay.fx, "/v1/chat/completions", openai(models.geminiUsage, { stream: true, stream_options: { include_usage: true } }));
+    const { text } = await callAsNewUser(
+      relay.fx,
+      "/v1/chat/completions",
+      openai(models.geminiUsage, { stream: true, stream_options: { include_usage: true } }),
+    );
     const last = events(text).at(-1)!.data;
     expect(last.usage).toMatchObject({
-      prompt_tokens: GEMINI_USAGE.promptTokenCount, completion_tokens: GEMINI_USAGE.candidatesTokenCount + GEMINI_USAGE.thoughtsTokenCount,
+      prompt_tokens: GEMINI_USAGE.promptTokenCount,
+      completion_tokens: GEMINI_USAGE.candidatesTokenCount + GEMINI_USAGE.thoughtsTokenCount,
       completion_tokens_details: { reasoning_tokens: GEMINI_USAGE.thoughtsTokenCount },
     });
   });
 });
 
 describe("Claude clients on channels of another format", () => {
-  for (const [name, model] of [["Gemini", models.gemini], ["OpenAI", models.openai]] as const) {
+  for (const [name, model] of [
+    ["Gemini", models.gemini],
+    ["OpenAI", models.openai],
+  ] as const) {
     test(`${name} non-stream: usage.input_tokens/output_tokens are the billed count`, async () => {
       const { text, log } = await call("/v1/messages", claudeBody(model));
-      expect(JSON.parse(text).usage).toMatchObject({ input_tokens: log.prompt_tokens, output_tokens: log.completion_tokens });
+      expect(JSON.parse(text).usage).toMatchObject({
+        input_tokens: log.prompt_tokens,
+        output_tokens: log.completion_tokens,
+      });
     });
 
     test(`${name} stream: message_delta carries the billed count`, async () => {
@@ -94,11 +132,16 @@ describe("Claude clients on channels of another format", () => {
 });
 
 describe("Gemini clients on channels of another format", () => {
-  for (const [name, model] of [["Claude", models.claude], ["OpenAI", models.openai]] as const) {
+  for (const [name, model] of [
+    ["Claude", models.claude],
+    ["OpenAI", models.openai],
+  ] as const) {
     test(`${name} non-stream: usageMetadata is the billed count`, async () => {
       const { text, log } = await call(`/v1beta/models/${model}:generateContent`, geminiBody);
       expect(JSON.parse(text).usageMetadata).toMatchObject({
-        promptTokenCount: log.prompt_tokens, candidatesTokenCount: log.completion_tokens, totalTokenCount: log.prompt_tokens + log.completion_tokens,
+        promptTokenCount: log.prompt_tokens,
+        candidatesTokenCount: log.completion_tokens,
+        totalTokenCount: log.prompt_tokens + log.completion_tokens,
       });
     });
 
@@ -106,7 +149,9 @@ describe("Gemini clients on channels of another format", () => {
       const { text, log } = await call(`/v1beta/models/${model}:streamGenerateContent?alt=sse`, geminiBody);
       const last = events(text).at(-1)!.data;
       expect(last.usageMetadata).toMatchObject({
-        promptTokenCount: log.prompt_tokens, candidatesTokenCount: log.completion_tokens, totalTokenCount: log.prompt_tokens + log.completion_tokens,
+        promptTokenCount: log.prompt_tokens,
+        candidatesTokenCount: log.completion_tokens,
+        totalTokenCount: log.prompt_tokens + log.completion_tokens,
       });
     });
   }

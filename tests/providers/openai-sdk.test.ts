@@ -20,9 +20,24 @@ let client: OpenAI;
 let userId: number;
 
 const tools: OpenAI.Chat.Completions.ChatCompletionTool[] = [
-  { type: "function", function: { name: "get_weather", description: "Weather by city", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } } },
+  {
+    type: "function",
+    function: {
+      name: "get_weather",
+      description: "Weather by city",
+      parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+    },
+  },
 ];
-const MODELS = ["claude-sonnet-4-20250514", "claude-sonnet-4-20250514-thinking", "gemini-2.5-flash", "gpt-4o-azure", "claude-3-5-sonnet-20240620", "claude-3-7-sonnet-20250219", "gemini-2.5-pro"];
+const MODELS = [
+  "claude-sonnet-4-20250514",
+  "claude-sonnet-4-20250514-thinking",
+  "gemini-2.5-flash",
+  "gpt-4o-azure",
+  "claude-3-5-sonnet-20240620",
+  "claude-3-7-sonnet-20250219",
+  "gemini-2.5-pro",
+];
 
 beforeAll(async () => {
   fx = await relayFixture("sqlite");
@@ -36,11 +51,32 @@ beforeAll(async () => {
   vertex.trust(sa);
   mocks = [claude, gemini, azure, bedrock, vertex];
   await fx.option("ModelRatio", JSON.stringify(Object.fromEntries(MODELS.map((m) => [m, 1]))));
-  await fx.channel({ type: 14, key: "claude-key", base_url: claude.url, models: ["claude-sonnet-4-20250514", "claude-sonnet-4-20250514-thinking"] });
+  await fx.channel({
+    type: 14,
+    key: "claude-key",
+    base_url: claude.url,
+    models: ["claude-sonnet-4-20250514", "claude-sonnet-4-20250514-thinking"],
+  });
   await fx.channel({ type: 24, key: "gemini-key", base_url: gemini.url, models: ["gemini-2.5-flash"] });
-  await fx.channel({ type: 3, key: "azure-key", base_url: azure.url, models: ["gpt-4o-azure"], model_mapping: { "gpt-4o-azure": "gpt-4o" } });
-  await fx.channel({ type: 33, key: `${creds.accessKeyId}|${creds.secretAccessKey}|${creds.region}`, base_url: bedrock.url, models: ["claude-3-5-sonnet-20240620"] });
-  await fx.channel({ type: 41, key: JSON.stringify(sa.json), base_url: vertex.url, models: ["claude-3-7-sonnet-20250219", "gemini-2.5-pro"] });
+  await fx.channel({
+    type: 3,
+    key: "azure-key",
+    base_url: azure.url,
+    models: ["gpt-4o-azure"],
+    model_mapping: { "gpt-4o-azure": "gpt-4o" },
+  });
+  await fx.channel({
+    type: 33,
+    key: `${creds.accessKeyId}|${creds.secretAccessKey}|${creds.region}`,
+    base_url: bedrock.url,
+    models: ["claude-3-5-sonnet-20240620"],
+  });
+  await fx.channel({
+    type: 41,
+    key: JSON.stringify(sa.json),
+    base_url: vertex.url,
+    models: ["claude-3-7-sonnet-20250219", "gemini-2.5-pro"],
+  });
   // Azure's API version lives in the channel's `other` field.
   await fx.ctx.deps.db.updateTable("channels").set({ other: "2024-06-01" }).where("type", "=", 3).execute();
   const { invalidateRelayCaches } = await import("../../server/relay/state.ts");
@@ -49,7 +85,12 @@ beforeAll(async () => {
   userId = user.id;
   const t = await fx.token(user.id);
   server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (req) => fx.ctx.app.handle(req) });
-  client = new OpenAI({ apiKey: t.key, baseURL: `http://127.0.0.1:${server.port}/v1`, maxRetries: 0, dangerouslyAllowBrowser: true });
+  client = new OpenAI({
+    apiKey: t.key,
+    baseURL: `http://127.0.0.1:${server.port}/v1`,
+    maxRetries: 0,
+    dangerouslyAllowBrowser: true,
+  });
 });
 
 afterAll(async () => {
@@ -58,8 +99,17 @@ afterAll(async () => {
   await fx.close();
 });
 
-async function streamed(model: string, extra: Partial<OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming> = {}) {
-  const stream = await client.chat.completions.create({ model, stream: true, stream_options: { include_usage: true }, messages: [{ role: "user", content: "Hi" }], ...extra });
+async function streamed(
+  model: string,
+  extra: Partial<OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming> = {},
+) {
+  const stream = await client.chat.completions.create({
+    model,
+    stream: true,
+    stream_options: { include_usage: true },
+    messages: [{ role: "user", content: "Hi" }],
+    ...extra,
+  });
   let text = "";
   let args = "";
   let name = "";
@@ -82,10 +132,19 @@ async function streamed(model: string, extra: Partial<OpenAI.Chat.Completions.Ch
 
 describe("Claude channel", () => {
   test("non-stream with tools", async () => {
-    const r = await client.chat.completions.create({ model: "claude-sonnet-4-20250514", tools, tool_choice: "required", messages: [{ role: "user", content: "Weather?" }] });
+    const r = await client.chat.completions.create({
+      model: "claude-sonnet-4-20250514",
+      tools,
+      tool_choice: "required",
+      messages: [{ role: "user", content: "Weather?" }],
+    });
     expect(claude.last().body.tool_choice).toEqual({ type: "any" });
     expect(r.choices[0]!.finish_reason).toBe("tool_calls");
-    expect(r.choices[0]!.message.tool_calls![0]).toMatchObject({ id: "toolu_01A", type: "function", function: { name: "get_weather", arguments: "{\"city\":\"Paris\"}" } });
+    expect(r.choices[0]!.message.tool_calls![0]).toMatchObject({
+      id: "toolu_01A",
+      type: "function",
+      function: { name: "get_weather", arguments: '{"city":"Paris"}' },
+    });
     expect(r.usage).toMatchObject({ prompt_tokens: 17, completion_tokens: 7, total_tokens: 24 });
     expect(r.model).toBe("claude-sonnet-4-20250514");
   });
@@ -107,7 +166,10 @@ describe("Claude channel", () => {
 
   test("claude.default_max_tokens applies when the client sends none", async () => {
     await fx.option("claude.default_max_tokens", JSON.stringify({ default: 1234 }));
-    await client.chat.completions.create({ model: "claude-sonnet-4-20250514", messages: [{ role: "user", content: "x" }] });
+    await client.chat.completions.create({
+      model: "claude-sonnet-4-20250514",
+      messages: [{ role: "user", content: "x" }],
+    });
     expect(claude.last().body.max_tokens).toBe(1234);
     await fx.option("claude.default_max_tokens", JSON.stringify({ default: 8192 }));
   });
@@ -115,8 +177,15 @@ describe("Claude channel", () => {
 
 describe("Gemini channel", () => {
   test("non-stream with tools", async () => {
-    const r = await client.chat.completions.create({ model: "gemini-2.5-flash", tools, messages: [{ role: "user", content: "Weather?" }] });
-    expect((r.choices[0]!.message.tool_calls![0] as any).function).toEqual({ name: "get_weather", arguments: "{\"city\":\"Paris\"}" });
+    const r = await client.chat.completions.create({
+      model: "gemini-2.5-flash",
+      tools,
+      messages: [{ role: "user", content: "Weather?" }],
+    });
+    expect((r.choices[0]!.message.tool_calls![0] as any).function).toEqual({
+      name: "get_weather",
+      arguments: '{"city":"Paris"}',
+    });
     expect(r.choices[0]!.finish_reason).toBe("tool_calls");
     expect(r.usage).toMatchObject({ prompt_tokens: 9, completion_tokens: 7 });
   });
@@ -129,7 +198,10 @@ describe("Gemini channel", () => {
   });
 
   test("gemini.safety_settings reach the upstream", async () => {
-    await fx.option("gemini.safety_settings", JSON.stringify({ default: "BLOCK_NONE", HARM_CATEGORY_HARASSMENT: "BLOCK_ONLY_HIGH" }));
+    await fx.option(
+      "gemini.safety_settings",
+      JSON.stringify({ default: "BLOCK_NONE", HARM_CATEGORY_HARASSMENT: "BLOCK_ONLY_HIGH" }),
+    );
     await client.chat.completions.create({ model: "gemini-2.5-flash", messages: [{ role: "user", content: "x" }] });
     const s = gemini.last().body.safetySettings;
     expect(s.find((x: any) => x.category === "HARM_CATEGORY_HARASSMENT").threshold).toBe("BLOCK_ONLY_HIGH");
@@ -139,7 +211,10 @@ describe("Gemini channel", () => {
 
 describe("Azure, Bedrock and Vertex channels", () => {
   test("Azure: deployment URL with the channel's API version", async () => {
-    const r = await client.chat.completions.create({ model: "gpt-4o-azure", messages: [{ role: "user", content: "x" }] });
+    const r = await client.chat.completions.create({
+      model: "gpt-4o-azure",
+      messages: [{ role: "user", content: "x" }],
+    });
     expect(r.choices[0]!.message.content).toBe("Hello from Azure.");
     const s = await streamed("gpt-4o-azure");
     expect(s.text).toBe("Hello from Azure.");
@@ -147,7 +222,10 @@ describe("Azure, Bedrock and Vertex channels", () => {
   });
 
   test("Bedrock: signed invoke and event-stream", async () => {
-    const r = await client.chat.completions.create({ model: "claude-3-5-sonnet-20240620", messages: [{ role: "user", content: "x" }] });
+    const r = await client.chat.completions.create({
+      model: "claude-3-5-sonnet-20240620",
+      messages: [{ role: "user", content: "x" }],
+    });
     expect(r.choices[0]!.message.content).toBe("Hello from Claude.");
     const s = await streamed("claude-3-5-sonnet-20240620", { tools });
     expect(s.text).toBe("Hello from Claude.");
@@ -157,11 +235,18 @@ describe("Azure, Bedrock and Vertex channels", () => {
 
   test("Vertex: Claude and Gemini models under one service account; one token exchange", async () => {
     const before = vertex.issued.length;
-    const c = await client.chat.completions.create({ model: "claude-3-7-sonnet-20250219", messages: [{ role: "user", content: "x" }] });
-    expect(vertex.last().path).toBe("/v1/projects/proj-1/locations/us-central1/publishers/anthropic/models/claude-3-7-sonnet@20250219:rawPredict");
+    const c = await client.chat.completions.create({
+      model: "claude-3-7-sonnet-20250219",
+      messages: [{ role: "user", content: "x" }],
+    });
+    expect(vertex.last().path).toBe(
+      "/v1/projects/proj-1/locations/us-central1/publishers/anthropic/models/claude-3-7-sonnet@20250219:rawPredict",
+    );
     expect(c.choices[0]!.message.content).toBe("Hello from Claude.");
     const g = await streamed("gemini-2.5-pro");
-    expect(vertex.last().path).toBe("/v1/projects/proj-1/locations/us-central1/publishers/google/models/gemini-2.5-pro:streamGenerateContent");
+    expect(vertex.last().path).toBe(
+      "/v1/projects/proj-1/locations/us-central1/publishers/google/models/gemini-2.5-pro:streamGenerateContent",
+    );
     expect(g.text).toBe("Hello from Gemini.");
     expect(vertex.issued.length - before).toBeLessThanOrEqual(1);
   });
@@ -169,7 +254,14 @@ describe("Azure, Bedrock and Vertex channels", () => {
   test("every call was billed and logged", async () => {
     await fx.flush();
     const logs = await logsOf(fx, userId);
-    for (const m of ["claude-sonnet-4-20250514", "gemini-2.5-flash", "gpt-4o-azure", "claude-3-5-sonnet-20240620", "claude-3-7-sonnet-20250219", "gemini-2.5-pro"]) {
+    for (const m of [
+      "claude-sonnet-4-20250514",
+      "gemini-2.5-flash",
+      "gpt-4o-azure",
+      "claude-3-5-sonnet-20240620",
+      "claude-3-7-sonnet-20250219",
+      "gemini-2.5-pro",
+    ]) {
       const mine = logs.filter((l) => l.model_name === m);
       expect(mine.length).toBeGreaterThan(0);
       expect(mine.every((l) => l.quota > 0)).toBe(true);

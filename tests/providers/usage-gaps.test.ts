@@ -23,8 +23,14 @@ const frame = (data: unknown, event?: string): SseEvent => {
 
 describe("Claude answers", () => {
   const answer = (usage?: unknown) => ({
-    id: "msg_1", type: "message", role: "assistant", model: "claude-x", stop_reason: "end_turn", stop_sequence: null,
-    content: [{ type: "text", text: CLAUDE_TEXT }], ...(usage === undefined ? {} : { usage }),
+    id: "msg_1",
+    type: "message",
+    role: "assistant",
+    model: "claude-x",
+    stop_reason: "end_turn",
+    stop_sequence: null,
+    content: [{ type: "text", text: CLAUDE_TEXT }],
+    ...(usage === undefined ? {} : { usage }),
   });
 
   test("an empty usage object, or one without input_tokens, is no usage", () => {
@@ -52,10 +58,18 @@ describe("Claude answers", () => {
 describe("Claude streams", () => {
   const text = [
     frame({ type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }, "content_block_start"),
-    frame({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text: CLAUDE_TEXT } }, "content_block_delta"),
+    frame(
+      { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: CLAUDE_TEXT } },
+      "content_block_delta",
+    ),
   ];
-  const start = (usage?: object) => frame({ type: "message_start", message: { id: "m", model: "claude-x", content: [], ...(usage ? { usage } : {}) } }, "message_start");
-  const delta = (usage?: object) => frame({ type: "message_delta", delta: { stop_reason: "end_turn" }, ...(usage ? { usage } : {}) }, "message_delta");
+  const start = (usage?: object) =>
+    frame(
+      { type: "message_start", message: { id: "m", model: "claude-x", content: [], ...(usage ? { usage } : {}) } },
+      "message_start",
+    );
+  const delta = (usage?: object) =>
+    frame({ type: "message_delta", delta: { stop_reason: "end_turn" }, ...(usage ? { usage } : {}) }, "message_delta");
 
   test("message_start without usage: no usage, whatever message_delta reports, so the prompt gets counted", () => {
     for (const last of [delta(), delta({ output_tokens: 7 }), delta({})]) {
@@ -75,9 +89,27 @@ describe("Claude streams", () => {
   test("a tool call's name counts as generated, as in non-stream answers", () => {
     const m = claudeAdaptor.streamMapper(call("openai", true));
     m.event(start());
-    m.event(frame({ type: "content_block_start", index: 0, content_block: { type: "tool_use", id: "t1", name: "get_weather", input: {} } }, "content_block_start"));
-    m.event(frame({ type: "content_block_delta", index: 0, delta: { type: "input_json_delta", partial_json: "{\"city\":\"Paris\"}" } }, "content_block_delta"));
-    expect(m.generatedText()).toBe("get_weather{\"city\":\"Paris\"}");
+    m.event(
+      frame(
+        {
+          type: "content_block_start",
+          index: 0,
+          content_block: { type: "tool_use", id: "t1", name: "get_weather", input: {} },
+        },
+        "content_block_start",
+      ),
+    );
+    m.event(
+      frame(
+        {
+          type: "content_block_delta",
+          index: 0,
+          delta: { type: "input_json_delta", partial_json: '{"city":"Paris"}' },
+        },
+        "content_block_delta",
+      ),
+    );
+    expect(m.generatedText()).toBe('get_weather{"city":"Paris"}');
   });
 
   test("a frame that is not JSON reaches a Claude client without the key or the upstream address", () => {
@@ -91,34 +123,48 @@ describe("Claude streams", () => {
 
 describe("Gemini answers", () => {
   const answer = (usageMetadata?: unknown) => ({
-    candidates: [{ content: { role: "model", parts: [{ text: "Hello from Gemini." }] }, finishReason: "STOP", index: 0 }],
+    candidates: [
+      { content: { role: "model", parts: [{ text: "Hello from Gemini." }] }, finishReason: "STOP", index: 0 },
+    ],
     ...(usageMetadata === undefined ? {} : { usageMetadata }),
   });
 
   for (const format of ["openai", "gemini"] as const) {
     test(`${format} client: usageMetadata without promptTokenCount is no usage`, () => {
       expect(geminiAdaptor.parseResponse(call(format), answer({})).usage).toBeNull();
-      expect(geminiAdaptor.parseResponse(call(format), answer({ candidatesTokenCount: 5, totalTokenCount: 5 })).usage).toBeNull();
+      expect(
+        geminiAdaptor.parseResponse(call(format), answer({ candidatesTokenCount: 5, totalTokenCount: 5 })).usage,
+      ).toBeNull();
     });
   }
 
   test("usageMetadata without candidatesTokenCount gets the answer's text counted (by the relay, off the event loop)", async () => {
-    const u = (await answerUsage(geminiAdaptor.parseResponse(call(), answer({ promptTokenCount: 9, totalTokenCount: 9 }))))!;
+    const u = (await answerUsage(
+      geminiAdaptor.parseResponse(call(), answer({ promptTokenCount: 9, totalTokenCount: 9 })),
+    ))!;
     expect(u.prompt_tokens).toBe(9);
     expect(u.completion_tokens).toBe(countTokensNow("Hello from Gemini."));
   });
 
   test("a blocked prompt (no candidates) bills the prompt only", async () => {
-    const u = (await answerUsage(geminiAdaptor.parseResponse(call(), { promptFeedback: { blockReason: "SAFETY" }, usageMetadata: { promptTokenCount: 9, totalTokenCount: 9 } })))!;
+    const u = (await answerUsage(
+      geminiAdaptor.parseResponse(call(), {
+        promptFeedback: { blockReason: "SAFETY" },
+        usageMetadata: { promptTokenCount: 9, totalTokenCount: 9 },
+      }),
+    ))!;
     expect([u.prompt_tokens, u.completion_tokens]).toEqual([9, 0]);
   });
 });
 
 describe("Gemini streams", () => {
-  const chunk = (usageMetadata?: object, finishReason?: string) => frame({
-    candidates: [{ content: { role: "model", parts: [{ text: "Hello" }] }, index: 0, ...(finishReason ? { finishReason } : {}) }],
-    ...(usageMetadata ? { usageMetadata } : {}),
-  });
+  const chunk = (usageMetadata?: object, finishReason?: string) =>
+    frame({
+      candidates: [
+        { content: { role: "model", parts: [{ text: "Hello" }] }, index: 0, ...(finishReason ? { finishReason } : {}) },
+      ],
+      ...(usageMetadata ? { usageMetadata } : {}),
+    });
 
   test("usageMetadata without promptTokenCount is no usage, so the prompt gets counted", () => {
     for (const meta of [{}, { candidatesTokenCount: 1, totalTokenCount: 1 }]) {
@@ -158,7 +204,11 @@ describe("through the relay: a Claude stream without usage", () => {
   const question = "Please greet every reader of this test with a few friendly words.";
   const cases: [string, string, Record<string, unknown>][] = [
     ["OpenAI client", "/v1/chat/completions", { model, stream: true, messages: [{ role: "user", content: question }] }],
-    ["Claude client", "/v1/messages", { model, stream: true, max_tokens: 100, messages: [{ role: "user", content: question }] }],
+    [
+      "Claude client",
+      "/v1/messages",
+      { model, stream: true, max_tokens: 100, messages: [{ role: "user", content: question }] },
+    ],
   ];
   for (const [name, path, body] of cases) {
     test(`${name}: the prompt and the text are counted and billed`, async () => {

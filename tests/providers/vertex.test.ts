@@ -1,7 +1,22 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { vertexAdaptor, vertexClaudeModel, vertexRegion, vertexUrl } from "../../server/relay/providers/vertex/index.ts";
-import { accessToken, clearTokenCache, parseServiceAccount, signJwt } from "../../server/relay/providers/vertex/auth.ts";
-import { makeServiceAccount, startVertexUpstream, type TestServiceAccount, type VertexMock } from "../mocks/vertex-upstream.ts";
+import {
+  vertexAdaptor,
+  vertexClaudeModel,
+  vertexRegion,
+  vertexUrl,
+} from "../../server/relay/providers/vertex/index.ts";
+import {
+  accessToken,
+  clearTokenCache,
+  parseServiceAccount,
+  signJwt,
+} from "../../server/relay/providers/vertex/auth.ts";
+import {
+  makeServiceAccount,
+  startVertexUpstream,
+  type TestServiceAccount,
+  type VertexMock,
+} from "../mocks/vertex-upstream.ts";
 import { channel, chunksOf, contentOf, makeCall, run } from "./harness.ts";
 
 describe("Vertex pieces", () => {
@@ -13,19 +28,28 @@ describe("Vertex pieces", () => {
 
   test("region from other: plain, per-model JSON, default; global uses the global host", () => {
     expect(vertexRegion({ channel: channel({ other: "europe-west1" }), options: {} }, "m")).toBe("europe-west1");
-    expect(vertexRegion({ channel: channel({ other: "{\"default\":\"us-east5\",\"gemini-2.5-pro\":\"global\"}" }), options: {} }, "gemini-2.5-pro")).toBe("global");
-    expect(vertexRegion({ channel: channel({ other: "{\"default\":\"us-east5\"}" }), options: {} }, "x")).toBe("us-east5");
+    expect(
+      vertexRegion(
+        { channel: channel({ other: '{"default":"us-east5","gemini-2.5-pro":"global"}' }), options: {} },
+        "gemini-2.5-pro",
+      ),
+    ).toBe("global");
+    expect(vertexRegion({ channel: channel({ other: '{"default":"us-east5"}' }), options: {} }, "x")).toBe("us-east5");
     expect(vertexRegion({ channel: channel({ other: "" }), options: {} }, "x")).toBe("us-central1");
     const base = { baseUrl: "", options: {} };
-    expect(vertexUrl({ ...base, stream: true, channel: channel({ other: "us-east5" }) }, "p1", "claude-sonnet-4-20250514"))
-      .toBe("https://us-east5-aiplatform.googleapis.com/v1/projects/p1/locations/us-east5/publishers/anthropic/models/claude-sonnet-4@20250514:streamRawPredict");
-    expect(vertexUrl({ ...base, stream: false, channel: channel({ other: "global" }) }, "p1", "gemini-2.5-pro"))
-      .toBe("https://aiplatform.googleapis.com/v1/projects/p1/locations/global/publishers/google/models/gemini-2.5-pro:generateContent");
+    expect(
+      vertexUrl({ ...base, stream: true, channel: channel({ other: "us-east5" }) }, "p1", "claude-sonnet-4-20250514"),
+    ).toBe(
+      "https://us-east5-aiplatform.googleapis.com/v1/projects/p1/locations/us-east5/publishers/anthropic/models/claude-sonnet-4@20250514:streamRawPredict",
+    );
+    expect(vertexUrl({ ...base, stream: false, channel: channel({ other: "global" }) }, "p1", "gemini-2.5-pro")).toBe(
+      "https://aiplatform.googleapis.com/v1/projects/p1/locations/global/publishers/google/models/gemini-2.5-pro:generateContent",
+    );
   });
 
   test("a key that is not service-account JSON is refused", () => {
     expect(() => parseServiceAccount("not json")).toThrow("service account JSON");
-    expect(() => parseServiceAccount("{\"client_email\":\"a\"}")).toThrow("project_id");
+    expect(() => parseServiceAccount('{"client_email":"a"}')).toThrow("project_id");
   });
 });
 
@@ -40,14 +64,25 @@ describe("Vertex against the mock token endpoint and prediction API", () => {
   afterAll(() => up.stop());
   beforeEach(() => clearTokenCache());
   const call = (p: Partial<Parameters<typeof makeCall>[0]> = {}) =>
-    makeCall({ baseUrl: up.url, key: JSON.stringify(sa.json), channel: channel({ type: 41, other: "us-east5" }), upstreamModel: "claude-sonnet-4-20250514", requestModel: "claude-sonnet-4-20250514", ...p });
+    makeCall({
+      baseUrl: up.url,
+      key: JSON.stringify(sa.json),
+      channel: channel({ type: 41, other: "us-east5" }),
+      upstreamModel: "claude-sonnet-4-20250514",
+      requestModel: "claude-sonnet-4-20250514",
+      ...p,
+    });
 
   test("the JWT is RS256 with the account's claims, and the token is cached until near expiry", async () => {
     const jwt = await signJwt(parseServiceAccount(JSON.stringify(sa.json)), 1_700_000_000);
     const [h, c] = jwt.split(".");
     expect(JSON.parse(Buffer.from(h!, "base64url").toString())).toEqual({ alg: "RS256", typ: "JWT", kid: "kid-1" });
     expect(JSON.parse(Buffer.from(c!, "base64url").toString())).toEqual({
-      iss: sa.json.client_email, scope: "https://www.googleapis.com/auth/cloud-platform", aud: up.url + "/token", iat: 1_700_000_000, exp: 1_700_003_600,
+      iss: sa.json.client_email,
+      scope: "https://www.googleapis.com/auth/cloud-platform",
+      aud: up.url + "/token",
+      iat: 1_700_000_000,
+      exp: 1_700_003_600,
     });
     const before = up.issued.length;
     const account = parseServiceAccount(JSON.stringify(sa.json));
@@ -71,15 +106,21 @@ describe("Vertex against the mock token endpoint and prediction API", () => {
 
   test("a refused token exchange is a 502 naming the reason", async () => {
     const other = await makeServiceAccount(up.url + "/token");
-    await expect(run(vertexAdaptor, call({ key: JSON.stringify(other.json) }), { model: "x", messages: [{ role: "user", content: "x" }] }))
-      .rejects.toMatchObject({ status: 502, message: "Vertex AI token exchange failed: Invalid JWT Signature." });
+    await expect(
+      run(vertexAdaptor, call({ key: JSON.stringify(other.json) }), {
+        model: "x",
+        messages: [{ role: "user", content: "x" }],
+      }),
+    ).rejects.toMatchObject({ status: 502, message: "Vertex AI token exchange failed: Invalid JWT Signature." });
   });
 
   test("Claude on Vertex: rawPredict URL, bearer token, body without model and with vertex anthropic_version", async () => {
     const o = await run(vertexAdaptor, call(), { model: "x", messages: [{ role: "user", content: "Hi" }] });
     expect(o.status).toBe(200);
     const rec = up.last();
-    expect(rec.path).toBe("/v1/projects/test-project/locations/us-east5/publishers/anthropic/models/claude-sonnet-4@20250514:rawPredict");
+    expect(rec.path).toBe(
+      "/v1/projects/test-project/locations/us-east5/publishers/anthropic/models/claude-sonnet-4@20250514:rawPredict",
+    );
     expect(rec.headers.authorization).toMatch(/^Bearer ya29\.test-/);
     expect(rec.body.anthropic_version).toBe("vertex-2023-10-16");
     expect(o.body.choices[0].message.content).toBe("Hello from Claude.");
@@ -87,20 +128,39 @@ describe("Vertex against the mock token endpoint and prediction API", () => {
   });
 
   test("Claude on Vertex, streamed", async () => {
-    const o = await run(vertexAdaptor, call({ stream: true }), { model: "x", stream: true, messages: [{ role: "user", content: "Hi" }] });
+    const o = await run(vertexAdaptor, call({ stream: true }), {
+      model: "x",
+      stream: true,
+      messages: [{ role: "user", content: "Hi" }],
+    });
     expect(up.last().path).toEndWith(":streamRawPredict");
     expect(up.last().body.stream).toBe(true);
     expect(contentOf(o)).toBe("Hello from Claude.");
   });
 
   test("Gemini on Vertex: publisher google, roles filled in for native bodies, stream", async () => {
-    const o = await run(vertexAdaptor, call({ upstreamModel: "gemini-2.5-flash", requestModel: "gemini-2.5-flash", stream: true, clientWantsUsage: true }), {
-      model: "x", stream: true, messages: [{ role: "user", content: "Hi" }],
-    });
-    expect(up.last().path).toBe("/v1/projects/test-project/locations/us-east5/publishers/google/models/gemini-2.5-flash:streamGenerateContent");
+    const o = await run(
+      vertexAdaptor,
+      call({
+        upstreamModel: "gemini-2.5-flash",
+        requestModel: "gemini-2.5-flash",
+        stream: true,
+        clientWantsUsage: true,
+      }),
+      {
+        model: "x",
+        stream: true,
+        messages: [{ role: "user", content: "Hi" }],
+      },
+    );
+    expect(up.last().path).toBe(
+      "/v1/projects/test-project/locations/us-east5/publishers/google/models/gemini-2.5-flash:streamGenerateContent",
+    );
     expect(contentOf(o)).toBe("Hello from Gemini.");
     expect(chunksOf(o).at(-1).usage.prompt_tokens).toBe(9);
-    const native = await run(vertexAdaptor, call({ format: "gemini", upstreamModel: "gemini-2.5-flash" }), { contents: [{ parts: [{ text: "Hi" }] }] });
+    const native = await run(vertexAdaptor, call({ format: "gemini", upstreamModel: "gemini-2.5-flash" }), {
+      contents: [{ parts: [{ text: "Hi" }] }],
+    });
     expect(up.last().body.contents[0].role).toBe("user");
     expect(native.body.candidates[0].content.parts[0].text).toBe("Hello from Gemini.");
   });

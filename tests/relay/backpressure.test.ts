@@ -9,7 +9,16 @@ import { testContext } from "../helpers/app.ts";
 import { relayFixture, logsOf } from "./fixtures.ts";
 
 const policy = { enabled: () => false, intervalMs: () => 60_000 };
-const usage = (userId: number) => ({ userId, username: "u", tokenId: 0, channelId: 0, model: "m", quota: 1, tokens: 1, at: Math.floor(Date.now() / 1000) });
+const usage = (userId: number) => ({
+  userId,
+  username: "u",
+  tokenId: 0,
+  channelId: 0,
+  model: "m",
+  quota: 1,
+  tokens: 1,
+  at: Math.floor(Date.now() / 1000),
+});
 
 for (const kind of storageKinds()) {
   test(`${kind}: past ${BACKLOG_LIMIT} unwritten records a caller waits for the writer; once it has written, at once`, async () => {
@@ -30,7 +39,11 @@ for (const kind of storageKinds()) {
       expect(through).toBe(true);
       expect(writer.room()).toBeNull();
       await writer.flush(true);
-      const row = await ctx.deps.db.selectFrom("users").select(["used_quota", "request_count"]).where("id", "=", user.id).executeTakeFirstOrThrow();
+      const row = await ctx.deps.db
+        .selectFrom("users")
+        .select(["used_quota", "request_count"])
+        .where("id", "=", user.id)
+        .executeTakeFirstOrThrow();
       expect([Number(row.used_quota), Number(row.request_count)]).toEqual([BACKLOG_LIMIT, BACKLOG_LIMIT]);
     } finally {
       await ctx.close();
@@ -48,7 +61,10 @@ test("sqlite: a relay call arriving at a full backlog waits for the writer, then
     const { writer } = relayState(fx.ctx.deps);
     for (let i = 0; i < BACKLOG_LIMIT; i++) writer.usage(usage(0));
     expect(writer.room()).toBeInstanceOf(Promise);
-    const res = await fx.call("/v1/chat/completions", token.key, { model: "bp-m", messages: [{ role: "user", content: "hi" }] });
+    const res = await fx.call("/v1/chat/completions", token.key, {
+      model: "bp-m",
+      messages: [{ role: "user", content: "hi" }],
+    });
     expect(res.status).toBe(200);
     await res.text();
     expect(writer.room()).toBeNull();

@@ -31,9 +31,14 @@ const chat = { model: MODEL, messages: [{ role: "user", content: "hi" }], max_to
 async function warmed(app = fx.ctx.app) {
   const user = await fx.user(RICH);
   const token = await fx.token(user.id, { remain_quota: RICH });
-  const call = () => app.handle(new Request("http://localhost/v1/chat/completions", {
-    method: "POST", headers: { authorization: `Bearer ${token.key}`, "content-type": "application/json" }, body: JSON.stringify(chat),
-  }));
+  const call = () =>
+    app.handle(
+      new Request("http://localhost/v1/chat/completions", {
+        method: "POST",
+        headers: { authorization: `Bearer ${token.key}`, "content-type": "application/json" },
+        body: JSON.stringify(chat),
+      }),
+    );
   const first = await call();
   expect(first.status).toBe(200);
   await first.text();
@@ -93,14 +98,20 @@ describe("relay token/user cache invalidation", () => {
 
   test("moving the token's expiry into the past", async () => {
     const { user, token, call } = await warmed();
-    await api("PUT", "/api/token/", user, { id: token.id, name: "t", remain_quota: RICH, expired_time: Math.floor(Date.now() / 1000) - 60 });
+    await api("PUT", "/api/token/", user, {
+      id: token.id,
+      name: "t",
+      remain_quota: RICH,
+      expired_time: Math.floor(Date.now() / 1000) - 60,
+    });
     await refused(await call(), 401, "this token has expired");
   });
 
   test("a second instance sharing the database and the cache hears about a ban", async () => {
     const shared = fx.ctx.deps.cache;
     // Memory: one process, so both instances hold the same cache; Redis: a client of its own, same keyspace.
-    const cache: Cache = shared instanceof RedisCache ? new RedisCache(process.env.REDIS_CONN_STRING!, shared.prefix) : shared;
+    const cache: Cache =
+      shared instanceof RedisCache ? new RedisCache(process.env.REDIS_CONN_STRING!, shared.prefix) : shared;
     if (cache instanceof RedisCache) await cache.connect();
     const other: AppDeps = { ...fx.ctx.deps, cache, shutdownHooks: [] };
     try {

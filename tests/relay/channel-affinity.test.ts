@@ -63,11 +63,28 @@ beforeAll(async () => {
   await fx.option("RetryTimes", "1");
   ids.a = await fx.channel({ name: "a", key: "sk-a", base_url: a.url, models: [GPT], priority: 10 });
   ids.b = await fx.channel({ name: "b", key: "sk-b", base_url: b.url, models: [GPT, MINI], priority: 0 });
-  ids.claudeA = await fx.channel({ type: 14, key: "claude-key", base_url: claudeA.url, models: [CLAUDE], priority: 10 });
+  ids.claudeA = await fx.channel({
+    type: 14,
+    key: "claude-key",
+    base_url: claudeA.url,
+    models: [CLAUDE],
+    priority: 10,
+  });
   ids.claudeB = await fx.channel({ type: 14, key: "claude-key", base_url: claudeB.url, models: [CLAUDE], priority: 0 });
-  ids.geminiA = await fx.channel({ type: 24, key: "gemini-key", base_url: geminiA.url, models: [GEMINI], priority: 10 });
+  ids.geminiA = await fx.channel({
+    type: 24,
+    key: "gemini-key",
+    base_url: geminiA.url,
+    models: [GEMINI],
+    priority: 10,
+  });
   ids.geminiB = await fx.channel({ type: 24, key: "gemini-key", base_url: geminiB.url, models: [GEMINI], priority: 0 });
-  ids.keyed = await fx.channel({ key: "k1\nk2\nk3", base_url: keyed.url, models: [KEYS], channel_info: multiKeyInfo(3, "polling") });
+  ids.keyed = await fx.channel({
+    key: "k1\nk2\nk3",
+    base_url: keyed.url,
+    models: [KEYS],
+    channel_info: multiKeyInfo(3, "polling"),
+  });
   token = (await fx.token((await fx.user(1_000_000_000)).id, { remain_quota: 1_000_000_000 })).key;
   root = await fx.user(0, { role: ROLE.root });
 });
@@ -80,7 +97,11 @@ afterEach(() => void setSystemTime());
 
 /** Which OpenAI channel served a call ("both": one failed and the other answered). */
 async function chat(extra: Record<string, unknown> = {}, model = GPT): Promise<string> {
-  const res = await fx.call("/v1/chat/completions", token, { model, messages: [{ role: "user", content: "hi" }], ...extra });
+  const res = await fx.call("/v1/chat/completions", token, {
+    model,
+    messages: [{ role: "user", content: "hi" }],
+    ...extra,
+  });
   expect(res.status).toBe(200);
   await res.text();
   return lastServed();
@@ -89,7 +110,12 @@ let seenA = 0;
 let seenB = 0;
 /** The channel whose upstream got requests since the last look: "a", "b", or "both". */
 function lastServed(): string {
-  const out = a.seen.length > seenA && b.seen.length === seenB ? "a" : b.seen.length > seenB && a.seen.length === seenA ? "b" : "both";
+  const out =
+    a.seen.length > seenA && b.seen.length === seenB
+      ? "a"
+      : b.seen.length > seenB && a.seen.length === seenA
+        ? "b"
+        : "both";
   seenA = a.seen.length;
   seenB = b.seen.length;
   return out;
@@ -127,7 +153,11 @@ describe("a conversation stays on its channel", () => {
   test("a Responses call (Codex CLI's) by its prompt_cache_key", async () => {
     await reset();
     const responses = async (key?: string) => {
-      const res = await fx.call("/v1/responses", token, { model: GPT, input: "hi", ...(key ? { prompt_cache_key: key } : {}) });
+      const res = await fx.call("/v1/responses", token, {
+        model: GPT,
+        input: "hi",
+        ...(key ? { prompt_cache_key: key } : {}),
+      });
       expect(res.status).toBe(200);
       await res.text();
       return lastServed();
@@ -142,14 +172,28 @@ describe("a conversation stays on its channel", () => {
     await reset();
     const user = await fx.user(10_000_000);
     const own = (await fx.token(user.id)).key;
-    const call = () => fx.call("/v1/chat/completions", own, { model: GPT, prompt_cache_key: "logged-conversation", messages: [{ role: "user", content: "hi" }] });
+    const call = () =>
+      fx.call("/v1/chat/completions", own, {
+        model: GPT,
+        prompt_cache_key: "logged-conversation",
+        messages: [{ role: "user", content: "hi" }],
+      });
     await (await call()).text();
     await (await call()).text();
     await fx.flush();
-    const logs = await fx.ctx.deps.db.selectFrom("logs").select("other").where("user_id", "=", user.id).orderBy("id").execute();
+    const logs = await fx.ctx.deps.db
+      .selectFrom("logs")
+      .select("other")
+      .where("user_id", "=", user.id)
+      .orderBy("id")
+      .execute();
     expect(JSON.parse(logs[0]!.other).admin_info.channel_affinity).toBeUndefined();
     expect(JSON.parse(logs[1]!.other).admin_info.channel_affinity).toEqual({
-      rule_name: "prompt cache key", using_group: "default", channel_id: ids.a, key_source: "gjson", key_hint: "logg...tion",
+      rule_name: "prompt cache key",
+      using_group: "default",
+      channel_id: ids.a,
+      key_source: "gjson",
+      key_hint: "logg...tion",
     });
   });
 
@@ -209,7 +253,17 @@ describe("a conversation stays on its channel", () => {
     await reset();
     const claude = async (headers: Record<string, string>, metadata?: Record<string, string>) => {
       const before = [claudeA.requests.length, claudeB.requests.length];
-      const res = await fx.call("/v1/messages", token, { model: CLAUDE, max_tokens: 16, messages: [{ role: "user", content: "hi" }], ...(metadata ? { metadata } : {}) }, headers);
+      const res = await fx.call(
+        "/v1/messages",
+        token,
+        {
+          model: CLAUDE,
+          max_tokens: 16,
+          messages: [{ role: "user", content: "hi" }],
+          ...(metadata ? { metadata } : {}),
+        },
+        headers,
+      );
       expect(res.status).toBe(200);
       await res.text();
       return claudeA.requests.length > before[0]! ? "a" : claudeB.requests.length > before[1]! ? "b" : "none";
@@ -229,7 +283,10 @@ describe("a conversation stays on its channel", () => {
     await reset();
     const gemini = async (cachedContent?: string) => {
       const before = [geminiA.requests.length, geminiB.requests.length];
-      const res = await fx.call(`/v1beta/models/${GEMINI}:generateContent`, token, { contents: [{ role: "user", parts: [{ text: "hi" }] }], ...(cachedContent ? { cachedContent } : {}) });
+      const res = await fx.call(`/v1beta/models/${GEMINI}:generateContent`, token, {
+        contents: [{ role: "user", parts: [{ text: "hi" }] }],
+        ...(cachedContent ? { cachedContent } : {}),
+      });
       expect(res.status).toBe(200);
       await res.text();
       return geminiA.requests.length > before[0]! ? "a" : geminiB.requests.length > before[1]! ? "b" : "none";
@@ -243,7 +300,11 @@ describe("a conversation stays on its channel", () => {
   test("a multi-key channel: the conversation keeps its key while polling moves on for other calls", async () => {
     await reset();
     const keyOf = async (extra: Record<string, unknown>) => {
-      const res = await fx.call("/v1/chat/completions", token, { model: KEYS, messages: [{ role: "user", content: "hi" }], ...extra });
+      const res = await fx.call("/v1/chat/completions", token, {
+        model: KEYS,
+        messages: [{ role: "user", content: "hi" }],
+        ...extra,
+      });
       expect(res.status).toBe(200);
       await res.text();
       return keyed.seen.at(-1)!.authorization;
@@ -259,8 +320,13 @@ describe("a conversation stays on its channel", () => {
 describe("a shared cache that does not answer", () => {
   test("a conversation's lookup gives up and the call is routed as any other; pins are still kept in memory", async () => {
     const hung = {
-      kind: "redis" as const, get: () => new Promise<string | null>(() => {}), set: async () => {}, del: async () => {}, keys: async () => [],
-      publish: async () => {}, subscribe: async () => async () => {},
+      kind: "redis" as const,
+      get: () => new Promise<string | null>(() => {}),
+      set: async () => {},
+      del: async () => {},
+      keys: async () => [],
+      publish: async () => {},
+      subscribe: async () => async () => {},
     };
     const store = new AffinityStore({ ...fx.ctx.deps, cache: hung as any, shutdownHooks: [] });
     expect(await store.lookup("conv", 3600)).toBeNull();
@@ -273,25 +339,71 @@ describe("a shared cache that does not answer", () => {
 describe("settings and the cache route (new-api's)", () => {
   test("the options are new-api's keys, with its defaults' shape; a bad rule is refused naming the field", async () => {
     const all = await fx.ctx.request("GET", "/api/option/", { as: root });
-    const options = Object.fromEntries((all.body.data as { key: string; value: string }[]).map((o) => [o.key, o.value]));
+    const options = Object.fromEntries(
+      (all.body.data as { key: string; value: string }[]).map((o) => [o.key, o.value]),
+    );
     expect(options[AFFINITY_OPTIONS.enabled]).toBe("true");
     expect(options[AFFINITY_OPTIONS.defaultTtlSeconds]).toBe("3600");
     expect(JSON.parse(options[AFFINITY_OPTIONS.rules]!)).toEqual(DEFAULT_AFFINITY_RULES);
-    const bad = await fx.ctx.request("PUT", "/api/option/", { as: root, body: { key: AFFINITY_OPTIONS.rules, value: JSON.stringify([{ name: "x", model_regex: ["("], key_sources: [{ type: "gjson", path: "a" }] }]) } });
+    const bad = await fx.ctx.request("PUT", "/api/option/", {
+      as: root,
+      body: {
+        key: AFFINITY_OPTIONS.rules,
+        value: JSON.stringify([{ name: "x", model_regex: ["("], key_sources: [{ type: "gjson", path: "a" }] }]),
+      },
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.message).toContain("rules[0].model_regex");
-    const noSource = await fx.ctx.request("PUT", "/api/option/", { as: root, body: { key: AFFINITY_OPTIONS.rules, value: JSON.stringify([{ name: "x", model_regex: [".*"], key_sources: [] }]) } });
+    const noSource = await fx.ctx.request("PUT", "/api/option/", {
+      as: root,
+      body: {
+        key: AFFINITY_OPTIONS.rules,
+        value: JSON.stringify([{ name: "x", model_regex: [".*"], key_sources: [] }]),
+      },
+    });
     expect(noSource.body.message).toContain("rules[0].key_sources");
-    expect((await fx.ctx.request("PUT", "/api/option/", { as: root, body: { key: AFFINITY_OPTIONS.maxEntries, value: "0" } })).status).toBe(400);
+    expect(
+      (
+        await fx.ctx.request("PUT", "/api/option/", {
+          as: root,
+          body: { key: AFFINITY_OPTIONS.maxEntries, value: "0" },
+        })
+      ).status,
+    ).toBe(400);
   });
 
   test("a rule of the operator's: a header source, its own TTL, a value pattern", async () => {
     await reset();
-    const rules = [{ name: "team", model_regex: ["^aff-"], path_regex: ["/v1/chat/completions"], key_sources: [{ type: "request_header", key: "X-Team" }], value_regex: "^t-", ttl_seconds: 60, skip_retry_on_failure: false, include_using_group: true, include_model_name: true, include_rule_name: true }];
-    expect((await fx.ctx.request("PUT", "/api/option/", { as: root, body: { key: AFFINITY_OPTIONS.rules, value: JSON.stringify(rules) } })).body.success).toBe(true);
+    const rules = [
+      {
+        name: "team",
+        model_regex: ["^aff-"],
+        path_regex: ["/v1/chat/completions"],
+        key_sources: [{ type: "request_header", key: "X-Team" }],
+        value_regex: "^t-",
+        ttl_seconds: 60,
+        skip_retry_on_failure: false,
+        include_using_group: true,
+        include_model_name: true,
+        include_rule_name: true,
+      },
+    ];
+    expect(
+      (
+        await fx.ctx.request("PUT", "/api/option/", {
+          as: root,
+          body: { key: AFFINITY_OPTIONS.rules, value: JSON.stringify(rules) },
+        })
+      ).body.success,
+    ).toBe(true);
     try {
       const teamCall = async (team: string) => {
-        const res = await fx.call("/v1/chat/completions", token, { model: GPT, messages: [{ role: "user", content: "hi" }] }, { "x-team": team });
+        const res = await fx.call(
+          "/v1/chat/completions",
+          token,
+          { model: GPT, messages: [{ role: "user", content: "hi" }] },
+          { "x-team": team },
+        );
         await res.text();
         return lastServed();
       };
@@ -315,7 +427,10 @@ describe("settings and the cache route (new-api's)", () => {
     await fx.option(AFFINITY_OPTIONS.maxEntries, "2");
     try {
       for (const k of ["m-1", "m-2", "m-3"]) await chat({ prompt_cache_key: k });
-      expect((await storeOf(fx.ctx.deps).keys()).sort()).toEqual([`prompt cache key:${GPT}:default:m-2`, `prompt cache key:${GPT}:default:m-3`]);
+      expect((await storeOf(fx.ctx.deps).keys()).sort()).toEqual([
+        `prompt cache key:${GPT}:default:m-2`,
+        `prompt cache key:${GPT}:default:m-3`,
+      ]);
       await setPriority(fx, ids.b!, 20);
       expect(await chat({ prompt_cache_key: "m-1" })).toBe("b");
       expect(await chat({ prompt_cache_key: "m-3" })).toBe("a");
@@ -330,17 +445,33 @@ describe("settings and the cache route (new-api's)", () => {
     await chat({ prompt_cache_key: "stats-2" });
     const stats = await fx.ctx.request("GET", "/api/option/channel_affinity_cache", { as: root });
     expect(stats.body).toEqual({
-      success: true, message: "",
-      data: { enabled: true, total: 2, unknown: 0, by_rule_name: { "prompt cache key": 2, "claude cli trace": 0, "gemini context cache": 0 }, cache_capacity: 100000, cache_algo: "lru" },
+      success: true,
+      message: "",
+      data: {
+        enabled: true,
+        total: 2,
+        unknown: 0,
+        by_rule_name: { "prompt cache key": 2, "claude cli trace": 0, "gemini context cache": 0 },
+        cache_capacity: 100000,
+        cache_algo: "lru",
+      },
     });
     const missing = await fx.ctx.request("DELETE", "/api/option/channel_affinity_cache", { as: root });
     expect(missing.status).toBe(400);
     expect(missing.body.success).toBe(false);
-    expect((await fx.ctx.request("DELETE", "/api/option/channel_affinity_cache?rule_name=nope", { as: root })).body.message).toContain("nope");
-    const one = await fx.ctx.request("DELETE", `/api/option/channel_affinity_cache?rule_name=${encodeURIComponent("prompt cache key")}`, { as: root });
+    expect(
+      (await fx.ctx.request("DELETE", "/api/option/channel_affinity_cache?rule_name=nope", { as: root })).body.message,
+    ).toContain("nope");
+    const one = await fx.ctx.request(
+      "DELETE",
+      `/api/option/channel_affinity_cache?rule_name=${encodeURIComponent("prompt cache key")}`,
+      { as: root },
+    );
     expect(one.body).toEqual({ success: true, message: "", data: { deleted: 2 } });
     await chat({ prompt_cache_key: "stats-3" });
-    expect((await fx.ctx.request("DELETE", "/api/option/channel_affinity_cache?all=true", { as: root })).body.data).toEqual({ deleted: 1 });
+    expect(
+      (await fx.ctx.request("DELETE", "/api/option/channel_affinity_cache?all=true", { as: root })).body.data,
+    ).toEqual({ deleted: 1 });
     expect((await fx.ctx.request("GET", "/api/option/channel_affinity_cache", { as: root })).body.data.total).toBe(0);
     const user = await fx.user(0);
     expect((await fx.ctx.request("GET", "/api/option/channel_affinity_cache", { as: user })).body.success).toBe(false);
@@ -368,15 +499,25 @@ if (REDIS) {
       const first = shared.ctx.deps;
       const cache = new RedisCache(REDIS, (first.cache as RedisCache).prefix);
       await cache.connect();
-      const deps: AppDeps = { ...first, cache, config: { ...first.config, instanceId: `${first.config.instanceId}-b` }, shutdownHooks: [] };
+      const deps: AppDeps = {
+        ...first,
+        cache,
+        config: { ...first.config, instanceId: `${first.config.instanceId}-b` },
+        shutdownHooks: [],
+      };
       const app = createApp(deps);
       await storeOf(deps).listening;
       await storeOf(first).listening;
       second = {
         deps,
-        call: (body) => app.handle(new Request("http://localhost/v1/chat/completions", {
-          method: "POST", headers: { authorization: `Bearer ${sharedToken}`, "content-type": "application/json" }, body: JSON.stringify(body),
-        })),
+        call: (body) =>
+          app.handle(
+            new Request("http://localhost/v1/chat/completions", {
+              method: "POST",
+              headers: { authorization: `Bearer ${sharedToken}`, "content-type": "application/json" },
+              body: JSON.stringify(body),
+            }),
+          ),
         async close() {
           for (const hook of deps.shutdownHooks) await hook();
           await cache.close();
@@ -397,7 +538,11 @@ if (REDIS) {
       const r = await res;
       expect(r.status).toBe(200);
       await r.text();
-      return one.seen.length > before[0] && two.seen.length === before[1] ? "one" : two.seen.length > before[1] && one.seen.length === before[0] ? "two" : "both";
+      return one.seen.length > before[0] && two.seen.length === before[1]
+        ? "one"
+        : two.seen.length > before[1] && one.seen.length === before[0]
+          ? "two"
+          : "both";
     };
     const counts = (): [number, number] => [one.seen.length, two.seen.length];
     const bothPriorities = async (id: number, p: number) => {
@@ -427,7 +572,9 @@ if (REDIS) {
         await Bun.sleep(10);
       }
       expect(await servedBy(shared.call("/v1/chat/completions", sharedToken, body), counts())).toBe("two");
-      const stats = await shared.ctx.request("GET", "/api/option/channel_affinity_cache", { as: await shared.user(0, { role: ROLE.root }) });
+      const stats = await shared.ctx.request("GET", "/api/option/channel_affinity_cache", {
+        as: await shared.user(0, { role: ROLE.root }),
+      });
       expect(stats.body.data).toMatchObject({ total: 1, cache_algo: "redis", cache_capacity: 0 });
     });
   });

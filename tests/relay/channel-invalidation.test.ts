@@ -43,7 +43,8 @@ beforeAll(async () => {
   a = fx.ctx.app;
   await relayState(fx.ctx.deps).routing.listening;
   const shared = fx.ctx.deps.cache;
-  const cache: Cache = shared instanceof RedisCache ? new RedisCache(process.env.REDIS_CONN_STRING!, shared.prefix) : shared;
+  const cache: Cache =
+    shared instanceof RedisCache ? new RedisCache(process.env.REDIS_CONN_STRING!, shared.prefix) : shared;
   if (cache instanceof RedisCache) await cache.connect();
   ({ app: b, deps: bDeps } = await instance(cache));
   ({ app: c, deps: cDeps } = await instance(new MemoryCache()));
@@ -78,10 +79,13 @@ afterEach(() => {
 
 /** Which channel answered one chat call through `app`. */
 async function servedBy(app: App): Promise<string> {
-  const res = await app.handle(new Request("http://localhost/v1/chat/completions", {
-    method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    body: JSON.stringify({ model: MODEL, messages: [{ role: "user", content: "hi" }], max_tokens: 5 }),
-  }));
+  const res = await app.handle(
+    new Request("http://localhost/v1/chat/completions", {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: MODEL, messages: [{ role: "user", content: "hi" }], max_tokens: 5 }),
+    }),
+  );
   expect(res.status).toBe(200);
   await res.text();
   return fx.mock.seen.at(-1)!.authorization!.replace("Bearer sk-", "");
@@ -149,7 +153,11 @@ describe("relay routing cache invalidation across instances", () => {
       // The mock answers 401 for models named "-fail-401".
       const r = await fx.ctx.request("GET", `/api/channel/test/${x}?model=${MODEL}-fail-401`, { as: admin });
       expect(r.body.success).toBe(false);
-      const row = await fx.ctx.deps.db.selectFrom("channels").select("status").where("id", "=", x).executeTakeFirstOrThrow();
+      const row = await fx.ctx.deps.db
+        .selectFrom("channels")
+        .select("status")
+        .where("id", "=", x)
+        .executeTakeFirstOrThrow();
       expect(row.status).toBe(3);
       await everywhere("y");
     } finally {

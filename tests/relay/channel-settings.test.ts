@@ -29,20 +29,57 @@ const up = sharedRelayFixture(async (fx) => {
     httpAuth: await startHttpProxy("pu:pp"),
     socks: await startSocksProxy("su:sp"),
   };
-  const ch = (type: number, key: string, base: string, model: string, setting?: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
-    fx.channel({ type, key, base_url: base, models: [model], setting, ...extra });
+  const ch = (
+    type: number,
+    key: string,
+    base: string,
+    model: string,
+    setting?: Record<string, unknown>,
+    extra: Record<string, unknown> = {},
+  ) => fx.channel({ type, key, base_url: base, models: [model], setting, ...extra });
   ids.direct = await ch(1, "sk-compat", u.compat.url, "direct");
   ids.viaHttp = await ch(1, "sk-compat", u.compat.url, "via-http", { proxy: u.http.url });
   ids.viaHttpAuth = await ch(1, "sk-compat", u.compat.url, "via-http-auth", { proxy: u.httpAuth.url });
   ids.viaSocks = await ch(1, "sk-compat", u.compat.url, "via-socks", { proxy: u.socks.url });
-  ids.sparkSocks = await ch(18, "spark-app|spark-secret|spark-key", u.spark.url, "spark-socks", { proxy: u.socks.url }, { model_mapping: { "spark-socks": "SparkDesk-v3.5" } });
+  ids.sparkSocks = await ch(
+    18,
+    "spark-app|spark-secret|spark-key",
+    u.spark.url,
+    "spark-socks",
+    { proxy: u.socks.url },
+    { model_mapping: { "spark-socks": "SparkDesk-v3.5" } },
+  );
   ids.aiproxyHttp = await ch(21, "ap-key", u.aiproxy.url, "aiproxy-http", { proxy: u.http.url }, { other: "lib-1" });
   ids.deadProxy = await ch(1, "sk-compat", u.compat.url, "dead-proxy", { proxy: "http://127.0.0.1:9" });
   ids.prompt = await ch(1, "sk-compat", u.compat.url, "prompt", { system_prompt: PROMPT });
-  ids.promptOverride = await ch(1, "sk-compat", u.compat.url, "prompt-override", { system_prompt: PROMPT, system_prompt_override: true });
-  ids.claudePrompt = await ch(14, "claude-key", u.claude.url, "claude-prompt", { system_prompt: PROMPT, system_prompt_override: true }, { model_mapping: { "claude-prompt": "claude-sonnet-4-20250514" } });
-  ids.geminiPrompt = await ch(24, "gemini-key", u.gemini.url, "gemini-prompt", { system_prompt: PROMPT }, { model_mapping: { "gemini-prompt": "gemini-2.5-flash" } });
-  ids.passThrough = await ch(1, "sk-compat", u.compat.url, "pass-through", { pass_through_body_enabled: true, system_prompt: PROMPT }, { model_mapping: { "pass-through": "mapped" }, param_override: { temperature: 0 } });
+  ids.promptOverride = await ch(1, "sk-compat", u.compat.url, "prompt-override", {
+    system_prompt: PROMPT,
+    system_prompt_override: true,
+  });
+  ids.claudePrompt = await ch(
+    14,
+    "claude-key",
+    u.claude.url,
+    "claude-prompt",
+    { system_prompt: PROMPT, system_prompt_override: true },
+    { model_mapping: { "claude-prompt": "claude-sonnet-4-20250514" } },
+  );
+  ids.geminiPrompt = await ch(
+    24,
+    "gemini-key",
+    u.gemini.url,
+    "gemini-prompt",
+    { system_prompt: PROMPT },
+    { model_mapping: { "gemini-prompt": "gemini-2.5-flash" } },
+  );
+  ids.passThrough = await ch(
+    1,
+    "sk-compat",
+    u.compat.url,
+    "pass-through",
+    { pass_through_body_enabled: true, system_prompt: PROMPT },
+    { model_mapping: { "pass-through": "mapped" }, param_override: { temperature: 0 } },
+  );
   ids.forceFormat = await ch(1, "sk-compat", u.compat.url, "force-format", { force_format: true });
   ids.thinking = await ch(1, "sk-compat", u.compat.url, "reason-think", { thinking_to_content: true });
   ids.operations = await ch(1, "sk-compat", u.compat.url, "po-ops", undefined, {
@@ -53,11 +90,31 @@ const up = sharedRelayFixture(async (fx) => {
         { path: "messages.-1.content", mode: "prepend", value: "[channel] " },
         { path: "temperature", mode: "set", value: 0.1, conditions: [{ path: "model", mode: "prefix", value: "po-" }] },
         { path: "max_tokens", mode: "delete" },
-        { mode: "return_error", value: { message: "this user is blocked on this channel", status_code: 403 }, conditions: [{ path: "user", mode: "full", value: "blocked" }] },
+        {
+          mode: "return_error",
+          value: { message: "this user is blocked on this channel", status_code: 403 },
+          conditions: [{ path: "user", mode: "full", value: "blocked" }],
+        },
       ],
     },
   });
-  const all = ["direct", "via-http", "via-http-auth", "via-socks", "spark-socks", "aiproxy-http", "dead-proxy", "prompt", "prompt-override", "claude-prompt", "gemini-prompt", "pass-through", "force-format", "reason-think", "po-ops"];
+  const all = [
+    "direct",
+    "via-http",
+    "via-http-auth",
+    "via-socks",
+    "spark-socks",
+    "aiproxy-http",
+    "dead-proxy",
+    "prompt",
+    "prompt-override",
+    "claude-prompt",
+    "gemini-prompt",
+    "pass-through",
+    "force-format",
+    "reason-think",
+    "po-ops",
+  ];
   await ratios(fx, all, 1, 2);
   const user = await fx.user(NEW_USER_QUOTA);
   session.key = (await fx.token(user.id, { remain_quota: NEW_USER_QUOTA })).key;
@@ -68,8 +125,17 @@ afterAll(() => closeProxyBridges());
 const call = (model: string, extra: Record<string, unknown> = {}, path = "/v1/chat/completions") =>
   up.fx.call(path, session.key, { model, messages: [{ role: "user", content: "Hi" }], ...extra });
 const compatHost = () => new URL(up.compat.url).host;
-const channelRow = (id: number) => up.fx.ctx.deps.db.selectFrom("channels").selectAll().where("id", "=", id).executeTakeFirstOrThrow() as Promise<Channel>;
-const chunksOf = async (r: Response) => (await r.text()).split("\n").filter((l) => l.startsWith("data: {")).map((l) => JSON.parse(l.slice(6)));
+const channelRow = (id: number) =>
+  up.fx.ctx.deps.db
+    .selectFrom("channels")
+    .selectAll()
+    .where("id", "=", id)
+    .executeTakeFirstOrThrow() as Promise<Channel>;
+const chunksOf = async (r: Response) =>
+  (await r.text())
+    .split("\n")
+    .filter((l) => l.startsWith("data: {"))
+    .map((l) => JSON.parse(l.slice(6)));
 
 describe("proxy", () => {
   test("calls of a channel with an HTTP proxy go through it; other channels' calls do not", async () => {
@@ -117,25 +183,54 @@ describe("proxy", () => {
 describe("system prompt", () => {
   test("added in front when the client sent none; the client's own kept as it is without override", async () => {
     await call("prompt");
-    expect(up.compat.last().body.messages).toEqual([{ role: "system", content: PROMPT }, { role: "user", content: "Hi" }]);
-    await up.fx.call("/v1/chat/completions", session.key, { model: "prompt", messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "Hi" }] });
-    expect(up.compat.last().body.messages).toEqual([{ role: "system", content: "Be brief." }, { role: "user", content: "Hi" }]);
+    expect(up.compat.last().body.messages).toEqual([
+      { role: "system", content: PROMPT },
+      { role: "user", content: "Hi" },
+    ]);
+    await up.fx.call("/v1/chat/completions", session.key, {
+      model: "prompt",
+      messages: [
+        { role: "system", content: "Be brief." },
+        { role: "user", content: "Hi" },
+      ],
+    });
+    expect(up.compat.last().body.messages).toEqual([
+      { role: "system", content: "Be brief." },
+      { role: "user", content: "Hi" },
+    ]);
   });
 
   test("with override the channel's prompt is put before the client's", async () => {
-    await up.fx.call("/v1/chat/completions", session.key, { model: "prompt-override", messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "Hi" }] });
+    await up.fx.call("/v1/chat/completions", session.key, {
+      model: "prompt-override",
+      messages: [
+        { role: "system", content: "Be brief." },
+        { role: "user", content: "Hi" },
+      ],
+    });
     expect(up.compat.last().body.messages[0]).toEqual({ role: "system", content: `${PROMPT}\nBe brief.` });
   });
 
   test("Claude and Gemini clients on their own channels: system and systemInstruction", async () => {
-    const c = await up.fx.call("/v1/messages", session.key, { model: "claude-prompt", max_tokens: 20, system: "Be brief.", messages: [{ role: "user", content: "Hi" }] });
+    const c = await up.fx.call("/v1/messages", session.key, {
+      model: "claude-prompt",
+      max_tokens: 20,
+      system: "Be brief.",
+      messages: [{ role: "user", content: "Hi" }],
+    });
     expect(c.status).toBe(200);
     expect(up.claude.last().body.system).toBe(`${PROMPT}\nBe brief.`);
-    const g = await up.fx.ctx.app.handle(new Request("http://localhost/v1beta/models/gemini-prompt:generateContent", {
-      method: "POST", headers: { "content-type": "application/json", "x-goog-api-key": session.key }, body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "Hi" }] }] }),
-    }));
+    const g = await up.fx.ctx.app.handle(
+      new Request("http://localhost/v1beta/models/gemini-prompt:generateContent", {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-goog-api-key": session.key },
+        body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "Hi" }] }] }),
+      }),
+    );
     expect(g.status).toBe(200);
-    expect(up.gemini.last().body.systemInstruction ?? up.gemini.last().body.system_instruction).toEqual({ parts: [{ text: PROMPT }] });
+    expect(up.gemini.last().body.systemInstruction ?? up.gemini.last().body.system_instruction).toEqual({
+      parts: [{ text: PROMPT }],
+    });
   });
 });
 
@@ -161,10 +256,15 @@ describe("pass_through_body_enabled, force_format, thinking_to_content", () => {
 
   test("thinking_to_content: reasoning becomes content inside <think> tags", async () => {
     const r = (await (await call("reason-think")).json()) as any;
-    expect(r.choices[0].message).toEqual({ role: "assistant", content: `<think>\n${COMPAT_REASONING}\n</think>\n${COMPAT_TEXT}` });
+    expect(r.choices[0].message).toEqual({
+      role: "assistant",
+      content: `<think>\n${COMPAT_REASONING}\n</think>\n${COMPAT_TEXT}`,
+    });
     const chunks = await chunksOf(await call("reason-think", { stream: true }));
     expect(chunks.some((c) => c.choices?.[0]?.delta?.reasoning_content)).toBe(false);
-    expect(chunks.map((c) => c.choices?.[0]?.delta?.content ?? "").join("")).toBe(`<think>\n${COMPAT_REASONING}\n</think>\n${COMPAT_TEXT}`);
+    expect(chunks.map((c) => c.choices?.[0]?.delta?.content ?? "").join("")).toBe(
+      `<think>\n${COMPAT_REASONING}\n</think>\n${COMPAT_TEXT}`,
+    );
   });
 });
 

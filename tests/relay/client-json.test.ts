@@ -19,11 +19,34 @@ beforeAll(async () => {
   fx = await relayFixture("sqlite");
   claude = startClaudeUpstream();
   gemini = startGeminiUpstream();
-  await fx.option("ModelRatio", JSON.stringify({ "cj-plain": 1, "cj-mapped": 1, "cj-prompt": 1, "cj-override": 1, "cj-cached": 1, "claude-sonnet-4-20250514": 1, "cj-claude": 1, "gemini-2.5-flash": 1 }));
-  await fx.channel({ type: 14, key: "claude-key", base_url: claude.url, models: ["claude-sonnet-4-20250514", "cj-claude"], model_mapping: { "cj-claude": "claude-sonnet-4-20250514" } });
+  await fx.option(
+    "ModelRatio",
+    JSON.stringify({
+      "cj-plain": 1,
+      "cj-mapped": 1,
+      "cj-prompt": 1,
+      "cj-override": 1,
+      "cj-cached": 1,
+      "claude-sonnet-4-20250514": 1,
+      "cj-claude": 1,
+      "gemini-2.5-flash": 1,
+    }),
+  );
+  await fx.channel({
+    type: 14,
+    key: "claude-key",
+    base_url: claude.url,
+    models: ["claude-sonnet-4-20250514", "cj-claude"],
+    model_mapping: { "cj-claude": "claude-sonnet-4-20250514" },
+  });
   await fx.channel({ type: 24, key: "gemini-key", base_url: gemini.url, models: ["gemini-2.5-flash"] });
   await fx.channel({ type: 1, base_url: fx.mock.url, models: ["cj-plain", "cj-cached"] });
-  await fx.channel({ type: 1, base_url: fx.mock.url, models: ["cj-mapped"], model_mapping: { "cj-mapped": "upstream-model" } });
+  await fx.channel({
+    type: 1,
+    base_url: fx.mock.url,
+    models: ["cj-mapped"],
+    model_mapping: { "cj-mapped": "upstream-model" },
+  });
   await fx.channel({ type: 1, base_url: fx.mock.url, models: ["cj-prompt"], setting: { system_prompt: "Be brief." } });
   await fx.channel({ type: 1, base_url: fx.mock.url, models: ["cj-override"], param_override: { temperature: 0.1 } });
   key = (await fx.token((await fx.user(100_000_000)).id)).key;
@@ -35,13 +58,19 @@ afterAll(async () => {
 });
 
 /** Posts `text` as it is (fx.call would serialise an object). */
-const post = (text: string, headers: Record<string, string> = {}, path = "/v1/chat/completions") => fx.ctx.app.handle(new Request(`http://localhost${path}`, {
-  method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...headers }, body: text,
-}));
+const post = (text: string, headers: Record<string, string> = {}, path = "/v1/chat/completions") =>
+  fx.ctx.app.handle(
+    new Request(`http://localhost${path}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...headers },
+      body: text,
+    }),
+  );
 const last = () => fx.mock.seen.at(-1)!;
 
 /** A body whose text JSON.stringify would not write back: spacing, escapes, a number past 2^53. */
-const odd = (model: string, more = "") => `{ "model" : "${model}",\n  "messages": [ {"role":"user", "content":"caf\\u00e9 \\"hi\\""} ],\n  "seed": 12345678901234567890${more} }\n`;
+const odd = (model: string, more = "") =>
+  `{ "model" : "${model}",\n  "messages": [ {"role":"user", "content":"caf\\u00e9 \\"hi\\""} ],\n  "seed": 12345678901234567890${more} }\n`;
 
 describe("the client's JSON text upstream", () => {
   test("a call the gateway changes nothing in goes upstream byte for byte", async () => {
@@ -57,7 +86,9 @@ describe("the client's JSON text upstream", () => {
     const res = await post(text);
     expect(res.status).toBe(200);
     await res.text();
-    expect(last().raw).toBe(`{ "model" : "cj-plain",\n  "messages": [ {"role":"user", "content":"caf\\u00e9 \\"hi\\""} ],\n  "seed": 12345678901234567890, "stream": true ,"stream_options":{"include_usage":true}}\n`);
+    expect(last().raw).toBe(
+      `{ "model" : "cj-plain",\n  "messages": [ {"role":"user", "content":"caf\\u00e9 \\"hi\\""} ],\n  "seed": 12345678901234567890, "stream": true ,"stream_options":{"include_usage":true}}\n`,
+    );
     expect(last().body.stream_options).toEqual({ include_usage: true });
 
     const asked = odd("cj-plain", `, "stream": true, "stream_options": {"include_usage": true}`);
@@ -74,7 +105,9 @@ describe("the client's JSON text upstream", () => {
     const res = await post(text);
     expect(res.status).toBe(200);
     await res.text();
-    expect(last().raw).toBe(text.replace('"cj-mapped"', '"upstream-model"').replace(/ }\n$/, ' ,"stream_options":{"include_usage":true}}\n'));
+    expect(last().raw).toBe(
+      text.replace('"cj-mapped"', '"upstream-model"').replace(/ }\n$/, ' ,"stream_options":{"include_usage":true}}\n'),
+    );
     expect(last().body.model).toBe("upstream-model");
     await post(odd("cj-mapped"));
     expect(last().body.model).toBe("upstream-model");
@@ -114,22 +147,33 @@ describe("the client's JSON text upstream", () => {
 });
 
 describe("the client's JSON text upstream in Claude's and Gemini's formats", () => {
-  const native = (path: string, text: string, headers: Record<string, string>) => fx.ctx.app.handle(new Request(`http://localhost${path}`, {
-    method: "POST", headers: { "content-type": "application/json", ...headers }, body: text,
-  }));
+  const native = (path: string, text: string, headers: Record<string, string>) =>
+    fx.ctx.app.handle(
+      new Request(`http://localhost${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...headers },
+        body: text,
+      }),
+    );
 
   test("Claude's /v1/messages to a Claude channel goes as it came; a mapped model or a missing max_tokens is written in", async () => {
     const text = `{"model": "claude-sonnet-4-20250514", "max_tokens": 64,\n "messages": [{"role": "user", "content": "caf\\u00e9"}], "metadata": {"user_id": "u1"} }`;
     const res = await native("/v1/messages", text, { "x-api-key": key, "anthropic-version": "2023-06-01" });
     expect(res.status).toBe(200);
     expect(claude.last().raw).toBe(text);
-    await native("/v1/messages", text.replace('"claude-sonnet-4-20250514"', '"cj-claude"'), { "x-api-key": key, "anthropic-version": "2023-06-01" });
+    await native("/v1/messages", text.replace('"claude-sonnet-4-20250514"', '"cj-claude"'), {
+      "x-api-key": key,
+      "anthropic-version": "2023-06-01",
+    });
     expect(claude.last().body.model).toBe("claude-sonnet-4-20250514");
     // A long conversation with a mapped model: the model written into the client's text.
     const long = text.replace('"claude-sonnet-4-20250514"', '"cj-claude"').replace('"u1"', `"${"u".repeat(1100)}"`);
     await native("/v1/messages", long, { "x-api-key": key, "anthropic-version": "2023-06-01" });
     expect(claude.last().raw).toBe(long.replace('"cj-claude"', '"claude-sonnet-4-20250514"'));
-    await native("/v1/messages", text.replace('"max_tokens": 64,', ""), { "x-api-key": key, "anthropic-version": "2023-06-01" });
+    await native("/v1/messages", text.replace('"max_tokens": 64,', ""), {
+      "x-api-key": key,
+      "anthropic-version": "2023-06-01",
+    });
     expect(typeof claude.last().body.max_tokens).toBe("number");
   });
 
@@ -143,9 +187,16 @@ describe("the client's JSON text upstream in Claude's and Gemini's formats", () 
 
 describe("a long streamed conversation: the usage request written in without joining the text", () => {
   // Over 16K characters the text goes upstream as its pieces (a JoinedText), never joined in memory.
-  const long = (model: string) => `{ "model" : "${model}", "stream": true,\n  "messages": [${Array.from({ length: 60 }, (_, i) =>
-    `{"role":"${i % 2 ? "assistant" : "user"}", "content":"turn ${i}: ${"日本語 café ✓ ".repeat(30)}\\u00e9"}`).join(",\n ")}],\n  "seed": 12345678901234567890 }\n`;
-  const expected = (text: string) => text.slice(0, text.lastIndexOf("}")) + ',"stream_options":{"include_usage":true}' + text.slice(text.lastIndexOf("}"));
+  const long = (model: string) =>
+    `{ "model" : "${model}", "stream": true,\n  "messages": [${Array.from(
+      { length: 60 },
+      (_, i) =>
+        `{"role":"${i % 2 ? "assistant" : "user"}", "content":"turn ${i}: ${"日本語 café ✓ ".repeat(30)}\\u00e9"}`,
+    ).join(",\n ")}],\n  "seed": 12345678901234567890 }\n`;
+  const expected = (text: string) =>
+    text.slice(0, text.lastIndexOf("}"))
+    + ',"stream_options":{"include_usage":true}'
+    + text.slice(text.lastIndexOf("}"));
 
   for (const client of ["the stream client", "fetch() (UPSTREAM_STREAM_CLIENT=fetch)"]) {
     test(`through ${client}: upstream byte for byte with the usage request, the answer streamed`, async () => {
@@ -191,9 +242,16 @@ describe("formats/client-json.ts", () => {
     expect(withUsageRequest('{"a":1}', { a: 1 })).toBe('{"a":1,"stream_options":{"include_usage":true}}');
     expect(withUsageRequest('{"a":1}\r\n\t ', { a: 1 })).toBe('{"a":1,"stream_options":{"include_usage":true}}\r\n\t ');
     expect(withUsageRequest("{ \n }", {})).toBe('{ \n "stream_options":{"include_usage":true}}');
-    expect(withUsageRequest('{"a":"}","stream_options":{"include_usage":true}}', { a: "}", stream_options: { include_usage: true } })).toBe('{"a":"}","stream_options":{"include_usage":true}}');
+    expect(
+      withUsageRequest('{"a":"}","stream_options":{"include_usage":true}}', {
+        a: "}",
+        stream_options: { include_usage: true },
+      }),
+    ).toBe('{"a":"}","stream_options":{"include_usage":true}}');
     expect(withUsageRequest('{"stream_options":null}', { stream_options: null })).toBeUndefined();
-    expect(withUsageRequest('{"stream_options":{"include_usage":false}}', { stream_options: { include_usage: false } })).toBeUndefined();
+    expect(
+      withUsageRequest('{"stream_options":{"include_usage":false}}', { stream_options: { include_usage: false } }),
+    ).toBeUndefined();
   });
 
   test("jsonText sends the client's text only for the very object it was parsed into", () => {
@@ -205,8 +263,12 @@ describe("formats/client-json.ts", () => {
 });
 
 test("withModel replaces the top-level model string only, the last of two, and gives up where a scan cannot be sure", () => {
-  expect(withModel('{"model":"a","messages":[{"model":"inner"}]}', "b")).toBe('{"model":"b","messages":[{"model":"inner"}]}');
-  expect(withModel('{ "messages": [{"role":"user","content":"\\"model\\": \\"x\\""}], "model" :\n "gpt-4\\u006f" }', "m/é\"")).toBe('{ "messages": [{"role":"user","content":"\\"model\\": \\"x\\""}], "model" :\n "m/é\\"" }');
+  expect(withModel('{"model":"a","messages":[{"model":"inner"}]}', "b")).toBe(
+    '{"model":"b","messages":[{"model":"inner"}]}',
+  );
+  expect(
+    withModel('{ "messages": [{"role":"user","content":"\\"model\\": \\"x\\""}], "model" :\n "gpt-4\\u006f" }', 'm/é"'),
+  ).toBe('{ "messages": [{"role":"user","content":"\\"model\\": \\"x\\""}], "model" :\n "m/é\\"" }');
   expect(withModel('{"model":"a","model":"c"}', "b")).toBe('{"model":"a","model":"b"}');
   expect(withModel('{"meta":{"model":"a"},"x":["model","y"]}', "b")).toBeUndefined();
   expect(withModel('{"mod\\u0065l":"a","model":"z"}', "b")).toBeUndefined();

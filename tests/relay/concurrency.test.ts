@@ -18,11 +18,19 @@ for (const kind of storageKinds()) {
         await fx.channel({ base_url: fx.mock.url, models: ["cc-fixed"] });
         const user = await fx.user(10_000_000);
         const token = await fx.token(user.id, { remain_quota: K * cost });
-        const results = await Promise.all(Array.from({ length: CALLS }, () =>
-          fx.call("/v1/chat/completions", token.key, { model: "cc-fixed", messages: [{ role: "user", content: "hi" }] }).then(async (r) => {
-            await r.arrayBuffer();
-            return r.status;
-          })));
+        const results = await Promise.all(
+          Array.from({ length: CALLS }, () =>
+            fx
+              .call("/v1/chat/completions", token.key, {
+                model: "cc-fixed",
+                messages: [{ role: "user", content: "hi" }],
+              })
+              .then(async (r) => {
+                await r.arrayBuffer();
+                return r.status;
+              }),
+          ),
+        );
         const ok = results.filter((s) => s === 200).length;
         expect(ok).toBeLessThanOrEqual(K);
         expect(ok).toBeGreaterThan(0);
@@ -45,7 +53,10 @@ for (const kind of storageKinds()) {
       }
     }, 60_000);
 
-    for (const [label, maxTokens] of [["holds more than the cost (refund on settle)", 40], ["holds less than the cost (charge on settle)", 5]] as const) {
+    for (const [label, maxTokens] of [
+      ["holds more than the cost (refund on settle)", 40],
+      ["holds less than the cost (charge on settle)", 5],
+    ] as const) {
       test(`per-token billing whose hold ${label}: the user's balance is the limit, never negative, logs equal used quota`, async () => {
         const fx = await relayFixture(kind);
         try {
@@ -55,11 +66,20 @@ for (const kind of storageKinds()) {
           await fx.channel({ base_url: fx.mock.url, models: ["cc-ratio"] });
           const user = await fx.user(30 * K);
           const token = await fx.token(user.id, { unlimited_quota: true });
-          const results = await Promise.all(Array.from({ length: CALLS }, () =>
-            fx.call("/v1/chat/completions", token.key, { model: "cc-ratio", max_tokens: maxTokens, messages: [{ role: "user", content: "hi" }] }).then(async (r) => {
-              await r.arrayBuffer();
-              return r.status;
-            })));
+          const results = await Promise.all(
+            Array.from({ length: CALLS }, () =>
+              fx
+                .call("/v1/chat/completions", token.key, {
+                  model: "cc-ratio",
+                  max_tokens: maxTokens,
+                  messages: [{ role: "user", content: "hi" }],
+                })
+                .then(async (r) => {
+                  await r.arrayBuffer();
+                  return r.status;
+                }),
+            ),
+          );
           const ok = results.filter((s) => s === 200).length;
           // With a hold at least the cost, no more than K calls can be served; a smaller hold may serve more,
           // but the settle step never takes more than is left.

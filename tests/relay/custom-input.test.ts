@@ -13,7 +13,14 @@ function decode(fragments: string[]): { text: string; s: CustomInputStream } {
 describe("custom tool input from streamed arguments", () => {
   test("every split into two and three fragments gives back the input", () => {
     for (const input of INPUTS) {
-      for (const args of [JSON.stringify({ input }), JSON.stringify({ input }, null, 1), `{"input":"${input.split("").map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`).join("")}"}`]) {
+      for (const args of [
+        JSON.stringify({ input }),
+        JSON.stringify({ input }, null, 1),
+        `{"input":"${input
+          .split("")
+          .map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
+          .join("")}"}`,
+      ]) {
         for (let i = 0; i <= args.length; i++) {
           expect(decode([args.slice(0, i), args.slice(i)]).text).toBe(input);
           const j = Math.min(args.length, i + 3);

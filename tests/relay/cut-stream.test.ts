@@ -41,11 +41,18 @@ async function freshUser() {
 }
 
 function events(text: string): { event?: string; data: string }[] {
-  return text.split("\n\n").filter((b) => b.trim()).map((b) => {
-    const event = /^event: (.*)$/m.exec(b)?.[1];
-    const data = b.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trim()).join("\n");
-    return { event, data };
-  });
+  return text
+    .split("\n\n")
+    .filter((b) => b.trim())
+    .map((b) => {
+      const event = /^event: (.*)$/m.exec(b)?.[1];
+      const data = b
+        .split("\n")
+        .filter((l) => l.startsWith("data:"))
+        .map((l) => l.slice(5).trim())
+        .join("\n");
+      return { event, data };
+    });
 }
 
 async function interruptedLog(userId: number) {
@@ -59,59 +66,93 @@ async function interruptedLog(userId: number) {
 }
 
 describe("a stream the upstream cuts", () => {
-  for (const model of ["oc-cut", "oc-eof"]) test(`OpenAI client, ${model === "oc-cut" ? "connection reset" : "clean close without finish or [DONE]"}: ends with an error event, no [DONE]`, async () => {
-    const { user, token } = await freshUser();
-    const res = await fx.call("/v1/chat/completions", token.key, { model, stream: true, messages: [{ role: "user", content: "hi" }] });
-    expect(res.status).toBe(200);
-    const evs = events(await res.text());
-    expect(evs.some((e) => e.data === "[DONE]")).toBe(false);
-    const last = JSON.parse(evs.at(-1)!.data);
-    expect(last.error.code).toBe("stream_interrupted");
-    expect(evs.some((e) => e.data.includes("Hello"))).toBe(true);
-    await interruptedLog(user.id);
-  });
+  for (const model of ["oc-cut", "oc-eof"])
+    test(`OpenAI client, ${model === "oc-cut" ? "connection reset" : "clean close without finish or [DONE]"}: ends with an error event, no [DONE]`, async () => {
+      const { user, token } = await freshUser();
+      const res = await fx.call("/v1/chat/completions", token.key, {
+        model,
+        stream: true,
+        messages: [{ role: "user", content: "hi" }],
+      });
+      expect(res.status).toBe(200);
+      const evs = events(await res.text());
+      expect(evs.some((e) => e.data === "[DONE]")).toBe(false);
+      const last = JSON.parse(evs.at(-1)!.data);
+      expect(last.error.code).toBe("stream_interrupted");
+      expect(evs.some((e) => e.data.includes("Hello"))).toBe(true);
+      await interruptedLog(user.id);
+    });
 
   test("the openai SDK raises instead of returning a truncated answer", async () => {
     const { token } = await freshUser();
-    const client = new OpenAI({ apiKey: token.key, baseURL: `${base}/v1`, maxRetries: 0, dangerouslyAllowBrowser: true });
-    const stream = await client.chat.completions.create({ model: "oc-cut", stream: true, messages: [{ role: "user", content: "hi" }] });
+    const client = new OpenAI({
+      apiKey: token.key,
+      baseURL: `${base}/v1`,
+      maxRetries: 0,
+      dangerouslyAllowBrowser: true,
+    });
+    const stream = await client.chat.completions.create({
+      model: "oc-cut",
+      stream: true,
+      messages: [{ role: "user", content: "hi" }],
+    });
     let text = "";
-    await expect((async () => {
-      for await (const c of stream) text += c.choices[0]?.delta?.content ?? "";
-    })()).rejects.toThrow(/interrupted|broke off/);
+    await expect(
+      (async () => {
+        for await (const c of stream) text += c.choices[0]?.delta?.content ?? "";
+      })(),
+    ).rejects.toThrow(/interrupted|broke off/);
     expect(text).toContain("Hello");
   });
 
   test("Claude client on an OpenAI channel: an error event, no message_stop; the anthropic SDK raises", async () => {
     const { user, token } = await freshUser();
-    const res = await fx.call("/v1/messages", token.key, { model: "oc-eof", stream: true, max_tokens: 50, messages: [{ role: "user", content: "hi" }] });
+    const res = await fx.call("/v1/messages", token.key, {
+      model: "oc-eof",
+      stream: true,
+      max_tokens: 50,
+      messages: [{ role: "user", content: "hi" }],
+    });
     const evs = events(await res.text());
     expect(evs.some((e) => e.event === "message_stop")).toBe(false);
     expect(evs.at(-1)!.event).toBe("error");
     expect(JSON.parse(evs.at(-1)!.data).type).toBe("error");
     await interruptedLog(user.id);
     const client = new Anthropic({ apiKey: token.key, baseURL: base, maxRetries: 0, dangerouslyAllowBrowser: true });
-    const stream = client.messages.stream({ model: "oc-cut", max_tokens: 50, messages: [{ role: "user", content: "hi" }] });
+    const stream = client.messages.stream({
+      model: "oc-cut",
+      max_tokens: 50,
+      messages: [{ role: "user", content: "hi" }],
+    });
     await expect(stream.finalMessage()).rejects.toThrow(/interrupted|broke off/);
   });
 
   test("Gemini client on an OpenAI channel: an error chunk with a code; the genai SDK raises", async () => {
     const { user, token } = await freshUser();
-    const res = await fx.call("/v1beta/models/oc-cut:streamGenerateContent?alt=sse", token.key, { contents: [{ role: "user", parts: [{ text: "hi" }] }] });
+    const res = await fx.call("/v1beta/models/oc-cut:streamGenerateContent?alt=sse", token.key, {
+      contents: [{ role: "user", parts: [{ text: "hi" }] }],
+    });
     const evs = events(await res.text());
     const last = JSON.parse(evs.at(-1)!.data);
     expect(last.error.code).toBe(502);
     expect(evs.some((e) => e.data.includes('"finishReason"'))).toBe(false);
     await interruptedLog(user.id);
     const ai = new GoogleGenAI({ apiKey: token.key, httpOptions: { baseUrl: base } });
-    await expect((async () => {
-      for await (const _ of await ai.models.generateContentStream({ model: "oc-eof", contents: "hi" })) void _;
-    })()).rejects.toThrow(/interrupted|broke off/);
+    await expect(
+      (async () => {
+        for await (const _ of await ai.models.generateContentStream({ model: "oc-eof", contents: "hi" })) void _;
+      })(),
+    ).rejects.toThrow(/interrupted|broke off/);
   });
 
   test("a Claude upstream cut before message_stop, OpenAI client: error event, billed for the text", async () => {
     const { user, token } = await freshUser();
-    const res = await fx.call("/v1/chat/completions", token.key, { model: "claude-z-cut", stream: true, max_tokens: 100, messages: [{ role: "user", content: "hi" }] });
+    const res = await fx.call("/v1/chat/completions", token.key, {
+      model: "claude-z-cut",
+      stream: true,
+      max_tokens: 100,
+      messages: [{ role: "user", content: "hi" }],
+    });
     const evs = events(await res.text());
     expect(evs.some((e) => e.data === "[DONE]")).toBe(false);
     expect(JSON.parse(evs.at(-1)!.data).error.code).toBe("stream_interrupted");
@@ -120,7 +161,11 @@ describe("a stream the upstream cuts", () => {
 
   test("a complete stream is not marked interrupted", async () => {
     const { user, token } = await freshUser();
-    const res = await fx.call("/v1/chat/completions", token.key, { model: "oc-ok", stream: true, messages: [{ role: "user", content: "hi" }] });
+    const res = await fx.call("/v1/chat/completions", token.key, {
+      model: "oc-ok",
+      stream: true,
+      messages: [{ role: "user", content: "hi" }],
+    });
     const evs = events(await res.text());
     expect(evs.at(-1)!.data).toBe("[DONE]");
     await fx.flush();
@@ -134,17 +179,18 @@ describe("a malformed upstream answer", () => {
     ["/v1/chat/completions", { model: "oc-badjson", messages: [{ role: "user", content: "hi" }] }],
     ["/v1/messages", { model: "oc-badjson", max_tokens: 20, messages: [{ role: "user", content: "hi" }] }],
     ["/v1beta/models/oc-badjson:generateContent", { contents: [{ role: "user", parts: [{ text: "hi" }] }] }],
-  ] as const) test(`${path}: 502 in the caller's format, nothing billed, logged as an error`, async () => {
-    const { user, token } = await freshUser();
-    const res = await fx.call(path, token.key, body);
-    expect(res.status).toBe(502);
-    const json: any = await res.json();
-    const message = json.error?.message ?? "";
-    expect(message).toMatch(/malformed|unreadable/);
-    await fx.flush();
-    expect((await userRow(fx, user.id)).quota).toBe(10_000_000);
-    const logs = await logsOf(fx, user.id);
-    expect(logs.every((l) => l.quota === 0)).toBe(true);
-    expect(logs.some((l) => l.type === 5)).toBe(true);
-  });
+  ] as const)
+    test(`${path}: 502 in the caller's format, nothing billed, logged as an error`, async () => {
+      const { user, token } = await freshUser();
+      const res = await fx.call(path, token.key, body);
+      expect(res.status).toBe(502);
+      const json: any = await res.json();
+      const message = json.error?.message ?? "";
+      expect(message).toMatch(/malformed|unreadable/);
+      await fx.flush();
+      expect((await userRow(fx, user.id)).quota).toBe(10_000_000);
+      const logs = await logsOf(fx, user.id);
+      expect(logs.every((l) => l.quota === 0)).toBe(true);
+      expect(logs.some((l) => l.type === 5)).toBe(true);
+    });
 });

@@ -16,9 +16,15 @@ test("disconnecting mid-stream stops the upstream and bills what was produced", 
     const token = await fx.token(user.id);
     const abort = new AbortController();
     const res = await fetch(`http://127.0.0.1:${app.server!.port}/v1/chat/completions`, {
-      method: "POST", signal: abort.signal,
+      method: "POST",
+      signal: abort.signal,
       headers: { authorization: `Bearer ${token.key}`, "content-type": "application/json" },
-      body: JSON.stringify({ model: "dc-slow", stream: true, stream_options: { include_usage: true }, messages: [{ role: "user", content: "count" }] }),
+      body: JSON.stringify({
+        model: "dc-slow",
+        stream: true,
+        stream_options: { include_usage: true },
+        messages: [{ role: "user", content: "count" }],
+      }),
     });
     expect(res.status).toBe(200);
     // The gateway notices, stops the upstream, and settles.
@@ -51,7 +57,8 @@ test("a client that leaves a JSON call still waiting for its upstream: the upstr
     const token = await fx.token(user.id);
     const abort = new AbortController();
     const call = fetch(`http://127.0.0.1:${app.server!.port}/v1/chat/completions`, {
-      method: "POST", signal: abort.signal,
+      method: "POST",
+      signal: abort.signal,
       headers: { authorization: `Bearer ${token.key}`, "content-type": "application/json" },
       body: JSON.stringify({ model: "dc-json-slow", messages: [{ role: "user", content: "take your time" }] }),
     }).catch((e) => e);
@@ -76,7 +83,10 @@ test("a RELAY_TIMEOUT longer than the listening delay still ends the wait for a 
     await fx.channel({ base_url: fx.mock.url, models: ["dc-timeout-slow"] });
     const user = await fx.user(1_000_000);
     const token = await fx.token(user.id);
-    const r = await fx.call("/v1/chat/completions", token.key, { model: "dc-timeout-slow", messages: [{ role: "user", content: "hi" }] });
+    const r = await fx.call("/v1/chat/completions", token.key, {
+      model: "dc-timeout-slow",
+      messages: [{ role: "user", content: "hi" }],
+    });
     expect(r.status).toBe(504);
     await fx.flush();
     expect((await userRow(fx, user.id)).quota).toBe(1_000_000);

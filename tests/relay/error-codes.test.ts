@@ -21,7 +21,12 @@ describe("OpenAI-format relay errors carry their code", () => {
     const res = await fx.call("/v1/chat/completions", "sk-doesnotexist", chat("error-codes-served"));
     expect(res.status).toBe(401);
     const body = (await res.json()) as any;
-    expect(body.error).toMatchObject({ message: "invalid API key", type: "invalid_request_error", param: null, code: "invalid_api_key" });
+    expect(body.error).toMatchObject({
+      message: "invalid API key",
+      type: "invalid_request_error",
+      param: null,
+      code: "invalid_api_key",
+    });
   });
 
   test("a model no channel serves is model_not_found", async () => {
@@ -33,7 +38,9 @@ describe("OpenAI-format relay errors carry their code", () => {
   });
 
   test("an unknown model on /v1/models/{model} is model_not_found", async () => {
-    const res = await fx.ctx.app.handle(new Request("http://localhost/v1/models/error-codes-missing", { headers: { authorization: `Bearer ${key}` } }));
+    const res = await fx.ctx.app.handle(
+      new Request("http://localhost/v1/models/error-codes-missing", { headers: { authorization: `Bearer ${key}` } }),
+    );
     expect(res.status).toBe(404);
     expect(((await res.json()) as any).error.code).toBe("model_not_found");
   });
@@ -51,9 +58,13 @@ describe("OpenAI-format relay errors carry their code", () => {
   });
 
   test("errors without a code of their own still answer code null", async () => {
-    const res = await fx.ctx.app.handle(new Request("http://localhost/v1/chat/completions", {
-      method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: "{not json",
-    }));
+    const res = await fx.ctx.app.handle(
+      new Request("http://localhost/v1/chat/completions", {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: "{not json",
+      }),
+    );
     expect(res.status).toBe(400);
     expect(((await res.json()) as any).error).toHaveProperty("code", null);
   });
@@ -61,28 +72,44 @@ describe("OpenAI-format relay errors carry their code", () => {
 
 describe("native formats keep their own error shapes", () => {
   test("Claude /v1/messages: {type:error, error:{type,message}}", async () => {
-    const res = await fx.call("/v1/messages", "sk-doesnotexist", { model: "error-codes-served", max_tokens: 8, messages: [{ role: "user", content: "hi" }] });
+    const res = await fx.call("/v1/messages", "sk-doesnotexist", {
+      model: "error-codes-served",
+      max_tokens: 8,
+      messages: [{ role: "user", content: "hi" }],
+    });
     expect(res.status).toBe(401);
     const body = (await res.json()) as any;
     expect(body).toEqual({ type: "error", error: { type: "authentication_error", message: "invalid API key" } });
   });
 
   test("Gemini /v1beta: {error:{code:<status>, message, status}}", async () => {
-    const res = await fx.ctx.app.handle(new Request("http://localhost/v1beta/models/error-codes-served:generateContent?key=sk-doesnotexist", {
-      method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "hi" }] }] }),
-    }));
+    const res = await fx.ctx.app.handle(
+      new Request("http://localhost/v1beta/models/error-codes-served:generateContent?key=sk-doesnotexist", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "hi" }] }] }),
+      }),
+    );
     expect(res.status).toBe(401);
     const body = (await res.json()) as any;
     expect(body).toEqual({ error: { code: 401, message: "invalid API key", status: "UNAUTHENTICATED" } });
   });
 
   test("Claude and Gemini formats also report an unknown model in their own shape", async () => {
-    const claude = await fx.call("/v1/messages", key, { model: "error-codes-nobody", max_tokens: 8, messages: [{ role: "user", content: "hi" }] });
+    const claude = await fx.call("/v1/messages", key, {
+      model: "error-codes-nobody",
+      max_tokens: 8,
+      messages: [{ role: "user", content: "hi" }],
+    });
     expect(claude.status).toBe(404);
     expect(((await claude.json()) as any).error.type).toBe("not_found_error");
-    const gemini = await fx.ctx.app.handle(new Request(`http://localhost/v1beta/models/error-codes-nobody:generateContent`, {
-      method: "POST", headers: { "content-type": "application/json", "x-goog-api-key": key }, body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "hi" }] }] }),
-    }));
+    const gemini = await fx.ctx.app.handle(
+      new Request(`http://localhost/v1beta/models/error-codes-nobody:generateContent`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-goog-api-key": key },
+        body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "hi" }] }] }),
+      }),
+    );
     expect(gemini.status).toBe(404);
     expect(((await gemini.json()) as any).error).toMatchObject({ code: 404, status: "NOT_FOUND" });
   });

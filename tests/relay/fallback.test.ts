@@ -22,8 +22,18 @@ function answering(status: number, body: unknown): { url: string; stop(): void; 
   return { url: `http://127.0.0.1:${server.port}`, stop: () => server.stop(true), calls: () => calls };
 }
 
-const OPENAI_OVERFLOW = { error: { message: "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.", type: "invalid_request_error", param: "messages", code: "context_length_exceeded" } };
-const CLAUDE_OVERFLOW = { type: "error", error: { type: "invalid_request_error", message: "prompt is too long: 210000 tokens > 200000 maximum" } };
+const OPENAI_OVERFLOW = {
+  error: {
+    message: "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.",
+    type: "invalid_request_error",
+    param: "messages",
+    code: "context_length_exceeded",
+  },
+};
+const CLAUDE_OVERFLOW = {
+  type: "error",
+  error: { type: "invalid_request_error", message: "prompt is too long: 210000 tokens > 200000 maximum" },
+};
 
 async function consumeLogs(fx: RelayFixture, userId: number) {
   await fx.flush();
@@ -43,7 +53,13 @@ async function funded(fx: RelayFixture, token: Parameters<RelayFixture["token"]>
 }
 
 /** `from` served only by a failing upstream, `to` by the working mock, the rule from → to, and a funded caller. */
-async function failingOver(fx: RelayFixture, down: MockUpstream, from: string, to: string, ratios: Record<string, number>) {
+async function failingOver(
+  fx: RelayFixture,
+  down: MockUpstream,
+  from: string,
+  to: string,
+  ratios: Record<string, number>,
+) {
   await setRatios(fx, ratios);
   await fx.option("ModelFallbacks", JSON.stringify({ [from]: [to] }));
   await fx.channel({ base_url: down.url, models: [from] });
@@ -51,10 +67,19 @@ async function failingOver(fx: RelayFixture, down: MockUpstream, from: string, t
   return funded(fx);
 }
 
-const chat = (model: string, extra: Record<string, unknown> = {}) => ({ model, messages: [{ role: "user", content: "hi" }], max_tokens: 5, ...extra });
+const chat = (model: string, extra: Record<string, unknown> = {}) => ({
+  model,
+  messages: [{ role: "user", content: "hi" }],
+  max_tokens: 5,
+  ...extra,
+});
 
 describe("rules", () => {
-  const store = (values: Record<string, string>) => ({ get: (k: string) => values[k] ?? "", json: (k: string, d: unknown) => (values[k] ? JSON.parse(values[k]) : d) }) as unknown as OptionStore;
+  const store = (values: Record<string, string>) =>
+    ({
+      get: (k: string) => values[k] ?? "",
+      json: (k: string, d: unknown) => (values[k] ? JSON.parse(values[k]) : d),
+    }) as unknown as OptionStore;
   test("the group's rule wins over the site's, even an empty one; repeats and the model itself are dropped", () => {
     const o = store({
       ModelFallbacks: JSON.stringify({ a: ["b", "a", "b", " c "], x: ["y"] }),
@@ -71,7 +96,9 @@ describe("rules", () => {
     expect(contextExceeded(400, "anything", "context_length_exceeded")).toBe(true);
     expect(contextExceeded(400, OPENAI_OVERFLOW.error.message)).toBe(true);
     expect(contextExceeded(400, CLAUDE_OVERFLOW.error.message)).toBe(true);
-    expect(contextExceeded(400, "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).")).toBe(true);
+    expect(
+      contextExceeded(400, "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576)."),
+    ).toBe(true);
     expect(contextExceeded(400, "Input is too long for requested model.")).toBe(true);
     expect(contextExceeded(400, "messages: field required")).toBe(false);
     expect(contextExceeded(500, OPENAI_OVERFLOW.error.message)).toBe(false);
@@ -109,7 +136,9 @@ describe("fallback on SQLite", () => {
     expect(log.quota).toBe(price("fb-mid"));
     const other = JSON.parse(log.other);
     expect(other.fallback).toEqual({
-      requested: "fb-big", served: "fb-mid", reason: "upstream_error",
+      requested: "fb-big",
+      served: "fb-mid",
+      reason: "upstream_error",
       tried: [{ model: "fb-big", reason: "upstream_error" }, { model: "fb-mid" }],
     });
     expect(other.model_ratio).toBe(3);
@@ -195,7 +224,8 @@ describe("fallback on SQLite", () => {
       await fx.option("ModelFallbacks", JSON.stringify({ "ctxo-a": ["ctxo-b"] }));
       await fx.channel({ base_url: small.url, models: ["ctxo-a", "ctxo-b", "ctxo-none"] });
       const { token } = await funded(fx);
-      for (const model of ["ctxo-none", "ctxo-a"]) { // no rule; a rule whose every model overflows
+      for (const model of ["ctxo-none", "ctxo-a"]) {
+        // no rule; a rule whose every model overflows
         const res = await fx.call("/v1/chat/completions", token.key, chat(model));
         expect(res.status).toBe(400);
         const body: any = await res.json();
@@ -222,7 +252,11 @@ describe("fallback on SQLite", () => {
       const short = await fx.call("/v1/chat/completions", token.key, chat("win-tiny"));
       await short.text();
       expect(tiny.calls()).toBe(1);
-      const long = await fx.call("/v1/chat/completions", token.key, chat("win-tiny", { messages: [{ role: "user", content: "lorem ipsum dolor sit amet ".repeat(40) }] }));
+      const long = await fx.call(
+        "/v1/chat/completions",
+        token.key,
+        chat("win-tiny", { messages: [{ role: "user", content: "lorem ipsum dolor sit amet ".repeat(40) }] }),
+      );
       expect(long.status).toBe(200);
       expect(tiny.calls()).toBe(1);
       const logs = await consumeLogs(fx, user.id);
@@ -264,7 +298,11 @@ describe("fallback on SQLite", () => {
     expect((await fx.call("/v1/chat/completions", onlyAC.key, chat("lim-a"))).status).toBe(200);
     const logs = await consumeLogs(fx, user.id);
     expect(logs.map((l) => l.model_name)).toEqual(["lim-b", "lim-c"]);
-    expect(JSON.parse(logs[1].other).fallback.tried).toEqual([{ model: "lim-a", reason: "upstream_error" }, { model: "lim-b", reason: "not_allowed" }, { model: "lim-c" }]);
+    expect(JSON.parse(logs[1].other).fallback.tried).toEqual([
+      { model: "lim-a", reason: "upstream_error" },
+      { model: "lim-b", reason: "not_allowed" },
+      { model: "lim-c" },
+    ]);
   });
 
   test("the fallback must be served in the caller's group, and the group's rule wins", async () => {
@@ -327,13 +365,23 @@ describe("fallback on SQLite", () => {
       const json = await res.json();
       expect(json.type).toBe("message");
       expect(json.content[0].type).toBe("text");
-      const streamed = await fx.call("/v1/messages", token.key, { ...body, stream: true }, { "anthropic-version": "2023-06-01" });
+      const streamed = await fx.call(
+        "/v1/messages",
+        token.key,
+        { ...body, stream: true },
+        { "anthropic-version": "2023-06-01" },
+      );
       const text = await streamed.text();
       expect(text).toContain("event: message_start");
       expect(text).toContain("event: message_stop");
       const logs = await consumeLogs(fx, user.id);
       expect(logs.map((l) => l.model_name)).toEqual(["cl-b", "cl-b"]);
-      for (const l of logs) expect(JSON.parse(l.other).fallback).toMatchObject({ requested: "cl-a", served: "cl-b", reason: "context_length_exceeded" });
+      for (const l of logs)
+        expect(JSON.parse(l.other).fallback).toMatchObject({
+          requested: "cl-a",
+          served: "cl-b",
+          reason: "context_length_exceeded",
+        });
       expect((await userRow(fx, user.id)).quota).toBe(QUOTA - logs[0].quota - logs[1].quota);
     } finally {
       claude.stop(true);
@@ -342,10 +390,14 @@ describe("fallback on SQLite", () => {
 
   test("Gemini and Responses API clients fall back too, answered in their own shapes", async () => {
     const { user, token } = await failingOver(fx, down, "gm-a", "gm-b", { "gm-a": 2, "gm-b": 1 });
-    const gemini = await fx.call("/v1beta/models/gm-a:generateContent", token.key, { contents: [{ role: "user", parts: [{ text: "hi" }] }] });
+    const gemini = await fx.call("/v1beta/models/gm-a:generateContent", token.key, {
+      contents: [{ role: "user", parts: [{ text: "hi" }] }],
+    });
     expect(gemini.status).toBe(200);
     expect((await gemini.json()).candidates[0].content.parts[0].text).toBeString();
-    const streamed = await fx.call("/v1beta/models/gm-a:streamGenerateContent?alt=sse", token.key, { contents: [{ role: "user", parts: [{ text: "hi" }] }] });
+    const streamed = await fx.call("/v1beta/models/gm-a:streamGenerateContent?alt=sse", token.key, {
+      contents: [{ role: "user", parts: [{ text: "hi" }] }],
+    });
     expect(streamed.status).toBe(200);
     expect(await streamed.text()).toContain("candidates");
     const responses = await fx.call("/v1/responses", token.key, { model: "gm-a", input: "hi" });
@@ -388,11 +440,18 @@ describe("options", () => {
   };
 
   test("ModelFallbacks and GroupModelFallbacks: bad JSON or shapes are refused with a message naming the problem", async () => {
-    expect(await put("ModelFallbacks", "{not json")).toMatchObject({ success: false, message: expect.stringContaining("ModelFallbacks is not valid JSON") });
+    expect(await put("ModelFallbacks", "{not json")).toMatchObject({
+      success: false,
+      message: expect.stringContaining("ModelFallbacks is not valid JSON"),
+    });
     expect((await put("ModelFallbacks", "[]")).message).toContain("must be a JSON object of model");
-    expect((await put("ModelFallbacks", JSON.stringify({ a: "b" }))).message).toContain('the fallbacks of "a" must be a list');
+    expect((await put("ModelFallbacks", JSON.stringify({ a: "b" }))).message).toContain(
+      'the fallbacks of "a" must be a list',
+    );
     expect((await put("ModelFallbacks", JSON.stringify({ a: ["b", 3] }))).message).toContain("non-empty model names");
-    expect((await put("GroupModelFallbacks", JSON.stringify({ vip: ["a"] }))).message).toContain("GroupModelFallbacks.vip must be a JSON object");
+    expect((await put("GroupModelFallbacks", JSON.stringify({ vip: ["a"] }))).message).toContain(
+      "GroupModelFallbacks.vip must be a JSON object",
+    );
     expect((await put("ChannelSelectionStrategy", "fastest")).message).toContain("weighted, latency");
     expect((await put("ChannelCooldownSeconds", "-1")).success).toBe(false);
     // A cycle is stored: calls never try a model twice.
@@ -402,7 +461,10 @@ describe("options", () => {
     expect(JSON.parse(fx.ctx.deps.options.get("GroupModelFallbacks"))).toEqual({ vip: { a: ["c"] } });
     expect((await put("ChannelSelectionStrategy", "latency")).success).toBe(true);
     const root = await fx.user(0, { role: 100 });
-    const listed = (await fx.ctx.request("GET", "/api/option/", { as: root })).body.data as { key: string; value: string }[];
+    const listed = (await fx.ctx.request("GET", "/api/option/", { as: root })).body.data as {
+      key: string;
+      value: string;
+    }[];
     expect(listed.find((o) => o.key === "ChannelCooldownSeconds")?.value).toBe("30");
   });
 });
@@ -422,7 +484,11 @@ for (const kind of storageKinds().filter((k) => k !== "sqlite")) {
 
     test("the hold is re-taken at the fallback's price and the books are exact", async () => {
       const { user, token } = await failingOver(fx, down, "pg-a", "pg-b", { "pg-a": 20, "pg-b": 0.5 });
-      const statuses = await Promise.all(Array.from({ length: 5 }, () => fx.call("/v1/chat/completions", token.key, chat("pg-a")).then(async (r) => (await r.text(), r.status))));
+      const statuses = await Promise.all(
+        Array.from({ length: 5 }, () =>
+          fx.call("/v1/chat/completions", token.key, chat("pg-a")).then(async (r) => (await r.text(), r.status)),
+        ),
+      );
       expect(statuses).toEqual([200, 200, 200, 200, 200]);
       await fx.flush();
       const logs = (await logsOf(fx, user.id)).filter((l) => l.type === 2);

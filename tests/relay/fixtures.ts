@@ -56,28 +56,65 @@ export interface RelayFixture {
   close(): Promise<void>;
 }
 
-export async function relayFixture(kind: Dialect = "sqlite", mockOptions: MockOptions = {}, config: Record<string, unknown> = {}, redis = false, database?: TempDb, cache?: Cache): Promise<RelayFixture> {
-  const ctx = await testContext({ kind, redis, database, cache, config: { batchUpdateIntervalMs: 50, ...config } as any });
+export async function relayFixture(
+  kind: Dialect = "sqlite",
+  mockOptions: MockOptions = {},
+  config: Record<string, unknown> = {},
+  redis = false,
+  database?: TempDb,
+  cache?: Cache,
+): Promise<RelayFixture> {
+  const ctx = await testContext({
+    kind,
+    redis,
+    database,
+    cache,
+    config: { batchUpdateIntervalMs: 50, ...config } as any,
+  });
   const mock = startMockUpstream(mockOptions);
   const db = ctx.deps.db;
   const fx: RelayFixture = {
-    ctx, mock,
+    ctx,
+    mock,
     async channel(spec) {
       const values = {
-        type: spec.type ?? 1, name: spec.name ?? "mock", key: spec.key ?? "sk-channel-key", base_url: spec.base_url, status: spec.status ?? 1,
-        models: spec.models.join(","), group: (spec.groups ?? ["default"]).join(","), priority: spec.priority ?? 0, weight: spec.weight ?? 0,
-        created_time: nowSeconds(), model_mapping: spec.model_mapping ? JSON.stringify(spec.model_mapping) : null,
+        type: spec.type ?? 1,
+        name: spec.name ?? "mock",
+        key: spec.key ?? "sk-channel-key",
+        base_url: spec.base_url,
+        status: spec.status ?? 1,
+        models: spec.models.join(","),
+        group: (spec.groups ?? ["default"]).join(","),
+        priority: spec.priority ?? 0,
+        weight: spec.weight ?? 0,
+        created_time: nowSeconds(),
+        model_mapping: spec.model_mapping ? JSON.stringify(spec.model_mapping) : null,
         status_code_mapping: spec.status_code_mapping ? JSON.stringify(spec.status_code_mapping) : "",
-        param_override: spec.param_override ? JSON.stringify(spec.param_override) : null, openai_organization: null, test_model: null,
+        param_override: spec.param_override ? JSON.stringify(spec.param_override) : null,
+        openai_organization: null,
+        test_model: null,
         channel_info: spec.channel_info ? JSON.stringify(spec.channel_info) : "",
-        other: spec.other ?? "", setting: spec.setting ? JSON.stringify(spec.setting) : null,
+        other: spec.other ?? "",
+        setting: spec.setting ? JSON.stringify(spec.setting) : null,
       };
       let id: number;
-      if (kind === "postgres") id = (await db.insertInto("channels").values(values).returning("id").executeTakeFirstOrThrow()).id;
+      if (kind === "postgres")
+        id = (await db.insertInto("channels").values(values).returning("id").executeTakeFirstOrThrow()).id;
       else id = Number((await db.insertInto("channels").values(values).executeTakeFirstOrThrow()).insertId);
       for (const group of spec.groups ?? ["default"]) {
         for (const model of spec.models) {
-          await db.insertInto("abilities").values({ group, model, channel_id: id, enabled: true, priority: spec.priority ?? 0, weight: spec.weight ?? 0, tag: null }).execute();
+          await db
+            .insertInto("abilities")
+            .values({
+              group,
+              model,
+              channel_id: id,
+              enabled: true,
+              priority: spec.priority ?? 0,
+              weight: spec.weight ?? 0,
+              tag: null,
+            })
+            .execute();
         }
       }
       invalidateRelayCaches(ctx.deps);
@@ -86,22 +123,36 @@ export async function relayFixture(kind: Dialect = "sqlite", mockOptions: MockOp
     async token(userId, spec = {}) {
       const key = randomString(48);
       const values = {
-        user_id: userId, key, status: spec.status ?? 1, name: spec.name ?? "test-token", created_time: nowSeconds(),
-        expired_time: spec.expired_time ?? -1, remain_quota: spec.remain_quota ?? 1_000_000, unlimited_quota: spec.unlimited_quota ?? false,
-        model_limits_enabled: !!spec.model_limits, model_limits: (spec.model_limits ?? []).join(","), allow_ips: spec.allow_ips ?? "",
-        group: spec.group ?? "", used_quota: 0,
+        user_id: userId,
+        key,
+        status: spec.status ?? 1,
+        name: spec.name ?? "test-token",
+        created_time: nowSeconds(),
+        expired_time: spec.expired_time ?? -1,
+        remain_quota: spec.remain_quota ?? 1_000_000,
+        unlimited_quota: spec.unlimited_quota ?? false,
+        model_limits_enabled: !!spec.model_limits,
+        model_limits: (spec.model_limits ?? []).join(","),
+        allow_ips: spec.allow_ips ?? "",
+        group: spec.group ?? "",
+        used_quota: 0,
       };
       let id: number;
-      if (kind === "postgres") id = (await db.insertInto("tokens").values(values).returning("id").executeTakeFirstOrThrow()).id;
+      if (kind === "postgres")
+        id = (await db.insertInto("tokens").values(values).returning("id").executeTakeFirstOrThrow()).id;
       else id = Number((await db.insertInto("tokens").values(values).executeTakeFirstOrThrow()).insertId);
       return { id, key: "sk-" + key };
     },
-    user: (quota, fields = {}) => ctx.user(fields.role as number ?? 1, { quota, ...fields }),
+    user: (quota, fields = {}) => ctx.user((fields.role as number) ?? 1, { quota, ...fields }),
     option: (key, value) => ctx.deps.options.set(key, value),
     call(path, key, body, headers = {}) {
-      return ctx.app.handle(new Request("http://localhost" + path, {
-        method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...headers }, body: JSON.stringify(body),
-      }));
+      return ctx.app.handle(
+        new Request("http://localhost" + path, {
+          method: "POST",
+          headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...headers },
+          body: JSON.stringify(body),
+        }),
+      );
     },
     flush: () => flushRelayWrites(ctx.deps),
     async close() {
@@ -136,7 +187,9 @@ export async function ratios(fx: RelayFixture, models: string[], ratio: number, 
  * what `setup` starts and configures. The upstreams `setup` returns sit next to `fx` and are stopped after
  * the tests. The fields are filled in by then: read them inside tests and helpers, not at module level.
  */
-export function sharedRelayFixture<U extends Record<string, { stop(): unknown }>>(setup: (fx: RelayFixture) => Promise<U>): { fx: RelayFixture } & U {
+export function sharedRelayFixture<U extends Record<string, { stop(): unknown }>>(
+  setup: (fx: RelayFixture) => Promise<U>,
+): { fx: RelayFixture } & U {
   const shared = {} as { fx: RelayFixture } & U;
   let upstreams: { stop(): unknown }[] = [];
   beforeAll(async () => {
@@ -156,7 +209,12 @@ export function sharedRelayFixture<U extends Record<string, { stop(): unknown }>
 export const NEW_USER_QUOTA = 10_000_000;
 
 /** Calls once as a fresh user with a funded token, waits for write-behind, and returns the user's logs too. */
-export async function callAsNewUser(fx: RelayFixture, path: string, body: unknown, headers: Record<string, string> = {}) {
+export async function callAsNewUser(
+  fx: RelayFixture,
+  path: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+) {
   const user = await fx.user(NEW_USER_QUOTA);
   const token = await fx.token(user.id, { remain_quota: NEW_USER_QUOTA });
   const res = await fx.call(path, token.key, body, headers);
@@ -167,7 +225,12 @@ export async function callAsNewUser(fx: RelayFixture, path: string, body: unknow
 
 /** A client leaving mid-stream: reads the streamed answer until it includes `marker`, then aborts the request
  * and cancels the body, and waits until the mock upstream saw its stream cancelled. Returns what was read. */
-export async function leaveStreamAt(fx: RelayFixture, res: Response, abort: AbortController, marker: string): Promise<string> {
+export async function leaveStreamAt(
+  fx: RelayFixture,
+  res: Response,
+  abort: AbortController,
+  marker: string,
+): Promise<string> {
   const reader = res.body!.getReader();
   const dec = new TextDecoder();
   let received = "";

@@ -13,7 +13,11 @@ import { catalogueOutputLimit, DEFAULT_OUTPUT_LIMIT } from "../../server/catalog
 import { affordableOutput, heldPrompt, outputBound, worstCaseQuota, type Price } from "../../server/relay/billing.ts";
 
 const MODELS = ["long-m", "long-m-ignore", "claude-long", "gemini-long"];
-const chat = (model: string, extra: Record<string, unknown> = {}) => ({ model, messages: [{ role: "user", content: "write a long story" }], ...extra });
+const chat = (model: string, extra: Record<string, unknown> = {}) => ({
+  model,
+  messages: [{ role: "user", content: "write a long story" }],
+  ...extra,
+});
 
 async function prices(fx: RelayFixture) {
   const each = (v: number) => JSON.stringify(Object.fromEntries(MODELS.map((m) => [m, v])));
@@ -23,13 +27,30 @@ async function prices(fx: RelayFixture) {
 
 /** The output tokens an answer shows it delivered, in whichever format it is. */
 function deliveredOutput(body: any): number {
-  return Number(body?.usage?.completion_tokens ?? body?.usage?.output_tokens ?? body?.usageMetadata?.candidatesTokenCount ?? 0);
+  return Number(
+    body?.usage?.completion_tokens ?? body?.usage?.output_tokens ?? body?.usageMetadata?.candidatesTokenCount ?? 0,
+  );
 }
 
-interface Outcome { status: number; body: any }
+interface Outcome {
+  status: number;
+  body: any;
+}
 
-async function calls(fx: RelayFixture, keys: string[], n: number, body: (i: number) => unknown, path = "/v1/chat/completions"): Promise<Outcome[]> {
-  return Promise.all(Array.from({ length: n }, (_, i) => fx.call(path, keys[i % keys.length], body(i)).then(async (r) => ({ status: r.status, body: await r.json().catch(() => null) }))));
+async function calls(
+  fx: RelayFixture,
+  keys: string[],
+  n: number,
+  body: (i: number) => unknown,
+  path = "/v1/chat/completions",
+): Promise<Outcome[]> {
+  return Promise.all(
+    Array.from({ length: n }, (_, i) =>
+      fx
+        .call(path, keys[i % keys.length], body(i))
+        .then(async (r) => ({ status: r.status, body: await r.json().catch(() => null) })),
+    ),
+  );
 }
 
 /** Every answer served was paid in full: its delivered output, at ratio 1, is within what its log billed. */
@@ -48,7 +69,15 @@ async function expectNothingUnpaid(fx: RelayFixture, userId: number, outcomes: O
 
 describe("the worst case and the cap", () => {
   const price = (over: Partial<Price> = {}): Price => ({
-    perCall: false, modelPrice: -1, modelRatio: 1.5, completionRatio: 4, cacheRatio: 1, cacheCreationRatio: 1.25, groupRatio: 1, outputLimit: 16_384, ...over,
+    perCall: false,
+    modelPrice: -1,
+    modelRatio: 1.5,
+    completionRatio: 4,
+    cacheRatio: 1,
+    cacheCreationRatio: 1.25,
+    groupRatio: 1,
+    outputLimit: 16_384,
+    ...over,
   });
   test("the output bound is what the call asked for, at most the model's limit; the limit when it asked for nothing", () => {
     expect(outputBound(price(), 100)).toBe(100);
@@ -106,7 +135,9 @@ for (const kind of storageKinds()) {
         expect(s.bound!).toBeGreaterThan(0);
         expect(s.bound!).toBeLessThan(50);
       }
-      expect(out.filter((o) => o.status === 403).every((o) => o.body.error.code === "insufficient_token_quota")).toBe(true);
+      expect(out.filter((o) => o.status === 403).every((o) => o.body.error.code === "insufficient_token_quota")).toBe(
+        true,
+      );
     });
 
     test("a 50-unit user with several tokens, 20 long answers at once: at most 50 billed, the balance never below 0", async () => {
@@ -233,13 +264,46 @@ describe("the cap goes upstream in each upstream's own field", () => {
   });
 
   const cases: { name: string; path: string; body: unknown; field: string }[] = [
-    { name: "OpenAI chat → OpenAI chat", path: "/v1/chat/completions", body: chat("long-m", { max_tokens: 50_000 }), field: "max_tokens" },
-    { name: "OpenAI chat (max_completion_tokens) → OpenAI chat", path: "/v1/chat/completions", body: chat("long-m", { max_completion_tokens: 50_000 }), field: "max_completion_tokens" },
-    { name: "Responses → Responses", path: "/v1/responses", body: { model: "long-m", input: "write a long story", max_output_tokens: 50_000 }, field: "max_output_tokens" },
-    { name: "Claude → Claude", path: "/v1/messages", body: { model: "claude-long", max_tokens: 50_000, messages: [{ role: "user", content: "write a long story" }] }, field: "max_tokens" },
+    {
+      name: "OpenAI chat → OpenAI chat",
+      path: "/v1/chat/completions",
+      body: chat("long-m", { max_tokens: 50_000 }),
+      field: "max_tokens",
+    },
+    {
+      name: "OpenAI chat (max_completion_tokens) → OpenAI chat",
+      path: "/v1/chat/completions",
+      body: chat("long-m", { max_completion_tokens: 50_000 }),
+      field: "max_completion_tokens",
+    },
+    {
+      name: "Responses → Responses",
+      path: "/v1/responses",
+      body: { model: "long-m", input: "write a long story", max_output_tokens: 50_000 },
+      field: "max_output_tokens",
+    },
+    {
+      name: "Claude → Claude",
+      path: "/v1/messages",
+      body: { model: "claude-long", max_tokens: 50_000, messages: [{ role: "user", content: "write a long story" }] },
+      field: "max_tokens",
+    },
     { name: "OpenAI chat → Claude", path: "/v1/chat/completions", body: chat("claude-long"), field: "max_tokens" },
-    { name: "Gemini → Gemini", path: "/v1beta/models/gemini-long:generateContent", body: { contents: [{ role: "user", parts: [{ text: "write a long story" }] }], generationConfig: { maxOutputTokens: 50_000 } }, field: "generationConfig.maxOutputTokens" },
-    { name: "OpenAI chat → Gemini", path: "/v1/chat/completions", body: chat("gemini-long"), field: "generationConfig.maxOutputTokens" },
+    {
+      name: "Gemini → Gemini",
+      path: "/v1beta/models/gemini-long:generateContent",
+      body: {
+        contents: [{ role: "user", parts: [{ text: "write a long story" }] }],
+        generationConfig: { maxOutputTokens: 50_000 },
+      },
+      field: "generationConfig.maxOutputTokens",
+    },
+    {
+      name: "OpenAI chat → Gemini",
+      path: "/v1/chat/completions",
+      body: chat("gemini-long"),
+      field: "generationConfig.maxOutputTokens",
+    },
   ];
   for (const c of cases) {
     test(c.name, async () => {

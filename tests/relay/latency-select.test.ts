@@ -120,7 +120,13 @@ describe("over HTTP", () => {
     fx = await relayFixture("sqlite");
     down = startMockUpstream({ failStatus: 503 });
     // Answers like the mock, 150 ms later.
-    slow = Bun.serve({ port: 0, fetch: async (req) => (await Bun.sleep(150), fetch(fx.mock.url + new URL(req.url).pathname, { method: "POST", headers: req.headers, body: await req.text() })) });
+    slow = Bun.serve({
+      port: 0,
+      fetch: async (req) => (
+        await Bun.sleep(150),
+        fetch(fx.mock.url + new URL(req.url).pathname, { method: "POST", headers: req.headers, body: await req.text() })
+      ),
+    });
   });
   afterAll(async () => {
     slow.stop(true);
@@ -148,7 +154,12 @@ describe("over HTTP", () => {
 
   test("latency: the fast channel serves nearly every call", async () => {
     await fx.option("ChannelSelectionStrategy", "latency");
-    const slowId = await fx.channel({ name: "slow", base_url: `http://127.0.0.1:${slow.port}`, models: ["lat-m"], weight: 100 });
+    const slowId = await fx.channel({
+      name: "slow",
+      base_url: `http://127.0.0.1:${slow.port}`,
+      models: ["lat-m"],
+      weight: 100,
+    });
     const fastId = await fx.channel({ name: "fast", base_url: fx.mock.url, models: ["lat-m"], weight: 1 });
     const user = await fx.user(10_000_000);
     const token = await fx.token(user.id, { remain_quota: 10_000_000 });
@@ -175,7 +186,9 @@ describe("over HTTP", () => {
     const logs = (await logsOf(fx, user.id)).filter((l) => l.type === 2);
     expect(logs.every((l) => l.channel_id === upId)).toBe(true);
     // The down channel was tried at most once (a first pick before it was known), never again while cooling.
-    const tries = logs.flatMap((l) => JSON.parse(l.other).admin_info.use_channel).filter((id: string) => id === String(downId));
+    const tries = logs
+      .flatMap((l) => JSON.parse(l.other).admin_info.use_channel)
+      .filter((id: string) => id === String(downId));
     expect(tries.length).toBeLessThanOrEqual(1);
     expect(channelStatsOf(fx.ctx.deps.options).coolUntil(downId)).toBeGreaterThanOrEqual(tries.length ? Date.now() : 0);
     await fx.option("ChannelSelectionStrategy", "weighted");

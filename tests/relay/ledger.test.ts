@@ -7,7 +7,12 @@ import { describe, expect, test } from "bun:test";
 import { relayFixture, logsOf, userRow, tokenRow, type RelayFixture } from "./fixtures.ts";
 import { storageKinds } from "../helpers/db.ts";
 import { testContext } from "../helpers/app.ts";
-import { BALANCE_ROW_TTL_MS, GIVE_BACK_CONCURRENCY, LEASE_IDLE_MS, openLedger } from "../../server/relay/core/ledger.ts";
+import {
+  BALANCE_ROW_TTL_MS,
+  GIVE_BACK_CONCURRENCY,
+  LEASE_IDLE_MS,
+  openLedger,
+} from "../../server/relay/core/ledger.ts";
 import { WriteBehind } from "../../server/jobs/writebehind.ts";
 import { invalidateRelayCaches, relayState } from "../../server/relay/state.ts";
 import { authenticate } from "../../server/relay/auth.ts";
@@ -16,7 +21,16 @@ import { dialectOf, type Database } from "../../db/index.ts";
 
 const policy = { enabled: () => false, intervalMs: () => 60_000 };
 const entry = (userId: number, quota: number) => ({
-  usage: { userId, username: "u", tokenId: 0, channelId: 0, model: "m", quota, tokens: 1, at: Math.floor(Date.now() / 1000) },
+  usage: {
+    userId,
+    username: "u",
+    tokenId: 0,
+    channelId: 0,
+    model: "m",
+    quota,
+    tokens: 1,
+    at: Math.floor(Date.now() / 1000),
+  },
   log: { user_id: userId, created_at: Math.floor(Date.now() / 1000), type: 2, content: "", username: "u", quota },
 });
 
@@ -25,37 +39,42 @@ async function holds(db: Database) {
 }
 
 describe("relay calls of a well-funded user", () => {
-  for (const kind of storageKinds()) test(`${kind}: ${kind === "sqlite" ? "reserved in memory, debited with the log" : "given from a lease, settled with the log"}`, async () => {
-    const fx = await relayFixture(kind, {}, { batchUpdateIntervalMs: 0 });
-    try {
-      await fx.option("ModelRatio", JSON.stringify({ "tb-m": 1 }));
-      await fx.option("CompletionRatio", JSON.stringify({ "tb-m": 1 }));
-      await fx.channel({ base_url: fx.mock.url, models: ["tb-m"] });
-      const rich = 1_000_000_000;
-      const user = await fx.user(rich);
-      const token = await fx.token(user.id, { remain_quota: rich });
-      // The hold is the prompt estimate + max_tokens (40); the mock reports 10 + 20 tokens at ratio 1: 30.
-      const res = await fx.call("/v1/chat/completions", token.key, { model: "tb-m", messages: [{ role: "user", content: "hi" }], max_tokens: 40 });
-      expect(res.status).toBe(200);
-      await res.text();
-      await Bun.sleep(50);
-      const before = (await userRow(fx, user.id)).quota;
-      if (kind === "sqlite") {
-        expect(before).toBe(rich);
+  for (const kind of storageKinds())
+    test(`${kind}: ${kind === "sqlite" ? "reserved in memory, debited with the log" : "given from a lease, settled with the log"}`, async () => {
+      const fx = await relayFixture(kind, {}, { batchUpdateIntervalMs: 0 });
+      try {
+        await fx.option("ModelRatio", JSON.stringify({ "tb-m": 1 }));
+        await fx.option("CompletionRatio", JSON.stringify({ "tb-m": 1 }));
+        await fx.channel({ base_url: fx.mock.url, models: ["tb-m"] });
+        const rich = 1_000_000_000;
+        const user = await fx.user(rich);
+        const token = await fx.token(user.id, { remain_quota: rich });
+        // The hold is the prompt estimate + max_tokens (40); the mock reports 10 + 20 tokens at ratio 1: 30.
+        const res = await fx.call("/v1/chat/completions", token.key, {
+          model: "tb-m",
+          messages: [{ role: "user", content: "hi" }],
+          max_tokens: 40,
+        });
+        expect(res.status).toBe(200);
+        await res.text();
+        await Bun.sleep(50);
+        const before = (await userRow(fx, user.id)).quota;
+        if (kind === "sqlite") {
+          expect(before).toBe(rich);
+          expect(await holds(fx.ctx.deps.db)).toEqual([]);
+        } else {
+          expect(before).toBeLessThan(rich - 30);
+          expect((await holds(fx.ctx.deps.db)).length).toBe(1);
+        }
+        await fx.flush();
+        expect((await userRow(fx, user.id)).quota).toBe(rich - 30);
+        expect((await tokenRow(fx, token.id)).remain_quota).toBe(rich - 30);
+        expect((await logsOf(fx, user.id))[0].quota).toBe(30);
         expect(await holds(fx.ctx.deps.db)).toEqual([]);
-      } else {
-        expect(before).toBeLessThan(rich - 30);
-        expect((await holds(fx.ctx.deps.db)).length).toBe(1);
+      } finally {
+        await fx.close();
       }
-      await fx.flush();
-      expect((await userRow(fx, user.id)).quota).toBe(rich - 30);
-      expect((await tokenRow(fx, token.id)).remain_quota).toBe(rich - 30);
-      expect((await logsOf(fx, user.id))[0].quota).toBe(30);
-      expect(await holds(fx.ctx.deps.db)).toEqual([]);
-    } finally {
-      await fx.close();
-    }
-  });
+    });
 });
 
 for (const kind of storageKinds().filter((k) => k !== "sqlite")) {
@@ -80,7 +99,8 @@ for (const kind of storageKinds().filter((k) => k !== "sqlite")) {
       }
     }
     type Run = (f: Awaited<ReturnType<typeof fixture>> & { ledger: ReturnType<typeof openLedger> }) => Promise<void>;
-    const quotaOf = async (ctx: Awaited<ReturnType<typeof fixture>>["ctx"], id: number) => (await userRow({ ctx } as RelayFixture, id)).quota;
+    const quotaOf = async (ctx: Awaited<ReturnType<typeof fixture>>["ctx"], id: number) =>
+      (await userRow({ ctx } as RelayFixture, id)).quota;
     const amounts = async (db: Database) => (await holds(db)).map((r) => Number(r.amount));
     const payer = (userId: number) => ({ userId, tokenId: 0, unlimited: true });
 
@@ -129,8 +149,25 @@ for (const kind of storageKinds().filter((k) => k !== "sqlite")) {
           // Two tokens of the same user: two leases whose give-backs both lock that user's row.
           for (let t = 0; t < 2; t++) {
             const key = `gb${i}${t}`.padEnd(48, "k");
-            await db.insertInto("tokens").values({ user_id: userId, key, name: "t", created_time: now, expired_time: -1, remain_quota: 50_000, unlimited_quota: false }).execute();
-            payers.push({ userId, tokenId: Number((await db.selectFrom("tokens").select("id").where("key", "=", key).executeTakeFirstOrThrow()).id), unlimited: false });
+            await db
+              .insertInto("tokens")
+              .values({
+                user_id: userId,
+                key,
+                name: "t",
+                created_time: now,
+                expired_time: -1,
+                remain_quota: 50_000,
+                unlimited_quota: false,
+              })
+              .execute();
+            payers.push({
+              userId,
+              tokenId: Number(
+                (await db.selectFrom("tokens").select("id").where("key", "=", key).executeTakeFirstOrThrow()).id,
+              ),
+              unlimited: false,
+            });
           }
         }
         for (const p of payers) await ledger.giveBack(await ledger.take(p, 1_000));
@@ -151,7 +188,18 @@ for (const kind of storageKinds().filter((k) => k !== "sqlite")) {
         expect(await holds(db)).toEqual([]);
         for (const p of payers) {
           expect(await quotaOf(ctx, p.userId)).toBe(100_000);
-          if (p.tokenId) expect(Number((await db.selectFrom("tokens").select("remain_quota").where("id", "=", p.tokenId).executeTakeFirstOrThrow()).remain_quota)).toBe(50_000);
+          if (p.tokenId)
+            expect(
+              Number(
+                (
+                  await db
+                    .selectFrom("tokens")
+                    .select("remain_quota")
+                    .where("id", "=", p.tokenId)
+                    .executeTakeFirstOrThrow()
+                ).remain_quota,
+              ),
+            ).toBe(50_000);
         }
       });
     });
@@ -171,20 +219,43 @@ for (const kind of storageKinds().filter((k) => k !== "sqlite")) {
     test("a token that has enough for a user who has not (or is banned) is not debited either; a short token names itself", async () => {
       await withLedger(async ({ ctx, db, user, writer, ledger }) => {
         const now = Math.floor(Date.now() / 1000);
-        await db.insertInto("tokens").values({ user_id: user.id, key: "l".repeat(48), name: "t", created_time: now, expired_time: -1, remain_quota: 500_000, unlimited_quota: false }).execute();
-        const tokenId = Number((await db.selectFrom("tokens").select("id").where("key", "=", "l".repeat(48)).executeTakeFirstOrThrow()).id);
-        const remain = async () => Number((await db.selectFrom("tokens").select("remain_quota").where("id", "=", tokenId).executeTakeFirstOrThrow()).remain_quota);
-        await expect(ledger.take({ userId: user.id, tokenId, unlimited: false }, 200_000)).rejects.toThrow("user quota is not enough");
+        await db
+          .insertInto("tokens")
+          .values({
+            user_id: user.id,
+            key: "l".repeat(48),
+            name: "t",
+            created_time: now,
+            expired_time: -1,
+            remain_quota: 500_000,
+            unlimited_quota: false,
+          })
+          .execute();
+        const tokenId = Number(
+          (await db.selectFrom("tokens").select("id").where("key", "=", "l".repeat(48)).executeTakeFirstOrThrow()).id,
+        );
+        const remain = async () =>
+          Number(
+            (await db.selectFrom("tokens").select("remain_quota").where("id", "=", tokenId).executeTakeFirstOrThrow())
+              .remain_quota,
+          );
+        await expect(ledger.take({ userId: user.id, tokenId, unlimited: false }, 200_000)).rejects.toThrow(
+          "user quota is not enough",
+        );
         expect([await remain(), await quotaOf(ctx, user.id), (await holds(db)).length]).toEqual([500_000, 100_000, 0]);
         await db.updateTable("users").set({ status: 2 }).where("id", "=", user.id).execute();
         await expect(ledger.take({ userId: user.id, tokenId, unlimited: false }, 10)).rejects.toThrow("banned");
         expect([await remain(), (await holds(db)).length]).toEqual([500_000, 0]);
         await db.updateTable("users").set({ status: 1 }).where("id", "=", user.id).execute();
-        await expect(ledger.take({ userId: user.id, tokenId, unlimited: false }, 600_000)).rejects.toThrow("token quota is not enough");
+        await expect(ledger.take({ userId: user.id, tokenId, unlimited: false }, 600_000)).rejects.toThrow(
+          "token quota is not enough",
+        );
         // Wished 4 × 30_000; the user's 1/8 (12_500) caps it below the need, so the need it is.
         await ledger.take({ userId: user.id, tokenId, unlimited: false }, 30_000);
         expect([await remain(), await quotaOf(ctx, user.id)]).toEqual([470_000, 70_000]);
-        expect((await holds(db)).map((r) => [Number(r.user_id), Number(r.token_id), Number(r.amount), r.instance])).toEqual([[user.id, tokenId, 30_000, "a"]]);
+        expect(
+          (await holds(db)).map((r) => [Number(r.user_id), Number(r.token_id), Number(r.amount), r.instance]),
+        ).toEqual([[user.id, tokenId, 30_000, "a"]]);
       });
     });
 
@@ -237,7 +308,9 @@ for (const kind of storageKinds().filter((k) => k !== "sqlite")) {
         await ledger.returnLeases!();
         const row = await userRow({ ctx } as RelayFixture, user.id);
         expect([row.quota, row.used_quota]).toEqual([100_000 - 5_500, 5_500]);
-        expect((await logsOf({ ctx } as RelayFixture, user.id)).map((l) => l.quota).sort((a, b) => a - b)).toEqual([2_000, 3_500]);
+        expect((await logsOf({ ctx } as RelayFixture, user.id)).map((l) => l.quota).sort((a, b) => a - b)).toEqual([
+          2_000, 3_500,
+        ]);
       });
     });
 
@@ -257,8 +330,21 @@ for (const kind of storageKinds().filter((k) => k !== "sqlite")) {
 
     test(`a lease nothing uses goes back by itself after ${LEASE_IDLE_MS} ms; one with a call running does not`, async () => {
       await withLedger(async ({ ctx, db, user, writer, ledger }) => {
-        await db.insertInto("tokens").values({ user_id: user.id, key: "i".repeat(48), name: "t", created_time: 1, expired_time: -1, remain_quota: 1_000_000, unlimited_quota: false }).execute();
-        const tokenId = Number((await db.selectFrom("tokens").select("id").where("key", "=", "i".repeat(48)).executeTakeFirstOrThrow()).id);
+        await db
+          .insertInto("tokens")
+          .values({
+            user_id: user.id,
+            key: "i".repeat(48),
+            name: "t",
+            created_time: 1,
+            expired_time: -1,
+            remain_quota: 1_000_000,
+            unlimited_quota: false,
+          })
+          .execute();
+        const tokenId = Number(
+          (await db.selectFrom("tokens").select("id").where("key", "=", "i".repeat(48)).executeTakeFirstOrThrow()).id,
+        );
         const idle = await ledger.take(payer(user.id), 1_000);
         await ledger.settle(idle, 700, (q) => entry(user.id, q));
         await ledger.take({ userId: user.id, tokenId, unlimited: false }, 1_000);
@@ -294,7 +380,10 @@ for (const kind of storageKinds().filter((k) => k !== "sqlite")) {
     test("after a crash: the restarted instance refunds its previous life's leases at once; a live instance's are kept", async () => {
       const { ctx, db, user, writer } = await fixture();
       const crashed = openLedger(db, dialectOf(db), writer, { instance: "host-a", leaseMs: 60_000 });
-      const other = openLedger(db, dialectOf(db), new WriteBehind(db, 0, policy), { instance: "host-b", leaseMs: 60_000 });
+      const other = openLedger(db, dialectOf(db), new WriteBehind(db, 0, policy), {
+        instance: "host-b",
+        leaseMs: 60_000,
+      });
       let restarted: ReturnType<typeof openLedger> | null = null;
       try {
         await crashed.take(payer(user.id), 30_000);
@@ -303,7 +392,10 @@ for (const kind of storageKinds().filter((k) => k !== "sqlite")) {
         // kill -9: nothing is flushed or given back, the timers just stop.
         (crashed as any).returnLeases = async () => {};
         await crashed.stop();
-        restarted = openLedger(db, dialectOf(db), new WriteBehind(db, 0, policy), { instance: "host-a", leaseMs: 60_000 });
+        restarted = openLedger(db, dialectOf(db), new WriteBehind(db, 0, policy), {
+          instance: "host-a",
+          leaseMs: 60_000,
+        });
         for (let i = 0; i < 100 && (await holds(db)).length > 1; i++) await Bun.sleep(20);
         expect((await holds(db)).map((r) => r.instance)).toEqual(["host-b"]);
         expect(await quotaOf(ctx, user.id)).toBe(80_000);
@@ -318,14 +410,21 @@ for (const kind of storageKinds().filter((k) => k !== "sqlite")) {
       const { ctx, db, user, writer } = await fixture();
       const dead = openLedger(db, dialectOf(db), writer, { instance: "dead", leaseMs: 60_000 });
       const live = openLedger(db, dialectOf(db), new WriteBehind(db, 0, policy), { instance: "live", leaseMs: 2_000 });
-      const sweeper = openLedger(db, dialectOf(db), new WriteBehind(db, 0, policy), { instance: "sweeper", leaseMs: 2_000 });
+      const sweeper = openLedger(db, dialectOf(db), new WriteBehind(db, 0, policy), {
+        instance: "sweeper",
+        leaseMs: 2_000,
+      });
       try {
         await dead.take(payer(user.id), 10_000);
         await live.take(payer(user.id), 20_000);
         (dead as any).returnLeases = async () => {};
         await dead.stop();
         const old = Math.floor(Date.now() / 1000) - 3_600;
-        await db.updateTable("quota_holds").set({ renewed_at: old, created_at: old }).where("instance", "=", "dead").execute();
+        await db
+          .updateTable("quota_holds")
+          .set({ renewed_at: old, created_at: old })
+          .where("instance", "=", "dead")
+          .execute();
         // "live" keeps renewing (every lease/4 = 500 ms); "dead" is refunded by whichever instance sweeps first.
         for (let i = 0; i < 300 && (await holds(db)).length > 1; i++) await Bun.sleep(20);
         await Bun.sleep(3_000);
@@ -346,7 +445,11 @@ for (const kind of storageKinds().filter((k) => k !== "sqlite")) {
         const [first] = await holds(db);
         // Another instance decided this one was dead and refunded the row.
         await db.deleteFrom("quota_holds").execute();
-        await db.updateTable("users").set((eb) => ({ quota: eb("quota", "+", 12_000) })).where("id", "=", user.id).execute();
+        await db
+          .updateTable("users")
+          .set((eb) => ({ quota: eb("quota", "+", 12_000) }))
+          .where("id", "=", user.id)
+          .execute();
         await ledger.settle(h, 7_000, (q) => entry(user.id, q));
         await writer.flush(true);
         let row = await userRow({ ctx } as RelayFixture, user.id);
@@ -369,62 +472,123 @@ for (const kind of storageKinds().filter((k) => k !== "sqlite")) {
 }
 
 // A token whose row reads 0 because this instance's lease holds the rest is still usable here.
-for (const kind of storageKinds().filter((k) => k !== "sqlite")) test(`${kind}: a token whose remaining quota is all in this instance's lease is not refused as exhausted`, async () => {
-  const ctx = await testContext({ kind });
-  try {
-    const user = await ctx.user(1, { quota: 1_000_000 });
-    const db = ctx.deps.db;
-    await db.insertInto("tokens").values({ user_id: user.id, key: "e".repeat(48), name: "t", created_time: 1, expired_time: -1, remain_quota: 5_000, unlimited_quota: false }).execute();
-    const tokenId = Number((await db.selectFrom("tokens").select("id").where("key", "=", "e".repeat(48)).executeTakeFirstOrThrow()).id);
-    const { ledger, writer } = relayState(ctx.deps);
-    const h = await ledger.take({ userId: user.id, tokenId, unlimited: false }, 5_000);
-    await ledger.settle(h, 100, (q) => entry(user.id, q));
-    expect(Number((await db.selectFrom("tokens").select("remain_quota").where("id", "=", tokenId).executeTakeFirstOrThrow()).remain_quota)).toBe(0);
-    invalidateRelayCaches(ctx.deps);
-    expect((await authenticate(ctx.deps, "sk-" + "e".repeat(48), "127.0.0.1")).tokenId).toBe(tokenId);
-    // A call bigger than the lease is refused, but the token is not marked exhausted: its 4_900 come back.
-    await expect(ledger.take({ userId: user.id, tokenId, unlimited: false }, 6_000)).rejects.toMatchObject({ code: "insufficient_token_quota" });
-    expect((await db.selectFrom("tokens").select("status").where("id", "=", tokenId).executeTakeFirstOrThrow()).status).toBe(1);
-    // Once the lease is back in the row, and spent there, the token is exhausted again.
-    await writer.flush(true);
-    await ledger.returnLeases!();
-    await db.updateTable("tokens").set({ remain_quota: 0 }).where("id", "=", tokenId).execute();
-    invalidateRelayCaches(ctx.deps);
-    await expect(authenticate(ctx.deps, "sk-" + "e".repeat(48), "127.0.0.1")).rejects.toMatchObject({ status: 403, code: "insufficient_token_quota" });
-  } finally {
-    await ctx.close();
-  }
-});
+for (const kind of storageKinds().filter((k) => k !== "sqlite"))
+  test(`${kind}: a token whose remaining quota is all in this instance's lease is not refused as exhausted`, async () => {
+    const ctx = await testContext({ kind });
+    try {
+      const user = await ctx.user(1, { quota: 1_000_000 });
+      const db = ctx.deps.db;
+      await db
+        .insertInto("tokens")
+        .values({
+          user_id: user.id,
+          key: "e".repeat(48),
+          name: "t",
+          created_time: 1,
+          expired_time: -1,
+          remain_quota: 5_000,
+          unlimited_quota: false,
+        })
+        .execute();
+      const tokenId = Number(
+        (await db.selectFrom("tokens").select("id").where("key", "=", "e".repeat(48)).executeTakeFirstOrThrow()).id,
+      );
+      const { ledger, writer } = relayState(ctx.deps);
+      const h = await ledger.take({ userId: user.id, tokenId, unlimited: false }, 5_000);
+      await ledger.settle(h, 100, (q) => entry(user.id, q));
+      expect(
+        Number(
+          (await db.selectFrom("tokens").select("remain_quota").where("id", "=", tokenId).executeTakeFirstOrThrow())
+            .remain_quota,
+        ),
+      ).toBe(0);
+      invalidateRelayCaches(ctx.deps);
+      expect((await authenticate(ctx.deps, "sk-" + "e".repeat(48), "127.0.0.1")).tokenId).toBe(tokenId);
+      // A call bigger than the lease is refused, but the token is not marked exhausted: its 4_900 come back.
+      await expect(ledger.take({ userId: user.id, tokenId, unlimited: false }, 6_000)).rejects.toMatchObject({
+        code: "insufficient_token_quota",
+      });
+      expect(
+        (await db.selectFrom("tokens").select("status").where("id", "=", tokenId).executeTakeFirstOrThrow()).status,
+      ).toBe(1);
+      // Once the lease is back in the row, and spent there, the token is exhausted again.
+      await writer.flush(true);
+      await ledger.returnLeases!();
+      await db.updateTable("tokens").set({ remain_quota: 0 }).where("id", "=", tokenId).execute();
+      invalidateRelayCaches(ctx.deps);
+      await expect(authenticate(ctx.deps, "sk-" + "e".repeat(48), "127.0.0.1")).rejects.toMatchObject({
+        status: 403,
+        code: "insufficient_token_quota",
+      });
+    } finally {
+      await ctx.close();
+    }
+  });
 
 // PostgreSQL tops leases up on a pool of its own that commits without waiting for the WAL flush; everything
 // else (refunds, settlements, logs) stays on the synchronous pool. A top-up lost with an unflushed commit (the
 // server crashed) takes its debit with it, and the settlements find the row short or gone and charge in full.
-if (storageKinds().includes("postgres")) test("postgres: the relay's ledger tops leases up on an async-commit pool; the main pool stays synchronous", async () => {
-  const ctx = await testContext({ kind: "postgres" });
-  try {
-    const { ledger } = relayState(ctx.deps);
-    const topUpDb = (ledger as any).opts.topUpDb as typeof ctx.deps.db;
-    expect(topUpDb).toBeDefined();
-    const setting = async (d: typeof ctx.deps.db) => (await sql<{ synchronous_commit: string }>`show synchronous_commit`.execute(d)).rows[0].synchronous_commit;
-    expect(await setting(topUpDb)).toBe("off");
-    expect(await setting(ctx.deps.db)).toBe("on");
-    const user = await ctx.user(1, { quota: 50_000 });
-    const h = await ledger.take({ userId: user.id, tokenId: 0, unlimited: true }, 20_000);
-    expect(Number((await ctx.deps.db.selectFrom("users").select("quota").where("id", "=", user.id).executeTakeFirstOrThrow()).quota)).toBe(30_000);
-    await ledger.giveBack(h);
-    await ledger.returnLeases!();
-    expect(Number((await ctx.deps.db.selectFrom("users").select("quota").where("id", "=", user.id).executeTakeFirstOrThrow()).quota)).toBe(50_000);
-    // A token with enough for a user without: the statement undoes itself (division by zero) on this pool too.
-    const token = await ctx.deps.db.insertInto("tokens").values({ user_id: user.id, key: "asyncpool" + "x".repeat(39), name: "t", created_time: 1, expired_time: -1, remain_quota: 1_000_000, unlimited_quota: false } as any).returning("id").executeTakeFirstOrThrow();
-    await expect(ledger.take({ userId: user.id, tokenId: Number(token.id), unlimited: false }, 60_000)).rejects.toMatchObject({ status: 403, code: "insufficient_user_quota" });
-    const t = await ctx.deps.db.selectFrom("tokens").select("remain_quota").where("id", "=", Number(token.id)).executeTakeFirstOrThrow();
-    expect(Number(t.remain_quota)).toBe(1_000_000);
-    expect(Number((await ctx.deps.db.selectFrom("users").select("quota").where("id", "=", user.id).executeTakeFirstOrThrow()).quota)).toBe(50_000);
-    expect((await ctx.deps.db.selectFrom("quota_holds").select("id").execute()).length).toBe(0);
-  } finally {
-    await ctx.close();
-  }
-});
+if (storageKinds().includes("postgres"))
+  test("postgres: the relay's ledger tops leases up on an async-commit pool; the main pool stays synchronous", async () => {
+    const ctx = await testContext({ kind: "postgres" });
+    try {
+      const { ledger } = relayState(ctx.deps);
+      const topUpDb = (ledger as any).opts.topUpDb as typeof ctx.deps.db;
+      expect(topUpDb).toBeDefined();
+      const setting = async (d: typeof ctx.deps.db) =>
+        (await sql<{ synchronous_commit: string }>`show synchronous_commit`.execute(d)).rows[0].synchronous_commit;
+      expect(await setting(topUpDb)).toBe("off");
+      expect(await setting(ctx.deps.db)).toBe("on");
+      const user = await ctx.user(1, { quota: 50_000 });
+      const h = await ledger.take({ userId: user.id, tokenId: 0, unlimited: true }, 20_000);
+      expect(
+        Number(
+          (await ctx.deps.db.selectFrom("users").select("quota").where("id", "=", user.id).executeTakeFirstOrThrow())
+            .quota,
+        ),
+      ).toBe(30_000);
+      await ledger.giveBack(h);
+      await ledger.returnLeases!();
+      expect(
+        Number(
+          (await ctx.deps.db.selectFrom("users").select("quota").where("id", "=", user.id).executeTakeFirstOrThrow())
+            .quota,
+        ),
+      ).toBe(50_000);
+      // A token with enough for a user without: the statement undoes itself (division by zero) on this pool too.
+      const token = await ctx.deps.db
+        .insertInto("tokens")
+        .values({
+          user_id: user.id,
+          key: "asyncpool" + "x".repeat(39),
+          name: "t",
+          created_time: 1,
+          expired_time: -1,
+          remain_quota: 1_000_000,
+          unlimited_quota: false,
+        } as any)
+        .returning("id")
+        .executeTakeFirstOrThrow();
+      await expect(
+        ledger.take({ userId: user.id, tokenId: Number(token.id), unlimited: false }, 60_000),
+      ).rejects.toMatchObject({ status: 403, code: "insufficient_user_quota" });
+      const t = await ctx.deps.db
+        .selectFrom("tokens")
+        .select("remain_quota")
+        .where("id", "=", Number(token.id))
+        .executeTakeFirstOrThrow();
+      expect(Number(t.remain_quota)).toBe(1_000_000);
+      expect(
+        Number(
+          (await ctx.deps.db.selectFrom("users").select("quota").where("id", "=", user.id).executeTakeFirstOrThrow())
+            .quota,
+        ),
+      ).toBe(50_000);
+      expect((await ctx.deps.db.selectFrom("quota_holds").select("id").execute()).length).toBe(0);
+    } finally {
+      await ctx.close();
+    }
+  });
 
 describe("memory holds on SQLite", () => {
   test("reservations count against the balance until the debit is written, including while it is being written", async () => {

@@ -21,15 +21,25 @@ beforeAll(async () => {
       const key = (req.headers.get("authorization") ?? "").replace(/^Bearer /, "");
       seenKeys.push(key);
       const body: any = await req.json();
-      if (key === "bad-key") return Response.json({ error: { message: "Incorrect API key provided", type: "invalid_request_error", code: "invalid_api_key" } }, { status: 401 });
+      if (key === "bad-key")
+        return Response.json(
+          { error: { message: "Incorrect API key provided", type: "invalid_request_error", code: "invalid_api_key" } },
+          { status: 401 },
+        );
       return Response.json({
-        id: "x", object: "chat.completion", created: 1, model: body.model,
+        id: "x",
+        object: "chat.completion",
+        created: 1,
+        model: body.model,
         choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }],
         usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
       });
     },
   });
-  await fx.option("ModelRatio", JSON.stringify({ "mk-poll": 1, "mk-aside": 1, "mk-broken": 1, "mk-one-bad": 1, "gemini-2.5-flash": 1 }));
+  await fx.option(
+    "ModelRatio",
+    JSON.stringify({ "mk-poll": 1, "mk-aside": 1, "mk-broken": 1, "mk-one-bad": 1, "gemini-2.5-flash": 1 }),
+  );
 });
 
 afterAll(async () => {
@@ -58,17 +68,28 @@ async function until(id: number, done: (row: Awaited<ReturnType<typeof channelRo
 
 describe("multi-key channels in live traffic", () => {
   test("polling mode sends each call to the next key, round-robin", async () => {
-    await fx.channel({ base_url: `http://127.0.0.1:${keyed.port}`, key: "k1\nk2\nk3", models: ["mk-poll"], channel_info: multiKeyInfo(3, "polling") });
+    await fx.channel({
+      base_url: `http://127.0.0.1:${keyed.port}`,
+      key: "k1\nk2\nk3",
+      models: ["mk-poll"],
+      channel_info: multiKeyInfo(3, "polling"),
+    });
     const user = await fx.user(10_000_000);
     const token = await fx.token(user.id);
     seenKeys.length = 0;
-    for (let i = 0; i < 6; i++) expect((await fx.call("/v1/chat/completions", token.key, chat("mk-poll"))).status).toBe(200);
+    for (let i = 0; i < 6; i++)
+      expect((await fx.call("/v1/chat/completions", token.key, chat("mk-poll"))).status).toBe(200);
     expect(seenKeys).toEqual(["k1", "k2", "k3", "k1", "k2", "k3"]);
   });
 
   test("a key the upstream refuses is set aside; the channel stays enabled and the other keys serve", async () => {
     await fx.option("AutomaticDisableChannelEnabled", "true");
-    const id = await fx.channel({ base_url: `http://127.0.0.1:${keyed.port}`, key: "good-a\nbad-key\ngood-b", models: ["mk-aside"], channel_info: multiKeyInfo(3, "polling") });
+    const id = await fx.channel({
+      base_url: `http://127.0.0.1:${keyed.port}`,
+      key: "good-a\nbad-key\ngood-b",
+      models: ["mk-aside"],
+      channel_info: multiKeyInfo(3, "polling"),
+    });
     const user = await fx.user(10_000_000);
     const token = await fx.token(user.id);
     seenKeys.length = 0;
@@ -79,7 +100,8 @@ describe("multi-key channels in live traffic", () => {
     const row = await until(id, (r) => parseChannelInfo(r.channel_info).multi_key_failed_at["1"] !== undefined);
     expect(row.status).toBe(1);
     seenKeys.length = 0;
-    for (let i = 0; i < 4; i++) expect((await fx.call("/v1/chat/completions", token.key, chat("mk-aside"))).status).toBe(200);
+    for (let i = 0; i < 4; i++)
+      expect((await fx.call("/v1/chat/completions", token.key, chat("mk-aside"))).status).toBe(200);
     expect(seenKeys).not.toContain("bad-key");
     expect(new Set(seenKeys)).toEqual(new Set(["good-a", "good-b"]));
   });
@@ -91,7 +113,8 @@ describe("automatic disable from relay failures", () => {
     const id = await fx.channel({ base_url: `http://127.0.0.1:${keyed.port}`, key: "bad-key", models: ["mk-broken"] });
     const user = await fx.user(10_000_000);
     const token = await fx.token(user.id);
-    for (let i = 0; i < 2; i++) expect((await fx.call("/v1/chat/completions", token.key, chat("mk-broken"))).status).toBe(401);
+    for (let i = 0; i < 2; i++)
+      expect((await fx.call("/v1/chat/completions", token.key, chat("mk-broken"))).status).toBe(401);
     await Bun.sleep(100);
     expect((await channelRow(id)).status).toBe(1);
     expect((await fx.call("/v1/chat/completions", token.key, chat("mk-broken"))).status).toBe(401);
@@ -106,7 +129,8 @@ describe("automatic disable from relay failures", () => {
     const id = await fx.channel({ base_url: `http://127.0.0.1:${keyed.port}`, key: "bad-key", models: ["mk-one-bad"] });
     const user = await fx.user(10_000_000);
     const token = await fx.token(user.id);
-    for (let i = 0; i < 4; i++) expect((await fx.call("/v1/chat/completions", token.key, chat("mk-one-bad"))).status).toBe(401);
+    for (let i = 0; i < 4; i++)
+      expect((await fx.call("/v1/chat/completions", token.key, chat("mk-one-bad"))).status).toBe(401);
     await Bun.sleep(100);
     expect((await channelRow(id)).status).toBe(1);
   });
@@ -122,7 +146,13 @@ describe("single-document keys", () => {
   test("a pretty-printed Vertex service account is used whole, not line by line", async () => {
     const sa = await makeServiceAccount(vertex.url + "/token");
     vertex.trust(sa);
-    await fx.channel({ type: 41, base_url: vertex.url, key: JSON.stringify(sa.json, null, 2), models: ["gemini-2.5-flash"], model_mapping: {} });
+    await fx.channel({
+      type: 41,
+      base_url: vertex.url,
+      key: JSON.stringify(sa.json, null, 2),
+      models: ["gemini-2.5-flash"],
+      model_mapping: {},
+    });
     const user = await fx.user(10_000_000);
     const token = await fx.token(user.id);
     const res = await fx.call("/v1/chat/completions", token.key, chat("gemini-2.5-flash"));

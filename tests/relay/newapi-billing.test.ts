@@ -11,16 +11,48 @@ import { OptionStore } from "../../server/modules/option/store.ts";
 describe("new-api's built-in completion ratios", () => {
   test("by model family, as new-api applies them", () => {
     const cases: [string, number | undefined][] = [
-      ["gpt-3.5-turbo", 3], ["gpt-3.5-turbo-0125", 3], ["gpt-3.5-turbo-1106", 2], ["gpt-3.5-turbo-16k", 4 / 3],
-      ["gpt-4o", 4], ["gpt-4o-mini", 4], ["gpt-4o-2024-05-13", 3], ["gpt-4o-mini-tts", 20], ["gpt-4-turbo", 3], ["gpt-4-1106-preview", 2],
-      ["gpt-4", 2], ["gpt-4.5-preview", 2], ["gpt-5", 8], ["gpt-5-mini", 8], ["o1-mini", 4], ["o3", 4], ["chatgpt-4o-latest", 3],
-      ["claude-3-haiku-20240307", 5], ["claude-3-5-sonnet-latest", 5], ["claude-sonnet-4-20250514", 5], ["claude-opus-4-1", 5],
-      ["claude-2.1", 3], ["claude-instant-1.2", 3], ["mistral-large-latest", 3], ["gemini-1.5-pro", 4], ["gemini-2.0-flash", 4],
-      ["gemini-2.5-pro", 8], ["gemini-2.5-flash-lite", 4], ["gemini-2.5-flash", 2.5 / 0.3], ["gemini-pro", 4],
-      ["command-r", 3], ["command-r-plus", 5], ["command-light", 4], ["ERNIE-Speed-128K", 2], ["llama3-8b-8192", 2], ["gpt-4-all", 2],
-      ["deepseek-chat", undefined], ["qwen-max", undefined], ["some-model", undefined],
+      ["gpt-3.5-turbo", 3],
+      ["gpt-3.5-turbo-0125", 3],
+      ["gpt-3.5-turbo-1106", 2],
+      ["gpt-3.5-turbo-16k", 4 / 3],
+      ["gpt-4o", 4],
+      ["gpt-4o-mini", 4],
+      ["gpt-4o-2024-05-13", 3],
+      ["gpt-4o-mini-tts", 20],
+      ["gpt-4-turbo", 3],
+      ["gpt-4-1106-preview", 2],
+      ["gpt-4", 2],
+      ["gpt-4.5-preview", 2],
+      ["gpt-5", 8],
+      ["gpt-5-mini", 8],
+      ["o1-mini", 4],
+      ["o3", 4],
+      ["chatgpt-4o-latest", 3],
+      ["claude-3-haiku-20240307", 5],
+      ["claude-3-5-sonnet-latest", 5],
+      ["claude-sonnet-4-20250514", 5],
+      ["claude-opus-4-1", 5],
+      ["claude-2.1", 3],
+      ["claude-instant-1.2", 3],
+      ["mistral-large-latest", 3],
+      ["gemini-1.5-pro", 4],
+      ["gemini-2.0-flash", 4],
+      ["gemini-2.5-pro", 8],
+      ["gemini-2.5-flash-lite", 4],
+      ["gemini-2.5-flash", 2.5 / 0.3],
+      ["gemini-pro", 4],
+      ["command-r", 3],
+      ["command-r-plus", 5],
+      ["command-light", 4],
+      ["ERNIE-Speed-128K", 2],
+      ["llama3-8b-8192", 2],
+      ["gpt-4-all", 2],
+      ["deepseek-chat", undefined],
+      ["qwen-max", undefined],
+      ["some-model", undefined],
     ];
-    for (const [model, ratio] of cases) expect({ model, ratio: builtinCompletionRatio(model) }).toEqual({ model, ratio });
+    for (const [model, ratio] of cases)
+      expect({ model, ratio: builtinCompletionRatio(model) }).toEqual({ model, ratio });
   });
 });
 
@@ -57,21 +89,43 @@ describe("prices and ratios (unit)", () => {
   test("image, audio and cache-creation tokens are billed at their ratios, each token once", () => {
     const img = priceFor(options, "img-model", "default", false);
     // 100 prompt tokens of which 40 are image tokens: 60 + 40 × 2 = 140; 10 completion × 1 (no built-in)
-    expect(quotaFor(img, { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110, image_tokens: 40 })).toBe(Math.round(2.5 * (60 + 80 + 10)));
+    expect(quotaFor(img, { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110, image_tokens: 40 })).toBe(
+      Math.round(2.5 * (60 + 80 + 10)),
+    );
     const audio = priceFor(options, "audio-model", "default", false);
     // in: 50 text + 50 audio × 8; out: 20 text × 2 + 10 audio × 8 × 3
-    expect(quotaFor(audio, { prompt_tokens: 100, completion_tokens: 30, total_tokens: 130, audio_prompt_tokens: 50, audio_completion_tokens: 10 }))
-      .toBe(50 + 400 + 40 + 240);
+    expect(
+      quotaFor(audio, {
+        prompt_tokens: 100,
+        completion_tokens: 30,
+        total_tokens: 130,
+        audio_prompt_tokens: 50,
+        audio_completion_tokens: 10,
+      }),
+    ).toBe(50 + 400 + 40 + 240);
     const claude = priceFor(options, "claude-3-opus", "default", false);
     expect(claude.cacheCreationRatio).toBe(2);
     expect(priceFor(options, "gpt-3.5-turbo", "default", false).cacheCreationRatio).toBe(1.25);
-    expect(quotaFor(claude, { prompt_tokens: 100, completion_tokens: 0, total_tokens: 100, cache_creation_tokens: 100 })).toBe(Math.round(7.5 * 200));
+    expect(
+      quotaFor(claude, { prompt_tokens: 100, completion_tokens: 0, total_tokens: 100, cache_creation_tokens: 100 }),
+    ).toBe(Math.round(7.5 * 200));
   });
 
   test("OpenAI usage details carry image and audio tokens", () => {
-    const u = usageFrom({ usage: { prompt_tokens: 100, completion_tokens: 30, total_tokens: 130, prompt_tokens_details: { cached_tokens: 0, image_tokens: 40, audio_tokens: 5 }, completion_tokens_details: { audio_tokens: 10 } } });
+    const u = usageFrom({
+      usage: {
+        prompt_tokens: 100,
+        completion_tokens: 30,
+        total_tokens: 130,
+        prompt_tokens_details: { cached_tokens: 0, image_tokens: 40, audio_tokens: 5 },
+        completion_tokens_details: { audio_tokens: 10 },
+      },
+    });
     expect(u).toMatchObject({ image_tokens: 40, audio_prompt_tokens: 5, audio_completion_tokens: 10 });
-    expect(usageFrom({ usage: { input_tokens: 10, output_tokens: 3, input_tokens_details: { image_tokens: 7 } } })?.image_tokens).toBe(7);
+    expect(
+      usageFrom({ usage: { input_tokens: 10, output_tokens: 3, input_tokens_details: { image_tokens: 7 } } })
+        ?.image_tokens,
+    ).toBe(7);
     expect("image_tokens" in (usageFrom({ usage: { prompt_tokens: 1, completion_tokens: 1 } }) ?? {})).toBe(false);
   });
 });
@@ -84,15 +138,25 @@ for (const kind of storageKinds()) {
       await fx.option("ModelRatio", JSON.stringify({ "gpt-3.5-turbo": 0.25, "gpt-4o": 1.25 }));
       await fx.option("CompletionRatio", "{}");
       await fx.option("GroupRatio", JSON.stringify({ default: 1, vip: 2, svip: 3 }));
-      await fx.option("UserUsableGroups", JSON.stringify({ default: "default", vip: "vip", svip: "svip", auto: "auto" }));
+      await fx.option(
+        "UserUsableGroups",
+        JSON.stringify({ default: "default", vip: "vip", svip: "svip", auto: "auto" }),
+      );
       await fx.channel({ base_url: fx.mock.url, models: ["gpt-3.5-turbo"], groups: ["default"] });
       await fx.channel({ base_url: fx.mock.url, models: ["gpt-4o"], groups: ["vip"] });
     });
     afterAll(() => fx.close());
 
-    const chat = (key: string, model: string) => fx.call("/v1/chat/completions", key, { model, messages: [{ role: "user", content: "hi" }] });
+    const chat = (key: string, model: string) =>
+      fx.call("/v1/chat/completions", key, { model, messages: [{ role: "user", content: "hi" }] });
     const lastLog = async (userId: number) =>
-      fx.ctx.deps.db.selectFrom("logs").selectAll().where("user_id", "=", userId).where("type", "=", 2).orderBy("id", "desc").executeTakeFirstOrThrow();
+      fx.ctx.deps.db
+        .selectFrom("logs")
+        .selectAll()
+        .where("user_id", "=", userId)
+        .where("type", "=", 2)
+        .orderBy("id", "desc")
+        .executeTakeFirstOrThrow();
 
     test("a gpt-3.5-turbo call of 9+5 tokens costs 0.25 × (9 + 5 × 3) = 6 with no CompletionRatio entry (new-api's built-in 3)", async () => {
       const u = await fx.user(1_000_000);

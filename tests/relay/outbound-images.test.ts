@@ -18,8 +18,13 @@ const relay = sharedRelayFixture(async (fx) => {
   await ratios(fx, [MODEL], 1);
   const images = serve((req) => {
     const path = new URL(req.url).pathname;
-    if (path === "/to-metadata") return new Response(null, { status: 302, headers: { location: "http://169.254.169.254/latest/meta-data/iam/" } });
-    if (path === "/to-loopback") return new Response(null, { status: 302, headers: { location: `http://[::1]:${new URL(req.url).port}/cat.png` } });
+    if (path === "/to-metadata")
+      return new Response(null, { status: 302, headers: { location: "http://169.254.169.254/latest/meta-data/iam/" } });
+    if (path === "/to-loopback")
+      return new Response(null, {
+        status: 302,
+        headers: { location: `http://[::1]:${new URL(req.url).port}/cat.png` },
+      });
     return new Response(PNG, { headers: { "content-type": "image/png" } });
   });
   return { gemini, images };
@@ -32,10 +37,30 @@ afterEach(async () => {
 });
 
 const openai = (url: string) => ({
-  model: MODEL, max_tokens: 5, messages: [{ role: "user", content: [{ type: "text", text: "What is this?" }, { type: "image_url", image_url: { url } }] }],
+  model: MODEL,
+  max_tokens: 5,
+  messages: [
+    {
+      role: "user",
+      content: [
+        { type: "text", text: "What is this?" },
+        { type: "image_url", image_url: { url } },
+      ],
+    },
+  ],
 });
 const claude = (url: string) => ({
-  model: MODEL, max_tokens: 5, messages: [{ role: "user", content: [{ type: "text", text: "What is this?" }, { type: "image", source: { type: "url", url } }] }],
+  model: MODEL,
+  max_tokens: 5,
+  messages: [
+    {
+      role: "user",
+      content: [
+        { type: "text", text: "What is this?" },
+        { type: "image", source: { type: "url", url } },
+      ],
+    },
+  ],
 });
 
 /** A refused call: the caller's error format, status 400, the reason, no upstream call, nothing billed. */
@@ -54,7 +79,11 @@ async function refused(path: string, body: unknown, reason: string) {
   expect(relay.gemini.requests.length).toBe(upstreamBefore);
   expect(logs.filter((l) => l.type === 2)).toHaveLength(0);
   expect((await userRow(relay.fx, user.id)).quota).toBe(NEW_USER_QUOTA);
-  const token = await relay.fx.ctx.deps.db.selectFrom("tokens").select("id").where("user_id", "=", user.id).executeTakeFirstOrThrow();
+  const token = await relay.fx.ctx.deps.db
+    .selectFrom("tokens")
+    .select("id")
+    .where("user_id", "=", user.id)
+    .executeTakeFirstOrThrow();
   expect((await tokenRow(relay.fx, token.id)).remain_quota).toBe(NEW_USER_QUOTA);
 }
 
@@ -63,23 +92,47 @@ describe("image URLs in prompts, by default", () => {
     const port = new URL(relay.images.url).port;
     await refused("/v1/chat/completions", openai(`http://127.0.0.1:${port}/cat.png`), "port");
     await relay.fx.option("fetch_setting.allowed_ports", "[]");
-    await refused("/v1/chat/completions", openai(`http://127.0.0.1:${port}/cat.png`), "127.0.0.1 is a private or local address");
+    await refused(
+      "/v1/chat/completions",
+      openai(`http://127.0.0.1:${port}/cat.png`),
+      "127.0.0.1 is a private or local address",
+    );
     await refused("/v1/chat/completions", openai(`http://[::1]:${port}/cat.png`), "::1 is a private or local address");
-    await refused("/v1/chat/completions", openai("http://169.254.169.254/latest/meta-data/"), "169.254.169.254 is a cloud metadata address");
-    await refused("/v1/chat/completions", openai("http://169.254.10.10/x.png"), "169.254.10.10 is a private or local address");
+    await refused(
+      "/v1/chat/completions",
+      openai("http://169.254.169.254/latest/meta-data/"),
+      "169.254.169.254 is a cloud metadata address",
+    );
+    await refused(
+      "/v1/chat/completions",
+      openai("http://169.254.10.10/x.png"),
+      "169.254.10.10 is a private or local address",
+    );
     await refused("/v1/chat/completions", openai("http://2130706433/x.png"), "127.0.0.1 is a private or local address");
-    await refused("/v1/chat/completions", openai("http://localhost/x.png"), "localhost resolves to a private or local address");
+    await refused(
+      "/v1/chat/completions",
+      openai("http://localhost/x.png"),
+      "localhost resolves to a private or local address",
+    );
   });
 
   test("a Claude-format client gets the refusal as a Claude error", async () => {
-    await refused("/v1/messages", claude("http://169.254.169.254/latest/meta-data/"), "169.254.169.254 is a cloud metadata address");
+    await refused(
+      "/v1/messages",
+      claude("http://169.254.169.254/latest/meta-data/"),
+      "169.254.169.254 is a cloud metadata address",
+    );
   });
 });
 
 describe("image URLs with the options opened for a local image server", () => {
   test("allow_private_ip (and every port): the image is downloaded, sent inline and the call billed", async () => {
     for (const [k, v] of Object.entries(LOCAL_FETCHES)) await relay.fx.option(k, v);
-    const { status, logs } = await callAsNewUser(relay.fx, "/v1/chat/completions", openai(relay.images.url + "/cat.png"));
+    const { status, logs } = await callAsNewUser(
+      relay.fx,
+      "/v1/chat/completions",
+      openai(relay.images.url + "/cat.png"),
+    );
     expect(status).toBe(200);
     const parts = relay.gemini.last().body.contents[0].parts;
     expect(parts[1]).toEqual({ inlineData: { mimeType: "image/png", data: Buffer.from(PNG).toString("base64") } });
@@ -88,11 +141,19 @@ describe("image URLs with the options opened for a local image server", () => {
 
   test("a redirect is checked again: to a metadata address, or off the IP whitelist, is refused", async () => {
     for (const [k, v] of Object.entries(LOCAL_FETCHES)) await relay.fx.option(k, v);
-    await refused("/v1/chat/completions", openai(relay.images.url + "/to-metadata"), "169.254.169.254 is a cloud metadata address");
+    await refused(
+      "/v1/chat/completions",
+      openai(relay.images.url + "/to-metadata"),
+      "169.254.169.254 is a cloud metadata address",
+    );
     // Only the image host (here 127.0.0.1) on the whitelist: its redirect to [::1] is refused.
     await relay.fx.option("fetch_setting.ip_filter_mode", "true");
     await relay.fx.option("fetch_setting.ip_list", JSON.stringify(["127.0.0.1"]));
-    await refused("/v1/chat/completions", openai(relay.images.url + "/to-loopback"), "::1 is an address that is not on the IP whitelist");
+    await refused(
+      "/v1/chat/completions",
+      openai(relay.images.url + "/to-loopback"),
+      "::1 is an address that is not on the IP whitelist",
+    );
     const { status } = await callAsNewUser(relay.fx, "/v1/chat/completions", openai(relay.images.url + "/cat.png"));
     expect(status).toBe(200);
   });

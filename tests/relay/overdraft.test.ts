@@ -12,11 +12,16 @@ const CALLS = 1000;
 const COST = 1000; // ModelPrice 0.002 × 500000
 
 async function burst(fx: RelayFixture, key: string, model: string, calls: number, stream = false): Promise<number[]> {
-  return Promise.all(Array.from({ length: calls }, () =>
-    fx.call("/v1/chat/completions", key, { model, stream, messages: [{ role: "user", content: "hi" }] }).then(async (r) => {
-      await r.arrayBuffer();
-      return r.status;
-    })));
+  return Promise.all(
+    Array.from({ length: calls }, () =>
+      fx
+        .call("/v1/chat/completions", key, { model, stream, messages: [{ role: "user", content: "hi" }] })
+        .then(async (r) => {
+          await r.arrayBuffer();
+          return r.status;
+        }),
+    ),
+  );
 }
 
 async function books(fx: RelayFixture, userId: number, tokenId: number) {
@@ -65,7 +70,12 @@ for (const kind of storageKinds()) {
         const rich = 1_000_000_000;
         const user = await fx.user(rich);
         const token = await fx.token(user.id, { remain_quota: 150 * COST });
-        const results = (await Promise.all([burst(fx, token.key, "od-fixed", CALLS / 2), burst(fx, token.key, "od-fixed", CALLS / 2, true)])).flat();
+        const results = (
+          await Promise.all([
+            burst(fx, token.key, "od-fixed", CALLS / 2),
+            burst(fx, token.key, "od-fixed", CALLS / 2, true),
+          ])
+        ).flat();
         expect(results.filter((s) => s === 200).length).toBe(150);
         const b = await books(fx, user.id, token.id);
         expect(b.token.remain_quota).toBe(0);
@@ -87,9 +97,17 @@ for (const kind of storageKinds()) {
         const initial = 30 * 300;
         const user = await fx.user(initial);
         const token = await fx.token(user.id, { unlimited_quota: true });
-        const results = await Promise.all(Array.from({ length: 600 }, () =>
-          fx.call("/v1/chat/completions", token.key, { model: "od-ratio", max_tokens: 5, messages: [{ role: "user", content: "hi" }] })
-            .then(async (r) => (await r.arrayBuffer(), r.status))));
+        const results = await Promise.all(
+          Array.from({ length: 600 }, () =>
+            fx
+              .call("/v1/chat/completions", token.key, {
+                model: "od-ratio",
+                max_tokens: 5,
+                messages: [{ role: "user", content: "hi" }],
+              })
+              .then(async (r) => (await r.arrayBuffer(), r.status)),
+          ),
+        );
         const ok = results.filter((s) => s === 200).length;
         expect(ok).toBeGreaterThan(0);
         const b = await books(fx, user.id, token.id);
@@ -118,7 +136,9 @@ for (const kind of storageKinds().filter((k) => k !== "sqlite")) {
       const K = 200;
       const user = await a.user(K * COST);
       const token = await a.token(user.id, { remain_quota: 10 * K * COST });
-      const results = (await Promise.all([burst(a, token.key, "od-two", CALLS / 2), burst(b, token.key, "od-two", CALLS / 2, true)])).flat();
+      const results = (
+        await Promise.all([burst(a, token.key, "od-two", CALLS / 2), burst(b, token.key, "od-two", CALLS / 2, true)])
+      ).flat();
       const ok = results.filter((s) => s === 200).length;
       expect(results.every((s) => s === 200 || s === 403)).toBe(true);
       expect(ok).toBeLessThanOrEqual(K);
@@ -129,7 +149,16 @@ for (const kind of storageKinds().filter((k) => k !== "sqlite")) {
       expect(books_.user.used_quota).toBe(ok * COST);
       expect(books_.token.remain_quota).toBe(10 * K * COST - ok * COST);
       expect([books_.logs, books_.logged]).toEqual([ok, ok * COST]);
-      expect(Number((await a.ctx.deps.db.selectFrom("quota_holds").select((eb) => eb.fn.countAll().as("n")).executeTakeFirstOrThrow()).n)).toBe(0);
+      expect(
+        Number(
+          (
+            await a.ctx.deps.db
+              .selectFrom("quota_holds")
+              .select((eb) => eb.fn.countAll().as("n"))
+              .executeTakeFirstOrThrow()
+          ).n,
+        ),
+      ).toBe(0);
     } finally {
       await b.close();
       await a.close();

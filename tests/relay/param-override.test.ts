@@ -27,11 +27,29 @@ beforeAll(async () => {
   await fx.option("ModelRatio", JSON.stringify(Object.fromEntries(MODELS.map((m) => [m, 1]))));
   await fx.channel({ type: 1, base_url: fx.mock.url, models: ["po-openai"], param_override: OVERRIDE });
   await fx.channel({ type: 1, base_url: fx.mock.url, models: ["po-plain"] });
-  claudeId = await fx.channel({ type: 14, key: "claude-key", base_url: claude.url, models: ["po-claude"], model_mapping: { "po-claude": "claude-sonnet-4-20250514" }, param_override: { top_k: 5, temperature: 0.3 } });
-  await fx.channel({ type: 24, key: "gemini-key", base_url: gemini.url, models: ["po-gemini"], model_mapping: { "po-gemini": "gemini-2.5-flash" }, param_override: { cachedContent: "cachedContents/abc" } });
+  claudeId = await fx.channel({
+    type: 14,
+    key: "claude-key",
+    base_url: claude.url,
+    models: ["po-claude"],
+    model_mapping: { "po-claude": "claude-sonnet-4-20250514" },
+    param_override: { top_k: 5, temperature: 0.3 },
+  });
   await fx.channel({
-    type: 33, key: `${creds.accessKeyId}|${creds.secretAccessKey}|${creds.region}`, base_url: bedrock.url, models: ["po-bedrock"],
-    model_mapping: { "po-bedrock": "claude-3-5-sonnet-20240620" }, param_override: { top_k: 7 },
+    type: 24,
+    key: "gemini-key",
+    base_url: gemini.url,
+    models: ["po-gemini"],
+    model_mapping: { "po-gemini": "gemini-2.5-flash" },
+    param_override: { cachedContent: "cachedContents/abc" },
+  });
+  await fx.channel({
+    type: 33,
+    key: `${creds.accessKeyId}|${creds.secretAccessKey}|${creds.region}`,
+    base_url: bedrock.url,
+    models: ["po-bedrock"],
+    model_mapping: { "po-bedrock": "claude-3-5-sonnet-20240620" },
+    param_override: { top_k: 7 },
   });
   const user = await fx.user(100_000_000);
   key = (await fx.token(user.id)).key;
@@ -41,12 +59,25 @@ afterAll(async () => {
   await fx.close();
 });
 
-const claudeBody = (model: string, more: Record<string, unknown> = {}) => ({ model, max_tokens: 16, temperature: 1, messages: [{ role: "user", content: "hi" }], ...more });
+const claudeBody = (model: string, more: Record<string, unknown> = {}) => ({
+  model,
+  max_tokens: 16,
+  temperature: 1,
+  messages: [{ role: "user", content: "hi" }],
+  ...more,
+});
 const geminiBody = { contents: [{ role: "user", parts: [{ text: "hi" }] }], generationConfig: { temperature: 1 } };
 const gemini_ = (model: string, method = "generateContent") =>
-  fx.ctx.app.handle(new Request(`http://localhost/v1beta/models/${model}:${method}${method === "streamGenerateContent" ? "?alt=sse" : ""}`, {
-    method: "POST", headers: { "content-type": "application/json", "x-goog-api-key": key }, body: JSON.stringify(geminiBody),
-  }));
+  fx.ctx.app.handle(
+    new Request(
+      `http://localhost/v1beta/models/${model}:${method}${method === "streamGenerateContent" ? "?alt=sse" : ""}`,
+      {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-goog-api-key": key },
+        body: JSON.stringify(geminiBody),
+      },
+    ),
+  );
 const lastOpenAI = () => fx.mock.seen.at(-1)!.body;
 
 describe("param_override reaches the upstream body", () => {
@@ -59,7 +90,12 @@ describe("param_override reaches the upstream body", () => {
 
     const stream = await fx.call("/v1/messages", key, claudeBody("po-openai", { stream: true }));
     expect(await stream.text()).toContain("message_stop");
-    expect(lastOpenAI()).toMatchObject({ temperature: 0.1, user: "x", stream: true, stream_options: { include_usage: true } });
+    expect(lastOpenAI()).toMatchObject({
+      temperature: 0.1,
+      user: "x",
+      stream: true,
+      stream_options: { include_usage: true },
+    });
   });
 
   test("a Gemini-native call bridged to an OpenAI channel", async () => {
@@ -73,15 +109,28 @@ describe("param_override reaches the upstream body", () => {
   });
 
   test("an OpenAI call to an OpenAI channel (as before) and none on a channel without overrides", async () => {
-    await fx.call("/v1/chat/completions", key, { model: "po-openai", temperature: 1, messages: [{ role: "user", content: "hi" }] });
+    await fx.call("/v1/chat/completions", key, {
+      model: "po-openai",
+      temperature: 1,
+      messages: [{ role: "user", content: "hi" }],
+    });
     expect(lastOpenAI()).toMatchObject({ temperature: 0.1, user: "x" });
-    await fx.call("/v1/chat/completions", key, { model: "po-plain", temperature: 1, messages: [{ role: "user", content: "hi" }] });
+    await fx.call("/v1/chat/completions", key, {
+      model: "po-plain",
+      temperature: 1,
+      messages: [{ role: "user", content: "hi" }],
+    });
     expect(lastOpenAI().temperature).toBe(1);
     expect(lastOpenAI()).not.toHaveProperty("user");
   });
 
   test("an OpenAI call converted for a Claude channel: the override lands in the Claude body", async () => {
-    const res = await fx.call("/v1/chat/completions", key, { model: "po-claude", temperature: 1, max_tokens: 16, messages: [{ role: "user", content: "hi" }] });
+    const res = await fx.call("/v1/chat/completions", key, {
+      model: "po-claude",
+      temperature: 1,
+      max_tokens: 16,
+      messages: [{ role: "user", content: "hi" }],
+    });
     expect(res.status).toBe(200);
     // top_k has no OpenAI counterpart: merged before the conversion it would have been dropped.
     expect(claude.last().body).toMatchObject({ model: "claude-sonnet-4-20250514", top_k: 5, temperature: 0.3 });
@@ -94,7 +143,10 @@ describe("param_override reaches the upstream body", () => {
   });
 
   test("Gemini channel: the override lands in the generateContent body", async () => {
-    const res = await fx.call("/v1/chat/completions", key, { model: "po-gemini", messages: [{ role: "user", content: "hi" }] });
+    const res = await fx.call("/v1/chat/completions", key, {
+      model: "po-gemini",
+      messages: [{ role: "user", content: "hi" }],
+    });
     expect(res.status).toBe(200);
     expect(gemini.last().body).toMatchObject({ cachedContent: "cachedContents/abc" });
     expect(gemini.last().body.contents).toBeArray();
@@ -104,7 +156,11 @@ describe("param_override reaches the upstream body", () => {
     const res = await fx.call("/v1/messages", key, claudeBody("po-bedrock"));
     expect(res.status).toBe(200);
     expect(bedrock.last().body).toMatchObject({ top_k: 7, anthropic_version: "bedrock-2023-05-31" });
-    const viaOpenAI = await fx.call("/v1/chat/completions", key, { model: "po-bedrock", max_tokens: 16, messages: [{ role: "user", content: "hi" }] });
+    const viaOpenAI = await fx.call("/v1/chat/completions", key, {
+      model: "po-bedrock",
+      max_tokens: 16,
+      messages: [{ role: "user", content: "hi" }],
+    });
     expect(viaOpenAI.status).toBe(200);
     expect(bedrock.last().body).toMatchObject({ top_k: 7 });
   });

@@ -44,11 +44,20 @@ afterAll(async () => {
 
 /** A JSON text with `inner` (raw JSON) at the place each route reads its prompt from. */
 type Route = { path: string; limit: number; body(inner: string): string; session?: boolean };
-const wrap = (obj: Record<string, unknown>, slot: string) => (inner: string) => JSON.stringify(obj).replace(`"${slot}"`, inner);
+const wrap = (obj: Record<string, unknown>, slot: string) => (inner: string) =>
+  JSON.stringify(obj).replace(`"${slot}"`, inner);
 
 const ROUTES: Route[] = [
-  { path: "/v1/chat/completions", limit: 32 * MiB, body: wrap({ model: MODEL, messages: [{ role: "user", content: "$" }] }, "$") },
-  { path: "/v1/chat/completions", limit: 32 * MiB, body: wrap({ model: MODEL, stream: true, messages: [{ role: "user", content: "$" }] }, "$") },
+  {
+    path: "/v1/chat/completions",
+    limit: 32 * MiB,
+    body: wrap({ model: MODEL, messages: [{ role: "user", content: "$" }] }, "$"),
+  },
+  {
+    path: "/v1/chat/completions",
+    limit: 32 * MiB,
+    body: wrap({ model: MODEL, stream: true, messages: [{ role: "user", content: "$" }] }, "$"),
+  },
   { path: "/v1/completions", limit: 8 * MiB, body: wrap({ model: MODEL, prompt: "$" }, "$") },
   { path: "/v1/embeddings", limit: 8 * MiB, body: wrap({ model: MODEL, input: "$" }, "$") },
   { path: "/v1/moderations", limit: 32 * MiB, body: wrap({ model: MODEL, input: "$" }, "$") },
@@ -56,13 +65,42 @@ const ROUTES: Route[] = [
   { path: "/v1/audio/speech", limit: 1 * MiB, body: wrap({ model: MODEL, input: "$", voice: "alloy" }, "$") },
   { path: "/v1/rerank", limit: 8 * MiB, body: wrap({ model: MODEL, query: "$", documents: ["a", "b"] }, "$") },
   { path: "/v1/responses", limit: 32 * MiB, body: wrap({ model: MODEL, input: "$" }, "$") },
-  { path: "/v1/messages", limit: 32 * MiB, body: wrap({ model: MODEL, max_tokens: 16, messages: [{ role: "user", content: "$" }] }, "$") },
-  { path: "/v1/messages", limit: 32 * MiB, body: wrap({ model: MODEL, max_tokens: 16, stream: true, messages: [{ role: "user", content: "$" }] }, "$") },
-  { path: "/v1/messages/count_tokens", limit: 32 * MiB, body: wrap({ model: MODEL, messages: [{ role: "user", content: "$" }] }, "$") },
-  { path: `/v1beta/models/${MODEL}:generateContent`, limit: 32 * MiB, body: wrap({ contents: [{ role: "user", parts: [{ text: "$" }] }] }, "$") },
-  { path: `/v1beta/models/${MODEL}:streamGenerateContent`, limit: 32 * MiB, body: wrap({ contents: [{ role: "user", parts: [{ text: "$" }] }] }, "$") },
-  { path: `/v1beta/models/${MODEL}:countTokens`, limit: 32 * MiB, body: wrap({ contents: [{ role: "user", parts: [{ text: "$" }] }] }, "$") },
-  { path: "/pg/chat/completions", limit: 32 * MiB, session: true, body: wrap({ model: MODEL, messages: [{ role: "user", content: "$" }] }, "$") },
+  {
+    path: "/v1/messages",
+    limit: 32 * MiB,
+    body: wrap({ model: MODEL, max_tokens: 16, messages: [{ role: "user", content: "$" }] }, "$"),
+  },
+  {
+    path: "/v1/messages",
+    limit: 32 * MiB,
+    body: wrap({ model: MODEL, max_tokens: 16, stream: true, messages: [{ role: "user", content: "$" }] }, "$"),
+  },
+  {
+    path: "/v1/messages/count_tokens",
+    limit: 32 * MiB,
+    body: wrap({ model: MODEL, messages: [{ role: "user", content: "$" }] }, "$"),
+  },
+  {
+    path: `/v1beta/models/${MODEL}:generateContent`,
+    limit: 32 * MiB,
+    body: wrap({ contents: [{ role: "user", parts: [{ text: "$" }] }] }, "$"),
+  },
+  {
+    path: `/v1beta/models/${MODEL}:streamGenerateContent`,
+    limit: 32 * MiB,
+    body: wrap({ contents: [{ role: "user", parts: [{ text: "$" }] }] }, "$"),
+  },
+  {
+    path: `/v1beta/models/${MODEL}:countTokens`,
+    limit: 32 * MiB,
+    body: wrap({ contents: [{ role: "user", parts: [{ text: "$" }] }] }, "$"),
+  },
+  {
+    path: "/pg/chat/completions",
+    limit: 32 * MiB,
+    session: true,
+    body: wrap({ model: MODEL, messages: [{ role: "user", content: "$" }] }, "$"),
+  },
 ];
 
 /** Payloads as raw JSON for the prompt's place, and whether the shape check refuses them. */
@@ -96,7 +134,8 @@ describe("one client's pathological input does not hold up the others", () => {
         const expected = Buffer.byteLength(body) > route.limit ? 413 : payload.refused ? 400 : 200;
         const res = await send(route, body);
         await res.arrayBuffer();
-        if (res.status !== expected) outcomes.push(`${route.path} with ${payload.name}: ${res.status}, expected ${expected}`);
+        if (res.status !== expected)
+          outcomes.push(`${route.path} with ${payload.name}: ${res.status}, expected ${expected}`);
         fx.mock.seen.length = 0;
       }
     };
@@ -112,10 +151,15 @@ describe("one client's pathological input does not hold up the others", () => {
         latencies.push(performance.now() - t);
         if (status.status !== 200) failures.push(`status ${status.status}`);
         t = performance.now();
-        const res = await fetch(base + "/v1/chat/completions", { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: chat });
+        const res = await fetch(base + "/v1/chat/completions", {
+          method: "POST",
+          headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+          body: chat,
+        });
         const answer: any = await res.json();
         latencies.push(performance.now() - t);
-        if (res.status !== 200 || answer.choices?.[0]?.message?.content !== "Hello world!") failures.push(`chat ${res.status}`);
+        if (res.status !== 200 || answer.choices?.[0]?.message?.content !== "Hello world!")
+          failures.push(`chat ${res.status}`);
         await Bun.sleep(5);
       }
     };
@@ -139,8 +183,8 @@ describe("one client's pathological input does not hold up the others", () => {
     const logs = await logsOf(fx, user.id);
     const big = logs.filter((l) => l.model_name === MODEL && l.prompt_tokens > 100_000);
     expect(big.length).toBeGreaterThan(0);
-  // 80 large-body calls in one process: a loaded machine running other test files beside it needs the time. A
-  // frozen loop would need far more.
+    // 80 large-body calls in one process: a loaded machine running other test files beside it needs the time. A
+    // frozen loop would need far more.
   }, 180_000);
 });
 
@@ -150,7 +194,10 @@ describe("body caps per route", () => {
     const images = await send(ROUTES.find((r) => r.path === "/v1/images/generations")!, big);
     expect(images.status).toBe(413);
     expect(((await images.json()) as any).error.message).toContain("request body too large");
-    const embeddings = await send(ROUTES.find((r) => r.path === "/v1/embeddings")!, JSON.stringify({ model: MODEL, input: "a".repeat(9 * MiB) }));
+    const embeddings = await send(
+      ROUTES.find((r) => r.path === "/v1/embeddings")!,
+      JSON.stringify({ model: MODEL, input: "a".repeat(9 * MiB) }),
+    );
     expect(embeddings.status).toBe(413);
   });
 
@@ -168,9 +215,14 @@ describe("body caps per route", () => {
         c.enqueue(chunk);
       },
     });
-    const res = await fx.ctx.app.handle(new Request("http://localhost/v1/audio/speech", {
-      method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: stream, duplex: "half",
-    } as RequestInit));
+    const res = await fx.ctx.app.handle(
+      new Request("http://localhost/v1/audio/speech", {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: stream,
+        duplex: "half",
+      } as RequestInit),
+    );
     expect(res.status).toBe(413);
     expect(sent).toBeLessThan(4 * MiB);
   });
@@ -183,8 +235,14 @@ describe("body caps per route", () => {
     expect(((await openai.json()) as any).error.message).toContain(`deeper than ${MAX_JSON_DEPTH}`);
     const claude = await send(ROUTES.find((r) => r.path === "/v1/messages")!, ROUTES[0]!.body(deep));
     expect(claude.status).toBe(400);
-    expect(((await claude.json()) as any)).toMatchObject({ type: "error", error: { type: "invalid_request_error" } });
-    const gemini = await send(ROUTES.find((r) => r.path.endsWith(":generateContent"))!, JSON.stringify({ contents: [{ role: "user", parts: [{ text: "x" }] }], extra: JSON.parse("[" + "1,".repeat(MAX_JSON_VALUES) + "1]") }));
+    expect((await claude.json()) as any).toMatchObject({ type: "error", error: { type: "invalid_request_error" } });
+    const gemini = await send(
+      ROUTES.find((r) => r.path.endsWith(":generateContent"))!,
+      JSON.stringify({
+        contents: [{ role: "user", parts: [{ text: "x" }] }],
+        extra: JSON.parse("[" + "1,".repeat(MAX_JSON_VALUES) + "1]"),
+      }),
+    );
     expect(gemini.status).toBe(400);
     expect(((await gemini.json()) as any).error).toMatchObject({ code: 400, status: "INVALID_ARGUMENT" });
     expect(fx.mock.seen).toEqual([]);
@@ -219,11 +277,24 @@ describe("linear conversions of huge arrays", () => {
     const { geminiRequestToOpenAI } = require("../../server/relay/formats/gemini/client.ts");
     const n = 20_000;
     const calls = Array.from({ length: n }, (_, i) => ({ functionCall: { name: `f${i % 3}`, args: { i } } }));
-    const responses = Array.from({ length: n }, (_, i) => ({ functionResponse: { name: `f${(n - 1 - i) % 3}`, response: { i } } }));
-    const out = geminiRequestToOpenAI({ contents: [{ role: "model", parts: calls }, { role: "user", parts: responses }] }, "m", false);
+    const responses = Array.from({ length: n }, (_, i) => ({
+      functionResponse: { name: `f${(n - 1 - i) % 3}`, response: { i } },
+    }));
+    const out = geminiRequestToOpenAI(
+      {
+        contents: [
+          { role: "model", parts: calls },
+          { role: "user", parts: responses },
+        ],
+      },
+      "m",
+      false,
+    );
     const ids = out.messages[0].tool_calls.map((c: any) => c.id);
     const byName = new Map<string, string[]>();
-    out.messages[0].tool_calls.forEach((c: any) => byName.set(c.function.name, [...(byName.get(c.function.name) ?? []), c.id]));
+    out.messages[0].tool_calls.forEach((c: any) =>
+      byName.set(c.function.name, [...(byName.get(c.function.name) ?? []), c.id]),
+    );
     const tools = out.messages.slice(1);
     expect(tools.length).toBe(n);
     // Each name's responses take that name's calls in order.

@@ -32,7 +32,11 @@ afterAll(async () => {
 const chat = (model: string, stream = false) => ({ model, stream, messages: [{ role: "user", content: "hi" }] });
 
 function overSocket(path: string, key: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
-  return fetch(base + path, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+  return fetch(base + path, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...headers },
+    body: JSON.stringify(body),
+  });
 }
 
 async function saveRecordIp(user: Session, on: boolean) {
@@ -52,8 +56,12 @@ const lastLogId = async (userId: number) => (await logsOf(fx, userId)).at(-1)?.i
 describe("the client's address in usage logs", () => {
   test("settingFlag reads a true/false field of a user's settings JSON", () => {
     expect(settingFlag(JSON.stringify({ record_ip_log: true }), "record_ip_log")).toBe(true);
-    expect(settingFlag(JSON.stringify({ record_ip_log: false, accept_unset_model_ratio_model: true }), "record_ip_log")).toBe(false);
-    expect(settingFlag(JSON.stringify({ accept_unset_model_ratio_model: true }), "accept_unset_model_ratio_model")).toBe(true);
+    expect(
+      settingFlag(JSON.stringify({ record_ip_log: false, accept_unset_model_ratio_model: true }), "record_ip_log"),
+    ).toBe(false);
+    expect(
+      settingFlag(JSON.stringify({ accept_unset_model_ratio_model: true }), "accept_unset_model_ratio_model"),
+    ).toBe(true);
     expect(settingFlag("", "record_ip_log")).toBe(false);
     expect(settingFlag(null, "record_ip_log")).toBe(false);
     expect(settingFlag("{not json", "record_ip_log")).toBe(false);
@@ -95,7 +103,9 @@ describe("the client's address in usage logs", () => {
 
     // Behind a trusted proxy (TRUST_PROXY, on here), the address it forwarded.
     from = await lastLogId(user.id);
-    const forwarded = await logsAfter(user.id, from, [fx.call("/v1/chat/completions", key, chat(MODEL), { "x-forwarded-for": "203.0.113.7" })]);
+    const forwarded = await logsAfter(user.id, from, [
+      fx.call("/v1/chat/completions", key, chat(MODEL), { "x-forwarded-for": "203.0.113.7" }),
+    ]);
     expect(forwarded.map((l) => l.ip)).toEqual(["203.0.113.7"]);
 
     await saveRecordIp(user, false);

@@ -17,13 +17,18 @@ afterAll(async () => {
   await fx.close();
 });
 
-const chat = (model: string, more: Record<string, unknown> = {}) => ({ model, messages: [{ role: "user", content: "hi there" }], ...more });
+const chat = (model: string, more: Record<string, unknown> = {}) => ({
+  model,
+  messages: [{ role: "user", content: "hi there" }],
+  ...more,
+});
 
 async function price(model: string, ratio: number, completion = 1, cache?: number) {
   const o = fx.ctx.deps.options;
   await fx.option("ModelRatio", JSON.stringify({ ...o.json("ModelRatio", {}), [model]: ratio }));
   await fx.option("CompletionRatio", JSON.stringify({ ...o.json("CompletionRatio", {}), [model]: completion }));
-  if (cache !== undefined) await fx.option("CacheRatio", JSON.stringify({ ...o.json("CacheRatio", {}), [model]: cache }));
+  if (cache !== undefined)
+    await fx.option("CacheRatio", JSON.stringify({ ...o.json("CacheRatio", {}), [model]: cache }));
 }
 
 async function fixedPrice(model: string, dollars: number) {
@@ -31,7 +36,10 @@ async function fixedPrice(model: string, dollars: number) {
 }
 
 /** A user with quota and a token, and a channel on the shared mock serving `models`. */
-async function setup(models: string[], opts: { quota?: number; token?: Parameters<RelayFixture["token"]>[1]; role?: number } = {}) {
+async function setup(
+  models: string[],
+  opts: { quota?: number; token?: Parameters<RelayFixture["token"]>[1]; role?: number } = {},
+) {
   for (const m of models) await fx.channel({ base_url: fx.mock.url, models: [m] });
   const user = await fx.user(opts.quota ?? 10_000_000, opts.role ? { role: opts.role } : {});
   const token = await fx.token(user.id, opts.token);
@@ -50,7 +58,9 @@ async function json(res: Response) {
 
 describe("token authentication", () => {
   test("a missing or unknown key is 401 in OpenAI format", async () => {
-    const r1 = await fx.ctx.app.handle(new Request("http://localhost/v1/chat/completions", { method: "POST", body: JSON.stringify(chat("x")) }));
+    const r1 = await fx.ctx.app.handle(
+      new Request("http://localhost/v1/chat/completions", { method: "POST", body: JSON.stringify(chat("x")) }),
+    );
     expect(r1.status).toBe(401);
     expect((await json(r1)).error.message).toContain("no API key");
     const r2 = await fx.call("/v1/chat/completions", "sk-doesnotexist", chat("x"));
@@ -88,7 +98,11 @@ describe("token authentication", () => {
     const r = await fx.call("/v1/chat/completions", token.key, chat("auth-m4"));
     expect(r.status).toBe(403);
     expect((await json(r)).error.message).toContain("auth-m4");
-    const list = await json(await fx.ctx.app.handle(new Request("http://localhost/v1/models", { headers: { authorization: `Bearer ${token.key}` } })));
+    const list = await json(
+      await fx.ctx.app.handle(
+        new Request("http://localhost/v1/models", { headers: { authorization: `Bearer ${token.key}` } }),
+      ),
+    );
     expect(list.data.map((m: any) => m.id)).toEqual(["auth-m3"]);
   });
 
@@ -106,7 +120,13 @@ describe("token authentication", () => {
   test("a banned user's tokens stop working", async () => {
     await price("auth-m6", 1);
     const { token } = await setup(["auth-m6"], { quota: 1000 });
-    const owner = (await fx.ctx.deps.db.selectFrom("tokens").select("user_id").where("key", "=", token.key.slice(3)).executeTakeFirstOrThrow()).user_id;
+    const owner = (
+      await fx.ctx.deps.db
+        .selectFrom("tokens")
+        .select("user_id")
+        .where("key", "=", token.key.slice(3))
+        .executeTakeFirstOrThrow()
+    ).user_id;
     await fx.ctx.deps.db.updateTable("users").set({ status: 2 }).where("id", "=", owner).execute();
     const r = await fx.call("/v1/chat/completions", token.key, chat("auth-m6"));
     expect(r.status).toBe(403);
@@ -142,7 +162,9 @@ describe("routing", () => {
     expect(r.status).toBe(404);
     const body = await json(r);
     expect(body.error.code).toBe("model_not_found");
-    expect(body.error.message).toBe("the model 'route-none' does not exist or you do not have access to it (no channel serves it in group default)");
+    expect(body.error.message).toBe(
+      "the model 'route-none' does not exist or you do not have access to it (no channel serves it in group default)",
+    );
   });
 
   test("a model whose channels are all disabled is 503 (down), not 404", async () => {
@@ -151,7 +173,9 @@ describe("routing", () => {
     await fx.channel({ base_url: "http://127.0.0.1:9", models: ["route-down"], status: 2 });
     const r = await fx.call("/v1/chat/completions", token.key, chat("route-down"));
     expect(r.status).toBe(503);
-    expect((await json(r)).error.message).toBe("no available channel for model route-down in group default: its channels are disabled");
+    expect((await json(r)).error.message).toBe(
+      "no available channel for model route-down in group default: its channels are disabled",
+    );
   });
 
   test("the highest priority tier takes all traffic while it works", async () => {
@@ -161,7 +185,8 @@ describe("routing", () => {
     await fx.channel({ base_url: a.url, models: ["route-tier"], priority: 5, weight: 1 });
     await fx.channel({ base_url: b.url, models: ["route-tier"], priority: 1, weight: 100 });
     const { token } = await setup([]);
-    for (let i = 0; i < 10; i++) expect((await fx.call("/v1/chat/completions", token.key, chat("route-tier"))).status).toBe(200);
+    for (let i = 0; i < 10; i++)
+      expect((await fx.call("/v1/chat/completions", token.key, chat("route-tier"))).status).toBe(200);
     expect(a.seen.length).toBe(10);
     expect(b.seen.length).toBe(0);
   });
@@ -204,7 +229,20 @@ describe("routing", () => {
     expect(b1.seen.length + b2.seen.length).toBe(2);
     await fx.flush();
     expect((await userRow(fx, user.id)).quota).toBe(before.quota);
-    expect((await tokenRow(fx, (await fx.ctx.deps.db.selectFrom("tokens").select("id").where("key", "=", token.key.slice(3)).executeTakeFirstOrThrow()).id)).remain_quota).toBe(1_000_000);
+    expect(
+      (
+        await tokenRow(
+          fx,
+          (
+            await fx.ctx.deps.db
+              .selectFrom("tokens")
+              .select("id")
+              .where("key", "=", token.key.slice(3))
+              .executeTakeFirstOrThrow()
+          ).id,
+        )
+      ).remain_quota,
+    ).toBe(1_000_000);
     await fx.option("RetryTimes", "0");
   });
 
@@ -259,7 +297,12 @@ describe("routing", () => {
   test("model mapping, param override and status-code mapping apply per channel", async () => {
     await price("route-map", 1);
     const m = mock();
-    await fx.channel({ base_url: m.url, models: ["route-map"], model_mapping: { "route-map": "upstream-real" }, param_override: { temperature: 0.1, seed: 7 } });
+    await fx.channel({
+      base_url: m.url,
+      models: ["route-map"],
+      model_mapping: { "route-map": "upstream-real" },
+      param_override: { temperature: 0.1, seed: 7 },
+    });
     const { user, token } = await setup([]);
     expect((await fx.call("/v1/chat/completions", token.key, chat("route-map", { temperature: 1 }))).status).toBe(200);
     expect(m.seen[0].body).toMatchObject({ model: "upstream-real", temperature: 0.1, seed: 7 });
@@ -289,13 +332,33 @@ describe("billing", () => {
     expect(u.quota).toBe(100_000 - cost);
     expect(u.used_quota).toBe(cost);
     expect(u.request_count).toBe(1);
-    const tid = (await fx.ctx.deps.db.selectFrom("tokens").select("id").where("key", "=", token.key.slice(3)).executeTakeFirstOrThrow()).id;
+    const tid = (
+      await fx.ctx.deps.db
+        .selectFrom("tokens")
+        .select("id")
+        .where("key", "=", token.key.slice(3))
+        .executeTakeFirstOrThrow()
+    ).id;
     const t = await tokenRow(fx, tid);
     expect(t.remain_quota).toBe(1_000_000 - cost);
     expect(t.used_quota).toBe(cost);
     const [log] = await logsOf(fx, user.id);
-    expect(log).toMatchObject({ type: 2, quota: cost, prompt_tokens: 10, completion_tokens: 20, model_name: "bill-a", token_name: "test-token", group: "default", token_id: tid });
-    expect(JSON.parse(log.other)).toMatchObject({ model_ratio: 2, completion_ratio: 3, group_ratio: 1, model_price: -1 });
+    expect(log).toMatchObject({
+      type: 2,
+      quota: cost,
+      prompt_tokens: 10,
+      completion_tokens: 20,
+      model_name: "bill-a",
+      token_name: "test-token",
+      group: "default",
+      token_id: tid,
+    });
+    expect(JSON.parse(log.other)).toMatchObject({
+      model_ratio: 2,
+      completion_ratio: 3,
+      group_ratio: 1,
+      model_price: -1,
+    });
     const hour = await fx.ctx.deps.db.selectFrom("quota_data").selectAll().where("user_id", "=", user.id).execute();
     expect(hour).toHaveLength(1);
     expect(hour[0]).toMatchObject({ model_name: "bill-a", count: 1, quota: cost, token_used: 30 });
@@ -374,11 +437,18 @@ describe("billing", () => {
 
   test("unlimited tokens leave remain_quota alone but still charge the user", async () => {
     await price("bill-unl", 1);
-    const { user, token } = await setup(["bill-unl"], { quota: 100_000, token: { unlimited_quota: true, remain_quota: 0 } });
+    const { user, token } = await setup(["bill-unl"], {
+      quota: 100_000,
+      token: { unlimited_quota: true, remain_quota: 0 },
+    });
     expect((await fx.call("/v1/chat/completions", token.key, chat("bill-unl"))).status).toBe(200);
     await fx.flush();
     expect((await userRow(fx, user.id)).quota).toBe(100_000 - 30);
-    const t = await fx.ctx.deps.db.selectFrom("tokens").selectAll().where("user_id", "=", user.id).executeTakeFirstOrThrow();
+    const t = await fx.ctx.deps.db
+      .selectFrom("tokens")
+      .selectAll()
+      .where("user_id", "=", user.id)
+      .executeTakeFirstOrThrow();
     expect(t.remain_quota).toBe(0);
     expect(t.used_quota).toBe(30);
   });
@@ -403,7 +473,10 @@ describe("holds on SQLite", () => {
       expect((await userRow(own, small.id)).quota).toBe(600);
       expect((await userRow(own, big.id)).quota).toBe(50_000_000);
       await own.flush();
-      for (const [u, start] of [[small, 600], [big, 50_000_000]] as const) {
+      for (const [u, start] of [
+        [small, 600],
+        [big, 50_000_000],
+      ] as const) {
         expect((await userRow(own, u.id)).quota).toBe(start - 30);
         expect((await userRow(own, u.id)).used_quota).toBe(30);
         expect((await logsOf(own, u.id))[0].quota).toBe(30);
@@ -417,13 +490,22 @@ describe("holds on SQLite", () => {
 describe("streams", () => {
   async function sse(res: Response) {
     const text = await res.text();
-    return text.split("\n\n").filter((b) => b.startsWith("data: ")).map((b) => b.slice(6));
+    return text
+      .split("\n\n")
+      .filter((b) => b.startsWith("data: "))
+      .map((b) => b.slice(6));
   }
 
   test("usage is forwarded only to clients that asked for it", async () => {
     await price("st-a", 1);
     const { token } = await setup(["st-a"]);
-    const asked = await sse(await fx.call("/v1/chat/completions", token.key, chat("st-a", { stream: true, stream_options: { include_usage: true } })));
+    const asked = await sse(
+      await fx.call(
+        "/v1/chat/completions",
+        token.key,
+        chat("st-a", { stream: true, stream_options: { include_usage: true } }),
+      ),
+    );
     expect(asked.at(-1)).toBe("[DONE]");
     expect(JSON.parse(asked.at(-2)!).usage.total_tokens).toBe(30);
     const plain = await sse(await fx.call("/v1/chat/completions", token.key, chat("st-a", { stream: true })));
@@ -452,7 +534,12 @@ describe("streams", () => {
     expect(res.status).toBe(200);
     const events = (await sse(res)).map((d) => JSON.parse(d));
     // What came, then an error event saying the answer is incomplete (tests/relay/cut-stream.test.ts).
-    expect(events.slice(0, -1).map((e) => e.choices[0].delta.content).join("")).toBe("Hello world");
+    expect(
+      events
+        .slice(0, -1)
+        .map((e) => e.choices[0].delta.content)
+        .join(""),
+    ).toBe("Hello world");
     expect(events.at(-1).error.code).toBe("stream_interrupted");
     await fx.flush();
     const [log] = await logsOf(fx, user.id);
@@ -479,22 +566,23 @@ describe("limits and filters", () => {
   });
 
   // Like the PostgreSQL and MySQL runs, this one exists when the environment names a server (REDIS_CONN_STRING).
-  if (process.env.REDIS_CONN_STRING) test("with Redis as the cache the limit counters live in Redis", async () => {
-    const own = await relayFixture("sqlite", {}, {}, true);
-    try {
-      expect(own.ctx.deps.cache.kind).toBe("redis");
-      await own.option("ModelRatio", JSON.stringify({ "lim-r": 1 }));
-      await own.channel({ base_url: own.mock.url, models: ["lim-r"] });
-      const user = await own.user(1_000_000);
-      const token = await own.token(user.id);
-      await own.option("ModelRequestRateLimitCount", "1");
-      await own.option("ModelRequestRateLimitEnabled", "true");
-      expect((await own.call("/v1/chat/completions", token.key, chat("lim-r"))).status).toBe(200);
-      expect((await own.call("/v1/chat/completions", token.key, chat("lim-r"))).status).toBe(429);
-    } finally {
-      await own.close();
-    }
-  });
+  if (process.env.REDIS_CONN_STRING)
+    test("with Redis as the cache the limit counters live in Redis", async () => {
+      const own = await relayFixture("sqlite", {}, {}, true);
+      try {
+        expect(own.ctx.deps.cache.kind).toBe("redis");
+        await own.option("ModelRatio", JSON.stringify({ "lim-r": 1 }));
+        await own.channel({ base_url: own.mock.url, models: ["lim-r"] });
+        const user = await own.user(1_000_000);
+        const token = await own.token(user.id);
+        await own.option("ModelRequestRateLimitCount", "1");
+        await own.option("ModelRequestRateLimitEnabled", "true");
+        expect((await own.call("/v1/chat/completions", token.key, chat("lim-r"))).status).toBe(200);
+        expect((await own.call("/v1/chat/completions", token.key, chat("lim-r"))).status).toBe(429);
+      } finally {
+        await own.close();
+      }
+    });
 
   test("a group's [total, successful] limits override the defaults", async () => {
     await price("lim-g", 1);
@@ -520,7 +608,10 @@ describe("limits and filters", () => {
     await fx.option("CheckSensitiveEnabled", "true");
     await fx.option("CheckSensitiveOnPromptEnabled", "true");
     try {
-      const r = await fx.call("/v1/chat/completions", token.key, { model: "sens-a", messages: [{ role: "user", content: "say BADWORD now" }] });
+      const r = await fx.call("/v1/chat/completions", token.key, {
+        model: "sens-a",
+        messages: [{ role: "user", content: "say BADWORD now" }],
+      });
       expect(r.status).toBe(400);
       expect((await fx.call("/v1/chat/completions", token.key, chat("sens-a"))).status).toBe(200);
     } finally {
@@ -551,13 +642,17 @@ describe("logs and write-behind", () => {
       const ch = await own.channel({ base_url: own.mock.url, models: ["wb-m"] });
       const user = await own.user(1_000_000);
       const token = await own.token(user.id);
-      for (let i = 0; i < 3; i++) expect((await own.call("/v1/chat/completions", token.key, chat("wb-m"))).status).toBe(200);
+      for (let i = 0; i < 3; i++)
+        expect((await own.call("/v1/chat/completions", token.key, chat("wb-m"))).status).toBe(200);
       await Bun.sleep(20);
       const db = own.ctx.deps.db;
       expect(await db.selectFrom("logs").selectAll().where("user_id", "=", user.id).execute()).toHaveLength(0);
       for (const hook of own.ctx.deps.shutdownHooks) await hook();
       expect(await db.selectFrom("logs").selectAll().where("user_id", "=", user.id).execute()).toHaveLength(3);
-      expect((await db.selectFrom("channels").select("used_quota").where("id", "=", ch).executeTakeFirstOrThrow()).used_quota).toBe(90);
+      expect(
+        (await db.selectFrom("channels").select("used_quota").where("id", "=", ch).executeTakeFirstOrThrow())
+          .used_quota,
+      ).toBe(90);
       expect((await userRow(own, user.id)).request_count).toBe(3);
     } finally {
       await own.close();
@@ -575,26 +670,44 @@ describe("other endpoints", () => {
     expect(emb.data).toHaveLength(2);
     expect((await fx.call("/v1/moderations", token.key, { model: "ep-mod", input: "text" })).status).toBe(200);
     expect((await fx.call("/v1/rerank", token.key, { model: "ep-rr", query: "q", documents: ["a"] })).status).toBe(200);
-    expect((await json(await fx.call("/v1/responses", token.key, { model: "ep-resp", input: "hi" }))).usage.output_tokens).toBe(20);
+    expect(
+      (await json(await fx.call("/v1/responses", token.key, { model: "ep-resp", input: "hi" }))).usage.output_tokens,
+    ).toBe(20);
     await fx.flush();
     const logs = await logsOf(fx, user.id);
     // Settled in the order their usage is known: the moderation's is counted in the tokenizer's worker, so its
     // log may come last.
     const byModel = logs.map((l) => [l.model_name, l.quota]).sort((a, b) => String(a[0]).localeCompare(String(b[0])));
-    expect(byModel).toEqual([["ep-cmp", 30], ["ep-emb", 8], ["ep-mod", expect.any(Number)], ["ep-resp", 30], ["ep-rr", 12]]);
+    expect(byModel).toEqual([
+      ["ep-cmp", 30],
+      ["ep-emb", 8],
+      ["ep-mod", expect.any(Number)],
+      ["ep-resp", 30],
+      ["ep-rr", 12],
+    ]);
   });
 
   test("audio: speech passes bytes through; transcription passes multipart through", async () => {
     await price("ep-tts", 1);
     await price("ep-stt", 1);
     const { user, token } = await setup(["ep-tts", "ep-stt"]);
-    const speech = await fx.call("/v1/audio/speech", token.key, { model: "ep-tts", input: "Hello world", voice: "alloy" });
+    const speech = await fx.call("/v1/audio/speech", token.key, {
+      model: "ep-tts",
+      input: "Hello world",
+      voice: "alloy",
+    });
     expect(speech.headers.get("content-type")).toBe("audio/mpeg");
     expect(new Uint8Array(await speech.arrayBuffer())).toEqual(new Uint8Array([73, 68, 51, 4, 0, 0]));
     const form = new FormData();
     form.append("model", "ep-stt");
     form.append("file", new Blob([new Uint8Array(123)], { type: "audio/mpeg" }), "a.mp3");
-    const stt = await fx.ctx.app.handle(new Request("http://localhost/v1/audio/transcriptions", { method: "POST", headers: { authorization: `Bearer ${token.key}` }, body: form }));
+    const stt = await fx.ctx.app.handle(
+      new Request("http://localhost/v1/audio/transcriptions", {
+        method: "POST",
+        headers: { authorization: `Bearer ${token.key}` },
+        body: form,
+      }),
+    );
     expect(await json(stt)).toEqual({ text: "transcribed 123 bytes" });
     await fx.flush();
     expect((await logsOf(fx, user.id)).map((l) => l.model_name)).toEqual(["ep-tts", "ep-stt"]);
@@ -607,13 +720,21 @@ describe("other endpoints", () => {
     const r = await fx.ctx.app.handle(new Request("http://localhost/v1/files", { headers: h }));
     expect(r.status).toBe(501);
     expect((await json(r)).error.message).toContain("not implemented");
-    expect(await json(await fx.ctx.app.handle(new Request("http://localhost/v1/models/ep-one", { headers: h })))).toMatchObject({ id: "ep-one", object: "model" });
+    expect(
+      await json(await fx.ctx.app.handle(new Request("http://localhost/v1/models/ep-one", { headers: h }))),
+    ).toMatchObject({ id: "ep-one", object: "model" });
     expect((await fx.ctx.app.handle(new Request("http://localhost/v1/models/nope", { headers: h }))).status).toBe(404);
   });
 
   test("bad bodies are 400 in OpenAI format and change nothing", async () => {
     const { user, token } = await setup([]);
-    const raw = await fx.ctx.app.handle(new Request("http://localhost/v1/chat/completions", { method: "POST", headers: { authorization: `Bearer ${token.key}`, "content-type": "application/json" }, body: "{nope" }));
+    const raw = await fx.ctx.app.handle(
+      new Request("http://localhost/v1/chat/completions", {
+        method: "POST",
+        headers: { authorization: `Bearer ${token.key}`, "content-type": "application/json" },
+        body: "{nope",
+      }),
+    );
     expect(raw.status).toBe(400);
     expect((await json(raw)).error.message).toContain("JSON");
     const nomodel = await fx.call("/v1/chat/completions", token.key, { messages: [] });
@@ -628,7 +749,10 @@ describe("playground", () => {
     await price("pg-m", 1);
     await fx.channel({ base_url: fx.mock.url, models: ["pg-m"] });
     const user = await fx.user(100_000);
-    const r = await fx.ctx.request("POST", "/pg/chat/completions", { as: user, body: { ...chat("pg-m"), group: "default" } });
+    const r = await fx.ctx.request("POST", "/pg/chat/completions", {
+      as: user,
+      body: { ...chat("pg-m"), group: "default" },
+    });
     expect(r.status).toBe(200);
     expect(r.body.choices[0].message.content).toBe("Hello world!");
     expect(fx.mock.seen.at(-1)!.body.group).toBeUndefined();
@@ -636,7 +760,10 @@ describe("playground", () => {
     expect((await userRow(fx, user.id)).quota).toBe(100_000 - 30);
     const [log] = await logsOf(fx, user.id);
     expect(log).toMatchObject({ token_id: 0, token_name: "playground" });
-    const denied = await fx.ctx.request("POST", "/pg/chat/completions", { as: user, body: { ...chat("pg-m"), group: "secret" } });
+    const denied = await fx.ctx.request("POST", "/pg/chat/completions", {
+      as: user,
+      body: { ...chat("pg-m"), group: "secret" },
+    });
     expect(denied.status).toBe(403);
     const anon = await fx.ctx.request("POST", "/pg/chat/completions", { body: chat("pg-m") });
     expect(anon.status).toBe(401);

@@ -36,11 +36,22 @@ async function caller(fx: RelayFixture, group = "") {
 const upstreamCalls = (fx: RelayFixture) => fx.mock.seen.filter((s) => s.path === "/v1/chat/completions").length;
 let n = 0;
 /** A chat body no other test sends. */
-const chat = (model = "rc-a", extra: Record<string, unknown> = {}) => ({ model, messages: [{ role: "user", content: `question ${++n} ${Math.random()}` }], ...extra });
+const chat = (model = "rc-a", extra: Record<string, unknown> = {}) => ({
+  model,
+  messages: [{ role: "user", content: `question ${++n} ${Math.random()}` }],
+  ...extra,
+});
 
 async function send(fx: RelayFixture, key: string, body: unknown, headers: Record<string, string> = {}) {
   const res = await fx.call("/v1/chat/completions", key, body, headers);
-  return { status: res.status, cache: res.headers.get("x-switchyard-cache"), key: res.headers.get("x-switchyard-cache-key"), age: res.headers.get("age"), type: res.headers.get("content-type"), text: await res.text() };
+  return {
+    status: res.status,
+    cache: res.headers.get("x-switchyard-cache"),
+    key: res.headers.get("x-switchyard-cache-key"),
+    age: res.headers.get("age"),
+    type: res.headers.get("content-type"),
+    text: await res.text(),
+  };
 }
 
 describe("response cache (SQLite, database store)", () => {
@@ -224,37 +235,38 @@ describe("response cache (SQLite, database store)", () => {
     expect(upstreamCalls(fx) - before).toBe(2);
   });
 
-  for (const ratio of [0, 0.5]) test(`a hit costs ResponseCacheBillingRatio (${ratio}) × the original cost, logged with cache_hit and the usage`, async () => {
-    await fx.option("ResponseCacheBillingRatio", String(ratio));
-    try {
-      fx.mock.options.usage = { prompt_tokens: 11, completion_tokens: 7 };
-      const first = await caller(fx);
-      const body = chat();
-      await send(fx, first.key, body);
-      fx.mock.options.usage = undefined;
-      await fx.flush();
-      const [orig] = await logsOf(fx, first.user.id);
-      // 1.5 × (11 + 7 × 2) = 37.5 → 38
-      expect(orig.quota).toBe(38);
-      expect(JSON.parse(orig.other ?? "{}").cache_hit).toBeUndefined();
+  for (const ratio of [0, 0.5])
+    test(`a hit costs ResponseCacheBillingRatio (${ratio}) × the original cost, logged with cache_hit and the usage`, async () => {
+      await fx.option("ResponseCacheBillingRatio", String(ratio));
+      try {
+        fx.mock.options.usage = { prompt_tokens: 11, completion_tokens: 7 };
+        const first = await caller(fx);
+        const body = chat();
+        await send(fx, first.key, body);
+        fx.mock.options.usage = undefined;
+        await fx.flush();
+        const [orig] = await logsOf(fx, first.user.id);
+        // 1.5 × (11 + 7 × 2) = 37.5 → 38
+        expect(orig.quota).toBe(38);
+        expect(JSON.parse(orig.other ?? "{}").cache_hit).toBeUndefined();
 
-      const { user, key } = await caller(fx);
-      expect((await send(fx, key, body)).cache).toBe("HIT");
-      await fx.flush();
-      const [log] = await logsOf(fx, user.id);
-      const expected = Math.round(38 * ratio);
-      expect(log.quota).toBe(expected);
-      expect(log.prompt_tokens).toBe(11);
-      expect(log.completion_tokens).toBe(7);
-      expect(log.channel_id).toBe(0);
-      const other = JSON.parse(log.other ?? "{}");
-      expect(other.cache_hit).toBe(true);
-      expect(other.response_cache.billing_ratio).toBe(ratio);
-      expect((await userRow(fx, user.id)).quota).toBe(QUOTA - expected);
-    } finally {
-      await fx.option("ResponseCacheBillingRatio", "0");
-    }
-  });
+        const { user, key } = await caller(fx);
+        expect((await send(fx, key, body)).cache).toBe("HIT");
+        await fx.flush();
+        const [log] = await logsOf(fx, user.id);
+        const expected = Math.round(38 * ratio);
+        expect(log.quota).toBe(expected);
+        expect(log.prompt_tokens).toBe(11);
+        expect(log.completion_tokens).toBe(7);
+        expect(log.channel_id).toBe(0);
+        const other = JSON.parse(log.other ?? "{}");
+        expect(other.cache_hit).toBe(true);
+        expect(other.response_cache.billing_ratio).toBe(ratio);
+        expect((await userRow(fx, user.id)).quota).toBe(QUOTA - expected);
+      } finally {
+        await fx.option("ResponseCacheBillingRatio", "0");
+      }
+    });
 
   test("a hit is admitted like any call: a token not allowed the model is refused", async () => {
     const { key } = await caller(fx);
@@ -271,18 +283,30 @@ describe("response cache (SQLite, database store)", () => {
     const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (req) => fx.ctx.app.handle(req) });
     try {
       const { key } = await caller(fx);
-      const client = new OpenAI({ apiKey: key, baseURL: `http://127.0.0.1:${server.port}/v1`, maxRetries: 0, dangerouslyAllowBrowser: true });
+      const client = new OpenAI({
+        apiKey: key,
+        baseURL: `http://127.0.0.1:${server.port}/v1`,
+        maxRetries: 0,
+        dangerouslyAllowBrowser: true,
+      });
       const body = chat("rc-b");
       const before = upstreamCalls(fx);
       const read = async () => {
-        const { data, response } = await client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } } as any).withResponse();
+        const { data, response } = await client.chat.completions
+          .create({ ...body, stream: true, stream_options: { include_usage: true } } as any)
+          .withResponse();
         let text = "";
         let usage: any = null;
         for await (const c of data as any) {
           text += c.choices[0]?.delta?.content ?? "";
           if (c.usage) usage = c.usage;
         }
-        return { text, usage, cache: response.headers.get("x-switchyard-cache"), type: response.headers.get("content-type") };
+        return {
+          text,
+          usage,
+          cache: response.headers.get("x-switchyard-cache"),
+          type: response.headers.get("content-type"),
+        };
       };
       const first = await read();
       expect(first.cache).toBe("MISS");
@@ -323,7 +347,10 @@ describe("response cache (SQLite, database store)", () => {
     await send(fx, key, body);
     await fx.flush();
     expect((await send(fx, key, body)).cache).toBe("HIT");
-    await fx.ctx.request("PUT", "/api/option/", { as: await fx.ctx.login("root", "rootpass123"), body: { key: "ResponseCacheGeneration", value: String(Date.now()) } });
+    await fx.ctx.request("PUT", "/api/option/", {
+      as: await fx.ctx.login("root", "rootpass123"),
+      body: { key: "ResponseCacheGeneration", value: String(Date.now()) },
+    });
     expect((await send(fx, key, body)).cache).toBe("MISS");
     await fx.flush();
     expect((await send(fx, key, body)).cache).toBe("HIT");
@@ -331,7 +358,8 @@ describe("response cache (SQLite, database store)", () => {
 
   test("options are validated: ratio 0–1, whole seconds, a model → seconds object", async () => {
     const root = await fx.ctx.login("root", "rootpass123");
-    const put = async (key: string, value: string) => (await fx.ctx.request("PUT", "/api/option/", { as: root, body: { key, value } })).body;
+    const put = async (key: string, value: string) =>
+      (await fx.ctx.request("PUT", "/api/option/", { as: root, body: { key, value } })).body;
     expect((await put("ResponseCacheBillingRatio", "1.5")).success).toBe(false);
     expect((await put("ResponseCacheBillingRatio", "-0.1")).success).toBe(false);
     expect((await put("ResponseCacheTTLSeconds", "1.5")).success).toBe(false);
@@ -394,38 +422,39 @@ describe("response cache (SQLite, database store)", () => {
 });
 
 describe("database store on every database", () => {
-  for (const kind of storageKinds()) test(`${kind}: a hit comes from the response_cache table; expired rows are pruned`, async () => {
-    const fx = await relayFixture(kind);
-    try {
-      await setup(fx);
-      const { key } = await caller(fx);
-      const body = chat();
-      const before = upstreamCalls(fx);
-      expect((await send(fx, key, body)).cache).toBe("MISS");
-      await fx.flush();
-      const hit = await send(fx, key, body);
-      expect(hit.cache).toBe("HIT");
-      expect(upstreamCalls(fx) - before).toBe(1);
-      // A stored answer larger than MySQL's text (64 KiB) fits too.
-      fx.mock.options.chunks = ["x".repeat(100_000)];
-      const big = chat();
-      const bigFirst = await send(fx, key, big);
-      fx.mock.options.chunks = undefined;
-      await fx.flush();
-      const bigHit = await send(fx, key, big);
-      expect(bigHit.cache).toBe("HIT");
-      expect(bigHit.text).toBe(bigFirst.text);
-      const rows = await fx.ctx.deps.db.selectFrom("response_cache").selectAll().execute();
-      expect(rows.length).toBe(2);
-      const now = Math.floor(Date.now() / 1000);
-      expect(await pruneResponseCache(fx.ctx.deps, now)).toBe(0);
-      expect(await pruneResponseCache(fx.ctx.deps, now + 3601)).toBe(2);
-      expect((await fx.ctx.deps.db.selectFrom("response_cache").selectAll().execute()).length).toBe(0);
-      expect((await send(fx, key, body)).cache).toBe("MISS");
-    } finally {
-      await fx.close();
-    }
-  }, 30_000);
+  for (const kind of storageKinds())
+    test(`${kind}: a hit comes from the response_cache table; expired rows are pruned`, async () => {
+      const fx = await relayFixture(kind);
+      try {
+        await setup(fx);
+        const { key } = await caller(fx);
+        const body = chat();
+        const before = upstreamCalls(fx);
+        expect((await send(fx, key, body)).cache).toBe("MISS");
+        await fx.flush();
+        const hit = await send(fx, key, body);
+        expect(hit.cache).toBe("HIT");
+        expect(upstreamCalls(fx) - before).toBe(1);
+        // A stored answer larger than MySQL's text (64 KiB) fits too.
+        fx.mock.options.chunks = ["x".repeat(100_000)];
+        const big = chat();
+        const bigFirst = await send(fx, key, big);
+        fx.mock.options.chunks = undefined;
+        await fx.flush();
+        const bigHit = await send(fx, key, big);
+        expect(bigHit.cache).toBe("HIT");
+        expect(bigHit.text).toBe(bigFirst.text);
+        const rows = await fx.ctx.deps.db.selectFrom("response_cache").selectAll().execute();
+        expect(rows.length).toBe(2);
+        const now = Math.floor(Date.now() / 1000);
+        expect(await pruneResponseCache(fx.ctx.deps, now)).toBe(0);
+        expect(await pruneResponseCache(fx.ctx.deps, now + 3601)).toBe(2);
+        expect((await fx.ctx.deps.db.selectFrom("response_cache").selectAll().execute()).length).toBe(0);
+        expect((await send(fx, key, body)).cache).toBe("MISS");
+      } finally {
+        await fx.close();
+      }
+    }, 30_000);
 });
 
 describe.if(!!process.env.REDIS_CONN_STRING)("Redis store", () => {
@@ -455,9 +484,13 @@ describe.if(!!process.env.REDIS_CONN_STRING)("Redis store", () => {
     const before = upstreamCalls(fx);
     expect((await send(fx, key, body)).cache).toBe("MISS");
     await fx.flush();
-    const res = await b.handle(new Request("http://localhost/v1/chat/completions", {
-      method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body),
-    }));
+    const res = await b.handle(
+      new Request("http://localhost/v1/chat/completions", {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      }),
+    );
     expect(res.headers.get("x-switchyard-cache")).toBe("HIT");
     await res.text();
     expect(upstreamCalls(fx) - before).toBe(1);
@@ -477,7 +510,10 @@ test("a client that leaves mid-stream: the upstream is stopped, what it got is b
     const body = JSON.stringify({ model: "rc-slow", stream: true, messages: [{ role: "user", content: "count" }] });
     const abort = new AbortController();
     const res = await fetch(`http://127.0.0.1:${app.server!.port}/v1/chat/completions`, {
-      method: "POST", signal: abort.signal, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body,
+      method: "POST",
+      signal: abort.signal,
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body,
     });
     expect(res.headers.get("x-switchyard-cache")).toBe("MISS");
     await leaveStreamAt(fx, res, abort, "word4");
@@ -503,10 +539,19 @@ describe("native client formats", () => {
   afterAll(() => fx.close());
 
   const post = async (path: string, key: string, body: unknown, headers: Record<string, string> = {}) => {
-    const res = await fx.ctx.app.handle(new Request("http://localhost" + path, {
-      method: "POST", headers: { "x-api-key": key, "x-goog-api-key": key, "content-type": "application/json", ...headers }, body: JSON.stringify(body),
-    }));
-    return { status: res.status, cache: res.headers.get("x-switchyard-cache"), type: res.headers.get("content-type"), text: await res.text() };
+    const res = await fx.ctx.app.handle(
+      new Request("http://localhost" + path, {
+        method: "POST",
+        headers: { "x-api-key": key, "x-goog-api-key": key, "content-type": "application/json", ...headers },
+        body: JSON.stringify(body),
+      }),
+    );
+    return {
+      status: res.status,
+      cache: res.headers.get("x-switchyard-cache"),
+      type: res.headers.get("content-type"),
+      text: await res.text(),
+    };
   };
 
   test("Claude /v1/messages, JSON and stream, each replayed in Claude's shape", async () => {

@@ -11,7 +11,13 @@ const session = { key: "", channelId: 0 };
 const up = sharedRelayFixture(async (fx) => {
   const u = { compat: startCompatUpstream() };
   session.channelId = await fx.channel({ type: 1, key: CHANNEL_KEY, base_url: u.compat.url, models: ["no-responses"] });
-  await fx.channel({ type: 1, key: CHANNEL_KEY, base_url: u.compat.url, models: ["via-chat"], setting: { responses_api: "chat" } });
+  await fx.channel({
+    type: 1,
+    key: CHANNEL_KEY,
+    base_url: u.compat.url,
+    models: ["via-chat"],
+    setting: { responses_api: "chat" },
+  });
   await ratios(fx, ["no-responses", "via-chat"], 1, 2);
   const user = await fx.user(NEW_USER_QUOTA);
   session.key = (await fx.token(user.id, { remain_quota: NEW_USER_QUOTA })).key;

@@ -15,7 +15,9 @@ afterAll(() => fx.close());
 
 test("RetryTimes is 2 on a fresh install, in the defaults and in GET /api/option/", async () => {
   expect(OPTION_DEFAULTS.RetryTimes).toBe("2");
-  expect(await fx.ctx.deps.db.selectFrom("options").select("key").where("key", "=", "RetryTimes").executeTakeFirst()).toBeUndefined();
+  expect(
+    await fx.ctx.deps.db.selectFrom("options").select("key").where("key", "=", "RetryTimes").executeTakeFirst(),
+  ).toBeUndefined();
   const root = await fx.user(0, { role: 100 });
   const r = await fx.ctx.request("GET", "/api/option/", { as: root });
   expect(r.body.data.find((o: { key: string }) => o.key === "RetryTimes").value).toBe("2");
@@ -33,7 +35,11 @@ test("two channels of one tier, one down: every call succeeds, billed and logged
   const token = await fx.token(user.id, { remain_quota: 100_000_000 });
   const calls = 24;
   for (let i = 0; i < calls; i++) {
-    const res = await fx.call("/v1/chat/completions", token.key, { model: MODEL, messages: [{ role: "user", content: "hi" }], max_tokens: 5 });
+    const res = await fx.call("/v1/chat/completions", token.key, {
+      model: MODEL,
+      messages: [{ role: "user", content: "hi" }],
+      max_tokens: 5,
+    });
     expect(res.status).toBe(200);
     await res.text();
   }
@@ -59,7 +65,8 @@ test("AutomaticRetryStatusCodes decides which upstream statuses move a call on t
     await fx.channel({ name: "working", base_url: fx.mock.url, models: [model], priority: 0 });
     const user = await fx.user(100_000_000);
     const token = await fx.token(user.id, { remain_quota: 100_000_000 });
-    const call = () => fx.call("/v1/chat/completions", token.key, { model, messages: [{ role: "user", content: "hi" }], max_tokens: 5 });
+    const call = () =>
+      fx.call("/v1/chat/completions", token.key, { model, messages: [{ role: "user", content: "hi" }], max_tokens: 5 });
     // Default 408,429,500-599: a 401 is the answer.
     expect((await call()).status).toBe(401);
     await fx.option("AutomaticRetryStatusCodes", "401,408,429,500-599");

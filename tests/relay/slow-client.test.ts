@@ -14,7 +14,8 @@ const CHUNKS = 8000;
 /** "~" appears nowhere else in a relayed answer (ids, headers, chunk sizes), so counting it counts the content. */
 const CONTENT = "~".repeat(16 * 1024);
 const TILDE = 0x7e;
-const chunk = (content: string) => `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "slow-m", choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`;
+const chunk = (content: string) =>
+  `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "slow-m", choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`;
 const FRAME = chunk(CONTENT);
 const STREAM_BYTES = CHUNKS * FRAME.length;
 
@@ -48,7 +49,9 @@ beforeAll(async () => {
             if (typeof sent !== "number") await sent;
             if (i % 16 === 15) await Bun.sleep(0);
           }
-          controller.write(`data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "slow-m", choices: [{ index: 0, delta: {}, finish_reason: "stop" }], usage: { prompt_tokens: 5, completion_tokens: 7, total_tokens: 12 } })}\n\ndata: [DONE]\n\n`);
+          controller.write(
+            `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "slow-m", choices: [{ index: 0, delta: {}, finish_reason: "stop" }], usage: { prompt_tokens: 5, completion_tokens: 7, total_tokens: 12 } })}\n\ndata: [DONE]\n\n`,
+          );
           controller.close();
         },
       } as any);
@@ -99,7 +102,9 @@ test("a paused client holds the upstream back; once it reads, the whole stream a
       },
     },
   });
-  socket.write(`POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:${gateway.port}\r\nAuthorization: Bearer ${token.key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+  socket.write(
+    `POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:${gateway.port}\r\nAuthorization: Bearer ${token.key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+  );
   socket.pause();
   const held = await upstreamHeld(0);
   expect(head).toBe("");
@@ -123,7 +128,9 @@ test("a paused client that goes away: the upstream is stopped and the call is bi
   const body = JSON.stringify({ model: "slow-m", stream: true, messages: [{ role: "user", content: "hi" }] });
   const startedAt = written;
   const socket = await Bun.connect({ hostname: "127.0.0.1", port: gateway.port!, socket: { data() {} } });
-  socket.write(`POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:${gateway.port}\r\nAuthorization: Bearer ${token.key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+  socket.write(
+    `POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:${gateway.port}\r\nAuthorization: Bearer ${token.key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+  );
   socket.pause();
   const held = await upstreamHeld(startedAt);
   expect(held).toBeGreaterThan(0);

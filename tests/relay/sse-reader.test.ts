@@ -3,13 +3,29 @@
 import { test, expect } from "bun:test";
 import { SseReader } from "../../server/relay/formats/sse.ts";
 const enc = new TextEncoder();
-function feed(text: string, cuts: number[]) { const r = new SseReader(); const out: any[] = []; let prev = 0; for (const c of [...cuts, text.length]) { out.push(...r.push(enc.encode(text.slice(prev, c)))); prev = c; } out.push(...r.finish()); return out.map((e) => [e.event, e.data]); }
+function feed(text: string, cuts: number[]) {
+  const r = new SseReader();
+  const out: any[] = [];
+  let prev = 0;
+  for (const c of [...cuts, text.length]) {
+    out.push(...r.push(enc.encode(text.slice(prev, c))));
+    prev = c;
+  }
+  out.push(...r.finish());
+  return out.map((e) => [e.event, e.data]);
+}
 test("same events whatever the chunking, CRLF split included", () => {
   const text = "event: a\r\ndata: 1\r\n\r\ndata: two\r\ndata: lines\r\n\r\n: comment\n\ndata: last";
   const whole = feed(text, []);
-  expect(whole).toEqual([["a", "1"], [undefined, "two\nlines"], [undefined, "last"]]);
+  expect(whole).toEqual([
+    ["a", "1"],
+    [undefined, "two\nlines"],
+    [undefined, "last"],
+  ]);
   for (let i = 0; i < 400; i++) {
-    const cuts = Array.from({ length: 1 + (i % 7) }, () => Math.floor(Math.random() * text.length)).sort((a, b) => a - b);
+    const cuts = Array.from({ length: 1 + (i % 7) }, () => Math.floor(Math.random() * text.length)).sort(
+      (a, b) => a - b,
+    );
     expect(feed(text, cuts)).toEqual(whole);
   }
 });
@@ -23,7 +39,13 @@ test("one huge event in small pieces costs in proportion to its size (10× the p
     let chars = 0;
     const proto = String.prototype as unknown as Record<string, (...a: unknown[]) => unknown>;
     const saved = SCANS.map((m) => proto[m]!);
-    SCANS.forEach((m, i) => (proto[m] = function (this: string, ...a: unknown[]) { chars += this.length; return saved[i]!.apply(this, a); }));
+    SCANS.forEach(
+      (m, i) =>
+        (proto[m] = function (this: string, ...a: unknown[]) {
+          chars += this.length;
+          return saved[i]!.apply(this, a);
+        }),
+    );
     let ev;
     try {
       for (let i = 0; i < n; i++) r.push(piece);
@@ -40,8 +62,18 @@ test("one huge event in small pieces costs in proportion to its size (10× the p
   expect(scanned(200_000) / small).toBeLessThan(20);
 });
 test("a chunk that is one whole data line gives the same event (data and raw text) as the same bytes read piece by piece", () => {
-  const events = ['data: {"a":1}\n\n', "data:no-space\n\n", "data: \n\n", "event: e\ndata: x\n\n", "data: a\ndata: b\n\n", "data: [DONE]\n\n", ": ping\n\n", 'data: {"b":"☃"}\n\n'];
-  const all = (r: SseReader, chunks: string[]) => [...chunks.flatMap((c) => r.push(enc.encode(c))), ...r.finish()].map((e) => [e.event, e.data, e.raw]);
+  const events = [
+    'data: {"a":1}\n\n',
+    "data:no-space\n\n",
+    "data: \n\n",
+    "event: e\ndata: x\n\n",
+    "data: a\ndata: b\n\n",
+    "data: [DONE]\n\n",
+    ": ping\n\n",
+    'data: {"b":"☃"}\n\n',
+  ];
+  const all = (r: SseReader, chunks: string[]) =>
+    [...chunks.flatMap((c) => r.push(enc.encode(c))), ...r.finish()].map((e) => [e.event, e.data, e.raw]);
   const bytewise = all(new SseReader(), [...events.join("")]);
   expect(bytewise.length).toBe(7);
   expect(all(new SseReader(), events)).toEqual(bytewise);

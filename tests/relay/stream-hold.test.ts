@@ -11,7 +11,12 @@ import { LONG, startLongUpstream, type LongUpstream } from "./long-upstream.ts";
 import { countTokens } from "../../server/relay/tokenizer.ts";
 
 const MODELS = ["long-m", "long-m-ignore", "claude-long-ignore", "gemini-long-ignore"];
-const chat = (model: string, extra: Record<string, unknown> = {}) => ({ model, stream: true, messages: [{ role: "user", content: "write a long story" }], ...extra });
+const chat = (model: string, extra: Record<string, unknown> = {}) => ({
+  model,
+  stream: true,
+  messages: [{ role: "user", content: "write a long story" }],
+  ...extra,
+});
 
 async function prices(fx: RelayFixture) {
   const each = (v: number) => JSON.stringify(Object.fromEntries(MODELS.map((m) => [m, v])));
@@ -21,10 +26,17 @@ async function prices(fx: RelayFixture) {
 
 /** The data of each SSE frame, with its event name. */
 function frames(text: string): { event: string | null; data: string }[] {
-  return text.split("\n\n").filter((f) => f.trim()).map((f) => ({
-    event: /^event: (.*)$/m.exec(f)?.[1] ?? null,
-    data: f.split("\n").filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("\n"),
-  }));
+  return text
+    .split("\n\n")
+    .filter((f) => f.trim())
+    .map((f) => ({
+      event: /^event: (.*)$/m.exec(f)?.[1] ?? null,
+      data: f
+        .split("\n")
+        .filter((l) => l.startsWith("data: "))
+        .map((l) => l.slice(6))
+        .join("\n"),
+    }));
 }
 
 /** The words (one token each) a streamed answer delivered. */
@@ -129,10 +141,21 @@ describe("the cut speaks the client's format", () => {
   });
 
   const prompt = "write a long story";
-  const cases: { name: string; path: string; body: unknown; check: (last: { event: string | null; data: string }) => void }[] = [
+  const cases: {
+    name: string;
+    path: string;
+    body: unknown;
+    check: (last: { event: string | null; data: string }) => void;
+  }[] = [
     {
-      name: "Claude Messages: an `error` event", path: "/v1/messages",
-      body: { model: "claude-long-ignore", max_tokens: 100_000, stream: true, messages: [{ role: "user", content: prompt }] },
+      name: "Claude Messages: an `error` event",
+      path: "/v1/messages",
+      body: {
+        model: "claude-long-ignore",
+        max_tokens: 100_000,
+        stream: true,
+        messages: [{ role: "user", content: prompt }],
+      },
       check: (last) => {
         expect(last.event).toBe("error");
         const body = JSON.parse(last.data);
@@ -141,7 +164,8 @@ describe("the cut speaks the client's format", () => {
       },
     },
     {
-      name: "Gemini: an error object", path: "/v1beta/models/gemini-long-ignore:streamGenerateContent?alt=sse",
+      name: "Gemini: an error object",
+      path: "/v1beta/models/gemini-long-ignore:streamGenerateContent?alt=sse",
       body: { contents: [{ role: "user", parts: [{ text: prompt }] }] },
       check: (last) => {
         const body = JSON.parse(last.data);
@@ -150,11 +174,15 @@ describe("the cut speaks the client's format", () => {
       },
     },
     {
-      name: "OpenAI chat on a Claude channel: an error chunk", path: "/v1/chat/completions", body: chat("claude-long-ignore"),
+      name: "OpenAI chat on a Claude channel: an error chunk",
+      path: "/v1/chat/completions",
+      body: chat("claude-long-ignore"),
       check: (last) => expect(JSON.parse(last.data).error.code).toBe("insufficient_token_quota"),
     },
     {
-      name: "Responses: an error", path: "/v1/responses", body: { model: "long-m-ignore", input: prompt, stream: true },
+      name: "Responses: an error",
+      path: "/v1/responses",
+      body: { model: "long-m-ignore", input: prompt, stream: true },
       check: (last) => expect(JSON.parse(last.data).error.code).toBe("insufficient_token_quota"),
     },
   ];
@@ -194,22 +222,25 @@ describe("a client that stops reading", () => {
       async fetch(req) {
         await req.text();
         let gone = false;
-        return new Response(new ReadableStream({
-          type: "direct",
-          cancel() {
-            gone = true;
-            cancelled++;
-          },
-          async pull(controller: any) {
-            for (let i = 0; i < CHUNKS && !gone; i++) {
-              const sent = controller.write(FRAME);
-              written += FRAME.length;
-              if (typeof sent !== "number") await sent;
-              if (i % 16 === 15) await Bun.sleep(0);
-            }
-            controller.close();
-          },
-        } as any), { headers: { "content-type": "text/event-stream" } });
+        return new Response(
+          new ReadableStream({
+            type: "direct",
+            cancel() {
+              gone = true;
+              cancelled++;
+            },
+            async pull(controller: any) {
+              for (let i = 0; i < CHUNKS && !gone; i++) {
+                const sent = controller.write(FRAME);
+                written += FRAME.length;
+                if (typeof sent !== "number") await sent;
+                if (i % 16 === 15) await Bun.sleep(0);
+              }
+              controller.close();
+            },
+          } as any),
+          { headers: { "content-type": "text/event-stream" } },
+        );
       },
     });
     await fx.channel({ base_url: `http://127.0.0.1:${upstream.port}`, models: ["paused-m"] });
@@ -244,7 +275,9 @@ describe("a client that stops reading", () => {
         },
       },
     });
-    socket.write(`POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:${gateway.port}\r\nAuthorization: Bearer ${token.key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+    socket.write(
+      `POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:${gateway.port}\r\nAuthorization: Bearer ${token.key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+    );
     socket.pause();
     // The gateway stops the upstream by itself, the client still connected and not reading.
     await waitFor(() => cancelled === 1, 15_000);

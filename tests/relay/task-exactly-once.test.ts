@@ -20,9 +20,17 @@ const MUSIC = 0.1 * PRICE_UNIT;
 
 function runChild(db: TempDb, rounds: number) {
   const where = db.kind === "sqlite" ? db.sqlitePath : db.url;
-  const proc = Bun.spawn([BUN, "tests/relay/task-poller-child.ts", db.kind, where, String(rounds)], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn([BUN, "tests/relay/task-poller-child.ts", db.kind, where, String(rounds)], {
+    cwd: ROOT,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   return (async () => {
-    const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    const [out, err, code] = await Promise.all([
+      new Response(proc.stdout).text(),
+      new Response(proc.stderr).text(),
+      proc.exited,
+    ]);
     if (code !== 0) throw new Error(`poller child failed (${code}): ${err}`);
     return out + err;
   })();
@@ -40,7 +48,12 @@ for (const kind of storageKinds()) {
     beforeAll(async () => {
       if (kind === "sqlite") {
         dir = mkdtempSync(join(tmpdir(), "sy-tasks-"));
-        db = { kind, url: "", sqlitePath: join(dir, "gateway.db"), drop: async () => rmSync(dir, { recursive: true, force: true }) };
+        db = {
+          kind,
+          url: "",
+          sqlitePath: join(dir, "gateway.db"),
+          drop: async () => rmSync(dir, { recursive: true, force: true }),
+        };
       } else db = await tempDatabase(kind);
       fx = await taskFixture(kind, {}, db);
       mj = startMjMock({ secret: "s" });
@@ -59,9 +72,16 @@ for (const kind of storageKinds()) {
     test("8 drawings and 4 songs, half of them failing: each failure refunded once, whoever polls", async () => {
       const p = await fx.payer(100_000_000, 50_000_000);
       const drawings: string[] = [];
-      for (let i = 0; i < 8; i++) drawings.push((await fx.post("/mj/submit/imagine", p.key, { prompt: i % 2 ? `picture ${i} fail` : `picture ${i}` })).body.result);
+      for (let i = 0; i < 8; i++)
+        drawings.push(
+          (await fx.post("/mj/submit/imagine", p.key, { prompt: i % 2 ? `picture ${i} fail` : `picture ${i}` })).body
+            .result,
+        );
       const songs: string[] = [];
-      for (let i = 0; i < 4; i++) songs.push((await fx.post("/suno/submit/music", p.key, { prompt: i % 2 ? `song ${i} fail` : `song ${i}` })).body.data);
+      for (let i = 0; i < 4; i++)
+        songs.push(
+          (await fx.post("/suno/submit/music", p.key, { prompt: i % 2 ? `song ${i} fail` : `song ${i}` })).body.data,
+        );
       expect(drawings.every(Boolean) && songs.every(Boolean)).toBe(true);
       const paid = 8 * IMAGINE + 4 * MUSIC;
       expect((await fx.balances(p.userId, p.tokenId, mjChannel)).quota).toBe(100_000_000 - paid);
@@ -78,10 +98,18 @@ for (const kind of storageKinds()) {
       expect(b).toContain("polled");
       await fx.round();
 
-      const rows = await fx.ctx.deps.db.selectFrom("midjourneys").select(["mj_id", "status"]).where("user_id", "=", p.userId).execute();
+      const rows = await fx.ctx.deps.db
+        .selectFrom("midjourneys")
+        .select(["mj_id", "status"])
+        .where("user_id", "=", p.userId)
+        .execute();
       expect(rows.filter((r) => r.status === "FAILURE").length).toBe(4);
       expect(rows.filter((r) => r.status === "SUCCESS").length).toBe(4);
-      const tasks = await fx.ctx.deps.db.selectFrom("tasks").select(["task_id", "status", "progress"]).where("user_id", "=", p.userId).execute();
+      const tasks = await fx.ctx.deps.db
+        .selectFrom("tasks")
+        .select(["task_id", "status", "progress"])
+        .where("user_id", "=", p.userId)
+        .execute();
       expect(tasks.map((t) => t.status).sort()).toEqual(["FAILURE", "FAILURE", "SUCCESS", "SUCCESS"]);
 
       const logs = await logsOf(fx, p.userId);
@@ -91,7 +119,13 @@ for (const kind of storageKinds()) {
       expect(logs.filter((l) => l.type === LOG_TYPE.consume).length).toBe(12);
       const kept = 4 * IMAGINE + 2 * MUSIC;
       const mjSide = await fx.balances(p.userId, p.tokenId, mjChannel);
-      expect(mjSide).toEqual({ quota: 100_000_000 - kept, userUsed: kept, remain: 50_000_000 - kept, tokenUsed: kept, channelUsed: 4 * IMAGINE });
+      expect(mjSide).toEqual({
+        quota: 100_000_000 - kept,
+        userUsed: kept,
+        remain: 50_000_000 - kept,
+        tokenUsed: kept,
+        channelUsed: 4 * IMAGINE,
+      });
       expect((await fx.balances(p.userId, p.tokenId, sunoChannel)).channelUsed).toBe(2 * MUSIC);
     }, 60_000);
   });

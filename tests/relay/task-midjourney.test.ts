@@ -41,10 +41,23 @@ for (const kind of storageKinds()) {
       const id = r.body.result;
       expect(mj.seen.at(-1)).toMatchObject({ path: "/mj/submit/imagine", secret: SECRET });
       let row = await drawingRow(fx, id);
-      expect(row).toMatchObject({ user_id: p.userId, channel_id: channelId, action: "IMAGINE", code: 1, status: "SUBMITTED", progress: "0%", prompt: "a red fox" });
+      expect(row).toMatchObject({
+        user_id: p.userId,
+        channel_id: channelId,
+        action: "IMAGINE",
+        code: 1,
+        status: "SUBMITTED",
+        progress: "0%",
+        prompt: "a red fox",
+      });
       expect(Number(row.quota)).toBe(IMAGINE);
       // Paid at once: the charge is in the database before the answer (the row's quota is real money).
-      expect(await fx.balances(p.userId, p.tokenId, channelId)).toMatchObject({ quota: 10_000_000 - IMAGINE, userUsed: IMAGINE, remain: 5_000_000 - IMAGINE, tokenUsed: IMAGINE });
+      expect(await fx.balances(p.userId, p.tokenId, channelId)).toMatchObject({
+        quota: 10_000_000 - IMAGINE,
+        userUsed: IMAGINE,
+        remain: 5_000_000 - IMAGINE,
+        tokenUsed: IMAGINE,
+      });
       const consume = (await logsOf(fx, p.userId)).filter((l) => l.type === LOG_TYPE.consume);
       expect(consume.map((l) => [l.model_name, Number(l.quota)])).toEqual([["mj_imagine", IMAGINE]]);
       expect(JSON.parse(consume[0]!.other).task_id).toBe(id);
@@ -61,7 +74,14 @@ for (const kind of storageKinds()) {
       expect(Number(row.finish_time)).toBeGreaterThan(0);
       expect(row.prompt_en).toBe("a red fox (en)");
       const f = await fx.get(`/mj/task/${id}/fetch`, p.key);
-      expect(f.body).toMatchObject({ id, action: "IMAGINE", status: "SUCCESS", progress: "100%", imageUrl: `${mj.url}/img/${id}.png`, prompt: "a red fox" });
+      expect(f.body).toMatchObject({
+        id,
+        action: "IMAGINE",
+        status: "SUCCESS",
+        progress: "100%",
+        imageUrl: `${mj.url}/img/${id}.png`,
+        prompt: "a red fox",
+      });
       expect(f.body.buttons[0].customId).toContain("upsample");
       // Success costs exactly the price: nothing refunded.
       expect((await fx.balances(p.userId, p.tokenId, channelId)).quota).toBe(10_000_000 - IMAGINE);
@@ -76,11 +96,17 @@ for (const kind of storageKinds()) {
       await fx.round();
       await fx.round();
       const row = await drawingRow(fx, id);
-      expect(row).toMatchObject({ status: "FAILURE", progress: "100%", fail_reason: "the prompt was refused by the moderators" });
+      expect(row).toMatchObject({
+        status: "FAILURE",
+        progress: "100%",
+        fail_reason: "the prompt was refused by the moderators",
+      });
       const after = await fx.balances(p.userId, p.tokenId, channelId);
       expect(after).toEqual({ ...before, quota: 10_000_000, userUsed: 0, remain: 5_000_000, tokenUsed: 0 });
       const refunds = (await logsOf(fx, p.userId)).filter((l) => l.type === LOG_TYPE.system);
-      expect(refunds.map((l) => [l.model_name, Number(l.quota), JSON.parse(l.other).task_id])).toEqual([["mj_imagine", IMAGINE, id]]);
+      expect(refunds.map((l) => [l.model_name, Number(l.quota), JSON.parse(l.other).task_id])).toEqual([
+        ["mj_imagine", IMAGINE, id],
+      ]);
     });
 
     test("a submit the upstream refuses (code 24) costs nothing and is logged as a failed drawing", async () => {
@@ -89,8 +115,14 @@ for (const kind of storageKinds()) {
       expect(r.status).toBe(200);
       expect(r.body.code).toBe(24);
       const rows = await fx.ctx.deps.db.selectFrom("midjourneys").selectAll().where("user_id", "=", p.userId).execute();
-      expect(rows.map((x) => [x.code, x.status, Number(x.quota), x.fail_reason])).toEqual([[24, "FAILURE", 0, "may contain sensitive words"]]);
-      expect(await fx.balances(p.userId, p.tokenId, channelId)).toMatchObject({ quota: 1_000_000, remain: 1_000_000, userUsed: 0 });
+      expect(rows.map((x) => [x.code, x.status, Number(x.quota), x.fail_reason])).toEqual([
+        [24, "FAILURE", 0, "may contain sensitive words"],
+      ]);
+      expect(await fx.balances(p.userId, p.tokenId, channelId)).toMatchObject({
+        quota: 1_000_000,
+        remain: 1_000_000,
+        userUsed: 0,
+      });
       expect((await logsOf(fx, p.userId)).filter((l) => l.type === LOG_TYPE.consume)).toEqual([]);
     });
 
@@ -100,11 +132,41 @@ for (const kind of storageKinds()) {
       const self = await fx.ctx.request("GET", "/api/mj/self", { as: p.session });
       const item = self.body.data.find((x: any) => x.mj_id === id);
       expect(Object.keys(item).sort()).toEqual([
-        "action", "buttons", "channel_id", "code", "created_at", "description", "fail_reason", "finish_time", "id", "image_url", "mj_id",
-        "progress", "prompt", "prompt_en", "properties", "quota", "start_time", "state", "status", "submit_time", "user_id",
+        "action",
+        "buttons",
+        "channel_id",
+        "code",
+        "created_at",
+        "description",
+        "fail_reason",
+        "finish_time",
+        "id",
+        "image_url",
+        "mj_id",
+        "progress",
+        "prompt",
+        "prompt_en",
+        "properties",
+        "quota",
+        "start_time",
+        "state",
+        "status",
+        "submit_time",
+        "user_id",
       ]);
       const types = Object.fromEntries(Object.entries(item).map(([k, v]) => [k, typeof v]));
-      expect(types).toMatchObject({ id: "number", code: "number", submit_time: "number", finish_time: "number", quota: "number", created_at: "number", channel_id: "number", prompt_en: "string", image_url: "string", fail_reason: "string" });
+      expect(types).toMatchObject({
+        id: "number",
+        code: "number",
+        submit_time: "number",
+        finish_time: "number",
+        quota: "number",
+        created_at: "number",
+        channel_id: "number",
+        prompt_en: "string",
+        image_url: "string",
+        fail_reason: "string",
+      });
       expect(JSON.stringify(self.body)).not.toContain("token_id");
     });
   });
@@ -127,8 +189,12 @@ describe("midjourney-proxy routes and drawing options [sqlite]", () => {
     await mj.stop();
     await fx.close();
   });
-  const imagine = async (prompt: string, key = alice.key, headers: Record<string, string> = {}, path = "/mj/submit/imagine") =>
-    fx.post(path, key, { prompt }, headers);
+  const imagine = async (
+    prompt: string,
+    key = alice.key,
+    headers: Record<string, string> = {},
+    path = "/mj/submit/imagine",
+  ) => fx.post(path, key, { prompt }, headers);
   const finish = async () => {
     mj.advance(3);
     await fx.round();
@@ -151,9 +217,14 @@ describe("midjourney-proxy routes and drawing options [sqlite]", () => {
     expect(other.status).toBe(404);
     expect(other.body.code).toBe(4);
     expect((await fx.post("/mj/task/list-by-condition", bob.key, { ids: [id] })).body).toEqual([]);
-    expect((await fx.post("/mj/task/list-by-condition", alice.key, { ids: [id, "nope"] })).body.map((x: any) => x.id)).toEqual([id]);
+    expect(
+      (await fx.post("/mj/task/list-by-condition", alice.key, { ids: [id, "nope"] })).body.map((x: any) => x.id),
+    ).toEqual([id]);
     expect((await fx.get(`/mj/task/${id}/image-seed`, bob.key)).status).toBe(404);
-    expect((await fx.get(`/mj/task/${id}/image-seed`, alice.key)).body).toMatchObject({ code: 1, result: `seed-${id}` });
+    expect((await fx.get(`/mj/task/${id}/image-seed`, alice.key)).body).toMatchObject({
+      code: 1,
+      result: `seed-${id}`,
+    });
     const change = await fx.post("/mj/submit/change", bob.key, { taskId: id, action: "UPSCALE", index: 1 });
     expect(change.status).toBe(404);
     const self = await fx.ctx.request("GET", "/api/mj/self", { as: bob.session });
@@ -171,14 +242,38 @@ describe("midjourney-proxy routes and drawing options [sqlite]", () => {
     const up = await fx.post("/mj/submit/change", alice.key, { taskId: id, action: "UPSCALE", index: 2 });
     expect(up.body.code).toBe(1);
     const row = await drawingRow(fx, up.body.result);
-    expect(row).toMatchObject({ action: "UPSCALE", channel_id: (await drawingRow(fx, id)).channel_id, prompt: "a castle" });
+    expect(row).toMatchObject({
+      action: "UPSCALE",
+      channel_id: (await drawingRow(fx, id)).channel_id,
+      prompt: "a castle",
+    });
     expect((await fx.balances(alice.userId, alice.tokenId, channelId)).quota).toBe(before - 0.05 * PRICE_UNIT);
     // simple-change and Plus buttons name their action differently.
-    expect((await drawingRow(fx, (await fx.post("/mj/submit/simple-change", alice.key, { content: `${id} V3` })).body.result)).action).toBe("VARIATION");
-    expect((await drawingRow(fx, (await fx.post("/mj/submit/action", alice.key, { taskId: id, customId: `MJ::JOB::reroll::0::${id}::SOLO` })).body.result)).action).toBe("REROLL");
+    expect(
+      (
+        await drawingRow(
+          fx,
+          (
+            await fx.post("/mj/submit/simple-change", alice.key, { content: `${id} V3` })
+          ).body.result,
+        )
+      ).action,
+    ).toBe("VARIATION");
+    expect(
+      (
+        await drawingRow(
+          fx,
+          (
+            await fx.post("/mj/submit/action", alice.key, { taskId: id, customId: `MJ::JOB::reroll::0::${id}::SOLO` })
+          ).body.result,
+        )
+      ).action,
+    ).toBe("REROLL");
     await fx.option("MjActionCheckSuccessEnabled", "false");
     const pending = (await imagine("a second castle")).body.result;
-    expect((await fx.post("/mj/submit/change", alice.key, { taskId: pending, action: "VARIATION", index: 1 })).body.code).toBe(1);
+    expect(
+      (await fx.post("/mj/submit/change", alice.key, { taskId: pending, action: "VARIATION", index: 1 })).body.code,
+    ).toBe(1);
     await fx.option("MjActionCheckSuccessEnabled", "true");
     await fx.dropChannel(other);
   });
@@ -190,22 +285,38 @@ describe("midjourney-proxy routes and drawing options [sqlite]", () => {
     const e = await imagine("exists already");
     expect(e.body.code).toBe(1);
     const row = await drawingRow(fx, e.body.result);
-    expect(row).toMatchObject({ code: 21, status: "SUCCESS", progress: "100%", image_url: `${mj.url}/img/${e.body.result}.png` });
+    expect(row).toMatchObject({
+      code: 21,
+      status: "SUCCESS",
+      progress: "100%",
+      image_url: `${mj.url}/img/${e.body.result}.png`,
+    });
     expect(Number(row.quota)).toBe(IMAGINE);
   });
 
   test("upload-discord-images: billed mj_upload, done at once, the links as its result", async () => {
-    const r = await fx.post("/mj/submit/upload-discord-images", alice.key, { base64Array: ["data:image/png;base64,AAAA"] });
+    const r = await fx.post("/mj/submit/upload-discord-images", alice.key, {
+      base64Array: ["data:image/png;base64,AAAA"],
+    });
     expect(r.body).toMatchObject({ code: 1, result: [`${mj.url}/img/upload.png`] });
-    const row = await fx.ctx.deps.db.selectFrom("midjourneys").selectAll().where("action", "=", "UPLOAD").executeTakeFirstOrThrow();
+    const row = await fx.ctx.deps.db
+      .selectFrom("midjourneys")
+      .selectAll()
+      .where("action", "=", "UPLOAD")
+      .executeTakeFirstOrThrow();
     expect(row).toMatchObject({ status: "SUCCESS", progress: "100%", quota: 0.05 * PRICE_UNIT });
   });
 
   test("bad requests are refused before the upstream, in midjourney-proxy's shape", async () => {
     const n = mj.seen.length;
-    expect((await fx.post("/mj/submit/imagine", alice.key, { prompt: "" })).body).toMatchObject({ code: 4, description: "prompt is required" });
+    expect((await fx.post("/mj/submit/imagine", alice.key, { prompt: "" })).body).toMatchObject({
+      code: 4,
+      description: "prompt is required",
+    });
     expect((await fx.post("/mj/submit/simple-change", alice.key, { content: "123 X9" })).status).toBe(400);
-    expect((await fx.post("/mj/submit/action", alice.key, { taskId: "1", customId: "MJ::JOB::nonsense::1" })).status).toBe(400);
+    expect(
+      (await fx.post("/mj/submit/action", alice.key, { taskId: "1", customId: "MJ::JOB::nonsense::1" })).status,
+    ).toBe(400);
     expect((await fx.post("/mj/insight-face/swap", alice.key, { sourceBase64: "x" })).status).toBe(400);
     expect(mj.seen.length).toBe(n);
   });
@@ -270,7 +381,10 @@ describe("midjourney-proxy routes and drawing options [sqlite]", () => {
     const r = await fx.post(hook.pathname + hook.search, null, mj.dto(id));
     expect(r.status).toBe(200);
     expect(await drawingRow(fx, id)).toMatchObject({ status: "IN_PROGRESS", progress: "60%" });
-    const forged = await fx.post(`/mj/notify?channel=${channelId}&sig=${"a".repeat(32)}`, null, { ...mj.dto(id), status: "FAILURE" });
+    const forged = await fx.post(`/mj/notify?channel=${channelId}&sig=${"a".repeat(32)}`, null, {
+      ...mj.dto(id),
+      status: "FAILURE",
+    });
     expect(forged.status).toBe(403);
     expect((await drawingRow(fx, id)).status).toBe("IN_PROGRESS");
     await fx.option("ServerAddress", "");
@@ -278,16 +392,21 @@ describe("midjourney-proxy routes and drawing options [sqlite]", () => {
 
   test("MjNotifyEnabled: the client's notifyHook hears each change from the gateway; the upstream never sees it", async () => {
     const heard: any[] = [];
-    const hookServer = Bun.serve({ port: 0, async fetch(req) {
-      heard.push(await req.json());
-      return new Response("ok");
-    } });
+    const hookServer = Bun.serve({
+      port: 0,
+      async fetch(req) {
+        heard.push(await req.json());
+        return new Response("ok");
+      },
+    });
     try {
       await allowLocalFetches(fx.ctx.deps.options);
       const clientHook = `http://127.0.0.1:${hookServer.port}/hook`;
-      const quiet = (await fx.post("/mj/submit/imagine", alice.key, { prompt: "quiet", notifyHook: clientHook })).body.result;
+      const quiet = (await fx.post("/mj/submit/imagine", alice.key, { prompt: "quiet", notifyHook: clientHook })).body
+        .result;
       await fx.option("MjNotifyEnabled", "true");
-      const loud = (await fx.post("/mj/submit/imagine", alice.key, { prompt: "loud", notifyHook: clientHook })).body.result;
+      const loud = (await fx.post("/mj/submit/imagine", alice.key, { prompt: "loud", notifyHook: clientHook })).body
+        .result;
       expect(mj.seen.some((s) => s.body?.notifyHook === clientHook)).toBe(false);
       const heardAtLeast = async (n: number) => {
         for (let i = 0; i < 100 && heard.length < n; i++) await Bun.sleep(20);
@@ -298,7 +417,10 @@ describe("midjourney-proxy routes and drawing options [sqlite]", () => {
       mj.advance(2);
       await fx.round();
       await heardAtLeast(2);
-      expect(heard.map((h) => [h.id, h.status, h.progress])).toEqual([[loud, "IN_PROGRESS", "25%"], [loud, "SUCCESS", "100%"]]);
+      expect(heard.map((h) => [h.id, h.status, h.progress])).toEqual([
+        [loud, "IN_PROGRESS", "25%"],
+        [loud, "SUCCESS", "100%"],
+      ]);
       expect(heard.some((h) => h.id === quiet)).toBe(false);
     } finally {
       hookServer.stop(true);
@@ -308,7 +430,13 @@ describe("midjourney-proxy routes and drawing options [sqlite]", () => {
 
   test("a refused submit is tried on the next channel when the refusal is the upstream's own (queue full)", async () => {
     const busy = startMjMock({ secret: SECRET, refuse: { code: 23, description: "queue is full" } });
-    const first = await fx.channel({ type: 2, key: SECRET, base_url: busy.url, models: ["mj_describe"], priority: 100 });
+    const first = await fx.channel({
+      type: 2,
+      key: SECRET,
+      base_url: busy.url,
+      models: ["mj_describe"],
+      priority: 100,
+    });
     const second = await fx.channel({ type: 2, key: SECRET, base_url: mj.url, models: ["mj_describe"], priority: 0 });
     try {
       const r = await fx.post("/mj/submit/describe", alice.key, { base64: "data:image/png;base64,AAAA" });
@@ -345,9 +473,16 @@ describe("midjourney-proxy routes and drawing options [sqlite]", () => {
   test("a task past the time limit is failed and refunded by the poller", async () => {
     const p = await fx.payer(1_000_000);
     const id = (await imagine("forever", p.key)).body.result;
-    await fx.ctx.deps.db.updateTable("midjourneys").set({ submit_time: Date.now() - 2 * 3_600_000 }).where("mj_id", "=", id).execute();
+    await fx.ctx.deps.db
+      .updateTable("midjourneys")
+      .set({ submit_time: Date.now() - 2 * 3_600_000 })
+      .where("mj_id", "=", id)
+      .execute();
     await fx.round();
-    expect(await drawingRow(fx, id)).toMatchObject({ status: "FAILURE", fail_reason: "the task did not finish within 60 minutes" });
+    expect(await drawingRow(fx, id)).toMatchObject({
+      status: "FAILURE",
+      fail_reason: "the task did not finish within 60 minutes",
+    });
     expect((await fx.balances(p.userId, p.tokenId, channelId)).quota).toBe(1_000_000);
   });
 
@@ -357,7 +492,8 @@ describe("midjourney-proxy routes and drawing options [sqlite]", () => {
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) ids.push((await imagine(`turn ${i}`)).body.result);
     const small = new TaskPoller(fx.ctx.deps, { intervalMs: 0, timeoutMs: 3_600_000, roundLimit: 2 });
-    const asked = () => mj.seen.filter((s) => s.path === "/mj/task/list-by-condition").map((s) => s.body.ids as string[]);
+    const asked = () =>
+      mj.seen.filter((s) => s.path === "/mj/task/list-by-condition").map((s) => s.body.ids as string[]);
     const before = asked().length;
     mj.advance();
     await small.round();
@@ -372,10 +508,26 @@ describe("midjourney-proxy routes and drawing options [sqlite]", () => {
     const gone = Bun.serve({ port: 0, fetch: () => new Response("") });
     const deadUrl = `http://127.0.0.1:${gone.port}`;
     gone.stop(true);
-    const dead = await fx.channel({ type: 2, key: SECRET, base_url: deadUrl, models: ["mj_imagine"], groups: ["nobody"] });
-    await fx.ctx.deps.db.insertInto("midjourneys").values({
-      user_id: alice.userId, action: "IMAGINE", mj_id: "stuck-1", status: "SUBMITTED", progress: "0%", channel_id: dead, submit_time: Date.now(), code: 1,
-    }).execute();
+    const dead = await fx.channel({
+      type: 2,
+      key: SECRET,
+      base_url: deadUrl,
+      models: ["mj_imagine"],
+      groups: ["nobody"],
+    });
+    await fx.ctx.deps.db
+      .insertInto("midjourneys")
+      .values({
+        user_id: alice.userId,
+        action: "IMAGINE",
+        mj_id: "stuck-1",
+        status: "SUBMITTED",
+        progress: "0%",
+        channel_id: dead,
+        submit_time: Date.now(),
+        code: 1,
+      })
+      .execute();
     const reports: number[][] = [];
     for (let i = 0; i < 5; i++) reports.push((await small.round()).failedChannels);
     expect(reports).toEqual([[dead], [], [dead], [], []]);

@@ -6,8 +6,18 @@ import { buildDeps, closeDeps } from "../../server/bootstrap.ts";
 import { TaskPoller } from "../../server/jobs/task-poller.ts";
 
 const [kind, where, rounds] = process.argv.slice(2) as ["sqlite" | "postgres" | "mysql", string, string];
-const config = loadConfig({ SESSION_SECRET: "test-secret", NODE_ENV: "test", SYNC_FREQUENCY: "0", TASK_POLL_INTERVAL: "0" });
-config.database = { ...config.database, kind, url: kind === "sqlite" ? "" : where, sqlitePath: kind === "sqlite" ? where : "" };
+const config = loadConfig({
+  SESSION_SECRET: "test-secret",
+  NODE_ENV: "test",
+  SYNC_FREQUENCY: "0",
+  TASK_POLL_INTERVAL: "0",
+});
+config.database = {
+  ...config.database,
+  kind,
+  url: kind === "sqlite" ? "" : where,
+  sqlitePath: kind === "sqlite" ? where : "",
+};
 config.instanceId = `child-${process.pid}`;
 config.journalDir = null;
 const deps = await buildDeps(config);

@@ -14,7 +14,8 @@ const MUSIC = 0.1 * PRICE_UNIT;
 const LYRICS = 0.01 * PRICE_UNIT;
 const KEY = "suno-key-123456";
 
-const taskRow = (fx: TaskFixture, id: string) => fx.ctx.deps.db.selectFrom("tasks").selectAll().where("task_id", "=", id).executeTakeFirstOrThrow();
+const taskRow = (fx: TaskFixture, id: string) =>
+  fx.ctx.deps.db.selectFrom("tasks").selectAll().where("task_id", "=", id).executeTakeFirstOrThrow();
 
 for (const kind of storageKinds()) {
   describe(`Suno tasks [${kind}]`, () => {
@@ -37,9 +38,24 @@ for (const kind of storageKinds()) {
       expect(r.status).toBe(200);
       expect(r.body.code).toBe("success");
       const id = r.body.data;
-      expect(suno.seen.at(-1)).toMatchObject({ path: "/suno/submit/music", authorization: `Bearer ${KEY}`, body: { prompt: "a sea shanty", mv: "chirp-v3-0" } });
-      expect(await taskRow(fx, id)).toMatchObject({ platform: "suno", action: "MUSIC", status: "SUBMITTED", progress: "0%", user_id: p.userId, channel_id: channelId });
-      expect(await fx.balances(p.userId, p.tokenId, channelId)).toMatchObject({ quota: 10_000_000 - MUSIC, remain: 5_000_000 - MUSIC, userUsed: MUSIC });
+      expect(suno.seen.at(-1)).toMatchObject({
+        path: "/suno/submit/music",
+        authorization: `Bearer ${KEY}`,
+        body: { prompt: "a sea shanty", mv: "chirp-v3-0" },
+      });
+      expect(await taskRow(fx, id)).toMatchObject({
+        platform: "suno",
+        action: "MUSIC",
+        status: "SUBMITTED",
+        progress: "0%",
+        user_id: p.userId,
+        channel_id: channelId,
+      });
+      expect(await fx.balances(p.userId, p.tokenId, channelId)).toMatchObject({
+        quota: 10_000_000 - MUSIC,
+        remain: 5_000_000 - MUSIC,
+        userUsed: MUSIC,
+      });
       const seen: string[] = [];
       for (let i = 0; i < 4; i++) {
         suno.advance();
@@ -50,9 +66,15 @@ for (const kind of storageKinds()) {
       expect(seen).toEqual(["QUEUED 20%", "IN_PROGRESS 40%", "IN_PROGRESS 70%", "SUCCESS 100%"]);
       const row = await taskRow(fx, id);
       expect(Number(row.finish_time)).toBeGreaterThan(0);
-      expect(JSON.parse(row.data).map((c: any) => c.audio_url)).toEqual([`${suno.url}/audio/${id}-1.mp3`, `${suno.url}/audio/${id}-2.mp3`]);
+      expect(JSON.parse(row.data).map((c: any) => c.audio_url)).toEqual([
+        `${suno.url}/audio/${id}-1.mp3`,
+        `${suno.url}/audio/${id}-2.mp3`,
+      ]);
       const one = await fx.get(`/suno/fetch/${id}`, p.key);
-      expect(one.body).toMatchObject({ code: "success", data: { task_id: id, action: "MUSIC", status: "SUCCESS", progress: "100%" } });
+      expect(one.body).toMatchObject({
+        code: "success",
+        data: { task_id: id, action: "MUSIC", status: "SUCCESS", progress: "100%" },
+      });
       expect(one.body.data.data).toHaveLength(2);
       const many = await fx.post("/suno/fetch", p.key, { ids: [id, "unknown"] });
       expect(many.body.data.map((t: any) => t.task_id)).toEqual([id]);
@@ -66,9 +88,24 @@ for (const kind of storageKinds()) {
       suno.advance(4);
       await fx.round();
       await fx.round();
-      expect(await taskRow(fx, id)).toMatchObject({ action: "LYRICS", status: "FAILURE", progress: "100%", fail_reason: "the lyrics were refused" });
-      expect(await fx.balances(p.userId, p.tokenId, channelId)).toEqual({ quota: 2_000_000, userUsed: 0, remain: 1_000_000, tokenUsed: 0, channelUsed: expect.any(Number) });
-      expect((await logsOf(fx, p.userId)).filter((l) => l.type === LOG_TYPE.system).map((l) => [l.model_name, Number(l.quota)])).toEqual([["suno_lyrics", LYRICS]]);
+      expect(await taskRow(fx, id)).toMatchObject({
+        action: "LYRICS",
+        status: "FAILURE",
+        progress: "100%",
+        fail_reason: "the lyrics were refused",
+      });
+      expect(await fx.balances(p.userId, p.tokenId, channelId)).toEqual({
+        quota: 2_000_000,
+        userUsed: 0,
+        remain: 1_000_000,
+        tokenUsed: 0,
+        channelUsed: expect.any(Number),
+      });
+      expect(
+        (await logsOf(fx, p.userId))
+          .filter((l) => l.type === LOG_TYPE.system)
+          .map((l) => [l.model_name, Number(l.quota)]),
+      ).toEqual([["suno_lyrics", LYRICS]]);
 
       const empty = await fx.post("/suno/submit/lyrics", p.key, {});
       expect(empty.status).toBe(400);
@@ -102,11 +139,35 @@ for (const kind of storageKinds()) {
       const self = await fx.ctx.request("GET", "/api/task/self", { as: p.session });
       const item = self.body.data.find((t: any) => t.task_id === id);
       expect(Object.keys(item).sort()).toEqual([
-        "action", "channel_id", "created_at", "data", "fail_reason", "finish_time", "id", "platform", "progress", "properties", "quota",
-        "start_time", "status", "submit_time", "task_id", "updated_at", "user_id",
+        "action",
+        "channel_id",
+        "created_at",
+        "data",
+        "fail_reason",
+        "finish_time",
+        "id",
+        "platform",
+        "progress",
+        "properties",
+        "quota",
+        "start_time",
+        "status",
+        "submit_time",
+        "task_id",
+        "updated_at",
+        "user_id",
       ]);
-      expect(item).toMatchObject({ platform: "suno", action: "MUSIC", status: "SUBMITTED", channel_id: 0, quota: MUSIC, properties: { input: "listed" }, data: null });
-      for (const k of ["id", "created_at", "submit_time", "finish_time", "quota"]) expect(typeof item[k]).toBe("number");
+      expect(item).toMatchObject({
+        platform: "suno",
+        action: "MUSIC",
+        status: "SUBMITTED",
+        channel_id: 0,
+        quota: MUSIC,
+        properties: { input: "listed" },
+        data: null,
+      });
+      for (const k of ["id", "created_at", "submit_time", "finish_time", "quota"])
+        expect(typeof item[k]).toBe("number");
       expect(JSON.stringify(self.body)).not.toContain("token_limited");
     });
   });
@@ -132,23 +193,52 @@ describe("Suno tasks belong to their user [sqlite]", () => {
     const one = await fx.get(`/suno/fetch/${id}`, bob.key);
     expect(one.status).toBe(404);
     expect(one.body).toMatchObject({ code: "task_not_exist", data: null });
-    expect((await fx.post("/suno/fetch", bob.key, { ids: [id] })).body).toEqual({ code: "success", message: "", data: [] });
+    expect((await fx.post("/suno/fetch", bob.key, { ids: [id] })).body).toEqual({
+      code: "success",
+      message: "",
+      data: [],
+    });
     expect((await fx.get(`/suno/fetch/${id}`, alice.key)).body.data.task_id).toBe(id);
   });
 
   test("continuing a clip goes to the channel of the task it continues, which must be the caller's", async () => {
     const alice = await fx.payer(10_000_000);
     const bob = await fx.payer(10_000_000);
-    const first = (await fx.ctx.deps.db.selectFrom("channels").select("id").where("type", "=", 36).executeTakeFirstOrThrow()).id;
+    const first = (
+      await fx.ctx.deps.db.selectFrom("channels").select("id").where("type", "=", 36).executeTakeFirstOrThrow()
+    ).id;
     const id = (await fx.post("/suno/submit/music", alice.key, { prompt: "part one" })).body.data;
     const other = startSunoMock({ key: KEY });
-    const second = await fx.channel({ type: 36, key: KEY, base_url: other.url, models: [...SUNO_MODELS], priority: 50 });
+    const second = await fx.channel({
+      type: 36,
+      key: KEY,
+      base_url: other.url,
+      models: [...SUNO_MODELS],
+      priority: 50,
+    });
     try {
-      const next = await fx.post("/suno/submit/music", alice.key, { prompt: "part two", continue_clip_id: `${id}-clip1`, task_id: id, continue_at: 30 });
+      const next = await fx.post("/suno/submit/music", alice.key, {
+        prompt: "part two",
+        continue_clip_id: `${id}-clip1`,
+        task_id: id,
+        continue_at: 30,
+      });
       expect(next.body.code).toBe("success");
-      expect((await fx.ctx.deps.db.selectFrom("tasks").select("channel_id").where("task_id", "=", next.body.data).executeTakeFirstOrThrow()).channel_id).toBe(first);
+      expect(
+        (
+          await fx.ctx.deps.db
+            .selectFrom("tasks")
+            .select("channel_id")
+            .where("task_id", "=", next.body.data)
+            .executeTakeFirstOrThrow()
+        ).channel_id,
+      ).toBe(first);
       expect(other.seen.length).toBe(0);
-      const stolen = await fx.post("/suno/submit/music", bob.key, { prompt: "x", continue_clip_id: `${id}-clip1`, task_id: id });
+      const stolen = await fx.post("/suno/submit/music", bob.key, {
+        prompt: "x",
+        continue_clip_id: `${id}-clip1`,
+        task_id: id,
+      });
       expect(stolen.status).toBe(400);
       expect(stolen.body.code).toBe("task_not_exist");
     } finally {
@@ -159,7 +249,9 @@ describe("Suno tasks belong to their user [sqlite]", () => {
 
   test("channel test of a Suno channel: an empty fetch with the key; a wrong key fails", async () => {
     const admin = await fx.ctx.user(10);
-    const good = (await fx.ctx.deps.db.selectFrom("channels").select("id").where("type", "=", 36).executeTakeFirstOrThrow()).id;
+    const good = (
+      await fx.ctx.deps.db.selectFrom("channels").select("id").where("type", "=", 36).executeTakeFirstOrThrow()
+    ).id;
     expect((await fx.ctx.request("GET", `/api/channel/test/${good}`, { as: admin })).body.success).toBe(true);
     expect(suno.seen.at(-1)).toMatchObject({ path: "/suno/fetch", body: { ids: [] } });
     const bad = await fx.channel({ type: 36, key: "nope", base_url: suno.url, models: ["suno_music"] });

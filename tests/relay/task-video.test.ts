@@ -19,7 +19,13 @@ for (const kind of storageKinds()) {
     beforeAll(async () => {
       fx = await taskFixture(kind);
       up = startVideoMock();
-      channelId = await fx.channel({ type: 1, key: "sk-video-upstream", base_url: up.url, models: ["sora-2", "my-sora"], model_mapping: { "my-sora": "sora-2" } });
+      channelId = await fx.channel({
+        type: 1,
+        key: "sk-video-upstream",
+        base_url: up.url,
+        models: ["sora-2", "my-sora"],
+        model_mapping: { "my-sora": "sora-2" },
+      });
       // "my-sora" is the operator's own name for sora-2, priced alike.
       await fx.option("ModelPrice", JSON.stringify({ "sora-2": 0.1, "my-sora": 0.1 }));
     });
@@ -30,12 +36,25 @@ for (const kind of storageKinds()) {
 
     test("create (8 s, billed per second) → queued → in_progress → completed; the content streams from the channel", async () => {
       const p = await fx.payer(10_000_000, 5_000_000);
-      const r = await fx.post("/v1/videos", p.key, { model: "sora-2", prompt: "a paper boat on a river", seconds: "8", size: "720x1280" });
+      const r = await fx.post("/v1/videos", p.key, {
+        model: "sora-2",
+        prompt: "a paper boat on a river",
+        seconds: "8",
+        size: "720x1280",
+      });
       expect(r.status).toBe(200);
       expect(r.body).toMatchObject({ object: "video", status: "queued", progress: 0, model: "sora-2", seconds: "8" });
       const id = r.body.id;
-      expect(up.seen.at(-1)).toMatchObject({ method: "POST", path: "/v1/videos", authorization: "Bearer sk-video-upstream", body: { seconds: "8", size: "720x1280" } });
-      expect(await fx.balances(p.userId, p.tokenId, channelId)).toMatchObject({ quota: 10_000_000 - 8 * PER_SECOND, remain: 5_000_000 - 8 * PER_SECOND });
+      expect(up.seen.at(-1)).toMatchObject({
+        method: "POST",
+        path: "/v1/videos",
+        authorization: "Bearer sk-video-upstream",
+        body: { seconds: "8", size: "720x1280" },
+      });
+      expect(await fx.balances(p.userId, p.tokenId, channelId)).toMatchObject({
+        quota: 10_000_000 - 8 * PER_SECOND,
+        remain: 5_000_000 - 8 * PER_SECOND,
+      });
       const consume = (await logsOf(fx, p.userId)).filter((l) => l.type === LOG_TYPE.consume);
       expect(consume.map((l) => [l.model_name, Number(l.quota)])).toEqual([["sora-2", 8 * PER_SECOND]]);
 
@@ -52,7 +71,13 @@ for (const kind of storageKinds()) {
       expect(content.res.headers.get("content-type")).toBe("video/mp4");
       expect(new Uint8Array(await content.res.arrayBuffer())).toEqual(VIDEO_BYTES);
       const listed = (await fx.ctx.request("GET", `/api/task/self?task_id=${id}`, { as: p.session })).body.data[0];
-      expect(listed).toMatchObject({ platform: "openai", action: "VIDEO", status: "SUCCESS", progress: "100%", quota: 8 * PER_SECOND });
+      expect(listed).toMatchObject({
+        platform: "openai",
+        action: "VIDEO",
+        status: "SUCCESS",
+        progress: "100%",
+        quota: 8 * PER_SECOND,
+      });
       expect((await fx.balances(p.userId, p.tokenId, channelId)).quota).toBe(10_000_000 - 8 * PER_SECOND);
     });
 
@@ -61,13 +86,20 @@ for (const kind of storageKinds()) {
       const r = await fx.post("/v1/videos", p.key, { model: "sora-2", prompt: "a lighthouse", seconds: "4" });
       const upstreamId = r.body.id;
       // The row as new-api keeps it: its own public id, the upstream's in private_data.
-      await fx.ctx.deps.db.updateTable("tasks").set({ task_id: "task_newapi_left_1", private_data: JSON.stringify({ upstream_task_id: upstreamId }) })
-        .where("task_id", "=", upstreamId).execute();
+      await fx.ctx.deps.db
+        .updateTable("tasks")
+        .set({ task_id: "task_newapi_left_1", private_data: JSON.stringify({ upstream_task_id: upstreamId }) })
+        .where("task_id", "=", upstreamId)
+        .execute();
       up.advance();
       await fx.round();
       expect(up.seen.some((s) => s.method === "GET" && s.path === `/v1/videos/${upstreamId}`)).toBe(true);
       expect(up.seen.some((s) => s.path.includes("task_newapi_left_1"))).toBe(false);
-      const row = await fx.ctx.deps.db.selectFrom("tasks").select(["status", "progress"]).where("task_id", "=", "task_newapi_left_1").executeTakeFirstOrThrow();
+      const row = await fx.ctx.deps.db
+        .selectFrom("tasks")
+        .select(["status", "progress"])
+        .where("task_id", "=", "task_newapi_left_1")
+        .executeTakeFirstOrThrow();
       expect(row).toEqual({ status: "IN_PROGRESS", progress: "30%" });
     });
 
@@ -105,7 +137,13 @@ describe("OpenAI video routes [sqlite]", () => {
     form.append("prompt", "animate this");
     form.append("seconds", "12");
     form.append("input_reference", new Blob([new Uint8Array([137, 80, 78, 71])], { type: "image/png" }), "ref.png");
-    const res = await fx.ctx.app.handle(new Request("http://localhost/v1/videos", { method: "POST", headers: { authorization: `Bearer ${p.key}` }, body: form }));
+    const res = await fx.ctx.app.handle(
+      new Request("http://localhost/v1/videos", {
+        method: "POST",
+        headers: { authorization: `Bearer ${p.key}` },
+        body: form,
+      }),
+    );
     expect(res.status).toBe(200);
     const last = up.seen.at(-1)!;
     expect(last.contentType).toContain("multipart/form-data");

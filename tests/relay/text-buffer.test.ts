@@ -56,19 +56,76 @@ test("200,000 pieces keep about their characters alive, not a cell per piece", (
 // upstreams to OpenAI clients, OpenAI upstreams to Claude, Gemini and Responses clients).
 describe("a 200,000-chunk stream through a mapper keeps little more than its text", () => {
   const N = 200_000;
-  const frame = (data: unknown, event?: string) => ({ event, data: JSON.stringify(data), raw: `${event ? `event: ${event}\n` : ""}data: ${JSON.stringify(data)}\n\n` });
-  const openaiChunk = (i: number) => frame({ id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: { content: pieceOf(i) }, finish_reason: null }] });
+  const frame = (data: unknown, event?: string) => ({
+    event,
+    data: JSON.stringify(data),
+    raw: `${event ? `event: ${event}\n` : ""}data: ${JSON.stringify(data)}\n\n`,
+  });
+  const openaiChunk = (i: number) =>
+    frame({
+      id: "c",
+      object: "chat.completion.chunk",
+      created: 1,
+      model: "m",
+      choices: [{ index: 0, delta: { content: pieceOf(i) }, finish_reason: null }],
+    });
   const cases: [string, () => StreamMapper, (i: number) => ReturnType<typeof frame>, ReturnType<typeof frame>[]][] = [
-    ["OpenAI passed through", () => openaiAdaptor.streamMapper(makeCall({ baseUrl: "http://x", key: "k", stream: true })), openaiChunk, []],
-    ["Claude upstream, OpenAI client", () => claudeAdaptor.streamMapper(makeCall({ baseUrl: "http://x", key: "k", stream: true })),
-      (i) => frame({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text: pieceOf(i) } }, "content_block_delta"),
-      [frame({ type: "message_start", message: { id: "m", type: "message", role: "assistant", model: "m", content: [], usage: { input_tokens: 5, output_tokens: 1 } } }, "message_start"),
-        frame({ type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }, "content_block_start")]],
-    ["Gemini upstream, OpenAI client", () => geminiAdaptor.streamMapper(makeCall({ baseUrl: "http://x", key: "k", stream: true })),
-      (i) => frame({ candidates: [{ content: { parts: [{ text: pieceOf(i) }], role: "model" } }] }), []],
-    ...(["claude", "gemini", "responses"] as const).map((format): (typeof cases)[number] => [`OpenAI upstream, ${format} client`,
-      () => openaiAdaptor.streamMapper(makeCall({ baseUrl: "http://x", key: "k", stream: true, format: format === "responses" ? "openai" : format, mode: format === "responses" ? "responses" : "chat" })),
-      openaiChunk, []]),
+    [
+      "OpenAI passed through",
+      () => openaiAdaptor.streamMapper(makeCall({ baseUrl: "http://x", key: "k", stream: true })),
+      openaiChunk,
+      [],
+    ],
+    [
+      "Claude upstream, OpenAI client",
+      () => claudeAdaptor.streamMapper(makeCall({ baseUrl: "http://x", key: "k", stream: true })),
+      (i) =>
+        frame(
+          { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: pieceOf(i) } },
+          "content_block_delta",
+        ),
+      [
+        frame(
+          {
+            type: "message_start",
+            message: {
+              id: "m",
+              type: "message",
+              role: "assistant",
+              model: "m",
+              content: [],
+              usage: { input_tokens: 5, output_tokens: 1 },
+            },
+          },
+          "message_start",
+        ),
+        frame(
+          { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } },
+          "content_block_start",
+        ),
+      ],
+    ],
+    [
+      "Gemini upstream, OpenAI client",
+      () => geminiAdaptor.streamMapper(makeCall({ baseUrl: "http://x", key: "k", stream: true })),
+      (i) => frame({ candidates: [{ content: { parts: [{ text: pieceOf(i) }], role: "model" } }] }),
+      [],
+    ],
+    ...(["claude", "gemini", "responses"] as const).map((format): (typeof cases)[number] => [
+      `OpenAI upstream, ${format} client`,
+      () =>
+        openaiAdaptor.streamMapper(
+          makeCall({
+            baseUrl: "http://x",
+            key: "k",
+            stream: true,
+            format: format === "responses" ? "openai" : format,
+            mode: format === "responses" ? "responses" : "chat",
+          }),
+        ),
+      openaiChunk,
+      [],
+    ]),
   ];
   for (const [name, make, chunk, opening] of cases) {
     test(name, () => {

@@ -4,7 +4,11 @@ import { invalidateRelayCaches } from "../../server/relay/state.ts";
 
 /** Sets limit columns on a token row directly and drops the relay's cached copy. */
 export async function setLimits(fx: RelayFixture, tokenId: number, fields: Record<string, number | string>) {
-  await fx.ctx.deps.db.updateTable("tokens").set(fields as any).where("id", "=", tokenId).execute();
+  await fx.ctx.deps.db
+    .updateTable("tokens")
+    .set(fields as any)
+    .where("id", "=", tokenId)
+    .execute();
   invalidateRelayCaches(fx.ctx.deps);
 }
 

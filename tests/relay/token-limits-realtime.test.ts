@@ -17,10 +17,21 @@ const RT_QUOTA = 20 + 20 + 80 * 8 + 30 * 2 + 120 * 8 * 2;
 beforeAll(async () => {
   fx = await relayFixture("sqlite");
   up = startRealtimeUpstream();
-  for (const [k, v] of [["ModelRatio", 1], ["CompletionRatio", 2], ["AudioRatio", 8], ["AudioCompletionRatio", 2]] as const) {
+  for (const [k, v] of [
+    ["ModelRatio", 1],
+    ["CompletionRatio", 2],
+    ["AudioRatio", 8],
+    ["AudioCompletionRatio", 2],
+  ] as const) {
     await fx.option(k, JSON.stringify({ "rt-lim": v }));
   }
-  await fx.channel({ type: 1, key: "sk-rt-channel", base_url: up.url, models: ["rt-lim"], model_mapping: { "rt-lim": "gpt-realtime" } });
+  await fx.channel({
+    type: 1,
+    key: "sk-rt-channel",
+    base_url: up.url,
+    models: ["rt-lim"],
+    model_mapping: { "rt-lim": "gpt-realtime" },
+  });
   const app = fx.ctx.app.listen({ port: 0, hostname: "127.0.0.1" } as any);
   port = app.server!.port!;
 });
@@ -31,11 +42,16 @@ afterAll(async () => {
 });
 
 function open(key: string) {
-  const ws = new WebSocket(`ws://127.0.0.1:${port}/v1/realtime?model=rt-lim`, { protocols: ["realtime", `openai-insecure-api-key.${key}`] } as any);
-  const seen = (type: string) => new Promise<any>((resolve) => ws.addEventListener("message", (m) => {
-    const ev = JSON.parse(String(m.data));
-    if (ev.type === type) resolve(ev);
-  }));
+  const ws = new WebSocket(`ws://127.0.0.1:${port}/v1/realtime?model=rt-lim`, {
+    protocols: ["realtime", `openai-insecure-api-key.${key}`],
+  } as any);
+  const seen = (type: string) =>
+    new Promise<any>((resolve) =>
+      ws.addEventListener("message", (m) => {
+        const ev = JSON.parse(String(m.data));
+        if (ev.type === type) resolve(ev);
+      }),
+    );
   return { ws, seen };
 }
 
@@ -43,8 +59,10 @@ function open(key: string) {
 function refusedUpgrade(key: string): Promise<{ status: number; headers: string; body: string }> {
   return new Promise((resolve, reject) => {
     const sock = connect(port, "127.0.0.1", () => {
-      sock.write(`GET /v1/realtime?model=rt-lim HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n`
-        + `Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nAuthorization: Bearer ${key}\r\n\r\n`);
+      sock.write(
+        `GET /v1/realtime?model=rt-lim HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n`
+          + `Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nAuthorization: Bearer ${key}\r\n\r\n`,
+      );
     });
     let text = "";
     sock.on("data", (d) => {

@@ -14,23 +14,47 @@ import { setLimits, status } from "./token-limits-fixtures.ts";
 
 const REDIS = process.env.REDIS_CONN_STRING;
 const KIND = process.env.PG_DSN ? "postgres" : "sqlite";
-const chat = (extra: Record<string, unknown> = {}) => ({ model: "tlr-fixed", messages: [{ role: "user", content: "hi" }], ...extra });
+const chat = (extra: Record<string, unknown> = {}) => ({
+  model: "tlr-fixed",
+  messages: [{ role: "user", content: "hi" }],
+  ...extra,
+});
 
-interface Instance { app: App; deps: AppDeps; call(key: string, body: unknown): Promise<Response>; close(): Promise<void> }
+interface Instance {
+  app: App;
+  deps: AppDeps;
+  call(key: string, body: unknown): Promise<Response>;
+  close(): Promise<void>;
+}
 
 /** A second gateway: its own database connection, its own Redis connection on the same keys, its own name. */
 async function secondInstance(fx: RelayFixture, tmp: TempDb): Promise<Instance> {
   const a = fx.ctx.deps;
   const cache: Cache = a.cache instanceof RedisCache ? new RedisCache(REDIS!, a.cache.prefix) : a.cache;
   if (cache instanceof RedisCache) await cache.connect();
-  const db = KIND === "sqlite" ? a.db : await openDatabase({ kind: tmp.kind, url: tmp.url, sqlitePath: tmp.sqlitePath, poolSize: 20 });
-  const deps: AppDeps = { ...a, db, cache, config: { ...a.config, instanceId: `${a.config.instanceId}-b` }, shutdownHooks: [] };
+  const db =
+    KIND === "sqlite"
+      ? a.db
+      : await openDatabase({ kind: tmp.kind, url: tmp.url, sqlitePath: tmp.sqlitePath, poolSize: 20 });
+  const deps: AppDeps = {
+    ...a,
+    db,
+    cache,
+    config: { ...a.config, instanceId: `${a.config.instanceId}-b` },
+    shutdownHooks: [],
+  };
   const app = createApp(deps);
   return {
-    app, deps,
-    call: (key, body) => app.handle(new Request("http://localhost/v1/chat/completions", {
-      method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body),
-    })),
+    app,
+    deps,
+    call: (key, body) =>
+      app.handle(
+        new Request("http://localhost/v1/chat/completions", {
+          method: "POST",
+          headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+          body: JSON.stringify(body),
+        }),
+      ),
     async close() {
       for (const hook of deps.shutdownHooks) await hook();
       if (cache !== a.cache) await cache.close();
@@ -126,7 +150,11 @@ if (REDIS) {
     test("the budget is exact under 160 concurrent calls spread over both instances", async () => {
       const K = 17;
       const t = await token({ budget_quota: K * 1000, budget_period: "monthly" });
-      const results = await Promise.all(Array.from({ length: 160 }, (_, i) => (i % 2 ? b.call(t.key, chat({ stream: i % 4 === 1 })) : a(t.key, chat())).then(status)));
+      const results = await Promise.all(
+        Array.from({ length: 160 }, (_, i) =>
+          (i % 2 ? b.call(t.key, chat({ stream: i % 4 === 1 })) : a(t.key, chat())).then(status),
+        ),
+      );
       expect(results.filter((s) => s === 200).length).toBe(K);
       expect(results.every((s) => s === 200 || s === 429)).toBe(true);
       await fx.flush();

@@ -5,12 +5,22 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { storageKinds } from "../helpers/db.ts";
 import { relayFixture, logsOf, tokenRow, type RelayFixture } from "./fixtures.ts";
 import { setLimits, status } from "./token-limits-fixtures.ts";
-import { limitsRuntime, periodEnd, takeTokenLimits, LEASE_MS, MAX_CALL_MS, tokenLimits } from "../../server/modules/token/limits.ts";
+import {
+  limitsRuntime,
+  periodEnd,
+  takeTokenLimits,
+  LEASE_MS,
+  MAX_CALL_MS,
+  tokenLimits,
+} from "../../server/modules/token/limits.ts";
 
-const chat = (model: string, extra: Record<string, unknown> = {}) => ({ model, messages: [{ role: "user", content: "hi" }], ...extra });
+const chat = (model: string, extra: Record<string, unknown> = {}) => ({
+  model,
+  messages: [{ role: "user", content: "hi" }],
+  ...extra,
+});
 /** 2026-11-24 (a Tuesday) 10:00:30 UTC */
 const T0 = Date.UTC(2026, 10, 24, 10, 0, 30);
-
 
 describe("budget periods (UTC)", () => {
   test("daily ends at the next midnight, weekly on Monday's, monthly on the first of the next month", () => {
@@ -28,7 +38,13 @@ describe("budget periods (UTC)", () => {
     const none = { rpm_limit: 0, tpm_limit: 0, concurrency_limit: 0, budget_quota: 0, budget_period: "" };
     expect(tokenLimits(none)).toBeNull();
     expect(tokenLimits({ ...none, budget_quota: 100 })).toBeNull();
-    expect(tokenLimits({ ...none, budget_quota: 100, budget_period: "weekly" })).toEqual({ rpm: 0, tpm: 0, concurrency: 0, budget: 100, period: "weekly" });
+    expect(tokenLimits({ ...none, budget_quota: 100, budget_period: "weekly" })).toEqual({
+      rpm: 0,
+      tpm: 0,
+      concurrency: 0,
+      budget: 100,
+      period: "weekly",
+    });
   });
 });
 
@@ -38,10 +54,22 @@ describe("per-token limits on the relay", () => {
   let now = T0;
   beforeAll(async () => {
     fx = await relayFixture("sqlite", { slowMs: 0 });
-    await fx.option("ModelPrice", JSON.stringify({ "tl-fixed": 0.002, "tl-fixed-slow": 0.002, "tl-fail-500": 0.002, "claude-tl": 0.002, "gemini-tl": 0.002 }));
+    await fx.option(
+      "ModelPrice",
+      JSON.stringify({
+        "tl-fixed": 0.002,
+        "tl-fixed-slow": 0.002,
+        "tl-fail-500": 0.002,
+        "claude-tl": 0.002,
+        "gemini-tl": 0.002,
+      }),
+    );
     await fx.option("ModelRatio", JSON.stringify({ "tl-ratio": 1 }));
     await fx.option("CompletionRatio", JSON.stringify({ "tl-ratio": 1 }));
-    await fx.channel({ base_url: fx.mock.url, models: ["tl-fixed", "tl-fixed-slow", "tl-fail-500", "tl-ratio", "claude-tl", "gemini-tl"] });
+    await fx.channel({
+      base_url: fx.mock.url,
+      models: ["tl-fixed", "tl-fixed-slow", "tl-fail-500", "tl-ratio", "claude-tl", "gemini-tl"],
+    });
     userId = (await fx.user(100_000_000)).id;
     limitsRuntime(fx.ctx.deps).clock = () => now;
   });
@@ -109,10 +137,14 @@ describe("per-token limits on the relay", () => {
     // The client disconnects in the middle of a slow stream: the slot comes back.
     fx.mock.options.slowMs = 50;
     const abort = new AbortController();
-    const res = await fx.ctx.app.handle(new Request("http://localhost/v1/chat/completions", {
-      method: "POST", signal: abort.signal,
-      headers: { authorization: `Bearer ${t.key}`, "content-type": "application/json" }, body: JSON.stringify(chat("tl-fixed-slow", { stream: true })),
-    }));
+    const res = await fx.ctx.app.handle(
+      new Request("http://localhost/v1/chat/completions", {
+        method: "POST",
+        signal: abort.signal,
+        headers: { authorization: `Bearer ${t.key}`, "content-type": "application/json" },
+        body: JSON.stringify(chat("tl-fixed-slow", { stream: true })),
+      }),
+    );
     expect(res.status).toBe(200);
     const reader = res.body!.getReader();
     await reader.read();
@@ -175,8 +207,14 @@ describe("per-token limits on the relay", () => {
     expect(res.headers.get("x-should-retry")).toBe("false");
     const body: any = await res.json();
     expect(body.error.code).toBe("budget_exceeded");
-    expect(body.error.message).toBe("this call (estimated at 1000 quota) is larger than this token's whole daily budget of 500 quota: no period can take it (ask for fewer max_tokens, or raise the budget)");
-    const claude = await fx.call("/v1/messages", t.key, { model: "tl-fixed", max_tokens: 5, messages: [{ role: "user", content: "hi" }] });
+    expect(body.error.message).toBe(
+      "this call (estimated at 1000 quota) is larger than this token's whole daily budget of 500 quota: no period can take it (ask for fewer max_tokens, or raise the budget)",
+    );
+    const claude = await fx.call("/v1/messages", t.key, {
+      model: "tl-fixed",
+      max_tokens: 5,
+      messages: [{ role: "user", content: "hi" }],
+    });
     expect(claude.status).toBe(429);
     expect(claude.headers.get("x-should-retry")).toBe("false");
     expect(((await claude.json()) as any).error.type).toBe("rate_limit_error");
@@ -210,22 +248,40 @@ describe("per-token limits on the relay", () => {
   test("429 in the Claude and Gemini formats, with Retry-After", async () => {
     now = Date.UTC(2026, 11, 2, 8, 0, 15);
     const t = await token({ rpm_limit: 1 });
-    await (await fx.call("/v1/messages", t.key, { model: "claude-tl", max_tokens: 10, messages: [{ role: "user", content: "hi" }] })).arrayBuffer();
-    const claude = await fx.call("/v1/messages", t.key, { model: "claude-tl", max_tokens: 10, messages: [{ role: "user", content: "hi" }] });
+    await (
+      await fx.call("/v1/messages", t.key, {
+        model: "claude-tl",
+        max_tokens: 10,
+        messages: [{ role: "user", content: "hi" }],
+      })
+    ).arrayBuffer();
+    const claude = await fx.call("/v1/messages", t.key, {
+      model: "claude-tl",
+      max_tokens: 10,
+      messages: [{ role: "user", content: "hi" }],
+    });
     expect(claude.status).toBe(429);
     expect(claude.headers.get("retry-after")).toBe("45");
     const cb: any = await claude.json();
     expect(cb).toMatchObject({ type: "error", error: { type: "rate_limit_error" } });
     expect(cb.error.message).toContain("at most 1 request per minute;");
 
-    const gemini = await fx.ctx.app.handle(new Request(`http://localhost/v1beta/models/gemini-tl:generateContent?key=${t.key}`, {
-      method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "hi" }] }] }),
-    }));
+    const gemini = await fx.ctx.app.handle(
+      new Request(`http://localhost/v1beta/models/gemini-tl:generateContent?key=${t.key}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "hi" }] }] }),
+      }),
+    );
     expect(gemini.status).toBe(429);
     expect(gemini.headers.get("retry-after")).toBe("45");
     // As Google's API answers a 429: the wait in a google.rpc.RetryInfo detail, which Google's clients read.
     expect(await gemini.json()).toMatchObject({
-      error: { code: 429, status: "RESOURCE_EXHAUSTED", details: [{ "@type": "type.googleapis.com/google.rpc.RetryInfo", retryDelay: "45s" }] },
+      error: {
+        code: 429,
+        status: "RESOURCE_EXHAUSTED",
+        details: [{ "@type": "type.googleapis.com/google.rpc.RetryInfo", retryDelay: "45s" }],
+      },
     });
   });
 
@@ -268,7 +324,11 @@ describe("per-token limits on the relay", () => {
 const sessions = new Map<number, any>();
 async function sessionOf(fx: RelayFixture, userId: number) {
   if (!sessions.has(userId)) {
-    const u = await fx.ctx.deps.db.selectFrom("users").select("username").where("id", "=", userId).executeTakeFirstOrThrow();
+    const u = await fx.ctx.deps.db
+      .selectFrom("users")
+      .select("username")
+      .where("id", "=", userId)
+      .executeTakeFirstOrThrow();
     sessions.set(userId, await fx.ctx.login(u.username, "password123"));
   }
   return sessions.get(userId);
@@ -283,51 +343,108 @@ describe("token API: limit fields", () => {
 
   test("create and update take the fields, reject negatives and a budget without a period, and return them", async () => {
     const u = await fx.ctx.user();
-    const created = await fx.ctx.request("POST", "/api/token/", { as: u, body: { name: "lim", remain_quota: 1000, expired_time: -1, rpm_limit: 60, tpm_limit: 100000, concurrency_limit: 4, budget_quota: 500000, budget_period: "daily" } });
+    const created = await fx.ctx.request("POST", "/api/token/", {
+      as: u,
+      body: {
+        name: "lim",
+        remain_quota: 1000,
+        expired_time: -1,
+        rpm_limit: 60,
+        tpm_limit: 100000,
+        concurrency_limit: 4,
+        budget_quota: 500000,
+        budget_period: "daily",
+      },
+    });
     expect(created.body.success).toBe(true);
     const [t] = created.body.data;
-    expect(t).toMatchObject({ rpm_limit: 60, tpm_limit: 100000, concurrency_limit: 4, budget_quota: 500000, budget_period: "daily", budget_used: 0 });
-    for (const bad of [{ rpm_limit: -1 }, { tpm_limit: -5 }, { concurrency_limit: 1.5 }, { budget_quota: -1 }, { budget_period: "hourly" }]) {
+    expect(t).toMatchObject({
+      rpm_limit: 60,
+      tpm_limit: 100000,
+      concurrency_limit: 4,
+      budget_quota: 500000,
+      budget_period: "daily",
+      budget_used: 0,
+    });
+    for (const bad of [
+      { rpm_limit: -1 },
+      { tpm_limit: -5 },
+      { concurrency_limit: 1.5 },
+      { budget_quota: -1 },
+      { budget_period: "hourly" },
+    ]) {
       const r = await fx.ctx.request("PUT", "/api/token/", { as: u, body: { id: t.id, name: "lim", ...bad } });
       expect(r.status).toBe(400);
       expect(r.body.success).toBe(false);
     }
-    const noPeriod = await fx.ctx.request("PUT", "/api/token/", { as: u, body: { id: t.id, name: "lim", budget_period: "" } });
+    const noPeriod = await fx.ctx.request("PUT", "/api/token/", {
+      as: u,
+      body: { id: t.id, name: "lim", budget_period: "" },
+    });
     expect(noPeriod.status).toBe(400);
     expect(noPeriod.body.message).toContain("budget_period");
-    const off = await fx.ctx.request("PUT", "/api/token/", { as: u, body: { id: t.id, name: "lim", rpm_limit: 0, budget_quota: 0, budget_period: "" } });
+    const off = await fx.ctx.request("PUT", "/api/token/", {
+      as: u,
+      body: { id: t.id, name: "lim", rpm_limit: 0, budget_quota: 0, budget_period: "" },
+    });
     expect(off.body.data).toMatchObject({ rpm_limit: 0, budget_quota: 0, budget_period: "", tpm_limit: 100000 });
     const one = await fx.ctx.request("GET", `/api/token/${t.id}`, { as: u });
     expect(one.body.data).toMatchObject({ tpm_limit: 100000, concurrency_limit: 4 });
     const list = await fx.ctx.request("GET", "/api/token/?p=1&size=10", { as: u });
-    expect(list.body.data.items[0]).toMatchObject({ id: t.id, tpm_limit: 100000, tpm_used: 0, rpm_used: 0, concurrency_used: 0, budget_used: 0 });
+    expect(list.body.data.items[0]).toMatchObject({
+      id: t.id,
+      tpm_limit: 100000,
+      tpm_used: 0,
+      rpm_used: 0,
+      concurrency_used: 0,
+      budget_used: 0,
+    });
   });
 });
 
-for (const kind of storageKinds()) describe(`token API: limit values at the edges on ${kind}`, () => {
-  test("values past what the columns hold are refused with 400 (not a database error); the largest accepted are kept", async () => {
-    const fx = await relayFixture(kind);
-    try {
-      const u = await fx.ctx.user();
-      const created = await fx.ctx.request("POST", "/api/token/", { as: u, body: { name: "edge", remain_quota: 1000, expired_time: -1 } });
-      const id = created.body.data[0].id;
-      // rpm_limit and concurrency_limit are 32-bit columns (new-api's int); tpm_limit and budget_quota 64-bit.
-      for (const bad of [{ rpm_limit: 2 ** 31 }, { concurrency_limit: 3_000_000_000 }, { rpm_limit: 1e12 }, { tpm_limit: 2 ** 53 }, { budget_quota: 1e300 }]) {
-        const r = await fx.ctx.request("PUT", "/api/token/", { as: u, body: { id, name: "edge", ...bad } });
-        expect(r.status).toBe(400);
-        expect(r.body.message).toContain(Object.keys(bad)[0]);
+for (const kind of storageKinds())
+  describe(`token API: limit values at the edges on ${kind}`, () => {
+    test("values past what the columns hold are refused with 400 (not a database error); the largest accepted are kept", async () => {
+      const fx = await relayFixture(kind);
+      try {
+        const u = await fx.ctx.user();
+        const created = await fx.ctx.request("POST", "/api/token/", {
+          as: u,
+          body: { name: "edge", remain_quota: 1000, expired_time: -1 },
+        });
+        const id = created.body.data[0].id;
+        // rpm_limit and concurrency_limit are 32-bit columns (new-api's int); tpm_limit and budget_quota 64-bit.
+        for (const bad of [
+          { rpm_limit: 2 ** 31 },
+          { concurrency_limit: 3_000_000_000 },
+          { rpm_limit: 1e12 },
+          { tpm_limit: 2 ** 53 },
+          { budget_quota: 1e300 },
+        ]) {
+          const r = await fx.ctx.request("PUT", "/api/token/", { as: u, body: { id, name: "edge", ...bad } });
+          expect(r.status).toBe(400);
+          expect(r.body.message).toContain(Object.keys(bad)[0]);
+        }
+        const max = {
+          rpm_limit: 2 ** 31 - 1,
+          concurrency_limit: 2 ** 31 - 1,
+          tpm_limit: Number.MAX_SAFE_INTEGER,
+          budget_quota: Number.MAX_SAFE_INTEGER,
+          budget_period: "monthly",
+        };
+        const ok = await fx.ctx.request("PUT", "/api/token/", { as: u, body: { id, name: "edge", ...max } });
+        expect(ok.body.success).toBe(true);
+        expect((await fx.ctx.request("GET", `/api/token/${id}`, { as: u })).body.data).toMatchObject(max);
+        const bigNew = await fx.ctx.request("POST", "/api/token/", {
+          as: u,
+          body: { name: "edge2", remain_quota: 1, expired_time: -1, rpm_limit: 2 ** 31 },
+        });
+        expect(bigNew.status).toBe(400);
+      } finally {
+        await fx.close();
       }
-      const max = { rpm_limit: 2 ** 31 - 1, concurrency_limit: 2 ** 31 - 1, tpm_limit: Number.MAX_SAFE_INTEGER, budget_quota: Number.MAX_SAFE_INTEGER, budget_period: "monthly" };
-      const ok = await fx.ctx.request("PUT", "/api/token/", { as: u, body: { id, name: "edge", ...max } });
-      expect(ok.body.success).toBe(true);
-      expect((await fx.ctx.request("GET", `/api/token/${id}`, { as: u })).body.data).toMatchObject(max);
-      const bigNew = await fx.ctx.request("POST", "/api/token/", { as: u, body: { name: "edge2", remain_quota: 1, expired_time: -1, rpm_limit: 2 ** 31 } });
-      expect(bigNew.status).toBe(400);
-    } finally {
-      await fx.close();
-    }
-  }, 30_000);
-});
+    }, 30_000);
+  });
 
 for (const kind of storageKinds()) {
   describe(`budget exact under concurrency on ${kind}`, () => {
@@ -341,8 +458,11 @@ for (const kind of storageKinds()) {
         const user = await fx.user(100_000_000);
         const t = await fx.token(user.id, { unlimited_quota: true });
         await setLimits(fx, t.id, { budget_quota: K * 1000, budget_period: "daily" });
-        const results = await Promise.all(Array.from({ length: CALLS }, (_, i) =>
-          fx.call("/v1/chat/completions", t.key, chat("tl-fixed", { stream: i % 2 === 0 })).then(status)));
+        const results = await Promise.all(
+          Array.from({ length: CALLS }, (_, i) =>
+            fx.call("/v1/chat/completions", t.key, chat("tl-fixed", { stream: i % 2 === 0 })).then(status),
+          ),
+        );
         expect(results.filter((s) => s === 200).length).toBe(K);
         expect(results.every((s) => s === 200 || s === 429)).toBe(true);
         await fx.flush();
@@ -367,8 +487,11 @@ for (const kind of storageKinds()) {
         const t = await fx.token(user.id, { unlimited_quota: true });
         const BUDGET = 30 * K;
         await setLimits(fx, t.id, { budget_quota: BUDGET, budget_period: "weekly" });
-        const results = await Promise.all(Array.from({ length: CALLS }, () =>
-          fx.call("/v1/chat/completions", t.key, chat("tl-ratio", { max_tokens: 60 })).then(status)));
+        const results = await Promise.all(
+          Array.from({ length: CALLS }, () =>
+            fx.call("/v1/chat/completions", t.key, chat("tl-ratio", { max_tokens: 60 })).then(status),
+          ),
+        );
         const ok = results.filter((s) => s === 200).length;
         expect(ok).toBeGreaterThan(0);
         expect(ok).toBeLessThanOrEqual(K);
@@ -386,47 +509,66 @@ for (const kind of storageKinds()) {
   });
 }
 
-for (const kind of storageKinds()) describe(`task endpoints count toward the token's limits on ${kind}`, () => {
-  test("a Suno submit counts a request, spends its price from the budget and frees its slot; a failed task gives it back; past the budget, 429 in Suno's shape", async () => {
-    const { taskFixture, PRICE_UNIT } = await import("./task-fixtures.ts");
-    const { startSunoMock } = await import("../mocks/suno-upstream.ts");
-    const { SUNO_MODELS } = await import("../../server/catalogue/tasks.ts");
-    const fx = await taskFixture(kind);
-    const suno = startSunoMock({ key: "suno-key-tl" });
-    try {
-      await fx.channel({ type: 36, key: "suno-key-tl", base_url: suno.url, models: [...SUNO_MODELS] });
-      const MUSIC = 0.1 * PRICE_UNIT;
-      const LYRICS = 0.01 * PRICE_UNIT;
-      const p = await fx.payer(10_000_000, null);
-      await setLimits(fx, p.tokenId, { rpm_limit: 10, concurrency_limit: 1, budget_quota: MUSIC, budget_period: "daily" });
-      const used = async () => Number((await tokenRow(fx, p.tokenId)).budget_used);
-      const submit = (action: string, prompt: string) => fx.ctx.app.handle(new Request(`http://localhost/suno/submit/${action}`, {
-        method: "POST", headers: { authorization: `Bearer ${p.key}`, "content-type": "application/json" }, body: JSON.stringify({ prompt }),
-      }));
-      const lyrics = await submit("lyrics", "words that fail");
-      expect(lyrics.status).toBe(200);
-      const lyricsId = ((await lyrics.json()) as any).data;
-      expect(await used()).toBe(LYRICS);
-      expect(limitsRuntime(fx.ctx.deps).live.size).toBe(0);
-      // LYRICS + MUSIC would pass the budget
-      const over = await submit("music", "a sea shanty");
-      expect(over.status).toBe(429);
-      expect(Number(over.headers.get("retry-after"))).toBeGreaterThan(0);
-      expect(await over.json()).toMatchObject({ code: "budget_exceeded", data: null });
-      // The lyrics fail upstream: their price goes back to the quota and to the budget, once.
-      suno.advance(4);
-      await fx.round();
-      await fx.round();
-      expect((await fx.ctx.deps.db.selectFrom("tasks").select("status").where("task_id", "=", lyricsId).executeTakeFirstOrThrow()).status).toBe("FAILURE");
-      expect(await used()).toBe(0);
-      expect((await submit("music", "a sea shanty")).status).toBe(200);
-      expect(await used()).toBe(MUSIC);
-      expect((await submit("lyrics", "more words")).status).toBe(429);
-      const list = await fx.ctx.request("GET", "/api/token/?p=1&size=10", { as: p.session });
-      expect(list.body.data.items[0]).toMatchObject({ rpm_used: 4, budget_used: MUSIC, budget_quota: MUSIC });
-    } finally {
-      await suno.stop();
-      await fx.close();
-    }
+for (const kind of storageKinds())
+  describe(`task endpoints count toward the token's limits on ${kind}`, () => {
+    test("a Suno submit counts a request, spends its price from the budget and frees its slot; a failed task gives it back; past the budget, 429 in Suno's shape", async () => {
+      const { taskFixture, PRICE_UNIT } = await import("./task-fixtures.ts");
+      const { startSunoMock } = await import("../mocks/suno-upstream.ts");
+      const { SUNO_MODELS } = await import("../../server/catalogue/tasks.ts");
+      const fx = await taskFixture(kind);
+      const suno = startSunoMock({ key: "suno-key-tl" });
+      try {
+        await fx.channel({ type: 36, key: "suno-key-tl", base_url: suno.url, models: [...SUNO_MODELS] });
+        const MUSIC = 0.1 * PRICE_UNIT;
+        const LYRICS = 0.01 * PRICE_UNIT;
+        const p = await fx.payer(10_000_000, null);
+        await setLimits(fx, p.tokenId, {
+          rpm_limit: 10,
+          concurrency_limit: 1,
+          budget_quota: MUSIC,
+          budget_period: "daily",
+        });
+        const used = async () => Number((await tokenRow(fx, p.tokenId)).budget_used);
+        const submit = (action: string, prompt: string) =>
+          fx.ctx.app.handle(
+            new Request(`http://localhost/suno/submit/${action}`, {
+              method: "POST",
+              headers: { authorization: `Bearer ${p.key}`, "content-type": "application/json" },
+              body: JSON.stringify({ prompt }),
+            }),
+          );
+        const lyrics = await submit("lyrics", "words that fail");
+        expect(lyrics.status).toBe(200);
+        const lyricsId = ((await lyrics.json()) as any).data;
+        expect(await used()).toBe(LYRICS);
+        expect(limitsRuntime(fx.ctx.deps).live.size).toBe(0);
+        // LYRICS + MUSIC would pass the budget
+        const over = await submit("music", "a sea shanty");
+        expect(over.status).toBe(429);
+        expect(Number(over.headers.get("retry-after"))).toBeGreaterThan(0);
+        expect(await over.json()).toMatchObject({ code: "budget_exceeded", data: null });
+        // The lyrics fail upstream: their price goes back to the quota and to the budget, once.
+        suno.advance(4);
+        await fx.round();
+        await fx.round();
+        expect(
+          (
+            await fx.ctx.deps.db
+              .selectFrom("tasks")
+              .select("status")
+              .where("task_id", "=", lyricsId)
+              .executeTakeFirstOrThrow()
+          ).status,
+        ).toBe("FAILURE");
+        expect(await used()).toBe(0);
+        expect((await submit("music", "a sea shanty")).status).toBe(200);
+        expect(await used()).toBe(MUSIC);
+        expect((await submit("lyrics", "more words")).status).toBe(429);
+        const list = await fx.ctx.request("GET", "/api/token/?p=1&size=10", { as: p.session });
+        expect(list.body.data.items[0]).toMatchObject({ rpm_used: 4, budget_used: MUSIC, budget_quota: MUSIC });
+      } finally {
+        await suno.stop();
+        await fx.close();
+      }
+    });
   });
-});

@@ -6,8 +6,20 @@ import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { Tiktoken } from "js-tiktoken/lite";
 import {
-  cl100kBase, countPromptTokens, countPromptTokensNow, countTextsNow, countTokens, countTokensNow, decodeEmbeddingTokens, o200kBase,
-  estimatePromptTokens, estimateTokens, promptBytes, promptText, SYNC_STEPS, WORKER_STEPS,
+  cl100kBase,
+  countPromptTokens,
+  countPromptTokensNow,
+  countTextsNow,
+  countTokens,
+  countTokensNow,
+  decodeEmbeddingTokens,
+  o200kBase,
+  estimatePromptTokens,
+  estimateTokens,
+  promptBytes,
+  promptText,
+  SYNC_STEPS,
+  WORKER_STEPS,
 } from "../../server/relay/tokenizer.ts";
 
 const ROOT = join(import.meta.dir, "../..");
@@ -15,8 +27,15 @@ const ROOT = join(import.meta.dir, "../..");
 /** English prose and tables: the README and the documentation under docs/, in a fixed order. */
 function englishProse(): string {
   const docs = (dir: string): string[] =>
-    readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name)).flatMap((e) =>
-      e.isDirectory() ? docs(join(dir, e.name)) : e.name.endsWith(".md") ? [readFileSync(join(dir, e.name), "utf8")] : []);
+    readdirSync(dir, { withFileTypes: true })
+      .sort((a, b) => a.name.localeCompare(b.name))
+      .flatMap((e) =>
+        e.isDirectory()
+          ? docs(join(dir, e.name))
+          : e.name.endsWith(".md")
+            ? [readFileSync(join(dir, e.name), "utf8")]
+            : [],
+      );
   return [readFileSync(join(ROOT, "README.md"), "utf8"), ...docs(join(ROOT, "docs"))].join("\n\n");
 }
 
@@ -26,12 +45,55 @@ function corpus(): string[] {
     englishProse(),
     readFileSync(join(ROOT, "console/i18n/zh.ts"), "utf8"),
     readFileSync(join(ROOT, "console/i18n/ru.ts"), "utf8"),
-    ...readdirSync(join(ROOT, "server/relay")).filter((f) => f.endsWith(".ts")).sort().map((f) => readFileSync(join(ROOT, "server/relay", f), "utf8")),
+    ...readdirSync(join(ROOT, "server/relay"))
+      .filter((f) => f.endsWith(".ts"))
+      .sort()
+      .map((f) => readFileSync(join(ROOT, "server/relay", f), "utf8")),
   ];
   // Seeded mixes of what splits and merges differently: cases, digits, contractions, whitespace runs,
   // CJK, accents and combining marks, emoji, a lone surrogate, special-token text, long runs.
-  const parts = ["a", "b", "e", "t", "A", "Z", " ", "  ", "\n", "\t", "\r\n", "1", "23", "456", ".", ",", "'s", "'ll", "'", "中", "文",
-    "日本語", "é", "ü", "\u0301", "😀", "\ud800", "-", "_", "/", "=", "+", "ё", "ß", "<|endoftext|>", "the", "ing", "tion", "Hello", "ЖЖ"];
+  const parts = [
+    "a",
+    "b",
+    "e",
+    "t",
+    "A",
+    "Z",
+    " ",
+    "  ",
+    "\n",
+    "\t",
+    "\r\n",
+    "1",
+    "23",
+    "456",
+    ".",
+    ",",
+    "'s",
+    "'ll",
+    "'",
+    "中",
+    "文",
+    "日本語",
+    "é",
+    "ü",
+    "\u0301",
+    "😀",
+    "\ud800",
+    "-",
+    "_",
+    "/",
+    "=",
+    "+",
+    "ё",
+    "ß",
+    "<|endoftext|>",
+    "the",
+    "ing",
+    "tion",
+    "Hello",
+    "ЖЖ",
+  ];
   let seed = 12345;
   const next = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff);
   for (let i = 0; i < 400; i++) {
@@ -44,7 +106,13 @@ function corpus(): string[] {
     }
     texts.push(s);
   }
-  texts.push("a".repeat(2000), "A".repeat(300) + "b".repeat(300), "中".repeat(500), " ".repeat(700) + "x", "thequickbrownfoxjumpsoverthelazydog".repeat(20));
+  texts.push(
+    "a".repeat(2000),
+    "A".repeat(300) + "b".repeat(300),
+    "中".repeat(500),
+    " ".repeat(700) + "x",
+    "thequickbrownfoxjumpsoverthelazydog".repeat(20),
+  );
   return texts;
 }
 
@@ -79,8 +147,14 @@ describe("exact counts", () => {
   test("the public functions count o200k_base, prompts with OpenAI's chat framing", async () => {
     expect(countTokensNow("Hello world")).toBe(2);
     expect(await countTokens("Hello world")).toBe(2);
-    const body = { messages: [{ role: "system", content: "Be brief." }, { role: "user", name: "ann", content: [{ type: "text", text: "Hello there" }] }] };
-    const expected = 3 + 3 * 2 + o200kBase().count("Be brief.") + o200kBase().count("Hello there") + o200kBase().count("ann");
+    const body = {
+      messages: [
+        { role: "system", content: "Be brief." },
+        { role: "user", name: "ann", content: [{ type: "text", text: "Hello there" }] },
+      ],
+    };
+    const expected =
+      3 + 3 * 2 + o200kBase().count("Be brief.") + o200kBase().count("Hello there") + o200kBase().count("ann");
     expect(countPromptTokensNow(body)).toBe(expected);
     expect(await countPromptTokens(body)).toBe(expected);
   });
@@ -101,8 +175,17 @@ describe("linear work", () => {
     ["one repeated CJK character", (n) => "中".repeat(n)],
     ["spaces", (n) => " ".repeat(n)],
     ["punctuation", (n) => "!".repeat(n)],
-    ["a lowercase run without repeats", (n) => Array.from({ length: n }, (_, i) => "etaoinshrdlucmfwypvbgkqjxz"[(i * i + 7 * i) % 26]).join("")],
-    ["base64", (n) => Buffer.from(Array.from({ length: n }, (_, i) => (i * 7919) % 256)).toString("base64").slice(0, n)],
+    [
+      "a lowercase run without repeats",
+      (n) => Array.from({ length: n }, (_, i) => "etaoinshrdlucmfwypvbgkqjxz"[(i * i + 7 * i) % 26]).join(""),
+    ],
+    [
+      "base64",
+      (n) =>
+        Buffer.from(Array.from({ length: n }, (_, i) => (i * 7919) % 256))
+          .toString("base64")
+          .slice(0, n),
+    ],
     ["English", (n) => "The quick brown fox jumps over the lazy dog. ".repeat(Math.ceil(n / 45)).slice(0, n)],
   ];
   for (const [name, make] of kinds) {
@@ -162,7 +245,10 @@ describe("capped work per call", () => {
     const next = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) >>> 12;
     let text = "";
     while (text.length < 120_000) {
-      text += next() % 2 ? String.fromCharCode(...Array.from({ length: 8 + (next() % 20) }, () => 0x4e00 + (next() % 3000))) : "qwzxkvjy".repeat(1 + (next() % 6));
+      text +=
+        next() % 2
+          ? String.fromCharCode(...Array.from({ length: 8 + (next() % 20) }, () => 0x4e00 + (next() % 3000)))
+          : "qwzxkvjy".repeat(1 + (next() % 6));
       text += "。 ";
     }
     const cold = countTokensNow(text);
@@ -199,13 +285,33 @@ describe("capped work per call", () => {
 
 test("promptBytes is the UTF-8 length of promptText for every shape of prompt, without joining it", () => {
   const bodies: unknown[] = [
-    { messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "naïve 日本語 🙂\nline" }, { role: "user", content: [{ type: "text", text: "a" }, "b", { type: "image_url" }, { text: 7 }] }, { role: "assistant", content: null }, null] },
+    {
+      messages: [
+        { role: "system", content: "Be brief." },
+        { role: "user", content: "naïve 日本語 🙂\nline" },
+        { role: "user", content: [{ type: "text", text: "a" }, "b", { type: "image_url" }, { text: 7 }] },
+        { role: "assistant", content: null },
+        null,
+      ],
+    },
     { messages: [{ content: [] }, { content: ["only"] }] },
-    { prompt: "complete this", input: ["x", { content: "y" }, { text: "z" }, { content: ["p", "q"] }, 3], query: "q?", instructions: "inst", system: "sys" },
+    {
+      prompt: "complete this",
+      input: ["x", { content: "y" }, { text: "z" }, { content: ["p", "q"] }, 3],
+      query: "q?",
+      instructions: "inst",
+      system: "sys",
+    },
     { input: "one input", documents: ["d1", { text: "d2" }, { text: ["d3", "d4"] }, 5] },
-    { systemInstruction: { parts: [{ text: "snake" }] }, contents: [{ parts: [{ text: "hi" }, { inlineData: {} }] }, { parts: "not a list" }, {}] },
+    {
+      systemInstruction: { parts: [{ text: "snake" }] },
+      contents: [{ parts: [{ text: "hi" }, { inlineData: {} }] }, { parts: "not a list" }, {}],
+    },
     { system_instruction: { parts: [{ text: "camel" }] }, contents: [] },
-    {}, null, "text", new FormData(),
+    {},
+    null,
+    "text",
+    new FormData(),
   ];
   for (const body of bodies) {
     expect(promptBytes(body)).toBe(Buffer.byteLength(promptText(body), "utf8"));

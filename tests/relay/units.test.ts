@@ -12,7 +12,14 @@ import { usageFrom } from "../../server/relay/providers/openai/usage.ts";
 import { countTokens } from "../../server/relay/tokenizer.ts";
 
 const ratioPrice = (over: Partial<Price> = {}): Price => ({
-  perCall: false, modelPrice: -1, modelRatio: 1, completionRatio: 1, cacheRatio: 1, cacheCreationRatio: 1.25, groupRatio: 1, ...over,
+  perCall: false,
+  modelPrice: -1,
+  modelRatio: 1,
+  completionRatio: 1,
+  cacheRatio: 1,
+  cacheCreationRatio: 1.25,
+  groupRatio: 1,
+  ...over,
 });
 
 describe("channel choice", () => {
@@ -39,7 +46,10 @@ describe("channel choice", () => {
   });
 
   test("all-zero weights pick uniformly", () => {
-    const zero = [{ channelId: 7, priority: 0, weight: 0 }, { channelId: 8, priority: 0, weight: 0 }];
+    const zero = [
+      { channelId: 7, priority: 0, weight: 0 },
+      { channelId: 8, priority: 0, weight: 0 },
+    ];
     expect(pickChannel(zero, new Set(), () => 0.1)).toBe(7);
     expect(pickChannel(zero, new Set(), () => 0.9)).toBe(8);
   });
@@ -60,8 +70,13 @@ describe("channel choice", () => {
 describe("pricing", () => {
   test("ratio 1 costs one quota unit per input token; completion ratio weights output", () => {
     expect(quotaFor(ratioPrice(), { prompt_tokens: 100, completion_tokens: 0, total_tokens: 100 })).toBe(100);
-    expect(quotaFor(ratioPrice({ modelRatio: 2.5, completionRatio: 4, groupRatio: 0.5 }), { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 }))
-      .toBe(Math.round(0.5 * 2.5 * (100 + 40)));
+    expect(
+      quotaFor(ratioPrice({ modelRatio: 2.5, completionRatio: 4, groupRatio: 0.5 }), {
+        prompt_tokens: 100,
+        completion_tokens: 10,
+        total_tokens: 110,
+      }),
+    ).toBe(Math.round(0.5 * 2.5 * (100 + 40)));
   });
 
   test("cached prompt tokens are billed once, at the cache ratio", () => {
@@ -76,8 +91,12 @@ describe("pricing", () => {
   });
 
   test("a used priced model never rounds down to free", () => {
-    expect(quotaFor(ratioPrice({ modelRatio: 0.01 }), { prompt_tokens: 1, completion_tokens: 0, total_tokens: 1 })).toBe(1);
-    expect(quotaFor(ratioPrice({ modelRatio: 0 }), { prompt_tokens: 50, completion_tokens: 0, total_tokens: 50 })).toBe(0);
+    expect(
+      quotaFor(ratioPrice({ modelRatio: 0.01 }), { prompt_tokens: 1, completion_tokens: 0, total_tokens: 1 }),
+    ).toBe(1);
+    expect(quotaFor(ratioPrice({ modelRatio: 0 }), { prompt_tokens: 50, completion_tokens: 0, total_tokens: 50 })).toBe(
+      0,
+    );
   });
 
   test("pre-consumption holds the prompt estimate plus max_tokens, or PreConsumedQuota without it", () => {
@@ -113,9 +132,13 @@ describe("default prices", () => {
   test("recent Claude and Gemini models carry their list prices", () => {
     // ratio = USD per 1M input tokens / 2; completion ratio = output price / input price
     const list: [string, number, number][] = [
-      ["claude-3-haiku-20240307", 0.25, 1.25], ["claude-3-opus-20240229", 15, 75], ["claude-opus-4-1-20250805", 15, 75],
-      ["claude-sonnet-4-5-20250929", 3, 15], ["claude-haiku-4-5-20251001", 1, 5],
-      ["gemini-2.5-flash-lite", 0.1, 0.4], ["gemini-2.0-flash-lite", 0.075, 0.3],
+      ["claude-3-haiku-20240307", 0.25, 1.25],
+      ["claude-3-opus-20240229", 15, 75],
+      ["claude-opus-4-1-20250805", 15, 75],
+      ["claude-sonnet-4-5-20250929", 3, 15],
+      ["claude-haiku-4-5-20251001", 1, 5],
+      ["gemini-2.5-flash-lite", 0.1, 0.4],
+      ["gemini-2.0-flash-lite", 0.075, 0.3],
     ];
     for (const [m, input, output] of list) {
       expect([m, DEFAULT_MODEL_RATIO[m]]).toEqual([m, input / 2]);
@@ -159,8 +182,12 @@ describe("server-sent events", () => {
   test("events split across chunks and CRLF line ends are reassembled", () => {
     const r = new SseReader();
     const enc = new TextEncoder();
-    const got = [...r.push(enc.encode("data: {\"a\"")), ...r.push(enc.encode(":1}\r\n\r\nevent: x\r\ndata: 2\r\n")), ...r.push(enc.encode("\r\ndata: [DONE]\n\n"))];
-    expect(got.map((e) => e.data)).toEqual(["{\"a\":1}", "2", "[DONE]"]);
+    const got = [
+      ...r.push(enc.encode('data: {"a"')),
+      ...r.push(enc.encode(":1}\r\n\r\nevent: x\r\ndata: 2\r\n")),
+      ...r.push(enc.encode("\r\ndata: [DONE]\n\n")),
+    ];
+    expect(got.map((e) => e.data)).toEqual(['{"a":1}', "2", "[DONE]"]);
     expect(got[1].event).toBe("x");
   });
 
@@ -179,11 +206,20 @@ describe("server-sent events", () => {
 });
 
 describe("OpenAI-compatible adaptor", () => {
-  const call: any = { clientWantsUsage: false, channel: { type: 1, openai_organization: "org-1" }, key: "k", baseUrl: "http://u", mode: "chat" };
+  const call: any = {
+    clientWantsUsage: false,
+    channel: { type: 1, openai_organization: "org-1" },
+    key: "k",
+    baseUrl: "http://u",
+    mode: "chat",
+  };
 
   test("usage chunks the gateway requested are kept from clients that did not ask", () => {
     const m = openaiAdaptor.streamMapper(call);
-    const usageChunk = JSON.stringify({ choices: [], usage: { prompt_tokens: 3, completion_tokens: 5, total_tokens: 8 } });
+    const usageChunk = JSON.stringify({
+      choices: [],
+      usage: { prompt_tokens: 3, completion_tokens: 5, total_tokens: 8 },
+    });
     expect(m.event({ data: usageChunk, raw: `data: ${usageChunk}\n\n` })).toBe("");
     expect(m.usage()).toEqual({ prompt_tokens: 3, completion_tokens: 5, total_tokens: 8, cached_tokens: 0 });
     const asked = openaiAdaptor.streamMapper({ ...call, clientWantsUsage: true });
@@ -202,7 +238,9 @@ describe("OpenAI-compatible adaptor", () => {
 
   test("URLs: /v1 is added unless the base URL already ends in a version", () => {
     expect(upstreamUrl("https://api.openai.com", "chat")).toBe("https://api.openai.com/v1/chat/completions");
-    expect(upstreamUrl("https://open.bigmodel.cn/api/paas/v4", "embeddings")).toBe("https://open.bigmodel.cn/api/paas/v4/embeddings");
+    expect(upstreamUrl("https://open.bigmodel.cn/api/paas/v4", "embeddings")).toBe(
+      "https://open.bigmodel.cn/api/paas/v4/embeddings",
+    );
     expect(baseUrlOf({ type: 43, base_url: "" })).toBe("https://api.deepseek.com");
     expect(baseUrlOf({ type: 8, base_url: "http://h:1/" })).toBe("http://h:1");
   });
@@ -219,11 +257,21 @@ describe("OpenAI-compatible adaptor", () => {
   });
 
   test("Responses API usage (input/output tokens) is understood", () => {
-    expect(usageFrom({ usage: { input_tokens: 4, output_tokens: 6, input_tokens_details: { cached_tokens: 2 } } }))
-      .toEqual({ prompt_tokens: 4, completion_tokens: 6, total_tokens: 10, cached_tokens: 2 });
+    expect(
+      usageFrom({ usage: { input_tokens: 4, output_tokens: 6, input_tokens_details: { cached_tokens: 2 } } }),
+    ).toEqual({ prompt_tokens: 4, completion_tokens: 6, total_tokens: 10, cached_tokens: 2 });
     // DeepSeek's own spelling of cache hits
-    expect(usageFrom({ usage: { prompt_tokens: 140, completion_tokens: 8, total_tokens: 148, prompt_cache_hit_tokens: 100, prompt_cache_miss_tokens: 40 } }))
-      .toEqual({ prompt_tokens: 140, completion_tokens: 8, total_tokens: 148, cached_tokens: 100 });
+    expect(
+      usageFrom({
+        usage: {
+          prompt_tokens: 140,
+          completion_tokens: 8,
+          total_tokens: 148,
+          prompt_cache_hit_tokens: 100,
+          prompt_cache_miss_tokens: 40,
+        },
+      }),
+    ).toEqual({ prompt_tokens: 140, completion_tokens: 8, total_tokens: 148, cached_tokens: 100 });
   });
 
   test("the tokenizer counts real tokens", async () => {
@@ -234,7 +282,11 @@ describe("OpenAI-compatible adaptor", () => {
 describe("price memo", () => {
   test("a price is recomputed after any option changes, and never shared between option stores", async () => {
     const rows = new Map<string, string>([["ModelRatio", JSON.stringify({ "memo-model": 2 })]]);
-    const db = { selectFrom: () => ({ select: () => ({ execute: async () => [...rows].map(([key, value]) => ({ key, value })) }) }) };
+    const db = {
+      selectFrom: () => ({
+        select: () => ({ execute: async () => [...rows].map(([key, value]) => ({ key, value })) }),
+      }),
+    };
     const store = new OptionStore(db as never);
     await store.load();
     const first = priceFor(store, "memo-model", "default", false);

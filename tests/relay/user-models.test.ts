@@ -14,7 +14,8 @@ beforeAll(async () => {
 });
 afterAll(() => fx.close());
 
-const models = async (as: Awaited<ReturnType<RelayFixture["user"]>>) => (await fx.ctx.request("GET", "/api/user/models", { as })).body;
+const models = async (as: Awaited<ReturnType<RelayFixture["user"]>>) =>
+  (await fx.ctx.request("GET", "/api/user/models", { as })).body;
 
 describe("GET /api/user/models", () => {
   test("the user's group plus every usable group, each model once, sorted; other groups and disabled channels left out", async () => {
@@ -33,7 +34,10 @@ describe("GET /api/user/models", () => {
     await fx.option("UserUsableGroups", JSON.stringify({}));
     const user = await fx.user(0);
     expect((await models(user)).data).toEqual(["um-both", "um-default"]);
-    const create = await fx.ctx.request("POST", "/api/token/", { as: user, body: { name: "t", group: "vip", remain_quota: 1, expired_time: -1 } });
+    const create = await fx.ctx.request("POST", "/api/token/", {
+      as: user,
+      body: { name: "t", group: "vip", remain_quota: 1, expired_time: -1 },
+    });
     expect(create.body.success).toBe(false);
     await fx.option("UserUsableGroups", JSON.stringify({ vip: "VIP" }));
     expect((await models(user)).data).toEqual(["um-both", "um-default", "um-vip"]);

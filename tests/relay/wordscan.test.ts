@@ -32,7 +32,9 @@ test("the word that ends first is reported; overlapping and nested words are fou
 });
 
 test("thousands of words over thousands of distinct characters use the sparse tables and still find them", () => {
-  const words = Array.from({ length: 5000 }, (_, i) => String.fromCharCode(0x4e00 + i, 0x4e00 + ((i * 7) % 5000), 0x6000 + (i % 3000)));
+  const words = Array.from({ length: 5000 }, (_, i) =>
+    String.fromCharCode(0x4e00 + i, 0x4e00 + ((i * 7) % 5000), 0x6000 + (i % 3000)),
+  );
   const scan = new WordScan(words);
   expect(scan.find("中".repeat(100_000) + words[4321])).toBe(words[4321]!);
   expect(scan.find("中".repeat(100_000))).toBeNull();

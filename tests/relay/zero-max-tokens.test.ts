@@ -11,7 +11,13 @@ const session = { key: "" };
 const up = sharedRelayFixture(async (fx) => {
   const u = { compat: startCompatUpstream(), claude: startClaudeUpstream() };
   await fx.channel({ type: 1, key: "sk-compat", base_url: u.compat.url, models: ["zero-openai"] });
-  await fx.channel({ type: 14, key: "claude-key", base_url: u.claude.url, models: ["zero-claude"], model_mapping: { "zero-claude": "claude-sonnet-4-20250514" } });
+  await fx.channel({
+    type: 14,
+    key: "claude-key",
+    base_url: u.claude.url,
+    models: ["zero-claude"],
+    model_mapping: { "zero-claude": "claude-sonnet-4-20250514" },
+  });
   await ratios(fx, ["zero-openai", "zero-claude"], 1, 2);
   const user = await fx.user(NEW_USER_QUOTA);
   session.key = (await fx.token(user.id, { remain_quota: NEW_USER_QUOTA })).key;

@@ -20,11 +20,17 @@ describe("register", () => {
       const r = await ctx.request("POST", "/api/user/register", { body });
       expect(r.body).toEqual({ success: false, message });
     }
-    const okR = await ctx.request("POST", "/api/user/register", { body: { username: "bob", password: "password1", password2: "password1" } });
+    const okR = await ctx.request("POST", "/api/user/register", {
+      body: { username: "bob", password: "password1", password2: "password1" },
+    });
     expect(okR.body).toMatchObject({ success: true });
     const dup = await ctx.request("POST", "/api/user/register", { body: { username: "bob", password: "password1" } });
     expect(dup.body).toEqual({ success: false, message: "username is already taken" });
-    const bob = await ctx.deps.db.selectFrom("users").selectAll().where("username", "=", "bob").executeTakeFirstOrThrow();
+    const bob = await ctx.deps.db
+      .selectFrom("users")
+      .selectAll()
+      .where("username", "=", "bob")
+      .executeTakeFirstOrThrow();
     expect(bob.role).toBe(1);
     expect(bob.password.startsWith("$2a$")).toBe(true);
   });
@@ -33,10 +39,14 @@ describe("register", () => {
     await ctx.deps.options.set("EmailVerificationEnabled", "true");
     try {
       for (const email of ["", "not-an-address", "a@b"]) {
-        const r = await ctx.request("POST", "/api/user/register", { body: { username: "mailer", password: "password1", email, verification_code: "123456" } });
+        const r = await ctx.request("POST", "/api/user/register", {
+          body: { username: "mailer", password: "password1", email, verification_code: "123456" },
+        });
         expect(r.body).toEqual({ success: false, message: "invalid email address" });
       }
-      expect(await ctx.deps.db.selectFrom("users").select("id").where("username", "=", "mailer").executeTakeFirst()).toBeUndefined();
+      expect(
+        await ctx.deps.db.selectFrom("users").select("id").where("username", "=", "mailer").executeTakeFirst(),
+      ).toBeUndefined();
     } finally {
       await ctx.deps.options.set("EmailVerificationEnabled", "false");
     }
@@ -60,8 +70,14 @@ describe("register", () => {
     const inviter = await ctx.user(1);
     const code = (await ctx.request("GET", "/api/user/aff", { as: inviter })).body.data;
     expect(code).toMatch(/^[A-Za-z0-9]{4,}$/);
-    await ctx.request("POST", "/api/user/register", { body: { username: "invitee", password: "password1", aff_code: code } });
-    const invitee = await ctx.deps.db.selectFrom("users").selectAll().where("username", "=", "invitee").executeTakeFirstOrThrow();
+    await ctx.request("POST", "/api/user/register", {
+      body: { username: "invitee", password: "password1", aff_code: code },
+    });
+    const invitee = await ctx.deps.db
+      .selectFrom("users")
+      .selectAll()
+      .where("username", "=", "invitee")
+      .executeTakeFirstOrThrow();
     expect(invitee.quota).toBe(1200);
     expect(invitee.inviter_id).toBe(inviter.id);
     const me = (await ctx.request("GET", "/api/user/self", { as: inviter })).body.data;
@@ -90,24 +106,38 @@ describe("login and sessions", () => {
     await ctx.deps.db.updateTable("users").set({ password: bcrypt }).where("id", "=", s.id).execute();
     const ok = await ctx.request("POST", "/api/user/login", { body: { username: s.username, password: s.password } });
     expect(ok.body).toMatchObject({ success: true, data: { id: s.id } });
-    const wrong = await ctx.request("POST", "/api/user/login", { body: { username: s.username, password: s.password + "x" } });
+    const wrong = await ctx.request("POST", "/api/user/login", {
+      body: { username: s.username, password: s.password + "x" },
+    });
     expect(wrong.body.success).toBe(false);
   });
 
   test("wrong credentials and empty fields", async () => {
-    expect((await ctx.request("POST", "/api/user/login", { body: { username: "root", password: "nope" } })).body.success).toBe(false);
+    expect(
+      (await ctx.request("POST", "/api/user/login", { body: { username: "root", password: "nope" } })).body.success,
+    ).toBe(false);
     expect((await ctx.request("POST", "/api/user/login", { body: { username: "", password: "" } })).body).toEqual({
-      success: false, message: "please enter username and password",
+      success: false,
+      message: "please enter username and password",
     });
   });
 
   test("login with the default root password warns", async () => {
     const c2 = await testContext({ setup: false });
     try {
-      await c2.request("POST", "/api/setup", { body: { username: "root", password: "123456xx", confirmPassword: "123456xx" } });
-      await c2.deps.db.updateTable("users").set({ password: await hashPassword("123456", c2.deps.config.passwordHash) }).where("username", "=", "root").execute();
+      await c2.request("POST", "/api/setup", {
+        body: { username: "root", password: "123456xx", confirmPassword: "123456xx" },
+      });
+      await c2.deps.db
+        .updateTable("users")
+        .set({ password: await hashPassword("123456", c2.deps.config.passwordHash) })
+        .where("username", "=", "root")
+        .execute();
       const r = await c2.request("POST", "/api/user/login", { body: { username: "root", password: "123456" } });
-      expect(r.body).toMatchObject({ success: true, message: "you are using the default password, change it immediately" });
+      expect(r.body).toMatchObject({
+        success: true,
+        message: "you are using the default password, change it immediately",
+      });
     } finally {
       await c2.close();
     }
@@ -120,11 +150,15 @@ describe("login and sessions", () => {
     const bad = await ctx.request("GET", "/api/user/self", { headers: { ...cookieOnly, "New-Api-User": "abc" } });
     expect(bad.status).toBe(401);
     expect(bad.body.message).toMatch(/malformed/);
-    const other = await ctx.request("GET", "/api/user/self", { headers: { ...cookieOnly, "New-Api-User": String(s.id + 1000) } });
+    const other = await ctx.request("GET", "/api/user/self", {
+      headers: { ...cookieOnly, "New-Api-User": String(s.id + 1000) },
+    });
     expect(other.status).toBe(401);
     expect(other.body.message).toMatch(/does not match/);
     expect((await ctx.request("GET", "/api/user/self", { as: s })).body.data.id).toBe(s.id);
-    const tampered = await ctx.request("GET", "/api/user/self", { headers: { cookie: s.cookie + "x", "New-Api-User": String(s.id) } });
+    const tampered = await ctx.request("GET", "/api/user/self", {
+      headers: { cookie: s.cookie + "x", "New-Api-User": String(s.id) },
+    });
     expect(tampered.status).toBe(401);
   });
 
@@ -141,10 +175,18 @@ describe("login and sessions", () => {
     expect(token).toHaveLength(32);
     const r = await ctx.request("GET", "/api/user/self", { headers: { Authorization: token } });
     expect(r.body.data.id).toBe(s.id);
-    const r2 = await ctx.request("GET", "/api/user/self", { headers: { Authorization: `Bearer ${token}`, "New-Api-User": String(s.id) } });
+    const r2 = await ctx.request("GET", "/api/user/self", {
+      headers: { Authorization: `Bearer ${token}`, "New-Api-User": String(s.id) },
+    });
     expect(r2.body.data.id).toBe(s.id);
     expect((await ctx.request("GET", "/api/user/self", { headers: { Authorization: "wrong" } })).status).toBe(401);
-    expect((await ctx.request("GET", "/api/user/self", { headers: { Authorization: token, "New-Api-User": String(s.id + 1) } })).status).toBe(401);
+    expect(
+      (
+        await ctx.request("GET", "/api/user/self", {
+          headers: { Authorization: token, "New-Api-User": String(s.id + 1) },
+        })
+      ).status,
+    ).toBe(401);
   });
 
   test("a banned user is refused everywhere, including an existing session and login", async () => {
@@ -171,7 +213,11 @@ describe("rate limits", () => {
     try {
       // A different name each time: the per-account sign-in limit (tests/server/signin-throttle.test.ts) stays out of it.
       let n = 0;
-      const hit = (ip: string) => c.request("POST", "/api/user/login", { body: { username: `x${++n}`, password: "y" }, headers: { "X-Forwarded-For": ip } });
+      const hit = (ip: string) =>
+        c.request("POST", "/api/user/login", {
+          body: { username: `x${++n}`, password: "y" },
+          headers: { "X-Forwarded-For": ip },
+        });
       for (let i = 0; i < 20; i++) expect((await hit("10.0.0.1")).status).not.toBe(429);
       const blocked = await hit("10.0.0.1");
       expect(blocked.status).toBe(429);

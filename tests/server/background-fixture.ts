@@ -31,7 +31,11 @@ export function gatedUpstream(reply: unknown): GatedUpstream {
   return { url: `http://127.0.0.1:${server.port}`, state, open: () => open(), stop: () => server.stop(true) };
 }
 
-export interface BackgroundFixture { ctx: TestContext; admin: Session; up: GatedUpstream }
+export interface BackgroundFixture {
+  ctx: TestContext;
+  admin: Session;
+  up: GatedUpstream;
+}
 
 /** One context, admin and gated upstream for the tests of the calling describe; read them inside tests. */
 export function sharedBackgroundFixture(reply: unknown): BackgroundFixture {
@@ -50,7 +54,10 @@ export function sharedBackgroundFixture(reply: unknown): BackgroundFixture {
 }
 
 /** Runs `body` on a context of its own that it may shut down; the context is torn down whatever happens. */
-export async function withShutdownFixture(reply: unknown, body: (fx: BackgroundFixture) => Promise<void>): Promise<void> {
+export async function withShutdownFixture(
+  reply: unknown,
+  body: (fx: BackgroundFixture) => Promise<void>,
+): Promise<void> {
   const ctx = await testContext();
   const up = gatedUpstream(reply);
   try {

@@ -4,7 +4,15 @@ import { testContext, type Session, type TestContext } from "../helpers/app.ts";
 
 let ctx: TestContext;
 let root: Session;
-const count = async () => Number((await ctx.deps.db.selectFrom("users").select((eb) => eb.fn.countAll().as("n")).executeTakeFirstOrThrow()).n);
+const count = async () =>
+  Number(
+    (
+      await ctx.deps.db
+        .selectFrom("users")
+        .select((eb) => eb.fn.countAll().as("n"))
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 
 beforeAll(async () => {
   ctx = await testContext();
@@ -15,7 +23,11 @@ afterAll(() => ctx.close());
 describe("bad input", () => {
   test("malformed JSON → 400 envelope, no stack trace", async () => {
     const before = await count();
-    const r = await ctx.request("POST", "/api/user/", { as: root, raw: '{"username": "x", ', headers: { "content-type": "application/json" } });
+    const r = await ctx.request("POST", "/api/user/", {
+      as: root,
+      raw: '{"username": "x", ',
+      headers: { "content-type": "application/json" },
+    });
     expect(r.status).toBe(400);
     expect(r.body).toEqual({ success: false, message: "malformed request body: expected valid JSON" });
     expect(await count()).toBe(before);
@@ -80,7 +92,11 @@ describe("bad input", () => {
 
 test("huge bodies with a Content-Length are refused from the header alone", async () => {
   const big = JSON.stringify({ username: "big2", password: "y".repeat(3 * 1024 * 1024) });
-  const r = await ctx.request("POST", "/api/user/", { as: root, raw: big, headers: { "content-type": "application/json", "content-length": String(big.length) } });
+  const r = await ctx.request("POST", "/api/user/", {
+    as: root,
+    raw: big,
+    headers: { "content-type": "application/json", "content-length": String(big.length) },
+  });
   expect(r.status).toBe(413);
   expect(r.body.success).toBe(false);
 });
@@ -88,7 +104,10 @@ test("huge bodies with a Content-Length are refused from the header alone", asyn
 test("a malformed percent-escape in a path is the client's mistake: 400 on relay routes, never a 500", async () => {
   const ctx = await testContext();
   try {
-    const gemini = await ctx.request("POST", "/v1beta/models/%E0%A4%A:generateContent", { headers: { authorization: "Bearer sk-x" }, body: {} });
+    const gemini = await ctx.request("POST", "/v1beta/models/%E0%A4%A:generateContent", {
+      headers: { authorization: "Bearer sk-x" },
+      body: {},
+    });
     expect(gemini.status).toBe(400);
     expect(gemini.body.error.message).toContain("percent-escape");
     for (const path of ["/v1/models/%E0%A4%A", "/channel/%E0%A4%A", "/assets/%ZZ.js"]) {

@@ -13,12 +13,35 @@ for (const kind of storageKinds()) {
       try {
         await migrate(db);
         const consume = (i: number) => ({
-          user_id: 7, created_at: 1700000000 + i, type: 2, content: `row ${i} 'quoted' "twice"`, username: "ann", token_name: "t",
-          model_name: "gpt-4o", quota: 100 + i, prompt_tokens: i, completion_tokens: 2 * i, use_time: 1, is_stream: i % 2 === 0,
-          channel_id: 3, token_id: 9, group: "vip", ip: "127.0.0.1", other: JSON.stringify({ i }),
+          user_id: 7,
+          created_at: 1700000000 + i,
+          type: 2,
+          content: `row ${i} 'quoted' "twice"`,
+          username: "ann",
+          token_name: "t",
+          model_name: "gpt-4o",
+          quota: 100 + i,
+          prompt_tokens: i,
+          completion_tokens: 2 * i,
+          use_time: 1,
+          is_stream: i % 2 === 0,
+          channel_id: 3,
+          token_id: 9,
+          group: "vip",
+          ip: "127.0.0.1",
+          other: JSON.stringify({ i }),
         });
         // An error log leaves the token counts out: their column defaults (0) apply.
-        const error = (i: number) => ({ user_id: 7, created_at: 1700001000 + i, type: 5, content: "failed", username: "ann", model_name: "gpt-4o", quota: 0, group: "vip" });
+        const error = (i: number) => ({
+          user_id: 7,
+          created_at: 1700001000 + i,
+          type: 5,
+          content: "failed",
+          username: "ann",
+          model_name: "gpt-4o",
+          quota: 0,
+          group: "vip",
+        });
         const rows = [...Array.from({ length: 7 }, (_, i) => consume(i)), error(0), error(1), consume(7)];
         await insertRows(db, "logs", rows, 3);
         const got = await db.selectFrom("logs").selectAll().orderBy("created_at").execute();
@@ -47,7 +70,12 @@ for (const kind of storageKinds()) {
 // the column to its default) goes into a statement of its own shape; values stay in row order.
 test("rows are grouped by their defined columns, at most perStatement rows per statement", () => {
   const rows = [
-    { a: 1, b: "x" }, { a: 2, b: "y" }, { a: 3, b: undefined }, { a: 4, b: "z" }, { b: "w", a: 5 }, { a: 6, b: "v" },
+    { a: 1, b: "x" },
+    { a: 2, b: "y" },
+    { a: 3, b: undefined },
+    { a: 4, b: "z" },
+    { b: "w", a: 5 },
+    { a: 6, b: "v" },
   ];
   const out = compileInserts("sqlite", "t", rows, 2);
   expect(out).toEqual([
@@ -58,13 +86,21 @@ test("rows are grouped by their defined columns, at most perStatement rows per s
   ]);
   // After a run of one shape: an extra key is never dropped, null is a value (not the default), and the last
   // statement holds the rows left over.
-  const run = [{ a: 1, b: 2 }, { a: 3, b: null }, { a: 5, b: 6, c: 7 }, { a: 8, b: 9 }, { a: 10, b: 11 }];
+  const run = [
+    { a: 1, b: 2 },
+    { a: 3, b: null },
+    { a: 5, b: 6, c: 7 },
+    { a: 8, b: 9 },
+    { a: 10, b: 11 },
+  ];
   expect(compileInserts("sqlite", "t", run, 2)).toEqual([
     { sql: `insert into "t" ("a", "b") values (?, ?), (?, ?)`, parameters: [1, 2, 3, null] },
     { sql: `insert into "t" ("a", "b") values (?, ?), (?, ?)`, parameters: [8, 9, 10, 11] },
     { sql: `insert into "t" ("a", "b", "c") values (?, ?, ?)`, parameters: [5, 6, 7] },
   ]);
-  expect(compileInserts("postgres", "t", [{ a: 1 }, { a: 2 }])).toEqual([{ sql: `insert into "t" ("a") values ($1), ($2)`, parameters: [1, 2] }]);
+  expect(compileInserts("postgres", "t", [{ a: 1 }, { a: 2 }])).toEqual([
+    { sql: `insert into "t" ("a") values ($1), ($2)`, parameters: [1, 2] },
+  ]);
   expect(compileInserts("mysql", "t", [])).toEqual([]);
 });
 

@@ -2,7 +2,14 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:tes
 import { testContext, type Session, type TestContext } from "../helpers/app.ts";
 import { storageKinds } from "../helpers/db.ts";
 import { startMockUpstream, type MockUpstream } from "./channel-upstream.ts";
-import { disableReason, FAILURE_THRESHOLD, notifyRootOfChannel, probeDelaySeconds, recordChannelResult, setChannelNotifier } from "../../server/modules/channel/health.ts";
+import {
+  disableReason,
+  FAILURE_THRESHOLD,
+  notifyRootOfChannel,
+  probeDelaySeconds,
+  recordChannelResult,
+  setChannelNotifier,
+} from "../../server/modules/channel/health.ts";
 import { testAllProgress } from "../../server/modules/channel/testing.ts";
 import { probeDueChannels } from "../../server/jobs/channel-probe.ts";
 import { runScheduledChannelTest } from "../../server/jobs/channel-test.ts";
@@ -13,12 +20,15 @@ const KEY = "sk-secret-upstream-key-123456";
 describe("disable decisions", () => {
   const kw = "Your credit balance is too low\nYou exceeded your current quota";
   test("auth, payment and permission failures, known codes and keywords disable; 429 and 5xx do not", () => {
-    const f = (o: Record<string, unknown>) => disableReason({ ok: false, source: "relay", message: "m", ...o } as any, kw);
+    const f = (o: Record<string, unknown>) =>
+      disableReason({ ok: false, source: "relay", message: "m", ...o } as any, kw);
     expect(f({ status: 401 })).toMatch(/^authentication failed \(401\)/);
     expect(f({ status: 402 })).toMatch(/^payment required/);
     expect(f({ status: 403 })).toMatch(/^permission denied/);
     expect(f({ status: 400, code: "invalid_api_key" })).toMatch(/^invalid_api_key/);
-    expect(f({ status: 429, message: "YOU EXCEEDED your current QUOTA, please check" })).toBe('matched keyword "You exceeded your current quota": YOU EXCEEDED your current QUOTA, please check');
+    expect(f({ status: 429, message: "YOU EXCEEDED your current QUOTA, please check" })).toBe(
+      'matched keyword "You exceeded your current quota": YOU EXCEEDED your current QUOTA, please check',
+    );
     expect(f({ status: 429, message: "rate limited" })).toBeNull();
     expect(f({ status: 500, message: "boom" })).toBeNull();
     expect(f({ status: 503, message: "overloaded" })).toBeNull();
@@ -58,13 +68,25 @@ for (const kind of storageKinds()) {
 
     const mk = async (body: Record<string, unknown> = {}) => {
       const r = await ctx.request("POST", "/api/channel/", {
-        as: admin, body: { type: 1, name: "mock", key: KEY, models: "gpt-4o-mini,text-embedding-3-small", base_url: up.url, ...body },
+        as: admin,
+        body: {
+          type: 1,
+          name: "mock",
+          key: KEY,
+          models: "gpt-4o-mini,text-embedding-3-small",
+          base_url: up.url,
+          ...body,
+        },
       });
       if (!r.body.success) throw new Error(r.body.message);
       return r.body.data.ids[0] as number;
     };
-    const row = (id: number) => ctx.deps.db.selectFrom("channels").selectAll().where("id", "=", id).executeTakeFirstOrThrow();
-    const enabledAbilities = async (id: number) => (await ctx.deps.db.selectFrom("abilities").select("enabled").where("channel_id", "=", id).execute()).map((a) => Boolean(a.enabled));
+    const row = (id: number) =>
+      ctx.deps.db.selectFrom("channels").selectAll().where("id", "=", id).executeTakeFirstOrThrow();
+    const enabledAbilities = async (id: number) =>
+      (await ctx.deps.db.selectFrom("abilities").select("enabled").where("channel_id", "=", id).execute()).map((a) =>
+        Boolean(a.enabled),
+      );
     const test1 = (id: number, q = "") => ctx.request("GET", `/api/channel/test/${id}${q}`, { as: admin });
 
     test("a test sends a minimal chat through the adaptor and records response and test time", async () => {
@@ -75,7 +97,11 @@ for (const kind of storageKinds()) {
       const call = up.calls.at(-1)!;
       expect(call.path).toBe("/v1/chat/completions");
       expect(call.auth).toBe(`Bearer ${KEY}`);
-      expect(call.body).toMatchObject({ model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }], max_tokens: 16 });
+      expect(call.body).toMatchObject({
+        model: "gpt-4o-mini",
+        messages: [{ role: "user", content: "hi" }],
+        max_tokens: 16,
+      });
       const ch = await row(id);
       expect(ch.response_time).toBeGreaterThan(0);
       expect(ch.test_time).toBeGreaterThan(Math.floor(Date.now() / 1000) - 10);
@@ -85,12 +111,24 @@ for (const kind of storageKinds()) {
       const id = await mk();
       const r = await test1(id, "?model=text-embedding-3-small");
       expect(r.body.success).toBe(true);
-      expect(up.calls.at(-1)).toMatchObject({ path: "/v1/embeddings", body: { model: "text-embedding-3-small", input: "hi" } });
+      expect(up.calls.at(-1)).toMatchObject({
+        path: "/v1/embeddings",
+        body: { model: "text-embedding-3-small", input: "hi" },
+      });
     });
 
     test("a failed test answers the upstream message without the key and disables (auth failure)", async () => {
       const id = await mk();
-      up.fail = { status: 401, body: { error: { message: `Incorrect API key provided: ${KEY}`, type: "invalid_request_error", code: "invalid_api_key" } } };
+      up.fail = {
+        status: 401,
+        body: {
+          error: {
+            message: `Incorrect API key provided: ${KEY}`,
+            type: "invalid_request_error",
+            code: "invalid_api_key",
+          },
+        },
+      };
       const r = await test1(id);
       expect(r.body.success).toBe(false);
       expect(r.body.message).toBe("Incorrect API key provided: ***");
@@ -121,7 +159,15 @@ for (const kind of storageKinds()) {
       const auth = { ok: false as const, source: "relay" as const, status: 401, message: "invalid key" };
       for (let i = 1; i < FAILURE_THRESHOLD; i++) expect(await recordChannelResult(ctx.deps, id, auth)).toBe("counted");
       expect((await row(id)).status).toBe(1);
-      for (let i = 0; i < 5; i++) expect(await recordChannelResult(ctx.deps, id, { ok: false, source: "relay", status: 500, message: "upstream broke" })).toBe("none");
+      for (let i = 0; i < 5; i++)
+        expect(
+          await recordChannelResult(ctx.deps, id, {
+            ok: false,
+            source: "relay",
+            status: 500,
+            message: "upstream broke",
+          }),
+        ).toBe("none");
       expect(await recordChannelResult(ctx.deps, id, auth)).toBe("disabled");
       expect((await row(id)).status).toBe(3);
       expect(await recordChannelResult(ctx.deps, id, auth)).toBe("none");
@@ -169,7 +215,11 @@ for (const kind of storageKinds()) {
 
     test("a successful test re-enables an auto-disabled channel only with AutomaticEnableChannelEnabled", async () => {
       const id = await mk();
-      await ctx.deps.db.updateTable("channels").set({ status: 3, other_info: JSON.stringify({ status_reason: "x", status_time: 1 }) }).where("id", "=", id).execute();
+      await ctx.deps.db
+        .updateTable("channels")
+        .set({ status: 3, other_info: JSON.stringify({ status_reason: "x", status_time: 1 }) })
+        .where("id", "=", id)
+        .execute();
       await ctx.request("POST", "/api/channel/fix", { as: admin });
       await ctx.deps.options.set("AutomaticEnableChannelEnabled", "false");
       await test1(id);
@@ -210,7 +260,11 @@ for (const kind of storageKinds()) {
       await ctx.deps.db.updateTable("channels").set({ status: 2 }).execute();
       const id = await mk({ name: "probe" });
       const old = Math.floor(Date.now() / 1000) - 3600;
-      await ctx.deps.db.updateTable("channels").set({ status: 3, other_info: JSON.stringify({ status_reason: "x", status_time: old, auto_disabled: true }) }).where("id", "=", id).execute();
+      await ctx.deps.db
+        .updateTable("channels")
+        .set({ status: 3, other_info: JSON.stringify({ status_reason: "x", status_time: old, auto_disabled: true }) })
+        .where("id", "=", id)
+        .execute();
       up.fail = { status: 500, body: { error: { message: "still down" } } };
       expect(await probeDueChannels(ctx.deps)).toEqual([id]);
       let info = JSON.parse((await row(id)).other_info);
@@ -241,14 +295,22 @@ for (const kind of storageKinds()) {
 
     test("by default root is told through root's notification setting (webhook here)", async () => {
       const received: any[] = [];
-      const hook = Bun.serve({ port: 0, hostname: "127.0.0.1", async fetch(req) {
-        received.push({ auth: req.headers.get("authorization"), body: await req.json() });
-        return new Response("ok");
-      } });
+      const hook = Bun.serve({
+        port: 0,
+        hostname: "127.0.0.1",
+        async fetch(req) {
+          received.push({ auth: req.headers.get("authorization"), body: await req.json() });
+          return new Response("ok");
+        },
+      });
       try {
         (ctx.deps.config as any).allowLoopbackWebhooks = true;
         await allowLocalFetches(ctx.deps.options);
-        const setting = JSON.stringify({ notify_type: "webhook", webhook_url: `http://127.0.0.1:${hook.port}/hook`, webhook_secret: "s3" });
+        const setting = JSON.stringify({
+          notify_type: "webhook",
+          webhook_url: `http://127.0.0.1:${hook.port}/hook`,
+          webhook_secret: "s3",
+        });
         await ctx.deps.db.updateTable("users").set({ setting }).where("username", "=", "root").execute();
         setChannelNotifier(notifyRootOfChannel);
         const id = await mk({ name: "hooked" });
@@ -269,28 +331,34 @@ for (const kind of storageKinds()) {
       const id = await mk({ type: 11, name: "palm" });
       const r = await test1(id);
       expect(r.body.success).toBe(false);
-      expect(r.body.message).toBe("the PaLM2 API has been shut down by its provider; this channel cannot answer any more — use a Google Gemini channel (type 24) instead");
+      expect(r.body.message).toBe(
+        "the PaLM2 API has been shut down by its provider; this channel cannot answer any more — use a Google Gemini channel (type 24) instead",
+      );
       expect((await test1(999999)).status).toBe(404);
     });
   });
 }
 
 // Runs when REDIS_CONN_STRING points at a Redis (as storageKinds() does for PG_DSN / MYSQL_DSN).
-if (process.env.REDIS_CONN_STRING) describe("failure window counted in Redis", () => {
-  test("three relay auth failures within the window disable the channel", async () => {
-    const ctx = await testContext({ redis: true });
-    try {
-      expect(ctx.deps.cache.kind).toBe("redis");
-      await ctx.deps.options.set("AutomaticDisableChannelEnabled", "true");
-      const admin = await ctx.user(10);
-      const r = await ctx.request("POST", "/api/channel/", { as: admin, body: { type: 1, name: "r", key: "k", models: "m" } });
-      const id = r.body.data.ids[0];
-      const auth = { ok: false as const, source: "relay" as const, status: 403, message: "forbidden" };
-      expect(await recordChannelResult(ctx.deps, id, auth)).toBe("counted");
-      expect(await recordChannelResult(ctx.deps, id, auth)).toBe("counted");
-      expect(await recordChannelResult(ctx.deps, id, auth)).toBe("disabled");
-    } finally {
-      await ctx.close();
-    }
+if (process.env.REDIS_CONN_STRING)
+  describe("failure window counted in Redis", () => {
+    test("three relay auth failures within the window disable the channel", async () => {
+      const ctx = await testContext({ redis: true });
+      try {
+        expect(ctx.deps.cache.kind).toBe("redis");
+        await ctx.deps.options.set("AutomaticDisableChannelEnabled", "true");
+        const admin = await ctx.user(10);
+        const r = await ctx.request("POST", "/api/channel/", {
+          as: admin,
+          body: { type: 1, name: "r", key: "k", models: "m" },
+        });
+        const id = r.body.data.ids[0];
+        const auth = { ok: false as const, source: "relay" as const, status: 403, message: "forbidden" };
+        expect(await recordChannelResult(ctx.deps, id, auth)).toBe("counted");
+        expect(await recordChannelResult(ctx.deps, id, auth)).toBe("counted");
+        expect(await recordChannelResult(ctx.deps, id, auth)).toBe("disabled");
+      } finally {
+        await ctx.close();
+      }
+    });
   });
-});

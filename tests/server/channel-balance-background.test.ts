@@ -10,9 +10,18 @@ import { sharedBackgroundFixture, shutdownLoggingErrors, until, withShutdownFixt
 const BALANCE_REPLY = { is_available: true, balance_infos: [{ currency: "USD", total_balance: "7.25" }] };
 
 const channel = (ctx: TestContext, admin: Session, base_url: string, name: string) =>
-  ctx.request("POST", "/api/channel/", { as: admin, body: { type: 43, name, key: "sk-bg", models: "deepseek-chat", base_url } }).then((r) => r.body.data.ids[0] as number);
+  ctx
+    .request("POST", "/api/channel/", {
+      as: admin,
+      body: { type: 43, name, key: "sk-bg", models: "deepseek-chat", base_url },
+    })
+    .then((r) => r.body.data.ids[0] as number);
 const balanceRow = (ctx: TestContext, id: number) =>
-  ctx.deps.db.selectFrom("channels").select(["balance", "balance_updated_time"]).where("id", "=", id).executeTakeFirstOrThrow();
+  ctx.deps.db
+    .selectFrom("channels")
+    .select(["balance", "balance_updated_time"])
+    .where("id", "=", id)
+    .executeTakeFirstOrThrow();
 
 describe("update all balances in the background", () => {
   const fx = sharedBackgroundFixture(BALANCE_REPLY);

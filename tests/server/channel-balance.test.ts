@@ -27,7 +27,10 @@ for (const kind of storageKinds()) {
     });
 
     const mk = async (type: number, extra: Record<string, unknown> = {}) => {
-      const r = await ctx.request("POST", "/api/channel/", { as: admin, body: { type, name: `t${type}`, key: KEY, models: "m", base_url: up.url, ...extra } });
+      const r = await ctx.request("POST", "/api/channel/", {
+        as: admin,
+        body: { type, name: `t${type}`, key: KEY, models: "m", base_url: up.url, ...extra },
+      });
       if (!r.body.success) throw new Error(r.body.message);
       return r.body.data.ids[0] as number;
     };
@@ -35,7 +38,12 @@ for (const kind of storageKinds()) {
       const r = await ctx.request("GET", `/api/channel/update_balance/${id}/`, { as: admin });
       return r.body;
     };
-    const stored = async (id: number) => ctx.deps.db.selectFrom("channels").select(["balance", "balance_updated_time"]).where("id", "=", id).executeTakeFirstOrThrow();
+    const stored = async (id: number) =>
+      ctx.deps.db
+        .selectFrom("channels")
+        .select(["balance", "balance_updated_time"])
+        .where("id", "=", id)
+        .executeTakeFirstOrThrow();
 
     test("OpenAI billing: hard limit minus usage in cents", async () => {
       const id = await mk(1);
@@ -84,7 +92,10 @@ for (const kind of storageKinds()) {
       const id = await mk(20);
       up.fail = { status: 401, body: { error: { message: `bad key ${KEY}` } } };
       const r = await balanceOf(id);
-      expect(r).toEqual({ success: false, message: "balance query failed: the balance endpoint answered 401: bad key ***" });
+      expect(r).toEqual({
+        success: false,
+        message: "balance query failed: the balance endpoint answered 401: bad key ***",
+      });
       expect((await stored(id)).balance_updated_time).toBe(0);
     });
 
@@ -98,8 +109,17 @@ for (const kind of storageKinds()) {
       // The refresh runs in the background: wait for it, then read what it stored.
       await backgroundRun(ctx.deps, BALANCE_REFRESH_JOB)?.done;
       expect(r.body.data).toMatchObject({ running: true });
-      const rows = await ctx.deps.db.selectFrom("channels").select(["type", "balance_updated_time"]).where("status", "=", 1).orderBy("type").execute();
-      expect(rows.map((c) => [c.type, c.balance_updated_time > 0])).toEqual([[25, true], [42, false], [43, true]]);
+      const rows = await ctx.deps.db
+        .selectFrom("channels")
+        .select(["type", "balance_updated_time"])
+        .where("status", "=", 1)
+        .orderBy("type")
+        .execute();
+      expect(rows.map((c) => [c.type, c.balance_updated_time > 0])).toEqual([
+        [25, true],
+        [42, false],
+        [43, true],
+      ]);
     });
 
     test("fetch models of a channel and for the create form", async () => {
@@ -107,10 +127,20 @@ for (const kind of storageKinds()) {
       const r = await ctx.request("GET", `/api/channel/fetch_models/${id}`, { as: admin });
       expect(r.body.data).toEqual(["gpt-4o", "gpt-4o-mini", "text-embedding-3-small"]);
       expect(up.calls.at(-1)).toMatchObject({ path: "/v1/models", auth: `Bearer ${KEY}` });
-      const form = await ctx.request("POST", "/api/channel/fetch_models", { as: admin, body: { type: 1, base_url: up.url, key: "k1\nk2" } });
+      const form = await ctx.request("POST", "/api/channel/fetch_models", {
+        as: admin,
+        body: { type: 1, base_url: up.url, key: "k1\nk2" },
+      });
       expect(form.body.data).toHaveLength(3);
       expect(up.calls.at(-1)!.auth).toBe("Bearer k1");
-      expect((await ctx.request("POST", "/api/channel/fetch_models", { as: admin, body: { type: 1, base_url: up.url, key: "" } })).body).toEqual({ success: false, message: "fill in key" });
+      expect(
+        (
+          await ctx.request("POST", "/api/channel/fetch_models", {
+            as: admin,
+            body: { type: 1, base_url: up.url, key: "" },
+          })
+        ).body,
+      ).toEqual({ success: false, message: "fill in key" });
       up.fail = { status: 500, body: { error: { message: "down" } } };
       const failed = await ctx.request("GET", `/api/channel/fetch_models/${id}`, { as: admin });
       expect(failed.body.success).toBe(false);

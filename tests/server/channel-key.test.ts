@@ -22,12 +22,16 @@ for (const kind of storageKinds()) {
       ctx = await testContext({ kind });
       admin = await ctx.user(10);
       root = await ctx.login("root", ROOT_PASSWORD);
-      const r = await ctx.request("POST", "/api/channel/", { as: admin, body: { type: 1, name: "prod-openai", key: SECRET_KEY, models: "gpt-4o", group: "default" } });
+      const r = await ctx.request("POST", "/api/channel/", {
+        as: admin,
+        body: { type: 1, name: "prod-openai", key: SECRET_KEY, models: "gpt-4o", group: "default" },
+      });
       channelId = r.body.data.ids[0];
     });
     afterAll(() => ctx.close());
 
-    const view = (as: Session | null, body?: unknown) => ctx.request("POST", `/api/channel/${channelId}/key`, { as, body });
+    const view = (as: Session | null, body?: unknown) =>
+      ctx.request("POST", `/api/channel/${channelId}/key`, { as, body });
     const manageLogs = () => ctx.deps.db.selectFrom("logs").selectAll().where("type", "=", 3).orderBy("id").execute();
 
     test("no channel read returns the key: the single read sends it empty, lists and searches leave it out", async () => {
@@ -35,15 +39,26 @@ for (const kind of storageKinds()) {
         const one = await ctx.request("GET", `/api/channel/${channelId}`, { as: who });
         expect(one.body.data.key).toBe("");
         expect(one.body.data.key_count).toBe(1);
-        for (const path of [`/api/channel/${channelId}`, "/api/channel/?p=1&page_size=100", "/api/channel/?tag_mode=true", "/api/channel/search?keyword=prod"]) {
+        for (const path of [
+          `/api/channel/${channelId}`,
+          "/api/channel/?p=1&page_size=100",
+          "/api/channel/?tag_mode=true",
+          "/api/channel/search?keyword=prod",
+        ]) {
           expect(JSON.stringify((await ctx.request("GET", path, { as: who })).body)).not.toContain(SECRET_KEY);
         }
       }
-      const edited = await ctx.request("PUT", "/api/channel/", { as: admin, body: { id: channelId, name: "prod-openai" } });
+      const edited = await ctx.request("PUT", "/api/channel/", {
+        as: admin,
+        body: { id: channelId, name: "prod-openai" },
+      });
       expect(JSON.stringify(edited.body)).not.toContain(SECRET_KEY);
       // Saving the form with the empty key keeps the stored one.
       await ctx.request("PUT", "/api/channel/", { as: admin, body: { id: channelId, key: "", name: "prod-openai" } });
-      expect((await ctx.deps.db.selectFrom("channels").select("key").where("id", "=", channelId).executeTakeFirstOrThrow()).key).toBe(SECRET_KEY);
+      expect(
+        (await ctx.deps.db.selectFrom("channels").select("key").where("id", "=", channelId).executeTakeFirstOrThrow())
+          .key,
+      ).toBe(SECRET_KEY);
     });
 
     test("an admin (role 10), a user and a guest are refused", async () => {
@@ -79,7 +94,9 @@ for (const kind of storageKinds()) {
       expect(logs[0].content).not.toContain(SECRET_KEY);
       // Each view is its own entry; an unknown channel answers 404 and logs nothing.
       expect((await view(root, { password: ROOT_PASSWORD })).body.success).toBe(true);
-      expect((await ctx.request("POST", "/api/channel/999999/key", { as: root, body: { password: ROOT_PASSWORD } })).status).toBe(404);
+      expect(
+        (await ctx.request("POST", "/api/channel/999999/key", { as: root, body: { password: ROOT_PASSWORD } })).status,
+      ).toBe(404);
       expect(await manageLogs()).toHaveLength(2);
       // The admin's log page shows it.
       const page = await ctx.request("GET", "/api/log/?type=3&p=1&page_size=10", { as: root });
@@ -92,7 +109,9 @@ for (const kind of storageKinds()) {
       await ctx.request("POST", "/api/user/2fa/enable", { as: root, body: { code: totpCode(secret) } });
       const rootTwo = await signInWithCode(ctx, "root", ROOT_PASSWORD, totpCode(secret, Date.now() + STEP_MS));
 
-      const badCode = await view(rootTwo, { code: "000000" === totpCode(secret, Date.now() - STEP_MS) ? "111111" : "000000" });
+      const badCode = await view(rootTwo, {
+        code: "000000" === totpCode(secret, Date.now() - STEP_MS) ? "111111" : "000000",
+      });
       expect(badCode.body.success).toBe(false);
       expect(badCode.body.data).toBeUndefined();
       // A code already spent (the sign-in's) is refused too.
@@ -103,22 +122,37 @@ for (const kind of storageKinds()) {
       expect(withBackup.body.data.key).toBe(SECRET_KEY);
 
       expect((await view(rootTwo)).body.code).toBe("VERIFICATION_REQUIRED");
-      const verified = await ctx.request("POST", "/api/verify", { as: rootTwo, body: { method: "2fa", code: setupCodes[1] } });
+      const verified = await ctx.request("POST", "/api/verify", {
+        as: rootTwo,
+        body: { method: "2fa", code: setupCodes[1] },
+      });
       expect(verified.body.data.verified).toBe(true);
       expect((await view(rootTwo)).body.data.key).toBe(SECRET_KEY);
       // Another session of the super admin is not verified by this one's check.
       const other = await view(root);
-      expect([other.status, other.body.code, root.cookie === rootTwo.cookie]).toEqual([403, "VERIFICATION_REQUIRED", false]);
+      expect([other.status, other.body.code, root.cookie === rootTwo.cookie]).toEqual([
+        403,
+        "VERIFICATION_REQUIRED",
+        false,
+      ]);
       expect((await manageLogs()).length).toBe(before + 2);
     });
 
     test("copying a channel happens on the server, key included; the copy's key is not sent back", async () => {
       const r = await ctx.request("POST", `/api/channel/copy/${channelId}?suffix=_copy`, { as: admin });
       expect(r.body.success).toBe(true);
-      const copy = await ctx.deps.db.selectFrom("channels").selectAll().where("id", "=", r.body.data.id).executeTakeFirstOrThrow();
+      const copy = await ctx.deps.db
+        .selectFrom("channels")
+        .selectAll()
+        .where("id", "=", r.body.data.id)
+        .executeTakeFirstOrThrow();
       expect(copy).toMatchObject({ name: "prod-openai_copy", key: SECRET_KEY, models: "gpt-4o", used_quota: 0 });
       expect(JSON.stringify(r.body)).not.toContain(SECRET_KEY);
-      const abilities = await ctx.deps.db.selectFrom("abilities").selectAll().where("channel_id", "=", copy.id).execute();
+      const abilities = await ctx.deps.db
+        .selectFrom("abilities")
+        .selectAll()
+        .where("channel_id", "=", copy.id)
+        .execute();
       expect(abilities.map((a) => `${a.group}/${a.model}`)).toEqual(["default/gpt-4o"]);
       expect((await ctx.request("POST", `/api/channel/copy/${channelId}`, { as: await ctx.user(1) })).status).toBe(403);
     });

@@ -1,13 +1,22 @@
 import { describe, expect, test } from "bun:test";
-import { KEY_FAILURE_COOLDOWN_SECONDS, markKeyFailed, multiKeyInfo, parseChannelInfo, pickChannelKey } from "../../server/modules/channel/keys.ts";
+import {
+  KEY_FAILURE_COOLDOWN_SECONDS,
+  markKeyFailed,
+  multiKeyInfo,
+  parseChannelInfo,
+  pickChannelKey,
+} from "../../server/modules/channel/keys.ts";
 
-const multi = (keys: string[], mode: "polling" | "random" = "polling") => ({ key: keys.join("\n"), channel_info: JSON.stringify(multiKeyInfo(keys.length, mode)) });
+const multi = (keys: string[], mode: "polling" | "random" = "polling") => ({
+  key: keys.join("\n"),
+  channel_info: JSON.stringify(multiKeyInfo(keys.length, mode)),
+});
 
 describe("pickChannelKey", () => {
   test("a single-key channel always answers its key", () => {
     expect(pickChannelKey({ key: " sk-one ", channel_info: "" }, 100)).toMatchObject({ key: "sk-one", index: 0 });
     // A multi-line key on a channel that is not multi-key (e.g. a JSON credential) is used whole.
-    expect(pickChannelKey({ key: "{\n\"a\":1\n}", channel_info: null }, 100).key).toBe("{\n\"a\":1\n}");
+    expect(pickChannelKey({ key: '{\n"a":1\n}', channel_info: null }, 100).key).toBe('{\n"a":1\n}');
   });
 
   test("polling rotates round-robin and wraps", () => {

@@ -12,7 +12,10 @@ let admin: Session;
 let upstream: ReturnType<typeof Bun.serve>;
 let base = "";
 const CHAT = {
-  id: "c", object: "chat.completion", created: 1, model: "gpt-4o-mini",
+  id: "c",
+  object: "chat.completion",
+  created: 1,
+  model: "gpt-4o-mini",
   choices: [{ index: 0, message: { role: "assistant", content: "hi" }, finish_reason: "stop" }],
   usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
 };
@@ -22,11 +25,14 @@ beforeAll(async () => {
   admin = await ctx.user(10);
   // /ok answers, /bad refuses the key; balances: DeepSeek-style under /ok, a 500 under /bad.
   upstream = Bun.serve({
-    port: 0, hostname: "127.0.0.1",
+    port: 0,
+    hostname: "127.0.0.1",
     fetch(req) {
       const path = new URL(req.url).pathname;
-      if (path.startsWith("/bad")) return Response.json({ error: { message: "invalid api key provided" } }, { status: 401 });
-      if (path.endsWith("/user/balance")) return Response.json({ balance_infos: [{ currency: "USD", total_balance: "3.5" }] });
+      if (path.startsWith("/bad"))
+        return Response.json({ error: { message: "invalid api key provided" } }, { status: 401 });
+      if (path.endsWith("/user/balance"))
+        return Response.json({ balance_infos: [{ currency: "USD", total_balance: "3.5" }] });
       return Response.json(CHAT);
     },
   });
@@ -38,8 +44,11 @@ afterAll(async () => {
 });
 
 const create = (body: Record<string, unknown>) =>
-  ctx.request("POST", "/api/channel/", { as: admin, body: { key: "sk-x", models: "gpt-4o-mini", ...body } }).then((r) => r.body.data.ids[0] as number);
-const row = (id: number) => ctx.deps.db.selectFrom("channels").selectAll().where("id", "=", id).executeTakeFirstOrThrow();
+  ctx
+    .request("POST", "/api/channel/", { as: admin, body: { key: "sk-x", models: "gpt-4o-mini", ...body } })
+    .then((r) => r.body.data.ids[0] as number);
+const row = (id: number) =>
+  ctx.deps.db.selectFrom("channels").selectAll().where("id", "=", id).executeTakeFirstOrThrow();
 
 describe("test all channels: per-channel results", () => {
   test("each finished test is in the progress, with what was stored; a failure keeps its reason on the channel", async () => {
@@ -70,14 +79,21 @@ describe("test all channels: per-channel results", () => {
     expect(later.done).toBe(2);
 
     // Once the key is fixed, a passing test clears the reason.
-    await ctx.deps.db.updateTable("channels").set({ base_url: `${base}/ok` }).where("id", "=", bad).execute();
+    await ctx.deps.db
+      .updateTable("channels")
+      .set({ base_url: `${base}/ok` })
+      .where("id", "=", bad)
+      .execute();
     const one = await ctx.request("GET", `/api/channel/test/${bad}`, { as: admin });
     expect(one.body.success).toBe(true);
     expect(JSON.parse((await row(bad)).other_info!).test_error).toBe("");
   });
 
   test("an auto-disabled channel's new status is in its result", async () => {
-    await ctx.request("PUT", "/api/option/", { as: await ctx.login("root", "rootpass123"), body: { key: "AutomaticDisableChannelEnabled", value: "true" } });
+    await ctx.request("PUT", "/api/option/", {
+      as: await ctx.login("root", "rootpass123"),
+      body: { key: "AutomaticDisableChannelEnabled", value: "true" },
+    });
     await ctx.deps.db.updateTable("channels").set({ status: 2 }).execute();
     const id = await create({ type: 1, name: "rr-disable", base_url: `${base}/bad` });
     await ctx.request("GET", "/api/channel/test", { as: admin });
@@ -85,7 +101,10 @@ describe("test all channels: per-channel results", () => {
     const p = (await ctx.request("GET", "/api/channel/test/progress", { as: admin })).body.data;
     expect(p.results).toHaveLength(1);
     expect(p.results[0]).toMatchObject({ id, success: false, status: 3 });
-    await ctx.request("PUT", "/api/option/", { as: await ctx.login("root", "rootpass123"), body: { key: "AutomaticDisableChannelEnabled", value: "false" } });
+    await ctx.request("PUT", "/api/option/", {
+      as: await ctx.login("root", "rootpass123"),
+      body: { key: "AutomaticDisableChannelEnabled", value: "false" },
+    });
   });
 });
 
@@ -95,7 +114,10 @@ describe("update all balances: progress route and per-channel results", () => {
     const ok = await create({ type: 43, name: "bal-ok", base_url: `${base}/ok`, models: "deepseek-chat" });
     const bad = await create({ type: 43, name: "bal-bad", base_url: `${base}/bad`, models: "deepseek-chat" });
     const none = await create({ type: 14, name: "bal-none", base_url: `${base}/ok`, models: "claude-3-haiku" });
-    expect((await ctx.request("GET", "/api/channel/update_balance/progress", { as: admin })).body).toMatchObject({ success: true, data: null });
+    expect((await ctx.request("GET", "/api/channel/update_balance/progress", { as: admin })).body).toMatchObject({
+      success: true,
+      data: null,
+    });
     expect((await ctx.request("GET", "/api/channel/update_balance", { as: admin })).body.success).toBe(true);
     await backgroundRun(ctx.deps, BALANCE_REFRESH_JOB)!.done;
 
@@ -107,7 +129,9 @@ describe("update all balances: progress route and per-channel results", () => {
     expect(byId[bad]).toMatchObject({ success: false });
     expect(byId[bad].message).toContain("401");
     expect(byId[none]).toMatchObject({ success: false, skipped: true });
-    expect((await ctx.request("GET", "/api/channel/update_balance/progress?since=2", { as: admin })).body.data.results).toEqual(p.results.slice(2));
+    expect(
+      (await ctx.request("GET", "/api/channel/update_balance/progress?since=2", { as: admin })).body.data.results,
+    ).toEqual(p.results.slice(2));
   });
 
   test("the progress routes are for admins", async () => {

@@ -10,13 +10,20 @@ import { sharedBackgroundFixture, shutdownLoggingErrors, until, withShutdownFixt
 
 /** What an OpenAI-style chat endpoint answers. */
 const CHAT_REPLY = {
-  id: "chatcmpl-1", object: "chat.completion", created: 1, model: "gpt-4o-mini",
+  id: "chatcmpl-1",
+  object: "chat.completion",
+  created: 1,
+  model: "gpt-4o-mini",
   choices: [{ index: 0, message: { role: "assistant", content: "hello" }, finish_reason: "stop" }],
   usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
 };
 
 const channel = (ctx: TestContext, admin: Session, base_url: string, name: string) =>
-  ctx.request("POST", "/api/channel/", { as: admin, body: { type: 1, name, key: "sk-test-all", models: "gpt-4o-mini", base_url } })
+  ctx
+    .request("POST", "/api/channel/", {
+      as: admin,
+      body: { type: 1, name, key: "sk-test-all", models: "gpt-4o-mini", base_url },
+    })
     .then((r) => r.body.data.ids[0] as number);
 const progressOf = (ctx: TestContext, admin: Session) =>
   ctx.request("GET", "/api/channel/test/progress", { as: admin }).then((r) => r.body.data as TestAllProgress);
@@ -37,7 +44,11 @@ describe("test all channels in the background", () => {
     expect(await progressOf(ctx, admin)).toMatchObject({ running: true, total: 2, done: 0, succeeded: 0, failed: 0 });
 
     const again = await ctx.request("GET", "/api/channel/test", { as: admin });
-    expect(again.body).toMatchObject({ success: true, message: "a test of all channels is already running", data: { running: true, total: 2 } });
+    expect(again.body).toMatchObject({
+      success: true,
+      message: "a test of all channels is already running",
+      data: { running: true, total: 2 },
+    });
 
     up.open();
     await run!.done;
@@ -47,7 +58,11 @@ describe("test all channels in the background", () => {
     expect(after.finished_at).toBeGreaterThan(0);
     expect(up.state.hits).toBe(2);
     for (const id of ids) {
-      const row = await ctx.deps.db.selectFrom("channels").select(["test_time", "response_time"]).where("id", "=", id).executeTakeFirstOrThrow();
+      const row = await ctx.deps.db
+        .selectFrom("channels")
+        .select(["test_time", "response_time"])
+        .where("id", "=", id)
+        .executeTakeFirstOrThrow();
       expect(row.test_time).toBeGreaterThan(0);
       expect(row.response_time).toBeGreaterThan(0);
     }

@@ -9,10 +9,14 @@ describe("configuration", () => {
     expect(normaliseDsn("")).toEqual({ kind: "sqlite", url: "" });
     expect(normaliseDsn("postgres://u:p@h:5432/db")).toEqual({ kind: "postgres", url: "postgres://u:p@h:5432/db" });
     expect(normaliseDsn("postgresql://u@h/db").kind).toBe("postgres");
-    expect(normaliseDsn("mysql://root@127.0.0.1:3306/oneapi")).toEqual({ kind: "mysql", url: "mysql://root@127.0.0.1:3306/oneapi" });
+    expect(normaliseDsn("mysql://root@127.0.0.1:3306/oneapi")).toEqual({
+      kind: "mysql",
+      url: "mysql://root@127.0.0.1:3306/oneapi",
+    });
     // one-api style Go DSN
     expect(normaliseDsn("root:s3cr@t@tcp(localhost:3306)/oneapi?parseTime=true")).toEqual({
-      kind: "mysql", url: "mysql://root:s3cr%40t@localhost:3306/oneapi",
+      kind: "mysql",
+      url: "mysql://root:s3cr%40t@localhost:3306/oneapi",
     });
     expect(() => normaliseDsn("oracle://x")).toThrow(/SQL_DSN/);
   });
@@ -25,7 +29,16 @@ describe("configuration", () => {
     expect(c.database.sqlitePath).toBe(join(dir, "switchyard.db"));
     expect(c.redisUrl).toBeNull();
     expect(c.syncFrequencySeconds).toBe(60);
-    const c2 = loadConfig({ DATA_DIR: dir, PORT: "8080", SQL_DSN: "postgres://x@y/z", REDIS_CONN_STRING: "redis://r:6379", SYNC_FREQUENCY: "5" }, parseFlags(["--port", "9000"]));
+    const c2 = loadConfig(
+      {
+        DATA_DIR: dir,
+        PORT: "8080",
+        SQL_DSN: "postgres://x@y/z",
+        REDIS_CONN_STRING: "redis://r:6379",
+        SYNC_FREQUENCY: "5",
+      },
+      parseFlags(["--port", "9000"]),
+    );
     expect(c2.port).toBe(9000);
     expect(c2.database).toMatchObject({ kind: "postgres", url: "postgres://x@y/z" });
     expect(c2.redisUrl).toBe("redis://r:6379");

@@ -6,7 +6,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { brotliDecompressSync } from "node:zlib";
 import { buildConsole, consoleIsStale, type BuiltFile } from "../../scripts/build-console.ts";
-import { embeddedConsolePlugin, isReservedPath, usableManifest, type ConsoleManifest } from "../../server/http/console.ts";
+import {
+  embeddedConsolePlugin,
+  isReservedPath,
+  usableManifest,
+  type ConsoleManifest,
+} from "../../server/http/console.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 
 let work: string;
@@ -17,13 +22,26 @@ let manifest: ConsoleManifest;
 /** A console shaped like the real one: HTML entry, TSX, CSS, a lazily loaded chunk. */
 export function writePlaceholderConsole(dir: string): string {
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, "index.html"), `<!doctype html><html><head><meta charset="utf-8"><title>Placeholder</title>
-<link rel="stylesheet" href="./style.css"></head><body><div id="root"></div><script type="module" src="./main.tsx"></script></body></html>`);
-  writeFileSync(join(dir, "style.css"), `body { color: rgb(22, 93, 255); }\n` + Array.from({ length: 60 }, (_, i) => `.c${i} { margin: ${i}px; }`).join("\n"));
-  writeFileSync(join(dir, "main.tsx"), `const root = document.getElementById("root")!;
+  writeFileSync(
+    join(dir, "index.html"),
+    `<!doctype html><html><head><meta charset="utf-8"><title>Placeholder</title>
+<link rel="stylesheet" href="./style.css"></head><body><div id="root"></div><script type="module" src="./main.tsx"></script></body></html>`,
+  );
+  writeFileSync(
+    join(dir, "style.css"),
+    `body { color: rgb(22, 93, 255); }\n`
+      + Array.from({ length: 60 }, (_, i) => `.c${i} { margin: ${i}px; }`).join("\n"),
+  );
+  writeFileSync(
+    join(dir, "main.tsx"),
+    `const root = document.getElementById("root")!;
 root.textContent = "placeholder console at " + location.pathname + (process.env.NODE_ENV === "production" ? " (production)" : " (development)");
-import("./lazy.ts").then((m) => m.mark(root));`);
-  writeFileSync(join(dir, "lazy.ts"), `export function mark(el: HTMLElement) { el.dataset.lazy = "loaded"; console.log(${JSON.stringify("padding ".repeat(100))}); }`);
+import("./lazy.ts").then((m) => m.mark(root));`,
+  );
+  writeFileSync(
+    join(dir, "lazy.ts"),
+    `export function mark(el: HTMLElement) { el.dataset.lazy = "loaded"; console.log(${JSON.stringify("padding ".repeat(100))}); }`,
+  );
   return join(dir, "index.html");
 }
 
@@ -57,15 +75,22 @@ describe("console build", () => {
     const css = byUrl("/assets/index-", ".css");
     expect(css.gz).toBeDefined();
     expect(Bun.gunzipSync(await Bun.file(css.gz!.path).bytes())).toEqual(await Bun.file(css.path).bytes());
-    expect(new Uint8Array(brotliDecompressSync(await Bun.file(css.br!.path).bytes()))).toEqual(await Bun.file(css.path).bytes());
+    expect(new Uint8Array(brotliDecompressSync(await Bun.file(css.br!.path).bytes()))).toEqual(
+      await Bun.file(css.path).bytes(),
+    );
   });
 
   test("a stylesheet imported by a lazily loaded chunk fails the build: Bun would never load it", async () => {
     const src = join(work, "orphan");
     writePlaceholderConsole(src);
     writeFileSync(join(src, "page.css"), ".page { color: red; }");
-    writeFileSync(join(src, "lazy.ts"), `import "./page.css";\nexport function mark(el: HTMLElement) { el.dataset.lazy = "loaded"; }`);
-    await expect(buildConsole({ entry: join(src, "index.html"), outDir: join(work, "orphan-out") })).rejects.toThrow(/would never be loaded/);
+    writeFileSync(
+      join(src, "lazy.ts"),
+      `import "./page.css";\nexport function mark(el: HTMLElement) { el.dataset.lazy = "loaded"; }`,
+    );
+    await expect(buildConsole({ entry: join(src, "index.html"), outDir: join(work, "orphan-out") })).rejects.toThrow(
+      /would never be loaded/,
+    );
   });
 
   test("the built console is stale when a source file is newer than index.html", async () => {
@@ -82,20 +107,37 @@ describe("console build", () => {
 describe("embedded manifest", () => {
   test("a manifest is used only while every file it lists exists (run from source after a rebuild or clean)", () => {
     expect(usableManifest(manifest)).toBe(manifest);
-    const stale: ConsoleManifest = { ...manifest, "/assets/gone-123.js": { file: join(work, "out", "assets", "gone-123.js"), type: "text/javascript" } };
+    const stale: ConsoleManifest = {
+      ...manifest,
+      "/assets/gone-123.js": { file: join(work, "out", "assets", "gone-123.js"), type: "text/javascript" },
+    };
     expect(usableManifest(stale)).toEqual({});
     expect(usableManifest({})).toEqual({});
     // Paths inside a compiled binary are not checked on disk.
-    expect(usableManifest({ "/index.html": { file: "/$bunfs/root/index-abc.html", type: "text/html" } })["/index.html"]).toBeDefined();
+    expect(
+      usableManifest({ "/index.html": { file: "/$bunfs/root/index-abc.html", type: "text/html" } })["/index.html"],
+    ).toBeDefined();
   });
 });
 
 describe("reserved paths", () => {
   test("API, relay, metrics, asset and file-like paths are never answered with the app", () => {
-    for (const p of ["/api/nope", "/api", "/v1/nope", "/v1beta/models/x", "/pg/chat/completions", "/mj/submit/imagine", "/metrics", "/assets/x.js", "/favicon.ico", "/robots.txt"]) {
+    for (const p of [
+      "/api/nope",
+      "/api",
+      "/v1/nope",
+      "/v1beta/models/x",
+      "/pg/chat/completions",
+      "/mj/submit/imagine",
+      "/metrics",
+      "/assets/x.js",
+      "/favicon.ico",
+      "/robots.txt",
+    ]) {
       expect(isReservedPath(p)).toBe(true);
     }
-    for (const p of ["/", "/setup", "/login", "/channel/edit/3", "/console/log", "/token"]) expect(isReservedPath(p)).toBe(false);
+    for (const p of ["/", "/setup", "/login", "/channel/edit/3", "/console/log", "/token"])
+      expect(isReservedPath(p)).toBe(false);
   });
 });
 
@@ -202,13 +244,17 @@ describe("console from a folder on disk (--console-dir)", () => {
     expect(robots.body).toContain("Disallow: /api/");
     expect(robots.headers.get("cache-control")).toBe("no-cache");
     // Revalidation: the same ETag back is a 304 without a body.
-    const again = await ctx.request("GET", "/robots.txt", { headers: { "if-none-match": robots.headers.get("etag")! } });
+    const again = await ctx.request("GET", "/robots.txt", {
+      headers: { "if-none-match": robots.headers.get("etag")! },
+    });
     expect(again.status).toBe(304);
   });
 
   test("the build's brotli and gzip copies are served from the folder too", async () => {
     const css = byUrl("/assets/index-", ".css");
-    const res = await ctx.app.handle(new Request("http://localhost" + css.url, { headers: { "accept-encoding": "gzip, br" } }));
+    const res = await ctx.app.handle(
+      new Request("http://localhost" + css.url, { headers: { "accept-encoding": "gzip, br" } }),
+    );
     expect(res.headers.get("content-encoding")).toBe("br");
     expect(res.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
     expect((await res.arrayBuffer()).byteLength).toBe(css.br!.size);

@@ -29,15 +29,24 @@ for (const kind of storageKinds()) {
       alice = await ctx.user(1);
       bob = await ctx.user(1);
       const q = (s: Session, model: string, at: number, token_used: number, count: number, quota: number) => ({
-        user_id: s.id, username: s.username, model_name: model, created_at: at, token_used, count, quota,
+        user_id: s.id,
+        username: s.username,
+        model_name: model,
+        created_at: at,
+        token_used,
+        count,
+        quota,
       });
-      await ctx.deps.db.insertInto("quota_data").values([
-        q(alice, "gpt-4o", day0 + 1 * H, 100, 2, 1000),
-        q(alice, "gpt-4o", day0 + 2 * H, 50, 1, 500),
-        q(alice, "claude", day0 + 2 * H, 10, 1, 70),
-        q(bob, "gpt-4o", day0 + 1 * H, 300, 3, 3000),
-        q(bob, "gpt-4o", day0 + 26 * H, 5, 1, 9),
-      ]).execute();
+      await ctx.deps.db
+        .insertInto("quota_data")
+        .values([
+          q(alice, "gpt-4o", day0 + 1 * H, 100, 2, 1000),
+          q(alice, "gpt-4o", day0 + 2 * H, 50, 1, 500),
+          q(alice, "claude", day0 + 2 * H, 10, 1, 70),
+          q(bob, "gpt-4o", day0 + 1 * H, 300, 3, 3000),
+          q(bob, "gpt-4o", day0 + 26 * H, 5, 1, 9),
+        ])
+        .execute();
     });
     afterAll(() => ctx.close());
 
@@ -72,12 +81,18 @@ for (const kind of storageKinds()) {
     });
 
     test("self sees only its own rows, ignores username, and may not span more than a month", async () => {
-      const r = await ctx.request("GET", `/api/data/self?${range}&username=${bob.username}&granularity=day`, { as: alice });
+      const r = await ctx.request("GET", `/api/data/self?${range}&username=${bob.username}&granularity=day`, {
+        as: alice,
+      });
       expect(r.body.data).toEqual([
         { model_name: "claude", created_at: day0, token_used: 10, count: 1, quota: 70 },
         { model_name: "gpt-4o", created_at: day0, token_used: 150, count: 3, quota: 1500 },
       ]);
-      const long = await ctx.request("GET", `/api/data/self?start_timestamp=${day0 - 40 * 24 * H}&end_timestamp=${day0}`, { as: alice });
+      const long = await ctx.request(
+        "GET",
+        `/api/data/self?start_timestamp=${day0 - 40 * 24 * H}&end_timestamp=${day0}`,
+        { as: alice },
+      );
       expect(long.body).toEqual({ success: false, message: "the time span cannot exceed one month" });
       expect((await ctx.request("GET", `/api/data/?${range}`, { as: alice })).status).toBe(403);
       expect((await ctx.request("GET", `/api/data/self?${range}`, {})).status).toBe(401);

@@ -11,7 +11,9 @@ const ROOT = resolve(import.meta.dir, "../..");
 /** Names read as env.NAME, env?.NAME or env["NAME"] (loadConfig's `env` is process.env or a test's object). */
 function envNamesRead(source: string): string[] {
   const names = new Set<string>();
-  for (const m of source.matchAll(/\benv(?:\?\.|\.)([A-Za-z_][A-Za-z0-9_]*)|\benv\??\.?\[\s*["'`]([A-Za-z_][A-Za-z0-9_]*)["'`]\s*\]/g)) {
+  for (const m of source.matchAll(
+    /\benv(?:\?\.|\.)([A-Za-z_][A-Za-z0-9_]*)|\benv\??\.?\[\s*["'`]([A-Za-z_][A-Za-z0-9_]*)["'`]\s*\]/g,
+  )) {
     names.add(m[1] ?? m[2]!);
   }
   return [...names].sort();
@@ -117,7 +119,10 @@ describe("docs/configuration.md", () => {
   });
 
   test("--help shows every flag of the command-line table and sends the reader here for the environment", () => {
-    const table = documented.slice(documented.indexOf("## Command-line flags"), documented.indexOf("## Environment variables"));
+    const table = documented.slice(
+      documented.indexOf("## Command-line flags"),
+      documented.indexOf("## Environment variables"),
+    );
     const flags = [...new Set([...table.matchAll(/`(--[a-z-]+)/g)].map((m) => m[1]!))];
     expect(flags).toContain("--healthcheck");
     expect(flags.filter((flag) => !HELP.includes(flag))).toEqual([]);
@@ -125,7 +130,9 @@ describe("docs/configuration.md", () => {
   });
 
   test("the reader finds every way config.ts reads a variable", () => {
-    expect(envNamesRead(`a(env.PORT); env?.HOST; env["DATA_DIR"]; env['TZ']; process.env.NODE_ENV; environment.X`)).toEqual(["DATA_DIR", "HOST", "NODE_ENV", "PORT", "TZ"]);
+    expect(
+      envNamesRead(`a(env.PORT); env?.HOST; env["DATA_DIR"]; env['TZ']; process.env.NODE_ENV; environment.X`),
+    ).toEqual(["DATA_DIR", "HOST", "NODE_ENV", "PORT", "TZ"]);
   });
 });
 
@@ -138,7 +145,9 @@ describe("relative links in README.md and docs/", () => {
 
   test("docs/README.md, the index, links every page of docs/", () => {
     const index = join(ROOT, "docs/README.md");
-    const linked = new Set(relativeLinks(readFileSync(index, "utf8")).map((l) => resolve(dirname(index), l.split("#")[0]!)));
+    const linked = new Set(
+      relativeLinks(readFileSync(index, "utf8")).map((l) => resolve(dirname(index), l.split("#")[0]!)),
+    );
     const pages = markdownFiles(join(ROOT, "docs")).filter((f) => f !== index);
     expect(pages.filter((f) => !linked.has(f)).map((f) => relative(ROOT, f))).toEqual([]);
   });
@@ -156,6 +165,9 @@ describe("relative links in README.md and docs/", () => {
         "## Here",
       ].join("\n"),
     };
-    expect(brokenLinks("/d/b.md", docs["/d/b.md"]!, (p) => docs[p] ?? null)).toEqual(["c.md: no such file", "a.md#nowhere: no heading #nowhere in a.md"]);
+    expect(brokenLinks("/d/b.md", docs["/d/b.md"]!, (p) => docs[p] ?? null)).toEqual([
+      "c.md: no such file",
+      "a.md#nowhere: no heading #nowhere in a.md",
+    ]);
   });
 });

@@ -23,7 +23,9 @@ async function mailedCode(email: string, as: Session | null): Promise<string> {
 }
 
 const bind = (as: Session | null, email: string, code: string) =>
-  ctx.request("GET", `/api/oauth/email/bind?email=${encodeURIComponent(email)}&code=${encodeURIComponent(code)}`, { as });
+  ctx.request("GET", `/api/oauth/email/bind?email=${encodeURIComponent(email)}&code=${encodeURIComponent(code)}`, {
+    as,
+  });
 
 const emailOf = async (s: Session) =>
   (await ctx.deps.db.selectFrom("users").select("email").where("id", "=", s.id).executeTakeFirstOrThrow()).email;
@@ -74,15 +76,24 @@ describe("binding an email address", () => {
   test("email and code are both required", async () => {
     const u = await ctx.user(1);
     const message = "invalid parameter: email and code are required";
-    expect((await ctx.request("GET", "/api/oauth/email/bind?code=123456", { as: u })).body).toEqual({ success: false, message });
-    expect((await ctx.request("GET", "/api/oauth/email/bind?email=a@example.com", { as: u })).body).toEqual({ success: false, message });
+    expect((await ctx.request("GET", "/api/oauth/email/bind?code=123456", { as: u })).body).toEqual({
+      success: false,
+      message,
+    });
+    expect((await ctx.request("GET", "/api/oauth/email/bind?email=a@example.com", { as: u })).body).toEqual({
+      success: false,
+      message,
+    });
   });
 
   test("an address taken by someone else after the code was sent is refused", async () => {
     const u = await ctx.user(1);
     const code = await mailedCode("contested@example.com", u);
     await ctx.user(1, { email: "contested@example.com" });
-    expect((await bind(u, "contested@example.com", code)).body).toEqual({ success: false, message: "the email address is already taken" });
+    expect((await bind(u, "contested@example.com", code)).body).toEqual({
+      success: false,
+      message: "the email address is already taken",
+    });
   });
 
   test("the site's email rules apply", async () => {
@@ -109,9 +120,13 @@ describe("binding an email address", () => {
     try {
       const u = await limited.user(1);
       for (let i = 0; i < LIMITS.critical.count - 1; i++) {
-        expect((await limited.request("GET", "/api/oauth/email/bind?email=a@example.com&code=1", { as: u })).status).toBe(400);
+        expect(
+          (await limited.request("GET", "/api/oauth/email/bind?email=a@example.com&code=1", { as: u })).status,
+        ).toBe(400);
       }
-      expect((await limited.request("GET", "/api/oauth/email/bind?email=a@example.com&code=1", { as: u })).status).toBe(429);
+      expect((await limited.request("GET", "/api/oauth/email/bind?email=a@example.com&code=1", { as: u })).status).toBe(
+        429,
+      );
     } finally {
       await limited.close();
     }

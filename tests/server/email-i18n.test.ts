@@ -45,7 +45,8 @@ describe("non-ASCII subjects and sender names", () => {
 
   test("a long mixed subject, folded over several encoded words, arrives whole", async () => {
     await ctx.deps.options.set("SystemName", "交换站 · Стрелочник");
-    const subject = "额度提醒：您的余额即将用尽 — Напоминание: ваша квота почти исчерпана, пополните баланс — Quota reminder";
+    const subject =
+      "额度提醒：您的余额即将用尽 — Напоминание: ваша квота почти исчерпана, пополните баланс — Quota reminder";
     const mail = await roundTrip(subject);
     expect(mail.subject).toBe(subject);
     expect(mail.fromName).toBe("交换站 · Стрелочник");

@@ -11,7 +11,8 @@ beforeAll(async () => {
 });
 afterAll(() => ctx.close());
 
-const put = async (key: string, value: string) => (await ctx.request("PUT", "/api/option/", { as: root, body: { key, value } })).body;
+const put = async (key: string, value: string) =>
+  (await ctx.request("PUT", "/api/option/", { as: root, body: { key, value } })).body;
 const status = async () => (await ctx.request("GET", "/api/status")).body.data;
 
 describe("Turnstile switch", () => {
@@ -30,7 +31,8 @@ describe("Turnstile switch", () => {
 
   test("its keys cannot be cleared while it is on; off first, then they can", async () => {
     expect(await put("TurnstileSiteKey", "")).toEqual({
-      success: false, message: "cannot clear TurnstileSiteKey while TurnstileCheckEnabled is on: turn it off first",
+      success: false,
+      message: "cannot clear TurnstileSiteKey while TurnstileCheckEnabled is on: turn it off first",
     });
     expect(ctx.deps.options.get("TurnstileSiteKey")).toBe("0xSITE");
     expect(await put("TurnstileSiteKey", "0xOTHER")).toMatchObject({ success: true });
@@ -41,7 +43,8 @@ describe("Turnstile switch", () => {
 
 describe("email verification switch", () => {
   test("needs an SMTP server and a sender address; a local relay without a password is enough", async () => {
-    const message = "cannot enable email verification: fill in the SMTP server and a sender address (SMTPFrom or SMTPAccount) first";
+    const message =
+      "cannot enable email verification: fill in the SMTP server and a sender address (SMTPFrom or SMTPAccount) first";
     expect(await put("EmailVerificationEnabled", "true")).toEqual({ success: false, message });
     expect(await put("SMTPServer", "127.0.0.1")).toMatchObject({ success: true });
     expect(await put("EmailVerificationEnabled", "true")).toEqual({ success: false, message });
@@ -52,12 +55,14 @@ describe("email verification switch", () => {
 
   test("the SMTP server cannot be cleared while it is on; the sender may move from SMTPFrom to SMTPAccount", async () => {
     expect(await put("SMTPServer", "")).toEqual({
-      success: false, message: "cannot clear SMTPServer while EmailVerificationEnabled is on: turn it off first",
+      success: false,
+      message: "cannot clear SMTPServer while EmailVerificationEnabled is on: turn it off first",
     });
     expect(await put("SMTPAccount", "mailer@gateway.test")).toMatchObject({ success: true });
     expect(await put("SMTPFrom", "")).toMatchObject({ success: true });
     expect(await put("SMTPAccount", "")).toEqual({
-      success: false, message: "cannot clear SMTPAccount while EmailVerificationEnabled is on: turn it off first",
+      success: false,
+      message: "cannot clear SMTPAccount while EmailVerificationEnabled is on: turn it off first",
     });
     expect(await put("EmailVerificationEnabled", "false")).toMatchObject({ success: true });
     expect(await put("SMTPServer", "")).toMatchObject({ success: true });

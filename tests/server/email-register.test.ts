@@ -25,9 +25,12 @@ async function mailedCode(email: string, as: Parameters<TestContext["request"]>[
 }
 
 const register = (username: string, email: string, verification_code: string) =>
-  ctx.request("POST", "/api/user/register", { body: { username, password: "password1", password2: "password1", email, verification_code } });
+  ctx.request("POST", "/api/user/register", {
+    body: { username, password: "password1", password2: "password1", email, verification_code },
+  });
 
-const userNamed = (username: string) => ctx.deps.db.selectFrom("users").selectAll().where("username", "=", username).executeTakeFirst();
+const userNamed = (username: string) =>
+  ctx.deps.db.selectFrom("users").selectAll().where("username", "=", username).executeTakeFirst();
 
 describe("registration with email verification", () => {
   test("the mailed code registers the account with that address", async () => {
@@ -48,7 +51,10 @@ describe("registration with email verification", () => {
 
   test("of two concurrent registrations with one code, exactly one succeeds", async () => {
     const code = await mailedCode("race@example.com");
-    const results = await Promise.all([register("race1", "race@example.com", code), register("race2", "race@example.com", code)]);
+    const results = await Promise.all([
+      register("race1", "race@example.com", code),
+      register("race2", "race@example.com", code),
+    ]);
     expect(results.filter((r) => r.body.success)).toHaveLength(1);
     const rows = await ctx.deps.db.selectFrom("users").select("id").where("email", "=", "race@example.com").execute();
     expect(rows).toHaveLength(1);
@@ -67,7 +73,8 @@ describe("registration with email verification", () => {
   test(`after ${MAX_CODE_ATTEMPTS} wrong guesses the code is void`, async () => {
     const code = await mailedCode("guess@example.com");
     const wrong = code === "999999" ? "999998" : "999999";
-    for (let i = 0; i < MAX_CODE_ATTEMPTS; i++) expect((await register("guesser", "guess@example.com", wrong)).body.message).toBe(WRONG);
+    for (let i = 0; i < MAX_CODE_ATTEMPTS; i++)
+      expect((await register("guesser", "guess@example.com", wrong)).body.message).toBe(WRONG);
     expect((await register("guesser", "guess@example.com", code)).body).toEqual({ success: false, message: WRONG });
   });
 
@@ -84,14 +91,20 @@ describe("registration with email verification", () => {
   test("a failure before the account is made (username taken) leaves the code usable", async () => {
     await ctx.user(1, { username: "carol" });
     const code = await mailedCode("carol@example.com");
-    expect((await register("carol", "carol@example.com", code)).body).toEqual({ success: false, message: "username is already taken" });
+    expect((await register("carol", "carol@example.com", code)).body).toEqual({
+      success: false,
+      message: "username is already taken",
+    });
     expect((await register("carol2", "carol@example.com", code)).body.success).toBe(true);
   });
 
   test("an address taken after the code was sent is refused at registration", async () => {
     const code = await mailedCode("late-taken@example.com");
     await ctx.user(1, { email: "late-taken@example.com" });
-    expect((await register("dave", "late-taken@example.com", code)).body).toEqual({ success: false, message: "the email address is already taken" });
+    expect((await register("dave", "late-taken@example.com", code)).body).toEqual({
+      success: false,
+      message: "the email address is already taken",
+    });
   });
 
   test("the site's email rules apply at registration too", async () => {
@@ -116,10 +129,18 @@ describe("registration with email verification", () => {
   test("another instance sharing the cache accepts a code this one mailed", async () => {
     const code = await mailedCode("shared@example.com");
     const second = createApp({ ...ctx.deps });
-    const res = await second.handle(new Request("http://localhost/api/user/register", {
-      method: "POST", headers: { "content-type": "application/json" },
-      body: JSON.stringify({ username: "grace", password: "password1", email: "shared@example.com", verification_code: code }),
-    }));
+    const res = await second.handle(
+      new Request("http://localhost/api/user/register", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          username: "grace",
+          password: "password1",
+          email: "shared@example.com",
+          verification_code: code,
+        }),
+      }),
+    );
     expect(await res.json()).toEqual({ success: true, message: "registered" });
   });
 

@@ -54,10 +54,22 @@ describe("asking for a reset link", () => {
   });
 
   test("an address no live account has is told so, as one-api does; nothing is mailed", async () => {
-    await ctx.deps.db.insertInto("users").values({
-      username: "deleted1", password: "", display_name: "d", role: 1, status: 1, group: "default", aff_code: "affdel1",
-      created_time: 0, setting: "", email: "deleted@example.com", deleted_at: "2026-01-01 00:00:00",
-    } as any).execute();
+    await ctx.deps.db
+      .insertInto("users")
+      .values({
+        username: "deleted1",
+        password: "",
+        display_name: "d",
+        role: 1,
+        status: 1,
+        group: "default",
+        aff_code: "affdel1",
+        created_time: 0,
+        setting: "",
+        email: "deleted@example.com",
+        deleted_at: "2026-01-01 00:00:00",
+      } as any)
+      .execute();
     const n = smtp.mails.length;
     for (const email of ["nobody@example.com", "deleted@example.com"]) {
       expect((await ask(email)).body).toEqual({ success: false, message: "this email address is not registered" });
@@ -72,7 +84,10 @@ describe("asking for a reset link", () => {
     try {
       const r = await ask("noaddr@example.com");
       expect(r.status).toBe(503);
-      expect(r.body).toEqual({ success: false, message: "password reset is not available: the administrator has not set the server address" });
+      expect(r.body).toEqual({
+        success: false,
+        message: "password reset is not available: the administrator has not set the server address",
+      });
     } finally {
       await ctx.deps.options.set("ServerAddress", "https://gw.example.com");
     }
@@ -112,7 +127,10 @@ describe("confirming a reset", () => {
     expect((await confirm({ email, token: wrong })).body).toEqual({ success: false, message: INVALID });
     expect((await confirm({ email: "other@example.com", token })).body).toEqual({ success: false, message: INVALID });
     for (const body of [{ email }, { token }, {}]) {
-      expect((await confirm(body)).body).toEqual({ success: false, message: "invalid parameter: email and token are required" });
+      expect((await confirm(body)).body).toEqual({
+        success: false,
+        message: "invalid parameter: email and token are required",
+      });
     }
     await ctx.login(who.username, who.password);
     expect((await confirm({ email: " MIA@example.com ", token })).body.success).toBe(true);
@@ -129,7 +147,10 @@ describe("confirming a reset", () => {
     expect((await ctx.request("GET", "/api/verification?email=olga@example.com")).body.success).toBe(true);
     const code = /\b(\d{6})\b/.exec((await smtp.waitFor(n + 1)).text)![1];
     await ctx.user(1, { email: "olga@example.com" });
-    expect((await confirm({ email: "olga@example.com", token: code })).body).toEqual({ success: false, message: INVALID });
+    expect((await confirm({ email: "olga@example.com", token: code })).body).toEqual({
+      success: false,
+      message: INVALID,
+    });
   });
 });
 
@@ -139,9 +160,13 @@ describe("rate limit", () => {
     try {
       for (let i = 0; i < LIMITS.critical.count / 2; i++) {
         expect((await limited.request("GET", "/api/reset_password?email=bad")).status).toBe(400);
-        expect((await limited.request("POST", "/api/user/reset", { body: { email: "a@b.co", token: "x" } })).status).toBe(400);
+        expect(
+          (await limited.request("POST", "/api/user/reset", { body: { email: "a@b.co", token: "x" } })).status,
+        ).toBe(400);
       }
-      expect((await limited.request("POST", "/api/user/reset", { body: { email: "a@b.co", token: "x" } })).status).toBe(429);
+      expect((await limited.request("POST", "/api/user/reset", { body: { email: "a@b.co", token: "x" } })).status).toBe(
+        429,
+      );
     } finally {
       await limited.close();
     }

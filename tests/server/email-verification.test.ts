@@ -12,7 +12,8 @@ withMailContext({ SystemName: "Gate & Co" }, (c, s) => {
   smtp = s;
 });
 afterEach(async () => {
-  for (const k of ["EmailDomainRestrictionEnabled", "EmailAliasRestrictionEnabled"]) await ctx.deps.options.set(k, "false");
+  for (const k of ["EmailDomainRestrictionEnabled", "EmailAliasRestrictionEnabled"])
+    await ctx.deps.options.set(k, "false");
 });
 
 const send = (email: string) => ctx.request("GET", `/api/verification?email=${encodeURIComponent(email)}`);
@@ -57,7 +58,8 @@ describe("sending a verification code", () => {
     const r = await send("someone@elsewhere.net");
     expect(r.body).toEqual({
       success: false,
-      message: "the administrator only allows email addresses of whitelisted domains, and this domain is not on the list",
+      message:
+        "the administrator only allows email addresses of whitelisted domains, and this domain is not on the list",
     });
     // A sub-domain of a listed domain is a different domain.
     expect((await send("someone@sub.example.com")).body.success).toBe(false);
@@ -84,10 +86,22 @@ describe("sending a verification code", () => {
     const r = await send("taken@example.com");
     expect(r.body).toEqual({ success: false, message: "the email address is already taken" });
     expect(smtp.mails.length).toBe(before);
-    await ctx.deps.db.insertInto("users").values({
-      username: "gone", password: "", display_name: "gone", role: 1, status: 1, group: "default", aff_code: "affgone",
-      created_time: 0, setting: "", email: "gone@example.com", deleted_at: "2026-01-01 00:00:00",
-    } as any).execute();
+    await ctx.deps.db
+      .insertInto("users")
+      .values({
+        username: "gone",
+        password: "",
+        display_name: "gone",
+        role: 1,
+        status: 1,
+        group: "default",
+        aff_code: "affgone",
+        created_time: 0,
+        setting: "",
+        email: "gone@example.com",
+        deleted_at: "2026-01-01 00:00:00",
+      } as any)
+      .execute();
     expect((await send("gone@example.com")).body.success).toBe(true);
   });
 
@@ -96,7 +110,10 @@ describe("sending a verification code", () => {
     const before = smtp.mails.length;
     const again = await send("twice@example.com");
     expect(again.status).toBe(429);
-    expect(again.body).toEqual({ success: false, message: "an email was just sent to this address; please wait 30 seconds before asking for another" });
+    expect(again.body).toEqual({
+      success: false,
+      message: "an email was just sent to this address; please wait 30 seconds before asking for another",
+    });
     expect(smtp.mails.length).toBe(before);
   });
 
@@ -106,7 +123,10 @@ describe("sending a verification code", () => {
     try {
       const r = await send("nosmtp@example.com");
       expect(r.status).toBe(503);
-      expect(r.body).toEqual({ success: false, message: "email is not available: the administrator has not configured an SMTP server" });
+      expect(r.body).toEqual({
+        success: false,
+        message: "email is not available: the administrator has not configured an SMTP server",
+      });
     } finally {
       await ctx.deps.options.set("SMTPServer", server);
     }
@@ -126,7 +146,10 @@ describe("sending a verification code", () => {
       console.error = log;
     }
     expect(r.status).toBe(502);
-    expect(r.body).toEqual({ success: false, message: "the email could not be sent, please try again later or contact the administrator" });
+    expect(r.body).toEqual({
+      success: false,
+      message: "the email could not be sent, please try again later or contact the administrator",
+    });
     expect(JSON.stringify(errors)).toContain("550");
     const before = smtp.mails.length;
     expect((await send("bounce@example.com")).body.success).toBe(true);

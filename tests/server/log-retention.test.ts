@@ -19,14 +19,38 @@ for (const kind of storageKinds()) {
         const old = now - 40 * DAY;
         const rows = [];
         for (let i = 0; i < RETENTION_BATCH * 2 + 7; i++) {
-          rows.push({ user_id: 1, created_at: old, type: i % 2 ? LOG_TYPE.consume : LOG_TYPE.error, content: "", username: "u", quota: 1 });
+          rows.push({
+            user_id: 1,
+            created_at: old,
+            type: i % 2 ? LOG_TYPE.consume : LOG_TYPE.error,
+            content: "",
+            username: "u",
+            quota: 1,
+          });
           // Kept rows among the deleted ones, inside a batch's range of ids: a batch deletes by its condition
           // up to its last id, never the whole range.
-          if (i === 300) for (const type of [LOG_TYPE.topup, LOG_TYPE.manage, LOG_TYPE.system]) rows.push({ user_id: 1, created_at: old, type, content: "kept", username: "u", quota: 0 });
+          if (i === 300)
+            for (const type of [LOG_TYPE.topup, LOG_TYPE.manage, LOG_TYPE.system])
+              rows.push({ user_id: 1, created_at: old, type, content: "kept", username: "u", quota: 0 });
         }
-        rows.push({ user_id: 1, created_at: now - 2 * DAY, type: LOG_TYPE.consume, content: "recent", username: "u", quota: 1 });
+        rows.push({
+          user_id: 1,
+          created_at: now - 2 * DAY,
+          type: LOG_TYPE.consume,
+          content: "recent",
+          username: "u",
+          quota: 1,
+        });
         await insertRows(db, "logs", rows);
-        const count = async () => Number((await db.selectFrom("logs").select((eb) => eb.fn.countAll().as("n")).executeTakeFirstOrThrow()).n);
+        const count = async () =>
+          Number(
+            (
+              await db
+                .selectFrom("logs")
+                .select((eb) => eb.fn.countAll().as("n"))
+                .executeTakeFirstOrThrow()
+            ).n,
+          );
         const total = await count();
 
         expect(await pruneLogs(ctx.deps, now)).toBe(0);

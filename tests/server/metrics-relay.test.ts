@@ -29,7 +29,11 @@ function parse(text: string): Map<string, Map<string, number>> {
   return out;
 }
 
-const set = (labels: Record<string, string>) => Object.entries(labels).map(([k, v]) => `${k}="${v}"`).sort().join(",");
+const set = (labels: Record<string, string>) =>
+  Object.entries(labels)
+    .map(([k, v]) => `${k}="${v}"`)
+    .sort()
+    .join(",");
 
 describe("relay metrics per model, channel and group", () => {
   let fx: RelayFixture;
@@ -41,17 +45,27 @@ describe("relay metrics per model, channel and group", () => {
     port: 0,
     fetch() {
       const enc = new TextEncoder();
-      const frame = (delta: object, finish: string | null) => enc.encode(`data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "gpt-gated", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`);
-      return new Response(new ReadableStream({
-        async start(c) {
-          c.enqueue(frame({ role: "assistant", content: "first" }, null));
-          await gate;
-          c.enqueue(frame({}, "stop"));
-          c.enqueue(enc.encode(`data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "gpt-gated", choices: [], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } })}\n\n`));
-          c.enqueue(enc.encode("data: [DONE]\n\n"));
-          c.close();
-        },
-      }), { headers: { "content-type": "text/event-stream" } });
+      const frame = (delta: object, finish: string | null) =>
+        enc.encode(
+          `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "gpt-gated", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`,
+        );
+      return new Response(
+        new ReadableStream({
+          async start(c) {
+            c.enqueue(frame({ role: "assistant", content: "first" }, null));
+            await gate;
+            c.enqueue(frame({}, "stop"));
+            c.enqueue(
+              enc.encode(
+                `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "gpt-gated", choices: [], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } })}\n\n`,
+              ),
+            );
+            c.enqueue(enc.encode("data: [DONE]\n\n"));
+            c.close();
+          },
+        }),
+        { headers: { "content-type": "text/event-stream" } },
+      );
     },
   });
 
@@ -79,7 +93,8 @@ describe("relay metrics per model, channel and group", () => {
     const bob = await fx.user(10_000_000, { group: "vip" });
     const a = await fx.token(alice.id);
     const b = await fx.token(bob.id);
-    const chat = (key: string, model: string, stream = false) => fx.call("/v1/chat/completions", key, { model, stream, messages: [{ role: "user", content: "hi" }] });
+    const chat = (key: string, model: string, stream = false) =>
+      fx.call("/v1/chat/completions", key, { model, stream, messages: [{ role: "user", content: "hi" }] });
 
     for (let i = 0; i < 2; i++) expect((await chat(a.key, "gpt-4o")).status).toBe(200);
     const streamed = await chat(b.key, "gpt-4o", true);
@@ -108,7 +123,9 @@ describe("relay metrics per model, channel and group", () => {
     const refused = { model: "", channel: "", group: "default", status: "404" };
     expect(requests.get(set(refused))).toBe(2);
     expect(errors.get(set(refused))).toBe(2);
-    expect([...requests.keys()].some((k) => k.includes("no-such-model") || k.includes("another-made-up-name"))).toBe(false);
+    expect([...requests.keys()].some((k) => k.includes("no-such-model") || k.includes("another-made-up-name"))).toBe(
+      false,
+    );
     // Upstream attempts: one per call that reached a channel, under the upstream's status.
     const attempts = m.get("switchyard_relay_upstream_attempts_total")!;
     expect(attempts.get(set({ ...dflt, status: "200" }))).toBe(2);
@@ -126,7 +143,8 @@ describe("relay metrics per model, channel and group", () => {
     expect(m.get("switchyard_relay_prompt_tokens_total")!.get(set(vip))).toBe(10);
     expect(m.get("switchyard_relay_completion_tokens_total")!.get(set(vip))).toBe(20);
     // Quota: what the consume logs of the same calls say was charged.
-    const charged = async (userId: number) => (await logsOf(fx, userId)).filter((l) => l.type === 2).reduce((sum, l) => sum + l.quota, 0);
+    const charged = async (userId: number) =>
+      (await logsOf(fx, userId)).filter((l) => l.type === 2).reduce((sum, l) => sum + l.quota, 0);
     const aliceQuota = await charged(alice.id);
     expect(aliceQuota).toBeGreaterThan(0);
     expect(m.get("switchyard_relay_quota_total")!.get(set(dflt))).toBe(aliceQuota);
@@ -146,7 +164,9 @@ describe("relay metrics per model, channel and group", () => {
     expect(m.get("switchyard_relay_first_token_seconds_count")!.get(set(vip))).toBe(1);
     expect(m.get("switchyard_relay_first_token_seconds_count")!.has(set(dflt))).toBe(false);
     expect(m.get("switchyard_relay_first_token_seconds_bucket")!.get(set({ ...vip, le: "+Inf" }))).toBe(1);
-    expect(m.get("switchyard_relay_first_token_seconds_bucket")!.has(set({ ...vip, le: String(FIRST_TOKEN_BUCKETS[0]) }))).toBe(true);
+    expect(
+      m.get("switchyard_relay_first_token_seconds_bucket")!.has(set({ ...vip, le: String(FIRST_TOKEN_BUCKETS[0]) })),
+    ).toBe(true);
     // The stream has ended: nothing in flight.
     expect(m.get("switchyard_relay_streams_in_flight")!.get(set(vip))).toBe(0);
     // Channel names for the dashboards' legends, one series per channel.
@@ -177,7 +197,12 @@ describe("relay metrics per model, channel and group", () => {
       await ratios(fx, ["gpt-4o", "gpt-fail-500", "gpt-fail-429", "gpt-gated", "gpt-retry"], 1, 2);
       await fx.option("RetryTimes", "1");
       const m = await servedBy("gpt-retry");
-      const at = (channel: number, status?: string) => ({ model: "gpt-retry", channel: String(channel), group: "default", ...(status ? { status } : {}) });
+      const at = (channel: number, status?: string) => ({
+        model: "gpt-retry",
+        channel: String(channel),
+        group: "default",
+        ...(status ? { status } : {}),
+      });
       expect(m.get("switchyard_relay_requests_total")!.get(set(at(good, "200")))).toBe(1);
       expect(m.get("switchyard_relay_requests_total")!.size).toBe(1);
       expect(m.get("switchyard_relay_errors_total")?.size ?? 0).toBe(0);
@@ -196,12 +221,28 @@ describe("relay metrics per model, channel and group", () => {
     await fx.option("ModelFallbacks", JSON.stringify({ "gpt-fail-500": ["gpt-4o"] }));
     try {
       const m = await servedBy("gpt-fail-500");
-      expect(m.get("switchyard_relay_fallbacks_total")!.get(set({ requested: "gpt-fail-500", served: "gpt-4o", reason: "upstream_error", group: "default" }))).toBe(1);
-      expect(m.get("switchyard_relay_requests_total")!.get(set({ model: "gpt-4o", channel: String(ok), group: "default", status: "200" }))).toBe(1);
+      expect(
+        m
+          .get("switchyard_relay_fallbacks_total")!
+          .get(set({ requested: "gpt-fail-500", served: "gpt-4o", reason: "upstream_error", group: "default" })),
+      ).toBe(1);
+      expect(
+        m
+          .get("switchyard_relay_requests_total")!
+          .get(set({ model: "gpt-4o", channel: String(ok), group: "default", status: "200" })),
+      ).toBe(1);
       expect(m.get("switchyard_relay_requests_total")!.size).toBe(1);
       // Both attempts: the requested model's channel failed, the fallback's answered.
-      expect(m.get("switchyard_relay_upstream_attempts_total")!.get(set({ model: "gpt-fail-500", channel: String(failing), group: "default", status: "500" }))).toBe(1);
-      expect(m.get("switchyard_relay_upstream_attempts_total")!.get(set({ model: "gpt-4o", channel: String(ok), group: "default", status: "200" }))).toBe(1);
+      expect(
+        m
+          .get("switchyard_relay_upstream_attempts_total")!
+          .get(set({ model: "gpt-fail-500", channel: String(failing), group: "default", status: "500" })),
+      ).toBe(1);
+      expect(
+        m
+          .get("switchyard_relay_upstream_attempts_total")!
+          .get(set({ model: "gpt-4o", channel: String(ok), group: "default", status: "200" })),
+      ).toBe(1);
     } finally {
       await fx.option("ModelFallbacks", "{}");
     }
@@ -223,12 +264,20 @@ describe("relay metrics per model, channel and group", () => {
       }
       const m = await scrape();
       const hit = { model: "gpt-4o", channel: "", group: "default" };
-      expect(m.get("switchyard_relay_requests_total")!.get(set({ model: "gpt-4o", channel: String(ok), group: "default", status: "200" }))).toBe(1);
+      expect(
+        m
+          .get("switchyard_relay_requests_total")!
+          .get(set({ model: "gpt-4o", channel: String(ok), group: "default", status: "200" })),
+      ).toBe(1);
       expect(m.get("switchyard_relay_requests_total")!.get(set({ ...hit, status: "200" }))).toBe(1);
       expect(m.get("switchyard_relay_prompt_tokens_total")!.get(set(hit))).toBe(10);
       // Hits are billed at ResponseCacheBillingRatio, 0 by default.
       expect(m.get("switchyard_relay_quota_total")!.get(set(hit))).toBe(0);
-      expect(m.get("switchyard_relay_upstream_attempts_total")!.get(set({ model: "gpt-4o", channel: String(ok), group: "default", status: "200" }))).toBe(1);
+      expect(
+        m
+          .get("switchyard_relay_upstream_attempts_total")!
+          .get(set({ model: "gpt-4o", channel: String(ok), group: "default", status: "200" })),
+      ).toBe(1);
     } finally {
       await fx.option("ResponseCacheEnabled", "false");
     }
@@ -251,7 +300,11 @@ describe("relay metrics per model, channel and group", () => {
     const carol = await fx.user(10_000_000);
     const c = await fx.token(carol.id);
     gate = new Promise<void>((r) => (release = r));
-    const res = await fx.call("/v1/chat/completions", c.key, { model: "gpt-gated", stream: true, messages: [{ role: "user", content: "hi" }] });
+    const res = await fx.call("/v1/chat/completions", c.key, {
+      model: "gpt-gated",
+      stream: true,
+      messages: [{ role: "user", content: "hi" }],
+    });
     expect(res.status).toBe(200);
     const reader = res.body!.getReader();
     const first = new TextDecoder().decode((await reader.read()).value);
@@ -259,13 +312,21 @@ describe("relay metrics per model, channel and group", () => {
     const labels = set({ model: "gpt-gated", channel: String(gatedChannel), group: "default" });
     let m = await scrape();
     expect(m.get("switchyard_relay_streams_in_flight")!.get(labels)).toBe(1);
-    expect(m.get("switchyard_relay_requests_total")?.get(set({ model: "gpt-gated", channel: String(gatedChannel), group: "default", status: "200" }))).toBeUndefined();
+    expect(
+      m
+        .get("switchyard_relay_requests_total")
+        ?.get(set({ model: "gpt-gated", channel: String(gatedChannel), group: "default", status: "200" })),
+    ).toBeUndefined();
     release();
     while (!(await reader.read()).done);
     await fx.flush();
     m = await scrape();
     expect(m.get("switchyard_relay_streams_in_flight")!.get(labels)).toBe(0);
-    expect(m.get("switchyard_relay_requests_total")!.get(set({ model: "gpt-gated", channel: String(gatedChannel), group: "default", status: "200" }))).toBe(1);
+    expect(
+      m
+        .get("switchyard_relay_requests_total")!
+        .get(set({ model: "gpt-gated", channel: String(gatedChannel), group: "default", status: "200" })),
+    ).toBe(1);
     expect(m.get("switchyard_relay_prompt_tokens_total")!.get(labels)).toBe(3);
     expect(m.get("switchyard_relay_first_token_seconds_count")!.get(labels)).toBe(1);
   });
@@ -301,16 +362,25 @@ describe("task relays", () => {
 
 describe("METRICS_TOKEN", () => {
   let ctx: TestContext;
-  beforeAll(async () => (ctx = await testContext({ config: { metricsEnabled: true, metricsToken: config({ METRICS_TOKEN: " s3cret-scrape " }).metricsToken } })));
+  beforeAll(
+    async () =>
+      (ctx = await testContext({
+        config: { metricsEnabled: true, metricsToken: config({ METRICS_TOKEN: " s3cret-scrape " }).metricsToken },
+      })),
+  );
   afterAll(() => ctx.close());
 
   test("GET /metrics answers only the bearer token (Prometheus' bearer_token / authorization)", async () => {
     expect(ctx.deps.config.metricsToken).toBe("s3cret-scrape");
-    const scrape = (headers: Record<string, string> = {}) => ctx.app.handle(new Request("http://localhost/metrics", { headers }));
+    const scrape = (headers: Record<string, string> = {}) =>
+      ctx.app.handle(new Request("http://localhost/metrics", { headers }));
     const none = await scrape();
     expect(none.status).toBe(401);
     expect(none.headers.get("www-authenticate")).toBe("Bearer");
-    expect(await none.json()).toEqual({ success: false, message: "metrics need Authorization: Bearer <METRICS_TOKEN>" });
+    expect(await none.json()).toEqual({
+      success: false,
+      message: "metrics need Authorization: Bearer <METRICS_TOKEN>",
+    });
     expect((await scrape({ authorization: "Bearer wrong" })).status).toBe(401);
     expect((await scrape({ authorization: "s3cret-scrape" })).status).toBe(401);
     const ok = await scrape({ authorization: "Bearer s3cret-scrape" });

@@ -2,7 +2,14 @@
 // status, the latency histogram, upstream errors by channel, pending-write gauges and the default process
 // metrics.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { enabledMetrics, recordUpstreamError, registerPendingWrites, resetMetrics, routeClass, LATENCY_BUCKETS } from "../../server/http/metrics.ts";
+import {
+  enabledMetrics,
+  recordUpstreamError,
+  registerPendingWrites,
+  resetMetrics,
+  routeClass,
+  LATENCY_BUCKETS,
+} from "../../server/http/metrics.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 
 /** The label pairs of a sample line's braces, sorted: label order carries no meaning in Prometheus text. */
@@ -27,7 +34,10 @@ describe("metrics disabled (the default)", () => {
     await ctx.request("GET", "/api/status");
     const res = await ctx.request("GET", "/metrics");
     expect(res.status).toBe(404);
-    expect(res.body).toEqual({ success: false, message: "metrics are disabled: set METRICS_ENABLED=true to expose /metrics" });
+    expect(res.body).toEqual({
+      success: false,
+      message: "metrics are disabled: set METRICS_ENABLED=true to expose /metrics",
+    });
     // (Another test file of this process may have enabled metrics; this app must not have counted.)
     expect((await enabledMetrics()?.httpRequests.get())?.values ?? []).toEqual([]);
   });
@@ -54,10 +64,15 @@ describe("metrics enabled", () => {
     expect(sample(text, "switchyard_http_requests_total", 'class="api",status="401"')).toBe(1);
     expect(sample(text, "switchyard_http_requests_total", 'class="api",status="404"')).toBe(1);
     expect(sample(text, "switchyard_http_requests_total", 'class="relay",status="401"')).toBe(1);
-    expect(sample(text, "switchyard_http_requests_total", 'class="console",status="503"') ?? sample(text, "switchyard_http_requests_total", 'class="console",status="200"')).toBe(1);
+    expect(
+      sample(text, "switchyard_http_requests_total", 'class="console",status="503"')
+        ?? sample(text, "switchyard_http_requests_total", 'class="console",status="200"'),
+    ).toBe(1);
     expect(text).toContain("# TYPE switchyard_http_request_duration_seconds histogram");
     // Buckets are cumulative and end with +Inf = count.
-    const buckets = LATENCY_BUCKETS.map((le) => sample(text, "switchyard_http_request_duration_seconds_bucket", `class="api",le="${le}"`)!);
+    const buckets = LATENCY_BUCKETS.map(
+      (le) => sample(text, "switchyard_http_request_duration_seconds_bucket", `class="api",le="${le}"`)!,
+    );
     for (let i = 1; i < buckets.length; i++) expect(buckets[i]).toBeGreaterThanOrEqual(buckets[i - 1]);
     expect(sample(text, "switchyard_http_request_duration_seconds_bucket", 'class="api",le="+Inf"')).toBe(4);
     expect(sample(text, "switchyard_http_request_duration_seconds_count", 'class="api"')).toBe(4);
@@ -97,7 +112,11 @@ describe("metrics enabled", () => {
     const unregister = registerPendingWrites('odd "queue"\\x\nnext', () => 1);
     const text: string = (await ctx.request("GET", "/metrics")).body;
     unregister();
-    for (const name of ["process_cpu_user_seconds_total", "process_start_time_seconds", "nodejs_heap_size_used_bytes"]) {
+    for (const name of [
+      "process_cpu_user_seconds_total",
+      "process_start_time_seconds",
+      "nodejs_heap_size_used_bytes",
+    ]) {
       expect(sample(text, name, "")).toBeGreaterThan(0);
     }
     expect(sample(text, "switchyard_process_heap_used_bytes", "")).toBeGreaterThan(0);

@@ -44,11 +44,15 @@ for (const kind of storageKinds()) {
       await ctx.deps.db.updateTable("channels").set({ status: 2 }).execute();
     });
     const mk = async () => {
-      const r = await ctx.request("POST", "/api/channel/", { as: admin, body: { type: 1, name: "mon", key: "sk-k", models: "gpt-4o-mini", base_url: up.url } });
+      const r = await ctx.request("POST", "/api/channel/", {
+        as: admin,
+        body: { type: 1, name: "mon", key: "sk-k", models: "gpt-4o-mini", base_url: up.url },
+      });
       if (!r.body.success) throw new Error(r.body.message);
       return r.body.data.ids[0] as number;
     };
-    const status = async (id: number) => (await ctx.deps.db.selectFrom("channels").select("status").where("id", "=", id).executeTakeFirstOrThrow()).status;
+    const status = async (id: number) =>
+      (await ctx.deps.db.selectFrom("channels").select("status").where("id", "=", id).executeTakeFirstOrThrow()).status;
 
     test("a failed test disables on a listed status only", async () => {
       await ctx.deps.options.set("AutomaticDisableStatusCodes", "500-503");
@@ -76,7 +80,11 @@ for (const kind of storageKinds()) {
       expect(up.calls.length).toBe(0);
       expect(await tickChannelTestSchedule(ctx.deps, state, 1_030_000)).toBe(true);
       expect(up.calls.length).toBe(1);
-      const tested = await ctx.deps.db.selectFrom("channels").select("test_time").where("id", "=", id).executeTakeFirstOrThrow();
+      const tested = await ctx.deps.db
+        .selectFrom("channels")
+        .select("test_time")
+        .where("id", "=", id)
+        .executeTakeFirstOrThrow();
       expect(tested.test_time).toBeGreaterThan(0);
       // Another instance's look in the same period finds the round taken.
       expect(await tickChannelTestSchedule(ctx.deps, { next: 1, period: 30 }, 1_031_000)).toBe(false);
@@ -103,15 +111,31 @@ describe("GET /api/uptime/status (Uptime Kuma)", () => {
     ctx = await testContext();
     root = await ctx.login("root", "rootpass123");
     kuma = Bun.serve({
-      port: 0, hostname: "127.0.0.1",
+      port: 0,
+      hostname: "127.0.0.1",
       fetch(req) {
         hits++;
         const path = new URL(req.url).pathname;
         if (path === "/api/status-page/main") {
-          return Response.json({ publicGroupList: [{ id: 1, name: "APIs", monitorList: [{ id: 7, name: "OpenAI" }, { id: 8, name: "Claude" }] }, { id: 2, name: "empty", monitorList: [] }] });
+          return Response.json({
+            publicGroupList: [
+              {
+                id: 1,
+                name: "APIs",
+                monitorList: [
+                  { id: 7, name: "OpenAI" },
+                  { id: 8, name: "Claude" },
+                ],
+              },
+              { id: 2, name: "empty", monitorList: [] },
+            ],
+          });
         }
         if (path === "/api/status-page/heartbeat/main") {
-          return Response.json({ heartbeatList: { 7: [{ status: 0 }, { status: 1 }], 8: [{ status: 1 }, { status: 0 }] }, uptimeList: { "7_24": 0.9987, "8_24": 0.5 } });
+          return Response.json({
+            heartbeatList: { 7: [{ status: 0 }, { status: 1 }], 8: [{ status: 1 }, { status: 0 }] },
+            uptimeList: { "7_24": 0.9987, "8_24": 0.5 },
+          });
         }
         return new Response("not found", { status: 404 });
       },
@@ -133,11 +157,20 @@ describe("GET /api/uptime/status (Uptime Kuma)", () => {
       { categoryName: "Core", url: `http://127.0.0.1:${kuma.port}/`, slug: "main", description: "" },
       { categoryName: "Gone", url: "http://127.0.0.1:9", slug: "main" },
     ];
-    const r = await ctx.request("PUT", "/api/option/", { as: root, body: { key: "console_setting.uptime_kuma_groups", value: JSON.stringify(groups) } });
+    const r = await ctx.request("PUT", "/api/option/", {
+      as: root,
+      body: { key: "console_setting.uptime_kuma_groups", value: JSON.stringify(groups) },
+    });
     expect(r.body.success).toBe(true);
     const a = await ctx.request("GET", "/api/uptime/status");
     expect(a.body.data).toEqual([
-      { categoryName: "Core", monitors: [{ name: "OpenAI", uptime: 0.9987, status: 1, group: "APIs" }, { name: "Claude", uptime: 0.5, status: 0, group: "APIs" }] },
+      {
+        categoryName: "Core",
+        monitors: [
+          { name: "OpenAI", uptime: 0.9987, status: 1, group: "APIs" },
+          { name: "Claude", uptime: 0.5, status: 0, group: "APIs" },
+        ],
+      },
       { categoryName: "Gone", monitors: [] },
     ]);
     const before = hits;

@@ -12,7 +12,15 @@ import { createKysely } from "../../db/index.ts";
 import { startMockUpstream, type MockUpstream } from "../mocks/openai-upstream.ts";
 import { flushRelayWrites } from "../../server/relay/state.ts";
 import {
-  ALICE_TOKEN, BOB_TOKEN, DELETED_TOKEN, GORM_CHANNEL_INFO, OLD_PASSWORDS, REDEMPTION, createNewApiSchema, newApiReadable, seedNewApiRows,
+  ALICE_TOKEN,
+  BOB_TOKEN,
+  DELETED_TOKEN,
+  GORM_CHANNEL_INFO,
+  OLD_PASSWORDS,
+  REDEMPTION,
+  createNewApiSchema,
+  newApiReadable,
+  seedNewApiRows,
 } from "../helpers/newapi-db.ts";
 import type { Dialect } from "../../db/dialect.ts";
 
@@ -22,17 +30,30 @@ const bcrypt = (p: string) => Bun.password.hash(p, { algorithm: "bcrypt", cost: 
 function shape(v: unknown): unknown {
   if (v === null) return "null";
   if (Array.isArray(v)) return v.length ? [shape(v[0])] : [];
-  if (typeof v === "object") return Object.fromEntries(Object.entries(v as object).sort(([a], [b]) => a.localeCompare(b)).map(([k, x]) => [k, shape(x)]));
+  if (typeof v === "object")
+    return Object.fromEntries(
+      Object.entries(v as object)
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([k, x]) => [k, shape(x)]),
+    );
   return typeof v;
 }
 
 const shapes = new Map<Dialect, Record<string, unknown>>();
 
-async function newApiDatabase(kind: Dialect, upstream: string): Promise<{ tmp: TempDb; ids: Awaited<ReturnType<typeof seedNewApiRows>> }> {
+async function newApiDatabase(
+  kind: Dialect,
+  upstream: string,
+): Promise<{ tmp: TempDb; ids: Awaited<ReturnType<typeof seedNewApiRows>> }> {
   let tmp: TempDb;
   if (kind === "sqlite") {
     const dir = mkdtempSync(join(tmpdir(), "sy-newapi-"));
-    tmp = { kind, url: "", sqlitePath: join(dir, "one-api.db"), drop: async () => rmSync(dir, { recursive: true, force: true }) };
+    tmp = {
+      kind,
+      url: "",
+      sqlitePath: join(dir, "one-api.db"),
+      drop: async () => rmSync(dir, { recursive: true, force: true }),
+    };
   } else tmp = await tempDatabase(kind);
   const raw = createKysely({ kind, url: tmp.url, sqlitePath: tmp.sqlitePath });
   await createNewApiSchema(raw);
@@ -66,10 +87,14 @@ for (const kind of storageKinds()) {
     });
 
     const db = () => ctx.deps.db;
-    const chat = (key: string, model: string) => ctx.app.handle(new Request("http://localhost/v1/chat/completions", {
-      method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }] }),
-    }));
+    const chat = (key: string, model: string) =>
+      ctx.app.handle(
+        new Request("http://localhost/v1/chat/completions", {
+          method: "POST",
+          headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+          body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }] }),
+        }),
+      );
     const get = async (path: string, as: Session | null) => {
       const r = await ctx.request("GET", path, { as });
       expect({ path, success: r.body.success }).toEqual({ path, success: true });
@@ -93,17 +118,27 @@ for (const kind of storageKinds()) {
       expect(alice.id).toBe(ids.users.alice);
       const gone = await ctx.request("POST", "/api/user/login", { body: { username: "gone", password: "gonepass12" } });
       expect(gone.body.success).toBe(false);
-      const wrong = await ctx.request("POST", "/api/user/login", { body: { username: "alice", password: "wrongpass1" } });
+      const wrong = await ctx.request("POST", "/api/user/login", {
+        body: { username: "alice", password: "wrongpass1" },
+      });
       expect(wrong.body.success).toBe(false);
     });
 
     test("new-api's created_at and last_login_at: added to an older schema, set on sign-in and on new accounts, listed", async () => {
       const before = Math.floor(Date.now() / 1000) - 1;
-      const times = async (username: string) => db().selectFrom("users").select(["created_at", "last_login_at"]).where("username", "=", username).executeTakeFirstOrThrow();
+      const times = async (username: string) =>
+        db()
+          .selectFrom("users")
+          .select(["created_at", "last_login_at"])
+          .where("username", "=", username)
+          .executeTakeFirstOrThrow();
       // Signed in above; bob never was, and his row predates the columns.
       expect(Number((await times("alice")).last_login_at)).toBeGreaterThanOrEqual(before);
       expect(await times("bob")).toEqual({ created_at: 0, last_login_at: 0 } as any);
-      expect((await ctx.request("POST", "/api/user/", { as: root, body: { username: "timed", password: "timed12345" } })).body.success).toBe(true);
+      expect(
+        (await ctx.request("POST", "/api/user/", { as: root, body: { username: "timed", password: "timed12345" } }))
+          .body.success,
+      ).toBe(true);
       const made = await times("timed");
       expect(Number(made.created_at)).toBeGreaterThanOrEqual(before);
       expect(Number(made.last_login_at)).toBe(0);
@@ -119,10 +154,19 @@ for (const kind of storageKinds()) {
     test("the status object carries new-api's settings as its console reads them", async () => {
       const s = await get("/api/status", null);
       expect(s).toMatchObject({
-        system_name: "Old New API", quota_display_type: "CNY", usd_exchange_rate: 7.2, display_in_currency: true, checkin_enabled: true,
-        api_info_enabled: false, announcements_enabled: true, faq_enabled: true, HeaderNavModules: expect.stringContaining('"pricing"'),
+        system_name: "Old New API",
+        quota_display_type: "CNY",
+        usd_exchange_rate: 7.2,
+        display_in_currency: true,
+        checkin_enabled: true,
+        api_info_enabled: false,
+        announcements_enabled: true,
+        faq_enabled: true,
+        HeaderNavModules: expect.stringContaining('"pricing"'),
       });
-      expect(s.announcements).toEqual([{ content: "维护通知", publishDate: "2025-05-01T08:00:00+08:00", type: "warning" }]);
+      expect(s.announcements).toEqual([
+        { content: "维护通知", publishDate: "2025-05-01T08:00:00+08:00", type: "warning" },
+      ]);
       expect(s.faq).toEqual([{ question: "怎么充值？", answer: "兑换码" }]);
       expect("api_info" in s).toBe(false);
       const opts = await get("/api/option/", root);
@@ -133,25 +177,52 @@ for (const kind of storageKinds()) {
     });
 
     test("relays with an old token (stored without sk-) and bills as new-api: built-in completion ratio, group ratio", async () => {
-      const before = await db().selectFrom("users").select(["quota", "used_quota"]).where("id", "=", ids.users.alice).executeTakeFirstOrThrow();
-      const tokenBefore = await db().selectFrom("tokens").select("remain_quota").where("key", "=", ALICE_TOKEN).executeTakeFirstOrThrow();
+      const before = await db()
+        .selectFrom("users")
+        .select(["quota", "used_quota"])
+        .where("id", "=", ids.users.alice)
+        .executeTakeFirstOrThrow();
+      const tokenBefore = await db()
+        .selectFrom("tokens")
+        .select("remain_quota")
+        .where("key", "=", ALICE_TOKEN)
+        .executeTakeFirstOrThrow();
       const r = await chat(`sk-${ALICE_TOKEN}`, "gpt-3.5-turbo");
       expect(r.status).toBe(200);
       expect(mock.seen.at(-1)!.authorization).toBe("Bearer sk-upstream-old");
       await flushRelayWrites(ctx.deps);
       // 0.25 × (9 + 5 × 3) = 6: gpt-3.5-turbo has no CompletionRatio entry, new-api's built-in 3 applies
-      const log = await db().selectFrom("logs").selectAll().where("user_id", "=", ids.users.alice).where("type", "=", 2).orderBy("id", "desc").executeTakeFirstOrThrow();
+      const log = await db()
+        .selectFrom("logs")
+        .selectAll()
+        .where("user_id", "=", ids.users.alice)
+        .where("type", "=", 2)
+        .orderBy("id", "desc")
+        .executeTakeFirstOrThrow();
       expect(Number(log.quota)).toBe(6);
       expect(JSON.parse(log.other)).toMatchObject({ model_ratio: 0.25, completion_ratio: 3, group_ratio: 1 });
-      const after = await db().selectFrom("users").select(["quota", "used_quota"]).where("id", "=", ids.users.alice).executeTakeFirstOrThrow();
+      const after = await db()
+        .selectFrom("users")
+        .select(["quota", "used_quota"])
+        .where("id", "=", ids.users.alice)
+        .executeTakeFirstOrThrow();
       expect(Number(before.quota) - Number(after.quota)).toBe(6);
       expect(Number(after.used_quota) - Number(before.used_quota)).toBe(6);
-      const tokenAfter = await db().selectFrom("tokens").select("remain_quota").where("key", "=", ALICE_TOKEN).executeTakeFirstOrThrow();
+      const tokenAfter = await db()
+        .selectFrom("tokens")
+        .select("remain_quota")
+        .where("key", "=", ALICE_TOKEN)
+        .executeTakeFirstOrThrow();
       expect(Number(tokenBefore.remain_quota) - Number(tokenAfter.remain_quota)).toBe(6);
       // bob: vip group (GroupRatio 1.5), unlimited token; gpt-4o's built-in completion ratio 4: 1.25 × (9 + 20) × 1.5 = 54.375
       expect((await chat(BOB_TOKEN, "gpt-4o")).status).toBe(200);
       await flushRelayWrites(ctx.deps);
-      const bobLog = await db().selectFrom("logs").selectAll().where("user_id", "=", ids.users.bob).orderBy("id", "desc").executeTakeFirstOrThrow();
+      const bobLog = await db()
+        .selectFrom("logs")
+        .selectAll()
+        .where("user_id", "=", ids.users.bob)
+        .orderBy("id", "desc")
+        .executeTakeFirstOrThrow();
       expect(Number(bobLog.quota)).toBe(54);
       expect(bobLog.group).toBe("vip");
     });
@@ -167,23 +238,49 @@ for (const kind of storageKinds()) {
     });
 
     test("redemption codes: expired and disabled ones are refused, an unused one redeems", async () => {
-      expect((await ctx.request("POST", "/api/user/topup", { as: alice, body: { key: REDEMPTION.expired } })).body.message).toBe("this redemption code has expired");
-      expect((await ctx.request("POST", "/api/user/topup", { as: alice, body: { key: REDEMPTION.disabled } })).body.message).toBe("this redemption code has been disabled");
-      expect((await ctx.request("POST", "/api/user/topup", { as: alice, body: { key: REDEMPTION.used } })).body.message).toBe("redemption code already used");
-      expect((await ctx.request("POST", "/api/user/topup", { as: alice, body: { key: REDEMPTION.unused } })).body).toMatchObject({ success: true, data: 300_000 });
+      expect(
+        (await ctx.request("POST", "/api/user/topup", { as: alice, body: { key: REDEMPTION.expired } })).body.message,
+      ).toBe("this redemption code has expired");
+      expect(
+        (await ctx.request("POST", "/api/user/topup", { as: alice, body: { key: REDEMPTION.disabled } })).body.message,
+      ).toBe("this redemption code has been disabled");
+      expect(
+        (await ctx.request("POST", "/api/user/topup", { as: alice, body: { key: REDEMPTION.used } })).body.message,
+      ).toBe("redemption code already used");
+      expect(
+        (await ctx.request("POST", "/api/user/topup", { as: alice, body: { key: REDEMPTION.unused } })).body,
+      ).toMatchObject({ success: true, data: 300_000 });
     });
 
     test("lists answer every field with one JSON type (the same on every database): users, tokens, channels, logs, codes, tasks, models", async () => {
       const users = await get("/api/user/?p=1&page_size=100", root);
       const a = users.items.find((u: any) => u.username === "alice");
-      expect(a).toMatchObject({ github_id: "", oidc_id: "", wechat_id: "", telegram_id: "", linux_do_id: "", quota: expect.any(Number), role: 1, group: "default" });
+      expect(a).toMatchObject({
+        github_id: "",
+        oidc_id: "",
+        wechat_id: "",
+        telegram_id: "",
+        linux_do_id: "",
+        quota: expect.any(Number),
+        role: 1,
+        group: "default",
+      });
       found.users = a;
       const tokens = await get("/api/token/?p=1&size=10", alice);
-      expect(tokens.items[0]).toMatchObject({ unlimited_quota: false, model_limits_enabled: false, remain_quota: expect.any(Number), key: `sk-${ALICE_TOKEN}` });
+      expect(tokens.items[0]).toMatchObject({
+        unlimited_quota: false,
+        model_limits_enabled: false,
+        remain_quota: expect.any(Number),
+        key: `sk-${ALICE_TOKEN}`,
+      });
       found.tokens = tokens.items[0];
       const channels = await get("/api/channel/?p=1&page_size=10", root);
       const multi = channels.items.find((c: any) => c.name === "multi");
-      expect(multi.channel_info).toMatchObject({ is_multi_key: true, multi_key_size: 2, multi_key_status_list: { 1: 2 } });
+      expect(multi.channel_info).toMatchObject({
+        is_multi_key: true,
+        multi_key_size: 2,
+        multi_key_status_list: { 1: 2 },
+      });
       expect(typeof multi.balance).toBe("number");
       found.channels = channels.items.find((c: any) => c.name === "openai-default");
       const logs = await get("/api/log/?p=1&page_size=50&type=0", root);
@@ -196,10 +293,19 @@ for (const kind of storageKinds()) {
       found.codes = codes.items.find((x: any) => x.key === REDEMPTION.disabled);
       expect((found.codes as any).expired_time).toBe(0);
       const drawings = await get("/api/mj/?p=0&page_size=10", root);
-      expect(drawings[0]).toMatchObject({ mj_id: "1700000000123456", status: "SUCCESS", quota: 50_000, properties: "" });
+      expect(drawings[0]).toMatchObject({
+        mj_id: "1700000000123456",
+        status: "SUCCESS",
+        quota: 50_000,
+        properties: "",
+      });
       found.drawings = drawings[0];
       const tasks = await get("/api/task/?p=0&page_size=10", root);
-      expect(tasks[0]).toMatchObject({ task_id: "suno-old-1", properties: { input: "a song" }, data: [{ id: "clip1", status: "complete" }] });
+      expect(tasks[0]).toMatchObject({
+        task_id: "suno-old-1",
+        properties: { input: "a song" },
+        data: [{ id: "clip1", status: "complete" }],
+      });
       expect("private_data" in tasks[0]).toBe(false);
       found.tasks = tasks[0];
       const mine = await get("/api/task/self?p=0&page_size=10", alice);
@@ -215,41 +321,95 @@ for (const kind of storageKinds()) {
     });
 
     test("rows Switchyard writes are ones new-api can load again: channel_info objects, gorm datetimes, JSON columns, integers", async () => {
-      const single = await ctx.request("POST", "/api/channel/", { as: root, body: { type: 1, name: "made-here", key: "sk-x", models: "gpt-4o" } });
+      const single = await ctx.request("POST", "/api/channel/", {
+        as: root,
+        body: { type: 1, name: "made-here", key: "sk-x", models: "gpt-4o" },
+      });
       expect(single.body.success).toBe(true);
-      const made = await db().selectFrom("channels").select("channel_info").where("id", "=", single.body.data.ids[0]).executeTakeFirstOrThrow();
+      const made = await db()
+        .selectFrom("channels")
+        .select("channel_info")
+        .where("id", "=", single.body.data.ids[0])
+        .executeTakeFirstOrThrow();
       expect(JSON.parse(String(made.channel_info))).toEqual(JSON.parse(GORM_CHANNEL_INFO));
-      const multi = await ctx.request("POST", "/api/channel/", { as: root, body: { type: 1, name: "multi-here", key: "a1\nb2\nc3", models: "m", mode: "multi_to_single", multi_key_mode: "random" } });
+      const multi = await ctx.request("POST", "/api/channel/", {
+        as: root,
+        body: {
+          type: 1,
+          name: "multi-here",
+          key: "a1\nb2\nc3",
+          models: "m",
+          mode: "multi_to_single",
+          multi_key_mode: "random",
+        },
+      });
       const multiId = multi.body.data.ids[0];
-      await ctx.request("POST", "/api/channel/multi_key/manage", { as: root, body: { channel_id: multiId, action: "disable_key", key_index: 2 } });
+      await ctx.request("POST", "/api/channel/multi_key/manage", {
+        as: root,
+        body: { channel_id: multiId, action: "disable_key", key_index: 2 },
+      });
       await ctx.request("PUT", "/api/channel/", { as: root, body: { id: ids.channels["old-disabled"], status: 1 } });
       await ctx.request("POST", `/api/channel/copy/${ids.channels.multi}`, { as: root });
-      const tok = await ctx.request("POST", "/api/token/", { as: alice, body: { name: "new", remain_quota: 5, expired_time: Math.floor(Date.now() / 1000) + 3600 } });
+      const tok = await ctx.request("POST", "/api/token/", {
+        as: alice,
+        body: { name: "new", remain_quota: 5, expired_time: Math.floor(Date.now() / 1000) + 3600 },
+      });
       await ctx.request("POST", "/api/token/batch", { as: alice, body: { ids: [tok.body.data[0].id] } });
-      const codes = await ctx.request("POST", "/api/redemption/", { as: root, body: { name: "later", quota: 5, count: 2, expired_time: Math.floor(Date.now() / 1000) + 3600 } });
-      const code = await db().selectFrom("redemptions").select("id").where("key", "=", codes.body.data[0]).executeTakeFirstOrThrow();
+      const codes = await ctx.request("POST", "/api/redemption/", {
+        as: root,
+        body: { name: "later", quota: 5, count: 2, expired_time: Math.floor(Date.now() / 1000) + 3600 },
+      });
+      const code = await db()
+        .selectFrom("redemptions")
+        .select("id")
+        .where("key", "=", codes.body.data[0])
+        .executeTakeFirstOrThrow();
       await ctx.request("DELETE", `/api/redemption/${code.id}`, { as: root });
       await ctx.request("DELETE", "/api/redemption/invalid", { as: root });
       await ctx.request("POST", "/api/user/manage", { as: root, body: { id: ids.users.bob, action: "delete" } });
-      await ctx.request("PUT", "/api/option/", { as: root, body: { key: "general_setting.quota_display_type", value: "CUSTOM" } });
-      await ctx.request("PUT", "/api/option/", { as: root, body: { key: "console_setting.uptime_kuma_groups", value: "[]" } });
+      await ctx.request("PUT", "/api/option/", {
+        as: root,
+        body: { key: "general_setting.quota_display_type", value: "CUSTOM" },
+      });
+      await ctx.request("PUT", "/api/option/", {
+        as: root,
+        body: { key: "console_setting.uptime_kuma_groups", value: "[]" },
+      });
       expect((await ctx.request("POST", "/api/user/checkin", { as: alice })).body.success).toBe(true);
       const v = await ctx.request("POST", "/api/vendors/", { as: root, body: { name: "Anthropic" } });
       await ctx.request("DELETE", `/api/vendors/${v.body.data.id}`, { as: root });
       const m = await ctx.request("POST", "/api/models/", { as: root, body: { model_name: "claude-x", vendor_id: 1 } });
       await ctx.request("DELETE", `/api/models/${m.body.data.id}`, { as: root });
-      const p = await ctx.request("POST", "/api/prefill_group/", { as: root, body: { name: "tags", type: "tag", items: ["a"] } });
+      const p = await ctx.request("POST", "/api/prefill_group/", {
+        as: root,
+        body: { name: "tags", type: "tag", items: ["a"] },
+      });
       await ctx.request("DELETE", `/api/prefill_group/${p.body.data.id}`, { as: root });
       expect((await ctx.request("POST", "/api/user/2fa/setup", { as: alice })).body.success).toBe(true);
       expect((await ctx.request("GET", "/api/user/token", { as: alice })).body.data).toHaveLength(32);
-      expect((await ctx.request("POST", "/api/user/", { as: root, body: { username: "newbie", password: "newbie1234", display_name: "Newbie" } })).body.success).toBe(true);
+      expect(
+        (
+          await ctx.request("POST", "/api/user/", {
+            as: root,
+            body: { username: "newbie", password: "newbie1234", display_name: "Newbie" },
+          })
+        ).body.success,
+      ).toBe(true);
       expect((await chat(`sk-${ALICE_TOKEN}`, "gpt-3.5-turbo")).status).toBe(200);
       await flushRelayWrites(ctx.deps);
       expect(await newApiReadable(db())).toEqual([]);
       // and what those writes look like, where new-api's reading is strict
-      const bob = await db().selectFrom("users").select("deleted_at").where("id", "=", ids.users.bob).executeTakeFirstOrThrow();
+      const bob = await db()
+        .selectFrom("users")
+        .select("deleted_at")
+        .where("id", "=", ids.users.bob)
+        .executeTakeFirstOrThrow();
       expect(bob.deleted_at).not.toBeNull();
-      const opt = await db().selectFrom("options").select("value").where("key", "=", "DisplayInCurrencyEnabled").executeTakeFirstOrThrow();
+      const opt = await db()
+        .selectFrom("options")
+        .select("value")
+        .where("key", "=", "DisplayInCurrencyEnabled")
+        .executeTakeFirstOrThrow();
       expect(opt.value).toBe("true");
     }, 30_000);
   });
@@ -263,19 +423,37 @@ describe("the new-api readability check", () => {
     expect(await newApiReadable(raw)).toEqual([]);
     await raw.updateTable("channels").set({ channel_info: "" }).where("name", "=", "openai-default").execute();
     await raw.updateTable("channels").set({ channel_info: '""' }).where("name", "=", "multi").execute();
-    await raw.updateTable("tokens").set({ deleted_at: "yesterday", remain_quota: "12 units" as any }).where("name", "=", "alice-main").execute();
-    await raw.updateTable("abilities").set({ enabled: 7 as any }).where("model", "=", "gpt-4o-mini").execute();
+    await raw
+      .updateTable("tokens")
+      .set({ deleted_at: "yesterday", remain_quota: "12 units" as any })
+      .where("name", "=", "alice-main")
+      .execute();
+    await raw
+      .updateTable("abilities")
+      .set({ enabled: 7 as any })
+      .where("model", "=", "gpt-4o-mini")
+      .execute();
     await raw.updateTable("tasks").set({ data: "not json" }).execute();
     const problems = await newApiReadable(raw);
-    expect(problems).toEqual(expect.arrayContaining([
-      expect.stringMatching(/^channels\[\d\]\.channel_info: not JSON: ""$/), expect.stringMatching(/^channels\[\d\]\.channel_info: not an object/),
-      expect.stringMatching(/^tokens\[0\]\.deleted_at: datetime text/), expect.stringMatching(/^tokens\[0\]\.remain_quota: not an integer/),
-      expect.stringMatching(/^abilities\[\d\]\.enabled: not a bool/), expect.stringMatching(/^tasks\[0\]\.data: not JSON/),
-      expect.stringMatching(/^channels\[\d\]\.channel_info: text where new-api writes and reads a blob$/), "tasks[0].data: text where new-api writes and reads a blob",
-    ]));
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^channels\[\d\]\.channel_info: not JSON: ""$/),
+        expect.stringMatching(/^channels\[\d\]\.channel_info: not an object/),
+        expect.stringMatching(/^tokens\[0\]\.deleted_at: datetime text/),
+        expect.stringMatching(/^tokens\[0\]\.remain_quota: not an integer/),
+        expect.stringMatching(/^abilities\[\d\]\.enabled: not a bool/),
+        expect.stringMatching(/^tasks\[0\]\.data: not JSON/),
+        expect.stringMatching(/^channels\[\d\]\.channel_info: text where new-api writes and reads a blob$/),
+        "tasks[0].data: text where new-api writes and reads a blob",
+      ]),
+    );
     expect(problems.length).toBe(9);
     // Valid JSON is not enough on SQLite: new-api's channel query fails on a TEXT channel_info.
-    await raw.updateTable("channels").set({ channel_info: GORM_CHANNEL_INFO }).where("name", "=", "old-disabled").execute();
+    await raw
+      .updateTable("channels")
+      .set({ channel_info: GORM_CHANNEL_INFO })
+      .where("name", "=", "old-disabled")
+      .execute();
     expect(await newApiReadable(raw)).toContain("channels[2].channel_info: text where new-api writes and reads a blob");
     await raw.destroy();
   });

@@ -17,24 +17,72 @@ beforeAll(async () => {
 afterAll(() => ctx.close());
 
 const put = (key: string, value: unknown) => ctx.request("PUT", "/api/option/", { as: root, body: { key, value } });
-const stored = async (key: string) => (await ctx.deps.db.selectFrom("options").select("value").where("key", "=", key).executeTakeFirst())?.value;
+const stored = async (key: string) =>
+  (await ctx.deps.db.selectFrom("options").select("value").where("key", "=", key).executeTakeFirst())?.value;
 const status = async () => (await ctx.request("GET", "/api/status")).body.data;
 
 // The keys the issue names as refused by Switchyard before (new-api's console saves them).
 const ISSUE_KEYS = [
-  "general_setting.quota_display_type", "general_setting.custom_currency_symbol", "general_setting.custom_currency_exchange_rate",
-  "console_setting.api_info", "console_setting.announcements", "console_setting.faq", "console_setting.uptime_kuma_groups",
-  "console_setting.api_info_enabled", "console_setting.announcements_enabled", "console_setting.faq_enabled", "console_setting.uptime_kuma_enabled",
-  "AutomaticDisableStatusCodes", "AutomaticRetryStatusCodes", "monitor_setting.auto_test_channel_enabled", "monitor_setting.auto_test_channel_minutes",
-  "checkin_setting.enabled", "checkin_setting.min_quota", "checkin_setting.max_quota", "fetch_setting.enable_ssrf_protection",
-  "fetch_setting.allowed_ports", "ImageRatio", "AudioRatio", "AudioCompletionRatio", "GroupGroupRatio", "AutoGroups", "DefaultUseAutoGroup",
-  "ExposeRatioEnabled", "HeaderNavModules", "SidebarModulesAdmin", "passkey.enabled", "passkey.rp_id", "discord.enabled", "discord.client_id",
-  "discord.client_secret", "StripeApiSecret", "StripeWebhookSecret", "StripePriceId", "StripeUnitPrice", "StripeMinTopUp",
-  "StripePromotionCodesEnabled", "CreemApiKey", "CreemProducts", "CreemTestMode", "CreemWebhookSecret", "USDExchangeRate", "PayMethods",
-  "payment_setting.amount_options", "payment_setting.amount_discount", "CreateCacheRatio", "LinuxDOMinimumTrustLevel", "TaskEnabled",
-  "legal.user_agreement", "legal.privacy_policy", "token_setting.max_user_tokens", "quota_setting.enable_free_model_pre_consume",
-  "general_setting.log_filter_autocomplete_enabled", "group_ratio_setting.group_special_usable_group",
-  "gemini.function_call_thought_signature_enabled", "gemini.remove_function_response_id_enabled", "global.thinking_model_blacklist",
+  "general_setting.quota_display_type",
+  "general_setting.custom_currency_symbol",
+  "general_setting.custom_currency_exchange_rate",
+  "console_setting.api_info",
+  "console_setting.announcements",
+  "console_setting.faq",
+  "console_setting.uptime_kuma_groups",
+  "console_setting.api_info_enabled",
+  "console_setting.announcements_enabled",
+  "console_setting.faq_enabled",
+  "console_setting.uptime_kuma_enabled",
+  "AutomaticDisableStatusCodes",
+  "AutomaticRetryStatusCodes",
+  "monitor_setting.auto_test_channel_enabled",
+  "monitor_setting.auto_test_channel_minutes",
+  "checkin_setting.enabled",
+  "checkin_setting.min_quota",
+  "checkin_setting.max_quota",
+  "fetch_setting.enable_ssrf_protection",
+  "fetch_setting.allowed_ports",
+  "ImageRatio",
+  "AudioRatio",
+  "AudioCompletionRatio",
+  "GroupGroupRatio",
+  "AutoGroups",
+  "DefaultUseAutoGroup",
+  "ExposeRatioEnabled",
+  "HeaderNavModules",
+  "SidebarModulesAdmin",
+  "passkey.enabled",
+  "passkey.rp_id",
+  "discord.enabled",
+  "discord.client_id",
+  "discord.client_secret",
+  "StripeApiSecret",
+  "StripeWebhookSecret",
+  "StripePriceId",
+  "StripeUnitPrice",
+  "StripeMinTopUp",
+  "StripePromotionCodesEnabled",
+  "CreemApiKey",
+  "CreemProducts",
+  "CreemTestMode",
+  "CreemWebhookSecret",
+  "USDExchangeRate",
+  "PayMethods",
+  "payment_setting.amount_options",
+  "payment_setting.amount_discount",
+  "CreateCacheRatio",
+  "LinuxDOMinimumTrustLevel",
+  "TaskEnabled",
+  "legal.user_agreement",
+  "legal.privacy_policy",
+  "token_setting.max_user_tokens",
+  "quota_setting.enable_free_model_pre_consume",
+  "general_setting.log_filter_autocomplete_enabled",
+  "group_ratio_setting.group_special_usable_group",
+  "gemini.function_call_thought_signature_enabled",
+  "gemini.remove_function_response_id_enabled",
+  "global.thinking_model_blacklist",
 ];
 
 describe("new-api option keys", () => {
@@ -62,11 +110,25 @@ describe("new-api option keys", () => {
     await put("CreemApiKey", "creem-key-value");
     const r = await ctx.request("GET", "/api/option/", { as: root });
     const keys = new Set(r.body.data.map((o: any) => o.key));
-    for (const s of ["StripeApiSecret", "StripeWebhookSecret", "CreemApiKey", "CreemWebhookSecret", "discord.client_secret", "WaffoApiKey"]) {
+    for (const s of [
+      "StripeApiSecret",
+      "StripeWebhookSecret",
+      "CreemApiKey",
+      "CreemWebhookSecret",
+      "discord.client_secret",
+      "WaffoApiKey",
+    ]) {
       expect(SECRET_OPTIONS.has(s)).toBe(true);
       expect(keys.has(s)).toBe(false);
     }
-    for (const k of ["general_setting.quota_display_type", "console_setting.faq", "AutoGroups", "StripePriceId", "discord.client_id"]) expect(keys.has(k)).toBe(true);
+    for (const k of [
+      "general_setting.quota_display_type",
+      "console_setting.faq",
+      "AutoGroups",
+      "StripePriceId",
+      "discord.client_id",
+    ])
+      expect(keys.has(k)).toBe(true);
     const text = JSON.stringify(r.body);
     for (const v of ["sk_live_stripe_secret", "discord-secret-value", "creem-key-value"]) expect(text).not.toContain(v);
     expect(await stored("StripeApiSecret")).toBe("sk_live_stripe_secret");
@@ -83,7 +145,10 @@ describe("new-api option keys", () => {
     expect(await stored("newer_setting.rules")).toBe('{"a":[1,2]}');
     expect((await put("newer_setting.api_key", "hidden-value")).body.success).toBe(true);
     expect((await put("NewerWebhookSecret", "hidden-too")).body.success).toBe(true);
-    const listed = (await ctx.request("GET", "/api/option/", { as: root })).body.data as { key: string; value: string }[];
+    const listed = (await ctx.request("GET", "/api/option/", { as: root })).body.data as {
+      key: string;
+      value: string;
+    }[];
     const byKey = new Map(listed.map((o) => [o.key, o.value]));
     expect(byKey.get("general_setting.no_such_key")).toBe("x");
     expect(byKey.get("newer_setting.rules")).toBe('{"a":[1,2]}');
@@ -99,27 +164,47 @@ describe("new-api option keys", () => {
 
   test("the keys new-api's current consoles save that Switchyard refused are accepted in new-api's text form", async () => {
     const cases: [string, unknown, string][] = [
-      ["theme.frontend", "default", "default"], ["SMTPForceAuthLogin", true, "true"], ["ChatLink", "https://chat.example", "https://chat.example"],
-      ["ChatLink2", "", ""], ["FileUploadPermission", 1, "1"], ["FileDownloadPermission", "0", "0"], ["ImageUploadPermission", 10, "10"],
+      ["theme.frontend", "default", "default"],
+      ["SMTPForceAuthLogin", true, "true"],
+      ["ChatLink", "https://chat.example", "https://chat.example"],
+      ["ChatLink2", "", ""],
+      ["FileUploadPermission", 1, "1"],
+      ["FileDownloadPermission", "0", "0"],
+      ["ImageUploadPermission", 10, "10"],
       ["ImageDownloadPermission", "100", "100"],
-      ["global.chat_completions_to_responses_policy", '{"enabled":true,"all_channels":false,"channel_ids":[3]}', '{"enabled":true,"all_channels":false,"channel_ids":[3]}'],
-      ["grok.violation_deduction_enabled", false, "false"], ["grok.violation_deduction_amount", 0.1, "0.1"],
-      ["model_deployment.ionet.enabled", "true", "true"], ["model_deployment.ionet.api_key", "io-secret", "io-secret"],
-      ["performance_setting.disk_cache_enabled", true, "true"], ["performance_setting.disk_cache_threshold_mb", 20, "20"],
-      ["performance_setting.disk_cache_max_size_mb", "2048", "2048"], ["performance_setting.disk_cache_path", "/tmp/cache", "/tmp/cache"],
-      ["performance_setting.monitor_enabled", false, "false"], ["performance_setting.monitor_cpu_threshold", 80, "80"],
-      ["performance_setting.monitor_memory_threshold", 85, "85"], ["performance_setting.monitor_disk_threshold", 90, "90"],
+      [
+        "global.chat_completions_to_responses_policy",
+        '{"enabled":true,"all_channels":false,"channel_ids":[3]}',
+        '{"enabled":true,"all_channels":false,"channel_ids":[3]}',
+      ],
+      ["grok.violation_deduction_enabled", false, "false"],
+      ["grok.violation_deduction_amount", 0.1, "0.1"],
+      ["model_deployment.ionet.enabled", "true", "true"],
+      ["model_deployment.ionet.api_key", "io-secret", "io-secret"],
+      ["performance_setting.disk_cache_enabled", true, "true"],
+      ["performance_setting.disk_cache_threshold_mb", 20, "20"],
+      ["performance_setting.disk_cache_max_size_mb", "2048", "2048"],
+      ["performance_setting.disk_cache_path", "/tmp/cache", "/tmp/cache"],
+      ["performance_setting.monitor_enabled", false, "false"],
+      ["performance_setting.monitor_cpu_threshold", 80, "80"],
+      ["performance_setting.monitor_memory_threshold", 85, "85"],
+      ["performance_setting.monitor_disk_threshold", 90, "90"],
     ];
     for (const [key, value, text] of cases) {
       expect(STORED_WITHOUT_EFFECT).toContain(key);
       expect({ key, ...(await put(key, value)).body }).toEqual({ key, success: true, message: "saved" });
       expect(await stored(key)).toBe(text);
     }
-    const listed = new Set(((await ctx.request("GET", "/api/option/", { as: root })).body.data as { key: string }[]).map((o) => o.key));
+    const listed = new Set(
+      ((await ctx.request("GET", "/api/option/", { as: root })).body.data as { key: string }[]).map((o) => o.key),
+    );
     expect(listed.has("theme.frontend")).toBe(true);
     expect(listed.has("payment_setting.compliance_confirmed")).toBe(true);
     expect(listed.has("model_deployment.ionet.api_key")).toBe(false);
-    expect((await put("theme.frontend", "modern")).body).toEqual({ success: false, message: 'theme.frontend must be "default" or "classic"' });
+    expect((await put("theme.frontend", "modern")).body).toEqual({
+      success: false,
+      message: 'theme.frontend must be "default" or "classic"',
+    });
     expect(await stored("theme.frontend")).toBe("default");
     expect((await put("performance_setting.monitor_cpu_threshold", "high")).body.success).toBe(false);
     expect((await put("grok.violation_deduction_enabled", "yes")).body.success).toBe(false);
@@ -128,16 +213,31 @@ describe("new-api option keys", () => {
 
   test("PUT /api/option/bulk {options: [{key, value}]}: every value checked before any is written", async () => {
     const bulk = (options: unknown) => ctx.request("PUT", "/api/option/bulk", { as: root, body: { options } });
-    expect((await bulk([{ key: "LogConsumeEnabled", value: "false" }, { key: "SidebarModulesAdmin", value: '{"chat":{"enabled":true}}' }])).body)
-      .toEqual({ success: true, message: "saved" });
+    expect(
+      (
+        await bulk([
+          { key: "LogConsumeEnabled", value: "false" },
+          { key: "SidebarModulesAdmin", value: '{"chat":{"enabled":true}}' },
+        ])
+      ).body,
+    ).toEqual({ success: true, message: "saved" });
     expect(await stored("LogConsumeEnabled")).toBe("false");
     expect(await stored("SidebarModulesAdmin")).toBe('{"chat":{"enabled":true}}');
-    const bad = await bulk([{ key: "LogConsumeEnabled", value: "true" }, { key: "RetryTimes", value: "many" }]);
+    const bad = await bulk([
+      { key: "LogConsumeEnabled", value: "true" },
+      { key: "RetryTimes", value: "many" },
+    ]);
     expect([bad.status, bad.body.message]).toEqual([400, "RetryTimes must be a number"]);
     expect(await stored("LogConsumeEnabled")).toBe("false");
-    expect((await bulk([{ key: "LogConsumeEnabled", value: true }])).body.message).toBe("LogConsumeEnabled: value must be a string");
-    expect((await bulk(Array.from({ length: 101 }, () => ({ key: "LogConsumeEnabled", value: "true" })))).status).toBe(400);
-    expect((await ctx.request("PUT", "/api/option/bulk", { as: await ctx.user(10), body: { options: [] } })).status).toBe(403);
+    expect((await bulk([{ key: "LogConsumeEnabled", value: true }])).body.message).toBe(
+      "LogConsumeEnabled: value must be a string",
+    );
+    expect((await bulk(Array.from({ length: 101 }, () => ({ key: "LogConsumeEnabled", value: "true" })))).status).toBe(
+      400,
+    );
+    expect(
+      (await ctx.request("PUT", "/api/option/bulk", { as: await ctx.user(10), body: { options: [] } })).status,
+    ).toBe(403);
     await bulk([{ key: "LogConsumeEnabled", value: "true" }]);
   });
 
@@ -146,7 +246,10 @@ describe("new-api option keys", () => {
     expect(r.status).toBe(400);
     expect(r.body.message).toContain("POST /api/option/payment_compliance");
     expect(await stored("payment_setting.compliance_confirmed")).toBeUndefined();
-    const refused = await ctx.request("POST", "/api/option/payment_compliance", { as: root, body: { confirmed: false } });
+    const refused = await ctx.request("POST", "/api/option/payment_compliance", {
+      as: root,
+      body: { confirmed: false },
+    });
     expect([refused.status, refused.body.success]).toEqual([400, false]);
     expect(await stored("payment_setting.compliance_confirmed")).toBeUndefined();
     const before = Math.floor(Date.now() / 1000);
@@ -175,7 +278,7 @@ describe("new-api option keys", () => {
       ["AutomaticRetryStatusCodes", "503-500", "starts after it ends"],
       ["ImageRatio", '{"gpt-image-1":"x"}', 'the value of "gpt-image-1" must be a number >= 0'],
       ["AudioRatio", "[1]", "must be a JSON object"],
-      ["GroupGroupRatio", '{"vip":2}', 'must map groups to ratios'],
+      ["GroupGroupRatio", '{"vip":2}', "must map groups to ratios"],
       ["GroupGroupRatio", '{"vip":{"default":-1}}', "must be a number >= 0"],
       ["AutoGroups", '{"a":1}', "must be a JSON array of group names"],
       ["AutoGroups", '["auto"]', 'not "auto"'],
@@ -188,20 +291,53 @@ describe("new-api option keys", () => {
       ["WaffoNotifyUrl", "ftp://x", "must start with http:// or https://"],
       ["console_setting.api_info_enabled", "on", 'must be "true" or "false"'],
       ["console_setting.api_info", "{}", "expected a JSON array of objects"],
-      ["console_setting.api_info", '[{"url":"https://api.example.com","route":"main","description":"d","color":"neon"}]', "unknown color"],
-      ["console_setting.api_info", '[{"url":"javascript:alert(1)","route":"main","description":"d","color":"blue"}]', "http:// or https://"],
-      ["console_setting.api_info", '[{"url":"https://a.example","route":"<script>x","description":"d","color":"blue"}]', "not allowed"],
+      [
+        "console_setting.api_info",
+        '[{"url":"https://api.example.com","route":"main","description":"d","color":"neon"}]',
+        "unknown color",
+      ],
+      [
+        "console_setting.api_info",
+        '[{"url":"javascript:alert(1)","route":"main","description":"d","color":"blue"}]',
+        "http:// or https://",
+      ],
+      [
+        "console_setting.api_info",
+        '[{"url":"https://a.example","route":"<script>x","description":"d","color":"blue"}]',
+        "not allowed",
+      ],
       ["console_setting.announcements", '[{"content":"hi","publishDate":"yesterday"}]', "RFC 3339"],
-      ["console_setting.announcements", '[{"content":"hi","publishDate":"2025-01-02T03:04:05Z","type":"party"}]', "unknown type"],
-      ["console_setting.announcements", JSON.stringify([{ content: "x".repeat(501), publishDate: "2025-01-02T03:04:05Z" }]), "longer than 500"],
+      [
+        "console_setting.announcements",
+        '[{"content":"hi","publishDate":"2025-01-02T03:04:05Z","type":"party"}]',
+        "unknown type",
+      ],
+      [
+        "console_setting.announcements",
+        JSON.stringify([{ content: "x".repeat(501), publishDate: "2025-01-02T03:04:05Z" }]),
+        "longer than 500",
+      ],
       ["console_setting.faq", '[{"question":"q"}]', "answer is required"],
-      ["console_setting.uptime_kuma_groups", '[{"categoryName":"a","url":"https://up.example","slug":"bad slug"}]', "slug may hold only"],
-      ["console_setting.uptime_kuma_groups", '[{"categoryName":"a","url":"https://up.example","slug":"s"},{"categoryName":"a","url":"https://up.example","slug":"t"}]', "repeats"],
+      [
+        "console_setting.uptime_kuma_groups",
+        '[{"categoryName":"a","url":"https://up.example","slug":"bad slug"}]',
+        "slug may hold only",
+      ],
+      [
+        "console_setting.uptime_kuma_groups",
+        '[{"categoryName":"a","url":"https://up.example","slug":"s"},{"categoryName":"a","url":"https://up.example","slug":"t"}]',
+        "repeats",
+      ],
     ];
     for (const [key, value, message] of cases) {
       const before = await stored(key);
       const r = await put(key, value);
-      expect({ key, value, status: r.status, success: r.body.success }).toEqual({ key, value, status: 400, success: false });
+      expect({ key, value, status: r.status, success: r.body.success }).toEqual({
+        key,
+        value,
+        status: 400,
+        success: false,
+      });
       expect(r.body.message).toContain(key);
       expect(r.body.message).toContain(message);
       expect(await stored(key)).toBe(before);
@@ -211,7 +347,10 @@ describe("new-api option keys", () => {
   test("status-code lists are stored in new-api's normal form (sorted, merged, full-width commas read)", async () => {
     expect((await put("AutomaticDisableStatusCodes", " 403, 401，500-503,502 , 504")).body.success).toBe(true);
     expect(await stored("AutomaticDisableStatusCodes")).toBe("401,403,500-504");
-    expect(parseStatusCodeRanges("429,400-410")).toEqual([{ start: 400, end: 410 }, { start: 429, end: 429 }]);
+    expect(parseStatusCodeRanges("429,400-410")).toEqual([
+      { start: 400, end: 410 },
+      { start: 429, end: 429 },
+    ]);
     expect(statusInList("401,500-503", 502)).toBe(true);
     expect(statusInList("401,500-503", 504)).toBe(false);
     expect(statusInList("garbage", 401)).toBe(false);
@@ -227,12 +366,21 @@ describe("new-api option keys", () => {
       { content: "newer", publishDate: "2025-06-01T08:00:00+08:00", type: "warning", extra: "details" },
     ];
     const faq = [{ question: "How do I pay?", answer: "With a redemption code." }];
-    for (const [k, v] of [["console_setting.api_info", apiInfo], ["console_setting.announcements", announcements], ["console_setting.faq", faq]] as const) {
+    for (const [k, v] of [
+      ["console_setting.api_info", apiInfo],
+      ["console_setting.announcements", announcements],
+      ["console_setting.faq", faq],
+    ] as const) {
       expect((await put(k, JSON.stringify(v))).body.success).toBe(true);
       expect(await stored(k)).toBe(JSON.stringify(v));
     }
     let s = await status();
-    expect(s).toMatchObject({ api_info_enabled: true, announcements_enabled: true, faq_enabled: true, uptime_kuma_enabled: true });
+    expect(s).toMatchObject({
+      api_info_enabled: true,
+      announcements_enabled: true,
+      faq_enabled: true,
+      uptime_kuma_enabled: true,
+    });
     expect(s.api_info).toEqual(apiInfo);
     expect(s.announcements.map((a: any) => a.content)).toEqual(["newer", "older"]);
     expect(s.faq).toEqual(faq);
@@ -258,7 +406,11 @@ describe("new-api option keys", () => {
     expect(await stored("general_setting.quota_display_type")).toBe("TOKENS");
     await put("general_setting.quota_display_type", "CUSTOM");
     expect(await status()).toMatchObject({
-      quota_display_type: "CUSTOM", custom_currency_symbol: "€", custom_currency_exchange_rate: 0.92, display_in_currency: true, usd_exchange_rate: 7.3,
+      quota_display_type: "CUSTOM",
+      custom_currency_symbol: "€",
+      custom_currency_exchange_rate: 0.92,
+      display_in_currency: true,
+      usd_exchange_rate: 7.3,
     });
     await put("general_setting.quota_display_type", "USD");
   });
@@ -271,11 +423,22 @@ describe("new-api option keys", () => {
     await put("legal.user_agreement", "Be nice.");
     const s = await status();
     expect(s).toMatchObject({
-      HeaderNavModules: '{"home":true,"pricing":{"enabled":true,"requireAuth":false}}', SidebarModulesAdmin: '{"admin":{"enabled":true,"channel":true}}',
-      checkin_enabled: true, default_use_auto_group: true, user_agreement_enabled: true, privacy_policy_enabled: false,
-      discord_oauth: false, enable_batch_update: true, stripe_unit_price: expect.any(Number), linuxdo_minimum_trust_level: 0,
+      HeaderNavModules: '{"home":true,"pricing":{"enabled":true,"requireAuth":false}}',
+      SidebarModulesAdmin: '{"admin":{"enabled":true,"channel":true}}',
+      checkin_enabled: true,
+      default_use_auto_group: true,
+      user_agreement_enabled: true,
+      privacy_policy_enabled: false,
+      discord_oauth: false,
+      enable_batch_update: true,
+      stripe_unit_price: expect.any(Number),
+      linuxdo_minimum_trust_level: 0,
     });
-    expect((await ctx.request("GET", "/api/user-agreement")).body).toEqual({ success: true, message: "", data: "Be nice." });
+    expect((await ctx.request("GET", "/api/user-agreement")).body).toEqual({
+      success: true,
+      message: "",
+      data: "Be nice.",
+    });
     expect((await ctx.request("GET", "/api/privacy-policy")).body).toEqual({ success: true, message: "", data: "" });
     await put("checkin_setting.enabled", "false");
     await put("DefaultUseAutoGroup", "false");
@@ -283,7 +446,8 @@ describe("new-api option keys", () => {
 
   test("the keys stored without effect are a fixed, documented list", () => {
     const doc = readFileSync(join(import.meta.dir, "../../docs/options.md"), "utf8");
-    for (const key of STORED_WITHOUT_EFFECT) expect({ key, documented: doc.includes("`" + key + "`") }).toEqual({ key, documented: true });
+    for (const key of STORED_WITHOUT_EFFECT)
+      expect({ key, documented: doc.includes("`" + key + "`") }).toEqual({ key, documented: true });
     expect(STORED_WITHOUT_EFFECT).toContain("StripeApiSecret");
     expect(STORED_WITHOUT_EFFECT).toContain("discord.enabled");
     expect(STORED_WITHOUT_EFFECT).not.toContain("checkin_setting.enabled");

@@ -7,18 +7,29 @@ import { TLSSocket } from "node:tls";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { checkQuota, maybeNotifyQuota, sendToRoot, webhookAllowed } from "../../server/infra/notify.ts";
 import { createTransport } from "nodemailer";
-import { sendMail, buildMessage, mailError, mayAuthenticate, transportOptions, type SmtpSettings } from "../../server/infra/mail.ts";
+import {
+  sendMail,
+  buildMessage,
+  mailError,
+  mayAuthenticate,
+  transportOptions,
+  type SmtpSettings,
+} from "../../server/infra/mail.ts";
 import { parseMail, unfold } from "../mocks/mime.ts";
 import { allowLocalFetches } from "../helpers/outbound.ts";
 
 // ---- a local webhook receiver -------------------------------------------------------------------------
-interface Hook { headers: Headers; body: any }
+interface Hook {
+  headers: Headers;
+  body: any;
+}
 function webhookReceiver(delayMs = 0) {
   const hits: Hook[] = [];
   /** Requests that reached the receiver, answered or not yet. */
   let arrived = 0;
   const server = Bun.serve({
-    port: 0, hostname: "127.0.0.1",
+    port: 0,
+    hostname: "127.0.0.1",
     async fetch(req) {
       arrived++;
       const body = await req.json();
@@ -31,8 +42,16 @@ function webhookReceiver(delayMs = 0) {
 }
 
 // ---- a local SMTP server (plain or implicit TLS) -----------------------------------------------------------
-interface Received { auth: string[]; from: string; to: string; data: string; commands: string[] }
-function smtpServer(opts: { authMechs?: string; tls?: { key: string; cert: string }; user?: string; pass?: string } = {}) {
+interface Received {
+  auth: string[];
+  from: string;
+  to: string;
+  data: string;
+  commands: string[];
+}
+function smtpServer(
+  opts: { authMechs?: string; tls?: { key: string; cert: string }; user?: string; pass?: string } = {},
+) {
   const mails: Received[] = [];
   /** Every command verb of every connection, in order. */
   const log: string[] = [];
@@ -40,7 +59,9 @@ function smtpServer(opts: { authMechs?: string; tls?: { key: string; cert: strin
   const pass = opts.pass ?? "app-password";
   type State = { buf: string; mode: "cmd" | "data" | "login-user" | "login-pass"; cur: Received; loginUser?: string };
   const server = Bun.listen<State>({
-    hostname: "127.0.0.1", port: 0, ...(opts.tls ? { tls: opts.tls } : {}),
+    hostname: "127.0.0.1",
+    port: 0,
+    ...(opts.tls ? { tls: opts.tls } : {}),
     socket: {
       open(s) {
         s.data = { buf: "", mode: "cmd", cur: { auth: [], from: "", to: "", data: "", commands: [] } };
@@ -78,7 +99,8 @@ function smtpServer(opts: { authMechs?: string; tls?: { key: string; cert: strin
           st.cur.commands.push(line.split(" ")[0].toUpperCase());
           log.push(line.split(" ")[0].toUpperCase());
           const upper = line.toUpperCase();
-          if (upper.startsWith("EHLO")) s.write(`250-mock greets you\r\n250-SIZE 1000000\r\n250 AUTH ${opts.authMechs ?? "PLAIN LOGIN"}\r\n`);
+          if (upper.startsWith("EHLO"))
+            s.write(`250-mock greets you\r\n250-SIZE 1000000\r\n250 AUTH ${opts.authMechs ?? "PLAIN LOGIN"}\r\n`);
           else if (upper.startsWith("AUTH PLAIN ")) {
             const [, u, p] = Buffer.from(line.slice(11), "base64").toString().split("\0");
             st.cur.auth.push(`PLAIN ${u}`);
@@ -109,8 +131,24 @@ function smtpServer(opts: { authMechs?: string; tls?: { key: string; cert: strin
 /** A throwaway self-signed certificate for localhost / 127.0.0.1 (openssl is part of the test image). */
 function selfSigned(): { key: string; cert: string } {
   const dir = mkdtempSync(join(tmpdir(), "sy-smtp-"));
-  const proc = Bun.spawnSync(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem"),
-    "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"]);
+  const proc = Bun.spawnSync([
+    "openssl",
+    "req",
+    "-x509",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-keyout",
+    join(dir, "key.pem"),
+    "-out",
+    join(dir, "cert.pem"),
+    "-days",
+    "1",
+    "-subj",
+    "/CN=localhost",
+    "-addext",
+    "subjectAltName=DNS:localhost,IP:127.0.0.1",
+  ]);
   if (proc.exitCode !== 0) throw new Error("openssl failed: " + proc.stderr.toString());
   return { key: readFileSync(join(dir, "key.pem"), "utf8"), cert: readFileSync(join(dir, "cert.pem"), "utf8") };
 }
@@ -138,7 +176,8 @@ function startTlsServer(pem: { key: string; cert: string }) {
         const secure = sock instanceof TLSSocket;
         log.push(`${secure ? "tls" : "plain"}:${line.split(" ")[0].toUpperCase()}`);
         const u = line.toUpperCase();
-        if (u.startsWith("EHLO")) sock.write(secure ? "250-mock\r\n250 AUTH PLAIN\r\n" : "250-mock\r\n250 STARTTLS\r\n");
+        if (u.startsWith("EHLO"))
+          sock.write(secure ? "250-mock\r\n250 AUTH PLAIN\r\n" : "250-mock\r\n250 STARTTLS\r\n");
         else if (u === "STARTTLS") {
           sock.write("220 ready\r\n");
           raw.removeListener("data", handler);
@@ -157,7 +196,9 @@ function startTlsServer(pem: { key: string; cert: string }) {
     raw.on("data", handler);
     raw.write("220 mock\r\n");
   });
-  const ready = new Promise<number>((resolve) => server.listen(0, "127.0.0.1", () => resolve((server.address() as any).port)));
+  const ready = new Promise<number>((resolve) =>
+    server.listen(0, "127.0.0.1", () => resolve((server.address() as any).port)),
+  );
   return { log, ready, stop: () => server.close() };
 }
 
@@ -203,7 +244,12 @@ describe("quota notifications by webhook", () => {
   });
 
   test("below the user's threshold: one webhook with type, title, content, values, timestamp and the Bearer secret", async () => {
-    const id = await mkUser({ notify_type: "webhook", webhook_url: hook.url, webhook_secret: "s3cret", quota_warning_threshold: 1_000_000 });
+    const id = await mkUser({
+      notify_type: "webhook",
+      webhook_url: hook.url,
+      webhook_secret: "s3cret",
+      quota_warning_threshold: 1_000_000,
+    });
     const before = Math.floor(Date.now() / 1000);
     expect(await checkQuota(ctx.deps, id, 250_000)).toBe("sent");
     expect(hook.hits).toHaveLength(1);
@@ -271,7 +317,11 @@ describe("quota notifications by webhook", () => {
       for (let i = 0; i < 100 && slow.hits.length === 0; i++) await Bun.sleep(20);
       expect(slow.hits).toHaveLength(1);
       // a failing target never throws into the caller
-      const gone = await mkUser({ notify_type: "webhook", webhook_url: "http://127.0.0.1:1/none", quota_warning_threshold: 100 });
+      const gone = await mkUser({
+        notify_type: "webhook",
+        webhook_url: "http://127.0.0.1:1/none",
+        quota_warning_threshold: 100,
+      });
       expect(() => maybeNotifyQuota(ctx.deps, gone, 1)).not.toThrow();
       expect(() => maybeNotifyQuota(ctx.deps, 999999, 1)).not.toThrow();
       await Bun.sleep(50);
@@ -300,7 +350,14 @@ describe("quota notifications and root messages by email", () => {
   });
 
   test("email goes to notification_email (else the account email) through SMTP with AUTH", async () => {
-    const s = await ctx.user(1, { email: "acct@example.com", setting: JSON.stringify({ notify_type: "email", notification_email: "alerts@example.com", quota_warning_threshold: 1000 }) });
+    const s = await ctx.user(1, {
+      email: "acct@example.com",
+      setting: JSON.stringify({
+        notify_type: "email",
+        notification_email: "alerts@example.com",
+        quota_warning_threshold: 1000,
+      }),
+    });
     expect(await checkQuota(ctx.deps, s.id, 10)).toBe("sent");
     const m = smtp.mails.at(-1)!;
     expect(m.auth).toEqual(["PLAIN mailer@example.com"]);
@@ -312,7 +369,10 @@ describe("quota notifications and root messages by email", () => {
     expect(headers).toContain("To: alerts@example.com");
     expect(html).toContain("Your remaining quota is $0.00");
     expect(await checkQuota(ctx.deps, s.id, 5)).toBe("throttled");
-    const plain = await ctx.user(1, { email: "acct2@example.com", setting: JSON.stringify({ quota_warning_threshold: 1000 }) });
+    const plain = await ctx.user(1, {
+      email: "acct2@example.com",
+      setting: JSON.stringify({ quota_warning_threshold: 1000 }),
+    });
     expect(await checkQuota(ctx.deps, plain.id, 10)).toBe("sent");
     expect(smtp.mails.at(-1)!.to).toBe("<acct2@example.com>");
     const nobody = await ctx.user(1, { email: "", setting: JSON.stringify({ quota_warning_threshold: 1000 }) });
@@ -321,7 +381,13 @@ describe("quota notifications and root messages by email", () => {
 
   test("notifyRoot reaches the super admin by the super admin's setting", async () => {
     await ctx.deps.db.updateTable("users").set({ email: "root@example.com" }).where("username", "=", "root").execute();
-    expect(await sendToRoot(ctx.deps, { title: "Channel disabled", content: "Channel {{value}} was disabled automatically", values: ["#7"] })).toBe("sent");
+    expect(
+      await sendToRoot(ctx.deps, {
+        title: "Channel disabled",
+        content: "Channel {{value}} was disabled automatically",
+        values: ["#7"],
+      }),
+    ).toBe("sent");
     const m = smtp.mails.at(-1)!;
     expect(m.to).toBe("<root@example.com>");
     expect(decodeBody(m.data).html).toContain("Channel #7 was disabled automatically");
@@ -330,7 +396,13 @@ describe("quota notifications and root messages by email", () => {
 
 describe("SMTP client", () => {
   const settings = (port: number, over: Partial<SmtpSettings> = {}): SmtpSettings => ({
-    host: "127.0.0.1", port, secure: false, account: "mailer@example.com", token: "app-password", from: "noreply@example.com", ...over,
+    host: "127.0.0.1",
+    port,
+    secure: false,
+    account: "mailer@example.com",
+    token: "app-password",
+    from: "noreply@example.com",
+    ...over,
   });
 
   test("AUTH LOGIN when the server offers only LOGIN; non-ASCII subjects are encoded", async () => {
@@ -352,15 +424,19 @@ describe("SMTP client", () => {
   test("wrong credentials and refused connections are reported as errors", async () => {
     const smtp = smtpServer();
     try {
-      await expect(sendMail(settings(smtp.port, { token: "wrong" }), { to: "a@example.com", subject: "x", html: "x" })).rejects.toThrow(
-        /authentication failed: 535/,
-      );
+      await expect(
+        sendMail(settings(smtp.port, { token: "wrong" }), { to: "a@example.com", subject: "x", html: "x" }),
+      ).rejects.toThrow(/authentication failed: 535/);
       expect(smtp.mails).toHaveLength(0);
     } finally {
       smtp.stop();
     }
-    await expect(sendMail(settings(1), { to: "a@example.com", subject: "x", html: "x" })).rejects.toThrow(/cannot connect/);
-    await expect(sendMail(settings(1), { to: "a@example.com>\r\nRCPT TO:<b@x", subject: "x", html: "x" })).rejects.toThrow(/invalid mail address/);
+    await expect(sendMail(settings(1), { to: "a@example.com", subject: "x", html: "x" })).rejects.toThrow(
+      /cannot connect/,
+    );
+    await expect(
+      sendMail(settings(1), { to: "a@example.com>\r\nRCPT TO:<b@x", subject: "x", html: "x" }),
+    ).rejects.toThrow(/invalid mail address/);
   });
 
   test("a password is only sent encrypted or to a loopback server", () => {
@@ -375,12 +451,18 @@ describe("SMTP client", () => {
     const { key, cert } = selfSigned();
     const smtp = smtpServer({ tls: { key, cert } });
     try {
-      await sendMail(settings(smtp.port, { secure: true }), { to: "tls@example.com", subject: "over tls", html: "secure" }, { tls: { ca: cert } });
+      await sendMail(
+        settings(smtp.port, { secure: true }),
+        { to: "tls@example.com", subject: "over tls", html: "secure" },
+        { tls: { ca: cert } },
+      );
       expect(smtp.mails[0].to).toBe("<tls@example.com>");
       expect(decodeBody(smtp.mails[0].data).html).toBe("secure");
       expect(smtp.mails[0].auth).toEqual(["PLAIN mailer@example.com"]);
       // an untrusted certificate is refused
-      await expect(sendMail(settings(smtp.port, { secure: true }), { to: "tls@example.com", subject: "x", html: "x" })).rejects.toThrow();
+      await expect(
+        sendMail(settings(smtp.port, { secure: true }), { to: "tls@example.com", subject: "x", html: "x" }),
+      ).rejects.toThrow();
     } finally {
       smtp.stop();
     }
@@ -391,9 +473,21 @@ describe("SMTP client", () => {
     const srv = startTlsServer(pem);
     try {
       const port = await srv.ready;
-      await sendMail(settings(port, { host: "localhost" }), { to: "t@example.com", subject: "s", html: "h" }, { tls: { ca: pem.cert } });
+      await sendMail(
+        settings(port, { host: "localhost" }),
+        { to: "t@example.com", subject: "s", html: "h" },
+        { tls: { ca: pem.cert } },
+      );
       // nodemailer closes the connection once the message is accepted (no QUIT).
-      expect(srv.log).toEqual(["plain:EHLO", "plain:STARTTLS", "tls:EHLO", "tls:AUTH", "tls:MAIL", "tls:RCPT", "tls:DATA"]);
+      expect(srv.log).toEqual([
+        "plain:EHLO",
+        "plain:STARTTLS",
+        "tls:EHLO",
+        "tls:AUTH",
+        "tls:MAIL",
+        "tls:RCPT",
+        "tls:DATA",
+      ]);
     } finally {
       srv.stop();
     }
@@ -409,9 +503,16 @@ describe("SMTP client", () => {
       expect(transportOptions({ ...remote, account: "" }).requireTLS).toBe(false); // no password to protect
       // The options computed for the remote server, pointed at this plain one (it answers STARTTLS with 502).
       const transport = createTransport({ ...transportOptions(remote), host: "127.0.0.1" });
-      const err = await transport.sendMail({ from: "noreply@example.com", to: "a@example.com", subject: "x", html: "x" }).then(() => null, (e) => e);
+      const err = await transport
+        .sendMail({ from: "noreply@example.com", to: "a@example.com", subject: "x", html: "x" })
+        .then(
+          () => null,
+          (e) => e,
+        );
       transport.close();
-      expect(mailError(err, remote).message).toMatch(/^the SMTP server offers no encryption; refusing to send the password in clear text/);
+      expect(mailError(err, remote).message).toMatch(
+        /^the SMTP server offers no encryption; refusing to send the password in clear text/,
+      );
       expect(smtp.log).toEqual(["EHLO", "STARTTLS"]);
       expect(smtp.mails).toHaveLength(0);
     } finally {
@@ -421,7 +522,11 @@ describe("SMTP client", () => {
 
   test("message format: Date, ASCII header lines within 78 columns, a body that decodes back", async () => {
     const html = "<p>" + "x".repeat(200) + " Ünïcødé 你好 Привет</p>";
-    const raw = await buildMessage("noreply@example.com", { to: "a@example.com", subject: "Hi", html }, { date: new Date(Date.UTC(2026, 0, 2, 3, 4, 5)) });
+    const raw = await buildMessage(
+      "noreply@example.com",
+      { to: "a@example.com", subject: "Hi", html },
+      { date: new Date(Date.UTC(2026, 0, 2, 3, 4, 5)) },
+    );
     expect(raw).toContain("Date: Fri, 02 Jan 2026 03:04:05 +0000");
     expect(raw).toMatch(/^Content-Transfer-Encoding: (base64|quoted-printable)$/m);
     for (const line of raw.split("\r\n")) expect(line.length).toBeLessThanOrEqual(78);
@@ -438,7 +543,9 @@ describe("throttle across instances", () => {
     const hook = webhookReceiver();
     try {
       const other = { ...ctx.deps }; // a second instance over the same database and cache
-      const s = await ctx.user(1, { setting: JSON.stringify({ notify_type: "webhook", webhook_url: hook.url, quota_warning_threshold: 100 }) });
+      const s = await ctx.user(1, {
+        setting: JSON.stringify({ notify_type: "webhook", webhook_url: hook.url, quota_warning_threshold: 100 }),
+      });
       expect(await checkQuota(ctx.deps, s.id, 1)).toBe("sent");
       expect(await checkQuota(other, s.id, 1)).toBe("throttled");
       expect(hook.hits).toHaveLength(1);

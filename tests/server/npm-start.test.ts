@@ -15,11 +15,18 @@ const started: number[] = [];
 
 function descendants(pid: number): number[] {
   const out = Bun.spawnSync(["ps", "-o", "pid=", "--ppid", String(pid)]).stdout.toString();
-  const kids = out.split("\n").map((s) => Number(s.trim())).filter((n) => n > 0);
+  const kids = out
+    .split("\n")
+    .map((s) => Number(s.trim()))
+    .filter((n) => n > 0);
   return kids.flatMap((k) => [k, ...descendants(k)]);
 }
 
-const answers = (base: string) => fetch(`${base}/api/status`).then((r) => r.ok, () => false);
+const answers = (base: string) =>
+  fetch(`${base}/api/status`).then(
+    (r) => r.ok,
+    () => false,
+  );
 
 afterAll(() => {
   for (const pid of started) {
@@ -35,14 +42,24 @@ describe("npm start", () => {
   test("a SIGTERM to npm stops the gateway cleanly: the port stops answering", async () => {
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
-    const env: Record<string, string> = { ...(process.env as Record<string, string>), PORT: String(port), DATA_DIR: dataDir, CONSOLE_DIR: consoleDir, SESSION_SECRET: "npm-start-test" };
+    const env: Record<string, string> = {
+      ...(process.env as Record<string, string>),
+      PORT: String(port),
+      DATA_DIR: dataDir,
+      CONSOLE_DIR: consoleDir,
+      SESSION_SECRET: "npm-start-test",
+    };
     delete env.SQL_DSN;
     delete env.REDIS_CONN_STRING;
     const npm = Bun.spawn(["npm", "start"], { cwd: ROOT, env, stdout: "pipe", stderr: "pipe" });
     let out = "";
     const dec = new TextDecoder();
-    void (async () => { for await (const c of npm.stdout as ReadableStream<Uint8Array>) out += dec.decode(c); })();
-    void (async () => { for await (const c of npm.stderr as ReadableStream<Uint8Array>) out += dec.decode(c); })();
+    void (async () => {
+      for await (const c of npm.stdout as ReadableStream<Uint8Array>) out += dec.decode(c);
+    })();
+    void (async () => {
+      for await (const c of npm.stderr as ReadableStream<Uint8Array>) out += dec.decode(c);
+    })();
     let up = false;
     for (let i = 0; i < 600 && !up && npm.exitCode === null; i++) {
       up = await answers(base);

@@ -27,15 +27,24 @@ const byId = (id: string) => ctx.deps.db.selectFrom("users").selectAll().where("
 
 describe("Linux DO sign-in", () => {
   test("a new Linux DO account registers linuxdo_<n> and is logged in; the second sign-in is the same user", async () => {
-    const max = await ctx.deps.db.selectFrom("users").select((eb) => eb.fn.max("id").as("m")).executeTakeFirstOrThrow();
+    const max = await ctx.deps.db
+      .selectFrom("users")
+      .select((eb) => eb.fn.max("id").as("m"))
+      .executeTakeFirstOrThrow();
     const code = mock.code("linuxdo", { id: 4242, username: "neo", name: "Neo" });
     const r = await oauthCallback(ctx, "linuxdo", code);
     expect(r.body.success).toBe(true);
-    expect(r.body.data).toMatchObject({ username: `linuxdo_${Number(max.m) + 1}`, display_name: "Neo", linux_do_id: "4242" });
+    expect(r.body.data).toMatchObject({
+      username: `linuxdo_${Number(max.m) + 1}`,
+      display_name: "Neo",
+      linux_do_id: "4242",
+    });
     const token = mock.requests.find((q) => q.path === "/linuxdo/oauth2/token")!;
     expect(token.headers.authorization).toBe("Basic " + Buffer.from("ld-client:ld-secret").toString("base64"));
     expect(Object.fromEntries(new URLSearchParams(token.raw))).toEqual({
-      grant_type: "authorization_code", code, redirect_uri: "https://gw.example.com/oauth/linuxdo",
+      grant_type: "authorization_code",
+      code,
+      redirect_uri: "https://gw.example.com/oauth/linuxdo",
     });
     expect(mock.last().headers.authorization).toMatch(/^Bearer at-linuxdo-/);
     expect((await ctx.request("GET", "/api/user/self", { as: r.session! })).body.data.linux_do_id).toBe("4242");
@@ -55,7 +64,9 @@ describe("Linux DO sign-in", () => {
     const r = await oauthCallback(ctx, "linuxdo", mock.code("linuxdo", { id: 9001, username: "morpheus" }), { as: me });
     expect(r.body).toMatchObject({ success: true, message: "bind", data: { id: me.id, linux_do_id: "9001" } });
     const other = await ctx.user();
-    const taken = await oauthCallback(ctx, "linuxdo", mock.code("linuxdo", { id: 9001, username: "morpheus" }), { as: other });
+    const taken = await oauthCallback(ctx, "linuxdo", mock.code("linuxdo", { id: 9001, username: "morpheus" }), {
+      as: other,
+    });
     expect(taken.body).toEqual({ success: false, message: "this Linux DO account is already bound to another user" });
     expect((await byId("9001")).map((u) => u.id)).toEqual([me.id]);
   });
@@ -69,20 +80,33 @@ describe("Linux DO sign-in", () => {
     expect(off.body).toEqual({ success: false, message: "the administrator has not enabled sign-in with Linux DO" });
     expect(mock.requests.length).toBe(n);
     await set("LinuxDOOAuthEnabled", "true");
-    await ctx.deps.db.insertInto("users").values({ username: "ld_banned", password: "", linux_do_id: "666", status: 2, aff_code: "ldbanned" } as any).execute();
+    await ctx.deps.db
+      .insertInto("users")
+      .values({ username: "ld_banned", password: "", linux_do_id: "666", status: 2, aff_code: "ldbanned" } as any)
+      .execute();
     const banned = await oauthCallback(ctx, "linuxdo", mock.code("linuxdo", { id: 666, username: "smith" }));
     expect(banned.body).toEqual({ success: false, message: "user has been banned" });
     expect(banned.session).toBeNull();
   });
 
   test("the provider's own error on the callback (user denied access) is shown", async () => {
-    const r = await ctx.request("GET", "/api/oauth/linuxdo?error=access_denied&error_description=The+user+denied+access");
+    const r = await ctx.request(
+      "GET",
+      "/api/oauth/linuxdo?error=access_denied&error_description=The+user+denied+access",
+    );
     expect(r.body.success).toBe(false);
     // Without the state the request is refused before anything else.
     expect(r.status).toBe(403);
     const s = await startState(ctx);
-    const denied = await ctx.request("GET", `/api/oauth/linuxdo?error=access_denied&error_description=The+user+denied+access&state=${s.state}`, { headers: { cookie: s.cookie } });
-    expect(denied.body).toEqual({ success: false, message: "the sign-in was cancelled or refused: The user denied access" });
+    const denied = await ctx.request(
+      "GET",
+      `/api/oauth/linuxdo?error=access_denied&error_description=The+user+denied+access&state=${s.state}`,
+      { headers: { cookie: s.cookie } },
+    );
+    expect(denied.body).toEqual({
+      success: false,
+      message: "the sign-in was cancelled or refused: The user denied access",
+    });
   });
 
   test("a refused code is a 400 with Linux DO's reason", async () => {

@@ -31,16 +31,30 @@ const bySub = (sub: string) => ctx.deps.db.selectFrom("users").selectAll().where
 
 describe("OIDC sign-in", () => {
   test("with only the well-known URL set, a new subject registers (preferred_username when free) and is logged in", async () => {
-    const code = mock.code("oidc", { sub: "sub-alice", email: "alice@idp.example", name: "Alice A.", preferred_username: "alice" });
+    const code = mock.code("oidc", {
+      sub: "sub-alice",
+      email: "alice@idp.example",
+      name: "Alice A.",
+      preferred_username: "alice",
+    });
     const r = await oauthCallback(ctx, "oidc", code);
     expect(r.body.success).toBe(true);
     expect(r.body.message).not.toBe("bind");
-    expect(r.body.data).toMatchObject({ username: "alice", display_name: "Alice A.", email: "alice@idp.example", oidc_id: "sub-alice" });
+    expect(r.body.data).toMatchObject({
+      username: "alice",
+      display_name: "Alice A.",
+      email: "alice@idp.example",
+      oidc_id: "sub-alice",
+    });
     expect(mock.requests.some((q) => q.path === "/oidc/.well-known/openid-configuration")).toBe(true);
     const token = mock.requests.find((q) => q.path === "/oidc/token")!;
     expect(token.headers["content-type"]).toContain("application/x-www-form-urlencoded");
     expect(Object.fromEntries(new URLSearchParams(token.raw))).toEqual({
-      client_id: "oidc-client", client_secret: "oidc-secret", code, grant_type: "authorization_code", redirect_uri: "https://gw.example.com/oauth/oidc",
+      client_id: "oidc-client",
+      client_secret: "oidc-secret",
+      code,
+      grant_type: "authorization_code",
+      redirect_uri: "https://gw.example.com/oauth/oidc",
     });
     expect(mock.last().path).toBe("/oidc/userinfo");
     const self = await ctx.request("GET", "/api/user/self", { as: r.session! });
@@ -48,10 +62,18 @@ describe("OIDC sign-in", () => {
   });
 
   test("the second sign-in reaches the same user; a taken preferred username falls back to oidc_<n>", async () => {
-    const again = await oauthCallback(ctx, "oidc", mock.code("oidc", { sub: "sub-alice", email: "alice@idp.example", preferred_username: "alice" }));
+    const again = await oauthCallback(
+      ctx,
+      "oidc",
+      mock.code("oidc", { sub: "sub-alice", email: "alice@idp.example", preferred_username: "alice" }),
+    );
     expect(again.body.data.username).toBe("alice");
     expect(await bySub("sub-alice")).toHaveLength(1);
-    const other = await oauthCallback(ctx, "oidc", mock.code("oidc", { sub: "sub-other", email: "x@idp.example", preferred_username: "alice" }));
+    const other = await oauthCallback(
+      ctx,
+      "oidc",
+      mock.code("oidc", { sub: "sub-other", email: "x@idp.example", preferred_username: "alice" }),
+    );
     expect(other.body.success).toBe(true);
     expect(other.body.data.username).toMatch(/^oidc_\d+$/);
     expect(other.body.data.display_name).toBe("OIDC User");
@@ -68,22 +90,37 @@ describe("OIDC sign-in", () => {
 
   test("a logged-in user binds the subject; one bound to someone else is refused", async () => {
     const me = await ctx.user();
-    const r = await oauthCallback(ctx, "oidc", mock.code("oidc", { sub: "sub-bind", email: "b@idp.example" }), { as: me });
+    const r = await oauthCallback(ctx, "oidc", mock.code("oidc", { sub: "sub-bind", email: "b@idp.example" }), {
+      as: me,
+    });
     expect(r.body).toMatchObject({ success: true, message: "bind", data: { id: me.id, oidc_id: "sub-bind" } });
     const intruder = await ctx.user();
-    const taken = await oauthCallback(ctx, "oidc", mock.code("oidc", { sub: "sub-bind", email: "b@idp.example" }), { as: intruder });
+    const taken = await oauthCallback(ctx, "oidc", mock.code("oidc", { sub: "sub-bind", email: "b@idp.example" }), {
+      as: intruder,
+    });
     expect(taken.body).toEqual({ success: false, message: "this OIDC account is already bound to another user" });
     expect((await bySub("sub-bind")).map((u) => u.id)).toEqual([me.id]);
   });
 
   test("bad state, switched-off OIDC and banned users are refused", async () => {
-    const badState = await oauthCallback(ctx, "oidc", mock.code("oidc", { sub: "sub-x", email: "x@x.example" }), { state: "forged" });
+    const badState = await oauthCallback(ctx, "oidc", mock.code("oidc", { sub: "sub-x", email: "x@x.example" }), {
+      state: "forged",
+    });
     expect(badState.status).toBe(403);
     await set("oidc.enabled", "false");
     const off = await oauthCallback(ctx, "oidc", mock.code("oidc", { sub: "sub-x", email: "x@x.example" }));
     expect(off.body).toEqual({ success: false, message: "the administrator has not enabled sign-in with OIDC" });
     await set("oidc.enabled", "true");
-    await ctx.deps.db.insertInto("users").values({ username: "oidc_banned", password: "", oidc_id: "sub-banned", status: 2, aff_code: "oidcbanned" } as any).execute();
+    await ctx.deps.db
+      .insertInto("users")
+      .values({
+        username: "oidc_banned",
+        password: "",
+        oidc_id: "sub-banned",
+        status: 2,
+        aff_code: "oidcbanned",
+      } as any)
+      .execute();
     const banned = await oauthCallback(ctx, "oidc", mock.code("oidc", { sub: "sub-banned", email: "z@x.example" }));
     expect(banned.body).toEqual({ success: false, message: "user has been banned" });
     expect(banned.session).toBeNull();
@@ -105,16 +142,24 @@ describe("OIDC sign-in", () => {
 
   test("the status object offers the discovered authorisation endpoint when none is set explicitly", async () => {
     const s = await ctx.request("GET", "/api/status");
-    expect(s.body.data).toMatchObject({ oidc_enabled: true, oidc_client_id: "oidc-client", oidc_authorization_endpoint: `${mock.url}/oidc/authorize` });
+    expect(s.body.data).toMatchObject({
+      oidc_enabled: true,
+      oidc_client_id: "oidc-client",
+      oidc_authorization_endpoint: `${mock.url}/oidc/authorize`,
+    });
     await set("oidc.authorization_endpoint", "https://idp.example/authorize");
-    expect((await ctx.request("GET", "/api/status")).body.data.oidc_authorization_endpoint).toBe("https://idp.example/authorize");
+    expect((await ctx.request("GET", "/api/status")).body.data.oidc_authorization_endpoint).toBe(
+      "https://idp.example/authorize",
+    );
   });
 });
 
 describe("the ID token, nonce and PKCE", () => {
   const profile = (sub: string) => ({ sub, email: `${sub}@idp.example`, name: "Val" });
-  const tokenForm = () => Object.fromEntries(new URLSearchParams(mock.requests.filter((q) => q.path === "/oidc/token").at(-1)!.raw));
-  const s256 = async (v: string) => Buffer.from(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(v))).toString("base64url");
+  const tokenForm = () =>
+    Object.fromEntries(new URLSearchParams(mock.requests.filter((q) => q.path === "/oidc/token").at(-1)!.raw));
+  const s256 = async (v: string) =>
+    Buffer.from(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(v))).toString("base64url");
 
   test("the server-built authorisation URL carries a nonce and an S256 challenge; the verifier goes with the code", async () => {
     const started = await startOidc(ctx);
@@ -124,7 +169,11 @@ describe("the ID token, nonce and PKCE", () => {
     const q = u.searchParams;
     const { nonce, code_challenge, state, ...fixed } = Object.fromEntries(q);
     expect(fixed).toEqual({
-      client_id: "oidc-client", redirect_uri: "https://gw.example.com/oauth/oidc", response_type: "code", scope: "openid profile email", code_challenge_method: "S256",
+      client_id: "oidc-client",
+      redirect_uri: "https://gw.example.com/oauth/oidc",
+      response_type: "code",
+      scope: "openid profile email",
+      code_challenge_method: "S256",
     });
     expect(state).toBe(started.state);
     expect(started.cookie).toBe(`oauth_state=${started.state}`);
@@ -166,16 +215,28 @@ describe("the ID token, nonce and PKCE", () => {
   }
 
   test("a state from /api/oauth/state (the URL built by the browser) expects no nonce, and still checks the token", async () => {
-    const withNonce = await oauthCallback(ctx, "oidc", mock.code("oidc", profile("sub-unasked-nonce"), { idToken: { nonce: "injected" } }));
+    const withNonce = await oauthCallback(
+      ctx,
+      "oidc",
+      mock.code("oidc", profile("sub-unasked-nonce"), { idToken: { nonce: "injected" } }),
+    );
     expect(withNonce.status).toBe(502);
     expect(withNonce.body.message).toMatch(/"nonce"/);
-    const forged = await oauthCallback(ctx, "oidc", mock.code("oidc", profile("sub-old-flow-forged"), { idToken: { foreignKey: true } }));
+    const forged = await oauthCallback(
+      ctx,
+      "oidc",
+      mock.code("oidc", profile("sub-old-flow-forged"), { idToken: { foreignKey: true } }),
+    );
     expect(forged.status).toBe(502);
     expect(await bySub("sub-old-flow-forged")).toHaveLength(0);
   });
 
   test("userinfo must describe the ID token's subject", async () => {
-    const r = await oauthCallback(ctx, "oidc", mock.code("oidc", profile("sub-userinfo"), { idToken: { sub: "sub-someone-else" } }));
+    const r = await oauthCallback(
+      ctx,
+      "oidc",
+      mock.code("oidc", profile("sub-userinfo"), { idToken: { sub: "sub-someone-else" } }),
+    );
     expect(r.status).toBe(502);
     expect(r.body.message).toBe("the OIDC provider's userinfo names another subject than its ID token");
     expect(r.session).toBeNull();
@@ -193,10 +254,14 @@ describe("the ID token, nonce and PKCE", () => {
   });
 
   test("an iss parameter on the redirect must name the issuer (RFC 9207)", async () => {
-    const wrong = await oauthCallback(ctx, "oidc", mock.code("oidc", profile("sub-iss-param")), { extra: { iss: "https://evil.example/oidc" } });
+    const wrong = await oauthCallback(ctx, "oidc", mock.code("oidc", profile("sub-iss-param")), {
+      extra: { iss: "https://evil.example/oidc" },
+    });
     expect(wrong.status).toBe(502);
     expect(await bySub("sub-iss-param")).toHaveLength(0);
-    const right = await oauthCallback(ctx, "oidc", mock.code("oidc", profile("sub-iss-param")), { extra: { iss: mock.issuer } });
+    const right = await oauthCallback(ctx, "oidc", mock.code("oidc", profile("sub-iss-param")), {
+      extra: { iss: mock.issuer },
+    });
     expect(right.body.success).toBe(true);
   });
 
@@ -235,13 +300,17 @@ describe("the ID token, nonce and PKCE", () => {
     await set("oidc.well_known", "http://idp.example/.well-known/openid-configuration");
     const r = await oauthCallback(ctx, "oidc", mock.code("oidc", profile("sub-http")));
     expect(r.status).toBe(502);
-    expect(r.body.message).toBe("the OIDC provider must be reached over https (plain http only for a provider on this machine)");
+    expect(r.body.message).toBe(
+      "the OIDC provider must be reached over https (plain http only for a provider on this machine)",
+    );
     await set("oidc.well_known", "");
     await set("oidc.token_endpoint", "http://idp.example/token");
     await set("oidc.user_info_endpoint", `${mock.url}/oidc/userinfo`);
     const explicit = await oauthCallback(ctx, "oidc", mock.code("oidc", profile("sub-http")));
     expect(explicit.status).toBe(502);
-    expect(explicit.body.message).toBe("the OIDC provider must be reached over https (plain http only for a provider on this machine)");
+    expect(explicit.body.message).toBe(
+      "the OIDC provider must be reached over https (plain http only for a provider on this machine)",
+    );
     expect(await bySub("sub-http")).toHaveLength(0);
   });
 

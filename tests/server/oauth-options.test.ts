@@ -15,14 +15,26 @@ const put = (key: string, value: string) => ctx.request("PUT", "/api/option/", {
 
 /** Each switch, its settings, and the refusal while one of them is empty. */
 const SWITCHES: [string, Record<string, string>, string][] = [
-  ["GitHubOAuthEnabled", { GitHubClientId: "gh-id", GitHubClientSecret: "gh-secret" },
-    "cannot enable GitHub OAuth: fill in the GitHub Client Id and Client Secret first"],
-  ["LinuxDOOAuthEnabled", { LinuxDOClientId: "ld-id", LinuxDOClientSecret: "ld-secret" },
-    "cannot enable Linux DO OAuth: fill in the Client Id and Client Secret first"],
-  ["WeChatAuthEnabled", { WeChatServerAddress: "https://wechat.example.com", WeChatServerToken: "wx-token" },
-    "cannot enable WeChat login: fill in the WeChat server address and token first"],
-  ["TelegramOAuthEnabled", { TelegramBotToken: "123:abc", TelegramBotName: "yard_bot" },
-    "cannot enable Telegram login: fill in the bot token and bot name first"],
+  [
+    "GitHubOAuthEnabled",
+    { GitHubClientId: "gh-id", GitHubClientSecret: "gh-secret" },
+    "cannot enable GitHub OAuth: fill in the GitHub Client Id and Client Secret first",
+  ],
+  [
+    "LinuxDOOAuthEnabled",
+    { LinuxDOClientId: "ld-id", LinuxDOClientSecret: "ld-secret" },
+    "cannot enable Linux DO OAuth: fill in the Client Id and Client Secret first",
+  ],
+  [
+    "WeChatAuthEnabled",
+    { WeChatServerAddress: "https://wechat.example.com", WeChatServerToken: "wx-token" },
+    "cannot enable WeChat login: fill in the WeChat server address and token first",
+  ],
+  [
+    "TelegramOAuthEnabled",
+    { TelegramBotToken: "123:abc", TelegramBotName: "yard_bot" },
+    "cannot enable Telegram login: fill in the bot token and bot name first",
+  ],
 ];
 
 describe("enabling a sign-in provider", () => {
@@ -41,9 +53,17 @@ describe("enabling a sign-in provider", () => {
   }
 
   test("OIDC needs the client id and secret, plus the well-known URL or all three endpoints", async () => {
-    const message = "cannot enable OIDC: fill in the client id, client secret, and the well-known URL or the three endpoints first";
+    const message =
+      "cannot enable OIDC: fill in the client id, client secret, and the well-known URL or the three endpoints first";
     const clear = async () => {
-      for (const k of ["oidc.client_id", "oidc.client_secret", "oidc.well_known", "oidc.authorization_endpoint", "oidc.token_endpoint", "oidc.user_info_endpoint"]) {
+      for (const k of [
+        "oidc.client_id",
+        "oidc.client_secret",
+        "oidc.well_known",
+        "oidc.authorization_endpoint",
+        "oidc.token_endpoint",
+        "oidc.user_info_endpoint",
+      ]) {
         await ctx.deps.options.set(k, "");
       }
       await ctx.deps.options.set("oidc.enabled", "false");
@@ -69,11 +89,30 @@ describe("enabling a sign-in provider", () => {
   });
 
   test("OIDC URLs use https; plain http only for a provider on this machine", async () => {
-    for (const key of ["oidc.well_known", "oidc.authorization_endpoint", "oidc.token_endpoint", "oidc.user_info_endpoint"]) {
-      for (const bad of ["http://idp.example/x", "http://10.0.0.5/x", "http://127.0.0.1.evil.example/x", "ftp://idp.example/x"]) {
-        expect((await put(key, bad)).body).toEqual({ success: false, message: `${key} must start with https:// (http:// only for a provider on this machine)` });
+    for (const key of [
+      "oidc.well_known",
+      "oidc.authorization_endpoint",
+      "oidc.token_endpoint",
+      "oidc.user_info_endpoint",
+    ]) {
+      for (const bad of [
+        "http://idp.example/x",
+        "http://10.0.0.5/x",
+        "http://127.0.0.1.evil.example/x",
+        "ftp://idp.example/x",
+      ]) {
+        expect((await put(key, bad)).body).toEqual({
+          success: false,
+          message: `${key} must start with https:// (http:// only for a provider on this machine)`,
+        });
       }
-      for (const good of ["https://idp.example/x", "http://127.0.0.1:8080/x", "http://localhost/x", "http://[::1]:9000/x", ""]) {
+      for (const good of [
+        "https://idp.example/x",
+        "http://127.0.0.1:8080/x",
+        "http://localhost/x",
+        "http://[::1]:9000/x",
+        "",
+      ]) {
         expect((await put(key, good)).body.success).toBe(true);
       }
     }

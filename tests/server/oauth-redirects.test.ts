@@ -31,10 +31,23 @@ afterAll(async () => {
 /** The callback as a crafted request: another Host, forwarded headers and redirect parameters in the query. */
 async function craftedCallback(provider: "oidc" | "linuxdo", code: string) {
   const { state, cookie } = await startState(ctx);
-  const query = new URLSearchParams({ code, state, redirect_uri: "https://evil.example/steal", redirect: "https://evil.example/", next: "//evil.example" });
-  const res = await ctx.app.handle(new Request(`http://evil.example/api/oauth/${provider}?${query}`, {
-    headers: { cookie, "x-forwarded-host": "evil.example", "x-forwarded-proto": "https", forwarded: "host=evil.example" },
-  }));
+  const query = new URLSearchParams({
+    code,
+    state,
+    redirect_uri: "https://evil.example/steal",
+    redirect: "https://evil.example/",
+    next: "//evil.example",
+  });
+  const res = await ctx.app.handle(
+    new Request(`http://evil.example/api/oauth/${provider}?${query}`, {
+      headers: {
+        cookie,
+        "x-forwarded-host": "evil.example",
+        "x-forwarded-proto": "https",
+        forwarded: "host=evil.example",
+      },
+    }),
+  );
   const tokenCall = mock.requests.filter((q) => q.path.endsWith("/token")).at(-1)!;
   return { res, body: (await res.json()) as any, redirectUri: new URLSearchParams(tokenCall.raw).get("redirect_uri") };
 }
@@ -43,7 +56,10 @@ describe("redirect_uri in the code exchange", () => {
   test("with ServerAddress it is always ServerAddress, whatever the request says", async () => {
     await set("ServerAddress", "https://gw.example.com");
     for (const provider of ["oidc", "linuxdo"] as const) {
-      const code = provider === "oidc" ? mock.code("oidc", { sub: `sub-${provider}-1` }) : mock.code("linuxdo", { id: 9001, username: "r1" });
+      const code =
+        provider === "oidc"
+          ? mock.code("oidc", { sub: `sub-${provider}-1` })
+          : mock.code("linuxdo", { id: 9001, username: "r1" });
       const { res, body, redirectUri } = await craftedCallback(provider, code);
       expect(redirectUri).toBe(`https://gw.example.com/oauth/${provider}`);
       expect(body.success).toBe(true);
@@ -55,9 +71,11 @@ describe("redirect_uri in the code exchange", () => {
     await set("ServerAddress", "");
     const { state, cookie } = await startState(ctx);
     const code = mock.code("oidc", { sub: "sub-origin" });
-    const res = await ctx.app.handle(new Request(`http://localhost/api/oauth/oidc?code=${code}&state=${state}&redirect_uri=https://evil.example/`, {
-      headers: { cookie, "x-forwarded-host": "evil.example", "x-forwarded-proto": "https" },
-    }));
+    const res = await ctx.app.handle(
+      new Request(`http://localhost/api/oauth/oidc?code=${code}&state=${state}&redirect_uri=https://evil.example/`, {
+        headers: { cookie, "x-forwarded-host": "evil.example", "x-forwarded-proto": "https" },
+      }),
+    );
     expect(((await res.json()) as any).success).toBe(true);
     const tokenCall = mock.requests.filter((q) => q.path.endsWith("/token")).at(-1)!;
     expect(new URLSearchParams(tokenCall.raw).get("redirect_uri")).toBe("http://localhost/oauth/oidc");

@@ -20,8 +20,14 @@ beforeEach(() => set("TelegramOAuthEnabled", "true"));
 
 /** What Telegram's widget produces, signed as Telegram documents it (core.telegram.org/widgets/login). */
 function widget(fields: Record<string, string | number>, token = BOT_TOKEN): Record<string, string> {
-  const data: Record<string, string> = { auth_date: String(Math.floor(Date.now() / 1000)), ...Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, String(v)])) };
-  const check = Object.keys(data).sort().map((k) => `${k}=${data[k]}`).join("\n");
+  const data: Record<string, string> = {
+    auth_date: String(Math.floor(Date.now() / 1000)),
+    ...Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, String(v)])),
+  };
+  const check = Object.keys(data)
+    .sort()
+    .map((k) => `${k}=${data[k]}`)
+    .join("\n");
   const hash = createHmac("sha256", createHash("sha256").update(token).digest()).update(check).digest("hex");
   return { ...data, hash };
 }
@@ -32,10 +38,25 @@ const byTg = (id: string) => ctx.deps.db.selectFrom("users").selectAll().where("
 
 describe("Telegram login", () => {
   test("good data from a new Telegram user registers telegram_<n> and logs in; the second login is the same user", async () => {
-    const max = await ctx.deps.db.selectFrom("users").select((eb) => eb.fn.max("id").as("m")).executeTakeFirstOrThrow();
-    const r = await tgLogin(widget({ id: 7001, first_name: "Ada", last_name: "Lovelace", username: "ada", photo_url: "https://t.me/i/userpic/320/ada.jpg?x=1&y=2" }));
+    const max = await ctx.deps.db
+      .selectFrom("users")
+      .select((eb) => eb.fn.max("id").as("m"))
+      .executeTakeFirstOrThrow();
+    const r = await tgLogin(
+      widget({
+        id: 7001,
+        first_name: "Ada",
+        last_name: "Lovelace",
+        username: "ada",
+        photo_url: "https://t.me/i/userpic/320/ada.jpg?x=1&y=2",
+      }),
+    );
     expect(r.body.success).toBe(true);
-    expect(r.body.data).toMatchObject({ username: `telegram_${Number(max.m) + 1}`, display_name: "Ada Lovelace", telegram_id: "7001" });
+    expect(r.body.data).toMatchObject({
+      username: `telegram_${Number(max.m) + 1}`,
+      display_name: "Ada Lovelace",
+      telegram_id: "7001",
+    });
     const session = sessionOf(r)!;
     expect((await ctx.request("GET", "/api/user/self", { as: session })).body.data.telegram_id).toBe("7001");
     const again = await tgLogin(widget({ id: 7001, first_name: "Ada" }));
@@ -67,7 +88,9 @@ describe("Telegram login", () => {
     const stale = await tgLogin(widget({ id: 7004, first_name: "Old", auth_date: now - 86400 - 60 }));
     expect(stale.status).toBe(400);
     expect(stale.body).toEqual({ success: false, message: "the Telegram sign-in has expired, please sign in again" });
-    expect((await tgLogin(widget({ id: 7004, first_name: "Recent", auth_date: now - 3 * 3600 }))).body.success).toBe(true);
+    expect((await tgLogin(widget({ id: 7004, first_name: "Recent", auth_date: now - 3 * 3600 }))).body.success).toBe(
+      true,
+    );
   });
 
   test("switched off, banned, or registration closed: refused", async () => {
@@ -75,7 +98,10 @@ describe("Telegram login", () => {
     const off = await tgLogin(widget({ id: 7005, first_name: "Off" }));
     expect(off.body).toEqual({ success: false, message: "the administrator has not enabled sign-in with Telegram" });
     await set("TelegramOAuthEnabled", "true");
-    await ctx.deps.db.insertInto("users").values({ username: "tg_banned", password: "", telegram_id: "7006", status: 2, aff_code: "tgbanned" } as any).execute();
+    await ctx.deps.db
+      .insertInto("users")
+      .values({ username: "tg_banned", password: "", telegram_id: "7006", status: 2, aff_code: "tgbanned" } as any)
+      .execute();
     const banned = await tgLogin(widget({ id: 7006, first_name: "Banned" }));
     expect(banned.body).toEqual({ success: false, message: "user has been banned" });
     await set("RegisterEnabled", "false");
@@ -91,17 +117,27 @@ describe("Telegram login", () => {
 describe("Telegram binding", () => {
   test("a logged-in user binds with good data; an id bound to someone else, bad data and guests are refused", async () => {
     const me = await ctx.user();
-    const r = await ctx.request("GET", `/api/oauth/telegram/bind${qs(widget({ id: 8001, first_name: "Me" }))}`, { as: me });
+    const r = await ctx.request("GET", `/api/oauth/telegram/bind${qs(widget({ id: 8001, first_name: "Me" }))}`, {
+      as: me,
+    });
     expect(r.body).toMatchObject({ success: true, message: "bind", data: { id: me.id, telegram_id: "8001" } });
     const other = await ctx.user();
-    const taken = await ctx.request("GET", `/api/oauth/telegram/bind${qs(widget({ id: 8001, first_name: "Me" }))}`, { as: other });
+    const taken = await ctx.request("GET", `/api/oauth/telegram/bind${qs(widget({ id: 8001, first_name: "Me" }))}`, {
+      as: other,
+    });
     expect(taken.body).toEqual({ success: false, message: "this Telegram account is already bound to another user" });
-    const forged = await ctx.request("GET", `/api/oauth/telegram/bind${qs({ ...widget({ id: 8002 }), hash: "0".repeat(64) })}`, { as: other });
+    const forged = await ctx.request(
+      "GET",
+      `/api/oauth/telegram/bind${qs({ ...widget({ id: 8002 }), hash: "0".repeat(64) })}`,
+      { as: other },
+    );
     expect(forged.body).toEqual({ success: false, message: "invalid Telegram sign-in data" });
     // A bare cookie is not enough: the route needs the New-Api-User header a cross-site link can't send.
-    const cookieOnly = await ctx.request("GET", `/api/oauth/telegram/bind${qs(widget({ id: 8003 }))}`, { headers: { cookie: other.cookie } });
+    const cookieOnly = await ctx.request("GET", `/api/oauth/telegram/bind${qs(widget({ id: 8003 }))}`, {
+      headers: { cookie: other.cookie },
+    });
     expect(cookieOnly.status).toBe(401);
-    expect((await byTg("8003"))).toHaveLength(0);
+    expect(await byTg("8003")).toHaveLength(0);
     expect((await byTg("8001")).map((u) => u.id)).toEqual([me.id]);
   });
 });

@@ -26,11 +26,18 @@ const byOpenid = (id: string) => ctx.deps.db.selectFrom("users").selectAll().whe
 
 describe("WeChat sign-in", () => {
   test("a new openid registers wechat_<n> ('WeChat User') and is logged in; the second sign-in is the same user", async () => {
-    const max = await ctx.deps.db.selectFrom("users").select((eb) => eb.fn.max("id").as("m")).executeTakeFirstOrThrow();
+    const max = await ctx.deps.db
+      .selectFrom("users")
+      .select((eb) => eb.fn.max("id").as("m"))
+      .executeTakeFirstOrThrow();
     const code = mock.code("wechat", { openid: "oWx-alice" });
     const r = await login(code);
     expect(r.body.success).toBe(true);
-    expect(r.body.data).toMatchObject({ username: `wechat_${Number(max.m) + 1}`, display_name: "WeChat User", wechat_id: "oWx-alice" });
+    expect(r.body.data).toMatchObject({
+      username: `wechat_${Number(max.m) + 1}`,
+      display_name: "WeChat User",
+      wechat_id: "oWx-alice",
+    });
     const asked = mock.last();
     expect(asked.path).toBe("/wechat/api/wechat/user");
     expect(new URLSearchParams(asked.search).get("code")).toBe(code);
@@ -72,7 +79,10 @@ describe("WeChat sign-in", () => {
     expect(off.body).toEqual({ success: false, message: "the administrator has not enabled sign-in with WeChat" });
     expect(mock.requests.length).toBe(n);
     await set("WeChatAuthEnabled", "true");
-    await ctx.deps.db.insertInto("users").values({ username: "wx_banned", password: "", wechat_id: "oWx-banned", status: 2, aff_code: "wxbanned" } as any).execute();
+    await ctx.deps.db
+      .insertInto("users")
+      .values({ username: "wx_banned", password: "", wechat_id: "oWx-banned", status: 2, aff_code: "wxbanned" } as any)
+      .execute();
     const banned = await login(mock.code("wechat", { openid: "oWx-banned" }));
     expect(banned.body).toEqual({ success: false, message: "user has been banned" });
     expect(sessionOf(banned)).toBeNull();
@@ -93,20 +103,33 @@ describe("WeChat sign-in", () => {
 describe("WeChat binding", () => {
   test("a logged-in user binds the openid; one bound to someone else is refused; guests must log in", async () => {
     const me = await ctx.user();
-    const r = await ctx.request("GET", `/api/oauth/wechat/bind?code=${mock.code("wechat", { openid: "oWx-bind" })}`, { as: me });
+    const r = await ctx.request("GET", `/api/oauth/wechat/bind?code=${mock.code("wechat", { openid: "oWx-bind" })}`, {
+      as: me,
+    });
     expect(r.body).toMatchObject({ success: true, data: { id: me.id, wechat_id: "oWx-bind" } });
     const other = await ctx.user();
-    const taken = await ctx.request("GET", `/api/oauth/wechat/bind?code=${mock.code("wechat", { openid: "oWx-bind" })}`, { as: other });
+    const taken = await ctx.request(
+      "GET",
+      `/api/oauth/wechat/bind?code=${mock.code("wechat", { openid: "oWx-bind" })}`,
+      { as: other },
+    );
     expect(taken.body).toEqual({ success: false, message: "this WeChat account is already bound to another user" });
     expect((await byOpenid("oWx-bind")).map((u) => u.id)).toEqual([me.id]);
-    const guest = await ctx.request("GET", `/api/oauth/wechat/bind?code=${mock.code("wechat", { openid: "oWx-guest" })}`);
+    const guest = await ctx.request(
+      "GET",
+      `/api/oauth/wechat/bind?code=${mock.code("wechat", { openid: "oWx-guest" })}`,
+    );
     expect(guest.status).toBe(401);
   });
 
   test("binding is refused while WeChat sign-in is off", async () => {
     await set("WeChatAuthEnabled", "false");
     const me = await ctx.user();
-    const r = await ctx.request("GET", `/api/oauth/wechat/bind?code=${mock.code("wechat", { openid: "oWx-off-bind" })}`, { as: me });
+    const r = await ctx.request(
+      "GET",
+      `/api/oauth/wechat/bind?code=${mock.code("wechat", { openid: "oWx-off-bind" })}`,
+      { as: me },
+    );
     expect(r.body).toEqual({ success: false, message: "the administrator has not enabled sign-in with WeChat" });
   });
 });

@@ -28,14 +28,32 @@ beforeEach(async () => {
 /** A user straight into the table, without signing in (banned and deleted users cannot). */
 async function insertUser(fields: Record<string, unknown>) {
   const username = `x${Math.random().toString(36).slice(2, 10)}`;
-  await ctx.deps.db.insertInto("users").values({ username, password: "", display_name: username, role: 1, status: 1, group: "default", aff_code: username, setting: "", ...fields } as any).execute();
+  await ctx.deps.db
+    .insertInto("users")
+    .values({
+      username,
+      password: "",
+      display_name: username,
+      role: 1,
+      status: 1,
+      group: "default",
+      aff_code: username,
+      setting: "",
+      ...fields,
+    } as any)
+    .execute();
 }
 
-const userByGitHub = (login: string) => ctx.deps.db.selectFrom("users").selectAll().where("github_id", "=", login).execute();
+const userByGitHub = (login: string) =>
+  ctx.deps.db.selectFrom("users").selectAll().where("github_id", "=", login).execute();
 const STATE_REFUSED = "the sign-in state is missing, expired or does not match this browser; start the sign-in again";
 
 test("every provider id column is indexed (each sign-in looks a user up by it)", async () => {
-  const rows = (await sql<{ sql: string }>`select sql from sqlite_master where type = 'index' and tbl_name = 'users'`.execute(ctx.deps.db)).rows;
+  const rows = (
+    await sql<{ sql: string }>`select sql from sqlite_master where type = 'index' and tbl_name = 'users'`.execute(
+      ctx.deps.db,
+    )
+  ).rows;
   for (const column of ["github_id", "oidc_id", "wechat_id", "telegram_id", "linux_do_id"]) {
     expect(rows.some((r) => new RegExp(`\\("?${column}"?\\)`).test(r.sql ?? ""))).toBe(true);
   }
@@ -60,15 +78,26 @@ describe("GET /api/oauth/state", () => {
 
 describe("GitHub sign-in", () => {
   test("a new GitHub account registers a user named like one-api's (github_<n>), logs it in and answers the user", async () => {
-    const before = await ctx.deps.db.selectFrom("users").select((eb) => eb.fn.max("id").as("m")).executeTakeFirstOrThrow();
+    const before = await ctx.deps.db
+      .selectFrom("users")
+      .select((eb) => eb.fn.max("id").as("m"))
+      .executeTakeFirstOrThrow();
     const code = mock.code("github", { login: "octocat", name: "The Octocat", email: "octo@example.com" });
     const r = await oauthCallback(ctx, "github", code);
     expect(r.body.success).toBe(true);
     expect(r.body.message).not.toBe("bind");
-    expect(r.body.data).toMatchObject({ username: `github_${Number(before.m) + 1}`, display_name: "The Octocat", github_id: "octocat", role: 1, status: 1 });
+    expect(r.body.data).toMatchObject({
+      username: `github_${Number(before.m) + 1}`,
+      display_name: "The Octocat",
+      github_id: "octocat",
+      role: 1,
+      status: 1,
+    });
     expect(r.body.data.password).toBeUndefined();
     // The code went to GitHub with the client credentials, then the token to the user endpoint.
-    const tokenCall = mock.requests.find((q) => q.path === "/github/login/oauth/access_token" && q.body?.code === code)!;
+    const tokenCall = mock.requests.find(
+      (q) => q.path === "/github/login/oauth/access_token" && q.body?.code === code,
+    )!;
     expect(tokenCall.body).toMatchObject({ client_id: "gh-client", client_secret: "gh-secret" });
     expect(tokenCall.headers.accept).toContain("application/json");
     expect(mock.last().path).toBe("/github/user");
@@ -109,7 +138,9 @@ describe("GitHub sign-in", () => {
     const started = await startState(ctx, { as: me });
     await ctx.request("GET", "/api/user/logout", { as: me });
     const code = mock.code("github", { login: "half-bound" });
-    const r = await ctx.request("GET", `/api/oauth/github?code=${code}&state=${started.state}`, { headers: { ...me.headers, cookie: `${me.cookie}; ${started.cookie}` } });
+    const r = await ctx.request("GET", `/api/oauth/github?code=${code}&state=${started.state}`, {
+      headers: { ...me.headers, cookie: `${me.cookie}; ${started.cookie}` },
+    });
     expect(r.status).toBe(401);
     expect(r.body).toEqual({ success: false, message: "your login has expired: log in again, then bind the account" });
     expect(await userByGitHub("half-bound")).toHaveLength(0);
@@ -121,7 +152,11 @@ describe("GitHub sign-in", () => {
     const r = await oauthCallback(ctx, "github", mock.code("github", { login: "taken" }), { as: me });
     expect(r.body).toEqual({ success: false, message: "this GitHub account is already bound to another user" });
     expect((await userByGitHub("taken")).map((u) => u.id)).toEqual([owner.id]);
-    const mine = await ctx.deps.db.selectFrom("users").select("github_id").where("id", "=", me.id).executeTakeFirstOrThrow();
+    const mine = await ctx.deps.db
+      .selectFrom("users")
+      .select("github_id")
+      .where("id", "=", me.id)
+      .executeTakeFirstOrThrow();
     expect(mine.github_id).toBe("");
   });
 
@@ -137,21 +172,29 @@ describe("GitHub sign-in", () => {
     const noState = await oauthCallback(ctx, "github", mock.code("github", { login: "csrf" }), { state: "" });
     expect(noState.status).toBe(403);
     expect(noState.body).toEqual({ success: false, message: STATE_REFUSED });
-    const unknown = await oauthCallback(ctx, "github", mock.code("github", { login: "csrf" }), { state: "not-issued-by-us-123" });
+    const unknown = await oauthCallback(ctx, "github", mock.code("github", { login: "csrf" }), {
+      state: "not-issued-by-us-123",
+    });
     expect(unknown.status).toBe(403);
     // An attacker's genuine state, sent by a victim's browser that never asked for it (no cookie).
     const attackers = await startState(ctx);
-    const foreign = await oauthCallback(ctx, "github", mock.code("github", { login: "csrf" }), { state: attackers.state, stateCookie: null });
+    const foreign = await oauthCallback(ctx, "github", mock.code("github", { login: "csrf" }), {
+      state: attackers.state,
+      stateCookie: null,
+    });
     expect(foreign.status).toBe(403);
     // ... or with the victim's own cookie for a different state.
-    const mismatched = await oauthCallback(ctx, "github", mock.code("github", { login: "csrf" }), { state: attackers.state });
+    const mismatched = await oauthCallback(ctx, "github", mock.code("github", { login: "csrf" }), {
+      state: attackers.state,
+    });
     expect(mismatched.status).toBe(403);
     expect(asked()).toBe(n);
     expect(await userByGitHub("csrf")).toHaveLength(0);
 
     // A state works once.
     const s = await startState(ctx);
-    const send = (code: string) => ctx.request("GET", `/api/oauth/github?code=${code}&state=${s.state}`, { headers: { cookie: s.cookie } });
+    const send = (code: string) =>
+      ctx.request("GET", `/api/oauth/github?code=${code}&state=${s.state}`, { headers: { cookie: s.cookie } });
     expect((await send(mock.code("github", { login: "once" }))).body.success).toBe(true);
     const again = await send(mock.code("github", { login: "once" }));
     expect(again.status).toBe(403);
@@ -160,7 +203,11 @@ describe("GitHub sign-in", () => {
   test("an expired state is refused", async () => {
     const s = await startState(ctx);
     await ctx.deps.cache.del(`oauth:state:${s.state}`);
-    const r = await ctx.request("GET", `/api/oauth/github?code=${mock.code("github", { login: "late" })}&state=${s.state}`, { headers: { cookie: s.cookie } });
+    const r = await ctx.request(
+      "GET",
+      `/api/oauth/github?code=${mock.code("github", { login: "late" })}&state=${s.state}`,
+      { headers: { cookie: s.cookie } },
+    );
     expect(r.status).toBe(403);
     expect(r.body.message).toBe(STATE_REFUSED);
   });
@@ -212,7 +259,11 @@ describe("GitHub sign-in", () => {
       const inviter = await ctx.user(1, { aff_code: "INVITE42" });
       const r = await oauthCallback(ctx, "github", mock.code("github", { login: "invited" }), { aff: "INVITE42" });
       expect(r.body.data).toMatchObject({ inviter_id: inviter.id, quota: 120 });
-      const inv = await ctx.deps.db.selectFrom("users").selectAll().where("id", "=", inviter.id).executeTakeFirstOrThrow();
+      const inv = await ctx.deps.db
+        .selectFrom("users")
+        .selectAll()
+        .where("id", "=", inviter.id)
+        .executeTakeFirstOrThrow();
       expect([inv.aff_count, inv.aff_quota, inv.aff_history]).toEqual([1, 7, 7]);
       // An unknown code is ignored.
       const stranger = await oauthCallback(ctx, "github", mock.code("github", { login: "uninvited" }), { aff: "NOPE" });
@@ -225,7 +276,10 @@ describe("GitHub sign-in", () => {
   });
 
   test("a generated username already taken by someone else gets another name", async () => {
-    const max = await ctx.deps.db.selectFrom("users").select((eb) => eb.fn.max("id").as("m")).executeTakeFirstOrThrow();
+    const max = await ctx.deps.db
+      .selectFrom("users")
+      .select((eb) => eb.fn.max("id").as("m"))
+      .executeTakeFirstOrThrow();
     await ctx.user(1, { username: `github_${Number(max.m) + 2}` });
     const r = await oauthCallback(ctx, "github", mock.code("github", { login: "collider" }));
     expect(r.body.success).toBe(true);
@@ -235,7 +289,11 @@ describe("GitHub sign-in", () => {
 
   test("an email another account already uses is not copied onto the new user", async () => {
     await ctx.user(1, { email: "shared@example.com" });
-    const r = await oauthCallback(ctx, "github", mock.code("github", { login: "emailclash", email: "shared@example.com" }));
+    const r = await oauthCallback(
+      ctx,
+      "github",
+      mock.code("github", { login: "emailclash", email: "shared@example.com" }),
+    );
     expect(r.body.success).toBe(true);
     expect(r.body.data.email).toBe("");
   });

@@ -33,7 +33,8 @@ afterAll(() => ctx.close());
 type RouteEntry = { method: string; path: string; handler: unknown; hooks: Record<string, any> };
 
 /** Every route of the app under /api, as Elysia's route table has it (OPTIONS/HEAD are not operations). */
-const apiRoutes = () => (ctx.app.routes as RouteEntry[]).filter((r) => API.test(r.path) && !["OPTIONS", "HEAD"].includes(r.method));
+const apiRoutes = () =>
+  (ctx.app.routes as RouteEntry[]).filter((r) => API.test(r.path) && !["OPTIONS", "HEAD"].includes(r.method));
 
 /**
  * What a route lacks in the document: its operation; a schema for the path parameters, query or body its handler
@@ -51,12 +52,16 @@ function coverageProblems(routes: RouteEntry[], document: any): string[] {
     }
     const source = String(r.handler);
     if (r.path.includes(":") && !r.hooks.params) problems.push(`${name}: path parameters without a params schema`);
-    if (/\b(query|searchParams)\b/.test(source) && !r.hooks.query) problems.push(`${name}: reads the query string but has no query schema`);
+    if (/\b(query|searchParams)\b/.test(source) && !r.hooks.query)
+      problems.push(`${name}: reads the query string but has no query schema`);
     if (/\bbody\b/.test(source) && !r.hooks.body) problems.push(`${name}: reads a body but has no body schema`);
     if (r.hooks.body && !op.requestBody?.content) problems.push(`${name}: body schema missing from the document`);
-    const replies = Object.entries(op.responses ?? {}).filter(([status, reply]: [string, any]) => /^2\d\d$/.test(status) && reply.content);
+    const replies = Object.entries(op.responses ?? {}).filter(
+      ([status, reply]: [string, any]) => /^2\d\d$/.test(status) && reply.content,
+    );
     if (!replies.length || !r.hooks.response) problems.push(`${name}: no reply schema`);
-    if (!op.tags?.length || !op.tags.every((t: string) => declared.has(t))) problems.push(`${name}: no declared tag (${op.tags})`);
+    if (!op.tags?.length || !op.tags.every((t: string) => declared.has(t)))
+      problems.push(`${name}: no declared tag (${op.tags})`);
     if (!ROLES.includes(op["x-switchyard-role"])) problems.push(`${name}: no x-switchyard-role`);
     if (!op.summary) problems.push(`${name}: no summary (detail: { summary })`);
   }
@@ -78,8 +83,12 @@ describe("GET /api/openapi.json", () => {
       for (const [method, op] of Object.entries<any>(item)) {
         if (ids.has(op.operationId)) semantic.push(`${method} ${path}: operationId ${op.operationId} repeated`);
         ids.add(op.operationId);
-        const declared = (op.parameters ?? []).filter((p: any) => p.in === "path").map((p: any) => p.name).sort();
-        if (JSON.stringify(declared) !== JSON.stringify(names)) semantic.push(`${method} ${path}: path parameters ${declared} for ${names}`);
+        const declared = (op.parameters ?? [])
+          .filter((p: any) => p.in === "path")
+          .map((p: any) => p.name)
+          .sort();
+        if (JSON.stringify(declared) !== JSON.stringify(names))
+          semantic.push(`${method} ${path}: path parameters ${declared} for ${names}`);
       }
     }
     expect(semantic).toEqual([]);
@@ -90,11 +99,17 @@ describe("GET /api/openapi.json", () => {
   });
 
   test("the coverage check fails for a route that reads input without schemas and describes no reply", async () => {
-    const app = new Elysia().use(docsModule(ctx.deps))
+    const app = new Elysia()
+      .use(docsModule(ctx.deps))
       .post("/api/undocumented/:id", ({ body, query, params }) => ({ body, query, params }))
-      .get("/api/described", () => ({ success: true, message: "" }), { response: okReply, detail: { summary: "described" } });
+      .get("/api/described", () => ({ success: true, message: "" }), {
+        response: okReply,
+        detail: { summary: "described" },
+      });
     const bad = await (await app.handle(new Request("http://localhost/api/openapi.json"))).json();
-    const routes = (app.routes as RouteEntry[]).filter((r) => API.test(r.path) && !r.path.startsWith("/api/docs") && r.path !== "/api/openapi.json");
+    const routes = (app.routes as RouteEntry[]).filter(
+      (r) => API.test(r.path) && !r.path.startsWith("/api/docs") && r.path !== "/api/openapi.json",
+    );
     expect(coverageProblems(routes, bad)).toEqual([
       "POST /api/undocumented/:id: path parameters without a params schema",
       "POST /api/undocumented/:id: reads the query string but has no query schema",
@@ -117,7 +132,9 @@ describe("GET /api/openapi.json", () => {
     const reply = doc.paths["/api/token/"].get.responses["200"].content["application/json"].schema;
     expect(reply.required).toEqual(expect.arrayContaining(["success", "message"]));
     expect(Object.keys(reply.properties)).toEqual(expect.arrayContaining(["success", "message", "data"]));
-    expect(doc.paths["/api/token/"].get.responses.default.content["application/json"].schema.$ref).toBe("#/components/schemas/ErrorReply");
+    expect(doc.paths["/api/token/"].get.responses.default.content["application/json"].schema.$ref).toBe(
+      "#/components/schemas/ErrorReply",
+    );
   });
 
   test("bodies that were not described before are now, and stay permissive", async () => {
@@ -129,15 +146,25 @@ describe("GET /api/openapi.json", () => {
     const bad = await ctx.request("POST", "/api/token/batch", { as: user, body: { ids: "1,2" } });
     expect(bad.status).toBe(400);
     expect(bad.body.message).toBe("ids is required: a list of token ids");
-    expect((await ctx.request("POST", "/api/token/batch", { as: user, body: { ids: [999999], extra: 1 } })).body).toEqual({ success: true, message: "", data: 0 });
+    expect(
+      (await ctx.request("POST", "/api/token/batch", { as: user, body: { ids: [999999], extra: 1 } })).body,
+    ).toEqual({ success: true, message: "", data: 0 });
   });
 
   test("the schemas added for the docs refuse nothing the services accepted: nulls, numeric strings, extra fields", async () => {
     const root = await ctx.login("root", ROOT_PASSWORD);
     const calls: [string, string, unknown][] = [
-      ["POST", "/api/channel/multi_key/manage", { channel_id: 999999, action: "get_key_status", status: null, page: null, page_size: "x", extra: 1 }],
+      [
+        "POST",
+        "/api/channel/multi_key/manage",
+        { channel_id: 999999, action: "get_key_status", status: null, page: null, page_size: "x", extra: 1 },
+      ],
       ["POST", "/api/vendors", { name: "docs-vendor", description: null, icon: null, status: 1, extra: 1 }],
-      ["POST", "/api/models", { model_name: "docs-model", vendor_id: null, endpoints: "", tags: null, status: "1", extra: 1 }],
+      [
+        "POST",
+        "/api/models",
+        { model_name: "docs-model", vendor_id: null, endpoints: "", tags: null, status: "1", extra: 1 },
+      ],
       ["POST", "/api/prefill_group/", { name: "docs", type: "model", items: ["a"], description: null }],
       ["POST", "/api/ratio_sync/fetch", { upstreams: null, channel_ids: null, timeout: null }],
       ["POST", "/api/ratio_sync/fetch", undefined],
@@ -151,7 +178,8 @@ describe("GET /api/openapi.json", () => {
     for (const [method, path, body] of calls) {
       const r = await ctx.request(method, path, { as: root, body });
       // A validation failure answers "invalid parameter ..."; the services' own answers are what they were before.
-      if (typeof r.body?.message === "string" && r.body.message.startsWith("invalid parameter")) refused.push(`${method} ${path}: ${r.body.message}`);
+      if (typeof r.body?.message === "string" && r.body.message.startsWith("invalid parameter"))
+        refused.push(`${method} ${path}: ${r.body.message}`);
     }
     expect(refused).toEqual([]);
   });
@@ -165,7 +193,8 @@ describe("GET /api/openapi.json", () => {
         const url = path.replace(/\{[^}]+\}/g, "999999");
         // No credentials: refused before the handler runs (a malformed request may be refused first, with 400).
         const guest = await ctx.request(method.toUpperCase(), url);
-        if (![400, 401].includes(guest.status) || guest.body.success !== false) wrong.push(`${method} ${path} as guest: ${guest.status}`);
+        if (![400, 401].includes(guest.status) || guest.body.success !== false)
+          wrong.push(`${method} ${path} as guest: ${guest.status}`);
         if (role === "user") continue;
         const below = role === "root" ? admin : user;
         const r = await ctx.request(method.toUpperCase(), url, { as: below });
@@ -185,11 +214,39 @@ describe("GET /api/openapi.json", () => {
     const root = await ctx.login("root", ROOT_PASSWORD);
     await ctx.request("POST", "/api/token/", { as: root, body: { name: "doc", unlimited_quota: true } });
     await ctx.request("POST", "/api/redemption/", { as: root, body: { name: "doc", quota: 100, count: 1 } });
-    await ctx.request("POST", "/api/channel/", { as: root, body: { type: 1, name: "doc", key: "sk-x", models: "gpt-4o", group: "default" } });
-    const calls = ["/api/status", "/api/notice", "/api/setup", "/api/user/self", "/api/user/", "/api/token/", "/api/channel/", "/api/redemption/",
-      "/api/log/", "/api/log/stat", "/api/option/", "/api/group/", "/api/pricing", "/api/user/models", "/api/channel/models", "/api/channel/models_enabled",
-      "/api/user/2fa/status", "/api/user/2fa/stats", "/api/verify/status", "/api/user/passkey", "/api/user/topup/info", "/api/prefill_group/",
-      "/api/models/search", "/api/mj/", "/api/data/", "/api/channel/test/progress", "/api/channel/update_balance/progress"];
+    await ctx.request("POST", "/api/channel/", {
+      as: root,
+      body: { type: 1, name: "doc", key: "sk-x", models: "gpt-4o", group: "default" },
+    });
+    const calls = [
+      "/api/status",
+      "/api/notice",
+      "/api/setup",
+      "/api/user/self",
+      "/api/user/",
+      "/api/token/",
+      "/api/channel/",
+      "/api/redemption/",
+      "/api/log/",
+      "/api/log/stat",
+      "/api/option/",
+      "/api/group/",
+      "/api/pricing",
+      "/api/user/models",
+      "/api/channel/models",
+      "/api/channel/models_enabled",
+      "/api/user/2fa/status",
+      "/api/user/2fa/stats",
+      "/api/verify/status",
+      "/api/user/passkey",
+      "/api/user/topup/info",
+      "/api/prefill_group/",
+      "/api/models/search",
+      "/api/mj/",
+      "/api/data/",
+      "/api/channel/test/progress",
+      "/api/channel/update_balance/progress",
+    ];
     const table = apiRoutes();
     const wrong: string[] = [];
     for (const path of calls) {
@@ -197,7 +254,13 @@ describe("GET /api/openapi.json", () => {
       const route = table.find((x) => x.method === "GET" && x.path === path)!;
       const schema = route.hooks.response?.[200] ?? route.hooks.response;
       if (r.status !== 200 || r.body.success !== true) wrong.push(`${path}: ${r.status} ${r.body.message}`);
-      else if (!Value.Check(schema, r.body)) wrong.push(`${path}: ${[...Value.Errors(schema, r.body)].slice(0, 3).map((e) => `${e.path} ${e.message}`).join("; ")}`);
+      else if (!Value.Check(schema, r.body))
+        wrong.push(
+          `${path}: ${[...Value.Errors(schema, r.body)]
+            .slice(0, 3)
+            .map((e) => `${e.path} ${e.message}`)
+            .join("; ")}`,
+        );
     }
     expect(wrong).toEqual([]);
   });
@@ -236,7 +299,10 @@ describe("GET /api/openapi.json", () => {
       await (await import("./server/modules/docs/service.ts")).buildDocument(new Elysia().get("/api/x", () => "x"));
       console.log(JSON.stringify({ atStart, afterFirst: loaded() }));
     `;
-    const proc = Bun.spawnSync([process.execPath, "-e", script], { cwd: `${import.meta.dir}/../..`, env: { ...process.env } });
+    const proc = Bun.spawnSync([process.execPath, "-e", script], {
+      cwd: `${import.meta.dir}/../..`,
+      env: { ...process.env },
+    });
     expect(proc.exitCode).toBe(0);
     expect(JSON.parse(proc.stdout.toString().trim().split("\n").at(-1)!)).toEqual({ atStart: false, afterFirst: true });
   });
@@ -246,7 +312,8 @@ describe("GET /api/openapi.json", () => {
     expect(loadConfig({ SESSION_SECRET: "x", API_DOCS_ENABLED: "false" }).apiDocsEnabled).toBe(false);
     const off = await testContext({ config: { apiDocsEnabled: false } });
     try {
-      for (const p of ["/api/openapi.json", "/api/docs", "/api/docs/scalar"]) expect((await off.request("GET", p)).status).toBe(404);
+      for (const p of ["/api/openapi.json", "/api/docs", "/api/docs/scalar"])
+        expect((await off.request("GET", p)).status).toBe(404);
     } finally {
       await off.close();
     }

@@ -34,7 +34,12 @@ const ROUTES: RouteRule[] = [
 
 const m = matrixContext(async (ctx) => {
   // Switched on so that a refusal can only come from the role check.
-  for (const [k, v] of [["DataExportEnabled", "true"], ["PayAddress", "https://pay.example.com"], ["EpayId", "1001"], ["EpayKey", "k"]]) {
+  for (const [k, v] of [
+    ["DataExportEnabled", "true"],
+    ["PayAddress", "https://pay.example.com"],
+    ["EpayId", "1001"],
+    ["EpayKey", "k"],
+  ]) {
     await ctx.deps.options.set(k, v);
   }
 });

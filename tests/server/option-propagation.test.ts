@@ -34,7 +34,8 @@ async function put(key: string, value: string) {
   expect(r.body).toMatchObject({ success: true });
 }
 
-const get = async (app: App, path: string) => (await (await app.handle(new Request("http://localhost" + path))).json()) as any;
+const get = async (app: App, path: string) =>
+  (await (await app.handle(new Request("http://localhost" + path))).json()) as any;
 
 /** Asks `read` until it gives `expected` (a bounded number of times, 5 ms apart). With no periodic re-read in
  * the test contexts, only an announcement can bring a new value. */
@@ -51,7 +52,8 @@ for (const kind of storageKinds()) {
       root = await ctx.user(ROLE.root);
       await followOptionChanges(ctx.deps).ready;
       const shared = ctx.deps.cache;
-      const cache: Cache = shared instanceof RedisCache ? new RedisCache(process.env.REDIS_CONN_STRING!, shared.prefix) : shared;
+      const cache: Cache =
+        shared instanceof RedisCache ? new RedisCache(process.env.REDIS_CONN_STRING!, shared.prefix) : shared;
       if (cache instanceof RedisCache) await cache.connect();
       b = await instance(cache);
       c = await instance(new MemoryCache());
@@ -103,9 +105,13 @@ for (const kind of storageKinds()) {
     });
 
     test("a write on B reaches A the same way", async () => {
-      const rb = await b.app.handle(new Request("http://localhost/api/option/", {
-        method: "PUT", headers: { ...root.headers, "content-type": "application/json" }, body: JSON.stringify({ key: "About", value: "written on B" }),
-      }));
+      const rb = await b.app.handle(
+        new Request("http://localhost/api/option/", {
+          method: "PUT",
+          headers: { ...root.headers, "content-type": "application/json" },
+          body: JSON.stringify({ key: "About", value: "written on B" }),
+        }),
+      );
       expect(((await rb.json()) as any).success).toBe(true);
       await heard(async () => (await get(ctx.app, "/api/about")).data, "written on B");
     });

@@ -39,11 +39,19 @@ describe("options", () => {
       ["TopupGroupRatio", "[", "top-up group ratio is not a valid JSON string"],
       ["GroupRatio", "[1,2]", "GroupRatio must be a JSON object"],
       ["Chats", "{}", "Chats must be a JSON array"],
-      ["ModelRequestRateLimitGroup", '{"vip":[10,0]}', 'ModelRequestRateLimitGroup: group "vip" needs [max requests >= 0, max successful requests >= 1]'],
+      [
+        "ModelRequestRateLimitGroup",
+        '{"vip":[10,0]}',
+        'ModelRequestRateLimitGroup: group "vip" needs [max requests >= 0, max successful requests >= 1]',
+      ],
       ["EmailDomainWhitelist", "gmail.com,not a domain", '"not a domain" is not a valid domain'],
       ["EmailDomainWhitelist", "gmail.com,GMAIL.com", '"GMAIL.com" is already in whitelist'],
       ["QuotaPerUnit", "1000", "QuotaPerUnit is fixed at 500000"],
-      ["claude.thinking_adapter_budget_tokens_percentage", "1.5", "claude.thinking_adapter_budget_tokens_percentage must be between 0.1 and 1"],
+      [
+        "claude.thinking_adapter_budget_tokens_percentage",
+        "1.5",
+        "claude.thinking_adapter_budget_tokens_percentage must be between 0.1 and 1",
+      ],
       ["general_setting.ping_interval_seconds", "0", "general_setting.ping_interval_seconds must be at least 1"],
       ["ServerAddress", "ftp://x", "ServerAddress must start with http:// or https://"],
     ];
@@ -69,7 +77,11 @@ describe("options", () => {
   test("trailing slashes are stripped from addresses; values persist in the database", async () => {
     expect((await put("ServerAddress", "https://gw.example.com/")).body.success).toBe(true);
     expect(ctx.deps.options.get("ServerAddress")).toBe("https://gw.example.com");
-    const row = await ctx.deps.db.selectFrom("options").selectAll().where("key", "=", "ServerAddress").executeTakeFirstOrThrow();
+    const row = await ctx.deps.db
+      .selectFrom("options")
+      .selectAll()
+      .where("key", "=", "ServerAddress")
+      .executeTakeFirstOrThrow();
     expect(row.value).toBe("https://gw.example.com");
     expect((await put("WorkerUrl", "https://w.example.com///")).body.success).toBe(true);
     expect(ctx.deps.options.get("WorkerUrl")).toBe("https://w.example.com");
@@ -84,11 +96,42 @@ describe("options", () => {
     expect((await ctx.request("GET", "/api/about")).body.data).toBe("about us");
     expect((await ctx.request("GET", "/api/home_page_content")).body.data).toBe("# Welcome");
     const s = (await ctx.request("GET", "/api/status")).body.data;
-    for (const k of ["system_name", "logo", "footer_html", "quota_per_unit", "display_in_currency", "enable_drawing", "enable_task",
-      "enable_data_export", "chats", "data_export_default_time", "default_collapse_sidebar", "mj_notify_enabled", "chat_link", "chat_link2",
-      "docs_link", "version", "start_time", "turnstile_check", "turnstile_site_key", "email_verification", "github_oauth", "github_client_id",
-      "oidc_enabled", "oidc_client_id", "oidc_authorization_endpoint", "wechat_login", "wechat_qrcode", "telegram_oauth", "telegram_bot_name",
-      "linuxdo_oauth", "linuxdo_client_id", "setup", "root_init", "database_type"]) {
+    for (const k of [
+      "system_name",
+      "logo",
+      "footer_html",
+      "quota_per_unit",
+      "display_in_currency",
+      "enable_drawing",
+      "enable_task",
+      "enable_data_export",
+      "chats",
+      "data_export_default_time",
+      "default_collapse_sidebar",
+      "mj_notify_enabled",
+      "chat_link",
+      "chat_link2",
+      "docs_link",
+      "version",
+      "start_time",
+      "turnstile_check",
+      "turnstile_site_key",
+      "email_verification",
+      "github_oauth",
+      "github_client_id",
+      "oidc_enabled",
+      "oidc_client_id",
+      "oidc_authorization_endpoint",
+      "wechat_login",
+      "wechat_qrcode",
+      "telegram_oauth",
+      "telegram_bot_name",
+      "linuxdo_oauth",
+      "linuxdo_client_id",
+      "setup",
+      "root_init",
+      "database_type",
+    ]) {
       expect(s).toHaveProperty(k);
     }
     expect(s.system_name).toBe("My Gateway");

@@ -11,14 +11,22 @@ const EVERYONE = Object.keys(LEVEL) as Who[];
 /** [method, path, body, least role that may call it] */
 export type RouteRule = [string, string, unknown, Who];
 
-export interface MatrixContext { ctx: TestContext; sessions: Record<Who, Session | null> }
+export interface MatrixContext {
+  ctx: TestContext;
+  sessions: Record<Who, Session | null>;
+}
 
 /** A context with one session per role for the calling file's tests; `prepare` runs once the sessions exist. */
 export function matrixContext(prepare?: (ctx: TestContext) => Promise<void>): MatrixContext {
   const m = {} as MatrixContext;
   beforeAll(async () => {
     m.ctx = await testContext();
-    m.sessions = { guest: null, user: await m.ctx.user(1), admin: await m.ctx.user(10), root: await m.ctx.login("root", ROOT_PASSWORD) };
+    m.sessions = {
+      guest: null,
+      user: await m.ctx.user(1),
+      admin: await m.ctx.user(10),
+      root: await m.ctx.login("root", ROOT_PASSWORD),
+    };
     await prepare?.(m.ctx);
   });
   afterAll(() => m.ctx.close());

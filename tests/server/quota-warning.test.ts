@@ -4,7 +4,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { relayFixture, userRow, type RelayFixture } from "../relay/fixtures.ts";
 import { allowLocalFetches } from "../helpers/outbound.ts";
 
-interface Hit { auth: string | null; body: any }
+interface Hit {
+  auth: string | null;
+  body: any;
+}
 
 let fx: RelayFixture;
 let hooks: ReturnType<typeof Bun.serve>;
@@ -17,14 +20,18 @@ beforeAll(async () => {
   fx = await relayFixture("sqlite", {}, { allowLoopbackWebhooks: true });
   await allowLocalFetches(fx.ctx.deps.options);
   hooks = Bun.serve({
-    port: 0, hostname: "127.0.0.1",
+    port: 0,
+    hostname: "127.0.0.1",
     async fetch(req) {
       hits.push({ auth: req.headers.get("authorization"), body: await req.json() });
       return new Response("ok");
     },
   });
   await fx.option("ModelRatio", JSON.stringify({ ...fx.ctx.deps.options.json("ModelRatio", {}), [MODEL]: 2 }));
-  await fx.option("CompletionRatio", JSON.stringify({ ...fx.ctx.deps.options.json("CompletionRatio", {}), [MODEL]: 3 }));
+  await fx.option(
+    "CompletionRatio",
+    JSON.stringify({ ...fx.ctx.deps.options.json("CompletionRatio", {}), [MODEL]: 3 }),
+  );
   await fx.channel({ base_url: fx.mock.url, models: [MODEL] });
 });
 afterAll(async () => {
@@ -32,15 +39,23 @@ afterAll(async () => {
   await fx.close();
 });
 
-const webhook = (threshold?: number) => JSON.stringify({
-  notify_type: "webhook", webhook_url: `http://127.0.0.1:${hooks.port}/hook`, webhook_secret: "whsec",
-  ...(threshold === undefined ? {} : { quota_warning_threshold: threshold }),
-});
+const webhook = (threshold?: number) =>
+  JSON.stringify({
+    notify_type: "webhook",
+    webhook_url: `http://127.0.0.1:${hooks.port}/hook`,
+    webhook_secret: "whsec",
+    ...(threshold === undefined ? {} : { quota_warning_threshold: threshold }),
+  });
 
 async function callAs(quota: number, setting: string) {
   const user = await fx.user(quota, { setting });
   const token = await fx.token(user.id, { unlimited_quota: true });
-  return { user, token, call: () => fx.call("/v1/chat/completions", token.key, { model: MODEL, messages: [{ role: "user", content: "hi" }] }) };
+  return {
+    user,
+    token,
+    call: () =>
+      fx.call("/v1/chat/completions", token.key, { model: MODEL, messages: [{ role: "user", content: "hi" }] }),
+  };
 }
 
 /** Delivery runs in the background after the charge settles: waits for `count` hits (or gives up). */

@@ -24,7 +24,11 @@ async function until(ok: () => boolean | Promise<boolean>, tries = 200): Promise
   return false;
 }
 
-const unavailable = (p: Promise<unknown>) => p.then(() => "answered", (e) => (e instanceof CacheUnavailableError ? "unavailable" : `other: ${e}`));
+const unavailable = (p: Promise<unknown>) =>
+  p.then(
+    () => "answered",
+    (e) => (e instanceof CacheUnavailableError ? "unavailable" : `other: ${e}`),
+  );
 
 if (REDIS) {
   const target = new URL(REDIS);
@@ -57,7 +61,14 @@ if (REDIS) {
         expect(cache.available).toBe(false);
 
         proxy.refuse(false);
-        expect(await until(() => cache.get("k").then((v) => v === "v", () => false))).toBe(true);
+        expect(
+          await until(() =>
+            cache.get("k").then(
+              (v) => v === "v",
+              () => false,
+            ),
+          ),
+        ).toBe(true);
         expect(cache.available).toBe(true);
         // Redis's own counter again, which the outage did not touch.
         expect(await cache.incr("n", 60)).toBe(2);
@@ -70,7 +81,14 @@ if (REDIS) {
         expect(cache.available).toBe(false);
         expect(await unavailable(cache.get("k"))).toBe("unavailable");
         proxy.hang(false);
-        expect(await until(() => cache.get("k").then((v) => v === "v", () => false))).toBe(true);
+        expect(
+          await until(() =>
+            cache.get("k").then(
+              (v) => v === "v",
+              () => false,
+            ),
+          ),
+        ).toBe(true);
       } finally {
         await cache.close();
         proxy.stop();
@@ -109,7 +127,11 @@ if (REDIS) {
         expect(heard).toContainEqual({ all: true });
         await notifyTokenChanged(depsA, { key: "after" });
         expect(await until(() => heard.some((c) => "key" in c && c.key === "after"))).toBe(true);
-        expect(heard.filter((c) => "key" in c).map((c) => (c as { key: string }).key)).toEqual(["before", "during", "after"]);
+        expect(heard.filter((c) => "key" in c).map((c) => (c as { key: string }).key)).toEqual([
+          "before",
+          "during",
+          "after",
+        ]);
         await sub.unsubscribe();
       } finally {
         await a.close();

@@ -23,6 +23,9 @@ test("the user editor cannot lower the super admin's role, not even their own", 
 });
 
 test("other edits of the super admin's own row still work", async () => {
-  const r = await ctx.request("PUT", "/api/user/", { as: root, body: { id: root.id, display_name: "The Root", role: ROLE.root } });
+  const r = await ctx.request("PUT", "/api/user/", {
+    as: root,
+    body: { id: root.id, display_name: "The Root", role: ROLE.root },
+  });
   expect(r.body.success).toBe(true);
 });

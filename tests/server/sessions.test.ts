@@ -42,7 +42,10 @@ for (const kind of storageKinds()) {
     test("an ended session cannot use the playground either", async () => {
       const s = await ctx.user();
       await ctx.request("GET", "/api/user/logout", { as: s });
-      const r = await ctx.request("POST", "/pg/chat/completions", { as: s, body: { model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] } });
+      const r = await ctx.request("POST", "/pg/chat/completions", {
+        as: s,
+        body: { model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] },
+      });
       expect(r.status).toBe(401);
     });
 
@@ -54,7 +57,9 @@ for (const kind of storageKinds()) {
     });
 
     test("logout with an expired or foreign cookie still succeeds", async () => {
-      const r = await ctx.request("GET", "/api/user/logout", { headers: { cookie: "session=garbage", "New-Api-User": "1" } });
+      const r = await ctx.request("GET", "/api/user/logout", {
+        headers: { cookie: "session=garbage", "New-Api-User": "1" },
+      });
       expect(r.body.success).toBe(true);
     });
 
@@ -97,7 +102,10 @@ for (const kind of storageKinds()) {
     test("changing one's own password ends every other session but keeps the browser that did it", async () => {
       const s = await ctx.user();
       const elsewhere = await ctx.login(s.username, s.password);
-      const r = await ctx.request("PUT", "/api/user/self", { as: s, body: { original_password: s.password, password: "another-pass1" } });
+      const r = await ctx.request("PUT", "/api/user/self", {
+        as: s,
+        body: { original_password: s.password, password: "another-pass1" },
+      });
       expect(r.body.success).toBe(true);
       await expectEnded(elsewhere);
       await expectEnded(s);
@@ -115,8 +123,13 @@ for (const kind of storageKinds()) {
       await expectEnded(elsewhere);
       const renewed = (r.headers.get("set-cookie") ?? "").split(";")[0];
       expect(renewed).toMatch(/^session=./);
-      expect((await self({ ...me, cookie: renewed, headers: { cookie: renewed, "New-Api-User": String(me.id) } })).status).toBe(200);
-      await ctx.request("PUT", "/api/user/", { as: { ...me, headers: { cookie: renewed, "New-Api-User": String(me.id) } }, body: { id: me.id, password: ROOT_PASSWORD } });
+      expect(
+        (await self({ ...me, cookie: renewed, headers: { cookie: renewed, "New-Api-User": String(me.id) } })).status,
+      ).toBe(200);
+      await ctx.request("PUT", "/api/user/", {
+        as: { ...me, headers: { cookie: renewed, "New-Api-User": String(me.id) } },
+        body: { id: me.id, password: ROOT_PASSWORD },
+      });
       root = await ctx.login("root", ROOT_PASSWORD);
     });
 
@@ -148,9 +161,15 @@ describe("cookies signed before session versions existed", () => {
     const ctx = await testContext();
     try {
       const s = await ctx.user();
-      const legacy = await new SignJWT({ id: s.id }).setProtectedHeader({ alg: "HS256" }).setExpirationTime("1h")
+      const legacy = await new SignJWT({ id: s.id })
+        .setProtectedHeader({ alg: "HS256" })
+        .setExpirationTime("1h")
         .sign(new TextEncoder().encode(ctx.deps.config.sessionSecret));
-      const as: Session = { ...s, cookie: `session=${legacy}`, headers: { cookie: `session=${legacy}`, "New-Api-User": String(s.id) } };
+      const as: Session = {
+        ...s,
+        cookie: `session=${legacy}`,
+        headers: { cookie: `session=${legacy}`, "New-Api-User": String(s.id) },
+      };
       expect((await ctx.request("GET", "/api/user/self", { as })).status).toBe(200);
       await ctx.request("GET", "/api/user/logout", { as: s });
       expect((await ctx.request("GET", "/api/user/self", { as })).status).toBe(401);

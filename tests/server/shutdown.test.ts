@@ -9,7 +9,8 @@ import { gracefulShutdown, requestWindowMs } from "../../server/shutdown.ts";
 import { BUN, ROOT, provision as provisionServer, startServer as start } from "../helpers/server-process.ts";
 import { testContext } from "../helpers/app.ts";
 
-const startServer = (dataDir: string, env: Record<string, string> = {}) => start(dataDir, { SESSION_SECRET: "shutdown-test", ...env });
+const startServer = (dataDir: string, env: Record<string, string> = {}) =>
+  start(dataDir, { SESSION_SECRET: "shutdown-test", ...env });
 
 describe("gracefulShutdown (unit)", () => {
   test("stops accepting, waits for in-flight work, then runs the hooks in order, then closes the database", async () => {
@@ -23,16 +24,22 @@ describe("gracefulShutdown (unit)", () => {
         return new Promise<void>((r) => (finishInFlight = () => (events.push("in-flight done"), r())));
       },
     };
-    ctx.deps.shutdownHooks.push(async () => {
-      events.push("hook 1");
-      // The database is still open while hooks flush.
-      await ctx.deps.db.selectFrom("users").select("id").execute();
-    }, async () => {
-      events.push("hook 2");
-    });
+    ctx.deps.shutdownHooks.push(
+      async () => {
+        events.push("hook 1");
+        // The database is still open while hooks flush.
+        await ctx.deps.db.selectFrom("users").select("id").execute();
+      },
+      async () => {
+        events.push("hook 2");
+      },
+    );
     const done = gracefulShutdown(server, ctx.deps, { graceMs: 5000, log: (m) => events.push(`log: ${m}`) });
     await Bun.sleep(30);
-    expect(events).toEqual([`log: waiting up to ${Math.round(requestWindowMs(5000) / 1000)} s for 1 in-flight request(s)`, "stop(graceful)"]);
+    expect(events).toEqual([
+      `log: waiting up to ${Math.round(requestWindowMs(5000) / 1000)} s for 1 in-flight request(s)`,
+      "stop(graceful)",
+    ]);
     finishInFlight();
     expect(await done).toEqual({ drained: true });
     expect(events.slice(2)).toEqual(["in-flight done", "hook 1", "hook 2"]);
@@ -65,9 +72,12 @@ describe("gracefulShutdown (unit)", () => {
   test("a failing hook does not keep the others from running or the database from closing", async () => {
     const ctx = await testContext();
     const ran: string[] = [];
-    ctx.deps.shutdownHooks.push(async () => {
-      throw new Error("flush failed");
-    }, async () => void ran.push("second"));
+    ctx.deps.shutdownHooks.push(
+      async () => {
+        throw new Error("flush failed");
+      },
+      async () => void ran.push("second"),
+    );
     const origError = console.error;
     console.error = () => {};
     try {
@@ -96,17 +106,35 @@ function mockUpstream(opts: { gapMs: number; stallMs?: number }) {
       const body = await req.json();
       const enc = new TextEncoder();
       const frame = (o: unknown) => enc.encode(`data: ${JSON.stringify(o)}\n\n`);
-      return new Response(new ReadableStream({
-        async start(ctrl) {
-          for (const c of CHUNKS) {
-            ctrl.enqueue(frame({ id: "chatcmpl-slow", object: "chat.completion.chunk", model: body.model, choices: [{ index: 0, delta: { content: c }, finish_reason: null }] }));
-            await Bun.sleep(opts.stallMs && c === CHUNKS[0] ? opts.stallMs : opts.gapMs);
-          }
-          ctrl.enqueue(frame({ id: "chatcmpl-slow", object: "chat.completion.chunk", model: body.model, choices: [{ index: 0, delta: {}, finish_reason: "stop" }], usage: { prompt_tokens: 10, completion_tokens: 6, total_tokens: 16 } }));
-          ctrl.enqueue(enc.encode("data: [DONE]\n\n"));
-          ctrl.close();
-        },
-      }), { headers: { "content-type": "text/event-stream" } });
+      return new Response(
+        new ReadableStream({
+          async start(ctrl) {
+            for (const c of CHUNKS) {
+              ctrl.enqueue(
+                frame({
+                  id: "chatcmpl-slow",
+                  object: "chat.completion.chunk",
+                  model: body.model,
+                  choices: [{ index: 0, delta: { content: c }, finish_reason: null }],
+                }),
+              );
+              await Bun.sleep(opts.stallMs && c === CHUNKS[0] ? opts.stallMs : opts.gapMs);
+            }
+            ctrl.enqueue(
+              frame({
+                id: "chatcmpl-slow",
+                object: "chat.completion.chunk",
+                model: body.model,
+                choices: [{ index: 0, delta: {}, finish_reason: "stop" }],
+                usage: { prompt_tokens: 10, completion_tokens: 6, total_tokens: 16 },
+              }),
+            );
+            ctrl.enqueue(enc.encode("data: [DONE]\n\n"));
+            ctrl.close();
+          },
+        }),
+        { headers: { "content-type": "text/event-stream" } },
+      );
     },
   });
 }
@@ -117,8 +145,13 @@ async function provision(base: string, upstreamPort: number): Promise<string> {
 
 function streamCall(base: string, key: string): Promise<Response> {
   return fetch(`${base}/v1/chat/completions`, {
-    method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
-    body: JSON.stringify({ model: "gpt-4o-mini", stream: true, messages: [{ role: "user", content: "take your time" }] }),
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+    body: JSON.stringify({
+      model: "gpt-4o-mini",
+      stream: true,
+      messages: [{ role: "user", content: "take your time" }],
+    }),
   });
 }
 
@@ -143,7 +176,12 @@ describe("SIGTERM on a real server process", () => {
       srv.proc.kill("SIGTERM");
       await Bun.sleep(150);
       // The listener is closed while the stream is still running.
-      expect(await fetch(`${srv.base}/api/status`).then(() => "accepted", () => "refused")).toBe("refused");
+      expect(
+        await fetch(`${srv.base}/api/status`).then(
+          () => "accepted",
+          () => "refused",
+        ),
+      ).toBe("refused");
       for (;;) {
         const { done, value } = await reader.read();
         if (done) break;
@@ -158,7 +196,9 @@ describe("SIGTERM on a real server process", () => {
       // The usage log was written behind the relay and flushed before the database closed: read it cold.
       expect(existsSync(join(dataDir, "switchyard.db-wal"))).toBe(false);
       const db = new Database(join(dataDir, "switchyard.db"), { readonly: true });
-      const logs = db.query("SELECT model_name, prompt_tokens, completion_tokens, quota FROM logs WHERE type = 2").all() as any[];
+      const logs = db
+        .query("SELECT model_name, prompt_tokens, completion_tokens, quota FROM logs WHERE type = 2")
+        .all() as any[];
       db.close();
       expect(logs).toHaveLength(1);
       expect(logs[0]).toMatchObject({ model_name: "gpt-4o-mini", prompt_tokens: 10, completion_tokens: 6 });
@@ -175,7 +215,10 @@ describe("SIGTERM on a real server process", () => {
     try {
       const port = new URL(srv.base).port;
       const rival = Bun.spawn([BUN, "server/main.ts", "--port", port, "--data-dir", join(work, "rival")], {
-        cwd: ROOT, env: { ...(process.env as Record<string, string>), SESSION_SECRET: "x", SQL_DSN: "", REDIS_CONN_STRING: "" }, stdout: "pipe", stderr: "pipe",
+        cwd: ROOT,
+        env: { ...(process.env as Record<string, string>), SESSION_SECRET: "x", SQL_DSN: "", REDIS_CONN_STRING: "" },
+        stdout: "pipe",
+        stderr: "pipe",
       });
       expect(await rival.exited).toBe(1);
       expect(await new Response(rival.stderr).text()).toContain("Switchyard could not start");
@@ -208,13 +251,18 @@ describe("SIGTERM on a real server process", () => {
       srv.proc.kill("SIGTERM");
       // The stream stalls for a minute, so the process can exit only by the grace period running out.
       expect(await srv.proc.exited).toBe(0);
-      expect(srv.output()).toContain(`waiting up to ${Math.round(requestWindowMs(1000) / 1000)} s for 1 in-flight request(s)`);
+      expect(srv.output()).toContain(
+        `waiting up to ${Math.round(requestWindowMs(1000) / 1000)} s for 1 in-flight request(s)`,
+      );
       expect(srv.output()).toContain(`grace period of ${requestWindowMs(1000)} ms for requests is over`);
       expect(srv.output()).toContain("stopped after the grace period");
       // The client sees its stream end instead of hanging.
-      await reader.read().then(async function drain(r): Promise<void> {
-        if (!r.done) return reader.read().then(drain);
-      }).catch(() => {});
+      await reader
+        .read()
+        .then(async function drain(r): Promise<void> {
+          if (!r.done) return reader.read().then(drain);
+        })
+        .catch(() => {});
     } finally {
       srv.proc.kill("SIGKILL");
       upstream.stop(true);

@@ -12,7 +12,8 @@ import * as twofa from "../../server/modules/twofa/service.ts";
 import { MAX_FAILED_ATTEMPTS, totpCode } from "../../server/modules/twofa/totp.ts";
 
 const MAX = 10;
-const LOCKED = /^too many failed sign-in attempts for this account; try again in \d+ (minute|second)s? \(at \d{4}-\d\d-\d\dT/;
+const LOCKED =
+  /^too many failed sign-in attempts for this account; try again in \d+ (minute|second)s? \(at \d{4}-\d\d-\d\dT/;
 
 const login = (ctx: TestContext, username: string, password: string, ip: string) =>
   ctx.request("POST", "/api/user/login", { body: { username, password }, headers: { "x-forwarded-for": ip } });
@@ -24,7 +25,9 @@ describe("per-account sign-in throttling", () => {
   let ctx: TestContext;
   beforeAll(async () => {
     // Per-address limits on, behind a trusted proxy: 200 addresses each stay far below theirs.
-    ctx = await testContext({ config: { trustProxy: true, rateLimitEnabled: true, signin: { maxFailures: MAX, lockoutSeconds: 600 } } });
+    ctx = await testContext({
+      config: { trustProxy: true, rateLimitEnabled: true, signin: { maxFailures: MAX, lockoutSeconds: 600 } },
+    });
   });
   afterAll(() => ctx.close());
 
@@ -79,24 +82,39 @@ describe("per-account sign-in throttling", () => {
   test("wrong original passwords, secure-verification passwords and reset tokens count against the account too", async () => {
     const s = await ctx.user(1, { username: "changer", email: "changer@example.com" });
     for (let i = 0; i < 4; i++) {
-      const r = await ctx.request("PUT", "/api/user/self", { as: s, body: { original_password: `nope-${i}`, password: "newpassword1" } });
+      const r = await ctx.request("PUT", "/api/user/self", {
+        as: s,
+        body: { original_password: `nope-${i}`, password: "newpassword1" },
+      });
       expect(r.body).toEqual({ success: false, message: "the original password is wrong" });
     }
     for (let i = 0; i < 4; i++) {
-      const r = await ctx.request("POST", "/api/verify", { as: s, body: { method: "password", password: `nope-${i}` } });
+      const r = await ctx.request("POST", "/api/verify", {
+        as: s,
+        body: { method: "password", password: `nope-${i}` },
+      });
       expect(r.status).toBe(403);
     }
     for (let i = 0; i < 2; i++) expect((await login(ctx, "changer", "nope", fresh())).status).toBe(400);
-    const change = await ctx.request("PUT", "/api/user/self", { as: s, body: { original_password: s.password, password: "newpassword1" } });
+    const change = await ctx.request("PUT", "/api/user/self", {
+      as: s,
+      body: { original_password: s.password, password: "newpassword1" },
+    });
     expect(change.status).toBe(429);
     expect(change.body.message).toMatch(LOCKED);
     expect((await login(ctx, "changer", s.password, fresh())).status).toBe(429);
 
     for (let i = 0; i < MAX; i++) {
-      const r = await ctx.request("POST", "/api/user/reset", { body: { email: "reset-target@example.com", token: `t${i}` }, headers: { "x-forwarded-for": fresh() } });
+      const r = await ctx.request("POST", "/api/user/reset", {
+        body: { email: "reset-target@example.com", token: `t${i}` },
+        headers: { "x-forwarded-for": fresh() },
+      });
       expect(r.status).toBe(400);
     }
-    const r = await ctx.request("POST", "/api/user/reset", { body: { email: "reset-target@example.com", token: "t-last" }, headers: { "x-forwarded-for": fresh() } });
+    const r = await ctx.request("POST", "/api/user/reset", {
+      body: { email: "reset-target@example.com", token: "t-last" },
+      headers: { "x-forwarded-for": fresh() },
+    });
     expect(r.status).toBe(429);
   }, 30_000);
 });
@@ -112,7 +130,10 @@ describe("the second factor", () => {
       const step = async (code: string) => {
         const first = await login(ctx, "twofactor", s.password, fresh());
         expect(first.body.data.require_2fa).toBe(true);
-        return ctx.request("POST", "/api/user/login/2fa", { body: { flow_token: first.body.data.flow_token, code }, headers: { "x-forwarded-for": fresh() } });
+        return ctx.request("POST", "/api/user/login/2fa", {
+          body: { flow_token: first.body.data.flow_token, code },
+          headers: { "x-forwarded-for": fresh() },
+        });
       };
       const right = totpCode(secret, Date.now() + 30_000);
       const wrong = right === "123456" ? "654321" : "123456";
@@ -161,9 +182,13 @@ if (process.env.REDIS_CONN_STRING) {
     try {
       const s = await a.user(1, { username: "roamer" });
       for (let i = 0; i < 3; i++) expect((await login(a, "roamer", "wrong", "x")).status).toBe(400);
-      const there = await b.handle(new Request("http://localhost/api/user/login", {
-        method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "roamer", password: s.password }),
-      }));
+      const there = await b.handle(
+        new Request("http://localhost/api/user/login", {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ username: "roamer", password: s.password }),
+        }),
+      );
       expect(there.status).toBe(429);
       expect(((await there.json()) as any).message).toMatch(LOCKED);
     } finally {
@@ -186,9 +211,19 @@ describe("unknown names are checked against a dummy hash", () => {
     const dummy = await dummyHash(ctx.deps.config.passwordHash);
     await ctx.user(1, { username: "realuser" });
     await ctx.user(1, { username: "oauthonly", password: "" }).catch(() => {});
-    const real = (await ctx.deps.db.selectFrom("users").select("password").where("username", "=", "realuser").executeTakeFirstOrThrow()).password;
+    const real = (
+      await ctx.deps.db
+        .selectFrom("users")
+        .select("password")
+        .where("username", "=", "realuser")
+        .executeTakeFirstOrThrow()
+    ).password;
     verify = spyOn(Bun.password, "verify");
-    const cases: [string, string][] = [["nobody", dummy], ["oauthonly", dummy], ["realuser", real]];
+    const cases: [string, string][] = [
+      ["nobody", dummy],
+      ["oauthonly", dummy],
+      ["realuser", real],
+    ];
     for (const [name, hash] of cases) {
       verify.mockClear();
       const r = await ctx.request("POST", "/api/user/login", { body: { username: name, password: "wrong-password" } });
@@ -221,14 +256,19 @@ describe("logout needs the user-id header or a POST", () => {
     expect(r.headers.get("set-cookie") ?? "").not.toContain("session=");
     expect((await self(s)).status).toBe(200);
     // Another user's id in the header is refused the same way.
-    const wrong = await ctx.request("GET", "/api/user/logout", { headers: { cookie: s.cookie, "New-Api-User": String(root.id) } });
+    const wrong = await ctx.request("GET", "/api/user/logout", {
+      headers: { cookie: s.cookie, "New-Api-User": String(root.id) },
+    });
     expect(wrong.status).toBe(401);
     expect((await self(s)).status).toBe(200);
   });
 
   test("a GET with the header (as new-api's console sends it) signs out", async () => {
     const s = await ctx.user();
-    expect((await ctx.request("GET", "/api/user/logout", { as: s })).body).toEqual({ success: true, message: "logged out" });
+    expect((await ctx.request("GET", "/api/user/logout", { as: s })).body).toEqual({
+      success: true,
+      message: "logged out",
+    });
     expect((await self(s)).status).toBe(401);
   });
 
@@ -240,6 +280,8 @@ describe("logout needs the user-id header or a POST", () => {
 
   test("without a valid cookie there is nothing to refuse", async () => {
     expect((await ctx.request("GET", "/api/user/logout")).body.success).toBe(true);
-    expect((await ctx.request("GET", "/api/user/logout", { headers: { cookie: "session=garbage" } })).body.success).toBe(true);
+    expect(
+      (await ctx.request("GET", "/api/user/logout", { headers: { cookie: "session=garbage" } })).body.success,
+    ).toBe(true);
   });
 });

@@ -9,7 +9,12 @@ import { Kysely, sql } from "kysely";
 import { Database as SqliteFile } from "bun:sqlite";
 import { openDatabase, rawSqlite, type Database } from "../../db/index.ts";
 import { bunSqliteDialect } from "../../db/sqlite-dialect.ts";
-import { abandonSqliteReader, readerOf, startSqliteReader, stopSqliteReader } from "../../server/infra/sqlite-reader.ts";
+import {
+  abandonSqliteReader,
+  readerOf,
+  startSqliteReader,
+  stopSqliteReader,
+} from "../../server/infra/sqlite-reader.ts";
 import { insertRows } from "../../db/bulk.ts";
 import { testContext } from "../helpers/app.ts";
 import { deleteLogsBefore, listLogs, logStat } from "../../server/modules/log/service.ts";
@@ -22,11 +27,15 @@ async function fileDb() {
   const dir = mkdtempSync(join(tmpdir(), "sy-sqlr-"));
   const path = join(dir, "x.db");
   const db = await openDatabase({ kind: "sqlite", url: "", sqlitePath: path });
-  return { db, path, done: async () => {
-    await stopSqliteReader(db);
-    await db.destroy();
-    rmSync(dir, { recursive: true, force: true });
-  } };
+  return {
+    db,
+    path,
+    done: async () => {
+      await stopSqliteReader(db);
+      await db.destroy();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 /** Runs `fn` over a fresh SQLite file (no threads started), then closes and removes it. */
@@ -49,13 +58,17 @@ async function ready(db: Database): Promise<Database> {
  * has none). */
 async function fileContext() {
   const dir = mkdtempSync(join(tmpdir(), "sy-sqlr-"));
-  const ctx = await testContext({ database: { kind: "sqlite", url: "", sqlitePath: join(dir, "x.db"), drop: async () => {} } });
+  const ctx = await testContext({
+    database: { kind: "sqlite", url: "", sqlitePath: join(dir, "x.db"), drop: async () => {} },
+  });
   await ready(ctx.deps.db);
   return { ctx, dir };
 }
 
 /** Runs `fn` in a file-backed context (the reader and the write worker running), then closes it. */
-async function inFileContext(fn: (ctx: Awaited<ReturnType<typeof fileContext>>["ctx"], dir: string) => Promise<void>): Promise<void> {
+async function inFileContext(
+  fn: (ctx: Awaited<ReturnType<typeof fileContext>>["ctx"], dir: string) => Promise<void>,
+): Promise<void> {
   const { ctx, dir } = await fileContext();
   try {
     await fn(ctx, dir);
@@ -66,7 +79,10 @@ async function inFileContext(fn: (ctx: Awaited<ReturnType<typeof fileContext>>["
 }
 
 /** A read that takes a while in SQLite itself: a recursive count to `n`. */
-const slowRead = (n: number) => sql<{ n: number }>`with recursive c(i) as (select 1 union all select i + 1 from c where i < ${n}) select count(*) as n from c`;
+const slowRead = (n: number) =>
+  sql<{
+    n: number;
+  }>`with recursive c(i) as (select 1 union all select i + 1 from c where i < ${n}) select count(*) as n from c`;
 
 /** The message a promise rejects with (awaited plainly: in bun test 1.4.5 an expect().rejects on the second such rejection never settled here). */
 async function errorOf(p: Promise<unknown>): Promise<string> {
@@ -110,12 +126,43 @@ test("the reader sees every committed row, answers SQLite's own errors, and is r
   inFileDb(async (db, path) => {
     startSqliteReader(db, path);
     const reader = await ready(db);
-    await insertRows(db, "logs", Array.from({ length: 300 }, (_, i) => ({ user_id: 1 + (i % 3), created_at: 1000 + i, type: 2, content: "", username: `u${i % 3}`, quota: 10 })));
-    const count = await reader.selectFrom("logs").select((eb) => eb.fn.countAll<number>().as("n")).where("user_id", "=", 2).executeTakeFirst();
+    await insertRows(
+      db,
+      "logs",
+      Array.from({ length: 300 }, (_, i) => ({
+        user_id: 1 + (i % 3),
+        created_at: 1000 + i,
+        type: 2,
+        content: "",
+        username: `u${i % 3}`,
+        quota: 10,
+      })),
+    );
+    const count = await reader
+      .selectFrom("logs")
+      .select((eb) => eb.fn.countAll<number>().as("n"))
+      .where("user_id", "=", 2)
+      .executeTakeFirst();
     expect(Number(count?.n)).toBe(100);
     expect(await errorOf(sql`select nope from logs`.execute(reader))).toMatch(/no such column/);
-    expect(await errorOf(reader.insertInto("logs").values({ user_id: 9, created_at: 1, type: 2, content: "", username: "x", quota: 1 } as any).execute())).toMatch(/readonly/);
-    expect(Number((await db.selectFrom("logs").select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirst())?.n)).toBe(300);
+    expect(
+      await errorOf(
+        reader
+          .insertInto("logs")
+          .values({ user_id: 9, created_at: 1, type: 2, content: "", username: "x", quota: 1 } as any)
+          .execute(),
+      ),
+    ).toMatch(/readonly/);
+    expect(
+      Number(
+        (
+          await db
+            .selectFrom("logs")
+            .select((eb) => eb.fn.countAll<number>().as("n"))
+            .executeTakeFirst()
+        )?.n,
+      ),
+    ).toBe(300);
   }));
 
 test("once stopped, or for an in-memory database, reads run on the database itself", async () => {
@@ -159,16 +206,38 @@ test("the log page, its total and the log stat answer the same through the reade
   inFileContext(async (ctx) => {
     const db = ctx.deps.db;
     const now = Math.floor(Date.now() / 1000);
-    await insertRows(db, "logs", Array.from({ length: 120 }, (_, i) => ({
-      user_id: 1 + (i % 2), created_at: now - 120 + i, type: i % 10 === 0 ? 5 : 2, content: "c", username: `u${i % 2}`, token_name: "t", model_name: i % 3 ? "m1" : "m2",
-      quota: i, prompt_tokens: 2, completion_tokens: 3, channel_id: 1, other: "{}",
-    })));
+    await insertRows(
+      db,
+      "logs",
+      Array.from({ length: 120 }, (_, i) => ({
+        user_id: 1 + (i % 2),
+        created_at: now - 120 + i,
+        type: i % 10 === 0 ? 5 : 2,
+        content: "c",
+        username: `u${i % 2}`,
+        token_name: "t",
+        model_name: i % 3 ? "m1" : "m2",
+        quota: i,
+        prompt_tokens: 2,
+        completion_tokens: 3,
+        channel_id: 1,
+        other: "{}",
+      })),
+    );
     const filters = [{}, { userId: 1 }, { modelName: "m2", start: now - 100 }, { type: 5 }];
     const viaReader = [];
-    for (const f of filters) viaReader.push([await listLogs(ctx.deps, f, { page: 1, size: 10, offset: 0 }, true), await logStat(ctx.deps, f, now)]);
+    for (const f of filters)
+      viaReader.push([
+        await listLogs(ctx.deps, f, { page: 1, size: 10, offset: 0 }, true),
+        await logStat(ctx.deps, f, now),
+      ]);
     await stopSqliteReader(db);
     const viaMain = [];
-    for (const f of filters) viaMain.push([await listLogs(ctx.deps, f, { page: 1, size: 10, offset: 0 }, true), await logStat(ctx.deps, f, now)]);
+    for (const f of filters)
+      viaMain.push([
+        await listLogs(ctx.deps, f, { page: 1, size: 10, offset: 0 }, true),
+        await logStat(ctx.deps, f, now),
+      ]);
     expect(viaReader).toEqual(viaMain);
     expect((viaReader[0][0] as any).total).toBe(120);
     expect((viaReader[1][1] as any).quota).toBeGreaterThan(0);
@@ -180,10 +249,28 @@ test("deleting old logs on SQLite runs off the event loop (reader finds each bat
     const now = Math.floor(Date.now() / 1000);
     const old = now - 40 * 86_400;
     const rows = [];
-    for (let i = 0; i < 24_000; i++) rows.push({ user_id: 1, created_at: old + (i % 100), type: i % 500 === 7 || i % 500 === 77 ? LOG_TYPE.topup : LOG_TYPE.consume, content: "", username: "u", model_name: `m${i % 7}`, quota: 1 });
-    for (let i = 0; i < 50; i++) rows.push({ user_id: 1, created_at: now, type: LOG_TYPE.consume, content: "recent", username: "u", quota: 1 });
+    for (let i = 0; i < 24_000; i++)
+      rows.push({
+        user_id: 1,
+        created_at: old + (i % 100),
+        type: i % 500 === 7 || i % 500 === 77 ? LOG_TYPE.topup : LOG_TYPE.consume,
+        content: "",
+        username: "u",
+        model_name: `m${i % 7}`,
+        quota: 1,
+      });
+    for (let i = 0; i < 50; i++)
+      rows.push({ user_id: 1, created_at: now, type: LOG_TYPE.consume, content: "recent", username: "u", quota: 1 });
     await insertRows(db, "logs", rows);
-    const count = async () => Number((await db.selectFrom("logs").select((eb) => eb.fn.countAll().as("n")).executeTakeFirstOrThrow()).n);
+    const count = async () =>
+      Number(
+        (
+          await db
+            .selectFrom("logs")
+            .select((eb) => eb.fn.countAll().as("n"))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
     const older = rows.filter((r) => r.created_at < old + 50).length;
     const keptTopups = rows.filter((r) => r.created_at >= old + 50 && r.type === LOG_TYPE.topup).length;
 
@@ -227,7 +314,6 @@ async function untilLocked(dir: string): Promise<void> {
   }
 }
 
-
 /** How many times a 5 ms timer fired during `run`, started while the write worker holds the write lock (option `key`). */
 async function ticksWhileLocked(db: Database, dir: string, key: string, run: () => Promise<unknown>): Promise<number> {
   const holding = workerFor(db)!.write([slowWrite(3_000_000, key)]);
@@ -243,7 +329,17 @@ test("on SQLite the response cache's store and a task's row are written by the w
     expect(workerFor(db)).not.toBeNull();
     const store = answerStore(ctx.deps);
     const at = Date.now();
-    const entry: CachedAnswer = { v: 1, kind: "body", contentType: "application/json", body: '{"ok":1}', usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } as CachedAnswer["usage"], upstreamModel: "gpt-x", channelId: 1, at, exp: at + 60_000 };
+    const entry: CachedAnswer = {
+      v: 1,
+      kind: "body",
+      contentType: "application/json",
+      body: '{"ok":1}',
+      usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } as CachedAnswer["usage"],
+      upstreamModel: "gpt-x",
+      channelId: 1,
+      at,
+      exp: at + 60_000,
+    };
     // On the main connection the store waited for the lock in SQLite's busy handler, which slept on this thread.
     expect(await ticksWhileLocked(db, dir, "slow-1", () => store.put("k1", "gpt-x", entry))).toBeGreaterThanOrEqual(5);
     expect((await store.get("k1", Date.now()))?.body).toBe('{"ok":1}');
@@ -251,9 +347,31 @@ test("on SQLite the response cache's store and a task's row are written by the w
     await store.put("k1", "gpt-x", { ...entry, body: '{"ok":2}' });
     expect((await store.get("k1", Date.now()))?.body).toBe('{"ok":2}');
 
-    const row = { created_at: 1, updated_at: 1, task_id: "t-off-loop", platform: "suno", user_id: 1, channel_id: 1, quota: 5, action: "MUSIC", status: "SUBMITTED", fail_reason: "", submit_time: 1, start_time: 0, finish_time: 0, progress: "0%", properties: "{}", private_data: null };
-    expect(await ticksWhileLocked(db, dir, "slow-2", () => writeOffLoop(db, db.insertInto("tasks").values(row as any)))).toBeGreaterThanOrEqual(5);
-    expect((await db.selectFrom("tasks").select("quota").where("task_id", "=", "t-off-loop").executeTakeFirstOrThrow()).quota).toBe(5);
+    const row = {
+      created_at: 1,
+      updated_at: 1,
+      task_id: "t-off-loop",
+      platform: "suno",
+      user_id: 1,
+      channel_id: 1,
+      quota: 5,
+      action: "MUSIC",
+      status: "SUBMITTED",
+      fail_reason: "",
+      submit_time: 1,
+      start_time: 0,
+      finish_time: 0,
+      progress: "0%",
+      properties: "{}",
+      private_data: null,
+    };
+    expect(
+      await ticksWhileLocked(db, dir, "slow-2", () => writeOffLoop(db, db.insertInto("tasks").values(row as any))),
+    ).toBeGreaterThanOrEqual(5);
+    expect(
+      (await db.selectFrom("tasks").select("quota").where("task_id", "=", "t-off-loop").executeTakeFirstOrThrow())
+        .quota,
+    ).toBe(5);
   }));
 
 test("writeOffLoop runs on the database when there is no worker, and again there when the worker rolls the statement back", async () => {
@@ -273,7 +391,9 @@ test("writeOffLoop runs on the database when there is no worker, and again there
     await workerFor(db)!.stop();
     const r = await writeOffLoop(db, db.insertInto("options").values({ key: "after-stop", value: "1" }));
     expect(r).not.toBeNull();
-    expect(await db.selectFrom("options").select("value").where("key", "=", "after-stop").executeTakeFirst()).toEqual({ value: "1" });
+    expect(await db.selectFrom("options").select("value").where("key", "=", "after-stop").executeTakeFirst()).toEqual({
+      value: "1",
+    });
   });
 });
 
@@ -282,14 +402,23 @@ test("a write on SQLite's main connection waits for the worker's write lock with
     const db = ctx.deps.db;
     // A console write (an option saved) while the worker holds the lock: before, SQLite's busy handler slept on
     // this thread until the lock was free.
-    expect(await ticksWhileLocked(db, dir, "slow-3", () => db.insertInto("options").values({ key: "console-write", value: "1" }).execute())).toBeGreaterThanOrEqual(5);
-    expect(await db.selectFrom("options").select("value").where("key", "=", "console-write").executeTakeFirst()).toEqual({ value: "1" });
-    const inTransaction = () => db.transaction().execute(async (trx) => {
-      await trx.insertInto("options").values({ key: "in-transaction", value: "a" }).execute();
-      await trx.updateTable("options").set({ value: "b" }).where("key", "=", "in-transaction").execute();
-    });
+    expect(
+      await ticksWhileLocked(db, dir, "slow-3", () =>
+        db.insertInto("options").values({ key: "console-write", value: "1" }).execute(),
+      ),
+    ).toBeGreaterThanOrEqual(5);
+    expect(
+      await db.selectFrom("options").select("value").where("key", "=", "console-write").executeTakeFirst(),
+    ).toEqual({ value: "1" });
+    const inTransaction = () =>
+      db.transaction().execute(async (trx) => {
+        await trx.insertInto("options").values({ key: "in-transaction", value: "a" }).execute();
+        await trx.updateTable("options").set({ value: "b" }).where("key", "=", "in-transaction").execute();
+      });
     expect(await ticksWhileLocked(db, dir, "slow-4", inTransaction)).toBeGreaterThanOrEqual(5);
-    expect(await db.selectFrom("options").select("value").where("key", "=", "in-transaction").executeTakeFirst()).toEqual({ value: "b" });
+    expect(
+      await db.selectFrom("options").select("value").where("key", "=", "in-transaction").executeTakeFirst(),
+    ).toEqual({ value: "b" });
   }));
 
 test("a transaction whose snapshot another writer outdated fails at once, as before, instead of waiting", () =>
@@ -300,18 +429,33 @@ test("a transaction whose snapshot another writer outdated fails at once, as bef
     const raw = rawSqlite(db)!;
     const tries = new Map<string, number>();
     const counted = new Kysely<any>({
-      dialect: bunSqliteDialect(raw, { prepare: (text) => (tries.set(text, (tries.get(text) ?? 0) + 1), raw.prepare(text)), close() {} }),
+      dialect: bunSqliteDialect(raw, {
+        prepare: (text) => (tries.set(text, (tries.get(text) ?? 0) + 1), raw.prepare(text)),
+        close() {},
+      }),
     });
-    const error = await counted.transaction().execute(async (trx) => {
-      await trx.selectFrom("options").select("key").limit(1).execute();
-      await worker.write([{ sql: `insert into options ("key", value) values ('outdating', '1')`, parameters: [] }]);
-      await trx.insertInto("options").values({ key: "too-late", value: "1" }).execute();
-    }).then(() => null, (e: { message?: string; code?: string }) => e);
+    const error = await counted
+      .transaction()
+      .execute(async (trx) => {
+        await trx.selectFrom("options").select("key").limit(1).execute();
+        await worker.write([{ sql: `insert into options ("key", value) values ('outdating', '1')`, parameters: [] }]);
+        await trx.insertInto("options").values({ key: "too-late", value: "1" }).execute();
+      })
+      .then(
+        () => null,
+        (e: { message?: string; code?: string }) => e,
+      );
     expect(error?.message).toContain("locked");
     // The one busy code the driver does not wait on: only a new transaction could write, so waiting cannot help.
     expect(error?.code).toBe("SQLITE_BUSY_SNAPSHOT");
-    expect([...tries].filter(([text]) => text.includes("too-late") || text.startsWith("insert into \"options\"")).map(([, n]) => n)).toEqual([1]);
-    expect(await db.selectFrom("options").select("key").where("key", "=", "too-late").executeTakeFirst()).toBeUndefined();
+    expect(
+      [...tries]
+        .filter(([text]) => text.includes("too-late") || text.startsWith('insert into "options"'))
+        .map(([, n]) => n),
+    ).toEqual([1]);
+    expect(
+      await db.selectFrom("options").select("key").where("key", "=", "too-late").executeTakeFirst(),
+    ).toBeUndefined();
   }));
 
 test("a write waiting for the lock does not end up inside a transaction other code opened meanwhile (its rollback leaves the write in place)", () =>
@@ -324,14 +468,20 @@ test("a write waiting for the lock does not end up inside a transaction other co
     await Bun.sleep(2);
     // Then a transaction is asked for on the same connection: it writes, waits a while and rolls back. Kysely
     // lends the connection to the waiting write first, so the two never mix.
-    const rolledBack = errorOf(db.transaction().execute(async (trx) => {
-      await trx.insertInto("options").values({ key: "rolled-back", value: "1" }).execute();
-      await Bun.sleep(40);
-      throw new Error("changed my mind");
-    }));
+    const rolledBack = errorOf(
+      db.transaction().execute(async (trx) => {
+        await trx.insertInto("options").values({ key: "rolled-back", value: "1" }).execute();
+        await Bun.sleep(40);
+        throw new Error("changed my mind");
+      }),
+    );
     expect(await rolledBack).toBe("changed my mind");
     await outsider;
     await holding;
-    expect(await db.selectFrom("options").select("key").where("key", "=", "rolled-back").executeTakeFirst()).toBeUndefined();
-    expect(await db.selectFrom("options").select("value").where("key", "=", "outsider").executeTakeFirst()).toEqual({ value: "1" });
+    expect(
+      await db.selectFrom("options").select("key").where("key", "=", "rolled-back").executeTakeFirst(),
+    ).toBeUndefined();
+    expect(await db.selectFrom("options").select("value").where("key", "=", "outsider").executeTakeFirst()).toEqual({
+      value: "1",
+    });
   }));

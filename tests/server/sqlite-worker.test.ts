@@ -6,7 +6,12 @@ import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase, rawSqlite, type Database } from "../../db/index.ts";
-import { sqliteWorkerFor, startSqliteWorker, stopSqliteWorker, WORKER_AUTOCHECKPOINT_PAGES } from "../../server/infra/sqlite-worker.ts";
+import {
+  sqliteWorkerFor,
+  startSqliteWorker,
+  stopSqliteWorker,
+  WORKER_AUTOCHECKPOINT_PAGES,
+} from "../../server/infra/sqlite-worker.ts";
 import { insertRows } from "../../db/bulk.ts";
 import { SLICE_RECORDS, WriteBehind } from "../../server/jobs/writebehind.ts";
 import { BALANCE_ROW_TTL_MS, openLedger } from "../../server/relay/core/ledger.ts";
@@ -15,11 +20,15 @@ async function fileDb() {
   const dir = mkdtempSync(join(tmpdir(), "sy-sqlw-"));
   const path = join(dir, "x.db");
   const db = await openDatabase({ kind: "sqlite", url: "", sqlitePath: path });
-  return { db, path, done: async () => {
-    await stopSqliteWorker(db);
-    await db.destroy();
-    rmSync(dir, { recursive: true, force: true });
-  } };
+  return {
+    db,
+    path,
+    done: async () => {
+      await stopSqliteWorker(db);
+      await db.destroy();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 test("a worker checkpoints the WAL; the main connection does not", async () => {
@@ -30,7 +39,14 @@ test("a worker checkpoints the WAL; the main connection does not", async () => {
     await cp.next();
     const raw = rawSqlite(db)!;
     expect((raw.query("PRAGMA wal_autocheckpoint").get() as any).wal_autocheckpoint).toBe(0);
-    const rows = Array.from({ length: 5000 }, (_, i) => ({ user_id: 1, created_at: i, type: 2, content: "x".repeat(200), username: "u", quota: 1 }));
+    const rows = Array.from({ length: 5000 }, (_, i) => ({
+      user_id: 1,
+      created_at: i,
+      type: 2,
+      content: "x".repeat(200),
+      username: "u",
+      quota: 1,
+    }));
     await insertRows(db, "logs", rows);
     // The main connection never checkpoints now, so only the worker can have copied the ~1 MB of rows from
     // the log into the database file: wait for a checkpoint that took every frame, then look at the file.
@@ -97,9 +113,18 @@ const entry = (userId: number, tokenId: number, quota: number, extraLog: Record<
 });
 
 async function seed(db: Database) {
-  await db.insertInto("users").values({ id: 1, username: "u", password: "x", quota: 1_000_000, group: "default" } as any).execute();
-  await db.insertInto("tokens").values({ id: 1, user_id: 1, key: "k".repeat(48), name: "t", created_time: at, remain_quota: 1_000_000 } as any).execute();
-  await db.insertInto("channels").values({ id: 7, type: 1, key: "x", name: "c", created_time: at, models: "m", group: "default" } as any).execute();
+  await db
+    .insertInto("users")
+    .values({ id: 1, username: "u", password: "x", quota: 1_000_000, group: "default" } as any)
+    .execute();
+  await db
+    .insertInto("tokens")
+    .values({ id: 1, user_id: 1, key: "k".repeat(48), name: "t", created_time: at, remain_quota: 1_000_000 } as any)
+    .execute();
+  await db
+    .insertInto("channels")
+    .values({ id: 7, type: 1, key: "x", name: "c", created_time: at, models: "m", group: "default" } as any)
+    .execute();
 }
 
 test("the write-behind commits its slices on the worker: logs, debits, counters and rollups, exactly", async () => {
@@ -121,12 +146,31 @@ test("the write-behind commits its slices on the worker: logs, debits, counters 
     expect(writer.unsettled("token", 1)).toBe(0);
     expect(committed.length).toBe(3);
     expect(worker.transactions).toBe(3);
-    const user = await db.selectFrom("users").select(["quota", "used_quota", "request_count"]).where("id", "=", 1).executeTakeFirstOrThrow();
+    const user = await db
+      .selectFrom("users")
+      .select(["quota", "used_quota", "request_count"])
+      .where("id", "=", 1)
+      .executeTakeFirstOrThrow();
     expect(user).toEqual({ quota: 1_000_000 - 3 * n, used_quota: 3 * n, request_count: n });
-    const token = await db.selectFrom("tokens").select(["remain_quota", "used_quota"]).where("id", "=", 1).executeTakeFirstOrThrow();
+    const token = await db
+      .selectFrom("tokens")
+      .select(["remain_quota", "used_quota"])
+      .where("id", "=", 1)
+      .executeTakeFirstOrThrow();
     expect(token).toEqual({ remain_quota: 1_000_000 - 3 * n, used_quota: 3 * n });
-    expect((await db.selectFrom("channels").select("used_quota").where("id", "=", 7).executeTakeFirstOrThrow()).used_quota).toBe(3 * n);
-    expect(Number((await db.selectFrom("logs").select((eb) => eb.fn.countAll().as("n")).executeTakeFirstOrThrow()).n)).toBe(n);
+    expect(
+      (await db.selectFrom("channels").select("used_quota").where("id", "=", 7).executeTakeFirstOrThrow()).used_quota,
+    ).toBe(3 * n);
+    expect(
+      Number(
+        (
+          await db
+            .selectFrom("logs")
+            .select((eb) => eb.fn.countAll().as("n"))
+            .executeTakeFirstOrThrow()
+        ).n,
+      ),
+    ).toBe(n);
     const rollup = await db.selectFrom("quota_data").select(["count", "quota", "token_used"]).execute();
     expect(rollup).toEqual([{ count: n, quota: 3 * n, token_used: 3 * n }]);
     // A second flush adds to the same rollup row (update, not a second insert).
@@ -144,13 +188,25 @@ test("a slice that fails is rolled back whole and stays queued with its debits; 
     expect(startSqliteWorker(db, path)).not.toBeNull();
     await seed(db);
     const writer = new WriteBehind(db, 0, { enabled: () => false, intervalMs: () => 0 });
-    for (let i = 0; i < SLICE_RECORDS; i++) writer.settled({ lease: null, userId: 1, tokenId: 1, amount: 0 }, 2, entry(1, 1, 2));
+    for (let i = 0; i < SLICE_RECORDS; i++)
+      writer.settled({ lease: null, userId: 1, tokenId: 1, amount: 0 }, 2, entry(1, 1, 2));
     // The second slice holds a log the database refuses.
     writer.settled({ lease: null, userId: 1, tokenId: 1, amount: 0 }, 5, entry(1, 1, 5, { no_such_column: 1 }));
     writer.settled({ lease: null, userId: 1, tokenId: 1, amount: 0 }, 5, entry(1, 1, 5));
     await expect(writer.flush()).rejects.toThrow();
-    expect((await db.selectFrom("users").select("quota").where("id", "=", 1).executeTakeFirstOrThrow()).quota).toBe(1_000_000 - 2 * SLICE_RECORDS);
-    expect(Number((await db.selectFrom("logs").select((eb) => eb.fn.countAll().as("n")).executeTakeFirstOrThrow()).n)).toBe(SLICE_RECORDS);
+    expect((await db.selectFrom("users").select("quota").where("id", "=", 1).executeTakeFirstOrThrow()).quota).toBe(
+      1_000_000 - 2 * SLICE_RECORDS,
+    );
+    expect(
+      Number(
+        (
+          await db
+            .selectFrom("logs")
+            .select((eb) => eb.fn.countAll().as("n"))
+            .executeTakeFirstOrThrow()
+        ).n,
+      ),
+    ).toBe(SLICE_RECORDS);
     expect(writer.unsettled("user", 1)).toBe(10);
     expect(writer.backlog()).toBeGreaterThan(0);
   } finally {
@@ -158,7 +214,15 @@ test("a slice that fails is rolled back whole and stays queued with its debits; 
   }
 });
 
-const logCount = async (db: Database) => Number((await db.selectFrom("logs").select((eb) => eb.fn.countAll().as("n")).executeTakeFirstOrThrow()).n);
+const logCount = async (db: Database) =>
+  Number(
+    (
+      await db
+        .selectFrom("logs")
+        .select((eb) => eb.fn.countAll().as("n"))
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 
 test("a running writer commits a full slice at once; the slice filling up waits for the timer", async () => {
   const { db, path, done } = await fileDb();
@@ -171,11 +235,14 @@ test("a running writer commits a full slice at once; the slice filling up waits 
     // The second slice fills while the first is being written: it goes when that write ends, and the five
     // records after it stay with the slice filling up.
     const full = 2 * SLICE_RECORDS;
-    for (let i = 0; i < full + 5; i++) writer.settled({ lease: null, userId: 1, tokenId: 1, amount: 0 }, 2, entry(1, 1, 2));
+    for (let i = 0; i < full + 5; i++)
+      writer.settled({ lease: null, userId: 1, tokenId: 1, amount: 0 }, 2, entry(1, 1, 2));
     for (let i = 0; i < 200 && (await logCount(db)) < full; i++) await Bun.sleep(10);
     await Bun.sleep(20);
     expect(await logCount(db)).toBe(full);
-    expect((await db.selectFrom("users").select("quota").where("id", "=", 1).executeTakeFirstOrThrow()).quota).toBe(1_000_000 - 2 * full);
+    expect((await db.selectFrom("users").select("quota").where("id", "=", 1).executeTakeFirstOrThrow()).quota).toBe(
+      1_000_000 - 2 * full,
+    );
     // The five records of the slice filling up still count against the balance, and only they.
     expect(writer.unsettled("user", 1)).toBe(10);
     expect(writer.unsettled("token", 1)).toBe(10);
@@ -199,7 +266,8 @@ test("a full slice the database refuses stays queued and is not retried in a loo
     console.error = (...a: unknown[]) => void errors.push(a.join(" "));
     try {
       writer.settled({ lease: null, userId: 1, tokenId: 1, amount: 0 }, 5, entry(1, 1, 5, { no_such_column: 1 }));
-      for (let i = 1; i < SLICE_RECORDS; i++) writer.settled({ lease: null, userId: 1, tokenId: 1, amount: 0 }, 2, entry(1, 1, 2));
+      for (let i = 1; i < SLICE_RECORDS; i++)
+        writer.settled({ lease: null, userId: 1, tokenId: 1, amount: 0 }, 2, entry(1, 1, 2));
       await Bun.sleep(300);
     } finally {
       console.error = log;
@@ -226,7 +294,9 @@ test("without its worker (stopped or failed) the write-behind writes on the main
     const writer = new WriteBehind(db, 0, { enabled: () => false, intervalMs: () => 0 });
     for (let i = 0; i < 300; i++) writer.settled({ lease: null, userId: 1, tokenId: 1, amount: 0 }, 1, entry(1, 1, 1));
     await writer.flush();
-    expect((await db.selectFrom("users").select("quota").where("id", "=", 1).executeTakeFirstOrThrow()).quota).toBe(1_000_000 - 300);
+    expect((await db.selectFrom("users").select("quota").where("id", "=", 1).executeTakeFirstOrThrow()).quota).toBe(
+      1_000_000 - 300,
+    );
     expect(writer.unsettled("user", 1)).toBe(0);
   } finally {
     await done();
@@ -245,9 +315,11 @@ test("the ledger's own commits adjust its kept balance rows instead of dropping 
       const get = q.get.bind(q);
       q.get = (...a: unknown[]) => (reads++, get(...a));
     }
-    const quotaNow = () => (rawSqlite(db)!.query("select quota from users where id = 1").get() as { quota: number }).quota;
+    const quotaNow = () =>
+      (rawSqlite(db)!.query("select quota from users where id = 1").get() as { quota: number }).quota;
     const payer = { userId: 1, tokenId: 1, unlimited: false };
-    const call = async (cost: number) => ledger.settle(await ledger.take(payer, 100), cost, (q: number) => entry(1, 1, q));
+    const call = async (cost: number) =>
+      ledger.settle(await ledger.take(payer, 100), cost, (q: number) => entry(1, 1, q));
     /** What the database holds less what is not written yet: the ledger must say exactly this. */
     const truth = async () => {
       const u = await db.selectFrom("users").select("quota").where("id", "=", 1).executeTakeFirstOrThrow();

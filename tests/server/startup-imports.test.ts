@@ -5,7 +5,14 @@
 import { expect, test } from "bun:test";
 
 // (@opentelemetry/api, the small interface package, is not listed: prom-client loads it for its exemplars.)
-const OTEL = ["@opentelemetry/sdk-trace", "@opentelemetry/exporter-trace-otlp-http", "@opentelemetry/otlp-transformer", "@opentelemetry/core", "@opentelemetry/resources", "@opentelemetry/context-async-hooks"];
+const OTEL = [
+  "@opentelemetry/sdk-trace",
+  "@opentelemetry/exporter-trace-otlp-http",
+  "@opentelemetry/otlp-transformer",
+  "@opentelemetry/core",
+  "@opentelemetry/resources",
+  "@opentelemetry/context-async-hooks",
+];
 const LAZY = ["nodemailer", "prom-client", "openid-client", "oauth4webapi", ...OTEL];
 
 test("loading the app loads none of the on-demand libraries; each loads when first needed", () => {
@@ -23,7 +30,10 @@ test("loading the app loads none of the on-demand libraries; each loads when fir
     await tracing.shutdown();
     console.log(JSON.stringify({ atStart, afterMetrics, afterMail, afterTracing }));
   `;
-  const proc = Bun.spawnSync([process.execPath, "-e", script], { cwd: `${import.meta.dir}/../..`, env: { ...process.env } });
+  const proc = Bun.spawnSync([process.execPath, "-e", script], {
+    cwd: `${import.meta.dir}/../..`,
+    env: { ...process.env },
+  });
   expect(proc.exitCode).toBe(0);
   const out = JSON.parse(proc.stdout.toString().trim().split("\n").at(-1)!);
   expect(out.atStart).toEqual([]);

@@ -33,13 +33,27 @@ for (const kind of storageKinds()) {
       try {
         const d = dialectOf(db);
         const q = (s: string) => (d === "mysql" ? `\`${s}\`` : `"${s}"`);
-        const idCol = d === "postgres" ? "serial primary key" : d === "mysql" ? "int auto_increment primary key" : "integer primary key autoincrement";
+        const idCol =
+          d === "postgres"
+            ? "serial primary key"
+            : d === "mysql"
+              ? "int auto_increment primary key"
+              : "integer primary key autoincrement";
         // one-api's older users table: no setting, no linux_do_id, no oidc_id.
-        await sql.raw(`create table users (id ${idCol}, username varchar(64) unique, password varchar(255) not null, display_name varchar(64), role integer default 1, status integer default 1, email varchar(255), quota bigint default 0, used_quota bigint default 0, request_count integer default 0, ${q("group")} varchar(32) default 'default', aff_code varchar(32), inviter_id integer default 0, access_token varchar(32))`).execute(db);
-        await sql.raw(`insert into users (username, password, role, quota) values ('legacy', '$2a$10$abcdefghijklmnopqrstuv', 100, 42)`).execute(db);
+        await sql
+          .raw(
+            `create table users (id ${idCol}, username varchar(64) unique, password varchar(255) not null, display_name varchar(64), role integer default 1, status integer default 1, email varchar(255), quota bigint default 0, used_quota bigint default 0, request_count integer default 0, ${q("group")} varchar(32) default 'default', aff_code varchar(32), inviter_id integer default 0, access_token varchar(32))`,
+          )
+          .execute(db);
+        await sql
+          .raw(
+            `insert into users (username, password, role, quota) values ('legacy', '$2a$10$abcdefghijklmnopqrstuv', 100, 42)`,
+          )
+          .execute(db);
         await migrate(db);
         const cols = (await db.introspection.getTables()).find((t) => t.name === "users")!.columns.map((c) => c.name);
-        for (const c of ["setting", "linux_do_id", "oidc_id", "deleted_at", "aff_quota", "session_version"]) expect(cols).toContain(c);
+        for (const c of ["setting", "linux_do_id", "oidc_id", "deleted_at", "aff_quota", "session_version"])
+          expect(cols).toContain(c);
         const row = await db.selectFrom("users").selectAll().where("username", "=", "legacy").executeTakeFirstOrThrow();
         expect(row.quota).toBe(42);
         expect(row.role).toBe(100);

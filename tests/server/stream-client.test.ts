@@ -4,9 +4,20 @@
 import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import { gzipSync } from "node:zlib";
 import { join } from "node:path";
-import { closeIdleStreamConnections, configureStreamClient, idleStreamConnections, streamFetch } from "../../server/infra/stream-client.ts";
+import {
+  closeIdleStreamConnections,
+  configureStreamClient,
+  idleStreamConnections,
+  streamFetch,
+} from "../../server/infra/stream-client.ts";
 
-const POST = (body = '{"stream":true}', extra: RequestInit = {}): RequestInit => ({ method: "POST", headers: { "content-type": "application/json", authorization: "Bearer sk-up" }, body, redirect: "manual", ...extra });
+const POST = (body = '{"stream":true}', extra: RequestInit = {}): RequestInit => ({
+  method: "POST",
+  headers: { "content-type": "application/json", authorization: "Bearer sk-up" },
+  body,
+  redirect: "manual",
+  ...extra,
+});
 
 /** Servers a test started, stopped after it. */
 const started: { stop(closeActive?: boolean): unknown }[] = [];
@@ -19,33 +30,36 @@ function stopAfterTest<T extends { stop(closeActive?: boolean): unknown }>(serve
 function rawServer(answer: (req: { head: string; body: string; conn: number; n: number }, sock: any) => void) {
   let conns = 0;
   const heads: string[] = [];
-  const server = stopAfterTest(Bun.listen<{ id: number; buf: Buffer; n: number }>({
-    hostname: "127.0.0.1",
-    port: 0,
-    socket: {
-      open(s) {
-        s.data = { id: ++conns, buf: Buffer.alloc(0), n: 0 };
+  const server = stopAfterTest(
+    Bun.listen<{ id: number; buf: Buffer; n: number }>({
+      hostname: "127.0.0.1",
+      port: 0,
+      socket: {
+        open(s) {
+          s.data = { id: ++conns, buf: Buffer.alloc(0), n: 0 };
+        },
+        data(s, d) {
+          s.data.buf = Buffer.concat([s.data.buf, d]);
+          for (;;) {
+            const end = s.data.buf.indexOf("\r\n\r\n");
+            if (end < 0) return;
+            const head = s.data.buf.toString("latin1", 0, end);
+            const length = Number(/content-length: *(\d+)/i.exec(head)?.[1] ?? 0);
+            if (s.data.buf.length < end + 4 + length) return;
+            const body = s.data.buf.toString("utf8", end + 4, end + 4 + length);
+            s.data.buf = s.data.buf.subarray(end + 4 + length);
+            heads.push(head);
+            answer({ head, body, conn: s.data.id, n: ++s.data.n }, s);
+          }
+        },
       },
-      data(s, d) {
-        s.data.buf = Buffer.concat([s.data.buf, d]);
-        for (;;) {
-          const end = s.data.buf.indexOf("\r\n\r\n");
-          if (end < 0) return;
-          const head = s.data.buf.toString("latin1", 0, end);
-          const length = Number(/content-length: *(\d+)/i.exec(head)?.[1] ?? 0);
-          if (s.data.buf.length < end + 4 + length) return;
-          const body = s.data.buf.toString("utf8", end + 4, end + 4 + length);
-          s.data.buf = s.data.buf.subarray(end + 4 + length);
-          heads.push(head);
-          answer({ head, body, conn: s.data.id, n: ++s.data.n }, s);
-        }
-      },
-    },
-  }));
+    }),
+  );
   return { url: `http://127.0.0.1:${server.port}`, server, heads, connections: () => conns };
 }
 
-const chunked = (parts: string[]) => parts.map((p) => `${Buffer.byteLength(p).toString(16)}\r\n${p}\r\n`).join("") + "0\r\n\r\n";
+const chunked = (parts: string[]) =>
+  parts.map((p) => `${Buffer.byteLength(p).toString(16)}\r\n${p}\r\n`).join("") + "0\r\n\r\n";
 
 afterEach(() => {
   for (const server of started.splice(0)) server.stop(true);
@@ -58,17 +72,22 @@ describe("answers like fetch()", () => {
     port: 0,
     async fetch(req) {
       const url = new URL(req.url);
-      if (url.pathname === "/echo") return Response.json({ method: req.method, headers: Object.fromEntries(req.headers), body: await req.text() });
-      if (url.pathname === "/error") return Response.json({ error: { message: "slow down" } }, { status: 429, headers: { "retry-after": "3" } });
+      if (url.pathname === "/echo")
+        return Response.json({ method: req.method, headers: Object.fromEntries(req.headers), body: await req.text() });
+      if (url.pathname === "/error")
+        return Response.json({ error: { message: "slow down" } }, { status: 429, headers: { "retry-after": "3" } });
       if (url.pathname === "/empty") return new Response(null, { status: 204 });
       let i = 0;
-      return new Response(new ReadableStream({
-        async pull(c) {
-          if (i === 5) return c.close();
-          c.enqueue(`data: {"i":${i++},"text":"héllo ✓"}\n\n`);
-          await Bun.sleep(2);
-        },
-      }), { headers: { "content-type": "text/event-stream", "x-upstream": "yes" } });
+      return new Response(
+        new ReadableStream({
+          async pull(c) {
+            if (i === 5) return c.close();
+            c.enqueue(`data: {"i":${i++},"text":"héllo ✓"}\n\n`);
+            await Bun.sleep(2);
+          },
+        }),
+        { headers: { "content-type": "text/event-stream", "x-upstream": "yes" } },
+      );
     },
   });
   afterAll(() => sse.stop(true));
@@ -92,7 +111,10 @@ describe("answers like fetch()", () => {
 
   test("the request arrives as sent: method, headers, a UTF-8 body and its length", async () => {
     const body = JSON.stringify({ text: "日本語 ✓", n: 1 });
-    const res = await streamFetch(base + "/echo", POST(body, { headers: { "content-type": "application/json", "x-api-key": "k1" } }));
+    const res = await streamFetch(
+      base + "/echo",
+      POST(body, { headers: { "content-type": "application/json", "x-api-key": "k1" } }),
+    );
     const got: any = await res.json();
     expect(got.method).toBe("POST");
     expect(got.body).toBe(body);
@@ -104,9 +126,9 @@ describe("answers like fetch()", () => {
 
   test("a byte body and a 2 MB body arrive whole", async () => {
     const bytes = new TextEncoder().encode('{"a":"bytes"}');
-    expect((await (await streamFetch(base + "/echo", POST(bytes as any))).json() as any).body).toBe('{"a":"bytes"}');
+    expect(((await (await streamFetch(base + "/echo", POST(bytes as any))).json()) as any).body).toBe('{"a":"bytes"}');
     const big = JSON.stringify({ text: "x".repeat(2 * 1024 * 1024) });
-    expect((await (await streamFetch(base + "/echo", POST(big))).json() as any).body.length).toBe(big.length);
+    expect(((await (await streamFetch(base + "/echo", POST(big))).json()) as any).body.length).toBe(big.length);
   });
 
   test("large UTF-8 bodies sent at once (each encoded into the one scratch buffer) arrive whole and unmixed", async () => {
@@ -116,7 +138,9 @@ describe("answers like fetch()", () => {
     // A text joined from pieces, as the relay's stream usage request makes one, with 4-byte characters.
     const joined = JSON.stringify({ i: 3, text: "😀".repeat(600_000) });
     bodies.push(joined.slice(0, -1) + ',"stream_options":{"include_usage":true}' + joined.slice(-1));
-    const got = await Promise.all(bodies.map(async (body) => (await (await streamFetch(base + "/echo", POST(body))).json()) as any));
+    const got = await Promise.all(
+      bodies.map(async (body) => (await (await streamFetch(base + "/echo", POST(body))).json()) as any),
+    );
     got.forEach((g, i) => {
       expect(g.headers["content-length"]).toBe(String(Buffer.byteLength(bodies[i]!)));
       expect(g.body === bodies[i]).toBe(true);
@@ -138,16 +162,25 @@ describe("answers like fetch()", () => {
   });
 
   test("a header value with a line break is refused before anything is sent", async () => {
-    await expect(streamFetch(base + "/echo", POST("{}", { headers: { "x-bad": "a\r\nx-injected: 1" } }))).rejects.toThrow();
-    await expect(streamFetch(base + "/echo", POST("{}", { headers: new Headers([["x-ok", "1"]]) as any, method: "POST\r\nX: y" }))).rejects.toThrow();
+    await expect(
+      streamFetch(base + "/echo", POST("{}", { headers: { "x-bad": "a\r\nx-injected: 1" } })),
+    ).rejects.toThrow();
+    await expect(
+      streamFetch(base + "/echo", POST("{}", { headers: new Headers([["x-ok", "1"]]) as any, method: "POST\r\nX: y" })),
+    ).rejects.toThrow();
     await expect(streamFetch(base + "/echo", POST("{}", { headers: { "bad name": "1" } }))).rejects.toThrow();
   });
 });
 
 describe("connections", () => {
   test("sequential calls reuse one connection; the idle one is kept, then closed on request", async () => {
-    const up = rawServer((r, s) => s.write(`HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n${chunked(["data: 1\n\n", "data: 2\n\n"])}`));
-    for (let i = 0; i < 3; i++) expect(await (await streamFetch(up.url + "/v1/chat/completions", POST())).text()).toBe("data: 1\n\ndata: 2\n\n");
+    const up = rawServer((r, s) =>
+      s.write(
+        `HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n${chunked(["data: 1\n\n", "data: 2\n\n"])}`,
+      ),
+    );
+    for (let i = 0; i < 3; i++)
+      expect(await (await streamFetch(up.url + "/v1/chat/completions", POST())).text()).toBe("data: 1\n\ndata: 2\n\n");
     expect(up.connections()).toBe(1);
     expect(idleStreamConnections()).toBe(1);
     closeIdleStreamConnections();
@@ -212,15 +245,21 @@ describe("connections", () => {
   });
 
   test("interim 100 Continue is skipped; chunk extensions and trailers are read", async () => {
-    const up = rawServer((_r, s) => s.write("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n0\r\nx-trailer: t\r\n\r\n"));
+    const up = rawServer((_r, s) =>
+      s.write(
+        "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n0\r\nx-trailer: t\r\n\r\n",
+      ),
+    );
     expect(await (await streamFetch(up.url + "/a", POST())).text()).toBe("hello");
     expect(idleStreamConnections()).toBe(1);
   });
 
   test("an answer arriving a byte at a time (head, sizes, extensions, payloads and line ends split anywhere) reads the same", async () => {
     const parts = ['data: {"text":"héllo ✓"}\n\n', "data: [DONE]\n\n"];
-    const answer = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n" +
-      parts.map((p, i) => `${Buffer.byteLength(p).toString(16)}${i ? ";x=y" : ""}\r\n${p}\r\n`).join("") + "0\r\nx-trailer: t\r\n\r\n";
+    const answer =
+      "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+      + parts.map((p, i) => `${Buffer.byteLength(p).toString(16)}${i ? ";x=y" : ""}\r\n${p}\r\n`).join("")
+      + "0\r\nx-trailer: t\r\n\r\n";
     const up = rawServer(async (_r, s) => {
       for (const byte of Buffer.from(answer)) {
         s.write(Buffer.from([byte]));
@@ -235,12 +274,18 @@ describe("connections", () => {
   });
 
   test("chunk sizes with leading zeros and upper-case digits are read", async () => {
-    const up = rawServer((_r, s) => s.write("HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n0000000000000000005\r\nhello\r\n0000C\r\n hello world\r\n0\r\n\r\n"));
+    const up = rawServer((_r, s) =>
+      s.write(
+        "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n0000000000000000005\r\nhello\r\n0000C\r\n hello world\r\n0\r\n\r\n",
+      ),
+    );
     expect(await (await streamFetch(up.url + "/a", POST())).text()).toBe("hello hello world");
   });
 
   test("the body's chunks are buffers of their own, not views into the socket's", async () => {
-    const up = rawServer((_r, s) => s.write(`HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n${chunked(["data: a\n\n", "data: b\n\n"])}`));
+    const up = rawServer((_r, s) =>
+      s.write(`HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n${chunked(["data: a\n\n", "data: b\n\n"])}`),
+    );
     const reader = (await streamFetch(up.url + "/a", POST())).body!.getReader();
     let text = "";
     for (;;) {
@@ -280,7 +325,18 @@ describe("connections", () => {
 describe("aborts, cancels and backpressure", () => {
   test("an abort before the answer rejects with the signal's reason and closes the connection", async () => {
     let closed = false;
-    const up = stopAfterTest(Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {}, close() { closed = true; } } }));
+    const up = stopAfterTest(
+      Bun.listen({
+        hostname: "127.0.0.1",
+        port: 0,
+        socket: {
+          data() {},
+          close() {
+            closed = true;
+          },
+        },
+      }),
+    );
     const abort = new AbortController();
     const p = streamFetch(`http://127.0.0.1:${up.port}/a`, POST("{}", { signal: abort.signal }));
     setTimeout(() => abort.abort(new Error("timeout")), 30);
@@ -289,7 +345,9 @@ describe("aborts, cancels and backpressure", () => {
     expect(closed).toBe(true);
     const already = new AbortController();
     already.abort(new Error("gone"));
-    await expect(streamFetch(`http://127.0.0.1:${up.port}/a`, POST("{}", { signal: already.signal }))).rejects.toThrow("gone");
+    await expect(streamFetch(`http://127.0.0.1:${up.port}/a`, POST("{}", { signal: already.signal }))).rejects.toThrow(
+      "gone",
+    );
   });
 
   test("an abort mid-stream errors the reader; cancelling the body closes the connection", async () => {
@@ -322,17 +380,19 @@ describe("aborts, cancels and backpressure", () => {
         if (n < part.length) return;
       }
     };
-    const up = stopAfterTest(Bun.listen({
-      hostname: "127.0.0.1",
-      port: 0,
-      socket: {
-        data(s) {
-          s.write(`HTTP/1.1 200 OK\r\ncontent-length: ${total}\r\n\r\n`);
-          pump(s);
+    const up = stopAfterTest(
+      Bun.listen({
+        hostname: "127.0.0.1",
+        port: 0,
+        socket: {
+          data(s) {
+            s.write(`HTTP/1.1 200 OK\r\ncontent-length: ${total}\r\n\r\n`);
+            pump(s);
+          },
+          drain: pump,
         },
-        drain: pump,
-      },
-    }));
+      }),
+    );
     const res = await streamFetch(`http://127.0.0.1:${up.port}/a`, POST());
     const reader = res.body!.getReader();
     let got = (await reader.read()).value!.byteLength;
@@ -352,7 +412,10 @@ describe("aborts, cancels and backpressure", () => {
 describe("what it leaves to fetch()", () => {
   test("a request with a proxy goes through the proxy (fetch())", async () => {
     const proxy = rawServer((_r, s) => s.write("HTTP/1.1 200 OK\r\ncontent-length: 7\r\n\r\nproxied"));
-    const res = await streamFetch("http://upstream.invalid/v1/chat/completions", POST("{}", { proxy: proxy.url } as any));
+    const res = await streamFetch(
+      "http://upstream.invalid/v1/chat/completions",
+      POST("{}", { proxy: proxy.url } as any),
+    );
     expect(await res.text()).toBe("proxied");
     expect(proxy.heads[0]).toStartWith("POST http://upstream.invalid/v1/chat/completions HTTP/1.1");
   });
@@ -399,7 +462,11 @@ describe("TLS", () => {
       const wrongName = await streamFetch("https://127.0.0.2:" + server.port + "/a", init).then(() => "accepted", () => "refused");
       console.log(JSON.stringify({ ok, wrongName }));
       process.exit(0);`;
-    const proc = Bun.spawn([process.execPath, "-e", script], { env: { ...process.env, NODE_EXTRA_CA_CERTS: join(dir, "localhost.crt") }, stdout: "pipe", stderr: "pipe" });
+    const proc = Bun.spawn([process.execPath, "-e", script], {
+      env: { ...process.env, NODE_EXTRA_CA_CERTS: join(dir, "localhost.crt") },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     const out = await new Response(proc.stdout).text();
     expect(JSON.parse(out.trim().split("\n").pop()!)).toEqual({ ok: "data: over tls\n\n", wrongName: "refused" });
   });

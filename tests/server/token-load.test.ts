@@ -15,13 +15,36 @@ for (const kind of storageKinds()) {
       const user = await ctx.user(1, { quota: 12_345, group: "vip", setting: '{"a":1}' });
       const now = Math.floor(Date.now() / 1000);
       const add = async (key: string, userId: number, fields: Record<string, unknown> = {}) => {
-        await db.insertInto("tokens").values({ user_id: userId, key, name: "n", created_time: now, expired_time: -1, remain_quota: 77, unlimited_quota: false, group: "g1", allow_ips: "10.0.0.0/8", ...fields } as any).execute();
+        await db
+          .insertInto("tokens")
+          .values({
+            user_id: userId,
+            key,
+            name: "n",
+            created_time: now,
+            expired_time: -1,
+            remain_quota: 77,
+            unlimited_quota: false,
+            group: "g1",
+            allow_ips: "10.0.0.0/8",
+            ...fields,
+          } as any)
+          .execute();
       };
       const key = "k".repeat(48);
       await add(key, user.id, { model_limits_enabled: true, model_limits: "m1,m2", rpm_limit: 5 });
       const got = await loadToken(db, dialect, key);
-      const token = await db.selectFrom("tokens").selectAll().where("key", "=", key).where("deleted_at", "is", null).executeTakeFirstOrThrow();
-      const userRow = await db.selectFrom("users").select(["id", "username", "role", "status", "group", "setting", "deleted_at", "quota"]).where("id", "=", user.id).executeTakeFirstOrThrow();
+      const token = await db
+        .selectFrom("tokens")
+        .selectAll()
+        .where("key", "=", key)
+        .where("deleted_at", "is", null)
+        .executeTakeFirstOrThrow();
+      const userRow = await db
+        .selectFrom("users")
+        .select(["id", "username", "role", "status", "group", "setting", "deleted_at", "quota"])
+        .where("id", "=", user.id)
+        .executeTakeFirstOrThrow();
       expect(got).toEqual({ token, user: userRow });
       expect(Object.keys(got!.token).sort()).toEqual(Object.keys(token).sort());
 

@@ -41,7 +41,14 @@ for (const kind of storageKinds()) {
       expect(r.body.success).toBe(true);
       const t = r.body.data[0];
       expect(t.key).toMatch(/^sk-[A-Za-z0-9]{48}$/);
-      expect(t).toMatchObject({ name: "main", status: 1, remain_quota: 500000, expired_time: -1, unlimited_quota: false, group: "" });
+      expect(t).toMatchObject({
+        name: "main",
+        status: 1,
+        remain_quota: 500000,
+        expired_time: -1,
+        unlimited_quota: false,
+        group: "",
+      });
       const row = await ctx.deps.db.selectFrom("tokens").selectAll().where("id", "=", t.id).executeTakeFirstOrThrow();
       expect(row.key).toBe(t.key.slice(3));
       expect(row.user_id).toBe(alice.id);
@@ -55,21 +62,44 @@ for (const kind of storageKinds()) {
       expect(names[1]).toMatch(/^batch-[A-Za-z0-9]{6}$/);
       expect(names[2]).toMatch(/^batch-[A-Za-z0-9]{6}$/);
       expect(new Set(r.body.data.map((t: any) => t.key)).size).toBe(3);
-      expect((await create(alice, { name: "x", count: 0 })).body.message).toBe("count must be an integer from 1 to 100");
+      expect((await create(alice, { name: "x", count: 0 })).body.message).toBe(
+        "count must be an integer from 1 to 100",
+      );
     });
 
     test("validation messages; bad input creates nothing", async () => {
-      const before = await ctx.deps.db.selectFrom("tokens").select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow();
-      expect((await create(alice, { name: "" })).body).toEqual({ success: false, message: "token name cannot be empty" });
-      expect((await create(alice, { name: "x".repeat(31) })).body.message).toBe("token name is too long (at most 30 characters)");
-      expect((await create(alice, { name: "a", expired_time: 12.5 })).body.message).toBe("expired_time must be an integer from -1 to 9007199254740991");
-      expect((await create(alice, { name: "a", expired_time: 1000 })).body.message).toMatch(/expiry time is in the past/);
-      expect((await create(alice, { name: "a", remain_quota: -5 })).body.message).toBe("remain_quota must be an integer from 0 to 9007199254740991");
+      const before = await ctx.deps.db
+        .selectFrom("tokens")
+        .select((eb) => eb.fn.countAll<number>().as("n"))
+        .executeTakeFirstOrThrow();
+      expect((await create(alice, { name: "" })).body).toEqual({
+        success: false,
+        message: "token name cannot be empty",
+      });
+      expect((await create(alice, { name: "x".repeat(31) })).body.message).toBe(
+        "token name is too long (at most 30 characters)",
+      );
+      expect((await create(alice, { name: "a", expired_time: 12.5 })).body.message).toBe(
+        "expired_time must be an integer from -1 to 9007199254740991",
+      );
+      expect((await create(alice, { name: "a", expired_time: 1000 })).body.message).toMatch(
+        /expiry time is in the past/,
+      );
+      expect((await create(alice, { name: "a", remain_quota: -5 })).body.message).toBe(
+        "remain_quota must be an integer from 0 to 9007199254740991",
+      );
       expect((await create(alice, { name: "a", remain_quota: "lots" })).status).toBe(400);
-      expect((await create(alice, { name: "a", allow_ips: "1.2.3.4\nfoo" })).body.message).toBe("invalid IP address or CIDR range in allow_ips: foo");
-      expect((await create(alice, { name: "a", group: "svip" })).body.message).toBe('group "svip" is not available to you');
+      expect((await create(alice, { name: "a", allow_ips: "1.2.3.4\nfoo" })).body.message).toBe(
+        "invalid IP address or CIDR range in allow_ips: foo",
+      );
+      expect((await create(alice, { name: "a", group: "svip" })).body.message).toBe(
+        'group "svip" is not available to you',
+      );
       expect((await create(alice, { name: "a", status: 3 })).body.message).toMatch(/^status must be 1/);
-      const after = await ctx.deps.db.selectFrom("tokens").select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow();
+      const after = await ctx.deps.db
+        .selectFrom("tokens")
+        .select((eb) => eb.fn.countAll<number>().as("n"))
+        .executeTakeFirstOrThrow();
       expect(Number(after.n)).toBe(Number(before.n));
     });
 
@@ -80,8 +110,17 @@ for (const kind of storageKinds()) {
     });
 
     test("model limits and allow list are normalised", async () => {
-      const r = await create(alice, { name: "lim", model_limits_enabled: true, model_limits: " gpt-4o, ,gpt-4o-mini,gpt-4o ", allow_ips: " 10.0.0.1 \n\n10.1.0.0/16\n" });
-      expect(r.body.data[0]).toMatchObject({ model_limits_enabled: true, model_limits: "gpt-4o,gpt-4o-mini", allow_ips: "10.0.0.1\n10.1.0.0/16" });
+      const r = await create(alice, {
+        name: "lim",
+        model_limits_enabled: true,
+        model_limits: " gpt-4o, ,gpt-4o-mini,gpt-4o ",
+        allow_ips: " 10.0.0.1 \n\n10.1.0.0/16\n",
+      });
+      expect(r.body.data[0]).toMatchObject({
+        model_limits_enabled: true,
+        model_limits: "gpt-4o,gpt-4o-mini",
+        allow_ips: "10.0.0.1\n10.1.0.0/16",
+      });
     });
 
     test("list and search page the caller's own tokens only", async () => {
@@ -91,7 +130,12 @@ for (const kind of storageKinds()) {
       expect(list.body.data.total).toBe(5);
       expect(list.body.data.items.every((t: any) => t.user_id === bob.id)).toBe(true);
       const search = await ctx.request("GET", "/api/token/search?keyword=bobtok", { as: bob });
-      expect(search.body.data.items.map((t: any) => t.name).sort()).toEqual(["bobtok0", "bobtok1", "bobtok2", "bobtok3"]);
+      expect(search.body.data.items.map((t: any) => t.name).sort()).toEqual([
+        "bobtok0",
+        "bobtok1",
+        "bobtok2",
+        "bobtok3",
+      ]);
       const one = search.body.data.items[0];
       const byKey = await ctx.request("GET", `/api/token/search?token=${encodeURIComponent(one.key)}`, { as: bob });
       expect(byKey.body.data.items.map((t: any) => t.id)).toEqual([one.id]);
@@ -101,8 +145,13 @@ for (const kind of storageKinds()) {
 
     test("another user's token is not found for get, update and delete", async () => {
       const t = (await create(bob, { name: "private" })).body.data[0];
-      expect((await ctx.request("GET", `/api/token/${t.id}`, { as: alice })).body).toEqual({ success: false, message: "token not found" });
-      expect((await ctx.request("PUT", "/api/token/", { as: alice, body: { id: t.id, name: "stolen" } })).status).toBe(404);
+      expect((await ctx.request("GET", `/api/token/${t.id}`, { as: alice })).body).toEqual({
+        success: false,
+        message: "token not found",
+      });
+      expect((await ctx.request("PUT", "/api/token/", { as: alice, body: { id: t.id, name: "stolen" } })).status).toBe(
+        404,
+      );
       expect((await ctx.request("DELETE", `/api/token/${t.id}/`, { as: alice })).status).toBe(404);
       expect((await ctx.request("GET", `/api/token/${t.id}`, { as: bob })).body.data.name).toBe("private");
       expect((await ctx.request("GET", "/api/token/", {})).status).toBe(401);
@@ -111,13 +160,27 @@ for (const kind of storageKinds()) {
     test("update fields and status_only toggles; change events fire with the stored key", async () => {
       const t = (await create(alice, { name: "upd", remain_quota: 10 })).body.data[0];
       const heard: string[] = [];
-      const sub = onTokenChanged(ctx.deps, (c) => heard.push("key" in c ? c.key : "userId" in c ? `user ${c.userId}` : "all"));
-      const r = await ctx.request("PUT", "/api/token/", { as: alice, body: { ...t, name: "upd2", remain_quota: 99, expired_time: future() } });
+      const sub = onTokenChanged(ctx.deps, (c) =>
+        heard.push("key" in c ? c.key : "userId" in c ? `user ${c.userId}` : "all"),
+      );
+      const r = await ctx.request("PUT", "/api/token/", {
+        as: alice,
+        body: { ...t, name: "upd2", remain_quota: 99, expired_time: future() },
+      });
       expect(r.body.data).toMatchObject({ name: "upd2", remain_quota: 99, status: 1 });
-      const off2 = await ctx.request("PUT", "/api/token/?status_only=true", { as: alice, body: { id: t.id, status: 2, name: "ignored" } });
+      const off2 = await ctx.request("PUT", "/api/token/?status_only=true", {
+        as: alice,
+        body: { id: t.id, status: 2, name: "ignored" },
+      });
       expect(off2.body.data).toMatchObject({ status: 2, name: "upd2" });
-      expect((await ctx.request("PUT", "/api/token/?status_only=true", { as: alice, body: { id: t.id, status: 1 } })).body.data.status).toBe(1);
-      expect((await ctx.request("PUT", "/api/token/?status_only=true", { as: alice, body: { id: t.id, status: 4 } })).body.message).toMatch(/^status must be 1/);
+      expect(
+        (await ctx.request("PUT", "/api/token/?status_only=true", { as: alice, body: { id: t.id, status: 1 } })).body
+          .data.status,
+      ).toBe(1);
+      expect(
+        (await ctx.request("PUT", "/api/token/?status_only=true", { as: alice, body: { id: t.id, status: 4 } })).body
+          .message,
+      ).toMatch(/^status must be 1/);
       await sub.unsubscribe();
       // A new remaining quota is also announced for the owner, so every instance stops paying from the old leases.
       expect(heard).toEqual([t.key.slice(3), `user ${alice.id}`, t.key.slice(3), t.key.slice(3)]);
@@ -126,28 +189,53 @@ for (const kind of storageKinds()) {
     test("an expired token can be enabled only when its expiry is fixed in the same update", async () => {
       const t = (await create(alice, { name: "exp" })).body.data[0];
       await ctx.deps.db.updateTable("tokens").set({ status: 3, expired_time: 1000 }).where("id", "=", t.id).execute();
-      const refused = await ctx.request("PUT", "/api/token/?status_only=true", { as: alice, body: { id: t.id, status: 1 } });
-      expect(refused.body).toEqual({ success: false, message: "the token has expired and cannot be enabled: change its expiry time first, or set it to never expire" });
-      expect((await ctx.deps.db.selectFrom("tokens").select("status").where("id", "=", t.id).executeTakeFirstOrThrow()).status).toBe(3);
-      const fixed = await ctx.request("PUT", "/api/token/", { as: alice, body: { id: t.id, status: 1, expired_time: -1 } });
+      const refused = await ctx.request("PUT", "/api/token/?status_only=true", {
+        as: alice,
+        body: { id: t.id, status: 1 },
+      });
+      expect(refused.body).toEqual({
+        success: false,
+        message: "the token has expired and cannot be enabled: change its expiry time first, or set it to never expire",
+      });
+      expect(
+        (await ctx.deps.db.selectFrom("tokens").select("status").where("id", "=", t.id).executeTakeFirstOrThrow())
+          .status,
+      ).toBe(3);
+      const fixed = await ctx.request("PUT", "/api/token/", {
+        as: alice,
+        body: { id: t.id, status: 1, expired_time: -1 },
+      });
       expect(fixed.body.data).toMatchObject({ status: 1, expired_time: -1 });
     });
 
     test("an exhausted token can be enabled only with quota restored or unlimited", async () => {
       const t = (await create(alice, { name: "exh", remain_quota: 5 })).body.data[0];
       await ctx.deps.db.updateTable("tokens").set({ status: 4, remain_quota: 0 }).where("id", "=", t.id).execute();
-      const refused = await ctx.request("PUT", "/api/token/?status_only=true", { as: alice, body: { id: t.id, status: 1 } });
-      expect(refused.body.message).toBe("the token's quota is used up and it cannot be enabled: raise its remaining quota first, or make it unlimited");
-      expect((await ctx.request("PUT", "/api/token/", { as: alice, body: { id: t.id, status: 1, remain_quota: 1000 } })).body.data.status).toBe(1);
+      const refused = await ctx.request("PUT", "/api/token/?status_only=true", {
+        as: alice,
+        body: { id: t.id, status: 1 },
+      });
+      expect(refused.body.message).toBe(
+        "the token's quota is used up and it cannot be enabled: raise its remaining quota first, or make it unlimited",
+      );
+      expect(
+        (await ctx.request("PUT", "/api/token/", { as: alice, body: { id: t.id, status: 1, remain_quota: 1000 } })).body
+          .data.status,
+      ).toBe(1);
       await ctx.deps.db.updateTable("tokens").set({ status: 4, remain_quota: 0 }).where("id", "=", t.id).execute();
-      expect((await ctx.request("PUT", "/api/token/", { as: alice, body: { id: t.id, status: 1, unlimited_quota: true } })).body.data.status).toBe(1);
+      expect(
+        (await ctx.request("PUT", "/api/token/", { as: alice, body: { id: t.id, status: 1, unlimited_quota: true } }))
+          .body.data.status,
+      ).toBe(1);
     });
 
     test("delete removes the token for good", async () => {
       const t = (await create(alice, { name: "gone" })).body.data[0];
       const r = await ctx.request("DELETE", `/api/token/${t.id}/`, { as: alice });
       expect(r.body).toEqual({ success: true, message: "token deleted" });
-      expect(await ctx.deps.db.selectFrom("tokens").select("id").where("id", "=", t.id).executeTakeFirst()).toBeUndefined();
+      expect(
+        await ctx.deps.db.selectFrom("tokens").select("id").where("id", "=", t.id).executeTakeFirst(),
+      ).toBeUndefined();
       expect((await ctx.request("DELETE", `/api/token/${t.id}`, { as: alice })).status).toBe(404);
     });
   });

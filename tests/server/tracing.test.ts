@@ -17,7 +17,11 @@ import { SUNO_MODELS } from "../../server/catalogue/tasks.ts";
 const config = (env: Record<string, string>) => loadConfig({ SESSION_SECRET: "test-secret", ...env });
 
 interface OtlpSpan {
-  traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number;
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  kind: number;
   attributes: { key: string; value: Record<string, unknown> }[];
   events: { name: string }[];
   status: { code?: number; message?: string };
@@ -39,7 +43,8 @@ describe("relay traces exported over OTLP/HTTP", () => {
   const receiver = Bun.serve({
     port: 0,
     async fetch(req) {
-      if (new URL(req.url).pathname !== "/v1/traces" || req.method !== "POST") return new Response("not found", { status: 404 });
+      if (new URL(req.url).pathname !== "/v1/traces" || req.method !== "POST")
+        return new Response("not found", { status: 404 });
       received.push({ headers: req.headers, body: await req.json() });
       return Response.json({});
     },
@@ -49,26 +54,38 @@ describe("relay traces exported over OTLP/HTTP", () => {
   let ok: number, bad: number;
   let key: string;
 
-  const spans = (): OtlpSpan[] => received.flatMap((r) => r.body.resourceSpans.flatMap((rs: any) => rs.scopeSpans.flatMap((ss: any) => ss.spans)));
+  const spans = (): OtlpSpan[] =>
+    received.flatMap((r) => r.body.resourceSpans.flatMap((rs: any) => rs.scopeSpans.flatMap((ss: any) => ss.spans)));
   /** The spans of one trace, after the gateway's batch has been exported. */
   async function traceOf(pick: (s: OtlpSpan) => boolean): Promise<{ call: OtlpSpan; children: OtlpSpan[] }> {
     await fx.flush();
     await activeTracing()!.flush();
-    const call = spans().filter((s) => s.kind === SPAN_KIND.SERVER && pick(s)).at(-1)!;
+    const call = spans()
+      .filter((s) => s.kind === SPAN_KIND.SERVER && pick(s))
+      .at(-1)!;
     expect(call).toBeDefined();
     return { call, children: spans().filter((s) => s.parentSpanId === call.spanId) };
   }
 
   beforeAll(async () => {
     const tracing: TracingConfig = {
-      ...config({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiver.port}/`, OTEL_EXPORTER_OTLP_HEADERS: "x-collector-key=s3cret%20value", OTEL_SERVICE_NAME: "gateway-under-test" }).tracing!,
+      ...config({
+        OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiver.port}/`,
+        OTEL_EXPORTER_OTLP_HEADERS: "x-collector-key=s3cret%20value",
+        OTEL_SERVICE_NAME: "gateway-under-test",
+      }).tracing!,
     };
     expect(tracing.url).toBe(`http://127.0.0.1:${receiver.port}/v1/traces`);
     fx = await relayFixture("sqlite", {}, { tracing });
     broken = startMockUpstream({ failStatus: 500 });
     // The broken channel has the higher priority: it is tried first, then the call is retried on the good one.
     bad = await fx.channel({ name: "broken", base_url: broken.url, models: ["gpt-4o"], priority: 10 });
-    ok = await fx.channel({ name: "good", base_url: fx.mock.url, models: ["gpt-4o", "gpt-4o-mini"], model_mapping: { "gpt-4o-mini": "gpt-4o-mini-2024-07-18" } });
+    ok = await fx.channel({
+      name: "good",
+      base_url: fx.mock.url,
+      models: ["gpt-4o", "gpt-4o-mini"],
+      model_mapping: { "gpt-4o-mini": "gpt-4o-mini-2024-07-18" },
+    });
     await ratios(fx, ["gpt-4o", "gpt-4o-mini"], 1);
     await fx.option("RetryTimes", "2");
     const user = await fx.user(100_000_000);
@@ -84,11 +101,17 @@ describe("relay traces exported over OTLP/HTTP", () => {
   test("a retried call: the call span, admission, two upstream attempts (the failed one first) and settlement", async () => {
     const traceId = "0af7651916cd43dd8448eb211c80319c";
     const parentId = "b7ad6b7169203331";
-    const res = await fx.call("/v1/chat/completions", key, { model: "gpt-4o", max_tokens: 50, temperature: 0.5, messages: [{ role: "user", content: "hi" }] },
-      { traceparent: `00-${traceId}-${parentId}-01` });
+    const res = await fx.call(
+      "/v1/chat/completions",
+      key,
+      { model: "gpt-4o", max_tokens: 50, temperature: 0.5, messages: [{ role: "user", content: "hi" }] },
+      { traceparent: `00-${traceId}-${parentId}-01` },
+    );
     expect(res.status).toBe(200);
     await res.text();
-    const { call, children } = await traceOf((s) => attr(s, "gen_ai.request.model") === "gpt-4o" && s.traceId === traceId);
+    const { call, children } = await traceOf(
+      (s) => attr(s, "gen_ai.request.model") === "gpt-4o" && s.traceId === traceId,
+    );
 
     // The caller's trace goes on: same trace id, the caller's span as parent.
     expect(call.traceId).toBe(traceId);
@@ -107,7 +130,12 @@ describe("relay traces exported over OTLP/HTTP", () => {
     expect(attr(call, "http.response.status_code")).toBe(200);
     expect(call.status.code ?? STATUS.UNSET).not.toBe(STATUS.ERROR);
 
-    expect(children.map((s) => s.name)).toEqual(["admission", "upstream chat gpt-4o", "upstream chat gpt-4o", "settlement"]);
+    expect(children.map((s) => s.name)).toEqual([
+      "admission",
+      "upstream chat gpt-4o",
+      "upstream chat gpt-4o",
+      "settlement",
+    ]);
     const [admission, first, second, settlement] = children;
     expect(admission.traceId).toBe(traceId);
     expect(attr(admission, "switchyard.group")).toBe("default");
@@ -139,7 +167,11 @@ describe("relay traces exported over OTLP/HTTP", () => {
   });
 
   test("a streamed call without traceparent starts its own trace; first chunk and the mapped upstream model are recorded", async () => {
-    const res = await fx.call("/v1/chat/completions", key, { model: "gpt-4o-mini", stream: true, messages: [{ role: "user", content: "hi" }] });
+    const res = await fx.call("/v1/chat/completions", key, {
+      model: "gpt-4o-mini",
+      stream: true,
+      messages: [{ role: "user", content: "hi" }],
+    });
     expect(res.status).toBe(200);
     expect(await res.text()).toContain("[DONE]");
     const { call, children } = await traceOf((s) => s.name === "chat gpt-4o-mini");
@@ -154,8 +186,12 @@ describe("relay traces exported over OTLP/HTTP", () => {
   });
 
   test("a refused call: the call and its admission end in error with the client's status; the span is named by its operation", async () => {
-    const res = await fx.call("/v1/chat/completions", key, { model: "no-such-model", messages: [{ role: "user", content: "hi" }] },
-      { traceparent: "00-11111111111111111111111111111111-2222222222222222-01" });
+    const res = await fx.call(
+      "/v1/chat/completions",
+      key,
+      { model: "no-such-model", messages: [{ role: "user", content: "hi" }] },
+      { traceparent: "00-11111111111111111111111111111111-2222222222222222-01" },
+    );
     expect(res.status).toBe(404);
     const { call, children } = await traceOf((s) => s.traceId === "11111111111111111111111111111111");
     expect(call.status.code).toBe(STATUS.ERROR);
@@ -170,7 +206,11 @@ describe("relay traces exported over OTLP/HTTP", () => {
 
   test("every attribute name the gateway uses outside switchyard.* is one of the semantic conventions", () => {
     const names = new Set(spans().flatMap((s) => s.attributes.map((a) => a.key)));
-    const known = new Set(Object.entries(semconv).filter(([k]) => k.startsWith("ATTR_")).map(([, v]) => v as string));
+    const known = new Set(
+      Object.entries(semconv)
+        .filter(([k]) => k.startsWith("ATTR_"))
+        .map(([, v]) => v as string),
+    );
     const foreign = [...names].filter((n) => !n.startsWith("switchyard.") && !known.has(n));
     expect(foreign).toEqual([]);
     expect(names.has(semconv.ATTR_GEN_AI_USAGE_INPUT_TOKENS)).toBe(true);
@@ -183,20 +223,26 @@ describe("relay traces exported over OTLP/HTTP", () => {
 function collector(answer: () => Response = () => Response.json({})) {
   const bodies: any[] = [];
   const raw: { type: string | null; bytes: Buffer }[] = [];
-  const server = Bun.serve({ port: 0, async fetch(req) {
-    const type = req.headers.get("content-type");
-    const bytes = Buffer.from(await req.arrayBuffer());
-    raw.push({ type, bytes });
-    if (type?.includes("json")) bodies.push(JSON.parse(bytes.toString()));
-    return answer();
-  } });
+  const server = Bun.serve({
+    port: 0,
+    async fetch(req) {
+      const type = req.headers.get("content-type");
+      const bytes = Buffer.from(await req.arrayBuffer());
+      raw.push({ type, bytes });
+      if (type?.includes("json")) bodies.push(JSON.parse(bytes.toString()));
+      return answer();
+    },
+  });
   return {
-    url: `http://127.0.0.1:${server.port}`, bodies, raw,
+    url: `http://127.0.0.1:${server.port}`,
+    bodies,
+    raw,
     names: () => spansIn(bodies).map((sp) => sp.name),
     stop: () => server.stop(true),
   };
 }
-const spansIn = (bodies: any[]): OtlpSpan[] => bodies.flatMap((b) => b.resourceSpans.flatMap((rs: any) => rs.scopeSpans.flatMap((ss: any) => ss.spans)));
+const spansIn = (bodies: any[]): OtlpSpan[] =>
+  bodies.flatMap((b) => b.resourceSpans.flatMap((rs: any) => rs.scopeSpans.flatMap((ss: any) => ss.spans)));
 
 /** A gateway traced as the OTEL_* `env` says, one channel serving gpt-4o, and a chat call to it. */
 async function tracedGateway(env: Record<string, string>) {
@@ -206,7 +252,12 @@ async function tracedGateway(env: Record<string, string>) {
   const user = await fx.user(10_000_000);
   const { key } = await fx.token(user.id);
   const chat = async (headers?: Record<string, string>) => {
-    const res = await fx.call("/v1/chat/completions", key, { model: "gpt-4o", messages: [{ role: "user", content: "hi" }] }, headers);
+    const res = await fx.call(
+      "/v1/chat/completions",
+      key,
+      { model: "gpt-4o", messages: [{ role: "user", content: "hi" }] },
+      headers,
+    );
     expect(res.status).toBe(200);
     const body = await res.json();
     await fx.flush();
@@ -259,9 +310,19 @@ describe("task relays", () => {
     const fx = await taskFixture("sqlite", { tracing: config({ OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url }).tracing });
     const suno = startSunoMock({ key: "suno-key-123456" });
     try {
-      const channelId = await fx.channel({ type: 36, key: "suno-key-123456", base_url: suno.url, models: [...SUNO_MODELS] });
+      const channelId = await fx.channel({
+        type: 36,
+        key: "suno-key-123456",
+        base_url: suno.url,
+        models: [...SUNO_MODELS],
+      });
       const p = await fx.payer(10_000_000, 5_000_000);
-      const r = await fx.post("/suno/submit/music", p.key, { prompt: "a sea shanty" }, { traceparent: "00-cccccccccccccccccccccccccccccccc-dddddddddddddddd-01" });
+      const r = await fx.post(
+        "/suno/submit/music",
+        p.key,
+        { prompt: "a sea shanty" },
+        { traceparent: "00-cccccccccccccccccccccccccccccccc-dddddddddddddddd-01" },
+      );
       expect(r.status).toBe(200);
       await activeTracing()!.flush();
       const spans = spansIn(otlp.bodies);
@@ -272,7 +333,11 @@ describe("task relays", () => {
       expect(attr(call, "switchyard.quota")).toBeGreaterThan(0);
       expect(attr(call, "switchyard.channel.id")).toBe(channelId);
       const children = spans.filter((s) => s.parentSpanId === call.spanId);
-      expect(children.map((s) => s.name)).toEqual(["admission", `upstream ${attr(call, "gen_ai.operation.name")} suno_music`, "settlement"]);
+      expect(children.map((s) => s.name)).toEqual([
+        "admission",
+        `upstream ${attr(call, "gen_ai.operation.name")} suno_music`,
+        "settlement",
+      ]);
       expect(attr(children[1], "http.response.status_code")).toBe(200);
       expect(attr(children[1], "switchyard.channel.id")).toBe(channelId);
       expect(attr(children[2], "switchyard.quota")).toBe(attr(call, "switchyard.quota"));
@@ -288,7 +353,11 @@ describe("task relays", () => {
 describe("sampling", () => {
   test("a call the sampler leaves out exports nothing, children included; a sampled caller's trace is followed", async () => {
     const otlp = collector();
-    const { fx, chat } = await tracedGateway({ OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_TRACES_SAMPLER: "parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG: "0" });
+    const { fx, chat } = await tracedGateway({
+      OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+      OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
+      OTEL_TRACES_SAMPLER_ARG: "0",
+    });
     try {
       await chat();
       await activeTracing()!.flush();
@@ -307,9 +376,16 @@ describe("sampling", () => {
 
 describe("OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf", () => {
   test("spans go out as binary OTLP protobuf, with the caller's trace id", async () => {
-    const otlp = collector(() => new Response(new Uint8Array(0), { headers: { "content-type": "application/x-protobuf" } }));
-    expect(config({ OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf" }).tracing!.protocol).toBe("http/protobuf");
-    const { fx, chat } = await tracedGateway({ OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf" });
+    const otlp = collector(
+      () => new Response(new Uint8Array(0), { headers: { "content-type": "application/x-protobuf" } }),
+    );
+    expect(
+      config({ OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf" }).tracing!.protocol,
+    ).toBe("http/protobuf");
+    const { fx, chat } = await tracedGateway({
+      OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf",
+    });
     try {
       const traceId = "5b8efff798038103d269b633813fc60c";
       await chat({ traceparent: `00-${traceId}-eee19b7ec3c1b174-01` });
@@ -318,7 +394,8 @@ describe("OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf", () => {
       expect(otlp.raw.every((b) => b.type === "application/x-protobuf")).toBe(true);
       const all = Buffer.concat(otlp.raw.map((b) => b.bytes));
       // Protobuf carries the span names as UTF-8 and the trace id as its 16 raw bytes.
-      for (const name of ["chat gpt-4o", "admission", "upstream chat gpt-4o", "settlement"]) expect(all.includes(Buffer.from(name))).toBe(true);
+      for (const name of ["chat gpt-4o", "admission", "upstream chat gpt-4o", "settlement"])
+        expect(all.includes(Buffer.from(name))).toBe(true);
       expect(all.includes(Buffer.from(traceId, "hex"))).toBe(true);
       expect(all.includes(Buffer.from('"traceId"'))).toBe(false);
     } finally {
@@ -332,14 +409,23 @@ describe("OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf", () => {
 describe("tracing off (no OTLP endpoint)", () => {
   test("no configuration: tracing is null; OTEL_SDK_DISABLED wins over an endpoint", () => {
     expect(config({}).tracing).toBeNull();
-    expect(config({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318", OTEL_SDK_DISABLED: "true" }).tracing).toBeNull();
-    const c = config({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318", OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://other:4318/custom", OTEL_TRACES_SAMPLER: "parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG: "0.25" }).tracing!;
+    expect(
+      config({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318", OTEL_SDK_DISABLED: "true" }).tracing,
+    ).toBeNull();
+    const c = config({
+      OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318",
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://other:4318/custom",
+      OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
+      OTEL_TRACES_SAMPLER_ARG: "0.25",
+    }).tracing!;
     expect(c.url).toBe("http://other:4318/custom");
     expect(c.serviceName).toBe("switchyard");
     expect(c.sampler).toBe("parentbased_traceidratio");
     expect(c.samplerRatio).toBe(0.25);
     expect(c.protocol).toBe("http/json");
-    expect(() => config({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4317", OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" })).toThrow("OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not supported");
+    expect(() =>
+      config({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4317", OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" }),
+    ).toThrow("OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not supported");
   });
 
   test("the relay hooks pass the call through and load neither the OpenTelemetry SDK nor prom-client", () => {
@@ -357,7 +443,10 @@ describe("tracing off (no OTLP endpoint)", () => {
       const loaded = Object.keys(require.cache).filter((k) => k.includes("/node_modules/@opentelemetry/") || k.includes("/node_modules/prom-client/"));
       console.log(JSON.stringify({ same, loaded }));
     `;
-    const proc = Bun.spawnSync([process.execPath, "-e", script], { cwd: `${import.meta.dir}/../..`, env: { ...process.env } });
+    const proc = Bun.spawnSync([process.execPath, "-e", script], {
+      cwd: `${import.meta.dir}/../..`,
+      env: { ...process.env },
+    });
     expect(proc.exitCode).toBe(0);
     expect(JSON.parse(proc.stdout.toString().trim().split("\n").at(-1)!)).toEqual({ same: true, loaded: [] });
   });

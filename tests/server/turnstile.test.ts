@@ -11,14 +11,19 @@ function siteverify() {
   const valid = new Set<string>();
   let down = false;
   const server = Bun.serve({
-    port: 0, hostname: "127.0.0.1",
+    port: 0,
+    hostname: "127.0.0.1",
     async fetch(req) {
       const form = Object.fromEntries(new URLSearchParams(await req.text()));
       calls.push(form);
       if (down) return new Response("oops", { status: 500 });
       if (form.secret !== "0xSECRET") return Response.json({ success: false, "error-codes": ["invalid-input-secret"] });
       const ok = valid.delete(form.response);
-      return Response.json(ok ? { success: true, hostname: "gw.example.com" } : { success: false, "error-codes": ["timeout-or-duplicate"] });
+      return Response.json(
+        ok
+          ? { success: true, hostname: "gw.example.com" }
+          : { success: false, "error-codes": ["timeout-or-duplicate"] },
+      );
     },
   });
   let n = 0;
@@ -76,7 +81,8 @@ async function signedInUser(fields: Record<string, unknown> = {}) {
 
 const login = (turnstile: string | null, ip = "198.51.100.1") =>
   ctx.request("POST", `/api/user/login${turnstile === null ? "" : `?turnstile=${encodeURIComponent(turnstile)}`}`, {
-    body: { username: "root", password: "rootpass123" }, headers: from(ip),
+    body: { username: "root", password: "rootpass123" },
+    headers: from(ip),
   });
 
 describe("Turnstile on guarded routes", () => {
@@ -101,16 +107,26 @@ describe("Turnstile on guarded routes", () => {
 
   test("register, verification and reset_password are guarded too", async () => {
     await signedInUser({ email: "reset-me@example.com" });
-    const reg = await ctx.request("POST", "/api/user/register", { body: { username: "tsuser", password: "password1" } });
+    const reg = await ctx.request("POST", "/api/user/register", {
+      body: { username: "tsuser", password: "password1" },
+    });
     expect(reg.body).toEqual({ success: false, message: MISSING });
     const ver = await ctx.request("GET", "/api/verification?email=ts@example.com&turnstile=forged");
     expect(ver.body).toEqual({ success: false, message: FAILED });
     const res = await ctx.request("GET", "/api/reset_password?email=reset-me@example.com");
     expect(res.body).toEqual({ success: false, message: MISSING });
     const n = smtp.mails.length;
-    expect((await ctx.request("GET", `/api/reset_password?email=reset-me@example.com&turnstile=${cf.token()}`)).body.success).toBe(true);
+    expect(
+      (await ctx.request("GET", `/api/reset_password?email=reset-me@example.com&turnstile=${cf.token()}`)).body.success,
+    ).toBe(true);
     expect(smtp.mails.length).toBe(n + 1);
-    expect((await ctx.request("POST", `/api/user/register?turnstile=${cf.token()}`, { body: { username: "tsuser", password: "password1" } })).body.success).toBe(true);
+    expect(
+      (
+        await ctx.request("POST", `/api/user/register?turnstile=${cf.token()}`, {
+          body: { username: "tsuser", password: "password1" },
+        })
+      ).body.success,
+    ).toBe(true);
   });
 
   test("the reset confirmation (a link from a mail) needs no token, as in one-api", async () => {
@@ -124,11 +140,14 @@ describe("Turnstile on guarded routes", () => {
       const token = cf.token();
       const calls = cf.calls.length;
       const n = smtp.mails.length;
-      const sent = await ctx.request("GET", `/api/verification?email=pair@example.com&turnstile=${token}`, { headers: from("198.51.100.9") });
+      const sent = await ctx.request("GET", `/api/verification?email=pair@example.com&turnstile=${token}`, {
+        headers: from("198.51.100.9"),
+      });
       expect(sent.body.success).toBe(true);
       const code = codeIn(await smtp.waitFor(n + 1));
       const reg = await ctx.request("POST", `/api/user/register?turnstile=${token}`, {
-        body: { username: "pairuser", password: "password1", email: "pair@example.com", verification_code: code }, headers: from("198.51.100.9"),
+        body: { username: "pairuser", password: "password1", email: "pair@example.com", verification_code: code },
+        headers: from("198.51.100.9"),
       });
       expect(reg.body).toEqual({ success: true, message: "registered" });
       expect(cf.calls.length).toBe(calls + 1);
@@ -153,7 +172,9 @@ describe("Turnstile on guarded routes", () => {
     const r = await ctx.request("GET", "/api/verification?email=bind-ts@example.com", { as: u });
     expect(r.body.success).toBe(true);
     expect((await smtp.waitFor(n + 1)).to).toBe("bind-ts@example.com");
-    expect((await ctx.request("GET", "/api/reset_password?email=signed-in@example.com", { as: u })).body.success).toBe(true);
+    expect((await ctx.request("GET", "/api/reset_password?email=signed-in@example.com", { as: u })).body.success).toBe(
+      true,
+    );
     expect((await ctx.request("GET", "/api/reset_password?email=signed-in@example.com")).body.message).toBe(MISSING);
   });
 
@@ -165,7 +186,10 @@ describe("Turnstile on guarded routes", () => {
     try {
       const r = await login(cf.token());
       expect(r.status).toBe(502);
-      expect(r.body).toEqual({ success: false, message: "cannot reach Cloudflare Turnstile to check this request, please try again later" });
+      expect(r.body).toEqual({
+        success: false,
+        message: "cannot reach Cloudflare Turnstile to check this request, please try again later",
+      });
     } finally {
       console.error = log;
     }
@@ -191,7 +215,11 @@ describe("Turnstile on guarded routes", () => {
 
 describe("configuration", () => {
   test("TURNSTILE_VERIFY_URL overrides Cloudflare's siteverify address", () => {
-    expect(loadConfig({ SESSION_SECRET: "x" }).turnstileVerifyUrl).toBe("https://challenges.cloudflare.com/turnstile/v0/siteverify");
-    expect(loadConfig({ SESSION_SECRET: "x", TURNSTILE_VERIFY_URL: "http://127.0.0.1:9/verify" }).turnstileVerifyUrl).toBe("http://127.0.0.1:9/verify");
+    expect(loadConfig({ SESSION_SECRET: "x" }).turnstileVerifyUrl).toBe(
+      "https://challenges.cloudflare.com/turnstile/v0/siteverify",
+    );
+    expect(
+      loadConfig({ SESSION_SECRET: "x", TURNSTILE_VERIFY_URL: "http://127.0.0.1:9/verify" }).turnstileVerifyUrl,
+    ).toBe("http://127.0.0.1:9/verify");
   });
 });

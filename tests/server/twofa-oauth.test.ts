@@ -17,7 +17,11 @@ beforeAll(async () => {
   ctx = await testContext();
   mock = startOAuthUpstream();
   ctx.deps.oauthEndpoints = mock.endpoints;
-  for (const [k, v] of [["GitHubClientId", mock.clients.github.id], ["GitHubClientSecret", mock.clients.github.secret], ["GitHubOAuthEnabled", "true"]]) {
+  for (const [k, v] of [
+    ["GitHubClientId", mock.clients.github.id],
+    ["GitHubClientSecret", mock.clients.github.secret],
+    ["GitHubOAuthEnabled", "true"],
+  ]) {
     await ctx.deps.options.set(k, v);
   }
 });
@@ -35,6 +39,9 @@ test("GitHub sign-in of a user with 2FA answers require_2fa; the code then opens
   const r = await oauthCallback(ctx, "github", mock.code("github", { login: "twofa-octo" }));
   expect(r.body).toMatchObject({ success: true, data: { require_2fa: true } });
   expect(r.session).toBeNull();
-  const done = await rawPost(ctx, "/api/user/login/2fa", { flow_token: r.body.data.flow_token, code: setup.body.data.backup_codes[0] });
+  const done = await rawPost(ctx, "/api/user/login/2fa", {
+    flow_token: r.body.data.flow_token,
+    code: setup.body.data.backup_codes[0],
+  });
   expect(done.body.data).toMatchObject({ id: me.id, github_id: "twofa-octo" });
 });

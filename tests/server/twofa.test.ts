@@ -5,7 +5,15 @@ import { testContext, type Session, type TestContext } from "../helpers/app.ts";
 import { storageKinds } from "../helpers/db.ts";
 import { timeMillis } from "../../db/datetime.ts";
 import {
-  LOCKOUT_SECONDS, MAX_FAILED_ATTEMPTS, matchingStep, newBackupCodes, normaliseBackupCode, numericCode, otpauthUri, stepAt, totpCode,
+  LOCKOUT_SECONDS,
+  MAX_FAILED_ATTEMPTS,
+  matchingStep,
+  newBackupCodes,
+  normaliseBackupCode,
+  numericCode,
+  otpauthUri,
+  stepAt,
+  totpCode,
 } from "../../server/modules/twofa/totp.ts";
 import * as twofa from "../../server/modules/twofa/service.ts";
 
@@ -24,7 +32,8 @@ describe("TOTP and backup code rules (no storage)", () => {
   test("a code is accepted one step either side of now, not two", () => {
     const secret = "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP";
     const now = 1_700_000_015_000;
-    for (const drift of [-1, 0, 1]) expect(matchingStep(secret, totpCode(secret, now + drift * STEP_MS), now)).toBe(stepAt(now) + drift);
+    for (const drift of [-1, 0, 1])
+      expect(matchingStep(secret, totpCode(secret, now + drift * STEP_MS), now)).toBe(stepAt(now) + drift);
     for (const drift of [-2, 2]) expect(matchingStep(secret, totpCode(secret, now + drift * STEP_MS), now)).toBeNull();
     expect(matchingStep(secret, "000000", now) === null || totpCode(secret, now) === "000000").toBe(true);
   });
@@ -47,7 +56,13 @@ describe("TOTP and backup code rules (no storage)", () => {
     expect(uri.startsWith("otpauth://totp/")).toBe(true);
     const u = new URL(uri);
     expect(decodeURIComponent(u.pathname)).toContain("alice");
-    expect(Object.fromEntries(u.searchParams)).toMatchObject({ secret: "JBSWY3DPEHPK3PXP", issuer: "My Gateway", algorithm: "SHA1", digits: "6", period: "30" });
+    expect(Object.fromEntries(u.searchParams)).toMatchObject({
+      secret: "JBSWY3DPEHPK3PXP",
+      issuer: "My Gateway",
+      algorithm: "SHA1",
+      digits: "6",
+      period: "30",
+    });
   });
 });
 
@@ -59,8 +74,10 @@ for (const kind of storageKinds()) {
     });
     afterAll(() => ctx.close());
 
-    const userRow = async (s: Session) => ctx.deps.db.selectFrom("users").selectAll().where("id", "=", s.id).executeTakeFirstOrThrow();
-    const row = (id: number) => ctx.deps.db.selectFrom("two_fas").selectAll().where("user_id", "=", id).executeTakeFirstOrThrow();
+    const userRow = async (s: Session) =>
+      ctx.deps.db.selectFrom("users").selectAll().where("id", "=", s.id).executeTakeFirstOrThrow();
+    const row = (id: number) =>
+      ctx.deps.db.selectFrom("two_fas").selectAll().where("user_id", "=", id).executeTakeFirstOrThrow();
     /** A user with 2FA enabled through the service; answers its secret and backup codes. */
     const enrolled = async () => {
       const s = await ctx.user(1);
@@ -70,7 +87,11 @@ for (const kind of storageKinds()) {
       // The enabling code's step is spent; tests use later steps from here on.
       return { s, u, ...setup };
     };
-    const message = (p: Promise<unknown>) => p.then(() => "accepted", (e) => e.message as string);
+    const message = (p: Promise<unknown>) =>
+      p.then(
+        () => "accepted",
+        (e) => e.message as string,
+      );
 
     test("setup is pending until a code confirms it; the enabling code cannot be used again", async () => {
       const s = await ctx.user(1);
@@ -79,11 +100,19 @@ for (const kind of storageKinds()) {
       expect(setup.secret).toMatch(/^[A-Z2-7]{32}$/);
       expect(setup.qr_code_data).toContain(`secret=${setup.secret}`);
       expect(await twofa.twoFAStatus(ctx.deps, u.id)).toEqual({ enabled: false, locked: false });
-      expect(await message(twofa.verifySecondFactor(ctx.deps, u.id, totpCode(setup.secret)))).toBe(twofa.MSG.notEnabled);
-      expect(await message(twofa.enableTwoFA(ctx.deps, u, "000000" === totpCode(setup.secret) ? "111111" : "000000"))).toBe(twofa.MSG.wrongCode);
+      expect(await message(twofa.verifySecondFactor(ctx.deps, u.id, totpCode(setup.secret)))).toBe(
+        twofa.MSG.notEnabled,
+      );
+      expect(
+        await message(twofa.enableTwoFA(ctx.deps, u, "000000" === totpCode(setup.secret) ? "111111" : "000000")),
+      ).toBe(twofa.MSG.wrongCode);
       const code = totpCode(setup.secret);
       await twofa.enableTwoFA(ctx.deps, u, code);
-      expect(await twofa.twoFAStatus(ctx.deps, u.id)).toEqual({ enabled: true, locked: false, backup_codes_remaining: 8 });
+      expect(await twofa.twoFAStatus(ctx.deps, u.id)).toEqual({
+        enabled: true,
+        locked: false,
+        backup_codes_remaining: 8,
+      });
       expect(await message(twofa.verifySecondFactor(ctx.deps, u.id, code))).toBe(twofa.MSG.wrongCode);
       expect(await message(twofa.setupTwoFA(ctx.deps, u))).toBe(twofa.MSG.alreadyEnabled);
     });
@@ -108,7 +137,8 @@ for (const kind of storageKinds()) {
       const { u, secret, backup_codes } = await enrolled();
       const right = totpCode(secret, Date.now() + STEP_MS);
       const wrong = right === "123456" ? "654321" : "123456";
-      for (let i = 1; i < MAX_FAILED_ATTEMPTS; i++) expect(await message(twofa.verifySecondFactor(ctx.deps, u.id, wrong))).toBe(twofa.MSG.wrongCode);
+      for (let i = 1; i < MAX_FAILED_ATTEMPTS; i++)
+        expect(await message(twofa.verifySecondFactor(ctx.deps, u.id, wrong))).toBe(twofa.MSG.wrongCode);
       expect(await message(twofa.verifySecondFactor(ctx.deps, u.id, wrong))).toContain("locked until");
       const locked = await row(u.id);
       expect(locked.failed_attempts).toBe(MAX_FAILED_ATTEMPTS);
@@ -118,43 +148,82 @@ for (const kind of storageKinds()) {
       expect(await message(twofa.verifySecondFactor(ctx.deps, u.id, backup_codes[0]))).toContain("locked until");
       expect((await twofa.twoFAStatus(ctx.deps, u.id)).locked).toBe(true);
       // The lock runs out (moved into the past here): the right code is accepted and the count starts over.
-      await ctx.deps.db.updateTable("two_fas").set({ locked_until: kind === "sqlite" ? "2000-01-01 00:00:00" : new Date(946684800000) }).where("user_id", "=", u.id).execute();
+      await ctx.deps.db
+        .updateTable("two_fas")
+        .set({ locked_until: kind === "sqlite" ? "2000-01-01 00:00:00" : new Date(946684800000) })
+        .where("user_id", "=", u.id)
+        .execute();
       expect(await twofa.verifySecondFactor(ctx.deps, u.id, right)).toBe("totp");
       expect(await row(u.id)).toMatchObject({ failed_attempts: 0, locked_until: null });
     });
 
-    test("backup codes are stored as bcrypt hashes, work once each, typed in any case; regenerating voids the old ones", async () => {
-      const { u, secret, backup_codes } = await enrolled();
-      const stored = await ctx.deps.db.selectFrom("two_fa_backup_codes").selectAll().where("user_id", "=", u.id).execute();
-      expect(stored).toHaveLength(8);
-      for (const r of stored) {
-        expect(r.code_hash).toMatch(/^\$2[aby]\$10\$/);
-        expect(backup_codes.some((c) => r.code_hash.includes(c) || r.code_hash.includes(c.replace("-", "")))).toBe(false);
-      }
-      expect(await twofa.verifySecondFactor(ctx.deps, u.id, backup_codes[0].toLowerCase().replace("-", ""))).toBe("backup");
-      expect(await message(twofa.verifySecondFactor(ctx.deps, u.id, backup_codes[0]))).toBe(twofa.MSG.wrongCode);
-      expect((await twofa.twoFAStatus(ctx.deps, u.id)).backup_codes_remaining).toBe(7);
-      // Regenerating needs an authenticator code, not a backup code.
-      expect(await message(twofa.regenerateBackupCodes(ctx.deps, u, backup_codes[1]))).toBe(twofa.MSG.wrongCode);
-      const fresh = await twofa.regenerateBackupCodes(ctx.deps, u, totpCode(secret, Date.now() + STEP_MS));
-      expect(fresh).toHaveLength(8);
-      expect(await message(twofa.verifySecondFactor(ctx.deps, u.id, backup_codes[2]))).toBe(twofa.MSG.wrongCode);
-      expect(await twofa.verifySecondFactor(ctx.deps, u.id, fresh[0])).toBe("backup");
-    }, BCRYPT_HEAVY_MS);
+    test(
+      "backup codes are stored as bcrypt hashes, work once each, typed in any case; regenerating voids the old ones",
+      async () => {
+        const { u, secret, backup_codes } = await enrolled();
+        const stored = await ctx.deps.db
+          .selectFrom("two_fa_backup_codes")
+          .selectAll()
+          .where("user_id", "=", u.id)
+          .execute();
+        expect(stored).toHaveLength(8);
+        for (const r of stored) {
+          expect(r.code_hash).toMatch(/^\$2[aby]\$10\$/);
+          expect(backup_codes.some((c) => r.code_hash.includes(c) || r.code_hash.includes(c.replace("-", "")))).toBe(
+            false,
+          );
+        }
+        expect(await twofa.verifySecondFactor(ctx.deps, u.id, backup_codes[0].toLowerCase().replace("-", ""))).toBe(
+          "backup",
+        );
+        expect(await message(twofa.verifySecondFactor(ctx.deps, u.id, backup_codes[0]))).toBe(twofa.MSG.wrongCode);
+        expect((await twofa.twoFAStatus(ctx.deps, u.id)).backup_codes_remaining).toBe(7);
+        // Regenerating needs an authenticator code, not a backup code.
+        expect(await message(twofa.regenerateBackupCodes(ctx.deps, u, backup_codes[1]))).toBe(twofa.MSG.wrongCode);
+        const fresh = await twofa.regenerateBackupCodes(ctx.deps, u, totpCode(secret, Date.now() + STEP_MS));
+        expect(fresh).toHaveLength(8);
+        expect(await message(twofa.verifySecondFactor(ctx.deps, u.id, backup_codes[2]))).toBe(twofa.MSG.wrongCode);
+        expect(await twofa.verifySecondFactor(ctx.deps, u.id, fresh[0])).toBe("backup");
+      },
+      BCRYPT_HEAVY_MS,
+    );
 
-    test("a backup code hashed by new-api (Go bcrypt, $2a$) is accepted", async () => {
-      const { u } = await enrolled();
-      const goHash = (await Bun.password.hash("QWER-TY12", { algorithm: "bcrypt", cost: 10 })).replace(/^\$2b\$/, "$2a$");
-      await ctx.deps.db.insertInto("two_fa_backup_codes").values({ user_id: u.id, code_hash: goHash, is_used: false, used_at: null, created_at: null, deleted_at: null }).execute();
-      expect(await twofa.verifySecondFactor(ctx.deps, u.id, "qwer-ty12")).toBe("backup");
-    }, BCRYPT_HEAVY_MS);
+    test(
+      "a backup code hashed by new-api (Go bcrypt, $2a$) is accepted",
+      async () => {
+        const { u } = await enrolled();
+        const goHash = (await Bun.password.hash("QWER-TY12", { algorithm: "bcrypt", cost: 10 })).replace(
+          /^\$2b\$/,
+          "$2a$",
+        );
+        await ctx.deps.db
+          .insertInto("two_fa_backup_codes")
+          .values({
+            user_id: u.id,
+            code_hash: goHash,
+            is_used: false,
+            used_at: null,
+            created_at: null,
+            deleted_at: null,
+          })
+          .execute();
+        expect(await twofa.verifySecondFactor(ctx.deps, u.id, "qwer-ty12")).toBe("backup");
+      },
+      BCRYPT_HEAVY_MS,
+    );
 
-    test("disable needs a code and removes the secret and the backup codes", async () => {
-      const { u, backup_codes } = await enrolled();
-      expect(await message(twofa.disableTwoFA(ctx.deps, u, ""))).toBe(twofa.MSG.codeRequired);
-      await twofa.disableTwoFA(ctx.deps, u, backup_codes[3]);
-      expect(await twofa.twoFAStatus(ctx.deps, u.id)).toEqual({ enabled: false, locked: false });
-      expect(await ctx.deps.db.selectFrom("two_fa_backup_codes").select("id").where("user_id", "=", u.id).execute()).toEqual([]);
-    }, BCRYPT_HEAVY_MS);
+    test(
+      "disable needs a code and removes the secret and the backup codes",
+      async () => {
+        const { u, backup_codes } = await enrolled();
+        expect(await message(twofa.disableTwoFA(ctx.deps, u, ""))).toBe(twofa.MSG.codeRequired);
+        await twofa.disableTwoFA(ctx.deps, u, backup_codes[3]);
+        expect(await twofa.twoFAStatus(ctx.deps, u.id)).toEqual({ enabled: false, locked: false });
+        expect(
+          await ctx.deps.db.selectFrom("two_fa_backup_codes").select("id").where("user_id", "=", u.id).execute(),
+        ).toEqual([]);
+      },
+      BCRYPT_HEAVY_MS,
+    );
   });
 }

@@ -15,7 +15,8 @@ beforeAll(async () => {
   // The test flag only lets http:// through (production webhooks are https); the address rules are the options'.
   ctx = await testContext({ config: { allowLoopbackWebhooks: true } });
   receiver = Bun.serve({
-    port: 0, hostname: "127.0.0.1",
+    port: 0,
+    hostname: "127.0.0.1",
     fetch(req) {
       const path = new URL(req.url).pathname;
       hits.push({ path, auth: req.headers.get("authorization"), extra: req.headers.get("x-injected") });
@@ -30,10 +31,12 @@ afterAll(async () => {
   await ctx.close();
 });
 
-const warnUser = (setting: Record<string, unknown>) => ctx.user(1, { setting: JSON.stringify({ notify_type: "webhook", quota_warning_threshold: 100, ...setting }) });
+const warnUser = (setting: Record<string, unknown>) =>
+  ctx.user(1, { setting: JSON.stringify({ notify_type: "webhook", quota_warning_threshold: 100, ...setting }) });
 
 async function resetFetchSettings() {
-  for (const key of Object.keys(OPTION_DEFAULTS)) if (key.startsWith("fetch_setting.")) await ctx.deps.options.set(key, OPTION_DEFAULTS[key]!);
+  for (const key of Object.keys(OPTION_DEFAULTS))
+    if (key.startsWith("fetch_setting.")) await ctx.deps.options.set(key, OPTION_DEFAULTS[key]!);
 }
 
 describe("webhook addresses go through the outbound guard", () => {
@@ -76,11 +79,17 @@ describe("the webhook secret cannot add header lines", () => {
   test("saving a secret with CR/LF (or another control character) is refused with a 400", async () => {
     const u = await ctx.user(1);
     for (const secret of ["abc\r\nX-Injected: 1", "abc\nX-Injected: 1", "abc\rdef", "tab\there", "nul\u0000"]) {
-      const r = await ctx.request("PUT", "/api/user/setting", { as: u, body: { notify_type: "webhook", webhook_url: "https://hooks.example.com/x", webhook_secret: secret } });
+      const r = await ctx.request("PUT", "/api/user/setting", {
+        as: u,
+        body: { notify_type: "webhook", webhook_url: "https://hooks.example.com/x", webhook_secret: secret },
+      });
       expect(r.status).toBe(400);
       expect(r.body.message).toBe("the webhook secret must not contain line breaks or other control characters");
     }
-    const ok = await ctx.request("PUT", "/api/user/setting", { as: u, body: { notify_type: "webhook", webhook_url: "https://hooks.example.com/x", webhook_secret: "plain-secret" } });
+    const ok = await ctx.request("PUT", "/api/user/setting", {
+      as: u,
+      body: { notify_type: "webhook", webhook_url: "https://hooks.example.com/x", webhook_secret: "plain-secret" },
+    });
     expect(ok.body.success).toBe(true);
   });
 

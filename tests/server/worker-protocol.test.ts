@@ -8,12 +8,27 @@ const T = 'update "tokens" set "remain_quota" = "remain_quota" + $1 where "id" =
 
 test("pack → structured clone → unpack gives back every statement, its orElse and gone tag, and nothing else", () => {
   const list: WorkerStatement[] = [
-    { sql: "insert into logs (a, b, c) values (?, ?, ?), (?, ?, ?)", parameters: [1, "x", null, 2, "line\nbreak ☃", true] },
+    {
+      sql: "insert into logs (a, b, c) values (?, ?, ?), (?, ?, ?)",
+      parameters: [1, "x", null, 2, "line\nbreak ☃", true],
+    },
     { sql: U, parameters: [-5, 1] },
     { sql: T, parameters: [], orElse: [] },
-    { sql: 'update "quota_holds" set "amount" = "amount" - $1 where "id" = $2', parameters: [7, "lease-a"], gone: "lease-a", orElse: [{ sql: T, parameters: [-7, 3] }, { sql: U, parameters: [-7, 4] }] },
+    {
+      sql: 'update "quota_holds" set "amount" = "amount" - $1 where "id" = $2',
+      parameters: [7, "lease-a"],
+      gone: "lease-a",
+      orElse: [
+        { sql: T, parameters: [-7, 3] },
+        { sql: U, parameters: [-7, 4] },
+      ],
+    },
     { sql: U, parameters: [0, 9], gone: "" },
-    { sql: "update quota_data set count = count + 1", parameters: [], orElse: [{ sql: "insert into quota_data (n) values (?)", parameters: [Number.MAX_SAFE_INTEGER] }] },
+    {
+      sql: "update quota_data set count = count + 1",
+      parameters: [],
+      orElse: [{ sql: "insert into quota_data (n) values (?)", parameters: [Number.MAX_SAFE_INTEGER] }],
+    },
   ];
   const packed = structuredClone(packStatements(list));
   // Each text crosses once however many statements use it.
@@ -44,7 +59,12 @@ test("a slice's worth of statements (3,000, most sharing three texts) round-trip
   for (let i = 0; i < 1000; i++) {
     list.push({ sql: T, parameters: [-i, i] });
     list.push({ sql: U, parameters: [i, i, -i, i] });
-    list.push({ sql: 'update "quota_holds" set "amount" = "amount" - $1 where "id" = $2', parameters: [i, `lease-${i}`], gone: `lease-${i}`, orElse: [{ sql: U, parameters: [-i, i] }] });
+    list.push({
+      sql: 'update "quota_holds" set "amount" = "amount" - $1 where "id" = $2',
+      parameters: [i, `lease-${i}`],
+      gone: `lease-${i}`,
+      orElse: [{ sql: U, parameters: [-i, i] }],
+    });
   }
   const packed = structuredClone(packStatements(list));
   expect(packed.texts.length).toBe(3);
@@ -55,8 +75,15 @@ test("every kind of parameter crosses as it was: numbers, strings short and long
   const long = "x".repeat(65) + "☃";
   const bytes = new Uint8Array([1, 2, 3]);
   const list: WorkerStatement[] = [
-    { sql: "insert into t values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", parameters: [0, -0, 1.5, -7, Number.MAX_SAFE_INTEGER, NaN, "", "short", long, null, true, false] },
-    { sql: "insert into u values (?, ?, ?, ?)", parameters: [12345678901234567890n, bytes, undefined, "short"], orElse: [{ sql: "x", parameters: [long, "short", 3] }] },
+    {
+      sql: "insert into t values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      parameters: [0, -0, 1.5, -7, Number.MAX_SAFE_INTEGER, NaN, "", "short", long, null, true, false],
+    },
+    {
+      sql: "insert into u values (?, ?, ?, ?)",
+      parameters: [12345678901234567890n, bytes, undefined, "short"],
+      orElse: [{ sql: "x", parameters: [long, "short", 3] }],
+    },
   ];
   const packed = structuredClone(packStatements(list));
   const back = unpackStatements(packed);
@@ -74,7 +101,17 @@ test("a log slice's repeated columns (content, username, token, model, group, IP
   const rows = 256;
   const parameters: unknown[] = [];
   for (let i = 0; i < rows; i++) {
-    parameters.push(i, "model ratio 1, completion ratio 1, group ratio 1", "alice", "tok", "gpt-4o", "default", "127.0.0.1", JSON.stringify({ frt: i, admin_info: { use_channel: ["1"] } }), i % 2 === 0);
+    parameters.push(
+      i,
+      "model ratio 1, completion ratio 1, group ratio 1",
+      "alice",
+      "tok",
+      "gpt-4o",
+      "default",
+      "127.0.0.1",
+      JSON.stringify({ frt: i, admin_info: { use_channel: ["1"] } }),
+      i % 2 === 0,
+    );
   }
   const list: WorkerStatement[] = [{ sql: "insert into logs values ...", parameters }];
   const packed = structuredClone(packStatements(list));

@@ -18,7 +18,11 @@ export function useColumnVisibility(storageKey: string, keys: string[]) {
   return { visible, update };
 }
 
-export function ColumnPicker({ columns, visible, onChange }: {
+export function ColumnPicker({
+  columns,
+  visible,
+  onChange,
+}: {
   columns: Array<{ key: string; title: React.ReactNode }>;
   visible: Record<string, boolean>;
   onChange: (v: Record<string, boolean>) => void;
@@ -28,15 +32,34 @@ export function ColumnPicker({ columns, visible, onChange }: {
   const [draft, setDraft] = useState(visible);
   return (
     <>
-      <Button onClick={() => { setDraft(visible); setOpen(true); }}>{t("ops.columns")}</Button>
-      <Modal title={t("ops.columns")} visible={open} onCancel={() => setOpen(false)} onOk={() => { onChange(draft); setOpen(false); }}>
+      <Button
+        onClick={() => {
+          setDraft(visible);
+          setOpen(true);
+        }}
+      >
+        {t("ops.columns")}
+      </Button>
+      <Modal
+        title={t("ops.columns")}
+        visible={open}
+        onCancel={() => setOpen(false)}
+        onOk={() => {
+          onChange(draft);
+          setOpen(false);
+        }}
+      >
         <Checkbox
           checked={columns.every((c) => draft[c.key])}
           onChange={(on) => setDraft(Object.fromEntries(columns.map((c) => [c.key, on])))}
-        >{t("ops.selectAll")}</Checkbox>
+        >
+          {t("ops.selectAll")}
+        </Checkbox>
         <div style={{ display: "grid", gridTemplateColumns: "1fr 1fr", gap: 8, marginTop: 12 }}>
           {columns.map((c) => (
-            <Checkbox key={c.key} checked={!!draft[c.key]} onChange={(on) => setDraft({ ...draft, [c.key]: on })}>{c.title}</Checkbox>
+            <Checkbox key={c.key} checked={!!draft[c.key]} onChange={(on) => setDraft({ ...draft, [c.key]: on })}>
+              {c.title}
+            </Checkbox>
           ))}
         </div>
       </Modal>

@@ -9,9 +9,13 @@ export function LongText({ text, title, max = 30 }: { text: string | null | unde
   const short = value.length > max ? `${value.slice(0, max)}…` : value;
   return (
     <>
-      <Typography.Text style={{ cursor: "pointer" }} onClick={() => setOpen(true)} data-testid="long-text">{short}</Typography.Text>
+      <Typography.Text style={{ cursor: "pointer" }} onClick={() => setOpen(true)} data-testid="long-text">
+        {short}
+      </Typography.Text>
       <Modal title={title} visible={open} onCancel={() => setOpen(false)} footer={null}>
-        <pre style={{ whiteSpace: "pre-wrap", wordBreak: "break-word", margin: 0 }} data-testid="long-text-full">{value}</pre>
+        <pre style={{ whiteSpace: "pre-wrap", wordBreak: "break-word", margin: 0 }} data-testid="long-text-full">
+          {value}
+        </pre>
       </Modal>
     </>
   );

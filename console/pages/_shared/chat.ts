@@ -9,7 +9,10 @@ import { getStoredStatus, readJson, KEYS, type SiteStatus } from "../../lib/stor
 import { useApp } from "../../lib/app-state.tsx";
 import { TOKEN_STATUS } from "../../../server/catalogue/index.ts";
 
-export interface ChatLink { name: string; url: string }
+export interface ChatLink {
+  name: string;
+  url: string;
+}
 
 /** Flattens the stored Chats list ([{name: url}, ...]) into name/url pairs, skipping malformed entries. */
 export function chatLinks(raw: unknown = readJson<unknown>(KEYS.chats, [])): ChatLink[] {
@@ -31,7 +34,10 @@ export function siteChatLinks(status: SiteStatus): ChatLink[] {
 
 export function serverAddress(status: SiteStatus = getStoredStatus()): string {
   const configured = status.server_address;
-  return (typeof configured === "string" && configured ? configured : globalThis.location?.origin ?? "").replace(/\/+$/, "");
+  return (typeof configured === "string" && configured ? configured : (globalThis.location?.origin ?? "")).replace(
+    /\/+$/,
+    "",
+  );
 }
 
 /** Fills a chat link template with a token key (with its sk- prefix) and the server address. */
@@ -59,7 +65,7 @@ export function useEnabledTokenKey(): { key: string | null; loading: boolean } {
     void (async () => {
       const r = await api.get(`/api/token/?p=1&size=100`);
       if (cancelled) return;
-      const items: Array<{ key: string; status: number }> = Array.isArray(r.data) ? r.data : r.data?.items ?? [];
+      const items: Array<{ key: string; status: number }> = Array.isArray(r.data) ? r.data : (r.data?.items ?? []);
       const enabled = items.find((x) => x.status === TOKEN_STATUS.enabled);
       if (!r.success) Message.error(r.message);
       else if (!enabled) {

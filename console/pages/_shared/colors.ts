@@ -25,7 +25,11 @@ export function firstTokenColor(seconds: number): "green" | "orange" | "red" {
 }
 
 /** Task duration: N/A when a time is missing, red over 60 s, else green. `unit` converts the inputs to seconds. */
-export function taskDuration(submit: number, finish: number, unit: "s" | "ms"): { text: string; color: "red" | "green" | "grey" } {
+export function taskDuration(
+  submit: number,
+  finish: number,
+  unit: "s" | "ms",
+): { text: string; color: "red" | "green" | "grey" } {
   if (!submit || !finish) return { text: "N/A", color: "grey" };
   const seconds = (finish - submit) / (unit === "ms" ? 1000 : 1);
   return { text: formatSeconds(seconds, 1), color: seconds > 60 ? "red" : "green" };

@@ -5,7 +5,13 @@ import { useState } from "react";
 
 export function usePageSize(table: string): [number, (n: number) => void] {
   const [size, setSize] = useState(() => getPageSize(table, DEFAULT_PAGE_SIZE));
-  return [size, (n: number) => { setPageSize(n, table); setSize(n); }];
+  return [
+    size,
+    (n: number) => {
+      setPageSize(n, table);
+      setSize(n);
+    },
+  ];
 }
 
 export const sizeOptions = [...PAGE_SIZE_OPTIONS];

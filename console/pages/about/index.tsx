@@ -9,11 +9,15 @@ export default function AboutPage() {
   const { t } = useTranslation();
   const [about, setAbout] = useState<string | null>(null);
   useEffect(() => {
-    void api.get<string>("/api/about").then((r) => setAbout(r.success ? r.data ?? "" : ""));
+    void api.get<string>("/api/about").then((r) => setAbout(r.success ? (r.data ?? "") : ""));
   }, []);
   return (
     <Page title={t("nav.about")}>
-      {about === null ? <Spin /> : about.trim() ? <RichContent content={about} title={t("nav.about")} /> : (
+      {about === null ? (
+        <Spin />
+      ) : about.trim() ? (
+        <RichContent content={about} title={t("nav.about")} />
+      ) : (
         <Typography.Paragraph>{t("about.empty")}</Typography.Paragraph>
       )}
     </Page>

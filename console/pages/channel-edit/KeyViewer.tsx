@@ -45,26 +45,61 @@ export function KeyViewer({ channelId }: { channelId: number }) {
 
   return (
     <>
-      <Button size="mini" type="text" icon={<IconEye />} onClick={() => setOpen(true)} data-testid="view-key">{t("keyView.button")}</Button>
-      <Modal title={t("keyView.title")} visible={open} onCancel={close} footer={key !== null ? <Button onClick={close}>{t("keyView.close")}</Button> : undefined}
-        onOk={submit} okText={t("keyView.show")} confirmLoading={busy}>
+      <Button size="mini" type="text" icon={<IconEye />} onClick={() => setOpen(true)} data-testid="view-key">
+        {t("keyView.button")}
+      </Button>
+      <Modal
+        title={t("keyView.title")}
+        visible={open}
+        onCancel={close}
+        footer={key !== null ? <Button onClick={close}>{t("keyView.close")}</Button> : undefined}
+        onOk={submit}
+        okText={t("keyView.show")}
+        confirmLoading={busy}
+      >
         {key === null ? (
           <Space direction="vertical" style={{ width: "100%" }}>
             <Typography.Text type="secondary">{t("keyView.hint")}</Typography.Text>
-            <Radio.Group type="button" value={method} onChange={(m) => { setMethod(m); setSecret(""); }}>
+            <Radio.Group
+              type="button"
+              value={method}
+              onChange={(m) => {
+                setMethod(m);
+                setSecret("");
+              }}
+            >
               <Radio value="password">{t("keyView.withPassword")}</Radio>
               <Radio value="code">{t("keyView.withCode")}</Radio>
             </Radio.Group>
-            {method === "password"
-              ? <Input.Password name="key-view-password" autoComplete="current-password" value={secret} onChange={setSecret} onPressEnter={submit} />
-              : <Input name="key-view-code" autoComplete="one-time-code" value={secret} onChange={setSecret} onPressEnter={submit} placeholder={t("twofa.codePlaceholder")} />}
-            {!!status.passkey_login && passkeySupported() && <Button onClick={() => void withPasskey()}>{t("keyView.withPasskey")}</Button>}
+            {method === "password" ? (
+              <Input.Password
+                name="key-view-password"
+                autoComplete="current-password"
+                value={secret}
+                onChange={setSecret}
+                onPressEnter={submit}
+              />
+            ) : (
+              <Input
+                name="key-view-code"
+                autoComplete="one-time-code"
+                value={secret}
+                onChange={setSecret}
+                onPressEnter={submit}
+                placeholder={t("twofa.codePlaceholder")}
+              />
+            )}
+            {!!status.passkey_login && passkeySupported() && (
+              <Button onClick={() => void withPasskey()}>{t("keyView.withPasskey")}</Button>
+            )}
           </Space>
         ) : (
           <Space direction="vertical" style={{ width: "100%" }}>
             <Input.TextArea readOnly value={key} autoSize={{ minRows: 1, maxRows: 10 }} data-testid="revealed-key" />
             <Typography.Text type="secondary">{t("keyView.logged")}</Typography.Text>
-            <Button size="small" onClick={() => void copyWithFallback(key)}>{t("keyView.copy")}</Button>
+            <Button size="small" onClick={() => void copyWithFallback(key)}>
+              {t("keyView.copy")}
+            </Button>
           </Space>
         )}
       </Modal>

@@ -6,12 +6,19 @@ import { CHANNEL_TYPES, channelType, type ChannelForm } from "../../../server/ca
 export type TypeFields = ChannelForm;
 
 /** Every type's extra fields, by type id. */
-export const TYPE_FIELDS: Record<number, TypeFields> = Object.fromEntries(CHANNEL_TYPES.filter((t) => t.form).map((t) => [t.id, t.form!]));
+export const TYPE_FIELDS: Record<number, TypeFields> = Object.fromEntries(
+  CHANNEL_TYPES.filter((t) => t.form).map((t) => [t.id, t.form!]),
+);
 
 export const fieldsFor = (type: number): TypeFields => channelType(type)?.form ?? {};
 
 /** The settings of a channel's `setting` JSON the form edits with its own controls (new-api's channel settings). */
-export const SETTING_SWITCHES = ["system_prompt_override", "force_format", "thinking_to_content", "pass_through_body_enabled"] as const;
+export const SETTING_SWITCHES = [
+  "system_prompt_override",
+  "force_format",
+  "thinking_to_content",
+  "pass_through_body_enabled",
+] as const;
 
 /** The setting JSON as an object ({} when empty or not an object). */
 export function readSetting(text: string): Record<string, unknown> {
@@ -55,5 +62,12 @@ export function isJsonObjectOrEmpty(text: string): boolean {
 
 /** Splits a comma/newline list into unique trimmed names. */
 export function splitNames(text: string): string[] {
-  return [...new Set(text.split(/[,\n]/).map((s) => s.trim()).filter(Boolean))];
+  return [
+    ...new Set(
+      text
+        .split(/[,\n]/)
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ),
+  ];
 }

@@ -12,7 +12,12 @@ export default function ChannelEditPage() {
   return (
     <Page title={channelId ? t("ops.ch.editTitle") : t("ops.ch.addTitle")}>
       <div style={{ maxWidth: 760 }}>
-        <ChannelForm key={channelId ?? "new"} id={channelId} onSaved={() => navigate("/channel")} onCancel={() => navigate("/channel")} />
+        <ChannelForm
+          key={channelId ?? "new"}
+          id={channelId}
+          onSaved={() => navigate("/channel")}
+          onCancel={() => navigate("/channel")}
+        />
       </div>
     </Page>
   );

@@ -8,8 +8,12 @@ import { DEFAULT_CHANNEL_MODELS } from "../../../server/catalogue/models.ts";
 export type TypeModels = Record<string, readonly string[]>;
 
 function isTypeModels(v: unknown): v is TypeModels {
-  return !!v && typeof v === "object" && !Array.isArray(v)
-    && Object.values(v as object).every((list) => Array.isArray(list) && list.every((m) => typeof m === "string"));
+  return (
+    !!v
+    && typeof v === "object"
+    && !Array.isArray(v)
+    && Object.values(v as object).every((list) => Array.isArray(list) && list.every((m) => typeof m === "string"))
+  );
 }
 
 /** The map cached by the last successful GET /api/models, or the built-in catalogue. */
@@ -33,4 +37,5 @@ export function defaultModelsFor(map: TypeModels, type: number): string[] {
   return [...(map[String(type)] ?? DEFAULT_CHANNEL_MODELS[type] ?? [])];
 }
 
-export const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
+export const sameList = (a: readonly string[], b: readonly string[]) =>
+  a.length === b.length && a.every((x, i) => x === b[i]);

@@ -7,11 +7,22 @@ import { api } from "../../api/index.ts";
 import { isJsonObjectOrEmpty } from "../channel-edit/fields.ts";
 import type { ChannelRow } from "./index.tsx";
 
-const list = (s: string | undefined) => String(s ?? "").split(",").map((x) => x.trim()).filter(Boolean);
+const list = (s: string | undefined) =>
+  String(s ?? "")
+    .split(",")
+    .map((x) => x.trim())
+    .filter(Boolean);
 
 export function TagEditor({ row, onClose, onSaved }: { row: ChannelRow; onClose: () => void; onSaved: () => void }) {
   const { t } = useTranslation();
-  const original = { tag: row.tag ?? "", models: list(row.models), groups: list(row.group), priority: "", weight: "", mapping: "" };
+  const original = {
+    tag: row.tag ?? "",
+    models: list(row.models),
+    groups: list(row.group),
+    priority: "",
+    weight: "",
+    mapping: "",
+  };
   const [newTag, setNewTag] = useState(original.tag);
   const [models, setModels] = useState<string[]>(original.models);
   const [groups, setGroups] = useState<string[]>(original.groups);
@@ -54,16 +65,48 @@ export function TagEditor({ row, onClose, onSaved }: { row: ChannelRow; onClose:
     <Modal visible title={`${t("ops.ch.editTag")}: ${row.tag}`} onCancel={onClose} onOk={submit} style={{ width: 640 }}>
       <Space direction="vertical" size="medium" style={{ width: "100%" }}>
         {error && <Alert type="error" content={error} data-testid="form-error" />}
-        <div><Typography.Text>{t("ops.ch.newTag")}</Typography.Text><Input value={newTag} onChange={setNewTag} /></div>
-        <div><Typography.Text>{t("ops.ch.models")}</Typography.Text>
-          <Select mode="multiple" allowCreate value={models} onChange={setModels} options={models.map((m) => ({ label: m, value: m }))} /></div>
-        <div><Typography.Text>{t("ops.ch.groups")}</Typography.Text>
-          <Select mode="multiple" allowCreate value={groups} onChange={setGroups} options={[...new Set([...allGroups, ...groups])].map((g) => ({ label: g, value: g }))} /></div>
-        <div><Typography.Text>{t("ops.ch.modelMapping")}</Typography.Text>
-          <Input.TextArea value={mapping} onChange={setMapping} placeholder={t("ops.ch.tagMappingHint")} autoSize={{ minRows: 2 }} /></div>
+        <div>
+          <Typography.Text>{t("ops.ch.newTag")}</Typography.Text>
+          <Input value={newTag} onChange={setNewTag} />
+        </div>
+        <div>
+          <Typography.Text>{t("ops.ch.models")}</Typography.Text>
+          <Select
+            mode="multiple"
+            allowCreate
+            value={models}
+            onChange={setModels}
+            options={models.map((m) => ({ label: m, value: m }))}
+          />
+        </div>
+        <div>
+          <Typography.Text>{t("ops.ch.groups")}</Typography.Text>
+          <Select
+            mode="multiple"
+            allowCreate
+            value={groups}
+            onChange={setGroups}
+            options={[...new Set([...allGroups, ...groups])].map((g) => ({ label: g, value: g }))}
+          />
+        </div>
+        <div>
+          <Typography.Text>{t("ops.ch.modelMapping")}</Typography.Text>
+          <Input.TextArea
+            value={mapping}
+            onChange={setMapping}
+            placeholder={t("ops.ch.tagMappingHint")}
+            autoSize={{ minRows: 2 }}
+          />
+        </div>
         <Space>
-          <div><Typography.Text>{t("ops.ch.priority")}</Typography.Text><Input value={priority} onChange={setPriority} placeholder={t("ops.ch.unchanged")} style={{ width: 140 }} /></div>
-          <div><Typography.Text>{t("ops.ch.weight")}</Typography.Text><Input value={weight} onChange={setWeight} placeholder={t("ops.ch.unchanged")} style={{ width: 140 }} /></div>
+          <div>
+            <Typography.Text>{t("ops.ch.priority")}</Typography.Text>
+            <Input value={priority} onChange={setPriority} placeholder={t("ops.ch.unchanged")} style={{ width: 140 }} />
+          </div>
+          <div>
+            <Typography.Text>{t("ops.ch.weight")}</Typography.Text>
+            <Input value={weight} onChange={setWeight} placeholder={t("ops.ch.unchanged")} style={{ width: 140 }} />
+          </div>
         </Space>
       </Space>
     </Modal>

@@ -12,14 +12,35 @@ import { toast } from "../../lib/toast.ts";
 export type RunKind = "test" | "balance";
 
 export interface TestOutcome {
-  id: number; name: string; success: boolean; message: string; time: number; response_time: number; test_time: number; status: number;
+  id: number;
+  name: string;
+  success: boolean;
+  message: string;
+  time: number;
+  response_time: number;
+  test_time: number;
+  status: number;
 }
 export interface BalanceOutcome {
-  id: number; name: string; success: boolean; skipped?: boolean; balance?: number; balance_updated_time?: number; message?: string;
+  id: number;
+  name: string;
+  success: boolean;
+  skipped?: boolean;
+  balance?: number;
+  balance_updated_time?: number;
+  message?: string;
 }
 export interface RunProgress<R> {
-  running: boolean; total: number; done: number; failed: number; started_at: number; finished_at: number;
-  succeeded?: number; updated?: number; skipped?: number; results: R[];
+  running: boolean;
+  total: number;
+  done: number;
+  failed: number;
+  started_at: number;
+  finished_at: number;
+  succeeded?: number;
+  updated?: number;
+  skipped?: number;
+  results: R[];
 }
 
 const PATHS: Record<RunKind, { start: string; progress: string }> = {
@@ -80,7 +101,13 @@ export function useChannelRun<R>(kind: RunKind, onResults: (results: R[]) => voi
   const start = async () => {
     const r = await api.get<RunProgress<R>>(PATHS[kind].start);
     if (!r.success) return toast.error(r.message);
-    absorb({ results: [], ...(r.data ?? { running: true, total: 0, done: 0, failed: 0, started_at: 0, finished_at: 0 }) } as RunProgress<R>, true);
+    absorb(
+      {
+        results: [],
+        ...(r.data ?? { running: true, total: 0, done: 0, failed: 0, started_at: 0, finished_at: 0 }),
+      } as RunProgress<R>,
+      true,
+    );
     setVisible(true);
     if (r.data && r.data.running === false) handlers.current.onFinish();
     else poll();
@@ -91,9 +118,9 @@ export function useChannelRun<R>(kind: RunKind, onResults: (results: R[]) => voi
 }
 
 /** The banner of one run: a bar with done / total, then what passed and what failed, with the reasons. */
-export function RunBanner<R extends { id: number; name: string; success: boolean; skipped?: boolean; message?: string }>({ kind, progress, onClose }: {
-  kind: RunKind; progress: RunProgress<R>; onClose: () => void;
-}) {
+export function RunBanner<
+  R extends { id: number; name: string; success: boolean; skipped?: boolean; message?: string },
+>({ kind, progress, onClose }: { kind: RunKind; progress: RunProgress<R>; onClose: () => void }) {
   const { t } = useTranslation();
   const { total, done, running } = progress;
   const failures = progress.results.filter((r) => !r.success && !r.skipped);
@@ -102,20 +129,36 @@ export function RunBanner<R extends { id: number; name: string; success: boolean
     ? t(`ops.run.${kind}.running`, { done, total, failed: failures.length })
     : kind === "test"
       ? t("ops.run.test.finished", { total, ok: progress.succeeded ?? 0, failed: failures.length })
-      : t("ops.run.balance.finished", { total, ok: progress.updated ?? 0, failed: failures.length, skipped: progress.skipped ?? 0 });
+      : t("ops.run.balance.finished", {
+          total,
+          ok: progress.updated ?? 0,
+          failed: failures.length,
+          skipped: progress.skipped ?? 0,
+        });
   return (
     <div className="sy-run" data-testid={`run-${kind}`} data-running={String(running)} role="status">
       <div className="sy-run-head">
-        <Typography.Text bold data-testid={`run-${kind}-summary`}>{summary}</Typography.Text>
-        {!running && <Button size="mini" type="text" icon={<IconClose />} aria-label={t("ops.run.close")} onClick={onClose} />}
+        <Typography.Text bold data-testid={`run-${kind}-summary`}>
+          {summary}
+        </Typography.Text>
+        {!running && (
+          <Button size="mini" type="text" icon={<IconClose />} aria-label={t("ops.run.close")} onClick={onClose} />
+        )}
       </div>
-      <Progress percent={percent} size="small" status={failures.length ? "warning" : running ? "normal" : "success"} showText={false} />
+      <Progress
+        percent={percent}
+        size="small"
+        status={failures.length ? "warning" : running ? "normal" : "success"}
+        showText={false}
+      />
       {failures.length > 0 && (
         <ul className="sy-run-failures" data-testid={`run-${kind}-failures`}>
           {failures.slice(0, 8).map((f) => (
             <li key={f.id}>
               <b>{f.name || `#${f.id}`}</b>
-              <Tooltip content={f.message}><span className="sy-run-reason">{f.message || t("ops.run.noReason")}</span></Tooltip>
+              <Tooltip content={f.message}>
+                <span className="sy-run-reason">{f.message || t("ops.run.noReason")}</span>
+              </Tooltip>
             </li>
           ))}
           {failures.length > 8 && <li>{t("ops.run.more", { count: failures.length - 8 })}</li>}

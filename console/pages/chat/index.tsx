@@ -21,10 +21,20 @@ function ChatFrame({ template, name }: { template: string; name: string }) {
   const { t } = useTranslation();
   const { status } = useApp();
   const { key, loading } = useEnabledTokenKey();
-  if (loading) return <div style={{ padding: 48, textAlign: "center" }}><Spin /></div>;
+  if (loading)
+    return (
+      <div style={{ padding: 48, textAlign: "center" }}>
+        <Spin />
+      </div>
+    );
   if (!key) return <Result status="warning" title={t("ops.chat.noToken")} />;
   return (
-    <iframe src={buildChatLink(template, key, serverAddress(status))} title={name} data-testid="chat-frame"
-      style={{ width: "100%", height: "calc(100vh - 64px)", border: "none", display: "block" }} allow="clipboard-read; clipboard-write" />
+    <iframe
+      src={buildChatLink(template, key, serverAddress(status))}
+      title={name}
+      data-testid="chat-frame"
+      style={{ width: "100%", height: "calc(100vh - 64px)", border: "none", display: "block" }}
+      allow="clipboard-read; clipboard-write"
+    />
   );
 }

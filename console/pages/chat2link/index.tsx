@@ -27,10 +27,24 @@ function Redirector({ template }: { template: string }) {
   useEffect(() => {
     if (target) globalThis.location?.assign(target);
   }, [target]);
-  if (loading) return <div style={{ padding: 48, textAlign: "center" }}><Spin /></div>;
+  if (loading)
+    return (
+      <div style={{ padding: 48, textAlign: "center" }}>
+        <Spin />
+      </div>
+    );
   if (!key) return <Result status="warning" title={t("ops.chat.noToken")} />;
   return (
-    <Result status="success" title={t("ops.chat.redirecting")}
-      subTitle={<Typography.Text copyable={{ text: target }}><a href={target} data-testid="chat-link">{t("ops.chat.openManually")}</a></Typography.Text>} />
+    <Result
+      status="success"
+      title={t("ops.chat.redirecting")}
+      subTitle={
+        <Typography.Text copyable={{ text: target }}>
+          <a href={target} data-testid="chat-link">
+            {t("ops.chat.openManually")}
+          </a>
+        </Typography.Text>
+      }
+    />
   );
 }

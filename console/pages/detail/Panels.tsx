@@ -9,27 +9,67 @@ import { api } from "../../api/index.ts";
 import { useApp } from "../../lib/app-state.tsx";
 import { toast } from "../../lib/toast.ts";
 
-interface Monitor { name: string; uptime: number; status: number; group?: string }
-interface UptimeGroup { categoryName: string; monitors: Monitor[] }
+interface Monitor {
+  name: string;
+  uptime: number;
+  status: number;
+  group?: string;
+}
+interface UptimeGroup {
+  categoryName: string;
+  monitors: Monitor[];
+}
 
-const ROW: React.CSSProperties = { display: "flex", gap: 8, alignItems: "flex-start", flexWrap: "wrap", marginBottom: 8 };
+const ROW: React.CSSProperties = {
+  display: "flex",
+  gap: 8,
+  alignItems: "flex-start",
+  flexWrap: "wrap",
+  marginBottom: 8,
+};
 const isHttp = (u: unknown): u is string => typeof u === "string" && /^https?:\/\//i.test(u);
 /** Semi's palette names (new-api) → Arco tag colours. */
 const TAG_COLOR: Record<string, string> = {
-  blue: "arcoblue", green: "green", cyan: "cyan", purple: "purple", pink: "pinkpurple", red: "red", orange: "orange", amber: "gold",
-  yellow: "gold", lime: "lime", "light-green": "green", teal: "cyan", "light-blue": "blue", indigo: "arcoblue", violet: "purple", grey: "gray", slate: "gray",
+  blue: "arcoblue",
+  green: "green",
+  cyan: "cyan",
+  purple: "purple",
+  pink: "pinkpurple",
+  red: "red",
+  orange: "orange",
+  amber: "gold",
+  yellow: "gold",
+  lime: "lime",
+  "light-green": "green",
+  teal: "cyan",
+  "light-blue": "blue",
+  indigo: "arcoblue",
+  violet: "purple",
+  grey: "gray",
+  slate: "gray",
 };
-const NOTICE_COLOR: Record<string, string> = { default: "gray", ongoing: "arcoblue", success: "green", warning: "orange", error: "red" };
+const NOTICE_COLOR: Record<string, string> = {
+  default: "gray",
+  ongoing: "arcoblue",
+  success: "green",
+  warning: "orange",
+  error: "red",
+};
 /** Uptime Kuma's beat states. */
 const BEAT: Record<number, { status: "success" | "error" | "warning" | "processing"; key: string }> = {
-  0: { status: "error", key: "down" }, 1: { status: "success", key: "up" }, 2: { status: "warning", key: "pending" }, 3: { status: "processing", key: "maintenance" },
+  0: { status: "error", key: "down" },
+  1: { status: "success", key: "up" },
+  2: { status: "warning", key: "pending" },
+  3: { status: "processing", key: "maintenance" },
 };
 
 function UptimePanel() {
   const { t } = useTranslation();
   const [groups, setGroups] = useState<UptimeGroup[]>([]);
   useEffect(() => {
-    void api.get<UptimeGroup[]>("/api/uptime/status").then((r) => r.success && Array.isArray(r.data) && setGroups(r.data));
+    void api
+      .get<UptimeGroup[]>("/api/uptime/status")
+      .then((r) => r.success && Array.isArray(r.data) && setGroups(r.data));
   }, []);
   const shown = groups.filter((g) => g.monitors?.length);
   if (!shown.length) return null;
@@ -43,7 +83,9 @@ function UptimePanel() {
             return (
               <div key={`${m.name}-${i}`} style={ROW} data-testid="uptime-monitor">
                 <Badge status={beat.status} text={m.name} />
-                <Typography.Text type="secondary">{t(`ops.panels.${beat.key}`)} · {t("ops.panels.uptime24h", { value: (m.uptime * 100).toFixed(2) })}</Typography.Text>
+                <Typography.Text type="secondary">
+                  {t(`ops.panels.${beat.key}`)} · {t("ops.panels.uptime24h", { value: (m.uptime * 100).toFixed(2) })}
+                </Typography.Text>
               </div>
             );
           })}
@@ -79,7 +121,9 @@ export function DashboardPanels() {
             <Tag color={TAG_COLOR[String(a.color)] ?? "gray"}>{a.route}</Tag>
             <Typography.Text style={{ wordBreak: "break-all" }}>{a.url}</Typography.Text>
             <Typography.Text type="secondary">{a.description}</Typography.Text>
-            <Button size="mini" onClick={() => void copy(String(a.url))}>{t("ops.panels.copy")}</Button>
+            <Button size="mini" onClick={() => void copy(String(a.url))}>
+              {t("ops.panels.copy")}
+            </Button>
           </div>
         ))}
       </Card>
@@ -92,7 +136,9 @@ export function DashboardPanels() {
             <div>
               <div style={{ whiteSpace: "pre-wrap" }}>{n.content}</div>
               {n.extra && <Typography.Text type="secondary">{n.extra}</Typography.Text>}
-              <div><Typography.Text type="secondary">{date(n.publishDate)}</Typography.Text></div>
+              <div>
+                <Typography.Text type="secondary">{date(n.publishDate)}</Typography.Text>
+              </div>
             </div>
           </div>
         ))}
@@ -114,7 +160,11 @@ export function DashboardPanels() {
   if (!cards.length) return null;
   return (
     <Grid.Row gutter={[16, 16]} style={{ marginBottom: 16 }} data-testid="dashboard-panels">
-      {cards.map((card, i) => <Grid.Col key={i} xs={24} lg={12}>{card}</Grid.Col>)}
+      {cards.map((card, i) => (
+        <Grid.Col key={i} xs={24} lg={12}>
+          {card}
+        </Grid.Col>
+      ))}
     </Grid.Row>
   );
 }

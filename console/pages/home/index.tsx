@@ -18,32 +18,49 @@ export default function HomePage() {
   const [notice, setNotice] = useState("");
 
   useEffect(() => {
-    void api.get<string>("/api/home_page_content").then((r) => setContent(r.success ? r.data ?? "" : ""));
+    void api.get<string>("/api/home_page_content").then((r) => setContent(r.success ? (r.data ?? "") : ""));
     void api.get<string>("/api/notice").then((r) => r.success && setNotice(r.data ?? ""));
   }, []);
 
   if (content === null) return <Spin style={{ display: "block", margin: 48 }} />;
   return (
     <div className="sy-home">
-      {notice && <Alert type="info" closable style={{ marginBottom: 16 }} content={<div dangerouslySetInnerHTML={{ __html: renderMarkdown(notice) }} />} />}
+      {notice && (
+        <Alert
+          type="info"
+          closable
+          style={{ marginBottom: 16 }}
+          content={<div dangerouslySetInnerHTML={{ __html: renderMarkdown(notice) }} />}
+        />
+      )}
       {content.trim() ? (
         <RichContent content={content} title={t("nav.home")} />
       ) : (
         <Space direction="vertical" size="large" style={{ width: "100%" }}>
           <Card bordered={false} className="sy-hero">
-            <Typography.Title heading={3}>{t("home.welcome", { name: status.system_name || "Switchyard" })}</Typography.Title>
+            <Typography.Title heading={3}>
+              {t("home.welcome", { name: status.system_name || "Switchyard" })}
+            </Typography.Title>
             <Typography.Paragraph>{t("home.tagline")}</Typography.Paragraph>
             <Space>
-              <Button type="primary" onClick={() => navigate(user ? "/token" : "/login")}>{t("home.getStarted")}</Button>
+              <Button type="primary" onClick={() => navigate(user ? "/token" : "/login")}>
+                {t("home.getStarted")}
+              </Button>
               <Button onClick={() => navigate("/pricing")}>{t("nav.pricing")}</Button>
             </Space>
           </Card>
           <Card title={t("home.systemInfo")} bordered={false}>
-            <Descriptions column={1} data={[
-              { label: t("home.name"), value: status.system_name || "Switchyard" },
-              { label: t("home.version"), value: status.version || "-" },
-              { label: t("home.startTime"), value: status.start_time ? timestampToString(Number(status.start_time)) : "-" },
-            ]} />
+            <Descriptions
+              column={1}
+              data={[
+                { label: t("home.name"), value: status.system_name || "Switchyard" },
+                { label: t("home.version"), value: status.version || "-" },
+                {
+                  label: t("home.startTime"),
+                  value: status.start_time ? timestampToString(Number(status.start_time)) : "-",
+                },
+              ]}
+            />
           </Card>
         </Space>
       )}

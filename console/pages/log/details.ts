@@ -6,9 +6,20 @@ import { LOG_TYPE } from "../../../server/catalogue/index.ts";
 import { formatNumber, formatSeconds, renderNumber, renderQuota } from "../../lib/format.ts";
 
 export interface LogRowLike {
-  type: number; content: string; other: string; quota: number; is_stream?: boolean; ip?: string; request_id?: string; upstream_request_id?: string;
+  type: number;
+  content: string;
+  other: string;
+  quota: number;
+  is_stream?: boolean;
+  ip?: string;
+  request_id?: string;
+  upstream_request_id?: string;
 }
-export interface DetailEntry { key: string; label: string; value: string }
+export interface DetailEntry {
+  key: string;
+  label: string;
+  value: string;
+}
 type T = (key: string, opts?: any) => string;
 
 export function parseOther(raw: string | undefined | null): Record<string, any> {
@@ -39,36 +50,80 @@ export function logDetails(row: LogRowLike, t: T, admin = false): { summary: str
     // Per-call models carry their price (ratio-billed ones -1) and no model ratio.
     const perCall = has(o.model_price) && num(o.model_price) >= 0 && !(num(o.model_ratio) > 0);
     if (perCall) {
-      summary = t("ops.log.d.perCall", { price: formatNumber(num(o.model_price), 6), group: ratio(o.group_ratio ?? 1) });
+      summary = t("ops.log.d.perCall", {
+        price: formatNumber(num(o.model_price), 6),
+        group: ratio(o.group_ratio ?? 1),
+      });
       add("modelPrice", t("ops.log.modelPrice"), `$${formatNumber(num(o.model_price), 6)}`);
     } else if (has(o.model_ratio)) {
-      summary = t("ops.log.d.ratios", { model: ratio(o.model_ratio), completion: ratio(o.completion_ratio ?? 1), group: ratio(o.group_ratio ?? 1) });
+      summary = t("ops.log.d.ratios", {
+        model: ratio(o.model_ratio),
+        completion: ratio(o.completion_ratio ?? 1),
+        group: ratio(o.group_ratio ?? 1),
+      });
       add("modelRatio", t("ops.log.modelRatio"), ratio(o.model_ratio));
       if (has(o.completion_ratio)) add("completionRatio", t("ops.log.completionRatio"), ratio(o.completion_ratio));
     }
     if (has(o.group_ratio)) add("groupRatio", t("ops.log.groupRatio"), ratio(o.group_ratio));
     if (num(o.cache_tokens) > 0) {
-      add("cache", t("ops.log.cacheTokens"), t("ops.log.d.tokensAtRatio", { tokens: renderNumber(num(o.cache_tokens)), ratio: ratio(o.cache_ratio ?? 1) }));
+      add(
+        "cache",
+        t("ops.log.cacheTokens"),
+        t("ops.log.d.tokensAtRatio", { tokens: renderNumber(num(o.cache_tokens)), ratio: ratio(o.cache_ratio ?? 1) }),
+      );
       summary += t("ops.log.d.cached", { tokens: renderNumber(num(o.cache_tokens)) });
     }
     // Cache writes by TTL where the upstream reported it (Claude: 5-minute and 1-hour writes are priced apart).
     const split = has(o.cache_creation_tokens_5m) || has(o.cache_creation_tokens_1h);
     if (split) {
       if (num(o.cache_creation_tokens_5m) > 0) {
-        add("cacheWrite5m", t("ops.log.d.cacheWrite5m"), t("ops.log.d.tokensAtRatio", { tokens: renderNumber(num(o.cache_creation_tokens_5m)), ratio: ratio(o.cache_creation_ratio_5m ?? o.cache_creation_ratio ?? 1) }));
+        add(
+          "cacheWrite5m",
+          t("ops.log.d.cacheWrite5m"),
+          t("ops.log.d.tokensAtRatio", {
+            tokens: renderNumber(num(o.cache_creation_tokens_5m)),
+            ratio: ratio(o.cache_creation_ratio_5m ?? o.cache_creation_ratio ?? 1),
+          }),
+        );
       }
       if (num(o.cache_creation_tokens_1h) > 0) {
-        add("cacheWrite1h", t("ops.log.d.cacheWrite1h"), t("ops.log.d.tokensAtRatio", { tokens: renderNumber(num(o.cache_creation_tokens_1h)), ratio: ratio(o.cache_creation_ratio_1h ?? 1) }));
+        add(
+          "cacheWrite1h",
+          t("ops.log.d.cacheWrite1h"),
+          t("ops.log.d.tokensAtRatio", {
+            tokens: renderNumber(num(o.cache_creation_tokens_1h)),
+            ratio: ratio(o.cache_creation_ratio_1h ?? 1),
+          }),
+        );
       }
     } else if (num(o.cache_creation_tokens) > 0) {
-      add("cacheCreation", t("ops.log.cacheCreationTokens"), t("ops.log.d.tokensAtRatio", { tokens: renderNumber(num(o.cache_creation_tokens)), ratio: ratio(o.cache_creation_ratio ?? 1) }));
+      add(
+        "cacheCreation",
+        t("ops.log.cacheCreationTokens"),
+        t("ops.log.d.tokensAtRatio", {
+          tokens: renderNumber(num(o.cache_creation_tokens)),
+          ratio: ratio(o.cache_creation_ratio ?? 1),
+        }),
+      );
     }
-    if (num(o.cache_creation_tokens) > 0) summary += t("ops.log.d.cacheWritten", { tokens: renderNumber(num(o.cache_creation_tokens)) });
+    if (num(o.cache_creation_tokens) > 0)
+      summary += t("ops.log.d.cacheWritten", { tokens: renderNumber(num(o.cache_creation_tokens)) });
     // A realtime response: its audio tokens, priced at the audio ratios (input, and output × completion).
     if (o.realtime) {
       const audio = num(o.audio_ratio ?? 1);
-      add("audioIn", t("ops.log.d.audioInput"), t("ops.log.d.tokensAtRatio", { tokens: renderNumber(num(o.audio_input ?? 0)), ratio: ratio(audio) }));
-      add("audioOut", t("ops.log.d.audioOutput"), t("ops.log.d.tokensAtRatio", { tokens: renderNumber(num(o.audio_output ?? 0)), ratio: ratio(audio * num(o.audio_completion_ratio ?? 1)) }));
+      add(
+        "audioIn",
+        t("ops.log.d.audioInput"),
+        t("ops.log.d.tokensAtRatio", { tokens: renderNumber(num(o.audio_input ?? 0)), ratio: ratio(audio) }),
+      );
+      add(
+        "audioOut",
+        t("ops.log.d.audioOutput"),
+        t("ops.log.d.tokensAtRatio", {
+          tokens: renderNumber(num(o.audio_output ?? 0)),
+          ratio: ratio(audio * num(o.audio_completion_ratio ?? 1)),
+        }),
+      );
       summary += t("ops.log.d.realtime");
     }
     if (o.task_id) add("task", t("ops.log.d.task"), `${o.task_id}${o.action ? ` (${o.action})` : ""}`);
@@ -76,7 +131,10 @@ export function logDetails(row: LogRowLike, t: T, admin = false): { summary: str
     if (has(o.redemption_id)) {
       summary = t("ops.log.d.redeemed", { quota: renderQuota(row.quota), id: o.redemption_id });
     } else if (o.trade_no) {
-      const method = o.payment_method === "zfb" || o.payment_method === "wx" ? t(`ops.topup.method.${o.payment_method}`) : String(o.payment_method ?? "");
+      const method =
+        o.payment_method === "zfb" || o.payment_method === "wx"
+          ? t(`ops.topup.method.${o.payment_method}`)
+          : String(o.payment_method ?? "");
       summary = t("ops.log.d.paid", { quota: renderQuota(row.quota), money: formatNumber(num(o.money), 2, 2), method });
       add("order", t("ops.log.d.order"), String(o.trade_no));
     }
@@ -97,7 +155,11 @@ export function logDetails(row: LogRowLike, t: T, admin = false): { summary: str
     const tried = Array.isArray(fb.tried) ? fb.tried.map((m: any) => String(m?.model ?? "")).filter(Boolean) : [];
     if (fb.served) {
       const reason = t(`ops.log.d.fallbackReason.${fb.reason}`, { defaultValue: String(fb.reason ?? "") });
-      add("fallback", t("ops.log.d.fallbackLabel"), t("ops.log.d.fallback", { requested: String(fb.requested), served: String(fb.served), reason }));
+      add(
+        "fallback",
+        t("ops.log.d.fallbackLabel"),
+        t("ops.log.d.fallback", { requested: String(fb.requested), served: String(fb.served), reason }),
+      );
       summary += t("ops.log.d.fallbackShort", { requested: String(fb.requested) });
     } else {
       add("fallback", t("ops.log.d.fallbackLabel"), t("ops.log.d.fallbackTried", { models: tried.join(" → ") }));
@@ -110,7 +172,11 @@ export function logDetails(row: LogRowLike, t: T, admin = false): { summary: str
   // Answered from the response cache (server/relay/cache): no channel was called; billed a fraction of the original.
   if (o.cache_hit) {
     const rc = o.response_cache && typeof o.response_cache === "object" ? o.response_cache : {};
-    add("responseCache", t("ops.log.d.cacheHitLabel"), t("ops.log.d.cacheHit", { ratio: ratio(rc.billing_ratio ?? 0), age: formatSeconds(num(rc.age_seconds ?? 0), 0) }));
+    add(
+      "responseCache",
+      t("ops.log.d.cacheHitLabel"),
+      t("ops.log.d.cacheHit", { ratio: ratio(rc.billing_ratio ?? 0), age: formatSeconds(num(rc.age_seconds ?? 0), 0) }),
+    );
     summary += t("ops.log.d.cacheHitShort");
   }
   if (row.is_stream && num(o.frt) > 0) add("frt", t("ops.log.d.firstToken"), formatSeconds(num(o.frt) / 1000, 2));
@@ -127,11 +193,20 @@ export function logDetails(row: LogRowLike, t: T, admin = false): { summary: str
   // Sent to the channel that served the conversation's previous call (server/relay/affinity.ts).
   const affinity = o.admin_info?.channel_affinity;
   if (admin && affinity && typeof affinity === "object" && affinity.rule_name) {
-    add("affinity", t("ops.log.d.affinityLabel"), t("ops.log.d.affinity", { rule: String(affinity.rule_name), channel: String(affinity.channel_id ?? ""), key: String(affinity.key_hint ?? "") }));
+    add(
+      "affinity",
+      t("ops.log.d.affinityLabel"),
+      t("ops.log.d.affinity", {
+        rule: String(affinity.rule_name),
+        channel: String(affinity.channel_id ?? ""),
+        key: String(affinity.key_hint ?? ""),
+      }),
+    );
   }
 
   // Nothing to word from `other`: the server's text (admin actions, upstream errors) as it is.
   if (!summary && row.content) summary = row.content;
-  if (row.content && (row.type === LOG_TYPE.error || row.type === LOG_TYPE.manage || !entries.length)) add("content", t("ops.log.d.message"), row.content);
+  if (row.content && (row.type === LOG_TYPE.error || row.type === LOG_TYPE.manage || !entries.length))
+    add("content", t("ops.log.d.message"), row.content);
   return { summary, entries };
 }

@@ -8,7 +8,10 @@ import { HOUR_MS, formatDateTime, startOfToday, toSeconds } from "../_shared/tim
 
 /** The default range: the start of today to an hour ahead, rounded up to the minute (a query built a moment later is the same). */
 export function defaultRange(now = Date.now()): { start: string; end: string } {
-  return { start: formatDateTime(startOfToday(new Date(now))), end: formatDateTime(new Date(Math.ceil((now + HOUR_MS) / 60_000) * 60_000)) };
+  return {
+    start: formatDateTime(startOfToday(new Date(now))),
+    end: formatDateTime(new Date(Math.ceil((now + HOUR_MS) / 60_000) * 60_000)),
+  };
 }
 
 /** The URL of a page of logs for a query (the filters as the page sends them). */
@@ -20,12 +23,25 @@ export function logPageUrl(admin: boolean, query: Record<string, string | number
 export function defaultQuery(admin: boolean, range = defaultRange()): Record<string, string | number> {
   const start = toSeconds(new Date(range.start.replace(" ", "T")));
   const end = toSeconds(new Date(range.end.replace(" ", "T")));
-  const q: Record<string, string | number> = { type: LOG_TYPE.unknown, token_name: "", model_name: "", group: "", request_id: "", start_timestamp: start, end_timestamp: end };
+  const q: Record<string, string | number> = {
+    type: LOG_TYPE.unknown,
+    token_name: "",
+    model_name: "",
+    group: "",
+    request_id: "",
+    start_timestamp: start,
+    end_timestamp: end,
+  };
   if (admin) Object.assign(q, { channel: "", username: "" });
   return q;
 }
 
-interface Slot { url: string; range: { start: string; end: string }; reply?: unknown; done: Promise<void> }
+interface Slot {
+  url: string;
+  range: { start: string; end: string };
+  reply?: unknown;
+  done: Promise<void>;
+}
 let slot: Slot | null = null;
 
 export function prefetchFirstLogPage(): void {

@@ -52,7 +52,10 @@ export default function LoginPage() {
       return;
     }
     setLoading(true);
-    const r = await api.post<StoredUser>(`/api/user/login${qs({ turnstile: turnstileToken })}`, { username: username.trim(), password });
+    const r = await api.post<StoredUser>(`/api/user/login${qs({ turnstile: turnstileToken })}`, {
+      username: username.trim(),
+      password,
+    });
     setLoading(false);
     if (!r.success || !r.data) {
       Message.error(r.message || t("login.failed"));
@@ -101,11 +104,30 @@ export default function LoginPage() {
         <Form layout="vertical" onSubmit={() => void submitCode()}>
           <Typography.Paragraph>{t("twofa.loginHint")}</Typography.Paragraph>
           <Form.Item label={t("twofa.code")}>
-            <Input name="code" autoFocus autoComplete="one-time-code" placeholder={t("twofa.codePlaceholder")} value={code}
-              onChange={setCode} onPressEnter={() => void submitCode()} />
+            <Input
+              name="code"
+              autoFocus
+              autoComplete="one-time-code"
+              placeholder={t("twofa.codePlaceholder")}
+              value={code}
+              onChange={setCode}
+              onPressEnter={() => void submitCode()}
+            />
           </Form.Item>
-          <Button type="primary" long htmlType="submit" loading={loading}>{t("twofa.verify")}</Button>
-          <Button type="text" long style={{ marginTop: 8 }} onClick={() => { setPending(null); setCode(""); }}>{t("twofa.back")}</Button>
+          <Button type="primary" long htmlType="submit" loading={loading}>
+            {t("twofa.verify")}
+          </Button>
+          <Button
+            type="text"
+            long
+            style={{ marginTop: 8 }}
+            onClick={() => {
+              setPending(null);
+              setCode("");
+            }}
+          >
+            {t("twofa.back")}
+          </Button>
         </Form>
       </AuthCard>
     );
@@ -118,25 +140,58 @@ export default function LoginPage() {
       {passwordLogin && (
         <Form layout="vertical" onSubmit={() => void submit()}>
           <Form.Item label={t("login.username")} {...fieldError(error && !username.trim() ? t(error) : null)}>
-            <Input name="username" autoComplete="username" placeholder={t("login.usernamePlaceholder")} value={username}
-              onChange={(v) => { setUsername(v); if (error) setError(validateLogin(v, password)); }} />
+            <Input
+              name="username"
+              autoComplete="username"
+              placeholder={t("login.usernamePlaceholder")}
+              value={username}
+              onChange={(v) => {
+                setUsername(v);
+                if (error) setError(validateLogin(v, password));
+              }}
+            />
           </Form.Item>
           <Form.Item label={t("login.password")} {...fieldError(error && !password ? t(error) : null)}>
-            <Input.Password name="password" autoComplete="current-password" placeholder={t("login.passwordPlaceholder")} value={password}
-              onChange={(v) => { setPassword(v); if (error) setError(validateLogin(username, v)); }} onPressEnter={() => void submit()} />
+            <Input.Password
+              name="password"
+              autoComplete="current-password"
+              placeholder={t("login.passwordPlaceholder")}
+              value={password}
+              onChange={(v) => {
+                setPassword(v);
+                if (error) setError(validateLogin(username, v));
+              }}
+              onPressEnter={() => void submit()}
+            />
           </Form.Item>
           {status.turnstile_check && status.turnstile_site_key && (
             <Turnstile siteKey={String(status.turnstile_site_key)} onToken={setTurnstileToken} />
           )}
-          <Button type="primary" long htmlType="submit" loading={loading}>{t("login.submit")}</Button>
+          <Button type="primary" long htmlType="submit" loading={loading}>
+            {t("login.submit")}
+          </Button>
         </Form>
       )}
       {!!status.passkey_login && passkeySupported() && (
-        <Button long style={{ marginTop: 12 }} icon={<IconSafe />} onClick={() => void passkey()} data-testid="passkey-login">{t("passkey.signIn")}</Button>
+        <Button
+          long
+          style={{ marginTop: 12 }}
+          icon={<IconSafe />}
+          onClick={() => void passkey()}
+          data-testid="passkey-login"
+        >
+          {t("passkey.signIn")}
+        </Button>
       )}
       <div className="sy-auth-links">
-        {!status.self_use_mode_enabled && <span>{t("login.noAccount")} <Link to="/register">{t("login.toRegister")}</Link></span>}
-        <span>{t("login.forgot")} <Link to="/reset">{t("login.toReset")}</Link></span>
+        {!status.self_use_mode_enabled && (
+          <span>
+            {t("login.noAccount")} <Link to="/register">{t("login.toRegister")}</Link>
+          </span>
+        )}
+        <span>
+          {t("login.forgot")} <Link to="/reset">{t("login.toReset")}</Link>
+        </span>
       </div>
       <OAuthButtons />
     </AuthCard>

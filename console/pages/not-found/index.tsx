@@ -1,4 +1,3 @@
-
 import { Button, Result } from "@arco-design/web-react";
 import { useNavigate } from "react-router-dom";
 import { useTranslation } from "react-i18next";
@@ -7,7 +6,15 @@ export default function NotFoundPage() {
   const { t } = useTranslation();
   const navigate = useNavigate();
   return (
-    <Result status="404" title="404" subTitle={t("notFound.message")}
-      extra={<Button type="primary" onClick={() => navigate("/")}>{t("notFound.home")}</Button>} />
+    <Result
+      status="404"
+      title="404"
+      subTitle={t("notFound.message")}
+      extra={
+        <Button type="primary" onClick={() => navigate("/")}>
+          {t("notFound.home")}
+        </Button>
+      }
+    />
   );
 }

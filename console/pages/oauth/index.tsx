@@ -23,7 +23,9 @@ export default function OAuthCallbackPage() {
     if (started.current) return;
     started.current = true;
     void (async () => {
-      const r = await api.get<StoredUser>(`/api/oauth/${kind}${qs({ code: params.get("code"), state: params.get("state"), iss: params.get("iss") ?? undefined })}`);
+      const r = await api.get<StoredUser>(
+        `/api/oauth/${kind}${qs({ code: params.get("code"), state: params.get("state"), iss: params.get("iss") ?? undefined })}`,
+      );
       if (!r.success) {
         Message.error(r.message);
         navigate("/setting", { state: { note: t("oauth.failedNote") } });

@@ -9,7 +9,13 @@ import { fieldError } from "../../components/AuthCard.tsx";
 import { useApp } from "../../lib/app-state.tsx";
 import { useCountdown } from "../../lib/hooks.ts";
 import { quotaPerUnit, renderQuota } from "../../lib/format.ts";
-import { deletionConfirmed, validateEmailBind, validatePasswordChange, validateTransfer, type PasswordForm } from "./validation.ts";
+import {
+  deletionConfirmed,
+  validateEmailBind,
+  validatePasswordChange,
+  validateTransfer,
+  type PasswordForm,
+} from "./validation.ts";
 
 export function PasswordDialog({ visible, onClose }: { visible: boolean; onClose: () => void }) {
   const { t } = useTranslation();
@@ -37,9 +43,15 @@ export function PasswordDialog({ visible, onClose }: { visible: boolean; onClose
   return (
     <Modal title={t("personal.changePassword")} visible={visible} onOk={() => void submit()} onCancel={onClose}>
       <Form layout="vertical">
-        <Form.Item label={t("personal.originalPassword")} {...err("original")}><Input.Password name="original" value={f.original} onChange={set("original")} /></Form.Item>
-        <Form.Item label={t("personal.newPassword")} {...err("password")}><Input.Password name="password" value={f.password} onChange={set("password")} /></Form.Item>
-        <Form.Item label={t("personal.confirmPassword")} {...err("confirm")}><Input.Password name="confirm" value={f.confirm} onChange={set("confirm")} /></Form.Item>
+        <Form.Item label={t("personal.originalPassword")} {...err("original")}>
+          <Input.Password name="original" value={f.original} onChange={set("original")} />
+        </Form.Item>
+        <Form.Item label={t("personal.newPassword")} {...err("password")}>
+          <Input.Password name="password" value={f.password} onChange={set("password")} />
+        </Form.Item>
+        <Form.Item label={t("personal.confirmPassword")} {...err("confirm")}>
+          <Input.Password name="confirm" value={f.confirm} onChange={set("confirm")} />
+        </Form.Item>
       </Form>
     </Modal>
   );
@@ -67,18 +79,42 @@ export function DeleteAccountDialog({ visible, onClose }: { visible: boolean; on
     navigate("/login");
   };
   return (
-    <Modal title={t("personal.deleteAccount")} visible={visible} onOk={() => void submit()} onCancel={onClose} okButtonProps={{ status: "danger" }}>
+    <Modal
+      title={t("personal.deleteAccount")}
+      visible={visible}
+      onOk={() => void submit()}
+      onCancel={onClose}
+      okButtonProps={{ status: "danger" }}
+    >
       <Typography.Paragraph type="error">{t("personal.deleteWarning")}</Typography.Paragraph>
       <Form layout="vertical">
         <Form.Item label={t("personal.deleteConfirmHint")} {...fieldError(error)}>
-          <Input name="confirm-username" placeholder={user?.username} value={typed} onChange={(v) => { setTyped(v); setError(null); }} />
+          <Input
+            name="confirm-username"
+            placeholder={user?.username}
+            value={typed}
+            onChange={(v) => {
+              setTyped(v);
+              setError(null);
+            }}
+          />
         </Form.Item>
       </Form>
     </Modal>
   );
 }
 
-export function TransferDialog({ visible, available, onClose, onDone }: { visible: boolean; available: number; onClose: () => void; onDone: () => void }) {
+export function TransferDialog({
+  visible,
+  available,
+  onClose,
+  onDone,
+}: {
+  visible: boolean;
+  available: number;
+  onClose: () => void;
+  onDone: () => void;
+}) {
   const { t } = useTranslation();
   const unit = quotaPerUnit();
   const [amount, setAmount] = useState<number | undefined>(unit);
@@ -99,15 +135,36 @@ export function TransferDialog({ visible, available, onClose, onDone }: { visibl
     <Modal title={t("personal.transfer")} visible={visible} onOk={() => void submit()} onCancel={onClose}>
       <Typography.Paragraph>{t("personal.transferAvailable", { amount: renderQuota(available) })}</Typography.Paragraph>
       <Form layout="vertical">
-        <Form.Item label={t("personal.transferAmount")} {...fieldError(error)} extra={amount ? renderQuota(amount) : undefined}>
-          <InputNumber data-testid="transfer-amount" min={0} precision={0} value={amount} onChange={(v) => { setAmount(v === undefined || v === null ? undefined : Number(v)); setError(null); }} />
+        <Form.Item
+          label={t("personal.transferAmount")}
+          {...fieldError(error)}
+          extra={amount ? renderQuota(amount) : undefined}
+        >
+          <InputNumber
+            data-testid="transfer-amount"
+            min={0}
+            precision={0}
+            value={amount}
+            onChange={(v) => {
+              setAmount(v === undefined || v === null ? undefined : Number(v));
+              setError(null);
+            }}
+          />
         </Form.Item>
       </Form>
     </Modal>
   );
 }
 
-export function EmailBindDialog({ visible, onClose, onDone }: { visible: boolean; onClose: () => void; onDone: () => void }) {
+export function EmailBindDialog({
+  visible,
+  onClose,
+  onDone,
+}: {
+  visible: boolean;
+  onClose: () => void;
+  onDone: () => void;
+}) {
   const { t } = useTranslation();
   const [email, setEmail] = useState("");
   const [code, setCode] = useState("");
@@ -139,11 +196,16 @@ export function EmailBindDialog({ visible, onClose, onDone }: { visible: boolean
     <Modal title={t("personal.bindEmail")} visible={visible} onOk={() => void submit()} onCancel={onClose}>
       <Form layout="vertical">
         <Form.Item label={t("register.email")} {...fieldError(errors.email ? t(errors.email) : null)}>
-          <Input name="bind-email" value={email} onChange={setEmail} addAfter={
-            <Button type="text" size="mini" disabled={countdown.left > 0} onClick={() => void sendCode()}>
-              {countdown.left > 0 ? t("register.resend", { n: countdown.left }) : t("register.sendCode")}
-            </Button>
-          } />
+          <Input
+            name="bind-email"
+            value={email}
+            onChange={setEmail}
+            addAfter={
+              <Button type="text" size="mini" disabled={countdown.left > 0} onClick={() => void sendCode()}>
+                {countdown.left > 0 ? t("register.resend", { n: countdown.left }) : t("register.sendCode")}
+              </Button>
+            }
+          />
         </Form.Item>
         <Form.Item label={t("register.code")} {...fieldError(errors.code ? t(errors.code) : null)}>
           <Input name="bind-code" value={code} onChange={setCode} />
@@ -153,7 +215,17 @@ export function EmailBindDialog({ visible, onClose, onDone }: { visible: boolean
   );
 }
 
-export function WeChatBindDialog({ visible, qrcode, onClose, onDone }: { visible: boolean; qrcode: string; onClose: () => void; onDone: () => void }) {
+export function WeChatBindDialog({
+  visible,
+  qrcode,
+  onClose,
+  onDone,
+}: {
+  visible: boolean;
+  qrcode: string;
+  onClose: () => void;
+  onDone: () => void;
+}) {
   const { t } = useTranslation();
   const [code, setCode] = useState("");
   const submit = async () => {

@@ -13,14 +13,24 @@ import { passkeySupported, registerPasskey } from "../../lib/passkey.ts";
 /** Modal texts wrap between words (Arco's typography breaks anywhere by default). */
 const WRAP = { wordBreak: "normal", overflowWrap: "anywhere" } as const;
 
-interface TwoFAStatus { enabled: boolean; locked: boolean; backup_codes_remaining?: number }
-interface SetupData { secret: string; qr_code_data: string; backup_codes: string[] }
+interface TwoFAStatus {
+  enabled: boolean;
+  locked: boolean;
+  backup_codes_remaining?: number;
+}
+interface SetupData {
+  secret: string;
+  qr_code_data: string;
+  backup_codes: string[];
+}
 
 /** The QR code of an otpauth:// URI as an SVG image (no canvas needed). */
 export function QrImage({ text, size = 180 }: { text: string; size?: number }) {
   const [src, setSrc] = useState("");
   useEffect(() => {
-    void QRCode.toString(text, { type: "svg", margin: 1, errorCorrectionLevel: "M" }).then((svg) => setSrc(`data:image/svg+xml;utf8,${encodeURIComponent(svg)}`));
+    void QRCode.toString(text, { type: "svg", margin: 1, errorCorrectionLevel: "M" }).then((svg) =>
+      setSrc(`data:image/svg+xml;utf8,${encodeURIComponent(svg)}`),
+    );
   }, [text]);
   return src ? <img src={src} width={size} height={size} alt="QR" data-testid="totp-qr" /> : null;
 }
@@ -31,14 +41,26 @@ function BackupCodes({ codes }: { codes: string[] }) {
     <div data-testid="backup-codes">
       <Typography.Text type="secondary">{t("twofa.backupHint")}</Typography.Text>
       <pre style={{ fontFamily: "monospace", columns: 2, margin: "8px 0" }}>{codes.join("\n")}</pre>
-      <Button size="small" onClick={() => void copyWithFallback(codes.join("\n"))}>{t("twofa.copyCodes")}</Button>
+      <Button size="small" onClick={() => void copyWithFallback(codes.join("\n"))}>
+        {t("twofa.copyCodes")}
+      </Button>
     </div>
   );
 }
 
 /** A modal asking for one code, then calling `submit` with it. */
-function CodeDialog({ title, hint, visible, onClose, submit }: {
-  title: string; hint: string; visible: boolean; onClose: () => void; submit: (code: string) => Promise<boolean>;
+function CodeDialog({
+  title,
+  hint,
+  visible,
+  onClose,
+  submit,
+}: {
+  title: string;
+  hint: string;
+  visible: boolean;
+  onClose: () => void;
+  submit: (code: string) => Promise<boolean>;
 }) {
   const { t } = useTranslation();
   const [code, setCode] = useState("");
@@ -53,7 +75,14 @@ function CodeDialog({ title, hint, visible, onClose, submit }: {
   return (
     <Modal title={title} visible={visible} onOk={() => void go()} confirmLoading={busy} onCancel={onClose}>
       <Typography.Paragraph style={WRAP}>{hint}</Typography.Paragraph>
-      <Input name="twofa-code" autoComplete="one-time-code" value={code} onChange={setCode} onPressEnter={() => void go()} placeholder={t("twofa.codePlaceholder")} />
+      <Input
+        name="twofa-code"
+        autoComplete="one-time-code"
+        value={code}
+        onChange={setCode}
+        onPressEnter={() => void go()}
+        placeholder={t("twofa.codePlaceholder")}
+      />
     </Modal>
   );
 }
@@ -125,36 +154,81 @@ export function TwoFactorCard({ autoStart = false }: { autoStart?: boolean }) {
             {status.enabled && <span>{t("twofa.remaining", { n: status.backup_codes_remaining ?? 0 })}</span>}
           </Space>
         )}
-        {status && !status.enabled && <Button type="primary" onClick={() => void start()}>{t("twofa.setUp")}</Button>}
+        {status && !status.enabled && (
+          <Button type="primary" onClick={() => void start()}>
+            {t("twofa.setUp")}
+          </Button>
+        )}
         {status?.enabled && (
           <Space wrap>
             <Button onClick={() => setDialog("regenerate")}>{t("twofa.regenerate")}</Button>
-            <Button status="danger" onClick={() => setDialog("disable")}>{t("twofa.disable")}</Button>
+            <Button status="danger" onClick={() => setDialog("disable")}>
+              {t("twofa.disable")}
+            </Button>
           </Space>
         )}
       </Space>
 
-      <Modal title={t("twofa.setUpTitle")} visible={!!setup} onCancel={() => setSetup(null)} onOk={() => void enable()} okText={t("twofa.enable")}>
+      <Modal
+        title={t("twofa.setUpTitle")}
+        visible={!!setup}
+        onCancel={() => setSetup(null)}
+        onOk={() => void enable()}
+        okText={t("twofa.enable")}
+      >
         {setup && (
           <Space direction="vertical" style={{ width: "100%" }}>
             <Typography.Paragraph style={WRAP}>{t("twofa.scan")}</Typography.Paragraph>
             <QrImage text={setup.qr_code_data} />
-            <Typography.Text>{t("twofa.secret")}: <Typography.Text code copyable data-testid="totp-secret">{setup.secret}</Typography.Text></Typography.Text>
+            <Typography.Text>
+              {t("twofa.secret")}:{" "}
+              <Typography.Text code copyable data-testid="totp-secret">
+                {setup.secret}
+              </Typography.Text>
+            </Typography.Text>
             <BackupCodes codes={setup.backup_codes} />
-            <Input name="totp-code" autoComplete="one-time-code" value={code} onChange={setCode} onPressEnter={() => void enable()} placeholder={t("twofa.sixDigits")} />
+            <Input
+              name="totp-code"
+              autoComplete="one-time-code"
+              value={code}
+              onChange={setCode}
+              onPressEnter={() => void enable()}
+              placeholder={t("twofa.sixDigits")}
+            />
           </Space>
         )}
       </Modal>
-      <CodeDialog title={t("twofa.disable")} hint={t("twofa.disableHint")} visible={dialog === "disable"} onClose={() => setDialog("")} submit={disable} />
-      <CodeDialog title={t("twofa.regenerate")} hint={t("twofa.regenerateHint")} visible={dialog === "regenerate"} onClose={() => setDialog("")} submit={regenerate} />
-      <Modal title={t("twofa.newCodes")} visible={!!freshCodes} onOk={() => setFreshCodes(null)} onCancel={() => setFreshCodes(null)}>
+      <CodeDialog
+        title={t("twofa.disable")}
+        hint={t("twofa.disableHint")}
+        visible={dialog === "disable"}
+        onClose={() => setDialog("")}
+        submit={disable}
+      />
+      <CodeDialog
+        title={t("twofa.regenerate")}
+        hint={t("twofa.regenerateHint")}
+        visible={dialog === "regenerate"}
+        onClose={() => setDialog("")}
+        submit={regenerate}
+      />
+      <Modal
+        title={t("twofa.newCodes")}
+        visible={!!freshCodes}
+        onOk={() => setFreshCodes(null)}
+        onCancel={() => setFreshCodes(null)}
+      >
         {freshCodes && <BackupCodes codes={freshCodes} />}
       </Modal>
     </Card>
   );
 }
 
-interface PasskeyStatus { enabled: boolean; last_used_at: string | null; passkeys: { id: number; attachment: string; created_at: string | null; last_used_at: string | null }[] }
+interface PasskeyStatus {
+  enabled: boolean;
+  last_used_at: string | null;
+  passkeys: { id: number; attachment: string; created_at: string | null; last_used_at: string | null }[];
+}
 
 export function PasskeyCard() {
   const { t } = useTranslation();
@@ -173,15 +247,16 @@ export function PasskeyCard() {
     Message.success(t("passkey.registered"));
     void load();
   };
-  const remove = (id: number) => Modal.confirm({
-    title: t("passkey.removeConfirm"),
-    onOk: async () => {
-      const r = await api.del(`/api/user/passkey?id=${id}`);
-      if (!r.success) return Message.error(r.message);
-      Message.success(t("passkey.removed"));
-      void load();
-    },
-  });
+  const remove = (id: number) =>
+    Modal.confirm({
+      title: t("passkey.removeConfirm"),
+      onOk: async () => {
+        const r = await api.del(`/api/user/passkey?id=${id}`);
+        if (!r.success) return Message.error(r.message);
+        Message.success(t("passkey.removed"));
+        void load();
+      },
+    });
   if (!site.passkey_login && !status?.enabled) return null;
   const when = (v: string | null) => (v ? new Date(v).toLocaleString() : t("passkey.never"));
   return (
@@ -191,11 +266,19 @@ export function PasskeyCard() {
         {!passkeySupported() && <Alert type="warning" content={t("passkey.unsupported")} />}
         {status?.passkeys.map((p, i) => (
           <Space key={p.id} style={{ justifyContent: "space-between", width: "100%" }}>
-            <span>{t("passkey.item", { n: i + 1 })} · {t("passkey.lastUsed")}: {when(p.last_used_at)}</span>
-            <Button size="small" status="danger" onClick={() => remove(p.id)}>{t("common.delete")}</Button>
+            <span>
+              {t("passkey.item", { n: i + 1 })} · {t("passkey.lastUsed")}: {when(p.last_used_at)}
+            </span>
+            <Button size="small" status="danger" onClick={() => remove(p.id)}>
+              {t("common.delete")}
+            </Button>
           </Space>
         ))}
-        {!!site.passkey_login && <Button type="primary" disabled={!passkeySupported()} onClick={() => void add()}>{t("passkey.add")}</Button>}
+        {!!site.passkey_login && (
+          <Button type="primary" disabled={!passkeySupported()} onClick={() => void add()}>
+            {t("passkey.add")}
+          </Button>
+        )}
       </Space>
     </Card>
   );

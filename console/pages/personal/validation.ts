@@ -1,7 +1,11 @@
 // Validation of the personal settings forms (spec 000 §5), as i18n keys per field.
 import { EMAIL_RE } from "../register/index.tsx";
 
-export interface PasswordForm { original: string; password: string; confirm: string }
+export interface PasswordForm {
+  original: string;
+  password: string;
+  confirm: string;
+}
 
 export function validatePasswordChange(f: PasswordForm): Partial<Record<keyof PasswordForm, string>> {
   const e: Partial<Record<keyof PasswordForm, string>> = {};
@@ -20,13 +24,22 @@ export function validateTransfer(amount: number | undefined, quotaPerUnit: numbe
   return null;
 }
 
-export interface NotifyForm { notify_type: "email" | "webhook"; webhook_url: string; webhook_secret: string; notification_email: string; quota_warning_threshold: number }
+export interface NotifyForm {
+  notify_type: "email" | "webhook";
+  webhook_url: string;
+  webhook_secret: string;
+  notification_email: string;
+  quota_warning_threshold: number;
+}
 
 export function validateNotify(f: NotifyForm): Partial<Record<keyof NotifyForm, string>> {
   const e: Partial<Record<keyof NotifyForm, string>> = {};
-  if (f.notify_type === "webhook" && !/^https:\/\/\S+$/.test(f.webhook_url.trim())) e.webhook_url = "personal.webhookHttps";
-  if (f.notify_type === "email" && f.notification_email.trim() && !EMAIL_RE.test(f.notification_email.trim())) e.notification_email = "register.emailInvalid";
-  if (!Number.isFinite(f.quota_warning_threshold) || f.quota_warning_threshold < 0) e.quota_warning_threshold = "common.enterNumber";
+  if (f.notify_type === "webhook" && !/^https:\/\/\S+$/.test(f.webhook_url.trim()))
+    e.webhook_url = "personal.webhookHttps";
+  if (f.notify_type === "email" && f.notification_email.trim() && !EMAIL_RE.test(f.notification_email.trim()))
+    e.notification_email = "register.emailInvalid";
+  if (!Number.isFinite(f.quota_warning_threshold) || f.quota_warning_threshold < 0)
+    e.quota_warning_threshold = "common.enterNumber";
   return e;
 }
 

@@ -16,7 +16,13 @@ import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, USERNAME_MAX_LENGTH } from ".
 export const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 export const RESEND_SECONDS = 30;
 
-export interface RegisterForm { username: string; password: string; password2: string; email: string; code: string }
+export interface RegisterForm {
+  username: string;
+  password: string;
+  password2: string;
+  email: string;
+  code: string;
+}
 export type RegisterErrors = Partial<Record<keyof RegisterForm, string>>;
 
 /** Returns i18n keys of the problems per field. */
@@ -93,8 +99,12 @@ export default function RegisterPage() {
     if (needTurnstile()) return;
     setLoading(true);
     const r = await api.post(`/api/user/register${qs({ turnstile: turnstileToken })}`, {
-      username: form.username.trim(), password: form.password, password2: form.password2,
-      email: emailVerification ? form.email.trim() : "", verification_code: form.code.trim(), aff_code: readString(KEYS.affCode) ?? "",
+      username: form.username.trim(),
+      password: form.password,
+      password2: form.password2,
+      email: emailVerification ? form.email.trim() : "",
+      verification_code: form.code.trim(),
+      aff_code: readString(KEYS.affCode) ?? "",
     });
     setLoading(false);
     if (r.success) {
@@ -107,21 +117,33 @@ export default function RegisterPage() {
     return (
       <AuthCard title={t("register.title")}>
         <Alert type="warning" content={t("register.closed")} />
-        <div className="sy-auth-links"><Link to="/login">{t("register.toLogin")}</Link></div>
+        <div className="sy-auth-links">
+          <Link to="/login">{t("register.toLogin")}</Link>
+        </div>
       </AuthCard>
     );
   }
 
-  const err = (k: keyof RegisterForm) => fieldError(errors[k] ? t(errors[k]!, { min: PASSWORD_MIN_LENGTH, max: USERNAME_MAX_LENGTH }) : null);
+  const err = (k: keyof RegisterForm) =>
+    fieldError(errors[k] ? t(errors[k]!, { min: PASSWORD_MIN_LENGTH, max: USERNAME_MAX_LENGTH }) : null);
   return (
     <AuthCard title={t("register.title")}>
       <Form layout="vertical" onSubmit={() => void submit()}>
         <Form.Item label={t("register.username")} {...err("username")}>
-          <Input name="username" placeholder={t("register.usernamePlaceholder", { max: USERNAME_MAX_LENGTH })} value={form.username} onChange={set("username")} />
+          <Input
+            name="username"
+            placeholder={t("register.usernamePlaceholder", { max: USERNAME_MAX_LENGTH })}
+            value={form.username}
+            onChange={set("username")}
+          />
         </Form.Item>
         <Form.Item label={t("register.password")} {...err("password")}>
-          <Input.Password name="password" placeholder={t("register.passwordPlaceholder", { min: PASSWORD_MIN_LENGTH, max: PASSWORD_MAX_LENGTH })}
-            value={form.password} onChange={set("password")} />
+          <Input.Password
+            name="password"
+            placeholder={t("register.passwordPlaceholder", { min: PASSWORD_MIN_LENGTH, max: PASSWORD_MAX_LENGTH })}
+            value={form.password}
+            onChange={set("password")}
+          />
         </Form.Item>
         <Form.Item label={t("register.password2")} {...err("password2")}>
           <Input.Password name="password2" value={form.password2} onChange={set("password2")} />
@@ -129,22 +151,41 @@ export default function RegisterPage() {
         {emailVerification && (
           <>
             <Form.Item label={t("register.email")} {...err("email")}>
-              <Input name="email" value={form.email} onChange={set("email")}
+              <Input
+                name="email"
+                value={form.email}
+                onChange={set("email")}
                 addAfter={
-                  <Button type="text" size="mini" data-testid="send-code" disabled={countdown.left > 0 || sending} loading={sending} onClick={() => void sendCode()}>
+                  <Button
+                    type="text"
+                    size="mini"
+                    data-testid="send-code"
+                    disabled={countdown.left > 0 || sending}
+                    loading={sending}
+                    onClick={() => void sendCode()}
+                  >
                     {countdown.left > 0 ? t("register.resend", { n: countdown.left }) : t("register.sendCode")}
                   </Button>
-                } />
+                }
+              />
             </Form.Item>
             <Form.Item label={t("register.code")} {...err("code")}>
               <Input name="code" value={form.code} onChange={set("code")} />
             </Form.Item>
           </>
         )}
-        {status.turnstile_check && status.turnstile_site_key && <Turnstile siteKey={String(status.turnstile_site_key)} onToken={setTurnstileToken} />}
-        <Button type="primary" long htmlType="submit" loading={loading}>{t("register.submit")}</Button>
+        {status.turnstile_check && status.turnstile_site_key && (
+          <Turnstile siteKey={String(status.turnstile_site_key)} onToken={setTurnstileToken} />
+        )}
+        <Button type="primary" long htmlType="submit" loading={loading}>
+          {t("register.submit")}
+        </Button>
       </Form>
-      <div className="sy-auth-links"><span>{t("register.haveAccount")} <Link to="/login">{t("register.toLogin")}</Link></span></div>
+      <div className="sy-auth-links">
+        <span>
+          {t("register.haveAccount")} <Link to="/login">{t("register.toLogin")}</Link>
+        </span>
+      </div>
       <OAuthButtons aff={readString(KEYS.affCode)} />
     </AuthCard>
   );

@@ -41,14 +41,25 @@ export default function ResetRequestPage() {
     <AuthCard title={t("reset.title")}>
       <Form layout="vertical" onSubmit={() => void submit()}>
         <Form.Item label={t("reset.email")} {...fieldError(error)}>
-          <Input name="email" value={email} onChange={(v) => { setEmail(v); if (v.trim()) setError(null); }} />
+          <Input
+            name="email"
+            value={email}
+            onChange={(v) => {
+              setEmail(v);
+              if (v.trim()) setError(null);
+            }}
+          />
         </Form.Item>
-        {status.turnstile_check && status.turnstile_site_key && <Turnstile siteKey={String(status.turnstile_site_key)} onToken={setTurnstileToken} />}
+        {status.turnstile_check && status.turnstile_site_key && (
+          <Turnstile siteKey={String(status.turnstile_site_key)} onToken={setTurnstileToken} />
+        )}
         <Button type="primary" long htmlType="submit" loading={loading} disabled={countdown.left > 0}>
           {countdown.left > 0 ? t("reset.retryIn", { n: countdown.left }) : t("reset.submit")}
         </Button>
       </Form>
-      <div className="sy-auth-links"><Link to="/login">{t("register.toLogin")}</Link></div>
+      <div className="sy-auth-links">
+        <Link to="/login">{t("register.toLogin")}</Link>
+      </div>
     </AuthCard>
   );
 }

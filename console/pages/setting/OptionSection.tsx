@@ -16,7 +16,11 @@ export interface SectionProps {
   /** Whole-section check before saving; returns an i18n key. */
   beforeSave?: (values: Record<string, string>, options: Record<string, string>) => string | null;
   /** Last adjustment of what is sent (for rules that involve two fields). */
-  transform?: (out: Record<string, string>, values: Record<string, string>, options: Record<string, string>) => Record<string, string>;
+  transform?: (
+    out: Record<string, string>,
+    values: Record<string, string>,
+    options: Record<string, string>,
+  ) => Record<string, string>;
   extra?: (api: { values: Record<string, string>; set: (patch: Record<string, string>) => void }) => React.ReactNode;
   children?: React.ReactNode;
 }
@@ -75,7 +79,11 @@ export function OptionSection({ title, fields, beforeSave, transform, extra, chi
       }
     };
     if (!on && CONFIRM_OFF.has(f.key)) {
-      Modal.confirm({ title: t("system.confirmDisablePasswordLogin"), content: t("system.confirmDisablePasswordLoginHint"), onOk: () => void apply() });
+      Modal.confirm({
+        title: t("system.confirmDisablePasswordLogin"),
+        content: t("system.confirmDisablePasswordLoginHint"),
+        onOk: () => void apply(),
+      });
       return;
     }
     await apply();
@@ -98,7 +106,7 @@ export function OptionSection({ title, fields, beforeSave, transform, extra, chi
     if (transform) out = transform(out, values, options);
     // Secrets never come back from the server, so a secret in `out` is always a change to send.
     const isSecret = (k: string) => fields.some((f) => f.key === k && f.type === "secret");
-    const original = Object.fromEntries(Object.keys(out).map((k) => [k, isSecret(k) ? "\u0000" : options[k] ?? ""]));
+    const original = Object.fromEntries(Object.keys(out).map((k) => [k, isSecret(k) ? "\u0000" : (options[k] ?? "")]));
     setSaving(true);
     const result = await saveOptions(original, out);
     setSaving(false);
@@ -109,7 +117,8 @@ export function OptionSection({ title, fields, beforeSave, transform, extra, chi
     commit(Object.fromEntries(result.saved.map((k) => [k, isSecret(k) ? "" : out[k]])));
     if (result.failed.length === 0) Message.success(t("save.success"));
     else if (result.saved.length === 0) Message.error(result.failed[0].message || t("save.failed"));
-    else Message.error(`${t("save.partialFailure")}: ${result.failed.map((f) => `${f.key} (${f.message})`).join(", ")}`);
+    else
+      Message.error(`${t("save.partialFailure")}: ${result.failed.map((f) => `${f.key} (${f.message})`).join(", ")}`);
   };
 
   const hasButton = fields.some((f) => !f.immediate && !f.readOnly);
@@ -119,38 +128,97 @@ export function OptionSection({ title, fields, beforeSave, transform, extra, chi
     const disabled = f.readOnly || (f.disabledWhen ? f.disabledWhen(values) : false);
     switch (f.type) {
       case "switch":
-        return <Switch checked={v === "true"} disabled={disabled} data-testid={`opt-${f.key}`}
-          onChange={(on) => (f.immediate ? void saveImmediate(f, on) : set({ [f.key]: on ? "true" : "false" }))} />;
+        return (
+          <Switch
+            checked={v === "true"}
+            disabled={disabled}
+            data-testid={`opt-${f.key}`}
+            onChange={(on) => (f.immediate ? void saveImmediate(f, on) : set({ [f.key]: on ? "true" : "false" }))}
+          />
+        );
       case "number":
-        return <Input name={f.key} value={v} disabled={disabled} inputMode="decimal" placeholder={f.placeholder}
-          onChange={(x) => set({ [f.key]: x })} onBlur={() => blur(f)} />;
+        return (
+          <Input
+            name={f.key}
+            value={v}
+            disabled={disabled}
+            inputMode="decimal"
+            placeholder={f.placeholder}
+            onChange={(x) => set({ [f.key]: x })}
+            onBlur={() => blur(f)}
+          />
+        );
       case "textarea":
       case "json":
-        return <Input.TextArea name={f.key} value={v} disabled={disabled} autoSize={{ minRows: f.type === "json" ? 4 : 3, maxRows: 14 }}
-          placeholder={f.placeholder} onChange={(x) => set({ [f.key]: x })} onBlur={() => blur(f)}
-          style={f.type === "json" ? { fontFamily: "monospace" } : undefined} />;
+        return (
+          <Input.TextArea
+            name={f.key}
+            value={v}
+            disabled={disabled}
+            autoSize={{ minRows: f.type === "json" ? 4 : 3, maxRows: 14 }}
+            placeholder={f.placeholder}
+            onChange={(x) => set({ [f.key]: x })}
+            onBlur={() => blur(f)}
+            style={f.type === "json" ? { fontFamily: "monospace" } : undefined}
+          />
+        );
       case "select":
         return <Select value={v} disabled={disabled} options={f.options} onChange={(x) => set({ [f.key]: x })} />;
       case "secret":
-        return <Input.Password name={f.key} value={v} disabled={disabled} autoComplete="new-password"
-          placeholder={f.placeholder ?? t("settings.secretPlaceholder")} onChange={(x) => set({ [f.key]: x })} />;
+        return (
+          <Input.Password
+            name={f.key}
+            value={v}
+            disabled={disabled}
+            autoComplete="new-password"
+            placeholder={f.placeholder ?? t("settings.secretPlaceholder")}
+            onChange={(x) => set({ [f.key]: x })}
+          />
+        );
       case "domains":
         return (
           <Space direction="vertical" style={{ width: "100%" }}>
             <Space wrap>
               {splitList(v).map((d) => (
-                <Tag key={d} closable onClose={() => set({ [f.key]: splitList(v).filter((x) => x !== d).join(",") })}>{d}</Tag>
+                <Tag
+                  key={d}
+                  closable
+                  onClose={() =>
+                    set({
+                      [f.key]: splitList(v)
+                        .filter((x) => x !== d)
+                        .join(","),
+                    })
+                  }
+                >
+                  {d}
+                </Tag>
               ))}
             </Space>
             <Space>
-              <Input name={`${f.key}-new`} value={domainInput} onChange={setDomainInput} placeholder="example.com" style={{ width: 220 }}
-                onPressEnter={() => addTo(f)} />
+              <Input
+                name={`${f.key}-new`}
+                value={domainInput}
+                onChange={setDomainInput}
+                placeholder="example.com"
+                style={{ width: 220 }}
+                onPressEnter={() => addTo(f)}
+              />
               <Button onClick={() => addTo(f)}>{t("common.add")}</Button>
             </Space>
           </Space>
         );
       default:
-        return <Input name={f.key} value={v} disabled={disabled} placeholder={f.placeholder} onChange={(x) => set({ [f.key]: x })} onBlur={() => blur(f)} />;
+        return (
+          <Input
+            name={f.key}
+            value={v}
+            disabled={disabled}
+            placeholder={f.placeholder}
+            onChange={(x) => set({ [f.key]: x })}
+            onBlur={() => blur(f)}
+          />
+        );
     }
   };
 
@@ -172,7 +240,11 @@ export function OptionSection({ title, fields, beforeSave, transform, extra, chi
         <Grid.Row gutter={16}>
           {fields.map((f) => (
             <Grid.Col key={f.key} xs={24} md={f.type === "switch" ? 8 : f.span === 1 ? 8 : f.span === 2 ? 12 : 24}>
-              <Form.Item label={f.label} extra={f.help} {...fieldError(errors[f.key] ? t(errors[f.key]!, { min: f.min, max: f.max }) : null)}>
+              <Form.Item
+                label={f.label}
+                extra={f.help}
+                {...fieldError(errors[f.key] ? t(errors[f.key]!, { min: f.min, max: f.max }) : null)}
+              >
                 {control(f)}
               </Form.Item>
             </Grid.Col>
@@ -182,7 +254,9 @@ export function OptionSection({ title, fields, beforeSave, transform, extra, chi
         {children}
         {hasButton && (
           <div>
-            <Button type="primary" loading={saving} onClick={() => void save()}>{t("settings.saveSection", { title })}</Button>
+            <Button type="primary" loading={saving} onClick={() => void save()}>
+              {t("settings.saveSection", { title })}
+            </Button>
           </div>
         )}
       </Form>

@@ -80,7 +80,11 @@ export function addDomain(list: string, domain: string): { list: string } | { er
   return { list: [...items, d].join(",") };
 }
 
-export const splitList = (list: string) => list.split(",").map((s) => s.trim()).filter(Boolean);
+export const splitList = (list: string) =>
+  list
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 /** Duplicate keys of a JSON object text (JSON.parse would silently keep the last one). */
 export function duplicateTopLevelKeys(text: string): string[] {

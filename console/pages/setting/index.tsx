@@ -38,27 +38,44 @@ export default function SettingPage() {
     void reload();
   }, [reload]);
 
-  const ctx = useMemo<SettingsState>(() => ({
-    options: options ?? {},
-    commit: (values) => {
-      setOptions((o) => ({ ...(o ?? {}), ...values }));
-      // Flags the shell reads (sidebar, badges, footer) come from the status object.
-      void refreshStatus();
-    },
-    reload,
-  }), [options, reload, refreshStatus]);
+  const ctx = useMemo<SettingsState>(
+    () => ({
+      options: options ?? {},
+      commit: (values) => {
+        setOptions((o) => ({ ...(o ?? {}), ...values }));
+        // Flags the shell reads (sidebar, badges, footer) come from the status object.
+        void refreshStatus();
+      },
+      reload,
+    }),
+    [options, reload, refreshStatus],
+  );
 
   return (
     <Page title={t("settings.title")}>
       {(state as any)?.note && <Alert type="warning" content={(state as any).note} style={{ marginBottom: 12 }} />}
-      {error && !options ? <Alert type="error" content={error} /> : !options ? <Spin style={{ display: "block", margin: 32 }} /> : (
+      {error && !options ? (
+        <Alert type="error" content={error} />
+      ) : !options ? (
+        <Spin style={{ display: "block", margin: 32 }} />
+      ) : (
         <SettingsContext.Provider value={ctx}>
           <Tabs activeTab={tab} onChange={(k) => setParams({ tab: k })} lazyload destroyOnHide={false}>
-            <Tabs.TabPane key="operation" title={t("settings.tabOperation")}><OperationTab /></Tabs.TabPane>
-            <Tabs.TabPane key="ratelimit" title={t("settings.tabRatelimit")}><RateLimitTab /></Tabs.TabPane>
-            <Tabs.TabPane key="models" title={t("settings.tabModels")}><ModelsTab /></Tabs.TabPane>
-            <Tabs.TabPane key="system" title={t("settings.tabSystem")}><SystemTab /></Tabs.TabPane>
-            <Tabs.TabPane key="other" title={t("settings.tabOther")}><OtherTab /></Tabs.TabPane>
+            <Tabs.TabPane key="operation" title={t("settings.tabOperation")}>
+              <OperationTab />
+            </Tabs.TabPane>
+            <Tabs.TabPane key="ratelimit" title={t("settings.tabRatelimit")}>
+              <RateLimitTab />
+            </Tabs.TabPane>
+            <Tabs.TabPane key="models" title={t("settings.tabModels")}>
+              <ModelsTab />
+            </Tabs.TabPane>
+            <Tabs.TabPane key="system" title={t("settings.tabSystem")}>
+              <SystemTab />
+            </Tabs.TabPane>
+            <Tabs.TabPane key="other" title={t("settings.tabOther")}>
+              <OtherTab />
+            </Tabs.TabPane>
           </Tabs>
         </SettingsContext.Provider>
       )}

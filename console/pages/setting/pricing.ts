@@ -8,7 +8,11 @@ export interface PriceRow {
   completionRatio?: number;
 }
 
-export interface PricingMaps { ModelPrice: Record<string, number>; ModelRatio: Record<string, number>; CompletionRatio: Record<string, number> }
+export interface PricingMaps {
+  ModelPrice: Record<string, number>;
+  ModelRatio: Record<string, number>;
+  CompletionRatio: Record<string, number>;
+}
 
 const parseMap = (text: string | undefined): Record<string, number> => {
   try {
@@ -48,7 +52,11 @@ export function mapsFromRows(rows: PriceRow[]): PricingMaps {
 /** The option strings to save, formatted like the JSON editor shows them. */
 export function optionValuesFromRows(rows: PriceRow[]): Record<string, string> {
   const m = mapsFromRows(rows);
-  return { ModelPrice: JSON.stringify(m.ModelPrice, null, 2), ModelRatio: JSON.stringify(m.ModelRatio, null, 2), CompletionRatio: JSON.stringify(m.CompletionRatio, null, 2) };
+  return {
+    ModelPrice: JSON.stringify(m.ModelPrice, null, 2),
+    ModelRatio: JSON.stringify(m.ModelRatio, null, 2),
+    CompletionRatio: JSON.stringify(m.CompletionRatio, null, 2),
+  };
 }
 
 /** Compares option values by meaning, so reformatted JSON alone is not a change. */
@@ -74,13 +82,26 @@ export interface RowDraft {
 }
 
 export function draftFromRow(r: PriceRow | null): RowDraft {
-  if (!r) return { name: "", mode: "ratio", price: "", ratio: "", completionRatio: "", tokenPrice: "", completionTokenPrice: "" };
+  if (!r)
+    return {
+      name: "",
+      mode: "ratio",
+      price: "",
+      ratio: "",
+      completionRatio: "",
+      tokenPrice: "",
+      completionTokenPrice: "",
+    };
   const tokenPrice = r.ratio !== undefined ? String(r.ratio * 2) : "";
   const completionTokenPrice = r.ratio !== undefined ? String(r.ratio * 2 * (r.completionRatio ?? 1)) : "";
   return {
-    name: r.name, mode: r.price !== undefined ? "request" : "ratio",
-    price: r.price !== undefined ? String(r.price) : "", ratio: r.ratio !== undefined ? String(r.ratio) : "",
-    completionRatio: r.completionRatio !== undefined ? String(r.completionRatio) : "", tokenPrice, completionTokenPrice,
+    name: r.name,
+    mode: r.price !== undefined ? "request" : "ratio",
+    price: r.price !== undefined ? String(r.price) : "",
+    ratio: r.ratio !== undefined ? String(r.ratio) : "",
+    completionRatio: r.completionRatio !== undefined ? String(r.completionRatio) : "",
+    tokenPrice,
+    completionTokenPrice,
   };
 }
 
@@ -114,7 +135,11 @@ export function rowFromDraft(d: RowDraft): PriceRow {
   const name = d.name.trim();
   if (d.mode === "request") return { name, price: Number(d.price) };
   if (d.mode === "ratio") {
-    return { name, ratio: Number(d.ratio), ...(d.completionRatio.trim() !== "" ? { completionRatio: Number(d.completionRatio) } : {}) };
+    return {
+      name,
+      ratio: Number(d.ratio),
+      ...(d.completionRatio.trim() !== "" ? { completionRatio: Number(d.completionRatio) } : {}),
+    };
   }
   const input = Number(d.tokenPrice);
   const row: PriceRow = { name, ratio: input / 2 };
@@ -125,8 +150,13 @@ export function rowFromDraft(d: RowDraft): PriceRow {
 export type BatchField = "price" | "ratio" | "completionRatio" | "both";
 
 /** Batch set over the selected rows; returns the new rows or an error key. */
-export function applyBatch(rows: PriceRow[], selected: string[], field: BatchField, value: string, value2 = ""):
-  { rows: PriceRow[] } | { error: string } {
+export function applyBatch(
+  rows: PriceRow[],
+  selected: string[],
+  field: BatchField,
+  value: string,
+  value2 = "",
+): { rows: PriceRow[] } | { error: string } {
   if (selected.length === 0) return { error: "pricing.batchNoSelection" };
   if (field === "both") {
     if (value.trim() === "" || value2.trim() === "") return { error: "pricing.batchBothRequired" };

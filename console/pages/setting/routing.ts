@@ -3,7 +3,13 @@
 const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === "object" && !Array.isArray(v);
 
 function tableOk(v: unknown): boolean {
-  return isObject(v) && Object.entries(v).every(([k, list]) => k.trim() !== "" && Array.isArray(list) && list.every((m) => typeof m === "string" && m.trim() !== ""));
+  return (
+    isObject(v)
+    && Object.entries(v).every(
+      ([k, list]) =>
+        k.trim() !== "" && Array.isArray(list) && list.every((m) => typeof m === "string" && m.trim() !== ""),
+    )
+  );
 }
 
 function parsed(value: string): { ok: true; v: unknown } | { ok: false } {

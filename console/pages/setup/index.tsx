@@ -10,8 +10,17 @@ import { landingAfterSignIn, needsSecondFactor } from "../../lib/signin.ts";
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, USERNAME_MAX_LENGTH } from "../../../server/catalogue/index.ts";
 
 export type UsageMode = "external" | "self" | "demo";
-interface SetupState { status: boolean; root_init: boolean; database_type: string }
-export interface SetupForm { username: string; password: string; confirmPassword: string; mode: UsageMode }
+interface SetupState {
+  status: boolean;
+  root_init: boolean;
+  database_type: string;
+}
+export interface SetupForm {
+  username: string;
+  password: string;
+  confirmPassword: string;
+  mode: UsageMode;
+}
 
 export function validateSetup(f: SetupForm, rootInit: boolean): Partial<Record<keyof SetupForm, string>> {
   if (rootInit) return {};
@@ -58,8 +67,18 @@ export default function SetupPage() {
     });
   }, []);
 
-  if (loadError) return <AuthCard title={t("setup.title")}><Alert type="error" content={`${t("setup.loadFailed")}: ${loadError}`} /></AuthCard>;
-  if (!state) return <AuthCard title={t("setup.title")}><Spin /></AuthCard>;
+  if (loadError)
+    return (
+      <AuthCard title={t("setup.title")}>
+        <Alert type="error" content={`${t("setup.loadFailed")}: ${loadError}`} />
+      </AuthCard>
+    );
+  if (!state)
+    return (
+      <AuthCard title={t("setup.title")}>
+        <Spin />
+      </AuthCard>
+    );
   if (state.status && !done) return <Navigate to="/" replace />;
 
   const set = (k: keyof SetupForm) => (v: string) => {
@@ -98,7 +117,8 @@ export default function SetupPage() {
     }, RELOAD_DELAY_MS);
   };
 
-  const err = (k: keyof SetupForm) => fieldError(errors[k] ? t(errors[k]!, { min: PASSWORD_MIN_LENGTH, max: USERNAME_MAX_LENGTH }) : null);
+  const err = (k: keyof SetupForm) =>
+    fieldError(errors[k] ? t(errors[k]!, { min: PASSWORD_MIN_LENGTH, max: USERNAME_MAX_LENGTH }) : null);
   return (
     <AuthCard title={t("setup.title")} width={520}>
       <Typography.Paragraph type="secondary">{t("setup.intro", { db: state.database_type })}</Typography.Paragraph>
@@ -111,7 +131,12 @@ export default function SetupPage() {
               <Input name="username" value={form.username} onChange={set("username")} />
             </Form.Item>
             <Form.Item label={t("setup.password")} {...err("password")}>
-              <Input.Password name="password" value={form.password} onChange={set("password")} placeholder={t("setup.passwordPlaceholder", { min: PASSWORD_MIN_LENGTH })} />
+              <Input.Password
+                name="password"
+                value={form.password}
+                onChange={set("password")}
+                placeholder={t("setup.passwordPlaceholder", { min: PASSWORD_MIN_LENGTH })}
+              />
             </Form.Item>
             <Form.Item label={t("setup.confirmPassword")} {...err("confirmPassword")}>
               <Input.Password name="confirmPassword" value={form.confirmPassword} onChange={set("confirmPassword")} />
@@ -128,7 +153,9 @@ export default function SetupPage() {
             <Radio value="demo">{t("setup.modeDemo")}</Radio>
           </Radio.Group>
         </Form.Item>
-        <Button type="primary" long htmlType="submit" loading={saving} disabled={done}>{t("setup.submit")}</Button>
+        <Button type="primary" long htmlType="submit" loading={saving} disabled={done}>
+          {t("setup.submit")}
+        </Button>
       </Form>
     </AuthCard>
   );

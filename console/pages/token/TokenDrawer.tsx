@@ -1,6 +1,18 @@
 // Create/edit drawer for a token (spec 001 §5 token rules, §9 quota presets and expiry shortcuts).
 import { useEffect, useState } from "react";
-import { Alert, Button, Drawer, Input, InputNumber, Message, Radio, Select, Space, Switch, Typography } from "@arco-design/web-react";
+import {
+  Alert,
+  Button,
+  Drawer,
+  Input,
+  InputNumber,
+  Message,
+  Radio,
+  Select,
+  Space,
+  Switch,
+  Typography,
+} from "@arco-design/web-react";
 import { useTranslation } from "react-i18next";
 import { api } from "../../api/index.ts";
 import { renderQuota, timestampToString } from "../../lib/format.ts";
@@ -43,7 +55,15 @@ export const periodKey = (p: string) => `ops.token.period.${p || "none"}`;
 export const NEW_TOKEN_QUOTA = 500_000;
 const BATCH_COUNTS = [10, 20, 30, 100];
 
-export function TokenDrawer({ token, onClose, onSaved }: { token: TokenRow | null; onClose: () => void; onSaved: () => void }) {
+export function TokenDrawer({
+  token,
+  onClose,
+  onSaved,
+}: {
+  token: TokenRow | null;
+  onClose: () => void;
+  onSaved: () => void;
+}) {
   const { t } = useTranslation();
   const editing = !!token;
   const [name, setName] = useState(token?.name ?? "");
@@ -52,7 +72,9 @@ export function TokenDrawer({ token, onClose, onSaved }: { token: TokenRow | nul
   const [unlimited, setUnlimited] = useState(token?.unlimited_quota ?? false);
   const [count, setCount] = useState(1);
   const [limitsOn, setLimitsOn] = useState(token?.model_limits_enabled ?? false);
-  const [limits, setLimits] = useState<string[]>(token?.model_limits ? token.model_limits.split(",").filter(Boolean) : []);
+  const [limits, setLimits] = useState<string[]>(
+    token?.model_limits ? token.model_limits.split(",").filter(Boolean) : [],
+  );
   const [allowIps, setAllowIps] = useState(token?.allow_ips ?? "");
   const [group, setGroup] = useState(token?.group ?? "");
   const [rpm, setRpm] = useState<number | undefined>(token?.rpm_limit ?? 0);
@@ -86,7 +108,8 @@ export function TokenDrawer({ token, onClose, onSaved }: { token: TokenRow | nul
       if (!d) return setError(t("ops.token.expiryFormat"));
       expiredTime = toSeconds(d);
     }
-    if (!unlimited && (quota === undefined || !Number.isInteger(quota) || quota < 0)) return setError(t("ops.token.quotaNumber"));
+    if (!unlimited && (quota === undefined || !Number.isInteger(quota) || quota < 0))
+      return setError(t("ops.token.quotaNumber"));
     const limitValues = [rpm, tpm, concurrency, budget].map((v) => v ?? 0);
     if (limitValues.some((v) => !Number.isInteger(v) || v < 0)) return setError(t("ops.token.limitNumber"));
     if ((budget ?? 0) > 0 && !period) return setError(t("ops.token.budgetNeedsPeriod"));
@@ -106,7 +129,9 @@ export function TokenDrawer({ token, onClose, onSaved }: { token: TokenRow | nul
       budget_period: limitValues[3] > 0 ? period : "",
     };
     setSaving(true);
-    const r = editing ? await api.put("/api/token/", { ...token, ...body, id: token!.id }) : await api.post("/api/token/", { ...body, count });
+    const r = editing
+      ? await api.put("/api/token/", { ...token, ...body, id: token!.id })
+      : await api.post("/api/token/", { ...body, count });
     setSaving(false);
     if (!r.success) return Message.error(r.message);
     Message.success(editing ? t("ops.token.updated") : t("ops.token.created"));
@@ -119,30 +144,59 @@ export function TokenDrawer({ token, onClose, onSaved }: { token: TokenRow | nul
       width={Math.min(520, globalThis.innerWidth ?? 520)}
       title={editing ? t("ops.token.editTitle") : t("ops.token.addTitle")}
       onCancel={onClose}
-      footer={<Space><Button onClick={onClose}>{t("ops.cancel")}</Button><Button type="primary" loading={saving} onClick={submit}>{t("ops.submit")}</Button></Space>}
+      footer={
+        <Space>
+          <Button onClick={onClose}>{t("ops.cancel")}</Button>
+          <Button type="primary" loading={saving} onClick={submit}>
+            {t("ops.submit")}
+          </Button>
+        </Space>
+      }
     >
       <Space direction="vertical" size="medium" style={{ width: "100%" }}>
         {error && <Alert type="error" content={error} data-testid="form-error" />}
-        <label>{t("ops.name")}
+        <label>
+          {t("ops.name")}
           <Input value={name} onChange={setName} placeholder={t("ops.token.namePlaceholder")} maxLength={30} />
         </label>
         <div>
           <div>{t("ops.token.expiry")}</div>
           <Input value={expiry} onChange={setExpiry} placeholder={t("ops.token.expiryPlaceholder")} />
           <Space wrap style={{ marginTop: 8 }}>
-            <Button size="small" onClick={() => shortcut(null)}>{t("ops.token.never")}</Button>
-            <Button size="small" onClick={() => shortcut(HOUR_MS)}>{t("ops.token.oneHour")}</Button>
-            <Button size="small" onClick={() => shortcut(DAY_MS)}>{t("ops.token.oneDay")}</Button>
-            <Button size="small" onClick={() => shortcut(30 * DAY_MS)}>{t("ops.token.oneMonth")}</Button>
+            <Button size="small" onClick={() => shortcut(null)}>
+              {t("ops.token.never")}
+            </Button>
+            <Button size="small" onClick={() => shortcut(HOUR_MS)}>
+              {t("ops.token.oneHour")}
+            </Button>
+            <Button size="small" onClick={() => shortcut(DAY_MS)}>
+              {t("ops.token.oneDay")}
+            </Button>
+            <Button size="small" onClick={() => shortcut(30 * DAY_MS)}>
+              {t("ops.token.oneMonth")}
+            </Button>
           </Space>
         </div>
         <Alert type="info" content={t("ops.token.quotaNote")} />
         <div>
-          <div>{t("ops.token.quota")} {!unlimited && quota !== undefined && <Typography.Text type="secondary">({renderQuota(quota)})</Typography.Text>}</div>
-          <InputNumber value={quota} onChange={(v) => setQuota(v === undefined || v === null ? undefined : Number(v))} disabled={unlimited} min={0} precision={0} />
+          <div>
+            {t("ops.token.quota")}{" "}
+            {!unlimited && quota !== undefined && (
+              <Typography.Text type="secondary">({renderQuota(quota)})</Typography.Text>
+            )}
+          </div>
+          <InputNumber
+            value={quota}
+            onChange={(v) => setQuota(v === undefined || v === null ? undefined : Number(v))}
+            disabled={unlimited}
+            min={0}
+            precision={0}
+          />
           <Space wrap style={{ marginTop: 8 }}>
             {QUOTA_PRESETS.map((p) => (
-              <Button key={p} size="small" disabled={unlimited} onClick={() => setQuota(p)}>{renderQuota(p, 0, true)}</Button>
+              <Button key={p} size="small" disabled={unlimited} onClick={() => setQuota(p)}>
+                {renderQuota(p, 0, true)}
+              </Button>
             ))}
           </Space>
         </div>
@@ -153,9 +207,19 @@ export function TokenDrawer({ token, onClose, onSaved }: { token: TokenRow | nul
         {!editing && (
           <div>
             <div>{t("ops.token.count")}</div>
-            <InputNumber value={count} min={1} max={100} precision={0} onChange={(v) => setCount(Math.max(1, Number(v) || 1))} />
+            <InputNumber
+              value={count}
+              min={1}
+              max={100}
+              precision={0}
+              onChange={(v) => setCount(Math.max(1, Number(v) || 1))}
+            />
             <Space wrap style={{ marginTop: 8 }}>
-              {BATCH_COUNTS.map((n) => <Button key={n} size="small" onClick={() => setCount(n)}>{n}</Button>)}
+              {BATCH_COUNTS.map((n) => (
+                <Button key={n} size="small" onClick={() => setCount(n)}>
+                  {n}
+                </Button>
+              ))}
             </Space>
           </div>
         )}
@@ -164,16 +228,36 @@ export function TokenDrawer({ token, onClose, onSaved }: { token: TokenRow | nul
           <span>{t("ops.token.modelLimits")}</span>
         </Space>
         {limitsOn && (
-          <Select mode="multiple" allowClear value={limits} onChange={setLimits} placeholder={t("ops.token.modelLimitsPlaceholder")}
-            options={models.map((m) => ({ label: m, value: m }))} />
+          <Select
+            mode="multiple"
+            allowClear
+            value={limits}
+            onChange={setLimits}
+            placeholder={t("ops.token.modelLimitsPlaceholder")}
+            options={models.map((m) => ({ label: m, value: m }))}
+          />
         )}
-        <label>{t("ops.token.allowIps")}
-          <Input.TextArea value={allowIps} onChange={setAllowIps} placeholder={t("ops.token.allowIpsPlaceholder")} autoSize={{ minRows: 2 }} />
+        <label>
+          {t("ops.token.allowIps")}
+          <Input.TextArea
+            value={allowIps}
+            onChange={setAllowIps}
+            placeholder={t("ops.token.allowIpsPlaceholder")}
+            autoSize={{ minRows: 2 }}
+          />
         </label>
         <div>
           <div>{t("ops.group")}</div>
-          <Select allowClear value={group || undefined} onChange={(v) => setGroup(v ?? "")} placeholder={t("ops.token.groupPlaceholder")}
-            options={Object.entries(groups).map(([g, info]) => ({ label: `${g}${info?.desc ? ` — ${info.desc}` : ""}${info?.ratio !== undefined ? ` (×${info.ratio})` : ""}`, value: g }))} />
+          <Select
+            allowClear
+            value={group || undefined}
+            onChange={(v) => setGroup(v ?? "")}
+            placeholder={t("ops.token.groupPlaceholder")}
+            options={Object.entries(groups).map(([g, info]) => ({
+              label: `${g}${info?.desc ? ` — ${info.desc}` : ""}${info?.ratio !== undefined ? ` (×${info.ratio})` : ""}`,
+              value: g,
+            }))}
+          />
         </div>
         <div data-testid="token-limits">
           <Typography.Text bold>{t("ops.token.limitsTitle")}</Typography.Text>
@@ -181,7 +265,12 @@ export function TokenDrawer({ token, onClose, onSaved }: { token: TokenRow | nul
           <Space wrap size="medium">
             <LimitInput testId="limit-rpm" label={t("ops.token.rpm")} value={rpm} onChange={setRpm} />
             <LimitInput testId="limit-tpm" label={t("ops.token.tpm")} value={tpm} onChange={setTpm} />
-            <LimitInput testId="limit-concurrency" label={t("ops.token.concurrency")} value={concurrency} onChange={setConcurrency} />
+            <LimitInput
+              testId="limit-concurrency"
+              label={t("ops.token.concurrency")}
+              value={concurrency}
+              onChange={setConcurrency}
+            />
           </Space>
           <div style={{ marginTop: 8 }}>
             <LimitInput testId="limit-budget" label={t("ops.token.budget")} value={budget} onChange={setBudget} />
@@ -189,12 +278,20 @@ export function TokenDrawer({ token, onClose, onSaved }: { token: TokenRow | nul
           </div>
           <div style={{ marginTop: 8 }}>
             <div>{t("ops.token.budgetPeriod")}</div>
-            <Radio.Group type="button" value={period} onChange={(v: BudgetPeriod) => setPeriod(v)} data-testid="budget-period"
-              options={BUDGET_PERIODS.map((p) => ({ label: t(periodKey(p)), value: p }))} />
+            <Radio.Group
+              type="button"
+              value={period}
+              onChange={(v: BudgetPeriod) => setPeriod(v)}
+              data-testid="budget-period"
+              options={BUDGET_PERIODS.map((p) => ({ label: t(periodKey(p)), value: p }))}
+            />
           </div>
           {editing && (token?.budget_quota ?? 0) > 0 && (
             <Typography.Text type="secondary" data-testid="budget-used">
-              {t("ops.token.budgetUsedNow", { used: renderQuota(token?.budget_used ?? 0), limit: renderQuota(token?.budget_quota ?? 0) })}
+              {t("ops.token.budgetUsedNow", {
+                used: renderQuota(token?.budget_used ?? 0),
+                limit: renderQuota(token?.budget_quota ?? 0),
+              })}
             </Typography.Text>
           )}
         </div>
@@ -204,11 +301,27 @@ export function TokenDrawer({ token, onClose, onSaved }: { token: TokenRow | nul
 }
 
 /** A whole number, 0 or more (0 = no limit), with its label. */
-function LimitInput({ testId, label, value, onChange }: { testId: string; label: string; value: number | undefined; onChange: (v: number | undefined) => void }) {
+function LimitInput({
+  testId,
+  label,
+  value,
+  onChange,
+}: {
+  testId: string;
+  label: string;
+  value: number | undefined;
+  onChange: (v: number | undefined) => void;
+}) {
   return (
     <label data-testid={testId}>
       <div>{label}</div>
-      <InputNumber value={value} min={0} precision={0} style={{ width: 150 }} onChange={(v) => onChange(v === undefined || v === null ? undefined : Number(v))} />
+      <InputNumber
+        value={value}
+        min={0}
+        precision={0}
+        style={{ width: 150 }}
+        onChange={(v) => onChange(v === undefined || v === null ? undefined : Number(v))}
+      />
     </label>
   );
 }

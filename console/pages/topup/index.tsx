@@ -1,6 +1,18 @@
 // Wallet (spec 001 §2 Wallet page, §5 top-up rules, §7 wallet calls, §8 top-up messages).
 import { useEffect, useState } from "react";
-import { Alert, Button, Card, Grid, Input, InputNumber, Message, Radio, Space, Statistic, Typography } from "@arco-design/web-react";
+import {
+  Alert,
+  Button,
+  Card,
+  Grid,
+  Input,
+  InputNumber,
+  Message,
+  Radio,
+  Space,
+  Statistic,
+  Typography,
+} from "@arco-design/web-react";
 import { useTranslation } from "react-i18next";
 import { Page } from "../../components/Page.tsx";
 import { api } from "../../api/index.ts";
@@ -86,7 +98,8 @@ export default function TopUpPage() {
     setPaying(true);
     const r = await api.post("/api/user/pay", { amount, top_up_code: "", payment_method: method });
     setPaying(false);
-    if (!r.success || typeof r.url !== "string") return Message.error(r.success ? t("ops.topup.requestFailed") : r.message);
+    if (!r.success || typeof r.url !== "string")
+      return Message.error(r.success ? t("ops.topup.requestFailed") : r.message);
     submitPaymentForm(r.url, (r.data ?? {}) as Record<string, unknown>);
   };
 
@@ -103,38 +116,73 @@ export default function TopUpPage() {
         <Grid.Col xs={24} md={16}>
           <Card title={t("ops.topup.redeemTitle")}>
             <Space wrap>
-              <Input value={code} onChange={setCode} placeholder={t("ops.topup.codePlaceholder")} className="sy-w-320" onPressEnter={redeem} />
-              <Button type="primary" loading={redeeming} onClick={redeem}>{t("ops.topup.redeem")}</Button>
+              <Input
+                value={code}
+                onChange={setCode}
+                placeholder={t("ops.topup.codePlaceholder")}
+                className="sy-w-320"
+                onPressEnter={redeem}
+              />
+              <Button type="primary" loading={redeeming} onClick={redeem}>
+                {t("ops.topup.redeem")}
+              </Button>
               {/* Only a configured shop can be opened; without one the button would lead nowhere. */}
               {topUpLink && <Button onClick={openTopUpLink}>{t("ops.topup.buyCode")}</Button>}
             </Space>
           </Card>
         </Grid.Col>
       </Grid.Row>
-      <Card title={t("ops.topup.onlineTitle")} style={{ marginTop: 16 }} data-testid="online-topup" data-enabled={String(onlineEnabled)}>
+      <Card
+        title={t("ops.topup.onlineTitle")}
+        style={{ marginTop: 16 }}
+        data-testid="online-topup"
+        data-enabled={String(onlineEnabled)}
+      >
         {/* Switched off by the admin: the controls stay in view, disabled, under the reason (and what to do instead). */}
         {!onlineEnabled && (
-          <Alert type="info" style={{ marginBottom: 16 }} data-testid="online-off"
+          <Alert
+            type="info"
+            style={{ marginBottom: 16 }}
+            data-testid="online-off"
             title={t("ops.topup.notEnabledTitle")}
-            content={topUpLink ? t("ops.topup.notEnabledUseCode") : t("ops.topup.notEnabledAskAdmin")} />
+            content={topUpLink ? t("ops.topup.notEnabledUseCode") : t("ops.topup.notEnabledAskAdmin")}
+          />
         )}
         <Space direction="vertical" size="medium" style={{ width: "100%" }}>
           <div className="sy-tags">
             {presets.map((p) => (
-              <Button key={p} type={amount === p ? "primary" : "secondary"} disabled={!onlineEnabled} onClick={() => setAmount(p)}>
+              <Button
+                key={p}
+                type={amount === p ? "primary" : "secondary"}
+                disabled={!onlineEnabled}
+                onClick={() => setAmount(p)}
+              >
                 {inCurrency ? `$${p}` : renderQuota(p, 0, false)}
               </Button>
             ))}
           </div>
           <Space wrap align="center">
             <span>{t("ops.topup.amount")}</span>
-            <InputNumber value={amount} min={1} precision={0} disabled={!onlineEnabled} onChange={(v) => setAmount(v === undefined || v === null ? undefined : Number(v))} style={{ width: 180 }} />
+            <InputNumber
+              value={amount}
+              min={1}
+              precision={0}
+              disabled={!onlineEnabled}
+              onChange={(v) => setAmount(v === undefined || v === null ? undefined : Number(v))}
+              style={{ width: 180 }}
+            />
             <Typography.Text data-testid="price">{price ? t("ops.topup.pricePreview", { price }) : ""}</Typography.Text>
           </Space>
           <Radio.Group type="button" value={method} onChange={setMethod} disabled={!onlineEnabled}>
-            {PAYMENT_METHODS.map((m) => <Radio key={m} value={m}>{t(`ops.topup.method.${m}`)}</Radio>)}
+            {PAYMENT_METHODS.map((m) => (
+              <Radio key={m} value={m}>
+                {t(`ops.topup.method.${m}`)}
+              </Radio>
+            ))}
           </Radio.Group>
-          <Button type="primary" loading={paying} onClick={pay} disabled={!onlineEnabled} data-testid="pay">{t("ops.topup.pay")}</Button>
+          <Button type="primary" loading={paying} onClick={pay} disabled={!onlineEnabled} data-testid="pay">
+            {t("ops.topup.pay")}
+          </Button>
         </Space>
       </Card>
     </Page>

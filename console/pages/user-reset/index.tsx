@@ -34,13 +34,24 @@ export default function ResetConfirmPage() {
         <Space direction="vertical" style={{ width: "100%" }}>
           <Input value={email} readOnly />
           {password ? (
-            <Alert type="success" content={<span>{t("reset.newPassword")}: <code data-testid="new-password">{password}</code></span>} />
+            <Alert
+              type="success"
+              content={
+                <span>
+                  {t("reset.newPassword")}: <code data-testid="new-password">{password}</code>
+                </span>
+              }
+            />
           ) : (
-            <Button type="primary" long loading={loading} onClick={() => void confirm()}>{t("reset.confirm")}</Button>
+            <Button type="primary" long loading={loading} onClick={() => void confirm()}>
+              {t("reset.confirm")}
+            </Button>
           )}
         </Space>
       )}
-      <div className="sy-auth-links"><Link to="/login">{t("register.toLogin")}</Link></div>
+      <div className="sy-auth-links">
+        <Link to="/login">{t("register.toLogin")}</Link>
+      </div>
     </AuthCard>
   );
 }

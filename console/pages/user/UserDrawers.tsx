@@ -1,6 +1,17 @@
 // Add-user and edit-user drawers of the user administration screen (spec 000 §2.6, §5, §7.1).
 import { useEffect, useState } from "react";
-import { Button, Drawer, Form, Input, InputNumber, Message, Select, Space, Spin, Typography } from "@arco-design/web-react";
+import {
+  Button,
+  Drawer,
+  Form,
+  Input,
+  InputNumber,
+  Message,
+  Select,
+  Space,
+  Spin,
+  Typography,
+} from "@arco-design/web-react";
 import { useTranslation } from "react-i18next";
 import { api } from "../../api/index.ts";
 import { fieldError } from "../../components/AuthCard.tsx";
@@ -11,7 +22,15 @@ export function validateNewUser(f: { username: string; password: string }): stri
   return f.username.trim() && f.password ? null : "users.emptyCredentials";
 }
 
-export function AddUserDrawer({ visible, onClose, onDone }: { visible: boolean; onClose: () => void; onDone: () => void }) {
+export function AddUserDrawer({
+  visible,
+  onClose,
+  onDone,
+}: {
+  visible: boolean;
+  onClose: () => void;
+  onDone: () => void;
+}) {
   const { t } = useTranslation();
   const empty = { username: "", display_name: "", password: "" };
   const [f, setF] = useState(empty);
@@ -28,7 +47,11 @@ export function AddUserDrawer({ visible, onClose, onDone }: { visible: boolean; 
     setError(problem);
     if (problem) return;
     setSaving(true);
-    const r = await api.post("/api/user/", { username: f.username.trim(), display_name: f.display_name.trim() || f.username.trim(), password: f.password });
+    const r = await api.post("/api/user/", {
+      username: f.username.trim(),
+      display_name: f.display_name.trim() || f.username.trim(),
+      password: f.password,
+    });
     setSaving(false);
     if (r.success) {
       Message.success(t("users.created"));
@@ -36,24 +59,55 @@ export function AddUserDrawer({ visible, onClose, onDone }: { visible: boolean; 
     } else Message.error(r.message);
   };
   return (
-    <Drawer width={420} title={t("users.add")} visible={visible} onCancel={onClose} onOk={() => void submit()} confirmLoading={saving} okText={t("common.submit")} cancelText={t("common.cancel")}>
+    <Drawer
+      width={420}
+      title={t("users.add")}
+      visible={visible}
+      onCancel={onClose}
+      onOk={() => void submit()}
+      confirmLoading={saving}
+      okText={t("common.submit")}
+      cancelText={t("common.cancel")}
+    >
       <Form layout="vertical">
         <Form.Item label={t("users.username")} {...fieldError(error && !f.username.trim() ? t(error) : null)}>
-          <Input name="new-username" value={f.username} onChange={(v) => { setF({ ...f, username: v }); if (error) setError(validateNewUser({ ...f, username: v })); }} />
+          <Input
+            name="new-username"
+            value={f.username}
+            onChange={(v) => {
+              setF({ ...f, username: v });
+              if (error) setError(validateNewUser({ ...f, username: v }));
+            }}
+          />
         </Form.Item>
         <Form.Item label={t("users.displayName")}>
           <Input name="new-display-name" value={f.display_name} onChange={(v) => setF({ ...f, display_name: v })} />
         </Form.Item>
         <Form.Item label={t("users.password")} {...fieldError(error && !f.password ? t(error) : null)}>
-          <Input.Password name="new-password" value={f.password} placeholder={t("users.newPasswordHint", { min: PASSWORD_MIN_LENGTH })}
-            onChange={(v) => { setF({ ...f, password: v }); if (error) setError(validateNewUser({ ...f, password: v })); }} />
+          <Input.Password
+            name="new-password"
+            value={f.password}
+            placeholder={t("users.newPasswordHint", { min: PASSWORD_MIN_LENGTH })}
+            onChange={(v) => {
+              setF({ ...f, password: v });
+              if (error) setError(validateNewUser({ ...f, password: v }));
+            }}
+          />
         </Form.Item>
       </Form>
     </Drawer>
   );
 }
 
-interface EditForm { id: number; username: string; display_name: string; password: string; group: string; quota: string; email: string }
+interface EditForm {
+  id: number;
+  username: string;
+  display_name: string;
+  password: string;
+  group: string;
+  quota: string;
+  email: string;
+}
 
 export function validateEditUser(f: EditForm): Partial<Record<"password" | "quota", string>> {
   const e: Partial<Record<"password" | "quota", string>> = {};
@@ -62,7 +116,17 @@ export function validateEditUser(f: EditForm): Partial<Record<"password" | "quot
   return e;
 }
 
-export function EditUserDrawer({ id, groups, onClose, onDone }: { id: number | null; groups: string[]; onClose: () => void; onDone: () => void }) {
+export function EditUserDrawer({
+  id,
+  groups,
+  onClose,
+  onDone,
+}: {
+  id: number | null;
+  groups: string[];
+  onClose: () => void;
+  onDone: () => void;
+}) {
   const { t } = useTranslation();
   const [f, setF] = useState<EditForm | null>(null);
   const [errors, setErrors] = useState<ReturnType<typeof validateEditUser>>({});
@@ -81,7 +145,15 @@ export function EditUserDrawer({ id, groups, onClose, onDone }: { id: number | n
         return;
       }
       const u = r.data;
-      setF({ id: u.id, username: u.username ?? "", display_name: u.display_name ?? "", password: "", group: u.group ?? "default", quota: String(u.quota ?? 0), email: u.email ?? "" });
+      setF({
+        id: u.id,
+        username: u.username ?? "",
+        display_name: u.display_name ?? "",
+        password: "",
+        group: u.group ?? "default",
+        quota: String(u.quota ?? 0),
+        email: u.email ?? "",
+      });
     });
   }, [id]);
 
@@ -104,7 +176,13 @@ export function EditUserDrawer({ id, groups, onClose, onDone }: { id: number | n
     setErrors(e);
     if (Object.keys(e).length) return;
     setSaving(true);
-    const body: Record<string, unknown> = { id: f.id, username: f.username.trim(), display_name: f.display_name, group: f.group, quota: parseInt(f.quota, 10) };
+    const body: Record<string, unknown> = {
+      id: f.id,
+      username: f.username.trim(),
+      display_name: f.display_name,
+      group: f.group,
+      quota: parseInt(f.quota, 10),
+    };
     if (f.password) body.password = f.password;
     const r = await api.put("/api/user/", body);
     setSaving(false);
@@ -115,8 +193,19 @@ export function EditUserDrawer({ id, groups, onClose, onDone }: { id: number | n
   };
 
   return (
-    <Drawer width={440} title={t("users.edit")} visible={id !== null} onCancel={onClose} onOk={() => void submit()} confirmLoading={saving} okText={t("common.submit")} cancelText={t("common.cancel")}>
-      {!f ? <Spin /> : (
+    <Drawer
+      width={440}
+      title={t("users.edit")}
+      visible={id !== null}
+      onCancel={onClose}
+      onOk={() => void submit()}
+      confirmLoading={saving}
+      okText={t("common.submit")}
+      cancelText={t("common.cancel")}
+    >
+      {!f ? (
+        <Spin />
+      ) : (
         <Form layout="vertical">
           <Form.Item label={t("users.username")}>
             <Input name="edit-username" value={f.username} onChange={(v) => update({ username: v })} />
@@ -124,19 +213,41 @@ export function EditUserDrawer({ id, groups, onClose, onDone }: { id: number | n
           <Form.Item label={t("users.displayName")}>
             <Input name="edit-display-name" value={f.display_name} onChange={(v) => update({ display_name: v })} />
           </Form.Item>
-          <Form.Item label={t("users.password")} {...fieldError(errors.password ? t(errors.password, { min: PASSWORD_MIN_LENGTH }) : null)}>
-            <Input.Password name="edit-password" value={f.password} placeholder={t("users.passwordHint", { min: PASSWORD_MIN_LENGTH })} onChange={(v) => update({ password: v })} />
+          <Form.Item
+            label={t("users.password")}
+            {...fieldError(errors.password ? t(errors.password, { min: PASSWORD_MIN_LENGTH }) : null)}
+          >
+            <Input.Password
+              name="edit-password"
+              value={f.password}
+              placeholder={t("users.passwordHint", { min: PASSWORD_MIN_LENGTH })}
+              onChange={(v) => update({ password: v })}
+            />
           </Form.Item>
           <Form.Item label={t("users.group")}>
-            <Select value={f.group} onChange={(v) => update({ group: v })} allowCreate options={groups.map((g) => ({ label: g, value: g }))} />
+            <Select
+              value={f.group}
+              onChange={(v) => update({ group: v })}
+              allowCreate
+              options={groups.map((g) => ({ label: g, value: g }))}
+            />
           </Form.Item>
-          <Form.Item label={t("users.quota")} {...fieldError(errors.quota ? t(errors.quota) : null)}
-            extra={/^-?\d+$/.test(f.quota) ? renderQuota(Number(f.quota)) : undefined}>
+          <Form.Item
+            label={t("users.quota")}
+            {...fieldError(errors.quota ? t(errors.quota) : null)}
+            extra={/^-?\d+$/.test(f.quota) ? renderQuota(Number(f.quota)) : undefined}
+          >
             <Input name="edit-quota" value={f.quota} onChange={(v) => update({ quota: v })} />
           </Form.Item>
           <Form.Item label={t("users.addQuota")} extra={t("users.addQuotaHint")}>
             <Space>
-              <InputNumber data-testid="add-quota" value={addQuota} step={1} precision={0} onChange={(v) => setAddQuota(v === undefined || v === null ? undefined : Number(v))} />
+              <InputNumber
+                data-testid="add-quota"
+                value={addQuota}
+                step={1}
+                precision={0}
+                onChange={(v) => setAddQuota(v === undefined || v === null ? undefined : Number(v))}
+              />
               <Button onClick={applyAddQuota}>{t("users.applyAddQuota")}</Button>
             </Space>
           </Form.Item>

@@ -20,26 +20,57 @@ export function authModule(deps: AppDeps) {
     await enforceLimit(deps, "critical", ip);
     await checkTurnstile(deps, turnstile, ip);
   };
-  return new Elysia({ prefix: "/api/user", tags: ["auth"] })
-    .use(authPlugin(deps))
-    .post("/register", async ({ body, query, request, server }) => {
-      await guard(request, server, query.turnstile);
-      await svc.register(deps, body as svc.RegisterInput);
-      return ok(undefined, "registered");
-    }, { body: registerBody, query: turnstileQuery, detail: { summary: "Register with a password" }, response: okReply })
-    .post("/login", async ({ body, query, request, server, sessionJwt, cookie }) => {
-      await guard(request, server, query.turnstile);
-      const { user, message } = await svc.login(deps, body.username ?? "", body.password ?? "");
-      // With two-factor sign-in on, the password only opens a short pending sign-in (new-api's require_2fa).
-      return signInReply(deps, { sessionJwt, cookie, request }, user, message);
-    }, { body: loginBody, query: turnstileQuery, detail: { summary: "Sign in with a password" }, response: signInResult })
-    // GET as one-api/new-api consoles call it (with New-Api-User), or POST.
-    .get("/logout", async ({ cookie, headers, sessionJwt }) => {
-      await endSession(deps, sessionJwt, cookie, headers, "GET");
-      return ok(undefined, "logged out");
-    }, { detail: { summary: "Sign out (ends every session of the account); needs the New-Api-User header" }, response: okReply })
-    .post("/logout", async ({ cookie, headers, sessionJwt }) => {
-      await endSession(deps, sessionJwt, cookie, headers, "POST");
-      return ok(undefined, "logged out");
-    }, { detail: { summary: "Sign out (ends every session of the account)" }, response: okReply });
+  return (
+    new Elysia({ prefix: "/api/user", tags: ["auth"] })
+      .use(authPlugin(deps))
+      .post(
+        "/register",
+        async ({ body, query, request, server }) => {
+          await guard(request, server, query.turnstile);
+          await svc.register(deps, body as svc.RegisterInput);
+          return ok(undefined, "registered");
+        },
+        {
+          body: registerBody,
+          query: turnstileQuery,
+          detail: { summary: "Register with a password" },
+          response: okReply,
+        },
+      )
+      .post(
+        "/login",
+        async ({ body, query, request, server, sessionJwt, cookie }) => {
+          await guard(request, server, query.turnstile);
+          const { user, message } = await svc.login(deps, body.username ?? "", body.password ?? "");
+          // With two-factor sign-in on, the password only opens a short pending sign-in (new-api's require_2fa).
+          return signInReply(deps, { sessionJwt, cookie, request }, user, message);
+        },
+        {
+          body: loginBody,
+          query: turnstileQuery,
+          detail: { summary: "Sign in with a password" },
+          response: signInResult,
+        },
+      )
+      // GET as one-api/new-api consoles call it (with New-Api-User), or POST.
+      .get(
+        "/logout",
+        async ({ cookie, headers, sessionJwt }) => {
+          await endSession(deps, sessionJwt, cookie, headers, "GET");
+          return ok(undefined, "logged out");
+        },
+        {
+          detail: { summary: "Sign out (ends every session of the account); needs the New-Api-User header" },
+          response: okReply,
+        },
+      )
+      .post(
+        "/logout",
+        async ({ cookie, headers, sessionJwt }) => {
+          await endSession(deps, sessionJwt, cookie, headers, "POST");
+          return ok(undefined, "logged out");
+        },
+        { detail: { summary: "Sign out (ends every session of the account)" }, response: okReply },
+      )
+  );
 }

@@ -13,9 +13,14 @@ import { getChannel } from "./service.ts";
 import { backgroundRun, runInBackground } from "../../jobs/background.ts";
 
 /** Reads the balance of one channel from its upstream and stores it; returns the balance. */
-export async function updateBalance(deps: AppDeps, channelOrId: Channel | number, cancel?: AbortSignal): Promise<number> {
+export async function updateBalance(
+  deps: AppDeps,
+  channelOrId: Channel | number,
+  cancel?: AbortSignal,
+): Promise<number> {
   const ch = typeof channelOrId === "number" ? await getChannel(deps, channelOrId) : channelOrId;
-  if (!balanceSupported(ch.type)) throw badRequest(`balance query is not supported for this type (${channelType(ch.type)?.name ?? ch.type})`);
+  if (!balanceSupported(ch.type))
+    throw badRequest(`balance query is not supported for this type (${channelType(ch.type)?.name ?? ch.type})`);
   const { key } = pickChannelKey(ch, nowSeconds());
   let balance: number;
   try {
@@ -26,7 +31,11 @@ export async function updateBalance(deps: AppDeps, channelOrId: Channel | number
   }
   // A refresh cancelled by shutdown writes nothing more.
   cancel?.throwIfAborted();
-  await deps.db.updateTable("channels").set({ balance, balance_updated_time: nowSeconds() }).where("id", "=", ch.id).execute();
+  await deps.db
+    .updateTable("channels")
+    .set({ balance, balance_updated_time: nowSeconds() })
+    .where("id", "=", ch.id)
+    .execute();
   return balance;
 }
 
@@ -62,9 +71,18 @@ export const BALANCE_REFRESH_JOB = "channel-balances";
  * Updates every enabled channel whose type has a balance reader, one after another (as one-api does);
  * failures are counted, not thrown. Stops between channels once `cancel` fires.
  */
-export async function updateAllBalances(deps: AppDeps, cancel?: AbortSignal, progress = newProgress()): Promise<BalanceRefreshProgress> {
+export async function updateAllBalances(
+  deps: AppDeps,
+  cancel?: AbortSignal,
+  progress = newProgress(),
+): Promise<BalanceRefreshProgress> {
   try {
-    const channels = await deps.db.selectFrom("channels").selectAll().where("status", "=", CHANNEL_STATUS.enabled).orderBy("id").execute();
+    const channels = await deps.db
+      .selectFrom("channels")
+      .selectAll()
+      .where("status", "=", CHANNEL_STATUS.enabled)
+      .orderBy("id")
+      .execute();
     progress.total = channels.length;
     for (const ch of channels) {
       if (cancel?.aborted) break;
@@ -75,11 +93,22 @@ export async function updateAllBalances(deps: AppDeps, cancel?: AbortSignal, pro
         try {
           const balance = await updateBalance(deps, ch, cancel);
           progress.updated++;
-          progress.results.push({ id: ch.id, name: ch.name, success: true, balance, balance_updated_time: nowSeconds() });
+          progress.results.push({
+            id: ch.id,
+            name: ch.name,
+            success: true,
+            balance,
+            balance_updated_time: nowSeconds(),
+          });
         } catch (e) {
           if (cancel?.aborted) break;
           progress.failed++;
-          progress.results.push({ id: ch.id, name: ch.name, success: false, message: (e as Error).message || "balance query failed" });
+          progress.results.push({
+            id: ch.id,
+            name: ch.name,
+            success: false,
+            message: (e as Error).message || "balance query failed",
+          });
         }
       }
       progress.done++;
@@ -92,7 +121,17 @@ export async function updateAllBalances(deps: AppDeps, cancel?: AbortSignal, pro
 }
 
 function newProgress(): BalanceRefreshProgress {
-  return { running: true, total: 0, done: 0, updated: 0, failed: 0, skipped: 0, started_at: nowSeconds(), finished_at: 0, results: [] };
+  return {
+    running: true,
+    total: 0,
+    done: 0,
+    updated: 0,
+    failed: 0,
+    skipped: 0,
+    started_at: nowSeconds(),
+    finished_at: 0,
+    results: [],
+  };
 }
 
 /** The latest run of each app, kept after it ends so the progress route can show how it went. */

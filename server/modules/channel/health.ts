@@ -11,7 +11,16 @@ import { CHANNEL_STATUS } from "../../catalogue/index.ts";
 import { refreshAbilities } from "./abilities.ts";
 import { notifyChannelsChanged } from "./events.ts";
 import { parseOtherInfo } from "./service.ts";
-import { KEY_FAILURE_COOLDOWN_SECONDS, KEY_STATUS, keyEnabled, markKeyFailed, parseChannelInfo, serializeChannelInfo, splitKeys, withKeyStatus } from "./keys.ts";
+import {
+  KEY_FAILURE_COOLDOWN_SECONDS,
+  KEY_STATUS,
+  keyEnabled,
+  markKeyFailed,
+  parseChannelInfo,
+  serializeChannelInfo,
+  splitKeys,
+  withKeyStatus,
+} from "./keys.ts";
 import { sendToRoot } from "../../infra/notify.ts";
 import { statusInList } from "./status-codes.ts";
 
@@ -23,19 +32,19 @@ export type OutcomeSource = "relay" | "test";
 export type ChannelOutcome =
   | { ok: true; source: OutcomeSource; elapsedMs?: number }
   | {
-    ok: false;
-    source: OutcomeSource;
-    /** Upstream HTTP status, when there was an answer. */
-    status?: number;
-    /** The upstream's error message (never containing the key). */
-    message: string;
-    /** The upstream's error code or type (e.g. invalid_api_key, insufficient_quota). */
-    code?: string;
-    /** A full test took longer than ChannelDisableThreshold seconds. */
-    slow?: boolean;
-    /** Which key of a multi-key channel was used (KeyPick.index). */
-    keyIndex?: number;
-  };
+      ok: false;
+      source: OutcomeSource;
+      /** Upstream HTTP status, when there was an answer. */
+      status?: number;
+      /** The upstream's error message (never containing the key). */
+      message: string;
+      /** The upstream's error code or type (e.g. invalid_api_key, insufficient_quota). */
+      code?: string;
+      /** A full test took longer than ChannelDisableThreshold seconds. */
+      slow?: boolean;
+      /** Which key of a multi-key channel was used (KeyPick.index). */
+      keyIndex?: number;
+    };
 
 /** key-failed: one key of a multi-key channel was set aside; the channel stays while another key is healthy. */
 export type HealthAction = "none" | "counted" | "key-failed" | "disabled" | "enabled";
@@ -56,11 +65,24 @@ export function setChannelNotifier(fn: ChannelNotifier): void {
 }
 
 const DISABLING_CODES = new Set([
-  "invalid_api_key", "account_deactivated", "insufficient_quota", "billing_not_active", "billing_hard_limit_reached",
-  "authentication_error", "permission_error", "permission_denied", "unauthenticated", "access_terminated", "organization_deactivated",
+  "invalid_api_key",
+  "account_deactivated",
+  "insufficient_quota",
+  "billing_not_active",
+  "billing_hard_limit_reached",
+  "authentication_error",
+  "permission_error",
+  "permission_denied",
+  "unauthenticated",
+  "access_terminated",
+  "organization_deactivated",
 ]);
 
-const STATUS_WORDS: Record<number, string> = { 401: "authentication failed", 402: "payment required", 403: "permission denied" };
+const STATUS_WORDS: Record<number, string> = {
+  401: "authentication failed",
+  402: "payment required",
+  403: "permission denied",
+};
 
 /**
  * Why this failure should take the channel out of routing, or null when it should not (e.g. 429, 5xx).
@@ -69,7 +91,8 @@ const STATUS_WORDS: Record<number, string> = { 401: "authentication failed", 402
 export function disableReason(outcome: ChannelOutcome, keywordsText: string, statusCodes = "401-403"): string | null {
   if (outcome.ok) return null;
   if (outcome.slow) return outcome.message;
-  if (statusInList(statusCodes, outcome.status)) return `${STATUS_WORDS[outcome.status!] ?? "upstream status"} (${outcome.status}): ${outcome.message}`;
+  if (statusInList(statusCodes, outcome.status))
+    return `${STATUS_WORDS[outcome.status!] ?? "upstream status"} (${outcome.status}): ${outcome.message}`;
   const code = (outcome.code ?? "").toLowerCase();
   if (code && DISABLING_CODES.has(code)) return `${code}: ${outcome.message}`;
   const text = outcome.message.toLowerCase();
@@ -86,22 +109,47 @@ const failureKey = (id: number) => `channel-failures:${id}`;
  * Reports one outcome of a channel (from the relay after an upstream call, or from a channel test) and
  * applies the automation rules. Returns what it did. Safe to call without awaiting on the hot path.
  */
-export async function recordChannelResult(deps: AppDeps, channelId: number, outcome: ChannelOutcome): Promise<HealthAction> {
-  const ch = await deps.db.selectFrom("channels").select(["id", "name", "status", "auto_ban", "other_info", "key", "channel_info"])
-    .where("id", "=", channelId).executeTakeFirst();
+export async function recordChannelResult(
+  deps: AppDeps,
+  channelId: number,
+  outcome: ChannelOutcome,
+): Promise<HealthAction> {
+  const ch = await deps.db
+    .selectFrom("channels")
+    .select(["id", "name", "status", "auto_ban", "other_info", "key", "channel_info"])
+    .where("id", "=", channelId)
+    .executeTakeFirst();
   if (!ch) return "none";
   if (outcome.ok) {
     if (outcome.source === "relay") return "none";
     await deps.cache.del(failureKey(channelId));
     if (ch.status !== CHANNEL_STATUS.autoDisabled || !deps.options.bool("AutomaticEnableChannelEnabled")) return "none";
     const enabled = await setStatus(deps, ch.id, CHANNEL_STATUS.autoDisabled, CHANNEL_STATUS.enabled, {
-      ...parseOtherInfo(ch.other_info), status_reason: "", status_time: nowSeconds(), probe_failures: 0, auto_disabled: false,
+      ...parseOtherInfo(ch.other_info),
+      status_reason: "",
+      status_time: nowSeconds(),
+      probe_failures: 0,
+      auto_disabled: false,
     });
-    if (enabled) await notify(deps, `Channel "${ch.name}" (#${ch.id}) has been enabled`, `Channel "${ch.name}" (#${ch.id}) passed a test and was enabled again automatically.`);
+    if (enabled)
+      await notify(
+        deps,
+        `Channel "${ch.name}" (#${ch.id}) has been enabled`,
+        `Channel "${ch.name}" (#${ch.id}) passed a test and was enabled again automatically.`,
+      );
     return enabled ? "enabled" : "none";
   }
-  if (!deps.options.bool("AutomaticDisableChannelEnabled") || Number(ch.auto_ban) !== 1 || ch.status !== CHANNEL_STATUS.enabled) return "none";
-  const reason = disableReason(outcome, deps.options.get("AutomaticDisableKeywords"), deps.options.get("AutomaticDisableStatusCodes"));
+  if (
+    !deps.options.bool("AutomaticDisableChannelEnabled")
+    || Number(ch.auto_ban) !== 1
+    || ch.status !== CHANNEL_STATUS.enabled
+  )
+    return "none";
+  const reason = disableReason(
+    outcome,
+    deps.options.get("AutomaticDisableKeywords"),
+    deps.options.get("AutomaticDisableStatusCodes"),
+  );
   if (!reason) return "none";
   if (outcome.keyIndex !== undefined && (await setKeyAside(deps, ch, outcome.keyIndex, reason))) return "key-failed";
   if (outcome.source === "relay") {
@@ -110,9 +158,18 @@ export async function recordChannelResult(deps: AppDeps, channelId: number, outc
   }
   await deps.cache.del(failureKey(channelId));
   const disabled = await setStatus(deps, ch.id, CHANNEL_STATUS.enabled, CHANNEL_STATUS.autoDisabled, {
-    ...parseOtherInfo(ch.other_info), status_reason: reason, status_time: nowSeconds(), probe_failures: 0, auto_disabled: true,
+    ...parseOtherInfo(ch.other_info),
+    status_reason: reason,
+    status_time: nowSeconds(),
+    probe_failures: 0,
+    auto_disabled: true,
   });
-  if (disabled) await notify(deps, `Channel "${ch.name}" (#${ch.id}) has been disabled`, `Channel "${ch.name}" (#${ch.id}) was disabled automatically. Reason: ${reason}`);
+  if (disabled)
+    await notify(
+      deps,
+      `Channel "${ch.name}" (#${ch.id}) has been disabled`,
+      `Channel "${ch.name}" (#${ch.id}) was disabled automatically. Reason: ${reason}`,
+    );
   return disabled ? "disabled" : "none";
 }
 
@@ -122,22 +179,43 @@ export async function recordChannelResult(deps: AppDeps, channelId: number, outc
  * channel_info so every instance skips it. True while another key is still enabled and not cooling down,
  * in which case the channel itself stays enabled.
  */
-async function setKeyAside(deps: AppDeps, ch: { id: number; key: string; channel_info: string }, keyIndex: number, reason: string): Promise<boolean> {
+async function setKeyAside(
+  deps: AppDeps,
+  ch: { id: number; key: string; channel_info: string },
+  keyIndex: number,
+  reason: string,
+): Promise<boolean> {
   const info = parseChannelInfo(ch.channel_info);
   const keys = splitKeys(ch.key);
   if (!info.is_multi_key || keys.length <= 1 || keyIndex < 0 || keyIndex >= keys.length) return false;
   const now = nowSeconds();
   const next = withKeyStatus(markKeyFailed(info, keyIndex, now), keyIndex, KEY_STATUS.autoDisabled, reason, now);
-  await deps.db.updateTable("channels").set({ channel_info: serializeChannelInfo(next) }).where("id", "=", ch.id).execute();
+  await deps.db
+    .updateTable("channels")
+    .set({ channel_info: serializeChannelInfo(next) })
+    .where("id", "=", ch.id)
+    .execute();
   await notifyChannelsChanged(deps);
-  return keys.some((_, i) => keyEnabled(next, i) && now - (next.multi_key_failed_at[i] ?? 0) >= KEY_FAILURE_COOLDOWN_SECONDS);
+  return keys.some(
+    (_, i) => keyEnabled(next, i) && now - (next.multi_key_failed_at[i] ?? 0) >= KEY_FAILURE_COOLDOWN_SECONDS,
+  );
 }
 
 /** Moves the channel from one status to another only if it is still in `from` (so two reporters never race). */
-async function setStatus(deps: AppDeps, id: number, from: number, to: number, otherInfo: Record<string, unknown>): Promise<boolean> {
+async function setStatus(
+  deps: AppDeps,
+  id: number,
+  from: number,
+  to: number,
+  otherInfo: Record<string, unknown>,
+): Promise<boolean> {
   const changed = await deps.db.transaction().execute(async (trx) => {
-    const r = await trx.updateTable("channels").set({ status: to, other_info: JSON.stringify(otherInfo) })
-      .where("id", "=", id).where("status", "=", from).executeTakeFirst();
+    const r = await trx
+      .updateTable("channels")
+      .set({ status: to, other_info: JSON.stringify(otherInfo) })
+      .where("id", "=", id)
+      .where("status", "=", from)
+      .executeTakeFirst();
     if (Number(r.numUpdatedRows) === 0) return false;
     await refreshAbilities(trx, [id]);
     return true;
@@ -161,10 +239,23 @@ export function probeDelaySeconds(probeFailures: number): number {
 
 /** Records a failed half-open probe so the next one waits longer. */
 export async function recordProbeFailure(deps: AppDeps, channelId: number): Promise<void> {
-  const ch = await deps.db.selectFrom("channels").select(["other_info", "status"]).where("id", "=", channelId).executeTakeFirst();
+  const ch = await deps.db
+    .selectFrom("channels")
+    .select(["other_info", "status"])
+    .where("id", "=", channelId)
+    .executeTakeFirst();
   if (!ch || ch.status !== CHANNEL_STATUS.autoDisabled) return;
   const info = parseOtherInfo(ch.other_info);
-  await deps.db.updateTable("channels")
-    .set({ other_info: JSON.stringify({ ...info, probe_failures: Number(info.probe_failures ?? 0) + 1, probe_time: nowSeconds() }) })
-    .where("id", "=", channelId).where("status", "=", CHANNEL_STATUS.autoDisabled).execute();
+  await deps.db
+    .updateTable("channels")
+    .set({
+      other_info: JSON.stringify({
+        ...info,
+        probe_failures: Number(info.probe_failures ?? 0) + 1,
+        probe_time: nowSeconds(),
+      }),
+    })
+    .where("id", "=", channelId)
+    .where("status", "=", CHANNEL_STATUS.autoDisabled)
+    .execute();
 }

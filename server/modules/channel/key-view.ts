@@ -24,7 +24,12 @@ export interface KeyProof {
   sessionTag: string | null;
 }
 
-export async function viewChannelKey(deps: AppDeps, actor: User, id: number, proof: KeyProof): Promise<{ key: string }> {
+export async function viewChannelKey(
+  deps: AppDeps,
+  actor: User,
+  id: number,
+  proof: KeyProof,
+): Promise<{ key: string }> {
   if (actor.role < ROLE.root) throw forbidden(KEY_MSG.rootOnly);
   const channel = await getChannel(deps, id);
   let method: string;
@@ -40,7 +45,10 @@ export async function viewChannelKey(deps: AppDeps, actor: User, id: number, pro
     throw new AppError(403, KEY_MSG.verificationRequired, "VERIFICATION_REQUIRED");
   }
   await writeLog(deps.db, {
-    user_id: actor.id, username: actor.username, type: LOG_TYPE.manage, channel_id: channel.id,
+    user_id: actor.id,
+    username: actor.username,
+    type: LOG_TYPE.manage,
+    channel_id: channel.id,
     content: `viewed the key of channel #${channel.id} (${channel.name}), verified by ${method}`,
   });
   return { key: channel.key };

@@ -33,12 +33,16 @@ export const KEY_FAILURE_COOLDOWN_SECONDS = 60;
 export const JSON_KEY_TYPES: ReadonlySet<number> = new Set([41]);
 
 export function splitKeys(text: string): string[] {
-  return text.split(/\r?\n/).map((k) => k.trim()).filter(Boolean);
+  return text
+    .split(/\r?\n/)
+    .map((k) => k.trim())
+    .filter(Boolean);
 }
 
 const numberMap = (v: unknown): Record<string, number> => {
   const out: Record<string, number> = {};
-  if (v && typeof v === "object") for (const [k, n] of Object.entries(v)) if (Number.isFinite(Number(n))) out[k] = Number(n);
+  if (v && typeof v === "object")
+    for (const [k, n] of Object.entries(v)) if (Number.isFinite(Number(n))) out[k] = Number(n);
   return out;
 };
 const textMap = (v: unknown): Record<string, string> => {
@@ -65,7 +69,8 @@ export function parseChannelInfo(raw: string | ChannelInfo | null | undefined): 
     multi_key_status_list: numberMap(v.multi_key_status_list),
     multi_key_disabled_reason: textMap(v.multi_key_disabled_reason),
     multi_key_disabled_time: numberMap(v.multi_key_disabled_time),
-    multi_key_failed_at: v.multi_key_failed_at && typeof v.multi_key_failed_at === "object" ? { ...v.multi_key_failed_at } : {},
+    multi_key_failed_at:
+      v.multi_key_failed_at && typeof v.multi_key_failed_at === "object" ? { ...v.multi_key_failed_at } : {},
   };
 }
 
@@ -88,8 +93,14 @@ export function serializeChannelInfo(info: ChannelInfo | null | undefined): stri
 
 export function multiKeyInfo(size: number, mode: MultiKeyMode): ChannelInfo {
   return {
-    is_multi_key: true, multi_key_size: size, multi_key_mode: mode, multi_key_polling_index: 0,
-    multi_key_status_list: {}, multi_key_disabled_reason: {}, multi_key_disabled_time: {}, multi_key_failed_at: {},
+    is_multi_key: true,
+    multi_key_size: size,
+    multi_key_mode: mode,
+    multi_key_polling_index: 0,
+    multi_key_status_list: {},
+    multi_key_disabled_reason: {},
+    multi_key_disabled_time: {},
+    multi_key_failed_at: {},
   };
 }
 
@@ -120,7 +131,8 @@ export function pickChannelKey(
 ): KeyPick {
   const info = parseChannelInfo(channel.channel_info);
   const keys = info.is_multi_key ? splitKeys(channel.key) : [];
-  if (!info.is_multi_key || keys.length <= 1) return { key: info.is_multi_key ? keys[0] ?? "" : channel.key.trim(), index: 0, info };
+  if (!info.is_multi_key || keys.length <= 1)
+    return { key: info.is_multi_key ? (keys[0] ?? "") : channel.key.trim(), index: 0, info };
   // Keys disabled in multi_key_status_list are never picked while another key is enabled.
   const usable = keys.some((_, i) => keyEnabled(info, i));
   const allowed = (i: number) => !usable || keyEnabled(info, i);
@@ -141,16 +153,31 @@ export function pickChannelKey(
   }
   if (index === -1) {
     index = keys.findIndex((_, i) => allowed(i));
-    for (let i = index + 1; i < keys.length; i++) if (allowed(i) && (info.multi_key_failed_at[i] ?? 0) < (info.multi_key_failed_at[index] ?? 0)) index = i;
+    for (let i = index + 1; i < keys.length; i++)
+      if (allowed(i) && (info.multi_key_failed_at[i] ?? 0) < (info.multi_key_failed_at[index] ?? 0)) index = i;
   }
-  const next: ChannelInfo = { ...info, multi_key_size: keys.length, multi_key_polling_index: (index + 1) % keys.length };
+  const next: ChannelInfo = {
+    ...info,
+    multi_key_size: keys.length,
+    multi_key_polling_index: (index + 1) % keys.length,
+  };
   return { key: keys[index], index, info: next };
 }
 
 /** Key `index` of a multi-key channel when it may serve now (enabled, not cooling down after a failure), else
  * null: a conversation pinned to that key (relay/affinity.ts) goes back to it while it can. */
-export function usableKeyAt(channel: Pick<Channel, "key">, info: ChannelInfo, index: number, now: number): string | null {
-  if (!info.is_multi_key || !keyEnabled(info, index) || now - (info.multi_key_failed_at[index] ?? 0) < KEY_FAILURE_COOLDOWN_SECONDS) return null;
+export function usableKeyAt(
+  channel: Pick<Channel, "key">,
+  info: ChannelInfo,
+  index: number,
+  now: number,
+): string | null {
+  if (
+    !info.is_multi_key
+    || !keyEnabled(info, index)
+    || now - (info.multi_key_failed_at[index] ?? 0) < KEY_FAILURE_COOLDOWN_SECONDS
+  )
+    return null;
   return splitKeys(channel.key)[index] ?? null;
 }
 
@@ -173,5 +200,10 @@ export function withKeyStatus(info: ChannelInfo, index: number, status: number, 
     reasons[index] = reason;
     times[index] = now;
   }
-  return { ...info, multi_key_status_list: statusList, multi_key_disabled_reason: reasons, multi_key_disabled_time: times };
+  return {
+    ...info,
+    multi_key_status_list: statusList,
+    multi_key_disabled_reason: reasons,
+    multi_key_disabled_time: times,
+  };
 }

@@ -25,15 +25,20 @@ export interface MultiKeyRequest {
 }
 
 const preview = (key: string) => (key.length > 10 ? `${key.slice(0, 10)}...` : key);
-const statusOf = (info: ChannelInfo, i: number) => (keyEnabled(info, i) ? KEY_STATUS.enabled : info.multi_key_status_list[i]!);
+const statusOf = (info: ChannelInfo, i: number) =>
+  keyEnabled(info, i) ? KEY_STATUS.enabled : info.multi_key_status_list[i]!;
 
 function keyStates(ch: Channel, info: ChannelInfo) {
   return splitKeys(ch.key).map((key, index) => {
     const status = statusOf(info, index);
     const disabled = status !== KEY_STATUS.enabled;
     return {
-      index, status, key_preview: preview(key),
-      ...(disabled && info.multi_key_disabled_time[index] ? { disabled_time: info.multi_key_disabled_time[index] } : {}),
+      index,
+      status,
+      key_preview: preview(key),
+      ...(disabled && info.multi_key_disabled_time[index]
+        ? { disabled_time: info.multi_key_disabled_time[index] }
+        : {}),
       ...(disabled && info.multi_key_disabled_reason[index] ? { reason: info.multi_key_disabled_reason[index] } : {}),
     };
   });
@@ -47,22 +52,41 @@ function keyStatusPage(ch: Channel, info: ChannelInfo, req: MultiKeyRequest) {
   const page = Math.min(Number.isInteger(req.page) && req.page! > 0 ? req.page! : 1, totalPages);
   const count = (s: number) => all.filter((k) => k.status === s).length;
   return {
-    keys: filtered.slice((page - 1) * pageSize, page * pageSize), total: filtered.length, page, page_size: pageSize, total_pages: totalPages,
-    enabled_count: count(KEY_STATUS.enabled), manual_disabled_count: count(KEY_STATUS.manuallyDisabled), auto_disabled_count: count(KEY_STATUS.autoDisabled),
+    keys: filtered.slice((page - 1) * pageSize, page * pageSize),
+    total: filtered.length,
+    page,
+    page_size: pageSize,
+    total_pages: totalPages,
+    enabled_count: count(KEY_STATUS.enabled),
+    manual_disabled_count: count(KEY_STATUS.manuallyDisabled),
+    auto_disabled_count: count(KEY_STATUS.autoDisabled),
   };
 }
 
 /** Keys and their states after removing the indexes in `drop` (states move with their keys). */
-function withoutKeys(keys: string[], info: ChannelInfo, drop: (i: number) => boolean): { keys: string[]; info: ChannelInfo } {
-  const next: ChannelInfo = { ...info, multi_key_status_list: {}, multi_key_disabled_reason: {}, multi_key_disabled_time: {}, multi_key_failed_at: {}, multi_key_polling_index: 0 };
+function withoutKeys(
+  keys: string[],
+  info: ChannelInfo,
+  drop: (i: number) => boolean,
+): { keys: string[]; info: ChannelInfo } {
+  const next: ChannelInfo = {
+    ...info,
+    multi_key_status_list: {},
+    multi_key_disabled_reason: {},
+    multi_key_disabled_time: {},
+    multi_key_failed_at: {},
+    multi_key_polling_index: 0,
+  };
   const kept: string[] = [];
   keys.forEach((key, i) => {
     if (drop(i)) return;
     const j = kept.length;
     kept.push(key);
     if (!keyEnabled(info, i)) next.multi_key_status_list[j] = info.multi_key_status_list[i]!;
-    if (info.multi_key_disabled_reason[i] !== undefined) next.multi_key_disabled_reason[j] = info.multi_key_disabled_reason[i]!;
-    if (info.multi_key_disabled_time[i] !== undefined) next.multi_key_disabled_time[j] = info.multi_key_disabled_time[i]!;
+    if (info.multi_key_disabled_reason[i] !== undefined)
+      next.multi_key_disabled_reason[j] = info.multi_key_disabled_reason[i]!;
+    if (info.multi_key_disabled_time[i] !== undefined)
+      next.multi_key_disabled_time[j] = info.multi_key_disabled_time[i]!;
   });
   return { keys: kept, info: { ...next, multi_key_size: kept.length } };
 }
@@ -81,15 +105,25 @@ async function save(deps: AppDeps, ch: Channel, keys: string[], info: ChannelInf
     Object.assign(other, { status_reason: "", status_time: nowSeconds() });
   }
   await deps.db.transaction().execute(async (trx) => {
-    await trx.updateTable("channels")
-      .set({ key: keys.join("\n"), channel_info: serializeChannelInfo(info), status, other_info: JSON.stringify(other) })
-      .where("id", "=", ch.id).execute();
+    await trx
+      .updateTable("channels")
+      .set({
+        key: keys.join("\n"),
+        channel_info: serializeChannelInfo(info),
+        status,
+        other_info: JSON.stringify(other),
+      })
+      .where("id", "=", ch.id)
+      .execute();
     if (status !== ch.status) await refreshAbilities(trx, [ch.id]);
   });
   await notifyChannelsChanged(deps);
 }
 
-export async function manageMultiKeys(deps: AppDeps, req: MultiKeyRequest): Promise<{ message: string; data?: unknown }> {
+export async function manageMultiKeys(
+  deps: AppDeps,
+  req: MultiKeyRequest,
+): Promise<{ message: string; data?: unknown }> {
   if (!Number.isInteger(req.channel_id)) throw badRequest("channel_id is required");
   const ch = await getChannel(deps, req.channel_id!);
   const info = parseChannelInfo(ch.channel_info);
@@ -153,7 +187,9 @@ export async function manageMultiKeys(deps: AppDeps, req: MultiKeyRequest): Prom
       return { message: `${n} automatically disabled keys deleted`, data: n };
     }
     default:
-      throw badRequest("unknown action: use get_key_status, disable_key, enable_key, enable_all_keys, disable_all_keys, delete_key or delete_disabled_keys");
+      throw badRequest(
+        "unknown action: use get_key_status, disable_key, enable_key, enable_all_keys, disable_all_keys, delete_key or delete_disabled_keys",
+      );
   }
 }
 

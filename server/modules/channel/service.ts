@@ -9,7 +9,14 @@ import { badRequest, notFound } from "../../http/errors.ts";
 import { CHANNEL_STATUS, DEFAULT_GROUP, channelType } from "../../catalogue/index.ts";
 import { commaList, rebuildAllAbilities, refreshAbilities } from "./abilities.ts";
 import { notifyChannelsChanged } from "./events.ts";
-import { JSON_KEY_TYPES, multiKeyInfo, parseChannelInfo, serializeChannelInfo, splitKeys, type MultiKeyMode } from "./keys.ts";
+import {
+  JSON_KEY_TYPES,
+  multiKeyInfo,
+  parseChannelInfo,
+  serializeChannelInfo,
+  splitKeys,
+  type MultiKeyMode,
+} from "./keys.ts";
 
 export const MSG = {
   nameKeyRequired: "please fill in channel name and key",
@@ -75,7 +82,9 @@ export function channelView(ch: Channel, blankKey = false) {
   const { key, channel_info, ...rest } = ch;
   const info = parseChannelInfo(channel_info);
   const view: Record<string, unknown> = {
-    ...rest, other_info: ch.other_info ?? "", channel_info: info,
+    ...rest,
+    other_info: ch.other_info ?? "",
+    channel_info: info,
     key_count: info.is_multi_key ? splitKeys(key).length : key ? 1 : 0,
   };
   if (blankKey) view.key = "";
@@ -143,17 +152,21 @@ function channelPatch(input: ChannelInput, creating: boolean): Partial<Insertabl
   }
   const status = int(input.status, MSG.badStatus);
   if (status !== undefined) {
-    if (status !== CHANNEL_STATUS.enabled && status !== CHANNEL_STATUS.manuallyDisabled) throw badRequest(MSG.badStatus);
+    if (status !== CHANNEL_STATUS.enabled && status !== CHANNEL_STATUS.manuallyDisabled)
+      throw badRequest(MSG.badStatus);
     p.status = status;
   }
-  if (input.auto_ban !== undefined && input.auto_ban !== null) p.auto_ban = input.auto_ban === true || Number(input.auto_ban) === 1 ? 1 : 0;
+  if (input.auto_ban !== undefined && input.auto_ban !== null)
+    p.auto_ban = input.auto_ban === true || Number(input.auto_ban) === 1 ? 1 : 0;
   const maxInput = int(input.max_input_tokens, MSG.badMaxInput);
   if (maxInput !== undefined) {
     if (maxInput < 0) throw badRequest(MSG.badMaxInput);
     p.max_input_tokens = maxInput;
   }
   if (input.base_url !== undefined) {
-    const url = String(input.base_url ?? "").trim().replace(/\/+$/, "");
+    const url = String(input.base_url ?? "")
+      .trim()
+      .replace(/\/+$/, "");
     if (url && !/^https?:\/\/[^\s]+$/i.test(url)) throw badRequest(MSG.badBaseUrl);
     p.base_url = url;
   }
@@ -178,7 +191,8 @@ function applyTypeDefaults(p: Partial<Insertable<ChannelsTable>>, currentOther?:
 // ---- create ------------------------------------------------------------------------------------------
 
 export async function insertChannel(db: Db, row: Insertable<ChannelsTable>): Promise<number> {
-  if (dialectOf(db) === "postgres") return (await db.insertInto("channels").values(row).returning("id").executeTakeFirstOrThrow()).id;
+  if (dialectOf(db) === "postgres")
+    return (await db.insertInto("channels").values(row).returning("id").executeTakeFirstOrThrow()).id;
   const res = await db.insertInto("channels").values(row).executeTakeFirstOrThrow();
   return Number(res.insertId);
 }
@@ -192,18 +206,41 @@ export async function createChannels(deps: AppDeps, input: ChannelInput): Promis
   const multiMode = (input.multi_key_mode ?? "polling") as MultiKeyMode;
   if (multiMode !== "polling" && multiMode !== "random") throw badRequest(MSG.badMultiKeyMode);
   const base: Insertable<ChannelsTable> = {
-    type, key: "", name: patch.name!, status: patch.status ?? CHANNEL_STATUS.enabled, weight: patch.weight ?? 0,
-    priority: patch.priority ?? 0, created_time: nowSeconds(), test_time: 0, response_time: 0, base_url: patch.base_url ?? "",
-    other: patch.other ?? "", balance: 0, balance_updated_time: 0, models: patch.models!, group: patch.group ?? DEFAULT_GROUP,
-    used_quota: 0, model_mapping: patch.model_mapping ?? "", status_code_mapping: patch.status_code_mapping ?? "",
-    auto_ban: patch.auto_ban ?? 1, other_info: "", tag: patch.tag ?? null, setting: patch.setting ?? "",
-    param_override: patch.param_override ?? "", channel_info: serializeChannelInfo(null), max_input_tokens: patch.max_input_tokens ?? 0,
-    openai_organization: patch.openai_organization ?? null, test_model: patch.test_model ?? null,
+    type,
+    key: "",
+    name: patch.name!,
+    status: patch.status ?? CHANNEL_STATUS.enabled,
+    weight: patch.weight ?? 0,
+    priority: patch.priority ?? 0,
+    created_time: nowSeconds(),
+    test_time: 0,
+    response_time: 0,
+    base_url: patch.base_url ?? "",
+    other: patch.other ?? "",
+    balance: 0,
+    balance_updated_time: 0,
+    models: patch.models!,
+    group: patch.group ?? DEFAULT_GROUP,
+    used_quota: 0,
+    model_mapping: patch.model_mapping ?? "",
+    status_code_mapping: patch.status_code_mapping ?? "",
+    auto_ban: patch.auto_ban ?? 1,
+    other_info: "",
+    tag: patch.tag ?? null,
+    setting: patch.setting ?? "",
+    param_override: patch.param_override ?? "",
+    channel_info: serializeChannelInfo(null),
+    max_input_tokens: patch.max_input_tokens ?? 0,
+    openai_organization: patch.openai_organization ?? null,
+    test_model: patch.test_model ?? null,
   };
   applyTypeDefaults(base);
   let rows: Insertable<ChannelsTable>[];
   if (mode === "batch") rows = keys.map((key) => ({ ...base, key }));
-  else if (mode === "multi_to_single" && keys.length > 1) rows = [{ ...base, key: keys.join("\n"), channel_info: serializeChannelInfo(multiKeyInfo(keys.length, multiMode)) }];
+  else if (mode === "multi_to_single" && keys.length > 1)
+    rows = [
+      { ...base, key: keys.join("\n"), channel_info: serializeChannelInfo(multiKeyInfo(keys.length, multiMode)) },
+    ];
   else rows = [{ ...base, key: mode === "multi_to_single" ? keys.join("\n") : (input.key ?? "").trim() }];
   const ids = await deps.db.transaction().execute(async (trx) => {
     const made: number[] = [];
@@ -238,7 +275,12 @@ export interface ChannelListQuery {
 
 /** `column` holds a comma list: match one whole element. */
 function commaContains(eb: any, column: string, value: string) {
-  return eb.or([eb(column, "=", value), eb(column, "like", `${value},%`), eb(column, "like", `%,${value}`), eb(column, "like", `%,${value},%`)]);
+  return eb.or([
+    eb(column, "=", value),
+    eb(column, "like", `${value},%`),
+    eb(column, "like", `%,${value}`),
+    eb(column, "like", `%,${value},%`),
+  ]);
 }
 
 export async function listChannels(deps: AppDeps, q: ChannelListQuery) {
@@ -248,7 +290,12 @@ export async function listChannels(deps: AppDeps, q: ChannelListQuery) {
     const like = `%${kw}%`;
     // Never the key: a search must not reveal which channel holds a given secret.
     base = base.where((eb) => {
-      const ors = [eb("name", "like", like), eb("base_url", "like", like), eb("tag", "like", like), eb("models", "like", like)];
+      const ors = [
+        eb("name", "like", like),
+        eb("base_url", "like", like),
+        eb("tag", "like", like),
+        eb("models", "like", like),
+      ];
       if (/^\d+$/.test(kw)) ors.push(eb("id", "=", Number(kw)));
       return eb.or(ors);
     });
@@ -293,11 +340,17 @@ export function tagEntries(rows: Channel[]) {
     const tested = members.filter((m) => m.response_time > 0);
     const enabled = members.filter((m) => m.status === CHANNEL_STATUS.enabled).length;
     return {
-      is_tag: true, tag: e.tag, name: e.tag, type: members[0].type, channel_count: members.length, enabled_count: enabled,
+      is_tag: true,
+      tag: e.tag,
+      name: e.tag,
+      type: members[0].type,
+      channel_count: members.length,
+      enabled_count: enabled,
       status: enabled > 0 ? CHANNEL_STATUS.enabled : CHANNEL_STATUS.manuallyDisabled,
       group: commaList(members.map((m) => m.group).join(",")).join(","),
       models: commaList(members.map((m) => m.models).join(",")).join(","),
-      priority: Math.max(...members.map((m) => m.priority)), weight: members[0].weight,
+      priority: Math.max(...members.map((m) => m.priority)),
+      weight: members[0].weight,
       used_quota: members.reduce((s, m) => s + Number(m.used_quota), 0),
       balance: members.reduce((s, m) => s + Number(m.balance), 0),
       response_time: tested.length ? Math.round(tested.reduce((s, m) => s + m.response_time, 0) / tested.length) : 0,
@@ -317,11 +370,22 @@ export async function updateChannel(deps: AppDeps, input: ChannelInput) {
   if (newKey) {
     const info = parseChannelInfo(current.channel_info);
     if (info.is_multi_key) {
-      const keys = input.key_mode === "append" ? [...new Set([...splitKeys(current.key), ...splitKeys(newKey)])] : splitKeys(newKey);
+      const keys =
+        input.key_mode === "append"
+          ? [...new Set([...splitKeys(current.key), ...splitKeys(newKey)])]
+          : splitKeys(newKey);
       patch.key = keys.join("\n");
       // Appended keys keep the indexes of the ones before them (and their disabled states); a new key list starts over.
-      const kept = input.key_mode === "append" ? info : { ...info, multi_key_status_list: {}, multi_key_disabled_reason: {}, multi_key_disabled_time: {} };
-      patch.channel_info = serializeChannelInfo({ ...kept, multi_key_size: keys.length, multi_key_polling_index: 0, multi_key_failed_at: {} });
+      const kept =
+        input.key_mode === "append"
+          ? info
+          : { ...info, multi_key_status_list: {}, multi_key_disabled_reason: {}, multi_key_disabled_time: {} };
+      patch.channel_info = serializeChannelInfo({
+        ...kept,
+        multi_key_size: keys.length,
+        multi_key_polling_index: 0,
+        multi_key_failed_at: {},
+      });
     } else {
       patch.key = newKey;
     }
@@ -330,13 +394,23 @@ export async function updateChannel(deps: AppDeps, input: ChannelInput) {
   if (input.multi_key_mode !== undefined && input.multi_key_mode !== "") {
     const info = parseChannelInfo(patch.channel_info ?? current.channel_info);
     if (info.is_multi_key) {
-      if (input.multi_key_mode !== "polling" && input.multi_key_mode !== "random") throw badRequest(MSG.badMultiKeyMode);
-      patch.channel_info = serializeChannelInfo({ ...info, multi_key_mode: input.multi_key_mode, multi_key_polling_index: 0 });
+      if (input.multi_key_mode !== "polling" && input.multi_key_mode !== "random")
+        throw badRequest(MSG.badMultiKeyMode);
+      patch.channel_info = serializeChannelInfo({
+        ...info,
+        multi_key_mode: input.multi_key_mode,
+        multi_key_polling_index: 0,
+      });
     }
   }
   // Turning a channel back on by hand clears the automation's verdict.
   if (patch.status === CHANNEL_STATUS.enabled && current.status !== CHANNEL_STATUS.enabled) {
-    patch.other_info = JSON.stringify({ ...parseOtherInfo(current.other_info), status_reason: "", status_time: nowSeconds(), probe_failures: 0 });
+    patch.other_info = JSON.stringify({
+      ...parseOtherInfo(current.other_info),
+      status_reason: "",
+      status_time: nowSeconds(),
+      probe_failures: 0,
+    });
   }
   if (Object.keys(patch).length) {
     await deps.db.transaction().execute(async (trx) => {
@@ -380,9 +454,15 @@ export async function deleteChannel(deps: AppDeps, id: number): Promise<void> {
 }
 
 export async function deleteDisabled(deps: AppDeps): Promise<number> {
-  const rows = await deps.db.selectFrom("channels").select("id")
-    .where("status", "in", [CHANNEL_STATUS.manuallyDisabled, CHANNEL_STATUS.autoDisabled]).execute();
-  return deleteWhere(deps, rows.map((r) => r.id));
+  const rows = await deps.db
+    .selectFrom("channels")
+    .select("id")
+    .where("status", "in", [CHANNEL_STATUS.manuallyDisabled, CHANNEL_STATUS.autoDisabled])
+    .execute();
+  return deleteWhere(
+    deps,
+    rows.map((r) => r.id),
+  );
 }
 
 function cleanIds(ids: unknown, emptyMessage: string): number[] {
@@ -433,7 +513,8 @@ export async function editTag(deps: AppDeps, input: TagEditInput): Promise<numbe
   const patch: Partial<Insertable<ChannelsTable>> = {};
   const newTag = (input.new_tag ?? "").trim();
   if (newTag && newTag !== tag) patch.tag = newTag;
-  if (input.model_mapping !== undefined && input.model_mapping !== null) patch.model_mapping = jsonObjectText(input.model_mapping, MSG.badMapping);
+  if (input.model_mapping !== undefined && input.model_mapping !== null)
+    patch.model_mapping = jsonObjectText(input.model_mapping, MSG.badMapping);
   if (input.groups !== undefined && input.groups !== null) {
     const g = listText(input.groups)!;
     if (g) patch.group = g;
@@ -466,15 +547,28 @@ export async function setTagStatus(deps: AppDeps, tag: string | undefined, statu
   const name = (tag ?? "").trim();
   if (!name) throw badRequest(MSG.emptyTag);
   const n = await deps.db.transaction().execute(async (trx) => {
-    const rows = await trx.selectFrom("channels").select(["id", "status", "other_info"]).where("tag", "=", name).execute();
+    const rows = await trx
+      .selectFrom("channels")
+      .select(["id", "status", "other_info"])
+      .where("tag", "=", name)
+      .execute();
     if (!rows.length) throw notFound(MSG.tagNotFound);
     const ids = rows.map((r) => r.id);
     await trx.updateTable("channels").set({ status }).where("id", "in", ids).execute();
     if (status === CHANNEL_STATUS.enabled) {
       // As with a single enable: the automation's verdict no longer applies.
       for (const r of rows.filter((r) => r.status !== CHANNEL_STATUS.enabled)) {
-        const info = { ...parseOtherInfo(r.other_info), status_reason: "", status_time: nowSeconds(), probe_failures: 0 };
-        await trx.updateTable("channels").set({ other_info: JSON.stringify(info) }).where("id", "=", r.id).execute();
+        const info = {
+          ...parseOtherInfo(r.other_info),
+          status_reason: "",
+          status_time: nowSeconds(),
+          probe_failures: 0,
+        };
+        await trx
+          .updateTable("channels")
+          .set({ other_info: JSON.stringify(info) })
+          .where("id", "=", r.id)
+          .execute();
       }
     }
     await refreshAbilities(trx, ids);

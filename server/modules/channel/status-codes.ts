@@ -3,7 +3,10 @@
 // stored text is the normal form and two spellings of one set compare equal.
 import { badRequest } from "../../http/errors.ts";
 
-export interface CodeRange { start: number; end: number }
+export interface CodeRange {
+  start: number;
+  end: number;
+}
 
 function token(part: string): CodeRange {
   const t = part.replace(/\s+/g, "");
@@ -18,7 +21,11 @@ function token(part: string): CodeRange {
 
 /** Sorted, merged ranges; throws with a message naming the first bad part. Empty text is no codes. */
 export function parseStatusCodeRanges(text: string): CodeRange[] {
-  const parts = text.replace(/，/g, ",").split(",").map((s) => s.trim()).filter(Boolean);
+  const parts = text
+    .replace(/，/g, ",")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   const ranges = parts.map(token).sort((a, b) => a.start - b.start || a.end - b.end);
   const merged: CodeRange[] = [];
   for (const r of ranges) {

@@ -29,7 +29,11 @@ export function testModelOf(channel: Pick<Channel, "test_model" | "models">, req
 
 function scrub(text: string, key: string): string {
   let out = text;
-  for (const k of key.split(/\r?\n/).map((s) => s.trim()).filter((s) => s.length >= 6)) out = out.split(k).join("***");
+  for (const k of key
+    .split(/\r?\n/)
+    .map((s) => s.trim())
+    .filter((s) => s.length >= 6))
+    out = out.split(k).join("***");
   return out.length > 500 ? out.slice(0, 500) + "..." : out;
 }
 
@@ -43,7 +47,11 @@ export interface TestOptions {
   cancel?: AbortSignal;
 }
 
-export async function testChannel(deps: AppDeps, channelOrId: Channel | number, opts: TestOptions = {}): Promise<TestResult> {
+export async function testChannel(
+  deps: AppDeps,
+  channelOrId: Channel | number,
+  opts: TestOptions = {},
+): Promise<TestResult> {
   const channel = typeof channelOrId === "number" ? await getChannel(deps, channelOrId) : channelOrId;
   const timeout = AbortSignal.timeout(TEST_TIMEOUT_MS);
   const signal = opts.cancel ? AbortSignal.any([timeout, opts.cancel]) : timeout;
@@ -54,7 +62,14 @@ export async function testChannel(deps: AppDeps, channelOrId: Channel | number, 
   } catch (e) {
     opts.cancel?.throwIfAborted();
     const err = e as Error;
-    outcome = { ok: false, message: err.name === "TimeoutError" || timeout.aborted ? `no answer within ${TEST_TIMEOUT_MS / 1000} seconds` : err.message || "request failed", keyIndex: 0 };
+    outcome = {
+      ok: false,
+      message:
+        err.name === "TimeoutError" || timeout.aborted
+          ? `no answer within ${TEST_TIMEOUT_MS / 1000} seconds`
+          : err.message || "request failed",
+      keyIndex: 0,
+    };
   }
   const { ok: success, status, code, keyIndex } = outcome;
   let message = outcome.message;
@@ -64,26 +79,54 @@ export async function testChannel(deps: AppDeps, channelOrId: Channel | number, 
   const ms = Math.max(success ? 1 : 0, Math.round(performance.now() - started));
   message = scrub(message, channel.key);
   const thresholdMs = deps.options.number("ChannelDisableThreshold", 5) * 1000;
-  const slow = success && opts.full && thresholdMs > 0 && ms > thresholdMs
-    ? `response time ${(ms / 1000).toFixed(2)}s exceeds the threshold of ${thresholdMs / 1000}s` : null;
+  const slow =
+    success && opts.full && thresholdMs > 0 && ms > thresholdMs
+      ? `response time ${(ms / 1000).toFixed(2)}s exceeds the threshold of ${thresholdMs / 1000}s`
+      : null;
   // As one-api does: a failed test shows as "not tested" (0) instead of a misleading fast time. The reason
   // stays on the channel (other_info.test_error, "" once a test passes) so the list can still show it.
   const testTime = nowSeconds();
-  const fresh = await deps.db.selectFrom("channels").select("other_info").where("id", "=", channel.id).executeTakeFirst();
-  const otherInfo = JSON.stringify({ ...parseOtherInfo(fresh?.other_info), test_error: success ? slow ?? "" : message });
-  await deps.db.updateTable("channels").set({ response_time: success ? ms : 0, test_time: testTime, other_info: otherInfo })
-    .where("id", "=", channel.id).execute();
+  const fresh = await deps.db
+    .selectFrom("channels")
+    .select("other_info")
+    .where("id", "=", channel.id)
+    .executeTakeFirst();
+  const otherInfo = JSON.stringify({
+    ...parseOtherInfo(fresh?.other_info),
+    test_error: success ? (slow ?? "") : message,
+  });
+  await deps.db
+    .updateTable("channels")
+    .set({ response_time: success ? ms : 0, test_time: testTime, other_info: otherInfo })
+    .where("id", "=", channel.id)
+    .execute();
   const stored = { response_time: success ? ms : 0, test_time: testTime };
   const statusAfter = (action: HealthAction) =>
-    action === "disabled" ? CHANNEL_STATUS.autoDisabled : action === "enabled" ? CHANNEL_STATUS.enabled : channel.status;
+    action === "disabled"
+      ? CHANNEL_STATUS.autoDisabled
+      : action === "enabled"
+        ? CHANNEL_STATUS.enabled
+        : channel.status;
   if (slow) {
-    const action = await recordChannelResult(deps, channel.id, { ok: false, source: "test", message: slow, slow: true });
+    const action = await recordChannelResult(deps, channel.id, {
+      ok: false,
+      source: "test",
+      message: slow,
+      slow: true,
+    });
     return { success: false, message: slow, time: ms / 1000, ...stored, status: statusAfter(action) };
   }
   let action: HealthAction;
   if (success) action = await recordChannelResult(deps, channel.id, { ok: true, source: "test", elapsedMs: ms });
   else {
-    action = await recordChannelResult(deps, channel.id, { ok: false, source: "test", status, message, code, keyIndex });
+    action = await recordChannelResult(deps, channel.id, {
+      ok: false,
+      source: "test",
+      status,
+      message,
+      code,
+      keyIndex,
+    });
     if (opts.probe) await recordProbeFailure(deps, channel.id);
   }
   return { success, message, time: ms / 1000, ...stored, status: statusAfter(action) };
@@ -134,8 +177,12 @@ export function testAllProgress(deps: AppDeps, since = 0): TestAllProgress | nul
  */
 export async function testAllChannels(deps: AppDeps, cancel: AbortSignal, progress: TestAllProgress): Promise<void> {
   try {
-    const channels = await deps.db.selectFrom("channels").selectAll()
-      .where("status", "in", [CHANNEL_STATUS.enabled, CHANNEL_STATUS.autoDisabled]).orderBy("id").execute();
+    const channels = await deps.db
+      .selectFrom("channels")
+      .selectAll()
+      .where("status", "in", [CHANNEL_STATUS.enabled, CHANNEL_STATUS.autoDisabled])
+      .orderBy("id")
+      .execute();
     progress.total = channels.length;
     let next = 0;
     const worker = async () => {
@@ -146,14 +193,29 @@ export async function testAllChannels(deps: AppDeps, cancel: AbortSignal, progre
           if (r.success) progress.succeeded++;
           else progress.failed++;
           progress.results.push({
-            id: ch.id, name: ch.name, success: r.success, message: r.message, time: r.time,
-            response_time: r.response_time ?? 0, test_time: r.test_time ?? 0, status: r.status ?? ch.status,
+            id: ch.id,
+            name: ch.name,
+            success: r.success,
+            message: r.message,
+            time: r.time,
+            response_time: r.response_time ?? 0,
+            test_time: r.test_time ?? 0,
+            status: r.status ?? ch.status,
           });
         } catch (e) {
           if (cancel.aborted) return;
           progress.failed++;
           const message = (e as Error).message || "test failed";
-          progress.results.push({ id: ch.id, name: ch.name, success: false, message, time: 0, response_time: ch.response_time, test_time: ch.test_time, status: ch.status });
+          progress.results.push({
+            id: ch.id,
+            name: ch.name,
+            success: false,
+            message,
+            time: 0,
+            response_time: ch.response_time,
+            test_time: ch.test_time,
+            status: ch.status,
+          });
           console.error(`channel test of #${ch.id} failed:`, message);
         }
         progress.done++;
@@ -168,7 +230,16 @@ export async function testAllChannels(deps: AppDeps, cancel: AbortSignal, progre
 
 /** Starts "test all channels" in the background (at most one run at a time), or joins the run already going. */
 export function startTestAll(deps: AppDeps) {
-  const progress: TestAllProgress = { running: true, total: 0, done: 0, succeeded: 0, failed: 0, started_at: nowSeconds(), finished_at: 0, results: [] };
+  const progress: TestAllProgress = {
+    running: true,
+    total: 0,
+    done: 0,
+    succeeded: 0,
+    failed: 0,
+    started_at: nowSeconds(),
+    finished_at: 0,
+    results: [],
+  };
   const run = runInBackground(deps, TEST_ALL_JOB, progress, (cancel, p) => testAllChannels(deps, cancel, p));
   if (run.started) latest.set(deps, progress);
   return run;

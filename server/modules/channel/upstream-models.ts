@@ -8,9 +8,13 @@ import type { Channel } from "../../../db/schema.ts";
 import { pickChannelKey } from "./keys.ts";
 import { getChannel } from "./service.ts";
 
-async function fetchFrom(channel: Pick<Channel, "type" | "base_url"> & Partial<Channel>, key: string): Promise<string[]> {
+async function fetchFrom(
+  channel: Pick<Channel, "type" | "base_url"> & Partial<Channel>,
+  key: string,
+): Promise<string[]> {
   const type = channel.type;
-  if (!modelListSupported(type)) throw badRequest(`fetching models is not supported for this type (${channelType(type)?.name ?? type})`);
+  if (!modelListSupported(type))
+    throw badRequest(`fetching models is not supported for this type (${channelType(type)?.name ?? type})`);
   try {
     const models = await upstreamModels(channel, key);
     return [...new Set(models)].sort();
@@ -27,7 +31,11 @@ export async function fetchChannelModels(deps: AppDeps, id: number): Promise<str
 
 /** For the create form: the channel does not exist yet, so the caller gives type, base URL and key. */
 export async function fetchModelsFor(input: { base_url?: string; type?: number; key?: string }): Promise<string[]> {
-  const key = (input.key ?? "").split(/\r?\n/).map((k) => k.trim()).find(Boolean) ?? "";
+  const key =
+    (input.key ?? "")
+      .split(/\r?\n/)
+      .map((k) => k.trim())
+      .find(Boolean) ?? "";
   if (!key) throw badRequest("fill in key");
   const type = Number(input.type ?? 1);
   if (!channelType(type)) throw badRequest(`unknown channel type ${input.type}`);

@@ -36,38 +36,77 @@ export async function checkinStatus(deps: AppDeps, userId: number, month?: strin
   requireEnabled(deps);
   const m = month ?? localDate().slice(0, 7);
   if (!/^\d{4}-\d{2}$/.test(m)) throw badRequest(MSG.badMonth);
-  const records = await deps.db.selectFrom("checkins").select(["checkin_date", "quota_awarded"]).where("user_id", "=", userId)
-    .where("checkin_date", ">=", `${m}-01`).where("checkin_date", "<=", `${m}-31`).orderBy("checkin_date", "desc").execute();
-  const [totals] = await deps.db.selectFrom("checkins").where("user_id", "=", userId)
-    .select((eb) => [eb.fn.countAll<number>().as("n"), sql<number>`coalesce(sum(quota_awarded), 0)`.as("q")]).execute();
-  const today = await deps.db.selectFrom("checkins").select("id").where("user_id", "=", userId).where("checkin_date", "=", localDate()).executeTakeFirst();
+  const records = await deps.db
+    .selectFrom("checkins")
+    .select(["checkin_date", "quota_awarded"])
+    .where("user_id", "=", userId)
+    .where("checkin_date", ">=", `${m}-01`)
+    .where("checkin_date", "<=", `${m}-31`)
+    .orderBy("checkin_date", "desc")
+    .execute();
+  const [totals] = await deps.db
+    .selectFrom("checkins")
+    .where("user_id", "=", userId)
+    .select((eb) => [eb.fn.countAll<number>().as("n"), sql<number>`coalesce(sum(quota_awarded), 0)`.as("q")])
+    .execute();
+  const today = await deps.db
+    .selectFrom("checkins")
+    .select("id")
+    .where("user_id", "=", userId)
+    .where("checkin_date", "=", localDate())
+    .executeTakeFirst();
   const [min, max] = quotaRange(deps);
   return {
-    enabled: true, min_quota: min, max_quota: max,
+    enabled: true,
+    min_quota: min,
+    max_quota: max,
     stats: {
-      total_quota: Number(totals?.q ?? 0), total_checkins: Number(totals?.n ?? 0), checkin_count: records.length, checked_in_today: !!today,
+      total_quota: Number(totals?.q ?? 0),
+      total_checkins: Number(totals?.n ?? 0),
+      checkin_count: records.length,
+      checked_in_today: !!today,
       records: records.map((r) => ({ checkin_date: String(r.checkin_date), quota_awarded: Number(r.quota_awarded) })),
     },
   };
 }
 
-export async function checkIn(deps: AppDeps, user: { id: number; username: string }, random: () => number = Math.random) {
+export async function checkIn(
+  deps: AppDeps,
+  user: { id: number; username: string },
+  random: () => number = Math.random,
+) {
   requireEnabled(deps);
   const [min, max] = quotaRange(deps);
   const award = min + Math.floor(random() * (max - min + 1));
   const date = localDate();
   try {
     await deps.db.transaction().execute(async (trx) => {
-      await trx.insertInto("checkins").values({ user_id: user.id, checkin_date: date, quota_awarded: award, created_at: nowSeconds() }).execute();
-      await trx.updateTable("users").set({ quota: sql`quota + ${award}` }).where("id", "=", user.id).execute();
+      await trx
+        .insertInto("checkins")
+        .values({ user_id: user.id, checkin_date: date, quota_awarded: award, created_at: nowSeconds() })
+        .execute();
+      await trx
+        .updateTable("users")
+        .set({ quota: sql`quota + ${award}` })
+        .where("id", "=", user.id)
+        .execute();
       await writeLog(trx, {
-        user_id: user.id, username: user.username, type: LOG_TYPE.system, quota: award,
-        content: `daily check-in: quota added ${formatQuota(award)}`, other: JSON.stringify({ checkin_date: date }),
+        user_id: user.id,
+        username: user.username,
+        type: LOG_TYPE.system,
+        quota: award,
+        content: `daily check-in: quota added ${formatQuota(award)}`,
+        other: JSON.stringify({ checkin_date: date }),
       });
     });
   } catch (e) {
     // The unique (user_id, checkin_date) index: this user already has today's row.
-    const taken = await deps.db.selectFrom("checkins").select("id").where("user_id", "=", user.id).where("checkin_date", "=", date).executeTakeFirst();
+    const taken = await deps.db
+      .selectFrom("checkins")
+      .select("id")
+      .where("user_id", "=", user.id)
+      .where("checkin_date", "=", date)
+      .executeTakeFirst();
     if (taken) throw badRequest(MSG.already);
     throw e;
   }

@@ -48,16 +48,25 @@ const ROLE_TEXT: Record<string, string> = {
 
 const SECURITY_SCHEMES = {
   session: {
-    type: "apiKey", in: "cookie", name: "session",
-    description: "The console's session: the HttpOnly cookie set by POST /api/user/login. Sent together with New-Api-User.",
+    type: "apiKey",
+    in: "cookie",
+    name: "session",
+    description:
+      "The console's session: the HttpOnly cookie set by POST /api/user/login. Sent together with New-Api-User.",
   },
   userId: {
-    type: "apiKey", in: "header", name: "New-Api-User",
-    description: "The signed-in user's id. Required with the session cookie (a cross-site request cannot send it); optional with an access token, where it must match the token's user.",
+    type: "apiKey",
+    in: "header",
+    name: "New-Api-User",
+    description:
+      "The signed-in user's id. Required with the session cookie (a cross-site request cannot send it); optional with an access token, where it must match the token's user.",
   },
   accessToken: {
-    type: "apiKey", in: "header", name: "Authorization",
-    description: "A system access token (GET /api/user/token generates one; the console's personal settings show it), raw or as `Bearer <token>`. Not an sk- relay token.",
+    type: "apiKey",
+    in: "header",
+    name: "Authorization",
+    description:
+      "A system access token (GET /api/user/token generates one; the console's personal settings show it), raw or as `Bearer <token>`. Not an sk- relay token.",
   },
 };
 
@@ -93,24 +102,34 @@ export async function buildDocument(app: AnyElysia): Promise<Document> {
   const optionalBody = new Set<string>();
   // The whole app's table (a plugin's own `routes` holds only its own routes; the global ones are its parent's).
   const global = app as unknown as { getGlobalRoutes(): AnyElysia["routes"]; getGlobalDefinitions(): unknown };
-  const routes = global.getGlobalRoutes().filter((r) => API_PATH.test(r.path)).map((r) => {
-    const hooks = { ...r.hooks } as Record<string, any>;
-    if (hooks.body?.[OptionalKind]) optionalBody.add(`${r.method.toLowerCase()} ${openapiPath(r.path)}`);
-    // The app's own body parser (app.ts: size limit, JSON) is a function the generator cannot describe; with
-    // only such parsers it would list no content type at all. Named parsers (a route's `parse: "json"`) stay.
-    const named = (hooks.parse ?? []).filter((p: { fn: unknown }) => typeof p.fn !== "function");
-    if (named.length) hooks.parse = named;
-    else delete hooks.parse;
-    return { ...r, hooks };
-  });
-  const table = { getGlobalRoutes: () => routes, getGlobalDefinitions: () => global.getGlobalDefinitions() } as unknown as AnyElysia;
-  const generated = toOpenAPISchema(table, { staticFile: false, methods: ["options", "head"] }) as { paths: Document["paths"]; components: { schemas: Record<string, unknown> } };
+  const routes = global
+    .getGlobalRoutes()
+    .filter((r) => API_PATH.test(r.path))
+    .map((r) => {
+      const hooks = { ...r.hooks } as Record<string, any>;
+      if (hooks.body?.[OptionalKind]) optionalBody.add(`${r.method.toLowerCase()} ${openapiPath(r.path)}`);
+      // The app's own body parser (app.ts: size limit, JSON) is a function the generator cannot describe; with
+      // only such parsers it would list no content type at all. Named parsers (a route's `parse: "json"`) stay.
+      const named = (hooks.parse ?? []).filter((p: { fn: unknown }) => typeof p.fn !== "function");
+      if (named.length) hooks.parse = named;
+      else delete hooks.parse;
+      return { ...r, hooks };
+    });
+  const table = {
+    getGlobalRoutes: () => routes,
+    getGlobalDefinitions: () => global.getGlobalDefinitions(),
+  } as unknown as AnyElysia;
+  const generated = toOpenAPISchema(table, { staticFile: false, methods: ["options", "head"] }) as {
+    paths: Document["paths"];
+    components: { schemas: Record<string, unknown> };
+  };
   // A copy: the generator hands back the routes' own schema objects, which Elysia validates with.
   const { paths, components } = JSON.parse(JSON.stringify(generated)) as typeof generated;
   stripElysiaKeywords(paths);
   stripElysiaKeywords(components);
   for (const [path, item] of Object.entries(paths)) {
-    for (const [method, op] of Object.entries(item)) completeOperation(op, WITH_BODY.has(method) && optionalBody.has(`${method} ${path}`));
+    for (const [method, op] of Object.entries(item))
+      completeOperation(op, WITH_BODY.has(method) && optionalBody.has(`${method} ${path}`));
   }
   return {
     openapi: "3.1.1",
@@ -118,7 +137,11 @@ export async function buildDocument(app: AnyElysia): Promise<Document> {
     servers: [{ url: "/", description: "this server" }],
     tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
     paths,
-    components: { ...components, schemas: { ...components.schemas, ErrorReply: ERROR_REPLY }, securitySchemes: SECURITY_SCHEMES },
+    components: {
+      ...components,
+      schemas: { ...components.schemas, ErrorReply: ERROR_REPLY },
+      securitySchemes: SECURITY_SCHEMES,
+    },
   };
 }
 

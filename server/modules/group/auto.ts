@@ -8,13 +8,24 @@ import type { User } from "../../../db/schema.ts";
 export const AUTO_GROUP = "auto";
 
 /** The groups an "auto" call may land in for a user, in AutoGroups order. */
-export function autoGroupsFor(options: OptionStore, usable: (user: Pick<User, "group">) => string[], userGroup: string): string[] {
+export function autoGroupsFor(
+  options: OptionStore,
+  usable: (user: Pick<User, "group">) => string[],
+  userGroup: string,
+): string[] {
   const allowed = new Set(usable({ group: userGroup }));
-  return options.json<unknown[]>("AutoGroups", []).filter((g): g is string => typeof g === "string" && g !== AUTO_GROUP && allowed.has(g));
+  return options
+    .json<unknown[]>("AutoGroups", [])
+    .filter((g): g is string => typeof g === "string" && g !== AUTO_GROUP && allowed.has(g));
 }
 
 /** The first auto group that serves the model (`serves(group)`), or null when none does. */
-export function pickAutoGroup(options: OptionStore, usable: (user: Pick<User, "group">) => string[], userGroup: string, serves: (group: string) => boolean): string | null {
+export function pickAutoGroup(
+  options: OptionStore,
+  usable: (user: Pick<User, "group">) => string[],
+  userGroup: string,
+  serves: (group: string) => boolean,
+): string | null {
   return autoGroupsFor(options, usable, userGroup).find(serves) ?? null;
 }
 

@@ -9,5 +9,9 @@ import { groups } from "../user/service.ts";
 export function groupModule(deps: AppDeps) {
   return new Elysia({ prefix: "/api", tags: ["group"] })
     .use(authPlugin(deps))
-    .get("/group/", async () => ok(await groups(deps)), { role: ROLE.admin, detail: { summary: "Group names" }, response: envelope(t.Array(t.String(), { description: "group names" })) });
+    .get("/group/", async () => ok(await groups(deps)), {
+      role: ROLE.admin,
+      detail: { summary: "Group names" },
+      response: envelope(t.Array(t.String(), { description: "group names" })),
+    });
 }

@@ -24,7 +24,11 @@ export interface LogFilter {
   upstreamRequestId?: string;
 }
 
-export interface LogPage { page: number; size: number; offset: number }
+export interface LogPage {
+  page: number;
+  size: number;
+  offset: number;
+}
 
 type Query<O> = SelectQueryBuilder<DB, "logs", O>;
 
@@ -70,8 +74,13 @@ export function logView(row: Log, channelName: string, admin: boolean) {
     }
   }
   return {
-    ...rest, is_stream: Boolean(is_stream), other, channel: admin ? channel_id : 0, channel_name: admin ? channelName : "",
-    request_id: row.request_id ?? "", upstream_request_id: row.upstream_request_id ?? "",
+    ...rest,
+    is_stream: Boolean(is_stream),
+    other,
+    channel: admin ? channel_id : 0,
+    channel_name: admin ? channelName : "",
+    request_id: row.request_id ?? "",
+    upstream_request_id: row.upstream_request_id ?? "",
   };
 }
 
@@ -86,7 +95,8 @@ export async function listLogs(deps: AppDeps, f: LogFilter, page: LogPage, admin
   if (admin) {
     const ids = [...new Set(rows.map((r) => r.channel_id).filter((id) => id > 0))];
     if (ids.length) {
-      for (const c of await deps.db.selectFrom("channels").select(["id", "name"]).where("id", "in", ids).execute()) names.set(c.id, c.name);
+      for (const c of await deps.db.selectFrom("channels").select(["id", "name"]).where("id", "in", ids).execute())
+        names.set(c.id, c.name);
     }
   }
   return {
@@ -104,8 +114,9 @@ export async function listLogs(deps: AppDeps, f: LogFilter, page: LogPage, admin
 export async function logStat(deps: AppDeps, f: LogFilter, now = nowSeconds()) {
   const consume = { ...f, type: LOG_TYPE.consume };
   const reader = readerOf(deps.db);
-  const quotaQ = applyTime(applyFilters(reader.selectFrom("logs"), consume, true), f)
-    .select((eb) => eb.fn.coalesce(eb.fn.sum<number>("quota"), eb.lit(0)).as("quota"));
+  const quotaQ = applyTime(applyFilters(reader.selectFrom("logs"), consume, true), f).select((eb) =>
+    eb.fn.coalesce(eb.fn.sum<number>("quota"), eb.lit(0)).as("quota"),
+  );
   const rateQ = applyFilters(reader.selectFrom("logs"), consume, true)
     .where("created_at", ">=", now - LOG_RATE_WINDOW_SECONDS)
     .select((eb) => [
@@ -141,7 +152,11 @@ export type LogCondition = (eb: ExpressionBuilder<DB, "logs">) => Expression<Sql
  * entries) would hold every relay call for tens of milliseconds, and a large delete's batches run back to back.
  * There the count is the batch's (this process is SQLite's only writer).
  */
-export async function deleteLogBatch(deps: AppDeps, where: LogCondition, limit: number): Promise<{ found: number; deleted: number }> {
+export async function deleteLogBatch(
+  deps: AppDeps,
+  where: LogCondition,
+  limit: number,
+): Promise<{ found: number; deleted: number }> {
   const reader = readerOf(deps.db);
   const batch = await reader
     .selectFrom(reader.selectFrom("logs").select("id").where(where).orderBy("id").limit(limit).as("batch"))
@@ -149,6 +164,9 @@ export async function deleteLogBatch(deps: AppDeps, where: LogCondition, limit: 
     .executeTakeFirst();
   const found = Number(batch?.n ?? 0);
   if (found === 0 || batch?.last == null) return { found: 0, deleted: 0 };
-  const done = await writeOffLoop(deps.db, deps.db.deleteFrom("logs").where(where).where("id", "<=", Number(batch.last)));
+  const done = await writeOffLoop(
+    deps.db,
+    deps.db.deleteFrom("logs").where(where).where("id", "<=", Number(batch.last)),
+  );
   return { found, deleted: done ? Number(done[0]?.numDeletedRows ?? 0) : found };
 }

@@ -7,5 +7,8 @@ import { nowSeconds } from "../../../db/index.ts";
 export type LogEntry = Omit<NewLog, "created_at"> & { created_at?: number };
 
 export async function writeLog(db: Kysely<DB> | Transaction<DB>, entry: LogEntry): Promise<void> {
-  await db.insertInto("logs").values({ created_at: nowSeconds(), ...entry }).execute();
+  await db
+    .insertInto("logs")
+    .values({ created_at: nowSeconds(), ...entry })
+    .execute();
 }

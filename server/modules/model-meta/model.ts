@@ -5,26 +5,30 @@ import { anyReply, envelope, idPathParam, loose, numberish, pageOf, pagingQuery,
 
 const opt = t.Optional;
 
-export const modelBody = t.Optional(loose({
-  id: opt(numberish("required to update")),
-  model_name: opt(text("the model name or name pattern (at most 128 characters)")),
-  description: opt(text()),
-  icon: opt(text()),
-  tags: opt(text("comma-separated")),
-  vendor_id: opt(numberish()),
-  endpoints: opt(text("JSON text: the endpoint kinds it serves")),
-  status: opt(numberish("1 enabled, 0 disabled")),
-  sync_official: opt(numberish("1: keep in sync with the official list")),
-  name_rule: opt(numberish("0 exact, 1 prefix, 2 contains, 3 suffix")),
-}));
+export const modelBody = t.Optional(
+  loose({
+    id: opt(numberish("required to update")),
+    model_name: opt(text("the model name or name pattern (at most 128 characters)")),
+    description: opt(text()),
+    icon: opt(text()),
+    tags: opt(text("comma-separated")),
+    vendor_id: opt(numberish()),
+    endpoints: opt(text("JSON text: the endpoint kinds it serves")),
+    status: opt(numberish("1 enabled, 0 disabled")),
+    sync_official: opt(numberish("1: keep in sync with the official list")),
+    name_rule: opt(numberish("0 exact, 1 prefix, 2 contains, 3 suffix")),
+  }),
+);
 
-export const vendorBody = t.Optional(loose({
-  id: opt(numberish("required to update")),
-  name: opt(text("at most 128 characters")),
-  description: opt(text()),
-  icon: opt(text()),
-  status: opt(numberish("1 enabled, 0 disabled")),
-}));
+export const vendorBody = t.Optional(
+  loose({
+    id: opt(numberish("required to update")),
+    name: opt(text("at most 128 characters")),
+    description: opt(text()),
+    icon: opt(text()),
+    status: opt(numberish("1 enabled, 0 disabled")),
+  }),
+);
 
 export const listQuery = loose({
   ...pagingQuery,

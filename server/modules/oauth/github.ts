@@ -20,7 +20,11 @@ export async function githubIdentity(deps: AppDeps, code: string): Promise<Exter
   if (typeof accessToken !== "string" || !accessToken) throw refused("GitHub", token);
   const me = await callProvider("GitHub", endpoint(deps, "githubUser"), {
     // GitHub's REST API refuses requests without a User-Agent.
-    headers: { authorization: `Bearer ${accessToken}`, accept: "application/vnd.github+json", "user-agent": "Switchyard" },
+    headers: {
+      authorization: `Bearer ${accessToken}`,
+      accept: "application/vnd.github+json",
+      "user-agent": "Switchyard",
+    },
   });
   const login = me.body?.login;
   if (me.status !== 200 || typeof login !== "string" || !login) {

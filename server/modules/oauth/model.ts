@@ -13,28 +13,38 @@ export interface ExternalIdentity {
 
 export const stateQuery = t.Object({ aff: t.Optional(t.String({ maxLength: 64 })) });
 
-export const callbackQuery = t.Object({
-  code: t.Optional(t.String()),
-  state: t.Optional(t.String()),
-  error: t.Optional(t.String()),
-  error_description: t.Optional(t.String()),
-}, { additionalProperties: true });
+export const callbackQuery = t.Object(
+  {
+    code: t.Optional(t.String()),
+    state: t.Optional(t.String()),
+    error: t.Optional(t.String()),
+    error_description: t.Optional(t.String()),
+  },
+  { additionalProperties: true },
+);
 
 export const wechatQuery = t.Object({ code: t.Optional(t.String()) });
 
 /** Telegram's login widget: its signed fields (every one is part of the signature). */
-export const telegramQuery = t.Object({
-  id: t.Optional(t.String()),
-  first_name: t.Optional(t.String()),
-  last_name: t.Optional(t.String()),
-  username: t.Optional(t.String()),
-  photo_url: t.Optional(t.String()),
-  auth_date: t.Optional(t.String({ description: "unix seconds" })),
-  hash: t.Optional(t.String({ description: "the widget's signature" })),
-}, { additionalProperties: true });
+export const telegramQuery = t.Object(
+  {
+    id: t.Optional(t.String()),
+    first_name: t.Optional(t.String()),
+    last_name: t.Optional(t.String()),
+    username: t.Optional(t.String()),
+    photo_url: t.Optional(t.String()),
+    auth_date: t.Optional(t.String({ description: "unix seconds" })),
+    hash: t.Optional(t.String({ description: "the widget's signature" })),
+  },
+  { additionalProperties: true },
+);
 
-export const stateReply = envelope(t.String({ description: "the state to send to the provider (also set as an HttpOnly cookie)" }));
-export const authorizeReply = envelope(loose({
-  url: t.Optional(t.String({ description: "the provider's authorisation URL to send the browser to" })),
-  state: t.Optional(t.String()),
-}));
+export const stateReply = envelope(
+  t.String({ description: "the state to send to the provider (also set as an HttpOnly cookie)" }),
+);
+export const authorizeReply = envelope(
+  loose({
+    url: t.Optional(t.String({ description: "the provider's authorisation URL to send the browser to" })),
+    state: t.Optional(t.String()),
+  }),
+);

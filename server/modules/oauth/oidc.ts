@@ -33,7 +33,8 @@ const jwksCaches = new Map<string, Oidc.ExportedJWKSCache>();
 let lib: typeof Oidc | undefined;
 const openid = async () => (lib ??= await import("openid-client"));
 
-const isLoopbackHost = (host: string) => host === "localhost" || host === "[::1]" || host === "::1" || /^127\./.test(host);
+const isLoopbackHost = (host: string) =>
+  host === "localhost" || host === "[::1]" || host === "::1" || /^127\./.test(host);
 const isLoopbackUrl = (url: string) => {
   try {
     return isLoopbackHost(new URL(url).hostname);
@@ -74,7 +75,8 @@ async function readDocument(url: string): Promise<Discovered> {
     // The URL names the document itself, so openid-client reads it as is (a document's issuer need not be its
     // URL's prefix); only the metadata is kept, the client comes later. The client id here is a placeholder.
     const config = await oidc.discovery(new URL(url), "discovery", undefined, undefined, {
-      timeout: PROVIDER_TIMEOUT_MS / 1000, execute: isLoopbackUrl(url) ? [oidc.allowInsecureRequests] : [],
+      timeout: PROVIDER_TIMEOUT_MS / 1000,
+      execute: isLoopbackUrl(url) ? [oidc.allowInsecureRequests] : [],
     });
     return { at, ttl: DISCOVERY_TTL_MS, meta: config.serverMetadata(), error: "" };
   } catch (e) {
@@ -93,13 +95,23 @@ interface Settings {
 function settings(deps: AppDeps): Settings {
   const o = deps.options;
   return {
-    clientId: o.get("oidc.client_id"), clientSecret: o.get("oidc.client_secret"), wellKnown: o.get("oidc.well_known").trim(),
-    explicit: { authorization_endpoint: o.get("oidc.authorization_endpoint"), token_endpoint: o.get("oidc.token_endpoint"), userinfo_endpoint: o.get("oidc.user_info_endpoint") },
+    clientId: o.get("oidc.client_id"),
+    clientSecret: o.get("oidc.client_secret"),
+    wellKnown: o.get("oidc.well_known").trim(),
+    explicit: {
+      authorization_endpoint: o.get("oidc.authorization_endpoint"),
+      token_endpoint: o.get("oidc.token_endpoint"),
+      userinfo_endpoint: o.get("oidc.user_info_endpoint"),
+    },
   };
 }
 
 /** The client for this sign-in; `verified` when issuer and keys are known, so ID tokens can be validated. */
-interface Provider { config: Oidc.Configuration; verified: boolean; wellKnown: string }
+interface Provider {
+  config: Oidc.Configuration;
+  verified: boolean;
+  wellKnown: string;
+}
 
 async function provider(deps: AppDeps, opts: { issParameter?: boolean } = {}): Promise<Provider> {
   const s = settings(deps);
@@ -123,8 +135,11 @@ async function provider(deps: AppDeps, opts: { issParameter?: boolean } = {}): P
   if (!opts.issParameter) delete meta.authorization_response_iss_parameter_supported;
   const config = new oidc.Configuration(meta, s.clientId, s.clientSecret);
   config.timeout = PROVIDER_TIMEOUT_MS / 1000;
-  const endpoints = [meta.issuer, meta.token_endpoint, meta.userinfo_endpoint, meta.jwks_uri].filter((u): u is string => !!u);
-  if (verified ? isLoopbackUrl(meta.issuer) : endpoints.slice(1).every(isLoopbackUrl)) oidc.allowInsecureRequests(config);
+  const endpoints = [meta.issuer, meta.token_endpoint, meta.userinfo_endpoint, meta.jwks_uri].filter(
+    (u): u is string => !!u,
+  );
+  if (verified ? isLoopbackUrl(meta.issuer) : endpoints.slice(1).every(isLoopbackUrl))
+    oidc.allowInsecureRequests(config);
   if (verified) {
     oidc.enableNonRepudiationChecks(config);
     const cached = jwksCaches.get(s.wellKnown);
@@ -160,17 +175,31 @@ export async function oidcAuthorizationEndpoint(deps: AppDeps): Promise<string> 
  * The authorisation URL for a sign-in started by the server: a nonce for the ID token and, when the
  * provider lists S256, a PKCE verifier, both kept with the state (`issue` stores them and answers the state).
  */
-export async function oidcAuthorizationUrl(deps: AppDeps, request: Request, issue: (checks: Pick<StateData, "pkce" | "nonce">) => Promise<string>): Promise<{ url: string; state: string }> {
+export async function oidcAuthorizationUrl(
+  deps: AppDeps,
+  request: Request,
+  issue: (checks: Pick<StateData, "pkce" | "nonce">) => Promise<string>,
+): Promise<{ url: string; state: string }> {
   const p = await provider(deps);
   const oidc = await openid();
   const meta = p.config.serverMetadata();
-  if (!meta.authorization_endpoint) throw new AppError(502, "the OIDC authorisation endpoint is unknown: check the well-known URL or set the endpoint");
+  if (!meta.authorization_endpoint)
+    throw new AppError(502, "the OIDC authorisation endpoint is unknown: check the well-known URL or set the endpoint");
   const pkce = p.verified && meta.supportsPKCE("S256") ? oidc.randomPKCECodeVerifier() : undefined;
   const nonce = p.verified ? oidc.randomNonce() : undefined;
   const state = await issue({ pkce, nonce });
-  const params: Record<string, string> = { redirect_uri: callbackUrl(deps, request, "/oauth/oidc"), response_type: "code", scope: SCOPE, state };
+  const params: Record<string, string> = {
+    redirect_uri: callbackUrl(deps, request, "/oauth/oidc"),
+    response_type: "code",
+    scope: SCOPE,
+    state,
+  };
   if (nonce) params.nonce = nonce;
-  if (pkce) Object.assign(params, { code_challenge: await oidc.calculatePKCECodeChallenge(pkce), code_challenge_method: "S256" });
+  if (pkce)
+    Object.assign(params, {
+      code_challenge: await oidc.calculatePKCECodeChallenge(pkce),
+      code_challenge_method: "S256",
+    });
   try {
     return { url: oidc.buildAuthorizationUrl(p.config, params).href, state };
   } catch (e) {
@@ -179,7 +208,12 @@ export async function oidcAuthorizationUrl(deps: AppDeps, request: Request, issu
 }
 
 /** code → token (ID token validated when the provider is known) → userinfo; the account is the ID token's subject. */
-export async function oidcIdentity(deps: AppDeps, code: string, request: Request, state: StateData): Promise<ExternalIdentity> {
+export async function oidcIdentity(
+  deps: AppDeps,
+  code: string,
+  request: Request,
+  state: StateData,
+): Promise<ExternalIdentity> {
   if (!code) throw badRequest(MISSING_CODE);
   const query = new URL(request.url).searchParams;
   const iss = query.get("iss");
@@ -233,9 +267,16 @@ const httpsRefused = (e: unknown) => (e as { code?: unknown } | null)?.code === 
 
 /** The codes oauth4webapi gives an answer that came but does not hold up (claims, signature, keys, shape). */
 const INVALID = new Set([
-  "OAUTH_JWT_CLAIM_COMPARISON_FAILED", "OAUTH_JWT_TIMESTAMP_CHECK_FAILED", "OAUTH_KEY_SELECTION_FAILED", "OAUTH_INVALID_RESPONSE",
-  "OAUTH_JSON_ATTRIBUTE_COMPARISON_FAILED", "OAUTH_PARSE_ERROR", "OAUTH_UNSUPPORTED_OPERATION", "OAUTH_RESPONSE_IS_NOT_JSON",
-  "OAUTH_RESPONSE_IS_NOT_CONFORM", "OAUTH_INVALID_SERVER_METADATA",
+  "OAUTH_JWT_CLAIM_COMPARISON_FAILED",
+  "OAUTH_JWT_TIMESTAMP_CHECK_FAILED",
+  "OAUTH_KEY_SELECTION_FAILED",
+  "OAUTH_INVALID_RESPONSE",
+  "OAUTH_JSON_ATTRIBUTE_COMPARISON_FAILED",
+  "OAUTH_PARSE_ERROR",
+  "OAUTH_UNSUPPORTED_OPERATION",
+  "OAUTH_RESPONSE_IS_NOT_JSON",
+  "OAUTH_RESPONSE_IS_NOT_CONFORM",
+  "OAUTH_INVALID_SERVER_METADATA",
 ]);
 
 /** An openid-client failure as the caller's answer: 400 when the provider refused, else 502 saying what went wrong. */
@@ -244,14 +285,18 @@ function failure(oidc: typeof Oidc, stage: "authorize" | "token" | "userinfo", e
   console.error(`[oauth] OIDC ${stage} failed:`, describe(e));
   if (e instanceof oidc.ResponseBodyError || e instanceof oidc.AuthorizationResponseError) {
     if (stage === "userinfo") return new AppError(502, MSG.noSubject);
-    return refused("OIDC", { status: e instanceof oidc.ResponseBodyError ? e.status : 400, body: { error: e.error, error_description: e.error_description } });
+    return refused("OIDC", {
+      status: e instanceof oidc.ResponseBodyError ? e.status : 400,
+      body: { error: e.error, error_description: e.error_description },
+    });
   }
   if (e instanceof oidc.WWWAuthenticateChallengeError) {
     return stage === "userinfo" ? new AppError(502, MSG.noSubject) : refused("OIDC", { status: e.status, body: null });
   }
   if (httpsRefused(e)) return new AppError(502, MSG.httpsOnly);
   if (e instanceof oidc.ClientError && e.code && INVALID.has(e.code)) {
-    if (stage === "userinfo") return new AppError(502, e.code === "OAUTH_JSON_ATTRIBUTE_COMPARISON_FAILED" ? MSG.otherSubject : MSG.noSubject);
+    if (stage === "userinfo")
+      return new AppError(502, e.code === "OAUTH_JSON_ATTRIBUTE_COMPARISON_FAILED" ? MSG.otherSubject : MSG.noSubject);
     const reason = (e.cause as { message?: string } | undefined)?.message ?? e.message;
     return new AppError(502, `the OIDC provider's answer was refused: ${reason}`);
   }

@@ -25,11 +25,41 @@ export interface ProviderInfo {
 }
 
 export const PROVIDERS: Record<Provider, ProviderInfo> = {
-  github: { label: "GitHub", column: "github_id", enabledOption: "GitHubOAuthEnabled", usernamePrefix: "github_", fallbackName: "GitHub User" },
-  oidc: { label: "OIDC", column: "oidc_id", enabledOption: "oidc.enabled", usernamePrefix: "oidc_", fallbackName: "OIDC User" },
-  linuxdo: { label: "Linux DO", column: "linux_do_id", enabledOption: "LinuxDOOAuthEnabled", usernamePrefix: "linuxdo_", fallbackName: "Linux DO User" },
-  wechat: { label: "WeChat", column: "wechat_id", enabledOption: "WeChatAuthEnabled", usernamePrefix: "wechat_", fallbackName: "WeChat User" },
-  telegram: { label: "Telegram", column: "telegram_id", enabledOption: "TelegramOAuthEnabled", usernamePrefix: "telegram_", fallbackName: "Telegram User" },
+  github: {
+    label: "GitHub",
+    column: "github_id",
+    enabledOption: "GitHubOAuthEnabled",
+    usernamePrefix: "github_",
+    fallbackName: "GitHub User",
+  },
+  oidc: {
+    label: "OIDC",
+    column: "oidc_id",
+    enabledOption: "oidc.enabled",
+    usernamePrefix: "oidc_",
+    fallbackName: "OIDC User",
+  },
+  linuxdo: {
+    label: "Linux DO",
+    column: "linux_do_id",
+    enabledOption: "LinuxDOOAuthEnabled",
+    usernamePrefix: "linuxdo_",
+    fallbackName: "Linux DO User",
+  },
+  wechat: {
+    label: "WeChat",
+    column: "wechat_id",
+    enabledOption: "WeChatAuthEnabled",
+    usernamePrefix: "wechat_",
+    fallbackName: "WeChat User",
+  },
+  telegram: {
+    label: "Telegram",
+    column: "telegram_id",
+    enabledOption: "TelegramOAuthEnabled",
+    usernamePrefix: "telegram_",
+    fallbackName: "Telegram User",
+  },
 };
 
 export const MSG = {
@@ -50,7 +80,8 @@ export function assertProviderEnabled(deps: AppDeps, p: Provider): void {
 function checkIdentity(p: Provider, identity: ExternalIdentity): void {
   const max = p === "oidc" ? MAX.oidcId : MAX.providerId;
   if (!identity.id) throw new AppError(502, `${PROVIDERS[p].label} did not say who signed in, try again later`);
-  if (identity.id.length > max) throw new AppError(502, `${PROVIDERS[p].label} answered an account id longer than ${max} characters`);
+  if (identity.id.length > max)
+    throw new AppError(502, `${PROVIDERS[p].label} answered an account id longer than ${max} characters`);
 }
 
 /** Every account holding the id, deleted ones included (one-api's check is unscoped too). */
@@ -97,11 +128,16 @@ async function register(deps: AppDeps, p: Provider, identity: ExternalIdentity, 
   const display_name = (identity.displayName.trim() || info.fallbackName).slice(0, MAX.display_name);
   // An address another account already uses would make login by email ambiguous; leave it out.
   let email = identity.email.trim().slice(0, MAX.email);
-  if (email && (await deps.db.selectFrom("users").select("id").where("email", "=", email).executeTakeFirst())) email = "";
+  if (email && (await deps.db.selectFrom("users").select("id").where("email", "=", email).executeTakeFirst()))
+    email = "";
   for (let attempt = 0; attempt < 5; attempt++) {
     const username = await candidateUsername(deps, info, identity, attempt);
     try {
-      await insertSelfRegistered(deps, { username, password: "", display_name, email, [info.column]: identity.id }, affCode);
+      await insertSelfRegistered(
+        deps,
+        { username, password: "", display_name, email, [info.column]: identity.id },
+        affCode,
+      );
     } catch (e) {
       // Someone took the name between the check and the insert: try another; anything else is real.
       if (await usernameTaken(deps, username)) continue;
@@ -113,11 +149,20 @@ async function register(deps: AppDeps, p: Provider, identity: ExternalIdentity, 
   throw new AppError(503, "could not find a free username for the new account, try again");
 }
 
-async function candidateUsername(deps: AppDeps, info: ProviderInfo, identity: ExternalIdentity, attempt: number): Promise<string> {
+async function candidateUsername(
+  deps: AppDeps,
+  info: ProviderInfo,
+  identity: ExternalIdentity,
+  attempt: number,
+): Promise<string> {
   // A provider's suggestion is used only when it is a name one could choose here, and free.
   const suggested = normaliseUsername(identity.username);
-  if (attempt === 0 && suggested && !usernameProblem(suggested) && !(await usernameTaken(deps, suggested))) return suggested;
-  const row = await deps.db.selectFrom("users").select((eb) => eb.fn.max("id").as("m")).executeTakeFirst();
+  if (attempt === 0 && suggested && !usernameProblem(suggested) && !(await usernameTaken(deps, suggested)))
+    return suggested;
+  const row = await deps.db
+    .selectFrom("users")
+    .select((eb) => eb.fn.max("id").as("m"))
+    .executeTakeFirst();
   const base = `${info.usernamePrefix}${Number(row?.m ?? 0) + 1}`;
   if (attempt === 0 && !(await usernameTaken(deps, base))) return base;
   return `${base}_${randomString(4).toLowerCase()}`;
@@ -128,6 +173,10 @@ export async function bind(deps: AppDeps, me: User, p: Provider, identity: Exter
   checkIdentity(p, identity);
   const column = PROVIDERS[p].column;
   if ((await holders(deps, p, identity.id)).some((u) => u.id !== me.id)) throw badRequest(MSG.boundElsewhere(p));
-  await deps.db.updateTable("users").set({ [column]: identity.id }).where("id", "=", me.id).execute();
+  await deps.db
+    .updateTable("users")
+    .set({ [column]: identity.id })
+    .where("id", "=", me.id)
+    .execute();
   return deps.db.selectFrom("users").selectAll().where("id", "=", me.id).executeTakeFirstOrThrow();
 }

@@ -8,7 +8,8 @@ import { randomString } from "../../infra/random.ts";
 export const STATE_COOKIE = "oauth_state";
 export const STATE_COOKIE_PATH = "/api/oauth";
 export const STATE_TTL_SECONDS = 600;
-export const STATE_REFUSED = "the sign-in state is missing, expired or does not match this browser; start the sign-in again";
+export const STATE_REFUSED =
+  "the sign-in state is missing, expired or does not match this browser; start the sign-in again";
 
 const stateKey = (state: string) => `oauth:state:${state}`;
 const usedKey = (state: string) => `oauth:state-used:${state}`;
@@ -31,7 +32,8 @@ export async function issueState(deps: AppDeps, data: StateData): Promise<string
 
 /** Checks the callback's state against the browser's cookie and the cache, and uses it up. */
 export async function consumeState(deps: AppDeps, state: string | undefined, cookieValue: unknown): Promise<StateData> {
-  if (!state || cookieValue === undefined || cookieValue === null || String(cookieValue) !== state) throw forbidden(STATE_REFUSED);
+  if (!state || cookieValue === undefined || cookieValue === null || String(cookieValue) !== state)
+    throw forbidden(STATE_REFUSED);
   const raw = await deps.cache.get(stateKey(state));
   // setNx makes the use atomic: of two simultaneous callbacks with one state, only one gets through.
   if (raw === null || !(await deps.cache.setNx(usedKey(state), "1", STATE_TTL_SECONDS))) throw forbidden(STATE_REFUSED);
@@ -39,7 +41,12 @@ export async function consumeState(deps: AppDeps, state: string | undefined, coo
   try {
     const data = JSON.parse(raw);
     const text = (v: unknown) => (typeof v === "string" && v ? v : undefined);
-    return { aff: String(data.aff ?? ""), bindFor: Number(data.bindFor) || 0, pkce: text(data.pkce), nonce: text(data.nonce) };
+    return {
+      aff: String(data.aff ?? ""),
+      bindFor: Number(data.bindFor) || 0,
+      pkce: text(data.pkce),
+      nonce: text(data.nonce),
+    };
   } catch {
     return { aff: "", bindFor: 0 };
   }

@@ -4,7 +4,10 @@ import { AppError } from "../../http/errors.ts";
 
 export const PROVIDER_TIMEOUT_MS = 10_000;
 
-export interface ProviderReply { status: number; body: any }
+export interface ProviderReply {
+  status: number;
+  body: any;
+}
 
 export async function callProvider(label: string, url: string, init: RequestInit = {}): Promise<ProviderReply> {
   let res: Response;
@@ -28,6 +31,9 @@ export async function callProvider(label: string, url: string, init: RequestInit
 /** The provider answered but would not sign the user in; its own reason is passed on. */
 export function refused(label: string, reply: ProviderReply, fallback?: string): AppError {
   const b = reply.body;
-  const reason = (b && typeof b === "object" && (b.error_description || b.message || b.error)) || fallback || `it answered HTTP ${reply.status}`;
+  const reason =
+    (b && typeof b === "object" && (b.error_description || b.message || b.error))
+    || fallback
+    || `it answered HTTP ${reply.status}`;
   return new AppError(400, `${label} refused the sign-in: ${String(reason).slice(0, 300)}`);
 }

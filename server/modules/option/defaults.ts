@@ -1,6 +1,10 @@
 // Every known option with its default value (all values are strings on the wire, spec 000 §3.4, 001 §3).
 import {
-  DEFAULT_CACHE_RATIO, DEFAULT_COMPLETION_RATIO, DEFAULT_GROUP_RATIO, DEFAULT_MODEL_PRICE, DEFAULT_MODEL_RATIO,
+  DEFAULT_CACHE_RATIO,
+  DEFAULT_COMPLETION_RATIO,
+  DEFAULT_GROUP_RATIO,
+  DEFAULT_MODEL_PRICE,
+  DEFAULT_MODEL_RATIO,
   DEFAULT_USER_USABLE_GROUPS,
 } from "../../catalogue/ratios.ts";
 import { QUOTA_PER_UNIT, QUOTA_WARNING_THRESHOLD_DEFAULT } from "../../catalogue/index.ts";
@@ -64,7 +68,7 @@ export const OPTION_DEFAULTS: Record<string, string> = {
   Footer: "",
   TopUpLink: "",
   "general_setting.docs_link": "",
-  Chats: json([{ "ChatGPT Next Web": "https://app.nextchat.dev/#/?settings={\"key\":\"{key}\",\"url\":\"{address}\"}" }]),
+  Chats: json([{ "ChatGPT Next Web": 'https://app.nextchat.dev/#/?settings={"key":"{key}","url":"{address}"}' }]),
   DemoSiteEnabled: "false",
   SelfUseModeEnabled: "false",
   DefaultCollapseSidebar: "false",
@@ -169,25 +173,67 @@ export const OPTION_DEFAULTS: Record<string, string> = {
 
 /** Values never sent back by GET /api/option/. */
 export const SECRET_OPTIONS = new Set([
-  "GitHubClientSecret", "oidc.client_secret", "WeChatServerToken", "TelegramBotToken", "LinuxDOClientSecret",
-  "TurnstileSecretKey", "SMTPToken", "EpayKey", "WorkerValidKey", ...NEW_API_SECRETS,
+  "GitHubClientSecret",
+  "oidc.client_secret",
+  "WeChatServerToken",
+  "TelegramBotToken",
+  "LinuxDOClientSecret",
+  "TurnstileSecretKey",
+  "SMTPToken",
+  "EpayKey",
+  "WorkerValidKey",
+  ...NEW_API_SECRETS,
 ]);
 
 export const NUMBER_OPTIONS = new Set([
-  "SMTPPort", "Price", "MinTopUp", "QuotaPerUnit", "QuotaForNewUser", "PreConsumedQuota", "QuotaForInviter", "QuotaForInvitee",
-  "QuotaCreditLimit", "QuotaRemindThreshold", "RetryTimes", "StreamCacheQueueLength", "DataExportInterval", "ChannelDisableThreshold",
-  "ModelRequestRateLimitCount", "ModelRequestRateLimitSuccessCount", "ModelRequestRateLimitDurationMinutes",
-  "gemini.thinking_adapter_budget_tokens_percentage", "claude.thinking_adapter_budget_tokens_percentage",
-  "general_setting.ping_interval_seconds", "LogRetentionDays",
+  "SMTPPort",
+  "Price",
+  "MinTopUp",
+  "QuotaPerUnit",
+  "QuotaForNewUser",
+  "PreConsumedQuota",
+  "QuotaForInviter",
+  "QuotaForInvitee",
+  "QuotaCreditLimit",
+  "QuotaRemindThreshold",
+  "RetryTimes",
+  "StreamCacheQueueLength",
+  "DataExportInterval",
+  "ChannelDisableThreshold",
+  "ModelRequestRateLimitCount",
+  "ModelRequestRateLimitSuccessCount",
+  "ModelRequestRateLimitDurationMinutes",
+  "gemini.thinking_adapter_budget_tokens_percentage",
+  "claude.thinking_adapter_budget_tokens_percentage",
+  "general_setting.ping_interval_seconds",
+  "LogRetentionDays",
 ]);
 
 export const JSON_OPTIONS = new Set([
-  "Chats", "TopupGroupRatio", "ModelRatio", "CompletionRatio", "CacheRatio", "ModelPrice", "GroupRatio", "UserUsableGroups",
-  "ModelRequestRateLimitGroup", "gemini.safety_settings", "gemini.version_settings", "gemini.supported_imagine_models",
-  "claude.model_headers_settings", "claude.default_max_tokens", "ModelOutputLimit",
+  "Chats",
+  "TopupGroupRatio",
+  "ModelRatio",
+  "CompletionRatio",
+  "CacheRatio",
+  "ModelPrice",
+  "GroupRatio",
+  "UserUsableGroups",
+  "ModelRequestRateLimitGroup",
+  "gemini.safety_settings",
+  "gemini.version_settings",
+  "gemini.supported_imagine_models",
+  "claude.model_headers_settings",
+  "claude.default_max_tokens",
+  "ModelOutputLimit",
 ]);
 
 /** Addresses whose trailing slash is stripped on save (spec 000 §5 normalisation). */
-export const URL_OPTIONS = new Set(["ServerAddress", "WorkerUrl", "PayAddress", "WeChatServerAddress", "CustomCallbackAddress"]);
+export const URL_OPTIONS = new Set([
+  "ServerAddress",
+  "WorkerUrl",
+  "PayAddress",
+  "WeChatServerAddress",
+  "CustomCallbackAddress",
+]);
 
 export const isBooleanOption = (key: string) => key.endsWith("Enabled") || key.endsWith("enabled");

@@ -8,9 +8,13 @@ const changes = announcer<string[]>("options:changes", "option change");
 
 /** Subscribes to option writes of this instance and, through the cache, of the others. */
 export function onOptionsChanged(deps: AppDeps, listener: (keys: string[]) => void, resync?: () => void): Subscription {
-  return changes.listen(deps, (keys) => {
-    if (Array.isArray(keys)) listener(keys.filter((k): k is string => typeof k === "string"));
-  }, resync);
+  return changes.listen(
+    deps,
+    (keys) => {
+      if (Array.isArray(keys)) listener(keys.filter((k): k is string => typeof k === "string"));
+    },
+    resync,
+  );
 }
 
 const following = new WeakMap<AppDeps, Subscription>();
@@ -23,9 +27,13 @@ export function followOptionChanges(deps: AppDeps): Subscription {
   let sub = following.get(deps);
   if (sub) return sub;
   deps.options.announceWith((keys) => changes.announce(deps, keys));
-  sub = onOptionsChanged(deps, (keys) => {
-    deps.options.reload(keys).catch((e) => console.error("option reload failed:", e?.message ?? e));
-  }, () => void deps.options.load().catch((e) => console.error("option reload failed:", e?.message ?? e)));
+  sub = onOptionsChanged(
+    deps,
+    (keys) => {
+      deps.options.reload(keys).catch((e) => console.error("option reload failed:", e?.message ?? e));
+    },
+    () => void deps.options.load().catch((e) => console.error("option reload failed:", e?.message ?? e)),
+  );
   following.set(deps, sub);
   const { unsubscribe } = sub;
   deps.shutdownHooks.push(() => unsubscribe());

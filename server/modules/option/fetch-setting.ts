@@ -3,7 +3,13 @@
 import { badRequest } from "../../http/errors.ts";
 import { isDomainPattern, parseCidr, parsePortRanges } from "../../infra/outbound.ts";
 
-const SWITCHES = new Set(["enable_ssrf_protection", "allow_private_ip", "domain_filter_mode", "ip_filter_mode", "apply_ip_filter_for_domain"]);
+const SWITCHES = new Set([
+  "enable_ssrf_protection",
+  "allow_private_ip",
+  "domain_filter_mode",
+  "ip_filter_mode",
+  "apply_ip_filter_for_domain",
+]);
 
 function list(key: string, value: string): unknown[] {
   let parsed: unknown;
@@ -13,7 +19,8 @@ function list(key: string, value: string): unknown[] {
     throw badRequest(`${key} must be a JSON array, e.g. ["example.com"]`);
   }
   if (!Array.isArray(parsed)) throw badRequest(`${key} must be a JSON array, e.g. ["example.com"]`);
-  for (const item of parsed) if (typeof item !== "string" && typeof item !== "number") throw badRequest(`${key}: every entry must be a string`);
+  for (const item of parsed)
+    if (typeof item !== "string" && typeof item !== "number") throw badRequest(`${key}: every entry must be a string`);
   return parsed;
 }
 
@@ -24,7 +31,9 @@ export function validateFetchSetting(key: string, value: string): string {
     if (value !== "true" && value !== "false") throw badRequest(`${key} must be "true" or "false"`);
     return value;
   }
-  const items = list(key, value).map((i) => String(i).trim()).filter(Boolean);
+  const items = list(key, value)
+    .map((i) => String(i).trim())
+    .filter(Boolean);
   if (name === "allowed_ports") {
     try {
       parsePortRanges(items);
@@ -32,10 +41,12 @@ export function validateFetchSetting(key: string, value: string): string {
       throw badRequest(`${key}: ${(e as Error).message}`);
     }
   } else if (name === "domain_list") {
-    for (const d of items) if (!isDomainPattern(d)) throw badRequest(`${key}: "${d}" is not a domain or a pattern like *.example.com`);
+    for (const d of items)
+      if (!isDomainPattern(d)) throw badRequest(`${key}: "${d}" is not a domain or a pattern like *.example.com`);
     return JSON.stringify(items.map((d) => d.toLowerCase()));
   } else if (name === "ip_list") {
-    for (const ip of items) if (!parseCidr(ip)) throw badRequest(`${key}: "${ip}" is not an IP address or a CIDR range`);
+    for (const ip of items)
+      if (!parseCidr(ip)) throw badRequest(`${key}: "${ip}" is not an IP address or a CIDR range`);
   }
   return JSON.stringify(items);
 }

@@ -10,8 +10,21 @@ import { validateStatusCodes } from "../channel/status-codes.ts";
 import { AFFINITY_DEFAULTS, AFFINITY_OPTIONS, affinityRulesProblem } from "../../catalogue/channel-affinity.ts";
 
 type Kind =
-  | "bool" | "int" | "number" | "positive" | "text" | "url"
-  | "ratios" | "group-ratios" | "group-list" | "json-object" | "json-array" | "status-codes" | "panel" | "display-type" | "affinity-rules"
+  | "bool"
+  | "int"
+  | "number"
+  | "positive"
+  | "text"
+  | "url"
+  | "ratios"
+  | "group-ratios"
+  | "group-list"
+  | "json-object"
+  | "json-array"
+  | "status-codes"
+  | "panel"
+  | "display-type"
+  | "affinity-rules"
   | "theme";
 
 interface Spec {
@@ -36,7 +49,11 @@ export const COMPLIANCE_DEFAULTS: Record<string, string> = {
 };
 export const isComplianceOption = (key: string) => key.startsWith("payment_setting.compliance_");
 
-const s = (def: string, kind: Kind, extra: Omit<Spec, "default" | "kind"> = {}): Spec => ({ default: def, kind, ...extra });
+const s = (def: string, kind: Kind, extra: Omit<Spec, "default" | "kind"> = {}): Spec => ({
+  default: def,
+  kind,
+  ...extra,
+});
 const stored = { stored: true } as const;
 const secret = { secret: true, stored: true } as const;
 
@@ -130,8 +147,16 @@ export const NEW_API_OPTIONS: Record<string, Spec> = {
   "gemini.function_call_thought_signature_enabled": s("true", "bool", stored),
   "gemini.remove_function_response_id_enabled": s("true", "bool", stored),
   "global.pass_through_model_mapping_enabled": s("false", "bool", stored),
-  "global.thinking_model_blacklist": s(JSON.stringify(["moonshotai/kimi-k2-thinking", "kimi-k2-thinking"]), "json-array", stored),
-  "global.chat_completions_to_responses_policy": s(JSON.stringify({ enabled: false, all_channels: true }), "json-object", stored),
+  "global.thinking_model_blacklist": s(
+    JSON.stringify(["moonshotai/kimi-k2-thinking", "kimi-k2-thinking"]),
+    "json-array",
+    stored,
+  ),
+  "global.chat_completions_to_responses_policy": s(
+    JSON.stringify({ enabled: false, all_channels: true }),
+    "json-object",
+    stored,
+  ),
   "grok.violation_deduction_enabled": s("true", "bool", stored),
   "grok.violation_deduction_amount": s("0.05", "number", stored),
   // which of new-api's two consoles it serves; Switchyard serves its own
@@ -182,10 +207,16 @@ export function validateUnknownOption(key: string, raw: unknown): string {
   throw badRequest(`${key}: value must be a string`);
 }
 
-export const NEW_API_DEFAULTS: Record<string, string> = Object.fromEntries(Object.entries(NEW_API_OPTIONS).map(([k, v]) => [k, v.default]));
-export const NEW_API_SECRETS: string[] = Object.entries(NEW_API_OPTIONS).filter(([, v]) => v.secret).map(([k]) => k);
+export const NEW_API_DEFAULTS: Record<string, string> = Object.fromEntries(
+  Object.entries(NEW_API_OPTIONS).map(([k, v]) => [k, v.default]),
+);
+export const NEW_API_SECRETS: string[] = Object.entries(NEW_API_OPTIONS)
+  .filter(([, v]) => v.secret)
+  .map(([k]) => k);
 /** Keys saved for new-api's console that change nothing in Switchyard (listed in docs/migrating-from-new-api.md). */
-export const STORED_WITHOUT_EFFECT: string[] = Object.entries(NEW_API_OPTIONS).filter(([, v]) => v.stored).map(([k]) => k);
+export const STORED_WITHOUT_EFFECT: string[] = Object.entries(NEW_API_OPTIONS)
+  .filter(([, v]) => v.stored)
+  .map(([k]) => k);
 
 function json(key: string, value: string): unknown {
   try {
@@ -205,13 +236,18 @@ export function validateNewApiOption(key: string, value: string): string {
     case "bool":
       if (value !== "true" && value !== "false") throw badRequest(`${key} must be "true" or "false"`);
       return value;
-    case "int": case "number": case "positive": {
+    case "int":
+    case "number":
+    case "positive": {
       const n = Number(value);
       if (value.trim() === "" || !Number.isFinite(n)) throw badRequest(`${key} must be a number`);
       if (spec.kind === "int" && !Number.isInteger(n)) throw badRequest(`${key} must be an integer`);
-      if (Math.abs(n) > BIGINT_COLUMN.max) throw badRequest(numberMessage(key, within(BIGINT_COLUMN, spec.kind === "positive" ? 0 : spec.min ?? 0)));
+      if (Math.abs(n) > BIGINT_COLUMN.max)
+        throw badRequest(numberMessage(key, within(BIGINT_COLUMN, spec.kind === "positive" ? 0 : (spec.min ?? 0))));
       if (spec.kind === "positive" ? n <= 0 : n < (spec.min ?? 0)) {
-        throw badRequest(spec.kind === "positive" ? `${key} must be greater than 0` : `${key} must be at least ${spec.min ?? 0}`);
+        throw badRequest(
+          spec.kind === "positive" ? `${key} must be greater than 0` : `${key} must be at least ${spec.min ?? 0}`,
+        );
       }
       return String(n);
     }
@@ -219,11 +255,13 @@ export function validateNewApiOption(key: string, value: string): string {
       if (value !== "default" && value !== "classic") throw badRequest(`${key} must be "default" or "classic"`);
       return value;
     case "display-type":
-      if (!(QUOTA_DISPLAY_TYPES as readonly string[]).includes(value)) throw badRequest(`${key} must be one of ${QUOTA_DISPLAY_TYPES.join(", ")}`);
+      if (!(QUOTA_DISPLAY_TYPES as readonly string[]).includes(value))
+        throw badRequest(`${key} must be one of ${QUOTA_DISPLAY_TYPES.join(", ")}`);
       return value;
     case "text":
       if (value.length > 100_000) throw badRequest(`${key} is too long`);
-      if (key === "general_setting.custom_currency_symbol" && [...value.trim()].length > 8) throw badRequest(`${key} must be at most 8 characters`);
+      if (key === "general_setting.custom_currency_symbol" && [...value.trim()].length > 8)
+        throw badRequest(`${key} must be at most 8 characters`);
       return key === "general_setting.custom_currency_symbol" ? value.trim() : value;
     case "url":
       if (value && !/^https?:\/\//i.test(value)) throw badRequest(`${key} must start with http:// or https://`);
@@ -235,7 +273,8 @@ export function validateNewApiOption(key: string, value: string): string {
     case "ratios": {
       const v = json(key, value || "{}");
       if (!isObject(v)) throw badRequest(`${key} must be a JSON object`);
-      for (const [model, r] of Object.entries(v)) if (!isRatio(r)) throw badRequest(`${key}: the value of "${model}" must be a number >= 0`);
+      for (const [model, r] of Object.entries(v))
+        if (!isRatio(r)) throw badRequest(`${key}: the value of "${model}" must be a number >= 0`);
       return value || "{}";
     }
     case "group-ratios": {
@@ -244,7 +283,8 @@ export function validateNewApiOption(key: string, value: string): string {
       if (!isObject(v)) throw badRequest(`${key} must be a JSON object of user group → {group: ratio}`);
       for (const [userGroup, inner] of Object.entries(v)) {
         if (!isObject(inner)) throw badRequest(`${key}: "${userGroup}" must map groups to ratios`);
-        for (const [g, r] of Object.entries(inner)) if (!isRatio(r)) throw badRequest(`${key}: "${userGroup}" → "${g}" must be a number >= 0`);
+        for (const [g, r] of Object.entries(inner))
+          if (!isRatio(r)) throw badRequest(`${key}: "${userGroup}" → "${g}" must be a number >= 0`);
       }
       return value || "{}";
     }

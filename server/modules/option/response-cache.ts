@@ -37,9 +37,11 @@ export function validateResponseCacheOption(key: string, value: string): string 
     } catch {
       throw badRequest(`${key} is not a valid JSON string`);
     }
-    if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) throw badRequest(`${key} must be a JSON object of model → seconds`);
+    if (!parsed || typeof parsed !== "object" || Array.isArray(parsed))
+      throw badRequest(`${key} must be a JSON object of model → seconds`);
     for (const [model, v] of Object.entries(parsed)) {
-      if (!Number.isSafeInteger(v) || (v as number) < 0) throw badRequest(`${key}: the TTL of "${model}" must be a whole number of seconds >= 0`);
+      if (!Number.isSafeInteger(v) || (v as number) < 0)
+        throw badRequest(`${key}: the TTL of "${model}" must be a whole number of seconds >= 0`);
     }
     return JSON.stringify(parsed);
   }
@@ -50,7 +52,8 @@ export function validateResponseCacheOption(key: string, value: string): string 
     return String(n);
   }
   if (!Number.isSafeInteger(n)) throw badRequest(`${key} must be a whole number`);
-  if ((key === "ResponseCacheTTLSeconds" || key === "ResponseCacheGeneration") && n < 0) throw badRequest(`${key} must not be negative`);
+  if ((key === "ResponseCacheTTLSeconds" || key === "ResponseCacheGeneration") && n < 0)
+    throw badRequest(`${key} must not be negative`);
   if (key === "ResponseCacheMaxEntryBytes" && n < 1) throw badRequest(`${key} must be at least 1`);
   return String(n);
 }

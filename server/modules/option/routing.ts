@@ -20,14 +20,20 @@ export const MAX_FALLBACKS = 10;
 
 /** One model → fallbacks table: names are non-empty strings, lists short. Returns the table trimmed. */
 function fallbackTable(value: unknown, where: string): Record<string, string[]> {
-  if (!value || typeof value !== "object" || Array.isArray(value)) throw badRequest(`${where} must be a JSON object of model → list of fallback models, e.g. {"gpt-4o": ["gpt-4o-mini"]}`);
+  if (!value || typeof value !== "object" || Array.isArray(value))
+    throw badRequest(
+      `${where} must be a JSON object of model → list of fallback models, e.g. {"gpt-4o": ["gpt-4o-mini"]}`,
+    );
   const out: Record<string, string[]> = {};
   for (const [model, list] of Object.entries(value)) {
     if (!model.trim()) throw badRequest(`${where}: a model name must not be empty`);
-    if (!Array.isArray(list)) throw badRequest(`${where}: the fallbacks of "${model}" must be a list of model names, e.g. ["gpt-4o-mini"]`);
-    if (list.length > MAX_FALLBACKS) throw badRequest(`${where}: "${model}" lists ${list.length} fallbacks; at most ${MAX_FALLBACKS}`);
+    if (!Array.isArray(list))
+      throw badRequest(`${where}: the fallbacks of "${model}" must be a list of model names, e.g. ["gpt-4o-mini"]`);
+    if (list.length > MAX_FALLBACKS)
+      throw badRequest(`${where}: "${model}" lists ${list.length} fallbacks; at most ${MAX_FALLBACKS}`);
     for (const m of list) {
-      if (typeof m !== "string" || !m.trim()) throw badRequest(`${where}: the fallbacks of "${model}" must be non-empty model names`);
+      if (typeof m !== "string" || !m.trim())
+        throw badRequest(`${where}: the fallbacks of "${model}" must be non-empty model names`);
     }
     out[model.trim()] = list.map((m: string) => m.trim());
   }
@@ -39,12 +45,14 @@ function fallbackTable(value: unknown, where: string): Record<string, string[]> 
 export function validateRoutingOption(key: string, value: string): string {
   if (key === "ChannelSelectionStrategy") {
     const v = value.trim();
-    if (!(CHANNEL_SELECTION_STRATEGIES as readonly string[]).includes(v)) throw badRequest(`ChannelSelectionStrategy must be one of ${CHANNEL_SELECTION_STRATEGIES.join(", ")}`);
+    if (!(CHANNEL_SELECTION_STRATEGIES as readonly string[]).includes(v))
+      throw badRequest(`ChannelSelectionStrategy must be one of ${CHANNEL_SELECTION_STRATEGIES.join(", ")}`);
     return v;
   }
   if (key === "ChannelCooldownSeconds") {
     const n = Number(value);
-    if (value.trim() === "" || !Number.isInteger(n) || n < 0 || n > 3600) throw badRequest("ChannelCooldownSeconds must be a whole number of seconds from 0 to 3600");
+    if (value.trim() === "" || !Number.isInteger(n) || n < 0 || n > 3600)
+      throw badRequest("ChannelCooldownSeconds must be a whole number of seconds from 0 to 3600");
     return String(n);
   }
   if (value.trim() === "") return "{}";
@@ -55,7 +63,10 @@ export function validateRoutingOption(key: string, value: string): string {
     throw badRequest(`${key} is not valid JSON: ${(e as Error).message}`);
   }
   if (key === "ModelFallbacks") return JSON.stringify(fallbackTable(parsed, key), null, 2);
-  if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) throw badRequest(`${key} must be a JSON object of group → {model: [fallback models]}, e.g. {"vip": {"gpt-4o": ["gpt-4o-mini"]}}`);
+  if (!parsed || typeof parsed !== "object" || Array.isArray(parsed))
+    throw badRequest(
+      `${key} must be a JSON object of group → {model: [fallback models]}, e.g. {"vip": {"gpt-4o": ["gpt-4o-mini"]}}`,
+    );
   const out: Record<string, Record<string, string[]>> = {};
   for (const [group, table] of Object.entries(parsed)) {
     if (!group.trim()) throw badRequest(`${key}: a group name must not be empty`);

@@ -75,7 +75,10 @@ export class OptionStore {
 
   startSync(seconds: number): void {
     if (seconds <= 0 || this.timer) return;
-    this.timer = setInterval(() => this.load().catch((e) => console.error("option sync failed:", e.message)), seconds * 1000);
+    this.timer = setInterval(
+      () => this.load().catch((e) => console.error("option sync failed:", e.message)),
+      seconds * 1000,
+    );
     this.timer.unref?.();
   }
 

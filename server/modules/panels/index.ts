@@ -6,6 +6,9 @@ import { uptimeStatus } from "./uptime.ts";
 import { anyReply } from "../../http/schema.ts";
 
 export function panelsModule(deps: AppDeps) {
-  return new Elysia({ prefix: "/api", tags: ["panels"] })
-    .get("/uptime/status", async () => ok(await uptimeStatus(deps.options.get("console_setting.uptime_kuma_groups"))), { detail: { summary: "Uptime Kuma status of the dashboard's monitors" }, response: anyReply });
+  return new Elysia({ prefix: "/api", tags: ["panels"] }).get(
+    "/uptime/status",
+    async () => ok(await uptimeStatus(deps.options.get("console_setting.uptime_kuma_groups"))),
+    { detail: { summary: "Uptime Kuma status of the dashboard's monitors" }, response: anyReply },
+  );
 }

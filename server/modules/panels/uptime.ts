@@ -7,8 +7,16 @@
 // share that fetch.
 import { panelList } from "./validate.ts";
 
-export interface Monitor { name: string; uptime: number; status: number; group?: string }
-export interface UptimeGroup { categoryName: string; monitors: Monitor[] }
+export interface Monitor {
+  name: string;
+  uptime: number;
+  status: number;
+  group?: string;
+}
+export interface UptimeGroup {
+  categoryName: string;
+  monitors: Monitor[];
+}
 
 export const CACHE_SECONDS = 60;
 const TIMEOUT_MS = 10_000;
@@ -49,8 +57,10 @@ async function fetchGroup(group: Record<string, unknown>): Promise<UptimeGroup> 
         const last = Array.isArray(list) && list.length ? list[list.length - 1] : null;
         const uptime = Number(beats?.uptimeList?.[`${id}_24`]);
         result.monitors.push({
-          name: String(m?.name ?? ""), uptime: Number.isFinite(uptime) ? uptime : 0,
-          status: Number.isFinite(Number(last?.status)) ? Number(last.status) : 0, group: String(pg?.name ?? ""),
+          name: String(m?.name ?? ""),
+          uptime: Number.isFinite(uptime) ? uptime : 0,
+          status: Number.isFinite(Number(last?.status)) ? Number(last.status) : 0,
+          group: String(pg?.name ?? ""),
         });
       }
     }

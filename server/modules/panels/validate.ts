@@ -17,8 +17,23 @@ export const PANEL_OPTION_DEFAULTS: Record<string, string> = {
 
 /** API address colours new-api's console offers (Semi UI's palette names). */
 export const API_INFO_COLORS = new Set([
-  "blue", "green", "cyan", "purple", "pink", "red", "orange", "amber", "yellow", "lime", "light-green", "teal",
-  "light-blue", "indigo", "violet", "grey", "slate",
+  "blue",
+  "green",
+  "cyan",
+  "purple",
+  "pink",
+  "red",
+  "orange",
+  "amber",
+  "yellow",
+  "lime",
+  "light-green",
+  "teal",
+  "light-blue",
+  "indigo",
+  "violet",
+  "grey",
+  "slate",
 ]);
 export const ANNOUNCEMENT_TYPES = new Set(["default", "ongoing", "success", "warning", "error"]);
 
@@ -55,7 +70,8 @@ function text(item: Item, field: string, n: number, what: string, opts: { requir
 
 function plain(v: string, field: string, n: number, what: string) {
   const lower = v.toLowerCase();
-  if (SCRIPTY.some((d) => lower.includes(d))) throw badRequest(`${what} #${n}: ${field} contains markup that is not allowed`);
+  if (SCRIPTY.some((d) => lower.includes(d)))
+    throw badRequest(`${what} #${n}: ${field} contains markup that is not allowed`);
 }
 
 function url(v: string, n: number, what: string) {
@@ -70,7 +86,8 @@ const VALIDATORS: Record<string, (value: string) => void> = {
       url(text(item, "url", n, what, { required: true, max: 500 }), n, what);
       plain(text(item, "route", n, what, { required: true, max: 100 }), "route", n, what);
       plain(text(item, "description", n, what, { required: true, max: 200 }), "description", n, what);
-      if (!API_INFO_COLORS.has(text(item, "color", n, what, { required: true, max: 20 }))) throw badRequest(`${what} #${n}: unknown color`);
+      if (!API_INFO_COLORS.has(text(item, "color", n, what, { required: true, max: 20 })))
+        throw badRequest(`${what} #${n}: unknown color`);
     });
   },
   "console_setting.announcements": (value) => {
@@ -79,8 +96,10 @@ const VALIDATORS: Record<string, (value: string) => void> = {
       const n = i + 1;
       text(item, "content", n, what, { required: true, max: 500 });
       const date = text(item, "publishDate", n, what, { required: true, max: 64 });
-      if (!/^\d{4}-\d{2}-\d{2}T/.test(date) || Number.isNaN(Date.parse(date))) throw badRequest(`${what} #${n}: publishDate must be an RFC 3339 time`);
-      if (item.type !== undefined && !ANNOUNCEMENT_TYPES.has(String(item.type))) throw badRequest(`${what} #${n}: unknown type`);
+      if (!/^\d{4}-\d{2}-\d{2}T/.test(date) || Number.isNaN(Date.parse(date)))
+        throw badRequest(`${what} #${n}: publishDate must be an RFC 3339 time`);
+      if (item.type !== undefined && !ANNOUNCEMENT_TYPES.has(String(item.type)))
+        throw badRequest(`${what} #${n}: unknown type`);
       text(item, "extra", n, what, { max: 200 });
     });
   },
@@ -101,7 +120,8 @@ const VALIDATORS: Record<string, (value: string) => void> = {
       names.add(name);
       plain(name, "categoryName", n, what);
       url(text(item, "url", n, what, { required: true, max: 500 }), n, what);
-      if (!SLUG_RE.test(text(item, "slug", n, what, { required: true, max: 100 }))) throw badRequest(`${what} #${n}: slug may hold only letters, digits, _ and -`);
+      if (!SLUG_RE.test(text(item, "slug", n, what, { required: true, max: 100 })))
+        throw badRequest(`${what} #${n}: slug may hold only letters, digits, _ and -`);
       plain(text(item, "description", n, what, { max: 200 }), "description", n, what);
     });
   },
@@ -139,15 +159,20 @@ export function sortedAnnouncements(raw: string): Item[] {
     const t = Date.parse(String(x.publishDate ?? ""));
     return Number.isNaN(t) ? -Infinity : t;
   };
-  return panelList(raw).map((x, i) => ({ x, i })).sort((a, b) => time(b.x) - time(a.x) || a.i - b.i).map(({ x }) => x);
+  return panelList(raw)
+    .map((x, i) => ({ x, i }))
+    .sort((a, b) => time(b.x) - time(a.x) || a.i - b.i)
+    .map(({ x }) => x);
 }
 
 /** The panel part of /api/status, as new-api sends it: the four switches, and each enabled panel's list. */
 export function panelStatus(get: (key: string) => string): Record<string, unknown> {
   const on = (k: string) => get(`console_setting.${k}_enabled`) === "true";
   const out: Record<string, unknown> = {
-    api_info_enabled: on("api_info"), uptime_kuma_enabled: on("uptime_kuma"),
-    announcements_enabled: on("announcements"), faq_enabled: on("faq"),
+    api_info_enabled: on("api_info"),
+    uptime_kuma_enabled: on("uptime_kuma"),
+    announcements_enabled: on("announcements"),
+    faq_enabled: on("faq"),
   };
   if (on("api_info")) out.api_info = panelList(get("console_setting.api_info"));
   if (on("announcements")) out.announcements = sortedAnnouncements(get("console_setting.announcements"));

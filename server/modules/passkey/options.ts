@@ -15,10 +15,14 @@ export const PASSKEY_OPTION_DEFAULTS: Record<string, string> = {
   "passkey.attachment_preference": "",
 };
 
-const HOST_RE = /^(?=.{1,253}$)(localhost|([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)$/i;
+const HOST_RE =
+  /^(?=.{1,253}$)(localhost|([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)$/i;
 
 export function splitOrigins(raw: string): string[] {
-  return raw.split(/[,\n]/).map((o) => o.trim().replace(/\/+$/, "")).filter(Boolean);
+  return raw
+    .split(/[,\n]/)
+    .map((o) => o.trim().replace(/\/+$/, ""))
+    .filter(Boolean);
 }
 
 /** Returns the value to store for a passkey.* key, or throws a 400 naming the problem. */
@@ -29,14 +33,17 @@ export function validatePasskeyOption(key: string, value: string): string {
       if (value !== "true" && value !== "false") throw badRequest(`${key} must be "true" or "false"`);
       return value;
     case "passkey.user_verification":
-      if (!["required", "preferred", "discouraged"].includes(value)) throw badRequest(`${key} must be required, preferred or discouraged`);
+      if (!["required", "preferred", "discouraged"].includes(value))
+        throw badRequest(`${key} must be required, preferred or discouraged`);
       return value;
     case "passkey.attachment_preference":
-      if (!["", "platform", "cross-platform"].includes(value)) throw badRequest(`${key} must be empty, platform or cross-platform`);
+      if (!["", "platform", "cross-platform"].includes(value))
+        throw badRequest(`${key} must be empty, platform or cross-platform`);
       return value;
     case "passkey.rp_id": {
       const host = value.trim();
-      if (host && !HOST_RE.test(host)) throw badRequest(`${key} must be a domain name such as example.com (no scheme, port or path)`);
+      if (host && !HOST_RE.test(host))
+        throw badRequest(`${key} must be a domain name such as example.com (no scheme, port or path)`);
       return host;
     }
     case "passkey.origins": {
@@ -48,7 +55,8 @@ export function validatePasskeyOption(key: string, value: string): string {
         } catch {
           throw badRequest(`passkey origin "${o}" is not a URL such as https://example.com`);
         }
-        if (!/^https?:$/.test(u.protocol) || u.origin !== o) throw badRequest(`passkey origin "${o}" must be a scheme and host only, such as https://example.com`);
+        if (!/^https?:$/.test(u.protocol) || u.origin !== o)
+          throw badRequest(`passkey origin "${o}" must be a scheme and host only, such as https://example.com`);
       }
       return origins.join(",");
     }

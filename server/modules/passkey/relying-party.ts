@@ -16,7 +16,8 @@ export interface RelyingParty {
   attachment: "" | "platform" | "cross-platform";
 }
 
-const isLocal = (host: string) => host === "localhost" || host === "127.0.0.1" || host === "[::1]" || host.endsWith(".localhost");
+const isLocal = (host: string) =>
+  host === "localhost" || host === "127.0.0.1" || host === "[::1]" || host.endsWith(".localhost");
 
 function requestOrigin(deps: AppDeps, request: Request): string {
   const url = new URL(request.url);
@@ -39,14 +40,18 @@ export function relyingParty(deps: AppDeps, request: Request): RelyingParty {
   for (const origin of origins) {
     const u = new URL(origin);
     if (u.protocol === "http:" && !allowInsecure && !isLocal(u.hostname)) {
-      throw new AppError(400, `passkeys need HTTPS: ${origin} is plain http (set ServerAddress or passkey.origins to an https address, or allow insecure origins)`);
+      throw new AppError(
+        400,
+        `passkeys need HTTPS: ${origin} is plain http (set ServerAddress or passkey.origins to an https address, or allow insecure origins)`,
+      );
     }
   }
   const rpID = o.get("passkey.rp_id") || new URL(origins[0]).hostname;
   const uv = o.get("passkey.user_verification");
   const attachment = o.get("passkey.attachment_preference");
   return {
-    rpID, origins,
+    rpID,
+    origins,
     rpName: o.get("passkey.rp_display_name") || o.get("SystemName") || "Switchyard",
     userVerification: uv === "required" || uv === "discouraged" ? uv : "preferred",
     attachment: attachment === "platform" || attachment === "cross-platform" ? attachment : "",

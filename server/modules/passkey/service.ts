@@ -49,14 +49,20 @@ async function saveChallenge(deps: AppDeps, kind: Ceremony, handle: string, chal
 async function takeChallenge(deps: AppDeps, kind: Ceremony, handle: string): Promise<string> {
   const key = ceremonyKey(kind, handle);
   const challenge = await deps.cache.get(key);
-  if (!challenge || !(await deps.cache.setNx(`${key}:taken:${challenge}`, "1", CEREMONY_SECONDS))) throw badRequest(MSG.expired);
+  if (!challenge || !(await deps.cache.setNx(`${key}:taken:${challenge}`, "1", CEREMONY_SECONDS)))
+    throw badRequest(MSG.expired);
   await deps.cache.del(key);
   return challenge;
 }
 
 async function credentialsOf(deps: AppDeps, userId: number): Promise<Row[]> {
-  return deps.db.selectFrom("passkey_credentials").selectAll().where("user_id", "=", userId).where("deleted_at", "is", null)
-    .orderBy("id").execute();
+  return deps.db
+    .selectFrom("passkey_credentials")
+    .selectAll()
+    .where("user_id", "=", userId)
+    .where("deleted_at", "is", null)
+    .orderBy("id")
+    .execute();
 }
 
 const transportsOf = (row: Row): string[] | undefined => {
@@ -87,7 +93,11 @@ export async function passkeyStatus(deps: AppDeps, userId: number) {
     enabled: rows.length > 0,
     last_used_at: lastUsed ? new Date(lastUsed).toISOString() : null,
     passkeys: rows.map((r) => ({
-      id: r.id, attachment: r.attachment, backup_eligible: Boolean(r.backup_eligible), created_at: iso(r.created_at), last_used_at: iso(r.last_used_at),
+      id: r.id,
+      attachment: r.attachment,
+      backup_eligible: Boolean(r.backup_eligible),
+      created_at: iso(r.created_at),
+      last_used_at: iso(r.last_used_at),
     })),
   };
 }
@@ -116,14 +126,19 @@ export async function registerBegin(deps: AppDeps, user: User, rp: RelyingParty)
   assertEnabled(deps);
   const existing = await credentialsOf(deps, user.id);
   const options = await (await webauthn()).generateRegistrationOptions({
-    rpName: rp.rpName, rpID: rp.rpID, userName: user.username, userDisplayName: user.display_name || user.username,
+    rpName: rp.rpName,
+    rpID: rp.rpID,
+    userName: user.username,
+    userDisplayName: user.display_name || user.username,
     // new-api's WebAuthn user handle: the decimal user id.
     userID: new TextEncoder().encode(String(user.id)),
     attestationType: "none",
     timeout: CEREMONY_SECONDS * 1000,
     excludeCredentials: existing.map((r) => ({ id: toUrl(r.credential_id), transports: transportsOf(r) })),
     authenticatorSelection: {
-      residentKey: "required", requireResidentKey: true, userVerification: rp.userVerification,
+      residentKey: "required",
+      requireResidentKey: true,
+      userVerification: rp.userVerification,
       ...(rp.attachment ? { authenticatorAttachment: rp.attachment } : {}),
     },
   });
@@ -131,13 +146,21 @@ export async function registerBegin(deps: AppDeps, user: User, rp: RelyingParty)
   return { publicKey: options };
 }
 
-export async function registerFinish(deps: AppDeps, user: User, rp: RelyingParty, response: RegistrationResponseJSON): Promise<void> {
+export async function registerFinish(
+  deps: AppDeps,
+  user: User,
+  rp: RelyingParty,
+  response: RegistrationResponseJSON,
+): Promise<void> {
   assertEnabled(deps);
   const expectedChallenge = await takeChallenge(deps, "reg", String(user.id));
   let info;
   try {
     const result = await (await webauthn()).verifyRegistrationResponse({
-      response, expectedChallenge, expectedOrigin: rp.origins, expectedRPID: rp.rpID,
+      response,
+      expectedChallenge,
+      expectedOrigin: rp.origins,
+      expectedRPID: rp.rpID,
       requireUserVerification: rp.userVerification === "required",
     });
     if (!result.verified) throw badRequest(MSG.failed);
@@ -146,35 +169,72 @@ export async function registerFinish(deps: AppDeps, user: User, rp: RelyingParty
     throw failed(e);
   }
   const credentialId = toStd(info.credential.id);
-  const taken = await deps.db.selectFrom("passkey_credentials").select("user_id").where("credential_id", "=", credentialId).executeTakeFirst();
+  const taken = await deps.db
+    .selectFrom("passkey_credentials")
+    .select("user_id")
+    .where("credential_id", "=", credentialId)
+    .executeTakeFirst();
   if (taken) throw badRequest(MSG.taken);
   const now = dbTime(deps.db, Date.now());
   const transports = info.credential.transports?.length ? JSON.stringify(info.credential.transports) : "";
-  await deps.db.insertInto("passkey_credentials").values({
-    user_id: user.id, credential_id: credentialId, public_key: Buffer.from(info.credential.publicKey).toString("base64"),
-    attestation_type: info.fmt, aaguid: Buffer.from(info.aaguid.replace(/-/g, ""), "hex").toString("base64"), sign_count: info.credential.counter,
-    clone_warning: false, user_present: true, user_verified: info.userVerified, backup_eligible: info.credentialDeviceType === "multiDevice",
-    backup_state: info.credentialBackedUp, transports, attachment: response.authenticatorAttachment ?? "",
-    last_used_at: null, created_at: now, updated_at: now, deleted_at: null,
-  }).execute();
+  await deps.db
+    .insertInto("passkey_credentials")
+    .values({
+      user_id: user.id,
+      credential_id: credentialId,
+      public_key: Buffer.from(info.credential.publicKey).toString("base64"),
+      attestation_type: info.fmt,
+      aaguid: Buffer.from(info.aaguid.replace(/-/g, ""), "hex").toString("base64"),
+      sign_count: info.credential.counter,
+      clone_warning: false,
+      user_present: true,
+      user_verified: info.userVerified,
+      backup_eligible: info.credentialDeviceType === "multiDevice",
+      backup_state: info.credentialBackedUp,
+      transports,
+      attachment: response.authenticatorAttachment ?? "",
+      last_used_at: null,
+      created_at: now,
+      updated_at: now,
+      deleted_at: null,
+    })
+    .execute();
 }
 
 // ---- assertion (sign-in and secure verification) --------------------------------------------------------
 
 async function assertionOptions(rp: RelyingParty, allow: Row[] | null) {
   return (await webauthn()).generateAuthenticationOptions({
-    rpID: rp.rpID, userVerification: rp.userVerification, timeout: CEREMONY_SECONDS * 1000,
-    allowCredentials: allow ? allow.map((r) => ({ id: toUrl(r.credential_id), transports: transportsOf(r) })) : undefined,
+    rpID: rp.rpID,
+    userVerification: rp.userVerification,
+    timeout: CEREMONY_SECONDS * 1000,
+    allowCredentials: allow
+      ? allow.map((r) => ({ id: toUrl(r.credential_id), transports: transportsOf(r) }))
+      : undefined,
   });
 }
 
 /** Verifies an assertion against a stored credential and records its new counter and use. */
-async function checkAssertion(deps: AppDeps, rp: RelyingParty, row: Row, response: AuthenticationResponseJSON, expectedChallenge: string) {
+async function checkAssertion(
+  deps: AppDeps,
+  rp: RelyingParty,
+  row: Row,
+  response: AuthenticationResponseJSON,
+  expectedChallenge: string,
+) {
   let result;
   try {
     result = await (await webauthn()).verifyAuthenticationResponse({
-      response, expectedChallenge, expectedOrigin: rp.origins, expectedRPID: rp.rpID,
-      credential: { id: toUrl(row.credential_id), publicKey: new Uint8Array(Buffer.from(row.public_key, "base64")), counter: Number(row.sign_count), transports: transportsOf(row) },
+      response,
+      expectedChallenge,
+      expectedOrigin: rp.origins,
+      expectedRPID: rp.rpID,
+      credential: {
+        id: toUrl(row.credential_id),
+        publicKey: new Uint8Array(Buffer.from(row.public_key, "base64")),
+        counter: Number(row.sign_count),
+        transports: transportsOf(row),
+      },
       requireUserVerification: rp.userVerification === "required",
     });
   } catch (e) {
@@ -182,16 +242,27 @@ async function checkAssertion(deps: AppDeps, rp: RelyingParty, row: Row, respons
   }
   if (!result.verified) throw badRequest(MSG.failed);
   const now = dbTime(deps.db, Date.now());
-  await deps.db.updateTable("passkey_credentials").set({
-    sign_count: result.authenticationInfo.newCounter, user_verified: result.authenticationInfo.userVerified,
-    backup_state: result.authenticationInfo.credentialBackedUp, last_used_at: now, updated_at: now,
-  }).where("id", "=", row.id).execute();
+  await deps.db
+    .updateTable("passkey_credentials")
+    .set({
+      sign_count: result.authenticationInfo.newCounter,
+      user_verified: result.authenticationInfo.userVerified,
+      backup_state: result.authenticationInfo.credentialBackedUp,
+      last_used_at: now,
+      updated_at: now,
+    })
+    .where("id", "=", row.id)
+    .execute();
 }
 
 async function credentialOf(deps: AppDeps, response: AuthenticationResponseJSON): Promise<Row> {
   if (typeof response?.id !== "string" || !response.id) throw badRequest(MSG.failed);
-  const row = await deps.db.selectFrom("passkey_credentials").selectAll().where("credential_id", "=", toStd(response.id))
-    .where("deleted_at", "is", null).executeTakeFirst();
+  const row = await deps.db
+    .selectFrom("passkey_credentials")
+    .selectAll()
+    .where("credential_id", "=", toStd(response.id))
+    .where("deleted_at", "is", null)
+    .executeTakeFirst();
   if (!row) throw badRequest(MSG.unknown);
   return row;
 }
@@ -205,7 +276,12 @@ export async function loginBegin(deps: AppDeps, rp: RelyingParty, flow: string) 
 }
 
 /** Sign-in, step 2: the user the passkey belongs to (enabled, not deleted). */
-export async function loginFinish(deps: AppDeps, rp: RelyingParty, flow: string, response: AuthenticationResponseJSON): Promise<User> {
+export async function loginFinish(
+  deps: AppDeps,
+  rp: RelyingParty,
+  flow: string,
+  response: AuthenticationResponseJSON,
+): Promise<User> {
   assertEnabled(deps);
   const challenge = await takeChallenge(deps, "login", flow);
   const row = await credentialOf(deps, response);
@@ -229,7 +305,13 @@ export async function verifyBegin(deps: AppDeps, user: User, rp: RelyingParty, t
   return { publicKey: options };
 }
 
-export async function verifyFinish(deps: AppDeps, user: User, rp: RelyingParty, tag: string, response: AuthenticationResponseJSON): Promise<void> {
+export async function verifyFinish(
+  deps: AppDeps,
+  user: User,
+  rp: RelyingParty,
+  tag: string,
+  response: AuthenticationResponseJSON,
+): Promise<void> {
   assertEnabled(deps);
   const challenge = await takeChallenge(deps, "verify", `${user.id}:${tag}`);
   const row = await credentialOf(deps, response);

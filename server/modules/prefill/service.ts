@@ -8,7 +8,13 @@ import { badRequest, notFound } from "../../http/errors.ts";
 
 export const PREFILL_TYPES = ["model", "tag", "endpoint"] as const;
 
-export interface PrefillInput { id?: number; name?: string; type?: string; items?: unknown; description?: string }
+export interface PrefillInput {
+  id?: number;
+  name?: string;
+  type?: string;
+  items?: unknown;
+  description?: string;
+}
 
 function items(raw: string | null | undefined): unknown {
   if (!raw) return [];
@@ -20,8 +26,13 @@ function items(raw: string | null | undefined): unknown {
 }
 
 const view = (r: any) => ({
-  id: Number(r.id), name: String(r.name ?? ""), type: String(r.type ?? ""), items: items(r.items), description: String(r.description ?? ""),
-  created_time: Number(r.created_time ?? 0), updated_time: Number(r.updated_time ?? 0),
+  id: Number(r.id),
+  name: String(r.name ?? ""),
+  type: String(r.type ?? ""),
+  items: items(r.items),
+  description: String(r.description ?? ""),
+  created_time: Number(r.created_time ?? 0),
+  updated_time: Number(r.updated_time ?? 0),
 });
 
 export async function listPrefillGroups(deps: AppDeps, type?: string) {
@@ -31,7 +42,12 @@ export async function listPrefillGroups(deps: AppDeps, type?: string) {
 }
 
 async function row(deps: AppDeps, id: number) {
-  const r = await deps.db.selectFrom("prefill_groups").selectAll().where("id", "=", id).where("deleted_at", "is", null).executeTakeFirst();
+  const r = await deps.db
+    .selectFrom("prefill_groups")
+    .selectAll()
+    .where("id", "=", id)
+    .where("deleted_at", "is", null)
+    .executeTakeFirst();
   if (!r) throw notFound("prefill group not found");
   return r;
 }
@@ -39,7 +55,8 @@ async function row(deps: AppDeps, id: number) {
 function fields(input: PrefillInput) {
   const name = String(input.name ?? "").trim();
   if (!name || name.length > 64) throw badRequest("name is required (at most 64 characters)");
-  if (!(PREFILL_TYPES as readonly string[]).includes(String(input.type))) throw badRequest(`type must be one of ${PREFILL_TYPES.join(", ")}`);
+  if (!(PREFILL_TYPES as readonly string[]).includes(String(input.type)))
+    throw badRequest(`type must be one of ${PREFILL_TYPES.join(", ")}`);
   let list = input.items ?? [];
   if (typeof list === "string") {
     try {
@@ -48,14 +65,21 @@ function fields(input: PrefillInput) {
       throw badRequest("items must be a JSON array of strings");
     }
   }
-  if (!Array.isArray(list) || list.some((x) => typeof x !== "string")) throw badRequest("items must be a JSON array of strings");
+  if (!Array.isArray(list) || list.some((x) => typeof x !== "string"))
+    throw badRequest("items must be a JSON array of strings");
   const description = String(input.description ?? "");
   if (description.length > 255) throw badRequest("description is at most 255 characters");
   return { name, type: String(input.type), items: JSON.stringify(list), description };
 }
 
 async function nameFree(deps: AppDeps, name: string, exceptId = 0) {
-  const clash = await deps.db.selectFrom("prefill_groups").select("id").where("name", "=", name).where("deleted_at", "is", null).where("id", "!=", exceptId).executeTakeFirst();
+  const clash = await deps.db
+    .selectFrom("prefill_groups")
+    .select("id")
+    .where("name", "=", name)
+    .where("deleted_at", "is", null)
+    .where("id", "!=", exceptId)
+    .executeTakeFirst();
   if (clash) throw badRequest("a prefill group with this name already exists");
 }
 
@@ -66,15 +90,28 @@ export async function savePrefillGroup(deps: AppDeps, input: PrefillInput, updat
     if (!Number.isInteger(input.id)) throw badRequest("id is required");
     await row(deps, input.id!);
     await nameFree(deps, f.name, input.id);
-    await deps.db.updateTable("prefill_groups").set({ ...f, updated_time: now }).where("id", "=", input.id!).execute();
+    await deps.db
+      .updateTable("prefill_groups")
+      .set({ ...f, updated_time: now })
+      .where("id", "=", input.id!)
+      .execute();
     return view(await row(deps, input.id!));
   }
   await nameFree(deps, f.name);
-  const id = await insertId(deps.db, "prefill_groups", { ...f, created_time: now, updated_time: now, deleted_at: null });
+  const id = await insertId(deps.db, "prefill_groups", {
+    ...f,
+    created_time: now,
+    updated_time: now,
+    deleted_at: null,
+  });
   return view(await row(deps, id));
 }
 
 export async function deletePrefillGroup(deps: AppDeps, id: number) {
   await row(deps, id);
-  await deps.db.updateTable("prefill_groups").set({ deleted_at: dbTime(deps.db, Date.now()) }).where("id", "=", id).execute();
+  await deps.db
+    .updateTable("prefill_groups")
+    .set({ deleted_at: dbTime(deps.db, Date.now()) })
+    .where("id", "=", id)
+    .execute();
 }

@@ -22,7 +22,11 @@ export async function pricing(deps: AppDeps, viewerGroup: string | null) {
   const allRatios = o.json<Record<string, number>>("GroupRatio", DEFAULT_GROUP_RATIO);
   const usable = o.json<Record<string, string>>("UserUsableGroups", DEFAULT_USER_USABLE_GROUPS);
 
-  const abilities = await deps.db.selectFrom("abilities").select(["model", "group"]).where("enabled", "=", true).execute();
+  const abilities = await deps.db
+    .selectFrom("abilities")
+    .select(["model", "group"])
+    .where("enabled", "=", true)
+    .execute();
   const groupsOf = new Map<string, Set<string>>();
   for (const a of abilities) {
     const set = groupsOf.get(a.model) ?? new Set<string>();
@@ -35,9 +39,9 @@ export async function pricing(deps: AppDeps, viewerGroup: string | null) {
     return {
       model_name: model,
       quota_type: perRequest ? 1 : 0,
-      model_ratio: perRequest ? 0 : modelRatio[model] ?? 0,
+      model_ratio: perRequest ? 0 : (modelRatio[model] ?? 0),
       model_price: perRequest ? fixed : 0,
-      completion_ratio: perRequest ? 0 : completionRatio[model] ?? 1,
+      completion_ratio: perRequest ? 0 : (completionRatio[model] ?? 1),
       enable_groups: [...groupsOf.get(model)!].sort(),
     };
   });

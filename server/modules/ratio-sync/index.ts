@@ -12,7 +12,19 @@ import { fetchBody } from "./model.ts";
 export function ratioSyncModule(deps: AppDeps) {
   return new Elysia({ prefix: "/api", tags: ["ratio-sync"] })
     .use(authPlugin(deps))
-    .get("/ratio_config", () => ok(ratioConfig(deps)), { detail: { summary: "This site's price ratios (when ExposeRatioEnabled)" }, response: anyReply })
-    .get("/ratio_sync/channels", async () => ok(await syncableChannels(deps)), { role: ROLE.root, detail: { summary: "Channels whose site's ratios can be read" }, response: anyReply })
-    .post("/ratio_sync/fetch", async ({ body }) => ok(await fetchUpstreamRatios(deps, (body ?? {}) as SyncRequest)), { role: ROLE.root, body: fetchBody, detail: { summary: "Read the price ratios of other sites or channels" }, response: anyReply });
+    .get("/ratio_config", () => ok(ratioConfig(deps)), {
+      detail: { summary: "This site's price ratios (when ExposeRatioEnabled)" },
+      response: anyReply,
+    })
+    .get("/ratio_sync/channels", async () => ok(await syncableChannels(deps)), {
+      role: ROLE.root,
+      detail: { summary: "Channels whose site's ratios can be read" },
+      response: anyReply,
+    })
+    .post("/ratio_sync/fetch", async ({ body }) => ok(await fetchUpstreamRatios(deps, (body ?? {}) as SyncRequest)), {
+      role: ROLE.root,
+      body: fetchBody,
+      detail: { summary: "Read the price ratios of other sites or channels" },
+      response: anyReply,
+    });
 }

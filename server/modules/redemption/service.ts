@@ -6,7 +6,12 @@ import { nowSeconds } from "../../../db/index.ts";
 import { dbTime } from "../../../db/datetime.ts";
 import { badRequest, notFound } from "../../http/errors.ts";
 import {
-  LOG_TYPE, REDEMPTION_KEY_LENGTH, REDEMPTION_MAX_BATCH, REDEMPTION_NAME_MAX_LENGTH, REDEMPTION_STATUS, formatQuota,
+  LOG_TYPE,
+  REDEMPTION_KEY_LENGTH,
+  REDEMPTION_MAX_BATCH,
+  REDEMPTION_NAME_MAX_LENGTH,
+  REDEMPTION_STATUS,
+  formatQuota,
 } from "../../catalogue/index.ts";
 import { randomString } from "../../infra/random.ts";
 import { writeLog } from "../log/write.ts";
@@ -29,7 +34,12 @@ export const MSG = {
 
 export const statusRequired = () => badRequest("status is required with status_only=true");
 
-export interface Page { page: number; size: number; offset: number; keyword?: string }
+export interface Page {
+  page: number;
+  size: number;
+  offset: number;
+  keyword?: string;
+}
 
 const live = () => (eb: ExpressionBuilder<DB, "redemptions">) => eb("deleted_at", "is", null);
 
@@ -37,8 +47,16 @@ const live = () => (eb: ExpressionBuilder<DB, "redemptions">) => eb("deleted_at"
 export function redemptionView(r: Redemption) {
   const n = (v: unknown) => Number(v ?? 0) || 0;
   return {
-    id: n(r.id), user_id: n(r.user_id), key: String(r.key ?? ""), status: n(r.status), name: String(r.name ?? ""), quota: n(r.quota),
-    created_time: n(r.created_time), redeemed_time: n(r.redeemed_time), used_user_id: n(r.used_user_id), expired_time: n(r.expired_time),
+    id: n(r.id),
+    user_id: n(r.user_id),
+    key: String(r.key ?? ""),
+    status: n(r.status),
+    name: String(r.name ?? ""),
+    quota: n(r.quota),
+    created_time: n(r.created_time),
+    redeemed_time: n(r.redeemed_time),
+    used_user_id: n(r.used_user_id),
+    expired_time: n(r.expired_time),
   };
 }
 
@@ -50,7 +68,8 @@ function checkExpiry(v: number | undefined): number | undefined {
   return v;
 }
 
-const isExpired = (r: Pick<Redemption, "expired_time">, now = nowSeconds()) => Number(r.expired_time ?? 0) !== 0 && Number(r.expired_time) < now;
+const isExpired = (r: Pick<Redemption, "expired_time">, now = nowSeconds()) =>
+  Number(r.expired_time ?? 0) !== 0 && Number(r.expired_time) < now;
 
 export async function listRedemptions(deps: AppDeps, q: Page) {
   let base = deps.db.selectFrom("redemptions").where(live());
@@ -79,7 +98,11 @@ function checkName(name: string) {
 }
 
 /** Creates `count` codes; returns their keys in creation order. All or none are stored. */
-export async function createRedemptions(deps: AppDeps, creatorId: number, input: { name?: string; quota: number; count?: number; expired_time?: number }): Promise<string[]> {
+export async function createRedemptions(
+  deps: AppDeps,
+  creatorId: number,
+  input: { name?: string; quota: number; count?: number; expired_time?: number },
+): Promise<string[]> {
   const count = input.count ?? 1;
   if (count <= 0) throw badRequest(MSG.countPositive);
   if (count > REDEMPTION_MAX_BATCH) throw badRequest(MSG.countMax);
@@ -88,17 +111,32 @@ export async function createRedemptions(deps: AppDeps, creatorId: number, input:
   const expired_time = checkExpiry(input.expired_time) ?? 0;
   const now = nowSeconds();
   const keys = Array.from({ length: count }, () => randomString(REDEMPTION_KEY_LENGTH));
-  await deps.db.insertInto("redemptions").values(keys.map((key) => ({
-    user_id: creatorId, key, name, quota: input.quota, status: REDEMPTION_STATUS.unused, created_time: now, expired_time,
-  }))).execute();
+  await deps.db
+    .insertInto("redemptions")
+    .values(
+      keys.map((key) => ({
+        user_id: creatorId,
+        key,
+        name,
+        quota: input.quota,
+        status: REDEMPTION_STATUS.unused,
+        created_time: now,
+        expired_time,
+      })),
+    )
+    .execute();
   return keys;
 }
 
-export async function updateRedemption(deps: AppDeps, input: { id: number; name?: string; quota?: number; expired_time?: number }): Promise<Redemption> {
+export async function updateRedemption(
+  deps: AppDeps,
+  input: { id: number; name?: string; quota?: number; expired_time?: number },
+): Promise<Redemption> {
   const row = await getRedemption(deps, input.id);
   if (row.status !== REDEMPTION_STATUS.unused) throw badRequest(MSG.editUsed);
   const patch: { name?: string; quota?: number; expired_time?: number } = {};
-  if (input.expired_time !== undefined && input.expired_time !== Number(row.expired_time ?? 0)) patch.expired_time = checkExpiry(input.expired_time);
+  if (input.expired_time !== undefined && input.expired_time !== Number(row.expired_time ?? 0))
+    patch.expired_time = checkExpiry(input.expired_time);
   if (input.name !== undefined) {
     patch.name = input.name.trim();
     checkName(patch.name);
@@ -106,8 +144,12 @@ export async function updateRedemption(deps: AppDeps, input: { id: number; name?
   if (input.quota !== undefined) patch.quota = input.quota;
   if (Object.keys(patch).length) {
     // Conditional on status so a code redeemed between the read and the write is not changed.
-    const res = await deps.db.updateTable("redemptions").set(patch).where("id", "=", row.id)
-      .where("status", "=", REDEMPTION_STATUS.unused).executeTakeFirst();
+    const res = await deps.db
+      .updateTable("redemptions")
+      .set(patch)
+      .where("id", "=", row.id)
+      .where("status", "=", REDEMPTION_STATUS.unused)
+      .executeTakeFirst();
     if (Number(res.numUpdatedRows) === 0) throw badRequest(MSG.editUsed);
   }
   return getRedemption(deps, row.id);
@@ -117,8 +159,12 @@ export async function setRedemptionStatus(deps: AppDeps, id: number, status: num
   if (status !== REDEMPTION_STATUS.unused && status !== REDEMPTION_STATUS.disabled) throw badRequest(MSG.badStatus);
   const row = await getRedemption(deps, id);
   if (row.status === REDEMPTION_STATUS.used) throw badRequest(MSG.statusUsed);
-  const res = await deps.db.updateTable("redemptions").set({ status }).where("id", "=", id)
-    .where("status", "!=", REDEMPTION_STATUS.used).executeTakeFirst();
+  const res = await deps.db
+    .updateTable("redemptions")
+    .set({ status })
+    .where("id", "=", id)
+    .where("status", "!=", REDEMPTION_STATUS.used)
+    .executeTakeFirst();
   if (Number(res.numUpdatedRows) === 0) throw badRequest(MSG.statusUsed);
   return getRedemption(deps, id);
 }
@@ -126,16 +172,27 @@ export async function setRedemptionStatus(deps: AppDeps, id: number, status: num
 /** DELETE /api/redemption/invalid (new-api): hides every used, disabled or expired code; answers how many. */
 export async function deleteInvalidRedemptions(deps: AppDeps): Promise<number> {
   const now = nowSeconds();
-  const res = await deps.db.updateTable("redemptions").set({ deleted_at: dbTime(deps.db, Date.now()) }).where(live())
-    .where((eb) => eb.or([
-      eb("status", "in", [REDEMPTION_STATUS.used, REDEMPTION_STATUS.disabled]),
-      eb.and([eb("expired_time", "!=", 0), eb("expired_time", "<", now)]),
-    ])).executeTakeFirst();
+  const res = await deps.db
+    .updateTable("redemptions")
+    .set({ deleted_at: dbTime(deps.db, Date.now()) })
+    .where(live())
+    .where((eb) =>
+      eb.or([
+        eb("status", "in", [REDEMPTION_STATUS.used, REDEMPTION_STATUS.disabled]),
+        eb.and([eb("expired_time", "!=", 0), eb("expired_time", "<", now)]),
+      ]),
+    )
+    .executeTakeFirst();
   return Number(res.numUpdatedRows);
 }
 
 export async function deleteRedemption(deps: AppDeps, id: number): Promise<void> {
-  const res = await deps.db.updateTable("redemptions").set({ deleted_at: dbTime(deps.db, Date.now()) }).where("id", "=", id).where(live()).executeTakeFirst();
+  const res = await deps.db
+    .updateTable("redemptions")
+    .set({ deleted_at: dbTime(deps.db, Date.now()) })
+    .where("id", "=", id)
+    .where(live())
+    .executeTakeFirst();
   if (Number(res.numUpdatedRows) === 0) throw notFound(MSG.notFound);
 }
 
@@ -144,25 +201,44 @@ export async function deleteRedemption(deps: AppDeps, id: number): Promise<void>
  * UPDATE inside the same transaction as the credit and the log, so of any number of concurrent attempts
  * exactly one succeeds and a failed credit leaves the code unused.
  */
-export async function redeem(deps: AppDeps, user: { id: number; username: string }, rawKey: string | undefined): Promise<number> {
+export async function redeem(
+  deps: AppDeps,
+  user: { id: number; username: string },
+  rawKey: string | undefined,
+): Promise<number> {
   const key = (rawKey ?? "").trim();
   if (!key) throw badRequest(MSG.keyEmpty);
-  const code = await deps.db.selectFrom("redemptions").selectAll().where("key", "=", key).where(live()).executeTakeFirst();
+  const code = await deps.db
+    .selectFrom("redemptions")
+    .selectAll()
+    .where("key", "=", key)
+    .where(live())
+    .executeTakeFirst();
   if (!code) throw badRequest(MSG.invalid);
   if (code.status === REDEMPTION_STATUS.disabled) throw badRequest(MSG.disabled);
   if (code.status !== REDEMPTION_STATUS.unused) throw badRequest(MSG.used);
   if (isExpired(code)) throw badRequest(MSG.expired);
   const claimed = await deps.db.transaction().execute(async (trx) => {
-    const res = await trx.updateTable("redemptions")
+    const res = await trx
+      .updateTable("redemptions")
       .set({ status: REDEMPTION_STATUS.used, redeemed_time: nowSeconds(), used_user_id: user.id })
-      .where("id", "=", code.id).where("status", "=", REDEMPTION_STATUS.unused).where("deleted_at", "is", null)
+      .where("id", "=", code.id)
+      .where("status", "=", REDEMPTION_STATUS.unused)
+      .where("deleted_at", "is", null)
       .where((eb) => eb.or([eb("expired_time", "=", 0), eb("expired_time", ">=", nowSeconds())]))
       .executeTakeFirst();
     if (Number(res.numUpdatedRows) !== 1) return false;
-    await trx.updateTable("users").set({ quota: sql`quota + ${code.quota}` }).where("id", "=", user.id).execute();
+    await trx
+      .updateTable("users")
+      .set({ quota: sql`quota + ${code.quota}` })
+      .where("id", "=", user.id)
+      .execute();
     await writeLog(trx, {
-      user_id: user.id, username: user.username, type: LOG_TYPE.topup,
-      content: `redeemed a code: quota added ${formatQuota(code.quota)}, code id ${code.id}`, quota: code.quota,
+      user_id: user.id,
+      username: user.username,
+      type: LOG_TYPE.topup,
+      content: `redeemed a code: quota added ${formatQuota(code.quota)}, code id ${code.id}`,
+      quota: code.quota,
       // The console words the details from this in the reader's language; content stays as one-api's.
       other: JSON.stringify({ redemption_id: code.id }),
     });

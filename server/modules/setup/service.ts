@@ -11,8 +11,17 @@ import { randomString } from "../../infra/random.ts";
 
 export async function setupStatus(deps: AppDeps) {
   const done = !!(await deps.db.selectFrom("setups").select("id").limit(1).executeTakeFirst());
-  const root = await deps.db.selectFrom("users").select("id").where("role", ">=", ROLE.root).limit(1).executeTakeFirst();
-  return { status: done, root_init: !!root, database_type: deps.config.database.kind === "postgres" ? "postgres" : deps.config.database.kind };
+  const root = await deps.db
+    .selectFrom("users")
+    .select("id")
+    .where("role", ">=", ROLE.root)
+    .limit(1)
+    .executeTakeFirst();
+  return {
+    status: done,
+    root_init: !!root,
+    database_type: deps.config.database.kind === "postgres" ? "postgres" : deps.config.database.kind,
+  };
 }
 
 export interface SetupInput {
@@ -37,15 +46,26 @@ export async function runSetup(deps: AppDeps, input: SetupInput): Promise<void> 
   }
   await deps.db.transaction().execute(async (trx) => {
     // A concurrent second setup loses here: the row check runs inside the transaction that writes it.
-    if (await trx.selectFrom("setups").select("id").limit(1).executeTakeFirst()) throw new AppError(400, "the system is already initialised");
+    if (await trx.selectFrom("setups").select("id").limit(1).executeTakeFirst())
+      throw new AppError(400, "the system is already initialised");
     if (rootValues) {
       // The display name is what the console header shows; new-api writes a fixed label here, but the
       // column is free text it only displays, so the name chosen in the wizard is what the admin expects.
-      await trx.insertInto("users").values({
-        username: rootValues.username, password: rootValues.hash, display_name: rootValues.username, role: ROLE.root,
-        status: USER_STATUS.enabled, quota: 100_000_000, group: DEFAULT_GROUP, aff_code: randomString(8),
-        ...creationTimes(), setting: "",
-      }).execute();
+      await trx
+        .insertInto("users")
+        .values({
+          username: rootValues.username,
+          password: rootValues.hash,
+          display_name: rootValues.username,
+          role: ROLE.root,
+          status: USER_STATUS.enabled,
+          quota: 100_000_000,
+          group: DEFAULT_GROUP,
+          aff_code: randomString(8),
+          ...creationTimes(),
+          setting: "",
+        })
+        .execute();
     }
     await trx.insertInto("setups").values({ version: VERSION, initialized_at: nowSeconds() }).execute();
   });

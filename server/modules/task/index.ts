@@ -11,15 +11,15 @@ import { fromNewApiConsole } from "../../http/newapi-console.ts";
 
 type Q = Record<string, string | undefined>;
 
-
 /** Page index from 0 (?p=; from 1 for new-api's consoles, which read {items, total}: they page from 1), size from ?page_size= (default 10, at most 100). */
 function parse(q: Q, idName: "mj_id" | "task_id", admin: boolean, newApi = false): TaskQuery {
   const p = optInt(q, "p");
-  const page = newApi ? Math.max(p ?? 1, 1) - 1 : p ?? 0;
+  const page = newApi ? Math.max(p ?? 1, 1) - 1 : (p ?? 0);
   if (page < 0) throw badRequest("invalid parameter p: pages start at 0");
   const size = Math.min(Math.max(optInt(q, "page_size") ?? DEFAULT_PAGE_SIZE, 1), MAX_PAGE_SIZE);
   return {
-    page, size,
+    page,
+    size,
     channelId: admin ? optInt(q, "channel_id") : undefined,
     id: optStr(q, idName),
     start: optInt(q, "start_timestamp"),
@@ -37,12 +37,28 @@ export function taskModule(deps: AppDeps) {
   }
   return new Elysia({ prefix: "/api", tags: ["task"] })
     .use(authPlugin(deps))
-    .get("/mj/", ({ query, request }) => list(request, query, "midjourneys", true), { role: ROLE.admin, query: taskQuery, detail: { summary: "Midjourney drawings of every user" }, response: taskList })
-    .get("/mj/self", ({ query, request, user }) => list(request, query, "midjourneys", false, user.id), {
-      role: ROLE.common, query: taskQuery, detail: { summary: "The caller's Midjourney drawings" }, response: taskList,
+    .get("/mj/", ({ query, request }) => list(request, query, "midjourneys", true), {
+      role: ROLE.admin,
+      query: taskQuery,
+      detail: { summary: "Midjourney drawings of every user" },
+      response: taskList,
     })
-    .get("/task/", ({ query, request }) => list(request, query, "tasks", true), { role: ROLE.admin, query: taskQuery, detail: { summary: "Tasks (Suno, video) of every user" }, response: taskList })
+    .get("/mj/self", ({ query, request, user }) => list(request, query, "midjourneys", false, user.id), {
+      role: ROLE.common,
+      query: taskQuery,
+      detail: { summary: "The caller's Midjourney drawings" },
+      response: taskList,
+    })
+    .get("/task/", ({ query, request }) => list(request, query, "tasks", true), {
+      role: ROLE.admin,
+      query: taskQuery,
+      detail: { summary: "Tasks (Suno, video) of every user" },
+      response: taskList,
+    })
     .get("/task/self", ({ query, request, user }) => list(request, query, "tasks", false, user.id), {
-      role: ROLE.common, query: taskQuery, detail: { summary: "The caller's tasks" }, response: taskList,
+      role: ROLE.common,
+      query: taskQuery,
+      detail: { summary: "The caller's tasks" },
+      response: taskList,
     });
 }

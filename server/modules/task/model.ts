@@ -16,7 +16,10 @@ export const taskQuery = loose({
  * One page of drawings or tasks, newest first: an array (the console asks for the next page until one comes back
  * short), or for new-api's consoles (Cache-Control: no-store) new-api's page {page, page_size, total, items}.
  */
-export const taskList = envelope(t.Union([
-  t.Array(t.Any()),
-  t.Object({ page: t.Integer(), page_size: t.Integer(), total: t.Integer(), items: t.Array(t.Any()) }),
-]), "one page, newest first");
+export const taskList = envelope(
+  t.Union([
+    t.Array(t.Any()),
+    t.Object({ page: t.Integer(), page_size: t.Integer(), total: t.Integer(), items: t.Array(t.Any()) }),
+  ]),
+  "one page, newest first",
+);

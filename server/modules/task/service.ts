@@ -32,21 +32,50 @@ function json(text: string | null | undefined): unknown {
 /** A drawing task as the console gets it. Users see their own rows without the channel, an operator's detail. */
 export function drawingView(deps: AppDeps, r: Midjourney, admin: boolean) {
   return {
-    id: num(r.id), code: num(r.code), user_id: num(r.user_id), action: str(r.action), mj_id: str(r.mj_id), prompt: str(r.prompt),
-    prompt_en: str(r.prompt_en), description: str(r.description), state: str(r.state), submit_time: num(r.submit_time),
-    start_time: num(r.start_time), finish_time: num(r.finish_time), image_url: mjImageUrl(deps, str(r.mj_id), str(r.image_url)),
-    status: str(r.status), progress: str(r.progress), fail_reason: str(r.fail_reason), channel_id: admin ? num(r.channel_id) : 0,
-    quota: num(r.quota), buttons: str(r.buttons), properties: str(r.properties), created_at: num(r.created_at),
+    id: num(r.id),
+    code: num(r.code),
+    user_id: num(r.user_id),
+    action: str(r.action),
+    mj_id: str(r.mj_id),
+    prompt: str(r.prompt),
+    prompt_en: str(r.prompt_en),
+    description: str(r.description),
+    state: str(r.state),
+    submit_time: num(r.submit_time),
+    start_time: num(r.start_time),
+    finish_time: num(r.finish_time),
+    image_url: mjImageUrl(deps, str(r.mj_id), str(r.image_url)),
+    status: str(r.status),
+    progress: str(r.progress),
+    fail_reason: str(r.fail_reason),
+    channel_id: admin ? num(r.channel_id) : 0,
+    quota: num(r.quota),
+    buttons: str(r.buttons),
+    properties: str(r.properties),
+    created_at: num(r.created_at),
   };
 }
 
 /** A creative task as the console gets it: properties and data as JSON values (new-api's shape). */
 export function taskView(r: Task, admin: boolean) {
   return {
-    id: num(r.id), created_at: num(r.created_at), updated_at: num(r.updated_at), task_id: str(r.task_id), platform: str(r.platform),
-    user_id: num(r.user_id), channel_id: admin ? num(r.channel_id) : 0, quota: num(r.quota), action: str(r.action), status: str(r.status),
-    fail_reason: str(r.fail_reason), submit_time: num(r.submit_time), start_time: num(r.start_time), finish_time: num(r.finish_time),
-    progress: str(r.progress), properties: json(r.properties), data: json(r.data),
+    id: num(r.id),
+    created_at: num(r.created_at),
+    updated_at: num(r.updated_at),
+    task_id: str(r.task_id),
+    platform: str(r.platform),
+    user_id: num(r.user_id),
+    channel_id: admin ? num(r.channel_id) : 0,
+    quota: num(r.quota),
+    action: str(r.action),
+    status: str(r.status),
+    fail_reason: str(r.fail_reason),
+    submit_time: num(r.submit_time),
+    start_time: num(r.start_time),
+    finish_time: num(r.finish_time),
+    progress: str(r.progress),
+    properties: json(r.properties),
+    data: json(r.data),
   };
 }
 
@@ -63,16 +92,32 @@ function filtered<T extends "midjourneys" | "tasks">(deps: AppDeps, table: T, q:
 
 /** How many rows the query's filters select, over all pages (new-api's consoles show the total). */
 export async function countTasks(deps: AppDeps, table: "midjourneys" | "tasks", q: TaskQuery): Promise<number> {
-  const row = await filtered(deps, table, q).select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirst();
+  const row = await filtered(deps, table, q)
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .executeTakeFirst();
   return Number(row?.n ?? 0);
 }
 
-export async function listDrawings(deps: AppDeps, q: TaskQuery, admin: boolean): Promise<ReturnType<typeof drawingView>[]> {
-  const rows = await (filtered(deps, "midjourneys", q) as any).selectAll().orderBy("id", "desc").limit(q.size).offset(q.page * q.size).execute() as Midjourney[];
+export async function listDrawings(
+  deps: AppDeps,
+  q: TaskQuery,
+  admin: boolean,
+): Promise<ReturnType<typeof drawingView>[]> {
+  const rows = (await (filtered(deps, "midjourneys", q) as any)
+    .selectAll()
+    .orderBy("id", "desc")
+    .limit(q.size)
+    .offset(q.page * q.size)
+    .execute()) as Midjourney[];
   return rows.map((r) => drawingView(deps, r, admin));
 }
 
 export async function listTasks(deps: AppDeps, q: TaskQuery, admin: boolean): Promise<ReturnType<typeof taskView>[]> {
-  const rows = await filtered(deps, "tasks", q).selectAll().orderBy("id", "desc").limit(q.size).offset(q.page * q.size).execute();
+  const rows = await filtered(deps, "tasks", q)
+    .selectAll()
+    .orderBy("id", "desc")
+    .limit(q.size)
+    .offset(q.page * q.size)
+    .execute();
   return rows.map((r) => taskView(r, admin));
 }

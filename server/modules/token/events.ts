@@ -10,9 +10,13 @@ const changes = announcer<TokenChange>("relay:token-changes", "token change");
 
 /** Subscribes to token changes of this instance and, through the cache, of the others. */
 export function onTokenChanged(deps: AppDeps, listener: (change: TokenChange) => void): Subscription {
-  return changes.listen(deps, (change) => {
-    if (change) listener(change);
-  }, () => listener({ all: true }));
+  return changes.listen(
+    deps,
+    (change) => {
+      if (change) listener(change);
+    },
+    () => listener({ all: true }),
+  );
 }
 
 /** Call after a committed change to a token or to a user (status, deletion, group, settings). */

@@ -2,7 +2,11 @@
 // The relay calls ipAllowed() with the parsed list; the token service validates with parseAllowIps().
 import { isIP } from "node:net";
 
-export interface IpRange { version: 4 | 6; base: bigint; bits: number }
+export interface IpRange {
+  version: 4 | 6;
+  base: bigint;
+  bits: number;
+}
 
 function toBigInt(ip: string, version: 4 | 6): bigint {
   if (version === 4) return ip.split(".").reduce((acc, part) => (acc << 8n) | BigInt(Number(part)), 0n);

@@ -50,12 +50,18 @@ export function tokenLimits(t: LimitColumns): TokenLimits | null {
  * midnight (ISO weeks), the first of the next month. 0 without a period. */
 export function periodEnd(period: BudgetPeriod, sec: number): number {
   const d = new Date(sec * 1000);
-  const y = d.getUTCFullYear(), m = d.getUTCMonth(), day = d.getUTCDate();
+  const y = d.getUTCFullYear(),
+    m = d.getUTCMonth(),
+    day = d.getUTCDate();
   switch (period) {
-    case "daily": return Date.UTC(y, m, day + 1) / 1000;
-    case "weekly": return Date.UTC(y, m, day - ((d.getUTCDay() + 6) % 7) + 7) / 1000;
-    case "monthly": return Date.UTC(y, m + 1, 1) / 1000;
-    default: return 0;
+    case "daily":
+      return Date.UTC(y, m, day + 1) / 1000;
+    case "weekly":
+      return Date.UTC(y, m, day - ((d.getUTCDay() + 6) % 7) + 7) / 1000;
+    case "monthly":
+      return Date.UTC(y, m + 1, 1) / 1000;
+    default:
+      return 0;
   }
 }
 
@@ -63,7 +69,11 @@ export function periodEnd(period: BudgetPeriod, sec: number): number {
 // Counters: rpm, tpm, concurrency.
 
 type Verdict = { ok: true } | { ok: false; kind: "rpm" | "tpm" | "concurrency"; retryMs: number };
-export interface LiveUsage { rpm_used: number; tpm_used: number; concurrency_used: number }
+export interface LiveUsage {
+  rpm_used: number;
+  tpm_used: number;
+  concurrency_used: number;
+}
 
 interface CounterStore {
   /** Refuses, or counts the request and (with a lease id) takes a slot until `now + leaseMs`; atomically. */
@@ -141,7 +151,11 @@ class MemoryCounters implements CounterStore {
     const out = new Map<number, LiveUsage>();
     for (const id of tokenIds) {
       const k = keys(id, now);
-      out.set(id, { rpm_used: this.count(k.rpm, now), tpm_used: this.count(k.tpm, now), concurrency_used: this.slots.has(id) ? this.live(id, now).size : 0 });
+      out.set(id, {
+        rpm_used: this.count(k.rpm, now),
+        tpm_used: this.count(k.tpm, now),
+        concurrency_used: this.slots.has(id) ? this.live(id, now).size : 0,
+      });
     }
     return out;
   }
@@ -195,7 +209,11 @@ class RedisCounters implements CounterStore {
   async admit(tokenId: number, lim: TokenLimits, lease: string | null, now: number, leaseMs: number): Promise<Verdict> {
     const k = keys(tokenId, now);
     const left = untilNextMinute(now);
-    const r = (await this.redis.eval(ADMIT, [k.rpm, k.tpm, k.conc], [lim.rpm, lim.tpm, lim.concurrency, now, leaseMs, lease ?? "", left])) as number[];
+    const r = (await this.redis.eval(
+      ADMIT,
+      [k.rpm, k.tpm, k.conc],
+      [lim.rpm, lim.tpm, lim.concurrency, now, leaseMs, lease ?? "", left],
+    )) as number[];
     const code = Number(r[0]);
     if (code === 0) return { ok: true };
     return { ok: false, kind: code === 1 ? "rpm" : code === 2 ? "tpm" : "concurrency", retryMs: Number(r[1]) };
@@ -213,7 +231,11 @@ class RedisCounters implements CounterStore {
     const list = [...leases];
     for (let i = 0; i < list.length; i += 200) {
       const part = list.slice(i, i + 200);
-      await this.redis.eval(RENEW, part.map(([, id]) => keys(id, 0).conc), [until, ...part.map(([lease]) => lease), 2 * LEASE_MS]);
+      await this.redis.eval(
+        RENEW,
+        part.map(([, id]) => keys(id, 0).conc),
+        [until, ...part.map(([lease]) => lease), 2 * LEASE_MS],
+      );
     }
   }
 
@@ -223,7 +245,12 @@ class RedisCounters implements CounterStore {
       return [k.rpm, k.tpm, k.conc];
     });
     const r = tokenIds.length ? ((await this.redis.eval(USAGE, ks, [now])) as number[]) : [];
-    return new Map(tokenIds.map((id, i) => [id, { rpm_used: Number(r[3 * i]), tpm_used: Number(r[3 * i + 1]), concurrency_used: Number(r[3 * i + 2]) }]));
+    return new Map(
+      tokenIds.map((id, i) => [
+        id,
+        { rpm_used: Number(r[3 * i]), tpm_used: Number(r[3 * i + 1]), concurrency_used: Number(r[3 * i + 2]) },
+      ]),
+    );
   }
 }
 
@@ -247,20 +274,29 @@ class FallbackCounters implements CounterStore {
   }
 
   admit(tokenId: number, lim: TokenLimits, lease: string | null, now: number, leaseMs: number): Promise<Verdict> {
-    return this.either(() => this.shared.admit(tokenId, lim, lease, now, leaseMs), async () => {
-      const v = await this.local.admit(tokenId, lim, lease, now, leaseMs);
-      if (v.ok && lease) this.localSlots.add(lease);
-      return v;
-    });
+    return this.either(
+      () => this.shared.admit(tokenId, lim, lease, now, leaseMs),
+      async () => {
+        const v = await this.local.admit(tokenId, lim, lease, now, leaseMs);
+        if (v.ok && lease) this.localSlots.add(lease);
+        return v;
+      },
+    );
   }
 
   addTokens(tokenId: number, n: number, now: number): Promise<void> {
-    return this.either(() => this.shared.addTokens(tokenId, n, now), () => this.local.addTokens(tokenId, n, now));
+    return this.either(
+      () => this.shared.addTokens(tokenId, n, now),
+      () => this.local.addTokens(tokenId, n, now),
+    );
   }
 
   async release(tokenId: number, lease: string): Promise<void> {
     if (this.localSlots.delete(lease)) return this.local.release(tokenId, lease);
-    await this.either(() => this.shared.release(tokenId, lease), async () => {});
+    await this.either(
+      () => this.shared.release(tokenId, lease),
+      async () => {},
+    );
   }
 
   async renew(leases: Iterable<[string, number]>, until: number): Promise<void> {
@@ -268,11 +304,18 @@ class FallbackCounters implements CounterStore {
     const shared: [string, number][] = [];
     for (const l of leases) (this.localSlots.has(l[0]) ? local : shared).push(l);
     await this.local.renew(local, until);
-    if (shared.length) await this.either(() => this.shared.renew(shared, until), async () => {});
+    if (shared.length)
+      await this.either(
+        () => this.shared.renew(shared, until),
+        async () => {},
+      );
   }
 
   usage(tokenIds: number[], now: number): Promise<Map<number, LiveUsage>> {
-    return this.either(() => this.shared.usage(tokenIds, now), () => this.local.usage(tokenIds, now));
+    return this.either(
+      () => this.shared.usage(tokenIds, now),
+      () => this.local.usage(tokenIds, now),
+    );
   }
 }
 
@@ -294,20 +337,24 @@ class LimitsRuntime {
   private timer: ReturnType<typeof setInterval> | null = null;
 
   constructor(deps: AppDeps) {
-    this.store = deps.cache instanceof RedisCache ? new FallbackCounters(new RedisCounters(deps.cache)) : new MemoryCounters();
+    this.store =
+      deps.cache instanceof RedisCache ? new FallbackCounters(new RedisCounters(deps.cache)) : new MemoryCounters();
   }
 
   hold(lease: string, tokenId: number) {
     this.live.set(lease, { tokenId, since: this.clock() });
     if (this.timer) return;
-    this.timer = setInterval(() => {
-      if (this.live.size === 0) {
-        clearInterval(this.timer!);
-        this.timer = null;
-        return;
-      }
-      this.renew().catch((e) => console.error("token limit lease renewal failed:", (e as Error).message));
-    }, Math.max(50, Math.floor(this.leaseMs / 3)));
+    this.timer = setInterval(
+      () => {
+        if (this.live.size === 0) {
+          clearInterval(this.timer!);
+          this.timer = null;
+          return;
+        }
+        this.renew().catch((e) => console.error("token limit lease renewal failed:", (e as Error).message));
+      },
+      Math.max(50, Math.floor(this.leaseMs / 3)),
+    );
     this.timer.unref?.();
   }
 
@@ -354,7 +401,12 @@ export interface LimitLease {
 }
 
 /** 429 with Retry-After (whole seconds), and OpenAI's x-ratelimit-* headers for the limit that refused. */
-function refused(message: string, code: string, retryMs: number, limit?: { kind: "requests" | "tokens"; value: number }): AppError {
+function refused(
+  message: string,
+  code: string,
+  retryMs: number,
+  limit?: { kind: "requests" | "tokens"; value: number },
+): AppError {
   const e = new AppError(429, message, code);
   e.headers = { "Retry-After": String(seconds(retryMs)) };
   if (limit) {
@@ -371,7 +423,12 @@ const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
  * Checks and takes the token's limits for one call whose hold is `estimate`: counts the request, takes a slot,
  * adds the estimate to the period's budget — or throws 429 (with Retry-After) and takes nothing that matters.
  */
-export async function takeTokenLimits(deps: AppDeps, tokenId: number, lim: TokenLimits, estimate: number): Promise<LimitLease> {
+export async function takeTokenLimits(
+  deps: AppDeps,
+  tokenId: number,
+  lim: TokenLimits,
+  estimate: number,
+): Promise<LimitLease> {
   const rt = limitsRuntime(deps);
   const now = rt.clock();
   let lease: string | null = null;
@@ -379,10 +436,19 @@ export async function takeTokenLimits(deps: AppDeps, tokenId: number, lim: Token
     lease = lim.concurrency ? crypto.randomUUID() : null;
     const v = await rt.store.admit(tokenId, lim, lease, now, rt.leaseMs);
     if (!v.ok) {
-      const [what, limit] = v.kind === "rpm" ? ["request", lim.rpm] : v.kind === "tpm" ? ["token", lim.tpm] : ["call", lim.concurrency];
+      const [what, limit] =
+        v.kind === "rpm" ? ["request", lim.rpm] : v.kind === "tpm" ? ["token", lim.tpm] : ["call", lim.concurrency];
       const unit = `${what}${limit === 1 ? "" : "s"} ${v.kind === "concurrency" ? "in flight" : "per minute"}`;
-      const header = v.kind === "concurrency" ? undefined : { kind: v.kind === "rpm" ? "requests" as const : "tokens" as const, value: limit as number };
-      throw refused(`this token's rate limit is reached: at most ${limit} ${unit}; retry in ${seconds(v.retryMs)} s`, "rate_limit_exceeded", v.retryMs, header);
+      const header =
+        v.kind === "concurrency"
+          ? undefined
+          : { kind: v.kind === "rpm" ? ("requests" as const) : ("tokens" as const), value: limit as number };
+      throw refused(
+        `this token's rate limit is reached: at most ${limit} ${unit}; retry in ${seconds(v.retryMs)} s`,
+        "rate_limit_exceeded",
+        v.retryMs,
+        header,
+      );
     }
     if (lease) rt.hold(lease, tokenId);
   }
@@ -405,17 +471,36 @@ export async function takeTokenLimits(deps: AppDeps, tokenId: number, lim: Token
 const over = (now: number) => sql<boolean>`budget_reset_at <= ${now}`;
 
 /** Adds `amount` to the period's spend (true), or throws 429; false when the row no longer has a budget. */
-async function takeBudget(deps: AppDeps, tokenId: number, lim: TokenLimits, amount: number, now: number, end: number): Promise<boolean> {
+async function takeBudget(
+  deps: AppDeps,
+  tokenId: number,
+  lim: TokenLimits,
+  amount: number,
+  now: number,
+  end: number,
+): Promise<boolean> {
   // budget_used is set before budget_reset_at: MySQL evaluates SET left to right with the new values.
-  const r = await deps.db.updateTable("tokens").set({
-    budget_used: sql`case when ${over(now)} then ${amount} else budget_used + ${amount} end`,
-    budget_reset_at: sql`case when ${over(now)} then ${end} else budget_reset_at end`,
-  }).where("id", "=", tokenId).where("budget_quota", ">", 0)
+  const r = await deps.db
+    .updateTable("tokens")
+    .set({
+      budget_used: sql`case when ${over(now)} then ${amount} else budget_used + ${amount} end`,
+      budget_reset_at: sql`case when ${over(now)} then ${end} else budget_reset_at end`,
+    })
+    .where("id", "=", tokenId)
+    .where("budget_quota", ">", 0)
     // A call estimated at 0 still needs budget left: used + max(estimate, 1) ≤ budget.
-    .where(sql`(case when ${over(now)} then 0 else budget_used end) + ${Math.max(1, amount)}`, "<=", sql.ref("budget_quota"))
+    .where(
+      sql`(case when ${over(now)} then 0 else budget_used end) + ${Math.max(1, amount)}`,
+      "<=",
+      sql.ref("budget_quota"),
+    )
     .executeTakeFirst();
   if (Number(r.numUpdatedRows) > 0) return true;
-  const row = await deps.db.selectFrom("tokens").select(["budget_quota", "budget_used", "budget_reset_at"]).where("id", "=", tokenId).executeTakeFirst();
+  const row = await deps.db
+    .selectFrom("tokens")
+    .select(["budget_quota", "budget_used", "budget_reset_at"])
+    .where("id", "=", tokenId)
+    .executeTakeFirst();
   if (!row || Number(row.budget_quota) <= 0) return false; // the budget was just removed: nothing to hold against
   const resetAt = Number(row.budget_reset_at) > now ? Number(row.budget_reset_at) : end;
   const used = Number(row.budget_reset_at) > now ? Number(row.budget_used) : 0;
@@ -424,20 +509,34 @@ async function takeBudget(deps: AppDeps, tokenId: number, lim: TokenLimits, amou
   if (Math.max(1, amount) > Number(row.budget_quota)) {
     // No period can take this call: waiting does not help, so no Retry-After, and the SDKs that read
     // x-should-retry (openai, Anthropic) surface it at once instead of retrying.
-    const e = new AppError(429, `this call (estimated at ${amount} quota) is larger than this token's whole ${label}: no period can take it (ask for fewer max_tokens, or raise the budget)`, "budget_exceeded");
+    const e = new AppError(
+      429,
+      `this call (estimated at ${amount} quota) is larger than this token's whole ${label}: no period can take it (ask for fewer max_tokens, or raise the budget)`,
+      "budget_exceeded",
+    );
     e.headers = { "x-should-retry": "false" };
     throw e;
   }
-  throw refused(used >= Number(row.budget_quota)
-    ? `this token's ${label} is used up; it resets in ${seconds(wait)} s`
-    : `this call (estimated at ${amount} quota) would exceed this token's ${label} (${used} used); it resets in ${seconds(wait)} s`,
-  "budget_exceeded", wait);
+  throw refused(
+    used >= Number(row.budget_quota)
+      ? `this token's ${label} is used up; it resets in ${seconds(wait)} s`
+      : `this call (estimated at ${amount} quota) would exceed this token's ${label} (${used} used); it resets in ${seconds(wait)} s`,
+    "budget_exceeded",
+    wait,
+  );
 }
 
 class Lease implements LimitLease {
   private ended = false;
-  constructor(private deps: AppDeps, private rt: LimitsRuntime, private tokenId: number, private lim: TokenLimits,
-    private slot: string | null, private held: number, private end_: number) {}
+  constructor(
+    private deps: AppDeps,
+    private rt: LimitsRuntime,
+    private tokenId: number,
+    private lim: TokenLimits,
+    private slot: string | null,
+    private held: number,
+    private end_: number,
+  ) {}
 
   async spend(cost: number, tokens: number): Promise<void> {
     const jobs: Promise<unknown>[] = [];
@@ -448,9 +547,13 @@ class Lease implements LimitLease {
       const amount = Math.max(0, Math.floor(cost));
       // The estimate becomes the cost in the period it was taken in (one statement: no window in which a
       // concurrent call could see the refund before the charge); a later spend (realtime) goes to the current one.
-      jobs.push(held > 0 || this.end_ === periodEnd(this.lim.period, Math.floor(this.rt.clock() / 1000))
-        ? adjustBudget(this.deps, this.tokenId, amount - held, this.end_)
-        : amount > 0 ? addBudget(this.deps, this.tokenId, this.lim, amount, Math.floor(this.rt.clock() / 1000)) : Promise.resolve());
+      jobs.push(
+        held > 0 || this.end_ === periodEnd(this.lim.period, Math.floor(this.rt.clock() / 1000))
+          ? adjustBudget(this.deps, this.tokenId, amount - held, this.end_)
+          : amount > 0
+            ? addBudget(this.deps, this.tokenId, this.lim, amount, Math.floor(this.rt.clock() / 1000))
+            : Promise.resolve(),
+      );
     }
     await Promise.all(jobs).catch((e) => console.error("token limit settlement failed:", (e as Error).message));
   }
@@ -486,17 +589,24 @@ class Lease implements LimitLease {
 /** Moves the period's spend by `delta` if the period that ends at `end` is still the row's (never below 0). */
 async function adjustBudget(deps: AppDeps, tokenId: number, delta: number, end: number): Promise<void> {
   if (delta === 0) return;
-  await deps.db.updateTable("tokens")
+  await deps.db
+    .updateTable("tokens")
     .set({ budget_used: sql`case when budget_used + ${delta} < 0 then 0 else budget_used + ${delta} end` })
-    .where("id", "=", tokenId).where("budget_reset_at", "=", end).execute();
+    .where("id", "=", tokenId)
+    .where("budget_reset_at", "=", end)
+    .execute();
 }
 
 /** Adds spend to the current period, starting it if the row's is over. */
 async function addBudget(deps: AppDeps, tokenId: number, lim: TokenLimits, amount: number, now: number): Promise<void> {
-  await deps.db.updateTable("tokens").set({
-    budget_used: sql`case when ${over(now)} then ${amount} else budget_used + ${amount} end`,
-    budget_reset_at: sql`case when ${over(now)} then ${periodEnd(lim.period, now)} else budget_reset_at end`,
-  }).where("id", "=", tokenId).execute();
+  await deps.db
+    .updateTable("tokens")
+    .set({
+      budget_used: sql`case when ${over(now)} then ${amount} else budget_used + ${amount} end`,
+      budget_reset_at: sql`case when ${over(now)} then ${periodEnd(lim.period, now)} else budget_reset_at end`,
+    })
+    .where("id", "=", tokenId)
+    .execute();
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -509,17 +619,31 @@ export interface TokenUsage extends LiveUsage {
   budget_reset_at: number;
 }
 
-export async function tokenUsage(deps: AppDeps, rows: (LimitColumns & Pick<Token, "id" | "budget_used" | "budget_reset_at">)[]): Promise<Map<number, TokenUsage>> {
+export async function tokenUsage(
+  deps: AppDeps,
+  rows: (LimitColumns & Pick<Token, "id" | "budget_used" | "budget_reset_at">)[],
+): Promise<Map<number, TokenUsage>> {
   const rt = limitsRuntime(deps);
   const now = rt.clock();
-  const counted = rows.filter((r) => { const l = tokenLimits(r); return l && (l.rpm || l.tpm || l.concurrency); }).map((r) => r.id);
+  const counted = rows
+    .filter((r) => {
+      const l = tokenLimits(r);
+      return l && (l.rpm || l.tpm || l.concurrency);
+    })
+    .map((r) => r.id);
   const live = counted.length ? await rt.store.usage(counted, now) : new Map<number, LiveUsage>();
   const sec = Math.floor(now / 1000);
-  return new Map(rows.map((r) => {
-    const current = Number(r.budget_reset_at) > sec;
-    return [r.id, {
-      ...(live.get(r.id) ?? { rpm_used: 0, tpm_used: 0, concurrency_used: 0 }),
-      budget_used: current ? Number(r.budget_used) : 0, budget_reset_at: current ? Number(r.budget_reset_at) : 0,
-    }];
-  }));
+  return new Map(
+    rows.map((r) => {
+      const current = Number(r.budget_reset_at) > sec;
+      return [
+        r.id,
+        {
+          ...(live.get(r.id) ?? { rpm_used: 0, tpm_used: 0, concurrency_used: 0 }),
+          budget_used: current ? Number(r.budget_used) : 0,
+          budget_reset_at: current ? Number(r.budget_reset_at) : 0,
+        },
+      ];
+    }),
+  );
 }

@@ -26,10 +26,12 @@ export const MSG = {
   badCount: `count must be an integer from 1 to ${TOKEN_BATCH_MAX}`,
   badStatus: "status must be 1 (enabled) or 2 (disabled); expired and exhausted are set by the system",
   enableExpired: "the token has expired and cannot be enabled: change its expiry time first, or set it to never expire",
-  enableExhausted: "the token's quota is used up and it cannot be enabled: raise its remaining quota first, or make it unlimited",
+  enableExhausted:
+    "the token's quota is used up and it cannot be enabled: raise its remaining quota first, or make it unlimited",
   notFound: "token not found",
   idsRequired: "ids is required: a list of token ids",
-  badLimit: (field: "rpm_limit" | "tpm_limit" | "concurrency_limit" | "budget_quota") => `${field} must be a whole number from 0 (no limit) to ${LIMIT_MAX[field]}`,
+  badLimit: (field: "rpm_limit" | "tpm_limit" | "concurrency_limit" | "budget_quota") =>
+    `${field} must be a whole number from 0 (no limit) to ${LIMIT_MAX[field]}`,
   badPeriod: "budget_period must be '' (no budget), daily, weekly or monthly",
   budgetNeedsPeriod: "a budget_quota needs a budget_period: daily, weekly or monthly",
 } as const;
@@ -38,7 +40,10 @@ export const MSG = {
 export const LIMIT_FIELDS = ["rpm_limit", "tpm_limit", "concurrency_limit", "budget_quota"] as const;
 /** The largest value each limit column holds: rpm and concurrency are 32-bit int columns (db/migrations/tables.ts). */
 export const LIMIT_MAX: Record<(typeof LIMIT_FIELDS)[number], number> = {
-  rpm_limit: INT_COLUMN.max, tpm_limit: BIGINT_COLUMN.max, concurrency_limit: INT_COLUMN.max, budget_quota: BIGINT_COLUMN.max,
+  rpm_limit: INT_COLUMN.max,
+  tpm_limit: BIGINT_COLUMN.max,
+  concurrency_limit: INT_COLUMN.max,
+  budget_quota: BIGINT_COLUMN.max,
 };
 
 /** Rows new-api soft-deleted (deleted_at set) are gone for every token route, as they are for new-api. */
@@ -68,13 +73,26 @@ export interface TokenInput {
  */
 export function tokenView(t: Token, masked = false) {
   return {
-    id: t.id, user_id: t.user_id, name: t.name, key: masked ? maskedTokenKey(t.key) : TOKEN_KEY_PREFIX + t.key, status: t.status,
-    created_time: t.created_time, accessed_time: t.accessed_time, expired_time: t.expired_time,
-    remain_quota: t.remain_quota, used_quota: t.used_quota, unlimited_quota: Boolean(t.unlimited_quota),
-    model_limits_enabled: Boolean(t.model_limits_enabled), model_limits: t.model_limits ?? "",
-    allow_ips: t.allow_ips ?? "", group: t.group ?? "",
-    rpm_limit: Number(t.rpm_limit ?? 0), tpm_limit: Number(t.tpm_limit ?? 0), concurrency_limit: Number(t.concurrency_limit ?? 0),
-    budget_quota: Number(t.budget_quota ?? 0), budget_period: t.budget_period ?? "",
+    id: t.id,
+    user_id: t.user_id,
+    name: t.name,
+    key: masked ? maskedTokenKey(t.key) : TOKEN_KEY_PREFIX + t.key,
+    status: t.status,
+    created_time: t.created_time,
+    accessed_time: t.accessed_time,
+    expired_time: t.expired_time,
+    remain_quota: t.remain_quota,
+    used_quota: t.used_quota,
+    unlimited_quota: Boolean(t.unlimited_quota),
+    model_limits_enabled: Boolean(t.model_limits_enabled),
+    model_limits: t.model_limits ?? "",
+    allow_ips: t.allow_ips ?? "",
+    group: t.group ?? "",
+    rpm_limit: Number(t.rpm_limit ?? 0),
+    tpm_limit: Number(t.tpm_limit ?? 0),
+    concurrency_limit: Number(t.concurrency_limit ?? 0),
+    budget_quota: Number(t.budget_quota ?? 0),
+    budget_period: t.budget_period ?? "",
     // Spent in the current budget period (0 once it is over) and when it ends (0: none started).
     budget_used: Number(t.budget_reset_at ?? 0) > nowSeconds() ? Number(t.budget_used ?? 0) : 0,
     budget_reset_at: Number(t.budget_reset_at ?? 0) > nowSeconds() ? Number(t.budget_reset_at) : 0,
@@ -83,7 +101,14 @@ export function tokenView(t: Token, masked = false) {
 
 /** Comma list without blanks or duplicates, as stored and sent. */
 function cleanList(text: string): string {
-  return [...new Set(text.split(",").map((s) => s.trim()).filter(Boolean))].join(",");
+  return [
+    ...new Set(
+      text
+        .split(",")
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ),
+  ].join(",");
 }
 
 /** Groups the user may put on a token: the UserUsableGroups option plus the user's own group. */
@@ -128,11 +153,16 @@ function validatedFields(deps: AppDeps, user: User, input: TokenInput): Record<s
   if (input.allow_ips !== undefined) {
     const { invalid } = parseAllowIps(input.allow_ips);
     if (invalid.length) throw badRequest(`invalid IP address or CIDR range in allow_ips: ${invalid.join(", ")}`);
-    out.allow_ips = input.allow_ips.split(/\r?\n/).map((l) => l.trim()).filter(Boolean).join("\n");
+    out.allow_ips = input.allow_ips
+      .split(/\r?\n/)
+      .map((l) => l.trim())
+      .filter(Boolean)
+      .join("\n");
   }
   if (input.group !== undefined) {
     const group = input.group.trim();
-    if (group && !usableGroups(deps, user).includes(group)) throw badRequest(`group "${group}" is not available to you`);
+    if (group && !usableGroups(deps, user).includes(group))
+      throw badRequest(`group "${group}" is not available to you`);
     out.group = group;
   }
   for (const field of LIMIT_FIELDS) {
@@ -181,35 +211,67 @@ export async function createTokens(deps: AppDeps, user: User, input: TokenInput 
   const fields = validatedFields(deps, user, input);
   checkBudget(null, fields);
   // new-api's DefaultUseAutoGroup: a token created without a group routes through the auto groups.
-  if (input.group === undefined && deps.options.bool("DefaultUseAutoGroup") && usableGroups(deps, user).includes(AUTO_GROUP)) fields.group = AUTO_GROUP;
+  if (
+    input.group === undefined
+    && deps.options.bool("DefaultUseAutoGroup")
+    && usableGroups(deps, user).includes(AUTO_GROUP)
+  )
+    fields.group = AUTO_GROUP;
   const max = deps.options.number("token_setting.max_user_tokens", 1000);
-  const [{ n: owned }] = await live(deps.db.selectFrom("tokens").select((eb) => eb.fn.countAll<number>().as("n")).where("user_id", "=", user.id)).execute();
-  if (max > 0 && Number(owned) + count > max) throw badRequest(`you can have at most ${max} tokens (token_setting.max_user_tokens); you have ${Number(owned)}`);
+  const [{ n: owned }] = await live(
+    deps.db
+      .selectFrom("tokens")
+      .select((eb) => eb.fn.countAll<number>().as("n"))
+      .where("user_id", "=", user.id),
+  ).execute();
+  if (max > 0 && Number(owned) + count > max)
+    throw badRequest(`you can have at most ${max} tokens (token_setting.max_user_tokens); you have ${Number(owned)}`);
   const expired = (fields.expired_time as number | undefined) ?? -1;
   if (expired !== -1 && expired <= nowSeconds()) throw badRequest(MSG.expiredInPast);
   const now = nowSeconds();
   const rows = [];
   for (let i = 0; i < count; i++) {
     rows.push({
-      user_id: user.id, key: await uniqueKey(deps), status: input.status ?? TOKEN_STATUS.enabled,
+      user_id: user.id,
+      key: await uniqueKey(deps),
+      status: input.status ?? TOKEN_STATUS.enabled,
       name: count > 1 && i > 0 ? `${name}-${randomString(SUFFIX_LENGTH)}` : name,
-      created_time: now, accessed_time: now, expired_time: expired,
+      created_time: now,
+      accessed_time: now,
+      expired_time: expired,
       remain_quota: (fields.remain_quota as number | undefined) ?? 0,
       unlimited_quota: (fields.unlimited_quota as boolean | undefined) ?? false,
       model_limits_enabled: (fields.model_limits_enabled as boolean | undefined) ?? false,
       model_limits: (fields.model_limits as string | undefined) ?? "",
       allow_ips: (fields.allow_ips as string | undefined) ?? "",
-      used_quota: 0, group: (fields.group as string | undefined) ?? "",
+      used_quota: 0,
+      group: (fields.group as string | undefined) ?? "",
       ...Object.fromEntries(LIMIT_FIELDS.map((f) => [f, (fields[f] as number | undefined) ?? 0])),
       budget_period: (fields.budget_period as string | undefined) ?? "",
     });
   }
   await deps.db.insertInto("tokens").values(rows).execute();
-  const created = await deps.db.selectFrom("tokens").selectAll().where("key", "in", rows.map((r) => r.key)).orderBy("id").execute();
+  const created = await deps.db
+    .selectFrom("tokens")
+    .selectAll()
+    .where(
+      "key",
+      "in",
+      rows.map((r) => r.key),
+    )
+    .orderBy("id")
+    .execute();
   return created.map((t) => tokenView(t));
 }
 
-export interface TokenListQuery { page: number; size: number; offset: number; keyword?: string; token?: string; masked?: boolean }
+export interface TokenListQuery {
+  page: number;
+  size: number;
+  offset: number;
+  keyword?: string;
+  token?: string;
+  masked?: boolean;
+}
 
 export async function listTokens(deps: AppDeps, user: User, q: TokenListQuery) {
   let base = live(deps.db.selectFrom("tokens").where("user_id", "=", user.id));
@@ -227,7 +289,9 @@ export async function listTokens(deps: AppDeps, user: User, q: TokenListQuery) {
 
 /** The user's own token; another user's id answers "not found", never "forbidden". */
 export async function ownToken(deps: AppDeps, user: User, id: number): Promise<Token> {
-  const t = await live(deps.db.selectFrom("tokens").selectAll().where("id", "=", id).where("user_id", "=", user.id)).executeTakeFirst();
+  const t = await live(
+    deps.db.selectFrom("tokens").selectAll().where("id", "=", id).where("user_id", "=", user.id),
+  ).executeTakeFirst();
   if (!t) throw notFound(MSG.notFound);
   return t;
 }
@@ -243,7 +307,8 @@ export async function shownToken(deps: AppDeps, user: User, id: number): Promise
  */
 function checkEnable(current: Token, next: { expired_time: number; remain_quota: number; unlimited_quota: boolean }) {
   if (next.expired_time !== -1 && next.expired_time <= nowSeconds()) throw badRequest(MSG.enableExpired);
-  if (current.status === TOKEN_STATUS.exhausted && !next.unlimited_quota && next.remain_quota <= 0) throw badRequest(MSG.enableExhausted);
+  if (current.status === TOKEN_STATUS.exhausted && !next.unlimited_quota && next.remain_quota <= 0)
+    throw badRequest(MSG.enableExhausted);
 }
 
 export async function updateToken(deps: AppDeps, user: User, id: number, input: TokenInput, statusOnly: boolean) {
@@ -256,7 +321,8 @@ export async function updateToken(deps: AppDeps, user: User, id: number, input: 
     if (patch.remain_quota === Number(current.remain_quota)) delete patch.remain_quota;
   }
   const wantsStatus = input.status !== undefined && input.status !== current.status;
-  if (wantsStatus && input.status !== TOKEN_STATUS.enabled && input.status !== TOKEN_STATUS.disabled) throw badRequest(MSG.badStatus);
+  if (wantsStatus && input.status !== TOKEN_STATUS.enabled && input.status !== TOKEN_STATUS.disabled)
+    throw badRequest(MSG.badStatus);
   if (statusOnly && input.status === undefined) throw badRequest(MSG.badStatus);
   const next = {
     expired_time: (patch.expired_time as number | undefined) ?? current.expired_time,
@@ -284,22 +350,39 @@ export async function deleteToken(deps: AppDeps, user: User, id: number): Promis
 
 /** POST /api/token/batch {ids} (new-api): deletes those of the caller's tokens; answers how many went. */
 function assertIds(ids: unknown): asserts ids is number[] {
-  if (!Array.isArray(ids) || !ids.length || ids.some((i) => !Number.isInteger(i) || i < 1)) throw badRequest(MSG.idsRequired);
+  if (!Array.isArray(ids) || !ids.length || ids.some((i) => !Number.isInteger(i) || i < 1))
+    throw badRequest(MSG.idsRequired);
 }
 
 /** POST /api/token/batch/keys (new-api's consoles): id → full key without sk-, for the caller's own tokens among `ids`. */
 export async function tokenKeys(deps: AppDeps, user: User, ids: unknown): Promise<Record<number, string>> {
   assertIds(ids);
   if (ids.length > TOKEN_BATCH_MAX) throw badRequest(`ids: at most ${TOKEN_BATCH_MAX} tokens at a time`);
-  const rows = await live(deps.db.selectFrom("tokens").select(["id", "key"]).where("user_id", "=", user.id).where("id", "in", ids)).execute();
+  const rows = await live(
+    deps.db.selectFrom("tokens").select(["id", "key"]).where("user_id", "=", user.id).where("id", "in", ids),
+  ).execute();
   return Object.fromEntries(rows.map((r) => [r.id, r.key]));
 }
 
 export async function deleteTokens(deps: AppDeps, user: User, ids: unknown): Promise<number> {
   assertIds(ids);
-  const rows = await live(deps.db.selectFrom("tokens").select(["id", "key"]).where("user_id", "=", user.id).where("id", "in", ids as number[])).execute();
+  const rows = await live(
+    deps.db
+      .selectFrom("tokens")
+      .select(["id", "key"])
+      .where("user_id", "=", user.id)
+      .where("id", "in", ids as number[]),
+  ).execute();
   if (!rows.length) return 0;
-  await deps.db.deleteFrom("tokens").where("user_id", "=", user.id).where("id", "in", rows.map((r) => r.id)).execute();
+  await deps.db
+    .deleteFrom("tokens")
+    .where("user_id", "=", user.id)
+    .where(
+      "id",
+      "in",
+      rows.map((r) => r.id),
+    )
+    .execute();
   for (const r of rows) await notifyTokenChanged(deps, { key: r.key });
   return rows.length;
 }

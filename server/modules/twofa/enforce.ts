@@ -11,7 +11,12 @@ export const ROOT_2FA_OPTION = "RootTwoFARequiredEnabled";
 export const SETUP_REQUIRED_MSG = "the super admin must set up two-factor sign-in first (personal settings)";
 
 /** What a super admin without two-factor sign-in may still call. */
-const ALLOWED_WHILE_MISSING = new Set(["/api/user/self", "/api/user/2fa/status", "/api/user/2fa/setup", "/api/user/2fa/enable"]);
+const ALLOWED_WHILE_MISSING = new Set([
+  "/api/user/self",
+  "/api/user/2fa/status",
+  "/api/user/2fa/setup",
+  "/api/user/2fa/enable",
+]);
 
 export async function rootTwoFASetupNeeded(deps: AppDeps, user: Pick<User, "id" | "role">): Promise<boolean> {
   if (user.role < ROLE.root || !deps.options.bool(ROOT_2FA_OPTION)) return false;

@@ -15,14 +15,25 @@ export const PENDING_EXPIRED = "the sign-in has expired, log in with your passwo
 
 const keyOf = (token: string) => `2fa:login:${token}`;
 
-export async function startPendingLogin(deps: AppDeps, user: User): Promise<{ flow_token: string; expires_at: number }> {
+export async function startPendingLogin(
+  deps: AppDeps,
+  user: User,
+): Promise<{ flow_token: string; expires_at: number }> {
   const token = randomString(40);
-  await deps.cache.set(keyOf(token), JSON.stringify({ id: user.id, sv: user.session_version }), PENDING_LOGIN_TTL_SECONDS);
+  await deps.cache.set(
+    keyOf(token),
+    JSON.stringify({ id: user.id, sv: user.session_version }),
+    PENDING_LOGIN_TTL_SECONDS,
+  );
   return { flow_token: token, expires_at: Math.floor(Date.now() / 1000) + PENDING_LOGIN_TTL_SECONDS };
 }
 
 /** Checks the code for the pending sign-in and spends it (once, across instances); answers the user to sign in. */
-export async function completePendingLogin(deps: AppDeps, token: string | undefined, code: string | undefined): Promise<User> {
+export async function completePendingLogin(
+  deps: AppDeps,
+  token: string | undefined,
+  code: string | undefined,
+): Promise<User> {
   if (!token || !/^[A-Za-z0-9]{16,64}$/.test(token)) throw badRequest(PENDING_EXPIRED);
   const raw = await deps.cache.get(keyOf(token));
   if (!raw) throw badRequest(PENDING_EXPIRED);
@@ -30,7 +41,8 @@ export async function completePendingLogin(deps: AppDeps, token: string | undefi
   const user = await findActiveUser(deps, pending.id);
   if (user.session_version !== pending.sv) throw badRequest(PENDING_EXPIRED);
   await verifySecondFactor(deps, user.id, code);
-  if (!(await deps.cache.setNx(`${keyOf(token)}:used`, "1", PENDING_LOGIN_TTL_SECONDS))) throw badRequest(PENDING_EXPIRED);
+  if (!(await deps.cache.setNx(`${keyOf(token)}:used`, "1", PENDING_LOGIN_TTL_SECONDS)))
+    throw badRequest(PENDING_EXPIRED);
   await deps.cache.del(keyOf(token));
   return user;
 }

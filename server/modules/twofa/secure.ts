@@ -48,7 +48,11 @@ export async function markPasskeyReady(deps: AppDeps, userId: number, tag: strin
 /** Spends the passkey mark (once, across instances). */
 export async function consumePasskeyReady(deps: AppDeps, userId: number, tag: string): Promise<boolean> {
   if (!(await deps.cache.get(readyKey(userId, tag)))) return false;
-  const won = await deps.cache.setNx(`${readyKey(userId, tag)}:used:${Math.floor(Date.now() / 1000 / PASSKEY_READY_SECONDS)}`, "1", PASSKEY_READY_SECONDS * 2);
+  const won = await deps.cache.setNx(
+    `${readyKey(userId, tag)}:used:${Math.floor(Date.now() / 1000 / PASSKEY_READY_SECONDS)}`,
+    "1",
+    PASSKEY_READY_SECONDS * 2,
+  );
   await deps.cache.del(readyKey(userId, tag));
   return won;
 }

@@ -15,7 +15,14 @@ import { dbTime, timeMillis } from "../../../db/datetime.ts";
 import { AppError, badRequest, forbidden, notFound } from "../../http/errors.ts";
 import { ROLE } from "../../catalogue/index.ts";
 import {
-  LOCKOUT_SECONDS, MAX_FAILED_ATTEMPTS, matchingStep, newBackupCodes, newTotpSecret, normaliseBackupCode, numericCode, otpauthUri,
+  LOCKOUT_SECONDS,
+  MAX_FAILED_ATTEMPTS,
+  matchingStep,
+  newBackupCodes,
+  newTotpSecret,
+  normaliseBackupCode,
+  numericCode,
+  otpauthUri,
 } from "./totp.ts";
 
 export const MSG = {
@@ -29,13 +36,21 @@ export const MSG = {
 } as const;
 
 const locked = (until: number) =>
-  new AppError(403, `too many wrong codes: two-factor sign-in is locked until ${new Date(until).toISOString().slice(0, 19).replace("T", " ")} UTC`);
+  new AppError(
+    403,
+    `too many wrong codes: two-factor sign-in is locked until ${new Date(until).toISOString().slice(0, 19).replace("T", " ")} UTC`,
+  );
 
 /** Backup codes are stored as bcrypt hashes, as new-api stores them, so either server reads the other's. */
 const hashBackupCode = (code: string) => Bun.password.hash(code, { algorithm: "bcrypt", cost: 10 });
 
 export async function getTwoFA(deps: AppDeps, userId: number) {
-  return deps.db.selectFrom("two_fas").selectAll().where("user_id", "=", userId).where("deleted_at", "is", null).executeTakeFirst();
+  return deps.db
+    .selectFrom("two_fas")
+    .selectAll()
+    .where("user_id", "=", userId)
+    .where("deleted_at", "is", null)
+    .executeTakeFirst();
 }
 
 export async function isTwoFAEnabled(deps: AppDeps, userId: number): Promise<boolean> {
@@ -49,15 +64,23 @@ const lockedUntil = (row: { locked_until: unknown }) => {
 };
 
 async function unusedBackupCodes(deps: AppDeps, userId: number) {
-  return deps.db.selectFrom("two_fa_backup_codes").select(["id", "code_hash"]).where("user_id", "=", userId)
-    .where("is_used", "=", false).where("deleted_at", "is", null).execute();
+  return deps.db
+    .selectFrom("two_fa_backup_codes")
+    .select(["id", "code_hash"])
+    .where("user_id", "=", userId)
+    .where("is_used", "=", false)
+    .where("deleted_at", "is", null)
+    .execute();
 }
 
 /** GET /api/user/2fa/status: {enabled, locked} and, once enabled, backup_codes_remaining. */
 export async function twoFAStatus(deps: AppDeps, userId: number) {
   const row = await getTwoFA(deps, userId);
   const enabled = !!row && Boolean(row.is_enabled);
-  const status: { enabled: boolean; locked: boolean; backup_codes_remaining?: number } = { enabled, locked: !!row && lockedUntil(row) !== null };
+  const status: { enabled: boolean; locked: boolean; backup_codes_remaining?: number } = {
+    enabled,
+    locked: !!row && lockedUntil(row) !== null,
+  };
   if (enabled) status.backup_codes_remaining = (await unusedBackupCodes(deps, userId)).length;
   return status;
 }
@@ -68,9 +91,19 @@ async function replaceBackupCodes(deps: AppDeps, userId: number): Promise<string
   const now = dbTime(deps.db, Date.now());
   await deps.db.transaction().execute(async (trx) => {
     await trx.deleteFrom("two_fa_backup_codes").where("user_id", "=", userId).execute();
-    await trx.insertInto("two_fa_backup_codes").values(hashes.map((code_hash) => ({
-      user_id: userId, code_hash, is_used: false, used_at: null, created_at: now, deleted_at: null,
-    }))).execute();
+    await trx
+      .insertInto("two_fa_backup_codes")
+      .values(
+        hashes.map((code_hash) => ({
+          user_id: userId,
+          code_hash,
+          is_used: false,
+          used_at: null,
+          created_at: now,
+          deleted_at: null,
+        })),
+      )
+      .execute();
   });
   return codes;
 }
@@ -79,7 +112,10 @@ async function replaceBackupCodes(deps: AppDeps, userId: number): Promise<string
  * POST /api/user/2fa/setup: a new secret and backup codes, not yet in force (is_enabled false) until a code
  * confirms the app has it. An earlier unfinished setup is replaced.
  */
-export async function setupTwoFA(deps: AppDeps, user: User): Promise<{ secret: string; qr_code_data: string; backup_codes: string[] }> {
+export async function setupTwoFA(
+  deps: AppDeps,
+  user: User,
+): Promise<{ secret: string; qr_code_data: string; backup_codes: string[] }> {
   const existing = await getTwoFA(deps, user.id);
   if (existing && existing.is_enabled) throw badRequest(MSG.alreadyEnabled);
   const secret = newTotpSecret();
@@ -87,10 +123,21 @@ export async function setupTwoFA(deps: AppDeps, user: User): Promise<{ secret: s
   await deps.db.transaction().execute(async (trx) => {
     // Rows new-api soft-deleted still hold the user_id unique index.
     await trx.deleteFrom("two_fas").where("user_id", "=", user.id).execute();
-    await trx.insertInto("two_fas").values({
-      user_id: user.id, secret, is_enabled: false, failed_attempts: 0, locked_until: null, last_used_at: null, last_step: 0,
-      created_at: now, updated_at: now, deleted_at: null,
-    }).execute();
+    await trx
+      .insertInto("two_fas")
+      .values({
+        user_id: user.id,
+        secret,
+        is_enabled: false,
+        failed_attempts: 0,
+        locked_until: null,
+        last_used_at: null,
+        last_step: 0,
+        created_at: now,
+        updated_at: now,
+        deleted_at: null,
+      })
+      .execute();
   });
   const backup_codes = await replaceBackupCodes(deps, user.id);
   const issuer = deps.options.get("SystemName") || "Switchyard";
@@ -103,9 +150,12 @@ export async function setupTwoFA(deps: AppDeps, user: User): Promise<{ secret: s
  */
 async function spendTotp(deps: AppDeps, userId: number, step: number): Promise<boolean> {
   const now = dbTime(deps.db, Date.now());
-  const r = await deps.db.updateTable("two_fas")
+  const r = await deps.db
+    .updateTable("two_fas")
     .set({ last_step: step, failed_attempts: 0, locked_until: null, last_used_at: now, updated_at: now })
-    .where("user_id", "=", userId).where("last_step", "<", step).executeTakeFirst();
+    .where("user_id", "=", userId)
+    .where("last_step", "<", step)
+    .executeTakeFirst();
   return Number(r.numUpdatedRows) === 1;
 }
 
@@ -118,20 +168,34 @@ async function spendBackupCode(deps: AppDeps, userId: number, input: string): Pr
   const hit = rows[matches.indexOf(true)];
   if (!hit) return false;
   const now = dbTime(deps.db, Date.now());
-  const r = await deps.db.updateTable("two_fa_backup_codes").set({ is_used: true, used_at: now })
-    .where("id", "=", hit.id).where("is_used", "=", false).executeTakeFirst();
+  const r = await deps.db
+    .updateTable("two_fa_backup_codes")
+    .set({ is_used: true, used_at: now })
+    .where("id", "=", hit.id)
+    .where("is_used", "=", false)
+    .executeTakeFirst();
   if (Number(r.numUpdatedRows) !== 1) return false;
-  await deps.db.updateTable("two_fas").set({ failed_attempts: 0, locked_until: null, last_used_at: now, updated_at: now })
-    .where("user_id", "=", userId).execute();
+  await deps.db
+    .updateTable("two_fas")
+    .set({ failed_attempts: 0, locked_until: null, last_used_at: now, updated_at: now })
+    .where("user_id", "=", userId)
+    .execute();
   return true;
 }
 
 async function countFailure(deps: AppDeps, userId: number): Promise<void> {
-  await deps.db.updateTable("two_fas").set({ failed_attempts: sql`failed_attempts + 1` }).where("user_id", "=", userId).execute();
+  await deps.db
+    .updateTable("two_fas")
+    .set({ failed_attempts: sql`failed_attempts + 1` })
+    .where("user_id", "=", userId)
+    .execute();
   const row = await getTwoFA(deps, userId);
   if (row && row.failed_attempts >= MAX_FAILED_ATTEMPTS) {
-    await deps.db.updateTable("two_fas").set({ locked_until: dbTime(deps.db, Date.now() + LOCKOUT_SECONDS * 1000) })
-      .where("user_id", "=", userId).execute();
+    await deps.db
+      .updateTable("two_fas")
+      .set({ locked_until: dbTime(deps.db, Date.now() + LOCKOUT_SECONDS * 1000) })
+      .where("user_id", "=", userId)
+      .execute();
   }
 }
 
@@ -141,7 +205,12 @@ export type SecondFactor = "totp" | "backup";
  * Checks a code for a user whose two-factor sign-in is enabled: a TOTP code, or a backup code when
  * `allowBackup`. Throws with a message for a wrong, replayed or locked code.
  */
-export async function verifySecondFactor(deps: AppDeps, userId: number, input: string | undefined, allowBackup = true): Promise<SecondFactor> {
+export async function verifySecondFactor(
+  deps: AppDeps,
+  userId: number,
+  input: string | undefined,
+  allowBackup = true,
+): Promise<SecondFactor> {
   const row = await getTwoFA(deps, userId);
   if (!row || !row.is_enabled) throw badRequest(MSG.notEnabled);
   const until = lockedUntil(row);
@@ -171,7 +240,11 @@ export async function enableTwoFA(deps: AppDeps, user: User, input: string | und
   const step = matchingStep(row.secret, code);
   // A wrong code during setup locks nothing: the pending secret proves nothing yet.
   if (step === null || !(await spendTotp(deps, user.id, step))) throw badRequest(MSG.wrongCode);
-  await deps.db.updateTable("two_fas").set({ is_enabled: true, updated_at: dbTime(deps.db, Date.now()) }).where("user_id", "=", user.id).execute();
+  await deps.db
+    .updateTable("two_fas")
+    .set({ is_enabled: true, updated_at: dbTime(deps.db, Date.now()) })
+    .where("user_id", "=", user.id)
+    .execute();
 }
 
 async function removeTwoFA(deps: AppDeps, userId: number): Promise<void> {
@@ -204,9 +277,17 @@ export async function adminDisableTwoFA(deps: AppDeps, actor: User, targetId: nu
 
 /** GET /api/user/2fa/stats (admin). */
 export async function twoFAStats(deps: AppDeps) {
-  const [{ n: total }] = await deps.db.selectFrom("users").select((eb) => eb.fn.countAll<number>().as("n")).where("deleted_at", "is", null).execute();
-  const [{ n: enabled }] = await deps.db.selectFrom("two_fas").select((eb) => eb.fn.countAll<number>().as("n"))
-    .where("is_enabled", "=", true).where("deleted_at", "is", null).execute();
+  const [{ n: total }] = await deps.db
+    .selectFrom("users")
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .where("deleted_at", "is", null)
+    .execute();
+  const [{ n: enabled }] = await deps.db
+    .selectFrom("two_fas")
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .where("is_enabled", "=", true)
+    .where("deleted_at", "is", null)
+    .execute();
   const rate = Number(total) > 0 ? (Number(enabled) / Number(total)) * 100 : 0;
   return { total_users: Number(total), enabled_users: Number(enabled), enabled_rate: `${rate.toFixed(1)}%` };
 }

@@ -13,7 +13,11 @@ import { rootTwoFASetupNeeded } from "./enforce.ts";
 
 export const TWO_FA_CODE_NEEDED = "enter the code from your authenticator app";
 
-interface SignInContext { sessionJwt: any; cookie: Record<string, any>; request: Request }
+interface SignInContext {
+  sessionJwt: any;
+  cookie: Record<string, any>;
+  request: Request;
+}
 
 export async function signInReply(deps: AppDeps, ctx: SignInContext, user: User, message = "") {
   const secure = new URL(ctx.request.url).protocol === "https:";
@@ -21,7 +25,12 @@ export async function signInReply(deps: AppDeps, ctx: SignInContext, user: User,
     const pending = await startPendingLogin(deps, user);
     // The second step is POST /api/user/login/2fa: the cookie goes only there.
     ctx.cookie[PENDING_LOGIN_COOKIE].set({
-      value: pending.flow_token, httpOnly: true, sameSite: "lax", path: "/api/user/login", maxAge: PENDING_LOGIN_TTL_SECONDS, secure,
+      value: pending.flow_token,
+      httpOnly: true,
+      sameSite: "lax",
+      path: "/api/user/login",
+      maxAge: PENDING_LOGIN_TTL_SECONDS,
+      secure,
     });
     return ok({ require_2fa: true, ...pending }, TWO_FA_CODE_NEEDED);
   }

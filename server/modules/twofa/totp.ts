@@ -19,7 +19,14 @@ export function newTotpSecret(): string {
 }
 
 function totp(secret: string, issuer = "", label = "") {
-  return new TOTP({ issuer, label, algorithm: "SHA1", digits: TOTP_DIGITS, period: TOTP_PERIOD_SECONDS, secret: Secret.fromBase32(secret) });
+  return new TOTP({
+    issuer,
+    label,
+    algorithm: "SHA1",
+    digits: TOTP_DIGITS,
+    period: TOTP_PERIOD_SECONDS,
+    secret: Secret.fromBase32(secret),
+  });
 }
 
 /** The otpauth:// URI an authenticator app reads from the QR code. */
@@ -65,6 +72,8 @@ export function newBackupCodes(count = BACKUP_CODE_COUNT): string[] {
 
 /** A backup code as stored (upper case, XXXX-XXXX), whatever dashes or case it was typed with; null if it is none. */
 export function normaliseBackupCode(input: string | undefined | null): string | null {
-  const clean = String(input ?? "").replace(/[\s-]+/g, "").toUpperCase();
+  const clean = String(input ?? "")
+    .replace(/[\s-]+/g, "")
+    .toUpperCase();
   return /^[A-Z0-9]{8}$/.test(clean) ? `${clean.slice(0, 4)}-${clean.slice(4)}` : null;
 }

@@ -17,11 +17,18 @@ import type { Database } from "../../../db/index.ts";
 import { dialectOf } from "../../../db/dialect.ts";
 
 /** Leases of a user (every token), or of one token only. */
-export interface BalanceOwner { userId: number; tokenId?: number }
+export interface BalanceOwner {
+  userId: number;
+  tokenId?: number;
+}
 
 class LeaseAppeared extends Error {}
 
-export async function editBalance(deps: AppDeps, owner: BalanceOwner, write: (trx: Database) => Promise<unknown>): Promise<void> {
+export async function editBalance(
+  deps: AppDeps,
+  owner: BalanceOwner,
+  write: (trx: Database) => Promise<unknown>,
+): Promise<void> {
   if (dialectOf(deps.db) === "sqlite") {
     await write(deps.db);
     return;
@@ -33,24 +40,45 @@ export async function editBalance(deps: AppDeps, owner: BalanceOwner, write: (tr
         const holdsOf = (q = trx.selectFrom("quota_holds").where("user_id", "=", owner.userId)) =>
           owner.tokenId === undefined ? q : q.where("token_id", "=", owner.tokenId);
         const seen = await holdsOf().select("token_id").execute();
-        const tokens = [...new Set([...seen.map((r) => Number(r.token_id)), owner.tokenId ?? 0].filter((id) => id > 0))].sort((a, b) => a - b);
-        if (tokens.length) await trx.selectFrom("tokens").select("id").where("id", "in", tokens).orderBy("id").forUpdate().execute();
+        const tokens = [
+          ...new Set([...seen.map((r) => Number(r.token_id)), owner.tokenId ?? 0].filter((id) => id > 0)),
+        ].sort((a, b) => a - b);
+        if (tokens.length)
+          await trx.selectFrom("tokens").select("id").where("id", "in", tokens).orderBy("id").forUpdate().execute();
         await trx.selectFrom("users").select("id").where("id", "=", owner.userId).forUpdate().execute();
         const rows = await holdsOf().select(["id", "token_id", "amount"]).orderBy("id").forUpdate().execute();
         if (rows.some((r) => Number(r.token_id) > 0 && !tokens.includes(Number(r.token_id)))) throw new LeaseAppeared();
         if (rows.length) {
-          await trx.deleteFrom("quota_holds").where("id", "in", rows.map((r) => r.id)).execute();
+          await trx
+            .deleteFrom("quota_holds")
+            .where(
+              "id",
+              "in",
+              rows.map((r) => r.id),
+            )
+            .execute();
           const perToken = new Map<number, number>();
           let total = 0;
           for (const r of rows) {
             const amount = Number(r.amount);
             total += amount;
-            if (Number(r.token_id) > 0) perToken.set(Number(r.token_id), (perToken.get(Number(r.token_id)) ?? 0) + amount);
+            if (Number(r.token_id) > 0)
+              perToken.set(Number(r.token_id), (perToken.get(Number(r.token_id)) ?? 0) + amount);
           }
           for (const [id, amount] of [...perToken].sort(([a], [b]) => a - b)) {
-            if (amount) await trx.updateTable("tokens").set({ remain_quota: sql`remain_quota + ${amount}` }).where("id", "=", id).execute();
+            if (amount)
+              await trx
+                .updateTable("tokens")
+                .set({ remain_quota: sql`remain_quota + ${amount}` })
+                .where("id", "=", id)
+                .execute();
           }
-          if (total) await trx.updateTable("users").set({ quota: sql`quota + ${total}` }).where("id", "=", owner.userId).execute();
+          if (total)
+            await trx
+              .updateTable("users")
+              .set({ quota: sql`quota + ${total}` })
+              .where("id", "=", owner.userId)
+              .execute();
         }
         await write(trx);
       });
@@ -65,23 +93,45 @@ export async function editBalance(deps: AppDeps, owner: BalanceOwner, write: (tr
 export async function leasedOfUsers(deps: AppDeps, ids: number[]): Promise<Map<number, number>> {
   const out = new Map<number, number>();
   if (ids.length === 0 || dialectOf(deps.db) === "sqlite") return out;
-  const rows = await deps.db.selectFrom("quota_holds").select((eb) => ["user_id", eb.fn.sum<number>("amount").as("n")])
-    .where("user_id", "in", ids).groupBy("user_id").execute();
+  const rows = await deps.db
+    .selectFrom("quota_holds")
+    .select((eb) => ["user_id", eb.fn.sum<number>("amount").as("n")])
+    .where("user_id", "in", ids)
+    .groupBy("user_id")
+    .execute();
   for (const r of rows) out.set(Number(r.user_id), Number(r.n));
   return out;
 }
 
 /** Users with their balance as it is (quota plus what leases hold of it): what an admin sees and edits. */
 export async function withLeased<U extends { id: number; quota: number }>(deps: AppDeps, users: U[]): Promise<U[]> {
-  const leased = await leasedOfUsers(deps, users.map((u) => u.id));
-  return leased.size ? users.map((u) => (leased.has(u.id) ? { ...u, quota: Number(u.quota) + leased.get(u.id)! } : u)) : users;
+  const leased = await leasedOfUsers(
+    deps,
+    users.map((u) => u.id),
+  );
+  return leased.size
+    ? users.map((u) => (leased.has(u.id) ? { ...u, quota: Number(u.quota) + leased.get(u.id)! } : u))
+    : users;
 }
 
 /** Tokens with their remaining quota as it is (plus what leases hold of it): what the owner sees and edits. */
-export async function withLeasedTokens<T extends { id: number; remain_quota: number }>(deps: AppDeps, tokens: T[]): Promise<T[]> {
+export async function withLeasedTokens<T extends { id: number; remain_quota: number }>(
+  deps: AppDeps,
+  tokens: T[],
+): Promise<T[]> {
   if (tokens.length === 0 || dialectOf(deps.db) === "sqlite") return tokens;
-  const rows = await deps.db.selectFrom("quota_holds").select((eb) => ["token_id", eb.fn.sum<number>("amount").as("n")])
-    .where("token_id", "in", tokens.map((t) => t.id)).groupBy("token_id").execute();
+  const rows = await deps.db
+    .selectFrom("quota_holds")
+    .select((eb) => ["token_id", eb.fn.sum<number>("amount").as("n")])
+    .where(
+      "token_id",
+      "in",
+      tokens.map((t) => t.id),
+    )
+    .groupBy("token_id")
+    .execute();
   const leased = new Map(rows.map((r) => [Number(r.token_id), Number(r.n)]));
-  return leased.size ? tokens.map((t) => (leased.has(t.id) ? { ...t, remain_quota: Number(t.remain_quota) + leased.get(t.id)! } : t)) : tokens;
+  return leased.size
+    ? tokens.map((t) => (leased.has(t.id) ? { ...t, remain_quota: Number(t.remain_quota) + leased.get(t.id)! } : t))
+    : tokens;
 }

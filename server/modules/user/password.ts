@@ -55,7 +55,11 @@ export function dummyHash(scheme: PasswordScheme): Promise<string> {
 }
 
 /** Checks `plain` against the hash of the account found, or against the dummy when there is none. */
-export async function verifyPasswordOf(plain: string, hash: string | null | undefined, scheme: PasswordScheme): Promise<boolean> {
+export async function verifyPasswordOf(
+  plain: string,
+  hash: string | null | undefined,
+  scheme: PasswordScheme,
+): Promise<boolean> {
   if (hash) return verifyPassword(plain, hash);
   await verifyPassword(plain, await dummyHash(scheme));
   return false;

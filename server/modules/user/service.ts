@@ -7,13 +7,27 @@ import { dbTime } from "../../../db/datetime.ts";
 import { AppError, badRequest, forbidden, notFound } from "../../http/errors.ts";
 import { END_SESSIONS } from "../../http/auth.ts";
 import {
-  DEFAULT_GROUP, DEFAULT_ROOT_PASSWORD, DEFAULT_ROOT_USERNAME, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, QUOTA_PER_UNIT, ROLE,
-  USER_STATUS, VERIFICATION_CODE_TTL_SECONDS,
+  DEFAULT_GROUP,
+  DEFAULT_ROOT_PASSWORD,
+  DEFAULT_ROOT_USERNAME,
+  PASSWORD_MAX_LENGTH,
+  PASSWORD_MIN_LENGTH,
+  QUOTA_PER_UNIT,
+  ROLE,
+  USER_STATUS,
+  VERIFICATION_CODE_TTL_SECONDS,
 } from "../../catalogue/index.ts";
 import { hashPassword, needsRehash, passwordTooLong, verifyPasswordOf, BCRYPT_MAX_BYTES } from "./password.ts";
 import { accountOfName, accountOfUser, throttledCheck } from "./signin-throttle.ts";
 import { editBalance, withLeased } from "./balance.ts";
-import { USERNAME_MSG, chosenUsername, claimingName, normaliseUsername, userBySignInName, usernameTaken } from "./username.ts";
+import {
+  USERNAME_MSG,
+  chosenUsername,
+  claimingName,
+  normaliseUsername,
+  userBySignInName,
+  usernameTaken,
+} from "./username.ts";
 import { parseSetting, publicUser, type UserSetting } from "./view.ts";
 import { randomString } from "../../infra/random.ts";
 import { notifyTokenChanged } from "../token/events.ts";
@@ -48,13 +62,11 @@ export function checkPassword(deps: AppDeps, pw: string) {
   if (passwordTooLong(pw, deps.config.passwordHash)) throw badRequest(MSG.passwordBytes);
 }
 
-
 export async function getUser(deps: AppDeps, id: number): Promise<User> {
   const u = await deps.db.selectFrom("users").selectAll().where("id", "=", id).executeTakeFirst();
   if (!u) throw notFound("user not found");
   return u;
 }
-
 
 export interface RegisterInput {
   username: string;
@@ -81,15 +93,19 @@ export async function register(deps: AppDeps, input: RegisterInput): Promise<voi
     const refused = emailPolicyError(deps, email);
     if (refused) throw badRequest(refused);
     proof = { purpose: "register", email };
-    if (!(await checkCode(deps, proof, input.verification_code, VERIFICATION_CODE_TTL_SECONDS))) throw badRequest(MSG.verificationWrong);
+    if (!(await checkCode(deps, proof, input.verification_code, VERIFICATION_CODE_TTL_SECONDS)))
+      throw badRequest(MSG.verificationWrong);
     if (await emailTaken(deps, email)) throw badRequest(EMAIL_MSG.taken);
   }
   if (await usernameTaken(deps, username)) throw badRequest(MSG.usernameTaken);
   // Spent only now, so a refusal above (a taken username) leaves the code for the next try.
-  if (proof && !(await consumeCode(deps, proof, input.verification_code, VERIFICATION_CODE_TTL_SECONDS))) throw badRequest(MSG.verificationWrong);
+  if (proof && !(await consumeCode(deps, proof, input.verification_code, VERIFICATION_CODE_TTL_SECONDS)))
+    throw badRequest(MSG.verificationWrong);
 
   const hash = await hashPassword(password, deps.config.passwordHash);
-  await claimingName(deps, username, 0, () => insertSelfRegistered(deps, { username, password: hash, display_name: username, email }, input.aff_code));
+  await claimingName(deps, username, 0, () =>
+    insertSelfRegistered(deps, { username, password: hash, display_name: username, email }, input.aff_code),
+  );
 }
 
 /** Registration is open to newcomers (password or third-party sign-in). */
@@ -104,7 +120,11 @@ export type SelfRegisteredFields = Pick<NewUser, "username" | "password" | "disp
  * Inserts an account someone opened for themselves (password or third-party sign-in): the new-user quota,
  * plus the invite rewards when affCode names an inviter (unknown codes are ignored), in one transaction.
  */
-export async function insertSelfRegistered(deps: AppDeps, fields: SelfRegisteredFields, affCode?: string | null): Promise<void> {
+export async function insertSelfRegistered(
+  deps: AppDeps,
+  fields: SelfRegisteredFields,
+  affCode?: string | null,
+): Promise<void> {
   const o = deps.options;
   let inviterId = 0;
   if (affCode) {
@@ -113,17 +133,31 @@ export async function insertSelfRegistered(deps: AppDeps, fields: SelfRegistered
   }
   const quota = o.number("QuotaForNewUser") + (inviterId ? o.number("QuotaForInvitee") : 0);
   await deps.db.transaction().execute(async (trx) => {
-    await trx.insertInto("users").values({
-      ...fields, quota, inviter_id: inviterId, role: ROLE.common,
-      status: USER_STATUS.enabled, group: DEFAULT_GROUP, aff_code: randomString(8), ...creationTimes(), setting: "",
-    }).execute();
+    await trx
+      .insertInto("users")
+      .values({
+        ...fields,
+        quota,
+        inviter_id: inviterId,
+        role: ROLE.common,
+        status: USER_STATUS.enabled,
+        group: DEFAULT_GROUP,
+        aff_code: randomString(8),
+        ...creationTimes(),
+        setting: "",
+      })
+      .execute();
     if (inviterId) {
       const reward = o.number("QuotaForInviter");
-      await trx.updateTable("users").set({
-        aff_count: sql`aff_count + 1`,
-        aff_quota: sql`aff_quota + ${reward}`,
-        aff_history: sql`aff_history + ${reward}`,
-      }).where("id", "=", inviterId).execute();
+      await trx
+        .updateTable("users")
+        .set({
+          aff_count: sql`aff_count + 1`,
+          aff_quota: sql`aff_quota + ${reward}`,
+          aff_history: sql`aff_history + ${reward}`,
+        })
+        .where("id", "=", inviterId)
+        .execute();
     }
   });
 }
@@ -141,30 +175,59 @@ export async function recordSignIn(deps: AppDeps, user: User): Promise<void> {
   user.last_login_at = now;
 }
 
-export async function login(deps: AppDeps, username: string, password: string): Promise<{ user: User; message: string }> {
+export async function login(
+  deps: AppDeps,
+  username: string,
+  password: string,
+): Promise<{ user: User; message: string }> {
   if (!deps.options.bool("PasswordLoginEnabled")) throw forbidden(MSG.passwordLoginClosed);
   const name = normaliseUsername(username);
   if (!name || !password) throw badRequest(MSG.loginEmpty);
-  const user = await userBySignInName(deps, name)
-    ?? await deps.db.selectFrom("users").selectAll().where("email", "=", name).where("email", "!=", "").where("deleted_at", "is", null).orderBy("id").executeTakeFirst();
+  const user =
+    (await userBySignInName(deps, name))
+    ?? (await deps.db
+      .selectFrom("users")
+      .selectAll()
+      .where("email", "=", name)
+      .where("email", "!=", "")
+      .where("deleted_at", "is", null)
+      .orderBy("id")
+      .executeTakeFirst());
   // One attempt against the account (or the name, when nobody holds it), checked against a dummy hash when there
   // is no password to check, so neither the answer nor its timing tells an unknown name from a wrong password.
   const account = user ? accountOfUser(user.id) : accountOfName(name);
-  if (!(await throttledCheck(deps, account, () => verifyPasswordOf(password, user?.password, deps.config.passwordHash)))) throw badRequest(MSG.badLogin);
+  if (
+    !(await throttledCheck(deps, account, () => verifyPasswordOf(password, user?.password, deps.config.passwordHash)))
+  )
+    throw badRequest(MSG.badLogin);
   if (!user) throw badRequest(MSG.badLogin);
   if (user.status !== USER_STATUS.enabled) throw forbidden(MSG.banned);
   if (needsRehash(user.password, deps.config.passwordHash) && !passwordTooLong(password, deps.config.passwordHash)) {
     const hash = await hashPassword(password, deps.config.passwordHash);
-    await deps.db.updateTable("users").set({ password: hash }).where("id", "=", user.id).where("password", "=", user.password).execute();
+    await deps.db
+      .updateTable("users")
+      .set({ password: hash })
+      .where("id", "=", user.id)
+      .where("password", "=", user.password)
+      .execute();
     user.password = hash;
   }
-  const message = user.username === DEFAULT_ROOT_USERNAME && password === DEFAULT_ROOT_PASSWORD && user.role >= ROLE.root ? MSG.defaultPassword : "";
+  const message =
+    user.username === DEFAULT_ROOT_USERNAME && password === DEFAULT_ROOT_PASSWORD && user.role >= ROLE.root
+      ? MSG.defaultPassword
+      : "";
   return { user, message };
 }
 
 // ---- administration -------------------------------------------------------------------------------
 
-export interface ListQuery { page: number; size: number; offset: number; keyword?: string; group?: string }
+export interface ListQuery {
+  page: number;
+  size: number;
+  offset: number;
+  keyword?: string;
+  group?: string;
+}
 
 export async function listUsers(deps: AppDeps, q: ListQuery) {
   let base = deps.db.selectFrom("users");
@@ -194,7 +257,12 @@ export async function getUserAsAdmin(deps: AppDeps, actor: User, id: number) {
   return publicUser((await withLeased(deps, [target]))[0]);
 }
 
-export interface CreateUserInput { username: string; password: string; display_name?: string; role?: number }
+export interface CreateUserInput {
+  username: string;
+  password: string;
+  display_name?: string;
+  role?: number;
+}
 
 export async function createUser(deps: AppDeps, actor: User, input: CreateUserInput): Promise<void> {
   const password = input.password ?? "";
@@ -205,11 +273,23 @@ export async function createUser(deps: AppDeps, actor: User, input: CreateUserIn
   if (role >= actor.role) throw forbidden(MSG.levelDenied);
   if (await usernameTaken(deps, username)) throw badRequest(MSG.usernameTaken);
   const hash = await hashPassword(password, deps.config.passwordHash);
-  await claimingName(deps, username, 0, () => deps.db.insertInto("users").values({
-    username, password: hash, display_name: input.display_name?.trim() || username, role,
-    status: USER_STATUS.enabled, group: DEFAULT_GROUP, aff_code: randomString(8), quota: deps.options.number("QuotaForNewUser"),
-    ...creationTimes(), setting: "",
-  }).execute());
+  await claimingName(deps, username, 0, () =>
+    deps.db
+      .insertInto("users")
+      .values({
+        username,
+        password: hash,
+        display_name: input.display_name?.trim() || username,
+        role,
+        status: USER_STATUS.enabled,
+        group: DEFAULT_GROUP,
+        aff_code: randomString(8),
+        quota: deps.options.number("QuotaForNewUser"),
+        ...creationTimes(),
+        setting: "",
+      })
+      .execute(),
+  );
 }
 
 export interface UpdateUserInput {
@@ -234,7 +314,11 @@ export async function updateUser(deps: AppDeps, actor: User, input: UpdateUserIn
   }
   const patch: Record<string, unknown> = {};
   // The console sends the name back with every edit: the stored one, even one the rules would refuse now, is no rename.
-  if (input.username !== undefined && input.username.trim() !== target.username && normaliseUsername(input.username) !== target.username) {
+  if (
+    input.username !== undefined
+    && input.username.trim() !== target.username
+    && normaliseUsername(input.username) !== target.username
+  ) {
     const u = chosenUsername(input.username);
     if (await usernameTaken(deps, u, target.id)) throw badRequest(MSG.usernameTaken);
     patch.username = u;
@@ -262,9 +346,15 @@ export async function updateUser(deps: AppDeps, actor: User, input: UpdateUserIn
   if (input.role !== undefined) patch.role = input.role;
   if (Object.keys(patch).length === 0) return;
   const endsSessions = patch.password !== undefined || (patch.role !== undefined && patch.role !== target.role);
-  const write = (db: Database = deps.db) => db.updateTable("users").set(endsSessions ? { ...patch, ...END_SESSIONS } : patch).where("id", "=", target.id).execute();
+  const write = (db: Database = deps.db) =>
+    db
+      .updateTable("users")
+      .set(endsSessions ? { ...patch, ...END_SESSIONS } : patch)
+      .where("id", "=", target.id)
+      .execute();
   // A new balance is set absolutely: the leases holding part of the old one are given back first (balance.ts).
-  const run = async () => void (patch.quota !== undefined ? await editBalance(deps, { userId: target.id }, write) : await write());
+  const run = async () =>
+    void (patch.quota !== undefined ? await editBalance(deps, { userId: target.id }, write) : await write());
   await (typeof patch.username === "string" ? claimingName(deps, patch.username, target.id, run) : run());
   await notifyTokenChanged(deps, { userId: target.id });
 }
@@ -301,7 +391,11 @@ export async function manageUser(deps: AppDeps, actor: User, id: number, action:
       throw badRequest("invalid action: use promote, demote, disable, enable or delete");
   }
   // Every manage action changes what the user may do, so sessions signed before it end.
-  await deps.db.updateTable("users").set({ ...patch, ...END_SESSIONS }).where("id", "=", id).execute();
+  await deps.db
+    .updateTable("users")
+    .set({ ...patch, ...END_SESSIONS })
+    .where("id", "=", id)
+    .execute();
   await notifyTokenChanged(deps, { userId: id });
   const after = await getUser(deps, id);
   return { status: after.status, role: after.role };
@@ -309,32 +403,56 @@ export async function manageUser(deps: AppDeps, actor: User, id: number, action:
 
 // ---- self service --------------------------------------------------------------------------------
 
-export interface UpdateSelfInput { display_name?: string; username?: string; original_password?: string; password?: string }
+export interface UpdateSelfInput {
+  display_name?: string;
+  username?: string;
+  original_password?: string;
+  password?: string;
+}
 
 export async function updateSelf(deps: AppDeps, me: User, input: UpdateSelfInput): Promise<void> {
   const patch: Record<string, unknown> = {};
   if (input.password !== undefined && input.password !== "") {
     if (!input.original_password) throw badRequest("the original password is required");
     const original = input.original_password;
-    if (!(await throttledCheck(deps, accountOfUser(me.id), () => verifyPasswordOf(original, me.password, deps.config.passwordHash)))) throw badRequest("the original password is wrong");
-    if (input.original_password === input.password) throw badRequest("the new password must differ from the original one");
+    if (
+      !(await throttledCheck(deps, accountOfUser(me.id), () =>
+        verifyPasswordOf(original, me.password, deps.config.passwordHash),
+      ))
+    )
+      throw badRequest("the original password is wrong");
+    if (input.original_password === input.password)
+      throw badRequest("the new password must differ from the original one");
     checkPassword(deps, input.password);
     patch.password = await hashPassword(input.password, deps.config.passwordHash);
   }
   if (input.display_name !== undefined) patch.display_name = input.display_name.trim() || me.username;
-  if (input.username !== undefined && input.username.trim() !== me.username && normaliseUsername(input.username) !== me.username) {
+  if (
+    input.username !== undefined
+    && input.username.trim() !== me.username
+    && normaliseUsername(input.username) !== me.username
+  ) {
     const u = chosenUsername(input.username);
     if (await usernameTaken(deps, u, me.id)) throw badRequest(MSG.usernameTaken);
     patch.username = u;
   }
   if (Object.keys(patch).length === 0) return;
-  const write = () => deps.db.updateTable("users").set(patch.password ? { ...patch, ...END_SESSIONS } : patch).where("id", "=", me.id).execute();
+  const write = () =>
+    deps.db
+      .updateTable("users")
+      .set(patch.password ? { ...patch, ...END_SESSIONS } : patch)
+      .where("id", "=", me.id)
+      .execute();
   await (typeof patch.username === "string" ? claimingName(deps, patch.username, me.id, write) : write());
 }
 
 export async function deleteSelf(deps: AppDeps, me: User): Promise<void> {
   if (me.role >= ROLE.root) throw forbidden("the super admin account cannot be deleted");
-  await deps.db.updateTable("users").set({ deleted_at: dbTime(deps.db, Date.now()), access_token: null }).where("id", "=", me.id).execute();
+  await deps.db
+    .updateTable("users")
+    .set({ deleted_at: dbTime(deps.db, Date.now()), access_token: null })
+    .where("id", "=", me.id)
+    .execute();
   await notifyTokenChanged(deps, { userId: me.id });
 }
 
@@ -355,16 +473,20 @@ export async function affCode(deps: AppDeps, me: User): Promise<string> {
 export async function affTransfer(deps: AppDeps, me: User, quota: number): Promise<void> {
   const min = deps.options.number("QuotaPerUnit", QUOTA_PER_UNIT);
   if (!Number.isSafeInteger(quota) || quota < min) throw badRequest(`minimum transfer amount is ${min}`);
-  const res = await deps.db.updateTable("users")
+  const res = await deps.db
+    .updateTable("users")
     .set({ aff_quota: sql`aff_quota - ${quota}`, quota: sql`quota + ${quota}` })
-    .where("id", "=", me.id).where("aff_quota", ">=", quota).executeTakeFirst();
+    .where("id", "=", me.id)
+    .where("aff_quota", ">=", quota)
+    .executeTakeFirst();
   if (Number(res.numUpdatedRows) !== 1) throw badRequest("insufficient invite earnings");
 }
 
 export async function updateSetting(deps: AppDeps, me: User, input: UserSetting): Promise<void> {
   const next: UserSetting = { ...parseSetting(me.setting) };
   if (input.notify_type !== undefined) {
-    if (input.notify_type !== "email" && input.notify_type !== "webhook") throw badRequest("notify_type must be email or webhook");
+    if (input.notify_type !== "email" && input.notify_type !== "webhook")
+      throw badRequest("notify_type must be email or webhook");
     next.notify_type = input.notify_type;
   }
   if (input.quota_warning_threshold !== undefined) {
@@ -375,7 +497,8 @@ export async function updateSetting(deps: AppDeps, me: User, input: UserSetting)
   if (input.webhook_url !== undefined) next.webhook_url = input.webhook_url.trim();
   if (input.webhook_secret !== undefined) {
     // It becomes an Authorization header: a line break would add header lines of the user's choosing.
-    if (/[\x00-\x1f\x7f]/.test(input.webhook_secret)) throw badRequest("the webhook secret must not contain line breaks or other control characters");
+    if (/[\x00-\x1f\x7f]/.test(input.webhook_secret))
+      throw badRequest("the webhook secret must not contain line breaks or other control characters");
     next.webhook_secret = input.webhook_secret;
   }
   if (input.notification_email !== undefined) {
@@ -383,7 +506,8 @@ export async function updateSetting(deps: AppDeps, me: User, input: UserSetting)
     if (e && !isEmail(e)) throw badRequest(MSG.emailInvalid);
     next.notification_email = e;
   }
-  if (input.accept_unset_model_ratio_model !== undefined) next.accept_unset_model_ratio_model = !!input.accept_unset_model_ratio_model;
+  if (input.accept_unset_model_ratio_model !== undefined)
+    next.accept_unset_model_ratio_model = !!input.accept_unset_model_ratio_model;
   if (input.record_ip_log !== undefined) next.record_ip_log = !!input.record_ip_log;
   if (next.notify_type === "webhook") {
     if (!next.webhook_url) throw badRequest("webhook URL is required for webhook notifications");
@@ -395,7 +519,11 @@ export async function updateSetting(deps: AppDeps, me: User, input: UserSetting)
     }
     if (url.protocol !== "https:") throw badRequest("webhook URL must use https");
   }
-  await deps.db.updateTable("users").set({ setting: JSON.stringify(next) }).where("id", "=", me.id).execute();
+  await deps.db
+    .updateTable("users")
+    .set({ setting: JSON.stringify(next) })
+    .where("id", "=", me.id)
+    .execute();
   await notifyTokenChanged(deps, { userId: me.id });
 }
 

@@ -14,7 +14,8 @@ import { usernameKey } from "./username.ts";
 
 /** The throttled account: a user by id, or a name (or email) no user holds. */
 export const accountOfUser = (id: number) => `u${id}`;
-export const accountOfName = (name: string) => `n${createHash("sha256").update(usernameKey(name)).digest("base64url").slice(0, 22)}`;
+export const accountOfName = (name: string) =>
+  `n${createHash("sha256").update(usernameKey(name)).digest("base64url").slice(0, 22)}`;
 
 const failuresKey = (account: string) => `signin:failures:${account}`;
 const lockKey = (account: string) => `signin:lock:${account}`;
@@ -27,7 +28,10 @@ function wait(seconds: number): string {
 
 function lockedError(untilMs: number): AppError {
   const seconds = Math.max(1, Math.ceil((untilMs - Date.now()) / 1000));
-  const e = new AppError(429, `too many failed sign-in attempts for this account; try again in ${wait(seconds)} (at ${new Date(untilMs).toISOString()})`);
+  const e = new AppError(
+    429,
+    `too many failed sign-in attempts for this account; try again in ${wait(seconds)} (at ${new Date(untilMs).toISOString()})`,
+  );
   e.headers = { "Retry-After": String(seconds) };
   return e;
 }

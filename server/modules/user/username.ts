@@ -35,14 +35,50 @@ const SPACE = /\s/u;
 
 /** Scripts a look-alike would be drawn from; a letter of any other script counts as its own "other". */
 const SCRIPTS = [
-  "Latin", "Cyrillic", "Greek", "Armenian", "Georgian", "Cherokee", "Hebrew", "Arabic", "Syriac", "Thaana", "Devanagari", "Bengali",
-  "Gurmukhi", "Gujarati", "Tamil", "Telugu", "Kannada", "Malayalam", "Sinhala", "Thai", "Lao", "Tibetan", "Myanmar", "Khmer",
-  "Mongolian", "Ethiopic", "Han", "Hiragana", "Katakana", "Hangul", "Bopomofo", "Coptic", "Runic", "Ogham", "Canadian_Aboriginal",
+  "Latin",
+  "Cyrillic",
+  "Greek",
+  "Armenian",
+  "Georgian",
+  "Cherokee",
+  "Hebrew",
+  "Arabic",
+  "Syriac",
+  "Thaana",
+  "Devanagari",
+  "Bengali",
+  "Gurmukhi",
+  "Gujarati",
+  "Tamil",
+  "Telugu",
+  "Kannada",
+  "Malayalam",
+  "Sinhala",
+  "Thai",
+  "Lao",
+  "Tibetan",
+  "Myanmar",
+  "Khmer",
+  "Mongolian",
+  "Ethiopic",
+  "Han",
+  "Hiragana",
+  "Katakana",
+  "Hangul",
+  "Bopomofo",
+  "Coptic",
+  "Runic",
+  "Ogham",
+  "Canadian_Aboriginal",
 ].map((name) => [name, new RegExp(`\\p{Script=${name}}`, "u")] as const);
 const NEUTRAL = /[\p{Script=Common}\p{Script=Inherited}]/u;
 
 /** Unicode's "highly restrictive" combinations (UTS #39): one script, or Latin with the scripts of CJK writing. */
-const ALLOWED_MIXES = [["Latin", "Han", "Hiragana", "Katakana"], ["Latin", "Han", "Bopomofo"], ["Latin", "Han", "Hangul"]];
+const ALLOWED_MIXES = [
+  ["Latin", "Han", "Hiragana", "Katakana"],
+  ["Latin", "Han", "Bopomofo"],
+  ["Latin", "Han", "Hangul"],
+];
 
 /** Cyrillic and Greek letters drawn like Latin ones (as written, so "Вова" passes and "рос" does not). */
 const LATIN_LOOKALIKES = new Set([..."аеорсухіјѕԁһӏԛԝҽӑАВЕКМНОРСТУХІЈЅԌԚԜ", ..."αοικνρτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ"]);
@@ -64,9 +100,14 @@ export function usernameProblem(name: string): string | null {
     const s = scriptOf(ch);
     if (s) scripts.add(s);
   }
-  if (scripts.size > 1 && !ALLOWED_MIXES.some((mix) => [...scripts].every((s) => mix.includes(s)))) return USERNAME_MSG.mixed;
-  if (scripts.size === 1 && (scripts.has("Cyrillic") || scripts.has("Greek"))
-    && [...name].every((ch) => !scriptOf(ch) || LATIN_LOOKALIKES.has(ch))) return USERNAME_MSG.lookalike;
+  if (scripts.size > 1 && !ALLOWED_MIXES.some((mix) => [...scripts].every((s) => mix.includes(s))))
+    return USERNAME_MSG.mixed;
+  if (
+    scripts.size === 1
+    && (scripts.has("Cyrillic") || scripts.has("Greek"))
+    && [...name].every((ch) => !scriptOf(ch) || LATIN_LOOKALIKES.has(ch))
+  )
+    return USERNAME_MSG.lookalike;
   return null;
 }
 
@@ -88,7 +129,8 @@ export async function usersNamed(deps: AppDeps, name: string): Promise<User[]> {
   const key = usernameKey(name);
   if (!key) return [];
   const ascii = /^[\x20-\x7e]*$/.test(key);
-  const select = (predicate: RawBuilder<boolean>) => deps.db.selectFrom("users").selectAll().where(predicate).orderBy("id").execute();
+  const select = (predicate: RawBuilder<boolean>) =>
+    deps.db.selectFrom("users").selectAll().where(predicate).orderBy("id").execute();
   let rows: User[];
   if (ascii && dialectOf(deps.db) === "mysql") {
     // The column's collation compares without case in one-api/new-api databases and ours (its unique index then
@@ -117,7 +159,12 @@ export async function userBySignInName(deps: AppDeps, name: string): Promise<Use
 
 /** Runs a write that sets `name`; a unique index refusing it (another request took the name meanwhile) is
  * answered as the name being taken rather than as a failure of the server. */
-export async function claimingName<T>(deps: AppDeps, name: string, exceptId: number, write: () => Promise<T>): Promise<T> {
+export async function claimingName<T>(
+  deps: AppDeps,
+  name: string,
+  exceptId: number,
+  write: () => Promise<T>,
+): Promise<T> {
   try {
     return await write();
   } catch (e) {

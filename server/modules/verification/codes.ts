@@ -7,7 +7,11 @@ import type { AppDeps } from "../../deps.ts";
 export type Purpose = "register" | "bind" | "reset";
 
 /** What a code proves: control of `email`, for `purpose`, on behalf of `userId` (binding only). */
-export interface CodeRef { purpose: Purpose; email: string; userId?: number }
+export interface CodeRef {
+  purpose: Purpose;
+  email: string;
+  userId?: number;
+}
 
 /** Wrong guesses a code survives; a guesser then has to ask for (and read) a new mail. */
 export const MAX_CODE_ATTEMPTS = 5;
@@ -38,7 +42,12 @@ export async function revokeCode(deps: AppDeps, ref: CodeRef): Promise<void> {
 }
 
 /** True when `input` is the live code; a wrong guess counts, and too many of them void the code. */
-export async function checkCode(deps: AppDeps, ref: CodeRef, input: string | undefined, ttlSeconds: number): Promise<boolean> {
+export async function checkCode(
+  deps: AppDeps,
+  ref: CodeRef,
+  input: string | undefined,
+  ttlSeconds: number,
+): Promise<boolean> {
   const key = keyOf(ref);
   const stored = await deps.cache.get(key);
   const given = (input ?? "").trim();
@@ -51,7 +60,12 @@ export async function checkCode(deps: AppDeps, ref: CodeRef, input: string | und
  * Checks and uses up the code. Of two concurrent calls with the right code only one wins, on any
  * instance: the winner is whoever sets the code's "used" marker first.
  */
-export async function consumeCode(deps: AppDeps, ref: CodeRef, input: string | undefined, ttlSeconds: number): Promise<boolean> {
+export async function consumeCode(
+  deps: AppDeps,
+  ref: CodeRef,
+  input: string | undefined,
+  ttlSeconds: number,
+): Promise<boolean> {
   if (!(await checkCode(deps, ref, input, ttlSeconds))) return false;
   const key = keyOf(ref);
   if (!(await deps.cache.setNx(`${key}:used:${(input ?? "").trim()}`, "1", ttlSeconds))) return false;

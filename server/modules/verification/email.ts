@@ -12,7 +12,8 @@ const DOT_ALIAS_DOMAINS = new Set(["gmail.com", "googlemail.com"]);
 
 export const EMAIL_MSG = {
   invalid: "invalid email address",
-  domainNotAllowed: "the administrator only allows email addresses of whitelisted domains, and this domain is not on the list",
+  domainNotAllowed:
+    "the administrator only allows email addresses of whitelisted domains, and this domain is not on the list",
   aliasNotAllowed: "the administrator does not allow email aliases (a '+' in the address, or dots in a Gmail address)",
   taken: "the email address is already taken",
 } as const;
@@ -30,10 +31,17 @@ export function emailPolicyError(deps: AppDeps, email: string): string | null {
   const domain = email.slice(at + 1);
   const o = deps.options;
   if (o.bool("EmailDomainRestrictionEnabled")) {
-    const allowed = o.get("EmailDomainWhitelist").split(",").map((d) => d.trim().toLowerCase()).filter(Boolean);
+    const allowed = o
+      .get("EmailDomainWhitelist")
+      .split(",")
+      .map((d) => d.trim().toLowerCase())
+      .filter(Boolean);
     if (!allowed.includes(domain)) return EMAIL_MSG.domainNotAllowed;
   }
-  if (o.bool("EmailAliasRestrictionEnabled") && (local.includes("+") || (DOT_ALIAS_DOMAINS.has(domain) && local.includes(".")))) {
+  if (
+    o.bool("EmailAliasRestrictionEnabled")
+    && (local.includes("+") || (DOT_ALIAS_DOMAINS.has(domain) && local.includes(".")))
+  ) {
     return EMAIL_MSG.aliasNotAllowed;
   }
   return null;
@@ -41,8 +49,13 @@ export function emailPolicyError(deps: AppDeps, email: string): string | null {
 
 /** True when a live (not deleted) account other than `exceptUserId` has this address, in any letter case. */
 export async function emailTaken(deps: AppDeps, email: string, exceptUserId = 0): Promise<boolean> {
-  const row = await deps.db.selectFrom("users").select("id")
-    .where(sql<string>`lower(email)`, "=", email).where("deleted_at", "is", null).where("id", "!=", exceptUserId)
-    .limit(1).executeTakeFirst();
+  const row = await deps.db
+    .selectFrom("users")
+    .select("id")
+    .where(sql<string>`lower(email)`, "=", email)
+    .where("deleted_at", "is", null)
+    .where("id", "!=", exceptUserId)
+    .limit(1)
+    .executeTakeFirst();
   return !!row;
 }

@@ -21,7 +21,8 @@ export function codeMail(deps: AppDeps, to: string, code: string, ttlSeconds: nu
   return {
     to,
     subject: `${deps.options.get("SystemName") || "Switchyard"} email verification`,
-    html: `<p>Hello,</p><p>You are verifying this email address for ${name}. Your verification code is:</p>`
+    html:
+      `<p>Hello,</p><p>You are verifying this email address for ${name}. Your verification code is:</p>`
       + `<p style="font-size:24px;font-weight:bold;letter-spacing:4px">${code}</p>`
       + `<p>The code is valid for ${minutes(ttlSeconds)}. If you did not ask for it, ignore this email.</p>`,
   };
@@ -33,7 +34,8 @@ export function resetMail(deps: AppDeps, to: string, userName: string, link: str
   return {
     to,
     subject: `${deps.options.get("SystemName") || "Switchyard"} password reset`,
-    html: `<p>Hello ${escapeHtml(userName)},</p><p>Someone asked to reset the password of your ${name} account.</p>`
+    html:
+      `<p>Hello ${escapeHtml(userName)},</p><p>Someone asked to reset the password of your ${name} account.</p>`
       + `<p><a href="${href}">Reset the password</a></p>`
       + `<p>If the link does not open, copy this address into your browser: ${href}</p>`
       + `<p>The link is valid for ${minutes(ttlSeconds)} and works once. If you did not ask for a reset, ignore this email; `

@@ -42,7 +42,14 @@ async function holdAddress(deps: AppDeps, kind: string, email: string): Promise<
 }
 
 /** Stores the code, then mails it; a failed mail takes both the code and the wait back. */
-async function mailCode(deps: AppDeps, ref: CodeRef, kind: string, send: (code: string) => Promise<void>, code: string, ttl: number) {
+async function mailCode(
+  deps: AppDeps,
+  ref: CodeRef,
+  kind: string,
+  send: (code: string) => Promise<void>,
+  code: string,
+  ttl: number,
+) {
   const release = await holdAddress(deps, kind, ref.email);
   await issueCode(deps, ref, code, ttl);
   try {
@@ -58,7 +65,11 @@ async function mailCode(deps: AppDeps, ref: CodeRef, kind: string, send: (code: 
  * GET /api/verification. A guest gets a registration code; a logged-in caller gets a code that binds the
  * address to their own account only. Either way the address must pass the site's email rules and be free.
  */
-export async function sendVerificationCode(deps: AppDeps, rawEmail: string | undefined, caller: User | null): Promise<void> {
+export async function sendVerificationCode(
+  deps: AppDeps,
+  rawEmail: string | undefined,
+  caller: User | null,
+): Promise<void> {
   const email = normaliseEmail(rawEmail);
   const refused = emailPolicyError(deps, email);
   if (refused) throw badRequest(refused);
@@ -71,8 +82,14 @@ export async function sendVerificationCode(deps: AppDeps, rawEmail: string | und
 
 /** The live account an address resets: the oldest, should an administrator have given several the same. */
 function accountByEmail(deps: AppDeps, email: string) {
-  return deps.db.selectFrom("users").select(["id", "username", "display_name"])
-    .where(sql<string>`lower(email)`, "=", email).where("deleted_at", "is", null).orderBy("id").limit(1).executeTakeFirst();
+  return deps.db
+    .selectFrom("users")
+    .select(["id", "username", "display_name"])
+    .where(sql<string>`lower(email)`, "=", email)
+    .where("deleted_at", "is", null)
+    .orderBy("id")
+    .limit(1)
+    .executeTakeFirst();
 }
 
 /**
@@ -89,28 +106,52 @@ export async function sendResetLink(deps: AppDeps, rawEmail: string | undefined)
   const user = await accountByEmail(deps, email);
   if (!user) throw badRequest(VERIFY_MSG.notRegistered);
   const ttl = RESET_LINK_TTL_SECONDS;
-  await mailCode(deps, { purpose: "reset", email }, "reset", (token) => {
-    const link = `${base}/user/reset?email=${encodeURIComponent(email)}&token=${token}`;
-    return deliver(deps, resetMail(deps, email, user.display_name || user.username, link, ttl));
-  }, randomString(RESET_TOKEN_LENGTH), ttl);
+  await mailCode(
+    deps,
+    { purpose: "reset", email },
+    "reset",
+    (token) => {
+      const link = `${base}/user/reset?email=${encodeURIComponent(email)}&token=${token}`;
+      return deliver(deps, resetMail(deps, email, user.display_name || user.username, link, ttl));
+    },
+    randomString(RESET_TOKEN_LENGTH),
+    ttl,
+  );
 }
 
 /** POST /api/user/reset: spends the link, sets a random password and ends every session of the account. */
-export async function resetPassword(deps: AppDeps, rawEmail: string | undefined, token: string | undefined): Promise<string> {
+export async function resetPassword(
+  deps: AppDeps,
+  rawEmail: string | undefined,
+  token: string | undefined,
+): Promise<string> {
   const email = normaliseEmail(rawEmail);
   if (!email || !token?.trim()) throw badRequest(VERIFY_MSG.resetParams);
-  if (!(await throttledCheck(deps, accountOfName(email), () => consumeCode(deps, { purpose: "reset", email }, token, RESET_LINK_TTL_SECONDS)))) {
+  if (
+    !(await throttledCheck(deps, accountOfName(email), () =>
+      consumeCode(deps, { purpose: "reset", email }, token, RESET_LINK_TTL_SECONDS),
+    ))
+  ) {
     throw badRequest(VERIFY_MSG.resetInvalid);
   }
   const user = await accountByEmail(deps, email);
   if (!user) throw badRequest(VERIFY_MSG.resetInvalid);
   const password = randomString(RESET_PASSWORD_LENGTH);
-  await deps.db.updateTable("users").set({ password: await hashPassword(password, deps.config.passwordHash), ...END_SESSIONS }).where("id", "=", user.id).execute();
+  await deps.db
+    .updateTable("users")
+    .set({ password: await hashPassword(password, deps.config.passwordHash), ...END_SESSIONS })
+    .where("id", "=", user.id)
+    .execute();
   return password;
 }
 
 /** GET /api/oauth/email/bind: the code must have been mailed to this address at this user's request. */
-export async function bindEmail(deps: AppDeps, user: User, rawEmail: string | undefined, code: string | undefined): Promise<void> {
+export async function bindEmail(
+  deps: AppDeps,
+  user: User,
+  rawEmail: string | undefined,
+  code: string | undefined,
+): Promise<void> {
   const email = normaliseEmail(rawEmail);
   if (!email || !code?.trim()) throw badRequest(VERIFY_MSG.bindParams);
   const refused = emailPolicyError(deps, email);

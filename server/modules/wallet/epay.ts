@@ -10,11 +10,15 @@ const EPAY_TYPE: Record<string, string> = { zfb: "alipay", wx: "wxpay" };
 
 export function epaySign(params: Record<string, string>, key: string): string {
   const text = Object.keys(params)
-    .filter((k) => k !== "sign" && k !== "sign_type" && params[k] !== "" && params[k] !== undefined && params[k] !== null)
+    .filter(
+      (k) => k !== "sign" && k !== "sign_type" && params[k] !== "" && params[k] !== undefined && params[k] !== null,
+    )
     .sort()
     .map((k) => `${k}=${params[k]}`)
     .join("&");
-  return createHash("md5").update(text + key, "utf8").digest("hex");
+  return createHash("md5")
+    .update(text + key, "utf8")
+    .digest("hex");
 }
 
 function sameHex(a: string, b: string): boolean {
@@ -53,8 +57,10 @@ export const epay: PaymentProvider = {
   verifyNotice(deps, params): PaymentNotice {
     const { sign, out_trade_no: tradeNo, trade_status: status, pid, money } = params;
     if (!sign || !tradeNo) throw badRequest("payment notification is missing sign or out_trade_no");
-    if (!sameHex(sign, epaySign(params, deps.options.get("EpayKey")))) throw badRequest("payment notification signature is invalid");
-    if (pid !== undefined && pid !== deps.options.get("EpayId")) throw badRequest("payment notification is for another merchant");
+    if (!sameHex(sign, epaySign(params, deps.options.get("EpayKey"))))
+      throw badRequest("payment notification signature is invalid");
+    if (pid !== undefined && pid !== deps.options.get("EpayId"))
+      throw badRequest("payment notification is for another merchant");
     const paid = Number(money);
     if (!Number.isFinite(paid)) throw badRequest("payment notification has no valid money");
     return { tradeNo, paid: status === "TRADE_SUCCESS", money: paid };

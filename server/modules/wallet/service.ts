@@ -44,7 +44,11 @@ export function topupGroupRatio(deps: AppDeps, group: string): number {
 export function unitsFor(deps: AppDeps, amount: number): number {
   const inCurrency = deps.options.bool("DisplayInCurrencyEnabled");
   // Dollars become QUOTA_PER_UNIT quota each: the credit must still fit the balance column.
-  checkInteger(amount, "amount", within(BIGINT_COLUMN, 1, inCurrency ? Math.floor(BIGINT_COLUMN.max / QUOTA_PER_UNIT) : BIGINT_COLUMN.max));
+  checkInteger(
+    amount,
+    "amount",
+    within(BIGINT_COLUMN, 1, inCurrency ? Math.floor(BIGINT_COLUMN.max / QUOTA_PER_UNIT) : BIGINT_COLUMN.max),
+  );
   const units = inCurrency ? amount : amount / QUOTA_PER_UNIT;
   if (!Number.isInteger(units)) throw badRequest(MSG.wholeUnits);
   const min = deps.options.number("MinTopUp", 1);
@@ -70,9 +74,18 @@ export async function startPayment(deps: AppDeps, user: User, amount: number, re
   const money = priceFor(deps, user, units);
   if (money < 0.01) throw badRequest("the payable amount is too small");
   const tradeNo = `USR${user.id}NO${randomString(16)}${nowSeconds()}`;
-  await deps.db.insertInto("top_ups").values({
-    user_id: user.id, amount: units, money, trade_no: tradeNo, payment_method: method, create_time: nowSeconds(), status: TOPUP_STATUS.pending,
-  }).execute();
+  await deps.db
+    .insertInto("top_ups")
+    .values({
+      user_id: user.id,
+      amount: units,
+      money,
+      trade_no: tradeNo,
+      payment_method: method,
+      create_time: nowSeconds(),
+      status: TOPUP_STATUS.pending,
+    })
+    .execute();
   const checkout = provider.checkout(deps, { tradeNo, money, method, title: `TUC${units}` });
   return { url: checkout.url, data: checkout.fields };
 }
@@ -82,32 +95,61 @@ export async function startPayment(deps: AppDeps, user: User, amount: number, re
  * conditional UPDATE in the same transaction as the credit, so repeated notifications credit once.
  * Returns the body to acknowledge with.
  */
-export async function handleNotice(deps: AppDeps, providerName: string, params: Record<string, string>): Promise<string> {
+export async function handleNotice(
+  deps: AppDeps,
+  providerName: string,
+  params: Record<string, string>,
+): Promise<string> {
   const provider = PROVIDERS.find((p) => p.name === providerName);
   if (!provider || !provider.configured(deps)) throw forbidden(MSG.notEnabled);
   const notice = provider.verifyNotice(deps, params);
   if (!notice.paid) return provider.ackBody;
-  const order = await deps.db.selectFrom("top_ups").selectAll().where("trade_no", "=", notice.tradeNo).executeTakeFirst();
+  const order = await deps.db
+    .selectFrom("top_ups")
+    .selectAll()
+    .where("trade_no", "=", notice.tradeNo)
+    .executeTakeFirst();
   if (!order) throw new AppError(404, MSG.orderUnknown);
   if (Math.round(notice.money * 100) < Math.round(Number(order.money) * 100)) throw badRequest(MSG.moneyMismatch);
   const quota = Number(order.amount) * QUOTA_PER_UNIT;
   await deps.db.transaction().execute(async (trx) => {
-    const res = await trx.updateTable("top_ups").set({ status: TOPUP_STATUS.success, complete_time: nowSeconds() })
-      .where("id", "=", order.id).where("status", "=", TOPUP_STATUS.pending).executeTakeFirst();
+    const res = await trx
+      .updateTable("top_ups")
+      .set({ status: TOPUP_STATUS.success, complete_time: nowSeconds() })
+      .where("id", "=", order.id)
+      .where("status", "=", TOPUP_STATUS.pending)
+      .executeTakeFirst();
     if (Number(res.numUpdatedRows) !== 1) return;
-    await trx.updateTable("users").set({ quota: sql`quota + ${quota}` }).where("id", "=", order.user_id).execute();
+    await trx
+      .updateTable("users")
+      .set({ quota: sql`quota + ${quota}` })
+      .where("id", "=", order.user_id)
+      .execute();
     const u = await trx.selectFrom("users").select("username").where("id", "=", order.user_id).executeTakeFirst();
     await writeLog(trx, {
-      user_id: order.user_id, username: u?.username ?? "", type: LOG_TYPE.topup, quota,
+      user_id: order.user_id,
+      username: u?.username ?? "",
+      type: LOG_TYPE.topup,
+      quota,
       content: `online top-up: quota added ${formatQuota(quota)}, paid ${Number(order.money).toFixed(2)} (${order.payment_method}, order ${order.trade_no})`,
       // The console words the details from this in the reader's language; content stays as one-api's.
-      other: JSON.stringify({ money: Number(order.money), payment_method: order.payment_method, trade_no: order.trade_no }),
+      other: JSON.stringify({
+        money: Number(order.money),
+        payment_method: order.payment_method,
+        trade_no: order.trade_no,
+      }),
     });
   });
   return provider.ackBody;
 }
 
-export interface TopUpListQuery { page: number; size: number; offset: number; keyword?: string; userId?: number }
+export interface TopUpListQuery {
+  page: number;
+  size: number;
+  offset: number;
+  keyword?: string;
+  userId?: number;
+}
 
 /**
  * Top-up records, newest first, in new-api's page shape: the caller's own (userId), or every user's (the
@@ -115,10 +157,11 @@ export interface TopUpListQuery { page: number; size: number; offset: number; ke
  */
 export async function listTopUps(deps: AppDeps, q: TopUpListQuery) {
   let base = deps.db.selectFrom("top_ups");
-  if (q.userId !== undefined) base = base.where("user_id", "=", q.userId).where((eb) => eb.or([eb("amount", ">", 0), eb("money", ">", 0)]));
+  if (q.userId !== undefined)
+    base = base.where("user_id", "=", q.userId).where((eb) => eb.or([eb("amount", ">", 0), eb("money", ">", 0)]));
   const kw = q.keyword?.trim();
   if (kw) base = base.where("trade_no", "like", `%${kw}%`);
-  const [{ n }] = await base.select((eb) => eb.fn.countAll<number>().as("n")).execute() as [{ n: number }];
+  const [{ n }] = (await base.select((eb) => eb.fn.countAll<number>().as("n")).execute()) as [{ n: number }];
   const items = await base.selectAll().orderBy("id", "desc").limit(q.size).offset(q.offset).execute();
   return { page: q.page, page_size: q.size, total: Number(n), items };
 }

@@ -20,7 +20,13 @@ export const KEY_HEADER = "x-switchyard-cache-key";
 
 /** Endpoints whose answer is a function of the request. Images (expiring URLs), audio, the Responses API
  * (server-side state: previous_response_id) and tasks are never cached. */
-const CACHEABLE: ReadonlySet<RelayMode> = new Set<RelayMode>(["chat", "completions", "embeddings", "rerank", "moderations"]);
+const CACHEABLE: ReadonlySet<RelayMode> = new Set<RelayMode>([
+  "chat",
+  "completions",
+  "embeddings",
+  "rerank",
+  "moderations",
+]);
 
 export const DEFAULT_TTL_SECONDS = 3600;
 export const DEFAULT_MAX_ENTRY_BYTES = 1024 * 1024;
@@ -45,7 +51,8 @@ export function responseCacheState(deps: AppDeps): CacheState {
  * client said no-store. */
 export function responseCache(deps: AppDeps, req: RelayRequest): ResponseCache | null {
   if (!deps.options.bool("ResponseCacheEnabled")) return null;
-  if (!CACHEABLE.has(req.mode) || !req.body || typeof req.body !== "object" || req.body instanceof FormData) return null;
+  if (!CACHEABLE.has(req.mode) || !req.body || typeof req.body !== "object" || req.body instanceof FormData)
+    return null;
   // The console's playground is for trying models: a regenerated answer must be a new one.
   if (req.path.startsWith("/pg/")) return null;
   if (largerThan(req.body, MAX_KEYED_CHARS)) return null;
@@ -56,15 +63,29 @@ export function responseCache(deps: AppDeps, req: RelayRequest): ResponseCache |
 /** The channel a hit names: none was called. */
 const NO_CHANNEL = { id: 0, type: 0, name: "response cache" } as Channel;
 
-const SSE_HEADERS = { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", connection: "keep-alive", "x-accel-buffering": "no" };
+const SSE_HEADERS = {
+  "content-type": "text/event-stream; charset=utf-8",
+  "cache-control": "no-cache",
+  connection: "keep-alive",
+  "x-accel-buffering": "no",
+};
 
 export class ResponseCache {
   private st: CacheState;
   readonly key: string;
 
-  constructor(private deps: AppDeps, private req: RelayRequest, private d: Directives) {
+  constructor(
+    private deps: AppDeps,
+    private req: RelayRequest,
+    private d: Directives,
+  ) {
     this.st = responseCacheState(deps);
-    this.key = cacheKey(req, deps.options.get("ResponseCacheGeneration"), deps.options.get("ResponseCacheScope"), d.namespace);
+    this.key = cacheKey(
+      req,
+      deps.options.get("ResponseCacheGeneration"),
+      deps.options.get("ResponseCacheScope"),
+      d.namespace,
+    );
   }
 
   /** A stored answer for this request, admitted and billed, or null (a miss, or the client asked to refresh). */
@@ -86,11 +107,25 @@ export class ResponseCache {
     const adm = await admit(this.deps, this.req);
     const ratio = billingRatio(this.deps);
     const s: Served = {
-      ...adm, channel: NO_CHANNEL, upstreamModel: this.req.model, usedChannels: [], firstByteMs: performance.now() - adm.started, costRatio: ratio,
+      ...adm,
+      channel: NO_CHANNEL,
+      upstreamModel: this.req.model,
+      usedChannels: [],
+      firstByteMs: performance.now() - adm.started,
+      costRatio: ratio,
     };
     const age = Math.max(0, Math.floor((now - entry.at) / 1000));
-    finish(this.deps, s, entry.usage, undefined, { cache_hit: true, response_cache: { billing_ratio: ratio, age_seconds: age, channel_id: entry.channelId, upstream_model: entry.upstreamModel } });
-    const headers: Record<string, string> = entry.kind === "sse" ? { ...SSE_HEADERS } : { "content-type": entry.contentType };
+    finish(this.deps, s, entry.usage, undefined, {
+      cache_hit: true,
+      response_cache: {
+        billing_ratio: ratio,
+        age_seconds: age,
+        channel_id: entry.channelId,
+        upstream_model: entry.upstreamModel,
+      },
+    });
+    const headers: Record<string, string> =
+      entry.kind === "sse" ? { ...SSE_HEADERS } : { "content-type": entry.contentType };
     headers[CACHE_HEADER] = "HIT";
     headers[KEY_HEADER] = this.key;
     headers.age = String(age);
@@ -118,8 +153,14 @@ export class ResponseCache {
     if (!storing || res.status !== 200 || !res.body) return marked(res, res.body, this.key);
     contentType = res.headers.get("content-type") ?? "";
     kind = contentType.includes("text/event-stream") ? "sse" : "body";
-    const cap = Math.max(1, this.deps.options.number("ResponseCacheMaxEntryBytes", DEFAULT_MAX_ENTRY_BYTES)) || DEFAULT_MAX_ENTRY_BYTES;
-    return marked(res, recorded(res.body, cap, (text) => ((body = text), maybeStore())), this.key);
+    const cap =
+      Math.max(1, this.deps.options.number("ResponseCacheMaxEntryBytes", DEFAULT_MAX_ENTRY_BYTES))
+      || DEFAULT_MAX_ENTRY_BYTES;
+    return marked(
+      res,
+      recorded(res.body, cap, (text) => ((body = text), maybeStore())),
+      this.key,
+    );
   }
 
   private ttl(): number {
@@ -129,9 +170,26 @@ export class ResponseCache {
     return Math.max(0, Math.floor(this.deps.options.number("ResponseCacheTTLSeconds", DEFAULT_TTL_SECONDS)));
   }
 
-  private async store(kind: CachedAnswer["kind"], contentType: string, body: string, usage: Usage, s: Served, ttl: number): Promise<void> {
+  private async store(
+    kind: CachedAnswer["kind"],
+    contentType: string,
+    body: string,
+    usage: Usage,
+    s: Served,
+    ttl: number,
+  ): Promise<void> {
     const at = this.st.now();
-    const entry: CachedAnswer = { v: 1, kind, contentType, body, usage, upstreamModel: s.upstreamModel, channelId: s.channel.id, at, exp: at + ttl * 1000 };
+    const entry: CachedAnswer = {
+      v: 1,
+      kind,
+      contentType,
+      body,
+      usage,
+      upstreamModel: s.upstreamModel,
+      channelId: s.channel.id,
+      at,
+      exp: at + ttl * 1000,
+    };
     try {
       await this.st.store.put(this.key, this.req.model, entry);
     } catch (e) {
@@ -170,47 +228,58 @@ function marked(res: Response, body: ReadableStream<Uint8Array> | null, key: str
 
 /** `body` passed through chunk by chunk as the client reads it; `done` hears the whole text when it ended
  * normally within `cap` bytes (never when it broke off, the client left, or it grew past the cap). */
-function recorded(body: ReadableStream<Uint8Array>, cap: number, done: (text: string) => void): ReadableStream<Uint8Array> {
+function recorded(
+  body: ReadableStream<Uint8Array>,
+  cap: number,
+  done: (text: string) => void,
+): ReadableStream<Uint8Array> {
   const reader = body.getReader();
   let parts: Uint8Array[] | null = [];
   let size = 0;
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      let chunk: Awaited<ReturnType<typeof reader.read>>;
-      try {
-        chunk = await reader.read();
-      } catch (e) {
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        let chunk: Awaited<ReturnType<typeof reader.read>>;
+        try {
+          chunk = await reader.read();
+        } catch (e) {
+          parts = null;
+          controller.error(e);
+          return;
+        }
+        if (chunk.done) {
+          controller.close();
+          if (parts) done(Buffer.concat(parts, size).toString("utf8"));
+          parts = null;
+          return;
+        }
+        // A Bun "direct" stream (the relay's SSE answers) may hand over strings.
+        const value: Uint8Array =
+          typeof (chunk.value as unknown) === "string"
+            ? new TextEncoder().encode(chunk.value as unknown as string)
+            : chunk.value;
+        if (parts) {
+          size += value.byteLength;
+          if (size > cap) parts = null;
+          else parts.push(value);
+        }
+        controller.enqueue(value);
+      },
+      cancel(reason) {
         parts = null;
-        controller.error(e);
-        return;
-      }
-      if (chunk.done) {
-        controller.close();
-        if (parts) done(Buffer.concat(parts, size).toString("utf8"));
-        parts = null;
-        return;
-      }
-      // A Bun "direct" stream (the relay's SSE answers) may hand over strings.
-      const value: Uint8Array = typeof (chunk.value as unknown) === "string" ? new TextEncoder().encode(chunk.value as unknown as string) : chunk.value;
-      if (parts) {
-        size += value.byteLength;
-        if (size > cap) parts = null;
-        else parts.push(value);
-      }
-      controller.enqueue(value);
+        return reader.cancel(reason);
+      },
     },
-    cancel(reason) {
-      parts = null;
-      return reader.cancel(reason);
-    },
-  }, { highWaterMark: 0 });
+    { highWaterMark: 0 },
+  );
 }
 
 /** Error answers sent with status 200, error events in a stream, and tool calls cut off by the token limit
  * are not answers to replay. A linear scan of the text, no parse. */
 function complete(format: RelayRequest["format"], kind: CachedAnswer["kind"], text: string): boolean {
   if (kind === "body" && /^\s*\{\s*"error"\s*:/.test(text.slice(0, 64))) return false;
-  if (kind === "sse" && (/(^|\n)event: ?error\n/.test(text) || /(^|\n)data: ?\{\s*"error"\s*:/.test(text))) return false;
+  if (kind === "sse" && (/(^|\n)event: ?error\n/.test(text) || /(^|\n)data: ?\{\s*"error"\s*:/.test(text)))
+    return false;
   if (format === "claude") return !(/"stop_reason":\s*"max_tokens"/.test(text) && text.includes('"tool_use"'));
   if (format === "gemini") return !(/"finishReason":\s*"MAX_TOKENS"/.test(text) && text.includes('"functionCall"'));
   return !(/"finish_reason":\s*"length"/.test(text) && text.includes('"tool_calls"'));

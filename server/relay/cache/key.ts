@@ -83,7 +83,16 @@ export function directivesOf(req: RelayRequest): Directives {
 
 /** Body fields that do not change the answer: who asked, how it is delivered (the stream flag is part of
  * the key on its own), and bookkeeping the provider keeps for itself. */
-const IGNORED = new Set(["user", "stream", "stream_options", "metadata", "store", "safety_identifier", "prompt_cache_key", "cache"]);
+const IGNORED = new Set([
+  "user",
+  "stream",
+  "stream_options",
+  "metadata",
+  "store",
+  "safety_identifier",
+  "prompt_cache_key",
+  "cache",
+]);
 
 /** Requests whose strings add up to more than this are not cached: their key alone (SHA-256 over the text)
  * would hold the event loop for more than about a millisecond. */
@@ -97,7 +106,8 @@ export function largerThan(v: unknown, limit: number): boolean {
     if (typeof x === "string") return (left -= x.length) < 0;
     if (!x || typeof x !== "object") return false;
     if (Array.isArray(x)) return x.some(walk);
-    for (const k in x as Record<string, unknown>) if ((left -= k.length) < 0 || walk((x as Record<string, unknown>)[k])) return true;
+    for (const k in x as Record<string, unknown>)
+      if ((left -= k.length) < 0 || walk((x as Record<string, unknown>)[k])) return true;
     return false;
   };
   return walk(v);
@@ -149,11 +159,29 @@ export function cacheKey(req: RelayRequest, generation: string, scope: string, n
   // The usage frame is sent only to a client that asked for it: a stream replayed must match the ask.
   const usageFrame = req.stream && req.body?.stream_options?.include_usage === true;
   // Gemini's ?alt=sse changes the framing; ?key= is a secret and never part of the key.
-  const alt = req.search ? new URLSearchParams(req.search).get("alt") ?? "" : "";
+  const alt = req.search ? (new URLSearchParams(req.search).get("alt") ?? "") : "";
   const parts = {
     // A token of group "auto" is routed to one of its user's groups at admission: the user's group names the choice.
-    v: 1, generation, namespace, owner: scope === "user" ? `u${req.caller.userId}` : scope === "token" ? `t${req.caller.userId}.${req.caller.tokenId}` : "", group: req.caller.group, userGroup: req.caller.group === "auto" ? req.caller.userGroup ?? "" : "", model: req.model, mode: req.mode, format: req.format, stream: req.stream, usageFrame, alt,
-    pinned: req.caller.pinnedChannel, headers: req.headers ?? null, body,
+    v: 1,
+    generation,
+    namespace,
+    owner:
+      scope === "user"
+        ? `u${req.caller.userId}`
+        : scope === "token"
+          ? `t${req.caller.userId}.${req.caller.tokenId}`
+          : "",
+    group: req.caller.group,
+    userGroup: req.caller.group === "auto" ? (req.caller.userGroup ?? "") : "",
+    model: req.model,
+    mode: req.mode,
+    format: req.format,
+    stream: req.stream,
+    usageFrame,
+    alt,
+    pinned: req.caller.pinnedChannel,
+    headers: req.headers ?? null,
+    body,
   };
   const h = new Bun.CryptoHasher("sha256");
   feed(h, parts);

@@ -58,10 +58,12 @@ export function parse(raw: string | null | undefined, now: number): CachedAnswer
 }
 
 /** What a cache call answers when Redis cannot be asked; other errors go on up. */
-const skipUnavailable = <T>(value: T) => (e: unknown): T => {
-  if (e instanceof CacheUnavailableError) return value;
-  throw e;
-};
+const skipUnavailable =
+  <T>(value: T) =>
+  (e: unknown): T => {
+    if (e instanceof CacheUnavailableError) return value;
+    throw e;
+  };
 
 function redisStore(deps: AppDeps): AnswerStore {
   return {
@@ -83,20 +85,30 @@ function databaseStore(deps: AppDeps): AnswerStore {
   return {
     kind: "database",
     async get(key, now) {
-      const row = await db.selectFrom("response_cache").select(["entry", "expires_at"]).where("cache_key", "=", key).executeTakeFirst();
+      const row = await db
+        .selectFrom("response_cache")
+        .select(["entry", "expires_at"])
+        .where("cache_key", "=", key)
+        .executeTakeFirst();
       if (!row || Number(row.expires_at) * 1000 <= now) return null;
       return parse(row.entry, now);
     },
     async put(key, model, entry) {
       const row = {
-        cache_key: key, model: model.slice(0, 255), entry: serialize(entry),
-        created_at: Math.floor(entry.at / 1000), expires_at: Math.ceil(entry.exp / 1000),
+        cache_key: key,
+        model: model.slice(0, 255),
+        entry: serialize(entry),
+        created_at: Math.floor(entry.at / 1000),
+        expires_at: Math.ceil(entry.exp / 1000),
       };
       const update = { model: row.model, entry: row.entry, created_at: row.created_at, expires_at: row.expires_at };
       const q = db.insertInto("response_cache").values(row);
       // On SQLite by the write worker: on the main connection the store waited out the worker's write lock on the
       // event loop.
-      await writeOffLoop(db, mysql ? q.onDuplicateKeyUpdate(update) : q.onConflict((oc) => oc.column("cache_key").doUpdateSet(update)));
+      await writeOffLoop(
+        db,
+        mysql ? q.onDuplicateKeyUpdate(update) : q.onConflict((oc) => oc.column("cache_key").doUpdateSet(update)),
+      );
     },
   };
 }

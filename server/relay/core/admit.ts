@@ -8,7 +8,16 @@ import type { Caller } from "../auth.ts";
 import type { ClientFormat, RelayMode } from "../providers/types.ts";
 import { relayState, type RoutingTable } from "../state.ts";
 import type { Candidate } from "../select.ts";
-import { affordableOutput, heldPrompt, MIN_ANSWER_TOKENS, outputBound, preConsumeQuota, priceFor, worstCaseQuota, type Price } from "../billing.ts";
+import {
+  affordableOutput,
+  heldPrompt,
+  MIN_ANSWER_TOKENS,
+  outputBound,
+  preConsumeQuota,
+  priceFor,
+  worstCaseQuota,
+  type Price,
+} from "../billing.ts";
 import { askedOutput, capOutput, generates } from "./output-cap.ts";
 import { findSensitive, NO_RATE_LIMIT, rateLimitOn, takeRateLimit, type RateTicket } from "../limits.ts";
 import { estimatePromptTokens } from "../tokenizer.ts";
@@ -103,15 +112,44 @@ export function admitNow(deps: AppDeps, req: RelayRequest, opts: AdmitOptions = 
   const state = relayState(deps);
   const table = state.routing.current();
   const { caller } = req;
-  if (!table || state.writer.room() || caller.pinnedChannel !== null || caller.limits || (!opts.ticket && rateLimitOn(deps))) return null;
+  if (
+    !table
+    || state.writer.room()
+    || caller.pinnedChannel !== null
+    || caller.limits
+    || (!opts.ticket && rateLimitOn(deps))
+  )
+    return null;
   const started = performance.now();
   const candidates = screen(deps, req, table, false);
-  const price = priceFor(deps.options, req.model, caller.group, caller.acceptUnsetModel, caller.userGroup, caller.role >= ROLE.admin);
+  const price = priceFor(
+    deps.options,
+    req.model,
+    caller.group,
+    caller.acceptUnsetModel,
+    caller.userGroup,
+    caller.role >= ROLE.admin,
+  );
   const { calls, estimate, least, output } = estimated(deps, req, price, opts);
-  const hold = state.ledger.takeNow?.({ userId: caller.userId, tokenId: caller.tokenId, unlimited: caller.unlimited }, estimate, least) ?? null;
+  const hold =
+    state.ledger.takeNow?.(
+      { userId: caller.userId, tokenId: caller.tokenId, unlimited: caller.unlimited },
+      estimate,
+      least,
+    ) ?? null;
   if (hold === null) return null;
   if (hold.amount < estimate && output) capped(req, price, output, hold.amount);
-  return { req, started, price, calls, hold, ticket: opts.ticket ?? NO_RATE_LIMIT, routes: { table, candidates, pinned: null }, limits: null, prompt: output?.prompt };
+  return {
+    req,
+    started,
+    price,
+    calls,
+    hold,
+    ticket: opts.ticket ?? NO_RATE_LIMIT,
+    routes: { table, candidates, pinned: null },
+    limits: null,
+    prompt: output?.prompt,
+  };
 }
 
 export async function admit(deps: AppDeps, req: RelayRequest, opts: AdmitOptions = {}): Promise<Admission> {
@@ -121,25 +159,50 @@ export async function admit(deps: AppDeps, req: RelayRequest, opts: AdmitOptions
   // The write-behind is too far behind the calls (the database writes slower than they settle): wait for it.
   const room = state.writer.room();
   if (room) await room;
-  const table = state.routing.current() ?? await state.routing.get();
+  const table = state.routing.current() ?? (await state.routing.get());
   const candidates = screen(deps, req, table, caller.pinnedChannel !== null);
   const pinned = caller.pinnedChannel !== null ? await pinnedChannel(deps, table, caller.pinnedChannel) : null;
-  const price = priceFor(deps.options, model, caller.group, caller.acceptUnsetModel, caller.userGroup, caller.role >= ROLE.admin);
-  const ticket = opts.ticket ?? (rateLimitOn(deps) ? await takeRateLimit(deps, caller.userId, caller.group) : NO_RATE_LIMIT);
+  const price = priceFor(
+    deps.options,
+    model,
+    caller.group,
+    caller.acceptUnsetModel,
+    caller.userGroup,
+    caller.role >= ROLE.admin,
+  );
+  const ticket =
+    opts.ticket ?? (rateLimitOn(deps) ? await takeRateLimit(deps, caller.userId, caller.group) : NO_RATE_LIMIT);
   const { calls, estimate, least, output } = estimated(deps, req, price, opts);
   // The token's own limits and budget (none: nothing), taken with this call's estimate before the hold; a
   // fallback's admission (opts.ticket) does not count the request again.
-  const limits = caller.limits ? await takeTokenLimits(deps, caller.tokenId, opts.ticket ? { ...caller.limits, rpm: 0 } : caller.limits, budgetEstimate(deps, req, price, estimate, output)) : null;
+  const limits = caller.limits
+    ? await takeTokenLimits(
+        deps,
+        caller.tokenId,
+        opts.ticket ? { ...caller.limits, rpm: 0 } : caller.limits,
+        budgetEstimate(deps, req, price, estimate, output),
+      )
+    : null;
   let hold: Hold;
   try {
     const payer = { userId: caller.userId, tokenId: caller.tokenId, unlimited: caller.unlimited };
-    hold = state.ledger.takeNow?.(payer, estimate, least) ?? await state.ledger.take(payer, estimate, least);
+    hold = state.ledger.takeNow?.(payer, estimate, least) ?? (await state.ledger.take(payer, estimate, least));
   } catch (e) {
     if (limits) await limits.end();
     throw e;
   }
   if (hold.amount < estimate && output) capped(req, price, output, hold.amount);
-  return { req, started, price, calls, hold, ticket, routes: { table, candidates, pinned }, limits, prompt: output?.prompt };
+  return {
+    req,
+    started,
+    price,
+    calls,
+    hold,
+    ticket,
+    routes: { table, candidates, pinned },
+    limits,
+    prompt: output?.prompt,
+  };
 }
 
 /** The checks that need no I/O: the token may use the model, the prompt passes the sensitive-word filter, and
@@ -149,27 +212,41 @@ function screen(deps: AppDeps, req: RelayRequest, table: RoutingTable, pins: boo
   if (caller.modelLimits && !caller.modelLimits.has(model)) {
     throw new AppError(403, `this token is not allowed to use model ${model}`, "model_not_allowed");
   }
-  if (findSensitive(deps, req.body) !== null) throw new AppError(400, "the prompt contains a sensitive word and was refused", "sensitive_words_detected");
+  if (findSensitive(deps, req.body) !== null)
+    throw new AppError(400, "the prompt contains a sensitive word and was refused", "sensitive_words_detected");
   // A token of group "auto" (new-api's auto groups) runs in the first of AutoGroups the user may use that serves
   // the model; from here on the call is routed, priced and logged in that group.
   if (caller.group === AUTO_GROUP) {
     const serves = (g: string) => (table.abilities.get(`${g}\n${model}`)?.length ?? 0) > 0;
-    caller.group = pickAutoGroup(deps.options, (u) => usableGroups(deps, u), caller.userGroup ?? DEFAULT_GROUP, serves) ?? caller.group;
+    caller.group =
+      pickAutoGroup(deps.options, (u) => usableGroups(deps, u), caller.userGroup ?? DEFAULT_GROUP, serves)
+      ?? caller.group;
   }
   const candidates = table.abilities.get(`${caller.group}\n${model}`) ?? [];
   if (!pins && candidates.length === 0) {
     // A model the group has channels for, all disabled, is down (503, which SDKs retry); a model no channel
     // of the group serves does not exist for the caller (404: not_found_error / NOT_FOUND in the native formats).
     if (table.offline.has(`${caller.group}\n${model}`)) {
-      throw new AppError(503, `no available channel for model ${model} in group ${caller.group}: its channels are disabled`, "model_not_available");
+      throw new AppError(
+        503,
+        `no available channel for model ${model} in group ${caller.group}: its channels are disabled`,
+        "model_not_available",
+      );
     }
-    throw new AppError(404, `the model '${model}' does not exist or you do not have access to it (no channel serves it in group ${caller.group})`, "model_not_found");
+    throw new AppError(
+      404,
+      `the model '${model}' does not exist or you do not have access to it (no channel serves it in group ${caller.group})`,
+      "model_not_found",
+    );
   }
   return candidates;
 }
 
 /** What a generating call's hold was worked out from, to cap its output when the hold is smaller. */
-interface OutputFacts { prompt: number; bound: number }
+interface OutputFacts {
+  prompt: number;
+  bound: number;
+}
 
 interface Estimate {
   calls: number;
@@ -190,7 +267,9 @@ interface Estimate {
 function estimated(deps: AppDeps, req: RelayRequest, price: Price, opts: AdmitOptions): Estimate {
   const body = req.body;
   const images = req.mode === "images" || req.mode === "image_edits";
-  const calls = images ? Math.max(1, Math.min(10, Math.floor(Number(body instanceof FormData ? body.get("n") : body?.n) || 1))) : 1;
+  const calls = images
+    ? Math.max(1, Math.min(10, Math.floor(Number(body instanceof FormData ? body.get("n") : body?.n) || 1)))
+    : 1;
   if (opts.estimate) {
     const estimate = opts.estimate(price);
     return { calls, estimate, least: estimate, output: null };
@@ -202,8 +281,17 @@ function estimated(deps: AppDeps, req: RelayRequest, price: Price, opts: AdmitOp
     const least = Math.min(estimate, worstCaseQuota(price, prompt, MIN_ANSWER_TOKENS));
     return { calls, estimate, least, output: { prompt, bound } };
   }
-  const maxTokens = Math.max(0, Math.floor(Number(body?.max_tokens ?? body?.max_completion_tokens ?? body?.max_output_tokens) || 0));
-  const estimate = preConsumeQuota(price, estimatePromptTokens(body), maxTokens, deps.options.number("PreConsumedQuota", 0), calls);
+  const maxTokens = Math.max(
+    0,
+    Math.floor(Number(body?.max_tokens ?? body?.max_completion_tokens ?? body?.max_output_tokens) || 0),
+  );
+  const estimate = preConsumeQuota(
+    price,
+    estimatePromptTokens(body),
+    maxTokens,
+    deps.options.number("PreConsumedQuota", 0),
+    calls,
+  );
   return { calls, estimate, least: estimate, output: null };
 }
 
@@ -213,9 +301,20 @@ function estimated(deps: AppDeps, req: RelayRequest, price: Price, opts: AdmitOp
  * model's whole output limit and would refuse every such call on a budget smaller than that. What the call
  * costs replaces it once it is settled.
  */
-function budgetEstimate(deps: AppDeps, req: RelayRequest, price: Price, estimate: number, output: OutputFacts | null): number {
+function budgetEstimate(
+  deps: AppDeps,
+  req: RelayRequest,
+  price: Price,
+  estimate: number,
+  output: OutputFacts | null,
+): number {
   if (!output) return estimate;
-  const guess = preConsumeQuota(price, estimatePromptTokens(req.body), askedOutput(req), deps.options.number("PreConsumedQuota", 0));
+  const guess = preConsumeQuota(
+    price,
+    estimatePromptTokens(req.body),
+    askedOutput(req),
+    deps.options.number("PreConsumedQuota", 0),
+  );
   return Math.min(estimate, guess);
 }
 
@@ -230,5 +329,7 @@ async function pinnedChannel(deps: AppDeps, table: RoutingTable, id: number): Pr
   const hit = table.channels.get(id);
   if (hit) return hit;
   const row = await deps.db.selectFrom("channels").select("id").where("id", "=", id).executeTakeFirst();
-  throw row ? new AppError(403, `channel ${id} is disabled`, "channel_disabled") : new AppError(400, `channel ${id} does not exist`, "channel_not_found");
+  throw row
+    ? new AppError(403, `channel ${id} is disabled`, "channel_disabled")
+    : new AppError(400, `channel ${id} does not exist`, "channel_not_found");
 }

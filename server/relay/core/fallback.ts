@@ -28,7 +28,8 @@ export interface FallbackFacts {
 
 /** Upstream error texts that mean "the prompt is longer than this model takes" (OpenAI and compatibles,
  * Claude, Gemini, Bedrock, Mistral, vLLM ...). */
-const CONTEXT_TEXT = /context[ _-]?length|maximum context|context window|too many tokens|prompt is too long|input is too long|exceeds the maximum number of tokens|too large for model|maximum (?:input|prompt) length|reduce the length of the (?:messages|prompt)/i;
+const CONTEXT_TEXT =
+  /context[ _-]?length|maximum context|context window|too many tokens|prompt is too long|input is too long|exceeds the maximum number of tokens|too large for model|maximum (?:input|prompt) length|reduce the length of the (?:messages|prompt)/i;
 
 /** Whether an upstream's 4xx answer says the prompt exceeds the model's context window. */
 export function contextExceeded(status: number, message: string, code?: string): boolean {
@@ -38,7 +39,8 @@ export function contextExceeded(status: number, message: string, code?: string):
 
 /** Why a failure may move the call on to a fallback model, or null when it may not. */
 export function fallbackReason(err: unknown): FallbackReason | null {
-  if (err instanceof UpstreamError) return err.contextOverflow ? "context_length_exceeded" : err.retry ? "upstream_error" : null;
+  if (err instanceof UpstreamError)
+    return err.contextOverflow ? "context_length_exceeded" : err.retry ? "upstream_error" : null;
   if (err instanceof AppError && err.status === 503 && err.code === "model_not_available") return "model_not_available";
   return null;
 }
@@ -56,7 +58,12 @@ export function fallbackModels(options: OptionStore, group: string, model: strin
   const byGroup = options.json<Record<string, unknown>>("GroupModelFallbacks", {});
   const groupRules = isObject(byGroup) && Object.hasOwn(byGroup, group) ? byGroup[group] : null;
   const site = options.json<Record<string, unknown>>("ModelFallbacks", {});
-  const list = isObject(groupRules) && Object.hasOwn(groupRules, model) ? groupRules[model] : isObject(site) && Object.hasOwn(site, model) ? site[model] : null;
+  const list =
+    isObject(groupRules) && Object.hasOwn(groupRules, model)
+      ? groupRules[model]
+      : isObject(site) && Object.hasOwn(site, model)
+        ? site[model]
+        : null;
   if (!Array.isArray(list)) return [];
   const out: string[] = [];
   for (const m of list) {
@@ -100,7 +107,11 @@ async function overflowsWindow(adm: Admission): Promise<boolean> {
 }
 
 export type Outcome<A, T> =
-  | { adm: Admission; routed: Routed<A, T> & { served: NonNullable<Routed<A, T>["served"]> }; fallback: FallbackFacts | null }
+  | {
+      adm: Admission;
+      routed: Routed<A, T> & { served: NonNullable<Routed<A, T>["served"]> };
+      fallback: FallbackFacts | null;
+    }
   | { adm: null; failure: AppError; usedChannels: number[]; fallback: FallbackFacts | null; started: number };
 
 /**
@@ -108,7 +119,11 @@ export type Outcome<A, T> =
  * keeps its admission's hold (the caller settles it); on a failed outcome every hold has been given back.
  * An admission error of the requested model other than model_not_available is thrown as before.
  */
-export async function routeWithFallbacks<A, T>(deps: AppDeps, req: RelayRequest, run: (adm: Admission, deps: AppDeps) => Promise<Routed<A, T>>): Promise<Outcome<A, T>> {
+export async function routeWithFallbacks<A, T>(
+  deps: AppDeps,
+  req: RelayRequest,
+  run: (adm: Admission, deps: AppDeps) => Promise<Routed<A, T>>,
+): Promise<Outcome<A, T>> {
   const started = performance.now();
   const tokenGroup = req.caller.group;
   let adm: Admission | null = null;
@@ -116,16 +131,24 @@ export async function routeWithFallbacks<A, T>(deps: AppDeps, req: RelayRequest,
   let usedChannels: number[] = [];
   let chain: string[];
   try {
-    adm = callsObserved() ? await observeAdmission(req, () => admit(deps, req)) : admitNow(deps, req) ?? await admit(deps, req);
+    adm = callsObserved()
+      ? await observeAdmission(req, () => admit(deps, req))
+      : (admitNow(deps, req) ?? (await admit(deps, req)));
   } catch (e) {
-    if (fallbackReason(e) === null || !(chain = fallbackModels(deps.options, req.caller.group, req.model)).length) throw e;
+    if (fallbackReason(e) === null || !(chain = fallbackModels(deps.options, req.caller.group, req.model)).length)
+      throw e;
     failure = e as AppError;
   }
   if (adm) {
     chain = fallbackModels(deps.options, req.caller.group, req.model);
-    if (chain.length && await overflowsWindow(adm)) {
+    if (chain.length && (await overflowsWindow(adm))) {
       await release(deps, adm);
-      failure = new UpstreamError(400, `the prompt exceeds the context window of model ${req.model} (the max_input_tokens of its channels)`, false, true);
+      failure = new UpstreamError(
+        400,
+        `the prompt exceeds the context window of model ${req.model} (the max_input_tokens of its channels)`,
+        false,
+        true,
+      );
     } else {
       // The hold goes back if routing throws (the client went away). Inline, not in a helper: another async
       // layer on every call is another generator and two scopes.
@@ -139,7 +162,13 @@ export async function routeWithFallbacks<A, T>(deps: AppDeps, req: RelayRequest,
       if (routed.served) return { adm, routed: routed as any, fallback: null };
       await release(deps, adm);
       usedChannels = routed.usedChannels;
-      failure = routed.failure ?? new AppError(503, `no available channel for model ${req.model} in group ${req.caller.group}`, "model_not_found");
+      failure =
+        routed.failure
+        ?? new AppError(
+          503,
+          `no available channel for model ${req.model} in group ${req.caller.group}`,
+          "model_not_found",
+        );
     }
   }
   const reason = fallbackReason(failure!);
@@ -195,4 +224,3 @@ export async function routeWithFallbacks<A, T>(deps: AppDeps, req: RelayRequest,
   }
   return { adm: null, failure: failure!, usedChannels, fallback: facts(""), started };
 }
-

@@ -132,11 +132,21 @@ export function openLedger(db: Database, dialect: Dialect, writer: WriteBehind, 
 export const BALANCE_ROW_TTL_MS = 250;
 
 /** `seq`: the write-behind's writes begun when the row was read (WriteBehind.onCommitted). */
-interface Row { balance: number; status: number; at: number; seq: number }
+interface Row {
+  balance: number;
+  status: number;
+  at: number;
+  seq: number;
+}
 
 /** The kept row of `id`, read anew through `read` once older than BALANCE_ROW_TTL_MS. `read` is made once per
  * ledger, not per call: a closure over `id` on every call was two functions and scopes per call. */
-function kept(rows: Map<number, Row>, id: number, seq: number, read: (id: number) => Omit<Row, "at" | "seq"> | null): Row | null {
+function kept(
+  rows: Map<number, Row>,
+  id: number,
+  seq: number,
+  read: (id: number) => Omit<Row, "at" | "seq"> | null,
+): Row | null {
   const now = performance.now();
   let row = rows.get(id);
   if (!row || now - row.at > BALANCE_ROW_TTL_MS) {
@@ -164,9 +174,18 @@ class MemoryLedger implements Ledger {
   private tokenQuery;
   private users = new Map<number, Row>();
   private tokens = new Map<number, Row>();
-  constructor(private db: Database, raw: SqliteDatabase, private writer: WriteBehind, private credit: () => number) {
-    this.userQuery = raw.query<{ quota: number; status: number }, [number]>("select quota, status from users where id = ?");
-    this.tokenQuery = raw.query<{ remain_quota: number; status: number }, [number]>("select remain_quota, status from tokens where id = ?");
+  constructor(
+    private db: Database,
+    raw: SqliteDatabase,
+    private writer: WriteBehind,
+    private credit: () => number,
+  ) {
+    this.userQuery = raw.query<{ quota: number; status: number }, [number]>(
+      "select quota, status from users where id = ?",
+    );
+    this.tokenQuery = raw.query<{ remain_quota: number; status: number }, [number]>(
+      "select remain_quota, status from tokens where id = ?",
+    );
     // A row read before the write began lacks its debits: they come off it here, so it needs no new read (with
     // a thousand users calling, reading each one's rows again after every commit cost a sixth of the event
     // loop). A row read since may already hold them: it is read again.
@@ -254,7 +273,8 @@ class MemoryLedger implements Ledger {
   private available(userId: number, tokenId: number): number {
     const credit = this.credit();
     let left = (this.userRow(userId)?.balance ?? 0) + credit - this.writer.unsettled("user", userId);
-    if (tokenId) left = Math.min(left, (this.tokenRow(tokenId)?.balance ?? 0) + credit - this.writer.unsettled("token", tokenId));
+    if (tokenId)
+      left = Math.min(left, (this.tokenRow(tokenId)?.balance ?? 0) + credit - this.writer.unsettled("token", tokenId));
     return left;
   }
 
@@ -404,7 +424,12 @@ class LeaseLedger implements Ledger {
 
   private credit: () => number;
 
-  constructor(private db: Database, private dialect: Dialect, private writer: WriteBehind, private opts: LedgerOptions) {
+  constructor(
+    private db: Database,
+    private dialect: Dialect,
+    private writer: WriteBehind,
+    private opts: LedgerOptions,
+  ) {
     this.credit = opts.credit ?? NO_CREDIT;
     writer.onLeasesCommitted = (spends, gone) => {
       for (const [id, spend] of spends) {
@@ -418,12 +443,16 @@ class LeaseLedger implements Ledger {
 
   start(): void {
     // The rows this instance left behind when it last stopped without settling them (a crash) go back at once.
-    this.sweeping = this.sweep(true).catch((e) => console.error("refunding interrupted holds failed:", e.message)).finally(() => (this.sweeping = null));
+    this.sweeping = this.sweep(true)
+      .catch((e) => console.error("refunding interrupted holds failed:", e.message))
+      .finally(() => (this.sweeping = null));
     const every = Math.max(50, Math.floor(this.opts.leaseMs / 4));
     this.timer = setInterval(() => {
       if (this.sweeping) return;
-      this.sweeping = this.renew().then(() => this.sweep(false))
-        .catch((e) => console.error("hold renewal failed:", e.message)).finally(() => (this.sweeping = null));
+      this.sweeping = this.renew()
+        .then(() => this.sweep(false))
+        .catch((e) => console.error("hold renewal failed:", e.message))
+        .finally(() => (this.sweeping = null));
     }, every);
     this.timer.unref?.();
     this.releaser = setInterval(() => void this.returnLeases(LEASE_IDLE_MS), LEASE_IDLE_MS / 2);
@@ -447,8 +476,21 @@ class LeaseLedger implements Ledger {
     let lease = this.open.get(key);
     if (!lease) {
       lease = {
-        id: crypto.randomUUID(), key, userId, tokenId, free: 0, held: 0, unwritten: 0, busy: 0, toppingUp: null,
-        granted: 0, toppedAt: -Infinity, usedAt: performance.now(), inDb: false, closed: false, releasing: false,
+        id: crypto.randomUUID(),
+        key,
+        userId,
+        tokenId,
+        free: 0,
+        held: 0,
+        unwritten: 0,
+        busy: 0,
+        toppingUp: null,
+        granted: 0,
+        toppedAt: -Infinity,
+        usedAt: performance.now(),
+        inDb: false,
+        closed: false,
+        releasing: false,
       };
       this.open.set(key, lease);
       this.all.set(lease.id, lease);
@@ -506,13 +548,16 @@ class LeaseLedger implements Ledger {
     const wish = now - lease.toppedAt < LEASE_WINDOW_MS ? Math.max(need, 2 * lease.granted) : need * LEASE_FIRST;
     const at = Math.floor(Date.now() / 1000);
     const min = Math.max(0, Math.min(least, need));
-    const outcome = await withRetry(() => this.dialect === "postgres" ? this.topUpInOneStatement(lease, need, wish, at, min) : this.topUpInTransaction(lease, need, wish, at, min))
-      .catch((e) => {
-        // A top-up whose answer was lost (the connection dropped, the statement outlived its bound) may have
-        // committed: the lease's row is then given back with the lease instead of staying held until a restart.
-        if (isDatabaseUnavailable(e)) lease.inDb = true;
-        throw e;
-      });
+    const outcome = await withRetry(() =>
+      this.dialect === "postgres"
+        ? this.topUpInOneStatement(lease, need, wish, at, min)
+        : this.topUpInTransaction(lease, need, wish, at, min),
+    ).catch((e) => {
+      // A top-up whose answer was lost (the connection dropped, the statement outlived its bound) may have
+      // committed: the lease's row is then given back with the lease instead of staying held until a restart.
+      if (isDatabaseUnavailable(e)) lease.inDb = true;
+      throw e;
+    });
     if (outcome === "token") {
       // Not while this lease still holds some of the token (its unused part goes back to the row).
       if (lease.free <= 0 && lease.held === 0) await markExhausted(this.db, lease.tokenId);
@@ -529,12 +574,31 @@ class LeaseLedger implements Ledger {
     if (!lease.closed) lease.free += outcome.granted;
   }
 
-  private async topUpInOneStatement(lease: Lease, need: number, wish: number, now: number, min: number): Promise<TopUp> {
+  private async topUpInOneStatement(
+    lease: Lease,
+    need: number,
+    wish: number,
+    now: number,
+    min: number,
+  ): Promise<TopUp> {
     try {
-      const r = await (this.opts.topUpDb ?? this.db).executeQuery<{ t: number; u: number; amt: number }>(CompiledQuery.raw(TOP_UP_IN_ONE_STATEMENT, [
-        need, wish, lease.tokenId, TOKEN_STATUS.enabled, lease.userId, USER_STATUS.enabled, lease.id, this.opts.instance, this.life, now, LEASE_SHARE,
-        min, this.credit(),
-      ]));
+      const r = await (this.opts.topUpDb ?? this.db).executeQuery<{ t: number; u: number; amt: number }>(
+        CompiledQuery.raw(TOP_UP_IN_ONE_STATEMENT, [
+          need,
+          wish,
+          lease.tokenId,
+          TOKEN_STATUS.enabled,
+          lease.userId,
+          USER_STATUS.enabled,
+          lease.id,
+          this.opts.instance,
+          this.life,
+          now,
+          LEASE_SHARE,
+          min,
+          this.credit(),
+        ]),
+      );
       const row = r.rows[0];
       if (Number(row?.u) === 1) return { granted: Number(row.amt) };
       return lease.tokenId && Number(row?.t) === 0 ? "token" : "user";
@@ -553,15 +617,28 @@ class LeaseLedger implements Ledger {
       // What the balances pay at most: the least of them, the credit included.
       let most = Infinity;
       if (lease.tokenId) {
-        const t = await trx.selectFrom("tokens").select(["remain_quota", "status"]).where("id", "=", lease.tokenId).forUpdate().executeTakeFirst();
+        const t = await trx
+          .selectFrom("tokens")
+          .select(["remain_quota", "status"])
+          .where("id", "=", lease.tokenId)
+          .forUpdate()
+          .executeTakeFirst();
         if (!t || t.status !== TOKEN_STATUS.enabled || Number(t.remain_quota) + credit < min) return "token";
         amount = Math.min(amount, Math.floor(Number(t.remain_quota) / LEASE_SHARE));
         most = Number(t.remain_quota) + credit;
       }
-      const u = await trx.selectFrom("users").select(["quota", "status"]).where("id", "=", lease.userId).forUpdate().executeTakeFirst();
+      const u = await trx
+        .selectFrom("users")
+        .select(["quota", "status"])
+        .where("id", "=", lease.userId)
+        .forUpdate()
+        .executeTakeFirst();
       if (!u || u.status !== USER_STATUS.enabled || Number(u.quota) + credit < min) return "user";
       most = Math.min(most, Number(u.quota) + credit);
-      amount = Math.max(min, Math.min(most, Math.max(need, Math.min(amount, Math.floor(Number(u.quota) / LEASE_SHARE)))));
+      amount = Math.max(
+        min,
+        Math.min(most, Math.max(need, Math.min(amount, Math.floor(Number(u.quota) / LEASE_SHARE)))),
+      );
       await this.debit(trx, lease, amount, now);
       return { granted: amount };
     });
@@ -569,13 +646,33 @@ class LeaseLedger implements Ledger {
 
   /** Takes `amount` from the token and user (locked by the caller's transaction) into the lease row. */
   private async debit(trx: Database, lease: Lease, amount: number, now: number): Promise<void> {
-    if (lease.tokenId) await trx.updateTable("tokens").set((eb) => ({ remain_quota: eb("remain_quota", "-", amount) })).where("id", "=", lease.tokenId).execute();
-    await trx.updateTable("users").set((eb) => ({ quota: eb("quota", "-", amount) })).where("id", "=", lease.userId).execute();
-    const row = { id: lease.id, user_id: lease.userId, token_id: lease.tokenId, amount, instance: this.opts.instance, life: this.life, created_at: now, renewed_at: now };
+    if (lease.tokenId)
+      await trx
+        .updateTable("tokens")
+        .set((eb) => ({ remain_quota: eb("remain_quota", "-", amount) }))
+        .where("id", "=", lease.tokenId)
+        .execute();
+    await trx
+      .updateTable("users")
+      .set((eb) => ({ quota: eb("quota", "-", amount) }))
+      .where("id", "=", lease.userId)
+      .execute();
+    const row = {
+      id: lease.id,
+      user_id: lease.userId,
+      token_id: lease.tokenId,
+      amount,
+      instance: this.opts.instance,
+      life: this.life,
+      created_at: now,
+      renewed_at: now,
+    };
     const insert = trx.insertInto("quota_holds").values(row);
     await (this.dialect === "mysql"
       ? insert.onDuplicateKeyUpdate({ amount: sql`amount + ${amount}`, renewed_at: now })
-      : insert.onConflict((oc) => oc.column("id").doUpdateSet((eb) => ({ amount: eb("quota_holds.amount", "+", amount), renewed_at: now })))
+      : insert.onConflict((oc) =>
+          oc.column("id").doUpdateSet((eb) => ({ amount: eb("quota_holds.amount", "+", amount), renewed_at: now })),
+        )
     ).execute();
   }
 
@@ -629,7 +726,14 @@ class LeaseLedger implements Ledger {
 
   /** A settled call's bookkeeping: its hold leaves the lease (the unused part back to its free quota) and its
    * spend is queued with its records. */
-  private spent(lease: Lease, own: Lease | null, hold: Hold, want: number, taken: number, entry: (taken: number) => SettledEntry): number {
+  private spent(
+    lease: Lease,
+    own: Lease | null,
+    hold: Hold,
+    want: number,
+    taken: number,
+    entry: (taken: number) => SettledEntry,
+  ): number {
     if (own) {
       lease.held -= hold.amount;
       if (!lease.closed) lease.free += hold.amount - Math.min(hold.amount, want);
@@ -658,10 +762,20 @@ class LeaseLedger implements Ledger {
     return this.db.transaction().execute(async (trx) => {
       let left = extra;
       if (lease.tokenId) {
-        const t = await trx.selectFrom("tokens").select("remain_quota").where("id", "=", lease.tokenId).forUpdate().executeTakeFirst();
+        const t = await trx
+          .selectFrom("tokens")
+          .select("remain_quota")
+          .where("id", "=", lease.tokenId)
+          .forUpdate()
+          .executeTakeFirst();
         left = Math.min(left, Math.max(0, Number(t?.remain_quota ?? 0) + credit));
       }
-      const u = await trx.selectFrom("users").select("quota").where("id", "=", lease.userId).forUpdate().executeTakeFirst();
+      const u = await trx
+        .selectFrom("users")
+        .select("quota")
+        .where("id", "=", lease.userId)
+        .forUpdate()
+        .executeTakeFirst();
       left = Math.min(left, Math.max(0, Number(u?.quota ?? 0) + credit));
       if (left <= 0) return 0;
       await this.debit(trx, lease, left, Math.floor(Date.now() / 1000));
@@ -682,8 +796,15 @@ class LeaseLedger implements Ledger {
 
   private async giveBackIdle(idleMs: number): Promise<void> {
     const now = performance.now();
-    const due = [...this.all.values()].filter((l) =>
-      !l.releasing && l.held === 0 && l.unwritten === 0 && l.busy === 0 && !l.toppingUp && (l.closed || now - l.usedAt >= idleMs));
+    const due = [...this.all.values()].filter(
+      (l) =>
+        !l.releasing
+        && l.held === 0
+        && l.unwritten === 0
+        && l.busy === 0
+        && !l.toppingUp
+        && (l.closed || now - l.usedAt >= idleMs),
+    );
     // Closed before the first await: no call can be given from them while they go back.
     for (const lease of due) {
       lease.releasing = true;
@@ -718,15 +839,28 @@ class LeaseLedger implements Ledger {
       await trx.deleteFrom("quota_holds").where("id", "=", id).execute();
       const amount = Number(row.amount);
       if (amount === 0) return;
-      if (row.token_id) await trx.updateTable("tokens").set((eb) => ({ remain_quota: eb("remain_quota", "+", amount) })).where("id", "=", row.token_id).execute();
-      await trx.updateTable("users").set((eb) => ({ quota: eb("quota", "+", amount) })).where("id", "=", row.user_id).execute();
+      if (row.token_id)
+        await trx
+          .updateTable("tokens")
+          .set((eb) => ({ remain_quota: eb("remain_quota", "+", amount) }))
+          .where("id", "=", row.token_id)
+          .execute();
+      await trx
+        .updateTable("users")
+        .set((eb) => ({ quota: eb("quota", "+", amount) }))
+        .where("id", "=", row.user_id)
+        .execute();
     });
   }
 
   /** Rows of this life only: those of a previous life (same instance name) are refunded, never kept alive. */
   private async renew(): Promise<void> {
-    await this.db.updateTable("quota_holds").set({ renewed_at: Math.floor(Date.now() / 1000) })
-      .where("instance", "=", this.opts.instance).where("life", "=", this.life).execute();
+    await this.db
+      .updateTable("quota_holds")
+      .set({ renewed_at: Math.floor(Date.now() / 1000) })
+      .where("instance", "=", this.opts.instance)
+      .where("life", "=", this.life)
+      .execute();
   }
 
   /** Refunds rows whose instance is gone: this instance's own from before it started, or anyone's past the lease. */
@@ -735,7 +869,9 @@ class LeaseLedger implements Ledger {
     const staleBefore = now - Math.ceil(this.opts.leaseMs / 1000);
     for (;;) {
       let q = this.db.selectFrom("quota_holds").select("id").limit(100);
-      q = own ? q.where("instance", "=", this.opts.instance).where("life", "<>", this.life) : q.where("renewed_at", "<", staleBefore);
+      q = own
+        ? q.where("instance", "=", this.opts.instance).where("life", "<>", this.life)
+        : q.where("renewed_at", "<", staleBefore);
       const rows = await q.execute();
       if (rows.length === 0) return;
       const qualifies = own
@@ -751,7 +887,13 @@ type QuotaHold = Selectable<QuotaHoldsTable>;
 
 async function markExhausted(db: Database, tokenId: number): Promise<void> {
   if (tokenId === 0) return;
-  await db.updateTable("tokens").set({ status: TOKEN_STATUS.exhausted })
-    .where("id", "=", tokenId).where("status", "=", TOKEN_STATUS.enabled).where("remain_quota", "<=", 0)
-    .where("unlimited_quota", "=", false).execute().catch(() => {});
+  await db
+    .updateTable("tokens")
+    .set({ status: TOKEN_STATUS.exhausted })
+    .where("id", "=", tokenId)
+    .where("status", "=", TOKEN_STATUS.enabled)
+    .where("remain_quota", "<=", 0)
+    .where("unlimited_quota", "=", false)
+    .execute()
+    .catch(() => {});
 }

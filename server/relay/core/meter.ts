@@ -20,7 +20,10 @@ export function countGenerated(text: string): Promise<number> {
 
 /** countedUsage, counted exactly off the event loop (the tokenizer's worker) for texts past its inline cap. */
 export async function countedUsageExact(body: unknown, generated: string): Promise<Usage> {
-  const [prompt, completion] = await Promise.all([body instanceof FormData ? 0 : countPromptTokens(body), countTokens(generated)]);
+  const [prompt, completion] = await Promise.all([
+    body instanceof FormData ? 0 : countPromptTokens(body),
+    countTokens(generated),
+  ]);
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
 }
 

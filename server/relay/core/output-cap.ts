@@ -28,11 +28,20 @@ export function askedOutput(req: RelayRequest): number {
 export function capOutput(req: RelayRequest, cap: number): void {
   const b = req.body;
   let body: Record<string, any>;
-  if (req.format === "gemini") body = { ...b, generationConfig: { ...(isObject(b.generationConfig) ? b.generationConfig : {}), maxOutputTokens: cap } };
+  if (req.format === "gemini")
+    body = {
+      ...b,
+      generationConfig: { ...(isObject(b.generationConfig) ? b.generationConfig : {}), maxOutputTokens: cap },
+    };
   else if (req.format === "claude") body = { ...b, max_tokens: cap };
   else if (req.mode === "responses") body = { ...b, max_output_tokens: cap };
-  else if (b.max_completion_tokens != null && b.max_tokens != null) body = { ...b, max_completion_tokens: cap, max_tokens: cap };
-  else if (b.max_completion_tokens != null || (b.max_tokens == null && REASONING_MODEL.test(String(b.model ?? req.model)))) body = { ...b, max_completion_tokens: cap };
+  else if (b.max_completion_tokens != null && b.max_tokens != null)
+    body = { ...b, max_completion_tokens: cap, max_tokens: cap };
+  else if (
+    b.max_completion_tokens != null
+    || (b.max_tokens == null && REASONING_MODEL.test(String(b.model ?? req.model)))
+  )
+    body = { ...b, max_completion_tokens: cap };
   else body = { ...b, max_tokens: cap };
   req.body = body;
   req.json = undefined;

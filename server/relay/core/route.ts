@@ -17,7 +17,12 @@ import { affinityOf } from "../affinity.ts";
 export class UpstreamError extends AppError {
   /** `contextOverflow`: the upstream said the prompt exceeds the model's context window (core/fallback.ts); the
    * client then gets OpenAI's code for it, on which clients trim the prompt. */
-  constructor(status: number, message: string, public retry: boolean, public contextOverflow = false) {
+  constructor(
+    status: number,
+    message: string,
+    public retry: boolean,
+    public contextOverflow = false,
+  ) {
     super(status, message, contextOverflow ? "context_length_exceeded" : "upstream_error");
   }
 }
@@ -39,7 +44,9 @@ const NOTHING_TRIED: ReadonlySet<number> = new Set();
  * are also handed the admission and deps, so an endpoint can pass functions made once instead of closures.
  */
 export async function route<A, T>(
-  deps: AppDeps, adm: Admission, adaptorOf: (channel: Channel, adm: Admission) => A | null,
+  deps: AppDeps,
+  adm: Admission,
+  adaptorOf: (channel: Channel, adm: Admission) => A | null,
   tryOne: (adaptor: A, channel: Channel, adm: Admission, deps: AppDeps) => Promise<T | AppError>,
 ): Promise<Routed<A, T>> {
   const { table, candidates, pinned } = adm.routes;
@@ -60,7 +67,13 @@ export async function route<A, T>(
   }
   for (let i = 0; i < attempts; i++) {
     const skip = tried ?? NOTHING_TRIED;
-    const id = pinned ? pinned.id : preferred ? preferred.id : stats ? pickFastest(candidates, skip, stats, adm.req.model) : pickChannel(candidates, skip);
+    const id = pinned
+      ? pinned.id
+      : preferred
+        ? preferred.id
+        : stats
+          ? pickFastest(candidates, skip, stats, adm.req.model)
+          : pickChannel(candidates, skip);
     const channel = pinned ?? preferred ?? (id !== null ? table.channels.get(id) : undefined);
     preferred = null;
     if (!channel) break;
@@ -68,7 +81,11 @@ export async function route<A, T>(
     usedChannels.push(channel.id);
     const adaptor = adaptorOf(channel, adm);
     if (!adaptor) {
-      failure = new AppError(501, `${adm.req.path} is not supported by the channels serving model ${adm.req.model}`, "not_implemented");
+      failure = new AppError(
+        501,
+        `${adm.req.path} is not supported by the channels serving model ${adm.req.model}`,
+        "not_implemented",
+      );
       continue;
     }
     const sent = stats ? performance.now() : 0;
@@ -87,12 +104,26 @@ export async function route<A, T>(
 
 /** An attempt's outcome for the latency strategy: answered (its latency), or failed in a way another channel
  * may not (the channel then cools down). Other errors (the client's bad request) say nothing of the channel. */
-function measure(deps: AppDeps, stats: ChannelStats, channelId: number, model: string, result: unknown, ms: number): void {
+function measure(
+  deps: AppDeps,
+  stats: ChannelStats,
+  channelId: number,
+  model: string,
+  result: unknown,
+  ms: number,
+): void {
   if (!(result instanceof AppError)) stats.succeeded(channelId, model, ms);
-  else if (result instanceof UpstreamError && result.retry) stats.failed(channelId, model, deps.options.number("ChannelCooldownSeconds", 30) * 1000);
+  else if (result instanceof UpstreamError && result.retry)
+    stats.failed(channelId, model, deps.options.number("ChannelCooldownSeconds", 30) * 1000);
 }
 
-interface ChannelConfig { mapping: Record<string, string>; statusMap: Record<string, string>; override: Record<string, unknown> | null; options: Record<string, unknown>; keyInfo: ChannelInfo }
+interface ChannelConfig {
+  mapping: Record<string, string>;
+  statusMap: Record<string, string>;
+  override: Record<string, unknown> | null;
+  options: Record<string, unknown>;
+  keyInfo: ChannelInfo;
+}
 const configs = new WeakMap<Channel, ChannelConfig>();
 
 /** The channel's JSON settings, parsed once per loaded channel row. Bad JSON counts as "not set". */
@@ -121,8 +152,12 @@ export function channelConfig(ch: Channel): ChannelConfig {
 
 /** What a provider adaptor needs to know about one attempt of `req` on `channel`. */
 export function providerCall(
-  req: Pick<RelayRequest, "mode" | "format" | "model" | "stream" | "path" | "search" | "body" | "headers"> & { caller?: Pick<RelayRequest["caller"], "userId"> },
-  channel: Channel, site?: SiteOptions, preferredKey?: number,
+  req: Pick<RelayRequest, "mode" | "format" | "model" | "stream" | "path" | "search" | "body" | "headers"> & {
+    caller?: Pick<RelayRequest["caller"], "userId">;
+  },
+  channel: Channel,
+  site?: SiteOptions,
+  preferredKey?: number,
 ): ProviderCall {
   const cfg = channelConfig(channel);
   const mapped = cfg.mapping[req.model];
@@ -130,11 +165,27 @@ export function providerCall(
   const { key, keyIndex } = channelKey(channel, cfg.keyInfo, pollingIndexOf(site), preferredKey);
   const clientWantsUsage = Boolean(req.body?.stream_options?.include_usage);
   // The site's or the channel's pass-through sends the client's body unchanged: no overrides either.
-  const passThroughBody = Boolean(site?.bool("global.pass_through_request_enabled")) || cfg.options.pass_through_body_enabled === true;
+  const passThroughBody =
+    Boolean(site?.bool("global.pass_through_request_enabled")) || cfg.options.pass_through_body_enabled === true;
   return {
-    mode: req.mode, format: req.format, channel, key, keyIndex, baseUrl: baseUrlOf(channel), requestModel: req.model, upstreamModel,
-    stream: req.stream, clientWantsUsage, path: req.path, search: req.search, options: cfg.options, site, clientHeaders: req.headers,
-    paramOverride: passThroughBody ? null : cfg.override, passThroughBody, userId: req.caller?.userId,
+    mode: req.mode,
+    format: req.format,
+    channel,
+    key,
+    keyIndex,
+    baseUrl: baseUrlOf(channel),
+    requestModel: req.model,
+    upstreamModel,
+    stream: req.stream,
+    clientWantsUsage,
+    path: req.path,
+    search: req.search,
+    options: cfg.options,
+    site,
+    clientHeaders: req.headers,
+    paramOverride: passThroughBody ? null : cfg.override,
+    passThroughBody,
+    userId: req.caller?.userId,
   };
 }
 
@@ -152,14 +203,22 @@ function pollingIndexOf(site?: SiteOptions): Map<number, number> {
 }
 
 /** `preferred`: the key a conversation is pinned to (relay/affinity.ts), taken while it may serve. */
-function channelKey(channel: Channel, info: ChannelInfo, pollingIndex: Map<number, number>, preferred?: number): { key: string; keyIndex: number } {
+function channelKey(
+  channel: Channel,
+  info: ChannelInfo,
+  pollingIndex: Map<number, number>,
+  preferred?: number,
+): { key: string; keyIndex: number } {
   if (!info.is_multi_key) return { key: String(channel.key ?? "").trim(), keyIndex: 0 };
   if (preferred !== undefined) {
     const key = usableKeyAt(channel, info, preferred, Math.floor(Date.now() / 1000));
     if (key !== null) return { key, keyIndex: preferred };
   }
   const at = pollingIndex.get(channel.id) ?? info.multi_key_polling_index;
-  const pick = pickChannelKey({ key: channel.key, channel_info: { ...info, multi_key_polling_index: at } }, Math.floor(Date.now() / 1000));
+  const pick = pickChannelKey(
+    { key: channel.key, channel_info: { ...info, multi_key_polling_index: at } },
+    Math.floor(Date.now() / 1000),
+  );
   pollingIndex.set(channel.id, pick.info.multi_key_polling_index);
   return { key: pick.key, keyIndex: pick.index };
 }
@@ -171,10 +230,23 @@ export function mappedStatus(channel: Channel, status: number): number {
 }
 
 /** Lets channel automation count failures toward auto-disable, off the response path. */
-export function reportFailure(deps: AppDeps, call: ProviderCall, status: number | undefined, message: string, code?: string) {
+export function reportFailure(
+  deps: AppDeps,
+  call: ProviderCall,
+  status: number | undefined,
+  message: string,
+  code?: string,
+) {
   if (!deps.options.bool("AutomaticDisableChannelEnabled")) return;
   const keyIndex = parseChannelInfo(call.channel.channel_info).is_multi_key ? call.keyIndex : undefined;
-  void recordChannelResult(deps, call.channel.id, { ok: false, source: "relay", status, message, code, keyIndex }).catch(() => {});
+  void recordChannelResult(deps, call.channel.id, {
+    ok: false,
+    source: "relay",
+    status,
+    message,
+    code,
+    keyIndex,
+  }).catch(() => {});
 }
 
 /** The error code of an OpenAI-style error body (for auto-disable rules keyed on codes). */

@@ -39,7 +39,13 @@ export interface Served extends Admission {
 /** Settles and records a served call; the write-behind waits for it on flush. `usage` null: counted from
  * the request and `generated` text. `other`: an endpoint's own facts for the log (realtime's audio counts).
  * Resolves once the settlement is queued. */
-export function finish(deps: AppDeps, s: Served, usage: Usage | null, generated?: () => string, other?: Record<string, unknown>): Promise<void> {
+export function finish(
+  deps: AppDeps,
+  s: Served,
+  usage: Usage | null,
+  generated?: () => string,
+  other?: Record<string, unknown>,
+): Promise<void> {
   s.ticket.succeeded();
   observeSettling(s);
   const { ledger, writer } = relayState(deps);
@@ -61,7 +67,7 @@ export function finish(deps: AppDeps, s: Served, usage: Usage | null, generated?
   }
   const job = (async () => {
     try {
-      const u = usage ?? await countedUsageExact(s.req.body, generated?.() ?? "");
+      const u = usage ?? (await countedUsageExact(s.req.body, generated?.() ?? ""));
       s.onSettled?.(u);
       const taken = await ledger.settle(s.hold, costOf(s, u), (q) => records(deps, s, u, q, other));
       observeSettled(s, u, taken);
@@ -98,9 +104,11 @@ export async function extendHold(deps: AppDeps, adm: Admission, more: number, le
   const payer = { userId: c.userId, tokenId: c.tokenId, unlimited: c.unlimited };
   let extra;
   try {
-    extra = ledger.takeNow?.(payer, more, least) ?? await ledger.take(payer, more, least);
+    extra = ledger.takeNow?.(payer, more, least) ?? (await ledger.take(payer, more, least));
   } catch (e) {
-    return e instanceof AppError ? e : new AppError(403, "user quota is not enough for this request", "insufficient_user_quota");
+    return e instanceof AppError
+      ? e
+      : new AppError(403, "user quota is not enough for this request", "insufficient_user_quota");
   }
   // A hold is one lease's (PostgreSQL, MySQL): quota given from another (the payer's lease was replaced since)
   // cannot join it.
@@ -133,32 +141,63 @@ function records(deps: AppDeps, s: Served, u: Usage, quota: number, extra?: Reco
   const { req, price } = s;
   const now = Math.floor(Date.now() / 1000);
   const usage = {
-    userId: req.caller.userId, username: req.caller.username, tokenId: req.caller.tokenId, channelId: s.channel.id,
-    model: req.model, quota, tokens: u.prompt_tokens + u.completion_tokens, at: now,
+    userId: req.caller.userId,
+    username: req.caller.username,
+    tokenId: req.caller.tokenId,
+    channelId: s.channel.id,
+    model: req.model,
+    quota,
+    tokens: u.prompt_tokens + u.completion_tokens,
+    at: now,
   };
   if (!deps.options.bool("LogConsumeEnabled")) return { usage, log: null };
   // Optional keys are assigned, not spread: three spreads of mostly empty objects cost a quarter of the
   // object's building and stringifying (~55 ns a call in a microbenchmark).
   const other: Record<string, unknown> = {
-    model_ratio: price.modelRatio, group_ratio: price.groupRatio, completion_ratio: price.completionRatio,
-    model_price: price.modelPrice, cache_tokens: u.cached_tokens ?? 0, cache_ratio: price.cacheRatio,
-    cache_creation_tokens: u.cache_creation_tokens ?? 0, cache_creation_ratio: price.cacheCreationRatio,
-    frt: Math.round(s.firstByteMs), is_model_mapped: s.upstreamModel !== req.model, upstream_model_name: s.upstreamModel,
-    admin_info: { use_channel: s.usedChannels.map(String) }, request_path: req.path,
+    model_ratio: price.modelRatio,
+    group_ratio: price.groupRatio,
+    completion_ratio: price.completionRatio,
+    model_price: price.modelPrice,
+    cache_tokens: u.cached_tokens ?? 0,
+    cache_ratio: price.cacheRatio,
+    cache_creation_tokens: u.cache_creation_tokens ?? 0,
+    cache_creation_ratio: price.cacheCreationRatio,
+    frt: Math.round(s.firstByteMs),
+    is_model_mapped: s.upstreamModel !== req.model,
+    upstream_model_name: s.upstreamModel,
+    admin_info: { use_channel: s.usedChannels.map(String) },
+    request_path: req.path,
   };
   if (u.cache_creation_1h_tokens !== undefined) cacheWriteDetails(other, price, u);
   // Served by the channel the conversation was pinned to (not by one it fell back to).
-  if (s.affinity?.used && s.affinity.pin?.channel === s.channel.id) (other.admin_info as Record<string, unknown>).channel_affinity = s.affinity.logInfo(s.channel.id);
+  if (s.affinity?.used && s.affinity.pin?.channel === s.channel.id)
+    (other.admin_info as Record<string, unknown>).channel_affinity = s.affinity.logInfo(s.channel.id);
   if (s.interrupted) other.stream_interrupted = true;
   if (s.fallback) other.fallback = s.fallback;
   if (extra) Object.assign(other, extra);
   const content = contentOf(price);
-  return { usage, log: {
-    user_id: req.caller.userId, created_at: now, type: LOG_TYPE.consume, content, username: req.caller.username,
-    token_name: req.caller.tokenName, model_name: req.model, quota, prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens,
-    use_time: Math.round((performance.now() - s.started) / 1000), is_stream: req.stream, channel_id: s.channel.id,
-    token_id: req.caller.tokenId, group: req.caller.group, ip: loggedIp(req), other: JSON.stringify(other),
-  } };
+  return {
+    usage,
+    log: {
+      user_id: req.caller.userId,
+      created_at: now,
+      type: LOG_TYPE.consume,
+      content,
+      username: req.caller.username,
+      token_name: req.caller.tokenName,
+      model_name: req.model,
+      quota,
+      prompt_tokens: u.prompt_tokens,
+      completion_tokens: u.completion_tokens,
+      use_time: Math.round((performance.now() - s.started) / 1000),
+      is_stream: req.stream,
+      channel_id: s.channel.id,
+      token_id: req.caller.tokenId,
+      group: req.caller.group,
+      ip: loggedIp(req),
+      other: JSON.stringify(other),
+    },
+  };
 }
 
 /** Cache writes by TTL, under new-api's log keys (each where non-zero), when the upstream reported the TTLs. */
@@ -193,15 +232,38 @@ function contentOf(price: Price): string {
 }
 
 /** The error log of a call that failed (LogErrorEnabled). */
-export function recordError(deps: AppDeps, req: RelayRequest, err: AppError, channelId: number, used: number[], started: number, fallback?: FallbackFacts | null): void {
+export function recordError(
+  deps: AppDeps,
+  req: RelayRequest,
+  err: AppError,
+  channelId: number,
+  used: number[],
+  started: number,
+  fallback?: FallbackFacts | null,
+): void {
   observeError(req, err, channelId);
   if (!deps.options.bool("LogErrorEnabled")) return;
   relayState(deps).writer.log({
-    user_id: req.caller.userId, created_at: Math.floor(Date.now() / 1000), type: LOG_TYPE.error, content: err.message,
-    username: req.caller.username, token_name: req.caller.tokenName, model_name: req.model, quota: 0,
-    use_time: Math.round((performance.now() - started) / 1000), is_stream: req.stream, channel_id: channelId,
-    token_id: req.caller.tokenId, group: req.caller.group, ip: loggedIp(req),
-    other: JSON.stringify({ status_code: err.status, admin_info: { use_channel: used.map(String) }, request_path: req.path, ...(fallback ? { fallback } : {}) }),
+    user_id: req.caller.userId,
+    created_at: Math.floor(Date.now() / 1000),
+    type: LOG_TYPE.error,
+    content: err.message,
+    username: req.caller.username,
+    token_name: req.caller.tokenName,
+    model_name: req.model,
+    quota: 0,
+    use_time: Math.round((performance.now() - started) / 1000),
+    is_stream: req.stream,
+    channel_id: channelId,
+    token_id: req.caller.tokenId,
+    group: req.caller.group,
+    ip: loggedIp(req),
+    other: JSON.stringify({
+      status_code: err.status,
+      admin_info: { use_channel: used.map(String) },
+      request_path: req.path,
+      ...(fallback ? { fallback } : {}),
+    }),
   });
 }
 

@@ -37,7 +37,11 @@ export class StreamBudget {
   /** counts summed into `counted` since the whole text was last counted */
   private pieces = 0;
 
-  private constructor(private deps: AppDeps, private s: Served, private prompt: number) {
+  private constructor(
+    private deps: AppDeps,
+    private s: Served,
+    private prompt: number,
+  ) {
     this.paid = affordableOutput(s.price, prompt, s.hold.amount, NO_BOUND);
     this.due = this.paid + 1;
   }
@@ -63,7 +67,7 @@ export class StreamBudget {
   async within(mapper: StreamMapper): Promise<AppError | null> {
     const text = mapper.generatedText();
     // A report still without its output count would count the text on the event loop to answer: not read then.
-    const reported = mapper.countsText?.() ? 0 : mapper.usage()?.completion_tokens ?? 0;
+    const reported = mapper.countsText?.() ? 0 : (mapper.usage()?.completion_tokens ?? 0);
     const uncounted = text.length > this.countedChars ? Buffer.byteLength(text.slice(this.countedChars)) : 0;
     let tokens = Math.max(this.counted + uncounted, reported);
     if (tokens > this.paid && uncounted > 0) {
@@ -80,7 +84,8 @@ export class StreamBudget {
       tokens = Math.max(this.counted, reported);
     }
     if (tokens > this.paid) {
-      const want = worstCaseQuota(this.s.price, this.prompt, EXTEND_FACTOR * tokens + EXTEND_TOKENS) - this.s.hold.amount;
+      const want =
+        worstCaseQuota(this.s.price, this.prompt, EXTEND_FACTOR * tokens + EXTEND_TOKENS) - this.s.hold.amount;
       const least = worstCaseQuota(this.s.price, this.prompt, tokens) - this.s.hold.amount;
       const short = await extendHold(this.deps, this.s, want, Math.max(1, least));
       if (short) return short;
@@ -90,7 +95,8 @@ export class StreamBudget {
     // whose text grows denser still gets looked at before it is past), and never before the bytes that many
     // tokens need at the least.
     const left = this.paid - tokens;
-    const perToken = this.counted >= PREDICT_AFTER_TOKENS && this.countedChars === text.length ? this.bytes / this.counted : 1;
+    const perToken =
+      this.counted >= PREDICT_AFTER_TOKENS && this.countedChars === text.length ? this.bytes / this.counted : 1;
     this.due = this.bytes + Math.max(left + 1, Math.floor((left * perToken) / 2));
     return null;
   }

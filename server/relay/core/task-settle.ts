@@ -60,16 +60,26 @@ export function taskPrivate(text: string | null | undefined): TaskPrivate {
     p = text ? JSON.parse(text) : {};
   } catch {}
   return {
-    token_id: Number(p.token_id) || 0, token_limited: p.token_limited === true, token_name: String(p.token_name ?? ""),
-    username: String(p.username ?? ""), group: String(p.group ?? ""), model: String(p.model ?? ""), key_index: Number(p.key_index) || 0,
+    token_id: Number(p.token_id) || 0,
+    token_limited: p.token_limited === true,
+    token_name: String(p.token_name ?? ""),
+    username: String(p.username ?? ""),
+    group: String(p.group ?? ""),
+    model: String(p.model ?? ""),
+    key_index: Number(p.key_index) || 0,
     notify_hook: typeof p.notify_hook === "string" && p.notify_hook ? p.notify_hook : undefined,
     budget_end: Number(p.budget_end) || undefined,
     upstream_task_id: typeof p.upstream_task_id === "string" && p.upstream_task_id ? p.upstream_task_id : undefined,
   };
 }
 
-export const refOf = (table: TaskTable, row: Midjourney | Task): TaskRef => ({ table, row, priv: taskPrivate(row.private_data) });
-export const publicIdOf = (ref: TaskRef) => (ref.table === "midjourneys" ? (ref.row as Midjourney).mj_id : (ref.row as Task).task_id);
+export const refOf = (table: TaskTable, row: Midjourney | Task): TaskRef => ({
+  table,
+  row,
+  priv: taskPrivate(row.private_data),
+});
+export const publicIdOf = (ref: TaskRef) =>
+  ref.table === "midjourneys" ? (ref.row as Midjourney).mj_id : (ref.row as Task).task_id;
 /** The id the upstream knows the task by: new-api keeps it apart from its own task_id when it has one. */
 const upstreamIdOf = (ref: TaskRef) => ref.priv.upstream_task_id ?? publicIdOf(ref);
 const isFinished = (status: string | null | undefined) => FINISHED_STATUSES.includes(status ?? "");
@@ -108,26 +118,61 @@ function chargeRecords(deps: AppDeps, adm: Admission, quota: number, info: Charg
   const { req, price } = adm;
   const c = req.caller;
   const now = Math.floor(Date.now() / 1000);
-  const usage = { userId: c.userId, username: c.username, tokenId: c.tokenId, channelId: info.channel.id, model: req.model, quota, tokens: 0, at: now };
+  const usage = {
+    userId: c.userId,
+    username: c.username,
+    tokenId: c.tokenId,
+    channelId: info.channel.id,
+    model: req.model,
+    quota,
+    tokens: 0,
+    at: now,
+  };
   if (!deps.options.bool("LogConsumeEnabled")) return { usage, log: null };
   const other = {
-    model_price: price.modelPrice, group_ratio: price.groupRatio, task_id: info.taskId, action: info.action,
-    admin_info: { use_channel: info.usedChannels.map(String) }, request_path: req.path,
+    model_price: price.modelPrice,
+    group_ratio: price.groupRatio,
+    task_id: info.taskId,
+    action: info.action,
+    admin_info: { use_channel: info.usedChannels.map(String) },
+    request_path: req.path,
   };
-  return { usage, log: {
-    user_id: c.userId, created_at: now, type: LOG_TYPE.consume, username: c.username, token_name: c.tokenName, model_name: req.model,
-    content: `model price $${price.modelPrice}, group ratio ${price.groupRatio}, action ${info.action}, task ${info.taskId}`,
-    quota, prompt_tokens: 0, completion_tokens: 0, use_time: Math.round((performance.now() - adm.started) / 1000), is_stream: false,
-    channel_id: info.channel.id, token_id: c.tokenId, group: c.group, ip: loggedIp(req), other: JSON.stringify(other),
-  } };
+  return {
+    usage,
+    log: {
+      user_id: c.userId,
+      created_at: now,
+      type: LOG_TYPE.consume,
+      username: c.username,
+      token_name: c.tokenName,
+      model_name: req.model,
+      content: `model price $${price.modelPrice}, group ratio ${price.groupRatio}, action ${info.action}, task ${info.taskId}`,
+      quota,
+      prompt_tokens: 0,
+      completion_tokens: 0,
+      use_time: Math.round((performance.now() - adm.started) / 1000),
+      is_stream: false,
+      channel_id: info.channel.id,
+      token_id: c.tokenId,
+      group: c.group,
+      ip: loggedIp(req),
+      other: JSON.stringify(other),
+    },
+  };
 }
 
 /** The private part of a new task row: who paid and how to reach the task again. */
 export function newTaskPrivate(adm: Admission, keyIndex: number, notifyHook?: string): string {
   const c = adm.req.caller;
   const p: TaskPrivate = {
-    token_id: c.tokenId, token_limited: c.tokenId !== 0 && !c.unlimited, token_name: c.tokenName, username: c.username,
-    group: c.group, model: adm.req.model, key_index: keyIndex, ...(notifyHook ? { notify_hook: notifyHook } : {}),
+    token_id: c.tokenId,
+    token_limited: c.tokenId !== 0 && !c.unlimited,
+    token_name: c.tokenName,
+    username: c.username,
+    group: c.group,
+    model: adm.req.model,
+    key_index: keyIndex,
+    ...(notifyHook ? { notify_hook: notifyHook } : {}),
     ...(adm.limits?.budgetEnd ? { budget_end: adm.limits.budgetEnd } : {}),
   };
   return JSON.stringify(p);
@@ -146,14 +191,19 @@ function columnsFor(ref: TaskRef, st: TaskState, nowMs: number): Record<string, 
   st = { ...st, startTime: upstreamTime(st.startTime), finishTime: upstreamTime(st.finishTime) };
   const finished = isFinished(st.status);
   const sameStatus = st.status === r.status;
-  let progress = finished ? "100%" : st.progress ?? (r.progress || "0%");
+  let progress = finished ? "100%" : (st.progress ?? (r.progress || "0%"));
   if (!finished && sameStatus && pct(progress) < pct(r.progress)) progress = r.progress;
   const started = st.status === TASK_STATUS.inProgress || finished;
-  const failReason = st.status === TASK_STATUS.failure ? st.failReason || r.fail_reason || "the upstream reported the task as failed" : st.failReason || r.fail_reason || "";
+  const failReason =
+    st.status === TASK_STATUS.failure
+      ? st.failReason || r.fail_reason || "the upstream reported the task as failed"
+      : st.failReason || r.fail_reason || "";
   if (ref.table === "midjourneys") {
     const m = r as Midjourney;
     const set: Record<string, unknown> = {
-      status: st.status, progress, fail_reason: failReason,
+      status: st.status,
+      progress,
+      fail_reason: failReason,
       start_time: Number(m.start_time) || st.startTime || (started ? nowMs : 0),
       finish_time: finished ? Number(m.finish_time) || st.finishTime || nowMs : Number(m.finish_time),
     };
@@ -167,7 +217,9 @@ function columnsFor(ref: TaskRef, st: TaskState, nowMs: number): Record<string, 
   const t = r as Task;
   const sec = (ms: number | undefined) => (ms ? Math.floor(ms / 1000) : 0);
   const set: Record<string, unknown> = {
-    status: st.status, progress, fail_reason: failReason,
+    status: st.status,
+    progress,
+    fail_reason: failReason,
     start_time: Number(t.start_time) || sec(st.startTime) || (started ? sec(nowMs) : 0),
     finish_time: finished ? Number(t.finish_time) || sec(st.finishTime) || sec(nowMs) : Number(t.finish_time),
   };
@@ -204,8 +256,11 @@ export function failTask(deps: AppDeps, ref: TaskRef, reason: string): Promise<b
 }
 
 async function updateRow(db: Database, ref: TaskRef, set: Record<string, unknown>): Promise<boolean> {
-  const res = await (db.updateTable(ref.table) as any).set(set).where("id", "=", ref.row.id)
-    .where("status", "not in", FINISHED_STATUSES).executeTakeFirst();
+  const res = await (db.updateTable(ref.table) as any)
+    .set(set)
+    .where("id", "=", ref.row.id)
+    .where("status", "not in", FINISHED_STATUSES)
+    .executeTakeFirst();
   return Number(res.numUpdatedRows) > 0;
 }
 
@@ -233,22 +288,55 @@ async function refundIn(trx: Database, ref: TaskRef, reason: string): Promise<vo
   if (q <= 0) return;
   const { priv, row } = ref;
   if (priv.token_id) {
-    await trx.updateTable("tokens").set((eb) => ({
-      used_quota: eb("used_quota", "-", q), ...(priv.token_limited ? { remain_quota: eb("remain_quota", "+", q) } : {}),
-      // The budget period the price was spent in gets it back, if it is still the token's current one.
-      ...(priv.budget_end ? { budget_used: sql<number>`case when budget_reset_at <> ${priv.budget_end} then budget_used when budget_used > ${q} then budget_used - ${q} else 0 end` } : {}),
-    })).where("id", "=", priv.token_id).execute();
+    await trx
+      .updateTable("tokens")
+      .set((eb) => ({
+        used_quota: eb("used_quota", "-", q),
+        ...(priv.token_limited ? { remain_quota: eb("remain_quota", "+", q) } : {}),
+        // The budget period the price was spent in gets it back, if it is still the token's current one.
+        ...(priv.budget_end
+          ? {
+              budget_used: sql<number>`case when budget_reset_at <> ${priv.budget_end} then budget_used when budget_used > ${q} then budget_used - ${q} else 0 end`,
+            }
+          : {}),
+      }))
+      .where("id", "=", priv.token_id)
+      .execute();
   }
-  await trx.updateTable("users").set((eb) => ({ quota: eb("quota", "+", q), used_quota: eb("used_quota", "-", q) })).where("id", "=", row.user_id).execute();
-  if (row.channel_id) await trx.updateTable("channels").set((eb) => ({ used_quota: eb("used_quota", "-", q) })).where("id", "=", row.channel_id).execute();
+  await trx
+    .updateTable("users")
+    .set((eb) => ({ quota: eb("quota", "+", q), used_quota: eb("used_quota", "-", q) }))
+    .where("id", "=", row.user_id)
+    .execute();
+  if (row.channel_id)
+    await trx
+      .updateTable("channels")
+      .set((eb) => ({ used_quota: eb("used_quota", "-", q) }))
+      .where("id", "=", row.channel_id)
+      .execute();
   const id = publicIdOf(ref);
-  await trx.insertInto("logs").values({
-    user_id: row.user_id, created_at: Math.floor(Date.now() / 1000), type: LOG_TYPE.system, username: priv.username, token_name: priv.token_name,
-    model_name: priv.model, quota: q, prompt_tokens: 0, completion_tokens: 0, use_time: 0, is_stream: false, channel_id: row.channel_id,
-    token_id: priv.token_id, group: priv.group, ip: "",
-    content: `task ${id} (${row.action}) failed: ${q} quota refunded`,
-    other: JSON.stringify({ task_id: id, action: row.action, refund: true, reason: reason.slice(0, 500) }),
-  }).execute();
+  await trx
+    .insertInto("logs")
+    .values({
+      user_id: row.user_id,
+      created_at: Math.floor(Date.now() / 1000),
+      type: LOG_TYPE.system,
+      username: priv.username,
+      token_name: priv.token_name,
+      model_name: priv.model,
+      quota: q,
+      prompt_tokens: 0,
+      completion_tokens: 0,
+      use_time: 0,
+      is_stream: false,
+      channel_id: row.channel_id,
+      token_id: priv.token_id,
+      group: priv.group,
+      ip: "",
+      content: `task ${id} (${row.action}) failed: ${q} quota refunded`,
+      other: JSON.stringify({ task_id: id, action: row.action, refund: true, reason: reason.slice(0, 500) }),
+    })
+    .execute();
 }
 
 /** Tells the client's notifyHook about a drawing task's change (MjNotifyEnabled), off the poller's path. */
@@ -257,7 +345,12 @@ function taskChanged(deps: AppDeps, ref: TaskRef): void {
   const row = ref.row as Midjourney;
   const body = JSON.stringify(mjTaskObject(row, mjImageUrl(deps, row.mj_id, row.image_url ?? "")));
   void fetchOutbound(ref.priv.notify_hook, {
-    method: "POST", headers: { "content-type": "application/json" }, body, maxRedirects: 0, timeoutMs: 10_000, maxBytes: 64 * 1024,
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body,
+    maxRedirects: 0,
+    timeoutMs: 10_000,
+    maxBytes: 64 * 1024,
     policy: fetchPolicy(deps.options),
   }).catch(() => {});
 }
@@ -267,7 +360,9 @@ function taskChanged(deps: AppDeps, ref: TaskRef): void {
 /** The channel's key line a task was submitted with. */
 export function taskCall(channel: Channel, keyIndex: number): TaskCall {
   const info = parseChannelInfo(channel.channel_info);
-  const key = info.is_multi_key ? splitKeys(channel.key ?? "")[keyIndex] ?? splitKeys(channel.key ?? "")[0] ?? "" : String(channel.key ?? "").trim();
+  const key = info.is_multi_key
+    ? (splitKeys(channel.key ?? "")[keyIndex] ?? splitKeys(channel.key ?? "")[0] ?? "")
+    : String(channel.key ?? "").trim();
   return { baseUrl: baseUrlOf(channel), key, channelType: channel.type };
 }
 
@@ -277,7 +372,12 @@ export const POLL_TIMEOUT_MS = 15_000;
  * Asks the channel's upstream about these unfinished tasks (as many per request as it allows, per key) and
  * applies what it says. Throws when the upstream cannot be asked (the poller then backs off the channel).
  */
-export async function pollChannel(deps: AppDeps, channel: Channel, refs: TaskRef[], signal?: AbortSignal): Promise<void> {
+export async function pollChannel(
+  deps: AppDeps,
+  channel: Channel,
+  refs: TaskRef[],
+  signal?: AbortSignal,
+): Promise<void> {
   const adaptor = taskAdaptorFor(channel.type);
   if (!adaptor) throw new Error(`channel type ${channel.type} runs no tasks`);
   const byKey = new Map<number, TaskRef[]>();
@@ -295,7 +395,13 @@ export async function pollChannel(deps: AppDeps, channel: Channel, refs: TaskRef
       const up = adaptor.fetch(call, [...byId.keys()]);
       const timeout = AbortSignal.timeout(POLL_TIMEOUT_MS);
       try {
-        const res = await fetch(up.url, { method: up.method ?? "GET", headers: up.headers, body: fetchBody(up.body), redirect: "manual", signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
+        const res = await fetch(up.url, {
+          method: up.method ?? "GET",
+          headers: up.headers,
+          body: fetchBody(up.body),
+          redirect: "manual",
+          signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+        });
         const text = await res.text();
         if (!res.ok) throw new Error(adaptor.errorMessage(res.status, text));
         for (const st of adaptor.readFetch(JSON.parse(text), [...byId.keys()])) {

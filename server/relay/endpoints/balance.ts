@@ -11,16 +11,33 @@ import { authenticate, presentedKey, type Caller } from "../auth.ts";
 /** What an unlimited token shows as its limit (one-api's figure). */
 const UNLIMITED = 100_000_000;
 
-interface Balance { total: number; used: number; expiresAt: number; unlimited: boolean }
+interface Balance {
+  total: number;
+  used: number;
+  expiresAt: number;
+  unlimited: boolean;
+}
 
 async function balanceOf(deps: AppDeps, caller: Caller): Promise<Balance> {
   if (deps.options.bool("DisplayTokenStatEnabled") && caller.tokenId) {
-    const t = await deps.db.selectFrom("tokens").select(["remain_quota", "used_quota", "expired_time", "unlimited_quota"])
-      .where("id", "=", caller.tokenId).executeTakeFirstOrThrow();
+    const t = await deps.db
+      .selectFrom("tokens")
+      .select(["remain_quota", "used_quota", "expired_time", "unlimited_quota"])
+      .where("id", "=", caller.tokenId)
+      .executeTakeFirstOrThrow();
     const used = Number(t.used_quota);
-    return { total: Number(t.remain_quota) + used, used, expiresAt: Math.max(0, Number(t.expired_time)), unlimited: Boolean(t.unlimited_quota) };
+    return {
+      total: Number(t.remain_quota) + used,
+      used,
+      expiresAt: Math.max(0, Number(t.expired_time)),
+      unlimited: Boolean(t.unlimited_quota),
+    };
   }
-  const u = await deps.db.selectFrom("users").select(["quota", "used_quota"]).where("id", "=", caller.userId).executeTakeFirstOrThrow();
+  const u = await deps.db
+    .selectFrom("users")
+    .select(["quota", "used_quota"])
+    .where("id", "=", caller.userId)
+    .executeTakeFirstOrThrow();
   const used = Number(u.used_quota);
   return { total: Number(u.quota) + used, used, expiresAt: 0, unlimited: false };
 }
@@ -33,13 +50,18 @@ function shown(deps: AppDeps, quota: number): number {
 }
 
 export function balanceModule(deps: AppDeps) {
-  const caller = (request: Request, server: any) => authenticate(deps, presentedKey(request), clientIp(request, server, deps.config.trustProxy));
+  const caller = (request: Request, server: any) =>
+    authenticate(deps, presentedKey(request), clientIp(request, server, deps.config.trustProxy));
 
   const subscription = async ({ request, server }: { request: Request; server: any }) => {
     const b = await balanceOf(deps, await caller(request, server));
     const limit = b.unlimited ? UNLIMITED : shown(deps, b.total);
     return {
-      object: "billing_subscription", has_payment_method: true, soft_limit_usd: limit, hard_limit_usd: limit, system_hard_limit_usd: limit,
+      object: "billing_subscription",
+      has_payment_method: true,
+      soft_limit_usd: limit,
+      hard_limit_usd: limit,
+      system_hard_limit_usd: limit,
       access_until: b.expiresAt,
     };
   };
@@ -50,7 +72,9 @@ export function balanceModule(deps: AppDeps) {
   };
   const credits = async ({ request, server }: { request: Request; server: any }) => {
     const b = await balanceOf(deps, await caller(request, server));
-    return { data: { total_credits: b.unlimited ? UNLIMITED : shown(deps, b.total), total_usage: shown(deps, b.used) } };
+    return {
+      data: { total_credits: b.unlimited ? UNLIMITED : shown(deps, b.total), total_usage: shown(deps, b.used) },
+    };
   };
 
   return new Elysia({ name: "relay-balance" })

@@ -39,7 +39,7 @@ export function relay(deps: AppDeps, req: RelayRequest): Promise<Response> {
 async function exchange(deps: AppDeps, req: RelayRequest): Promise<Response> {
   // The response cache (relay/cache): off, one option read; a hit is admitted and billed there, no upstream called.
   const cache = responseCache(deps, req);
-  const hit = cache && await cache.lookup();
+  const hit = cache && (await cache.lookup());
   if (hit) return hit;
   // admit → route, and on to the model's fallbacks when its channels all fail (core/fallback.ts).
   const out = await routeWithFallbacks(deps, req, routeExchange);
@@ -48,8 +48,18 @@ async function exchange(deps: AppDeps, req: RelayRequest): Promise<Response> {
     const { served, usedChannels } = out.routed;
     const answer = served.result;
     const call = answer.call;
-    const s: Served = { ...out.adm, channel: served.channel, upstreamModel: call.upstreamModel, usedChannels, firstByteMs: 0, fallback: out.fallback, straightToSocket: !cache && req.socket === true };
-    return cache ? cache.keep(s, () => deliver(deps, served.adaptor, call, answer, s)) : deliver(deps, served.adaptor, call, answer, s);
+    const s: Served = {
+      ...out.adm,
+      channel: served.channel,
+      upstreamModel: call.upstreamModel,
+      usedChannels,
+      firstByteMs: 0,
+      fallback: out.fallback,
+      straightToSocket: !cache && req.socket === true,
+    };
+    return cache
+      ? cache.keep(s, () => deliver(deps, served.adaptor, call, answer, s))
+      : deliver(deps, served.adaptor, call, answer, s);
   }
   // Not served: every hold has gone back.
   recordError(deps, req, out.failure, out.usedChannels.at(-1) ?? 0, out.usedChannels, out.started, out.fallback);
@@ -66,7 +76,12 @@ function exchangeAdaptor(channel: Channel, adm: Admission): ProviderAdaptor | nu
 }
 
 /** Not async: it hands attempt()'s promise on, one generator less per call. */
-function tryExchange(adaptor: ProviderAdaptor, channel: Channel, adm: Admission, deps: AppDeps): Promise<Answer | AppError> {
+function tryExchange(
+  adaptor: ProviderAdaptor,
+  channel: Channel,
+  adm: Admission,
+  deps: AppDeps,
+): Promise<Answer | AppError> {
   const call = providerCall(adm.req, channel, deps.options, adm.affinity?.keyFor(channel.id));
   // The key a conversation's pin records (only calls that belong to one).
   if (adm.affinity) adm.keyIndex = call.keyIndex;
@@ -108,7 +123,12 @@ function upstreamBody(req: RelayRequest, call: ProviderCall): any {
 
 /** A successful upstream answer, the call it answers, and the handles to end the attempt's timer and listeners
  * (methods: call them on the answer). */
-interface Answer { res: Response; call: ProviderCall; release(): void; abortUpstream(): void }
+interface Answer {
+  res: Response;
+  call: ProviderCall;
+  release(): void;
+  abortUpstream(): void;
+}
 
 /**
  * How long an attempt waits for its upstream before it starts listening for its client going away (hot-path
@@ -130,8 +150,16 @@ class UpstreamRequest implements Answer {
   timer: ReturnType<typeof setTimeout>;
   private listening = false;
 
-  constructor(private req: RelayRequest, readonly call: ProviderCall, readonly timeoutMs: number) {
-    this.timer = setTimeout(timeoutMs <= LISTEN_AFTER_MS ? abortOnTimeout : listenThenTime, Math.min(LISTEN_AFTER_MS, timeoutMs), this);
+  constructor(
+    private req: RelayRequest,
+    readonly call: ProviderCall,
+    readonly timeoutMs: number,
+  ) {
+    this.timer = setTimeout(
+      timeoutMs <= LISTEN_AFTER_MS ? abortOnTimeout : listenThenTime,
+      Math.min(LISTEN_AFTER_MS, timeoutMs),
+      this,
+    );
   }
 
   /** Starts listening for the client going away (and stops the upstream at once if it already has). */
@@ -174,9 +202,15 @@ function listenThenTime(u: UpstreamRequest): void {
 const RESPONSES_MODES: ReadonlySet<ProviderCall["mode"]> = new Set(["responses", "responses_compact"]);
 /** Added to an upstream's 404 for /v1/responses: most such upstreams only lack the Responses API, which the
  * channel setting works around. It names no channel, so every caller may read it. */
-const NO_RESPONSES_API_HINT = ' (the upstream has no Responses API: the channel setting {"responses_api": "chat"} answers Responses calls through chat completions)';
+const NO_RESPONSES_API_HINT =
+  ' (the upstream has no Responses API: the channel setting {"responses_api": "chat"} answers Responses calls through chat completions)';
 
-async function attempt(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCall, req: RelayRequest): Promise<Answer | AppError> {
+async function attempt(
+  deps: AppDeps,
+  adaptor: ProviderAdaptor,
+  call: ProviderCall,
+  req: RelayRequest,
+): Promise<Answer | AppError> {
   const u = new UpstreamRequest(req, call, deps.config.relayTimeoutMs);
   let res: Response;
   try {
@@ -186,7 +220,13 @@ async function attempt(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCa
     // A streamed call's JoinedText body goes to the stream client as its pieces (sendUpstream); fetch() gets a string.
     const body = call.stream ? (up.body as BodyInit | null | undefined) : fetchBody(up.body);
     const headers = call.clientHeaders ? withForwarded(up.headers, call.clientHeaders) : up.headers;
-    const init: RequestInit = { method: up.method ?? "POST", headers, body, signal: u.abort.signal, redirect: "manual" };
+    const init: RequestInit = {
+      method: up.method ?? "POST",
+      headers,
+      body,
+      signal: u.abort.signal,
+      redirect: "manual",
+    };
     res = await (adaptor.send ? adaptor.send(call, up.url, init) : sendUpstream(call, up.url, init));
   } catch (e) {
     u.release();
@@ -195,7 +235,14 @@ async function attempt(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCa
     const timedOut = (u.abort.signal.reason as Error)?.message === "timeout";
     recordUpstreamError(call.channel.id);
     reportFailure(deps, call, undefined, timedOut ? "timeout" : "connection failed");
-    return attemptEnded(req, new UpstreamError(timedOut ? 504 : 502, timedOut ? "the upstream channel did not answer in time" : "could not connect to the upstream channel", true));
+    return attemptEnded(
+      req,
+      new UpstreamError(
+        timedOut ? 504 : 502,
+        timedOut ? "the upstream channel did not answer in time" : "could not connect to the upstream channel",
+        true,
+      ),
+    );
   }
   if (res.ok) {
     // Streams may run longer than the timeout; it only guards the wait for the first answer and JSON bodies.
@@ -209,12 +256,25 @@ async function attempt(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCa
   }
   u.release();
   const text = await res.text().catch(() => "");
-  const raw = adaptor.errorMessage ? adaptor.errorMessage(res.status, text) : `upstream answered with status ${res.status}`;
+  const raw = adaptor.errorMessage
+    ? adaptor.errorMessage(res.status, text)
+    : `upstream answered with status ${res.status}`;
   const code = errorCode(text);
-  const message = res.status === 404 && RESPONSES_MODES.has(call.mode) ? `${scrub(raw, call)}${NO_RESPONSES_API_HINT}` : scrub(raw, call);
+  const message =
+    res.status === 404 && RESPONSES_MODES.has(call.mode)
+      ? `${scrub(raw, call)}${NO_RESPONSES_API_HINT}`
+      : scrub(raw, call);
   recordUpstreamError(call.channel.id);
   reportFailure(deps, call, res.status, message, code);
-  return attemptEnded(req, new UpstreamError(mappedStatus(call.channel, res.status), message, retryable(res.status, deps.options), contextExceeded(res.status, raw, code)));
+  return attemptEnded(
+    req,
+    new UpstreamError(
+      mappedStatus(call.channel, res.status),
+      message,
+      retryable(res.status, deps.options),
+      contextExceeded(res.status, raw, code),
+    ),
+  );
 }
 
 function attemptEnded<T extends Answer | AppError>(req: RelayRequest, outcome: T): T {
@@ -222,17 +282,27 @@ function attemptEnded<T extends Answer | AppError>(req: RelayRequest, outcome: T
   return outcome;
 }
 
-async function deliver(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCall, answer: Answer, o: Served): Promise<Response> {
+async function deliver(
+  deps: AppDeps,
+  adaptor: ProviderAdaptor,
+  call: ProviderCall,
+  answer: Answer,
+  o: Served,
+): Promise<Response> {
   const res = answer.res;
   // Sent: the client's text is not kept for the answer's lifetime (a stream's can be minutes).
   o.req.json = call.json = undefined;
-  if (call.stream && (adaptor.decodeStream || (res.headers.get("content-type") ?? "").includes("text/event-stream"))) return streamReply(deps, adaptor, call, answer, o);
+  if (call.stream && (adaptor.decodeStream || (res.headers.get("content-type") ?? "").includes("text/event-stream")))
+    return streamReply(deps, adaptor, call, answer, o);
   if (o.req.mode === "audio_speech") {
     answer.release();
     o.firstByteMs = performance.now() - o.started;
     // Speech is priced on its input text, counted after the audio is on its way.
     finish(deps, o, null, () => "");
-    return new Response(res.body, { status: res.status, headers: { "content-type": res.headers.get("content-type") ?? "audio/mpeg" } });
+    return new Response(res.body, {
+      status: res.status,
+      headers: { "content-type": res.headers.get("content-type") ?? "audio/mpeg" },
+    });
   }
   let text: string;
   const limit = adaptor.passThroughJson?.(call) ? BUFFERED_ANSWER_BYTES : Infinity;
@@ -277,7 +347,10 @@ async function deliver(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCa
     const contentType = res.headers.get("content-type") ?? "";
     if (isTextAnswer(call, contentType)) {
       finish(deps, o, null, () => text);
-      return new Response(text, { status: res.status, headers: { "content-type": contentType || "text/plain; charset=utf-8" } });
+      return new Response(text, {
+        status: res.status,
+        headers: { "content-type": contentType || "text/plain; charset=utf-8" },
+      });
     }
     await releaseHold(deps, o);
     recordUpstreamError(call.channel.id);
@@ -328,7 +401,11 @@ async function paidBeyondHold(deps: AppDeps, o: Served, usage: Usage): Promise<v
   // billed as far as the balances reach (settlement charges past a hold that way).
   if (!generates(o.req) || usage.completion_tokens <= outputBound(o.price, askedOutput(o.req))) return;
   await releaseHold(deps, o);
-  const err = new AppError(short.status, `the answer costs more than the balance can pay (${usage.completion_tokens} output tokens, past the bound the upstream was sent): it was not delivered and nothing was billed`, short.code);
+  const err = new AppError(
+    short.status,
+    `the answer costs more than the balance can pay (${usage.completion_tokens} output tokens, past the bound the upstream was sent): it was not delivered and nothing was billed`,
+    short.code,
+  );
   recordError(deps, o.req, err, o.channel.id, o.usedChannels, o.started);
   throw err;
 }
@@ -365,7 +442,9 @@ const ANSWER_TAIL_BYTES = 64 * 1024;
 /** Pass-through answers longer than this are not parsed whole when their tail holds their usage (deliver). */
 const PARSED_ANSWER_CHARS = 64 * 1024;
 
-type ReadAnswer = { text: string; rest?: undefined } | { text?: undefined; head: Uint8Array[]; rest: ReadableStreamDefaultReader<Uint8Array> };
+type ReadAnswer =
+  | { text: string; rest?: undefined }
+  | { text?: undefined; head: Uint8Array[]; rest: ReadableStreamDefaultReader<Uint8Array> };
 
 /** The whole answer as text when it is at most `limit` bytes; else what was read so far and the rest to stream. */
 async function readAnswer(res: Response, limit: number): Promise<ReadAnswer> {
@@ -388,7 +467,14 @@ async function readAnswer(res: Response, limit: number): Promise<ReadAnswer> {
 
 /** A large pass-through answer: forwarded chunk by chunk, settled from the usage in its tail when it ends
  * whole; not billed when it breaks off or does not end like JSON (the client then has a broken body). */
-function passLargeAnswer(deps: AppDeps, call: ProviderCall, answer: Answer, o: Served, head: Uint8Array[], rest: ReadableStreamDefaultReader<Uint8Array>): Response {
+function passLargeAnswer(
+  deps: AppDeps,
+  call: ProviderCall,
+  answer: Answer,
+  o: Served,
+  head: Uint8Array[],
+  rest: ReadableStreamDefaultReader<Uint8Array>,
+): Response {
   const res = answer.res;
   o.firstByteMs = performance.now() - o.started;
   const closed = relayState(deps).writer.streamOpened();
@@ -409,7 +495,14 @@ function passLargeAnswer(deps: AppDeps, call: ProviderCall, answer: Answer, o: S
     await releaseHold(deps, o);
     recordUpstreamError(call.channel.id);
     reportFailure(deps, call, res.status, why);
-    recordError(deps, o.req, new AppError(502, `the upstream channel sent ${why}`, "bad_response_body"), call.channel.id, o.usedChannels, o.started);
+    recordError(
+      deps,
+      o.req,
+      new AppError(502, `the upstream channel sent ${why}`, "bad_response_body"),
+      call.channel.id,
+      o.usedChannels,
+      o.started,
+    );
   };
   let settled = false;
   const passed = gcNudger();
@@ -424,36 +517,42 @@ function passLargeAnswer(deps: AppDeps, call: ProviderCall, answer: Answer, o: S
   };
   // A plain pull stream, not a Bun "direct" one: direct writes do not wait for the client, so a fast upstream
   // piled the whole answer up in memory (+82 MB for 50 MB; this form, like a bare pipe, stays near +25 MB).
-  const body = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      const next = head.shift();
-      if (next) {
-        keepTail(next);
-        controller.enqueue(next);
-        return;
-      }
-      try {
-        const { value, done } = await rest.read();
-        if (done) {
-          await settle(true);
-          controller.close();
+  const body = new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const next = head.shift();
+        if (next) {
+          keepTail(next);
+          controller.enqueue(next);
           return;
         }
-        keepTail(value);
-        controller.enqueue(value);
-        passed(value.byteLength);
-      } catch {
-        await settle(false);
-        controller.error(new Error("the upstream channel broke off its answer"));
-      }
+        try {
+          const { value, done } = await rest.read();
+          if (done) {
+            await settle(true);
+            controller.close();
+            return;
+          }
+          keepTail(value);
+          controller.enqueue(value);
+          passed(value.byteLength);
+        } catch {
+          await settle(false);
+          controller.error(new Error("the upstream channel broke off its answer"));
+        }
+      },
+      cancel() {
+        answer.abortUpstream();
+        rest.cancel().catch(() => {});
+        void settle(false);
+      },
     },
-    cancel() {
-      answer.abortUpstream();
-      rest.cancel().catch(() => {});
-      void settle(false);
-    },
-  }, { highWaterMark: 0 });
-  return new Response(body, { status: res.status, headers: { "content-type": res.headers.get("content-type") ?? "application/json" } });
+    { highWaterMark: 0 },
+  );
+  return new Response(body, {
+    status: res.status,
+    headers: { "content-type": res.headers.get("content-type") ?? "application/json" },
+  });
 }
 
 /**
@@ -501,7 +600,12 @@ function streamReply(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCall
   /** The closing event of a cut stream, in the client's own error format (the SDKs raise it). */
   const interrupted = () => {
     o.interrupted = true;
-    return errorEvent(call.format, 502, "the upstream channel broke off the stream before the answer was complete (stream interrupted)", "stream_interrupted");
+    return errorEvent(
+      call.format,
+      502,
+      "the upstream channel broke off the stream before the answer was complete (stream interrupted)",
+      "stream_interrupted",
+    );
   };
   // Metered against its hold (core/stream-budget.ts): cut, in the client's error format, once the balance cannot pay more.
   const budget = StreamBudget.of(deps, o);
@@ -549,7 +653,8 @@ function streamReply(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCall
             for (const ev of sse.finish()) out += mapper.event(ev);
             // Without upstream usage the end frames show the gateway's count: made exactly, off the loop.
             if (mapper.countsText?.()) mapper.textCounted?.(await countGenerated(mapper.generatedText()));
-            if (mapper.complete() && !mapper.usage() && !counted) counted = await countedUsageExact(o.req.body, mapper.generatedText());
+            if (mapper.complete() && !mapper.usage() && !counted)
+              counted = await countedUsageExact(o.req.body, mapper.generatedText());
             if (mapper.complete()) out += mapper.end(count);
             else out += interrupted();
             if (out) controller.write(out);
@@ -566,7 +671,15 @@ function streamReply(deps: AppDeps, adaptor: ProviderAdaptor, call: ProviderCall
             if (short) {
               // What this chunk carries is past what the payer can pay: not sent, and not billed (cutAtHold).
               o.cutAtHold = true;
-              return cut(controller, errorEvent(call.format, short.status, `the answer reached what the balance can pay: the stream was cut (${short.message})`, short.code));
+              return cut(
+                controller,
+                errorEvent(
+                  call.format,
+                  short.status,
+                  `the answer reached what the balance can pay: the stream was cut (${short.message})`,
+                  short.code,
+                ),
+              );
             }
           }
           // The sink sends what was written once the microtasks have run (one socket write for the chunks of
@@ -616,5 +729,10 @@ function drainedWithin(sent: Promise<unknown>, ms: number): Promise<boolean> {
 /** A relayed stream's status and headers, made once (a Headers object: see JSON_OK). */
 const SSE_OK: ResponseInit = {
   status: 200,
-  headers: new Headers({ "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", connection: "keep-alive", "x-accel-buffering": "no" }),
+  headers: new Headers({
+    "content-type": "text/event-stream; charset=utf-8",
+    "cache-control": "no-cache",
+    connection: "keep-alive",
+    "x-accel-buffering": "no",
+  }),
 };

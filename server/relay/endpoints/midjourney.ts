@@ -17,7 +17,17 @@ import { applyTaskState, newTaskPrivate, refOf, taskCall } from "../core/task-se
 import { submitTask } from "./task.ts";
 import { writeOffLoop } from "../../infra/statement-worker.ts";
 
-export const MJ_SUBMITS = ["imagine", "change", "simple-change", "describe", "blend", "action", "modal", "shorten", "upload-discord-images"] as const;
+export const MJ_SUBMITS = [
+  "imagine",
+  "change",
+  "simple-change",
+  "describe",
+  "blend",
+  "action",
+  "modal",
+  "shorten",
+  "upload-discord-images",
+] as const;
 export type MjSubmit = (typeof MJ_SUBMITS)[number] | "swap";
 export const MJ_MODES = ["relax", "fast", "turbo"] as const;
 export type MjMode = (typeof MJ_MODES)[number];
@@ -29,7 +39,8 @@ export interface MjContext {
   mode: MjMode | null;
 }
 
-const mjError = (status: number, description: string, headers?: Record<string, string>) => Response.json({ code: 4, description, type: "midjourney_error", result: null }, { status, headers });
+const mjError = (status: number, description: string, headers?: Record<string, string>) =>
+  Response.json({ code: 4, description, type: "midjourney_error", result: null }, { status, headers });
 
 /** Runs a handler and answers any failure in midjourney-proxy's shape (auth, limits and quota included). */
 export async function mjAnswer(run: () => Promise<Response | unknown>): Promise<Response> {
@@ -56,12 +67,17 @@ export function resolveAction(kind: MjSubmit, body: Record<string, any>): Resolv
     case "imagine":
       if (!str(body.prompt)) throw new AppError(400, "prompt is required");
       return { action: "IMAGINE" };
-    case "describe": return { action: "DESCRIBE" };
-    case "blend": return { action: "BLEND" };
-    case "shorten": return { action: "SHORTEN" };
-    case "upload-discord-images": return { action: "UPLOAD" };
+    case "describe":
+      return { action: "DESCRIBE" };
+    case "blend":
+      return { action: "BLEND" };
+    case "shorten":
+      return { action: "SHORTEN" };
+    case "upload-discord-images":
+      return { action: "UPLOAD" };
     case "swap":
-      if (!str(body.sourceBase64) || !str(body.targetBase64)) throw new AppError(400, "sourceBase64 and targetBase64 are required");
+      if (!str(body.sourceBase64) || !str(body.targetBase64))
+        throw new AppError(400, "sourceBase64 and targetBase64 are required");
       return { action: "SWAP_FACE" };
     case "modal":
       if (!str(body.taskId)) throw new AppError(400, "taskId is required");
@@ -69,7 +85,8 @@ export function resolveAction(kind: MjSubmit, body: Record<string, any>): Resolv
     case "change": {
       const action = str(body.action).toUpperCase();
       if (!str(body.taskId)) throw new AppError(400, "taskId is required");
-      if (!action || !(MJ_ACTIONS as readonly string[]).includes(action)) throw new AppError(400, "action is required: UPSCALE, VARIATION or REROLL");
+      if (!action || !(MJ_ACTIONS as readonly string[]).includes(action))
+        throw new AppError(400, "action is required: UPSCALE, VARIATION or REROLL");
       if (action !== "REROLL" && !Number(body.index)) throw new AppError(400, "index is required");
       return { action, originId: str(body.taskId) };
     }
@@ -125,14 +142,27 @@ function notifyHookFor(deps: AppDeps, channelId: number): string | null {
 /** A user's task by its id (the newest if the upstream ids of two channels ever met). */
 async function ownTask(deps: AppDeps, userId: number, mjId: string): Promise<Midjourney | undefined> {
   if (!mjId) return undefined;
-  return deps.db.selectFrom("midjourneys").selectAll().where("user_id", "=", userId).where("mj_id", "=", mjId)
-    .orderBy("id", "desc").limit(1).executeTakeFirst();
+  return deps.db
+    .selectFrom("midjourneys")
+    .selectAll()
+    .where("user_id", "=", userId)
+    .where("mj_id", "=", mjId)
+    .orderBy("id", "desc")
+    .limit(1)
+    .executeTakeFirst();
 }
 
-export const mjView = (deps: AppDeps, row: Midjourney) => mjTaskObject(row, mjImageUrl(deps, row.mj_id, row.image_url ?? ""));
+export const mjView = (deps: AppDeps, row: Midjourney) =>
+  mjTaskObject(row, mjImageUrl(deps, row.mj_id, row.image_url ?? ""));
 
 /** POST /mj/submit/<kind> and /mj/insight-face/swap. */
-export async function mjSubmit(deps: AppDeps, kind: MjSubmit, path: string, body: Record<string, any>, ctx: MjContext): Promise<Response> {
+export async function mjSubmit(
+  deps: AppDeps,
+  kind: MjSubmit,
+  path: string,
+  body: Record<string, any>,
+  ctx: MjContext,
+): Promise<Response> {
   if (!deps.options.bool("DrawingEnabled")) throw new AppError(403, "drawing is disabled by the administrator");
   const { action, originId } = resolveAction(kind, body);
   let prompt = typeof body.prompt === "string" ? body.prompt : "";
@@ -140,7 +170,11 @@ export async function mjSubmit(deps: AppDeps, kind: MjSubmit, path: string, body
   if (originId) {
     const origin = await ownTask(deps, ctx.caller.userId, originId);
     if (!origin) throw new AppError(404, `task ${originId} not found`);
-    if (action !== "MODAL" && deps.options.bool("MjActionCheckSuccessEnabled") && origin.status !== TASK_STATUS.success) {
+    if (
+      action !== "MODAL"
+      && deps.options.bool("MjActionCheckSuccessEnabled")
+      && origin.status !== TASK_STATUS.success
+    ) {
       throw new AppError(400, `task ${originId} has not succeeded yet (status ${origin.status || "submitting"})`);
     }
     channelId = origin.channel_id;
@@ -151,12 +185,26 @@ export async function mjSubmit(deps: AppDeps, kind: MjSubmit, path: string, body
   if (!deps.options.bool("MjAccountFilterEnabled")) delete sent.accountFilter;
   const clientHook = typeof sent.notifyHook === "string" && sent.notifyHook.trim() ? sent.notifyHook.trim() : "";
   delete sent.notifyHook;
-  if (deps.options.bool("MjModeClearEnabled") && typeof sent.prompt === "string") sent.prompt = sent.prompt.replace(MODE_FLAGS, "").trim();
+  if (deps.options.bool("MjModeClearEnabled") && typeof sent.prompt === "string")
+    sent.prompt = sent.prompt.replace(MODE_FLAGS, "").trim();
 
   const model = mjPriceKey(action);
   const result = await submitTask(deps, {
-    req: { mode: "task", format: "openai", path, search: "", body: sent, model, stream: false, caller: ctx.caller, ip: ctx.ip },
-    platform: "midjourney", units: 1, channelId, action,
+    req: {
+      mode: "task",
+      format: "openai",
+      path,
+      search: "",
+      body: sent,
+      model,
+      stream: false,
+      caller: ctx.caller,
+      ip: ctx.ip,
+    },
+    platform: "midjourney",
+    units: 1,
+    channelId,
+    action,
     path: () => upstreamPath(deps, path, ctx.mode),
     body: (channel) => {
       const hook = notifyHookFor(deps, channel.id);
@@ -167,30 +215,64 @@ export async function mjSubmit(deps: AppDeps, kind: MjSubmit, path: string, body
   const nowMs = Date.now();
   const code = outcome.code ?? MJ_SUBMIT_CODE.notSubmitted;
   const row: Record<string, unknown> = {
-    code, user_id: ctx.caller.userId, action, mj_id: outcome.id, prompt, prompt_en: "", description: outcome.description ?? "", state: "",
-    submit_time: nowMs, start_time: 0, finish_time: 0, image_url: "", status: TASK_STATUS.submitted, progress: "0%", fail_reason: "",
-    channel_id: result.channel.id, quota: 0, buttons: "", properties: "", created_at: Math.floor(nowMs / 1000), private_data: null,
+    code,
+    user_id: ctx.caller.userId,
+    action,
+    mj_id: outcome.id,
+    prompt,
+    prompt_en: "",
+    description: outcome.description ?? "",
+    state: "",
+    submit_time: nowMs,
+    start_time: 0,
+    finish_time: 0,
+    image_url: "",
+    status: TASK_STATUS.submitted,
+    progress: "0%",
+    fail_reason: "",
+    channel_id: result.channel.id,
+    quota: 0,
+    buttons: "",
+    properties: "",
+    created_at: Math.floor(nowMs / 1000),
+    private_data: null,
   };
   if (!result.accepted) {
     // Recorded so the drawing log shows why; nothing was paid.
-    Object.assign(row, { status: TASK_STATUS.failure, progress: "100%", finish_time: nowMs, fail_reason: outcome.message ?? outcome.description ?? "" });
+    Object.assign(row, {
+      status: TASK_STATUS.failure,
+      progress: "100%",
+      finish_time: nowMs,
+      fail_reason: outcome.message ?? outcome.description ?? "",
+    });
     await writeOffLoop(deps.db, deps.db.insertInto("midjourneys").values(row as any));
     return Response.json(outcome.body);
   }
   row.quota = result.quota;
-  row.private_data = newTaskPrivate(result.adm, result.keyIndex, deps.options.bool("MjNotifyEnabled") ? clientHook || undefined : undefined);
+  row.private_data = newTaskPrivate(
+    result.adm,
+    result.keyIndex,
+    deps.options.bool("MjNotifyEnabled") ? clientHook || undefined : undefined,
+  );
   const known = outcome.state;
   if (known?.imageUrl) row.image_url = known.imageUrl;
   if (known?.status) row.status = known.status;
   // An upload has nothing left to do; a task the upstream already finished (code 21) is done too.
-  if (action === "UPLOAD" || row.status === TASK_STATUS.success) Object.assign(row, { status: TASK_STATUS.success, progress: "100%", start_time: nowMs, finish_time: nowMs });
+  if (action === "UPLOAD" || row.status === TASK_STATUS.success)
+    Object.assign(row, { status: TASK_STATUS.success, progress: "100%", start_time: nowMs, finish_time: nowMs });
   // An existing task that already failed was paid like any other: the poller reads the failure and refunds it.
   else if (row.status === TASK_STATUS.failure) row.status = TASK_STATUS.submitted;
   await writeOffLoop(deps.db, deps.db.insertInto("midjourneys").values(row as any));
   // Codes 21 and 22 mean the job is taken: clients are told 1, except for the window actions that open
   // a MODAL (they need to know a window is waiting).
-  const body1 = outcome.body && typeof outcome.body === "object" ? { ...(outcome.body as Record<string, unknown>) } : outcome.body;
-  if (body1 && typeof body1 === "object" && (code === MJ_SUBMIT_CODE.queued || (code === MJ_SUBMIT_CODE.exists && action !== "INPAINT" && action !== "CUSTOM_ZOOM"))) {
+  const body1 =
+    outcome.body && typeof outcome.body === "object" ? { ...(outcome.body as Record<string, unknown>) } : outcome.body;
+  if (
+    body1
+    && typeof body1 === "object"
+    && (code === MJ_SUBMIT_CODE.queued
+      || (code === MJ_SUBMIT_CODE.exists && action !== "INPAINT" && action !== "CUSTOM_ZOOM"))
+  ) {
     (body1 as Record<string, unknown>).code = MJ_SUBMIT_CODE.submitted;
   }
   return Response.json(body1);
@@ -207,7 +289,12 @@ export async function mjFetch(deps: AppDeps, caller: Caller, id: string): Promis
 export async function mjList(deps: AppDeps, caller: Caller, body: Record<string, any>): Promise<unknown[]> {
   const ids = Array.isArray(body.ids) ? body.ids.filter((x: unknown) => typeof x === "string" && x).slice(0, 1000) : [];
   if (ids.length === 0) return [];
-  const rows = await deps.db.selectFrom("midjourneys").selectAll().where("user_id", "=", caller.userId).where("mj_id", "in", ids).execute();
+  const rows = await deps.db
+    .selectFrom("midjourneys")
+    .selectAll()
+    .where("user_id", "=", caller.userId)
+    .where("mj_id", "in", ids)
+    .execute();
   return rows.map((r) => mjView(deps, r));
 }
 
@@ -216,13 +303,25 @@ export async function mjImageSeed(deps: AppDeps, caller: Caller, id: string, mod
   const row = await ownTask(deps, caller.userId, id);
   if (!row) throw new AppError(404, `task ${id} not found`);
   const channel = await deps.db.selectFrom("channels").selectAll().where("id", "=", row.channel_id).executeTakeFirst();
-  if (!channel || channel.status !== CHANNEL_STATUS.enabled) throw new AppError(403, "the channel of this task is disabled");
+  if (!channel || channel.status !== CHANNEL_STATUS.enabled)
+    throw new AppError(403, "the channel of this task is disabled");
   const adaptor = taskAdaptorFor(channel.type);
-  if (!adaptor || adaptor.platform !== "midjourney") throw new AppError(400, "the channel of this task is not a Midjourney channel");
+  if (!adaptor || adaptor.platform !== "midjourney")
+    throw new AppError(400, "the channel of this task is not a Midjourney channel");
   const call = taskCall(channel, refOf("midjourneys", row).priv.key_index);
-  const up = adaptor.request(call, "GET", upstreamPath(deps, `/mj/task/${encodeURIComponent(row.mj_id)}/image-seed`, mode));
-  const res = await fetch(up.url, { method: "GET", headers: up.headers, redirect: "manual", signal: AbortSignal.timeout(30_000) })
-    .catch(() => { throw new AppError(502, "could not reach the drawing service"); });
+  const up = adaptor.request(
+    call,
+    "GET",
+    upstreamPath(deps, `/mj/task/${encodeURIComponent(row.mj_id)}/image-seed`, mode),
+  );
+  const res = await fetch(up.url, {
+    method: "GET",
+    headers: up.headers,
+    redirect: "manual",
+    signal: AbortSignal.timeout(30_000),
+  }).catch(() => {
+    throw new AppError(502, "could not reach the drawing service");
+  });
   const text = await res.text();
   if (!res.ok) throw new AppError(res.status >= 500 ? 502 : res.status, "the drawing service could not read the seed");
   try {
@@ -235,8 +334,14 @@ export async function mjImageSeed(deps: AppDeps, caller: Caller, id: string, mod
 /** GET /mj/image/{id}?sig=: the task's image through the gateway (MjForwardUrlEnabled links point here). */
 export async function mjImage(deps: AppDeps, id: string, sig: string): Promise<Response> {
   if (!sig || !mjImageSignatureValid(deps, id, sig)) return mjError(403, "invalid or missing image signature");
-  const row = await deps.db.selectFrom("midjourneys").select(["image_url"]).where("mj_id", "=", id).where("image_url", "<>", "")
-    .orderBy("id", "desc").limit(1).executeTakeFirst();
+  const row = await deps.db
+    .selectFrom("midjourneys")
+    .select(["image_url"])
+    .where("mj_id", "=", id)
+    .where("image_url", "<>", "")
+    .orderBy("id", "desc")
+    .limit(1)
+    .executeTakeFirst();
   if (!row?.image_url) return mjError(404, `no image for task ${id}`);
   let res: Response;
   try {
@@ -249,22 +354,37 @@ export async function mjImage(deps: AppDeps, id: string, sig: string): Promise<R
     return mjError(502, `the image server answered with status ${res.status}`);
   }
   const type = res.headers.get("content-type") ?? "image/png";
-  const headers: Record<string, string> = { "content-type": type.startsWith("image/") ? type : "application/octet-stream", "cache-control": "private, max-age=86400" };
+  const headers: Record<string, string> = {
+    "content-type": type.startsWith("image/") ? type : "application/octet-stream",
+    "cache-control": "private, max-age=86400",
+  };
   const length = res.headers.get("content-length");
   if (length) headers["content-length"] = length;
   return new Response(res.body, { status: 200, headers });
 }
 
 /** POST /mj/notify?channel=&sig=: the upstream reports a task's progress (the hook the gateway gave it). */
-export async function mjNotify(deps: AppDeps, channelParam: string, sig: string, body: Record<string, any>): Promise<unknown> {
+export async function mjNotify(
+  deps: AppDeps,
+  channelParam: string,
+  sig: string,
+  body: Record<string, any>,
+): Promise<unknown> {
   const channelId = Number(channelParam);
   const want = Buffer.from(Number.isInteger(channelId) && channelId > 0 ? notifySignature(deps, channelId) : "");
   const got = Buffer.from(sig ?? "");
-  if (want.length === 0 || got.length !== want.length || !timingSafeEqual(got, want)) throw new AppError(403, "invalid notify signature");
+  if (want.length === 0 || got.length !== want.length || !timingSafeEqual(got, want))
+    throw new AppError(403, "invalid notify signature");
   const st = mjState(body);
   if (!st) throw new AppError(400, "the notification names no task");
-  const row = await deps.db.selectFrom("midjourneys").selectAll().where("channel_id", "=", channelId).where("mj_id", "=", st.id)
-    .orderBy("id", "desc").limit(1).executeTakeFirst();
+  const row = await deps.db
+    .selectFrom("midjourneys")
+    .selectAll()
+    .where("channel_id", "=", channelId)
+    .where("mj_id", "=", st.id)
+    .orderBy("id", "desc")
+    .limit(1)
+    .executeTakeFirst();
   if (!row) throw new AppError(404, `task ${st.id} not found`);
   await applyTaskState(deps, refOf("midjourneys", row), st);
   return { code: 1, description: "ok" };

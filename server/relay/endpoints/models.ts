@@ -7,7 +7,10 @@ import { channelType } from "../../catalogue/index.ts";
 import type { Caller } from "../auth.ts";
 import { relayState } from "../state.ts";
 
-export interface CallerModel { id: string; owner: string }
+export interface CallerModel {
+  id: string;
+  owner: string;
+}
 
 /** Models a caller may use: the group's enabled abilities, narrowed by the token's model limits. */
 export async function callerModels(deps: AppDeps, caller: Caller): Promise<CallerModel[]> {
@@ -29,7 +32,8 @@ export type ListShape = "openai" | "claude" | "gemini";
 export function listShape(request: Request): ListShape {
   const h = request.headers;
   if (h.get("anthropic-version")) return "claude";
-  if (h.get("x-goog-api-key") || (!h.get("authorization") && new URL(request.url).searchParams.has("key"))) return "gemini";
+  if (h.get("x-goog-api-key") || (!h.get("authorization") && new URL(request.url).searchParams.has("key")))
+    return "gemini";
   return "openai";
 }
 
@@ -50,8 +54,14 @@ function claudeModel(m: CallerModel) {
 /** Gemini's Model resource; the methods say what the gateway serves for it (embedding models embed, others generate). */
 export function geminiModel(m: CallerModel) {
   return {
-    name: `models/${m.id}`, baseModelId: m.id, version: "001", displayName: m.id, description: `${m.id} through this gateway`,
-    supportedGenerationMethods: EMBEDDING.test(m.id) ? ["embedContent", "batchEmbedContents"] : ["generateContent", "streamGenerateContent", "countTokens"],
+    name: `models/${m.id}`,
+    baseModelId: m.id,
+    version: "001",
+    displayName: m.id,
+    description: `${m.id} through this gateway`,
+    supportedGenerationMethods: EMBEDDING.test(m.id)
+      ? ["embedContent", "batchEmbedContents"]
+      : ["generateContent", "streamGenerateContent", "countTokens"],
   };
 }
 
@@ -68,6 +78,7 @@ export function modelList(models: CallerModel[], shape: ListShape): unknown {
 export function oneModel(models: CallerModel[], name: string, shape: ListShape): unknown {
   const id = name.replace(/^models\//, "");
   const hit = models.find((m) => m.id === id);
-  if (!hit) throw new AppError(404, `the model '${id}' does not exist or you do not have access to it`, "model_not_found");
+  if (!hit)
+    throw new AppError(404, `the model '${id}' does not exist or you do not have access to it`, "model_not_found");
   return shape === "claude" ? claudeModel(hit) : shape === "gemini" ? geminiModel(hit) : openaiModel(hit);
 }

@@ -28,7 +28,8 @@ export function checkClaudeBody(body: Record<string, any>): string {
   if (!model) throw new AppError(400, "model: Field required");
   if (!Array.isArray(body.messages) || body.messages.length === 0) throw new AppError(400, "messages: Field required");
   for (const [i, m] of body.messages.entries()) {
-    if (!m || typeof m !== "object" || typeof m.role !== "string" || !m.role) throw new AppError(400, `messages.${i}.role: Field required`);
+    if (!m || typeof m !== "object" || typeof m.role !== "string" || !m.role)
+      throw new AppError(400, `messages.${i}.role: Field required`);
   }
   if (body.max_tokens !== undefined && (!Number.isInteger(body.max_tokens) || body.max_tokens < 1)) {
     throw new AppError(400, "max_tokens: Input should be a positive integer");
@@ -37,9 +38,11 @@ export function checkClaudeBody(body: Record<string, any>): string {
 }
 
 export function checkGeminiBody(body: Record<string, any>): void {
-  if (!Array.isArray(body.contents) || body.contents.length === 0) throw new AppError(400, "* GenerateContentRequest.contents: contents is not specified");
+  if (!Array.isArray(body.contents) || body.contents.length === 0)
+    throw new AppError(400, "* GenerateContentRequest.contents: contents is not specified");
   for (const [i, c] of body.contents.entries()) {
-    if (!c || !Array.isArray(c.parts)) throw new AppError(400, `* GenerateContentRequest.contents[${i}].parts: contents.parts must not be empty`);
+    if (!c || !Array.isArray(c.parts))
+      throw new AppError(400, `* GenerateContentRequest.contents[${i}].parts: contents.parts must not be empty`);
   }
 }
 
@@ -57,7 +60,13 @@ function countable(convert: () => unknown, asIs: () => unknown): unknown {
   }
 }
 
-const GEMINI_ACTIONS = new Set(["generateContent", "streamGenerateContent", "countTokens", "embedContent", "batchEmbedContents"]);
+const GEMINI_ACTIONS = new Set([
+  "generateContent",
+  "streamGenerateContent",
+  "countTokens",
+  "embedContent",
+  "batchEmbedContents",
+]);
 const EMBED_ACTIONS = new Set(["embedContent", "batchEmbedContents"]);
 
 /** "gemini-2.5-flash:streamGenerateContent" → model and method. */
@@ -67,7 +76,10 @@ export function geminiTarget(tail: string): { model: string; action: string; str
   const model = at > 0 ? decoded.slice(0, at).replace(/^models\//, "") : "";
   const action = at > 0 ? decoded.slice(at + 1) : "";
   if (!model || !GEMINI_ACTIONS.has(action)) {
-    throw new AppError(action ? 501 : 404, action ? `method ${action} is not supported by this gateway` : `unknown Gemini route models/${decoded}`);
+    throw new AppError(
+      action ? 501 : 404,
+      action ? `method ${action} is not supported by this gateway` : `unknown Gemini route models/${decoded}`,
+    );
   }
   return { model, action, stream: action === "streamGenerateContent" };
 }
@@ -85,8 +97,19 @@ export function claudeMessagesRoute(deps: AppDeps): PlainRoute {
     // Only the beta SDK's ?beta=true means anything to Anthropic (providers/claude); the rest of a query is dropped.
     const search = request.url.includes("beta=") ? betaSearch(request.url) : "";
     return relay(deps, {
-      mode: "chat", format: "claude", path: "/v1/messages", search, body, model, stream: body.stream === true, caller: who, ip,
-      incoming: request, headers: beta ? { "anthropic-beta": beta } : undefined, httpHeaders: request.headers, json: { body, text },
+      mode: "chat",
+      format: "claude",
+      path: "/v1/messages",
+      search,
+      body,
+      model,
+      stream: body.stream === true,
+      caller: who,
+      ip,
+      incoming: request,
+      headers: beta ? { "anthropic-beta": beta } : undefined,
+      httpHeaders: request.headers,
+      json: { body, text },
     });
   });
 }
@@ -111,20 +134,62 @@ export function geminiRoute(deps: AppDeps): PlainRoute {
     const body = parseJsonObject(text);
     // countTokens may wrap the request: {"generateContentRequest": {...}}.
     if (action === "countTokens") {
-      const inner = body.generateContentRequest && typeof body.generateContentRequest === "object" ? body.generateContentRequest : body;
+      const inner =
+        body.generateContentRequest && typeof body.generateContentRequest === "object"
+          ? body.generateContentRequest
+          : body;
       checkGeminiBody(inner);
-      return { totalTokens: await countPromptTokens(countable(() => geminiRequestToOpenAI(inner, model, false), () => inner)) };
+      return {
+        totalTokens: await countPromptTokens(
+          countable(
+            () => geminiRequestToOpenAI(inner, model, false),
+            () => inner,
+          ),
+        ),
+      };
     }
     if (EMBED_ACTIONS.has(action)) {
       // Checked here so a bad body costs nothing; embeddings are served by Gemini and OpenAI-format channels.
-      if (action === "batchEmbedContents" ? !Array.isArray(body.requests) || body.requests.length === 0 : !body.content) {
-        throw new AppError(400, action === "batchEmbedContents" ? "* BatchEmbedContentsRequest.requests: requests is required" : "* EmbedContentRequest.content: content is required");
+      if (
+        action === "batchEmbedContents" ? !Array.isArray(body.requests) || body.requests.length === 0 : !body.content
+      ) {
+        throw new AppError(
+          400,
+          action === "batchEmbedContents"
+            ? "* BatchEmbedContentsRequest.requests: requests is required"
+            : "* EmbedContentRequest.content: content is required",
+        );
       }
       geminiEmbedTexts(body);
-      return relay(deps, { mode: "embeddings", format: "gemini", path: url.pathname, search: url.search, body, model, stream: false, caller: who, ip, signal: request.signal, httpHeaders: request.headers });
+      return relay(deps, {
+        mode: "embeddings",
+        format: "gemini",
+        path: url.pathname,
+        search: url.search,
+        body,
+        model,
+        stream: false,
+        caller: who,
+        ip,
+        signal: request.signal,
+        httpHeaders: request.headers,
+      });
     }
     checkGeminiBody(body);
-    return relay(deps, { mode: "chat", format: "gemini", path: url.pathname, search: url.search, body, model, stream, caller: who, ip, incoming: request, httpHeaders: request.headers, json: { body, text } });
+    return relay(deps, {
+      mode: "chat",
+      format: "gemini",
+      path: url.pathname,
+      search: url.search,
+      body,
+      model,
+      stream,
+      caller: who,
+      ip,
+      incoming: request,
+      httpHeaders: request.headers,
+      json: { body, text },
+    });
   });
 }
 
@@ -133,19 +198,30 @@ export function nativeModule(deps: AppDeps) {
 
   // Claude and Gemini requests carry images and documents: the server-wide MAX_BODY_BYTES.
   const parse = textWithin(bodyLimit("native", deps.config.maxBodyBytes));
-  return new Elysia({ name: "relay-native" })
-    // An estimate with the gateway's tokenizer (the channel is not asked, and nothing is billed).
-    .post("/v1/messages/count_tokens", async ({ request, server, body: raw }) => {
-      await caller(request, server);
-      const body = parseJsonObject(raw);
-      checkClaudeBody(body);
-      const asIs = () => ({ messages: [{ role: "system", content: body.system ?? "" }, ...body.messages], tools: body.tools });
-      return { input_tokens: await countPromptTokens(countable(() => claudeRequestToOpenAI(body as any), asIs)) };
-    }, { parse })
-    // genai's models.list / models.get: the key's models as Gemini Model resources.
-    .get("/v1beta/models", async ({ request, server }) => modelList(await callerModels(deps, (await caller(request, server)).caller), "gemini"))
-    .get("/v1beta/models/*", async ({ request, server, params }) => {
-      const models = await callerModels(deps, (await caller(request, server)).caller);
-      return oneModel(models, decodeOr400((params as Record<string, string>)["*"] ?? ""), "gemini");
-    });
+  return (
+    new Elysia({ name: "relay-native" })
+      // An estimate with the gateway's tokenizer (the channel is not asked, and nothing is billed).
+      .post(
+        "/v1/messages/count_tokens",
+        async ({ request, server, body: raw }) => {
+          await caller(request, server);
+          const body = parseJsonObject(raw);
+          checkClaudeBody(body);
+          const asIs = () => ({
+            messages: [{ role: "system", content: body.system ?? "" }, ...body.messages],
+            tools: body.tools,
+          });
+          return { input_tokens: await countPromptTokens(countable(() => claudeRequestToOpenAI(body as any), asIs)) };
+        },
+        { parse },
+      )
+      // genai's models.list / models.get: the key's models as Gemini Model resources.
+      .get("/v1beta/models", async ({ request, server }) =>
+        modelList(await callerModels(deps, (await caller(request, server)).caller), "gemini"),
+      )
+      .get("/v1beta/models/*", async ({ request, server, params }) => {
+        const models = await callerModels(deps, (await caller(request, server)).caller);
+        return oneModel(models, decodeOr400((params as Record<string, string>)["*"] ?? ""), "gemini");
+      })
+  );
 }

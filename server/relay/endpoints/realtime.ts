@@ -38,12 +38,22 @@ export const REALTIME_HOLD_TOKENS = 1024;
  * names have no entry for the model (billing.ts otherwise bills audio like text).
  */
 const AUDIO_RATIO: Record<string, number> = {
-  "gpt-realtime": 8, "gpt-4o-realtime-preview": 8, "gpt-realtime-mini": 16.67, "gpt-4o-mini-realtime-preview": 16.67,
+  "gpt-realtime": 8,
+  "gpt-4o-realtime-preview": 8,
+  "gpt-realtime-mini": 16.67,
+  "gpt-4o-mini-realtime-preview": 16.67,
 };
-const AUDIO_COMPLETION_RATIO: Record<string, number> = { "gpt-realtime": 2, "gpt-4o-realtime-preview": 2, "gpt-realtime-mini": 2, "gpt-4o-mini-realtime-preview": 2 };
+const AUDIO_COMPLETION_RATIO: Record<string, number> = {
+  "gpt-realtime": 2,
+  "gpt-4o-realtime-preview": 2,
+  "gpt-realtime-mini": 2,
+  "gpt-4o-mini-realtime-preview": 2,
+};
 
 function builtin(table: Record<string, number>, model: string): number | undefined {
-  const hit = Object.keys(table).filter((k) => model === k || model.startsWith(k + "-")).sort((a, b) => b.length - a.length)[0];
+  const hit = Object.keys(table)
+    .filter((k) => model === k || model.startsWith(k + "-"))
+    .sort((a, b) => b.length - a.length)[0];
   return hit ? table[hit] : undefined;
 }
 
@@ -56,7 +66,8 @@ export function realtimePrice(deps: AppDeps, model: string, price: Price): Price
   return {
     ...price,
     audioRatio: own("AudioRatio") ?? builtin(AUDIO_RATIO, model) ?? price.audioRatio,
-    audioCompletionRatio: own("AudioCompletionRatio") ?? builtin(AUDIO_COMPLETION_RATIO, model) ?? price.audioCompletionRatio,
+    audioCompletionRatio:
+      own("AudioCompletionRatio") ?? builtin(AUDIO_COMPLETION_RATIO, model) ?? price.audioCompletionRatio,
   };
 }
 
@@ -70,37 +81,63 @@ export function realtimeUsage(u: any): Usage {
   const inD = u?.input_token_details ?? {};
   const outD = u?.output_token_details ?? {};
   const audioIn = n(inD.audio_tokens);
-  const textIn = inD.text_tokens !== undefined ? n(inD.text_tokens) + n(inD.image_tokens) : Math.max(0, n(u?.input_tokens) - audioIn);
+  const textIn =
+    inD.text_tokens !== undefined
+      ? n(inD.text_tokens) + n(inD.image_tokens)
+      : Math.max(0, n(u?.input_tokens) - audioIn);
   const cachedDetails = inD.cached_tokens_details ?? {};
   const cachedAudio = Math.min(audioIn, n(cachedDetails.audio_tokens));
-  const cachedText = Math.min(textIn, cachedDetails.text_tokens !== undefined ? n(cachedDetails.text_tokens) + n(cachedDetails.image_tokens) : Math.max(0, n(inD.cached_tokens) - cachedAudio));
+  const cachedText = Math.min(
+    textIn,
+    cachedDetails.text_tokens !== undefined
+      ? n(cachedDetails.text_tokens) + n(cachedDetails.image_tokens)
+      : Math.max(0, n(inD.cached_tokens) - cachedAudio),
+  );
   const audioOut = n(outD.audio_tokens);
   const textOut = outD.text_tokens !== undefined ? n(outD.text_tokens) : Math.max(0, n(u?.output_tokens) - audioOut);
   return {
-    prompt_tokens: textIn + audioIn, completion_tokens: textOut + audioOut, total_tokens: textIn + audioIn + textOut + audioOut,
-    cached_tokens: cachedText + cachedAudio, audio_prompt_tokens: audioIn - cachedAudio, audio_completion_tokens: audioOut,
+    prompt_tokens: textIn + audioIn,
+    completion_tokens: textOut + audioOut,
+    total_tokens: textIn + audioIn + textOut + audioOut,
+    cached_tokens: cachedText + cachedAudio,
+    audio_prompt_tokens: audioIn - cachedAudio,
+    audio_completion_tokens: audioOut,
   };
 }
 
 /** The session's hold for its next response: REALTIME_HOLD_TOKENS audio output tokens. */
 function turnHold(price: Price): number {
-  return quotaFor(price, { prompt_tokens: 0, completion_tokens: REALTIME_HOLD_TOKENS, total_tokens: REALTIME_HOLD_TOKENS, audio_completion_tokens: REALTIME_HOLD_TOKENS });
+  return quotaFor(price, {
+    prompt_tokens: 0,
+    completion_tokens: REALTIME_HOLD_TOKENS,
+    total_tokens: REALTIME_HOLD_TOKENS,
+    audio_completion_tokens: REALTIME_HOLD_TOKENS,
+  });
 }
 
 /** The key from Authorization, api-key (Azure clients), the browser subprotocol, or ?key= / ?api-key=. */
 function realtimeKey(request: Request): string {
   const h = request.headers;
-  const proto = (h.get("sec-websocket-protocol") ?? "").split(",").map((p) => p.trim()).find((p) => p.startsWith(KEY_PROTOCOL));
+  const proto = (h.get("sec-websocket-protocol") ?? "")
+    .split(",")
+    .map((p) => p.trim())
+    .find((p) => p.startsWith(KEY_PROTOCOL));
   if (!h.get("authorization") && proto) return proto.slice(KEY_PROTOCOL.length);
   const azure = h.get("api-key") ?? new URL(request.url).searchParams.get("api-key");
   if (!h.get("authorization") && azure) return azure.trim();
   return presentedKey(request);
 }
 
-interface Upstream { ws: WebSocket; adaptor: ProviderAdaptor }
+interface Upstream {
+  ws: WebSocket;
+  adaptor: ProviderAdaptor;
+}
 
 /** Opens the channel's realtime socket: resolves when it is open, or to an UpstreamError another channel may retry. */
-function connect(adaptor: ProviderAdaptor, target: { url: string; headers: Record<string, string> }): Promise<WebSocket | UpstreamError> {
+function connect(
+  adaptor: ProviderAdaptor,
+  target: { url: string; headers: Record<string, string> },
+): Promise<WebSocket | UpstreamError> {
   return new Promise((resolve) => {
     let ws: WebSocket;
     try {
@@ -113,10 +150,14 @@ function connect(adaptor: ProviderAdaptor, target: { url: string; headers: Recor
       ws.close();
       resolve(new UpstreamError(504, "the upstream channel's realtime endpoint did not answer in time", true));
     }, CONNECT_TIMEOUT_MS);
-    ws.addEventListener("open", () => {
-      clearTimeout(timer);
-      resolve(ws);
-    }, { once: true });
+    ws.addEventListener(
+      "open",
+      () => {
+        clearTimeout(timer);
+        resolve(ws);
+      },
+      { once: true },
+    );
     const failed = () => {
       clearTimeout(timer);
       resolve(new UpstreamError(502, `the upstream channel refused the realtime session (${adaptor.kind})`, true));
@@ -142,8 +183,14 @@ class Session {
   private unbilled = 0;
   private cancelWait: (() => void) | null = null;
 
-  constructor(private deps: AppDeps, private served: Served, private up: WebSocket) {
-    up.addEventListener("message", (ev) => this.fromUpstream(typeof ev.data === "string" ? ev.data : Buffer.from(ev.data as ArrayBuffer).toString("utf8")));
+  constructor(
+    private deps: AppDeps,
+    private served: Served,
+    private up: WebSocket,
+  ) {
+    up.addEventListener("message", (ev) =>
+      this.fromUpstream(typeof ev.data === "string" ? ev.data : Buffer.from(ev.data as ArrayBuffer).toString("utf8")),
+    );
     up.addEventListener("close", (ev) => this.upstreamClosed(ev.code, ev.reason));
     setTimeout(() => {
       if (!this.client) this.end(1001, "the client did not connect");
@@ -197,8 +244,11 @@ class Session {
     const usage = realtimeUsage(raw);
     if (!s.firstByteMs) s.firstByteMs = performance.now() - s.started;
     const other = {
-      realtime: true, audio_ratio: s.price.audioRatio ?? 1, audio_completion_ratio: s.price.audioCompletionRatio ?? 1,
-      audio_input: usage.audio_prompt_tokens, audio_output: usage.audio_completion_tokens,
+      realtime: true,
+      audio_ratio: s.price.audioRatio ?? 1,
+      audio_completion_ratio: s.price.audioCompletionRatio ?? 1,
+      audio_input: usage.audio_prompt_tokens,
+      audio_output: usage.audio_completion_tokens,
     };
     await finish(this.deps, s, usage, undefined, other).catch(() => {});
     // The next response's hold, taken from the balance as it now stands.
@@ -206,13 +256,31 @@ class Session {
     if (this.closed) return;
     try {
       const c = s.req.caller;
-      this.served.hold = await relayState(this.deps).ledger.take({ userId: c.userId, tokenId: c.tokenId, unlimited: c.unlimited }, turnHold(s.price));
+      this.served.hold = await relayState(this.deps).ledger.take(
+        { userId: c.userId, tokenId: c.tokenId, unlimited: c.unlimited },
+        turnHold(s.price),
+      );
       // The token's budget holds the next response too (modules/token/limits.ts); the hold above goes back at the end.
       if (s.limits) await s.limits.holdNext(turnHold(s.price));
       if (--this.unbilled === 0) this.resume();
     } catch (e) {
-      const err = e instanceof AppError ? e : new AppError(403, "quota is not enough to continue the session", "insufficient_user_quota");
-      this.client?.send(JSON.stringify({ type: "error", event_id: `event_${crypto.randomUUID().replace(/-/g, "")}`, error: { type: "insufficient_quota", code: err.code ?? "insufficient_quota", message: `${err.message}: the session is ended`, param: null, event_id: null } }));
+      const err =
+        e instanceof AppError
+          ? e
+          : new AppError(403, "quota is not enough to continue the session", "insufficient_user_quota");
+      this.client?.send(
+        JSON.stringify({
+          type: "error",
+          event_id: `event_${crypto.randomUUID().replace(/-/g, "")}`,
+          error: {
+            type: "insufficient_quota",
+            code: err.code ?? "insufficient_quota",
+            message: `${err.message}: the session is ended`,
+            param: null,
+            event_id: null,
+          },
+        }),
+      );
       this.end(1008, "insufficient quota");
     }
   }
@@ -241,7 +309,13 @@ class Session {
     if (this.closed) return;
     // A close code the client may receive (1005/1006 are never sent).
     const sendable = code === 1000 || (code >= 3000 && code <= 4999) || (code >= 1007 && code <= 1014 && code !== 1010);
-    this.end(sendable ? code : 1011, scrub(reason || "the upstream channel closed the session", { key: "", baseUrl: this.served.channel.base_url ?? "" }));
+    this.end(
+      sendable ? code : 1011,
+      scrub(reason || "the upstream channel closed the session", {
+        key: "",
+        baseUrl: this.served.channel.base_url ?? "",
+      }),
+    );
   }
 
   /** Closes both sockets once; the hold of a response that never finished goes back after the last bill. */
@@ -256,7 +330,10 @@ class Session {
     } catch {}
     const writer = relayState(this.deps).writer;
     const done = writer.streamOpened();
-    void this.billing.then(() => release(this.deps, this.served)).catch(() => {}).finally(done);
+    void this.billing
+      .then(() => release(this.deps, this.served))
+      .catch(() => {})
+      .finally(done);
   }
 }
 
@@ -264,30 +341,42 @@ class Session {
 async function openSession(deps: AppDeps, req: RelayRequest, adm: Admission): Promise<Session> {
   let routed;
   try {
-    routed = await route<ProviderAdaptor, Upstream>(deps, adm, (channel: Channel) => {
-      const adaptor = adaptorFor(channel.type);
-      return adaptor?.realtime ? adaptor : null;
-    }, async (adaptor, channel) => {
-      const call = providerCall(req, channel, deps.options);
-      const ws = await connect(adaptor, adaptor.realtime!(call));
-      if (ws instanceof UpstreamError) {
-        reportFailure(deps, call, undefined, ws.message);
-        return ws;
-      }
-      return { ws, adaptor };
-    });
+    routed = await route<ProviderAdaptor, Upstream>(
+      deps,
+      adm,
+      (channel: Channel) => {
+        const adaptor = adaptorFor(channel.type);
+        return adaptor?.realtime ? adaptor : null;
+      },
+      async (adaptor, channel) => {
+        const call = providerCall(req, channel, deps.options);
+        const ws = await connect(adaptor, adaptor.realtime!(call));
+        if (ws instanceof UpstreamError) {
+          reportFailure(deps, call, undefined, ws.message);
+          return ws;
+        }
+        return { ws, adaptor };
+      },
+    );
   } catch (e) {
     await release(deps, adm);
     throw e;
   }
   if (!routed.served) {
     await release(deps, adm);
-    const err = routed.failure ?? new AppError(503, `no available channel for model ${req.model} in group ${req.caller.group}`);
+    const err =
+      routed.failure ?? new AppError(503, `no available channel for model ${req.model} in group ${req.caller.group}`);
     recordError(deps, req, err, routed.usedChannels.at(-1) ?? 0, routed.usedChannels, adm.started);
     throw err;
   }
   const { channel, result } = routed.served;
-  const served: Served = { ...adm, channel, upstreamModel: providerCall(req, channel).upstreamModel, usedChannels: routed.usedChannels, firstByteMs: 0 };
+  const served: Served = {
+    ...adm,
+    channel,
+    upstreamModel: providerCall(req, channel).upstreamModel,
+    usedChannels: routed.usedChannels,
+    firstByteMs: 0,
+  };
   return new Session(deps, served, result.ws);
 }
 
@@ -299,18 +388,38 @@ export function realtimeModule(deps: AppDeps) {
       const url = new URL(request.url);
       const model = (url.searchParams.get("model") ?? url.searchParams.get("deployment") ?? "").trim();
       if (!model) throw new AppError(400, "model is required: GET /v1/realtime?model=...");
-      const caller = await authenticate(deps, realtimeKey(request), clientIp(request, ctx.server, deps.config.trustProxy));
-      const protocols = (request.headers.get("sec-websocket-protocol") ?? "").split(",").map((p) => p.trim()).filter(Boolean);
-      const beta = request.headers.get("openai-beta") ?? (protocols.some((p) => p.startsWith(BETA_PROTOCOL + "realtime")) ? "realtime=v1" : null);
+      const caller = await authenticate(
+        deps,
+        realtimeKey(request),
+        clientIp(request, ctx.server, deps.config.trustProxy),
+      );
+      const protocols = (request.headers.get("sec-websocket-protocol") ?? "")
+        .split(",")
+        .map((p) => p.trim())
+        .filter(Boolean);
+      const beta =
+        request.headers.get("openai-beta")
+        ?? (protocols.some((p) => p.startsWith(BETA_PROTOCOL + "realtime")) ? "realtime=v1" : null);
       const req: RelayRequest = {
-        mode: "realtime", format: "openai", path: "/v1/realtime", search: url.search, body: {}, model, stream: true, caller,
-        ip: clientIp(request, ctx.server, deps.config.trustProxy), headers: beta ? { "openai-beta": beta } : undefined,
+        mode: "realtime",
+        format: "openai",
+        path: "/v1/realtime",
+        search: url.search,
+        body: {},
+        model,
+        stream: true,
+        caller,
+        ip: clientIp(request, ctx.server, deps.config.trustProxy),
+        headers: beta ? { "openai-beta": beta } : undefined,
       };
       const adm = await admit(deps, req, { estimate: (price) => turnHold(realtimePrice(deps, model, price)) });
       adm.price = realtimePrice(deps, model, adm.price);
       ctx.realtime = await openSession(deps, req, adm);
       // A client that offered subprotocols must get one back: "realtime" (the key's protocol is never echoed).
-      if (protocols.length) ctx.set.headers["sec-websocket-protocol"] = protocols.includes("realtime") ? "realtime" : protocols.find((p) => !p.startsWith(KEY_PROTOCOL)) ?? protocols[0];
+      if (protocols.length)
+        ctx.set.headers["sec-websocket-protocol"] = protocols.includes("realtime")
+          ? "realtime"
+          : (protocols.find((p) => !p.startsWith(KEY_PROTOCOL)) ?? protocols[0]);
     },
     open(ws: any) {
       (ws.data.realtime as Session).attach(ws);

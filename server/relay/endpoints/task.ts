@@ -19,7 +19,14 @@ import { admit, type Admission, type RelayRequest } from "../core/admit.ts";
 import { mappedStatus, providerCall, reportFailure, route, UpstreamError } from "../core/route.ts";
 import { recordError, release } from "../core/settle.ts";
 import { chargeTask } from "../core/task-settle.ts";
-import { observeAdmission, observeAttempt, observeAttemptEnd, observeTaskAccepted, observeTaskCall, observeTaskCharging } from "../observe.ts";
+import {
+  observeAdmission,
+  observeAttempt,
+  observeAttemptEnd,
+  observeTaskAccepted,
+  observeTaskCall,
+  observeTaskCharging,
+} from "../observe.ts";
 import { fetchBody } from "../../infra/stream-client.ts";
 
 export interface TaskSubmit {
@@ -54,7 +61,10 @@ export interface TaskRefused {
 
 /** An upstream that answered but did not take the job, in a way the next channel may not repeat. */
 class Refused extends UpstreamError {
-  constructor(public outcome: SubmitOutcome, public channel: Channel) {
+  constructor(
+    public outcome: SubmitOutcome,
+    public channel: Channel,
+  ) {
     super(503, outcome.message ?? "the upstream refused the task", true);
   }
 }
@@ -77,23 +87,35 @@ export function submitTask(deps: AppDeps, sub: TaskSubmit): Promise<TaskAccepted
 
 async function submit(deps: AppDeps, sub: TaskSubmit): Promise<TaskAccepted | TaskRefused> {
   const { req } = sub;
-  if (!deps.options.bool("TaskEnabled")) throw new AppError(403, "task relays are turned off on this site (TaskEnabled)", "task_disabled");
+  if (!deps.options.bool("TaskEnabled"))
+    throw new AppError(403, "task relays are turned off on this site (TaskEnabled)", "task_disabled");
   const caller = sub.channelId ? { ...req.caller, pinnedChannel: sub.channelId } : req.caller;
   let quota = 0;
-  const adm = await observeAdmission(req, () => admit(deps, { ...req, caller }, {
-    estimate: (price) => (quota = taskQuota(taskPrice(price, req.model), sub.units)),
-  }));
+  const adm = await observeAdmission(req, () =>
+    admit(
+      deps,
+      { ...req, caller },
+      {
+        estimate: (price) => (quota = taskQuota(taskPrice(price, req.model), sub.units)),
+      },
+    ),
+  );
   adm.price = taskPrice(adm.price, req.model);
   let routed;
   try {
-    routed = await route(deps, adm, (channel) => {
-      const a = taskAdaptorFor(channel.type);
-      return a && a.platform === sub.platform ? a : null;
-    }, async (adaptor, channel) => {
-      const result = await attempt(deps, sub, adaptor, channel);
-      observeAttemptEnd(req, result);
-      return result;
-    });
+    routed = await route(
+      deps,
+      adm,
+      (channel) => {
+        const a = taskAdaptorFor(channel.type);
+        return a && a.platform === sub.platform ? a : null;
+      },
+      async (adaptor, channel) => {
+        const result = await attempt(deps, sub, adaptor, channel);
+        observeAttemptEnd(req, result);
+        return result;
+      },
+    );
   } catch (e) {
     await release(deps, adm);
     throw e;
@@ -102,7 +124,12 @@ async function submit(deps: AppDeps, sub: TaskSubmit): Promise<TaskAccepted | Ta
   if (served?.result.outcome.accepted) {
     const { outcome, keyIndex } = served.result;
     observeTaskCharging(req);
-    const paid = await chargeTask(deps, adm, quota, { channel: served.channel, usedChannels, action: sub.action, taskId: outcome.id });
+    const paid = await chargeTask(deps, adm, quota, {
+      channel: served.channel,
+      usedChannels,
+      action: sub.action,
+      taskId: outcome.id,
+    });
     observeTaskAccepted(adm, served.channel.id, paid, req);
     return { accepted: true, outcome, adm, channel: served.channel, keyIndex, quota: paid };
   }
@@ -110,27 +137,49 @@ async function submit(deps: AppDeps, sub: TaskSubmit): Promise<TaskAccepted | Ta
   if (served) return { accepted: false, outcome: served.result.outcome, channel: served.channel };
   const failure = routed.failure;
   if (failure instanceof Refused) return { accepted: false, outcome: failure.outcome, channel: failure.channel };
-  const err = failure ?? new AppError(503, `no available channel for model ${req.model} in group ${req.caller.group}`, "model_not_found");
+  const err =
+    failure
+    ?? new AppError(503, `no available channel for model ${req.model} in group ${req.caller.group}`, "model_not_found");
   recordError(deps, req, err, usedChannels.at(-1) ?? 0, usedChannels, adm.started);
   throw err;
 }
 
-async function attempt(deps: AppDeps, sub: TaskSubmit, adaptor: TaskAdaptor, channel: Channel): Promise<{ outcome: SubmitOutcome; keyIndex: number } | AppError> {
+async function attempt(
+  deps: AppDeps,
+  sub: TaskSubmit,
+  adaptor: TaskAdaptor,
+  channel: Channel,
+): Promise<{ outcome: SubmitOutcome; keyIndex: number } | AppError> {
   const call = providerCall(sub.req, channel, deps.options);
   observeAttempt(sub.req, call);
-  const up = adaptor.request({ baseUrl: call.baseUrl, key: call.key, channelType: channel.type }, "POST", sub.path(channel), sub.body(channel, call));
+  const up = adaptor.request(
+    { baseUrl: call.baseUrl, key: call.key, channelType: channel.type },
+    "POST",
+    sub.path(channel),
+    sub.body(channel, call),
+  );
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(new Error("timeout")), deps.config.relayTimeoutMs);
   let res: Response;
   let text: string;
   try {
-    res = await fetch(up.url, { method: up.method ?? "POST", headers: up.headers, body: fetchBody(up.body), signal: abort.signal, redirect: "manual" });
+    res = await fetch(up.url, {
+      method: up.method ?? "POST",
+      headers: up.headers,
+      body: fetchBody(up.body),
+      signal: abort.signal,
+      redirect: "manual",
+    });
     text = await res.text();
   } catch {
     const timedOut = (abort.signal.reason as Error)?.message === "timeout";
     recordUpstreamError(channel.id);
     reportFailure(deps, call, undefined, timedOut ? "timeout" : "connection failed");
-    return new UpstreamError(timedOut ? 504 : 502, timedOut ? "the upstream channel did not answer in time" : "could not connect to the upstream channel", true);
+    return new UpstreamError(
+      timedOut ? 504 : 502,
+      timedOut ? "the upstream channel did not answer in time" : "could not connect to the upstream channel",
+      true,
+    );
   } finally {
     clearTimeout(timer);
   }

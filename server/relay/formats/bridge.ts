@@ -9,11 +9,25 @@
 //  - a compaction (/v1/responses/compact) on a channel without it: a chat request for a summary, answered
 //    as a compacted response (formats/responses/compact.ts). Responses input from the gateway's conversions
 //    (its sealed reasoning and compaction items) is made plain before it reaches a channel that has the API.
-import type { ClientFormat, ParsedResponse, ProviderAdaptor, ProviderCall, SseEvent, StreamMapper, Usage } from "../providers/types.ts";
+import type {
+  ClientFormat,
+  ParsedResponse,
+  ProviderAdaptor,
+  ProviderCall,
+  SseEvent,
+  StreamMapper,
+  Usage,
+} from "../providers/types.ts";
 import { SseReader, sseFrame } from "./sse.ts";
 import { withoutSampling } from "./reasoning.ts";
 import { claudeRequestToOpenAI, claudeSse, openAIResponseToClaude, OpenAIStreamToClaude } from "./claude/client.ts";
-import { geminiEmbedToOpenAI, geminiRequestToOpenAI, openAIEmbedToGemini, openAIResponseToGemini, OpenAIStreamToGemini } from "./gemini/client.ts";
+import {
+  geminiEmbedToOpenAI,
+  geminiRequestToOpenAI,
+  openAIEmbedToGemini,
+  openAIResponseToGemini,
+  OpenAIStreamToGemini,
+} from "./gemini/client.ts";
 import { answerShape, ChatStreamToResponses, chatToResponse, type AnswerShape } from "./responses/answer.ts";
 import { convertResponsesRequest, plainForUpstream, type ResponsesRequest } from "./responses/request.ts";
 import { chatToCompacted, compactToChat } from "./responses/compact.ts";
@@ -62,9 +76,10 @@ const facts = new WeakMap<ProviderCall, Facts>();
 function factsOf(plan: Plan, call: ProviderCall): Facts {
   let f = facts.get(call);
   if (!f) {
-    const inner: ProviderCall = plan === "responses" || plan === "compact"
-      ? { ...call, mode: "chat", format: "openai", clientWantsUsage: true, path: "/v1/chat/completions" }
-      : { ...call, format: "openai", clientWantsUsage: true };
+    const inner: ProviderCall =
+      plan === "responses" || plan === "compact"
+        ? { ...call, mode: "chat", format: "openai", clientWantsUsage: true, path: "/v1/chat/completions" }
+        : { ...call, format: "openai", clientWantsUsage: true };
     f = { inner, thoughts: true };
     facts.set(call, f);
   }
@@ -73,16 +88,26 @@ function factsOf(plan: Plan, call: ProviderCall): Facts {
 
 /** The client's native body as an OpenAI chat request (model already the upstream name). */
 export function toOpenAIBody(format: ClientFormat, call: ProviderCall, body: any): any {
-  if (format === "claude") return withoutSampling({ ...claudeRequestToOpenAI({ ...body, model: call.upstreamModel }), model: call.upstreamModel }, call.upstreamModel);
-  if (format === "gemini") return withoutSampling(geminiRequestToOpenAI(body, call.upstreamModel, call.stream), call.upstreamModel);
+  if (format === "claude")
+    return withoutSampling(
+      { ...claudeRequestToOpenAI({ ...body, model: call.upstreamModel }), model: call.upstreamModel },
+      call.upstreamModel,
+    );
+  if (format === "gemini")
+    return withoutSampling(geminiRequestToOpenAI(body, call.upstreamModel, call.stream), call.upstreamModel);
   return body;
 }
 
 function openAIUsage(u: Usage | null): OpenAIUsage | null {
   if (!u) return null;
   const out: OpenAIUsage = {
-    prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens, total_tokens: u.total_tokens,
-    prompt_tokens_details: { cached_tokens: u.cached_tokens ?? 0, cached_creation_tokens: u.cache_creation_tokens ?? 0 },
+    prompt_tokens: u.prompt_tokens,
+    completion_tokens: u.completion_tokens,
+    total_tokens: u.total_tokens,
+    prompt_tokens_details: {
+      cached_tokens: u.cached_tokens ?? 0,
+      cached_creation_tokens: u.cache_creation_tokens ?? 0,
+    },
   };
   if (u.cache_creation_1h_tokens !== undefined) {
     out.claude_cache_creation_1_h_tokens = u.cache_creation_1h_tokens;
@@ -110,13 +135,26 @@ function claudeTarget(model: string): StreamTarget {
 function geminiTarget(model: string, thoughts: boolean): StreamTarget {
   const conv = new OpenAIStreamToGemini(model, undefined, thoughts);
   return {
-    chunk: (c) => conv.push(c).map((g) => sseFrame(JSON.stringify(g))).join(""),
+    chunk: (c) =>
+      conv
+        .push(c)
+        .map((g) => sseFrame(JSON.stringify(g)))
+        .join(""),
     error: (message) => sseFrame(JSON.stringify({ error: { code: 500, message, status: "INTERNAL" } })),
-    end: (usage) => conv.end(usage).map((g) => sseFrame(JSON.stringify(g))).join(""),
+    end: (usage) =>
+      conv
+        .end(usage)
+        .map((g) => sseFrame(JSON.stringify(g)))
+        .join(""),
   };
 }
 
-function responsesTarget(req: ResponsesRequest, model: string, shape: AnswerShape | undefined, onResponse?: OnResponse): StreamTarget {
+function responsesTarget(
+  req: ResponsesRequest,
+  model: string,
+  shape: AnswerShape | undefined,
+  onResponse?: OnResponse,
+): StreamTarget {
   const conv = new ChatStreamToResponses(req, model, shape);
   return {
     chunk: (c) => conv.push(c),
@@ -134,7 +172,10 @@ class ConvertingStreamMapper implements StreamMapper {
   private reader = new SseReader();
   private enc = new TextEncoder();
 
-  constructor(private inner: StreamMapper, private target: StreamTarget) {}
+  constructor(
+    private inner: StreamMapper,
+    private target: StreamTarget,
+  ) {}
 
   private convert(openaiSse: string): string {
     if (!openaiSse) return "";
@@ -192,10 +233,15 @@ export function nativeAware(adaptor: ProviderAdaptor): ProviderAdaptor {
   const out: ProviderAdaptor = {
     ...adaptor,
     // Every channel that chats can answer the Responses API (and compact its conversations) through chat.
-    supports: (mode) => adaptor.supports(mode) || ((mode === "responses" || mode === "responses_compact") && adaptor.supports("chat")),
+    supports: (mode) =>
+      adaptor.supports(mode) || ((mode === "responses" || mode === "responses_compact") && adaptor.supports("chat")),
     buildRequest(call, body) {
       const plan = planOf(adaptor, call);
-      if (plan === "native") return adaptor.buildRequest(call, call.mode === "responses" || call.mode === "responses_compact" ? plainForUpstream(body) : body);
+      if (plan === "native")
+        return adaptor.buildRequest(
+          call,
+          call.mode === "responses" || call.mode === "responses_compact" ? plainForUpstream(body) : body,
+        );
       const f = factsOf(plan, call);
       if (plan === "compact") {
         f.responses = body;
@@ -205,7 +251,10 @@ export function nativeAware(adaptor: ProviderAdaptor): ProviderAdaptor {
         f.responses = body;
         f.onResponse = body?.[ON_RESPONSE];
         // Gemini and Claude (also on Vertex and Bedrock) take back the signed reasoning they gave.
-        const { chat, names } = convertResponsesRequest(body, { gemini: adaptor.kind === "gemini" || adaptor.kind === "vertex", claude: adaptor.kind === "claude" || adaptor.kind === "aws" || adaptor.kind === "vertex" });
+        const { chat, names } = convertResponsesRequest(body, {
+          gemini: adaptor.kind === "gemini" || adaptor.kind === "vertex",
+          claude: adaptor.kind === "claude" || adaptor.kind === "aws" || adaptor.kind === "vertex",
+        });
         f.shape = answerShape(body, names);
         return adaptor.buildRequest(f.inner, { ...chat, model: call.upstreamModel });
       }
@@ -219,28 +268,46 @@ export function nativeAware(adaptor: ProviderAdaptor): ProviderAdaptor {
       const f = factsOf(plan, call);
       const inner = adaptor.parseResponse(f.inner, json);
       const body = inner.body as any;
-      if (plan === "embed") return { body: openAIEmbedToGemini(body, /:batchEmbedContents$/.test(call.path)), usage: inner.usage, uncountedOutput: inner.uncountedOutput };
-      if (plan === "compact") return { body: chatToCompacted(body, f.responses ?? { model: call.requestModel }), usage: inner.usage, uncountedOutput: inner.uncountedOutput };
+      if (plan === "embed")
+        return {
+          body: openAIEmbedToGemini(body, /:batchEmbedContents$/.test(call.path)),
+          usage: inner.usage,
+          uncountedOutput: inner.uncountedOutput,
+        };
+      if (plan === "compact")
+        return {
+          body: chatToCompacted(body, f.responses ?? { model: call.requestModel }),
+          usage: inner.usage,
+          uncountedOutput: inner.uncountedOutput,
+        };
       if (plan === "responses") {
         const response = chatToResponse(body, f.responses ?? { model: call.requestModel }, call.requestModel, f.shape);
         f.onResponse?.(response);
         return { body: response, usage: inner.usage, uncountedOutput: inner.uncountedOutput };
       }
-      const converted = call.format === "claude" ? openAIResponseToClaude(body, call.requestModel) : openAIResponseToGemini(body, call.requestModel, f.thoughts);
+      const converted =
+        call.format === "claude"
+          ? openAIResponseToClaude(body, call.requestModel)
+          : openAIResponseToGemini(body, call.requestModel, f.thoughts);
       return { body: converted, usage: inner.usage, uncountedOutput: inner.uncountedOutput };
     },
     streamMapper(call) {
       const plan = planOf(adaptor, call);
       if (plan === "native") return adaptor.streamMapper(call);
       const f = factsOf(plan, call);
-      const target = plan === "responses" ? responsesTarget(f.responses ?? { model: call.requestModel }, call.requestModel, f.shape, f.onResponse)
-        : call.format === "claude" ? claudeTarget(call.requestModel) : geminiTarget(call.requestModel, f.thoughts);
+      const target =
+        plan === "responses"
+          ? responsesTarget(f.responses ?? { model: call.requestModel }, call.requestModel, f.shape, f.onResponse)
+          : call.format === "claude"
+            ? claudeTarget(call.requestModel)
+            : geminiTarget(call.requestModel, f.thoughts);
       return new ConvertingStreamMapper(adaptor.streamMapper(f.inner), target);
     },
   };
   if (adaptor.send) out.send = (call, url, init) => adaptor.send!(callFor(call), url, init);
   if (adaptor.generatedText) out.generatedText = (call, json) => adaptor.generatedText!(callFor(call), json);
-  if (adaptor.passThroughJson) out.passThroughJson = (call) => planOf(adaptor, call) === "native" && adaptor.passThroughJson!(call);
+  if (adaptor.passThroughJson)
+    out.passThroughJson = (call) => planOf(adaptor, call) === "native" && adaptor.passThroughJson!(call);
   if (adaptor.decodeStream) out.decodeStream = (call, body) => adaptor.decodeStream!(callFor(call), body);
   wrapped.set(adaptor, out);
   return out;

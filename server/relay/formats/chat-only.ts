@@ -9,6 +9,8 @@ export function refuseOpenAIOnly(req: OpenAIChatRequest, channel: string): void 
     throw new AppError(400, `logprobs are not available on this channel (${channel})`);
   }
   const modalities = Array.isArray(req.modalities) ? req.modalities : [];
-  if (req.audio || modalities.includes("audio")) throw new AppError(400, `audio output is not available on this channel (${channel})`);
-  if (req.web_search_options != null) throw new AppError(400, `web_search_options (OpenAI's web search) is not available on this channel (${channel})`);
+  if (req.audio || modalities.includes("audio"))
+    throw new AppError(400, `audio output is not available on this channel (${channel})`);
+  if (req.web_search_options != null)
+    throw new AppError(400, `web_search_options (OpenAI's web search) is not available on this channel (${channel})`);
 }

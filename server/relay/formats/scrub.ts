@@ -16,6 +16,9 @@ export function plainName(value: unknown, fallback: string): string {
 
 /** An upstream SSE frame the gateway cannot read, passed on to a native client scrubbed like a message. */
 export function scrubFrame(ev: SseEvent, call: Pick<ProviderCall, "key" | "baseUrl">): string {
-  const data = scrub(ev.data, call).split("\n").map((line) => `data: ${line}\n`).join("");
+  const data = scrub(ev.data, call)
+    .split("\n")
+    .map((line) => `data: ${line}\n`)
+    .join("");
   return (ev.event ? `event: ${plainName(ev.event, "message")}\n` : "") + data + "\n";
 }

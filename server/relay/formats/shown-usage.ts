@@ -8,11 +8,16 @@ import { geminiUsageOf } from "./gemini/client.ts";
 
 /** The billed usage in OpenAI's shape; whatever else the upstream reported (reasoning tokens) is kept. */
 export function shownUsage(billed: Usage, reported?: OpenAIUsage | null): OpenAIUsage {
-  const details: NonNullable<OpenAIUsage["prompt_tokens_details"]> = { ...reported?.prompt_tokens_details, cached_tokens: billed.cached_tokens ?? 0 };
+  const details: NonNullable<OpenAIUsage["prompt_tokens_details"]> = {
+    ...reported?.prompt_tokens_details,
+    cached_tokens: billed.cached_tokens ?? 0,
+  };
   if (billed.cache_creation_tokens) details.cached_creation_tokens = billed.cache_creation_tokens;
   return {
     ...reported,
-    prompt_tokens: billed.prompt_tokens, completion_tokens: billed.completion_tokens, total_tokens: billed.total_tokens,
+    prompt_tokens: billed.prompt_tokens,
+    completion_tokens: billed.completion_tokens,
+    total_tokens: billed.total_tokens,
     prompt_tokens_details: details,
   };
 }

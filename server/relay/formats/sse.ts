@@ -29,7 +29,14 @@ export class SseReader {
   private add(text: string, final: boolean): SseEvent[] {
     // The usual chunk is one whole `data:` line and its blank line, with nothing unfinished before it: its event
     // is that text, without splitting it into lines and joining it back (streams pass hundreds of these).
-    if (!this.cr && this.parts.length === 0 && text.startsWith("data:") && text.indexOf("\n") === text.length - 2 && text.endsWith("\n\n") && !text.includes("\r")) {
+    if (
+      !this.cr
+      && this.parts.length === 0
+      && text.startsWith("data:")
+      && text.indexOf("\n") === text.length - 2
+      && text.endsWith("\n\n")
+      && !text.includes("\r")
+    ) {
       this.endsNL = false;
       return [{ event: undefined, data: text.slice(text.charCodeAt(5) === 32 ? 6 : 5, -2), raw: text }];
     }

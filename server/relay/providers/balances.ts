@@ -37,7 +37,10 @@ const openaiBilling: BalanceReader = {
     const now = new Date();
     const start = new Date(now.getTime() - 100 * 86400_000);
     const end = new Date(now.getTime() + 86400_000);
-    return [v1(base, "/dashboard/billing/subscription"), v1(base, `/dashboard/billing/usage?start_date=${isoDate(start)}&end_date=${isoDate(end)}`)];
+    return [
+      v1(base, "/dashboard/billing/subscription"),
+      v1(base, `/dashboard/billing/usage?start_date=${isoDate(start)}&end_date=${isoDate(end)}`),
+    ];
   },
   parse([sub, usage]) {
     return round(num(sub?.hard_limit_usd, "hard_limit_usd") - num(usage?.total_usage, "total_usage") / 100);
@@ -55,7 +58,8 @@ const BALANCE_READERS: Record<number, BalanceReader> = {
     urls: (base) => [`${base === "https://api.aiproxy.io" ? "https://aiproxy.io" : base}/api/report/getUserOverview`],
     headers: (key) => ({ "api-key": key }),
     parse([j]) {
-      if (j?.success === false) throw new Error(`the balance endpoint answered: ${j?.message ?? j?.error_code ?? "failure"}`);
+      if (j?.success === false)
+        throw new Error(`the balance endpoint answered: ${j?.message ?? j?.error_code ?? "failure"}`);
       return round(num(j?.data?.totalPoints, "totalPoints"));
     },
   },
@@ -86,7 +90,12 @@ const BALANCE_READERS: Record<number, BalanceReader> = {
   },
 };
 
-async function getJson(url: string, headers: Record<string, string>, cancel?: AbortSignal, init: RequestInit = {}): Promise<Json> {
+async function getJson(
+  url: string,
+  headers: Record<string, string>,
+  cancel?: AbortSignal,
+  init: RequestInit = {},
+): Promise<Json> {
   const timeout = AbortSignal.timeout(BALANCE_TIMEOUT_MS);
   const signal = cancel ? AbortSignal.any([timeout, cancel]) : timeout;
   const res = await fetch(url, { ...init, headers: { ...headers, accept: "application/json" }, signal });
@@ -107,7 +116,9 @@ async function getJson(url: string, headers: Record<string, string>, cancel?: Ab
 }
 
 /** The balance reader of a channel type, if its provider has one. `init` carries the channel's proxy. */
-export function balanceReader(type: number): { read(base: string, key: string, cancel?: AbortSignal, init?: RequestInit): Promise<number> } | null {
+export function balanceReader(
+  type: number,
+): { read(base: string, key: string, cancel?: AbortSignal, init?: RequestInit): Promise<number> } | null {
   const reader = BALANCE_READERS[type];
   if (!reader) return null;
   return {

@@ -25,7 +25,6 @@ export interface ChannelSettings {
   responsesApi: ResponsesApiSetting | "";
 }
 
-
 const settingsMemo = new WeakMap<object, ChannelSettings>();
 
 /** Memoised per options object (the relay parses a channel's settings once per loaded row: core/route.ts). */
@@ -45,12 +44,17 @@ function readSettings(o: Record<string, unknown>): ChannelSettings {
     passThroughBody: o.pass_through_body_enabled === true,
     forceFormat: o.force_format === true,
     thinkingToContent: o.thinking_to_content === true,
-    responsesApi: (RESPONSES_API_SETTINGS as readonly unknown[]).includes(o.responses_api) ? (o.responses_api as ResponsesApiSetting) : "",
+    responsesApi: (RESPONSES_API_SETTINGS as readonly unknown[]).includes(o.responses_api)
+      ? (o.responses_api as ResponsesApiSetting)
+      : "",
   };
 }
 
 /** The request options for one upstream request of the call: `init` with the channel's proxy, if it has one. */
-export async function withChannelProxy(call: Pick<ProviderCall, "options">, init: RequestInit = {}): Promise<RequestInit> {
+export async function withChannelProxy(
+  call: Pick<ProviderCall, "options">,
+  init: RequestInit = {},
+): Promise<RequestInit> {
   const proxy = await proxyUrl(channelSettings(call.options).proxy);
   return proxy ? ({ ...init, proxy } as RequestInit) : init;
 }
@@ -62,7 +66,11 @@ export function sendUpstream(call: Pick<ProviderCall, "stream">, url: string, in
 }
 
 /** fetch through the channel's proxy (for the extra requests an adaptor makes: tokens, task polls, audio files). */
-export async function channelFetch(call: Pick<ProviderCall, "options">, url: string, init: RequestInit = {}): Promise<Response> {
+export async function channelFetch(
+  call: Pick<ProviderCall, "options">,
+  url: string,
+  init: RequestInit = {},
+): Promise<Response> {
   return fetch(url, await withChannelProxy(call, init));
 }
 
@@ -72,7 +80,13 @@ const SYSTEM_ROLES = new Set(["system", "developer"]);
  * The client's body with the channel's system prompt: added when the conversation has none; with
  * `override`, prepended (a line apart) to the one the client sent. Chat-like calls only.
  */
-export function withSystemPrompt(format: ClientFormat, mode: RelayMode, body: any, prompt: string, override: boolean): any {
+export function withSystemPrompt(
+  format: ClientFormat,
+  mode: RelayMode,
+  body: any,
+  prompt: string,
+  override: boolean,
+): any {
   if (!prompt || !body || typeof body !== "object" || Array.isArray(body)) return body;
   if (format === "openai" && mode === "responses") {
     const given = typeof body.instructions === "string" && body.instructions ? body.instructions : "";
@@ -86,7 +100,12 @@ export function withSystemPrompt(format: ClientFormat, mode: RelayMode, body: an
     if (!override) return body;
     const messages = [...body.messages];
     const m = messages[at];
-    messages[at] = { ...m, content: Array.isArray(m.content) ? [{ type: "text", text: prompt }, ...m.content] : `${prompt}\n${m.content ?? ""}` };
+    messages[at] = {
+      ...m,
+      content: Array.isArray(m.content)
+        ? [{ type: "text", text: prompt }, ...m.content]
+        : `${prompt}\n${m.content ?? ""}`,
+    };
     return { ...body, messages };
   }
   if (format === "claude") {
@@ -96,7 +115,12 @@ export function withSystemPrompt(format: ClientFormat, mode: RelayMode, body: an
     if (!override) return body;
     return { ...body, system: Array.isArray(sys) ? [{ type: "text", text: prompt }, ...sys] : `${prompt}\n${sys}` };
   }
-  const key = body.systemInstruction !== undefined ? "systemInstruction" : body.system_instruction !== undefined ? "system_instruction" : null;
+  const key =
+    body.systemInstruction !== undefined
+      ? "systemInstruction"
+      : body.system_instruction !== undefined
+        ? "system_instruction"
+        : null;
   const parts = key && Array.isArray(body[key]?.parts) ? body[key].parts : [];
   if (!key || parts.length === 0) {
     const { system_instruction: _drop, ...rest } = body;
@@ -142,8 +166,11 @@ export function withChannelSettings(adaptor: ProviderAdaptor): ProviderAdaptor {
     },
     send(call, url, init) {
       // Most channels have no proxy: no extra promise on the hot path for them.
-      if (!channelSettings(call.options).proxy) return adaptor.send ? adaptor.send(call, url, init) : sendUpstream(call, url, init);
-      return withChannelProxy(call, init).then((proxied) => (adaptor.send ? adaptor.send(call, url, proxied) : sendUpstream(call, url, proxied)));
+      if (!channelSettings(call.options).proxy)
+        return adaptor.send ? adaptor.send(call, url, init) : sendUpstream(call, url, init);
+      return withChannelProxy(call, init).then((proxied) =>
+        adaptor.send ? adaptor.send(call, url, proxied) : sendUpstream(call, url, proxied),
+      );
     },
   };
   wrapped.set(adaptor, out);

@@ -86,7 +86,8 @@ export function upstreamMessage(status: number, text: string): string {
   return `upstream answered with status ${status}`;
 }
 
-export const asString = (v: unknown): string => (typeof v === "string" ? v : v === null || v === undefined ? "" : String(v));
+export const asString = (v: unknown): string =>
+  typeof v === "string" ? v : v === null || v === undefined ? "" : String(v);
 export const asNumber = (v: unknown): number | undefined => {
   const n = Number(v);
   return v !== null && v !== undefined && v !== "" && Number.isFinite(n) ? n : undefined;

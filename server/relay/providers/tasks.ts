@@ -20,4 +20,3 @@ export function taskAdaptorFor(type: number): TaskAdaptor | undefined {
   const kind = channelType(type)?.kind;
   return kind ? TASK_ADAPTORS[kind] : undefined;
 }
-

@@ -37,8 +37,20 @@ import type { JoinedText } from "../../infra/stream-client.ts";
 /** What kind of call this is; the route decides it. "task": a submit of the task endpoint (endpoints/task.ts),
  * served by task adaptors (providers/tasks.ts), never by an exchange adaptor. */
 export type RelayMode =
-  | "chat" | "completions" | "embeddings" | "moderations" | "images" | "image_edits" | "audio_speech"
-  | "audio_transcription" | "audio_translation" | "rerank" | "responses" | "responses_compact" | "realtime" | "task";
+  | "chat"
+  | "completions"
+  | "embeddings"
+  | "moderations"
+  | "images"
+  | "image_edits"
+  | "audio_speech"
+  | "audio_transcription"
+  | "audio_translation"
+  | "rerank"
+  | "responses"
+  | "responses_compact"
+  | "realtime"
+  | "task";
 
 /** The wire format the CLIENT speaks (and receives errors in). OpenAI for every /v1 route above. */
 export type ClientFormat = "openai" | "claude" | "gemini";

@@ -35,11 +35,20 @@ export function LogClearing() {
     <Card title={t("operation.logClearing")} bordered={false}>
       <Form layout="vertical">
         <Form.Item label={t("operation.logClearBefore")} {...fieldError(error)}>
-          <DatePicker showTime value={when ?? undefined} data-testid="log-clear-time"
-            onChange={(_, d) => { setWhen(d ? d.toDate() : null); setError(null); }} />
+          <DatePicker
+            showTime
+            value={when ?? undefined}
+            data-testid="log-clear-time"
+            onChange={(_, d) => {
+              setWhen(d ? d.toDate() : null);
+              setError(null);
+            }}
+          />
         </Form.Item>
         <Popconfirm title={t("operation.confirmLogClear")} onOk={() => void clear()}>
-          <Button status="danger" loading={busy}>{t("operation.clearLogs")}</Button>
+          <Button status="danger" loading={busy}>
+            {t("operation.clearLogs")}
+          </Button>
         </Popconfirm>
       </Form>
     </Card>
@@ -58,7 +67,9 @@ function ResetRatios() {
   };
   return (
     <Popconfirm title={t("operation.confirmResetRatios")} onOk={() => void reset()}>
-      <Button status="warning" style={{ marginRight: 8, marginBottom: 12 }}>{t("operation.resetRatios")}</Button>
+      <Button status="warning" style={{ marginRight: 8, marginBottom: 12 }}>
+        {t("operation.resetRatios")}
+      </Button>
     </Popconfirm>
   );
 }
@@ -66,25 +77,60 @@ function ResetRatios() {
 export function OperationTab() {
   const { t } = useTranslation();
   const sw = (key: string, label: string, help?: string): FieldDef => ({ key, label, type: "switch", help });
-  const num = (key: string, label: string, opts: Partial<FieldDef> = {}): FieldDef => ({ key, label, type: "number", min: 0, integer: true, span: 1, ...opts });
+  const num = (key: string, label: string, opts: Partial<FieldDef> = {}): FieldDef => ({
+    key,
+    label,
+    type: "number",
+    min: 0,
+    integer: true,
+    span: 1,
+    ...opts,
+  });
   // Spec 000 §6: the super admin sets the top-up link; other admins see it read-only (and never send it).
   const root = isRoot(useApp().user);
   const general: FieldDef[] = [
-    { key: "TopUpLink", label: t("operation.topUpLink"), type: "text", span: 2, readOnly: !root,
-      help: root ? t("operation.topUpLinkHelp") : t("operation.topUpLinkRootOnly") },
+    {
+      key: "TopUpLink",
+      label: t("operation.topUpLink"),
+      type: "text",
+      span: 2,
+      readOnly: !root,
+      help: root ? t("operation.topUpLinkHelp") : t("operation.topUpLinkRootOnly"),
+    },
     { key: "general_setting.docs_link", label: t("operation.docsLink"), type: "text", span: 2 },
-    { key: "QuotaPerUnit", label: t("operation.quotaPerUnit"), type: "number", readOnly: true, span: 1, help: t("operation.quotaPerUnitHelp") },
+    {
+      key: "QuotaPerUnit",
+      label: t("operation.quotaPerUnit"),
+      type: "number",
+      readOnly: true,
+      span: 1,
+      help: t("operation.quotaPerUnitHelp"),
+    },
     num("RetryTimes", t("operation.retryTimes")),
     num("StreamCacheQueueLength", t("operation.streamCacheQueueLength")),
     sw("DisplayInCurrencyEnabled", t("operation.displayInCurrency")),
     // new-api's display currency (the server keeps DisplayInCurrencyEnabled in step with it)
     {
-      key: "general_setting.quota_display_type", label: t("operation.quotaDisplayType"), type: "select", span: 1,
+      key: "general_setting.quota_display_type",
+      label: t("operation.quotaDisplayType"),
+      type: "select",
+      span: 1,
       options: ["USD", "CNY", "TOKENS", "CUSTOM"].map((v) => ({ value: v, label: t(`operation.display${v}`) })),
     },
-    num("USDExchangeRate", t("operation.usdExchangeRate"), { integer: false, help: t("operation.usdExchangeRateHelp") }),
-    { key: "general_setting.custom_currency_symbol", label: t("operation.customCurrencySymbol"), type: "text", span: 1 },
-    num("general_setting.custom_currency_exchange_rate", t("operation.customCurrencyRate"), { integer: false, help: t("operation.customCurrencyRateHelp") }),
+    num("USDExchangeRate", t("operation.usdExchangeRate"), {
+      integer: false,
+      help: t("operation.usdExchangeRateHelp"),
+    }),
+    {
+      key: "general_setting.custom_currency_symbol",
+      label: t("operation.customCurrencySymbol"),
+      type: "text",
+      span: 1,
+    },
+    num("general_setting.custom_currency_exchange_rate", t("operation.customCurrencyRate"), {
+      integer: false,
+      help: t("operation.customCurrencyRateHelp"),
+    }),
     num("token_setting.max_user_tokens", t("operation.maxUserTokens"), { min: 1 }),
     sw("DisplayTokenStatEnabled", t("operation.displayTokenStat")),
     sw("DefaultCollapseSidebar", t("operation.defaultCollapseSidebar")),
@@ -114,29 +160,71 @@ export function OperationTab() {
   ];
   const dashboard: FieldDef[] = [
     sw("DataExportEnabled", t("operation.dataExport")),
-    num("DataExportInterval", t("operation.dataExportInterval"), { min: 1, help: t("operation.dataExportIntervalHelp") }),
+    num("DataExportInterval", t("operation.dataExportInterval"), {
+      min: 1,
+      help: t("operation.dataExportIntervalHelp"),
+    }),
     {
-      key: "DataExportDefaultTime", label: t("operation.dataExportDefaultTime"), type: "select", span: 1,
-      options: [{ value: "hour", label: t("operation.hour") }, { value: "day", label: t("operation.day") }, { value: "week", label: t("operation.week") }],
+      key: "DataExportDefaultTime",
+      label: t("operation.dataExportDefaultTime"),
+      type: "select",
+      span: 1,
+      options: [
+        { value: "hour", label: t("operation.hour") },
+        { value: "day", label: t("operation.day") },
+        { value: "week", label: t("operation.week") },
+      ],
     },
     // The dashboard's panels (new-api's console_setting.*), JSON lists checked by the server on save
     sw("console_setting.api_info_enabled", t("operation.panelApiInfo")),
-    { key: "console_setting.api_info", label: t("operation.panelApiInfo"), type: "json", help: t("operation.panelApiInfoHelp") },
+    {
+      key: "console_setting.api_info",
+      label: t("operation.panelApiInfo"),
+      type: "json",
+      help: t("operation.panelApiInfoHelp"),
+    },
     sw("console_setting.announcements_enabled", t("operation.panelAnnouncements")),
-    { key: "console_setting.announcements", label: t("operation.panelAnnouncements"), type: "json", help: t("operation.panelAnnouncementsHelp") },
+    {
+      key: "console_setting.announcements",
+      label: t("operation.panelAnnouncements"),
+      type: "json",
+      help: t("operation.panelAnnouncementsHelp"),
+    },
     sw("console_setting.faq_enabled", t("operation.panelFaq")),
     { key: "console_setting.faq", label: t("operation.panelFaq"), type: "json", help: t("operation.panelFaqHelp") },
     sw("console_setting.uptime_kuma_enabled", t("operation.panelUptime")),
-    { key: "console_setting.uptime_kuma_groups", label: t("operation.panelUptime"), type: "json", help: t("operation.panelUptimeHelp") },
+    {
+      key: "console_setting.uptime_kuma_groups",
+      label: t("operation.panelUptime"),
+      type: "json",
+      help: t("operation.panelUptimeHelp"),
+    },
   ];
   const monitoring: FieldDef[] = [
-    num("ChannelDisableThreshold", t("operation.channelDisableThreshold"), { help: t("operation.channelDisableThresholdHelp"), integer: false }),
+    num("ChannelDisableThreshold", t("operation.channelDisableThreshold"), {
+      help: t("operation.channelDisableThresholdHelp"),
+      integer: false,
+    }),
     sw("AutomaticDisableChannelEnabled", t("operation.autoDisable")),
     sw("AutomaticEnableChannelEnabled", t("operation.autoEnable")),
-    { key: "AutomaticDisableKeywords", label: t("operation.autoDisableKeywords"), type: "textarea", help: t("operation.autoDisableKeywordsHelp") },
-    { key: "AutomaticDisableStatusCodes", label: t("operation.autoDisableStatusCodes"), type: "text", span: 2, help: t("operation.autoDisableStatusCodesHelp") },
+    {
+      key: "AutomaticDisableKeywords",
+      label: t("operation.autoDisableKeywords"),
+      type: "textarea",
+      help: t("operation.autoDisableKeywordsHelp"),
+    },
+    {
+      key: "AutomaticDisableStatusCodes",
+      label: t("operation.autoDisableStatusCodes"),
+      type: "text",
+      span: 2,
+      help: t("operation.autoDisableStatusCodesHelp"),
+    },
     sw("monitor_setting.auto_test_channel_enabled", t("operation.autoTestChannels")),
-    num("monitor_setting.auto_test_channel_minutes", t("operation.autoTestMinutes"), { integer: false, help: t("operation.autoTestMinutesHelp") }),
+    num("monitor_setting.auto_test_channel_minutes", t("operation.autoTestMinutes"), {
+      integer: false,
+      help: t("operation.autoTestMinutesHelp"),
+    }),
   ];
   const quota: FieldDef[] = [
     num("QuotaForNewUser", t("operation.quotaForNewUser")),
@@ -149,27 +237,74 @@ export function OperationTab() {
     num("checkin_setting.max_quota", t("operation.checkinMax")),
   ];
   const groups: FieldDef[] = [
-    { key: "GroupRatio", label: t("operation.groupRatio"), type: "json", help: t("operation.groupRatioHelp"), validate: groupNamesProblem },
-    { key: "UserUsableGroups", label: t("operation.userUsableGroups"), type: "json", help: t("operation.userUsableGroupsHelp"), validate: groupNamesProblem },
-    { key: "GroupGroupRatio", label: t("operation.groupGroupRatio"), type: "json", help: t("operation.groupGroupRatioHelp") },
+    {
+      key: "GroupRatio",
+      label: t("operation.groupRatio"),
+      type: "json",
+      help: t("operation.groupRatioHelp"),
+      validate: groupNamesProblem,
+    },
+    {
+      key: "UserUsableGroups",
+      label: t("operation.userUsableGroups"),
+      type: "json",
+      help: t("operation.userUsableGroupsHelp"),
+      validate: groupNamesProblem,
+    },
+    {
+      key: "GroupGroupRatio",
+      label: t("operation.groupGroupRatio"),
+      type: "json",
+      help: t("operation.groupGroupRatioHelp"),
+    },
     { key: "AutoGroups", label: t("operation.autoGroups"), type: "json", help: t("operation.autoGroupsHelp") },
     sw("DefaultUseAutoGroup", t("operation.defaultUseAutoGroup")),
   ];
   // Fallbacks across models and the channel choice inside a priority tier (server/modules/option/routing.ts).
   const routing: FieldDef[] = [
     {
-      key: "ChannelSelectionStrategy", label: t("operation.channelSelection"), type: "select", span: 2, help: t("operation.channelSelectionHelp"),
-      options: [{ value: "weighted", label: t("operation.selectionWeighted") }, { value: "latency", label: t("operation.selectionLatency") }],
+      key: "ChannelSelectionStrategy",
+      label: t("operation.channelSelection"),
+      type: "select",
+      span: 2,
+      help: t("operation.channelSelectionHelp"),
+      options: [
+        { value: "weighted", label: t("operation.selectionWeighted") },
+        { value: "latency", label: t("operation.selectionLatency") },
+      ],
     },
-    num("ChannelCooldownSeconds", t("operation.channelCooldown"), { max: 3600, help: t("operation.channelCooldownHelp"), disabledWhen: (v) => v.ChannelSelectionStrategy !== "latency" }),
-    { key: "ModelFallbacks", label: t("operation.modelFallbacks"), type: "json", help: t("operation.modelFallbacksHelp"), placeholder: '{"gpt-4o": ["gpt-4o-mini", "claude-3-5-sonnet"]}', validate: fallbacksProblem },
-    { key: "GroupModelFallbacks", label: t("operation.groupModelFallbacks"), type: "json", help: t("operation.groupModelFallbacksHelp"), placeholder: '{"vip": {"gpt-4o": ["claude-3-5-sonnet"]}}', validate: groupFallbacksProblem },
+    num("ChannelCooldownSeconds", t("operation.channelCooldown"), {
+      max: 3600,
+      help: t("operation.channelCooldownHelp"),
+      disabledWhen: (v) => v.ChannelSelectionStrategy !== "latency",
+    }),
+    {
+      key: "ModelFallbacks",
+      label: t("operation.modelFallbacks"),
+      type: "json",
+      help: t("operation.modelFallbacksHelp"),
+      placeholder: '{"gpt-4o": ["gpt-4o-mini", "claude-3-5-sonnet"]}',
+      validate: fallbacksProblem,
+    },
+    {
+      key: "GroupModelFallbacks",
+      label: t("operation.groupModelFallbacks"),
+      type: "json",
+      help: t("operation.groupModelFallbacksHelp"),
+      placeholder: '{"vip": {"gpt-4o": ["claude-3-5-sonnet"]}}',
+      validate: groupFallbacksProblem,
+    },
   ];
   const ratios: FieldDef[] = [
     { key: "ModelPrice", label: t("operation.modelPrice"), type: "json", help: t("operation.modelPriceHelp") },
     { key: "ModelRatio", label: t("operation.modelRatio"), type: "json" },
     { key: "CacheRatio", label: t("operation.cacheRatio"), type: "json" },
-    { key: "CompletionRatio", label: t("operation.completionRatio"), type: "json", help: t("operation.completionRatioHelp") },
+    {
+      key: "CompletionRatio",
+      label: t("operation.completionRatio"),
+      type: "json",
+      help: t("operation.completionRatioHelp"),
+    },
     { key: "CreateCacheRatio", label: t("operation.createCacheRatio"), type: "json" },
     { key: "ImageRatio", label: t("operation.imageRatio"), type: "json" },
     { key: "AudioRatio", label: t("operation.audioRatio"), type: "json" },
@@ -178,19 +313,33 @@ export function OperationTab() {
   ];
   return (
     <Tabs defaultActiveTab="general" type="card-gutter" lazyload>
-      <Tabs.TabPane key="general" title={t("operation.general")}><OptionSection title={t("operation.general")} fields={general} /></Tabs.TabPane>
-      <Tabs.TabPane key="drawing" title={t("operation.drawing")}><OptionSection title={t("operation.drawing")} fields={drawing} /></Tabs.TabPane>
-      <Tabs.TabPane key="sensitive" title={t("operation.sensitive")}><OptionSection title={t("operation.sensitive")} fields={sensitive} /></Tabs.TabPane>
+      <Tabs.TabPane key="general" title={t("operation.general")}>
+        <OptionSection title={t("operation.general")} fields={general} />
+      </Tabs.TabPane>
+      <Tabs.TabPane key="drawing" title={t("operation.drawing")}>
+        <OptionSection title={t("operation.drawing")} fields={drawing} />
+      </Tabs.TabPane>
+      <Tabs.TabPane key="sensitive" title={t("operation.sensitive")}>
+        <OptionSection title={t("operation.sensitive")} fields={sensitive} />
+      </Tabs.TabPane>
       <Tabs.TabPane key="log" title={t("operation.logs")}>
         <Space direction="vertical" style={{ width: "100%" }}>
           <OptionSection title={t("operation.logs")} fields={logs} />
           <LogClearing />
         </Space>
       </Tabs.TabPane>
-      <Tabs.TabPane key="dashboard" title={t("operation.dashboard")}><OptionSection title={t("operation.dashboard")} fields={dashboard} /></Tabs.TabPane>
-      <Tabs.TabPane key="monitor" title={t("operation.monitoring")}><OptionSection title={t("operation.monitoring")} fields={monitoring} /></Tabs.TabPane>
-      <Tabs.TabPane key="quota" title={t("operation.quota")}><OptionSection title={t("operation.quota")} fields={quota} /></Tabs.TabPane>
-      <Tabs.TabPane key="group" title={t("operation.groups")}><OptionSection title={t("operation.groups")} fields={groups} /></Tabs.TabPane>
+      <Tabs.TabPane key="dashboard" title={t("operation.dashboard")}>
+        <OptionSection title={t("operation.dashboard")} fields={dashboard} />
+      </Tabs.TabPane>
+      <Tabs.TabPane key="monitor" title={t("operation.monitoring")}>
+        <OptionSection title={t("operation.monitoring")} fields={monitoring} />
+      </Tabs.TabPane>
+      <Tabs.TabPane key="quota" title={t("operation.quota")}>
+        <OptionSection title={t("operation.quota")} fields={quota} />
+      </Tabs.TabPane>
+      <Tabs.TabPane key="group" title={t("operation.groups")}>
+        <OptionSection title={t("operation.groups")} fields={groups} />
+      </Tabs.TabPane>
       <Tabs.TabPane key="routing" title={t("operation.routing")}>
         <Space direction="vertical" style={{ width: "100%" }}>
           <OptionSection title={t("operation.routing")} fields={routing} />
@@ -198,10 +347,16 @@ export function OperationTab() {
         </Space>
       </Tabs.TabPane>
       <Tabs.TabPane key="model" title={t("operation.modelRatios")}>
-        <OptionSection title={t("operation.modelRatios")} fields={ratios}><ResetRatios /></OptionSection>
+        <OptionSection title={t("operation.modelRatios")} fields={ratios}>
+          <ResetRatios />
+        </OptionSection>
       </Tabs.TabPane>
-      <Tabs.TabPane key="visual" title={t("operation.visualRatios")}><VisualPricingEditor /></Tabs.TabPane>
-      <Tabs.TabPane key="unset_models" title={t("operation.unsetModels")}><UnsetModels /></Tabs.TabPane>
+      <Tabs.TabPane key="visual" title={t("operation.visualRatios")}>
+        <VisualPricingEditor />
+      </Tabs.TabPane>
+      <Tabs.TabPane key="unset_models" title={t("operation.unsetModels")}>
+        <UnsetModels />
+      </Tabs.TabPane>
     </Tabs>
   );
 }

@@ -12,7 +12,10 @@ import { useSettings } from "../context.tsx";
 
 export const RELEASE_FEED_URL = "https://api.github.com/repos/switchyard-gateway/switchyard/releases/latest";
 
-export type UpdateCheck = { kind: "failed" } | { kind: "latest" } | { kind: "newer"; tag: string; body: string; url: string };
+export type UpdateCheck =
+  | { kind: "failed" }
+  | { kind: "latest" }
+  | { kind: "newer"; tag: string; body: string; url: string };
 
 export async function checkForUpdate(currentVersion: string, feed = RELEASE_FEED_URL): Promise<UpdateCheck> {
   try {
@@ -32,7 +35,17 @@ export async function checkForUpdate(currentVersion: string, feed = RELEASE_FEED
   }
 }
 
-function SingleOption({ optionKey, label, multiline, help }: { optionKey: string; label: string; multiline?: boolean; help?: string }) {
+function SingleOption({
+  optionKey,
+  label,
+  multiline,
+  help,
+}: {
+  optionKey: string;
+  label: string;
+  multiline?: boolean;
+  help?: string;
+}) {
   const { t } = useTranslation();
   const { options, commit } = useSettings();
   const [value, setValue] = useState(options[optionKey] ?? "");
@@ -59,8 +72,14 @@ function SingleOption({ optionKey, label, multiline, help }: { optionKey: string
         ) : (
           <Input name={optionKey} value={value} onChange={setValue} />
         )}
-        {help && <Typography.Text type="secondary" style={{ fontSize: 12 }}>{help}</Typography.Text>}
-        <Button type="primary" loading={saving} onClick={() => void save()}>{t("other.save", { name: label })}</Button>
+        {help && (
+          <Typography.Text type="secondary" style={{ fontSize: 12 }}>
+            {help}
+          </Typography.Text>
+        )}
+        <Button type="primary" loading={saving} onClick={() => void save()}>
+          {t("other.save", { name: label })}
+        </Button>
       </Space>
     </Form.Item>
   );
@@ -92,18 +111,31 @@ export function OtherTab() {
   return (
     <Space direction="vertical" size="medium" style={{ width: "100%" }}>
       <Card title={t("other.systemInfo")} bordered={false}>
-        <Descriptions column={1} data={[
-          { label: t("home.version"), value: status.version || "-" },
-          { label: t("home.startTime"), value: status.start_time ? timestampToString(Number(status.start_time)) : "-" },
-        ]} />
-        <Button loading={checking} onClick={() => void check()} style={{ marginTop: 8 }}>{t("other.checkUpdate")}</Button>
+        <Descriptions
+          column={1}
+          data={[
+            { label: t("home.version"), value: status.version || "-" },
+            {
+              label: t("home.startTime"),
+              value: status.start_time ? timestampToString(Number(status.start_time)) : "-",
+            },
+          ]}
+        />
+        <Button loading={checking} onClick={() => void check()} style={{ marginTop: 8 }}>
+          {t("other.checkUpdate")}
+        </Button>
       </Card>
       <Card title={t("other.site")} bordered={false}>
         <Form layout="vertical">
           <SingleOption optionKey="Notice" label={t("other.notice")} multiline help={t("other.markdownHelp")} />
           <SingleOption optionKey="SystemName" label={t("other.systemName")} />
           <SingleOption optionKey="Logo" label={t("other.logo")} help={t("other.logoHelp")} />
-          <SingleOption optionKey="HomePageContent" label={t("other.homePage")} multiline help={t("other.homePageHelp")} />
+          <SingleOption
+            optionKey="HomePageContent"
+            label={t("other.homePage")}
+            multiline
+            help={t("other.homePageHelp")}
+          />
           <SingleOption optionKey="About" label={t("other.about")} multiline help={t("other.homePageHelp")} />
           <SingleOption optionKey="Footer" label={t("other.footer")} multiline help={t("other.footerHelp")} />
         </Form>

@@ -9,13 +9,19 @@ import { ResponseCacheSection } from "./response-cache.tsx";
 import { isJson, wellKnownProblem, type FieldDef } from "../fields.ts";
 
 /** Reads an OIDC discovery document; returns the three endpoints or null. */
-export async function fetchWellKnown(url: string): Promise<{ authorization_endpoint: string; token_endpoint: string; userinfo_endpoint: string } | null> {
+export async function fetchWellKnown(
+  url: string,
+): Promise<{ authorization_endpoint: string; token_endpoint: string; userinfo_endpoint: string } | null> {
   try {
     const res = await fetch(url.trim());
     if (!res.ok) return null;
     const doc = await res.json();
     if (!doc?.authorization_endpoint) return null;
-    return { authorization_endpoint: doc.authorization_endpoint ?? "", token_endpoint: doc.token_endpoint ?? "", userinfo_endpoint: doc.userinfo_endpoint ?? "" };
+    return {
+      authorization_endpoint: doc.authorization_endpoint ?? "",
+      token_endpoint: doc.token_endpoint ?? "",
+      userinfo_endpoint: doc.userinfo_endpoint ?? "",
+    };
   } catch {
     return null;
   }
@@ -38,19 +44,30 @@ function WellKnownButton({ url, onLoaded }: { url: string; onLoaded: (patch: Rec
       return;
     }
     onLoaded({
-      "oidc.authorization_endpoint": doc.authorization_endpoint, "oidc.token_endpoint": doc.token_endpoint,
+      "oidc.authorization_endpoint": doc.authorization_endpoint,
+      "oidc.token_endpoint": doc.token_endpoint,
       "oidc.user_info_endpoint": doc.userinfo_endpoint,
     });
     Message.success(t("system.wellKnownLoaded"));
   };
-  return <Button loading={loading} onClick={() => void run()} style={{ marginBottom: 12 }}>{t("system.fetchWellKnown")}</Button>;
+  return (
+    <Button loading={loading} onClick={() => void run()} style={{ marginBottom: 12 }}>
+      {t("system.fetchWellKnown")}
+    </Button>
+  );
 }
 
 export function SystemTab() {
   const { t } = useTranslation();
   const callbackHint = (path: string) => t("system.callbackHint", { path });
   const general: FieldDef[] = [
-    { key: "ServerAddress", label: t("system.serverAddress"), type: "url", placeholder: "https://gateway.example.com", help: t("system.serverAddressHelp") },
+    {
+      key: "ServerAddress",
+      label: t("system.serverAddress"),
+      type: "url",
+      placeholder: "https://gateway.example.com",
+      help: t("system.serverAddressHelp"),
+    },
   ];
   const worker: FieldDef[] = [
     { key: "WorkerUrl", label: t("system.workerUrl"), type: "url", span: 2 },
@@ -64,7 +81,12 @@ export function SystemTab() {
     { key: "EpayKey", label: t("system.epayKey"), type: "secret", span: 2 },
     { key: "Price", label: t("system.price"), type: "number", min: 0, span: 2, help: t("system.priceHelp") },
     { key: "MinTopUp", label: t("system.minTopUp"), type: "number", min: 1, integer: true, span: 2 },
-    { key: "TopupGroupRatio", label: t("system.topupGroupRatio"), type: "json", jsonMessage: "system.topupGroupRatioInvalid" },
+    {
+      key: "TopupGroupRatio",
+      label: t("system.topupGroupRatio"),
+      type: "json",
+      jsonMessage: "system.topupGroupRatioInvalid",
+    },
   ];
   const toggle = (key: string, label: string): FieldDef => ({ key, label, type: "switch", immediate: true });
   const login: FieldDef[] = [
@@ -82,18 +104,38 @@ export function SystemTab() {
   const email: FieldDef[] = [
     toggle("EmailDomainRestrictionEnabled", t("system.domainRestriction")),
     toggle("EmailAliasRestrictionEnabled", t("system.aliasRestriction")),
-    { key: "EmailDomainWhitelist", label: t("system.domainWhitelist"), type: "domains", help: t("system.domainWhitelistHelp") },
+    {
+      key: "EmailDomainWhitelist",
+      label: t("system.domainWhitelist"),
+      type: "domains",
+      help: t("system.domainWhitelistHelp"),
+    },
   ];
   const smtp: FieldDef[] = [
     { key: "SMTPServer", label: t("system.smtpServer"), type: "text", span: 1 },
-    { key: "SMTPPort", label: t("system.smtpPort"), type: "number", min: 1, max: 65535, integer: true, span: 1, placeholder: "587" },
+    {
+      key: "SMTPPort",
+      label: t("system.smtpPort"),
+      type: "number",
+      min: 1,
+      max: 65535,
+      integer: true,
+      span: 1,
+      placeholder: "587",
+    },
     { key: "SMTPAccount", label: t("system.smtpAccount"), type: "text", span: 1 },
     { key: "SMTPFrom", label: t("system.smtpFrom"), type: "text", span: 1 },
     { key: "SMTPToken", label: t("system.smtpToken"), type: "secret", span: 1 },
     { key: "SMTPSSLEnabled", label: t("system.smtpSsl"), type: "switch" },
   ];
   const oidc: FieldDef[] = [
-    { key: "oidc.well_known", label: t("system.wellKnown"), type: "text", validate: (v) => wellKnownProblem(v), help: callbackHint("/oauth/oidc") },
+    {
+      key: "oidc.well_known",
+      label: t("system.wellKnown"),
+      type: "text",
+      validate: (v) => wellKnownProblem(v),
+      help: callbackHint("/oauth/oidc"),
+    },
     { key: "oidc.client_id", label: t("system.clientId"), type: "text", span: 2 },
     { key: "oidc.client_secret", label: t("system.clientSecret"), type: "secret", span: 2 },
     { key: "oidc.authorization_endpoint", label: t("system.authorizationEndpoint"), type: "text", span: 1 },
@@ -105,7 +147,13 @@ export function SystemTab() {
     { key: "GitHubClientSecret", label: t("system.clientSecret"), type: "secret", span: 2 },
   ];
   const linuxdo: FieldDef[] = [
-    { key: "LinuxDOClientId", label: t("system.clientId"), type: "text", span: 2, help: callbackHint("/oauth/linuxdo") },
+    {
+      key: "LinuxDOClientId",
+      label: t("system.clientId"),
+      type: "text",
+      span: 2,
+      help: callbackHint("/oauth/linuxdo"),
+    },
     { key: "LinuxDOClientSecret", label: t("system.clientSecret"), type: "secret", span: 2 },
   ];
   const wechat: FieldDef[] = [
@@ -127,34 +175,65 @@ export function SystemTab() {
     toggle("passkey.enabled", t("system.passkeyEnabled")),
     { key: "passkey.rp_display_name", label: t("system.passkeyRpName"), type: "text", span: 1 },
     { key: "passkey.rp_id", label: t("system.passkeyRpId"), type: "text", span: 1, help: t("system.passkeyRpIdHelp") },
-    { key: "passkey.origins", label: t("system.passkeyOrigins"), type: "textarea", help: t("system.passkeyOriginsHelp") },
-    { key: "passkey.user_verification", label: t("system.passkeyUv"), type: "select", span: 1, options: [
-      { value: "preferred", label: t("system.passkeyUvPreferred") }, { value: "required", label: t("system.passkeyUvRequired") },
-      { value: "discouraged", label: t("system.passkeyUvDiscouraged") },
-    ] },
-    { key: "passkey.attachment_preference", label: t("system.passkeyAttachment"), type: "select", span: 1, options: [
-      { value: "", label: t("system.passkeyAttachmentAny") }, { value: "platform", label: t("system.passkeyAttachmentPlatform") },
-      { value: "cross-platform", label: t("system.passkeyAttachmentCross") },
-    ] },
+    {
+      key: "passkey.origins",
+      label: t("system.passkeyOrigins"),
+      type: "textarea",
+      help: t("system.passkeyOriginsHelp"),
+    },
+    {
+      key: "passkey.user_verification",
+      label: t("system.passkeyUv"),
+      type: "select",
+      span: 1,
+      options: [
+        { value: "preferred", label: t("system.passkeyUvPreferred") },
+        { value: "required", label: t("system.passkeyUvRequired") },
+        { value: "discouraged", label: t("system.passkeyUvDiscouraged") },
+      ],
+    },
+    {
+      key: "passkey.attachment_preference",
+      label: t("system.passkeyAttachment"),
+      type: "select",
+      span: 1,
+      options: [
+        { value: "", label: t("system.passkeyAttachmentAny") },
+        { value: "platform", label: t("system.passkeyAttachmentPlatform") },
+        { value: "cross-platform", label: t("system.passkeyAttachmentCross") },
+      ],
+    },
     { key: "passkey.allow_insecure_origin", label: t("system.passkeyInsecure"), type: "switch" },
   ];
   return (
     <Space direction="vertical" size="medium" style={{ width: "100%" }}>
       <OptionSection title={t("system.general")} fields={general} />
-      <OptionSection title={t("system.worker")} fields={worker}
+      <OptionSection
+        title={t("system.worker")}
+        fields={worker}
         // The worker key is kept unless typed, but clearing the worker URL clears the key with it.
-        transform={(out, v, options) => ((v.WorkerUrl ?? "").trim() === "" && (options.WorkerUrl ?? "") !== ""
-          ? { ...out, WorkerValidKey: v.WorkerValidKey ?? "" } : out)} />
-      <OptionSection title={t("system.payment")} fields={payment}
+        transform={(out, v, options) =>
+          (v.WorkerUrl ?? "").trim() === "" && (options.WorkerUrl ?? "") !== ""
+            ? { ...out, WorkerValidKey: v.WorkerValidKey ?? "" }
+            : out
+        }
+      />
+      <OptionSection
+        title={t("system.payment")}
+        fields={payment}
         beforeSave={(v, options) => {
           if (!(options.ServerAddress ?? "").trim()) return "system.serverAddressFirst";
           return isJson(v.TopupGroupRatio ?? "") ? null : "system.topupGroupRatioInvalid";
-        }} />
+        }}
+      />
       <OptionSection title={t("system.loginRegister")} fields={login} />
       <OptionSection title={t("system.emailDomains")} fields={email} />
       <OptionSection title={t("system.smtp")} fields={smtp} />
-      <OptionSection title={t("system.oidc")} fields={oidc}
-        extra={({ values, set }) => <WellKnownButton url={values["oidc.well_known"] ?? ""} onLoaded={set} />} />
+      <OptionSection
+        title={t("system.oidc")}
+        fields={oidc}
+        extra={({ values, set }) => <WellKnownButton url={values["oidc.well_known"] ?? ""} onLoaded={set} />}
+      />
       <OptionSection title={t("system.github")} fields={github} />
       <OptionSection title={t("system.linuxdo")} fields={linuxdo} />
       <OptionSection title={t("system.wechat")} fields={wechat} />

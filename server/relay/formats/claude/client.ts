@@ -2,8 +2,16 @@
 // request becomes an OpenAI chat request, and the OpenAI reply (whole or streamed) becomes a Claude
 // reply again. Pure functions and one small state machine for streams.
 import type {
-  ClaudeBlock, ClaudeRequest, ClaudeResponse, ClaudeStreamEvent, OpenAIChatRequest, OpenAIChatResponse, OpenAIChunk,
-  OpenAIContentPart, OpenAIMessage, OpenAIUsage,
+  ClaudeBlock,
+  ClaudeRequest,
+  ClaudeResponse,
+  ClaudeStreamEvent,
+  OpenAIChatRequest,
+  OpenAIChatResponse,
+  OpenAIChunk,
+  OpenAIContentPart,
+  OpenAIMessage,
+  OpenAIUsage,
 } from "./wire.ts";
 import { AppError } from "../../../http/errors.ts";
 import { THINKING, effortFromBudget, effortOf } from "../reasoning.ts";
@@ -11,22 +19,33 @@ import { TextBuffer } from "../text-buffer.ts";
 
 function imageUrl(b: ClaudeBlock): string {
   const src = (b as any).source ?? {};
-  return src.type === "base64" ? `data:${src.media_type};base64,${src.data}` : src.url ?? "";
+  return src.type === "base64" ? `data:${src.media_type};base64,${src.data}` : (src.url ?? "");
 }
 
 /** A Claude document block (PDF or plain text) as an OpenAI content part. */
 function documentPart(b: ClaudeBlock): OpenAIContentPart {
   const src = (b as any).source ?? {};
-  if (src.type === "base64") return { type: "file", file: { file_data: `data:${src.media_type};base64,${src.data}`, filename: (b as any).title ?? "document.pdf" } };
+  if (src.type === "base64")
+    return {
+      type: "file",
+      file: { file_data: `data:${src.media_type};base64,${src.data}`, filename: (b as any).title ?? "document.pdf" },
+    };
   if (src.type === "text") return { type: "text", text: String(src.data ?? "") };
-  if (src.type === "url") return { type: "file", file: { file_url: src.url, filename: (b as any).title ?? "document.pdf" } };
-  throw new AppError(400, `a document of source type '${String(src.type)}' cannot be sent to this channel (it is not a Claude channel): send it as base64 or text`);
+  if (src.type === "url")
+    return { type: "file", file: { file_url: src.url, filename: (b as any).title ?? "document.pdf" } };
+  throw new AppError(
+    400,
+    `a document of source type '${String(src.type)}' cannot be sent to this channel (it is not a Claude channel): send it as base64 or text`,
+  );
 }
 
 function blocksText(content: string | ClaudeBlock[] | undefined): string {
   if (content == null) return "";
   if (typeof content === "string") return content;
-  return content.filter((b) => b.type === "text").map((b) => (b as { text: string }).text).join("");
+  return content
+    .filter((b) => b.type === "text")
+    .map((b) => (b as { text: string }).text)
+    .join("");
 }
 
 export function claudeRequestToOpenAI(req: ClaudeRequest): OpenAIChatRequest {
@@ -36,7 +55,10 @@ export function claudeRequestToOpenAI(req: ClaudeRequest): OpenAIChatRequest {
 
   for (const [i, m] of (req.messages ?? []).entries()) {
     if (!CONVERTED_ROLES.has(m.role)) {
-      throw new AppError(400, `messages.${i}.role: role '${String(m.role)}' has no counterpart on this channel (it is not a Claude channel): user, assistant and system are converted`);
+      throw new AppError(
+        400,
+        `messages.${i}.role: role '${String(m.role)}' has no counterpart on this channel (it is not a Claude channel): user, assistant and system are converted`,
+      );
     }
     if (typeof m.content !== "string" && !Array.isArray(m.content)) {
       throw new AppError(400, `messages.${i}.content: Input should be a valid string or list`);
@@ -52,9 +74,13 @@ export function claudeRequestToOpenAI(req: ClaudeRequest): OpenAIChatRequest {
     }
     if (m.role === "assistant") {
       const text = blocksText(m.content);
-      const calls = m.content.filter((b) => b.type === "tool_use").map((b: any) => ({
-        id: b.id, type: "function" as const, function: { name: b.name, arguments: JSON.stringify(b.input ?? {}) },
-      }));
+      const calls = m.content
+        .filter((b) => b.type === "tool_use")
+        .map((b: any) => ({
+          id: b.id,
+          type: "function" as const,
+          function: { name: b.name, arguments: JSON.stringify(b.input ?? {}) },
+        }));
       const msg: OpenAIMessage = { role: "assistant", content: text || (calls.length ? null : "") };
       if (calls.length) msg.tool_calls = calls;
       messages.push(msg);
@@ -72,7 +98,10 @@ export function claudeRequestToOpenAI(req: ClaudeRequest): OpenAIChatRequest {
       else if (b.type === "image") parts.push({ type: "image_url", image_url: { url: imageUrl(b) } });
       else if (b.type === "document") parts.push(documentPart(b));
       else if (!IGNORED_BLOCKS.has(b.type)) {
-        throw new AppError(400, `messages.${i}.content.${j}.type: content block type '${b.type}' has no counterpart on this channel (it is not a Claude channel)`);
+        throw new AppError(
+          400,
+          `messages.${i}.content.${j}.type: content block type '${b.type}' has no counterpart on this channel (it is not a Claude channel)`,
+        );
       }
     }
     if (parts.length) {
@@ -97,7 +126,11 @@ export function claudeRequestToOpenAI(req: ClaudeRequest): OpenAIChatRequest {
   if (req.metadata?.user_id) out.user = req.metadata.user_id;
   if (req.tools?.length) {
     const server = req.tools.find((t) => t.type && t.type !== "custom");
-    if (server) throw new AppError(400, `tool type '${server.type}' is a Claude server tool this channel (not a Claude channel) cannot run; only custom tools are converted`);
+    if (server)
+      throw new AppError(
+        400,
+        `tool type '${server.type}' is a Claude server tool this channel (not a Claude channel) cannot run; only custom tools are converted`,
+      );
     out.tools = req.tools.map((t) => ({
       type: "function" as const,
       function: { name: t.name, description: t.description, parameters: t.input_schema },
@@ -123,7 +156,10 @@ function systemText(content: string | ClaudeBlock[], i: number): string {
   if (typeof content === "string") return content;
   const other = content.findIndex((b) => b?.type !== "text");
   if (other >= 0) {
-    throw new AppError(400, `messages.${i}.content.${other}.type: a system message's '${String(content[other]?.type)}' block has no counterpart on this channel (it is not a Claude channel): text only`);
+    throw new AppError(
+      400,
+      `messages.${i}.content.${other}.type: a system message's '${String(content[other]?.type)}' block has no counterpart on this channel (it is not a Claude channel): text only`,
+    );
   }
   return blocksText(content);
 }
@@ -152,7 +188,9 @@ function reasoningOf(req: ClaudeRequest, out: OpenAIChatRequest): void {
 
 /** Claude's structured output (output_config.format, or the beta's output_format) → response_format. */
 function structuredFormatOf(req: ClaudeRequest, out: OpenAIChatRequest): void {
-  const fmt = ((req.output_config as { format?: unknown } | undefined)?.format ?? req.output_format) as { type?: string; schema?: unknown } | undefined;
+  const fmt = ((req.output_config as { format?: unknown } | undefined)?.format ?? req.output_format) as
+    | { type?: string; schema?: unknown }
+    | undefined;
   if (!fmt) return;
   if (fmt.type !== "json_schema" || !fmt.schema || typeof fmt.schema !== "object") {
     throw new AppError(400, "output_config.format must be {type: 'json_schema', schema: {...}}");
@@ -160,7 +198,13 @@ function structuredFormatOf(req: ClaudeRequest, out: OpenAIChatRequest): void {
   out.response_format = { type: "json_schema", json_schema: { name: "output", schema: fmt.schema } };
 }
 
-const STOP: Record<string, string> = { stop: "end_turn", length: "max_tokens", tool_calls: "tool_use", function_call: "tool_use", content_filter: "refusal" };
+const STOP: Record<string, string> = {
+  stop: "end_turn",
+  length: "max_tokens",
+  tool_calls: "tool_use",
+  function_call: "tool_use",
+  content_filter: "refusal",
+};
 
 export function stopReasonOf(finish: string | null | undefined): string {
   return (finish && STOP[finish]) || "end_turn";
@@ -170,8 +214,13 @@ export function stopReasonOf(finish: string | null | undefined): string {
 export function claudeUsageOf(u: OpenAIUsage | undefined | null) {
   const cached = u?.prompt_tokens_details?.cached_tokens ?? 0;
   const created = u?.prompt_tokens_details?.cached_creation_tokens ?? 0;
-  const out: { input_tokens: number; output_tokens: number; cache_read_input_tokens: number; cache_creation_input_tokens: number;
-    cache_creation?: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number } } = {
+  const out: {
+    input_tokens: number;
+    output_tokens: number;
+    cache_read_input_tokens: number;
+    cache_creation_input_tokens: number;
+    cache_creation?: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number };
+  } = {
     input_tokens: Math.max(0, (u?.prompt_tokens ?? 0) - cached - created),
     output_tokens: u?.completion_tokens ?? 0,
     cache_read_input_tokens: cached,
@@ -179,13 +228,18 @@ export function claudeUsageOf(u: OpenAIUsage | undefined | null) {
   };
   // The TTL split, where the upstream behind the conversion reported one (new-api's field names).
   if (u?.claude_cache_creation_1_h_tokens !== undefined) {
-    out.cache_creation = { ephemeral_5m_input_tokens: u.claude_cache_creation_5_m_tokens ?? 0, ephemeral_1h_input_tokens: u.claude_cache_creation_1_h_tokens };
+    out.cache_creation = {
+      ephemeral_5m_input_tokens: u.claude_cache_creation_5_m_tokens ?? 0,
+      ephemeral_1h_input_tokens: u.claude_cache_creation_1_h_tokens,
+    };
   }
   return out;
 }
 
 function messageId(id: string | undefined): string {
-  return id && id.startsWith("msg_") ? id : `msg_${(id || crypto.randomUUID()).replace(/[^A-Za-z0-9]/g, "").slice(0, 24)}`;
+  return id && id.startsWith("msg_")
+    ? id
+    : `msg_${(id || crypto.randomUUID()).replace(/[^A-Za-z0-9]/g, "").slice(0, 24)}`;
 }
 
 export function openAIResponseToClaude(res: OpenAIChatResponse, model: string): ClaudeResponse {
@@ -193,7 +247,8 @@ export function openAIResponseToClaude(res: OpenAIChatResponse, model: string): 
   const content: ClaudeBlock[] = [];
   const msg = choice?.message;
   const reasoning = msg?.reasoning_content ?? (msg as { reasoning?: unknown } | undefined)?.reasoning;
-  if (typeof reasoning === "string" && reasoning) content.push({ type: "thinking", thinking: reasoning, signature: "" });
+  if (typeof reasoning === "string" && reasoning)
+    content.push({ type: "thinking", thinking: reasoning, signature: "" });
   if (msg?.content) content.push({ type: "text", text: msg.content });
   for (const call of msg?.tool_calls ?? []) {
     let input: unknown = {};
@@ -203,8 +258,14 @@ export function openAIResponseToClaude(res: OpenAIChatResponse, model: string): 
     content.push({ type: "tool_use", id: call.id, name: call.function.name, input });
   }
   return {
-    id: messageId(res.id), type: "message", role: "assistant", model: model || res.model, content,
-    stop_reason: stopReasonOf(choice?.finish_reason), stop_sequence: null, usage: claudeUsageOf(res.usage),
+    id: messageId(res.id),
+    type: "message",
+    role: "assistant",
+    model: model || res.model,
+    content,
+    stop_reason: stopReasonOf(choice?.finish_reason),
+    stop_sequence: null,
+    usage: claudeUsageOf(res.usage),
   };
 }
 
@@ -224,7 +285,10 @@ export class OpenAIStreamToClaude {
   private ended = false;
   private text = new TextBuffer();
 
-  constructor(private model: string, private id = `msg_${crypto.randomUUID().replace(/-/g, "").slice(0, 24)}`) {}
+  constructor(
+    private model: string,
+    private id = `msg_${crypto.randomUUID().replace(/-/g, "").slice(0, 24)}`,
+  ) {}
 
   get receivedText(): string {
     return this.text.toString();
@@ -235,8 +299,16 @@ export class OpenAIStreamToClaude {
     this.started = true;
     out.push({
       type: "message_start",
-      message: { id: this.id, type: "message", role: "assistant", model: this.model, content: [], stop_reason: null, stop_sequence: null,
-        usage: { input_tokens: 0, output_tokens: 0 } },
+      message: {
+        id: this.id,
+        type: "message",
+        role: "assistant",
+        model: this.model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: 0, output_tokens: 0 },
+      },
     });
   }
 
@@ -246,7 +318,12 @@ export class OpenAIStreamToClaude {
     this.open = null;
   }
 
-  private openBlock(out: ClaudeStreamEvent[], kind: BlockKind, block: Record<string, unknown>, toolIndex?: number): void {
+  private openBlock(
+    out: ClaudeStreamEvent[],
+    kind: BlockKind,
+    block: Record<string, unknown>,
+    toolIndex?: number,
+  ): void {
     this.close(out);
     this.blockIndex++;
     this.open = { kind, toolIndex };
@@ -262,22 +339,39 @@ export class OpenAIStreamToClaude {
       const reasoning = d.reasoning_content ?? (d as { reasoning?: unknown }).reasoning;
       if (typeof reasoning === "string" && reasoning) {
         if (this.open?.kind !== "thinking") this.openBlock(out, "thinking", { type: "thinking", thinking: "" });
-        out.push({ type: "content_block_delta", index: this.blockIndex, delta: { type: "thinking_delta", thinking: reasoning } });
+        out.push({
+          type: "content_block_delta",
+          index: this.blockIndex,
+          delta: { type: "thinking_delta", thinking: reasoning },
+        });
       }
       if (typeof d.content === "string" && d.content !== "") {
         this.text.add(d.content);
         if (this.open?.kind !== "text") this.openBlock(out, "text", { type: "text", text: "" });
-        out.push({ type: "content_block_delta", index: this.blockIndex, delta: { type: "text_delta", text: d.content } });
+        out.push({
+          type: "content_block_delta",
+          index: this.blockIndex,
+          delta: { type: "text_delta", text: d.content },
+        });
       }
       for (const call of d.tool_calls ?? []) {
         const idx = call.index ?? 0;
         if (this.open?.kind !== "tool_use" || this.open.toolIndex !== idx) {
-          this.openBlock(out, "tool_use", { type: "tool_use", id: call.id ?? `toolu_${idx}`, name: call.function?.name ?? "", input: {} }, idx);
+          this.openBlock(
+            out,
+            "tool_use",
+            { type: "tool_use", id: call.id ?? `toolu_${idx}`, name: call.function?.name ?? "", input: {} },
+            idx,
+          );
         }
         const args = call.function?.arguments;
         if (args) {
           this.text.add(args);
-          out.push({ type: "content_block_delta", index: this.blockIndex, delta: { type: "input_json_delta", partial_json: args } });
+          out.push({
+            type: "content_block_delta",
+            index: this.blockIndex,
+            delta: { type: "input_json_delta", partial_json: args },
+          });
         }
       }
       if (choice.finish_reason) this.finish = choice.finish_reason;
@@ -293,7 +387,11 @@ export class OpenAIStreamToClaude {
     this.start(out);
     this.close(out);
     const u = claudeUsageOf(usage ?? this.usage);
-    out.push({ type: "message_delta", delta: { stop_reason: stopReasonOf(this.finish), stop_sequence: null }, usage: u });
+    out.push({
+      type: "message_delta",
+      delta: { stop_reason: stopReasonOf(this.finish), stop_sequence: null },
+      usage: u,
+    });
     out.push({ type: "message_stop" });
     return out;
   }

@@ -1,8 +1,19 @@
 // OpenAI chat completions → Anthropic Messages (requests) and Anthropic Messages → OpenAI (responses
 // and streams). Pure functions; the adaptor feeds them the option values they need.
 import type {
-  ClaudeBlock, ClaudeMessage, ClaudeRequest, ClaudeResponse, ClaudeStreamEvent, ClaudeUsage, OpenAIChatRequest,
-  OpenAIChatResponse, OpenAIChunk, OpenAIContentPart, OpenAIMessage, OpenAIToolCall, OpenAIUsage,
+  ClaudeBlock,
+  ClaudeMessage,
+  ClaudeRequest,
+  ClaudeResponse,
+  ClaudeStreamEvent,
+  ClaudeUsage,
+  OpenAIChatRequest,
+  OpenAIChatResponse,
+  OpenAIChunk,
+  OpenAIContentPart,
+  OpenAIMessage,
+  OpenAIToolCall,
+  OpenAIUsage,
 } from "./wire.ts";
 import { AppError } from "../../../http/errors.ts";
 import { claudeBudget, effortOf, thinkingOf } from "../reasoning.ts";
@@ -44,7 +55,10 @@ export function parseDataUrl(url: string): { mediaType: string; data: string } |
 function textOf(content: OpenAIMessage["content"]): string {
   if (content == null) return "";
   if (typeof content === "string") return content;
-  return content.filter((p) => p.type === "text").map((p) => (p as { text: string }).text).join("");
+  return content
+    .filter((p) => p.type === "text")
+    .map((p) => (p as { text: string }).text)
+    .join("");
 }
 
 /**
@@ -66,7 +80,10 @@ function markLast(blocks: ClaudeBlock[], message: unknown): ClaudeBlock[] {
 }
 
 function hasBreakpoint(m: OpenAIMessage): boolean {
-  return !!(m as { cache_control?: unknown }).cache_control || (Array.isArray(m.content) && m.content.some((p) => !!(p as { cache_control?: unknown }).cache_control));
+  return (
+    !!(m as { cache_control?: unknown }).cache_control
+    || (Array.isArray(m.content) && m.content.some((p) => !!(p as { cache_control?: unknown }).cache_control))
+  );
 }
 
 function partToBlock(part: OpenAIContentPart): ClaudeBlock | null {
@@ -76,23 +93,35 @@ function partToBlock(part: OpenAIContentPart): ClaudeBlock | null {
 
 function plainPartToBlock(part: OpenAIContentPart): ClaudeBlock | null {
   // Claude rejects empty text blocks.
-  if (part.type === "text") return (part as { text: string }).text ? { type: "text", text: (part as { text: string }).text } : null;
+  if (part.type === "text")
+    return (part as { text: string }).text ? { type: "text", text: (part as { text: string }).text } : null;
   if (part.type === "image_url") {
-    const url = typeof (part as any).image_url === "string" ? (part as any).image_url : (part as any).image_url?.url ?? "";
+    const url =
+      typeof (part as any).image_url === "string" ? (part as any).image_url : ((part as any).image_url?.url ?? "");
     const data = parseDataUrl(url);
     return data
       ? { type: "image", source: { type: "base64", media_type: data.mediaType, data: data.data } }
       : { type: "image", source: { type: "url", url } };
   }
   if (part.type === "file") {
-    const f = (part as { file?: { file_data?: string; file_url?: string; filename?: string; file_id?: string } }).file ?? {};
+    const f =
+      (part as { file?: { file_data?: string; file_url?: string; filename?: string; file_id?: string } }).file ?? {};
     const data = f.file_data ? parseDataUrl(f.file_data) : null;
     const title = f.filename ? { title: f.filename } : {};
     // Claude takes PDFs as base64 and plain text as text.
-    if (data?.mediaType.startsWith("text/")) return { type: "document", source: { type: "text", media_type: "text/plain", data: Buffer.from(data.data, "base64").toString("utf8") }, ...title };
-    if (data) return { type: "document", source: { type: "base64", media_type: data.mediaType, data: data.data }, ...title };
+    if (data?.mediaType.startsWith("text/"))
+      return {
+        type: "document",
+        source: { type: "text", media_type: "text/plain", data: Buffer.from(data.data, "base64").toString("utf8") },
+        ...title,
+      };
+    if (data)
+      return { type: "document", source: { type: "base64", media_type: data.mediaType, data: data.data }, ...title };
     if (f.file_url) return { type: "document", source: { type: "url", url: f.file_url } };
-    throw new AppError(400, "a file part needs file_data (a base64 data URL) on this channel (Claude): uploaded file ids are not shared with it");
+    throw new AppError(
+      400,
+      "a file part needs file_data (a base64 data URL) on this channel (Claude): uploaded file ids are not shared with it",
+    );
   }
   if (part.type === "input_audio") throw new AppError(400, "audio input is not supported on this channel (Claude)");
   throw new AppError(400, `content part type '${part.type}' is not supported on this channel (Claude)`);
@@ -118,13 +147,21 @@ function parseArguments(args: string | undefined): unknown {
  * (and in stream deltas, a block's signature when it ends), the form LiteLLM gives OpenAI clients. Sent back, the
  * blocks open the assistant turn again, so thinking can stay on through a tool loop.
  */
-export type ThinkingBlock = { type: "thinking"; thinking: string; signature: string } | { type: "redacted_thinking"; data: string };
+export type ThinkingBlock =
+  | { type: "thinking"; thinking: string; signature: string }
+  | { type: "redacted_thinking"; data: string };
 
 export function thinkingBlocksOf(m: unknown): ThinkingBlock[] {
   const blocks = (m as { thinking_blocks?: unknown } | undefined)?.thinking_blocks;
   if (!Array.isArray(blocks)) return [];
-  return blocks.filter((b): b is ThinkingBlock => (b?.type === "thinking" && typeof b.thinking === "string" && typeof b.signature === "string" && b.signature !== "")
-    || (b?.type === "redacted_thinking" && typeof b.data === "string"));
+  return blocks.filter(
+    (b): b is ThinkingBlock =>
+      (b?.type === "thinking"
+        && typeof b.thinking === "string"
+        && typeof b.signature === "string"
+        && b.signature !== "")
+      || (b?.type === "redacted_thinking" && typeof b.data === "string"),
+  );
 }
 
 /** Claude wants strictly alternating user/assistant turns: consecutive same-role turns are merged. */
@@ -136,7 +173,11 @@ function pushTurn(out: ClaudeMessage[], role: "user" | "assistant", blocks: Clau
 }
 
 /** `facts` (optional) receives what the answer's converter must know (fromClaudeResponse, ClaudeStreamToOpenAI). */
-export function toClaudeRequest(req: OpenAIChatRequest, settings: ClaudeSettings, facts?: ClaudeRequestFacts): ClaudeRequest {
+export function toClaudeRequest(
+  req: OpenAIChatRequest,
+  settings: ClaudeSettings,
+  facts?: ClaudeRequestFacts,
+): ClaudeRequest {
   refuseOpenAIOnly(req, "Claude");
   const model = req.model;
   const maxTokens = req.max_completion_tokens ?? req.max_tokens ?? settings.defaultMaxTokens;
@@ -151,16 +192,33 @@ export function toClaudeRequest(req: OpenAIChatRequest, settings: ClaudeSettings
       const text = textOf(m.content);
       if (text) system.push(text);
       systemMarked ||= hasBreakpoint(m);
-      const parts = typeof m.content === "string" ? [{ type: "text", text: m.content }] : (m.content ?? []).filter((p) => p.type === "text");
-      const blocks = parts.filter((p) => (p as { text: string }).text).map((p) => marked({ type: "text" as const, text: (p as { text: string }).text }, p));
-      systemBlocks.push(...markLast(blocks, m) as typeof systemBlocks);
+      const parts =
+        typeof m.content === "string"
+          ? [{ type: "text", text: m.content }]
+          : (m.content ?? []).filter((p) => p.type === "text");
+      const blocks = parts
+        .filter((p) => (p as { text: string }).text)
+        .map((p) => marked({ type: "text" as const, text: (p as { text: string }).text }, p));
+      systemBlocks.push(...(markLast(blocks, m) as typeof systemBlocks));
     } else if (m.role === "tool") {
-      const marker = Array.isArray(m.content) ? m.content.find((p) => (p as { cache_control?: unknown }).cache_control) : undefined;
-      pushTurn(messages, "user", [marked(marked({ type: "tool_result", tool_use_id: m.tool_call_id ?? "", content: textOf(m.content) }, marker), m)]);
+      const marker = Array.isArray(m.content)
+        ? m.content.find((p) => (p as { cache_control?: unknown }).cache_control)
+        : undefined;
+      pushTurn(messages, "user", [
+        marked(
+          marked({ type: "tool_result", tool_use_id: m.tool_call_id ?? "", content: textOf(m.content) }, marker),
+          m,
+        ),
+      ]);
     } else if (m.role === "assistant") {
       const blocks: ClaudeBlock[] = [...thinkingBlocksOf(m), ...contentBlocks(m.content)];
       for (const call of m.tool_calls ?? []) {
-        blocks.push({ type: "tool_use", id: call.id, name: call.function.name, input: parseArguments(call.function.arguments) });
+        blocks.push({
+          type: "tool_use",
+          id: call.id,
+          name: call.function.name,
+          input: parseArguments(call.function.arguments),
+        });
       }
       pushTurn(messages, "assistant", markLast(blocks, m));
     } else {
@@ -183,18 +241,27 @@ export function toClaudeRequest(req: OpenAIChatRequest, settings: ClaudeSettings
   }
   if (req.user) out.metadata = { user_id: req.user };
   if (req.tools?.length) {
-    out.tools = req.tools.map((t) => marked(marked({
-      name: t.function.name,
-      description: t.function.description,
-      input_schema: t.function.parameters ?? { type: "object", properties: {} },
-    }, t.function), t));
+    out.tools = req.tools.map((t) =>
+      marked(
+        marked(
+          {
+            name: t.function.name,
+            description: t.function.description,
+            input_schema: t.function.parameters ?? { type: "object", properties: {} },
+          },
+          t.function,
+        ),
+        t,
+      ),
+    );
   }
   const choice = req.tool_choice;
   if (choice && req.tools?.length) {
     if (choice === "auto") out.tool_choice = { type: "auto" };
     else if (choice === "required") out.tool_choice = { type: "any" };
     else if (choice === "none") out.tool_choice = { type: "none" };
-    else if (typeof choice === "object" && choice.function?.name) out.tool_choice = { type: "tool", name: choice.function.name };
+    else if (typeof choice === "object" && choice.function?.name)
+      out.tool_choice = { type: "tool", name: choice.function.name };
   }
   if (req.parallel_tool_calls === false && out.tool_choice) out.tool_choice.disable_parallel_tool_use = true;
 
@@ -219,12 +286,19 @@ export function toClaudeRequest(req: OpenAIChatRequest, settings: ClaudeSettings
  * `thinking` object in the body; the exact budget of a Claude or Gemini client (formats/reasoning.ts);
  * OpenAI's reasoning_effort, turned into a budget with claude.thinking_adapter_budget_tokens_percentage.
  */
-function thinkingFor(req: OpenAIChatRequest, model: string, maxTokens: number, settings: ClaudeSettings):
-  { model?: string; config?: NonNullable<ClaudeRequest["thinking"]> | { type: "adaptive" } } {
+function thinkingFor(
+  req: OpenAIChatRequest,
+  model: string,
+  maxTokens: number,
+  settings: ClaudeSettings,
+): { model?: string; config?: NonNullable<ClaudeRequest["thinking"]> | { type: "adaptive" } } {
   if (settings.thinkingAdapter && model.endsWith(THINKING_SUFFIX)) {
     return {
       model: model.slice(0, -THINKING_SUFFIX.length),
-      config: { type: "enabled", budget_tokens: Math.max(MIN_THINKING_BUDGET, Math.floor(maxTokens * settings.thinkingPercentage)) },
+      config: {
+        type: "enabled",
+        budget_tokens: Math.max(MIN_THINKING_BUDGET, Math.floor(maxTokens * settings.thinkingPercentage)),
+      },
     };
   }
   if (req.thinking && typeof req.thinking === "object") return { config: req.thinking as ClaudeRequest["thinking"] };
@@ -247,7 +321,12 @@ function thinkingFor(req: OpenAIChatRequest, model: string, maxTokens: number, s
 /** Signed thinking given back goes only to a request that thinks (without thinking it has no place). */
 function withoutThinkingBlocks(messages: ClaudeMessage[]): void {
   for (const m of messages) {
-    if (m.role !== "assistant" || !Array.isArray(m.content) || !m.content.some((b) => b.type === "thinking" || b.type === "redacted_thinking")) continue;
+    if (
+      m.role !== "assistant"
+      || !Array.isArray(m.content)
+      || !m.content.some((b) => b.type === "thinking" || b.type === "redacted_thinking")
+    )
+      continue;
     m.content = m.content.filter((b) => b.type !== "thinking" && b.type !== "redacted_thinking");
   }
 }
@@ -272,10 +351,15 @@ const TOOL_NAME = /[^A-Za-z0-9_-]/g;
  * which every Claude model and host takes. json_object has no schema: any object.
  */
 function structuredOutput(req: OpenAIChatRequest, out: ClaudeRequest, facts?: ClaudeRequestFacts): void {
-  const fmt = req.response_format as { type?: string; json_schema?: { name?: string; schema?: Record<string, unknown> } } | undefined;
+  const fmt = req.response_format as
+    | { type?: string; json_schema?: { name?: string; schema?: Record<string, unknown> } }
+    | undefined;
   if (!fmt || typeof fmt !== "object" || fmt.type === "text" || fmt.type === undefined) return;
   if (fmt.type !== "json_object" && fmt.type !== "json_schema") {
-    throw new AppError(400, `response_format type '${String(fmt.type)}' is not supported on this channel (Claude): use text, json_object or json_schema`);
+    throw new AppError(
+      400,
+      `response_format type '${String(fmt.type)}' is not supported on this channel (Claude): use text, json_object or json_schema`,
+    );
   }
   const schema = fmt.type === "json_schema" ? fmt.json_schema?.schema : undefined;
   if (fmt.type === "json_schema" && (!schema || typeof schema !== "object")) {
@@ -285,24 +369,36 @@ function structuredOutput(req: OpenAIChatRequest, out: ClaudeRequest, facts?: Cl
   // A specific tool the client forced answers with that tool call: there is no text to shape.
   if (own?.type === "tool") return;
   if (out.thinking) {
-    out.output_config = { ...(out.output_config as object), format: { type: "json_schema", schema: schema ?? { type: "object" } } };
+    out.output_config = {
+      ...(out.output_config as object),
+      format: { type: "json_schema", schema: schema ?? { type: "object" } },
+    };
     return;
   }
   const taken = new Set((out.tools ?? []).map((t) => t.name));
   let name = STRUCTURED_OUTPUT_TOOL;
   while (taken.has(name)) name += "_";
   const described = fmt.json_schema?.name ? ` (${String(fmt.json_schema.name).replace(TOOL_NAME, "")})` : "";
-  out.tools = [...(out.tools ?? []), {
-    name, description: `Give your final answer by calling this tool: its input is the answer${described}.`,
-    input_schema: schema ?? { type: "object" },
-  }];
-  out.tool_choice = (req.tools?.length && own?.type !== "none") ? { type: "any" } : { type: "tool", name };
+  out.tools = [
+    ...(out.tools ?? []),
+    {
+      name,
+      description: `Give your final answer by calling this tool: its input is the answer${described}.`,
+      input_schema: schema ?? { type: "object" },
+    },
+  ];
+  out.tool_choice = req.tools?.length && own?.type !== "none" ? { type: "any" } : { type: "tool", name };
   if (req.parallel_tool_calls === false) out.tool_choice.disable_parallel_tool_use = true;
   if (facts) facts.structuredTool = name;
 }
 
 const FINISH: Record<string, string> = {
-  end_turn: "stop", stop_sequence: "stop", pause_turn: "stop", max_tokens: "length", tool_use: "tool_calls", refusal: "content_filter",
+  end_turn: "stop",
+  stop_sequence: "stop",
+  pause_turn: "stop",
+  max_tokens: "length",
+  tool_use: "tool_calls",
+  refusal: "content_filter",
 };
 
 export function finishReasonOf(stopReason: string | null | undefined): string | null {
@@ -323,7 +419,9 @@ export function usageFromClaude(u: Partial<ClaudeUsage> | undefined): OpenAIUsag
   const prompt = (u?.input_tokens ?? 0) + cacheRead + cacheWrite;
   const completion = u?.output_tokens ?? 0;
   const usage: OpenAIUsage = {
-    prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion,
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
     prompt_tokens_details: { cached_tokens: cacheRead, cached_creation_tokens: cacheWrite },
   };
   if (split && cacheWrite > 0) {
@@ -339,7 +437,8 @@ export function claudeGeneratedText(res: ClaudeResponse): string {
   for (const b of res?.content ?? []) {
     if (b.type === "text") out += (b as { text: string }).text ?? "";
     else if (b.type === "thinking") out += (b as { thinking: string }).thinking ?? "";
-    else if (b.type === "tool_use") out += (b as { name: string }).name + JSON.stringify((b as { input?: unknown }).input ?? {});
+    else if (b.type === "tool_use")
+      out += (b as { name: string }).name + JSON.stringify((b as { input?: unknown }).input ?? {});
   }
   return out;
 }
@@ -357,20 +456,27 @@ function choiceOf(res: ClaudeResponse, index: number, facts: ClaudeRequestFacts)
       const t = b as { thinking: string; signature?: string };
       thinking += t.thinking;
       if (t.signature) signed.push({ type: "thinking", thinking: t.thinking, signature: t.signature });
-    } else if (b.type === "redacted_thinking") signed.push({ type: "redacted_thinking", data: String((b as { data?: unknown }).data ?? "") });
+    } else if (b.type === "redacted_thinking")
+      signed.push({ type: "redacted_thinking", data: String((b as { data?: unknown }).data ?? "") });
     else if (b.type === "tool_use") {
       const t = b as { id: string; name: string; input: unknown };
       if (facts.structuredTool && t.name === facts.structuredTool) {
         text = JSON.stringify(t.input ?? {});
         structured = true;
-      } else toolCalls.push({ id: t.id, type: "function", function: { name: t.name, arguments: JSON.stringify(t.input ?? {}) } });
+      } else
+        toolCalls.push({
+          id: t.id,
+          type: "function",
+          function: { name: t.name, arguments: JSON.stringify(t.input ?? {}) },
+        });
     }
   }
   const message: OpenAIChatResponse["choices"][0]["message"] = { role: "assistant", content: text };
   if (toolCalls.length) message.tool_calls = toolCalls;
   if (thinking) message.reasoning_content = thinking;
   if (signed.length) message.thinking_blocks = signed;
-  const finish = structured && !toolCalls.length && res.stop_reason === "tool_use" ? "stop" : finishReasonOf(res.stop_reason);
+  const finish =
+    structured && !toolCalls.length && res.stop_reason === "tool_use" ? "stop" : finishReasonOf(res.stop_reason);
   return { index, message, finish_reason: finish };
 }
 
@@ -378,7 +484,12 @@ function choiceOf(res: ClaudeResponse, index: number, facts: ClaudeRequestFacts)
  * A Messages answer as a chat completion. `more` are the answers of the other requests of a fan-out (n > 1,
  * which Claude has no parameter for): choices 1..n, their usage added.
  */
-export function fromClaudeResponse(res: ClaudeResponse, created = Math.floor(Date.now() / 1000), facts: ClaudeRequestFacts = {}, more: ClaudeResponse[] = []): OpenAIChatResponse {
+export function fromClaudeResponse(
+  res: ClaudeResponse,
+  created = Math.floor(Date.now() / 1000),
+  facts: ClaudeRequestFacts = {},
+  more: ClaudeResponse[] = [],
+): OpenAIChatResponse {
   const all = [res, ...more];
   const usage = usageFromClaude(res.usage);
   for (const r of more) {
@@ -389,12 +500,17 @@ export function fromClaudeResponse(res: ClaudeResponse, created = Math.floor(Dat
     usage.prompt_tokens_details!.cached_tokens! += u.prompt_tokens_details?.cached_tokens ?? 0;
     usage.prompt_tokens_details!.cached_creation_tokens! += u.prompt_tokens_details?.cached_creation_tokens ?? 0;
     if (u.claude_cache_creation_1_h_tokens !== undefined || usage.claude_cache_creation_1_h_tokens !== undefined) {
-      usage.claude_cache_creation_5_m_tokens = (usage.claude_cache_creation_5_m_tokens ?? 0) + (u.claude_cache_creation_5_m_tokens ?? 0);
-      usage.claude_cache_creation_1_h_tokens = (usage.claude_cache_creation_1_h_tokens ?? 0) + (u.claude_cache_creation_1_h_tokens ?? 0);
+      usage.claude_cache_creation_5_m_tokens =
+        (usage.claude_cache_creation_5_m_tokens ?? 0) + (u.claude_cache_creation_5_m_tokens ?? 0);
+      usage.claude_cache_creation_1_h_tokens =
+        (usage.claude_cache_creation_1_h_tokens ?? 0) + (u.claude_cache_creation_1_h_tokens ?? 0);
     }
   }
   return {
-    id: res.id, object: "chat.completion", created, model: res.model,
+    id: res.id,
+    object: "chat.completion",
+    created,
+    model: res.model,
     choices: all.map((r, i) => choiceOf(r, i, facts)),
     usage,
   };
@@ -419,7 +535,10 @@ export class ClaudeStreamToOpenAI {
   private outputFinal = false;
   error: { type: string; message: string } | null = null;
 
-  constructor(private created = Math.floor(Date.now() / 1000), private facts: ClaudeRequestFacts = {}) {}
+  constructor(
+    private created = Math.floor(Date.now() / 1000),
+    private facts: ClaudeRequestFacts = {},
+  ) {}
 
   /** The completion text received so far, thinking included (for counting when usage is missing). */
   get receivedText(): string {
@@ -437,14 +556,21 @@ export class ClaudeStreamToOpenAI {
   }
 
   private chunk(delta: OpenAIChunk["choices"][0]["delta"], finish: string | null = null): OpenAIChunk {
-    return { id: this.id, object: "chat.completion.chunk", created: this.created, model: this.model, choices: [{ index: 0, delta, finish_reason: finish }] };
+    return {
+      id: this.id,
+      object: "chat.completion.chunk",
+      created: this.created,
+      model: this.model,
+      choices: [{ index: 0, delta, finish_reason: finish }],
+    };
   }
 
   private mergeUsage(u: Partial<ClaudeUsage> | undefined): void {
     if (!u) return;
     for (const [k, v] of Object.entries(u)) if (typeof v === "number") (this.raw as any)[k] = v;
     // The TTL split of the writes comes as an object beside the counts, in message_start and message_delta alike.
-    if (u.cache_creation && typeof u.cache_creation === "object") this.raw.cache_creation = { ...this.raw.cache_creation, ...u.cache_creation };
+    if (u.cache_creation && typeof u.cache_creation === "object")
+      this.raw.cache_creation = { ...this.raw.cache_creation, ...u.cache_creation };
     this.usage = usageFromClaude(this.raw);
   }
 
@@ -466,7 +592,11 @@ export class ClaudeStreamToOpenAI {
           const index = this.toolIndex.size;
           this.toolIndex.set(ev.index, index);
           this.text.add(block.name ?? "");
-          return [this.chunk({ tool_calls: [{ index, id: block.id, type: "function", function: { name: block.name, arguments: "" } }] })];
+          return [
+            this.chunk({
+              tool_calls: [{ index, id: block.id, type: "function", function: { name: block.name, arguments: "" } }],
+            }),
+          ];
         }
         if (block.type === "text" && block.text) {
           this.text.add(block.text);
@@ -479,7 +609,12 @@ export class ClaudeStreamToOpenAI {
           this.text.add(block.thinking);
           return [this.chunk({ reasoning_content: block.thinking })];
         }
-        if (block.type === "redacted_thinking" && typeof block.data === "string") return [this.chunk({ thinking_blocks: [{ type: "redacted_thinking", data: block.data }] } as OpenAIChunk["choices"][0]["delta"])];
+        if (block.type === "redacted_thinking" && typeof block.data === "string")
+          return [
+            this.chunk({
+              thinking_blocks: [{ type: "redacted_thinking", data: block.data }],
+            } as OpenAIChunk["choices"][0]["delta"]),
+          ];
         return [];
       }
       case "content_block_delta": {
@@ -507,7 +642,11 @@ export class ClaudeStreamToOpenAI {
         if (d.type === "input_json_delta") {
           const index = this.toolIndex.get(ev.index) ?? 0;
           this.text.add(d.partial_json ?? "");
-          return [this.chunk({ tool_calls: [{ index, function: { arguments: d.partial_json ?? "" } } as Partial<OpenAIToolCall>] })];
+          return [
+            this.chunk({
+              tool_calls: [{ index, function: { arguments: d.partial_json ?? "" } } as Partial<OpenAIToolCall>],
+            }),
+          ];
         }
         return [];
       }
@@ -516,7 +655,8 @@ export class ClaudeStreamToOpenAI {
         if (typeof ev.usage?.output_tokens === "number") this.outputFinal = true;
         this.finish = finishReasonOf(ev.delta?.stop_reason) ?? this.finish;
         // The structured-output tool is the answer, not a call the client should run.
-        if (this.finish === "tool_calls" && this.structuredBlock >= 0 && this.toolIndex.size === 0) this.finish = "stop";
+        if (this.finish === "tool_calls" && this.structuredBlock >= 0 && this.toolIndex.size === 0)
+          this.finish = "stop";
         return this.finish ? [this.chunk({}, this.finish)] : [];
       }
       case "error":
@@ -529,6 +669,13 @@ export class ClaudeStreamToOpenAI {
 
   /** The trailing usage chunk OpenAI sends when stream_options.include_usage is set. */
   usageChunk(): OpenAIChunk {
-    return { id: this.id, object: "chat.completion.chunk", created: this.created, model: this.model, choices: [], usage: this.usage };
+    return {
+      id: this.id,
+      object: "chat.completion.chunk",
+      created: this.created,
+      model: this.model,
+      choices: [],
+      usage: this.usage,
+    };
   }
 }

@@ -67,7 +67,13 @@ export interface OpenAIChatResponse {
   model: string;
   choices: {
     index: number;
-    message: { role: "assistant"; content: string | null; tool_calls?: OpenAIToolCall[]; reasoning_content?: string; thinking_blocks?: unknown[] };
+    message: {
+      role: "assistant";
+      content: string | null;
+      tool_calls?: OpenAIToolCall[];
+      reasoning_content?: string;
+      thinking_blocks?: unknown[];
+    };
     finish_reason: string | null;
   }[];
   usage?: OpenAIUsage;
@@ -80,15 +86,18 @@ export interface OpenAIChunk {
   model: string;
   choices: {
     index: number;
-    delta: { role?: "assistant"; content?: string | null; reasoning_content?: string; tool_calls?: Partial<OpenAIToolCall>[] };
+    delta: {
+      role?: "assistant";
+      content?: string | null;
+      reasoning_content?: string;
+      tool_calls?: Partial<OpenAIToolCall>[];
+    };
     finish_reason: string | null;
   }[];
   usage?: OpenAIUsage | null;
 }
 
-export type ClaudeImageSource =
-  | { type: "base64"; media_type: string; data: string }
-  | { type: "url"; url: string };
+export type ClaudeImageSource = { type: "base64"; media_type: string; data: string } | { type: "url"; url: string };
 
 export type ClaudeBlock =
   | { type: "text"; text: string; cache_control?: unknown }
@@ -125,7 +134,10 @@ export interface ClaudeRequest {
   stream?: boolean;
   tools?: ClaudeTool[];
   tool_choice?: { type: "auto" | "any" | "tool" | "none"; name?: string; disable_parallel_tool_use?: boolean };
-  thinking?: { type: "enabled"; budget_tokens: number; display?: string } | { type: "disabled" } | { type: "adaptive"; display?: string };
+  thinking?:
+    | { type: "enabled"; budget_tokens: number; display?: string }
+    | { type: "disabled" }
+    | { type: "adaptive"; display?: string };
   metadata?: { user_id?: string };
   [k: string]: unknown;
 }

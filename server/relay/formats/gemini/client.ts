@@ -1,7 +1,14 @@
 // The Gemini-format entry point's conversions for channels that do not speak Gemini: a
 // generateContent request becomes an OpenAI chat request, and the OpenAI reply (whole or streamed)
 // becomes a GenerateContentResponse again.
-import type { OpenAIChatRequest, OpenAIChatResponse, OpenAIChunk, OpenAIContentPart, OpenAIMessage, OpenAIUsage } from "../claude/wire.ts";
+import type {
+  OpenAIChatRequest,
+  OpenAIChatResponse,
+  OpenAIChunk,
+  OpenAIContentPart,
+  OpenAIMessage,
+  OpenAIUsage,
+} from "../claude/wire.ts";
 import type { GeminiPart, GeminiRequest, GeminiResponse, GeminiUsageMetadata } from "./upstream.ts";
 import { AppError } from "../../../http/errors.ts";
 import { geminiSchemaToJson } from "../schema.ts";
@@ -12,17 +19,34 @@ import { TextBuffer } from "../text-buffer.ts";
 function inlinePart(mimeType: string, data: string): OpenAIContentPart {
   const mime = (mimeType || "").toLowerCase();
   if (mime.startsWith("image/")) return { type: "image_url", image_url: { url: `data:${mime};base64,${data}` } };
-  if (mime === "application/pdf" || mime.startsWith("text/")) return { type: "file", file: { file_data: `data:${mime};base64,${data}`, filename: mime === "application/pdf" ? "document.pdf" : "document.txt" } };
+  if (mime === "application/pdf" || mime.startsWith("text/"))
+    return {
+      type: "file",
+      file: {
+        file_data: `data:${mime};base64,${data}`,
+        filename: mime === "application/pdf" ? "document.pdf" : "document.txt",
+      },
+    };
   const audio = /^audio\/(?:x-)?(wav|wave|mp3|mpeg)$/.exec(mime);
-  if (audio) return { type: "input_audio", input_audio: { data, format: audio[1] === "mp3" || audio[1] === "mpeg" ? "mp3" : "wav" } };
-  throw new AppError(400, `inline data of type '${mimeType}' is not supported on this channel (it is not a Gemini channel): images, PDFs, text and wav/mp3 audio are`);
+  if (audio)
+    return {
+      type: "input_audio",
+      input_audio: { data, format: audio[1] === "mp3" || audio[1] === "mpeg" ? "mp3" : "wav" },
+    };
+  throw new AppError(
+    400,
+    `inline data of type '${mimeType}' is not supported on this channel (it is not a Gemini channel): images, PDFs, text and wav/mp3 audio are`,
+  );
 }
 
 /** Gemini tools other than function declarations run on Google's side: no other channel has them. */
 const GEMINI_TOOL_KEYS = new Set(["functionDeclarations"]);
 
 function partsText(parts: GeminiPart[] | undefined): string {
-  return (parts ?? []).filter((p) => typeof p.text === "string" && !p.thought).map((p) => p.text).join("");
+  return (parts ?? [])
+    .filter((p) => typeof p.text === "string" && !p.thought)
+    .map((p) => p.text)
+    .join("");
 }
 
 export function geminiRequestToOpenAI(req: GeminiRequest, model: string, stream: boolean): OpenAIChatRequest {
@@ -38,13 +62,19 @@ export function geminiRequestToOpenAI(req: GeminiRequest, model: string, stream:
     const parts = c.parts ?? [];
     if (c.role === "model") {
       const text = partsText(parts);
-      const calls = parts.filter((p) => p.functionCall).map((p) => {
-        const id = p.functionCall!.id ?? `call_${++seq}`;
-        const q = open.get(p.functionCall!.name) ?? { ids: [], next: 0 };
-        q.ids.push(id);
-        open.set(p.functionCall!.name, q);
-        return { id, type: "function" as const, function: { name: p.functionCall!.name, arguments: JSON.stringify(p.functionCall!.args ?? {}) } };
-      });
+      const calls = parts
+        .filter((p) => p.functionCall)
+        .map((p) => {
+          const id = p.functionCall!.id ?? `call_${++seq}`;
+          const q = open.get(p.functionCall!.name) ?? { ids: [], next: 0 };
+          q.ids.push(id);
+          open.set(p.functionCall!.name, q);
+          return {
+            id,
+            type: "function" as const,
+            function: { name: p.functionCall!.name, arguments: JSON.stringify(p.functionCall!.args ?? {}) },
+          };
+        });
       const msg: OpenAIMessage = { role: "assistant", content: text || (calls.length ? null : "") };
       if (calls.length) msg.tool_calls = calls;
       messages.push(msg);
@@ -55,14 +85,22 @@ export function geminiRequestToOpenAI(req: GeminiRequest, model: string, stream:
       if (p.functionResponse) {
         const q = open.get(p.functionResponse.name);
         const id = p.functionResponse.id ?? (q && q.next < q.ids.length ? q.ids[q.next++]! : `call_${++seq}`);
-        messages.push({ role: "tool", tool_call_id: id, name: p.functionResponse.name, content: JSON.stringify(p.functionResponse.response ?? {}) });
+        messages.push({
+          role: "tool",
+          tool_call_id: id,
+          name: p.functionResponse.name,
+          content: JSON.stringify(p.functionResponse.response ?? {}),
+        });
       } else if (typeof p.text === "string") content.push({ type: "text", text: p.text });
       else if (p.inlineData) content.push(inlinePart(p.inlineData.mimeType, p.inlineData.data));
       else if (p.fileData) content.push({ type: "image_url", image_url: { url: p.fileData.fileUri } });
     }
     if (content.length) {
       const onlyText = content.every((p) => p.type === "text");
-      messages.push({ role: "user", content: onlyText ? content.map((p) => (p as { text: string }).text).join("") : content });
+      messages.push({
+        role: "user",
+        content: onlyText ? content.map((p) => (p as { text: string }).text).join("") : content,
+      });
     }
   }
 
@@ -71,7 +109,8 @@ export function geminiRequestToOpenAI(req: GeminiRequest, model: string, stream:
     out.stream = true;
     out.stream_options = { include_usage: true };
   }
-  if (req.cachedContent) throw new AppError(400, "cachedContent is a Gemini API feature this channel (not a Gemini channel) does not have");
+  if (req.cachedContent)
+    throw new AppError(400, "cachedContent is a Gemini API feature this channel (not a Gemini channel) does not have");
   const g = req.generationConfig ?? {};
   if (g.temperature != null) out.temperature = g.temperature;
   if (g.topP != null) out.top_p = g.topP;
@@ -84,29 +123,40 @@ export function geminiRequestToOpenAI(req: GeminiRequest, model: string, stream:
   const modalities: unknown[] = Array.isArray(g.responseModalities) ? g.responseModalities : [];
   const other = modalities.find((m) => String(m).toUpperCase() !== "TEXT");
   if (other !== undefined || g.speechConfig) {
-    throw new AppError(400, `response modality ${String(other ?? "AUDIO")} is not supported on this channel (it is not a Gemini channel): text only`);
+    throw new AppError(
+      400,
+      `response modality ${String(other ?? "AUDIO")} is not supported on this channel (it is not a Gemini channel): text only`,
+    );
   }
   responseFormat(g, out);
   thinking(g.thinkingConfig, out);
   for (const t of req.tools ?? []) {
     const key = Object.keys(t).find((k) => !GEMINI_TOOL_KEYS.has(k));
-    if (key) throw new AppError(400, `tool '${key}' runs on Google's side: this channel (not a Gemini channel) only takes functionDeclarations`);
+    if (key)
+      throw new AppError(
+        400,
+        `tool '${key}' runs on Google's side: this channel (not a Gemini channel) only takes functionDeclarations`,
+      );
   }
   const decls = (req.tools ?? []).flatMap((t) => t.functionDeclarations ?? []);
   if (decls.length) {
     out.tools = decls.map((d) => ({
       type: "function" as const,
       function: {
-        name: d.name, description: d.description,
+        name: d.name,
+        description: d.description,
         // parameters are Gemini's schema (upper-case types); parametersJsonSchema is meant to be JSON Schema, but
         // Gemini takes its upper-case type names there too and clients (Gemini CLI) send them: both are normalised.
-        parameters: geminiSchemaToJson(d.parameters ?? (d as any).parametersJsonSchema ?? { type: "object", properties: {} }) as Record<string, unknown>,
+        parameters: geminiSchemaToJson(
+          d.parameters ?? (d as any).parametersJsonSchema ?? { type: "object", properties: {} },
+        ) as Record<string, unknown>,
       },
     }));
     const mode = req.toolConfig?.functionCallingConfig?.mode;
     const allowed = req.toolConfig?.functionCallingConfig?.allowedFunctionNames;
     if (mode === "NONE") out.tool_choice = "none";
-    else if (mode === "ANY") out.tool_choice = allowed?.length === 1 ? { type: "function", function: { name: allowed[0]! } } : "required";
+    else if (mode === "ANY")
+      out.tool_choice = allowed?.length === 1 ? { type: "function", function: { name: allowed[0]! } } : "required";
     else if (mode === "AUTO") out.tool_choice = "auto";
   }
   return out;
@@ -119,15 +169,19 @@ function responseFormat(g: Record<string, any>, out: OpenAIChatRequest): void {
   const given = g.responseJsonSchema ?? g.responseSchema;
   const schema = given ? geminiSchemaToJson(given) : undefined;
   if (mime === "text/x.enum") {
-    throw new AppError(400, "responseMimeType text/x.enum is not supported on this channel (it is not a Gemini channel): use application/json with a schema");
+    throw new AppError(
+      400,
+      "responseMimeType text/x.enum is not supported on this channel (it is not a Gemini channel): use application/json with a schema",
+    );
   }
   if (mime !== "application/json") {
     if (schema) throw new AppError(400, "a response schema needs responseMimeType application/json");
     return;
   }
-  out.response_format = schema && typeof schema === "object"
-    ? { type: "json_schema", json_schema: { name: "response", schema } }
-    : { type: "json_object" };
+  out.response_format =
+    schema && typeof schema === "object"
+      ? { type: "json_schema", json_schema: { name: "response", schema } }
+      : { type: "json_object" };
 }
 
 /**
@@ -148,7 +202,13 @@ function thinking(cfg: Record<string, unknown> | undefined, out: OpenAIChatReque
   if (effort) out.reasoning_effort = effort;
 }
 
-const FINISH: Record<string, string> = { stop: "STOP", length: "MAX_TOKENS", content_filter: "SAFETY", tool_calls: "STOP", function_call: "STOP" };
+const FINISH: Record<string, string> = {
+  stop: "STOP",
+  length: "MAX_TOKENS",
+  content_filter: "SAFETY",
+  tool_calls: "STOP",
+  function_call: "STOP",
+};
 
 export function geminiFinishOf(finish: string | null | undefined): string {
   return (finish && FINISH[finish]) || "STOP";
@@ -190,7 +250,8 @@ export function openAIResponseToGemini(res: OpenAIChatResponse, model: string, t
       const reasoning = reasoningText(c.message as any);
       if (reasoning && thoughts) parts.push({ text: reasoning, thought: true });
       if (c.message?.content) parts.push({ text: c.message.content });
-      for (const call of c.message?.tool_calls ?? []) parts.push({ functionCall: { name: call.function.name, args: argsOf(call.function.arguments) } });
+      for (const call of c.message?.tool_calls ?? [])
+        parts.push({ functionCall: { name: call.function.name, args: argsOf(call.function.arguments) } });
       return { content: { role: "model", parts }, finishReason: geminiFinishOf(c.finish_reason), index: c.index ?? i };
     }),
     usageMetadata: geminiUsageOf(res.usage),
@@ -212,7 +273,11 @@ export class OpenAIStreamToGemini {
   private ended = false;
   private text = new TextBuffer();
 
-  constructor(private model: string, private id = crypto.randomUUID().replace(/-/g, ""), private thoughts = true) {}
+  constructor(
+    private model: string,
+    private id = crypto.randomUUID().replace(/-/g, ""),
+    private thoughts = true,
+  ) {}
 
   get receivedText(): string {
     return this.text.toString();
@@ -262,7 +327,9 @@ export class OpenAIStreamToGemini {
     this.ended = true;
     const indices = [...new Set([0, ...this.finish.keys(), ...this.calls.keys()])].sort((a, b) => a - b);
     const candidates = indices.map((index) => {
-      const parts: GeminiPart[] = [...(this.calls.get(index)?.values() ?? [])].map((c) => ({ functionCall: { name: c.name, args: argsOf(c.args) } }));
+      const parts: GeminiPart[] = [...(this.calls.get(index)?.values() ?? [])].map((c) => ({
+        functionCall: { name: c.name, args: argsOf(c.args) },
+      }));
       if (parts.length === 0) parts.push({ text: "" });
       return { content: { role: "model", parts }, finishReason: geminiFinishOf(this.finish.get(index) || null), index };
     });
@@ -276,7 +343,10 @@ export function geminiEmbedTexts(body: any): string[] {
   return contents.map((c, i) => {
     const parts: any[] = Array.isArray(c?.parts) ? c.parts : [];
     if (parts.length === 0 || parts.some((p) => typeof p?.text !== "string")) {
-      throw new AppError(400, `* content${Array.isArray(body?.requests) ? ` of requests[${i}]` : ""}: only text parts can be embedded here`);
+      throw new AppError(
+        400,
+        `* content${Array.isArray(body?.requests) ? ` of requests[${i}]` : ""}: only text parts can be embedded here`,
+      );
     }
     return parts.map((p) => p.text).join("");
   });
@@ -293,7 +363,9 @@ export function geminiEmbedToOpenAI(body: any, model: string): Record<string, un
 
 /** An OpenAI embeddings answer in the shape of the Gemini method the client called. */
 export function openAIEmbedToGemini(res: any, batch: boolean): Record<string, unknown> {
-  const values = (Array.isArray(res?.data) ? res.data : []).slice().sort((a: any, b: any) => (a?.index ?? 0) - (b?.index ?? 0))
+  const values = (Array.isArray(res?.data) ? res.data : [])
+    .slice()
+    .sort((a: any, b: any) => (a?.index ?? 0) - (b?.index ?? 0))
     .map((d: any) => ({ values: Array.isArray(d?.embedding) ? d.embedding : [] }));
   return batch ? { embeddings: values } : { embedding: values[0] ?? { values: [] } };
 }

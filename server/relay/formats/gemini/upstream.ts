@@ -1,7 +1,12 @@
 // OpenAI chat/embeddings → Gemini generateContent/embedContent (requests) and Gemini → OpenAI
 // (responses and streams). Pure functions; the adaptor supplies option values and fetched images.
 import type {
-  OpenAIChatRequest, OpenAIChatResponse, OpenAIChunk, OpenAIContentPart, OpenAIMessage, OpenAIUsage,
+  OpenAIChatRequest,
+  OpenAIChatResponse,
+  OpenAIChunk,
+  OpenAIContentPart,
+  OpenAIMessage,
+  OpenAIUsage,
 } from "../claude/wire.ts";
 import { parseDataUrl } from "../claude/upstream.ts";
 import { GEMINI_BUDGET_CAP, effortOf, geminiBudget, thinkingOf } from "../reasoning.ts";
@@ -26,10 +31,12 @@ export type GeminiPart = {
  * tool call as extra_content.google.thought_signature, so a client that keeps it gives it back.
  */
 export const signatureOfCall = (c: unknown): string | undefined => {
-  const s = (c as { extra_content?: { google?: { thought_signature?: unknown } } } | undefined)?.extra_content?.google?.thought_signature;
+  const s = (c as { extra_content?: { google?: { thought_signature?: unknown } } } | undefined)?.extra_content?.google
+    ?.thought_signature;
   return typeof s === "string" && s ? s : undefined;
 };
-const signedCall = (signature: string | undefined) => (signature ? { extra_content: { google: { thought_signature: signature } } } : {});
+const signedCall = (signature: string | undefined) =>
+  signature ? { extra_content: { google: { thought_signature: signature } } } : {};
 
 /**
  * Gemini 3 and later refuse a model turn whose function calls carry no thought signature. A history the
@@ -38,11 +45,17 @@ const signedCall = (signature: string | undefined) => (signature ? { extra_conte
  */
 export const UNSIGNED_THOUGHT = "skip_thought_signature_validator";
 const signsCalls = (model: string) => Number(/gemini-(\d+)/.exec(model)?.[1] ?? 0) >= 3;
-export interface GeminiContent { role?: "user" | "model" | string; parts: GeminiPart[] }
+export interface GeminiContent {
+  role?: "user" | "model" | string;
+  parts: GeminiPart[];
+}
 export interface GeminiRequest {
   contents: GeminiContent[];
   systemInstruction?: { role?: string; parts: GeminiPart[] };
-  tools?: { functionDeclarations?: { name: string; description?: string; parameters?: unknown }[]; [k: string]: unknown }[];
+  tools?: {
+    functionDeclarations?: { name: string; description?: string; parameters?: unknown }[];
+    [k: string]: unknown;
+  }[];
   toolConfig?: { functionCallingConfig?: { mode?: string; allowedFunctionNames?: string[] } };
   safetySettings?: { category: string; threshold: string }[];
   generationConfig?: Record<string, any>;
@@ -73,8 +86,11 @@ export interface GeminiSettings {
 }
 
 export const SAFETY_CATEGORIES = [
-  "HARM_CATEGORY_HARASSMENT", "HARM_CATEGORY_HATE_SPEECH", "HARM_CATEGORY_SEXUALLY_EXPLICIT",
-  "HARM_CATEGORY_DANGEROUS_CONTENT", "HARM_CATEGORY_CIVIC_INTEGRITY",
+  "HARM_CATEGORY_HARASSMENT",
+  "HARM_CATEGORY_HATE_SPEECH",
+  "HARM_CATEGORY_SEXUALLY_EXPLICIT",
+  "HARM_CATEGORY_DANGEROUS_CONTENT",
+  "HARM_CATEGORY_CIVIC_INTEGRITY",
 ] as const;
 
 /** Gemini ignores thinking budgets above this; the adapter never asks for more. */
@@ -84,17 +100,27 @@ export const GEMINI_THINKING_BUDGET_CAP = GEMINI_BUDGET_CAP;
  * Model-name suffixes of the thinking adapter: "-thinking" (budget = percentage × max tokens),
  * "-thinking-<n>" (explicit budget), "-nothinking" (budget 0). Returns the bare model and the config.
  */
-export function thinkingFromModel(model: string, maxTokens: number | undefined, s: GeminiSettings):
-  { model: string; thinking?: { thinkingBudget: number; includeThoughts?: boolean } } {
+export function thinkingFromModel(
+  model: string,
+  maxTokens: number | undefined,
+  s: GeminiSettings,
+): { model: string; thinking?: { thinkingBudget: number; includeThoughts?: boolean } } {
   if (!s.thinkingAdapter) return { model };
-  if (model.endsWith("-nothinking")) return { model: model.slice(0, -"-nothinking".length), thinking: { thinkingBudget: 0 } };
+  if (model.endsWith("-nothinking"))
+    return { model: model.slice(0, -"-nothinking".length), thinking: { thinkingBudget: 0 } };
   const explicit = /^(.*)-thinking-(\d+)$/.exec(model);
   if (explicit) {
-    return { model: explicit[1]!, thinking: { thinkingBudget: Math.min(GEMINI_THINKING_BUDGET_CAP, Number(explicit[2])), includeThoughts: true } };
+    return {
+      model: explicit[1]!,
+      thinking: { thinkingBudget: Math.min(GEMINI_THINKING_BUDGET_CAP, Number(explicit[2])), includeThoughts: true },
+    };
   }
   if (model.endsWith("-thinking")) {
     const budget = Math.floor((maxTokens ?? GEMINI_THINKING_BUDGET_CAP) * s.thinkingPercentage);
-    return { model: model.slice(0, -"-thinking".length), thinking: { thinkingBudget: Math.min(GEMINI_THINKING_BUDGET_CAP, budget), includeThoughts: true } };
+    return {
+      model: model.slice(0, -"-thinking".length),
+      thinking: { thinkingBudget: Math.min(GEMINI_THINKING_BUDGET_CAP, budget), includeThoughts: true },
+    };
   }
   return { model };
 }
@@ -105,7 +131,15 @@ export function safetySettings(map: Record<string, string>): { category: string;
 }
 
 // Gemini's function schemas are an OpenAPI subset: JSON-Schema-only keywords make it reject the call.
-const UNSUPPORTED_SCHEMA_KEYS = new Set(["$schema", "$id", "additionalProperties", "strict", "$defs", "definitions", "examples"]);
+const UNSUPPORTED_SCHEMA_KEYS = new Set([
+  "$schema",
+  "$id",
+  "additionalProperties",
+  "strict",
+  "$defs",
+  "definitions",
+  "examples",
+]);
 
 export function cleanSchema(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(cleanSchema);
@@ -113,9 +147,10 @@ export function cleanSchema(schema: unknown): unknown {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(schema)) {
     if (UNSUPPORTED_SCHEMA_KEYS.has(k)) continue;
-    out[k] = k === "properties" && v && typeof v === "object"
-      ? Object.fromEntries(Object.entries(v).map(([name, s]) => [name, cleanSchema(s)]))
-      : cleanSchema(v);
+    out[k] =
+      k === "properties" && v && typeof v === "object"
+        ? Object.fromEntries(Object.entries(v).map(([name, s]) => [name, cleanSchema(s)]))
+        : cleanSchema(v);
   }
   return out;
 }
@@ -123,7 +158,10 @@ export function cleanSchema(schema: unknown): unknown {
 function textOf(content: OpenAIMessage["content"]): string {
   if (content == null) return "";
   if (typeof content === "string") return content;
-  return content.filter((p) => p.type === "text").map((p) => (p as { text: string }).text).join("");
+  return content
+    .filter((p) => p.type === "text")
+    .map((p) => (p as { text: string }).text)
+    .join("");
 }
 
 /** Image URLs of a request that are not data: URLs; Gemini needs their bytes inline. */
@@ -140,14 +178,18 @@ export function remoteImageUrls(req: OpenAIChatRequest): string[] {
   return urls;
 }
 
-function partsOf(content: OpenAIMessage["content"], images: Map<string, { mimeType: string; data: string }>): GeminiPart[] {
+function partsOf(
+  content: OpenAIMessage["content"],
+  images: Map<string, { mimeType: string; data: string }>,
+): GeminiPart[] {
   if (content == null) return [];
   if (typeof content === "string") return content === "" ? [] : [{ text: content }];
   const out: GeminiPart[] = [];
   for (const p of content as OpenAIContentPart[]) {
     if (p.type === "text") out.push({ text: (p as { text: string }).text });
     else if (p.type === "image_url") {
-      const url: string = typeof (p as any).image_url === "string" ? (p as any).image_url : (p as any).image_url?.url ?? "";
+      const url: string =
+        typeof (p as any).image_url === "string" ? (p as any).image_url : ((p as any).image_url?.url ?? "");
       const data = parseDataUrl(url);
       if (data) out.push({ inlineData: { mimeType: data.mediaType, data: data.data } });
       else if (images.has(url)) out.push({ inlineData: images.get(url)! });
@@ -158,10 +200,16 @@ function partsOf(content: OpenAIMessage["content"], images: Map<string, { mimeTy
       const data = f.file_data ? parseDataUrl(f.file_data) : null;
       if (data) out.push({ inlineData: { mimeType: data.mediaType, data: data.data } });
       else if (f.file_url) out.push({ fileData: { fileUri: f.file_url } });
-      else throw new AppError(400, "a file part needs file_data (a base64 data URL) on this channel (Gemini): uploaded file ids are not shared with it");
+      else
+        throw new AppError(
+          400,
+          "a file part needs file_data (a base64 data URL) on this channel (Gemini): uploaded file ids are not shared with it",
+        );
     } else if (p.type === "input_audio") {
       const a = (p as { input_audio?: { data?: string; format?: string } }).input_audio ?? {};
-      out.push({ inlineData: { mimeType: a.format === "mp3" ? "audio/mp3" : "audio/wav", data: String(a.data ?? "") } });
+      out.push({
+        inlineData: { mimeType: a.format === "mp3" ? "audio/mp3" : "audio/wav", data: String(a.data ?? "") },
+      });
     } else throw new AppError(400, `content part type '${p.type}' is not supported on this channel (Gemini)`);
   }
   return out;
@@ -198,7 +246,11 @@ function pushContent(out: GeminiContent[], role: "user" | "model", parts: Gemini
  * (-1 = dynamic), else OpenAI's reasoning_effort as a budget (formats/reasoning.ts). Reasoning comes back
  * as thought parts (reasoning_content for OpenAI clients).
  */
-function askedThinking(req: OpenAIChatRequest, maxTokens: number | undefined, s: GeminiSettings): { thinkingBudget: number; includeThoughts?: boolean } | undefined {
+function askedThinking(
+  req: OpenAIChatRequest,
+  maxTokens: number | undefined,
+  s: GeminiSettings,
+): { thinkingBudget: number; includeThoughts?: boolean } | undefined {
   const asked = thinkingOf(req);
   if (asked) {
     const budget = asked.budget < 0 ? -1 : Math.min(GEMINI_BUDGET_CAP, Math.floor(asked.budget));
@@ -214,8 +266,11 @@ function askedThinking(req: OpenAIChatRequest, maxTokens: number | undefined, s:
  * images: bytes of remote image URLs fetched by the adaptor (url → inline data); URLs missing from
  * it are sent as fileData (Gemini accepts gs:// and uploaded-file URIs there).
  */
-export function toGeminiRequest(req: OpenAIChatRequest, s: GeminiSettings, images = new Map<string, { mimeType: string; data: string }>()):
-  { model: string; body: GeminiRequest } {
+export function toGeminiRequest(
+  req: OpenAIChatRequest,
+  s: GeminiSettings,
+  images = new Map<string, { mimeType: string; data: string }>(),
+): { model: string; body: GeminiRequest } {
   refuseOpenAIOnly(req, "Gemini");
   const maxTokens = req.max_completion_tokens ?? req.max_tokens;
   const fromModel = thinkingFromModel(req.model, maxTokens, s);
@@ -234,7 +289,10 @@ export function toGeminiRequest(req: OpenAIChatRequest, s: GeminiSettings, image
       (m.tool_calls ?? []).forEach((c, i) => {
         toolNames.set(c.id, c.function.name);
         const signature = signatureOfCall(c) ?? (i === 0 && signsCalls(model) ? UNSIGNED_THOUGHT : undefined);
-        parts.push({ functionCall: { name: c.function.name, args: parseArgs(c.function.arguments) }, ...(signature ? { thoughtSignature: signature } : {}) });
+        parts.push({
+          functionCall: { name: c.function.name, args: parseArgs(c.function.arguments) },
+          ...(signature ? { thoughtSignature: signature } : {}),
+        });
       });
       pushContent(contents, "model", parts);
     } else if (m.role === "tool") {
@@ -271,16 +329,19 @@ export function toGeminiRequest(req: OpenAIChatRequest, s: GeminiSettings, image
   if (Object.keys(gen).length) body.generationConfig = gen;
 
   if (req.tools?.length) {
-    body.tools = [{
-      functionDeclarations: req.tools.map((t) => {
-        const decl: { name: string; description?: string; parameters?: unknown } = { name: t.function.name };
-        if (t.function.description) decl.description = t.function.description;
-        const params = t.function.parameters as { properties?: object } | undefined;
-        // An empty object schema is rejected; a function without parameters leaves the field out.
-        if (params && params.properties && Object.keys(params.properties).length) decl.parameters = cleanSchema(params);
-        return decl;
-      }),
-    }];
+    body.tools = [
+      {
+        functionDeclarations: req.tools.map((t) => {
+          const decl: { name: string; description?: string; parameters?: unknown } = { name: t.function.name };
+          if (t.function.description) decl.description = t.function.description;
+          const params = t.function.parameters as { properties?: object } | undefined;
+          // An empty object schema is rejected; a function without parameters leaves the field out.
+          if (params && params.properties && Object.keys(params.properties).length)
+            decl.parameters = cleanSchema(params);
+          return decl;
+        }),
+      },
+    ];
     const c = req.tool_choice;
     if (c === "none") body.toolConfig = { functionCallingConfig: { mode: "NONE" } };
     else if (c === "required") body.toolConfig = { functionCallingConfig: { mode: "ANY" } };
@@ -292,8 +353,14 @@ export function toGeminiRequest(req: OpenAIChatRequest, s: GeminiSettings, image
 }
 
 const FINISH: Record<string, string> = {
-  STOP: "stop", MAX_TOKENS: "length", SAFETY: "content_filter", RECITATION: "content_filter", BLOCKLIST: "content_filter",
-  PROHIBITED_CONTENT: "content_filter", SPII: "content_filter", IMAGE_SAFETY: "content_filter",
+  STOP: "stop",
+  MAX_TOKENS: "length",
+  SAFETY: "content_filter",
+  RECITATION: "content_filter",
+  BLOCKLIST: "content_filter",
+  PROHIBITED_CONTENT: "content_filter",
+  SPII: "content_filter",
+  IMAGE_SAFETY: "content_filter",
 };
 
 export function finishReasonOf(reason: string | undefined, hasToolCalls: boolean): string | null {
@@ -308,7 +375,9 @@ export function usageFromGemini(m: GeminiUsageMetadata | undefined): OpenAIUsage
   const thoughts = m?.thoughtsTokenCount ?? 0;
   const completion = (m?.candidatesTokenCount ?? 0) + thoughts;
   const usage: OpenAIUsage = {
-    prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion,
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
     prompt_tokens_details: { cached_tokens: m?.cachedContentTokenCount ?? 0 },
   };
   if (thoughts) usage.completion_tokens_details = { reasoning_tokens: thoughts };
@@ -323,13 +392,24 @@ export function callId(): string {
  * Text, reasoning and tool calls of one candidate's parts; inline images become markdown data URLs in
  * `text`. `written` is the text without them, for counting: base64 image bytes are no generated text.
  */
-export function splitParts(parts: GeminiPart[] | undefined): { text: string; written: string; thought: string; calls: { name: string; args: unknown; id?: string; signature?: string }[] } {
+export function splitParts(parts: GeminiPart[] | undefined): {
+  text: string;
+  written: string;
+  thought: string;
+  calls: { name: string; args: unknown; id?: string; signature?: string }[];
+} {
   let text = "";
   let written = "";
   let thought = "";
   const calls: { name: string; args: unknown; id?: string; signature?: string }[] = [];
   for (const p of parts ?? []) {
-    if (p.functionCall) calls.push({ name: p.functionCall.name, args: p.functionCall.args ?? {}, id: p.functionCall.id, signature: p.thoughtSignature });
+    if (p.functionCall)
+      calls.push({
+        name: p.functionCall.name,
+        args: p.functionCall.args ?? {},
+        id: p.functionCall.id,
+        signature: p.thoughtSignature,
+      });
     else if (typeof p.text === "string") {
       if (p.thought) thought += p.text;
       else {
@@ -352,13 +432,22 @@ export function geminiGeneratedText(res: GeminiResponse): string {
   return out;
 }
 
-export function fromGeminiResponse(res: GeminiResponse, model: string, created = Math.floor(Date.now() / 1000)): OpenAIChatResponse {
+export function fromGeminiResponse(
+  res: GeminiResponse,
+  model: string,
+  created = Math.floor(Date.now() / 1000),
+): OpenAIChatResponse {
   const choices = (res.candidates ?? []).map((c, i) => {
     const { text, thought, calls } = splitParts(c.content?.parts);
     const message: OpenAIChatResponse["choices"][0]["message"] = { role: "assistant", content: text };
     if (thought) message.reasoning_content = thought;
     if (calls.length) {
-      message.tool_calls = calls.map((c) => ({ id: c.id || callId(), type: "function" as const, function: { name: c.name, arguments: JSON.stringify(c.args) }, ...signedCall(c.signature) }));
+      message.tool_calls = calls.map((c) => ({
+        id: c.id || callId(),
+        type: "function" as const,
+        function: { name: c.name, arguments: JSON.stringify(c.args) },
+        ...signedCall(c.signature),
+      }));
     }
     return { index: c.index ?? i, message, finish_reason: finishReasonOf(c.finishReason, calls.length > 0) ?? "stop" };
   });
@@ -367,7 +456,11 @@ export function fromGeminiResponse(res: GeminiResponse, model: string, created =
   }
   return {
     id: res.responseId ? `chatcmpl-${res.responseId}` : `chatcmpl-${crypto.randomUUID().replace(/-/g, "")}`,
-    object: "chat.completion", created, model, choices, usage: usageFromGemini(res.usageMetadata),
+    object: "chat.completion",
+    created,
+    model,
+    choices,
+    usage: usageFromGemini(res.usageMetadata),
   };
 }
 
@@ -382,7 +475,10 @@ export class GeminiStreamToOpenAI {
   private promptCounted = false;
   usage: OpenAIUsage | null = null;
 
-  constructor(private model: string, private created = Math.floor(Date.now() / 1000)) {}
+  constructor(
+    private model: string,
+    private created = Math.floor(Date.now() / 1000),
+  ) {}
 
   /** Content, thoughts and tool calls received so far (for counting when usage is missing or partial). */
   get receivedText(): string {
@@ -400,7 +496,13 @@ export class GeminiStreamToOpenAI {
   }
 
   private chunk(delta: OpenAIChunk["choices"][0]["delta"], finish: string | null = null, index = 0): OpenAIChunk {
-    return { id: this.id, object: "chat.completion.chunk", created: this.created, model: this.model, choices: [{ index, delta, finish_reason: finish }] };
+    return {
+      id: this.id,
+      object: "chat.completion.chunk",
+      created: this.created,
+      model: this.model,
+      choices: [{ index, delta, finish_reason: finish }],
+    };
   }
 
   push(res: GeminiResponse): OpenAIChunk[] {
@@ -434,7 +536,13 @@ export class GeminiStreamToOpenAI {
         const tool_calls = calls.map((call) => {
           const args = JSON.stringify(call.args);
           this.text.add(call.name + args);
-          return { index: this.toolIndex++, id: call.id || callId(), type: "function" as const, function: { name: call.name, arguments: args }, ...signedCall(call.signature) };
+          return {
+            index: this.toolIndex++,
+            id: call.id || callId(),
+            type: "function" as const,
+            function: { name: call.name, arguments: args },
+            ...signedCall(call.signature),
+          };
         });
         out.push(this.chunk({ tool_calls }, null, index));
       }
@@ -448,7 +556,14 @@ export class GeminiStreamToOpenAI {
   }
 
   usageChunk(): OpenAIChunk {
-    return { id: this.id, object: "chat.completion.chunk", created: this.created, model: this.model, choices: [], usage: this.usage };
+    return {
+      id: this.id,
+      object: "chat.completion.chunk",
+      created: this.created,
+      model: this.model,
+      choices: [],
+      usage: this.usage,
+    };
   }
 }
 
@@ -456,7 +571,8 @@ export class GeminiStreamToOpenAI {
  *  Null for anything else, and for empty inputs, which OpenAI refuses too. */
 export function embeddingInput(input: unknown): { texts: string[] } | { tokens: number[][] } | null {
   const text = (v: unknown): v is string => typeof v === "string" && v !== "";
-  const ids = (v: unknown): v is number[] => Array.isArray(v) && v.length > 0 && v.every((n) => Number.isInteger(n) && n >= 0);
+  const ids = (v: unknown): v is number[] =>
+    Array.isArray(v) && v.length > 0 && v.every((n) => Number.isInteger(n) && n >= 0);
   if (text(input)) return { texts: [input] };
   if (!Array.isArray(input) || input.length === 0) return null;
   if (input.every(text)) return { texts: input };
@@ -470,7 +586,8 @@ export function toBatchEmbedRequest(model: string, texts: string[], dimensions?:
   return {
     requests: texts.map((text) => {
       const r: { model: string; content: { parts: { text: string }[] }; outputDimensionality?: number } = {
-        model: `models/${model}`, content: { parts: [{ text }] },
+        model: `models/${model}`,
+        content: { parts: [{ text }] },
       };
       if (dimensions) r.outputDimensionality = dimensions;
       return r;
@@ -485,10 +602,18 @@ function base64Floats(values: number[]): string {
 
 /** batchEmbedContents {embeddings:[{values}]} (or embedContent {embedding:{values}}) → OpenAI list. */
 export function fromEmbedResponse(res: any, model: string, promptTokens: number, base64 = false) {
-  const list: { values: number[] }[] = Array.isArray(res?.embeddings) ? res.embeddings : res?.embedding ? [res.embedding] : [];
+  const list: { values: number[] }[] = Array.isArray(res?.embeddings)
+    ? res.embeddings
+    : res?.embedding
+      ? [res.embedding]
+      : [];
   return {
     object: "list",
-    data: list.map((e, index) => ({ object: "embedding", index, embedding: base64 ? base64Floats(e.values ?? []) : e.values ?? [] })),
+    data: list.map((e, index) => ({
+      object: "embedding",
+      index,
+      embedding: base64 ? base64Floats(e.values ?? []) : (e.values ?? []),
+    })),
     model,
     usage: { prompt_tokens: promptTokens, total_tokens: promptTokens },
   };

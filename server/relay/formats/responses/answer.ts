@@ -28,21 +28,49 @@ export interface ResponseUsage {
 export function responseUsage(u: OpenAIUsage | null | undefined): ResponseUsage | null {
   if (!u) return null;
   return {
-    input_tokens: u.prompt_tokens, input_tokens_details: { cached_tokens: u.prompt_tokens_details?.cached_tokens ?? 0, cache_write_tokens: u.prompt_tokens_details?.cached_creation_tokens ?? 0 },
-    output_tokens: u.completion_tokens, output_tokens_details: { reasoning_tokens: u.completion_tokens_details?.reasoning_tokens ?? 0 },
+    input_tokens: u.prompt_tokens,
+    input_tokens_details: {
+      cached_tokens: u.prompt_tokens_details?.cached_tokens ?? 0,
+      cache_write_tokens: u.prompt_tokens_details?.cached_creation_tokens ?? 0,
+    },
+    output_tokens: u.completion_tokens,
+    output_tokens_details: { reasoning_tokens: u.completion_tokens_details?.reasoning_tokens ?? 0 },
     total_tokens: u.total_tokens ?? u.prompt_tokens + u.completion_tokens,
   };
 }
 
 /** The response object around the output: the request's settings echoed as OpenAI does. */
-export function responseShell(req: ResponsesRequest, id: string, model: string, createdAt: number): Record<string, any> {
+export function responseShell(
+  req: ResponsesRequest,
+  id: string,
+  model: string,
+  createdAt: number,
+): Record<string, any> {
   return {
-    id, object: "response", created_at: createdAt, status: "in_progress", background: false, error: null, incomplete_details: null,
-    instructions: req.instructions ?? null, max_output_tokens: req.max_output_tokens ?? null, model, output: [],
-    parallel_tool_calls: req.parallel_tool_calls ?? true, previous_response_id: req.previous_response_id ?? (req as any)[PREVIOUS_RESPONSE] ?? null,
-    reasoning: { effort: req.reasoning?.effort ?? null, summary: req.reasoning?.summary ?? null }, store: req.store ?? true,
-    temperature: req.temperature ?? 1, text: { format: req.text?.format ?? { type: "text" } }, tool_choice: req.tool_choice ?? "auto",
-    tools: req.tools ?? [], top_p: req.top_p ?? 1, truncation: "disabled", usage: null, user: req.user ?? null, metadata: req.metadata ?? {},
+    id,
+    object: "response",
+    created_at: createdAt,
+    status: "in_progress",
+    background: false,
+    error: null,
+    incomplete_details: null,
+    instructions: req.instructions ?? null,
+    max_output_tokens: req.max_output_tokens ?? null,
+    model,
+    output: [],
+    parallel_tool_calls: req.parallel_tool_calls ?? true,
+    previous_response_id: req.previous_response_id ?? (req as any)[PREVIOUS_RESPONSE] ?? null,
+    reasoning: { effort: req.reasoning?.effort ?? null, summary: req.reasoning?.summary ?? null },
+    store: req.store ?? true,
+    temperature: req.temperature ?? 1,
+    text: { format: req.text?.format ?? { type: "text" } },
+    tool_choice: req.tool_choice ?? "auto",
+    tools: req.tools ?? [],
+    top_p: req.top_p ?? 1,
+    truncation: "disabled",
+    usage: null,
+    user: req.user ?? null,
+    metadata: req.metadata ?? {},
   };
 }
 
@@ -68,26 +96,67 @@ const NO_TOOLS: AnswerShape = { names: { custom: new Set(), namespaced: new Map(
 
 /** A reasoning item; sealed (encrypted_content) when the client asked, and always when it carries the upstream's
  * signatures (Gemini's for the calls after it, Claude's signed thinking), which the upstream needs back. */
-const reasoningItem = (id: string, text: string, sealed: boolean, signatures?: Record<string, string>, thinking?: ThinkingBlock[]) => ({
-  id, type: "reasoning", summary: text ? [{ type: "summary_text", text }] : [],
+const reasoningItem = (
+  id: string,
+  text: string,
+  sealed: boolean,
+  signatures?: Record<string, string>,
+  thinking?: ThinkingBlock[],
+) => ({
+  id,
+  type: "reasoning",
+  summary: text ? [{ type: "summary_text", text }] : [],
   ...(sealed || signatures || thinking?.length ? { encrypted_content: sealContent(text, signatures, thinking) } : {}),
 });
 const messageItem = (id: string, text: string, status = "completed") => ({
-  id, type: "message", status, role: "assistant", content: [{ type: "output_text", text, annotations: [], logprobs: [] }],
+  id,
+  type: "message",
+  status,
+  role: "assistant",
+  content: [{ type: "output_text", text, annotations: [], logprobs: [] }],
 });
-const callItem = (id: string, callId: string, name: string, args: string, status = "completed") => ({ id, type: "function_call", status, arguments: args, call_id: callId, name });
-const customItem = (id: string, callId: string, name: string, input: string, status = "completed") => ({ id, type: "custom_tool_call", status, call_id: callId, name, input });
+const callItem = (id: string, callId: string, name: string, args: string, status = "completed") => ({
+  id,
+  type: "function_call",
+  status,
+  arguments: args,
+  call_id: callId,
+  name,
+});
+const customItem = (id: string, callId: string, name: string, input: string, status = "completed") => ({
+  id,
+  type: "custom_tool_call",
+  status,
+  call_id: callId,
+  name,
+  input,
+});
 
 /** A chat tool call as its output item: a custom tool call with its input, or a function call (with its namespace). */
-function toolItem(shape: AnswerShape, id: string, callId: string, chatName: string, args: string, status = "completed"): Record<string, unknown> {
+function toolItem(
+  shape: AnswerShape,
+  id: string,
+  callId: string,
+  chatName: string,
+  args: string,
+  status = "completed",
+): Record<string, unknown> {
   if (shape.names.custom.has(chatName)) {
     const ns = shape.names.namespaced.get(chatName);
-    const item: Record<string, unknown> = customItem(id, callId, ns?.name ?? chatName, status === "completed" ? customInput(args) : args, status);
+    const item: Record<string, unknown> = customItem(
+      id,
+      callId,
+      ns?.name ?? chatName,
+      status === "completed" ? customInput(args) : args,
+      status,
+    );
     if (ns) item.namespace = ns.namespace;
     return item;
   }
   const ns = shape.names.namespaced.get(chatName);
-  return ns ? { ...callItem(id, callId, ns.name, args, status), namespace: ns.namespace } : callItem(id, callId, chatName, args, status);
+  return ns
+    ? { ...callItem(id, callId, ns.name, args, status), namespace: ns.namespace }
+    : callItem(id, callId, chatName, args, status);
 }
 
 function reasoningOf(m: any): string {
@@ -96,7 +165,12 @@ function reasoningOf(m: any): string {
 }
 
 /** A chat completion as a response object (the first choice: the Responses API has no n). */
-export function chatToResponse(chat: OpenAIChatResponse, req: ResponsesRequest, model: string, shape: AnswerShape = NO_TOOLS): Record<string, any> {
+export function chatToResponse(
+  chat: OpenAIChatResponse,
+  req: ResponsesRequest,
+  model: string,
+  shape: AnswerShape = NO_TOOLS,
+): Record<string, any> {
   const out = responseShell(req, responseId(), model, chat.created ?? Math.floor(Date.now() / 1000));
   const choice = chat.choices?.[0];
   const m = choice?.message as any;
@@ -107,11 +181,20 @@ export function chatToResponse(chat: OpenAIChatResponse, req: ResponsesRequest, 
     if (s) (signatures ??= {})[c.id] = s;
   }
   const thinking = thinkingBlocksOf(m);
-  if (reasoning || signatures || thinking.length) out.output.push(reasoningItem(`rs_${hex()}`, reasoning, shape.sealReasoning, signatures, thinking));
+  if (reasoning || signatures || thinking.length)
+    out.output.push(reasoningItem(`rs_${hex()}`, reasoning, shape.sealReasoning, signatures, thinking));
   if (typeof m?.content === "string" && m.content !== "") out.output.push(messageItem(`msg_${hex()}`, m.content));
   for (const c of m?.tool_calls ?? []) {
     const name = c.function?.name ?? "";
-    out.output.push(toolItem(shape, `${shape.names.custom.has(name) ? "ctc" : "fc"}_${hex()}`, c.id, name, c.function?.arguments ?? ""));
+    out.output.push(
+      toolItem(
+        shape,
+        `${shape.names.custom.has(name) ? "ctc" : "fc"}_${hex()}`,
+        c.id,
+        name,
+        c.function?.arguments ?? "",
+      ),
+    );
   }
   Object.assign(out, outcome(choice?.finish_reason), { usage: responseUsage(chat.usage) });
   return out;
@@ -152,7 +235,11 @@ export class ChatStreamToResponses {
   private finish: string | null = null;
   private usage: OpenAIUsage | null = null;
 
-  constructor(req: ResponsesRequest, model: string, private shape: AnswerShape = NO_TOOLS) {
+  constructor(
+    req: ResponsesRequest,
+    model: string,
+    private shape: AnswerShape = NO_TOOLS,
+  ) {
     this.shell = responseShell(req, responseId(), model, Math.floor(Date.now() / 1000));
   }
 
@@ -167,7 +254,10 @@ export class ChatStreamToResponses {
   private start(): string {
     if (this.started) return "";
     this.started = true;
-    return this.ev("response.created", { response: this.snapshot() }) + this.ev("response.in_progress", { response: this.snapshot() });
+    return (
+      this.ev("response.created", { response: this.snapshot() })
+      + this.ev("response.in_progress", { response: this.snapshot() })
+    );
   }
 
   private close(item: OpenItem | null): string {
@@ -178,17 +268,26 @@ export class ChatStreamToResponses {
     if (item.kind === "reasoning") {
       if (item.summarised) {
         out += this.ev("response.reasoning_summary_text.done", { ...base, summary_index: 0, text });
-        out += this.ev("response.reasoning_summary_part.done", { ...base, summary_index: 0, part: { type: "summary_text", text } });
+        out += this.ev("response.reasoning_summary_part.done", {
+          ...base,
+          summary_index: 0,
+          part: { type: "summary_text", text },
+        });
       }
       this.output[item.index] = reasoningItem(item.id, text, this.shape.sealReasoning, item.signatures, item.thinking);
     } else if (item.kind === "message") {
       out += this.ev("response.output_text.done", { ...base, content_index: 0, text, logprobs: [] });
-      out += this.ev("response.content_part.done", { ...base, content_index: 0, part: { type: "output_text", text, annotations: [], logprobs: [] } });
+      out += this.ev("response.content_part.done", {
+        ...base,
+        content_index: 0,
+        part: { type: "output_text", text, annotations: [], logprobs: [] },
+      });
       this.output[item.index] = messageItem(item.id, text);
     } else if (item.kind === "custom") {
       const done = toolItem(this.shape, item.id, item.callId!, item.name!, text);
       // Arguments that were not {"input": "..."} streamed no text: the whole input goes as one piece.
-      if (!item.input!.emitted && done.input) out += this.ev("response.custom_tool_call_input.delta", { ...base, delta: done.input });
+      if (!item.input!.emitted && done.input)
+        out += this.ev("response.custom_tool_call_input.delta", { ...base, delta: done.input });
       out += this.ev("response.custom_tool_call_input.done", { ...base, input: done.input });
       this.output[item.index] = done;
     } else {
@@ -203,7 +302,12 @@ export class ChatStreamToResponses {
 
   private openItem(kind: "reasoning" | "message"): string {
     let out = this.close(this.open);
-    const item: OpenItem = { kind, index: this.output.length, id: `${kind === "reasoning" ? "rs" : "msg"}_${hex()}`, text: new TextBuffer() };
+    const item: OpenItem = {
+      kind,
+      index: this.output.length,
+      id: `${kind === "reasoning" ? "rs" : "msg"}_${hex()}`,
+      text: new TextBuffer(),
+    };
     this.open = item;
     const base = { item_id: item.id, output_index: item.index };
     if (kind === "reasoning") {
@@ -213,7 +317,11 @@ export class ChatStreamToResponses {
     } else {
       this.output.push({ id: item.id, type: "message", status: "in_progress", role: "assistant", content: [] });
       out += this.ev("response.output_item.added", { output_index: item.index, item: this.output[item.index] });
-      out += this.ev("response.content_part.added", { ...base, content_index: 0, part: { type: "output_text", text: "", annotations: [], logprobs: [] } });
+      out += this.ev("response.content_part.added", {
+        ...base,
+        content_index: 0,
+        part: { type: "output_text", text: "", annotations: [], logprobs: [] },
+      });
     }
     return out;
   }
@@ -231,10 +339,20 @@ export class ChatStreamToResponses {
       if (this.open?.kind !== "reasoning") out += this.openItem("reasoning");
       if (!this.open!.summarised) {
         this.open!.summarised = true;
-        out += this.ev("response.reasoning_summary_part.added", { item_id: this.open!.id, output_index: this.open!.index, summary_index: 0, part: { type: "summary_text", text: "" } });
+        out += this.ev("response.reasoning_summary_part.added", {
+          item_id: this.open!.id,
+          output_index: this.open!.index,
+          summary_index: 0,
+          part: { type: "summary_text", text: "" },
+        });
       }
       this.open!.text.add(reasoning);
-      out += this.ev("response.reasoning_summary_text.delta", { item_id: this.open!.id, output_index: this.open!.index, summary_index: 0, delta: reasoning });
+      out += this.ev("response.reasoning_summary_text.delta", {
+        item_id: this.open!.id,
+        output_index: this.open!.index,
+        summary_index: 0,
+        delta: reasoning,
+      });
     }
     const signed = thinkingBlocksOf(d);
     if (signed.length) {
@@ -244,7 +362,13 @@ export class ChatStreamToResponses {
     if (typeof d.content === "string" && d.content !== "") {
       if (this.open?.kind !== "message") out += this.openItem("message");
       this.open!.text.add(d.content);
-      out += this.ev("response.output_text.delta", { item_id: this.open!.id, output_index: this.open!.index, content_index: 0, delta: d.content, logprobs: [] });
+      out += this.ev("response.output_text.delta", {
+        item_id: this.open!.id,
+        output_index: this.open!.index,
+        content_index: 0,
+        delta: d.content,
+        logprobs: [],
+      });
     }
     for (const t of d.tool_calls ?? []) {
       const toolIndex = t.index ?? 0;
@@ -261,8 +385,14 @@ export class ChatStreamToResponses {
         const name = t.function?.name ?? "";
         const custom = this.shape.names.custom.has(name);
         item = {
-          kind: custom ? "custom" : "function", index: this.output.length, id: `${custom ? "ctc" : "fc"}_${hex()}`, text: new TextBuffer(), toolIndex,
-          callId, name, input: custom ? new CustomInputStream() : undefined,
+          kind: custom ? "custom" : "function",
+          index: this.output.length,
+          id: `${custom ? "ctc" : "fc"}_${hex()}`,
+          text: new TextBuffer(),
+          toolIndex,
+          callId,
+          name,
+          input: custom ? new CustomInputStream() : undefined,
         };
         this.calls.set(toolIndex, item);
         this.output.push(toolItem(this.shape, item.id, item.callId!, name, "", "in_progress"));
@@ -273,8 +403,18 @@ export class ChatStreamToResponses {
         item.text.add(args);
         if (item.input) {
           const delta = item.input.push(args);
-          if (delta) out += this.ev("response.custom_tool_call_input.delta", { item_id: item.id, output_index: item.index, delta });
-        } else out += this.ev("response.function_call_arguments.delta", { item_id: item.id, output_index: item.index, delta: args });
+          if (delta)
+            out += this.ev("response.custom_tool_call_input.delta", {
+              item_id: item.id,
+              output_index: item.index,
+              delta,
+            });
+        } else
+          out += this.ev("response.function_call_arguments.delta", {
+            item_id: item.id,
+            output_index: item.index,
+            delta: args,
+          });
       }
     }
     if (choice.finish_reason) this.finish = choice.finish_reason;
@@ -289,7 +429,11 @@ export class ChatStreamToResponses {
     if (this.ended) return "";
     this.ended = true;
     const failed = { ...this.snapshot(), status: "failed", error: { code, message }, usage: responseUsage(this.usage) };
-    return this.start() + this.ev("error", { code, message, param: null, error: { type: "server_error", code, message } }) + this.ev("response.failed", { response: failed });
+    return (
+      this.start()
+      + this.ev("error", { code, message, param: null, error: { type: "server_error", code, message } })
+      + this.ev("response.failed", { response: failed })
+    );
   }
 
   /** Closes every open item and completes the response with its usage. */
@@ -302,7 +446,9 @@ export class ChatStreamToResponses {
     // when the stream had none, stands in otherwise.
     const final = { ...this.snapshot(), ...outcome(this.finish), usage: responseUsage(this.usage ?? usage) };
     this.completed = final;
-    return out + this.ev(final.status === "completed" ? "response.completed" : "response.incomplete", { response: final });
+    return (
+      out + this.ev(final.status === "completed" ? "response.completed" : "response.incomplete", { response: final })
+    );
   }
 
   /** The final response object, once end() has run (for the gateway's store of previous responses). */

@@ -7,7 +7,8 @@ import { convertResponsesRequest, sealContent, type ResponsesRequest } from "./r
 import { responseId, responseUsage } from "./answer.ts";
 
 /** What the model is asked after the conversation. */
-export const COMPACT_PROMPT = "Summarise the conversation so far so that it can be continued from the summary alone: the goal, "
+export const COMPACT_PROMPT =
+  "Summarise the conversation so far so that it can be continued from the summary alone: the goal, "
   + "what was decided and done (files, commands, results), the current state, and what remains to do. Reply with the summary only.";
 
 /** The chat request that writes the summary: the conversation, then the ask; no tool may be called. */
@@ -21,10 +22,16 @@ export function compactToChat(req: ResponsesRequest): OpenAIChatRequest {
 
 /** The input's user messages, as the compacted output keeps them. */
 function userMessages(input: ResponsesRequest["input"]): any[] {
-  if (typeof input === "string") return [{ type: "message", role: "user", content: [{ type: "input_text", text: input }] }];
+  if (typeof input === "string")
+    return [{ type: "message", role: "user", content: [{ type: "input_text", text: input }] }];
   if (!Array.isArray(input)) return [];
-  return input.filter((i: any) => (i?.type ?? (i?.role ? "message" : "")) === "message" && i.role === "user")
-    .map((i: any) => ({ type: "message", role: "user", content: typeof i.content === "string" ? [{ type: "input_text", text: i.content }] : i.content }));
+  return input
+    .filter((i: any) => (i?.type ?? (i?.role ? "message" : "")) === "message" && i.role === "user")
+    .map((i: any) => ({
+      type: "message",
+      role: "user",
+      content: typeof i.content === "string" ? [{ type: "input_text", text: i.content }] : i.content,
+    }));
 }
 
 const hex = () => crypto.randomUUID().replace(/-/g, "");
@@ -33,8 +40,13 @@ const hex = () => crypto.randomUUID().replace(/-/g, "");
 export function chatToCompacted(chat: OpenAIChatResponse, req: ResponsesRequest): Record<string, any> {
   const summary = String(chat.choices?.[0]?.message?.content ?? "");
   return {
-    id: responseId(), object: "response.compaction", created_at: chat.created ?? Math.floor(Date.now() / 1000),
-    output: [...userMessages(req.input), { id: `cmp_${hex()}`, type: "compaction", encrypted_content: sealContent(summary) }],
+    id: responseId(),
+    object: "response.compaction",
+    created_at: chat.created ?? Math.floor(Date.now() / 1000),
+    output: [
+      ...userMessages(req.input),
+      { id: `cmp_${hex()}`, type: "compaction", encrypted_content: sealContent(summary) },
+    ],
     usage: responseUsage(chat.usage),
   };
 }

@@ -28,15 +28,25 @@ export interface ResponsesRequest {
   [k: string]: unknown;
 }
 
-const refuse = (what: string) => new AppError(400, `${what} is not supported on this channel (its Responses API calls are converted to chat completions)`);
+const refuse = (what: string) =>
+  new AppError(
+    400,
+    `${what} is not supported on this channel (its Responses API calls are converted to chat completions)`,
+  );
 
 /** Request fields that need OpenAI's own Responses service. */
-const SERVICE_ONLY: [string, string][] = [["background", "background mode"], ["conversation", "conversation"], ["prompt", "a stored prompt (prompt)"]];
+const SERVICE_ONLY: [string, string][] = [
+  ["background", "background mode"],
+  ["conversation", "conversation"],
+  ["prompt", "a stored prompt (prompt)"],
+];
 
 function textOfParts(content: unknown): string {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
-  return content.map((p: any) => (typeof p?.text === "string" ? p.text : typeof p?.refusal === "string" ? p.refusal : "")).join("");
+  return content
+    .map((p: any) => (typeof p?.text === "string" ? p.text : typeof p?.refusal === "string" ? p.refusal : ""))
+    .join("");
 }
 
 /**
@@ -72,7 +82,11 @@ function plainChatPart(p: any): OpenAIContentPart {
         const url = data.startsWith("data:") ? data : `data:application/pdf;base64,${data}`;
         return { type: "file", file: { file_data: url, ...(p.filename ? { filename: p.filename } : {}) } };
       }
-      if (p.file_url) return { type: "file", file: { file_url: String(p.file_url), ...(p.filename ? { filename: p.filename } : {}) } };
+      if (p.file_url)
+        return {
+          type: "file",
+          file: { file_url: String(p.file_url), ...(p.filename ? { filename: p.filename } : {}) },
+        };
       throw refuse("an input_file given by file_id");
     }
     case "input_audio":
@@ -150,7 +164,8 @@ export interface ToolNames {
 export const CUSTOM_INPUT = "input";
 
 /** A custom tool call's input as function arguments, and back (what is not `{"input": "..."}` is taken as the input itself). */
-export const customArguments = (input: unknown) => JSON.stringify({ [CUSTOM_INPUT]: typeof input === "string" ? input : JSON.stringify(input ?? "") });
+export const customArguments = (input: unknown) =>
+  JSON.stringify({ [CUSTOM_INPUT]: typeof input === "string" ? input : JSON.stringify(input ?? "") });
 export function customInput(args: string): string {
   try {
     const v = JSON.parse(args);
@@ -200,7 +215,8 @@ function chatMessages(input: ResponsesRequest["input"], carry: SignedReasoning):
   };
   const assistant = (): OpenAIMessage => {
     const last = out[out.length - 1];
-    const m: OpenAIMessage & { thinking_blocks?: ThinkingBlock[] } = last?.role === "assistant" && !media.length ? last : { role: "assistant", content: null };
+    const m: OpenAIMessage & { thinking_blocks?: ThinkingBlock[] } =
+      last?.role === "assistant" && !media.length ? last : { role: "assistant", content: null };
     if (m !== last) {
       flushMedia();
       out.push(m);
@@ -221,13 +237,21 @@ function chatMessages(input: ResponsesRequest["input"], carry: SignedReasoning):
         return;
       }
       const role = item.role === "developer" ? "system" : item.role;
-      if (role !== "user" && role !== "system") throw new AppError(400, `input[${i}].role '${String(item.role)}' is not one of user, system, developer, assistant`);
+      if (role !== "user" && role !== "system")
+        throw new AppError(
+          400,
+          `input[${i}].role '${String(item.role)}' is not one of user, system, developer, assistant`,
+        );
       flushMedia();
       out.push(withBreakpoint({ role, content: messageContent(item.content) }, item));
     } else if (type === "function_call" || type === "custom_tool_call") {
       const args = type === "function_call" ? String(item.arguments ?? "") : customArguments(item.input);
       const id = String(item.call_id ?? item.id ?? "");
-      const call: OpenAIToolCall & { extra_content?: unknown } = { id, type: "function", function: { name: callName(item), arguments: args } };
+      const call: OpenAIToolCall & { extra_content?: unknown } = {
+        id,
+        type: "function",
+        function: { name: callName(item), arguments: args },
+      };
       const signature = carry.gemini ? signatures?.[id] : undefined;
       if (signature) call.extra_content = { google: { thought_signature: signature } };
       (assistant().tool_calls ??= []).push(call);
@@ -242,7 +266,8 @@ function chatMessages(input: ResponsesRequest["input"], carry: SignedReasoning):
       const sealed = openSeal(item.encrypted_content);
       if (sealed?.text) reasoning += sealed.text;
       else if (!sealed && Array.isArray(item.content)) {
-        for (const p of item.content) if (p?.type === "reasoning_text" && typeof p.text === "string") reasoning += p.text;
+        for (const p of item.content)
+          if (p?.type === "reasoning_text" && typeof p.text === "string") reasoning += p.text;
       }
       if (sealed?.signatures) Object.assign((signatures ??= {}), sealed.signatures);
       if (sealed?.thinking) thinking.push(...sealed.thinking);
@@ -254,7 +279,11 @@ function chatMessages(input: ResponsesRequest["input"], carry: SignedReasoning):
       flushMedia();
       out.push({ role: "user", content: SUMMARY_INTRO + summary });
     } else if (type === "item_reference") {
-      throw new AppError(400, `input[${i}]: item_reference '${String(item.id)}' is not known to this gateway (it keeps the items of the responses it converted for an hour): send the item itself`, "item_not_found");
+      throw new AppError(
+        400,
+        `input[${i}]: item_reference '${String(item.id)}' is not known to this gateway (it keeps the items of the responses it converted for an hour): send the item itself`,
+        "item_not_found",
+      );
     } else {
       throw refuse(`input[${i}]: input item type '${String(type)}'`);
     }
@@ -284,11 +313,17 @@ function addTool(t: any, out: ChatTool[], names: ToolNames, seen: Set<string>, n
   if (t.type === "custom") {
     names.custom.add(name);
     const format = t.format;
-    const grammar = format?.type === "grammar" && typeof format.definition === "string"
-      ? `, written in this ${format.syntax === "regex" ? "regular expression" : `${String(format.syntax ?? "lark")} grammar`}:\n${format.definition}` : "";
+    const grammar =
+      format?.type === "grammar" && typeof format.definition === "string"
+        ? `, written in this ${format.syntax === "regex" ? "regular expression" : `${String(format.syntax ?? "lark")} grammar`}:\n${format.definition}`
+        : "";
     fn.parameters = {
-      type: "object", properties: { [CUSTOM_INPUT]: { type: "string", description: `The tool's whole input, as free-form text${grammar}` } },
-      required: [CUSTOM_INPUT], additionalProperties: false,
+      type: "object",
+      properties: {
+        [CUSTOM_INPUT]: { type: "string", description: `The tool's whole input, as free-form text${grammar}` },
+      },
+      required: [CUSTOM_INPUT],
+      additionalProperties: false,
     };
   } else {
     if (t.parameters) fn.parameters = t.parameters;
@@ -303,7 +338,9 @@ function chatTools(req: ResponsesRequest, names: ToolNames): ChatTool[] {
   const seen = new Set<string>();
   for (const t of Array.isArray(req.tools) ? req.tools : []) addTool(t, out, names, seen);
   if (Array.isArray(req.input)) {
-    for (const item of req.input) if (item?.type === "additional_tools") for (const t of Array.isArray(item.tools) ? item.tools : []) addTool(t, out, names, seen);
+    for (const item of req.input)
+      if (item?.type === "additional_tools")
+        for (const t of Array.isArray(item.tools) ? item.tools : []) addTool(t, out, names, seen);
   }
   return out;
 }
@@ -315,7 +352,10 @@ function choiceName(c: { type?: string; name?: string; namespace?: string }): st
 }
 
 /** tool_choice in chat terms; `allowed_tools` narrows the tools sent to the ones it allows. */
-function chatToolChoice(choice: unknown, tools: ChatTool[]): { choice?: OpenAIChatRequest["tool_choice"]; tools: ChatTool[] } {
+function chatToolChoice(
+  choice: unknown,
+  tools: ChatTool[],
+): { choice?: OpenAIChatRequest["tool_choice"]; tools: ChatTool[] } {
   if (choice == null) return { tools };
   if (choice === "auto" || choice === "none" || choice === "required") return { choice, tools };
   const c = choice as { type?: string; name?: string; mode?: string; tools?: any[] };
@@ -337,10 +377,17 @@ export interface SignedReasoning {
 }
 
 /** A Responses request as the chat request that answers it, and what converting the answer back needs. */
-export function convertResponsesRequest(req: ResponsesRequest, carry: SignedReasoning = {}): { chat: OpenAIChatRequest; names: ToolNames } {
+export function convertResponsesRequest(
+  req: ResponsesRequest,
+  carry: SignedReasoning = {},
+): { chat: OpenAIChatRequest; names: ToolNames } {
   for (const [key, what] of SERVICE_ONLY) if (req[key] != null && req[key] !== false) throw refuse(what);
   if (req.previous_response_id) {
-    throw new AppError(400, `previous_response_id '${req.previous_response_id}' is not known to this gateway (it keeps the responses it converted for an hour; others live on the channel that made them): send the earlier turns as input instead`, "previous_response_not_found");
+    throw new AppError(
+      400,
+      `previous_response_id '${req.previous_response_id}' is not known to this gateway (it keeps the responses it converted for an hour; others live on the channel that made them): send the earlier turns as input instead`,
+      "previous_response_not_found",
+    );
   }
   const messages: OpenAIMessage[] = [];
   if (req.instructions) messages.push({ role: "system", content: String(req.instructions) });
@@ -364,8 +411,17 @@ export function convertResponsesRequest(req: ResponsesRequest, carry: SignedReas
   }
   const fmt = req.text?.format;
   if (fmt?.type === "json_schema") {
-    if (!fmt.schema || typeof fmt.schema !== "object") throw new AppError(400, "text.format.schema is required for json_schema");
-    out.response_format = { type: "json_schema", json_schema: { name: fmt.name ?? "response", schema: fmt.schema, ...(fmt.description ? { description: fmt.description } : {}), ...(fmt.strict != null ? { strict: fmt.strict } : {}) } };
+    if (!fmt.schema || typeof fmt.schema !== "object")
+      throw new AppError(400, "text.format.schema is required for json_schema");
+    out.response_format = {
+      type: "json_schema",
+      json_schema: {
+        name: fmt.name ?? "response",
+        schema: fmt.schema,
+        ...(fmt.description ? { description: fmt.description } : {}),
+        ...(fmt.strict != null ? { strict: fmt.strict } : {}),
+      },
+    };
   } else if (fmt?.type === "json_object") out.response_format = { type: "json_object" };
   else if (fmt?.type && fmt.type !== "text") throw refuse(`text.format type '${fmt.type}'`);
   const verbosity = (req.text as { verbosity?: unknown } | null | undefined)?.verbosity;
@@ -402,7 +458,8 @@ export function plainForUpstream(body: any): any {
   for (const item of input) {
     const text = item?.type === "reasoning" || item?.type === "compaction" ? openContent(item.encrypted_content) : null;
     if (text == null) out.push(item);
-    else if (item.type === "compaction") out.push({ type: "message", role: "user", content: [{ type: "input_text", text: SUMMARY_INTRO + text }] });
+    else if (item.type === "compaction")
+      out.push({ type: "message", role: "user", content: [{ type: "input_text", text: SUMMARY_INTRO + text }] });
   }
   return { ...body, input: out };
 }

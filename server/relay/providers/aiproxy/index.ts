@@ -5,9 +5,18 @@
 import type { ProviderAdaptor, SseEvent } from "../types.ts";
 import { AppError } from "../../../http/errors.ts";
 import { DEFAULT_CHANNEL_MODELS } from "../../../catalogue/models.ts";
-import { ConvertedStream, chatCompletion, contentText, providerErrorMessage, rejectErrorBody } from "../openai/chunks.ts";
+import {
+  ConvertedStream,
+  chatCompletion,
+  contentText,
+  providerErrorMessage,
+  rejectErrorBody,
+} from "../openai/chunks.ts";
 
-interface LibraryDocument { title?: string; url?: string }
+interface LibraryDocument {
+  title?: string;
+  url?: string;
+}
 
 /** The documents an answer drew on, as Markdown links under a heading (one-api's layout, in English). */
 export function documentsMarkdown(docs: LibraryDocument[] | undefined): string {
@@ -31,7 +40,12 @@ export const aiproxyAdaptor: ProviderAdaptor = {
   supports: (mode) => mode === "chat",
   buildRequest(call, body) {
     const libraryId = (call.channel.other ?? "").trim();
-    if (!libraryId) throw new AppError(500, "the AI Proxy channel has no knowledge base ID (the channel's Knowledge base ID field)", "channel_misconfigured");
+    if (!libraryId)
+      throw new AppError(
+        500,
+        "the AI Proxy channel has no knowledge base ID (the channel's Knowledge base ID field)",
+        "channel_misconfigured",
+      );
     const messages = Array.isArray(body?.messages) ? body.messages : [];
     const query = contentText(messages.at(-1)?.content);
     return {
@@ -41,7 +55,15 @@ export const aiproxyAdaptor: ProviderAdaptor = {
     };
   },
   async send(_call, url, init) {
-    return rejectErrorBody(await fetch(url, init), (j) => (j?.errCode ? { status: j.errCode === 401 || j.errCode === 403 ? j.errCode : 400, message: String(j.message ?? `error ${j.errCode}`), code: j.errCode } : null));
+    return rejectErrorBody(await fetch(url, init), (j) =>
+      j?.errCode
+        ? {
+            status: j.errCode === 401 || j.errCode === 403 ? j.errCode : 400,
+            message: String(j.message ?? `error ${j.errCode}`),
+            code: j.errCode,
+          }
+        : null,
+    );
   },
   parseResponse(call, json) {
     const content = String(json?.answer ?? "") + documentsMarkdown(json?.documents);

@@ -25,22 +25,46 @@ function readHeaders(b: Uint8Array): EventStreamMessage["headers"] {
     at += 1 + nameLen;
     const type = b[at++]!;
     switch (type) {
-      case 0: out[name] = true; break;
-      case 1: out[name] = false; break;
-      case 2: out[name] = view.getInt8(at); at += 1; break;
-      case 3: out[name] = view.getInt16(at); at += 2; break;
-      case 4: out[name] = view.getInt32(at); at += 4; break;
-      case 5: out[name] = Number(view.getBigInt64(at)); at += 8; break;
-      case 6: case 7: {
+      case 0:
+        out[name] = true;
+        break;
+      case 1:
+        out[name] = false;
+        break;
+      case 2:
+        out[name] = view.getInt8(at);
+        at += 1;
+        break;
+      case 3:
+        out[name] = view.getInt16(at);
+        at += 2;
+        break;
+      case 4:
+        out[name] = view.getInt32(at);
+        at += 4;
+        break;
+      case 5:
+        out[name] = Number(view.getBigInt64(at));
+        at += 8;
+        break;
+      case 6:
+      case 7: {
         const len = view.getUint16(at);
         const v = b.subarray(at + 2, at + 2 + len);
         out[name] = type === 7 ? dec.decode(v) : v.slice();
         at += 2 + len;
         break;
       }
-      case 8: out[name] = Number(view.getBigInt64(at)); at += 8; break; // timestamp, ms since epoch
-      case 9: out[name] = b.slice(at, at + 16); at += 16; break; // uuid
-      default: throw new Error(`event stream: unknown header value type ${type}`);
+      case 8:
+        out[name] = Number(view.getBigInt64(at));
+        at += 8;
+        break; // timestamp, ms since epoch
+      case 9:
+        out[name] = b.slice(at, at + 16);
+        at += 16;
+        break; // uuid
+      default:
+        throw new Error(`event stream: unknown header value type ${type}`);
     }
   }
   return out;
@@ -60,10 +84,13 @@ export class EventStreamDecoder {
       const view = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength);
       const total = view.getUint32(0);
       const headersLen = view.getUint32(4);
-      if (total < MIN_MESSAGE || total > MAX_MESSAGE || headersLen > total - MIN_MESSAGE) throw new Error("event stream: bad message length");
-      if (view.getUint32(8) !== crc32(this.buf.subarray(0, 8))) throw new Error("event stream: prelude checksum mismatch");
+      if (total < MIN_MESSAGE || total > MAX_MESSAGE || headersLen > total - MIN_MESSAGE)
+        throw new Error("event stream: bad message length");
+      if (view.getUint32(8) !== crc32(this.buf.subarray(0, 8)))
+        throw new Error("event stream: prelude checksum mismatch");
       if (this.buf.length < total) break;
-      if (view.getUint32(total - 4) !== crc32(this.buf.subarray(0, total - 4))) throw new Error("event stream: message checksum mismatch");
+      if (view.getUint32(total - 4) !== crc32(this.buf.subarray(0, total - 4)))
+        throw new Error("event stream: message checksum mismatch");
       out.push({
         headers: readHeaders(this.buf.subarray(PRELUDE, PRELUDE + headersLen)),
         payload: this.buf.slice(PRELUDE + headersLen, total - 4),

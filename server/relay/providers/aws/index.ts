@@ -4,7 +4,13 @@ import { AwsV4Signer } from "aws4fetch";
 import type { ProviderAdaptor, ProviderCall } from "../types.ts";
 import { AppError } from "../../../http/errors.ts";
 import {
-  ClaudeStreamMapper, claudeErrorMessage, claudeModelHeaders, claudeRequestFor, claudeSend, parseClaudeResponse, withSystemMessagesInSystem,
+  ClaudeStreamMapper,
+  claudeErrorMessage,
+  claudeModelHeaders,
+  claudeRequestFor,
+  claudeSend,
+  parseClaudeResponse,
+  withSystemMessagesInSystem,
 } from "../claude/messages.ts";
 import { claudeGeneratedText } from "../../formats/claude/upstream.ts";
 import { DEFAULT_CHANNEL_MODELS } from "../../../catalogue/models.ts";
@@ -14,7 +20,12 @@ import { withParamOverride } from "../../override.ts";
 
 export const BEDROCK_ANTHROPIC_VERSION = "bedrock-2023-05-31";
 
-export interface AwsCredentials { accessKeyId: string; secretAccessKey: string; region: string; sessionToken?: string }
+export interface AwsCredentials {
+  accessKeyId: string;
+  secretAccessKey: string;
+  region: string;
+  sessionToken?: string;
+}
 
 export function parseAwsKey(key: string): AwsCredentials {
   const [accessKeyId, secretAccessKey, region, sessionToken] = key.split("|").map((s) => s.trim());
@@ -49,29 +60,31 @@ export function eventStreamToSse(body: ReadableStream<Uint8Array>): ReadableStre
   const decoder = new EventStreamDecoder();
   const enc = new TextEncoder();
   const dec = new TextDecoder();
-  return body.pipeThrough(new TransformStream<Uint8Array, Uint8Array>({
-    transform(chunk, controller) {
-      for (const msg of decoder.push(chunk)) {
-        const type = msg.headers[":message-type"];
-        const payload = dec.decode(msg.payload);
-        if (type === "event" && msg.headers[":event-type"] === "chunk") {
-          const inner = JSON.parse(payload)?.bytes;
-          if (typeof inner !== "string") continue;
-          const json = Buffer.from(inner, "base64").toString("utf8");
-          const evType = JSON.parse(json)?.type ?? "message";
-          controller.enqueue(enc.encode(`event: ${evType}\ndata: ${json}\n\n`));
-        } else if (type === "exception" || type === "error") {
-          let message = "upstream stream error";
-          try {
-            message = JSON.parse(payload)?.message ?? message;
-          } catch {}
-          const kind = String(msg.headers[":exception-type"] ?? msg.headers[":error-code"] ?? "api_error");
-          const ev = { type: "error", error: { type: kind, message } };
-          controller.enqueue(enc.encode(`event: error\ndata: ${JSON.stringify(ev)}\n\n`));
+  return body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        for (const msg of decoder.push(chunk)) {
+          const type = msg.headers[":message-type"];
+          const payload = dec.decode(msg.payload);
+          if (type === "event" && msg.headers[":event-type"] === "chunk") {
+            const inner = JSON.parse(payload)?.bytes;
+            if (typeof inner !== "string") continue;
+            const json = Buffer.from(inner, "base64").toString("utf8");
+            const evType = JSON.parse(json)?.type ?? "message";
+            controller.enqueue(enc.encode(`event: ${evType}\ndata: ${json}\n\n`));
+          } else if (type === "exception" || type === "error") {
+            let message = "upstream stream error";
+            try {
+              message = JSON.parse(payload)?.message ?? message;
+            } catch {}
+            const kind = String(msg.headers[":exception-type"] ?? msg.headers[":error-code"] ?? "api_error");
+            const ev = { type: "error", error: { type: kind, message } };
+            controller.enqueue(enc.encode(`event: error\ndata: ${JSON.stringify(ev)}\n\n`));
+          }
         }
-      }
-    },
-  }));
+      },
+    }),
+  );
 }
 
 export const awsAdaptor: ProviderAdaptor = {
@@ -84,9 +97,18 @@ export const awsAdaptor: ProviderAdaptor = {
     const { model, body: out } = bedrockBody(call, body);
     const url = bedrockUrl(call, creds.region, bedrockModelId(model, creds.region));
     const signed = await new AwsV4Signer({
-      method: "POST", url, body: JSON.stringify(withParamOverride(out, call.paramOverride)), service: "bedrock", region: creds.region,
-      accessKeyId: creds.accessKeyId, secretAccessKey: creds.secretAccessKey, sessionToken: creds.sessionToken,
-      headers: { "content-type": "application/json", accept: call.stream ? "application/vnd.amazon.eventstream" : "application/json" },
+      method: "POST",
+      url,
+      body: JSON.stringify(withParamOverride(out, call.paramOverride)),
+      service: "bedrock",
+      region: creds.region,
+      accessKeyId: creds.accessKeyId,
+      secretAccessKey: creds.secretAccessKey,
+      sessionToken: creds.sessionToken,
+      headers: {
+        "content-type": "application/json",
+        accept: call.stream ? "application/vnd.amazon.eventstream" : "application/json",
+      },
     }).sign();
     const headers: Record<string, string> = {};
     signed.headers.forEach((v, k) => (headers[k] = v));

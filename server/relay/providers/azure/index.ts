@@ -60,7 +60,9 @@ export function azureUrl(call: ProviderCall): string {
   const version = encodeURIComponent(raw);
   const base = call.baseUrl.replace(/\/openai$/, "");
   if (call.mode === "responses") {
-    return raw === "v1" || raw === "preview" ? `${base}/openai/v1/responses${raw === "preview" ? "?api-version=preview" : ""}` : `${base}/openai/responses?api-version=${version}`;
+    return raw === "v1" || raw === "preview"
+      ? `${base}/openai/v1/responses${raw === "preview" ? "?api-version=preview" : ""}`
+      : `${base}/openai/responses?api-version=${version}`;
   }
   const path = PATHS[call.mode] ?? PATHS.chat;
   return `${base}/openai/deployments/${encodeURIComponent(deploymentName(call.upstreamModel))}${path}?api-version=${version}`;
@@ -85,7 +87,10 @@ export const azureAdaptor: ProviderAdaptor = {
   defaultModels: DEFAULT_CHANNEL_MODELS[3],
   async fetchModels(baseUrl, key, channel) {
     const version = channel ? azureApiVersion({ channel, options: {} }) : AZURE_DEFAULT_API_VERSION;
-    const res = await fetch(`${baseUrl.replace(/\/openai$/, "")}/openai/models?api-version=${encodeURIComponent(version)}`, { headers: { "api-key": key } });
+    const res = await fetch(
+      `${baseUrl.replace(/\/openai$/, "")}/openai/models?api-version=${encodeURIComponent(version)}`,
+      { headers: { "api-key": key } },
+    );
     if (!res.ok) throw new Error(`the upstream model list answered ${res.status}`);
     const j: any = await res.json();
     return (Array.isArray(j?.data) ? j.data : []).map((m: any) => String(m.id)).filter(Boolean);

@@ -9,9 +9,10 @@ export function azureRealtime(call: ProviderCall): RealtimeTarget {
   const base = wsBase(call.baseUrl.replace(/\/openai$/, ""));
   const version = azureApiVersion(call);
   const deployment = encodeURIComponent(deploymentName(call.upstreamModel));
-  const url = version === "v1" || version === "preview"
-    ? `${base}/openai/v1/realtime?model=${deployment}`
-    : `${base}/openai/realtime?api-version=${encodeURIComponent(version)}&deployment=${deployment}`;
+  const url =
+    version === "v1" || version === "preview"
+      ? `${base}/openai/v1/realtime?model=${deployment}`
+      : `${base}/openai/realtime?api-version=${encodeURIComponent(version)}&deployment=${deployment}`;
   const headers: Record<string, string> = { "api-key": call.key };
   const beta = call.clientHeaders?.["openai-beta"];
   if (beta) headers["openai-beta"] = beta;

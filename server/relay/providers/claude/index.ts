@@ -1,7 +1,15 @@
 // Anthropic Claude (channel type 14): the Messages API with an x-api-key.
 import type { ProviderAdaptor, ProviderCall } from "../types.ts";
 import { DEFAULT_CHANNEL_MODELS } from "../../../catalogue/models.ts";
-import { ANTHROPIC_VERSION, ClaudeStreamMapper, claudeErrorMessage, claudeModelHeaders, claudeRequestFor, claudeSend, parseClaudeResponse } from "./messages.ts";
+import {
+  ANTHROPIC_VERSION,
+  ClaudeStreamMapper,
+  claudeErrorMessage,
+  claudeModelHeaders,
+  claudeRequestFor,
+  claudeSend,
+  parseClaudeResponse,
+} from "./messages.ts";
 import { claudeGeneratedText } from "../../formats/claude/upstream.ts";
 import { jsonText } from "../../formats/client-json.ts";
 
@@ -12,7 +20,9 @@ export function messagesUrl(baseUrl: string): string {
 
 /** Anthropic's beta SDK calls /v1/messages?beta=true: a Claude client's query goes upstream with it. */
 function betaQuery(call: ProviderCall): string {
-  return call.format === "claude" && call.search && new URLSearchParams(call.search).get("beta") === "true" ? "?beta=true" : "";
+  return call.format === "claude" && call.search && new URLSearchParams(call.search).get("beta") === "true"
+    ? "?beta=true"
+    : "";
 }
 
 export const claudeAdaptor: ProviderAdaptor = {

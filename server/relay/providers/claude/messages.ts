@@ -9,7 +9,13 @@ import { perModel, siteOf } from "../site.ts";
 import { shownUsage } from "../../formats/shown-usage.ts";
 import { TextCount, withCountedCompletion } from "../../formats/usage.ts";
 import {
-  ClaudeStreamToOpenAI, claudeGeneratedText, fromClaudeResponse, toClaudeRequest, usageFromClaude, type ClaudeRequestFacts, type ClaudeSettings,
+  ClaudeStreamToOpenAI,
+  claudeGeneratedText,
+  fromClaudeResponse,
+  toClaudeRequest,
+  usageFromClaude,
+  type ClaudeRequestFacts,
+  type ClaudeSettings,
 } from "../../formats/claude/upstream.ts";
 import { AppError } from "../../../http/errors.ts";
 import type { ClaudeBlock, ClaudeMessage, ClaudeRequest, OpenAIUsage } from "../../formats/claude/wire.ts";
@@ -31,7 +37,10 @@ export function claudeSettings(call: Pick<ProviderCall, "site">, model: string):
  * Extra request headers for a model from claude.model_headers_settings ({"model": {"header": ["v1","v2"]}}),
  * plus the anthropic-beta flags of a Claude client (merged, so neither side's features are lost).
  */
-export function claudeModelHeaders(call: Pick<ProviderCall, "site" | "clientHeaders">, model: string): Record<string, string> {
+export function claudeModelHeaders(
+  call: Pick<ProviderCall, "site" | "clientHeaders">,
+  model: string,
+): Record<string, string> {
   const all = siteOf(call).json<Record<string, Record<string, string | string[]>>>("claude.model_headers_settings", {});
   const entry = all?.[model];
   const out: Record<string, string> = {};
@@ -43,7 +52,9 @@ export function claudeModelHeaders(call: Pick<ProviderCall, "site" | "clientHead
   }
   const beta = call.clientHeaders?.["anthropic-beta"];
   if (beta) {
-    const flags = new Set([...(out["anthropic-beta"] ?? "").split(","), ...beta.split(",")].map((s) => s.trim()).filter(Boolean));
+    const flags = new Set(
+      [...(out["anthropic-beta"] ?? "").split(","), ...beta.split(",")].map((s) => s.trim()).filter(Boolean),
+    );
     out["anthropic-beta"] = [...flags].join(",");
   }
   return out;
@@ -51,11 +62,14 @@ export function claudeModelHeaders(call: Pick<ProviderCall, "site" | "clientHead
 
 export function toUsage(u: OpenAIUsage): Usage {
   const out: Usage = {
-    prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens, total_tokens: u.total_tokens,
+    prompt_tokens: u.prompt_tokens,
+    completion_tokens: u.completion_tokens,
+    total_tokens: u.total_tokens,
     cached_tokens: u.prompt_tokens_details?.cached_tokens ?? 0,
     cache_creation_tokens: u.prompt_tokens_details?.cached_creation_tokens ?? 0,
   };
-  if (u.claude_cache_creation_1_h_tokens !== undefined) out.cache_creation_1h_tokens = u.claude_cache_creation_1_h_tokens;
+  if (u.claude_cache_creation_1_h_tokens !== undefined)
+    out.cache_creation_1h_tokens = u.claude_cache_creation_1_h_tokens;
   return out;
 }
 
@@ -71,7 +85,12 @@ export function claudeRequestFor(call: ProviderCall, body: any): ClaudeRequest {
     // The client's text says the same with a mapped model written into it (formats/client-json.ts).
     const sent = call.json;
     // (A Claude client's text is its own string: only an OpenAI stream's gets pieces, formats/client-json.ts.)
-    if (sent !== undefined && typeof sent.text === "string" && sent.body === body && out.max_tokens === body.max_tokens) {
+    if (
+      sent !== undefined
+      && typeof sent.text === "string"
+      && sent.body === body
+      && out.max_tokens === body.max_tokens
+    ) {
       const text = out.model === body.model ? sent.text : renamedText(sent.text, out.model);
       call.json = text === undefined ? undefined : { body: out, text };
     }
@@ -99,7 +118,8 @@ export function withSystemMessagesInSystem(req: ClaudeRequest): ClaudeRequest {
       continue;
     }
     const last = messages.at(-1);
-    if (last && last.role === m.role) messages[messages.length - 1] = { ...last, content: [...blocksOf(last.content), ...blocksOf(m.content)] };
+    if (last && last.role === m.role)
+      messages[messages.length - 1] = { ...last, content: [...blocksOf(last.content), ...blocksOf(m.content)] };
     else messages.push(m);
   }
   return { ...req, system, messages };
@@ -123,8 +143,16 @@ function fanOutOf(call: ProviderCall, body: any): number {
   const n = body?.n == null ? 1 : Number(body.n);
   if (!Number.isInteger(n) || n < 1) throw new AppError(400, "n must be a positive integer");
   if (n === 1) return 1;
-  if (call.stream) throw new AppError(400, "n > 1 cannot be streamed from a Claude channel (Claude has no n: the gateway sends n requests, which it can only do without stream); ask with stream off or n = 1");
-  if (n > CLAUDE_MAX_N) throw new AppError(400, `n may be at most ${CLAUDE_MAX_N} on a Claude channel (each choice is a request of its own)`);
+  if (call.stream)
+    throw new AppError(
+      400,
+      "n > 1 cannot be streamed from a Claude channel (Claude has no n: the gateway sends n requests, which it can only do without stream); ask with stream off or n = 1",
+    );
+  if (n > CLAUDE_MAX_N)
+    throw new AppError(
+      400,
+      `n may be at most ${CLAUDE_MAX_N} on a Claude channel (each choice is a request of its own)`,
+    );
   return n;
 }
 
@@ -157,7 +185,9 @@ const hasUsage = (json: any): boolean => typeof json?.usage?.input_tokens === "n
 function parsedAnswer(body: unknown, json: any): ParsedResponse {
   if (!hasUsage(json)) return { body, usage: null };
   const usage = toUsage(usageFromClaude(json.usage));
-  return typeof json.usage.output_tokens === "number" ? { body, usage } : { body, usage, uncountedOutput: claudeGeneratedText(json) };
+  return typeof json.usage.output_tokens === "number"
+    ? { body, usage }
+    : { body, usage, uncountedOutput: claudeGeneratedText(json) };
 }
 
 export function parseClaudeResponse(call: ProviderCall, json: any): ParsedResponse {
@@ -209,8 +239,12 @@ export class ClaudeStreamMapper implements StreamMapper {
   /** An upstream stream error, rebuilt from its type and scrubbed message only, in the client's format. */
   private errorFrame(rawType: unknown, rawMessage: unknown): string {
     const type = plainName(rawType, "api_error");
-    const message = scrub(typeof rawMessage === "string" && rawMessage ? rawMessage : "upstream stream error", this.call);
-    if (this.call.format === "claude") return sseFrame(JSON.stringify({ type: "error", error: { type, message } }), "error");
+    const message = scrub(
+      typeof rawMessage === "string" && rawMessage ? rawMessage : "upstream stream error",
+      this.call,
+    );
+    if (this.call.format === "claude")
+      return sseFrame(JSON.stringify({ type: "error", error: { type, message } }), "error");
     return sseFrame(JSON.stringify({ error: { message, type } }));
   }
 
@@ -231,7 +265,9 @@ export class ClaudeStreamMapper implements StreamMapper {
   }
 
   countsText(): boolean {
-    return this.conv.hasInputUsage && !this.conv.hasFinalOutput && this.counted.of(this.conv.receivedText) === undefined;
+    return (
+      this.conv.hasInputUsage && !this.conv.hasFinalOutput && this.counted.of(this.conv.receivedText) === undefined
+    );
   }
 
   textCounted(tokens: number): void {

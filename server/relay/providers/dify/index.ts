@@ -24,7 +24,10 @@ const MAX_CONVERSATIONS = 10_000;
 const CONVERSATION_TTL_MS = 24 * 3600_000;
 const conversations = new Map<string, { id: string; at: number }>();
 
-interface Turn { role: string; text: string }
+interface Turn {
+  role: string;
+  text: string;
+}
 
 function digest(channelId: number, user: string, turns: Turn[]): string {
   const h = createHash("sha256");
@@ -60,10 +63,15 @@ export function difyUser(call: Pick<ProviderCall, "userId">, body: any): string 
   return call.userId !== undefined ? `user-${call.userId}` : "switchyard";
 }
 
-const turnsOf = (messages: any[]): Turn[] => messages.map((m) => ({ role: String(m?.role ?? "user"), text: contentText(m?.content) }));
+const turnsOf = (messages: any[]): Turn[] =>
+  messages.map((m) => ({ role: String(m?.role ?? "user"), text: contentText(m?.content) }));
 
 /** What a call needs to record its conversation once Dify answers. */
-interface Pending { channelId: number; user: string; turns: Turn[] }
+interface Pending {
+  channelId: number;
+  user: string;
+  turns: Turn[];
+}
 const pending = new WeakMap<ProviderCall, Pending>();
 
 async function filesOf(call: ProviderCall, content: unknown, user: string): Promise<unknown[]> {
@@ -79,8 +87,16 @@ async function filesOf(call: ProviderCall, content: unknown, user: string): Prom
     }
     const form = new FormData();
     form.append("user", user);
-    form.append("file", new Blob([Buffer.from(data[2]!, "base64")], { type: data[1] }), `image.${data[1]!.split("/")[1] ?? "png"}`);
-    const res = await channelFetch(call, `${root(call.baseUrl)}/v1/files/upload`, { method: "POST", headers: { authorization: `Bearer ${call.key}` }, body: form });
+    form.append(
+      "file",
+      new Blob([Buffer.from(data[2]!, "base64")], { type: data[1] }),
+      `image.${data[1]!.split("/")[1] ?? "png"}`,
+    );
+    const res = await channelFetch(call, `${root(call.baseUrl)}/v1/files/upload`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${call.key}` },
+      body: form,
+    });
     const j: any = await res.json().catch(() => ({}));
     if (res.ok && j?.id) files.push({ type: "image", transfer_method: "local_file", upload_file_id: j.id });
   }
@@ -97,7 +113,9 @@ export async function difyBody(call: ProviderCall, body: any): Promise<Record<st
   const turns = turnsOf(messages);
   const last = messages.at(-1);
   const history = turns.slice(0, -1);
-  const conversation = history.some((t) => t.role === "assistant") ? recall(digest(call.channel.id, user, history)) : undefined;
+  const conversation = history.some((t) => t.role === "assistant")
+    ? recall(digest(call.channel.id, user, history))
+    : undefined;
   pending.set(call, { channelId: call.channel.id, user, turns });
   const single = messages.length === 1;
   const out: Record<string, unknown> = {
@@ -148,7 +166,12 @@ class DifyStream extends ConvertedStream {
         return this.text(s);
       }
       case "message_end":
-        this.found = usageOf(j?.metadata?.usage?.prompt_tokens, j?.metadata?.usage?.completion_tokens, j?.metadata?.usage?.total_tokens) ?? this.found;
+        this.found =
+          usageOf(
+            j?.metadata?.usage?.prompt_tokens,
+            j?.metadata?.usage?.completion_tokens,
+            j?.metadata?.usage?.total_tokens,
+          ) ?? this.found;
         recordTurn(this.call, this.conversation, this.answer);
         return this.finish("stop");
       case "error":
@@ -174,7 +197,16 @@ export const difyAdaptor: ProviderAdaptor = {
     recordTurn(call, json?.conversation_id, answer);
     const u = json?.metadata?.usage;
     const usage = usageOf(u?.prompt_tokens, u?.completion_tokens, u?.total_tokens);
-    return { body: chatCompletion(call.requestModel, { content: answer }, "stop", usage, json?.message_id ? `chatcmpl-${json.message_id}` : undefined), usage };
+    return {
+      body: chatCompletion(
+        call.requestModel,
+        { content: answer },
+        "stop",
+        usage,
+        json?.message_id ? `chatcmpl-${json.message_id}` : undefined,
+      ),
+      usage,
+    };
   },
   generatedText: (_call, json) => (typeof json?.answer === "string" ? json.answer : ""),
   streamMapper: (call) => new DifyStream(call),

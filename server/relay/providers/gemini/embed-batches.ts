@@ -35,7 +35,8 @@ export async function sendEmbedBatches(url: string, init: RequestInit): Promise<
         if (stop.signal.aborted) return;
         const list = res.ok ? JSON.parse(text)?.embeddings : null;
         if (!res.ok) failure = new Response(text, { status: res.status, headers: res.headers });
-        else if (!Array.isArray(list) || list.length !== slices[i]!.length) failure = mismatch(Array.isArray(list) ? list.length : 0, slices[i]!.length);
+        else if (!Array.isArray(list) || list.length !== slices[i]!.length)
+          failure = mismatch(Array.isArray(list) ? list.length : 0, slices[i]!.length);
         else results[i] = list;
         if (failure) stop.abort();
       }

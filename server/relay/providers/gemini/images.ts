@@ -7,7 +7,11 @@ const IMAGE_TIMEOUT_MS = 15_000;
 
 export async function fetchImage(url: string, site?: OptionReader): Promise<{ mimeType: string; data: string }> {
   if (!/^https?:\/\//i.test(url)) throw new Error(`unsupported image URL scheme: ${url.slice(0, 40)}`);
-  const res = await fetchOutbound(url, { timeoutMs: IMAGE_TIMEOUT_MS, maxBytes: MAX_IMAGE_BYTES, policy: fetchPolicy(site) });
+  const res = await fetchOutbound(url, {
+    timeoutMs: IMAGE_TIMEOUT_MS,
+    maxBytes: MAX_IMAGE_BYTES,
+    policy: fetchPolicy(site),
+  });
   if (res.status < 200 || res.status > 299) throw new Error(`could not download the image (status ${res.status})`);
   const bytes = res.body;
   const mimeType = (res.headers.get("content-type") ?? "").split(";")[0]!.trim() || sniffImageType(bytes);
@@ -23,7 +27,10 @@ function sniffImageType(b: Uint8Array): string {
 }
 
 /** Downloads every distinct URL at once; a failure names the problem without the URL's query string. */
-export async function fetchImages(urls: string[], site?: OptionReader): Promise<Map<string, { mimeType: string; data: string }>> {
+export async function fetchImages(
+  urls: string[],
+  site?: OptionReader,
+): Promise<Map<string, { mimeType: string; data: string }>> {
   const unique = [...new Set(urls)];
   const results = await Promise.all(unique.map(async (u) => [u, await fetchImage(u, site)] as const));
   return new Map(results);

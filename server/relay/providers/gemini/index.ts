@@ -6,8 +6,16 @@ import { DEFAULT_CHANNEL_MODELS } from "../../../catalogue/models.ts";
 import { sseFrame, SSE_DONE } from "../../formats/sse.ts";
 import { perModel, siteOf } from "../site.ts";
 import {
-  GeminiStreamToOpenAI, embeddingInput, fromEmbedResponse, fromGeminiResponse, geminiGeneratedText, remoteImageUrls, toBatchEmbedRequest, toGeminiRequest,
-  usageFromGemini, type GeminiSettings,
+  GeminiStreamToOpenAI,
+  embeddingInput,
+  fromEmbedResponse,
+  fromGeminiResponse,
+  geminiGeneratedText,
+  remoteImageUrls,
+  toBatchEmbedRequest,
+  toGeminiRequest,
+  usageFromGemini,
+  type GeminiSettings,
 } from "../../formats/gemini/upstream.ts";
 import { fetchImages } from "./images.ts";
 import { EMBED_BATCH_MAX, sendEmbedBatches } from "./embed-batches.ts";
@@ -45,15 +53,26 @@ export function geminiMethodSuffix(mode: string, stream: boolean, path = ""): st
 }
 
 export function toUsage(u: OpenAIUsage): Usage {
-  return { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens, total_tokens: u.total_tokens, cached_tokens: u.prompt_tokens_details?.cached_tokens ?? 0 };
+  return {
+    prompt_tokens: u.prompt_tokens,
+    completion_tokens: u.completion_tokens,
+    total_tokens: u.total_tokens,
+    cached_tokens: u.prompt_tokens_details?.cached_tokens ?? 0,
+  };
 }
 
 /** What an embeddings call sent, kept until its answer is parsed: batchEmbedContents reports no usage. */
 /** `counted`: the texts' count, made in the tokenizer's worker while the upstream answered. */
-interface Embedded { texts: string[]; tokenIds: number; base64: boolean; counted?: number }
+interface Embedded {
+  texts: string[];
+  tokenIds: number;
+  base64: boolean;
+  counted?: number;
+}
 const embedded = new WeakMap<ProviderCall, Embedded>();
 
-const BAD_EMBEDDING_INPUT = "input must be a non-empty string, array of strings, array of token ids or array of token-id arrays";
+const BAD_EMBEDDING_INPUT =
+  "input must be a non-empty string, array of strings, array of token ids or array of token-id arrays";
 
 /** OpenAI embeddings input as the texts Gemini needs: token arrays are decoded (and billed by their length). */
 function embeddingTexts(input: unknown): { texts: string[]; tokenIds: number } {
@@ -63,7 +82,8 @@ function embeddingTexts(input: unknown): { texts: string[]; tokenIds: number } {
   const texts: string[] = [];
   for (const ids of parsed.tokens) {
     const text = decodeEmbeddingTokens(ids);
-    if (text === null) throw new AppError(400, "input holds token ids outside cl100k_base, the vocabulary of OpenAI's embedding models");
+    if (text === null)
+      throw new AppError(400, "input holds token ids outside cl100k_base, the vocabulary of OpenAI's embedding models");
     texts.push(text);
   }
   return { texts, tokenIds: parsed.tokens.reduce((n, ids) => n + ids.length, 0) };
@@ -83,7 +103,9 @@ export async function geminiBodyFor(call: ProviderCall, body: any): Promise<{ mo
   if (call.mode === "embeddings" && call.format === "gemini") {
     // Passed through, each batch request naming the model of the URL (the channel's mapping may rename it).
     embedded.set(call, { texts: geminiEmbedTexts(body), tokenIds: 0, base64: false });
-    const out = Array.isArray(body?.requests) ? { ...body, requests: body.requests.map((r: any) => ({ ...r, model: `models/${call.upstreamModel}` })) } : body;
+    const out = Array.isArray(body?.requests)
+      ? { ...body, requests: body.requests.map((r: any) => ({ ...r, model: `models/${call.upstreamModel}` })) }
+      : body;
     return { model: call.upstreamModel, body: out };
   }
   if (call.mode === "embeddings") {
@@ -112,7 +134,9 @@ function parsedAnswer(body: unknown, json: any): ParsedResponse {
   const meta = json?.usageMetadata;
   if (typeof meta?.promptTokenCount !== "number") return { body, usage: null };
   const usage = toUsage(usageFromGemini(meta));
-  return typeof meta.candidatesTokenCount === "number" ? { body, usage } : { body, usage, uncountedOutput: geminiGeneratedText(json) };
+  return typeof meta.candidatesTokenCount === "number"
+    ? { body, usage }
+    : { body, usage, uncountedOutput: geminiGeneratedText(json) };
 }
 
 export function parseGeminiResponse(call: ProviderCall, json: any): ParsedResponse {
@@ -146,11 +170,20 @@ export class GeminiStreamMapper implements StreamMapper {
     } catch {
       return this.call.format === "gemini" ? scrubFrame(ev, this.call) : "";
     }
-    if (obj?.error || obj?.promptFeedback?.blockReason || (Array.isArray(obj?.candidates) && obj.candidates.some((c: any) => c?.finishReason))) this.finished = true;
+    if (
+      obj?.error
+      || obj?.promptFeedback?.blockReason
+      || (Array.isArray(obj?.candidates) && obj.candidates.some((c: any) => c?.finishReason))
+    )
+      this.finished = true;
     if (obj?.error) {
       // Rebuilt rather than passed on: the upstream's message may echo the key or an address.
-      const message = scrub(typeof obj.error.message === "string" && obj.error.message ? obj.error.message : "upstream stream error", this.call);
-      if (this.call.format !== "gemini") return sseFrame(JSON.stringify({ error: { message, type: "upstream_error" } }));
+      const message = scrub(
+        typeof obj.error.message === "string" && obj.error.message ? obj.error.message : "upstream stream error",
+        this.call,
+      );
+      if (this.call.format !== "gemini")
+        return sseFrame(JSON.stringify({ error: { message, type: "upstream_error" } }));
       const code = Number.isInteger(obj.error.code) ? obj.error.code : 500;
       return sseFrame(JSON.stringify({ error: { code, message, status: plainName(obj.error.status, "INTERNAL") } }));
     }
@@ -172,7 +205,12 @@ export class GeminiStreamMapper implements StreamMapper {
   }
 
   countsText(): boolean {
-    return !!this.conv.usage && this.conv.hasPromptCount && !this.conv.hasFinalUsage && this.counted.of(this.conv.receivedText) === undefined;
+    return (
+      !!this.conv.usage
+      && this.conv.hasPromptCount
+      && !this.conv.hasFinalUsage
+      && this.counted.of(this.conv.receivedText) === undefined
+    );
   }
 
   textCounted(tokens: number): void {
@@ -213,7 +251,11 @@ export const geminiAdaptor: ProviderAdaptor = {
   async buildRequest(call, body) {
     const { model, body: out } = await geminiBodyFor(call, body);
     const url = `${call.baseUrl}/${geminiVersion(call, model)}/models/${encodeURIComponent(model)}${geminiMethodSuffix(call.mode, call.stream, call.format === "gemini" ? call.path : "")}`;
-    return { url, headers: { "content-type": "application/json", "x-goog-api-key": call.key }, body: jsonText(call.json, out) };
+    return {
+      url,
+      headers: { "content-type": "application/json", "x-goog-api-key": call.key },
+      body: jsonText(call.json, out),
+    };
   },
   send(call, url, init) {
     const sent = call.mode === "embeddings" ? embedded.get(call) : undefined;
@@ -221,7 +263,10 @@ export const geminiAdaptor: ProviderAdaptor = {
     if (!sent || sent.tokenIds) return answer;
     // Gemini reports no usage for embeddings: the texts are counted in the tokenizer's worker while the upstream
     // answers (on the event loop, thousands of inputs took up to ~10 ms, and a fresh process loaded the tables).
-    const counting = countTexts(sent.texts).then((n) => void (sent.counted = n), () => {});
+    const counting = countTexts(sent.texts).then(
+      (n) => void (sent.counted = n),
+      () => {},
+    );
     return Promise.all([answer, counting]).then(([res]) => res);
   },
   parseResponse: parseGeminiResponse,
@@ -233,6 +278,8 @@ export const geminiAdaptor: ProviderAdaptor = {
     const res = await fetch(`${baseUrl}/v1beta/models?pageSize=1000`, { headers: { "x-goog-api-key": key } });
     if (!res.ok) throw new Error(`the upstream model list answered ${res.status}`);
     const j: any = await res.json();
-    return (Array.isArray(j?.models) ? j.models : []).map((m: any) => String(m.name ?? "").replace(/^models\//, "")).filter(Boolean);
+    return (Array.isArray(j?.models) ? j.models : [])
+      .map((m: any) => String(m.name ?? "").replace(/^models\//, ""))
+      .filter(Boolean);
   },
 };

@@ -11,7 +11,12 @@ import { MJ_ACCEPTED_CODES, MJ_SUBMIT_CODE, TASK_STATUS } from "../../../catalog
 const RETRY_CODES = new Set([3, 23]);
 
 const KNOWN = new Set<string>([
-  TASK_STATUS.notStart, TASK_STATUS.submitted, TASK_STATUS.modal, TASK_STATUS.inProgress, TASK_STATUS.success, TASK_STATUS.failure,
+  TASK_STATUS.notStart,
+  TASK_STATUS.submitted,
+  TASK_STATUS.modal,
+  TASK_STATUS.inProgress,
+  TASK_STATUS.success,
+  TASK_STATUS.failure,
 ]);
 
 function request(call: TaskCall, method: string, path: string, body?: unknown): UpstreamRequest {
@@ -32,9 +37,16 @@ export function mjState(dto: any): TaskState | null {
   const id = asString(dto?.id ?? dto?.mjId);
   if (!id) return null;
   return {
-    id, status: mjStatus(dto.status), progress: percent(dto.progress), failReason: asString(dto.failReason),
-    startTime: asNumber(dto.startTime), finishTime: asNumber(dto.finishTime), imageUrl: asString(dto.imageUrl),
-    promptEn: asString(dto.promptEn), description: asString(dto.description), state: asString(dto.state),
+    id,
+    status: mjStatus(dto.status),
+    progress: percent(dto.progress),
+    failReason: asString(dto.failReason),
+    startTime: asNumber(dto.startTime),
+    finishTime: asNumber(dto.finishTime),
+    imageUrl: asString(dto.imageUrl),
+    promptEn: asString(dto.promptEn),
+    description: asString(dto.description),
+    state: asString(dto.state),
     buttons: Array.isArray(dto.buttons) ? dto.buttons : undefined,
     properties: dto.properties && typeof dto.properties === "object" ? dto.properties : undefined,
   };
@@ -47,11 +59,17 @@ function readSubmit(json: any): SubmitOutcome {
   const id = typeof json?.result === "string" || typeof json?.result === "number" ? String(json.result) : "";
   const accepted = MJ_ACCEPTED_CODES.includes(code);
   const props = json?.properties && typeof json.properties === "object" ? json.properties : null;
-  const state: Partial<TaskState> | undefined = code === MJ_SUBMIT_CODE.exists && props
-    ? { status: props.status ? mjStatus(props.status) : undefined, imageUrl: asString(props.imageUrl) || undefined }
-    : undefined;
+  const state: Partial<TaskState> | undefined =
+    code === MJ_SUBMIT_CODE.exists && props
+      ? { status: props.status ? mjStatus(props.status) : undefined, imageUrl: asString(props.imageUrl) || undefined }
+      : undefined;
   return {
-    accepted, id, body: json, code, description, state,
+    accepted,
+    id,
+    body: json,
+    code,
+    description,
+    state,
     retry: !accepted && RETRY_CODES.has(code),
     message: accepted ? undefined : description || `the drawing service refused the task (code ${code})`,
   };

@@ -7,7 +7,11 @@ import { shownUsage } from "../../formats/shown-usage.ts";
 import { scrub } from "../../formats/scrub.ts";
 import { TextBuffer } from "../../formats/text-buffer.ts";
 
-export interface ToolCall { id: string; type: "function"; function: { name: string; arguments: string } }
+export interface ToolCall {
+  id: string;
+  type: "function";
+  function: { name: string; arguments: string };
+}
 
 export function openAIUsage(u: Usage) {
   return { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens, total_tokens: u.total_tokens };
@@ -15,8 +19,15 @@ export function openAIUsage(u: Usage) {
 
 /** A usage from prompt and completion counts (either may be missing); null when neither is a positive number. */
 export function usageOf(prompt: unknown, completion: unknown, total?: unknown): Usage | null {
-  const n = (v: unknown) => (typeof v === "number" && Number.isFinite(v) && v > 0 ? Math.floor(v) : typeof v === "string" && Number(v) > 0 ? Math.floor(Number(v)) : 0);
-  const p = n(prompt), c = n(completion), t = n(total);
+  const n = (v: unknown) =>
+    typeof v === "number" && Number.isFinite(v) && v > 0
+      ? Math.floor(v)
+      : typeof v === "string" && Number(v) > 0
+        ? Math.floor(Number(v))
+        : 0;
+  const p = n(prompt),
+    c = n(completion),
+    t = n(total);
   if (!p && !c && !t) return null;
   const completionTokens = c || (t > p ? t - p : 0);
   return { prompt_tokens: p, completion_tokens: completionTokens, total_tokens: Math.max(t, p + completionTokens) };
@@ -27,12 +38,21 @@ export function completionId(): string {
 }
 
 /** A non-stream chat completion. */
-export function chatCompletion(model: string, message: { content: string | null; reasoning_content?: string; tool_calls?: ToolCall[] }, finish: string, usage: Usage | null, id = completionId()) {
+export function chatCompletion(
+  model: string,
+  message: { content: string | null; reasoning_content?: string; tool_calls?: ToolCall[] },
+  finish: string,
+  usage: Usage | null,
+  id = completionId(),
+) {
   const msg: Record<string, unknown> = { role: "assistant", content: message.content };
   if (message.reasoning_content) msg.reasoning_content = message.reasoning_content;
   if (message.tool_calls?.length) msg.tool_calls = message.tool_calls;
   return {
-    id, object: "chat.completion", created: Math.floor(Date.now() / 1000), model,
+    id,
+    object: "chat.completion",
+    created: Math.floor(Date.now() / 1000),
+    model,
     choices: [{ index: 0, message: msg, finish_reason: finish, logprobs: null }],
     usage: usage ? openAIUsage(usage) : { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
   };
@@ -75,10 +95,15 @@ export abstract class ConvertedStream implements StreamMapper {
       this.started = true;
       delta = { role: "assistant", ...delta };
     }
-    return sseFrame(JSON.stringify({
-      id: this.id, object: "chat.completion.chunk", created: this.created, model: this.call.requestModel,
-      choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
-    }));
+    return sseFrame(
+      JSON.stringify({
+        id: this.id,
+        object: "chat.completion.chunk",
+        created: this.created,
+        model: this.call.requestModel,
+        choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
+      }),
+    );
   }
 
   protected text(s: string): string {
@@ -114,14 +139,25 @@ export abstract class ConvertedStream implements StreamMapper {
   /** An error the upstream sent inside its stream, given to the client (scrubbed); the stream is over. */
   protected error(message: string): string {
     this.finished = true;
-    return sseFrame(JSON.stringify({ error: { message: scrub(message || "upstream stream error", this.call), type: "upstream_error" } }));
+    return sseFrame(
+      JSON.stringify({
+        error: { message: scrub(message || "upstream stream error", this.call), type: "upstream_error" },
+      }),
+    );
   }
 
   end(counted?: () => Usage): string {
     if (!this.call.clientWantsUsage) return SSE_DONE;
     const billed = this.found ?? counted?.();
     if (!billed) return SSE_DONE;
-    const chunk = { id: this.id, object: "chat.completion.chunk", created: this.created, model: this.call.requestModel, choices: [], usage: shownUsage(billed) };
+    const chunk = {
+      id: this.id,
+      object: "chat.completion.chunk",
+      created: this.created,
+      model: this.call.requestModel,
+      choices: [],
+      usage: shownUsage(billed),
+    };
     return sseFrame(JSON.stringify(chunk)) + SSE_DONE;
   }
 
@@ -140,14 +176,20 @@ export abstract class ConvertedStream implements StreamMapper {
 
 /** An OpenAI-shaped error answer with a status, for upstreams that report errors inside a 200 body. */
 export function errorResponse(status: number, message: string, code?: string | number): Response {
-  return Response.json({ error: { message, type: "upstream_error", code: code === undefined ? null : String(code) } }, { status });
+  return Response.json(
+    { error: { message, type: "upstream_error", code: code === undefined ? null : String(code) } },
+    { status },
+  );
 }
 
 /**
  * The upstream answer, or an error answer when its 200 body is one (`detect` reads the parsed JSON).
  * Only JSON bodies are read here; streams (text/event-stream) pass untouched.
  */
-export async function rejectErrorBody(res: Response, detect: (json: any) => { status: number; message: string; code?: string | number } | null): Promise<Response> {
+export async function rejectErrorBody(
+  res: Response,
+  detect: (json: any) => { status: number; message: string; code?: string | number } | null,
+): Promise<Response> {
   if (!res.ok || (res.headers.get("content-type") ?? "").includes("text/event-stream")) return res;
   const text = await res.text();
   let json: any;
@@ -165,7 +207,14 @@ export async function rejectErrorBody(res: Response, detect: (json: any) => { st
 export function providerErrorMessage(status: number, text: string): string {
   try {
     const j = JSON.parse(text);
-    const m = j?.error?.message ?? j?.Response?.Error?.Message ?? j?.message ?? j?.error_msg ?? j?.msg ?? j?.error_description ?? j?.error;
+    const m =
+      j?.error?.message
+      ?? j?.Response?.Error?.Message
+      ?? j?.message
+      ?? j?.error_msg
+      ?? j?.msg
+      ?? j?.error_description
+      ?? j?.error;
     if (typeof m === "string" && m) return m;
   } catch {}
   return `upstream answered with status ${status}`;
@@ -175,5 +224,9 @@ export function providerErrorMessage(status: number, text: string): string {
 export function contentText(content: unknown): string {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return content == null ? "" : String(content);
-  return content.map((p: any) => (typeof p === "string" ? p : p?.type === "text" || typeof p?.text === "string" ? p.text ?? "" : "")).join("");
+  return content
+    .map((p: any) =>
+      typeof p === "string" ? p : p?.type === "text" || typeof p?.text === "string" ? (p.text ?? "") : "",
+    )
+    .join("");
 }

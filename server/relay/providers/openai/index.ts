@@ -19,7 +19,8 @@ export function authHeaders(call: ProviderCall): Record<string, string> {
   const auth = quirksFor(call.channel.type).auth;
   if (auth) return auth(call);
   const h: Record<string, string> = { authorization: `Bearer ${call.key}` };
-  if (call.channel.type === 1 && call.channel.openai_organization) h["openai-organization"] = call.channel.openai_organization;
+  if (call.channel.type === 1 && call.channel.openai_organization)
+    h["openai-organization"] = call.channel.openai_organization;
   return h;
 }
 
@@ -96,7 +97,9 @@ class PassThroughMapper implements StreamMapper {
 function reshapeOf(call: ProviderCall): Reshape | null {
   if (call.mode !== "chat") return null;
   const s = channelSettings(call.options);
-  return s.forceFormat || s.thinkingToContent ? { forceFormat: s.forceFormat, thinkingToContent: s.thinkingToContent } : null;
+  return s.forceFormat || s.thinkingToContent
+    ? { forceFormat: s.forceFormat, thinkingToContent: s.thinkingToContent }
+    : null;
 }
 
 /** Channel types whose upstream is OpenAI's own API (official, Azure): max_completion_tokens on every chat model. */
@@ -104,14 +107,17 @@ const OPENAI_API_TYPES = new Set([1, 3]);
 
 /** A chat body as the channel's upstream takes it (max_tokens for reasoning models: formats/reasoning.ts). */
 export function chatBody(call: ProviderCall, body: any): any {
-  return call.mode === "chat" && body ? withCompletionTokens(body, call.upstreamModel, OPENAI_API_TYPES.has(call.channel.type)) : body;
+  return call.mode === "chat" && body
+    ? withCompletionTokens(body, call.upstreamModel, OPENAI_API_TYPES.has(call.channel.type))
+    : body;
 }
 
 export const openaiAdaptor: ProviderAdaptor = {
   kind: "openai",
   supports: (mode) => mode in PATHS,
   // Most OpenAI-compatible upstreams have chat completions only: their Responses calls go through it.
-  nativeResponses: (call) => servesNatively(call.channel.type, call.mode === "responses_compact" ? "/v1/responses/compact" : "/v1/responses"),
+  nativeResponses: (call) =>
+    servesNatively(call.channel.type, call.mode === "responses_compact" ? "/v1/responses/compact" : "/v1/responses"),
   realtime: openaiRealtime,
   buildRequest(call, body) {
     const headers = authHeaders(call);
@@ -140,7 +146,9 @@ export const openaiAdaptor: ProviderAdaptor = {
   },
   async fetchModels(baseUrl, key, channel) {
     const base = channel ? apiRoot(channel.type, baseUrl) : baseUrl;
-    const res = await fetch(/\/v\d+$/.test(base) ? base + "/models" : base + "/v1/models", { headers: { authorization: `Bearer ${key.split("|")[0]}` } });
+    const res = await fetch(/\/v\d+$/.test(base) ? base + "/models" : base + "/v1/models", {
+      headers: { authorization: `Bearer ${key.split("|")[0]}` },
+    });
     if (!res.ok) throw new Error(`the upstream model list answered ${res.status}`);
     const j: any = await res.json();
     return (Array.isArray(j?.data) ? j.data : []).map((m: any) => String(m.id)).filter(Boolean);

@@ -59,7 +59,8 @@ export function quirkBase(type: number, baseUrl: string): string {
 }
 
 /** The endpoint a full custom URL names, matched at its end so the other endpoints can be derived from it. */
-const ENDPOINT_TAIL = /\/(chat\/completions|completions|embeddings|moderations|images\/generations|images\/edits|audio\/speech|audio\/transcriptions|audio\/translations|rerank|responses\/compact|responses)$/;
+const ENDPOINT_TAIL =
+  /\/(chat\/completions|completions|embeddings|moderations|images\/generations|images\/edits|audio\/speech|audio\/transcriptions|audio\/translations|rerank|responses\/compact|responses)$/;
 
 /**
  * Custom channels (type 8): one-api and new-api store the full request URL, `{model}` standing for the
@@ -70,9 +71,11 @@ const ENDPOINT_TAIL = /\/(chat\/completions|completions|embeddings|moderations|i
 export function customUrl(call: Pick<ProviderCall, "mode" | "upstreamModel">, base: string): string {
   const [address, query = ""] = base.split(/\?(.*)/s);
   const path = pathOf(address!);
-  if (!address!.includes("{model}") && (path === "" || /^\/v\d+$/.test(path))) return upstreamUrl(address!, call.mode) + (query ? `?${query}` : "");
+  if (!address!.includes("{model}") && (path === "" || /^\/v\d+$/.test(path)))
+    return upstreamUrl(address!, call.mode) + (query ? `?${query}` : "");
   let url = address!.split("{model}").join(encodeURIComponent(call.upstreamModel));
-  if (call.mode !== "chat" && ENDPOINT_TAIL.test(url)) url = url.replace(ENDPOINT_TAIL, (PATHS[call.mode] ?? PATHS.chat!).slice(3));
+  if (call.mode !== "chat" && ENDPOINT_TAIL.test(url))
+    url = url.replace(ENDPOINT_TAIL, (PATHS[call.mode] ?? PATHS.chat!).slice(3));
   return url + (query ? `?${query}` : "");
 }
 
@@ -93,7 +96,12 @@ export function cloudflareUrl(call: Pick<ProviderCall, "mode" | "channel">, base
   if (/\/ai\/v1$/.test(base)) return base + path;
   if (/\/ai$/.test(base) || /\/workers-ai$/.test(base)) return base + "/v1" + path;
   const account = (call.channel.other ?? "").trim();
-  if (!account) throw new AppError(500, "the Cloudflare channel has no account ID (the channel's Account ID field)", "channel_misconfigured");
+  if (!account)
+    throw new AppError(
+      500,
+      "the Cloudflare channel has no account ID (the channel's Account ID field)",
+      "channel_misconfigured",
+    );
   return `${base}/client/v4/accounts/${encodeURIComponent(account)}/ai/v1${path}`;
 }
 

@@ -6,7 +6,10 @@
 import type { SseEvent, StreamMapper, Usage } from "../types.ts";
 import { SseReader, sseFrame } from "../../formats/sse.ts";
 
-export interface Reshape { forceFormat: boolean; thinkingToContent: boolean }
+export interface Reshape {
+  forceFormat: boolean;
+  thinkingToContent: boolean;
+}
 
 const pick = (o: any, keys: readonly string[]) => {
   const out: Record<string, unknown> = {};
@@ -14,9 +17,28 @@ const pick = (o: any, keys: readonly string[]) => {
   return out;
 };
 
-const TOP = ["id", "object", "created", "model", "system_fingerprint", "service_tier", "choices", "usage", "error"] as const;
+const TOP = [
+  "id",
+  "object",
+  "created",
+  "model",
+  "system_fingerprint",
+  "service_tier",
+  "choices",
+  "usage",
+  "error",
+] as const;
 const CHOICE = ["index", "message", "delta", "finish_reason", "logprobs", "text"] as const;
-const MESSAGE = ["role", "content", "reasoning_content", "tool_calls", "function_call", "refusal", "annotations", "audio"] as const;
+const MESSAGE = [
+  "role",
+  "content",
+  "reasoning_content",
+  "tool_calls",
+  "function_call",
+  "refusal",
+  "annotations",
+  "audio",
+] as const;
 
 /** An OpenAI chat completion or chunk with only the schema's fields. */
 export function standardShape(obj: any): any {
@@ -41,7 +63,13 @@ export function thinkingInContent(obj: any): any {
       const reasoning = typeof m?.reasoning_content === "string" ? m.reasoning_content : "";
       if (!reasoning) return c;
       const { reasoning_content: _r, ...rest } = m;
-      return { ...c, message: { ...rest, content: `<think>\n${reasoning}\n</think>\n${typeof m.content === "string" ? m.content : ""}` } };
+      return {
+        ...c,
+        message: {
+          ...rest,
+          content: `<think>\n${reasoning}\n</think>\n${typeof m.content === "string" ? m.content : ""}`,
+        },
+      };
     }),
   };
 }
@@ -62,7 +90,10 @@ export class ReshapingMapper implements StreamMapper {
   private enc = new TextEncoder();
   private thinking = false;
 
-  constructor(private inner: StreamMapper, private r: Reshape) {}
+  constructor(
+    private inner: StreamMapper,
+    private r: Reshape,
+  ) {}
 
   private chunk(obj: any): any {
     if (this.r.thinkingToContent && Array.isArray(obj?.choices)) {

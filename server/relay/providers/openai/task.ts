@@ -7,8 +7,13 @@ import { asNumber, asString, percent, upstreamMessage } from "../task-types.ts";
 import { TASK_STATUS } from "../../../catalogue/tasks.ts";
 
 const STATUS: Record<string, string> = {
-  queued: TASK_STATUS.queued, in_progress: TASK_STATUS.inProgress, completed: TASK_STATUS.success, failed: TASK_STATUS.failure,
-  cancelled: TASK_STATUS.failure, canceled: TASK_STATUS.failure, expired: TASK_STATUS.failure,
+  queued: TASK_STATUS.queued,
+  in_progress: TASK_STATUS.inProgress,
+  completed: TASK_STATUS.success,
+  failed: TASK_STATUS.failure,
+  cancelled: TASK_STATUS.failure,
+  canceled: TASK_STATUS.failure,
+  expired: TASK_STATUS.failure,
 };
 
 /** Base URLs that end in a version segment take the path without /v1 (as for the exchange routes). */
@@ -34,9 +39,15 @@ export function videoState(v: any): TaskState | null {
   const status = STATUS[asString(v.status).toLowerCase()] ?? TASK_STATUS.unknown;
   const done = asNumber(v.completed_at);
   return {
-    id, status, progress: status === TASK_STATUS.success ? "100%" : percent(v.progress),
-    failReason: status === TASK_STATUS.failure ? asString(v.error?.message) || asString(v.error?.code) || "the video could not be generated" : "",
-    finishTime: done ? done * 1000 : undefined, data: v,
+    id,
+    status,
+    progress: status === TASK_STATUS.success ? "100%" : percent(v.progress),
+    failReason:
+      status === TASK_STATUS.failure
+        ? asString(v.error?.message) || asString(v.error?.code) || "the video could not be generated"
+        : "",
+    finishTime: done ? done * 1000 : undefined,
+    data: v,
   };
 }
 

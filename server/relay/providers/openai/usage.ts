@@ -13,8 +13,15 @@ export function usageFrom(obj: any): Usage | null {
   // Rerank upstreams often report only a total: it is all input.
   const promptTokens = prompt || (completion === 0 ? total : 0);
   // DeepSeek reports its cache hits as prompt_cache_hit_tokens (with the misses beside them), not in the details.
-  const cached = num(u.prompt_tokens_details?.cached_tokens ?? u.input_tokens_details?.cached_tokens ?? u.prompt_cache_hit_tokens);
-  const out: Usage = { prompt_tokens: promptTokens, completion_tokens: completion, total_tokens: Math.max(total, promptTokens + completion), cached_tokens: cached };
+  const cached = num(
+    u.prompt_tokens_details?.cached_tokens ?? u.input_tokens_details?.cached_tokens ?? u.prompt_cache_hit_tokens,
+  );
+  const out: Usage = {
+    prompt_tokens: promptTokens,
+    completion_tokens: completion,
+    total_tokens: Math.max(total, promptTokens + completion),
+    cached_tokens: cached,
+  };
   // Image and audio parts are priced by ImageRatio / AudioRatio (relay/billing.ts quotaFor).
   const image = num(u.prompt_tokens_details?.image_tokens ?? u.input_tokens_details?.image_tokens);
   const audioIn = num(u.prompt_tokens_details?.audio_tokens ?? u.input_tokens_details?.audio_tokens);
@@ -34,7 +41,8 @@ export function generatedTextOf(obj: any): string {
     const d = c.delta ?? c.message ?? {};
     if (typeof d.content === "string") out += d.content;
     if (typeof d.reasoning_content === "string") out += d.reasoning_content;
-    if (Array.isArray(d.tool_calls)) for (const t of d.tool_calls) out += (t?.function?.name ?? "") + (t?.function?.arguments ?? "");
+    if (Array.isArray(d.tool_calls))
+      for (const t of d.tool_calls) out += (t?.function?.name ?? "") + (t?.function?.arguments ?? "");
     if (typeof c.text === "string") out += c.text;
   }
   return out;

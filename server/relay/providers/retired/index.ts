@@ -9,8 +9,10 @@ export function retiredMessage(type: number): string {
   const t = channelType(type);
   const instead = t?.replacedBy !== undefined ? channelType(t.replacedBy) : undefined;
   const name = t?.name ?? `type ${type}`;
-  return `the ${name} API has been shut down by its provider; this channel cannot answer any more`
-    + (instead ? ` — use a ${instead.name} channel (type ${instead.id}) instead` : "");
+  return (
+    `the ${name} API has been shut down by its provider; this channel cannot answer any more`
+    + (instead ? ` — use a ${instead.name} channel (type ${instead.id}) instead` : "")
+  );
 }
 
 export const retiredAdaptor: ProviderAdaptor = {

@@ -10,12 +10,25 @@
 import type { ProviderAdaptor, ProviderCall, SseEvent } from "../types.ts";
 import { AppError } from "../../../http/errors.ts";
 import { DEFAULT_CHANNEL_MODELS } from "../../../catalogue/models.ts";
-import { ConvertedStream, chatCompletion, contentText, errorResponse, providerErrorMessage, usageOf, type ToolCall } from "../openai/chunks.ts";
+import {
+  ConvertedStream,
+  chatCompletion,
+  contentText,
+  errorResponse,
+  providerErrorMessage,
+  usageOf,
+  type ToolCall,
+} from "../openai/chunks.ts";
 
 export const SPARK_DEFAULT_VERSION = "v2.1";
 
 const MODEL_VERSIONS: Record<string, string> = {
-  "Spark-Lite": "v1.1", "Spark-Pro": "v3.1", "Spark-Pro-128K": "pro-128k", "Spark-Max": "v3.5", "Spark-Max-32K": "max-32k", "Spark-4.0-Ultra": "v4.0",
+  "Spark-Lite": "v1.1",
+  "Spark-Pro": "v3.1",
+  "Spark-Pro-128K": "pro-128k",
+  "Spark-Max": "v3.5",
+  "Spark-Max-32K": "max-32k",
+  "Spark-4.0-Ultra": "v4.0",
 };
 
 /** The API version of a call: named by the model (SparkDesk-v3.5, Spark-Max), else the channel's `other`, else v2.1. */
@@ -32,34 +45,57 @@ const ALIASES: Record<string, string> = { "v3.1-128k": "pro-128k", "v3.5-32k": "
 export function sparkEndpoint(version: string): { path: string; domain: string } {
   const v = ALIASES[version.toLowerCase()] ?? version;
   switch (v) {
-    case "v1.1": return { path: "/v1.1/chat", domain: "lite" };
-    case "v2.1": return { path: "/v2.1/chat", domain: "generalv2" };
-    case "v3.1": return { path: "/v3.1/chat", domain: "generalv3" };
-    case "v3.5": return { path: "/v3.5/chat", domain: "generalv3.5" };
-    case "v4.0": return { path: "/v4.0/chat", domain: "4.0Ultra" };
-    case "pro-128k": return { path: "/chat/pro-128k", domain: "pro-128k" };
-    case "max-32k": return { path: "/chat/max-32k", domain: "max-32k" };
-    default: return { path: `/${v}/chat`, domain: `general${v}` };
+    case "v1.1":
+      return { path: "/v1.1/chat", domain: "lite" };
+    case "v2.1":
+      return { path: "/v2.1/chat", domain: "generalv2" };
+    case "v3.1":
+      return { path: "/v3.1/chat", domain: "generalv3" };
+    case "v3.5":
+      return { path: "/v3.5/chat", domain: "generalv3.5" };
+    case "v4.0":
+      return { path: "/v4.0/chat", domain: "4.0Ultra" };
+    case "pro-128k":
+      return { path: "/chat/pro-128k", domain: "pro-128k" };
+    case "max-32k":
+      return { path: "/chat/max-32k", domain: "max-32k" };
+    default:
+      return { path: `/${v}/chat`, domain: `general${v}` };
   }
 }
 
 export function sparkCredentials(key: string): { appId: string; apiSecret: string; apiKey: string } {
   const [appId, apiSecret, apiKey] = key.split("|").map((s) => s.trim());
-  if (!appId || !apiSecret || !apiKey) throw new AppError(500, "the iFlytek Spark channel key must be \"APPID|APISecret|APIKey\"", "channel_misconfigured");
+  if (!appId || !apiSecret || !apiKey)
+    throw new AppError(500, 'the iFlytek Spark channel key must be "APPID|APISecret|APIKey"', "channel_misconfigured");
   return { appId, apiSecret, apiKey };
 }
 
 async function hmacBase64(secret: string, text: string): Promise<string> {
-  const key = await crypto.subtle.importKey("raw", new TextEncoder().encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  const key = await crypto.subtle.importKey(
+    "raw",
+    new TextEncoder().encode(secret),
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["sign"],
+  );
   return Buffer.from(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(text))).toString("base64");
 }
 
 /** The signed websocket URL (iFlytek's Web API authentication), for `date` (an RFC 1123 date). */
-export async function sparkSignedUrl(base: string, path: string, apiKey: string, apiSecret: string, date = new Date().toUTCString()): Promise<string> {
+export async function sparkSignedUrl(
+  base: string,
+  path: string,
+  apiKey: string,
+  apiSecret: string,
+  date = new Date().toUTCString(),
+): Promise<string> {
   const ws = base.replace(/^http(s?):\/\//, "ws$1://");
   const host = new URL(ws).host;
   const signature = await hmacBase64(apiSecret, `host: ${host}\ndate: ${date}\nGET ${path} HTTP/1.1`);
-  const authorization = Buffer.from(`api_key="${apiKey}", algorithm="hmac-sha256", headers="host date request-line", signature="${signature}"`).toString("base64");
+  const authorization = Buffer.from(
+    `api_key="${apiKey}", algorithm="hmac-sha256", headers="host date request-line", signature="${signature}"`,
+  ).toString("base64");
   return `${ws}${path}?${new URLSearchParams({ authorization, date, host })}`;
 }
 
@@ -74,7 +110,11 @@ export function sparkRequest(body: any, appId: string, domain: string, user?: nu
   const max = body?.max_completion_tokens ?? body?.max_tokens;
   if (typeof max === "number" && max > 0) chat.max_tokens = max;
   if (typeof body?.top_k === "number") chat.top_k = body.top_k;
-  const frame: any = { header: { app_id: appId, uid: user !== undefined ? `user-${user}` : undefined }, parameter: { chat }, payload: { message: { text } } };
+  const frame: any = {
+    header: { app_id: appId, uid: user !== undefined ? `user-${user}` : undefined },
+    parameter: { chat },
+    payload: { message: { text } },
+  };
   const tools = Array.isArray(body?.tools) ? body.tools.filter((t: any) => t?.type === "function") : [];
   if (tools.length) frame.payload.functions = { text: tools.map((t: any) => t.function) };
   return frame;
@@ -88,12 +128,23 @@ export function sparkStatus(code: number): number {
   return 500;
 }
 
-const errorFrame = (f: any) => (f?.header && Number(f.header.code) !== 0 ? { status: sparkStatus(Number(f.header.code)), message: String(f.header.message ?? `error ${f.header.code}`), code: f.header.code } : null);
+const errorFrame = (f: any) =>
+  f?.header && Number(f.header.code) !== 0
+    ? {
+        status: sparkStatus(Number(f.header.code)),
+        message: String(f.header.message ?? `error ${f.header.code}`),
+        code: f.header.code,
+      }
+    : null;
 
 /** Why the websocket handshake was refused: the same signed URL over HTTP answers with the reason. */
 async function handshakeError(url: string, init: RequestInit): Promise<Response> {
   try {
-    const res = await fetch(url.replace(/^ws(s?):\/\//, "http$1://"), { headers: { upgrade: "websocket" }, proxy: (init as any).proxy, signal: init.signal } as RequestInit);
+    const res = await fetch(url.replace(/^ws(s?):\/\//, "http$1://"), {
+      headers: { upgrade: "websocket" },
+      proxy: (init as any).proxy,
+      signal: init.signal,
+    } as RequestInit);
     const text = await res.text();
     if (res.status >= 400) return errorResponse(res.status, providerErrorMessage(res.status, text));
   } catch {}
@@ -220,7 +271,16 @@ async function exchange(call: ProviderCall, url: string, init: RequestInit): Pro
 
 function toolCalls(fc: any): ToolCall[] | undefined {
   if (!fc?.name) return undefined;
-  return [{ id: `call_${crypto.randomUUID().replace(/-/g, "").slice(0, 24)}`, type: "function", function: { name: fc.name, arguments: typeof fc.arguments === "string" ? fc.arguments : JSON.stringify(fc.arguments ?? {}) } }];
+  return [
+    {
+      id: `call_${crypto.randomUUID().replace(/-/g, "").slice(0, 24)}`,
+      type: "function",
+      function: {
+        name: fc.name,
+        arguments: typeof fc.arguments === "string" ? fc.arguments : JSON.stringify(fc.arguments ?? {}),
+      },
+    },
+  ];
 }
 
 class SparkStream extends ConvertedStream {
@@ -231,7 +291,12 @@ class SparkStream extends ConvertedStream {
     for (const t of f?.payload?.choices?.text ?? []) {
       out += this.text(typeof t?.content === "string" ? t.content : "");
       const calls = toolCalls(t?.function_call);
-      if (calls) out += this.tool(0, { id: calls[0]!.id, name: calls[0]!.function.name, arguments: calls[0]!.function.arguments });
+      if (calls)
+        out += this.tool(0, {
+          id: calls[0]!.id,
+          name: calls[0]!.function.name,
+          arguments: calls[0]!.function.arguments,
+        });
     }
     const u = f?.payload?.usage?.text;
     if (u) this.found = usageOf(u.prompt_tokens, u.completion_tokens, u.total_tokens);
@@ -248,15 +313,31 @@ export const sparkAdaptor: ProviderAdaptor = {
   async buildRequest(call, body) {
     const { appId, apiSecret, apiKey } = sparkCredentials(call.key);
     const { path, domain } = sparkEndpoint(sparkVersion(call.upstreamModel, call.channel.other));
-    return { url: await sparkSignedUrl(call.baseUrl, path, apiKey, apiSecret), headers: {}, body: JSON.stringify(sparkRequest(body, appId, domain, call.userId)) };
+    return {
+      url: await sparkSignedUrl(call.baseUrl, path, apiKey, apiSecret),
+      headers: {},
+      body: JSON.stringify(sparkRequest(body, appId, domain, call.userId)),
+    };
   },
   send: (call, url, init) => exchange(call, url, init),
   parseResponse(call, json) {
-    const usage = json?.usage ? usageOf(json.usage.prompt_tokens, json.usage.completion_tokens, json.usage.total_tokens) : null;
+    const usage = json?.usage
+      ? usageOf(json.usage.prompt_tokens, json.usage.completion_tokens, json.usage.total_tokens)
+      : null;
     const tool_calls = toolCalls(json?.function_call);
-    return { body: chatCompletion(call.requestModel, { content: String(json?.content ?? ""), tool_calls }, tool_calls ? "tool_calls" : "stop", usage), usage };
+    return {
+      body: chatCompletion(
+        call.requestModel,
+        { content: String(json?.content ?? ""), tool_calls },
+        tool_calls ? "tool_calls" : "stop",
+        usage,
+      ),
+      usage,
+    };
   },
-  generatedText: (_call, json) => String(json?.content ?? "") + (json?.function_call ? `${json.function_call.name ?? ""}${json.function_call.arguments ?? ""}` : ""),
+  generatedText: (_call, json) =>
+    String(json?.content ?? "")
+    + (json?.function_call ? `${json.function_call.name ?? ""}${json.function_call.arguments ?? ""}` : ""),
   streamMapper: (call) => new SparkStream(call),
   errorMessage: (status, text) => providerErrorMessage(status, text),
   defaultModels: DEFAULT_CHANNEL_MODELS[18],

@@ -8,16 +8,31 @@ import { TASK_STATUS } from "../../../catalogue/tasks.ts";
 
 /** Upstreams spell statuses in several ways; each maps to one of the spec's creative-task statuses. */
 const STATUS: Record<string, string> = {
-  not_start: TASK_STATUS.notStart, submitted: TASK_STATUS.submitted, queued: TASK_STATUS.queued, queueing: TASK_STATUS.queued,
-  in_progress: TASK_STATUS.inProgress, processing: TASK_STATUS.inProgress, running: TASK_STATUS.inProgress, streaming: TASK_STATUS.inProgress,
-  success: TASK_STATUS.success, succeeded: TASK_STATUS.success, complete: TASK_STATUS.success, completed: TASK_STATUS.success,
-  failure: TASK_STATUS.failure, failed: TASK_STATUS.failure, error: TASK_STATUS.failure,
+  not_start: TASK_STATUS.notStart,
+  submitted: TASK_STATUS.submitted,
+  queued: TASK_STATUS.queued,
+  queueing: TASK_STATUS.queued,
+  in_progress: TASK_STATUS.inProgress,
+  processing: TASK_STATUS.inProgress,
+  running: TASK_STATUS.inProgress,
+  streaming: TASK_STATUS.inProgress,
+  success: TASK_STATUS.success,
+  succeeded: TASK_STATUS.success,
+  complete: TASK_STATUS.success,
+  completed: TASK_STATUS.success,
+  failure: TASK_STATUS.failure,
+  failed: TASK_STATUS.failure,
+  error: TASK_STATUS.failure,
 };
 
 /** Progress when the upstream reports none (new-api's steps): a bar that moves with the status. */
 export const STATUS_PROGRESS: Record<string, string> = {
-  [TASK_STATUS.notStart]: "0%", [TASK_STATUS.submitted]: "10%", [TASK_STATUS.queued]: "20%", [TASK_STATUS.inProgress]: "30%",
-  [TASK_STATUS.success]: "100%", [TASK_STATUS.failure]: "100%",
+  [TASK_STATUS.notStart]: "0%",
+  [TASK_STATUS.submitted]: "10%",
+  [TASK_STATUS.queued]: "20%",
+  [TASK_STATUS.inProgress]: "30%",
+  [TASK_STATUS.success]: "100%",
+  [TASK_STATUS.failure]: "100%",
 };
 
 export function sunoStatus(v: unknown): string {
@@ -39,7 +54,12 @@ function request(call: TaskCall, method: string, path: string, body?: unknown): 
 function readSubmit(json: any): SubmitOutcome {
   const ok = asString(json?.code).toLowerCase() === "success";
   const id = ok && (typeof json?.data === "string" || typeof json?.data === "number") ? String(json.data) : "";
-  return { accepted: ok && id !== "", id, body: json, message: ok && id ? undefined : asString(json?.message) || "the Suno service refused the task" };
+  return {
+    accepted: ok && id !== "",
+    id,
+    body: json,
+    message: ok && id ? undefined : asString(json?.message) || "the Suno service refused the task",
+  };
 }
 
 function state(item: any): TaskState | null {
@@ -47,8 +67,13 @@ function state(item: any): TaskState | null {
   if (!id) return null;
   const status = sunoStatus(item.status);
   return {
-    id, status, progress: percent(item.progress) ?? STATUS_PROGRESS[status], failReason: asString(item.fail_reason),
-    startTime: ms(item.start_time), finishTime: ms(item.finish_time), data: item.data ?? null,
+    id,
+    status,
+    progress: percent(item.progress) ?? STATUS_PROGRESS[status],
+    failReason: asString(item.fail_reason),
+    startTime: ms(item.start_time),
+    finishTime: ms(item.finish_time),
+    data: item.data ?? null,
   };
 }
 

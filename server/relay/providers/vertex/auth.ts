@@ -23,7 +23,12 @@ export function parseServiceAccount(key: string): ServiceAccount {
   } catch {
     throw new Error("Vertex AI channel key must be the service account JSON");
   }
-  if (!sa || typeof sa.client_email !== "string" || typeof sa.private_key !== "string" || typeof sa.project_id !== "string") {
+  if (
+    !sa
+    || typeof sa.client_email !== "string"
+    || typeof sa.private_key !== "string"
+    || typeof sa.project_id !== "string"
+  ) {
     throw new Error("Vertex AI service account JSON needs project_id, client_email and private_key");
   }
   return sa as ServiceAccount;
@@ -40,13 +45,26 @@ async function importKey(pem: string): Promise<CryptoKey> {
 export async function signJwt(sa: ServiceAccount, now = Math.floor(Date.now() / 1000)): Promise<string> {
   const header: Record<string, string> = { alg: "RS256", typ: "JWT" };
   if (sa.private_key_id) header.kid = sa.private_key_id;
-  const claims = { iss: sa.client_email, scope: CLOUD_PLATFORM_SCOPE, aud: sa.token_uri || GOOGLE_TOKEN_URI, iat: now, exp: now + 3600 };
+  const claims = {
+    iss: sa.client_email,
+    scope: CLOUD_PLATFORM_SCOPE,
+    aud: sa.token_uri || GOOGLE_TOKEN_URI,
+    iat: now,
+    exp: now + 3600,
+  };
   const input = `${b64url(JSON.stringify(header))}.${b64url(JSON.stringify(claims))}`;
-  const sig = await crypto.subtle.sign("RSASSA-PKCS1-v1_5", await importKey(sa.private_key), new TextEncoder().encode(input));
+  const sig = await crypto.subtle.sign(
+    "RSASSA-PKCS1-v1_5",
+    await importKey(sa.private_key),
+    new TextEncoder().encode(input),
+  );
   return `${input}.${b64url(new Uint8Array(sig))}`;
 }
 
-interface Cached { token: string; expiresAt: number }
+interface Cached {
+  token: string;
+  expiresAt: number;
+}
 const cache = new Map<string, Cached>();
 const inflight = new Map<string, Promise<string>>();
 

@@ -6,7 +6,13 @@ import { sendUpstream } from "../settings.ts";
 import { AppError } from "../../../http/errors.ts";
 import { DEFAULT_CHANNEL_MODELS } from "../../../catalogue/models.ts";
 import {
-  ClaudeStreamMapper, claudeErrorMessage, claudeModelHeaders, claudeRequestFor, claudeSend, parseClaudeResponse, withSystemMessagesInSystem,
+  ClaudeStreamMapper,
+  claudeErrorMessage,
+  claudeModelHeaders,
+  claudeRequestFor,
+  claudeSend,
+  parseClaudeResponse,
+  withSystemMessagesInSystem,
 } from "../claude/messages.ts";
 import { GeminiStreamMapper, geminiBodyFor, geminiErrorMessage, parseGeminiResponse } from "../gemini/index.ts";
 import { claudeGeneratedText } from "../../formats/claude/upstream.ts";
@@ -41,16 +47,26 @@ export function vertexRegion(call: Pick<ProviderCall, "channel" | "options">, mo
   return other || VERTEX_DEFAULT_REGION;
 }
 
-export function vertexUrl(call: Pick<ProviderCall, "baseUrl" | "stream" | "channel" | "options">, project: string, model: string): string {
+export function vertexUrl(
+  call: Pick<ProviderCall, "baseUrl" | "stream" | "channel" | "options">,
+  project: string,
+  model: string,
+): string {
   const claude = isClaudeModel(model);
   const region = vertexRegion(call, model);
-  const host = call.baseUrl || (region === "global" ? "https://aiplatform.googleapis.com" : `https://${region}-aiplatform.googleapis.com`);
+  const host =
+    call.baseUrl
+    || (region === "global" ? "https://aiplatform.googleapis.com" : `https://${region}-aiplatform.googleapis.com`);
   const publisher = claude ? "anthropic" : "google";
   // Model names keep their "@" (Vertex's own URLs show it literally); anything else odd is escaped.
   const name = claude ? vertexClaudeModel(model) : model;
   const method = claude
-    ? call.stream ? ":streamRawPredict" : ":rawPredict"
-    : call.stream ? ":streamGenerateContent?alt=sse" : ":generateContent";
+    ? call.stream
+      ? ":streamRawPredict"
+      : ":rawPredict"
+    : call.stream
+      ? ":streamGenerateContent?alt=sse"
+      : ":generateContent";
   return `${host}/v1/projects/${encodeURIComponent(project)}/locations/${region}/publishers/${publisher}/models/${name.replace(/[^A-Za-z0-9._@-]/g, encodeURIComponent)}${method}`;
 }
 
@@ -80,7 +96,8 @@ export const vertexAdaptor: ProviderAdaptor = {
       model = g.model;
       out = g.body as Record<string, unknown>;
       // Vertex requires a role on every content; the Gemini API defaults it to "user".
-      if (Array.isArray(out.contents)) out.contents = (out.contents as any[]).map((c) => (c && !c.role ? { ...c, role: "user" } : c));
+      if (Array.isArray(out.contents))
+        out.contents = (out.contents as any[]).map((c) => (c && !c.role ? { ...c, role: "user" } : c));
     }
     let token: string;
     try {
@@ -94,10 +111,14 @@ export const vertexAdaptor: ProviderAdaptor = {
       body: JSON.stringify(out),
     };
   },
-  send: (call, url, init) => (isClaudeModel(call.upstreamModel) ? claudeSend(call, url, init) : sendUpstream(call, url, init)),
-  parseResponse: (call, json) => (isClaudeModel(call.upstreamModel) ? parseClaudeResponse(call, json) : parseGeminiResponse(call, json)),
-  generatedText: (call, json) => (isClaudeModel(call.upstreamModel) ? claudeGeneratedText(json) : geminiGeneratedText(json)),
-  streamMapper: (call) => (isClaudeModel(call.upstreamModel) ? new ClaudeStreamMapper(call) : new GeminiStreamMapper(call)),
+  send: (call, url, init) =>
+    isClaudeModel(call.upstreamModel) ? claudeSend(call, url, init) : sendUpstream(call, url, init),
+  parseResponse: (call, json) =>
+    isClaudeModel(call.upstreamModel) ? parseClaudeResponse(call, json) : parseGeminiResponse(call, json),
+  generatedText: (call, json) =>
+    isClaudeModel(call.upstreamModel) ? claudeGeneratedText(json) : geminiGeneratedText(json),
+  streamMapper: (call) =>
+    isClaudeModel(call.upstreamModel) ? new ClaudeStreamMapper(call) : new GeminiStreamMapper(call),
   errorMessage: (status, text) => {
     const m = geminiErrorMessage(status, text);
     return m.startsWith("upstream answered") ? claudeErrorMessage(status, text) : m;

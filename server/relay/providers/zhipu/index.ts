@@ -10,7 +10,14 @@ import { DEFAULT_CHANNEL_MODELS } from "../../../catalogue/models.ts";
 import { openaiAdaptor } from "../openai/index.ts";
 import { upstreamUrl } from "../openai/quirks.ts";
 import { generatedTextOf } from "../openai/usage.ts";
-import { ConvertedStream, chatCompletion, contentText, providerErrorMessage, rejectErrorBody, usageOf } from "../openai/chunks.ts";
+import {
+  ConvertedStream,
+  chatCompletion,
+  contentText,
+  providerErrorMessage,
+  rejectErrorBody,
+  usageOf,
+} from "../openai/chunks.ts";
 
 /** Tokens live this long; a new one is signed when less than RENEW_BEFORE_MS is left. */
 export const ZHIPU_TOKEN_TTL_MS = 3600_000;
@@ -18,7 +25,10 @@ const RENEW_BEFORE_MS = 300_000;
 /** The clock tokens are signed and judged by (milliseconds); replaceable by tests. */
 export const zhipuClock = { now: () => Date.now() };
 
-interface Token { token: string; expiresAt: number }
+interface Token {
+  token: string;
+  expiresAt: number;
+}
 const tokens = new Map<string, Token>();
 
 const b64url = (s: string | Uint8Array) => Buffer.from(s).toString("base64url");
@@ -26,7 +36,13 @@ const b64url = (s: string | Uint8Array) => Buffer.from(s).toString("base64url");
 async function sign(id: string, secret: string, now: number): Promise<Token> {
   const expiresAt = now + ZHIPU_TOKEN_TTL_MS;
   const input = `${b64url(JSON.stringify({ alg: "HS256", sign_type: "SIGN" }))}.${b64url(JSON.stringify({ api_key: id, exp: expiresAt, timestamp: now }))}`;
-  const key = await crypto.subtle.importKey("raw", new TextEncoder().encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  const key = await crypto.subtle.importKey(
+    "raw",
+    new TextEncoder().encode(secret),
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["sign"],
+  );
   const sig = new Uint8Array(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(input)));
   return { token: `${input}.${b64url(sig)}`, expiresAt };
 }
@@ -36,7 +52,8 @@ export async function zhipuToken(key: string): Promise<string> {
   const dot = key.indexOf(".");
   const id = key.slice(0, dot).trim();
   const secret = key.slice(dot + 1).trim();
-  if (dot <= 0 || !secret) throw new AppError(500, "the Zhipu channel key must be \"id.secret\"", "channel_misconfigured");
+  if (dot <= 0 || !secret)
+    throw new AppError(500, 'the Zhipu channel key must be "id.secret"', "channel_misconfigured");
   const now = zhipuClock.now();
   const hit = tokens.get(key);
   if (hit && hit.expiresAt - RENEW_BEFORE_MS > now) return hit.token;
@@ -64,7 +81,7 @@ function zhipuStatus(code: number): number {
 
 /** v3 answers quote the content as a JSON string. */
 function unquote(s: string): string {
-  if (s.length >= 2 && s.startsWith("\"") && s.endsWith("\"")) {
+  if (s.length >= 2 && s.startsWith('"') && s.endsWith('"')) {
     try {
       return JSON.parse(s);
     } catch {
@@ -76,14 +93,16 @@ function unquote(s: string): string {
 
 class ZhipuV3Stream extends ConvertedStream {
   event(ev: SseEvent): string {
-    if (ev.event === "error" || ev.event === "interrupted") return this.error(ev.data || `the upstream stream ended with ${ev.event}`);
+    if (ev.event === "error" || ev.event === "interrupted")
+      return this.error(ev.data || `the upstream stream ended with ${ev.event}`);
     let out = this.text(ev.data);
     if (ev.event === "finish") {
       const meta = /(?:^|\n)meta:\s?(.*)/.exec(ev.raw)?.[1];
       if (meta) {
         try {
           const m = JSON.parse(meta);
-          this.found = usageOf(m?.usage?.prompt_tokens, m?.usage?.completion_tokens, m?.usage?.total_tokens) ?? this.found;
+          this.found =
+            usageOf(m?.usage?.prompt_tokens, m?.usage?.completion_tokens, m?.usage?.total_tokens) ?? this.found;
         } catch {}
       }
       out += this.finish("stop");
@@ -99,14 +118,25 @@ export const zhipuAdaptor: ProviderAdaptor = {
     const jwt = await zhipuToken(call.key);
     const host = hostOf(call.baseUrl);
     if (!isLegacy(call)) {
-      return { url: upstreamUrl(`${host}/api/paas/v4`, call.mode), headers: { "content-type": "application/json", authorization: `Bearer ${jwt}` }, body: JSON.stringify(body) };
+      return {
+        url: upstreamUrl(`${host}/api/paas/v4`, call.mode),
+        headers: { "content-type": "application/json", authorization: `Bearer ${jwt}` },
+        body: JSON.stringify(body),
+      };
     }
-    const prompt = (Array.isArray(body?.messages) ? body.messages : []).map((m: any) => ({ role: m?.role === "assistant" ? "assistant" : "user", content: contentText(m?.content) }));
+    const prompt = (Array.isArray(body?.messages) ? body.messages : []).map((m: any) => ({
+      role: m?.role === "assistant" ? "assistant" : "user",
+      content: contentText(m?.content),
+    }));
     const out: Record<string, unknown> = { prompt, incremental: true };
     if (typeof body?.temperature === "number") out.temperature = Math.min(1, Math.max(0.01, body.temperature));
     if (typeof body?.top_p === "number") out.top_p = body.top_p;
     const method = call.stream ? "sse-invoke" : "invoke";
-    const headers: Record<string, string> = { "content-type": "application/json", accept: call.stream ? "text/event-stream" : "application/json", authorization: jwt };
+    const headers: Record<string, string> = {
+      "content-type": "application/json",
+      accept: call.stream ? "text/event-stream" : "application/json",
+      authorization: jwt,
+    };
     return {
       url: `${host}/api/paas/v3/model-api/${encodeURIComponent(call.upstreamModel)}/${method}`,
       headers,
@@ -116,22 +146,33 @@ export const zhipuAdaptor: ProviderAdaptor = {
   async send(call, url, init) {
     const res = await sendUpstream(call, url, init);
     if (!isLegacy(call)) return res;
-    return rejectErrorBody(res, (j) => (j && j.success === false ? { status: zhipuStatus(Number(j.code)), message: String(j.msg ?? "upstream error"), code: j.code } : null));
+    return rejectErrorBody(res, (j) =>
+      j && j.success === false
+        ? { status: zhipuStatus(Number(j.code)), message: String(j.msg ?? "upstream error"), code: j.code }
+        : null,
+    );
   },
   parseResponse(call, json) {
     if (!isLegacy(call)) return openaiAdaptor.parseResponse(call, json);
     const d = json?.data ?? {};
-    const content = (Array.isArray(d.choices) ? d.choices : []).map((c: any) => unquote(String(c?.content ?? ""))).join("");
+    const content = (Array.isArray(d.choices) ? d.choices : [])
+      .map((c: any) => unquote(String(c?.content ?? "")))
+      .join("");
     const usage = usageOf(d.usage?.prompt_tokens, d.usage?.completion_tokens, d.usage?.total_tokens);
     return { body: chatCompletion(call.requestModel, { content }, "stop", usage, d.task_id || undefined), usage };
   },
-  generatedText: (call, json) => (isLegacy(call) ? (json?.data?.choices ?? []).map((c: any) => unquote(String(c?.content ?? ""))).join("") : generatedTextOf(json)),
+  generatedText: (call, json) =>
+    isLegacy(call)
+      ? (json?.data?.choices ?? []).map((c: any) => unquote(String(c?.content ?? ""))).join("")
+      : generatedTextOf(json),
   passThroughJson: (call) => !isLegacy(call) && openaiAdaptor.passThroughJson!(call),
   streamMapper: (call) => (isLegacy(call) ? new ZhipuV3Stream(call) : openaiAdaptor.streamMapper(call)),
   errorMessage: providerErrorMessage,
   defaultModels: DEFAULT_CHANNEL_MODELS[16],
   async fetchModels(baseUrl, key) {
-    const res = await fetch(`${hostOf(baseUrl)}/api/paas/v4/models`, { headers: { authorization: `Bearer ${await zhipuToken(key)}` } });
+    const res = await fetch(`${hostOf(baseUrl)}/api/paas/v4/models`, {
+      headers: { authorization: `Bearer ${await zhipuToken(key)}` },
+    });
     if (!res.ok) throw new Error(`the upstream model list answered ${res.status}`);
     const j: any = await res.json();
     return (Array.isArray(j?.data) ? j.data : []).map((m: any) => String(m.id)).filter(Boolean);
