@@ -36,6 +36,9 @@ if (wantsAgents) {
     }
   }
 }
+// A whole-suite run also checks formatting and lint rules (`npm run lint`, docs/development/style.md). It runs
+// beside the tests, its output held back and printed at the end only when it fails, counted as one failed test.
+const lint = files.length > 0 ? startLint() : null;
 // A test's time limit: bun test reads none from bunfig.toml (its default, 5 s, applied whatever [test] said),
 // and tests that start servers or several database instances take 3-6 s on a loaded 2-core machine.
 const timeout = args.some((a) => a.startsWith("--timeout")) ? [] : [`--timeout=${TEST_TIMEOUT_MS}`];
@@ -65,9 +68,26 @@ reader.cancel().catch(() => {});
 const pass = Number(/(\d+) pass/.exec(tail)?.[1] ?? 0);
 const fail = Number(/(\d+) fail/.exec(tail)?.[1] ?? 0);
 const errors = Number(/(\d+) errors?/.exec(tail)?.[1] ?? 0);
-const failed = fail + errors + (code !== 0 && fail + errors === 0 ? 1 : 0);
+const lintFailed = lint ? await lint : false;
+const failed = fail + errors + (code !== 0 && fail + errors === 0 ? 1 : 0) + (lintFailed ? 1 : 0);
 console.log(`${pass} passed, ${failed} failed`);
-process.exit(code === 0 && pass > 0 ? 0 : 1);
+process.exit(code === 0 && pass > 0 && !lintFailed ? 0 : 1);
+
+/** Runs `npm run lint`; resolves to whether it failed, after printing its findings if so. */
+async function startLint(): Promise<boolean> {
+  const root = join(import.meta.dir, "..");
+  const proc = Bun.spawn(["npm", "run", "--silent", "lint"], { cwd: root, stdout: "pipe", stderr: "pipe" });
+  const [out, err, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
+  if (code === 0) return false;
+  console.error(
+    `${out}${err}\n(fail) format and lint check: \`npm run lint\` lists the findings, \`npm run format\` fixes the formatting`,
+  );
+  return true;
+}
 
 /**
  * Whether tests/agents/node_modules holds what its lock file pins: npm's record of the installed tree
