@@ -452,7 +452,7 @@ describe("drawing and task logs", () => {
     await renderApp("/midjourney", { user: ADMIN });
     expect(await screen.findByTestId("mj-notice")).toBeTruthy();
     expect(field("Channel ID")).toBeTruthy();
-    expect(screen.getByText("4")).toBeTruthy();
+    expect(await screen.findByText("4")).toBeTruthy();
   });
 
   test("the callback notice is hidden when the drawing callback is enabled", async () => {

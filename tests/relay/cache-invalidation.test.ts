@@ -26,7 +26,9 @@ beforeAll(async () => {
 });
 afterAll(() => fx.close());
 
-const chat = { model: MODEL, messages: [{ role: "user", content: "hi" }], max_tokens: 5 };
+// A bound above the mock's answer: a call in flight when the ban lands never needs its hold extended (an
+// extension for a banned user is refused with the over-the-bound error, not the ban).
+const chat = { model: MODEL, messages: [{ role: "user", content: "hi" }], max_tokens: 64 };
 
 async function warmed(app = fx.ctx.app) {
   const user = await fx.user(RICH);
